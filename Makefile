@@ -1,0 +1,123 @@
+# parity - cross-backend conformance and fuzz test harness for on-device ML runtimes.
+#
+#   make deps     install the Debian packages parity needs (as root; idempotent)
+#   make          build build/parity, the plugins and the tests
+#   make check    unit tests + the quick conformance suite on the example plugin
+#   make run      the default suite on every usable backend; summary on screen, out/report.json
+#   make bench    latency benchmarks
+#   make install  PREFIX=/usr/local DESTDIR=
+#   SANITIZE=address,undefined make check    everything built with sanitizers (in build/san)
+
+CC      ?= cc
+PREFIX  ?= /usr/local
+SANITIZE ?=
+JOBS    ?= 2
+
+ifeq ($(SANITIZE),)
+BUILD   := build
+else
+BUILD   := build/san
+endif
+
+PKGS    := json-c cunit
+DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
+CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null)
+GIT_REV := $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+WARN    := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+# Messages are cut to their buffers on purpose; gcc's truncation warning would flag every nested message.
+ifeq ($(findstring clang,$(shell $(CC) --version 2>/dev/null)),)
+WARN    += -Wno-format-truncation
+endif
+ifeq ($(CI),true)
+WARN    += -Werror
+endif
+OPT     ?= -O2 -g
+SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
+CPPFLAGS += -D_GNU_SOURCE -Iharness -Ireference -I. -DPAR_GIT_REV='"$(GIT_REV)"' \
+            -DPAR_SOURCE_DIR='"$(CURDIR)"' -DPAR_DATA_DIR='"$(PREFIX)/share/parity"'
+CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC $(PKG_CFLAGS) -MMD -MP
+LDFLAGS += $(SANFLAGS)
+LDLIBS  += $(PKG_LIBS) -ldl -lpthread -lm
+
+CORE_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c)) $(wildcard reference/*.c) \
+            $(wildcard cases/ops/*.c) $(wildcard reports/*.c)
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+MAIN_OBJ := $(BUILD)/obj/harness/main.o
+LIB      := $(BUILD)/libparity.a
+EXE      := $(BUILD)/parity
+
+# Plugins: every backends/<name>/ with a plugin.mk is built as build/plugins/libparity_<name>.so.
+PLUGIN_DIRS := $(patsubst backends/%/plugin.mk,%,$(wildcard backends/*/plugin.mk))
+PLUGINS  := $(PLUGIN_DIRS:%=$(BUILD)/plugins/libparity_%.so)
+EXAMPLE_PLUGIN := $(BUILD)/plugins/libparity_example.so
+
+TEST_SRC := $(wildcard tests/test_*.c)
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all deps check unit-check conformance-check run bench install clean
+all: $(EXE) $(PLUGINS) $(TESTS)
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" != 0 ]; then echo "make deps: missing Debian packages:$$missing (run 'make deps' as root)"; exit 1; fi; \
+	  echo "make deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	fi
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(EXE): $(MAIN_OBJ) $(LIB)
+	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+
+# A plugin sees only the public header, as a plugin built outside this tree would.
+$(BUILD)/plugins/libparity_%.so: backends/%/*.c harness/parity_backend.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Iharness $(filter %.c,$^) -o $@ -lm
+
+$(BUILD)/tests/%: tests/%.c $(LIB) tests/tmain.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
+
+unit-check: $(TESTS)
+	@fail=0; for t in $(TESTS); do \
+	  if ! $$t; then echo "FAILED: $$t"; fail=1; fi; \
+	done; exit $$fail
+
+conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
+	$(EXE) run --suite quick --plugin $(EXAMPLE_PLUGIN) -b example -j $(JOBS) --repeat 2 --out $(BUILD)/check
+
+check: deps
+	$(MAKE) all
+	$(MAKE) unit-check
+	$(MAKE) conformance-check
+
+run: deps
+	$(MAKE) all
+	$(EXE) run --suite default --plugin $(EXAMPLE_PLUGIN) -j $(JOBS) --out out
+
+bench: deps
+	$(MAKE) all
+	$(EXE) bench --suite models --plugin $(EXAMPLE_PLUGIN)
+
+install: $(EXE)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/parity $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	           $(DESTDIR)$(PREFIX)/share/parity/cases/models
+	install -m 755 $(EXE) $(DESTDIR)$(PREFIX)/bin/parity
+	install -m 644 harness/parity_backend.h $(DESTDIR)$(PREFIX)/include/parity/parity_backend.h
+	install -m 644 cases/models/* $(DESTDIR)$(PREFIX)/share/parity/cases/models/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
+
+clean:
+	rm -rf build out
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

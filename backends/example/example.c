@@ -1,0 +1,357 @@
+/*
+ * example.c - the example backend: a naive float32 backend, built as a plugin, that implements every op of parity
+ * for f32 graphs. It is the template to copy when writing a backend; docs/writing-a-backend.md explains the ABI.
+ *
+ * This file holds the backend table and its life cycle; the kernels (one short function per op, plain NCHW loops in
+ * float32 arithmetic) are in example_conv.c, example_eltwise.c and example_shape.c.
+ *
+ * Life cycle, as the harness drives it (every call from one thread, each case in its own child process):
+ *
+ *   parity_backend_entry(version)  returns the table below, or NULL when it cannot serve that ABI version.
+ *   init                           creates the context (here: the knob settings).
+ *   set_knob (through get_proc)    "check_finite=0|1", only before the first prepare.
+ *   supports(node)                 for every node: PAR_OK, or PAR_UNSUPPORTED with the reason (an op or a dtype
+ *                                  this backend does not do). UNSUPPORTED is an answer, never a failure.
+ *   prepare(graph)                 plans the graph: one buffer per value. Constants are read in place from
+ *                                  g->values[i].data (the graph stays valid until release); intermediates get a
+ *                                  buffer owned by the plan; graph inputs and outputs alias the bound buffers.
+ *                                  All memory is taken here, none in run.
+ *   bind(inputs, outputs)          records the caller's buffers (logical NCHW, dense, the values' dtypes).
+ *   run                            walks the nodes in graph order (the graph is topologically ordered). Timed, and
+ *                                  repeated: it must give the same bits every time.
+ *   release, destroy               free the plan, then the context; both accept NULL.
+ *
+ * Rules this backend keeps, as every backend must: it never writes outside the bound output buffers (the harness
+ * guards them), it writes every output element on every run (outputs are poisoned before each run), it never writes
+ * into an input buffer or a constant, and every failure comes back as a status with a one-line message naming what
+ * failed and why. It must not include any parity header other than parity_backend.h.
+ */
+#include <stdlib.h>
+
+#include "example.h"
+
+#define EX_NAME "example"
+
+typedef struct ex_ctx {
+    int check_finite; /* knob: 1 makes run() fail when an f32 output holds a NaN */
+    int prepared;     /* knobs are refused once a graph was prepared */
+} ex_ctx;
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Dispatch: op name -> kernel. Names are the stable identity of an op across parity versions (node->op_id is the
+ * harness's own numbering and may change), so a backend dispatches on the name.
+ * ------------------------------------------------------------------------------------------------------------- */
+static const struct {
+    const char *op;
+    ex_kernel_fn fn;
+} kernel_table[] = {
+    {"conv2d", ex_conv2d},
+    {"conv_transpose2d", ex_conv_transpose2d},
+    {"linear", ex_linear},
+    {"matmul", ex_matmul},
+    {"add", ex_add},
+    {"sub", ex_sub},
+    {"mul", ex_mul},
+    {"div", ex_div},
+    {"relu", ex_relu},
+    {"relu6", ex_relu6},
+    {"hardtanh", ex_hardtanh},
+    {"clamp", ex_clamp},
+    {"leaky_relu", ex_leaky_relu},
+    {"prelu", ex_prelu},
+    {"sigmoid", ex_sigmoid},
+    {"tanh", ex_tanh},
+    {"hardsigmoid", ex_hardsigmoid},
+    {"hardswish", ex_hardswish},
+    {"elu", ex_elu},
+    {"max_pool2d", ex_max_pool2d},
+    {"avg_pool2d", ex_avg_pool2d},
+    {"adaptive_avg_pool2d", ex_adaptive_avg_pool2d},
+    {"global_avg_pool2d", ex_global_avg_pool2d},
+    {"mean", ex_mean},
+    {"softmax", ex_softmax},
+    {"log_softmax", ex_log_softmax},
+    {"upsample_nearest2d", ex_upsample_nearest2d},
+    {"upsample_bilinear2d", ex_upsample_bilinear2d},
+    {"concat", ex_concat},
+    {"reshape", ex_copy}, /* a dense row-major reshape or flatten moves no element */
+    {"flatten", ex_copy},
+    {"permute", ex_permute},
+    {"pad", ex_pad},
+    {"slice", ex_slice},
+    {"batch_norm", ex_batch_norm},
+    {"quantize", ex_quantize},
+    {"dequantize", ex_dequantize},
+};
+
+static ex_kernel_fn kernel_find(const char *op)
+{
+    for (size_t i = 0; i < sizeof kernel_table / sizeof kernel_table[0]; i++)
+        if (strcmp(kernel_table[i].op, op) == 0) return kernel_table[i].fn;
+    return NULL;
+}
+
+static int is_quantized(par_dtype t)
+{
+    return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
+}
+
+/* The dtype rule of this backend: every tensor f32, except across the two boundary ops of a quantized model
+ * (quantize: f32 -> qu8/qs8, dequantize: qu8/qs8 -> f32), which are plain float code too. Graphs whose other ops
+ * run on qu8/qs8/f16 tensors are UNSUPPORTED: an integer backend would implement those. */
+static int dtype_ok(const par_node *n, int is_input, par_dtype t)
+{
+    if (strcmp(n->op, "quantize") == 0) return is_input ? t == PAR_DTYPE_F32 : is_quantized(t);
+    if (strcmp(n->op, "dequantize") == 0) return is_input ? is_quantized(t) : t == PAR_DTYPE_F32;
+    return t == PAR_DTYPE_F32;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Context and knobs
+ * ------------------------------------------------------------------------------------------------------------- */
+static par_status ex_init(void **ctx, par_msg *msg)
+{
+    ex_ctx *c = calloc(1, sizeof *c);
+    if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
+    *ctx = c;
+    return PAR_OK;
+}
+
+static void ex_destroy(void *ctx)
+{
+    free(ctx);
+}
+
+static par_status ex_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
+{
+    ex_ctx *c = ctx;
+    if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (strcmp(key, "check_finite") != 0)
+        return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the example backend has one knob: check_finite=0|1)", key);
+    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+        return par_msgf(msg, PAR_ERROR, "knob 'check_finite': value '%s' is not 0 or 1", value);
+    c->check_finite = value[0] == '1';
+    return PAR_OK;
+}
+
+/* Like snprintf: writes what fits (always terminated when len > 0) and returns the length it needed. */
+static size_t ex_describe(void *ctx, char *buf, size_t len)
+{
+    const ex_ctx *c = ctx;
+    int need = snprintf(buf, len, "check_finite=%d", c->check_finite);
+    return need < 0 ? 0 : (size_t)need;
+}
+
+static void *ex_get_proc(void *ctx, const char *name)
+{
+    (void)ctx;
+    if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)ex_set_knob;
+    if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)ex_describe;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * supports: an op this backend has a kernel for, with the dtypes it handles. Anything else is UNSUPPORTED, with the
+ * reason, so that the report says why the case did not run.
+ * ------------------------------------------------------------------------------------------------------------- */
+static par_status ex_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
+{
+    (void)ctx;
+    if (node < 0 || node >= g->n_nodes)
+        return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
+    const par_node *n = &g->nodes[node];
+    if (!kernel_find(n->op))
+        return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by the example backend", n->op);
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const par_value *v = par_node_input(g, n, i);
+        if (v && !dtype_ok(n, 1, v->dtype))
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the example backend runs f32 graphs only",
+                            n->op, i, v->name, par_dtype_name(v->dtype));
+    }
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const par_value *v = par_node_output(g, n, i);
+        if (!dtype_ok(n, 0, v->dtype))
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: output %d ('%s') is %s; the example backend runs f32 graphs only",
+                            n->op, i, v->name, par_dtype_name(v->dtype));
+    }
+    return PAR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * prepare / bind / run / release
+ * ------------------------------------------------------------------------------------------------------------- */
+static void ex_release(void *ctx, void *prepared)
+{
+    (void)ctx;
+    ex_plan *p = prepared;
+    if (!p) return;
+    if (p->owned)
+        for (int32_t i = 0; i < p->g->n_values; i++) free(p->owned[i]);
+    free(p->owned);
+    free(p->src);
+    free(p->dst);
+    free(p->kernels);
+    free(p->out_copy);
+    free(p->out_buf);
+    free(p);
+}
+
+static int is_graph_output(const par_graph_desc *g, int32_t v)
+{
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == v) return 1;
+    return 0;
+}
+
+static par_status ex_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
+{
+    ex_ctx *c = ctx;
+    c->prepared = 1;
+    *prepared = NULL;
+
+    ex_plan *p = calloc(1, sizeof *p);
+    if (!p) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    p->g = g;
+    size_t nv = g->n_values > 0 ? (size_t)g->n_values : 1;
+    size_t nn = g->n_nodes > 0 ? (size_t)g->n_nodes : 1;
+    size_t no = g->n_outputs > 0 ? (size_t)g->n_outputs : 1;
+    p->src = calloc(nv, sizeof *p->src);
+    p->dst = calloc(nv, sizeof *p->dst);
+    p->owned = calloc(nv, sizeof *p->owned);
+    p->kernels = calloc(nn, sizeof *p->kernels);
+    p->out_copy = calloc(no, sizeof *p->out_copy);
+    p->out_buf = calloc(no, sizeof *p->out_buf);
+    if (!p->src || !p->dst || !p->owned || !p->kernels || !p->out_copy || !p->out_buf) {
+        ex_release(ctx, p);
+        return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    }
+
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        p->kernels[i] = kernel_find(g->nodes[i].op);
+        if (!p->kernels[i]) {
+            ex_release(ctx, p);
+            return par_msgf(msg, PAR_UNSUPPORTED, "prepare: node '%s': op '%s' is not implemented",
+                            g->nodes[i].name, g->nodes[i].op);
+        }
+    }
+
+    for (int32_t i = 0; i < g->n_values; i++) {
+        const par_value *v = &g->values[i];
+        if (v->kind == PAR_VALUE_CONST) {
+            if (!v->data) {
+                ex_release(ctx, p);
+                return par_msgf(msg, PAR_ERROR, "prepare: constant '%s' has no data", v->name);
+            }
+            p->src[i] = v->data; /* read in place: the graph outlives the plan */
+        } else if (v->kind == PAR_VALUE_NODE && !is_graph_output(g, i)) {
+            size_t bytes = (size_t)v->numel * par_dtype_size(v->dtype);
+            p->owned[i] = malloc(bytes ? bytes : 1);
+            if (!p->owned[i]) {
+                ex_release(ctx, p);
+                return par_msgf(msg, PAR_ERROR, "prepare: out of memory for value '%s' (%zu bytes)", v->name, bytes);
+            }
+            p->src[i] = p->owned[i];
+            p->dst[i] = p->owned[i];
+        }
+        /* graph inputs and node values that are graph outputs: set by bind */
+    }
+    *prepared = p;
+    return PAR_OK;
+}
+
+static par_status ex_bind(void *ctx, void *prepared, const void *const *inputs, void *const *outputs, par_msg *msg)
+{
+    (void)ctx;
+    ex_plan *p = prepared;
+    if (!p) return par_msgf(msg, PAR_ERROR, "bind: no prepared graph");
+    const par_graph_desc *g = p->g;
+    p->bound = 0;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        if (!inputs[i]) return par_msgf(msg, PAR_ERROR, "bind: input %d ('%s') is NULL", i, g->values[g->inputs[i]].name);
+        p->src[g->inputs[i]] = inputs[i];
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        int32_t v = g->outputs[i];
+        if (g->values[v].kind == PAR_VALUE_NODE) p->src[v] = p->dst[v] = NULL;
+    }
+    /* A node value listed as a graph output is computed straight into its output buffer. Outputs that alias a graph
+     * input, a constant, or an output listed earlier are copied at the end of run instead. */
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        int32_t v = g->outputs[i];
+        if (!outputs[i]) return par_msgf(msg, PAR_ERROR, "bind: output %d ('%s') is NULL", i, g->values[v].name);
+        p->out_buf[i] = outputs[i];
+        p->out_copy[i] = 1;
+        if (g->values[v].kind == PAR_VALUE_NODE && !p->dst[v]) {
+            p->src[v] = p->dst[v] = outputs[i];
+            p->out_copy[i] = 0;
+        }
+    }
+    p->bound = 1;
+    return PAR_OK;
+}
+
+/* check_finite=1: a demonstration of a knob. A NaN is usually a backend bug, but the oracle already judges NaNs;
+ * this turns one into an ERROR at run time, as a production runtime with a debug check would. */
+static par_status check_outputs_finite(const ex_plan *p, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        const par_value *v = &g->values[g->outputs[i]];
+        if (v->dtype != PAR_DTYPE_F32) continue;
+        const float *y = p->out_buf[i];
+        for (int64_t k = 0; k < v->numel; k++)
+            if (y[k] != y[k])
+                return par_msgf(msg, PAR_ERROR, "output %d ('%s') element %lld is NaN (knob check_finite=1)", i,
+                                v->name, (long long)k);
+    }
+    return PAR_OK;
+}
+
+static par_status ex_run(void *ctx, void *prepared, par_msg *msg)
+{
+    const ex_ctx *c = ctx;
+    const ex_plan *p = prepared;
+    if (!p) return par_msgf(msg, PAR_ERROR, "run: no prepared graph");
+    const par_graph_desc *g = p->g;
+    if (!p->bound) return par_msgf(msg, PAR_ERROR, "run: no buffers bound (bind must succeed before run)");
+    for (int32_t i = 0; i < g->n_nodes; i++) p->kernels[i](p, &g->nodes[i]);
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        if (!p->out_copy[i]) continue;
+        const par_value *v = &g->values[g->outputs[i]];
+        memcpy(p->out_buf[i], p->src[g->outputs[i]], (size_t)v->numel * par_dtype_size(v->dtype));
+    }
+    return c->check_finite ? check_outputs_finite(p, msg) : PAR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The table and the entry point
+ * ------------------------------------------------------------------------------------------------------------- */
+static const par_backend example_backend = {
+    .api_version = PAR_BACKEND_API_VERSION,
+    .struct_size = sizeof(par_backend),
+    .name = EX_NAME,
+    .description = "naive float32 reference-style backend (NCHW loops); the template plugin",
+    .version = "1.0",
+    /* Every op computes in float32 and stores float32: the oracle budgets for unit roundoff 2^-24. */
+    .arith = PAR_ARITH_F32,
+    .init = ex_init,
+    .destroy = ex_destroy,
+    .supports = ex_supports,
+    .prepare = ex_prepare,
+    .bind = ex_bind,
+    .run = ex_run,
+    .release = ex_release,
+    .get_proc = ex_get_proc,
+};
+
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+const par_backend *parity_backend_entry(uint32_t harness_api_version);
+
+const par_backend *parity_backend_entry(uint32_t harness_api_version)
+{
+    /* The table layout is fixed within a major version; refuse any other. */
+    if (harness_api_version != PAR_BACKEND_API_VERSION) return NULL;
+    return &example_backend;
+}

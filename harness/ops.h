@@ -1,0 +1,69 @@
+/*
+ * ops.h - the op table (expanded from ops.def): op ids, arity, attribute schemas, and the hooks each op carries.
+ * It does not know any op's semantics: those live in reference/ (kernels, shape inference) and cases/ops/ (sweeps).
+ */
+#ifndef PAR_OPS_H
+#define PAR_OPS_H
+
+#include "parity_backend.h"
+
+#define PAR_OPF_EXACT 1u    /* data movement or selection: a correct backend is bit-exact */
+#define PAR_OPF_QUANT_OK 2u /* has a quantized form in the reference */
+
+typedef enum par_op_id {
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) PAR_OP_##id,
+#include "ops.def"
+#undef PAR_OP
+    PAR_OP_COUNT
+} par_op_id;
+
+struct par_rt;
+struct par_ref_ctx;
+struct par_sweep;
+
+/* Shape inference: fill outs[i].rank and outs[i].dims (and dtype when it differs from the prefilled one, which is
+ * the node's declared output dtype, or else input 0's). Errors name the attribute and the reason; the caller
+ * prefixes the node's name and op. */
+typedef par_status (*par_infer_fn)(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg);
+
+/* Reference kernel: see reference/reference.h. */
+typedef par_status (*par_ref_fn)(const struct par_ref_ctx *c, const struct par_rt *const *in, struct par_rt *const *out,
+                                 par_msg *msg);
+
+/* Sweep spec: see harness/sweep.h. */
+typedef void (*par_sweep_fn)(struct par_sweep *s);
+
+#define PAR_MAX_ATTRS 12
+
+typedef struct par_attr_spec {
+    const char *name;
+    par_attr_type type;
+    int32_t fixed_count;        /* lists: exact element count, or 0 for any */
+    int has_default;
+    par_attr def;               /* the default (name set, lists point into def_ints / def_floats) */
+    int64_t def_ints[8];
+    double def_floats[8];
+    char choices[96];           /* str: "a|b|c" or "" for any */
+} par_attr_spec;
+
+typedef struct par_op_info {
+    par_op_id id;
+    const char *name;
+    int32_t in_min, in_max, n_out;
+    unsigned flags;
+    const char *schema;         /* the schema text, as in ops.def */
+    par_infer_fn infer;
+    par_ref_fn ref;
+    par_sweep_fn sweep;
+    int32_t n_attrs;
+    par_attr_spec attrs[PAR_MAX_ATTRS];
+} par_op_info;
+
+/* The table; parsed once, on first use (thread-safe to call after the first call returned). */
+const par_op_info *par_op_get(par_op_id id);
+/* Look an op up by name; NULL when unknown. */
+const par_op_info *par_op_find(const char *name);
+/* Format one attribute value for messages and IDs ("[1,2]", "0.5", "same"). */
+void par_attr_format(const par_attr *a, char *buf, size_t len);
+
+#endif

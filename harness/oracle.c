@@ -1,0 +1,124 @@
+/*
+ * oracle.c - element-wise comparison of a backend's output with the reference's values and budgets, and the metrics
+ * reported for it. The pass rule is |backend - reference| <= budget, element by element; nothing here is tuned:
+ * budgets come from the reference (docs/oracle.md). Metrics are reported, never used to pass a failing element.
+ */
+#include "oracle.h"
+
+#include <math.h>
+
+#include "tensor.h"
+
+const char *par_verdict_name(par_verdict v)
+{
+    static const char *names[PAR_V_COUNT] = {"PASS", "FAIL", "UNSUPPORTED", "ERROR", "CRASH", "TIMEOUT", "FLAKY"};
+    return (v >= 0 && v < PAR_V_COUNT) ? names[v] : "?";
+}
+
+void par_metrics_init(par_metrics *m)
+{
+    memset(m, 0, sizeof *m);
+    m->worst_index = -1;
+}
+
+/* Ordered integer line of f16 bits (for ULP distances of f16 outputs). */
+static int32_t ordered16(uint16_t h) { return (h & 0x8000u) ? -(int32_t)(h & 0x7fffu) : (int32_t)h; }
+
+static double ulp_distance(par_dtype dt, double ref, double got)
+{
+    switch (dt) {
+    case PAR_DTYPE_F32: return par_ulp_distance_f32((float)ref, (float)got);
+    case PAR_DTYPE_F16: {
+        int32_t a = ordered16(par_f32_to_f16((float)ref)), b = ordered16(par_f32_to_f16((float)got));
+        return fabs((double)a - (double)b);
+    }
+    default: return fabs(got - ref); /* integer dtypes: steps */
+    }
+}
+
+int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
+{
+    par_metrics_init(m);
+    double sum_d2 = 0, sum_r2 = 0, sum_d = 0;
+    int64_t n_finite = 0;
+    double worst_score = -1;
+    for (int64_t i = 0; i < ref->numel; i++) {
+        double r = ref->v[i], e = ref->e[i], x = par_elem_get(ref->dtype, got, i);
+        double ratio;
+        int bad_nonfinite = 0;
+        if (isnan(r)) {
+            bad_nonfinite = !isnan(x);
+            ratio = bad_nonfinite ? INFINITY : 0;
+        } else if (isinf(r)) {
+            bad_nonfinite = x != r;
+            ratio = bad_nonfinite ? INFINITY : 0;
+        } else if (isnan(x) || (isinf(x) && !isinf(e))) {
+            bad_nonfinite = 1;
+            ratio = INFINITY;
+        } else {
+            double d = x - r, ad = fabs(d);
+            if (isinf(x)) { /* allowed only by an infinite budget */
+                ratio = 0;
+            } else {
+                ratio = ad == 0 ? 0 : (e > 0 ? ad / e : INFINITY);
+                if (ad > e) m->n_over++;
+                if (ad > m->max_abs) m->max_abs = ad;
+                if (r != 0 && ad / fabs(r) > m->max_rel) m->max_rel = ad / fabs(r);
+                double ulp = ulp_distance(ref->dtype, r, x);
+                if (ulp > m->max_ulp) m->max_ulp = ulp;
+                sum_d2 += d * d;
+                sum_r2 += r * r;
+                sum_d += d;
+                n_finite++;
+            }
+        }
+        if (bad_nonfinite) m->n_nonfinite++;
+        if (ratio > m->max_ratio) m->max_ratio = ratio;
+        /* the worst element: non-finite failures first, then the largest ratio, then the largest |d| */
+        double score = bad_nonfinite ? INFINITY : ratio;
+        if (score > worst_score || (score == worst_score && m->worst_index >= 0 && fabs(x - r) >
+                                                                                      fabs(m->worst_got - m->worst_ref))) {
+            worst_score = score;
+            m->worst_index = i;
+            m->worst_ref = r;
+            m->worst_got = x;
+            m->worst_budget = e;
+        }
+    }
+    m->n = ref->numel;
+    m->nmse = sum_r2 > 0 ? sum_d2 / sum_r2 : (sum_d2 > 0 ? INFINITY : 0);
+    m->bias = n_finite ? sum_d / (double)n_finite : 0;
+    if (m->worst_index >= 0) {
+        m->worst_rank = ref->rank;
+        int64_t rem = m->worst_index;
+        for (int32_t k = ref->rank - 1; k >= 0; k--) {
+            m->worst_coords[k] = rem % ref->dims[k];
+            rem /= ref->dims[k];
+        }
+    }
+    return m->n_over + m->n_nonfinite;
+}
+
+void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
+{
+    int take_worst = acc->worst_index < 0 || m->max_ratio > acc->max_ratio ||
+                     (m->n_nonfinite > 0 && acc->n_nonfinite == 0);
+    acc->n += m->n;
+    acc->n_over += m->n_over;
+    acc->n_nonfinite += m->n_nonfinite;
+    acc->max_abs = fmax(acc->max_abs, m->max_abs);
+    acc->max_rel = fmax(acc->max_rel, m->max_rel);
+    acc->max_ulp = fmax(acc->max_ulp, m->max_ulp);
+    acc->nmse = fmax(acc->nmse, m->nmse);
+    if (fabs(m->bias) > fabs(acc->bias)) acc->bias = m->bias;
+    acc->max_ratio = fmax(acc->max_ratio, m->max_ratio);
+    if (take_worst && m->worst_index >= 0) {
+        acc->worst_output = output;
+        acc->worst_index = m->worst_index;
+        acc->worst_rank = m->worst_rank;
+        memcpy(acc->worst_coords, m->worst_coords, sizeof acc->worst_coords);
+        acc->worst_ref = m->worst_ref;
+        acc->worst_got = m->worst_got;
+        acc->worst_budget = m->worst_budget;
+    }
+}

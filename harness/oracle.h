@@ -1,0 +1,20 @@
+/*
+ * oracle.h - compares a backend's outputs with the reference's values and error budgets (docs/oracle.md).
+ * An element passes when |backend - reference| <= budget. NaN/Inf policy: a NaN or Inf where the reference is
+ * finite fails; a reference Inf must be matched with the same sign; a reference NaN must be matched by a NaN.
+ */
+#ifndef PAR_ORACLE_H
+#define PAR_ORACLE_H
+
+#include "../reference/reference.h"
+#include "result.h"
+
+/* Compare one output buffer (dtype of ref->dtype) against its reference tensor. m is reset and filled. Returns the
+ * number of failing elements (over budget or non-finite). */
+int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m);
+
+/* Fold an output's metrics into a case's (worst over outputs; counts summed). output: its index. */
+void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output);
+void par_metrics_init(par_metrics *m);
+
+#endif

@@ -1,0 +1,310 @@
+/*
+ * parity_backend.h - the parity backend ABI.
+ *
+ * This is the one public header of parity. It is self-contained (C11 and the C standard library only) and is all
+ * a backend developer needs to build a backend as a plugin:
+ *
+ *     cc -shared -fPIC $(pkg-config --cflags parity-backend) my_backend.c -o my_backend.so
+ *     parity run --plugin ./my_backend.so -b my_backend
+ *
+ * A backend is one versioned table of function pointers (par_backend). Built-in backends and plugins use the same
+ * table. A plugin exports one symbol, PAR_BACKEND_ENTRY_SYMBOL, of type par_backend_entry_fn, that returns its table.
+ *
+ * Life cycle (it follows XNNPACK's operator life cycle, so that latency can be reported per phase):
+ *
+ *     init -> [set knobs] -> supports(node) for every node -> prepare(graph) -> bind(buffers) -> run x N -> release
+ *          -> destroy
+ *
+ * The harness calls every entry point of one backend context from one thread. It runs each case in a child process
+ * with a time limit, so a backend that crashes or hangs costs that case (verdict CRASH or TIMEOUT), not the run.
+ *
+ * The graph a backend receives is read-only, topologically ordered, validated and shape-inferred: every value has its
+ * dtype and shape, every node carries every attribute of its op's schema (defaults filled in), optional inputs that
+ * are absent have index -1. Tensors are logical NCHW (PyTorch order), dense, row-major; constants' data is in the
+ * value's dtype. A backend converts to its own physical layout at its boundary: that conversion is under test too.
+ *
+ * Ops are identified by name (node->op, e.g. "conv2d"); `parity list ops` prints the op set with each op's inputs and
+ * attribute schema, and docs/ops.md documents their semantics. Dispatch on the name: names are stable across
+ * versions, new ops are added without changing this ABI.
+ *
+ * Rules for backends:
+ *  - Never write outside the output buffers given to bind; the harness surrounds them with guard regions and fails
+ *    the case on any write there. Write every output element on every run: outputs are poisoned before each run.
+ *  - Return PAR_UNSUPPORTED (with a reason) for what the backend does not implement; that is reported as UNSUPPORTED,
+ *    never as a failure. Return PAR_ERROR only for a real error.
+ *  - Messages go into the caller's par_msg; keep them to one line.
+ */
+#ifndef PARITY_BACKEND_H
+#define PARITY_BACKEND_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The ABI version. A plugin built against another major version is refused with a clear error. */
+#define PAR_BACKEND_API_VERSION 1u
+
+/* The symbol a plugin exports. */
+#define PAR_BACKEND_ENTRY_SYMBOL "parity_backend_entry"
+
+#define PAR_MAX_RANK 6
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Data types
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef enum par_dtype {
+    PAR_DTYPE_INVALID = 0,
+    PAR_DTYPE_F32 = 1, /* IEEE binary32 */
+    PAR_DTYPE_F16 = 2, /* IEEE binary16, stored as uint16_t */
+    PAR_DTYPE_F64 = 3, /* binary64; the reference's own type, never handed to a backend */
+    PAR_DTYPE_QU8 = 4, /* uint8_t, real = scale * (q - zero_point), as PyTorch quint8 */
+    PAR_DTYPE_QS8 = 5, /* int8_t, real = scale * (q - zero_point), as PyTorch qint8; per-channel scales allowed */
+    PAR_DTYPE_I32 = 6, /* int32_t: quantized bias (scale = in_scale * w_scale, zero point 0) and indices */
+} par_dtype;
+
+static inline size_t par_dtype_size(par_dtype t)
+{
+    switch (t) {
+    case PAR_DTYPE_F32: return 4;
+    case PAR_DTYPE_F16: return 2;
+    case PAR_DTYPE_F64: return 8;
+    case PAR_DTYPE_QU8: return 1;
+    case PAR_DTYPE_QS8: return 1;
+    case PAR_DTYPE_I32: return 4;
+    default: return 0;
+    }
+}
+
+static inline const char *par_dtype_name(par_dtype t)
+{
+    switch (t) {
+    case PAR_DTYPE_F32: return "f32";
+    case PAR_DTYPE_F16: return "f16";
+    case PAR_DTYPE_F64: return "f64";
+    case PAR_DTYPE_QU8: return "qu8";
+    case PAR_DTYPE_QS8: return "qs8";
+    case PAR_DTYPE_I32: return "i32";
+    default: return "invalid";
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Values (tensors) and nodes
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef enum par_value_kind {
+    PAR_VALUE_INPUT = 1, /* a graph input, bound at bind time */
+    PAR_VALUE_CONST = 2, /* a constant (weights, bias): data is set */
+    PAR_VALUE_NODE = 3,  /* produced by a node; may also be a graph output */
+} par_value_kind;
+
+typedef struct par_value {
+    const char *name;
+    par_dtype dtype;
+    int32_t rank;                  /* 0..PAR_MAX_RANK */
+    int64_t dims[PAR_MAX_RANK];    /* logical NCHW; dims[i] >= 0 (0-sized tensors are rejected by validation) */
+    int64_t numel;                 /* product of dims (1 for rank 0) */
+    par_value_kind kind;
+    int32_t producer;              /* index of the producing node, or -1 */
+    const void *data;              /* PAR_VALUE_CONST: numel elements of dtype, row-major; NULL otherwise */
+    /* Quantization (qu8, qs8, and i32 bias). Per-tensor: scale, zero_point. Per-channel (qs8 weights only):
+     * quant_axis >= 0 and channel_scales[dims[quant_axis]], zero point 0. */
+    float scale;
+    int32_t zero_point;
+    int32_t quant_axis;            /* -1: per-tensor */
+    const float *channel_scales;   /* NULL unless quant_axis >= 0 */
+} par_value;
+
+typedef enum par_attr_type {
+    PAR_ATTR_INT = 1,    /* i */
+    PAR_ATTR_FLOAT = 2,  /* f */
+    PAR_ATTR_INTS = 3,   /* count, ints */
+    PAR_ATTR_FLOATS = 4, /* count, floats */
+    PAR_ATTR_STRING = 5, /* s */
+} par_attr_type;
+
+typedef struct par_attr {
+    const char *name;
+    par_attr_type type;
+    int64_t i;
+    double f;
+    const char *s;
+    int32_t count;
+    const int64_t *ints;
+    const double *floats;
+} par_attr;
+
+typedef struct par_node {
+    const char *name;           /* unique in the graph */
+    const char *op;             /* op name, e.g. "conv2d" */
+    int32_t op_id;              /* harness-internal numbering; plugins dispatch on op */
+    int32_t n_inputs;
+    const int32_t *inputs;      /* value indices; -1 for an absent optional input (e.g. conv2d without bias) */
+    int32_t n_outputs;
+    const int32_t *outputs;     /* value indices */
+    int32_t n_attrs;
+    const par_attr *attrs;      /* every attribute of the op's schema, defaults filled in */
+} par_node;
+
+typedef struct par_graph_desc {
+    const char *name;
+    int32_t n_values;
+    const par_value *values;
+    int32_t n_nodes;
+    const par_node *nodes;      /* topologically ordered */
+    int32_t n_inputs;
+    const int32_t *inputs;      /* value indices of the graph inputs, in bind order */
+    int32_t n_outputs;
+    const int32_t *outputs;     /* value indices of the graph outputs, in bind order */
+} par_graph_desc;
+
+/* Attribute look-up helpers. Validation guarantees every schema attribute is present with its declared type. */
+static inline const par_attr *par_node_attr(const par_node *n, const char *name)
+{
+    for (int32_t i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+
+static inline int64_t par_attr_int(const par_node *n, const char *name, int64_t fallback)
+{
+    const par_attr *a = par_node_attr(n, name);
+    return (a && a->type == PAR_ATTR_INT) ? a->i : fallback;
+}
+
+static inline double par_attr_float(const par_node *n, const char *name, double fallback)
+{
+    const par_attr *a = par_node_attr(n, name);
+    if (!a) return fallback;
+    if (a->type == PAR_ATTR_FLOAT) return a->f;
+    if (a->type == PAR_ATTR_INT) return (double)a->i;
+    return fallback;
+}
+
+/* Element idx of an int-list attribute, or fallback when absent or too short. */
+static inline int64_t par_attr_ints_at(const par_node *n, const char *name, int32_t idx, int64_t fallback)
+{
+    const par_attr *a = par_node_attr(n, name);
+    return (a && a->type == PAR_ATTR_INTS && idx >= 0 && idx < a->count) ? a->ints[idx] : fallback;
+}
+
+static inline int32_t par_attr_count(const par_node *n, const char *name)
+{
+    const par_attr *a = par_node_attr(n, name);
+    return a ? a->count : 0;
+}
+
+static inline double par_attr_floats_at(const par_node *n, const char *name, int32_t idx, double fallback)
+{
+    const par_attr *a = par_node_attr(n, name);
+    return (a && a->type == PAR_ATTR_FLOATS && idx >= 0 && idx < a->count) ? a->floats[idx] : fallback;
+}
+
+static inline const char *par_attr_str(const par_node *n, const char *name, const char *fallback)
+{
+    const par_attr *a = par_node_attr(n, name);
+    return (a && a->type == PAR_ATTR_STRING) ? a->s : fallback;
+}
+
+static inline const par_value *par_node_input(const par_graph_desc *g, const par_node *n, int32_t i)
+{
+    return (i < n->n_inputs && n->inputs[i] >= 0) ? &g->values[n->inputs[i]] : NULL;
+}
+
+static inline const par_value *par_node_output(const par_graph_desc *g, const par_node *n, int32_t i)
+{
+    return (i < n->n_outputs) ? &g->values[n->outputs[i]] : NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Status and messages
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef enum par_status {
+    PAR_OK = 0,
+    PAR_UNSUPPORTED = 1, /* a valid graph the backend does not implement: verdict UNSUPPORTED, with the message */
+    PAR_ERROR = 2,       /* a real failure: verdict ERROR, with the message */
+} par_status;
+
+#define PAR_MSG_LEN 512
+typedef struct par_msg {
+    char text[PAR_MSG_LEN];
+} par_msg;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static inline par_status par_msgf(par_msg *m, par_status st, const char *fmt, ...)
+{
+    if (m) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(m->text, sizeof m->text, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The backend table
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* The arithmetic a backend declares; the oracle derives its error budgets from it (docs/oracle.md). */
+typedef enum par_arith {
+    PAR_ARITH_F32 = 0,         /* f32 storage and f32 arithmetic: unit roundoff 2^-24 */
+    PAR_ARITH_F16_STORAGE = 1, /* f16 storage between ops, f32 arithmetic inside ops: 2^-11 storage, 2^-24 compute */
+    PAR_ARITH_F16 = 2,         /* f16 storage and f16 (relaxed) arithmetic: 2^-11 */
+} par_arith;
+
+typedef struct par_backend {
+    uint32_t api_version;   /* PAR_BACKEND_API_VERSION */
+    uint32_t struct_size;   /* sizeof(par_backend) when built */
+    const char *name;       /* short, [a-z0-9_]+, e.g. "cpu" */
+    const char *description;/* one line */
+    const char *version;    /* the backend's own version string, reported */
+    par_arith arith;        /* arithmetic of float graphs */
+
+    /* Create a backend context. Returning PAR_UNSUPPORTED means "not usable on this machine" (no device, ...). */
+    par_status (*init)(void **ctx, par_msg *msg);
+    /* Destroy a context; destroy(NULL) is a no-op. */
+    void (*destroy)(void *ctx);
+    /* Can this backend run node `node` of graph `g`? PAR_OK or PAR_UNSUPPORTED with the reason. */
+    par_status (*supports)(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg);
+    /* Compile the whole graph: pack weights, create pipelines. Timed separately from run. */
+    par_status (*prepare)(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg);
+    /* Point at the buffers: inputs[i] for g->inputs[i], outputs[i] for g->outputs[i], logical NCHW, dense. The
+     * buffers stay valid and in place until the next bind or release. */
+    par_status (*bind)(void *ctx, void *prepared, const void *const *inputs, void *const *outputs, par_msg *msg);
+    /* Execute once. Timed over repetitions; must produce the same bits every time for the same inputs. */
+    par_status (*run)(void *ctx, void *prepared, par_msg *msg);
+    /* Free a prepared graph; release(ctx, NULL) is a no-op. */
+    void (*release)(void *ctx, void *prepared);
+    /* Optional extras by name (may be NULL, may return NULL): see the PAR_PROC_* names below. */
+    void *(*get_proc)(void *ctx, const char *name);
+} par_backend;
+
+/* Optional get_proc entries. */
+
+/* par_status set_knob(void *ctx, const char *key, const char *value, par_msg *msg): a backend setting, e.g.
+ * threads=2 or kernels=scalar, set after init and before any prepare. Unknown keys are PAR_ERROR. */
+#define PAR_PROC_SET_KNOB "parity_set_knob"
+typedef par_status (*par_set_knob_fn)(void *ctx, const char *key, const char *value, par_msg *msg);
+
+/* size_t describe(void *ctx, char *buf, size_t len): the effective settings as "key=value" pairs separated by
+ * ';' (e.g. "threads=1;kernels=avx512f"), written into buf; returns the length it needed. Reported as is. */
+#define PAR_PROC_DESCRIBE "parity_describe"
+typedef size_t (*par_describe_fn)(void *ctx, char *buf, size_t len);
+
+/* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
+ * NULL when it cannot serve that version. */
+typedef const par_backend *(*par_backend_entry_fn)(uint32_t harness_api_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PARITY_BACKEND_H */

@@ -1,0 +1,40 @@
+/*
+ * report.h - the JSON report (out/report.json), the source of truth for every renderer. Schema: docs/report-schema.md.
+ * Written atomically: a temporary file in the same folder, then rename, so a reader never sees half a report.
+ */
+#ifndef PAR_REPORT_H
+#define PAR_REPORT_H
+
+#include "exec.h"
+
+#define PAR_REPORT_SCHEMA "parity.report"
+#define PAR_REPORT_VERSION 1
+
+typedef struct par_report_case {
+    char id[PAR_ID_LEN];
+    char origin[256];        /* case file path, or "suite:quick" */
+    char ops[256];           /* the ops of the graph, comma-separated, sorted */
+} par_report_case;
+
+typedef struct par_report {
+    const char *command_line;
+    uint64_t seed;
+    int32_t repeat, warmup, jobs;
+    double timeout_s;
+    double wall_s;
+    const char *parity_exe;          /* argv[0]-derived path used in repro commands */
+    int32_t n_backends;
+    const par_backend_inst *backends;
+    int32_t n_cases;
+    const par_report_case *cases;
+    const par_result *results;       /* [case * n_backends + backend]; records with done == 0 are skipped */
+} par_report;
+
+/* The one-line repro command of a record, e.g. "build/parity run --case 'relu(shape=[3])#seed=1' -b example
+ * --plugin build/plugins/libparity_example.so". */
+void par_report_repro(const par_report *r, int32_t c, int32_t b, char *buf, size_t len);
+
+/* Write the report to path atomically. */
+par_status par_report_write_json(const par_report *r, const char *path, par_msg *msg);
+
+#endif

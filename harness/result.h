@@ -1,0 +1,59 @@
+/*
+ * result.h - verdicts, oracle metrics and the per (case, backend) result record. Plain data (no pointers) so that
+ * records can live in memory shared between the runner's worker processes.
+ */
+#ifndef PAR_RESULT_H
+#define PAR_RESULT_H
+
+#include "parity_backend.h"
+
+typedef enum par_verdict {
+    PAR_V_PASS = 0,
+    PAR_V_FAIL = 1,        /* tolerance, non-finite, shape, out-of-bounds write */
+    PAR_V_UNSUPPORTED = 2, /* the backend said so, with a reason */
+    PAR_V_ERROR = 3,       /* a valid case refused or failed at run time */
+    PAR_V_CRASH = 4,       /* the backend's process died (signal) */
+    PAR_V_TIMEOUT = 5,     /* the backend exceeded the time limit */
+    PAR_V_FLAKY = 6,       /* repeated runs gave different bits */
+    PAR_V_COUNT
+} par_verdict;
+
+const char *par_verdict_name(par_verdict v); /* "PASS", "FAIL", ... */
+
+/* Oracle metrics over the elements of one output (or the worst over all outputs of a case). */
+typedef struct par_metrics {
+    int64_t n;               /* elements compared */
+    int64_t n_over;          /* elements with |d| > budget */
+    int64_t n_nonfinite;     /* elements failing the NaN/Inf policy */
+    double max_abs;          /* max |backend - reference| over finite pairs */
+    double max_rel;          /* max |d| / |reference| over elements with reference != 0 */
+    double max_ulp;          /* max distance in ULPs of the output dtype from the reference rounded to it */
+    double nmse;             /* sum d^2 / sum reference^2 (0 if both are 0) */
+    double bias;             /* mean signed error d */
+    double max_ratio;        /* max |d| / budget (inf when budget is 0 and d is not) */
+    /* the worst element: largest ratio (non-finite failures first) */
+    int32_t worst_output;    /* index among the graph outputs */
+    int64_t worst_index;     /* flat index, -1 when none */
+    int32_t worst_rank;
+    int64_t worst_coords[PAR_MAX_RANK];
+    double worst_ref, worst_got, worst_budget;
+} par_metrics;
+
+typedef struct par_timing {
+    int32_t runs;            /* timed runs (after warm-up) */
+    double prepare_ms;
+    double run_median_ms, run_p10_ms, run_p90_ms, run_min_ms;
+} par_timing;
+
+#define PAR_ID_LEN 256
+#define PAR_REASON_LEN 512
+
+typedef struct par_result {
+    int32_t done;            /* 1 when filled */
+    par_verdict verdict;
+    char reason[PAR_REASON_LEN]; /* one line: why not PASS (or a PASS note) */
+    par_metrics m;
+    par_timing t;
+} par_result;
+
+#endif

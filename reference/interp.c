@@ -1,0 +1,251 @@
+/*
+ * interp.c - the reference interpreter: walks a validated graph in order, calls each op's float64 kernel, and carries
+ * values and error budgets for every tensor. Quantized nodes are evaluated around the float kernels: inputs are
+ * dequantized exactly, the op is computed on the reals, and the result is requantized with a budget in steps
+ * (docs/oracle.md, "Quantized tensors"). It never calls a backend and never allocates per element.
+ */
+#include "reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "../harness/tensor.h"
+
+/* Relative accuracy assumed of a correct backend's requantization arithmetic (multiplier representation and
+ * rounding of the scaled accumulator): fp32 requantization carries 24 significant bits, 32-bit fixed-point
+ * multipliers 31; 2^-20 admits any multiplier with at least 21 significant bits. */
+#define PAR_REQUANT_REL 0x1p-20
+
+par_prec par_prec_for(par_arith a)
+{
+    par_prec p;
+    /* fn_ulps = 8 u = 4 ULP: the accuracy asked of exp, log, tanh and sigmoid implementations (docs/oracle.md). */
+    p.fn_ulps = 8.0;
+    switch (a) {
+    case PAR_ARITH_F16_STORAGE:
+        p.u = 0x1p-24;
+        p.u_store = 0x1p-11;
+        break;
+    case PAR_ARITH_F16:
+        p.u = 0x1p-11;
+        p.u_store = 0x1p-11;
+        break;
+    case PAR_ARITH_F32:
+    default:
+        p.u = 0x1p-24;
+        p.u_store = 0x1p-24;
+        break;
+    }
+    return p;
+}
+
+par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg)
+{
+    memset(t, 0, sizeof *t);
+    t->dtype = dt;
+    t->rank = rank;
+    t->numel = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        t->dims[i] = dims[i];
+        t->numel *= dims[i];
+    }
+    t->v = calloc((size_t)t->numel, sizeof *t->v);
+    t->e = calloc((size_t)t->numel, sizeof *t->e);
+    if (!t->v || !t->e) {
+        par_rt_free(t);
+        return par_msgf(msg, PAR_ERROR, "reference: out of memory for %lld elements", (long long)t->numel);
+    }
+    return PAR_OK;
+}
+
+void par_rt_free(par_rt *t)
+{
+    if (!t) return;
+    free(t->v);
+    free(t->e);
+    t->v = t->e = NULL;
+}
+
+void par_rt_strides(const par_rt *t, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t i = t->rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= t->dims[i];
+    }
+}
+
+void par_ref_result_destroy(par_ref_result *r)
+{
+    if (!r) return;
+    for (int32_t i = 0; i < r->n_values; i++) par_rt_free(&r->values[i]);
+    free(r->values);
+    free(r);
+}
+
+static int is_quant(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
+
+/* Load a graph input or constant: exact in its own dtype; a float tensor stored in a narrower format by the backend
+ * (f16 storage of an f32 tensor) is rounded once at the boundary: u_store * |x|. */
+static par_status load_leaf(const par_value *val, const void *data, const par_prec *p, par_rt *t, par_msg *msg)
+{
+    if (par_rt_alloc(t, val->dtype, val->rank, val->dims, msg) != PAR_OK) return PAR_ERROR;
+    double boundary = (val->dtype == PAR_DTYPE_F32 && p->u_store > 0x1p-24) ? p->u_store : 0.0;
+    for (int64_t i = 0; i < t->numel; i++) {
+        t->v[i] = par_elem_get(val->dtype, data, i);
+        t->e[i] = boundary * fabs(t->v[i]);
+    }
+    return PAR_OK;
+}
+
+/* Real scale of element i of a quantized tensor (per-channel aware). */
+static double elem_scale(const par_value *val, const int64_t *strides, int64_t i)
+{
+    if (val->quant_axis >= 0 && val->channel_scales) {
+        int64_t c = (i / strides[val->quant_axis]) % val->dims[val->quant_axis];
+        return val->channel_scales[c];
+    }
+    return val->scale;
+}
+
+/* Dequantize a qu8/qs8/i32 reference tensor into a float one: exact (the product of a float scale and a small
+ * integer is exact in float64). */
+static par_status dequant_rt(const par_value *val, const par_rt *q, par_rt *f, par_msg *msg)
+{
+    if (par_rt_alloc(f, PAR_DTYPE_F32, q->rank, q->dims, msg) != PAR_OK) return PAR_ERROR;
+    int64_t strides[PAR_MAX_RANK];
+    par_rt_strides(q, strides);
+    for (int64_t i = 0; i < q->numel; i++) {
+        double s = elem_scale(val, strides, i);
+        f->v[i] = s * (q->v[i] - val->zero_point);
+        f->e[i] = s * q->e[i];
+    }
+    return PAR_OK;
+}
+
+static double round_half_even(double x) { return x - remainder(x, 1.0); }
+
+/* Requantize real results y (budget ey) into the output's integers. The allowed step difference is what rounding
+ * any value in [x - d, x + d] can give, x = y / s + zp, d = ey / s + PAR_REQUANT_REL * |x - zp|: one step near a
+ * tie, none elsewhere when the inputs are exact. */
+static void requant_rt(const par_value *val, const par_rt *y, par_rt *q)
+{
+    double lo_q = val->dtype == PAR_DTYPE_QU8 ? 0 : -128, hi_q = val->dtype == PAR_DTYPE_QU8 ? 255 : 127;
+    for (int64_t i = 0; i < y->numel; i++) {
+        double x = y->v[i] / val->scale;
+        double d = y->e[i] / val->scale + PAR_REQUANT_REL * fabs(x);
+        x += val->zero_point;
+        double r = fmin(fmax(round_half_even(x), lo_q), hi_q);
+        double lo = fmin(fmax(round_half_even(x - d), lo_q), hi_q);
+        double hi = fmin(fmax(round_half_even(x + d), lo_q), hi_q);
+        q->v[i] = r;
+        q->e[i] = isfinite(d) ? fmax(r - lo, hi - r) : INFINITY;
+    }
+}
+
+static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *p, par_rt *vals, par_msg *msg)
+{
+    const par_node *n = &g->nodes[ni];
+    const par_op_info *info = par_op_get((par_op_id)n->op_id);
+    const par_rt *in[64];
+    par_rt *out[4];
+    par_rt tmp_in[64], tmp_out[4];
+    int quant = 0;
+    memset(tmp_in, 0, sizeof tmp_in);
+    memset(tmp_out, 0, sizeof tmp_out);
+    if (n->n_inputs > 64 || n->n_outputs > 4) return par_msgf(msg, PAR_ERROR, "node '%s': too many operands", n->name);
+
+    /* quantize / dequantize are float kernels that see integers directly; every other op with a quantized
+     * operand is computed on dequantized reals and requantized. */
+    if (info->id != PAR_OP_QUANTIZE && info->id != PAR_OP_DEQUANTIZE) {
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] >= 0 && is_quant(g->values[n->inputs[i]].dtype)) quant = 1;
+        for (int32_t i = 0; i < n->n_outputs; i++)
+            if (is_quant(g->values[n->outputs[i]].dtype)) quant = 1;
+    }
+    par_ref_ctx c = {.g = g, .n = n, .prec = *p};
+    par_status st = PAR_OK;
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const par_value *ov = &g->values[n->outputs[i]];
+        if (par_rt_alloc(&vals[n->outputs[i]], ov->dtype, ov->rank, ov->dims, msg) != PAR_OK) return PAR_ERROR;
+    }
+    if (!quant) {
+        for (int32_t i = 0; i < n->n_inputs; i++) in[i] = n->inputs[i] >= 0 ? &vals[n->inputs[i]] : NULL;
+        for (int32_t i = 0; i < n->n_outputs; i++) out[i] = &vals[n->outputs[i]];
+        st = info->ref(&c, in, out, msg);
+    } else {
+        if (!(info->flags & PAR_OPF_QUANT_OK)) {
+            return par_msgf(msg, PAR_UNSUPPORTED, "node '%s': op %s has no quantized form in the reference", n->name,
+                            n->op);
+        }
+        /* The ideal real result: integer backends accumulate exactly, so no float rounding is budgeted inside
+         * the op; requantization (below) is where their error lives. */
+        c.prec.u = c.prec.u_store = c.prec.fn_ulps = 0;
+        for (int32_t i = 0; i < n->n_inputs && st == PAR_OK; i++) {
+            in[i] = NULL;
+            if (n->inputs[i] < 0) continue;
+            const par_value *iv = &g->values[n->inputs[i]];
+            if (is_quant(iv->dtype) || iv->dtype == PAR_DTYPE_I32) {
+                st = dequant_rt(iv, &vals[n->inputs[i]], &tmp_in[i], msg);
+                in[i] = &tmp_in[i];
+            } else {
+                in[i] = &vals[n->inputs[i]];
+            }
+        }
+        for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++) {
+            const par_value *ov = &g->values[n->outputs[i]];
+            st = par_rt_alloc(&tmp_out[i], PAR_DTYPE_F32, ov->rank, ov->dims, msg);
+            out[i] = &tmp_out[i];
+        }
+        if (st == PAR_OK) st = info->ref(&c, in, out, msg);
+        for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++) {
+            const par_value *ov = &g->values[n->outputs[i]];
+            if (is_quant(ov->dtype)) requant_rt(ov, &tmp_out[i], &vals[n->outputs[i]]);
+            else {
+                memcpy(vals[n->outputs[i]].v, tmp_out[i].v, sizeof(double) * (size_t)tmp_out[i].numel);
+                memcpy(vals[n->outputs[i]].e, tmp_out[i].e, sizeof(double) * (size_t)tmp_out[i].numel);
+            }
+        }
+        for (int32_t i = 0; i < 64; i++) par_rt_free(&tmp_in[i]);
+        for (int32_t i = 0; i < 4; i++) par_rt_free(&tmp_out[i]);
+    }
+    if (st != PAR_OK) {
+        par_msg m = *msg;
+        return par_msgf(msg, st, "reference: node '%s' (%s): %s", n->name, n->op, m.text);
+    }
+    /* A kernel must leave sane budgets: never negative, never NaN. */
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const par_rt *t = &vals[n->outputs[i]];
+        for (int64_t k = 0; k < t->numel; k++)
+            if (!(t->e[k] >= 0))
+                return par_msgf(msg, PAR_ERROR, "reference: node '%s' (%s): invalid budget %g at element %lld",
+                                n->name, n->op, t->e[k], (long long)k);
+    }
+    return PAR_OK;
+}
+
+par_status par_ref_run(const par_graph_desc *g, const par_prec *p, const void *const *inputs, par_ref_result **out,
+                       par_msg *msg)
+{
+    *out = NULL;
+    par_ref_result *r = calloc(1, sizeof *r);
+    if (!r) return par_msgf(msg, PAR_ERROR, "reference: out of memory");
+    r->n_values = g->n_values;
+    r->values = calloc((size_t)(g->n_values ? g->n_values : 1), sizeof *r->values);
+    if (!r->values) {
+        free(r);
+        return par_msgf(msg, PAR_ERROR, "reference: out of memory");
+    }
+    par_status st = PAR_OK;
+    for (int32_t i = 0; i < g->n_inputs && st == PAR_OK; i++)
+        st = load_leaf(&g->values[g->inputs[i]], inputs[i], p, &r->values[g->inputs[i]], msg);
+    for (int32_t v = 0; v < g->n_values && st == PAR_OK; v++)
+        if (g->values[v].kind == PAR_VALUE_CONST) st = load_leaf(&g->values[v], g->values[v].data, p, &r->values[v], msg);
+    for (int32_t ni = 0; ni < g->n_nodes && st == PAR_OK; ni++) st = run_node(g, ni, p, r->values, msg);
+    if (st != PAR_OK) {
+        par_ref_result_destroy(r);
+        return st;
+    }
+    *out = r;
+    return PAR_OK;
+}

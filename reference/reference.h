@@ -1,0 +1,84 @@
+/*
+ * reference.h - the float64 reference interpreter: for every element of every tensor, a value and an error budget.
+ *
+ * The reference is the ground truth. Kernels (one file per op family) are plain loops that read like the op's
+ * definition; they never optimize. Each kernel computes, for each output element:
+ *   v: the exact result in float64 of the op applied to its inputs' reference values;
+ *   e: the error budget, the largest |backend - v| that a correct implementation in the backend's arithmetic may
+ *      show: (a) the op's own rounding in that arithmetic, from the standard forward error bounds, plus (b) its
+ *      inputs' budgets propagated through the op's sensitivity. docs/oracle.md derives the budget of every op.
+ * Rules every kernel follows (docs/oracle.md, "common rules"):
+ *   - storage: an op whose result involves arithmetic adds prec.u_store * |v| for rounding the result to the
+ *     storage type. Pure data movement / selection (PAR_OPF_EXACT) adds nothing: its budget is its inputs'.
+ *   - a sum or dot product of k terms (counting a bias as a term) adds par_gamma(k, prec.u) * sum |term|.
+ *   - an elementary function (exp, log, tanh, sigmoid, ...) adds prec.fn_ulps * prec.u * |v|.
+ *   - propagation is first order with the sup of |f'| over [x - e, x + e] where f is not linear.
+ * For qu8/qs8/i32 tensors v holds the stored integer q (real = scale * (q - zero_point)) and e is in steps of q.
+ *
+ * Kernels must not allocate memory that outlives the call, and must not read tensors other than their inputs.
+ */
+#ifndef PAR_REFERENCE_H
+#define PAR_REFERENCE_H
+
+#include "../harness/ops.h"
+
+/* A reference tensor: logical NCHW, dense, row-major. */
+typedef struct par_rt {
+    par_dtype dtype;                 /* the graph value's dtype (what the backend stores) */
+    int32_t rank;
+    int64_t dims[PAR_MAX_RANK];
+    int64_t numel;
+    double *v;                       /* values */
+    double *e;                       /* error budgets, >= 0 */
+} par_rt;
+
+/* The arithmetic the budgets are derived for (from the backend's par_arith). */
+typedef struct par_prec {
+    double u;        /* unit roundoff of arithmetic inside an op: 2^-24 for f32 */
+    double u_store;  /* unit roundoff of the storage between ops: 2^-24 for f32, 2^-11 for f16 */
+    double fn_ulps;  /* error allowed to an elementary function (exp, log, tanh, ...), in units of u */
+} par_prec;
+
+typedef struct par_ref_ctx {
+    const par_graph_desc *g;
+    const par_node *n;               /* the node being computed; its values: g->values[n->inputs[i]] etc. */
+    par_prec prec;
+} par_ref_ctx;
+
+/* gamma_k = k u / (1 - k u): the forward error bound factor of a k-term sum (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 2nd ed., section 3.1). */
+static inline double par_gamma(int64_t k, double u)
+{
+    double ku = (double)k * u;
+    return ku < 0.5 ? ku / (1.0 - ku) : 1.0; /* beyond 1/2 the bound is meaningless: allow the whole magnitude */
+}
+
+/* The precision profile for a backend's declared arithmetic. */
+par_prec par_prec_for(par_arith a);
+
+/* Allocate / free a reference tensor (values and budgets zeroed). */
+par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg);
+void par_rt_free(par_rt *t);
+/* Row-major strides of a tensor (elements). */
+void par_rt_strides(const par_rt *t, int64_t *strides);
+
+/* The interpreter's result: one par_rt per value of the graph (graph indexing), inputs and constants included. */
+typedef struct par_ref_result {
+    int32_t n_values;
+    par_rt *values;
+} par_ref_result;
+
+/* Run the whole graph. inputs[i] is the data of g->inputs[i] in its dtype. Graph inputs and constants enter with
+ * budget 0 when the backend stores them exactly, else u_store * |x| (f16 storage of an f32 tensor). */
+par_status par_ref_run(const par_graph_desc *g, const par_prec *p, const void *const *inputs, par_ref_result **out,
+                       par_msg *msg);
+void par_ref_result_destroy(par_ref_result *r);
+
+/* Shape inference and reference kernels of every op: declared from the op table. */
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep)                                  \
+    par_status infer(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg);                    \
+    par_status ref(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg);
+#include "../harness/ops.def"
+#undef PAR_OP
+
+#endif
