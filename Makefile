@@ -88,7 +88,9 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/tmain.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
 
-unit-check: $(TESTS)
+include tests/plugins/plugins.mk
+
+unit-check: $(TESTS) $(TEST_PLUGINS)
 	@fail=0; for t in $(TESTS); do \
 	  if ! $$t; then echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail

@@ -30,6 +30,17 @@ typedef struct par_gen {
 
 /* Fill n elements of dtype dt at out. The seed must be resolved (non-zero) by the caller. */
 void par_gen_fill(const par_gen *g, par_dtype dt, int32_t rank, const int64_t *dims, void *out);
+/* Check a generator's parameters against a dtype (finite, ordered, within the dtype's range); PAR_ERROR with the
+ * reason in msg. The builders call it; par_gen_fill assumes it passed. */
+par_status par_gen_check(const par_gen *g, par_dtype dt, par_msg *msg);
+
+/* The most elements of one input or constant, and of all of a case file's inputs and constants together: 2^28, or
+ * 2^20 in fuzzing builds (FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION) so that memory limits are not all a fuzzer finds. */
+#ifdef FUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION
+#define PAR_CASE_MAX_ELEMS (INT64_C(1) << 20)
+#else
+#define PAR_CASE_MAX_ELEMS (INT64_C(1) << 28)
+#endif
 
 typedef enum par_src_kind { PAR_SRC_GEN = 1, PAR_SRC_INLINE = 2, PAR_SRC_FILE = 3 } par_src_kind;
 

@@ -37,4 +37,16 @@ void par_report_repro(const par_report *r, int32_t c, int32_t b, char *buf, size
 /* Write the report to path atomically. */
 par_status par_report_write_json(const par_report *r, const char *path, par_msg *msg);
 
+/* The machine and the build a run happened on (reports/env.c), as recorded in the report's "environment". */
+typedef struct par_env {
+    char cpu_model[128];     /* /proc/cpuinfo "model name" (or the nearest field on other CPUs), "unknown" */
+    char cpu_features[256];  /* the SIMD features backends care about that this CPU has, space-separated */
+    int32_t cores;           /* online logical CPUs */
+    char os_name[64], os_release[128], os_version[256], machine[64]; /* uname */
+    char compiler[128];      /* the compiler that built parity */
+    char json_c[32];         /* json-c version at run time */
+} par_env;
+
+void par_env_collect(par_env *e);
+
 #endif

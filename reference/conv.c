@@ -224,6 +224,13 @@ par_status par_infer_conv_transpose2d(const par_graph_desc *g, const par_node *n
     return infer_common(g, n, outs, convt_geom, msg);
 }
 
+/* Optional input i: NULL when absent, whether the node lists it as -1 or has fewer inputs (in[] is only valid
+ * below n_inputs). */
+static const par_rt *opt_input(const par_ref_ctx *c, const par_rt *const *in, int32_t i)
+{
+    return i < c->n->n_inputs ? in[i] : NULL;
+}
+
 /* Resolve the geometry in a kernel and check the output tensor matches it. */
 static par_status kernel_geom(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, geom_fn fn,
                               conv_geom *q, par_msg *msg)
@@ -232,9 +239,9 @@ static par_status kernel_geom(const par_ref_ctx *c, const par_rt *const *in, par
     if (!in[0] || !in[1] || !out[0]) return par_msgf(msg, PAR_ERROR, "inputs 0 (x) and 1 (weight) are required");
     if ((st = check_float(in[0], "input 0 (x)", msg)) != PAR_OK) return st;
     if ((st = check_float(in[1], "input 1 (weight)", msg)) != PAR_OK) return st;
-    if ((st = check_float(in[2], "input 2 (bias)", msg)) != PAR_OK) return st;
+    const par_rt *b = opt_input(c, in, 2);
+    if ((st = check_float(b, "input 2 (bias)", msg)) != PAR_OK) return st;
     if ((st = check_float(out[0], "output 0", msg)) != PAR_OK) return st;
-    const par_rt *b = in[2];
     st = fn(c->n, in[0]->dims, in[0]->rank, in[1]->dims, in[1]->rank, b ? b->dims : NULL, b ? b->rank : 0, q, msg);
     if (st != PAR_OK) return st;
     const par_rt *y = out[0];
@@ -281,7 +288,7 @@ par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt 
     conv_geom q;
     par_status st = kernel_geom(c, in, out, conv2d_geom, &q, msg);
     if (st != PAR_OK) return st;
-    const par_rt *x = in[0], *w = in[1], *b = in[2];
+    const par_rt *x = in[0], *w = in[1], *b = opt_input(c, in, 2);
     par_rt *y = out[0];
     int64_t cg = q.c / q.groups, og = q.o / q.groups;
     for (int64_t n = 0; n < q.n; n++)
@@ -321,7 +328,7 @@ par_status par_ref_conv_transpose2d(const par_ref_ctx *c, const par_rt *const *i
     conv_geom q;
     par_status st = kernel_geom(c, in, out, convt_geom, &q, msg);
     if (st != PAR_OK) return st;
-    const par_rt *x = in[0], *w = in[1], *b = in[2];
+    const par_rt *x = in[0], *w = in[1], *b = opt_input(c, in, 2);
     par_rt *y = out[0];
     int64_t cg = q.c / q.groups, og = q.o / q.groups;
     for (int64_t n = 0; n < q.n; n++)

@@ -83,7 +83,8 @@ par_status par_infer_linear(const par_graph_desc *g, const par_node *n, par_valu
 par_status par_ref_linear(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     par_status st;
-    const par_rt *x = in[0], *w = in[1], *b = in[2];
+    /* in[] is only valid below n_inputs: a node may list the absent bias as -1 (NULL) or not at all. */
+    const par_rt *x = in[0], *w = in[1], *b = c->n->n_inputs > 2 ? in[2] : NULL;
     par_rt *y = out[0];
     if (!x || !w || !y) return par_msgf(msg, PAR_ERROR, "inputs 0 (x) and 1 (weight) are required");
     if ((st = check_float(x, "input 0 (x)", msg)) != PAR_OK) return st;

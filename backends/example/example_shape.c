@@ -1,0 +1,181 @@
+/*
+ * example_shape.c - the example backend's resampling and data movement kernels: upsample (nearest, bilinear),
+ * concat, reshape/flatten (a copy), permute, pad, slice.
+ *
+ * Data movement and nearest upsampling are selections: a correct backend is bit-exact, so these kernels only copy
+ * floats, and every index is computed exactly. Bilinear upsampling interpolates in float32 as PyTorch's CPU kernel
+ * does, coordinates included; the reference allows for the rounding of the coordinate. Kernels never allocate and
+ * never write outside y.
+ */
+#include <math.h>
+
+#include "example.h"
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Upsampling. Exactly one of the attributes size [OH, OW] and scale [sh, sw] is given; the output size is in the
+ * graph either way. The coordinate ratio r (input units per output unit) is in / out with size, 1 / scale with scale.
+ * ------------------------------------------------------------------------------------------------------------- */
+static int has_size(const par_node *n)
+{
+    return par_attr_count(n, "size") == 2;
+}
+
+/* Nearest: src = min(floor(dst * r), in - 1). The index selects an element, so it must be the same integer the
+ * reference computes: the ratio and the product are taken in double, as there. */
+static int64_t nearest_src(const par_node *n, int axis, int64_t dst, int64_t in, int64_t out)
+{
+    const double r = has_size(n) ? (double)in / (double)out : 1.0 / par_attr_floats_at(n, "scale", axis, 1.0);
+    const int64_t src = (int64_t)floor((double)dst * r);
+    return src < in - 1 ? src : in - 1;
+}
+
+void ex_upsample_nearest2d(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    const int64_t NC = xv->dims[0] * xv->dims[1], H = xv->dims[2], W = xv->dims[3];
+    const int64_t OH = yv->dims[2], OW = yv->dims[3];
+    for (int64_t nc = 0; nc < NC; nc++)
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const int64_t ih = nearest_src(n, 0, oh, H, OH);
+            for (int64_t ow = 0; ow < OW; ow++)
+                y[(nc * OH + oh) * OW + ow] = x[(nc * H + ih) * W + nearest_src(n, 1, ow, W, OW)];
+        }
+}
+
+/* One axis of a bilinear interpolation: the two source indices and their weights. */
+typedef struct lerp {
+    int64_t i0, i1;
+    float w0, w1;
+} lerp;
+
+/* The source coordinate, in float32 as PyTorch computes it:
+ *   align_corners = 1: src = dst * (in - 1) / (out - 1)   (0 when out = 1; the ratio always from the sizes)
+ *   align_corners = 0: src = max(0, (dst + 0.5) * r - 0.5)
+ * then i0 = floor(src), i1 = min(i0 + 1, in - 1), w1 = src - i0, w0 = 1 - w1. */
+static lerp bilinear_axis(const par_node *n, int axis, int64_t dst, int64_t in, int64_t out)
+{
+    float src;
+    if (par_attr_int(n, "align_corners", 0)) {
+        const float r = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+        src = r * (float)dst;
+    } else {
+        const float r = has_size(n) ? (float)in / (float)out : (float)(1.0 / par_attr_floats_at(n, "scale", axis, 1.0));
+        src = r * ((float)dst + 0.5f) - 0.5f;
+        if (src < 0.0f) src = 0.0f;
+    }
+    lerp l;
+    l.i0 = (int64_t)src; /* src >= 0: truncation is floor */
+    if (l.i0 > in - 1) l.i0 = in - 1; /* float rounding must never carry an index past the edge */
+    l.i1 = l.i0 + 1 < in ? l.i0 + 1 : in - 1;
+    l.w1 = src - (float)l.i0;
+    if (l.w1 > 1.0f) l.w1 = 1.0f;
+    l.w0 = 1.0f - l.w1;
+    return l;
+}
+
+void ex_upsample_bilinear2d(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    const int64_t NC = xv->dims[0] * xv->dims[1], H = xv->dims[2], W = xv->dims[3];
+    const int64_t OH = yv->dims[2], OW = yv->dims[3];
+    for (int64_t nc = 0; nc < NC; nc++) {
+        const float *xc = x + nc * H * W;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            const lerp h = bilinear_axis(n, 0, oh, H, OH);
+            for (int64_t ow = 0; ow < OW; ow++) {
+                const lerp w = bilinear_axis(n, 1, ow, W, OW);
+                const float top = w.w0 * xc[h.i0 * W + w.i0] + w.w1 * xc[h.i0 * W + w.i1];
+                const float bottom = w.w0 * xc[h.i1 * W + w.i0] + w.w1 * xc[h.i1 * W + w.i1];
+                y[(nc * OH + oh) * OW + ow] = h.w0 * top + h.w1 * bottom;
+            }
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Data movement
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* reshape and flatten: a dense row-major tensor keeps its element order. */
+void ex_copy(const ex_plan *p, const par_node *n)
+{
+    memcpy(ex_out(p, n), ex_in(p, n, 0), (size_t)ex_out_value(p, n)->numel * sizeof(float));
+}
+
+/* concat along axis: seen as [outer, row], each input contributes a contiguous chunk of every row. */
+void ex_concat(const ex_plan *p, const par_node *n)
+{
+    const par_value *yv = ex_out_value(p, n);
+    float *y = ex_out(p, n);
+    int64_t axis = par_attr_int(n, "axis", 1);
+    if (axis < 0) axis += yv->rank;
+    const int64_t outer = ex_prod(yv->dims, 0, (int32_t)axis), row = ex_prod(yv->dims, (int32_t)axis, yv->rank);
+    int64_t at = 0; /* where the current input's chunk starts within a row */
+    for (int32_t k = 0; k < n->n_inputs; k++) {
+        const par_value *xv = ex_in_value(p, n, k);
+        const float *x = ex_in(p, n, k);
+        const int64_t chunk = ex_prod(xv->dims, (int32_t)axis, xv->rank);
+        for (int64_t o = 0; o < outer; o++) memcpy(y + o * row + at, x + o * chunk, (size_t)chunk * sizeof(float));
+        at += chunk;
+    }
+}
+
+/* permute: y.dims[i] = x.dims[perm[i]], so stepping y's axis i steps x's axis perm[i]. */
+void ex_permute(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    int64_t xstride[PAR_MAX_RANK], s[PAR_MAX_RANK], acc = 1;
+    for (int32_t d = xv->rank - 1; d >= 0; d--) {
+        xstride[d] = acc;
+        acc *= xv->dims[d];
+    }
+    for (int32_t i = 0; i < yv->rank; i++) s[i] = xstride[par_attr_ints_at(n, "perm", i, i)];
+    for (int64_t j = 0; j < yv->numel; j++) y[j] = x[ex_offset(j, yv->dims, yv->rank, s)];
+}
+
+/* pad: pads [b0, e0, b1, e1, ...] per dimension from the first; new elements take `value`. */
+void ex_pad(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    const float value = (float)par_attr_float(n, "value", 0.0);
+    for (int64_t j = 0; j < yv->numel; j++) {
+        int64_t rest = j, off = 0, stride = 1;
+        int inside = 1;
+        for (int32_t d = yv->rank - 1; d >= 0; d--) {
+            const int64_t xi = rest % yv->dims[d] - par_attr_ints_at(n, "pads", 2 * d, 0);
+            rest /= yv->dims[d];
+            if (xi < 0 || xi >= xv->dims[d]) inside = 0;
+            off += xi * stride;
+            stride *= xv->dims[d];
+        }
+        y[j] = inside ? x[off] : value;
+    }
+}
+
+/* slice along dim: start (and end) get size added when negative, then are clamped to [0, size]; y takes elements
+ * start, start + step, ...; how many is the graph's output size. */
+void ex_slice(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    int64_t dim = par_attr_int(n, "dim", 0);
+    if (dim < 0) dim += xv->rank;
+    const int64_t size = xv->dims[dim], step = par_attr_int(n, "step", 1);
+    int64_t start = par_attr_int(n, "start", 0);
+    if (start < 0) start += size;
+    start = start < 0 ? 0 : (start > size ? size : start);
+    const int64_t outer = ex_prod(yv->dims, 0, (int32_t)dim), K = yv->dims[dim];
+    const int64_t inner = ex_prod(yv->dims, (int32_t)dim + 1, yv->rank);
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t k = 0; k < K; k++)
+            memcpy(y + (o * K + k) * inner, x + (o * size + start + k * step) * inner, (size_t)inner * sizeof(float));
+}

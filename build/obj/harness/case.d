@@ -1,0 +1,10 @@
+build/obj/harness/case.o: harness/case.c harness/case.h harness/graph.h \
+ harness/ops.h harness/parity_backend.h harness/ops.def harness/prng.h \
+ harness/tensor.h
+harness/case.h:
+harness/graph.h:
+harness/ops.h:
+harness/parity_backend.h:
+harness/ops.def:
+harness/prng.h:
+harness/tensor.h:

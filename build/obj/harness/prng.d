@@ -1,0 +1,2 @@
+build/obj/harness/prng.o: harness/prng.c harness/prng.h
+harness/prng.h:

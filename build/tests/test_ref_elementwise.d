@@ -1,0 +1,12 @@
+build/tests/test_ref_elementwise: tests/test_ref_elementwise.c \
+ harness/graph.h harness/ops.h harness/parity_backend.h harness/ops.def \
+ reference/reference.h reference/../harness/ops.h \
+ reference/../harness/ops.def tests/tmain.h
+harness/graph.h:
+harness/ops.h:
+harness/parity_backend.h:
+harness/ops.def:
+reference/reference.h:
+reference/../harness/ops.h:
+reference/../harness/ops.def:
+tests/tmain.h:

@@ -1,0 +1,187 @@
+/*
+ * matrix.c - sweep specs of linear and matmul: inner dimensions K below, at and above the vector widths (1, 3, 4,
+ * 7, 8, 9, 15, 16, 17, 31, 32, 33, ...), output widths likewise, rows 1 to 33, inputs of rank 1 to 4, linear with and
+ * without bias, matmul with batch dimensions that broadcast in every way, and quantize -> linear -> dequantize
+ * graphs (qu8, qs8).
+ *
+ * It must not encode expected results; it only describes cases.
+ */
+#include "sweep_util.h"
+
+/* A linear point: x [d0.., K] of rank `rank` (leading dims from lead[]), w [O, K]. */
+typedef struct lin_pt {
+    int rank, lead[3], k, o, bias, dt;
+} lin_pt;
+
+static void lin_emit(grid *gr, lin_pt p, int quick)
+{
+    int64_t xd[4], wd[2] = {p.o, p.k}, bd[1] = {p.o}, yd[4];
+    for (int i = 0; i < p.rank - 1; i++) xd[i] = yd[i] = p.lead[i];
+    xd[p.rank - 1] = p.k;
+    yd[p.rank - 1] = p.o;
+    int64_t rows = su_numel(p.rank - 1, xd);
+    int64_t big = su_max64(su_max64(su_numel(p.rank, xd), su_numel(2, wd)), su_numel(p.rank, yd));
+    if (!grid_take(gr, &p, quick, big, rows * p.k * p.o)) return;
+    char xs[64], dts[16] = "";
+    su_shape(xs, sizeof xs, p.rank, xd);
+    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s", su_dt((par_dtype)p.dt));
+    par_case *c = par_sweep_case(gr->s, "linear", "linear(in=%s,w=[%d,%d],bias=%d%s)", xs, p.o, p.k, p.bias, dts);
+    if (!c) return;
+    int32_t in[3] = {-1, -1, -1};
+    if (!p.dt) {
+        in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, su_uniform(-1.0, 1.0));
+        in[1] = par_case_const(c, "w", PAR_DTYPE_F32, 2, wd, su_weight());
+        if (p.bias) in[2] = par_case_const(c, "b", PAR_DTYPE_F32, 1, bd, su_uniform(-0.5, 0.5));
+        par_out_spec o = {"y", 0, 0.0f, 0};
+        par_case_output(c, par_case_node(c, "linear", p.bias ? 3 : 2, in, 0, NULL, &o));
+    } else {
+        /* As conv2d: weights q in zero point +- 100 for a real range of +-1/sqrt(K); i32 bias of real range +-0.1. */
+        par_dtype dt = (par_dtype)p.dt;
+        float xsc = 0.0f, wsc = (float)(1.0 / (100.0 * sqrt((double)p.k)));
+        int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 ? 128 : 0;
+        su_qparams(dt, -1.0, 1.0, &xsc, &xz);
+        in[0] = su_qinput(c, "x", dt, p.rank, xd, -1.0, 1.0);
+        in[1] = par_case_const(c, "w", dt, 2, wd, (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+        par_case_quant(c, in[1], wsc, wz);
+        if (p.bias) {
+            double bq = 0.1 / ((double)xsc * (double)wsc);
+            in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){PAR_DIST_UNIFORM, -bq, bq, 0, 0});
+            par_case_quant(c, in[2], xsc * wsc, 0);
+        }
+        par_out_spec o = su_qout_spec("y_q", dt, -2.0, 2.0);
+        su_qoutput(c, par_case_node(c, "linear", p.bias ? 3 : 2, in, 0, NULL, &o));
+    }
+    par_sweep_done(gr->s, c);
+}
+
+static lin_pt lin_base(int rows, int k, int o)
+{
+    lin_pt p;
+    memset(&p, 0, sizeof p);
+    p.rank = 2; p.lead[0] = rows; p.k = k; p.o = o; p.bias = 1;
+    return p;
+}
+
+void par_sweep_linear(par_sweep *s)
+{
+    static const int KS[] = {1, 3, 4, 7, 8, 9, 16, 17, 32, 33, 2, 5, 15, 31, 63, 64, 65, 100, 127, 128, 256, 1000};
+    enum { KQ = 10, KN = 22 };
+    static const int OS[] = {1, 3, 4, 8, 9, 16, 17, 2, 7, 15, 31, 32, 33, 64, 100, 128, 1000};
+    enum { OQ = 7, ON = 17 };
+    static const int RS[] = {5, 1, 3, 16, 33};
+    enum { RQ = 1, RN = 5 };
+    grid gr;
+    grid_init(&gr, s, sizeof(lin_pt));
+    for (int r = 0; r < RN; r++)
+        for (int k = 0; k < KN; k++)
+            for (int o = 0; o < ON; o++)
+                lin_emit(&gr, lin_base(RS[r], KS[k], OS[o]), r < RQ && k < KQ && o < OQ);
+    /* Rank 1 to 4 inputs. */
+    static const int KO[][2] = {{8, 4}, {17, 9}, {32, 10}, {3, 33}};
+    for (int rank = 1; rank <= 4; rank++)
+        for (int i = 0; i < 4; i++) {
+            lin_pt p = lin_base(1, KO[i][0], KO[i][1]);
+            p.rank = rank;
+            p.lead[0] = 2; p.lead[1] = 3; p.lead[2] = 4;
+            if (rank == 2) p.lead[0] = 6;
+            for (int j = rank - 1; j < 3; j++) p.lead[j] = 0;
+            lin_emit(&gr, p, i < 2);
+        }
+    /* Without bias. */
+    for (int k = 0; k < KN; k++)
+        for (int r = 0; r < 2; r++) {
+            lin_pt p = lin_base(r ? 4 : 1, KS[k], KS[k] > 16 ? 9 : 16);
+            p.bias = 0;
+            lin_emit(&gr, p, k < KQ && r == 0);
+        }
+    /* Quantized. */
+    static const int QL[][4] = {{4, 16, 8, 1}, {1, 33, 10, 1}, {3, 8, 17, 0}, {2, 64, 32, 1}, {5, 9, 9, 1}, {8, 128, 16, 1}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 6; i++) {
+            lin_pt p = lin_base(QL[i][0], QL[i][1], QL[i][2]);
+            p.bias = QL[i][3];
+            p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+            lin_emit(&gr, p, i < 4);
+        }
+    grid_free(&gr);
+}
+
+/* A matmul point: a [ab.., M, K], b [bb.., K, N] with up to 2 batch dims each (0 = absent). */
+typedef struct mm_pt {
+    int ra, rb, ab[2], bb[2], m, k, n;
+} mm_pt;
+
+static void mm_emit(grid *gr, mm_pt p, int quick)
+{
+    int64_t ad[4], bd[4], yd[4];
+    int na = p.ra - 2, nb = p.rb - 2, ny = na > nb ? na : nb;
+    for (int i = 0; i < na; i++) ad[i] = p.ab[i];
+    for (int i = 0; i < nb; i++) bd[i] = p.bb[i];
+    /* numpy broadcasting of the batch dims, aligned at the right */
+    for (int i = 0; i < ny; i++) {
+        int ia = i - (ny - na), ib = i - (ny - nb);
+        int64_t x = ia >= 0 ? ad[ia] : 1, y = ib >= 0 ? bd[ib] : 1;
+        if (x != y && x != 1 && y != 1) return;
+        yd[i] = x > y ? x : y;
+    }
+    ad[na] = p.m; ad[na + 1] = p.k;
+    bd[nb] = p.k; bd[nb + 1] = p.n;
+    yd[ny] = p.m; yd[ny + 1] = p.n;
+    int64_t big = su_max64(su_max64(su_numel(p.ra, ad), su_numel(p.rb, bd)), su_numel(ny + 2, yd));
+    if (!grid_take(gr, &p, quick, big, su_numel(ny + 2, yd) * p.k)) return;
+    char as[64], bs[64];
+    su_shape(as, sizeof as, p.ra, ad);
+    su_shape(bs, sizeof bs, p.rb, bd);
+    par_case *c = par_sweep_case(gr->s, "matmul", "matmul(a=%s,b=%s)", as, bs);
+    if (!c) return;
+    /* Both operands are activations here, uniform in [-1, 1); the sum then grows like sqrt(K). */
+    int32_t in[2];
+    in[0] = par_case_input(c, "a", PAR_DTYPE_F32, p.ra, ad, su_uniform(-1.0, 1.0));
+    in[1] = par_case_input(c, "b", PAR_DTYPE_F32, p.rb, bd, su_uniform(-1.0, 1.0));
+    par_out_spec o = {"y", 0, 0.0f, 0};
+    par_case_output(c, par_case_node(c, "matmul", 2, in, 0, NULL, &o));
+    par_sweep_done(gr->s, c);
+}
+
+void par_sweep_matmul(par_sweep *s)
+{
+    static const int MS[] = {1, 4, 7, 17, 2, 3, 8, 9, 15, 16, 32, 33, 64};
+    enum { MQ = 4, MN = 13 };
+    static const int KS[] = {1, 8, 9, 33, 3, 4, 16, 17, 32, 64, 128};
+    enum { KQ = 4, KN = 11 };
+    static const int NS[] = {1, 8, 15, 17, 4, 7, 9, 16, 32, 33};
+    enum { NQ = 4, NN = 10 };
+    grid gr;
+    grid_init(&gr, s, sizeof(mm_pt));
+    for (int m = 0; m < MN; m++)
+        for (int k = 0; k < KN; k++)
+            for (int n = 0; n < NN; n++) {
+                mm_pt p;
+                memset(&p, 0, sizeof p);
+                p.ra = p.rb = 2; p.m = MS[m]; p.k = KS[k]; p.n = NS[n];
+                /* full: every M x K x N would be 1,430 points; keep the ones where at most one size is large */
+                int large = (MS[m] > 17) + (KS[k] > 17) + (NS[n] > 17);
+                if (large > 1) continue;
+                mm_emit(&gr, p, m < MQ && k < KQ && n < NQ);
+            }
+    /* Batch dims: equal, one side missing, size 1 on either side, both broadcasting. */
+    static const int BT[][6] = {
+        /* ra, ab0, ab1, rb, bb0, bb1 */
+        {3, 2, 0, 3, 2, 0}, {3, 2, 0, 2, 0, 0}, {2, 0, 0, 3, 3, 0}, {4, 2, 1, 3, 3, 0},
+        {3, 1, 0, 3, 4, 0}, {4, 2, 3, 4, 2, 3}, {4, 1, 3, 4, 2, 1}, {4, 2, 3, 2, 0, 0},
+        {2, 0, 0, 4, 2, 3}, {3, 5, 0, 4, 2, 5},
+    };
+    static const int MKN[][3] = {{5, 7, 3}, {8, 16, 9}, {1, 17, 4}, {16, 33, 8}, {3, 64, 32}};
+    for (int b = 0; b < 10; b++)
+        for (int i = 0; i < 5; i++) {
+            mm_pt p;
+            memset(&p, 0, sizeof p);
+            p.ra = BT[b][0]; p.ab[0] = BT[b][1]; p.ab[1] = BT[b][2];
+            p.rb = BT[b][3]; p.bb[0] = BT[b][4]; p.bb[1] = BT[b][5];
+            if (p.ra == 3) p.ab[1] = 0;
+            if (p.rb == 3) p.bb[1] = 0;
+            p.m = MKN[i][0]; p.k = MKN[i][1]; p.n = MKN[i][2];
+            mm_emit(&gr, p, i < 2);
+        }
+    grid_free(&gr);
+}

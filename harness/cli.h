@@ -1,0 +1,40 @@
+/*
+ * cli.h - the subcommands of build/parity and what they share: backend resolution (built-ins, --plugin, -b specs)
+ * and usage output. Each par_cmd_* returns the process exit code (0 ok, 1 conformance failure, 2 usage or input
+ * error, 3 internal error).
+ */
+#ifndef PAR_CLI_H
+#define PAR_CLI_H
+
+#include "runner.h"
+
+#define PAR_EXIT_OK 0
+#define PAR_EXIT_FAIL 1
+#define PAR_EXIT_USAGE 2
+#define PAR_EXIT_INTERNAL 3
+
+#define PAR_MAX_PLUGINS 16
+#define PAR_MAX_BACKENDS 32
+
+typedef struct par_backends {
+    int32_t n_avail;
+    const par_backend *avail[PAR_MAX_BACKENDS];
+    char avail_plugin[PAR_MAX_BACKENDS][512];
+    int32_t n;
+    par_backend_inst inst[PAR_MAX_BACKENDS];
+} par_backends;
+
+/* Load plugins and resolve the -b list (NULL: every available backend, keeping only the usable ones). Probes each
+ * instance (init in a child). Returns 0 or PAR_EXIT_USAGE with the message printed. */
+int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const char *list, double timeout_s);
+
+int par_cmd_run(int argc, char **argv, const char *exe);
+int par_cmd_list(int argc, char **argv, const char *exe);
+int par_cmd_show(int argc, char **argv, const char *exe);
+int par_cmd_export(int argc, char **argv, const char *exe);
+int par_cmd_bench(int argc, char **argv, const char *exe);
+
+/* Resolve a case argument: an existing file, or a case ID (suites, then models). */
+par_case *par_cli_load_case(const char *arg, par_msg *msg);
+
+#endif

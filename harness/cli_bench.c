@@ -1,0 +1,302 @@
+/*
+ * cli_bench.c - `parity bench`: latency of several backends side by side on the same cases, in one process, with
+ * runs interleaved across backends (b1 b2 b1 b2 ...) after warm-up so that machine drift hits all of them alike.
+ * Reports median, p10 and p90 per backend and the ratio of each median to the first backend's. The outputs of the
+ * last run are checked against the reference, so a fast wrong answer is shown as such.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <json-c/json.h>
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "../reference/reference.h"
+#include "cli.h"
+#include "oracle.h"
+
+typedef struct bench_be {
+    const par_backend_inst *inst;
+    void *ctx, *prep;
+    void **outs;
+    double prepare_ms;
+    double *samples;
+    int ok;
+    char note[PAR_MSG_LEN];
+    const char *verdict;
+} bench_be;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct(const double *s, int n, double q)
+{
+    int i = (int)ceil(q * n) - 1;
+    return s[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+static void bench_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: parity bench [--model NAME]... [--suite S] [CASE-FILES...] -b LIST [options]\n"
+            "\n"
+            "Runs each case on each backend in this process, interleaving the timed runs across backends after\n"
+            "warm-up, and prints per backend: prepare time, median / p10 / p90 run latency, and the ratio of each\n"
+            "median to the first backend's. The last outputs are checked against the reference (PASS/FAIL column).\n"
+            "\n"
+            "  --model NAME     a model of cases/models (mobilenet_v2, mobilenet_v3_small, mlp, ...); repeatable\n"
+            "  --suite S        every case of a suite (models by default)\n"
+            "  -b, --backends   backends to compare, first one is the baseline of the ratio\n"
+            "  --plugin PATH    load a backend plugin; repeatable\n"
+            "  --threads N      set the knob threads=N on every backend that has it\n"
+            "  --repeat N       timed runs per backend (default 20)\n"
+            "  --warmup N       untimed runs per backend first (default 3)\n"
+            "  --json FILE      also write the results as JSON\n");
+}
+
+int par_cmd_bench(int argc, char **argv, const char *exe)
+{
+    enum { O_MODEL = 1000, O_SUITE, O_PLUGIN, O_THREADS, O_REPEAT, O_WARMUP, O_JSON };
+    static const struct option opts[] = {
+        {"model", required_argument, NULL, O_MODEL},     {"suite", required_argument, NULL, O_SUITE},
+        {"backends", required_argument, NULL, 'b'},      {"plugin", required_argument, NULL, O_PLUGIN},
+        {"threads", required_argument, NULL, O_THREADS}, {"repeat", required_argument, NULL, O_REPEAT},
+        {"warmup", required_argument, NULL, O_WARMUP},   {"json", required_argument, NULL, O_JSON},
+        {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
+    char *plugins[PAR_MAX_PLUGINS], *paths[64];
+    char model_paths[16][1024];
+    int32_t n_plugins = 0, n_paths = 0, n_models = 0;
+    const char *blist = NULL, *suite = NULL, *json_path = NULL;
+    long threads = 0, repeat = 20, warmup = 3;
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
+        char *end = NULL;
+        switch (ch) {
+        case O_MODEL:
+            if (n_models == 16) return PAR_EXIT_USAGE;
+            snprintf(model_paths[n_models], sizeof model_paths[0], "%s/models/%s.json", par_cases_dir(), optarg);
+            paths[n_paths++] = model_paths[n_models++];
+            break;
+        case O_SUITE: suite = optarg; break;
+        case 'b': blist = optarg; break;
+        case O_PLUGIN:
+            if (n_plugins == PAR_MAX_PLUGINS) return PAR_EXIT_USAGE;
+            plugins[n_plugins++] = optarg;
+            break;
+        case O_THREADS:
+        case O_REPEAT:
+        case O_WARMUP: {
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (*end || errno || v < (ch == O_WARMUP ? 0 : 1) || v > 100000) {
+                fprintf(stderr, "parity bench: '%s' is not a valid count\n", optarg);
+                return PAR_EXIT_USAGE;
+            }
+            if (ch == O_THREADS) threads = v;
+            else if (ch == O_REPEAT) repeat = v;
+            else warmup = v;
+            break;
+        }
+        case O_JSON: json_path = optarg; break;
+        case 'h': bench_usage(stdout); return PAR_EXIT_OK;
+        default: bench_usage(stderr); return PAR_EXIT_USAGE;
+        }
+    }
+    for (int i = optind; i < argc && n_paths < 64; i++) paths[n_paths++] = argv[i];
+    if (!n_paths && !suite) suite = "models";
+
+    par_backends *bs = calloc(1, sizeof *bs);
+    if (!bs) return PAR_EXIT_INTERNAL;
+    int rc = par_cli_backends(bs, n_plugins, plugins, blist, 60);
+    if (rc || bs->n == 0) {
+        if (!rc) fprintf(stderr, "parity bench: no usable backend\n");
+        free(bs);
+        return rc ? rc : PAR_EXIT_USAGE;
+    }
+    par_selection sel = {.n_paths = n_paths, .paths = paths, .suite = suite};
+    par_case_set set;
+    par_msg msg = {{0}};
+    if ((rc = par_select_cases(&sel, &set, &msg)) != 0) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        free(bs);
+        return rc;
+    }
+    json_object *jroot = json_object_new_object(), *jcases = json_object_new_array();
+    json_object_object_add(jroot, "schema", json_object_new_string("parity.bench"));
+    json_object_object_add(jroot, "version", json_object_new_int(1));
+    json_object_object_add(jroot, "threads", json_object_new_int((int)threads));
+    json_object_object_add(jroot, "repeat", json_object_new_int((int)repeat));
+    json_object_object_add(jroot, "warmup", json_object_new_int((int)warmup));
+    int exit_code = PAR_EXIT_OK;
+    bench_be *bb = calloc((size_t)bs->n, sizeof *bb);
+    for (int32_t ci = 0; ci < set.n && bb; ci++) {
+        int owned = 0;
+        par_case *c = par_case_set_get(&set, ci, &owned, &msg);
+        if (!c) {
+            fprintf(stderr, "parity bench: %s\n", msg.text);
+            exit_code = PAR_EXIT_INTERNAL;
+            continue;
+        }
+        const par_graph_desc *g = par_graph_desc_of(c->graph);
+        void **inputs = NULL;
+        if (par_case_make_inputs(c, &inputs, &msg) != PAR_OK) {
+            fprintf(stderr, "parity bench: %s: %s\n", c->id, msg.text);
+            exit_code = PAR_EXIT_INTERNAL;
+            if (owned) par_case_destroy(c);
+            continue;
+        }
+        /* set up every backend */
+        for (int32_t b = 0; b < bs->n; b++) {
+            bench_be *x = &bb[b];
+            memset(x, 0, sizeof *x);
+            x->inst = &bs->inst[b];
+            x->verdict = "-";
+            const par_backend *be = x->inst->be;
+            par_msg m = {{0}};
+            par_set_knob_fn knob = NULL;
+            if (be->init(&x->ctx, &m) != PAR_OK) {
+                snprintf(x->note, sizeof x->note, "init: %s", m.text);
+                continue;
+            }
+            if (be->get_proc) knob = (par_set_knob_fn)be->get_proc(x->ctx, PAR_PROC_SET_KNOB);
+            int bad = 0;
+            for (int32_t k = 0; k < x->inst->n_knobs && !bad; k++)
+                if (!knob || knob(x->ctx, x->inst->knob_key[k], x->inst->knob_val[k], &m) != PAR_OK) {
+                    snprintf(x->note, sizeof x->note, "knob %s: %s", x->inst->knob_key[k], knob ? m.text : "no knobs");
+                    bad = 1;
+                }
+            if (!bad && threads > 0) {
+                char tv[32];
+                snprintf(tv, sizeof tv, "%ld", threads);
+                if (!knob || knob(x->ctx, "threads", tv, &m) != PAR_OK)
+                    snprintf(x->note, sizeof x->note, "no threads knob: runs with its default");
+            }
+            for (int32_t n = 0; n < g->n_nodes && !bad; n++)
+                if (be->supports(x->ctx, g, n, &m) != PAR_OK) {
+                    snprintf(x->note, sizeof x->note, "unsupported: node '%s' (%s): %s", g->nodes[n].name,
+                             g->nodes[n].op, m.text);
+                    bad = 1;
+                }
+            if (bad) continue;
+            x->outs = calloc((size_t)g->n_outputs, sizeof *x->outs);
+            for (int32_t k = 0; k < g->n_outputs && x->outs; k++) {
+                const par_value *v = &g->values[g->outputs[k]];
+                x->outs[k] = calloc((size_t)v->numel, par_dtype_size(v->dtype));
+            }
+            double t0 = now_ms();
+            if (be->prepare(x->ctx, g, &x->prep, &m) != PAR_OK) {
+                snprintf(x->note, sizeof x->note, "prepare: %s", m.text);
+                continue;
+            }
+            x->prepare_ms = now_ms() - t0;
+            if (be->bind(x->ctx, x->prep, (const void *const *)inputs, x->outs, &m) != PAR_OK) {
+                snprintf(x->note, sizeof x->note, "bind: %s", m.text);
+                continue;
+            }
+            x->samples = calloc((size_t)repeat, sizeof *x->samples);
+            x->ok = x->samples != NULL;
+        }
+        /* warm-up, then interleaved timed runs */
+        for (long r = 0; r < warmup + repeat; r++)
+            for (int32_t b = 0; b < bs->n; b++) {
+                bench_be *x = &bb[b];
+                if (!x->ok) continue;
+                par_msg m = {{0}};
+                double t0 = now_ms();
+                par_status st = x->inst->be->run(x->ctx, x->prep, &m);
+                double dt = now_ms() - t0;
+                if (st != PAR_OK) {
+                    snprintf(x->note, sizeof x->note, "run: %s", m.text);
+                    x->ok = 0;
+                    continue;
+                }
+                if (r >= warmup) x->samples[r - warmup] = dt;
+            }
+        /* check the last outputs against the reference */
+        par_ref_result *refs[3] = {NULL, NULL, NULL};
+        for (int32_t b = 0; b < bs->n; b++) {
+            bench_be *x = &bb[b];
+            if (!x->ok) continue;
+            unsigned a = (unsigned)x->inst->be->arith < 3 ? (unsigned)x->inst->be->arith : 0;
+            if (!refs[a]) {
+                par_prec p = par_prec_for((par_arith)a);
+                par_ref_run(g, &p, (const void *const *)inputs, &refs[a], &msg);
+            }
+            if (!refs[a]) continue;
+            int64_t bad = 0;
+            for (int32_t k = 0; k < g->n_outputs; k++) {
+                par_metrics m;
+                bad += par_oracle_compare(&refs[a]->values[g->outputs[k]], x->outs[k], &m);
+            }
+            x->verdict = bad ? "FAIL" : "PASS";
+            if (bad) exit_code = exit_code ? exit_code : PAR_EXIT_FAIL;
+        }
+        for (int k = 0; k < 3; k++) par_ref_result_destroy(refs[k]);
+
+        printf("\n%s  (%ld timed runs after %ld warm-up, interleaved%s%ld thread%s)\n", c->id, repeat, warmup,
+               threads ? ", " : "", threads ? threads : 0, threads ? (threads == 1 ? "" : "s") : "");
+        if (!threads) printf("(backends' default thread counts)\n");
+        printf("%-24s %11s %11s %9s %9s %9s %6s\n", "backend", "prepare ms", "median ms", "p10 ms", "p90 ms",
+               "ratio", "check");
+        double base = 0;
+        json_object *jc = json_object_new_object(), *jbs = json_object_new_array();
+        json_object_object_add(jc, "case", json_object_new_string(c->id));
+        for (int32_t b = 0; b < bs->n; b++) {
+            bench_be *x = &bb[b];
+            json_object *jb = json_object_new_object();
+            json_object_object_add(jb, "backend", json_object_new_string(x->inst->label));
+            if (x->ok) {
+                qsort(x->samples, (size_t)repeat, sizeof *x->samples, cmp_d);
+                double med = pct(x->samples, (int)repeat, 0.5);
+                if (b == 0 || base == 0) base = med;
+                printf("%-24s %11.3f %11.3f %9.3f %9.3f %8.2fx %6s\n", x->inst->label, x->prepare_ms, med,
+                       pct(x->samples, (int)repeat, 0.1), pct(x->samples, (int)repeat, 0.9), med / base, x->verdict);
+                json_object_object_add(jb, "prepare_ms", json_object_new_double(x->prepare_ms));
+                json_object_object_add(jb, "median_ms", json_object_new_double(med));
+                json_object_object_add(jb, "p10_ms", json_object_new_double(pct(x->samples, (int)repeat, 0.1)));
+                json_object_object_add(jb, "p90_ms", json_object_new_double(pct(x->samples, (int)repeat, 0.9)));
+                json_object_object_add(jb, "ratio", json_object_new_double(med / base));
+                json_object_object_add(jb, "check", json_object_new_string(x->verdict));
+            } else {
+                printf("%-24s %s\n", x->inst->label, x->note);
+                json_object_object_add(jb, "error", json_object_new_string(x->note));
+            }
+            if (x->note[0] && x->ok) printf("%-24s   note: %s\n", "", x->note);
+            json_object_array_add(jbs, jb);
+            const par_backend *be = x->inst->be;
+            if (x->prep) be->release(x->ctx, x->prep);
+            if (x->ctx) be->destroy(x->ctx);
+            for (int32_t k = 0; x->outs && k < g->n_outputs; k++) free(x->outs[k]);
+            free(x->outs);
+            free(x->samples);
+        }
+        json_object_object_add(jc, "backends", jbs);
+        json_object_array_add(jcases, jc);
+        par_case_free_inputs(c, inputs);
+        if (owned) par_case_destroy(c);
+    }
+    json_object_object_add(jroot, "cases", jcases);
+    if (json_path) {
+        FILE *f = fopen(json_path, "w");
+        if (!f || fputs(json_object_to_json_string_ext(jroot, JSON_C_TO_STRING_PRETTY), f) < 0 || fclose(f) != 0) {
+            fprintf(stderr, "parity bench: cannot write %s\n", json_path);
+            exit_code = PAR_EXIT_INTERNAL;
+        }
+    }
+    json_object_put(jroot);
+    free(bb);
+    par_case_set_free(&set);
+    free(bs);
+    return exit_code;
+}

@@ -1,0 +1,484 @@
+/*
+ * cli_run.c - `parity run` and `parity list`, and the backend resolution they share with bench.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "sweep.h"
+
+static void add_avail(par_backends *bs, const par_backend *be, const char *plugin)
+{
+    for (int32_t i = 0; i < bs->n_avail; i++)
+        if (strcmp(bs->avail[i]->name, be->name) == 0) return;
+    if (bs->n_avail == PAR_MAX_BACKENDS) return;
+    snprintf(bs->avail_plugin[bs->n_avail], sizeof bs->avail_plugin[0], "%s", plugin ? plugin : "");
+    bs->avail[bs->n_avail++] = be;
+}
+
+static const char *arith_name(par_arith a)
+{
+    switch (a) {
+    case PAR_ARITH_F32: return "f32";
+    case PAR_ARITH_F16_STORAGE: return "f16-storage";
+    case PAR_ARITH_F16: return "f16";
+    }
+    return "?";
+}
+
+int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const char *list, double timeout_s)
+{
+    memset(bs, 0, sizeof *bs);
+    int32_t nb = 0;
+    const par_backend *const *builtin = par_builtin_backends(&nb);
+    for (int32_t i = 0; i < nb; i++) add_avail(bs, builtin[i], NULL);
+    for (int32_t i = 0; i < n_plugins; i++) {
+        const par_backend *be = NULL;
+        par_msg msg = {{0}};
+        if (par_plugin_load(plugins[i], &be, &msg) != PAR_OK) {
+            fprintf(stderr, "parity: %s\n", msg.text);
+            return PAR_EXIT_USAGE;
+        }
+        add_avail(bs, be, plugins[i]);
+    }
+    int explicit_list = list != NULL;
+    if (!list) {
+        /* every available backend */
+        for (int32_t i = 0; i < bs->n_avail; i++) {
+            par_backend_inst *in = &bs->inst[bs->n++];
+            memset(in, 0, sizeof *in);
+            snprintf(in->label, sizeof in->label, "%s", bs->avail[i]->name);
+            in->be = bs->avail[i];
+            snprintf(in->plugin_path, sizeof in->plugin_path, "%s", bs->avail_plugin[i]);
+        }
+    } else {
+        /* split on commas outside brackets */
+        const char *p = list;
+        while (*p) {
+            char spec[512];
+            size_t k = 0;
+            int depth = 0;
+            while (*p && (depth > 0 || *p != ',')) {
+                if (*p == '[') depth++;
+                if (*p == ']') depth--;
+                if (k + 1 < sizeof spec) spec[k++] = *p;
+                p++;
+            }
+            spec[k] = 0;
+            if (*p == ',') p++;
+            if (!k) continue;
+            if (bs->n == PAR_MAX_BACKENDS) {
+                fprintf(stderr, "parity: -b: more than %d backends\n", PAR_MAX_BACKENDS);
+                return PAR_EXIT_USAGE;
+            }
+            par_backend_inst *in = &bs->inst[bs->n];
+            par_msg msg = {{0}};
+            if (par_backend_spec_parse(spec, in, &msg) != PAR_OK) {
+                fprintf(stderr, "parity: -b '%s': %s\n", spec, msg.text);
+                return PAR_EXIT_USAGE;
+            }
+            /* the backend name is the label up to '[' */
+            char name[128];
+            snprintf(name, sizeof name, "%s", in->label);
+            char *br = strchr(name, '[');
+            if (br) *br = 0;
+            for (int32_t i = 0; i < bs->n_avail; i++)
+                if (strcmp(bs->avail[i]->name, name) == 0) {
+                    in->be = bs->avail[i];
+                    snprintf(in->plugin_path, sizeof in->plugin_path, "%s", bs->avail_plugin[i]);
+                }
+            if (!in->be) {
+                fprintf(stderr, "parity: -b: no backend named '%s' (available:", name);
+                for (int32_t i = 0; i < bs->n_avail; i++) fprintf(stderr, " %s", bs->avail[i]->name);
+                fprintf(stderr, "%s)\n", bs->n_avail ? "" : " none; load plugins with --plugin PATH");
+                return PAR_EXIT_USAGE;
+            }
+            for (int32_t i = 0; i < bs->n; i++)
+                if (strcmp(bs->inst[i].label, in->label) == 0) {
+                    fprintf(stderr, "parity: -b: backend '%s' given twice\n", in->label);
+                    return PAR_EXIT_USAGE;
+                }
+            bs->n++;
+        }
+    }
+    /* probe: init (and knobs) in a child */
+    int32_t kept = 0;
+    for (int32_t i = 0; i < bs->n; i++) {
+        par_exec_probe(&bs->inst[i], timeout_s);
+        if (!bs->inst[i].usable) {
+            if (explicit_list) {
+                fprintf(stderr, "parity: backend '%s' is not usable: %s\n", bs->inst[i].label,
+                        bs->inst[i].unusable_reason);
+                return PAR_EXIT_USAGE;
+            }
+            fprintf(stderr, "parity: skipping backend '%s': %s\n", bs->inst[i].label, bs->inst[i].unusable_reason);
+            continue;
+        }
+        if (kept != i) bs->inst[kept] = bs->inst[i];
+        kept++;
+    }
+    bs->n = kept;
+    return 0;
+}
+
+/* ---- options shared by run and list cases ---------------------------------------------------------------- */
+
+enum {
+    OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
+    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_HELP
+};
+
+static const struct option run_opts[] = {
+    {"backends", required_argument, NULL, 'b'},
+    {"ops", required_argument, NULL, 'o'},
+    {"match", required_argument, NULL, 'k'},
+    {"jobs", required_argument, NULL, 'j'},
+    {"suite", required_argument, NULL, OPT_SUITE},
+    {"case", required_argument, NULL, OPT_CASE},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"repeat", required_argument, NULL, OPT_REPEAT},
+    {"warmup", required_argument, NULL, OPT_WARMUP},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"shard", required_argument, NULL, OPT_SHARD},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"plugin", required_argument, NULL, OPT_PLUGIN},
+    {"no-isolate", no_argument, NULL, OPT_NO_ISOLATE},
+    {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
+    {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: parity run [CASE-FILES-OR-FOLDERS...] [options]\n"
+            "\n"
+            "Runs every selected case on every selected backend; the reference computes each output element's value\n"
+            "and error budget, the oracle compares. Prints a summary (backend x verdict counts, the worst cases with\n"
+            "their repro commands) and writes DIR/report.json. With no case given, runs --suite default.\n"
+            "\n"
+            "selection:\n"
+            "  --suite NAME       quick (>= 1,500 generated cases), full (>= 10,000), models, default (quick+models)\n"
+            "  --case ID          one case by ID, e.g. --case 'relu(shape=[3,5])#seed=1' (the ID carries its seed)\n"
+            "  -o, --ops LIST     only cases using one of these ops (comma-separated; see 'parity list ops')\n"
+            "  -k, --match REGEX  only cases whose ID matches (POSIX extended regex)\n"
+            "  --seed N           base seed of generated cases (default 1); IDs show it as #seed=N\n"
+            "  --shard K/N        the K-th of N deterministic shares of the selected cases (1 <= K <= N)\n"
+            "backends:\n"
+            "  -b, --backends L   comma-separated specs NAME or NAME[knob=value,...], e.g. -b cpu,cpu[kernels=scalar]\n"
+            "                     (default: every built-in and loaded backend that is usable here)\n"
+            "  --plugin PATH      load a backend plugin (.so); repeatable\n"
+            "execution:\n"
+            "  --repeat N         timed runs per case (default 3); runs that differ bit-wise are FLAKY\n"
+            "  --warmup N         untimed runs first (default 1)\n"
+            "  --timeout S        time limit per case and backend, seconds (default 60): then TIMEOUT\n"
+            "  -j, --jobs N       cases in parallel (default 1)\n"
+            "  --no-isolate       run backends in this process (for a debugger; a crash ends the run)\n"
+            "output:\n"
+            "  --out DIR          write DIR/report.json (default out)\n"
+            "  --max-failures N   failures listed in the summary (default 20)\n"
+            "  --no-progress      no progress bar (there is none when stderr is not a terminal)\n"
+            "\n"
+            "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal.\n");
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *end || errno || s[0] == '-') {
+        fprintf(stderr, "parity: %s: '%s' is not a non-negative integer\n", opt, s);
+        return -1;
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+static int parse_int(const char *opt, const char *s, int lo, int hi, int32_t *out)
+{
+    uint64_t v;
+    if (parse_u64(opt, s, &v) < 0) return -1;
+    if (v < (uint64_t)lo || v > (uint64_t)hi) {
+        fprintf(stderr, "parity: %s: %s is outside %d..%d\n", opt, s, lo, hi);
+        return -1;
+    }
+    *out = (int32_t)v;
+    return 0;
+}
+
+static char *join_args(int argc, char **argv, const char *exe)
+{
+    size_t len = strlen(exe) + 8;
+    for (int i = 0; i < argc; i++) len += strlen(argv[i]) + 3;
+    char *s = malloc(len);
+    if (!s) return NULL;
+    snprintf(s, len, "%s", exe);
+    for (int i = 0; i < argc; i++) {
+        strcat(s, " ");
+        strcat(s, argv[i]);
+    }
+    return s;
+}
+
+int par_cmd_run(int argc, char **argv, const char *exe)
+{
+    par_selection sel = {0};
+    par_run_config cfg = {0};
+    char *plugins[PAR_MAX_PLUGINS];
+    int32_t n_plugins = 0;
+    const char *blist = NULL;
+    cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
+    cfg.jobs = 1;
+    cfg.out_dir = "out";
+    cfg.progress = 1;
+    cfg.max_failures_shown = 20;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "b:o:k:j:h", run_opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': blist = optarg; break;
+        case 'o': sel.ops = optarg; break;
+        case 'k': sel.id_regex = optarg; break;
+        case 'j':
+            if (parse_int("-j", optarg, 1, 256, &cfg.jobs) < 0) return PAR_EXIT_USAGE;
+            break;
+        case OPT_SUITE: sel.suite = optarg; break;
+        case OPT_CASE: sel.case_id = optarg; break;
+        case OPT_SEED:
+            if (parse_u64("--seed", optarg, &sel.seed) < 0) return PAR_EXIT_USAGE;
+            if (!sel.seed) {
+                fprintf(stderr, "parity: --seed: must be >= 1\n");
+                return PAR_EXIT_USAGE;
+            }
+            break;
+        case OPT_REPEAT:
+            if (parse_int("--repeat", optarg, 1, 100000, &cfg.exec.repeat) < 0) return PAR_EXIT_USAGE;
+            break;
+        case OPT_WARMUP:
+            if (parse_int("--warmup", optarg, 0, 100000, &cfg.exec.warmup) < 0) return PAR_EXIT_USAGE;
+            break;
+        case OPT_TIMEOUT: {
+            char *end;
+            cfg.exec.timeout_s = strtod(optarg, &end);
+            if (*end || !(cfg.exec.timeout_s > 0) || cfg.exec.timeout_s > 86400) {
+                fprintf(stderr, "parity: --timeout: '%s' is not a number of seconds in (0, 86400]\n", optarg);
+                return PAR_EXIT_USAGE;
+            }
+            break;
+        }
+        case OPT_SHARD: {
+            int k = 0, n = 0;
+            char tail;
+            if (sscanf(optarg, "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n) {
+                fprintf(stderr, "parity: --shard: '%s' is not K/N with 1 <= K <= N\n", optarg);
+                return PAR_EXIT_USAGE;
+            }
+            sel.shard_k = k;
+            sel.shard_n = n;
+            break;
+        }
+        case OPT_OUT: cfg.out_dir = optarg; break;
+        case OPT_PLUGIN:
+            if (n_plugins == PAR_MAX_PLUGINS) {
+                fprintf(stderr, "parity: more than %d plugins\n", PAR_MAX_PLUGINS);
+                return PAR_EXIT_USAGE;
+            }
+            plugins[n_plugins++] = optarg;
+            break;
+        case OPT_NO_ISOLATE: cfg.exec.isolate = 0; break;
+        case OPT_NO_PROGRESS: cfg.progress = 0; break;
+        case OPT_MAX_FAIL:
+            if (parse_int("--max-failures", optarg, 0, 1000000, &cfg.max_failures_shown) < 0) return PAR_EXIT_USAGE;
+            break;
+        case 'h': run_usage(stdout); return PAR_EXIT_OK;
+        default: run_usage(stderr); return PAR_EXIT_USAGE;
+        }
+    }
+    sel.n_paths = argc - optind;
+    sel.paths = argv + optind;
+    if (!sel.n_paths && !sel.suite && !sel.case_id) sel.suite = "default";
+
+    par_backends *bs = calloc(1, sizeof *bs);
+    if (!bs) return PAR_EXIT_INTERNAL;
+    int rc = par_cli_backends(bs, n_plugins, plugins, blist, cfg.exec.timeout_s);
+    if (rc) {
+        free(bs);
+        return rc;
+    }
+    if (bs->n == 0) {
+        fprintf(stderr, "parity: no usable backend (built-in backends: see 'parity list backends'; load a plugin "
+                        "with --plugin PATH)\n");
+        free(bs);
+        return PAR_EXIT_USAGE;
+    }
+    par_case_set set;
+    par_msg msg = {{0}};
+    rc = par_select_cases(&sel, &set, &msg);
+    if (rc) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        free(bs);
+        return rc;
+    }
+    if (set.n == 0) {
+        fprintf(stderr, "parity: no case matches the selection\n");
+        par_case_set_free(&set);
+        free(bs);
+        return PAR_EXIT_USAGE;
+    }
+    cfg.backends = bs->inst;
+    cfg.n_backends = bs->n;
+    cfg.exe = exe;
+    cfg.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    char *cmdline = join_args(argc - 1, argv + 1, "parity run");
+    cfg.command_line = cmdline ? cmdline : "parity run";
+    rc = par_run_cases(&set, &cfg);
+    free(cmdline);
+    par_case_set_free(&set);
+    free(bs);
+    return rc;
+}
+
+/* ---- list --------------------------------------------------------------------------------------------------- */
+
+static void list_usage(FILE *f)
+{
+    fprintf(f, "usage: parity list ops | backends | suites | cases [selection options of 'parity run']\n"
+               "  ops        every op with its inputs, flags and attribute schema (docs/ops.md has the semantics)\n"
+               "  backends   built-in backends and those of --plugin PATH, with whether each is usable here\n"
+               "  suites     the suites and their case counts\n"
+               "  cases      the IDs the selection gives (e.g. parity list cases --suite quick -o conv2d)\n");
+}
+
+static int list_ops(void)
+{
+    printf("%-22s %-7s %-14s %s\n", "op", "inputs", "flags", "attributes (name:type=default)");
+    for (int i = 0; i < PAR_OP_COUNT; i++) {
+        const par_op_info *op = par_op_get((par_op_id)i);
+        char ins[16], flags[32] = "";
+        if (op->in_min == op->in_max) snprintf(ins, sizeof ins, "%d", (int)op->in_min);
+        else snprintf(ins, sizeof ins, "%d-%d", (int)op->in_min, (int)op->in_max);
+        if (op->flags & PAR_OPF_EXACT) strcat(flags, "exact ");
+        if (op->flags & PAR_OPF_QUANT_OK) strcat(flags, "quant");
+        printf("%-22s %-7s %-14s %s\n", op->name, ins, flags, op->schema[0] ? op->schema : "-");
+    }
+    return PAR_EXIT_OK;
+}
+
+typedef struct count_ctx {
+    int64_t n;
+} count_ctx;
+static int count_want(void *u, int64_t i, const char *id, const char *op)
+{
+    ((count_ctx *)u)->n++;
+    return 0;
+}
+static void count_build(void *u, int64_t i, par_case *c) { par_case_destroy(c); }
+static void count_err(void *u, const char *id, const par_msg *m) {}
+
+static int list_suites(void)
+{
+    const char *suites[] = {"quick", "full"};
+    for (int i = 0; i < 2; i++) {
+        count_ctx cc = {0};
+        par_sweep_visit v = {.want = count_want, .build = count_build, .error = count_err, .user = &cc, .seed = 1};
+        par_sweep_walk(suites[i], &v);
+        printf("%-8s %6lld generated cases\n", suites[i], (long long)cc.n);
+    }
+    printf("%-8s %6s case files in %s/models\n", "models", "", par_cases_dir());
+    printf("%-8s %6s quick + models (what 'make run' runs)\n", "default", "");
+    return PAR_EXIT_OK;
+}
+
+int par_cmd_list(int argc, char **argv, const char *exe)
+{
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        list_usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? PAR_EXIT_USAGE : PAR_EXIT_OK;
+    }
+    const char *what = argv[1];
+    if (!strcmp(what, "ops")) return list_ops();
+    if (!strcmp(what, "suites")) return list_suites();
+    if (!strcmp(what, "backends")) {
+        char *plugins[PAR_MAX_PLUGINS];
+        int32_t n_plugins = 0;
+        for (int i = 2; i < argc; i++) {
+            if (!strcmp(argv[i], "--plugin") && i + 1 < argc && n_plugins < PAR_MAX_PLUGINS) plugins[n_plugins++] = argv[++i];
+            else if (!strncmp(argv[i], "--plugin=", 9) && n_plugins < PAR_MAX_PLUGINS) plugins[n_plugins++] = argv[i] + 9;
+            else {
+                fprintf(stderr, "parity list backends: unexpected '%s' (only --plugin PATH)\n", argv[i]);
+                return PAR_EXIT_USAGE;
+            }
+        }
+        par_backends *bs = calloc(1, sizeof *bs);
+        if (!bs) return PAR_EXIT_INTERNAL;
+        /* load the plugins (an empty -b list resolves nothing), then probe each backend, usable or not */
+        int rc = par_cli_backends(bs, n_plugins, plugins, "", 30);
+        if (rc) {
+            free(bs);
+            return rc;
+        }
+        printf("%-16s %-12s %-8s %-10s %s\n", "backend", "arith", "usable", "source", "description");
+        for (int32_t i = 0; i < bs->n_avail; i++) {
+            par_backend_inst in;
+            memset(&in, 0, sizeof in);
+            snprintf(in.label, sizeof in.label, "%s", bs->avail[i]->name);
+            in.be = bs->avail[i];
+            par_exec_probe(&in, 30);
+            printf("%-16s %-12s %-8s %-10s %s%s%s\n", in.label, arith_name(in.be->arith), in.usable ? "yes" : "no",
+                   bs->avail_plugin[i][0] ? "plugin" : "built-in", in.be->description ? in.be->description : "",
+                   in.usable ? "" : " -- ", in.usable ? "" : in.unusable_reason);
+        }
+        if (bs->n_avail == 0) printf("(none: this build has no built-in backend; load plugins with --plugin PATH)\n");
+        free(bs);
+        return PAR_EXIT_OK;
+    }
+    if (!strcmp(what, "cases")) {
+        par_selection sel = {0};
+        optind = 1;
+        int c;
+        while ((c = getopt_long(argc - 1, argv + 1, "b:o:k:j:h", run_opts, NULL)) != -1) {
+            switch (c) {
+            case 'o': sel.ops = optarg; break;
+            case 'k': sel.id_regex = optarg; break;
+            case OPT_SUITE: sel.suite = optarg; break;
+            case OPT_CASE: sel.case_id = optarg; break;
+            case OPT_SEED:
+                if (parse_u64("--seed", optarg, &sel.seed) < 0 || !sel.seed) return PAR_EXIT_USAGE;
+                break;
+            case OPT_SHARD: {
+                int k = 0, n = 0;
+                if (sscanf(optarg, "%d/%d", &k, &n) != 2 || n < 1 || k < 1 || k > n) {
+                    fprintf(stderr, "parity: --shard: '%s' is not K/N with 1 <= K <= N\n", optarg);
+                    return PAR_EXIT_USAGE;
+                }
+                sel.shard_k = k;
+                sel.shard_n = n;
+                break;
+            }
+            case 'h': list_usage(stdout); return PAR_EXIT_OK;
+            case '?': list_usage(stderr); return PAR_EXIT_USAGE;
+            default: break; /* execution options do not change the list */
+            }
+        }
+        sel.n_paths = argc - 1 - optind;
+        sel.paths = argv + 1 + optind;
+        if (!sel.n_paths && !sel.suite && !sel.case_id) sel.suite = "default";
+        par_case_set set;
+        par_msg msg = {{0}};
+        int rc = par_select_cases(&sel, &set, &msg);
+        if (rc) {
+            fprintf(stderr, "parity: %s\n", msg.text);
+            return rc;
+        }
+        for (int32_t i = 0; i < set.n; i++) printf("%s\t%s\t%s\n", set.cases[i].id, set.cases[i].ops, set.cases[i].origin);
+        par_case_set_free(&set);
+        return PAR_EXIT_OK;
+    }
+    fprintf(stderr, "parity list: unknown '%s'\n", what);
+    list_usage(stderr);
+    return PAR_EXIT_USAGE;
+}

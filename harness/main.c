@@ -1,0 +1,52 @@
+/*
+ * main.c - build/parity: dispatches to the subcommands (harness/cli_*.c).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "parity - cross-backend conformance and fuzz test harness for on-device ML runtimes\n"
+            "\n"
+            "usage: parity <command> [options]\n"
+            "\n"
+            "commands:\n"
+            "  run [CASES...]     run cases (files, folders, --suite, --case) on backends; summary + report.json\n"
+            "  list WHAT          list ops | backends | cases | suites\n"
+            "  show CASE          print a case (a file or a case ID)\n"
+            "  export CASE        write a case with its inputs and reference outputs inline, as JSON\n"
+            "  bench              latency per backend, side by side, for a model or a suite\n"
+            "\n"
+            "'parity <command> --help' explains a command. Exit codes: 0 all passed or unsupported, 1 a conformance\n"
+            "failure, 2 usage or input error, 3 internal error. Docs: README.md and docs/.\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *exe = argv[0];
+    if (argc < 2) {
+        usage(stderr);
+        return PAR_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return PAR_EXIT_OK;
+    }
+    if (!strcmp(cmd, "--version")) {
+        printf("parity %s (backend API %u)\n", PAR_GIT_REV, PAR_BACKEND_API_VERSION);
+        return PAR_EXIT_OK;
+    }
+    if (!strcmp(cmd, "run")) return par_cmd_run(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "list")) return par_cmd_list(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "show")) return par_cmd_show(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "export")) return par_cmd_export(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "bench")) return par_cmd_bench(argc - 1, argv + 1, exe);
+    fprintf(stderr, "parity: unknown command '%s'\n\n", cmd);
+    usage(stderr);
+    return PAR_EXIT_USAGE;
+}

@@ -1,0 +1,63 @@
+/*
+ * runner.h - selects cases (files, folders, suites, filters, shard), runs every case on every backend instance in
+ * worker processes, judges with the oracle, prints the summary and writes the report.
+ */
+#ifndef PAR_RUNNER_H
+#define PAR_RUNNER_H
+
+#include "case.h"
+#include "exec.h"
+
+typedef struct par_selection {
+    int32_t n_paths;
+    char **paths;             /* case files or folders (recursive, *.json) */
+    const char *suite;        /* "quick", "full", "models", "default" (= quick + models), or NULL */
+    const char *case_id;      /* --case: one ID (its "#seed=N" sets the seed) */
+    const char *ops;          /* -o: comma-separated op names */
+    const char *id_regex;     /* -k: POSIX extended regex on IDs */
+    uint64_t seed;            /* base seed of generated cases */
+    int32_t shard_k, shard_n; /* --shard K/N, 1 <= K <= N; 0/0 = all */
+} par_selection;
+
+/* One selected case: a loaded file case, or a suite case built on demand from its walk index. */
+typedef struct par_sel_case {
+    char id[256];
+    char origin[256];
+    char ops[256];
+    par_case *loaded;         /* file cases: loaded at selection */
+    const char *suite;        /* suite cases: the suite walked */
+    int64_t walk_index;
+} par_sel_case;
+
+typedef struct par_case_set {
+    int32_t n;
+    par_sel_case *cases;
+    uint64_t seed;
+} par_case_set;
+
+/* Resolve the selection. Returns 0, or 2 with a message for bad input (unknown suite, malformed file, no match). */
+int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg);
+void par_case_set_free(par_case_set *s);
+/* Build (or hand out) case i of the set; the caller destroys what it got when *owned is 1. */
+par_case *par_case_set_get(const par_case_set *s, int32_t i, int *owned, par_msg *msg);
+
+/* The folder with the model cases (cases/models of the source tree, the installed share/, or $PARITY_CASES_DIR). */
+const char *par_cases_dir(void);
+
+typedef struct par_run_config {
+    par_backend_inst *backends;
+    int32_t n_backends;
+    par_exec_opts exec;
+    int32_t jobs;
+    const char *out_dir;      /* report.json goes there; NULL: no report */
+    int progress;             /* progress bar (TTY only) */
+    int color;
+    int32_t max_failures_shown;
+    const char *exe;          /* for repro lines */
+    const char *command_line;
+} par_run_config;
+
+/* Run; returns the exit code (0 all passed or unsupported, 1 a conformance failure, 3 internal error). */
+int par_run_cases(const par_case_set *cases, const par_run_config *cfg);
+
+#endif

@@ -1,0 +1,376 @@
+/*
+ * activation.c - shape inference and float64 reference kernels of the pointwise activations: relu, relu6, hardtanh,
+ * clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu, with the error budget of every output
+ * element (docs/budgets/elementwise.md derives each one).
+ *
+ * Kernels are one loop over the elements and read like docs/ops.md. They see float tensors only (the interpreter
+ * dequantizes quantized operands around them); they must not allocate nor read anything but their inputs.
+ *
+ * Budget conventions (x: the reference input, e: its budget, u / u_s: arithmetic / storage unit roundoff,
+ * fn = fn_ulps * u): a backend holds some x' in [x - e, x + e]; the propagated part is sup|f'| over that interval
+ * times e (or a Lipschitz constant of f); own roundings are bounded by u times the magnitude of each intermediate,
+ * evaluated on the held operands (|x| + e, |y| + p); storage adds u_s (|y| + p + own). Where f is constant on the
+ * whole interval (the flat parts of the hard activations) the result is exact and the budget is 0.
+ */
+#include "reference.h"
+
+#include "../harness/graph.h"
+
+#include <math.h>
+
+typedef enum act_op {
+    ACT_CLAMP, /* relu, relu6, hardtanh and clamp: min(max(x, lo), hi) */
+    ACT_LEAKY,
+    ACT_SIGMOID,
+    ACT_TANH,
+    ACT_HARDSIGMOID,
+    ACT_HARDSWISH,
+    ACT_ELU,
+} act_op;
+
+typedef struct act_params {
+    act_op op;
+    const char *name;
+    double a, b; /* clamp: lo, hi; leaky: negative slope; elu: alpha */
+} act_params;
+
+static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
+
+/* Underflow of a result that is tiny while its inputs are not (sigmoid of a large negative x, the exp terms of
+ * softmax): IEEE gradual underflow errs by at most half the smallest subnormal, and a backend that flushes
+ * subnormals to zero by at most the smallest normal number of the format. The allowance is that smallest normal
+ * (2^-126 for f32, 2^-14 for f16) of the coarser of the two formats; 0 for the ideal real result (u = 0). */
+static double underflow_abs(const par_prec *p)
+{
+    if (p->u == 0 && p->u_store == 0) return 0;
+    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
+}
+
+static double finish(double y, double p, double own, const par_prec *pr)
+{
+    double t = p + own + pr->u_store * (fabs(y) + p + own);
+    return (isfinite(y) && t == t) ? t : INFINITY;
+}
+
+/* Whether b is exactly representable in the binary format of unit roundoff u (2^-24: f32, 2^-11: f16): its
+ * significand fits in -log2(u) bits and it is a normal number of that format. */
+static int exact_in(double b, double u)
+{
+    if (b == 0 || isinf(b) || u == 0) return 1;
+    int ex;
+    double m = frexp(fabs(b), &ex); /* |b| = m 2^ex, m in [0.5, 1) */
+    int bits = (int)lround(-log2(u));
+    int min_ex = bits <= 11 ? -13 : -125, max_ex = bits <= 11 ? 16 : 128;
+    double scaled = ldexp(m, bits);
+    return scaled == floor(scaled) && ex >= min_ex && ex <= max_ex;
+}
+
+/* Rounding of a constant (a clamp bound, a fill value) to the backend's arithmetic and storage formats: 0 when
+ * both hold it exactly (0, infinities, 0.5, 6, ...), else one rounding in each format that does not. */
+static double const_rounding(double b, const par_prec *pr)
+{
+    return ((exact_in(b, pr->u) ? 0 : pr->u) + (exact_in(b, pr->u_store) ? 0 : pr->u_store)) * fabs(b);
+}
+
+/* sup of |f'| for f = sigmoid (g(t) = s(t)(1 - s(t))) or tanh (1 - tanh^2) over [x - e, x + e]: both derivatives
+ * are even and decreasing in |t|, so the sup is at the point of the interval closest to 0. */
+static double closest_to_zero(double x, double e)
+{
+    if (x - e <= 0 && x + e >= 0) return 0;
+    return fmin(fabs(x - e), fabs(x + e));
+}
+
+static double sigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + exp(-x)) : exp(x) / (1.0 + exp(x)); }
+
+/* Hardswish's derivative magnitude sup over [lo, hi]: 0 below -3, (2t + 3)/6 on [-3, 3], 1 above 3. */
+static double hardswish_dsup(double lo, double hi)
+{
+    double s = 0;
+    if (hi > 3) s = 1;
+    double a = fmax(lo, -3), b = fmin(hi, 3);
+    if (a <= b) s = fmax(s, fmax(fabs(2 * a + 3), fabs(2 * b + 3)) / 6);
+    return s;
+}
+
+static void act_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
+{
+    const double u = pr->u, fn = pr->fn_ulps * pr->u;
+    double y = 0, p = 0, own = 0;
+    /* A margin beyond which the flat parts of hardsigmoid / hardswish are certain even after the backend's own
+     * roundings of x + 3 or x / 6 + 1/2 (a few u relative, 16 u is generous). */
+    const double flat_margin = 16 * u * (fabs(x) + 3);
+    switch (ap->op) {
+    case ACT_CLAMP: {
+        double lo = ap->a, hi = ap->b;
+        y = x < lo ? lo : x;
+        y = y > hi ? hi : y;
+        /* Exact selection, 1-Lipschitz; a bound the backend may select contributes its own rounding. */
+        double r = 0;
+        if (x - e <= lo + const_rounding(lo, pr)) r = fmax(r, const_rounding(lo, pr));
+        if (x + e >= hi - const_rounding(hi, pr)) r = fmax(r, const_rounding(hi, pr));
+        *yo = y;
+        *eo = e + r == e + r ? e + r : INFINITY;
+        return;
+    }
+    case ACT_LEAKY: {
+        double s = ap->a;
+        y = x >= 0 ? x : s * x;
+        if (x - e >= 0) { /* positive branch for every held x': a copy */
+            *yo = y;
+            *eo = e;
+            return;
+        }
+        p = fmax(1.0, fabs(s)) * e; /* Lipschitz constant of the two-branch function */
+        own = 2 * u * (fabs(y) + p); /* slope rounded to the arithmetic format, then one multiply */
+        break;
+    }
+    case ACT_SIGMOID: {
+        y = sigmoid(x);
+        double t = closest_to_zero(x, e);
+        double st = sigmoid(t);
+        p = st * (1 - st) * e;
+        /* exp (fn), 1 + exp(-x) (u), the division (u): relative errors that stay relative through 1/(1 + E). */
+        own = (fn + 2 * u) * (fabs(y) + p) + underflow_abs(pr);
+        break;
+    }
+    case ACT_TANH: {
+        y = tanh(x);
+        double tt = tanh(closest_to_zero(x, e));
+        p = (1 - tt * tt) * e;
+        own = fn * (fabs(y) + p);
+        break;
+    }
+    case ACT_HARDSIGMOID: {
+        y = fmin(fmax(x + 3, 0), 6) / 6;
+        if (x + e < -3 - flat_margin || x - e > 3 + flat_margin) { /* flat: exactly 0 or 1 */
+            *yo = y;
+            *eo = 0;
+            return;
+        }
+        p = e / 6;
+        double xa = fabs(x) + e, ya = fabs(y) + p;
+        /* (a) relu6(x + 3) / 6 or * (1/6): u|x + 3| / 6 from the add, 2u|y| from the scaling;
+         * (b) clamp(x * (1/6) + 1/2, 0, 1): 2u|x| / 6 from 1/6 and the multiply, u|y| from the add. */
+        double own_a = u * (xa + 3) / 6 + 2 * u * ya;
+        double own_b = 2 * u * xa / 6 + u * ya;
+        own = fmax(own_a, own_b);
+        break;
+    }
+    case ACT_HARDSWISH: {
+        y = x * fmin(fmax(x + 3, 0), 6) / 6;
+        if (x + e < -3 - flat_margin) { /* x * 0 */
+            *yo = y;
+            *eo = 0;
+            return;
+        }
+        p = hardswish_dsup(x - e, x + e) * e;
+        double xa = fabs(x) + e, ya = fabs(y) + p;
+        if (x - e > 3 + flat_margin) {
+            /* (a) x * 6 then / 6 or * (1/6): three roundings of magnitude |y|; (b) x * 1 is exact. */
+            own = 3 * u * ya;
+        } else {
+            /* (a) x * relu6(x + 3) / 6: the add's u|x + 3| scaled by |x| / 6, the multiply (magnitude 6|y|, then
+             *     / 6), the scaling by 1/6 (2u|y|);
+             * (b) x * clamp(x * (1/6) + 1/2, 0, 1): (2u|x| / 6 + u * 1) scaled by |x|, the final multiply u|y|. */
+            double own_a = u * xa * (xa + 3) / 6 + 3 * u * ya;
+            double own_b = u * xa * (xa / 3 + 1) + u * ya;
+            own = fmax(own_a, own_b);
+        }
+        break;
+    }
+    case ACT_ELU: {
+        double alpha = ap->a, aa = fabs(alpha);
+        y = x > 0 ? x : alpha * expm1(x);
+        if (x - e > 0) { /* positive branch for every held x' */
+            *yo = y;
+            *eo = e;
+            return;
+        }
+        /* Negative side for x' in [x - e, min(x + e, 0)]: exp(x') <= exp(min(x + e, 0)) =: E,
+         * |exp(x') - 1| <= 1 - exp(x - e) =: D. */
+        double ehi = exp(fmin(x + e, 0)), d = -expm1(x - e);
+        double dsup = aa * ehi;
+        if (x + e > 0) dsup = fmax(dsup, 1.0);
+        p = dsup * e;
+        /* (a) alpha * (exp(x) - 1): exp's fn * E, the subtraction's u * D (cancellation near 0 is real);
+         * (b) alpha * expm1(x): fn * D. Both then alpha rounded to the format and one multiply: 2u|alpha| D. */
+        own = fmax(aa * (fn * ehi + u * d), fn * aa * d) + 2 * u * aa * d;
+        break;
+    }
+    }
+    *yo = y;
+    *eo = finish(y, p, own, pr);
+}
+
+static par_status unary(const par_ref_ctx *c, const act_params *ap, const par_rt *const *in, par_rt *const *out,
+                        par_msg *msg)
+{
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", ap->name);
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    if (!is_float(x->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", ap->name,
+                        par_dtype_name(x->dtype));
+    if (x->numel != y->numel)
+        return par_msgf(msg, PAR_ERROR, "%s: output has %lld elements, input %lld", ap->name, (long long)y->numel,
+                        (long long)x->numel);
+    for (int64_t i = 0; i < x->numel; i++) act_elem(ap, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
+    return PAR_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------- */
+
+par_status par_infer_same(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    /* Semantic checks of the attributes this inference serves (softmax axis, clamp bounds). */
+    if (par_node_attr(n, "axis") && par_axis_norm(par_attr_int(n, "axis", -1), x->rank) < 0)
+        return par_msgf(msg, PAR_ERROR, "attribute 'axis': %lld is out of range for input 0 (x) of rank %d",
+                        (long long)par_attr_int(n, "axis", -1), (int)x->rank);
+    static const char *const pairs[2][2] = {{"min_val", "max_val"}, {"min", "max"}};
+    for (int k = 0; k < 2; k++) {
+        if (!par_node_attr(n, pairs[k][0])) continue;
+        double lo = par_attr_float(n, pairs[k][0], -INFINITY), hi = par_attr_float(n, pairs[k][1], INFINITY);
+        if (lo != lo || hi != hi)
+            return par_msgf(msg, PAR_ERROR, "attribute '%s': NaN bound", lo != lo ? pairs[k][0] : pairs[k][1]);
+        if (lo > hi)
+            return par_msgf(msg, PAR_ERROR, "attribute '%s': %g is greater than '%s' %g", pairs[k][0], lo,
+                            pairs[k][1], hi);
+    }
+    static const char *const finite_attrs[] = {"negative_slope", "alpha"};
+    for (int k = 0; k < 2; k++)
+        if (par_node_attr(n, finite_attrs[k]) && !isfinite(par_attr_float(n, finite_attrs[k], 0)))
+            return par_msgf(msg, PAR_ERROR, "attribute '%s': must be finite", finite_attrs[k]);
+    outs[0].rank = x->rank;
+    for (int32_t i = 0; i < x->rank; i++) outs[0].dims[i] = x->dims[i];
+    outs[0].numel = x->numel;
+    return PAR_OK;
+}
+
+par_status par_infer_prelu(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    const par_value *s = par_node_input(g, n, 1);
+    if (!x || !s) return par_msgf(msg, PAR_ERROR, "inputs 0 (x) and 1 (slope) are required");
+    if (s->dtype != x->dtype)
+        return par_msgf(msg, PAR_ERROR, "input 1 (slope): dtype %s differs from input 0 (x) dtype %s",
+                        par_dtype_name(s->dtype), par_dtype_name(x->dtype));
+    char ss[96];
+    par_shape_format(s->rank, s->dims, ss, sizeof ss);
+    if (s->rank != 1)
+        return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s, expected [1] or [C] (rank 1)", ss);
+    if (s->dims[0] != 1) {
+        if (x->rank < 2)
+            return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s needs input 0 (x) of rank >= 2 (has %d)", ss,
+                            (int)x->rank);
+        if (s->dims[0] != x->dims[1])
+            return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s, expected [1] or [%lld] (channels of x)", ss,
+                            (long long)x->dims[1]);
+    }
+    outs[0].rank = x->rank;
+    for (int32_t i = 0; i < x->rank; i++) outs[0].dims[i] = x->dims[i];
+    outs[0].numel = x->numel;
+    return PAR_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------- */
+
+static par_status clamp_kernel(const par_ref_ctx *c, const char *name, double lo, double hi, const par_rt *const *in,
+                               par_rt *const *out, par_msg *msg)
+{
+    if (!(lo <= hi)) return par_msgf(msg, PAR_ERROR, "%s: lower bound %g above upper bound %g", name, lo, hi);
+    act_params ap = {ACT_CLAMP, name, lo, hi};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_relu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return clamp_kernel(c, "relu", 0, INFINITY, in, out, msg);
+}
+
+par_status par_ref_relu6(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return clamp_kernel(c, "relu6", 0, 6, in, out, msg);
+}
+
+par_status par_ref_hardtanh(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return clamp_kernel(c, "hardtanh", par_attr_float(c->n, "min_val", -1), par_attr_float(c->n, "max_val", 1), in,
+                        out, msg);
+}
+
+par_status par_ref_clamp(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return clamp_kernel(c, "clamp", par_attr_float(c->n, "min", -INFINITY), par_attr_float(c->n, "max", INFINITY), in,
+                        out, msg);
+}
+
+par_status par_ref_leaky_relu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_LEAKY, "leaky_relu", par_attr_float(c->n, "negative_slope", 0.01), 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_sigmoid(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_SIGMOID, "sigmoid", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_tanh(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_TANH, "tanh", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_hardsigmoid(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_HARDSIGMOID, "hardsigmoid", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_hardswish(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_HARDSWISH, "hardswish", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_elu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_ELU, "elu", par_attr_float(c->n, "alpha", 1.0), 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+/* prelu: x >= 0 ? x : slope[c] * x with c the channel (dims[1]) of the element, or slope[0] for a [1] slope.
+ * Writing f(x', s') - f(x, s) = [f(x', s') - f(x', s)] + [f(x', s) - f(x, s)]: the first is nonzero only on the
+ * negative side, |s' - s||x'| <= e_s (|x| + e); the second is max(1, |s|) e (Lipschitz). One multiply: u|y'|. */
+par_status par_ref_prelu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    if (!in[0] || !in[1] || !out[0]) return par_msgf(msg, PAR_ERROR, "prelu: inputs 0 (x) and 1 (slope) are required");
+    const par_rt *x = in[0], *s = in[1];
+    par_rt *y = out[0];
+    if (!is_float(x->dtype) || !is_float(s->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "prelu: dtypes %s, %s reached the float kernel (only f32, f16, f64)",
+                        par_dtype_name(x->dtype), par_dtype_name(s->dtype));
+    int64_t channels = s->numel;
+    if (y->numel != x->numel || (channels != 1 && (x->rank < 2 || x->dims[1] != channels)))
+        return par_msgf(msg, PAR_ERROR, "prelu: input 1 (slope) has %lld elements, x's shape does not match",
+                        (long long)channels);
+    int64_t inner = 1;
+    for (int32_t i = 2; i < x->rank; i++) inner *= x->dims[i];
+    const par_prec *pr = &c->prec;
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t ch = channels == 1 ? 0 : (i / inner) % channels;
+        double xv = x->v[i], ex = x->e[i], sv = s->v[ch], es = s->e[ch];
+        double v = xv >= 0 ? xv : sv * xv;
+        y->v[i] = v;
+        if (xv - ex >= 0) {
+            y->e[i] = ex;
+            continue;
+        }
+        double p = fmax(1.0, fabs(sv)) * ex + es * (fabs(xv) + ex);
+        y->e[i] = finish(v, p, pr->u * (fabs(v) + p), pr);
+    }
+    return PAR_OK;
+}

@@ -1,0 +1,150 @@
+/*
+ * elementwise.c - shape inference (numpy broadcasting) and float64 reference kernels of add, sub, mul and div, with
+ * the error budget of every output element (docs/budgets/elementwise.md).
+ *
+ * The kernels are one plain loop over the output, mapping each output index to its two broadcast input elements.
+ * They see float tensors only (the interpreter dequantizes quantized operands around them); they must not allocate
+ * memory that outlives the call nor read anything but their inputs.
+ *
+ * Budgets (u: arithmetic unit roundoff, u_s: storage unit roundoff, ea, eb: the inputs' budgets; a backend holds
+ * operands a' = a + da, b' = b + db with |da| <= ea, |db| <= eb):
+ *   add/sub  p = ea + eb                               (exact propagation of the perturbation)
+ *   mul      p = |b| ea + |a| eb + ea eb               (a'b' - ab, exactly)
+ *   div      p = ea / (|b| - eb) + |a| eb / (|b| (|b| - eb))   (a'/b' - a/b over the whole interval; +inf when
+ *            the interval of b contains 0)
+ *   own      u (|y| + p)                               (one correctly rounded IEEE operation on the held operands,
+ *                                                       whose exact result is within p of y)
+ *   storage  u_s (|y| + p + own)
+ */
+#include "reference.h"
+
+#include "../harness/graph.h"
+
+#include <math.h>
+
+typedef enum bin_op { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV } bin_op;
+
+static const char *const bin_names[] = {"add", "sub", "mul", "div"};
+
+static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
+
+par_status par_infer_broadcast(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *a = par_node_input(g, n, 0);
+    const par_value *b = par_node_input(g, n, 1);
+    if (!a || !b) return par_msgf(msg, PAR_ERROR, "inputs 0 (a) and 1 (b) are required");
+    if (a->dtype != b->dtype)
+        return par_msgf(msg, PAR_ERROR, "input 1 (b): dtype %s differs from input 0 (a) dtype %s",
+                        par_dtype_name(b->dtype), par_dtype_name(a->dtype));
+    int32_t rank = a->rank > b->rank ? a->rank : b->rank;
+    for (int32_t k = 0; k < rank; k++) {
+        /* k counts from the last dimension; a missing leading dimension acts as 1. */
+        int32_t ia = a->rank - 1 - k, ib = b->rank - 1 - k;
+        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
+        if (da != db && da != 1 && db != 1) {
+            char sa[96], sb[96];
+            par_shape_format(a->rank, a->dims, sa, sizeof sa);
+            par_shape_format(b->rank, b->dims, sb, sizeof sb);
+            return par_msgf(msg, PAR_ERROR,
+                            "input 1 (b): shape %s does not broadcast with input 0 (a) shape %s: output dimension %d "
+                            "has sizes %lld and %lld",
+                            sb, sa, (int)(rank - 1 - k), (long long)db, (long long)da);
+        }
+        outs[0].dims[rank - 1 - k] = da > db ? da : db;
+    }
+    outs[0].rank = rank;
+    outs[0].numel = par_shape_numel(rank, outs[0].dims);
+    return PAR_OK;
+}
+
+/* Strides of input t laid against an output of rank `rank`: 0 along broadcast (size-1 or missing) dimensions. */
+static par_status broadcast_strides(const par_rt *t, const par_rt *y, int64_t *st, const char *what, par_msg *msg)
+{
+    int64_t s = 1;
+    for (int32_t k = 0; k < y->rank; k++) st[k] = 0;
+    if (t->rank > y->rank) return par_msgf(msg, PAR_ERROR, "%s: rank %d exceeds the output's %d", what, (int)t->rank,
+                                           (int)y->rank);
+    for (int32_t i = t->rank - 1; i >= 0; i--) {
+        int32_t k = y->rank - t->rank + i;
+        if (t->dims[i] != 1 && t->dims[i] != y->dims[k])
+            return par_msgf(msg, PAR_ERROR, "%s: dimension %d is %lld, does not broadcast to the output's %lld", what,
+                            (int)i, (long long)t->dims[i], (long long)y->dims[k]);
+        st[k] = t->dims[i] == 1 ? 0 : s;
+        s *= t->dims[i];
+    }
+    return PAR_OK;
+}
+
+/* Value and budget of one output element from its two operands. */
+static void bin_elem(bin_op op, double a, double ea, double b, double eb, const par_prec *pr, double *y, double *e)
+{
+    double v, p;
+    switch (op) {
+    case BIN_ADD: v = a + b; p = ea + eb; break;
+    case BIN_SUB: v = a - b; p = ea + eb; break;
+    case BIN_MUL: v = a * b; p = fabs(b) * ea + fabs(a) * eb + ea * eb; break;
+    case BIN_DIV:
+    default: {
+        v = a / b;
+        double lo = fabs(b) - eb; /* the smallest |b'| a backend may hold */
+        p = lo > 0 ? ea / lo + fabs(a) * eb / (fabs(b) * lo) : INFINITY;
+        break;
+    }
+    }
+    double own = pr->u * (fabs(v) + p);
+    double tot = p + own + pr->u_store * (fabs(v) + p + own);
+    *y = v;
+    *e = (isfinite(v) && tot == tot) ? tot : INFINITY;
+}
+
+static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    if (!in[0] || !in[1] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: inputs 0 (a) and 1 (b) are required",
+                                                     bin_names[op]);
+    const par_rt *a = in[0], *b = in[1];
+    par_rt *y = out[0];
+    if (!is_float(a->dtype) || !is_float(b->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtypes %s, %s reached the float kernel (only f32, f16, f64)",
+                        bin_names[op], par_dtype_name(a->dtype), par_dtype_name(b->dtype));
+    int64_t sa[PAR_MAX_RANK], sb[PAR_MAX_RANK];
+    par_status st;
+    if ((st = broadcast_strides(a, y, sa, "input 0 (a)", msg)) != PAR_OK) return st;
+    if ((st = broadcast_strides(b, y, sb, "input 1 (b)", msg)) != PAR_OK) return st;
+
+    int64_t idx[PAR_MAX_RANK] = {0};
+    int64_t oa = 0, ob = 0;
+    for (int64_t i = 0; i < y->numel; i++) {
+        bin_elem(op, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i]);
+        /* Advance the row-major output index and the two input offsets. */
+        for (int32_t k = y->rank - 1; k >= 0; k--) {
+            idx[k]++;
+            oa += sa[k];
+            ob += sb[k];
+            if (idx[k] < y->dims[k]) break;
+            oa -= sa[k] * idx[k];
+            ob -= sb[k] * idx[k];
+            idx[k] = 0;
+        }
+    }
+    return PAR_OK;
+}
+
+par_status par_ref_add(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return binary(c, BIN_ADD, in, out, msg);
+}
+
+par_status par_ref_sub(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return binary(c, BIN_SUB, in, out, msg);
+}
+
+par_status par_ref_mul(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return binary(c, BIN_MUL, in, out, msg);
+}
+
+par_status par_ref_div(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return binary(c, BIN_DIV, in, out, msg);
+}

@@ -1,0 +1,461 @@
+/*
+ * pool.c - shape inference and float64 reference kernels of max_pool2d, avg_pool2d, adaptive_avg_pool2d,
+ * global_avg_pool2d and mean (docs/ops.md, PyTorch semantics), with the error budget of every output element
+ * (docs/budgets/conv-pool.md).
+ *
+ * Plain loops over the definition. The kernels see float tensors only (quantized operands are dequantized around
+ * them by the interpreter) and must not allocate memory that outlives the call.
+ *
+ * Budgets:
+ *   max_pool2d is a selection: no rounding. Its budget is the largest budget among the elements of the window that
+ *   a backend could select, i.e. those with v + e >= max_i (v_i - e_i) (the backend's max is at least that).
+ *   With exact inputs this is 0.
+ *   Averages (avg_pool2d, adaptive, global, mean) y = (sum_{i<k} x_i) / d, k real elements, divisor d:
+ *     rounding   par_gamma(k + 1, u) * sum (|x_i| + e(x_i)) / d   (k-1 additions, then the scaling: a division,
+ *                or a rounded reciprocal and a multiply, at most two roundings)
+ *     propagated sum e(x_i) / d
+ *     storage    u_store * (|y| + rounding + propagated)
+ */
+#include "reference.h"
+
+#include <math.h>
+
+#define DIM_LIMIT 2147483647LL
+
+static par_status check_float(const par_rt *t, const char *what, par_msg *msg)
+{
+    if (t->dtype == PAR_DTYPE_F32 || t->dtype == PAR_DTYPE_F16 || t->dtype == PAR_DTYPE_F64) return PAR_OK;
+    return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", what,
+                    par_dtype_name(t->dtype));
+}
+
+static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    par_status st;
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    if ((st = check_float(in[0], "input 0 (x)", msg)) != PAR_OK) return st;
+    return check_float(out[0], "output 0", msg);
+}
+
+static int64_t floor_div(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b)
+{
+    return -floor_div(-a, b);
+}
+
+static par_status read_pair(const par_node *n, const char *name, int64_t lo, int64_t *a, int64_t *b, par_msg *msg)
+{
+    int64_t v[2];
+    for (int32_t i = 0; i < 2; i++) {
+        v[i] = par_attr_ints_at(n, name, i, lo);
+        if (v[i] < lo || v[i] > DIM_LIMIT)
+            return par_msgf(msg, PAR_ERROR, "attribute '%s': element %d is %lld, must be in [%lld, %lld]", name,
+                            (int)i, (long long)v[i], (long long)lo, (long long)DIM_LIMIT);
+    }
+    *a = v[0];
+    *b = v[1];
+    return PAR_OK;
+}
+
+static par_status read_flag(const par_node *n, const char *name, int *flag, par_msg *msg)
+{
+    int64_t v = par_attr_int(n, name, 0);
+    if (v != 0 && v != 1)
+        return par_msgf(msg, PAR_ERROR, "attribute '%s': %lld, must be 0 or 1", name, (long long)v);
+    *flag = (int)v;
+    return PAR_OK;
+}
+
+/* Average of k terms with divisor d: value and budget from the sum, the magnitude sum (|x| + e(x)) and the
+ * propagated sum e(x). */
+static void avg_finish(double sum, double mag, double prop, int64_t k, double d, const par_prec *p, double *v,
+                       double *e)
+{
+    double val = sum / d;
+    double pre = par_gamma(k + 1, p->u) * mag / d + prop / d;
+    *v = val;
+    *e = pre + p->u_store * (fabs(val) + pre);
+}
+
+/* ---- max_pool2d and avg_pool2d ------------------------------------------------------------------------------- */
+
+typedef struct pool_geom {
+    int64_t n, c, h, w;
+    int64_t kh, kw, sh, sw, dh, dw;
+    int64_t pt, pl, pb, pr;
+    int64_t oh, ow;
+    int ceil_mode, count_include_pad;
+} pool_geom;
+
+/* PyTorch's pooling_output_shape_pad_lr: with ceil_mode, a last window that would start in the end padding
+ * (start >= in + pad_begin) is dropped. */
+static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode)
+{
+    int64_t num = in + p0 + p1 - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t o = floor_div(num, s) + 1;
+    if (ceil_mode && o >= 1 && (o - 1) * s >= in + p0) o--;
+    return o;
+}
+
+/* Does every window along one dimension hold at least one in-image position? Returns the first window that does
+ * not, or -1. */
+static int64_t empty_window(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t p0)
+{
+    for (int64_t o = 0; o < out; o++) {
+        int64_t start = o * s - p0, hit = 0;
+        for (int64_t i = 0; i < k && !hit; i++) hit = start + i * d >= 0 && start + i * d < in;
+        if (!hit) return o;
+    }
+    return -1;
+}
+
+static par_status pool_geom_of(const par_node *n, int32_t xr, const int64_t *xd, int dilated, int avg, pool_geom *q,
+                               par_msg *msg)
+{
+    par_status st;
+    if (xr != 4) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected 4", (int)xr);
+    q->n = xd[0]; q->c = xd[1]; q->h = xd[2]; q->w = xd[3];
+    if ((st = read_pair(n, "kernel", 1, &q->kh, &q->kw, msg)) != PAR_OK) return st;
+    if ((st = read_pair(n, "stride", 1, &q->sh, &q->sw, msg)) != PAR_OK) return st;
+    q->dh = q->dw = 1;
+    if (dilated && (st = read_pair(n, "dilation", 1, &q->dh, &q->dw, msg)) != PAR_OK) return st;
+    if ((st = read_flag(n, "ceil_mode", &q->ceil_mode, msg)) != PAR_OK) return st;
+    q->count_include_pad = 0;
+    if (avg && (st = read_flag(n, "count_include_pad", &q->count_include_pad, msg)) != PAR_OK) return st;
+    int64_t p[4];
+    for (int32_t i = 0; i < 4; i++) {
+        /* PyTorch: padding at most half the (dilated) kernel extent, so padding alone never fills a window. */
+        int64_t ext = (i % 2 == 0) ? q->dh * (q->kh - 1) + 1 : q->dw * (q->kw - 1) + 1;
+        p[i] = par_attr_ints_at(n, "padding", i, 0);
+        if (p[i] < 0 || p[i] > ext / 2)
+            return par_msgf(msg, PAR_ERROR, "attribute 'padding': element %d is %lld, must be in [0, %lld] (half the "
+                            "kernel extent %lld)", (int)i, (long long)p[i], (long long)(ext / 2), (long long)ext);
+    }
+    q->pt = p[0]; q->pl = p[1]; q->pb = p[2]; q->pr = p[3];
+    q->oh = pool_out(q->h, q->kh, q->sh, q->dh, q->pt, q->pb, q->ceil_mode);
+    q->ow = pool_out(q->w, q->kw, q->sw, q->dw, q->pl, q->pr, q->ceil_mode);
+    if (q->oh < 1)
+        return par_msgf(msg, PAR_ERROR, "attribute 'kernel': output height %lld < 1 (input height %lld + padding "
+                        "%lld+%lld is smaller than the kernel extent %lld)", (long long)q->oh, (long long)q->h,
+                        (long long)q->pt, (long long)q->pb, (long long)(q->dh * (q->kh - 1) + 1));
+    if (q->ow < 1)
+        return par_msgf(msg, PAR_ERROR, "attribute 'kernel': output width %lld < 1 (input width %lld + padding "
+                        "%lld+%lld is smaller than the kernel extent %lld)", (long long)q->ow, (long long)q->w,
+                        (long long)q->pl, (long long)q->pr, (long long)(q->dw * (q->kw - 1) + 1));
+    /* With dilation a window may skip over the whole image (PyTorch would output -inf): refuse such cases. */
+    int64_t eh = empty_window(q->h, q->oh, q->kh, q->sh, q->dh, q->pt);
+    int64_t ew = empty_window(q->w, q->ow, q->kw, q->sw, q->dw, q->pl);
+    if (eh >= 0 || ew >= 0)
+        return par_msgf(msg, PAR_ERROR, "attribute 'dilation': the window of output %s %lld holds no input element",
+                        eh >= 0 ? "row" : "column", (long long)(eh >= 0 ? eh : ew));
+    return PAR_OK;
+}
+
+static void pool_shape(const pool_geom *q, int32_t *rank, int64_t *dims)
+{
+    *rank = 4;
+    dims[0] = q->n;
+    dims[1] = q->c;
+    dims[2] = q->oh;
+    dims[3] = q->ow;
+}
+
+static int shape_is(const par_rt *t, int32_t rank, const int64_t *dims)
+{
+    if (t->rank != rank) return 0;
+    for (int32_t i = 0; i < rank; i++)
+        if (t->dims[i] != dims[i]) return 0;
+    return 1;
+}
+
+par_status par_infer_max_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    pool_geom q;
+    par_status st = pool_geom_of(n, x->rank, x->dims, 1, 0, &q, msg);
+    if (st == PAR_OK) pool_shape(&q, &outs[0].rank, outs[0].dims);
+    return st;
+}
+
+par_status par_infer_avg_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    pool_geom q;
+    par_status st = pool_geom_of(n, x->rank, x->dims, 0, 1, &q, msg);
+    if (st == PAR_OK) pool_shape(&q, &outs[0].rank, outs[0].dims);
+    return st;
+}
+
+static par_status pool_kernel_geom(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, int dilated,
+                                   int avg, pool_geom *q, par_msg *msg)
+{
+    par_status st = check_io(in, out, msg);
+    if (st != PAR_OK) return st;
+    if ((st = pool_geom_of(c->n, in[0]->rank, in[0]->dims, dilated, avg, q, msg)) != PAR_OK) return st;
+    int32_t r;
+    int64_t d[4];
+    pool_shape(q, &r, d);
+    if (!shape_is(out[0], r, d)) return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
+    return PAR_OK;
+}
+
+par_status par_ref_max_pool2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    pool_geom q;
+    par_status st = pool_kernel_geom(c, in, out, 1, 0, &q, msg);
+    if (st != PAR_OK) return st;
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    for (int64_t nc = 0; nc < q.n * q.c; nc++)
+        for (int64_t oh = 0; oh < q.oh; oh++)
+            for (int64_t ow = 0; ow < q.ow; ow++) {
+                /* Pass 1: the max (padding is -inf and never wins; NaN propagates, as PyTorch) and the lower bound
+                 * of what a backend's max can be. */
+                double m = -INFINITY, lower = -INFINITY;
+                int64_t found = 0;
+                for (int64_t kh = 0; kh < q.kh; kh++) {
+                    int64_t ih = oh * q.sh - q.pt + kh * q.dh;
+                    if (ih < 0 || ih >= q.h) continue;
+                    for (int64_t kw = 0; kw < q.kw; kw++) {
+                        int64_t iw = ow * q.sw - q.pl + kw * q.dw;
+                        if (iw < 0 || iw >= q.w) continue;
+                        int64_t xi = (nc * q.h + ih) * q.w + iw;
+                        double v = x->v[xi];
+                        if (v > m || isnan(v)) m = isnan(m) ? m : v;
+                        if (v - x->e[xi] > lower) lower = v - x->e[xi];
+                        found++;
+                    }
+                }
+                if (!found) return par_msgf(msg, PAR_ERROR, "window of output (%lld, %lld) holds no input element",
+                                            (long long)oh, (long long)ow);
+                /* Pass 2: the largest budget among the elements a backend could select. */
+                double e = 0.0;
+                for (int64_t kh = 0; kh < q.kh; kh++) {
+                    int64_t ih = oh * q.sh - q.pt + kh * q.dh;
+                    if (ih < 0 || ih >= q.h) continue;
+                    for (int64_t kw = 0; kw < q.kw; kw++) {
+                        int64_t iw = ow * q.sw - q.pl + kw * q.dw;
+                        if (iw < 0 || iw >= q.w) continue;
+                        int64_t xi = (nc * q.h + ih) * q.w + iw;
+                        if ((x->v[xi] + x->e[xi] >= lower || x->v[xi] == m) && x->e[xi] > e) e = x->e[xi];
+                    }
+                }
+                int64_t yi = (nc * q.oh + oh) * q.ow + ow;
+                y->v[yi] = m;
+                y->e[yi] = e;
+            }
+    return PAR_OK;
+}
+
+par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    pool_geom q;
+    par_status st = pool_kernel_geom(c, in, out, 0, 1, &q, msg);
+    if (st != PAR_OK) return st;
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    for (int64_t nc = 0; nc < q.n * q.c; nc++)
+        for (int64_t oh = 0; oh < q.oh; oh++)
+            for (int64_t ow = 0; ow < q.ow; ow++) {
+                /* The window, clipped to the padded extent [-pt, H + pb): its area is the count_include_pad
+                 * divisor. Then clipped to the image [0, H): the real elements. */
+                int64_t h0 = oh * q.sh - q.pt, w0 = ow * q.sw - q.pl;
+                int64_t h1 = h0 + q.kh < q.h + q.pb ? h0 + q.kh : q.h + q.pb;
+                int64_t w1 = w0 + q.kw < q.w + q.pr ? w0 + q.kw : q.w + q.pr;
+                int64_t area = (h1 - h0) * (w1 - w0);
+                if (h0 < 0) h0 = 0;
+                if (w0 < 0) w0 = 0;
+                if (h1 > q.h) h1 = q.h;
+                if (w1 > q.w) w1 = q.w;
+                double sum = 0.0, mag = 0.0, prop = 0.0;
+                int64_t k = 0;
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) {
+                        int64_t xi = (nc * q.h + ih) * q.w + iw;
+                        sum += x->v[xi];
+                        mag += fabs(x->v[xi]) + x->e[xi];
+                        prop += x->e[xi];
+                        k++;
+                    }
+                int64_t d = q.count_include_pad ? area : k;
+                if (k < 1 || d < 1)
+                    return par_msgf(msg, PAR_ERROR, "window of output (%lld, %lld) holds no input element",
+                                    (long long)oh, (long long)ow);
+                int64_t yi = (nc * q.oh + oh) * q.ow + ow;
+                avg_finish(sum, mag, prop, k, (double)d, &c->prec, &y->v[yi], &y->e[yi]);
+            }
+    return PAR_OK;
+}
+
+/* ---- adaptive_avg_pool2d and global_avg_pool2d ---------------------------------------------------------------- */
+
+static par_status adaptive_shape(const par_node *n, int32_t xr, const int64_t *xd, int global, int32_t *yr,
+                                 int64_t *yd, par_msg *msg)
+{
+    par_status st;
+    if (xr != 4) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected 4", (int)xr);
+    int64_t oh = 1, ow = 1;
+    if (!global && (st = read_pair(n, "output_size", 1, &oh, &ow, msg)) != PAR_OK) return st;
+    *yr = 4;
+    yd[0] = xd[0];
+    yd[1] = xd[1];
+    yd[2] = oh;
+    yd[3] = ow;
+    return PAR_OK;
+}
+
+par_status par_infer_adaptive_avg_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    return adaptive_shape(n, x->rank, x->dims, 0, &outs[0].rank, outs[0].dims, msg);
+}
+
+par_status par_infer_global_avg_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    return adaptive_shape(n, x->rank, x->dims, 1, &outs[0].rank, outs[0].dims, msg);
+}
+
+/* Window rows [floor(oh*H/OH), ceil((oh+1)*H/OH)), likewise columns (PyTorch's start_index / end_index); the global
+ * pool is the case OH = OW = 1. */
+static par_status adaptive_kernel(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, int global,
+                                  par_msg *msg)
+{
+    par_status st = check_io(in, out, msg);
+    if (st != PAR_OK) return st;
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    int32_t r;
+    int64_t d[PAR_MAX_RANK];
+    if ((st = adaptive_shape(c->n, x->rank, x->dims, global, &r, d, msg)) != PAR_OK) return st;
+    if (!shape_is(y, r, d)) return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
+    int64_t h = x->dims[2], w = x->dims[3], oh_n = d[2], ow_n = d[3];
+    for (int64_t nc = 0; nc < x->dims[0] * x->dims[1]; nc++)
+        for (int64_t oh = 0; oh < oh_n; oh++)
+            for (int64_t ow = 0; ow < ow_n; ow++) {
+                int64_t h0 = floor_div(oh * h, oh_n), h1 = ceil_div((oh + 1) * h, oh_n);
+                int64_t w0 = floor_div(ow * w, ow_n), w1 = ceil_div((ow + 1) * w, ow_n);
+                double sum = 0.0, mag = 0.0, prop = 0.0;
+                for (int64_t ih = h0; ih < h1; ih++)
+                    for (int64_t iw = w0; iw < w1; iw++) {
+                        int64_t xi = (nc * h + ih) * w + iw;
+                        sum += x->v[xi];
+                        mag += fabs(x->v[xi]) + x->e[xi];
+                        prop += x->e[xi];
+                    }
+                int64_t k = (h1 - h0) * (w1 - w0), yi = (nc * oh_n + oh) * ow_n + ow;
+                avg_finish(sum, mag, prop, k, (double)k, &c->prec, &y->v[yi], &y->e[yi]);
+            }
+    return PAR_OK;
+}
+
+par_status par_ref_adaptive_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                       par_msg *msg)
+{
+    return adaptive_kernel(c, in, out, 0, msg);
+}
+
+par_status par_ref_global_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                     par_msg *msg)
+{
+    return adaptive_kernel(c, in, out, 1, msg);
+}
+
+/* ---- mean ----------------------------------------------------------------------------------------------------- */
+
+/* Resolve the reduced axes into a mask; output shape with or without the kept 1s. */
+static par_status mean_shape(const par_node *n, int32_t xr, const int64_t *xd, int *reduced, int32_t *yr,
+                             int64_t *yd, par_msg *msg)
+{
+    par_status st;
+    int32_t count = par_attr_count(n, "axes");
+    int keep;
+    if ((st = read_flag(n, "keepdims", &keep, msg)) != PAR_OK) return st;
+    if (count < 1) return par_msgf(msg, PAR_ERROR, "attribute 'axes': empty, at least one axis is required");
+    for (int32_t i = 0; i < PAR_MAX_RANK; i++) reduced[i] = 0;
+    for (int32_t i = 0; i < count; i++) {
+        int64_t a = par_attr_ints_at(n, "axes", i, 0);
+        int64_t na = a < 0 ? a + xr : a;
+        if (na < 0 || na >= xr)
+            return par_msgf(msg, PAR_ERROR, "attribute 'axes': axis %lld out of range for rank %d", (long long)a,
+                            (int)xr);
+        if (reduced[na])
+            return par_msgf(msg, PAR_ERROR, "attribute 'axes': axis %lld repeated (dimension %lld)", (long long)a,
+                            (long long)na);
+        reduced[na] = 1;
+    }
+    *yr = 0;
+    for (int32_t i = 0; i < xr; i++) {
+        if (!reduced[i]) yd[(*yr)++] = xd[i];
+        else if (keep) yd[(*yr)++] = 1;
+    }
+    return PAR_OK;
+}
+
+par_status par_infer_mean(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    int reduced[PAR_MAX_RANK];
+    return mean_shape(n, x->rank, x->dims, reduced, &outs[0].rank, outs[0].dims, msg);
+}
+
+par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    par_status st = check_io(in, out, msg);
+    if (st != PAR_OK) return st;
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    int reduced[PAR_MAX_RANK];
+    int32_t yr;
+    int64_t yd[PAR_MAX_RANK];
+    if ((st = mean_shape(c->n, x->rank, x->dims, reduced, &yr, yd, msg)) != PAR_OK) return st;
+    if (!shape_is(y, yr, yd)) return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
+    /* Input strides; the kept and reduced dimensions, each in order. */
+    int64_t stride[PAR_MAX_RANK], s = 1;
+    for (int32_t i = x->rank - 1; i >= 0; i--) {
+        stride[i] = s;
+        s *= x->dims[i];
+    }
+    int32_t kept[PAR_MAX_RANK], red[PAR_MAX_RANK], nk = 0, nr = 0;
+    int64_t k = 1;
+    for (int32_t i = 0; i < x->rank; i++) {
+        if (reduced[i]) {
+            red[nr++] = i;
+            k *= x->dims[i];
+        } else {
+            kept[nk++] = i;
+        }
+    }
+    for (int64_t oi = 0; oi < y->numel; oi++) {
+        /* Decode oi over the kept dims (row-major) into the base offset of its slice. */
+        int64_t base = 0, rem = oi;
+        for (int32_t j = nk - 1; j >= 0; j--) {
+            base += (rem % x->dims[kept[j]]) * stride[kept[j]];
+            rem /= x->dims[kept[j]];
+        }
+        double sum = 0.0, mag = 0.0, prop = 0.0;
+        for (int64_t ri = 0; ri < k; ri++) {
+            int64_t off = base;
+            rem = ri;
+            for (int32_t j = nr - 1; j >= 0; j--) {
+                off += (rem % x->dims[red[j]]) * stride[red[j]];
+                rem /= x->dims[red[j]];
+            }
+            sum += x->v[off];
+            mag += fabs(x->v[off]) + x->e[off];
+            prop += x->e[off];
+        }
+        avg_finish(sum, mag, prop, k, (double)k, &c->prec, &y->v[oi], &y->e[oi]);
+    }
+    return PAR_OK;
+}

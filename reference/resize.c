@@ -1,0 +1,255 @@
+/*
+ * resize.c - shape inference and float64 reference kernels of upsample_nearest2d and upsample_bilinear2d
+ * (docs/ops.md, "Resampling"), with the error budget of every output element (docs/budgets/elementwise.md).
+ *
+ * Source coordinates are computed exactly (integer arithmetic where the definition allows it, else float64), as the
+ * definition reads. Backends compute them in f32, so the budget admits what a coordinate off by a few ulps can do:
+ *   nearest: the index floor(dst * r) may land on the neighbour when dst * r is within 4u max(dst * r, 1) of an
+ *     integer (r = in/out or 1/scale rounded once, one multiply: 2u relative, doubled); the budget is then the
+ *     largest |x_candidate - y| + e(x_candidate) over the candidates, else the selected element's budget;
+ *   bilinear: src off by tol = 6u max(src, 1) (align_corners 0: the ratio, the multiply, the two additions of 1/2,
+ *     3u (src + 1/2) + u src <= 6u max(src, 1); align_corners 1: 2u src) moves y by at most tol times the largest
+ *     neighbour difference along that axis (y is continuous and piecewise linear in src; near an integer the
+ *     adjacent cell counts too).
+ * Bilinear own rounding: 10u M, M = max over the four neighbours of |x| + e. The weighted-sum form (weights 1 - l
+ * and the products: 3u relative, the 4-term dot product gamma_4) is within 7u M; the separable lerp form
+ * x0 + l (x1 - x0) costs 5u M per lerp (difference 2uM, multiply 2uM, add uM) and the outer lerp adds its own 5uM
+ * to the inner ones' (weighted by 1 - l and l): 10u M covers both.
+ * Propagation: sum_k w_k e(x_k). Storage: u_s (|y| + p + own + coord).
+ *
+ * The kernels see float tensors only (nearest is a selection and would copy any dtype, but the interpreter hands it
+ * dequantized reals); they must not allocate nor read anything but their input.
+ */
+#include "reference.h"
+
+#include <math.h>
+
+#include "../harness/graph.h"
+
+#define DIM_LIMIT 268435456LL /* 2^28: the largest dimension a graph may hold */
+
+static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
+
+/* The output size of one spatial axis and whether size or scale defines it. */
+static par_status out_sizes(const par_node *n, const int64_t *in_hw, int64_t *out_hw, double *scale, par_msg *msg)
+{
+    int32_t ns = par_attr_count(n, "size"), nf = par_attr_count(n, "scale");
+    if ((ns > 0) == (nf > 0))
+        return par_msgf(msg, PAR_ERROR, "attributes 'size' and 'scale': exactly one must be given (got %s)",
+                        ns > 0 ? "both" : "neither");
+    if (ns > 0) {
+        if (ns != 2) return par_msgf(msg, PAR_ERROR, "attribute 'size': %d elements, expected 2 ([OH, OW])", (int)ns);
+        for (int32_t i = 0; i < 2; i++) {
+            out_hw[i] = par_attr_ints_at(n, "size", i, 0);
+            if (out_hw[i] < 1 || out_hw[i] > DIM_LIMIT)
+                return par_msgf(msg, PAR_ERROR, "attribute 'size': element %d is %lld, must be in [1, 2^28]", (int)i,
+                                (long long)out_hw[i]);
+            scale[i] = 0;
+        }
+        return PAR_OK;
+    }
+    if (nf != 2) return par_msgf(msg, PAR_ERROR, "attribute 'scale': %d elements, expected 2 ([sh, sw])", (int)nf);
+    for (int32_t i = 0; i < 2; i++) {
+        scale[i] = par_attr_floats_at(n, "scale", i, 0);
+        if (!(scale[i] > 0) || !isfinite(scale[i]))
+            return par_msgf(msg, PAR_ERROR, "attribute 'scale': element %d is %g, must be finite and > 0", (int)i,
+                            scale[i]);
+        double o = floor((double)in_hw[i] * scale[i]);
+        if (o < 1 || o > (double)DIM_LIMIT)
+            return par_msgf(msg, PAR_ERROR, "attribute 'scale': element %d (%g) gives output size %.0f from %lld, "
+                            "must be in [1, 2^28]", (int)i, scale[i], o, (long long)in_hw[i]);
+        out_hw[i] = (int64_t)o;
+    }
+    return PAR_OK;
+}
+
+par_status par_infer_upsample2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    if (x->rank != 4) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected 4 ([N,C,H,W])", (int)x->rank);
+    if (par_node_attr(n, "align_corners")) {
+        int64_t ac = par_attr_int(n, "align_corners", 0);
+        if (ac != 0 && ac != 1)
+            return par_msgf(msg, PAR_ERROR, "attribute 'align_corners': %lld, must be 0 or 1", (long long)ac);
+    }
+    int64_t ohw[2];
+    double sc[2];
+    par_status st = out_sizes(n, x->dims + 2, ohw, sc, msg);
+    if (st != PAR_OK) return st;
+    outs[0].rank = 4;
+    outs[0].dims[0] = x->dims[0];
+    outs[0].dims[1] = x->dims[1];
+    outs[0].dims[2] = ohw[0];
+    outs[0].dims[3] = ohw[1];
+    outs[0].numel = par_shape_numel(4, outs[0].dims);
+    return PAR_OK;
+}
+
+/* Per-axis geometry at run time. */
+typedef struct axis_geom {
+    int64_t in, out;
+    double scale; /* > 0 when the scale attribute defines this axis, else 0 */
+} axis_geom;
+
+static par_status geometry(const par_ref_ctx *c, const char *name, const par_rt *x, const par_rt *y, axis_geom *ax,
+                           par_msg *msg)
+{
+    if (!is_float(x->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", name,
+                        par_dtype_name(x->dtype));
+    if (x->rank != 4 || y->rank != 4)
+        return par_msgf(msg, PAR_ERROR, "%s: input and output must have rank 4", name);
+    int64_t ohw[2];
+    double sc[2];
+    par_status st = out_sizes(c->n, x->dims + 2, ohw, sc, msg);
+    if (st != PAR_OK) return st;
+    if (y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1] || y->dims[2] != ohw[0] || y->dims[3] != ohw[1])
+        return par_msgf(msg, PAR_ERROR, "%s: output shape does not match [%lld,%lld,%lld,%lld]", name,
+                        (long long)x->dims[0], (long long)x->dims[1], (long long)ohw[0], (long long)ohw[1]);
+    for (int32_t i = 0; i < 2; i++) {
+        ax[i].in = x->dims[2 + i];
+        ax[i].out = ohw[i];
+        ax[i].scale = sc[i];
+    }
+    return PAR_OK;
+}
+
+/* Nearest: the exact source index, and the range of indices a backend's f32 coordinate may give. */
+static void nearest_src(const axis_geom *a, int64_t dst, double u, int64_t *src, int64_t *lo, int64_t *hi)
+{
+    double t;
+    int64_t s;
+    if (a->scale > 0) {
+        t = (double)dst * (1.0 / a->scale);
+        s = (int64_t)floor(t);
+    } else {
+        s = dst * a->in / a->out; /* floor(dst * in / out), exactly */
+        t = (double)dst * (double)a->in / (double)a->out;
+    }
+    double tol = 4 * u * fmax(t, 1.0);
+    int64_t l = (int64_t)floor(t - tol), h = (int64_t)floor(t + tol);
+    if (l > s) l = s;
+    if (h < s) h = s;
+    int64_t top = a->in - 1;
+    *src = s < top ? s : top;
+    *lo = l < 0 ? 0 : (l < top ? l : top);
+    *hi = h < top ? h : top;
+}
+
+par_status par_ref_upsample_nearest2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                      par_msg *msg)
+{
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "upsample_nearest2d: input 0 (x) is required");
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    axis_geom ax[2];
+    par_status st = geometry(c, "upsample_nearest2d", x, y, ax, msg);
+    if (st != PAR_OK) return st;
+    int64_t H = ax[0].in, W = ax[1].in, OH = ax[0].out, OW = ax[1].out;
+    for (int64_t nc = 0; nc < x->dims[0] * x->dims[1]; nc++) {
+        const double *xv = x->v + nc * H * W, *xe = x->e + nc * H * W;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            int64_t sh, hlo, hhi;
+            nearest_src(&ax[0], oh, c->prec.u, &sh, &hlo, &hhi);
+            for (int64_t ow = 0; ow < OW; ow++) {
+                int64_t sw, wlo, whi;
+                nearest_src(&ax[1], ow, c->prec.u, &sw, &wlo, &whi);
+                int64_t k = nc * OH * OW + oh * OW + ow;
+                double v = xv[sh * W + sw], e = xe[sh * W + sw];
+                /* A backend may select any candidate: the budget is the farthest one's distance plus its budget. */
+                for (int64_t i = hlo; i <= hhi; i++)
+                    for (int64_t j = wlo; j <= whi; j++) e = fmax(e, fabs(xv[i * W + j] - v) + xe[i * W + j]);
+                y->v[k] = v;
+                y->e[k] = e == e ? e : INFINITY;
+            }
+        }
+    }
+    return PAR_OK;
+}
+
+/* Bilinear source coordinate of docs/ops.md, in float64. */
+static double bilinear_src(const axis_geom *a, int64_t dst, int align_corners)
+{
+    if (align_corners) return a->out > 1 ? (double)(dst * (a->in - 1)) / (double)(a->out - 1) : 0.0;
+    double r = a->scale > 0 ? 1.0 / a->scale : (double)a->in / (double)a->out;
+    double s = ((double)dst + 0.5) * r - 0.5;
+    return s < 0 ? 0 : s;
+}
+
+typedef struct bil_axis {
+    int64_t i0, i1; /* the two neighbours */
+    double l;       /* weight of i1 */
+    double tol;     /* error of a backend's f32 coordinate */
+    int64_t lo, hi; /* index range whose consecutive differences bound the slope near src */
+} bil_axis;
+
+static void bilinear_axis(const axis_geom *a, int64_t dst, int align_corners, double u, bil_axis *b)
+{
+    double s = bilinear_src(a, dst, align_corners);
+    int64_t top = a->in - 1;
+    b->i0 = (int64_t)floor(s);
+    if (b->i0 > top) b->i0 = top;
+    b->i1 = b->i0 + 1 < top ? b->i0 + 1 : top;
+    b->l = s - (double)b->i0;
+    b->tol = 6 * u * fmax(s, 1.0);
+    int64_t lo = (int64_t)floor(s - b->tol), hi = (int64_t)floor(s + b->tol) + 1;
+    if (lo > b->i0) lo = b->i0;
+    if (hi < b->i1) hi = b->i1;
+    b->lo = lo < 0 ? 0 : lo;
+    b->hi = hi < top ? hi : top;
+}
+
+par_status par_ref_upsample_bilinear2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                       par_msg *msg)
+{
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "upsample_bilinear2d: input 0 (x) is required");
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    axis_geom ax[2];
+    par_status st = geometry(c, "upsample_bilinear2d", x, y, ax, msg);
+    if (st != PAR_OK) return st;
+    int64_t acv = par_attr_int(c->n, "align_corners", 0);
+    if (acv != 0 && acv != 1)
+        return par_msgf(msg, PAR_ERROR, "upsample_bilinear2d: attribute 'align_corners': %lld, must be 0 or 1",
+                        (long long)acv);
+    int ac = (int)acv;
+    const par_prec *pr = &c->prec;
+    const double own_k = par_gamma(10, pr->u);
+    int64_t H = ax[0].in, W = ax[1].in, OH = ax[0].out, OW = ax[1].out;
+    for (int64_t nc = 0; nc < x->dims[0] * x->dims[1]; nc++) {
+        const double *xv = x->v + nc * H * W, *xe = x->e + nc * H * W;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            bil_axis bh;
+            bilinear_axis(&ax[0], oh, ac, pr->u, &bh);
+            for (int64_t ow = 0; ow < OW; ow++) {
+                bil_axis bw;
+                bilinear_axis(&ax[1], ow, ac, pr->u, &bw);
+                const int64_t ii[2] = {bh.i0, bh.i1}, jj[2] = {bw.i0, bw.i1};
+                const double wh[2] = {1 - bh.l, bh.l}, ww[2] = {1 - bw.l, bw.l};
+                double v = 0, p = 0, m = 0;
+                for (int a = 0; a < 2; a++)
+                    for (int b = 0; b < 2; b++) {
+                        int64_t q = ii[a] * W + jj[b];
+                        v += wh[a] * ww[b] * xv[q];
+                        p += wh[a] * ww[b] * xe[q];
+                        m = fmax(m, fabs(xv[q]) + xe[q]);
+                    }
+                /* Slopes along each axis near the source point (held values: differences plus both budgets). */
+                double dh = 0, dw = 0;
+                for (int64_t i = bh.lo; i <= bh.hi; i++)
+                    for (int64_t j = bw.lo; j <= bw.hi; j++) {
+                        int64_t q = i * W + j;
+                        if (i < bh.hi) dh = fmax(dh, fabs(xv[q + W] - xv[q]) + xe[q + W] + xe[q]);
+                        if (j < bw.hi) dw = fmax(dw, fabs(xv[q + 1] - xv[q]) + xe[q + 1] + xe[q]);
+                    }
+                double own = own_k * m + bh.tol * dh + bw.tol * dw;
+                double t = p + own + pr->u_store * (fabs(v) + p + own);
+                int64_t k = nc * OH * OW + oh * OW + ow;
+                y->v[k] = v;
+                y->e[k] = (isfinite(v) && t == t) ? t : INFINITY;
+            }
+        }
+    }
+    return PAR_OK;
+}

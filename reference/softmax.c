@@ -1,0 +1,125 @@
+/*
+ * softmax.c - float64 reference kernels of softmax and log_softmax along one axis, with the error budget of every
+ * output element (docs/budgets/elementwise.md). Shape inference is par_infer_same (activation.c), which also checks
+ * the axis.
+ *
+ * The kernels follow docs/ops.md literally: m = max_j x_j, s = sum_j exp(x_j - m), y_i = exp(x_i - m) / s and
+ * (x_i - m) - log s. They see float tensors only; they must not allocate nor read anything but their input.
+ *
+ * Budget of one row of n elements (x_j with budgets e_j, E = max_j e_j; u, u_s, fn = fn_ulps * u):
+ *   upper bounds over the held inputs: each exponent x'_k - x'_j moves by at most e_k + e_j, so
+ *     ybar_j = min(1, y_j exp(e_j + E)) bounds softmax_j(x') and dbar_j = |x_j - m| + e_j + E bounds |x'_j - m'|;
+ *   relative error of the computed sum: rel_s = fn + u sum_j ybar_j dbar_j + gamma_n
+ *     (each term exp(fl(x_j - m)) carries fn plus the subtraction's u|x_j - m| turned relative by exp; the n-term
+ *     sum of positive terms adds gamma_n);
+ *   softmax own:  ybar_i (u dbar_i + fn + rel_s + 2u) + 2 eta   (2u: the division, or a reciprocal and a multiply;
+ *                 eta: underflow of exp and of the stored result, see activation.c)
+ *   softmax propagation: |dy_i| <= ybar_i (e_i + sum_j ybar_j e_j)   (dy_i/dx_j = y_i (delta_ij - y_j))
+ *   log_softmax own: u max(dbar_i, |m| + E + Lbar) + u (|y_i| + p_i) + rel_s / (1 - rel_s) + fn Lbar
+ *                 (the two subtractions in either order (x_i - m) - L or x_i - (m + L); log of a sum with relative
+ *                 error rel_s is off by at most rel_s / (1 - rel_s); log's own fn relative to L; Lbar = log s + E)
+ *   log_softmax propagation: e_i + sum_j ybar_j e_j
+ *   storage: u_s (|y| + p + own).
+ */
+#include "reference.h"
+
+#include <math.h>
+
+static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
+
+static double underflow_abs(const par_prec *p)
+{
+    if (p->u == 0 && p->u_store == 0) return 0;
+    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
+}
+
+static double finish(double y, double p, double own, const par_prec *pr)
+{
+    double t = p + own + pr->u_store * (fabs(y) + p + own);
+    return (isfinite(y) && t == t) ? t : INFINITY;
+}
+
+static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_rt *const *in, par_rt *const *out,
+                                 par_msg *msg)
+{
+    const char *name = log_form ? "log_softmax" : "softmax";
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    if (!is_float(x->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", name,
+                        par_dtype_name(x->dtype));
+    if (y->numel != x->numel)
+        return par_msgf(msg, PAR_ERROR, "%s: output has %lld elements, input %lld", name, (long long)y->numel,
+                        (long long)x->numel);
+    int64_t axis = par_attr_int(c->n, "axis", -1);
+    if (axis < 0) axis += x->rank;
+    if (axis < 0 || axis >= x->rank)
+        return par_msgf(msg, PAR_ERROR, "%s: attribute 'axis': %lld is out of range for rank %d", name,
+                        (long long)par_attr_int(c->n, "axis", -1), (int)x->rank);
+    int64_t outer = 1, inner = 1, len = x->dims[axis];
+    for (int64_t i = 0; i < axis; i++) outer *= x->dims[i];
+    for (int64_t i = axis + 1; i < x->rank; i++) inner *= x->dims[i];
+
+    const par_prec *pr = &c->prec;
+    const double u = pr->u, fn = pr->fn_ulps * pr->u, eta = underflow_abs(pr);
+    const double gam = par_gamma(len, u);
+    for (int64_t o = 0; o < outer; o++) {
+        for (int64_t in_i = 0; in_i < inner; in_i++) {
+            int64_t base = o * len * inner + in_i;
+            const double *xv = x->v + base, *xe = x->e + base;
+            double m = -INFINITY, emax = 0;
+            for (int64_t j = 0; j < len; j++) {
+                m = fmax(m, xv[j * inner]);
+                emax = fmax(emax, xe[j * inner]);
+            }
+            double s = 0;
+            for (int64_t j = 0; j < len; j++) s += exp(xv[j * inner] - m);
+            double lg = log(s);
+            /* Bounds over the held inputs: sum ybar_j e_j, sum ybar_j dbar_j. */
+            double sum_ye = 0, sum_yd = 0;
+            for (int64_t j = 0; j < len; j++) {
+                double yj = exp(xv[j * inner] - m) / s;
+                double grow = xe[j * inner] + emax;
+                double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
+                double dbar = fabs(xv[j * inner] - m) + xe[j * inner] + emax;
+                sum_ye += ybar * xe[j * inner];
+                sum_yd += ybar * dbar;
+            }
+            double rel_s = fn + u * sum_yd + gam;
+            for (int64_t j = 0; j < len; j++) {
+                int64_t k = base + j * inner;
+                double d = x->v[k] - m, ej = x->e[k];
+                double grow = ej + emax;
+                double yj = exp(d) / s;
+                double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
+                double dbar = fabs(d) + ej + emax;
+                if (!log_form) {
+                    double p = ybar * (ej + sum_ye);
+                    double own = ybar * (u * dbar + fn + rel_s + 2 * u) + 2 * eta;
+                    y->v[k] = yj;
+                    y->e[k] = finish(yj, p, own, pr);
+                } else {
+                    double v = d - lg;
+                    double p = ej + sum_ye;
+                    double lbar = fabs(lg) + emax;
+                    double own = u * fmax(dbar, fabs(m) + emax + lbar) + u * (fabs(v) + p) +
+                                 (rel_s < 0.5 ? rel_s / (1 - rel_s) : INFINITY) + fn * lbar;
+                    y->v[k] = v;
+                    y->e[k] = finish(v, p, own, pr);
+                }
+            }
+        }
+    }
+    return PAR_OK;
+}
+
+par_status par_ref_softmax(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return softmax_common(c, 0, in, out, msg);
+}
+
+par_status par_ref_log_softmax(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return softmax_common(c, 1, in, out, msg);
+}

@@ -1,0 +1,485 @@
+/*
+ * report_json.c - writes the JSON report (docs/report-schema.md), the source of truth for every renderer, and
+ * builds the repro command of a record.
+ *
+ * Numbers: every double goes through jnum(): finite values are written with 9 significant digits (%.9g: enough to
+ * give back any f32 exactly, and stable across runs for diffs), non-finite ones (an infinite ratio when a budget is
+ * 0, a NaN a backend produced) as null, since NaN and Infinity are not JSON and json-c would write them bare.
+ *
+ * Writing is atomic: the text goes to <path>.tmp.<pid> in the same folder, is fsync'ed, then renamed over path; on
+ * any error the temporary file is removed and an existing report stays as it was.
+ *
+ * This file must not judge results (the runner and the oracle did) nor read anything but the par_report it is given
+ * and the environment.
+ */
+#include "report.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PAR_GIT_REV
+#define PAR_GIT_REV "unknown"
+#endif
+#ifndef PAR_VERSION
+#define PAR_VERSION "0.1.0"
+#endif
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Repro commands
+ * ------------------------------------------------------------------------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t len, o;
+} sbuf;
+
+static void sb_putc(sbuf *b, char c)
+{
+    if (b->o + 1 < b->len) b->p[b->o++] = c;
+    if (b->len) b->p[b->o < b->len ? b->o : b->len - 1] = '\0';
+}
+
+static void sb_puts(sbuf *b, const char *s)
+{
+    for (; *s; s++) sb_putc(b, *s);
+}
+
+/* Quote for sh: single quotes, with each ' written as '\''. */
+static void sb_quoted(sbuf *b, const char *s)
+{
+    sb_putc(b, '\'');
+    for (; *s; s++) {
+        if (*s == '\'') sb_puts(b, "'\\''");
+        else sb_putc(b, *s);
+    }
+    sb_putc(b, '\'');
+}
+
+/* A word: as is when it has only characters sh never interprets, else quoted. */
+static void sb_word(sbuf *b, const char *s)
+{
+    int safe = *s != '\0';
+    for (const char *q = s; *q && safe; q++)
+        safe = (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9') ||
+               strchr("_@%+=:,./-", *q) != NULL;
+    if (safe) sb_puts(b, s);
+    else sb_quoted(b, s);
+}
+
+static int is_suite_origin(const char *origin)
+{
+    return origin[0] == '\0' || strncmp(origin, "suite:", 6) == 0;
+}
+
+void par_report_repro(const par_report *r, int32_t c, int32_t b, char *buf, size_t len)
+{
+    if (!buf || len == 0) return;
+    buf[0] = '\0';
+    if (!r || c < 0 || c >= r->n_cases || b < 0 || b >= r->n_backends) return;
+    sbuf s = {buf, len, 0};
+    const par_report_case *pc = &r->cases[c];
+    const par_backend_inst *bi = &r->backends[b];
+    sb_word(&s, r->parity_exe && r->parity_exe[0] ? r->parity_exe : "parity");
+    sb_puts(&s, " run ");
+    if (is_suite_origin(pc->origin)) {
+        sb_puts(&s, "--case ");
+        sb_quoted(&s, pc->id);
+    } else {
+        sb_word(&s, pc->origin);
+    }
+    sb_puts(&s, " -b ");
+    sb_word(&s, bi->label);
+    if (bi->plugin_path[0]) {
+        sb_puts(&s, " --plugin ");
+        sb_word(&s, bi->plugin_path);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * JSON building
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* A double as a JSON number, or NULL (written as null) when it is not finite. */
+static json_object *jnum(double d)
+{
+    if (!isfinite(d)) return NULL;
+    char t[40];
+    snprintf(t, sizeof t, "%.9g", d);
+    return json_object_new_double_s(d, t);
+}
+
+static json_object *jstr(const char *s)
+{
+    return json_object_new_string(s ? s : "");
+}
+
+/* A string, or null when empty. */
+static json_object *jstr_or_null(const char *s)
+{
+    return (s && s[0]) ? json_object_new_string(s) : NULL;
+}
+
+static void put(json_object *o, const char *key, json_object *v)
+{
+    json_object_object_add(o, key, v);
+}
+
+static const char *arith_name(par_arith a)
+{
+    switch (a) {
+    case PAR_ARITH_F32: return "f32";
+    case PAR_ARITH_F16_STORAGE: return "f16_storage";
+    case PAR_ARITH_F16: return "f16";
+    default: return "unknown";
+    }
+}
+
+static json_object *env_json(void)
+{
+    par_env e;
+    par_env_collect(&e);
+    json_object *env = json_object_new_object(), *cpu = json_object_new_object(), *os = json_object_new_object();
+    json_object *feat = json_object_new_array();
+    put(cpu, "model", jstr(e.cpu_model));
+    put(cpu, "cores", json_object_new_int(e.cores));
+    char f[sizeof e.cpu_features];
+    memcpy(f, e.cpu_features, sizeof f);
+    char *save = NULL;
+    for (char *w = strtok_r(f, " ", &save); w; w = strtok_r(NULL, " ", &save))
+        json_object_array_add(feat, json_object_new_string(w));
+    put(cpu, "features", feat);
+    put(os, "name", jstr(e.os_name));
+    put(os, "release", jstr(e.os_release));
+    put(os, "version", jstr(e.os_version));
+    put(os, "machine", jstr(e.machine));
+    put(env, "cpu", cpu);
+    put(env, "os", os);
+    put(env, "compiler", jstr(e.compiler));
+    put(env, "json_c", jstr(e.json_c));
+    return env;
+}
+
+static json_object *backend_json(const par_backend_inst *bi)
+{
+    json_object *o = json_object_new_object(), *knobs = json_object_new_object();
+    const par_backend *be = bi->be;
+    put(o, "label", jstr(bi->label));
+    put(o, "name", be ? jstr(be->name) : NULL);
+    put(o, "version", be ? jstr(be->version) : NULL);
+    put(o, "description", be ? jstr(be->description) : NULL);
+    put(o, "arith", be ? jstr(arith_name(be->arith)) : NULL);
+    for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) put(knobs, bi->knob_key[k], jstr(bi->knob_val[k]));
+    put(o, "knobs", knobs);
+    put(o, "describe", jstr(bi->describe));
+    put(o, "plugin", jstr_or_null(bi->plugin_path));
+    put(o, "usable", json_object_new_boolean(bi->usable != 0));
+    put(o, "reason", bi->usable ? NULL : jstr(bi->unusable_reason));
+    return o;
+}
+
+static json_object *timing_json(const par_timing *t)
+{
+    json_object *o = json_object_new_object();
+    put(o, "runs", json_object_new_int(t->runs));
+    put(o, "prepare_ms", jnum(t->prepare_ms));
+    put(o, "run_median_ms", t->runs ? jnum(t->run_median_ms) : NULL);
+    put(o, "run_p10_ms", t->runs ? jnum(t->run_p10_ms) : NULL);
+    put(o, "run_p90_ms", t->runs ? jnum(t->run_p90_ms) : NULL);
+    put(o, "run_min_ms", t->runs ? jnum(t->run_min_ms) : NULL);
+    return o;
+}
+
+/* Was this record compared by the oracle (it has metrics)? */
+static int compared(const par_result *res)
+{
+    return res->done && (res->verdict == PAR_V_PASS || res->verdict == PAR_V_FAIL) && res->m.n > 0;
+}
+
+static json_object *metrics_json(const par_metrics *m)
+{
+    json_object *o = json_object_new_object();
+    put(o, "n", json_object_new_int64(m->n));
+    put(o, "n_over", json_object_new_int64(m->n_over));
+    put(o, "n_nonfinite", json_object_new_int64(m->n_nonfinite));
+    put(o, "max_abs", jnum(m->max_abs));
+    put(o, "max_rel", jnum(m->max_rel));
+    put(o, "max_ulp", jnum(m->max_ulp));
+    put(o, "nmse", jnum(m->nmse));
+    put(o, "bias", jnum(m->bias));
+    put(o, "max_ratio", jnum(m->max_ratio));
+    put(o, "max_ratio_infinite", json_object_new_boolean(isinf(m->max_ratio) != 0));
+    return o;
+}
+
+static json_object *worst_json(const par_metrics *m)
+{
+    if (m->worst_index < 0) return NULL;
+    json_object *o = json_object_new_object(), *coords = json_object_new_array();
+    put(o, "output", json_object_new_int(m->worst_output));
+    put(o, "index", json_object_new_int64(m->worst_index));
+    for (int32_t i = 0; i < m->worst_rank && i < PAR_MAX_RANK; i++)
+        json_object_array_add(coords, json_object_new_int64(m->worst_coords[i]));
+    put(o, "coords", coords);
+    put(o, "reference", jnum(m->worst_ref));
+    put(o, "backend", jnum(m->worst_got));
+    put(o, "backend_class", jstr(isnan(m->worst_got) ? "nan" : isinf(m->worst_got) ? "inf" : "finite"));
+    put(o, "budget", jnum(m->worst_budget));
+    return o;
+}
+
+static json_object *record_json(const par_report *r, int32_t c, int32_t b)
+{
+    const par_result *res = &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
+    json_object *o = json_object_new_object();
+    char repro[2048];
+    par_report_repro(r, c, b, repro, sizeof repro);
+    put(o, "case", jstr(r->cases[c].id));
+    put(o, "backend", jstr(r->backends[b].label));
+    put(o, "ops", jstr(r->cases[c].ops));
+    put(o, "verdict", jstr(par_verdict_name(res->verdict)));
+    put(o, "reason", jstr(res->reason));
+    put(o, "repro", jstr(repro));
+    put(o, "metrics", compared(res) ? metrics_json(&res->m) : NULL);
+    put(o, "worst", compared(res) ? worst_json(&res->m) : NULL);
+    put(o, "timing", timing_json(&res->t));
+    return o;
+}
+
+/* Sort key of a ratio: NaN counts as the worst. */
+static double ratio_key(double x)
+{
+    return isnan(x) ? INFINITY : x;
+}
+
+static int cmp_ratio(const void *a, const void *b)
+{
+    double x = ratio_key(*(const double *)a), y = ratio_key(*(const double *)b);
+    return (x > y) - (x < y);
+}
+
+/* Nearest-rank percentile of a sorted array (p in (0, 100]). */
+static double nearest_rank(const double *s, size_t n, double p)
+{
+    size_t k = (size_t)ceil(p / 100.0 * (double)n);
+    if (k < 1) k = 1;
+    if (k > n) k = n;
+    return s[k - 1];
+}
+
+static json_object *summary_json(const par_report *r, int *oom)
+{
+    json_object *sum = json_object_new_object(), *arr = json_object_new_array();
+    int64_t total[PAR_V_COUNT] = {0};
+    double *ratios = malloc(sizeof(double) * (size_t)(r->n_cases > 0 ? r->n_cases : 1));
+    if (!ratios) *oom = 1;
+    for (int32_t b = 0; b < r->n_backends && ratios; b++) {
+        int64_t cnt[PAR_V_COUNT] = {0}, records = 0;
+        size_t nr = 0;
+        int32_t worst = -1;
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *res = &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
+            if (!res->done) continue;
+            records++;
+            if ((unsigned)res->verdict < PAR_V_COUNT) cnt[res->verdict]++;
+            if (!compared(res)) continue;
+            ratios[nr++] = res->m.max_ratio;
+            if (worst < 0 ||
+                ratio_key(res->m.max_ratio) >
+                    ratio_key(r->results[(size_t)worst * (size_t)r->n_backends + (size_t)b].m.max_ratio))
+                worst = c;
+        }
+        json_object *o = json_object_new_object(), *counts = json_object_new_object();
+        put(o, "backend", jstr(r->backends[b].label));
+        put(o, "records", json_object_new_int64(records));
+        for (int v = 0; v < PAR_V_COUNT; v++) {
+            put(counts, par_verdict_name((par_verdict)v), json_object_new_int64(cnt[v]));
+            total[v] += cnt[v];
+        }
+        put(o, "counts", counts);
+        json_object *dist = json_object_new_object();
+        put(dist, "compared", json_object_new_int64((int64_t)nr));
+        if (nr > 0) {
+            qsort(ratios, nr, sizeof *ratios, cmp_ratio);
+            put(dist, "median", jnum(nearest_rank(ratios, nr, 50)));
+            put(dist, "p90", jnum(nearest_rank(ratios, nr, 90)));
+            put(dist, "p99", jnum(nearest_rank(ratios, nr, 99)));
+            put(dist, "max", jnum(ratios[nr - 1]));
+            size_t n_inf = 0;
+            for (size_t i = 0; i < nr; i++) n_inf += !isfinite(ratios[i]);
+            put(dist, "nonfinite", json_object_new_int64((int64_t)n_inf));
+        } else {
+            put(dist, "median", NULL);
+            put(dist, "p90", NULL);
+            put(dist, "p99", NULL);
+            put(dist, "max", NULL);
+            put(dist, "nonfinite", json_object_new_int64(0));
+        }
+        put(o, "max_ratio", dist);
+        if (worst >= 0) {
+            const par_result *res = &r->results[(size_t)worst * (size_t)r->n_backends + (size_t)b];
+            json_object *w = json_object_new_object();
+            char repro[2048];
+            par_report_repro(r, worst, b, repro, sizeof repro);
+            put(w, "case", jstr(r->cases[worst].id));
+            put(w, "verdict", jstr(par_verdict_name(res->verdict)));
+            put(w, "max_ratio", jnum(res->m.max_ratio));
+            put(w, "repro", jstr(repro));
+            put(o, "worst", w);
+        } else {
+            put(o, "worst", NULL);
+        }
+        json_object_array_add(arr, o);
+    }
+    free(ratios);
+    json_object *counts = json_object_new_object();
+    for (int v = 0; v < PAR_V_COUNT; v++) put(counts, par_verdict_name((par_verdict)v), json_object_new_int64(total[v]));
+    put(sum, "cases", json_object_new_int(r->n_cases));
+    put(sum, "counts", counts);
+    put(sum, "backends", arr);
+    return sum;
+}
+
+static json_object *report_json(const par_report *r, int *oom)
+{
+    json_object *root = json_object_new_object();
+    put(root, "schema", jstr(PAR_REPORT_SCHEMA));
+    put(root, "version", json_object_new_int(PAR_REPORT_VERSION));
+    char created[32] = "";
+    time_t now = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&now, &tm)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    put(root, "created", jstr(created));
+    put(root, "command_line", jstr(r->command_line));
+    json_object *par = json_object_new_object();
+    put(par, "version", jstr(PAR_VERSION));
+    put(par, "git_revision", jstr(PAR_GIT_REV));
+    put(par, "backend_api_version", json_object_new_int(PAR_BACKEND_API_VERSION));
+    put(root, "parity", par);
+    put(root, "environment", env_json());
+    json_object *cfg = json_object_new_object();
+    put(cfg, "seed", json_object_new_uint64(r->seed));
+    put(cfg, "repeat", json_object_new_int(r->repeat));
+    put(cfg, "warmup", json_object_new_int(r->warmup));
+    put(cfg, "timeout_s", jnum(r->timeout_s));
+    put(cfg, "jobs", json_object_new_int(r->jobs));
+    put(root, "config", cfg);
+    put(root, "wall_s", jnum(r->wall_s));
+
+    json_object *bes = json_object_new_array();
+    for (int32_t b = 0; b < r->n_backends; b++) json_object_array_add(bes, backend_json(&r->backends[b]));
+    put(root, "backends", bes);
+    json_object *cases = json_object_new_array();
+    for (int32_t c = 0; c < r->n_cases; c++) {
+        json_object *o = json_object_new_object();
+        put(o, "id", jstr(r->cases[c].id));
+        put(o, "origin", jstr(r->cases[c].origin));
+        put(o, "ops", jstr(r->cases[c].ops));
+        json_object_array_add(cases, o);
+    }
+    put(root, "cases", cases);
+    put(root, "summary", summary_json(r, oom));
+    json_object *results = json_object_new_array();
+    for (int32_t c = 0; c < r->n_cases; c++)
+        for (int32_t b = 0; b < r->n_backends; b++)
+            if (r->results[(size_t)c * (size_t)r->n_backends + (size_t)b].done)
+                json_object_array_add(results, record_json(r, c, b));
+    put(root, "results", results);
+    return root;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Atomic write
+ * ------------------------------------------------------------------------------------------------------------- */
+
+static int write_all(int fd, const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0) {
+            if (errno == EINTR) continue;
+            return -1;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* fsync the folder holding path, so that the rename itself survives a crash (best effort). */
+static void sync_dir(const char *path)
+{
+    char *copy = strdup(path);
+    if (!copy) return;
+    int fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+    free(copy);
+}
+
+par_status par_report_write_json(const par_report *r, const char *path, par_msg *msg)
+{
+    if (!r || !path || !path[0]) return par_msgf(msg, PAR_ERROR, "report: no report or no path");
+    if (r->n_cases < 0 || r->n_backends < 0 || (r->n_cases > 0 && r->n_backends > 0 && (!r->results || !r->cases)) ||
+        (r->n_backends > 0 && !r->backends))
+        return par_msgf(msg, PAR_ERROR, "report %s: inconsistent report data (counts without arrays)", path);
+    int oom = 0;
+    json_object *root = report_json(r, &oom);
+    const char *text = root ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
+                                                                       JSON_C_TO_STRING_NOSLASHESCAPE)
+                            : NULL;
+    if (!text || oom) {
+        json_object_put(root);
+        return par_msgf(msg, PAR_ERROR, "report %s: out of memory building the JSON", path);
+    }
+    size_t plen = strlen(path);
+    char *tmp = malloc(plen + 32);
+    if (!tmp) {
+        json_object_put(root);
+        return par_msgf(msg, PAR_ERROR, "report %s: out of memory", path);
+    }
+    snprintf(tmp, plen + 32, "%s.tmp.%ld", path, (long)getpid());
+    const char *step = "cannot create";
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int err = 0;
+    if (fd < 0) {
+        err = errno;
+    } else {
+        step = "cannot write";
+        if (write_all(fd, text, strlen(text)) != 0 || write_all(fd, "\n", 1) != 0) err = errno;
+        if (!err) {
+            step = "cannot sync";
+            if (fsync(fd) != 0) err = errno;
+        }
+        if (close(fd) != 0 && !err) {
+            step = "cannot close";
+            err = errno;
+        }
+        if (!err) {
+            step = "cannot rename";
+            if (rename(tmp, path) != 0) err = errno;
+        }
+        if (err) unlink(tmp);
+    }
+    json_object_put(root);
+    if (err) {
+        if (strcmp(step, "cannot rename") == 0)
+            par_msgf(msg, PAR_ERROR, "report %s: cannot rename %s to it: %s", path, tmp, strerror(err));
+        else
+            par_msgf(msg, PAR_ERROR, "report %s: %s %s: %s", path, step, tmp, strerror(err));
+        free(tmp);
+        return PAR_ERROR;
+    }
+    free(tmp);
+    sync_dir(path);
+    return PAR_OK;
+}

@@ -1,0 +1,13 @@
+# tests/plugins/plugins.mk - the test plugins of tests/test_exec.c: every tests/plugins/<name>.c becomes
+# $(BUILD)/tests/plugins/<name>.so, built like a backend plugin (the public header only). Included from the Makefile.
+TEST_PLUGIN_SRC := $(wildcard tests/plugins/*.c)
+TEST_PLUGINS    := $(TEST_PLUGIN_SRC:tests/plugins/%.c=$(BUILD)/tests/plugins/%.so)
+
+all: $(TEST_PLUGINS)
+
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h harness/parity_backend.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Iharness $< -o $@ -lm
+
+# test_exec loads them from the folder beside its own executable.
+$(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
