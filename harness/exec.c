@@ -731,8 +731,12 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         fmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", total, strerror(errno));
         goto done;
     }
-    for (size_t i = align_up(sizeof(shared_hdr), ALIGN); i < total; i++) base[i] = guard_byte(i);
-    for (int32_t k = 0; k < n_out; k++) buf[k] = base + buf_off[k];
+    for (int32_t k = 0; k < n_out; k++) {
+        buf[k] = base + buf_off[k];
+        size_t end = buf_off[k] + size[k], post_end = align_up(end, ALIGN) + GUARD_BYTES;
+        for (size_t i = buf_off[k] - GUARD_BYTES; i < buf_off[k]; i++) base[i] = guard_byte(i);
+        for (size_t i = end; i < post_end; i++) base[i] = guard_byte(i);
+    }
 
     shared_hdr *h = (shared_hdr *)base;
     run_job job = {.inst = inst, .g = g, .inputs = inputs, .o = o, .n_out = n_out, .out_buf = buf, .out_size = size};

@@ -259,11 +259,19 @@ typedef struct dot_acc {
     int64_t k;     /* number of terms */
 } dot_acc;
 
+/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
+ * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
+static double bmul(double a, double b)
+{
+    double r = a * b;
+    return r == r ? r : INFINITY;
+}
+
 static void dot_add(dot_acc *a, double w, double ew, double x, double ex)
 {
     a->v += w * x;
-    a->mag += (fabs(w) + ew) * (fabs(x) + ex);
-    a->prop += fabs(w) * ex + fabs(x) * ew + ew * ex;
+    a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
+    a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
     a->k++;
 }
 
@@ -278,9 +286,9 @@ static void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_p
         prop += b->e[o];
         k++;
     }
-    double pre = par_gamma(k, p->u) * mag + prop;
+    double pre = bmul(par_gamma(k, p->u), mag) + prop;
     *v = val;
-    *e = pre + p->u_store * (fabs(val) + pre);
+    *e = pre + bmul(p->u_store, fabs(val) + pre);
 }
 
 par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)

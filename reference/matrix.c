@@ -36,11 +36,19 @@ typedef struct dot_acc {
     int64_t k;
 } dot_acc;
 
+/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
+ * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
+static double bmul(double a, double b)
+{
+    double r = a * b;
+    return r == r ? r : INFINITY;
+}
+
 static void dot_add(dot_acc *a, double w, double ew, double x, double ex)
 {
     a->v += w * x;
-    a->mag += (fabs(w) + ew) * (fabs(x) + ex);
-    a->prop += fabs(w) * ex + fabs(x) * ew + ew * ex;
+    a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
+    a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
     a->k++;
 }
 
@@ -49,9 +57,9 @@ static void dot_finish(const dot_acc *a, double bv, double be, int has_bias, con
     double val = a->v + (has_bias ? bv : 0.0);
     double mag = a->mag + (has_bias ? fabs(bv) + be : 0.0);
     double prop = a->prop + (has_bias ? be : 0.0);
-    double pre = par_gamma(a->k + (has_bias ? 1 : 0), p->u) * mag + prop;
+    double pre = bmul(par_gamma(a->k + (has_bias ? 1 : 0), p->u), mag) + prop;
     *v = val;
-    *e = pre + p->u_store * (fabs(val) + pre);
+    *e = pre + bmul(p->u_store, fabs(val) + pre);
 }
 
 /* ---- linear: x [..., K], w [O, K], b [O] -> [..., O] ---------------------------------------------------------- */

@@ -71,15 +71,23 @@ static par_status read_flag(const par_node *n, const char *name, int *flag, par_
     return PAR_OK;
 }
 
+/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
+ * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
+static double bmul(double a, double b)
+{
+    double r = a * b;
+    return r == r ? r : INFINITY;
+}
+
 /* Average of k terms with divisor d: value and budget from the sum, the magnitude sum (|x| + e(x)) and the
  * propagated sum e(x). */
 static void avg_finish(double sum, double mag, double prop, int64_t k, double d, const par_prec *p, double *v,
                        double *e)
 {
     double val = sum / d;
-    double pre = par_gamma(k + 1, p->u) * mag / d + prop / d;
+    double pre = bmul(par_gamma(k + 1, p->u), mag / d) + prop / d;
     *v = val;
-    *e = pre + p->u_store * (fabs(val) + pre);
+    *e = pre + bmul(p->u_store, fabs(val) + pre);
 }
 
 /* ---- max_pool2d and avg_pool2d ------------------------------------------------------------------------------- */

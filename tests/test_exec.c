@@ -387,6 +387,11 @@ static void test_out_of_bounds(void)
     expect("oob", 10.0, PAR_V_FAIL, "out-of-bounds write after output 0 (byte offset 148; the output has 148 bytes)");
 }
 
+static void test_underrun(void)
+{
+    expect("underrun", 10.0, PAR_V_FAIL, "out-of-bounds write before output 0 (byte offset -1)");
+}
+
 static void test_unwritten(void)
 {
     expect("unwritten", 10.0, PAR_V_FAIL, "output 0 element 36 never written (1 element in all)");
@@ -832,6 +837,7 @@ static const CU_TestInfo tests[] = {
     {"crash", test_crash},
     {"timeout", test_timeout},
     {"out of bounds", test_out_of_bounds},
+    {"underrun", test_underrun},
     {"unwritten", test_unwritten},
     {"one run still checks unwritten", test_one_run_still_checks_unwritten},
     {"flaky", test_flaky},
