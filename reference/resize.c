@@ -115,19 +115,40 @@ static par_status geometry(const par_ref_ctx *c, const char *name, const par_rt 
     return PAR_OK;
 }
 
+/* Whether x is exactly representable with the significand of the format of unit roundoff u (24 bits for f32):
+ * then a backend's coordinate arithmetic on it is exact and no index ambiguity arises. */
+static int exact_in(double x, double u)
+{
+    if (x == 0 || u == 0) return 1;
+    int ex;
+    double m = frexp(fabs(x), &ex);
+    double scaled = ldexp(m, (int)lround(-log2(u)));
+    return isfinite(x) && scaled == floor(scaled);
+}
+
+/* Tolerance of a backend's coordinate t = a * r (+ c): k u max(t, 1), or 0 when r, the product and t are all exact
+ * in the arithmetic format (power-of-two ratios such as scale 2), so that every rounding is exact. */
+static double coord_tol(double k, double r, double prod, double t, double u)
+{
+    if (exact_in(r, u) && exact_in(prod, u) && exact_in(t, u)) return 0;
+    return k * u * fmax(t, 1.0);
+}
+
 /* Nearest: the exact source index, and the range of indices a backend's f32 coordinate may give. */
 static void nearest_src(const axis_geom *a, int64_t dst, double u, int64_t *src, int64_t *lo, int64_t *hi)
 {
-    double t;
+    double t, r;
     int64_t s;
     if (a->scale > 0) {
-        t = (double)dst * (1.0 / a->scale);
+        r = 1.0 / a->scale;
+        t = (double)dst * r;
         s = (int64_t)floor(t);
     } else {
+        r = (double)a->in / (double)a->out;
         s = dst * a->in / a->out; /* floor(dst * in / out), exactly */
         t = (double)dst * (double)a->in / (double)a->out;
     }
-    double tol = 4 * u * fmax(t, 1.0);
+    double tol = coord_tol(4, r, t, t, u);
     int64_t l = (int64_t)floor(t - tol), h = (int64_t)floor(t + tol);
     if (l > s) l = s;
     if (h < s) h = s;
@@ -168,12 +189,23 @@ par_status par_ref_upsample_nearest2d(const par_ref_ctx *c, const par_rt *const 
     return PAR_OK;
 }
 
-/* Bilinear source coordinate of docs/ops.md, in float64. */
-static double bilinear_src(const axis_geom *a, int64_t dst, int align_corners)
+/* Bilinear source coordinate of docs/ops.md, in float64, and the tolerance of a backend's f32 one. */
+static double bilinear_src(const axis_geom *a, int64_t dst, int align_corners, double u, double *tol)
 {
-    if (align_corners) return a->out > 1 ? (double)(dst * (a->in - 1)) / (double)(a->out - 1) : 0.0;
+    if (align_corners) {
+        if (a->out <= 1) {
+            *tol = 0;
+            return 0.0;
+        }
+        double r = (double)(a->in - 1) / (double)(a->out - 1);
+        double s = (double)(dst * (a->in - 1)) / (double)(a->out - 1);
+        *tol = coord_tol(6, r, s, s, u);
+        return s;
+    }
     double r = a->scale > 0 ? 1.0 / a->scale : (double)a->in / (double)a->out;
-    double s = ((double)dst + 0.5) * r - 0.5;
+    double prod = ((double)dst + 0.5) * r;
+    double s = prod - 0.5;
+    *tol = coord_tol(6, r, prod, fabs(s), u);
     return s < 0 ? 0 : s;
 }
 
@@ -186,13 +218,12 @@ typedef struct bil_axis {
 
 static void bilinear_axis(const axis_geom *a, int64_t dst, int align_corners, double u, bil_axis *b)
 {
-    double s = bilinear_src(a, dst, align_corners);
+    double s = bilinear_src(a, dst, align_corners, u, &b->tol);
     int64_t top = a->in - 1;
     b->i0 = (int64_t)floor(s);
     if (b->i0 > top) b->i0 = top;
     b->i1 = b->i0 + 1 < top ? b->i0 + 1 : top;
     b->l = s - (double)b->i0;
-    b->tol = 6 * u * fmax(s, 1.0);
     int64_t lo = (int64_t)floor(s - b->tol), hi = (int64_t)floor(s + b->tol) + 1;
     if (lo > b->i0) lo = b->i0;
     if (hi < b->i1) hi = b->i1;

@@ -4,7 +4,8 @@
  * (docs/ops.md), independent formulations (global pool vs mean, adaptive vs avg pool), error budgets (zero for a
  * max of exact inputs, the candidate rule for near ties, soundness against float32), and shape-inference errors.
  *
- * Kernels are called directly on a one-node graph view built here; nothing here depends on the graph builder.
+ * Kernels are called directly on a one-node graph view built here; one test also runs a conv2d -> max_pool2d ->
+ * mean -> linear chain through the graph builder and the interpreter.
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -454,7 +455,9 @@ static void test_max_pool_near_tie_budget(void)
 }
 
 /* Averages computed in float32 (reversed summation order, then a multiply by the rounded reciprocal, as XNNPACK
- * does) stay within their budgets; the worst ratio is printed and must be well under 1. */
+ * does) stay within their budgets; the worst ratio is printed and must be well under 1. Its ceiling is about 2/3:
+ * a one-element window with a divisor other than 1 has two roundings (reciprocal, product) against a budget of
+ * about 3u|y| (gamma_2 for them plus the storage u); bigger windows sit lower. */
 static void test_avg_budget_vs_f32(void)
 {
     const uint64_t seed = 8;
@@ -529,7 +532,108 @@ static void test_avg_budget_propagation(void)
     CU_ASSERT_EQUAL(y->v[0], -0.5);
     CU_ASSERT_DOUBLE_EQUAL(y->e[0], 0.25, 1e-16);
     rt_del(y);
+    /* An unbounded input budget gives an unbounded average, never NaN (u = 0 times inf). */
+    x->e[2] = INFINITY;
+    CU_ASSERT_EQUAL_FATAL(adaptive(size, x, &exact, &y, &msg), PAR_OK);
+    CU_ASSERT(isinf(y->e[0]) && y->e[0] > 0);
+    rt_del(y);
+    CU_ASSERT_EQUAL_FATAL(adaptive(size, x, &F32, &y, &msg), PAR_OK);
+    CU_ASSERT(isinf(y->e[0]) && y->e[0] > 0);
+    rt_del(y);
     rt_del(x);
+}
+
+/* ---- through the graph builder and the interpreter --------------------------------------------------------- */
+
+/* A chain built with the graph builder (schema defaults filled by it, conv2d's bias left out):
+ *   x [1,2,5,5] -> conv2d (depthwise, multiplier 2, padding 1) -> max_pool2d 2x2 s2 ceil -> mean (2,3) -> linear.
+ * par_ref_run must agree with a brute-force conv here, and, stage by stage, with the pool and mean kernels called
+ * directly on the interpreter's previous tensor (values and budgets), with the shapes inference promises. */
+static void test_graph_chain(void)
+{
+    const uint64_t seed = 31;
+    uint64_t s = seed;
+    par_msg msg;
+    par_graph *g = par_graph_create("chain");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    int64_t xd[4] = {1, 2, 5, 5}, wd[4] = {4, 1, 3, 3}, lwd[2] = {3, 4}, lbd[1] = {3};
+    float xf[50], wf[36], lwf[12], lbf[3];
+    for (int i = 0; i < 50; i++) xf[i] = (float)rng_val(&s);
+    for (int i = 0; i < 36; i++) wf[i] = (float)rng_val(&s);
+    for (int i = 0; i < 12; i++) lwf[i] = (float)rng_val(&s);
+    for (int i = 0; i < 3; i++) lbf[i] = (float)rng_val(&s);
+    int32_t x = par_graph_add_input(g, "x", PAR_DTYPE_F32, 4, xd, &msg);
+    int32_t w = par_graph_add_const(g, "w", PAR_DTYPE_F32, 4, wd, wf, &msg);
+    int32_t lw = par_graph_add_const(g, "lw", PAR_DTYPE_F32, 2, lwd, lwf, &msg);
+    int32_t lb = par_graph_add_const(g, "lb", PAR_DTYPE_F32, 1, lbd, lbf, &msg);
+    CU_ASSERT_FATAL(x >= 0 && w >= 0 && lw >= 0 && lb >= 0);
+    int64_t pad[4] = {1, 1, 1, 1}, k2[2] = {2, 2}, axes[2] = {2, 3};
+    par_attr ca[2] = {par_a_int("groups", 2), par_a_ints("padding", 4, pad)};
+    par_attr pa[3] = {par_a_ints("kernel", 2, k2), par_a_ints("stride", 2, k2), par_a_int("ceil_mode", 1)};
+    par_attr ma[1] = {par_a_ints("axes", 2, axes)};
+    par_out_spec o1 = {.name = "c"}, o2 = {.name = "p"}, o3 = {.name = "m"}, o4 = {.name = "y"};
+    int32_t n1 = par_graph_add_node(g, "conv2d", "conv", 2, (int32_t[]){x, w}, 2, ca, &o1, &msg);
+    if (n1 < 0) fprintf(stderr, "\n  %s", msg.text);
+    CU_ASSERT_FATAL(n1 >= 0);
+    int32_t c = par_graph_find_value(g, "c");
+    CU_ASSERT_FATAL(par_graph_add_node(g, "max_pool2d", "pool", 1, &c, 3, pa, &o2, &msg) >= 0);
+    int32_t p = par_graph_find_value(g, "p");
+    CU_ASSERT_FATAL(par_graph_add_node(g, "mean", "mean", 1, &p, 1, ma, &o3, &msg) >= 0);
+    int32_t m = par_graph_find_value(g, "m");
+    CU_ASSERT_FATAL(par_graph_add_node(g, "linear", "fc", 3, (int32_t[]){m, lw, lb}, 0, NULL, &o4, &msg) >= 0);
+    int32_t y = par_graph_find_value(g, "y");
+    CU_ASSERT_FATAL(par_graph_mark_output(g, y, &msg) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(g, &msg) == PAR_OK);
+    const par_graph_desc *d = par_graph_desc_of(g);
+    /* Inferred shapes: conv [1,4,5,5]; pool floor((5 - 2 + 1) / 2) + 1 = 3 -> [1,4,3,3]; mean [1,4]; linear [1,3]. */
+    CU_ASSERT_EQUAL(d->values[c].dims[1], 4);
+    CU_ASSERT_EQUAL(d->values[c].dims[2], 5);
+    CU_ASSERT_EQUAL(d->values[p].dims[3], 3);
+    CU_ASSERT_EQUAL(d->values[m].rank, 2);
+    CU_ASSERT_EQUAL(d->values[y].dims[1], 3);
+
+    par_ref_result *r = NULL;
+    const void *inputs[1] = {xf};
+    par_status rs = par_ref_run(d, &F32, inputs, &r, &msg);
+    if (rs != PAR_OK) fprintf(stderr, "\n  par_ref_run: %s", msg.text);
+    CU_ASSERT_EQUAL_FATAL(rs, PAR_OK);
+    /* conv: output channel o reads input channel o / 2, zero padding 1. */
+    int bad = 0;
+    for (int o = 0; o < 4; o++)
+        for (int i = 0; i < 5; i++)
+            for (int j = 0; j < 5; j++) {
+                double acc = 0;
+                for (int a = 0; a < 3; a++)
+                    for (int b = 0; b < 3; b++) {
+                        int ih = i - 1 + a, iw = j - 1 + b;
+                        if (ih >= 0 && ih < 5 && iw >= 0 && iw < 5)
+                            acc += (double)wf[(o * 3 + a) * 3 + b] * (double)xf[((o / 2) * 5 + ih) * 5 + iw];
+                    }
+                bad += fabs(r->values[c].v[(o * 5 + i) * 5 + j] - acc) > 1e-15;
+                bad += !(r->values[c].e[(o * 5 + i) * 5 + j] > 0);
+            }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* pool and mean on the interpreter's tensors, directly. */
+    pool_p q = {{2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1, 0};
+    par_rt *yp = NULL, *ym = NULL;
+    CU_ASSERT_EQUAL_FATAL(maxpool(&q, &r->values[c], &F32, &yp, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(mean(2, axes, 0, &r->values[p], &F32, &ym, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(yp->numel, r->values[p].numel);
+    CU_ASSERT_EQUAL_FATAL(ym->numel, r->values[m].numel);
+    for (int64_t i = 0; i < yp->numel; i++)
+        bad += yp->v[i] != r->values[p].v[i] || yp->e[i] != r->values[p].e[i];
+    for (int64_t i = 0; i < ym->numel; i++)
+        bad += ym->v[i] != r->values[m].v[i] || ym->e[i] != r->values[m].e[i];
+    /* linear: y[o] = lb[o] + sum_k m[k] lw[o][k]. */
+    for (int o = 0; o < 3; o++) {
+        double acc = lbf[o];
+        for (int k = 0; k < 4; k++) acc += r->values[m].v[k] * (double)lwf[o * 4 + k];
+        bad += fabs(r->values[y].v[o] - acc) > 1e-15 || !(r->values[y].e[o] > 0);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    rt_del(yp), rt_del(ym);
+    par_ref_result_destroy(r);
+    par_graph_destroy(g);
 }
 
 /* ---- errors ----------------------------------------------------------------------------------------------------- */
@@ -616,6 +720,7 @@ static const CU_TestInfo tests[] = {
     {"max_pool2d near-tie budget", test_max_pool_near_tie_budget},
     {"avg_pool2d budget vs f32", test_avg_budget_vs_f32},
     {"average budget propagation", test_avg_budget_propagation},
+    {"graph builder and interpreter", test_graph_chain},
     {"shape inference errors", test_pool_shape_errors},
     {"non-float dtype refused", test_pool_dtype_refused},
     CU_TEST_INFO_NULL,

@@ -101,7 +101,7 @@ enum { SQ = 3, SN = 5 };
 static const int D[][2] = {{1, 1}, {2, 2}, {1, 2}};
 enum { DQ = 2, DN = 3 };
 static const int HW[][2] = {{7, 7}, {9, 8}, {13, 17}, {16, 16}};
-enum { HWQ = 2, HWN = 4 };
+enum { HWQ = 2, HWN = 3 };
 /* padding kinds: 0 none, 1 symmetric (extent / 2), 2 asymmetric [1,0,0,1], 3 same, 4 valid, 5 asymmetric [0,2,1,0] */
 enum { PQ = 5, PN = 6 };
 static const int CH[] = {1, 2, 3, 4, 7, 8, 9, 16, 17, 5, 15, 31, 32, 33, 64};
@@ -147,6 +147,8 @@ void par_sweep_conv2d(par_sweep *s)
                         p.kh = K[k][0]; p.kw = K[k][1]; p.sh = S[st][0]; p.sw = S[st][1];
                         p.dh = D[d][0]; p.dw = D[d][1]; p.h = HW[hw][0]; p.w = HW[hw][1];
                         if (p.kh == 1 && p.kw == 1 && d > 0) continue; /* dilation means nothing for 1x1 */
+                        /* full: every pair of values outside the quick lists, not every triple */
+                        if ((k >= KQ) + (st >= SQ) + (pk >= PQ) + (d >= DQ) + (hw >= HWQ) > 2) continue;
                         set_pad(&p, pk);
                         conv_emit(&gr, p, k < KQ && st < SQ && pk < PQ && d < DQ && hw < HWQ);
                     }
@@ -180,6 +182,7 @@ void par_sweep_conv2d(par_sweep *s)
                             p.kh = DWK[k][0]; p.kw = DWK[k][1]; p.sh = p.sw = st; p.dh = p.dw = d;
                             p.h = p.w = 9 + 7 * (d - 1);
                             set_pad(&p, kinds[pk]);
+                            if ((ci >= DWQ) + (k >= 2) + (pk >= 2) + (d == 2) > 2) continue;
                             conv_emit(&gr, p, ci < DWQ && k < 2 && pk < 2 && d == 1);
                         }
 
@@ -332,6 +335,7 @@ void par_sweep_conv_transpose2d(par_sweep *s)
                             if (pk == 2) { p.pt = eh > 0; p.pr = ew > 0; if (!p.pt && !p.pr) continue; }
                             p.oph = op && p.sh > 1; p.opw = op && p.sw > 1;
                             if (op && !p.oph && !p.opw) continue;
+                            if ((k >= TKQ) + (st >= TSQ) + (d > 1) + (hw >= THWQ) > 2) continue;
                             convt_emit(&gr, p, k < TKQ && st < TSQ && d == 1 && hw < THWQ && (pk < 2 || op == 0));
                         }
 

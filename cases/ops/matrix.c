@@ -75,7 +75,8 @@ void par_sweep_linear(par_sweep *s)
     for (int r = 0; r < RN; r++)
         for (int k = 0; k < KN; k++)
             for (int o = 0; o < ON; o++)
-                lin_emit(&gr, lin_base(RS[r], KS[k], OS[o]), r < RQ && k < KQ && o < OQ);
+                if ((r >= RQ) + (k >= KQ) + (o >= OQ) < 2 || (KS[k] >= 64 && OS[o] >= 64 && r == 1))
+                    lin_emit(&gr, lin_base(RS[r], KS[k], OS[o]), r < RQ && k < KQ && o < OQ);
     /* Rank 1 to 4 inputs. */
     static const int KO[][2] = {{8, 4}, {17, 9}, {32, 10}, {3, 33}};
     for (int rank = 1; rank <= 4; rank++)
@@ -161,7 +162,7 @@ void par_sweep_matmul(par_sweep *s)
                 p.ra = p.rb = 2; p.m = MS[m]; p.k = KS[k]; p.n = NS[n];
                 /* full: every M x K x N would be 1,430 points; keep the ones where at most one size is large */
                 int large = (MS[m] > 17) + (KS[k] > 17) + (NS[n] > 17);
-                if (large > 1) continue;
+                if (large > 1 || (m >= MQ) + (k >= KQ) + (n >= NQ) > 2) continue;
                 mm_emit(&gr, p, m < MQ && k < KQ && n < NQ);
             }
     /* Batch dims: equal, one side missing, size 1 on either side, both broadcasting. */

@@ -67,7 +67,7 @@ void par_sweep_softmax(par_sweep *s)
             sm_pt p;
             memset(&p, 0, sizeof p);
             p.rank = sh + 1; p.axis = -1; p.range = 4; p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-            for (int i = 0; i < p.rank; i++) p.d[i] = QS[sh][i];
+            for (int i = 0; i < p.rank; i++) p.d[i] = QS[sh][1 + i];
             sm_emit(&gr, p, 1);
         }
     grid_free(&gr);

@@ -100,6 +100,8 @@ static void pool_grids(grid *gr)
                                     p.kh = PK[k][0]; p.kw = PK[k][1]; p.sh = PS[st][0]; p.sw = PS[st][1];
                                     p.ceil = cm; p.cip = ci; p.dh = p.dw = d; p.h = PHW[hw][0]; p.w = PHW[hw][1];
                                     if ((op == P_MAX && ci == 0) || (op == P_AVG && d == 2)) continue;
+                                    /* full: one value outside the quick lists at a time (with every padding and mode) */
+                                    if ((k >= PKQ) + (st >= PSQ) + (d > 1) + (hw >= PHWQ) > 1) continue;
                                     if (pk == 1) { p.pt = p.pb = p.kh / 2; p.pl = p.pr = p.kw / 2; }
                                     if (pk == 2) { p.pt = p.kh / 2; p.pr = p.kw / 2; }
                                     if (pk > 0 && !p.pt && !p.pl && !p.pb && !p.pr) continue;
