@@ -116,7 +116,7 @@ install: $(EXE)
 	           $(DESTDIR)$(PREFIX)/share/parity/cases/models
 	install -m 755 $(EXE) $(DESTDIR)$(PREFIX)/bin/parity
 	install -m 644 harness/parity_backend.h $(DESTDIR)$(PREFIX)/include/parity/parity_backend.h
-	install -m 644 cases/models/* $(DESTDIR)$(PREFIX)/share/parity/cases/models/
+	$(if $(wildcard cases/models/*),install -m 644 $(wildcard cases/models/*) $(DESTDIR)$(PREFIX)/share/parity/cases/models/,)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
 
 clean:

@@ -205,8 +205,12 @@ void par_gen_fill(const par_gen *g, par_dtype dt, int32_t rank, const int64_t *d
     int_range(dt, &tlo, &thi);
     int64_t lo = tlo, hi = thi;
     if (g->dist == PAR_DIST_UNIFORM) {
-        lo = round_clamp(ceil(a), tlo, thi);
-        hi = round_clamp(floor(b), tlo, thi);
+        /* Draw uniformly in [ceil(a), floor(b)], then saturate each draw to the type: a range wider than the type
+         * piles values on its ends, on purpose (saturation is under test too). Bounds beyond +-2^40 are cut there
+         * first, far outside every integer dtype, so no int64 arithmetic overflows. */
+        const int64_t big = INT64_C(1) << 40;
+        lo = round_clamp(ceil(a), -big, big);
+        hi = round_clamp(floor(b), -big, big);
         if (hi < lo) hi = lo; /* only after fan_in scaling emptied the interval: then it is the one integer lo */
     } else if (g->dist == PAR_DIST_EDGE && b >= 1.0) {
         int64_t m = round_clamp(floor(b), 0, INT64_C(1) << 40);
@@ -217,7 +221,7 @@ void par_gen_fill(const par_gen *g, par_dtype dt, int32_t rank, const int64_t *d
     for (int64_t i = 0; i < n; i++) {
         int64_t q;
         switch (g->dist) {
-        case PAR_DIST_UNIFORM: q = par_prng_int(&r, lo, hi); break;
+        case PAR_DIST_UNIFORM: q = par_prng_int(&r, lo, hi), q = q < tlo ? tlo : q > thi ? thi : q; break;
         case PAR_DIST_NORMAL: q = round_clamp(a + b * par_prng_normal(&r), tlo, thi); break;
         case PAR_DIST_EDGE: q = edge_int(&r, lo, hi); break;
         default: q = round_clamp(a, tlo, thi); break;

@@ -927,6 +927,12 @@ par_case *par_case_parse(const char *text, size_t len, const char *origin, par_m
     json_object *doc = json_tokener_parse_ex(tok, text ? text : "", (int)len);
     enum json_tokener_error jerr = json_tokener_get_error(tok);
     size_t end = json_tokener_get_parse_end(tok);
+    if (jerr == json_tokener_continue) {
+        /* A top-level literal ("null", "12") is complete only once the tokener sees the end: feed it a NUL. */
+        doc = json_tokener_parse_ex(tok, "", 1);
+        if (json_tokener_get_error(tok) == json_tokener_success) jerr = json_tokener_success;
+        end = len;
+    }
     json_tokener_free(tok);
     if (jerr == json_tokener_success && end < len) jerr = json_tokener_error_parse_unexpected; /* e.g. after a NUL */
     if (jerr != json_tokener_success) {

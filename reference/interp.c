@@ -147,8 +147,8 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
 {
     const par_node *n = &g->nodes[ni];
     const par_op_info *info = par_op_get((par_op_id)n->op_id);
-    const par_rt *in[64];
-    par_rt *out[4];
+    const par_rt *in[64] = {NULL}; /* optional inputs past n_inputs read as absent */
+    par_rt *out[4] = {NULL};
     par_rt tmp_in[64], tmp_out[4];
     int quant = 0;
     memset(tmp_in, 0, sizeof tmp_in);

@@ -14,6 +14,7 @@
 
 #include "graph.h"
 #include "reference.h"
+#include "tensor.h"
 #include "tmain.h"
 
 /* ---- a one-node harness ------------------------------------------------------------------------------------- */
@@ -597,6 +598,38 @@ static void test_softmax_budgets_f32(void)
     }
 }
 
+/* f16 storage (f32 arithmetic, results rounded to f16): the f32 softmax rounded to f16 is within the budget, the
+ * tiny probabilities (subnormal in f16) included. */
+static void test_softmax_budget_f16_storage(void)
+{
+    int64_t d[2] = {16, 40};
+    uint64_t s = 53;
+    par_rt *x = rt_new(PAR_DTYPE_F32, 2, d), *y;
+    for (int64_t i = 0; i < x->numel; i++) x->v[i] = rng_f(&s, -15, 15);
+    par_prec p16 = par_prec_for(PAR_ARITH_F16_STORAGE);
+    par_attr a[1] = {par_a_int("axis", 1)};
+    par_rt *in[1] = {x};
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_same, par_ref_softmax, "softmax", 1, in, a, 1, &p16, NULL, &y, &msg),
+                          PAR_OK);
+    ratio r = {0, 0, 0};
+    int64_t subnormal = 0;
+    for (int64_t row = 0; row < d[0]; row++) {
+        float m = -INFINITY, sum = 0;
+        for (int j = 0; j < 40; j++) m = fmaxf(m, (float)x->v[row * 40 + j]);
+        for (int j = 0; j < 40; j++) sum += expf((float)x->v[row * 40 + j] - m);
+        for (int j = 0; j < 40; j++) {
+            int64_t k = row * 40 + j;
+            float v = par_f16_to_f32(par_f32_to_f16(expf((float)x->v[k] - m) / sum));
+            subnormal += v > 0 && v < 0x1p-14f;
+            ratio_add(&r, v, y->v[k], y->e[k]);
+        }
+    }
+    ratio_report("softmax f16 storage", &r);
+    CU_ASSERT(subnormal > 10);
+    rt_del(x), rt_del(y);
+}
+
 /* ---- batch_norm --------------------------------------------------------------------------------------------- */
 
 /* x [1,2,2] = [[1,3],[0,4]], weight [2, 0.5], bias [1, -1], mean [1, 2], var [4 - eps, 16 - eps] with eps = 0.25
@@ -807,6 +840,7 @@ static const CU_TestInfo tests[] = {
     {"softmax values", test_softmax_values},
     {"softmax vs exp(log_softmax)", test_softmax_vs_exp_log_softmax},
     {"softmax budgets f32", test_softmax_budgets_f32},
+    {"softmax budget f16 storage", test_softmax_budget_f16_storage},
     {"batch_norm values", test_batch_norm_values},
     {"batch_norm budget f32", test_batch_norm_budget_f32},
     {"quantize ties and saturation", test_quantize_ties_saturation},

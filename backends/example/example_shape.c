@@ -20,12 +20,14 @@ static int has_size(const par_node *n)
     return par_attr_count(n, "size") == 2;
 }
 
-/* Nearest: src = min(floor(dst * r), in - 1). The index selects an element, so it must be the same integer the
- * reference computes: the ratio and the product are taken in double, as there. */
+/* Nearest: src = min(floor(dst * r), in - 1). The index selects an element, so it is computed exactly where the
+ * definition allows: with size, floor(dst * in / out) in integers; with scale, in double from r = 1 / scale. (A
+ * backend computing it in f32, as PyTorch does, may land on the neighbour when dst * r is within a few ulps of an
+ * integer; the reference admits that, but exact is simpler than arguing about it.) */
 static int64_t nearest_src(const par_node *n, int axis, int64_t dst, int64_t in, int64_t out)
 {
-    const double r = has_size(n) ? (double)in / (double)out : 1.0 / par_attr_floats_at(n, "scale", axis, 1.0);
-    const int64_t src = (int64_t)floor((double)dst * r);
+    const int64_t src = has_size(n) ? dst * in / out
+                                    : (int64_t)floor((double)dst * (1.0 / par_attr_floats_at(n, "scale", axis, 1.0)));
     return src < in - 1 ? src : in - 1;
 }
 

@@ -1,0 +1,388 @@
+#!/usr/bin/env python3
+"""gen_models.py - writes the model cases of cases/models/ (parity case format, docs/case-format.md).
+
+Each model is a whole network graph whose weights are seeded generators (no downloads): convolution and linear
+weights normal with fan_in scaling (He: std sqrt(2) / sqrt(fan_in) before a ReLU-like activation, 1 / sqrt(fan_in)
+otherwise), batch_norm parameters in the ranges of trained networks. The architectures follow torchvision
+(mobilenet_v2, mobilenet_v3_small) layer by layer, batch_norm nodes included (not folded into the convolutions).
+
+    python3 tools/gen_models.py                      # (re)writes cases/models/*.json
+    python3 tools/gen_models.py --out DIR            # elsewhere
+    python3 tools/gen_models.py --sidecar DIR mlp    # the constants' data in DIR/mlp.bin, referenced by
+                                                     # DIR/mlp.json as {"data": {"file": "mlp.bin", "offset": N}}
+
+The sidecar form is the template for plugging in real weights: replace the .bin (raw little-endian elements of each
+constant's dtype, row-major, at the offsets the JSON gives) and keep the JSON.
+
+Standard library only. The output is deterministic (sorted keys are not used: the order is the builder's).
+"""
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import struct
+import sys
+
+SQRT2 = math.sqrt(2.0)
+
+
+class Model:
+    """A case under construction: inputs, constants, nodes, outputs, with unique value names."""
+
+    def __init__(self, case_id, description, seed):
+        self.case = {
+            "schema": "parity.case",
+            "version": 1,
+            "id": case_id,
+            "description": description,
+            "seed": seed,
+            "inputs": [],
+            "constants": [],
+            "nodes": [],
+            "outputs": [],
+        }
+        self.shapes = {}
+        self.counts = {}
+
+    def _name(self, base):
+        k = self.counts.get(base, 0)
+        self.counts[base] = k + 1
+        return base if k == 0 else "%s_%d" % (base, k)
+
+    def input(self, name, shape, low=-1.0, high=1.0):
+        self.case["inputs"].append({"name": name, "dtype": "f32", "shape": list(shape),
+                                    "init": {"dist": "uniform", "low": low, "high": high}})
+        self.shapes[name] = list(shape)
+        return name
+
+    def const(self, name, shape, init):
+        name = self._name(name)
+        self.case["constants"].append({"name": name, "dtype": "f32", "shape": list(shape), "init": init})
+        self.shapes[name] = list(shape)
+        return name
+
+    def node(self, op, inputs, shape, attrs=None, name=None):
+        name = self._name(name or op)
+        n = {"name": name, "op": op, "inputs": list(inputs)}
+        if attrs:
+            n["attrs"] = attrs
+        n["outputs"] = [name]
+        self.case["nodes"].append(n)
+        self.shapes[name] = list(shape)
+        return name
+
+    def output(self, value):
+        self.case["outputs"].append(value)
+
+    # -- layers -------------------------------------------------------------------------------------------------
+    def conv(self, x, out_c, k, stride=1, pad=None, groups=1, bias=False, dilation=1, gain=SQRT2, name="conv"):
+        n, c, h, w = self.shapes[x]
+        kh, kw = (k, k) if isinstance(k, int) else k
+        sh, sw = (stride, stride) if isinstance(stride, int) else stride
+        dh, dw = (dilation, dilation) if isinstance(dilation, int) else dilation
+        if pad is None:
+            pad = [dh * (kh - 1) // 2, dw * (kw - 1) // 2, dh * (kh - 1) // 2, dw * (kw - 1) // 2]
+        elif isinstance(pad, int):
+            pad = [pad] * 4
+        oh = (h + pad[0] + pad[2] - dh * (kh - 1) - 1) // sh + 1
+        ow = (w + pad[1] + pad[3] - dw * (kw - 1) - 1) // sw + 1
+        wname = self.const(name + "_w", [out_c, c // groups, kh, kw],
+                           {"dist": "normal", "mean": 0, "std": gain, "fan_in": True})
+        ins = [x, wname]
+        if bias:
+            ins.append(self.const(name + "_b", [out_c], {"dist": "uniform", "low": -0.1, "high": 0.1}))
+        attrs = {"stride": [sh, sw], "padding": pad, "dilation": [dh, dw], "groups": groups}
+        return self.node("conv2d", ins, [n, out_c, oh, ow], attrs, name)
+
+    def conv_t(self, x, out_c, k, stride, pad, bias=True, gain=1.0, name="convt"):
+        n, c, h, w = self.shapes[x]
+        kh, kw = k
+        sh, sw = stride
+        oh = (h - 1) * sh - pad[0] - pad[2] + kh
+        ow = (w - 1) * sw - pad[1] - pad[3] + kw
+        # PyTorch layout [C_in, C_out, KH, KW]; fan_in over dims[1:] = C_out * KH * KW. Each output receives about
+        # C_in * KH * KW / (sh * sw) terms, so the gain restores unit scale.
+        g = gain * math.sqrt(out_c / (c / (sh * sw)))
+        wname = self.const(name + "_w", [c, out_c, kh, kw], {"dist": "normal", "mean": 0, "std": g, "fan_in": True})
+        ins = [x, wname]
+        if bias:
+            ins.append(self.const(name + "_b", [out_c], {"dist": "uniform", "low": -0.1, "high": 0.1}))
+        attrs = {"stride": [sh, sw], "padding": pad}
+        return self.node("conv_transpose2d", ins, [n, out_c, oh, ow], attrs, name)
+
+    def bn(self, x, name="bn"):
+        c = self.shapes[x][1]
+        ps = [self.const(name + "_weight", [c], {"dist": "uniform", "low": 0.5, "high": 1.5}),
+              self.const(name + "_bias", [c], {"dist": "uniform", "low": -0.1, "high": 0.1}),
+              self.const(name + "_mean", [c], {"dist": "uniform", "low": -0.1, "high": 0.1}),
+              self.const(name + "_var", [c], {"dist": "uniform", "low": 0.5, "high": 1.5})]
+        return self.node("batch_norm", [x] + ps, self.shapes[x], {"eps": 1e-5}, name)
+
+    def act(self, x, op, name=None):
+        return self.node(op, [x], self.shapes[x], None, name or op)
+
+    def linear(self, x, out_f, bias=True, gain=1.0, name="fc"):
+        shape = self.shapes[x]
+        k = shape[-1]
+        wname = self.const(name + "_w", [out_f, k], {"dist": "normal", "mean": 0, "std": gain, "fan_in": True})
+        ins = [x, wname]
+        if bias:
+            ins.append(self.const(name + "_b", [out_f], {"dist": "uniform", "low": -0.1, "high": 0.1}))
+        return self.node("linear", ins, shape[:-1] + [out_f], None, name)
+
+    def add(self, a, b, name="add"):
+        return self.node("add", [a, b], self.shapes[a], None, name)
+
+    def mul(self, a, b, name="mul"):
+        return self.node("mul", [a, b], self.shapes[a], None, name)
+
+    def gap(self, x, name="gap"):
+        n, c = self.shapes[x][:2]
+        return self.node("global_avg_pool2d", [x], [n, c, 1, 1], None, name)
+
+    def flatten(self, x, name="flatten"):
+        s = self.shapes[x]
+        return self.node("flatten", [x], [s[0], int(math.prod(s[1:]))], {"start_dim": 1, "end_dim": -1}, name)
+
+    def upsample(self, x, size, name="up"):
+        n, c = self.shapes[x][:2]
+        return self.node("upsample_bilinear2d", [x], [n, c] + list(size),
+                         {"size": list(size), "align_corners": 0}, name)
+
+    def concat(self, xs, name="cat"):
+        s = list(self.shapes[xs[0]])
+        s[1] = sum(self.shapes[x][1] for x in xs)
+        return self.node("concat", xs, s, {"axis": 1}, name)
+
+
+def conv_bn_act(m, x, out_c, k, stride=1, groups=1, act="relu6", name="c"):
+    gain = SQRT2 if act in ("relu", "relu6", "hardswish") else 1.0
+    y = m.conv(x, out_c, k, stride, groups=groups, gain=gain, name=name)
+    y = m.bn(y, name=name + "_bn")
+    return m.act(y, act, name=name + "_" + act) if act else y
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------------------------------
+def mobilenet_v2():
+    """torchvision.models.mobilenet_v2 (width 1.0), 224x224, batch 1, inference (dropout omitted)."""
+    m = Model("mobilenet_v2", "MobileNetV2 (torchvision, width 1.0), 224x224x3, batch 1, seeded weights; batch_norm "
+              "nodes as torchvision has them (not folded)", 2)
+    x = m.input("image", [1, 3, 224, 224])
+    x = conv_bn_act(m, x, 32, 3, 2, name="features0")
+    settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
+                (6, 320, 1, 1)]
+    block = 1
+    in_c = 32
+    for t, c, n, s in settings:
+        for i in range(n):
+            stride = s if i == 0 else 1
+            hidden = in_c * t
+            p = "features%d" % block
+            y = x
+            if t != 1:
+                y = conv_bn_act(m, y, hidden, 1, name=p + "_expand")
+            y = conv_bn_act(m, y, hidden, 3, stride, groups=hidden, name=p + "_dw")
+            y = conv_bn_act(m, y, c, 1, act=None, name=p + "_project")
+            if stride == 1 and in_c == c:
+                y = m.add(x, y, name=p + "_add")
+            x = y
+            in_c = c
+            block += 1
+    x = conv_bn_act(m, x, 1280, 1, name="features18")
+    x = m.gap(x, name="avgpool")
+    x = m.flatten(x)
+    x = m.linear(x, 1000, name="classifier")
+    m.output(x)
+    return m
+
+
+def make_divisible(v, divisor=8):
+    new_v = max(divisor, int(v + divisor / 2) // divisor * divisor)
+    if new_v < 0.9 * v:
+        new_v += divisor
+    return new_v
+
+
+def mobilenet_v3_small():
+    """torchvision.models.mobilenet_v3_small, 224x224, batch 1, inference."""
+    m = Model("mobilenet_v3_small", "MobileNetV3-Small (torchvision), 224x224x3, batch 1, seeded weights; hardswish, "
+              "squeeze-excitation blocks (global_avg_pool2d -> conv1x1 -> relu -> conv1x1 -> hardsigmoid -> mul)", 3)
+    x = m.input("image", [1, 3, 224, 224])
+    x = conv_bn_act(m, x, 16, 3, 2, act="hardswish", name="features0")
+    # input_c, kernel, expanded_c, out_c, use_se, activation, stride
+    cfg = [(16, 3, 16, 16, True, "relu", 2), (16, 3, 72, 24, False, "relu", 2), (24, 3, 88, 24, False, "relu", 1),
+           (24, 5, 96, 40, True, "hardswish", 2), (40, 5, 240, 40, True, "hardswish", 1),
+           (40, 5, 240, 40, True, "hardswish", 1), (40, 5, 120, 48, True, "hardswish", 1),
+           (48, 5, 144, 48, True, "hardswish", 1), (48, 5, 288, 96, True, "hardswish", 2),
+           (96, 5, 576, 96, True, "hardswish", 1), (96, 5, 576, 96, True, "hardswish", 1)]
+    for i, (cin, k, exp, cout, se, act, s) in enumerate(cfg):
+        p = "features%d" % (i + 1)
+        y = x
+        if exp != cin:
+            y = conv_bn_act(m, y, exp, 1, act=act, name=p + "_expand")
+        y = conv_bn_act(m, y, exp, k, s, groups=exp, act=act, name=p + "_dw")
+        if se:
+            sq = make_divisible(exp // 4, 8)
+            z = m.gap(y, name=p + "_se_pool")
+            z = m.conv(z, sq, 1, bias=True, name=p + "_se_fc1")
+            z = m.act(z, "relu", name=p + "_se_relu")
+            z = m.conv(z, exp, 1, bias=True, gain=1.0, name=p + "_se_fc2")
+            z = m.act(z, "hardsigmoid", name=p + "_se_hsig")
+            y = m.mul(y, z, name=p + "_se_scale")
+        y = conv_bn_act(m, y, cout, 1, act=None, name=p + "_project")
+        if s == 1 and cin == cout:
+            y = m.add(x, y, name=p + "_add")
+        x = y
+    x = conv_bn_act(m, x, 576, 1, act="hardswish", name="features12")
+    x = m.gap(x, name="avgpool")
+    x = m.flatten(x)
+    x = m.linear(x, 1024, gain=SQRT2, name="classifier0")
+    x = m.act(x, "hardswish", name="classifier1")
+    x = m.linear(x, 1000, name="classifier3")
+    m.output(x)
+    return m
+
+
+def mlp():
+    m = Model("mlp", "MLP 784-512-256-10 with relu and log_softmax, batch 4", 4)
+    x = m.input("x", [4, 784])
+    x = m.act(m.linear(x, 512, gain=SQRT2, name="fc1"), "relu", name="relu1")
+    x = m.act(m.linear(x, 256, gain=SQRT2, name="fc2"), "relu", name="relu2")
+    x = m.linear(x, 10, name="fc3")
+    x = m.node("log_softmax", [x], m.shapes[x], {"axis": -1}, "log_softmax")
+    m.output(x)
+    return m
+
+
+def segmentation():
+    """A background-segmentation encoder-decoder (U-Net style): strided conv encoder, bottleneck, decoder with
+    bilinear upsampling and skip concatenations, a 1-channel sigmoid mask at the input resolution."""
+    m = Model("segmentation", "encoder-decoder background segmentation, input [1,3,256,256], mask [1,1,256,256]: "
+              "strided conv encoder, dilated bottleneck, upsample_bilinear2d (align_corners 0) decoder with skip "
+              "concat, sigmoid", 5)
+    x = m.input("image", [1, 3, 256, 256])
+    e1 = conv_bn_act(m, x, 16, 3, 2, act="relu", name="enc1")     # 128
+    e2 = conv_bn_act(m, e1, 32, 3, 2, act="relu", name="enc2")    # 64
+    e3 = conv_bn_act(m, e2, 64, 3, 2, act="relu", name="enc3")    # 32
+    b = conv_bn_act(m, e3, 96, 3, 2, act="relu", name="bottleneck1")  # 16
+    b = m.act(m.bn(m.conv(b, 96, 3, dilation=2, name="bottleneck2"), name="bottleneck2_bn"), "relu",
+              name="bottleneck2_relu")
+    d = b
+    for skip, c, nm in ((e3, 64, "dec3"), (e2, 32, "dec2"), (e1, 16, "dec1")):
+        d = m.upsample(d, m.shapes[skip][2:], name=nm + "_up")
+        d = m.concat([d, skip], name=nm + "_cat")
+        d = conv_bn_act(m, d, c, 3, act="relu", name=nm)
+    d = m.upsample(d, [256, 256], name="head_up")
+    d = m.act(m.conv(d, 8, 3, bias=True, name="head1"), "relu", name="head1_relu")
+    d = m.conv(d, 1, 1, bias=True, gain=1.0, name="head2")
+    d = m.act(d, "sigmoid", name="mask")
+    m.output(d)
+    return m
+
+
+def audio_denoiser():
+    """A 1-D convolutional waveform denoiser (Demucs-like, without the LSTM): one second at 16 kHz as NCHW with
+    H = 1, 1xk strided conv encoder, conv_transpose2d decoder with additive skips, tanh output."""
+    m = Model("audio_denoiser", "1-D conv waveform denoiser, input [1,1,1,16000] (NCHW with H=1, 1xk kernels): "
+              "strided conv encoder, conv_transpose2d decoder with additive skips, tanh", 6)
+    x = m.input("wave", [1, 1, 1, 16000], -0.5, 0.5)
+    skips = []
+    y = x
+    for i, c in enumerate((16, 32, 64)):
+        y = m.conv(y, c, (1, 8), (1, 4), pad=[0, 2, 0, 2], bias=True, name="enc%d" % (i + 1))
+        y = m.act(y, "relu", name="enc%d_relu" % (i + 1))
+        skips.append(y)
+    y = m.act(m.conv(y, 64, (1, 3), bias=True, name="bottleneck"), "relu", name="bottleneck_relu")
+    y = m.add(y, skips[2], name="skip3")
+    for i, c in enumerate((32, 16, 1)):
+        y = m.conv_t(y, c, (1, 8), (1, 4), [0, 2, 0, 2], gain=SQRT2 if c > 1 else 1.0, name="dec%d" % (3 - i))
+        if c > 1:
+            y = m.act(y, "relu", name="dec%d_relu" % (3 - i))
+            y = m.add(y, skips[1 - i], name="skip%d" % (2 - i))
+    y = m.act(y, "tanh", name="denoised")
+    m.output(y)
+    return m
+
+
+MODELS = {
+    "mobilenet_v2": mobilenet_v2,
+    "mobilenet_v3_small": mobilenet_v3_small,
+    "mlp": mlp,
+    "segmentation": segmentation,
+    "audio_denoiser": audio_denoiser,
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sidecar: constants' data in a binary file
+# ---------------------------------------------------------------------------------------------------------------
+def sample(init, shape, rng):
+    """Values for a generator spec (Python's own seeded generator: the same distribution as the harness's, not the
+    same numbers)."""
+    n = int(math.prod(shape))
+    scale = 1.0
+    if init.get("fan_in"):
+        fan = int(math.prod(shape[1:])) if len(shape) >= 2 else shape[0]
+        scale = 1.0 / math.sqrt(fan)
+    if init["dist"] == "uniform":
+        lo, hi = init["low"] * scale, init["high"] * scale
+        return [lo + (hi - lo) * rng.random() for _ in range(n)]
+    if init["dist"] == "normal":
+        mu, sd = init["mean"] * scale, init["std"] * scale
+        return [max(mu - 6 * sd, min(mu + 6 * sd, rng.gauss(mu, sd))) for _ in range(n)]
+    raise ValueError("unsupported dist %s" % init["dist"])
+
+
+def to_sidecar(m, out_dir, name):
+    rng = random.Random(m.case["seed"])
+    bin_name = name + ".bin"
+    offset = 0
+    with open(os.path.join(out_dir, bin_name), "wb") as f:
+        for c in m.case["constants"]:
+            vals = sample(c["init"], c["shape"], rng)
+            f.write(struct.pack("<%df" % len(vals), *vals))
+            del c["init"]
+            c["data"] = {"file": bin_name, "offset": offset}
+            offset += 4 * len(vals)
+    m.case["description"] += "; constants from the sidecar " + bin_name
+
+
+def dumps(case):
+    """JSON with one line per tensor, node and attribute list: lists of numbers or strings are kept inline."""
+    text = json.dumps(case, indent=1)
+    flat = re.compile(r'\[\s*((?:[-+0-9.eE]+|"[^"\n]*")(?:,\s*(?:[-+0-9.eE]+|"[^"\n]*"))*)\s*\]')
+    text = flat.sub(lambda mo: "[" + ", ".join(s.strip() for s in mo.group(1).split(",")) + "]", text)
+    return text + "\n"
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("models", nargs="*", help="models to write (default: all): " + ", ".join(MODELS))
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases",
+                                                  "models"), help="output folder (default cases/models)")
+    ap.add_argument("--sidecar", metavar="DIR", help="write the models to DIR with their constants in DIR/<model>.bin")
+    args = ap.parse_args(argv)
+    names = args.models or list(MODELS)
+    for n in names:
+        if n not in MODELS:
+            ap.error("unknown model '%s' (known: %s)" % (n, ", ".join(MODELS)))
+    out_dir = args.sidecar or args.out
+    os.makedirs(out_dir, exist_ok=True)
+    for n in names:
+        m = MODELS[n]()
+        if args.sidecar:
+            to_sidecar(m, out_dir, n)
+        path = os.path.join(out_dir, n + ".json")
+        with open(path, "w") as f:
+            f.write(dumps(m.case))
+        print("%s: %d nodes, %d constants" % (os.path.relpath(path), len(m.case["nodes"]), len(m.case["constants"])))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
