@@ -806,7 +806,7 @@ out:
 static par_case *parse_doc(reader *r, json_object *doc)
 {
     static const char *const keys[] = {"schema", "version", "id",        "description", "seed", "options",
-                                       "inputs", "constants", "nodes", "outputs", NULL};
+                                       "inputs", "constants", "nodes", "outputs", "reference", NULL};
     static const char *const opt_keys[] = {"repeat", "timeout_s", NULL};
     const jpath root = {"$"};
     json_object *v;
@@ -817,6 +817,7 @@ static par_case *parse_doc(reader *r, json_object *doc)
     char b[80];
     if (!want(r, doc, json_type_object, &root, "an object")) return NULL;
     if (!check_keys(r, doc, &root, keys)) return NULL;
+    /* "reference" (the expected outputs that `parity export` adds) is accepted and ignored. */
     jpath p = pkey(&root, "schema");
     if (!has(doc, "schema", &v)) return perr(r, &p, "missing (\"%s\")", PAR_CASE_SCHEMA), NULL;
     if (!get_str(r, v, &p, &s)) return NULL;

@@ -3,6 +3,11 @@
  * formats each case ID ("<op>(<params>)#seed=N"), asks the visitor whether it wants the case, and only then has the
  * spec build it; finished cases go to the visitor, cases whose builder failed go to its error callback.
  *
+ * only_op: every spec is still walked (a spec may generate cases of several ops, e.g. the quantized graphs of a
+ * family), but only IDs whose op is only_op reach want(); walking a grid without formatting its IDs costs little.
+ * The index handed to want() and build() is the case's position in the whole suite, the same with or without
+ * only_op, so that shards and repro lines agree.
+ *
  * It must not know any op's grid or semantics (those live in cases/ops/), and must not depend on anything but the
  * suite level and the seed: the same ID always yields the same case.
  */

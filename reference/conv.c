@@ -255,7 +255,8 @@ static par_status kernel_geom(const par_ref_ctx *c, const par_rt *const *in, par
 typedef struct dot_acc {
     double v;      /* sum of products, float64 */
     double mag;    /* sum of (|w| + e(w)) (|x| + e(x)): magnitude of the terms a backend holds */
-    double prop;   /* propagated input budgets */
+    double prop;   /* propagated input budgets: sum of the terms */
+    double prop2;  /* and sum of their squares (par_prop_bound) */
     int64_t k;     /* number of terms */
 } dot_acc;
 
@@ -271,21 +272,25 @@ static void dot_add(dot_acc *a, double w, double ew, double x, double ex)
 {
     a->v += w * x;
     a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
-    a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
+    double t = bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
+    a->prop += t;
+    a->prop2 += bmul(t, t);
     a->k++;
 }
 
 /* Add the optional bias term and write value and budget. */
 static void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, double *v, double *e)
 {
-    double val = a->v, mag = a->mag, prop = a->prop;
+    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2;
     int64_t k = a->k;
     if (b) {
         val += b->v[o];
         mag += fabs(b->v[o]) + b->e[o];
         prop += b->e[o];
+        prop2 += bmul(b->e[o], b->e[o]);
         k++;
     }
+    prop = par_prop_bound(prop, prop2);
     double pre = bmul(par_gamma(k, p->u), mag) + prop;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);

@@ -32,7 +32,7 @@ static int same_shape(const par_rt *t, int32_t rank, const int64_t *dims)
 
 /* Accumulator of one dot product (value and budget parts). */
 typedef struct dot_acc {
-    double v, mag, prop;
+    double v, mag, prop, prop2; /* prop, prop2: sum and sum of squares of propagated terms */
     int64_t k;
 } dot_acc;
 
@@ -48,7 +48,9 @@ static void dot_add(dot_acc *a, double w, double ew, double x, double ex)
 {
     a->v += w * x;
     a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
-    a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
+    double t = bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
+    a->prop += t;
+    a->prop2 += bmul(t, t);
     a->k++;
 }
 
@@ -56,7 +58,7 @@ static void dot_finish(const dot_acc *a, double bv, double be, int has_bias, con
 {
     double val = a->v + (has_bias ? bv : 0.0);
     double mag = a->mag + (has_bias ? fabs(bv) + be : 0.0);
-    double prop = a->prop + (has_bias ? be : 0.0);
+    double prop = par_prop_bound(a->prop + (has_bias ? be : 0.0), a->prop2 + (has_bias ? bmul(be, be) : 0.0));
     double pre = bmul(par_gamma(a->k + (has_bias ? 1 : 0), p->u), mag) + prop;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);

@@ -81,11 +81,11 @@ static double bmul(double a, double b)
 
 /* Average of k terms with divisor d: value and budget from the sum, the magnitude sum (|x| + e(x)) and the
  * propagated sum e(x). */
-static void avg_finish(double sum, double mag, double prop, int64_t k, double d, const par_prec *p, double *v,
-                       double *e)
+static void avg_finish(double sum, double mag, double prop, double prop2, int64_t k, double d, const par_prec *p,
+                       double *v, double *e)
 {
     double val = sum / d;
-    double pre = bmul(par_gamma(k + 1, p->u), mag / d) + prop / d;
+    double pre = bmul(par_gamma(k + 1, p->u), mag / d) + par_prop_bound(prop, prop2) / d;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
 }
@@ -282,7 +282,7 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                 if (w0 < 0) w0 = 0;
                 if (h1 > q.h) h1 = q.h;
                 if (w1 > q.w) w1 = q.w;
-                double sum = 0.0, mag = 0.0, prop = 0.0;
+                double sum = 0.0, mag = 0.0, prop = 0.0, prop2 = 0.0;
                 int64_t k = 0;
                 for (int64_t ih = h0; ih < h1; ih++)
                     for (int64_t iw = w0; iw < w1; iw++) {
@@ -290,6 +290,7 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                         sum += x->v[xi];
                         mag += fabs(x->v[xi]) + x->e[xi];
                         prop += x->e[xi];
+                        prop2 += bmul(x->e[xi], x->e[xi]);
                         k++;
                     }
                 int64_t d = q.count_include_pad ? area : k;
@@ -297,7 +298,7 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                     return par_msgf(msg, PAR_ERROR, "window of output (%lld, %lld) holds no input element",
                                     (long long)oh, (long long)ow);
                 int64_t yi = (nc * q.oh + oh) * q.ow + ow;
-                avg_finish(sum, mag, prop, k, (double)d, &c->prec, &y->v[yi], &y->e[yi]);
+                avg_finish(sum, mag, prop, prop2, k, (double)d, &c->prec, &y->v[yi], &y->e[yi]);
             }
     return PAR_OK;
 }
@@ -352,16 +353,17 @@ static par_status adaptive_kernel(const par_ref_ctx *c, const par_rt *const *in,
             for (int64_t ow = 0; ow < ow_n; ow++) {
                 int64_t h0 = floor_div(oh * h, oh_n), h1 = ceil_div((oh + 1) * h, oh_n);
                 int64_t w0 = floor_div(ow * w, ow_n), w1 = ceil_div((ow + 1) * w, ow_n);
-                double sum = 0.0, mag = 0.0, prop = 0.0;
+                double sum = 0.0, mag = 0.0, prop = 0.0, prop2 = 0.0;
                 for (int64_t ih = h0; ih < h1; ih++)
                     for (int64_t iw = w0; iw < w1; iw++) {
                         int64_t xi = (nc * h + ih) * w + iw;
                         sum += x->v[xi];
                         mag += fabs(x->v[xi]) + x->e[xi];
                         prop += x->e[xi];
+                        prop2 += bmul(x->e[xi], x->e[xi]);
                     }
                 int64_t k = (h1 - h0) * (w1 - w0), yi = (nc * oh_n + oh) * ow_n + ow;
-                avg_finish(sum, mag, prop, k, (double)k, &c->prec, &y->v[yi], &y->e[yi]);
+                avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, &y->v[yi], &y->e[yi]);
             }
     return PAR_OK;
 }
@@ -451,7 +453,7 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             base += (rem % x->dims[kept[j]]) * stride[kept[j]];
             rem /= x->dims[kept[j]];
         }
-        double sum = 0.0, mag = 0.0, prop = 0.0;
+        double sum = 0.0, mag = 0.0, prop = 0.0, prop2 = 0.0;
         for (int64_t ri = 0; ri < k; ri++) {
             int64_t off = base;
             rem = ri;
@@ -462,8 +464,9 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             sum += x->v[off];
             mag += fabs(x->v[off]) + x->e[off];
             prop += x->e[off];
+            prop2 += bmul(x->e[off], x->e[off]);
         }
-        avg_finish(sum, mag, prop, k, (double)k, &c->prec, &y->v[oi], &y->e[oi]);
+        avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, &y->v[oi], &y->e[oi]);
     }
     return PAR_OK;
 }

@@ -20,6 +20,8 @@
 #ifndef PAR_REFERENCE_H
 #define PAR_REFERENCE_H
 
+#include <math.h>
+
 #include "../harness/ops.h"
 
 /* A reference tensor: logical NCHW, dense, row-major. */
@@ -51,6 +53,19 @@ static inline double par_gamma(int64_t k, double u)
 {
     double ku = (double)k * u;
     return ku < 0.5 ? ku / (1.0 - ku) : 1.0; /* beyond 1/2 the bound is meaningless: allow the whole magnitude */
+}
+
+/* Propagation of input budgets through a linear combination y = sum_k c_k x_k (docs/oracle.md, rule 5). With
+ * t_k = |c_k| e(x_k) (plus the cross terms of inexact coefficients), the worst case is sum t_k; treating the actual
+ * input errors as independent, mean-zero and bounded by e(x_k) (round-to-nearest on non-degenerate data),
+ * Hoeffding's inequality bounds |sum c_k d_k| by lambda sqrt(sum t_k^2) except with probability
+ * 2 exp(-lambda^2 / 2) (3e-8 for lambda = 6). The budget takes the smaller of the two: the worst case compounds by
+ * sum |c_k| per layer and makes deep graphs untestable, the probabilistic bound grows like the signal does. */
+#define PAR_PROP_LAMBDA 6.0
+static inline double par_prop_bound(double sum_t, double sum_t2)
+{
+    double r = PAR_PROP_LAMBDA * sqrt(sum_t2);
+    return r < sum_t ? r : sum_t;
 }
 
 /* The precision profile for a backend's declared arithmetic. */

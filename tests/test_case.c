@@ -776,6 +776,12 @@ static void test_bad_unknown_fields(void)
     expect_error(HDR "'options': {'repeats': 2}, 'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': ['y']}",
                  "$.options.repeats", "unknown field");
     par_msg m;
+    /* the one top-level field that is ignored: the reference outputs `parity export` appends */
+    par_case *c = parse_j(HDR "'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': ['y'], "
+                              "'reference': {'arith': 'f32', 'outputs': []}}",
+                          &m);
+    CU_ASSERT_PTR_NOT_NULL(c);
+    par_case_destroy(c);
     CU_ASSERT_PTR_NULL(par_case_load(DATA "bad_typo.json", &m));
     CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "bad_typo.json: $.nodes[0].attrs.axsi: unknown attribute for softmax"));
 }
