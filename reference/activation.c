@@ -104,12 +104,17 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
         double lo = ap->a, hi = ap->b;
         y = x < lo ? lo : x;
         y = y > hi ? hi : y;
-        /* Exact selection, 1-Lipschitz; a bound the backend may select contributes its own rounding. */
+        /* Exact selection. A backend holds some x' in [x - e, x + e], so its result lies in
+         * [clamp(x - e), clamp(x + e)]: the budget is the larger distance from y to those ends, e where the
+         * interval is inside the bounds and 0 where it saturates entirely (errors do not pass a saturated clamp).
+         * A bound the backend may select contributes its own rounding. */
         double r = 0;
         if (x - e <= lo + const_rounding(lo, pr)) r = fmax(r, const_rounding(lo, pr));
         if (x + e >= hi - const_rounding(hi, pr)) r = fmax(r, const_rounding(hi, pr));
+        double y_lo = fmin(fmax(x - e, lo), hi), y_hi = fmin(fmax(x + e, lo), hi);
+        double spread = fmax(y - y_lo, y_hi - y);
         *yo = y;
-        *eo = e + r == e + r ? e + r : INFINITY;
+        *eo = spread + r == spread + r ? spread + r : INFINITY;
         return;
     }
     case ACT_LEAKY: {

@@ -9,12 +9,15 @@
  * Budget of one output y = b + sum_{i<k} w_i x_i (k = products whose input position is inside the image; padding
  * contributes exact zeros, and adding an exact zero never rounds):
  *   rounding   par_gamma(k + [bias], u) * (sum (|w_i| + e(w_i)) (|x_i| + e(x_i)) + |b| + e(b))
- *   propagated sum |w_i| e(x_i) + |x_i| e(w_i) + e(w_i) e(x_i) + e(b)
+ *   propagated par_prop_bound: the smaller of sum t_i and lambda sqrt(sum ts_i^2), with
+ *              t_i = |w_i| e(x_i) + |x_i| e(w_i) + e(w_i) e(x_i) (+ e(b)) and ts_i the same from the scales s
  *   storage    u_store * (|y| + rounding + propagated)
  * The magnitudes in the rounding and storage terms are those of the operands a backend actually holds (reference
- * value plus its budget), which keeps the bound sound at second order.
+ * value plus its budget), which keeps the bound sound at second order. The scale of y is rounding +
+ * sqrt(sum ts_i^2) + storage (reference.h, par_prop_bound).
  */
 #include "reference.h"
+#include "dot.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -251,51 +254,6 @@ static par_status kernel_geom(const par_ref_ctx *c, const par_rt *const *in, par
     return PAR_OK;
 }
 
-/* Accumulator of one dot product: the value and the three parts of its budget. */
-typedef struct dot_acc {
-    double v;      /* sum of products, float64 */
-    double mag;    /* sum of (|w| + e(w)) (|x| + e(x)): magnitude of the terms a backend holds */
-    double prop;   /* propagated input budgets: sum of the terms */
-    double prop2;  /* and sum of their squares (par_prop_bound) */
-    int64_t k;     /* number of terms */
-} dot_acc;
-
-/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
- * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
-static double bmul(double a, double b)
-{
-    double r = a * b;
-    return r == r ? r : INFINITY;
-}
-
-static void dot_add(dot_acc *a, double w, double ew, double x, double ex)
-{
-    a->v += w * x;
-    a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
-    double t = bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
-    a->prop += t;
-    a->prop2 += bmul(t, t);
-    a->k++;
-}
-
-/* Add the optional bias term and write value and budget. */
-static void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, double *v, double *e)
-{
-    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2;
-    int64_t k = a->k;
-    if (b) {
-        val += b->v[o];
-        mag += fabs(b->v[o]) + b->e[o];
-        prop += b->e[o];
-        prop2 += bmul(b->e[o], b->e[o]);
-        k++;
-    }
-    prop = par_prop_bound(prop, prop2);
-    double pre = bmul(par_gamma(k, p->u), mag) + prop;
-    *v = val;
-    *e = pre + bmul(p->u_store, fabs(val) + pre);
-}
-
 par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     conv_geom q;
@@ -319,11 +277,11 @@ par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt 
                                 if (iw < 0 || iw >= q.w) continue;
                                 int64_t xi = ((n * q.c + g0 + ci) * q.h + ih) * q.w + iw;
                                 int64_t wi = ((o * cg + ci) * q.kh + kh) * q.kw + kw;
-                                dot_add(&a, w->v[wi], w->e[wi], x->v[xi], x->e[xi]);
+                                dot_add(&a, w, wi, x, xi);
                             }
                         }
                     int64_t yi = ((n * q.o + o) * q.oh + oh) * q.ow + ow;
-                    dot_finish(&a, b, o, &c->prec, &y->v[yi], &y->e[yi]);
+                    dot_finish(&a, b, o, &c->prec, y, yi);
                 }
         }
     return PAR_OK;
@@ -361,11 +319,11 @@ par_status par_ref_conv_transpose2d(const par_ref_ctx *c, const par_rt *const *i
                                 int64_t iw = tw / q.sw;
                                 int64_t xi = ((n * q.c + ci) * q.h + ih) * q.w + iw;
                                 int64_t wi = ((ci * og + (o - gi * og)) * q.kh + kh) * q.kw + kw;
-                                dot_add(&a, w->v[wi], w->e[wi], x->v[xi], x->e[xi]);
+                                dot_add(&a, w, wi, x, xi);
                             }
                         }
                     int64_t yi = ((n * q.o + o) * q.oh + oh) * q.ow + ow;
-                    dot_finish(&a, b, o, &c->prec, &y->v[yi], &y->e[yi]);
+                    dot_finish(&a, b, o, &c->prec, y, yi);
                 }
         }
     return PAR_OK;

@@ -51,10 +51,12 @@ par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *di
     }
     t->v = calloc((size_t)t->numel, sizeof *t->v);
     t->e = calloc((size_t)t->numel, sizeof *t->e);
-    if (!t->v || !t->e) {
+    t->s = malloc((size_t)t->numel * sizeof *t->s);
+    if (!t->v || !t->e || !t->s) {
         par_rt_free(t);
         return par_msgf(msg, PAR_ERROR, "reference: out of memory for %lld elements", (long long)t->numel);
     }
+    for (int64_t i = 0; i < t->numel; i++) t->s[i] = NAN; /* "not computed": the interpreter fills it in */
     return PAR_OK;
 }
 
@@ -63,7 +65,8 @@ void par_rt_free(par_rt *t)
     if (!t) return;
     free(t->v);
     free(t->e);
-    t->v = t->e = NULL;
+    free(t->s);
+    t->v = t->e = t->s = NULL;
 }
 
 void par_rt_strides(const par_rt *t, int64_t *strides)
@@ -94,6 +97,7 @@ static par_status load_leaf(const par_value *val, const void *data, const par_pr
     for (int64_t i = 0; i < t->numel; i++) {
         t->v[i] = par_elem_get(val->dtype, data, i);
         t->e[i] = boundary * fabs(t->v[i]);
+        t->s[i] = t->e[i];
     }
     return PAR_OK;
 }
@@ -119,6 +123,7 @@ static par_status dequant_rt(const par_value *val, const par_rt *q, par_rt *f, p
         double s = elem_scale(val, strides, i);
         f->v[i] = s * (q->v[i] - val->zero_point);
         f->e[i] = s * q->e[i];
+        f->s[i] = s * par_rt_scales(q)[i];
     }
     return PAR_OK;
 }
@@ -140,7 +145,43 @@ static void requant_rt(const par_value *val, const par_rt *y, par_rt *q)
         double hi = fmin(fmax(round_half_even(x + d), lo_q), hi_q);
         q->v[i] = r;
         q->e[i] = isfinite(d) ? fmax(r - lo, hi - r) : INFINITY;
+        q->s[i] = q->e[i]; /* steps are not split into sources: the scale is the budget (s <= e holds) */
     }
+}
+
+/* Fill the scales of a node's outputs that its kernel left uncomputed (every kernel but the linear combinations):
+ * the same kernel run on the inputs' scales in place of their budgets. Kernels other than linear combinations
+ * propagate budgets deterministically (own rounding plus sup|f'| times the input's), so this gives their outputs'
+ * scales the same bound over the inputs' scales, an upper bound of the root-sum-square (docs/oracle.md, rule 5). */
+static par_status scale_pass(const par_op_info *info, const par_ref_ctx *c, int32_t n_in, const par_rt *const *in,
+                             int32_t n_out, par_rt *const *out, par_msg *msg)
+{
+    int need = 0;
+    for (int32_t i = 0; i < n_out; i++)
+        if (out[i]->numel > 0 && isnan(out[i]->s[0])) need = 1;
+    if (!need) return PAR_OK;
+    par_rt vin[64], tout[4];
+    const par_rt *pin[64] = {NULL};
+    par_rt *pout[4] = {NULL};
+    for (int32_t i = 0; i < n_in; i++) {
+        if (!in[i]) continue;
+        vin[i] = *in[i];
+        vin[i].e = (double *)par_rt_scales(in[i]);
+        vin[i].s = NULL;
+        pin[i] = &vin[i];
+    }
+    par_status st = PAR_OK;
+    int32_t made = 0;
+    for (int32_t i = 0; i < n_out && st == PAR_OK; i++, made++) {
+        st = par_rt_alloc(&tout[i], out[i]->dtype, out[i]->rank, out[i]->dims, msg);
+        pout[i] = &tout[i];
+    }
+    if (st == PAR_OK) st = info->ref(c, pin, pout, msg);
+    for (int32_t i = 0; i < n_out && st == PAR_OK; i++)
+        for (int64_t k = 0; k < out[i]->numel; k++) /* s <= e by definition */
+            out[i]->s[k] = tout[i].e[k] < out[i]->e[k] ? tout[i].e[k] : out[i]->e[k];
+    for (int32_t i = 0; i < made; i++) par_rt_free(&tout[i]);
+    return st;
 }
 
 static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *p, par_rt *vals, par_msg *msg)
@@ -173,6 +214,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         for (int32_t i = 0; i < n->n_inputs; i++) in[i] = n->inputs[i] >= 0 ? &vals[n->inputs[i]] : NULL;
         for (int32_t i = 0; i < n->n_outputs; i++) out[i] = &vals[n->outputs[i]];
         st = info->ref(&c, in, out, msg);
+        if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
     } else {
         if (!(info->flags & PAR_OPF_QUANT_OK)) {
             return par_msgf(msg, PAR_UNSUPPORTED, "node '%s': op %s has no quantized form in the reference", n->name,
@@ -198,12 +240,14 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             out[i] = &tmp_out[i];
         }
         if (st == PAR_OK) st = info->ref(&c, in, out, msg);
+        if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++) {
             const par_value *ov = &g->values[n->outputs[i]];
             if (is_quant(ov->dtype)) requant_rt(ov, &tmp_out[i], &vals[n->outputs[i]]);
             else {
                 memcpy(vals[n->outputs[i]].v, tmp_out[i].v, sizeof(double) * (size_t)tmp_out[i].numel);
                 memcpy(vals[n->outputs[i]].e, tmp_out[i].e, sizeof(double) * (size_t)tmp_out[i].numel);
+                memcpy(vals[n->outputs[i]].s, tmp_out[i].s, sizeof(double) * (size_t)tmp_out[i].numel);
             }
         }
         for (int32_t i = 0; i < 64; i++) par_rt_free(&tmp_in[i]);

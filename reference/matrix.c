@@ -7,10 +7,12 @@
  *
  * Budget of one output y = [b +] sum_{i<K} a_i w_i, the same rule as the convolutions:
  *   rounding   par_gamma(K + [bias], u) * (sum (|a_i| + e(a_i)) (|w_i| + e(w_i)) + |b| + e(b))
- *   propagated sum |w_i| e(a_i) + |a_i| e(w_i) + e(a_i) e(w_i) + e(b)
+ *   propagated par_prop_bound over t_i = |w_i| e(a_i) + |a_i| e(w_i) + e(a_i) e(w_i) (+ e(b)) and the same terms
+ *              from the scales (reference/dot.h)
  *   storage    u_store * (|y| + rounding + propagated)
  */
 #include "reference.h"
+#include "dot.h"
 
 #include <math.h>
 
@@ -28,40 +30,6 @@ static int same_shape(const par_rt *t, int32_t rank, const int64_t *dims)
     for (int32_t i = 0; i < rank; i++)
         if (t->dims[i] != dims[i]) return 0;
     return 1;
-}
-
-/* Accumulator of one dot product (value and budget parts). */
-typedef struct dot_acc {
-    double v, mag, prop, prop2; /* prop, prop2: sum and sum of squares of propagated terms */
-    int64_t k;
-} dot_acc;
-
-/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
- * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
-static double bmul(double a, double b)
-{
-    double r = a * b;
-    return r == r ? r : INFINITY;
-}
-
-static void dot_add(dot_acc *a, double w, double ew, double x, double ex)
-{
-    a->v += w * x;
-    a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
-    double t = bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
-    a->prop += t;
-    a->prop2 += bmul(t, t);
-    a->k++;
-}
-
-static void dot_finish(const dot_acc *a, double bv, double be, int has_bias, const par_prec *p, double *v, double *e)
-{
-    double val = a->v + (has_bias ? bv : 0.0);
-    double mag = a->mag + (has_bias ? fabs(bv) + be : 0.0);
-    double prop = par_prop_bound(a->prop + (has_bias ? be : 0.0), a->prop2 + (has_bias ? bmul(be, be) : 0.0));
-    double pre = bmul(par_gamma(a->k + (has_bias ? 1 : 0), p->u), mag) + prop;
-    *v = val;
-    *e = pre + bmul(p->u_store, fabs(val) + pre);
 }
 
 /* ---- linear: x [..., K], w [O, K], b [O] -> [..., O] ---------------------------------------------------------- */
@@ -111,9 +79,8 @@ par_status par_ref_linear(const par_ref_ctx *c, const par_rt *const *in, par_rt 
         for (int64_t o = 0; o < oo; o++) {
             dot_acc a = {0};
             for (int64_t k = 0; k < kk; k++)
-                dot_add(&a, w->v[o * kk + k], w->e[o * kk + k], x->v[r * kk + k], x->e[r * kk + k]);
-            dot_finish(&a, b ? b->v[o] : 0.0, b ? b->e[o] : 0.0, b != NULL, &c->prec, &y->v[r * oo + o],
-                       &y->e[r * oo + o]);
+                dot_add(&a, w, o * kk + k, x, r * kk + k);
+            dot_finish(&a, b, o, &c->prec, y, r * oo + o);
         }
     return PAR_OK;
 }
@@ -190,10 +157,10 @@ par_status par_ref_matmul(const par_ref_ctx *c, const par_rt *const *in, par_rt 
                 dot_acc acc = {0};
                 for (int64_t k = 0; k < kk; k++) {
                     int64_t ai = ao + i * kk + k, bj = bo + k * nn + j;
-                    dot_add(&acc, a->v[ai], a->e[ai], b->v[bj], b->e[bj]);
+                    dot_add(&acc, a, ai, b, bj);
                 }
                 int64_t yi = (bi * m + i) * nn + j;
-                dot_finish(&acc, 0.0, 0.0, 0, &c->prec, &y->v[yi], &y->e[yi]);
+                dot_finish(&acc, NULL, 0, &c->prec, y, yi);
             }
     }
     return PAR_OK;

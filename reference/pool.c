@@ -13,7 +13,8 @@
  *   Averages (avg_pool2d, adaptive, global, mean) y = (sum_{i<k} x_i) / d, k real elements, divisor d:
  *     rounding   par_gamma(k + 1, u) * sum (|x_i| + e(x_i)) / d   (k-1 additions, then the scaling: a division,
  *                or a rounded reciprocal and a multiply, at most two roundings)
- *     propagated sum e(x_i) / d
+ *     propagated par_prop_bound(sum e(x_i), sum s(x_i)^2) / d  (reference.h: the smaller of the worst case and
+ *                the probabilistic bound; the scale of y takes sqrt(sum s(x_i)^2) / d)
  *     storage    u_store * (|y| + rounding + propagated)
  */
 #include "reference.h"
@@ -82,10 +83,16 @@ static double bmul(double a, double b)
 /* Average of k terms with divisor d: value and budget from the sum, the magnitude sum (|x| + e(x)) and the
  * propagated sum e(x). */
 static void avg_finish(double sum, double mag, double prop, double prop2, int64_t k, double d, const par_prec *p,
-                       double *v, double *e)
+                       par_rt *y, int64_t yi)
 {
     double val = sum / d;
-    double pre = bmul(par_gamma(k + 1, p->u), mag / d) + par_prop_bound(prop, prop2) / d;
+    double round = bmul(par_gamma(k + 1, p->u), mag / d);
+    if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
+        double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + sqrt(prop2) / d;
+        y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
+    }
+    double pre = round + par_prop_bound(prop, prop2) / d;
+    double *v = &y->v[yi], *e = &y->e[yi];
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
 }
@@ -290,7 +297,7 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                         sum += x->v[xi];
                         mag += fabs(x->v[xi]) + x->e[xi];
                         prop += x->e[xi];
-                        prop2 += bmul(x->e[xi], x->e[xi]);
+                        prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
                         k++;
                     }
                 int64_t d = q.count_include_pad ? area : k;
@@ -298,7 +305,7 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                     return par_msgf(msg, PAR_ERROR, "window of output (%lld, %lld) holds no input element",
                                     (long long)oh, (long long)ow);
                 int64_t yi = (nc * q.oh + oh) * q.ow + ow;
-                avg_finish(sum, mag, prop, prop2, k, (double)d, &c->prec, &y->v[yi], &y->e[yi]);
+                avg_finish(sum, mag, prop, prop2, k, (double)d, &c->prec, y, yi);
             }
     return PAR_OK;
 }
@@ -360,10 +367,10 @@ static par_status adaptive_kernel(const par_ref_ctx *c, const par_rt *const *in,
                         sum += x->v[xi];
                         mag += fabs(x->v[xi]) + x->e[xi];
                         prop += x->e[xi];
-                        prop2 += bmul(x->e[xi], x->e[xi]);
+                        prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
                     }
                 int64_t k = (h1 - h0) * (w1 - w0), yi = (nc * oh_n + oh) * ow_n + ow;
-                avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, &y->v[yi], &y->e[yi]);
+                avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, y, yi);
             }
     return PAR_OK;
 }
@@ -464,9 +471,9 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             sum += x->v[off];
             mag += fabs(x->v[off]) + x->e[off];
             prop += x->e[off];
-            prop2 += bmul(x->e[off], x->e[off]);
+            prop2 += bmul(par_rt_scales(x)[off], par_rt_scales(x)[off]);
         }
-        avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, &y->v[oi], &y->e[oi]);
+        avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, y, oi);
     }
     return PAR_OK;
 }

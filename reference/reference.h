@@ -31,7 +31,10 @@ typedef struct par_rt {
     int64_t dims[PAR_MAX_RANK];
     int64_t numel;
     double *v;                       /* values */
-    double *e;                       /* error budgets, >= 0 */
+    double *e;                       /* error budgets, >= 0: the pass rule |backend - v| <= e */
+    double *s;                       /* error scales, 0 <= s <= e: the root-sum-square of the bounds of the
+                                      * independent error sources behind the element (docs/oracle.md, rule 5);
+                                      * NULL reads as e. Only linear combinations use it, to propagate. */
 } par_rt;
 
 /* The arithmetic the budgets are derived for (from the backend's par_arith). */
@@ -55,18 +58,25 @@ static inline double par_gamma(int64_t k, double u)
     return ku < 0.5 ? ku / (1.0 - ku) : 1.0; /* beyond 1/2 the bound is meaningless: allow the whole magnitude */
 }
 
-/* Propagation of input budgets through a linear combination y = sum_k c_k x_k (docs/oracle.md, rule 5). With
- * t_k = |c_k| e(x_k) (plus the cross terms of inexact coefficients), the worst case is sum t_k; treating the actual
- * input errors as independent, mean-zero and bounded by e(x_k) (round-to-nearest on non-degenerate data),
- * Hoeffding's inequality bounds |sum c_k d_k| by lambda sqrt(sum t_k^2) except with probability
- * 2 exp(-lambda^2 / 2) (3e-8 for lambda = 6). The budget takes the smaller of the two: the worst case compounds by
- * sum |c_k| per layer and makes deep graphs untestable, the probabilistic bound grows like the signal does. */
+/* Propagation of input errors through a linear combination y = sum_k c_k x_k (docs/oracle.md, rule 5). With
+ * t_k = |c_k| e(x_k) (plus the cross terms of inexact coefficients), the worst case is sum t_k. An input's error is
+ * a sum of independent, mean-zero sources (each rounding, for round-to-nearest on non-degenerate data) whose bounds
+ * have the root-sum-square s(x_k); by Hoeffding's inequality |sum c_k d_k| <= lambda sqrt(sum (|c_k| s(x_k))^2)
+ * except with probability 2 exp(-lambda^2 / 2) (3e-8 for lambda = 6). The budget takes the smaller of the two: the
+ * worst case compounds by sum |c_k| per layer and makes deep graphs untestable; the probabilistic bound grows as the
+ * signal does. The scale of y is its own rounding bound plus sqrt(sum (|c_k| s(x_k))^2), without lambda, so lambda
+ * is applied once per comparison, not once per layer. */
 #define PAR_PROP_LAMBDA 6.0
-static inline double par_prop_bound(double sum_t, double sum_t2)
+/* sum_t: the sum of the terms computed from the inputs' budgets e; sum_s2: the sum of the squares of the same terms
+ * computed from the inputs' scales s. */
+static inline double par_prop_bound(double sum_t, double sum_s2)
 {
-    double r = PAR_PROP_LAMBDA * sqrt(sum_t2);
+    double r = PAR_PROP_LAMBDA * sqrt(sum_s2);
     return r < sum_t ? r : sum_t;
 }
+
+/* The scales of a tensor (its budgets when it has none). */
+static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s : t->e; }
 
 /* The precision profile for a backend's declared arithmetic. */
 par_prec par_prec_for(par_arith a);

@@ -332,7 +332,8 @@ static par_status unop(infer_fn inf, ref_fn ref, const char *op, par_rt *x, cons
  *   relu6    [0, 0, 0, 0, 0.3, 5, 6]
  *   hardtanh(-0.5, 0.5)      [-0.5, -0.5, -0.25, 0, 0.3, 0.5, 0.5]
  *   clamp(min=-inf, max=2)   [-7, -1, -0.25, 0, 0.3, 2, 2]
- * Budgets: the input's (all 1e-6 here); a bound that formats cannot hold exactly (0.3) adds its roundings. */
+ * Budgets (inputs' 1e-6): the spread of [clamp(x - e), clamp(x + e)]: e inside the bounds, 0 where the whole
+ * interval saturates; a bound that formats cannot hold exactly (0.3) adds its roundings. */
 static void test_clamp_family(void)
 {
     int64_t d[1] = {7};
@@ -344,16 +345,19 @@ static void test_clamp_family(void)
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_relu, "relu", x, NULL, 0, &y, &msg), PAR_OK);
     expect_values(y, w_relu, 0);
-    for (int i = 0; i < 7; i++) CU_ASSERT_EQUAL(y->e[i], 1e-6);
+    double e_relu[7] = {0, 0, 0, 1e-6, 1e-6, 1e-6, 1e-6};
+    for (int i = 0; i < 7; i++) CU_ASSERT_DOUBLE_EQUAL(y->e[i], e_relu[i], 1e-15);
     rt_del(y);
     CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_relu6, "relu6", x, NULL, 0, &y, &msg), PAR_OK);
     expect_values(y, w_relu6, 0);
-    for (int i = 0; i < 7; i++) CU_ASSERT_EQUAL(y->e[i], 1e-6);
+    double e_relu6[7] = {0, 0, 0, 1e-6, 1e-6, 1e-6, 0}; /* 8 - 1e-6 > 6: saturated, exact */
+    for (int i = 0; i < 7; i++) CU_ASSERT_DOUBLE_EQUAL(y->e[i], e_relu6[i], 1e-15);
     rt_del(y);
     par_attr ht[2] = {par_a_float("min_val", -0.5), par_a_float("max_val", 0.5)};
     CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_hardtanh, "hardtanh", x, ht, 2, &y, &msg), PAR_OK);
     expect_values(y, w_ht, 0);
-    CU_ASSERT_EQUAL(y->e[0], 1e-6); /* 0.5 is exact in every format */
+    CU_ASSERT_EQUAL(y->e[0], 0);                      /* saturated, and 0.5 is exact in every format */
+    CU_ASSERT_DOUBLE_EQUAL(y->e[2], 1e-6, 1e-15);     /* inside the bounds: the input's */
     rt_del(y);
     par_attr cl[2] = {par_a_float("min", -INFINITY), par_a_float("max", 2)};
     CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_clamp, "clamp", x, cl, 2, &y, &msg), PAR_OK);
@@ -362,8 +366,8 @@ static void test_clamp_family(void)
     par_attr cl3[2] = {par_a_float("min", -INFINITY), par_a_float("max", 0.3)};
     CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_clamp, "clamp", x, cl3, 2, &y, &msg), PAR_OK);
     CU_ASSERT_EQUAL(y->v[6], 0.3);
-    CU_ASSERT_DOUBLE_EQUAL(y->e[6], 1e-6 + 2 * 0x1p-24 * 0.3, 1e-20); /* the bound rounded to f32 twice */
-    CU_ASSERT_EQUAL(y->e[0], 1e-6);                                   /* far below the bound: the input's */
+    CU_ASSERT_DOUBLE_EQUAL(y->e[6], 2 * 0x1p-24 * 0.3, 1e-20); /* saturated: only the bound rounded twice */
+    CU_ASSERT_DOUBLE_EQUAL(y->e[0], 1e-6, 1e-15);              /* far below the bound: the input's */
     rt_del(y), rt_del(x);
 }
 

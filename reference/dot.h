@@ -1,0 +1,68 @@
+/*
+ * dot.h - the accumulator of a dot product with a bias, shared by the reference kernels of conv2d,
+ * conv_transpose2d, linear and matmul: the float64 value, the magnitude of the terms a backend holds, and the
+ * propagated input budgets and scales (reference.h, par_prop_bound; docs/budgets/conv-pool.md).
+ */
+#ifndef PAR_REF_DOT_H
+#define PAR_REF_DOT_H
+
+#include "reference.h"
+
+/* Accumulator of one dot product: the value and the three parts of its budget. */
+typedef struct dot_acc {
+    double v;      /* sum of products, float64 */
+    double mag;    /* sum of (|w| + e(w)) (|x| + e(x)): magnitude of the terms a backend holds */
+    double prop;   /* propagated input budgets: sum of the terms */
+    double prop2;  /* sum of the squares of the same terms from the inputs' scales (par_prop_bound) */
+    int64_t k;     /* number of terms */
+} dot_acc;
+
+/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
+ * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
+static inline double bmul(double a, double b)
+{
+    double r = a * b;
+    return r == r ? r : INFINITY;
+}
+
+static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_rt *xt, int64_t xi)
+{
+    double w = wt->v[wi], ew = wt->e[wi], sw = par_rt_scales(wt)[wi];
+    double x = xt->v[xi], ex = xt->e[xi], sx = par_rt_scales(xt)[xi];
+    a->v += w * x;
+    a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
+    a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
+    double ts = bmul(fabs(w), sx) + bmul(fabs(x), sw) + bmul(sw, sx);
+    a->prop2 += bmul(ts, ts);
+    a->k++;
+}
+
+/* Add the optional bias term and write value and budget. */
+static inline void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
+{
+    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2;
+    int64_t k = a->k;
+    if (b) {
+        double sb = par_rt_scales(b)[o];
+        val += b->v[o];
+        mag += fabs(b->v[o]) + b->e[o];
+        prop += b->e[o];
+        prop2 += bmul(sb, sb);
+        k++;
+    }
+    double round = bmul(par_gamma(k, p->u), mag);
+    if (y->s) {
+        /* The scale: the root-sum-square of the bounds of the op's own roundings (k products, each at most
+         * u |w x|, and k - 1 additions, each at most u sum |w x|: together at most sqrt(k) u sum |w x|), plus the
+         * root-sum-square of the propagated scales. */
+        double ps = bmul(sqrt((double)k) * p->u, mag) + sqrt(prop2);
+        y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
+    }
+    prop = par_prop_bound(prop, prop2);
+    double *v = &y->v[yi], *e = &y->e[yi];
+    double pre = round + prop;
+    *v = val;
+    *e = pre + bmul(p->u_store, fabs(val) + pre);
+}
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * test_oracle_models.c - the oracle on whole models: budgets stay meaningful through deep graphs, so that the bugs a
+ * backend can make in one layer of a model are caught at its outputs. The "backend" is the reference itself run on
+ * a mutated copy of the model (a bias element dropped, two output channels of a weight swapped: a layout bug),
+ * rounded to f32; the unmutated run, rounded to f32, must pass with a tiny ratio.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "case.h"
+#include "oracle.h"
+#include "tmain.h"
+
+typedef struct model_run {
+    par_case *c;
+    void **inputs;
+    par_ref_result *ref;
+} model_run;
+
+static int load(model_run *m, const char *path)
+{
+    par_msg msg = {{0}};
+    memset(m, 0, sizeof *m);
+    m->c = par_case_load(path, &msg);
+    if (!m->c) {
+        fprintf(stderr, "\n    %s\n", msg.text);
+        return -1;
+    }
+    par_prec p = par_prec_for(PAR_ARITH_F32);
+    if (par_case_make_inputs(m->c, &m->inputs, &msg) != PAR_OK ||
+        par_ref_run(par_graph_desc_of(m->c->graph), &p, (const void *const *)m->inputs, &m->ref, &msg) != PAR_OK) {
+        fprintf(stderr, "\n    %s\n", msg.text);
+        return -1;
+    }
+    return 0;
+}
+
+static void unload(model_run *m)
+{
+    par_ref_result_destroy(m->ref);
+    if (m->inputs) par_case_free_inputs(m->c, m->inputs);
+    par_case_destroy(m->c);
+}
+
+/* The graph output 0 of a run, rounded to f32 as a backend would store it. */
+static float *as_f32(const model_run *m)
+{
+    const par_graph_desc *g = par_graph_desc_of(m->c->graph);
+    const par_rt *t = &m->ref->values[g->outputs[0]];
+    float *y = malloc(sizeof(float) * (size_t)t->numel);
+    for (int64_t i = 0; i < t->numel; i++) y[i] = (float)t->v[i];
+    return y;
+}
+
+static float *value_data(model_run *m, const char *name, int64_t *numel)
+{
+    int32_t v = par_graph_find_value(m->c->graph, name);
+    CU_ASSERT_FATAL(v >= 0);
+    const par_value *val = &par_graph_desc_of(m->c->graph)->values[v];
+    *numel = val->numel;
+    return (float *)val->data; /* the test mutates the model's constants in place */
+}
+
+/* Judge the mutated model's outputs against the correct model's reference. */
+static double judge(const model_run *good, const model_run *bad, int64_t *n_fail)
+{
+    const par_graph_desc *g = par_graph_desc_of(good->c->graph);
+    float *y = as_f32(bad);
+    par_metrics mt;
+    *n_fail = par_oracle_compare(&good->ref->values[g->outputs[0]], y, &mt);
+    free(y);
+    return mt.max_ratio;
+}
+
+static void check_model(const char *path, const char *bias, int64_t bias_at, const char *weight, int64_t rows)
+{
+    model_run good, bad;
+    CU_ASSERT_FATAL(load(&good, path) == 0);
+    /* the correct result, rounded to f32, passes far under the budget */
+    int64_t nf;
+    CU_ASSERT_FATAL(load(&bad, path) == 0);
+    double r = judge(&good, &bad, &nf);
+    CU_ASSERT_EQUAL(nf, 0);
+    CU_ASSERT(r < 0.01);
+    unload(&bad);
+    /* bias dropped on one channel */
+    CU_ASSERT_FATAL(load(&bad, path) == 0);
+    int64_t n;
+    float *b = value_data(&bad, bias, &n);
+    CU_ASSERT_FATAL(bias_at < n);
+    b[bias_at] = 0.0f;
+    par_ref_result_destroy(bad.ref);
+    par_prec p = par_prec_for(PAR_ARITH_F32);
+    par_msg msg;
+    CU_ASSERT_FATAL(par_ref_run(par_graph_desc_of(bad.c->graph), &p, (const void *const *)bad.inputs, &bad.ref,
+                                &msg) == PAR_OK);
+    double rb = judge(&good, &bad, &nf);
+    fprintf(stderr, "\n    %s: correct %.2g x budget; '%s'[%lld] dropped: %lld failing, %.3g x budget", path, r,
+            bias, (long long)bias_at, (long long)nf, rb);
+    CU_ASSERT(nf > 0);
+    unload(&bad);
+    /* two output channels of a weight swapped (a layout bug) */
+    CU_ASSERT_FATAL(load(&bad, path) == 0);
+    float *w = value_data(&bad, weight, &n);
+    int64_t row = n / rows;
+    for (int64_t i = 0; i < row; i++) {
+        float t = w[i];
+        w[i] = w[row + i];
+        w[row + i] = t;
+    }
+    par_ref_result_destroy(bad.ref);
+    CU_ASSERT_FATAL(par_ref_run(par_graph_desc_of(bad.c->graph), &p, (const void *const *)bad.inputs, &bad.ref,
+                                &msg) == PAR_OK);
+    double rw = judge(&good, &bad, &nf);
+    fprintf(stderr, "; '%s' channels 0/1 swapped: %lld failing, %.3g x budget ", weight, (long long)nf, rw);
+    CU_ASSERT(nf > 0);
+    unload(&bad);
+    unload(&good);
+}
+
+static void test_mlp(void) { check_model("cases/models/mlp.json", "fc1_b", 7, "fc2_w", 256); }
+
+static void test_mobilenet_v2(void)
+{
+    /* an early layer (the stem's batch norm shift) and a late one (the last project conv) */
+    check_model("cases/models/mobilenet_v2.json", "features0_bn_bias", 3, "features17_project_w", 320);
+}
+
+static const CU_TestInfo tests[] = {
+    {"mlp: one-layer bugs caught at the output", test_mlp},
+    {"mobilenet_v2: one-layer bugs caught at the output", test_mobilenet_v2},
+    CU_TEST_INFO_NULL,
+};
+
+PAR_TEST_MAIN("oracle_models", tests)
