@@ -244,9 +244,10 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         }
         for (int k = 0; k < 3; k++) par_ref_result_destroy(refs[k]);
 
-        printf("\n%s  (%ld timed runs after %ld warm-up, interleaved%s%ld thread%s)\n", c->id, repeat, warmup,
-               threads ? ", " : "", threads ? threads : 0, threads ? (threads == 1 ? "" : "s") : "");
-        if (!threads) printf("(backends' default thread counts)\n");
+        char thr[48];
+        if (threads) snprintf(thr, sizeof thr, "%ld thread%s", threads, threads == 1 ? "" : "s");
+        else snprintf(thr, sizeof thr, "backends' default threads");
+        printf("\n%s  (%ld timed runs after %ld warm-up, interleaved, %s)\n", c->id, repeat, warmup, thr);
         printf("%-24s %11s %11s %9s %9s %9s %6s\n", "backend", "prepare ms", "median ms", "p10 ms", "p90 ms",
                "ratio", "check");
         double base = 0;
