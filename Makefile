@@ -20,7 +20,8 @@ BUILD   := build/san
 endif
 
 PKGS    := json-c cunit
-DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev
+DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev \
+            libpthreadpool-dev libcpuinfo-dev libxnnpack-dev
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
 CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null)
@@ -44,6 +45,17 @@ LDLIBS  += $(PKG_LIBS) -ldl -lpthread -lm
 
 CORE_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c)) $(wildcard reference/*.c) \
             $(wildcard cases/ops/*.c) $(wildcard reports/*.c)
+
+# Built-in backends: each backends/<name>/builtin.mk appends its sources to BUILTIN_SRC and its libraries to
+# BUILTIN_LIBS, sets per-object flags (SIMD, compiler) with target-specific variables on $(BUILD)/obj/..., and may
+# add -D flags to BUILTIN_CPPFLAGS; its one registration line is in harness/backends.def.
+BUILTIN_SRC :=
+BUILTIN_LIBS :=
+BUILTIN_CPPFLAGS :=
+include $(sort $(wildcard backends/*/builtin.mk))
+CORE_SRC += $(BUILTIN_SRC)
+CPPFLAGS += $(BUILTIN_CPPFLAGS)
+LDLIBS  := $(BUILTIN_LIBS) $(LDLIBS)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ := $(BUILD)/obj/harness/main.o
 LIB      := $(BUILD)/libparity.a
@@ -57,7 +69,7 @@ EXAMPLE_PLUGIN := $(BUILD)/plugins/libparity_example.so
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit-check conformance-check run bench install clean
+.PHONY: all deps check unit-check conformance-check run bench install clean fuzz
 all: $(EXE) $(PLUGINS) $(TESTS)
 
 deps:
@@ -80,7 +92,8 @@ $(EXE): $(MAIN_OBJ) $(LIB)
 	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # A plugin sees only the public header, as a plugin built outside this tree would.
-$(BUILD)/plugins/libparity_%.so: backends/%/*.c harness/parity_backend.h
+.SECONDEXPANSION:
+$(BUILD)/plugins/libparity_%.so: $$(wildcard backends/$$*/*.c backends/$$*/*.h) harness/parity_backend.h
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Iharness $(filter %.c,$^) -o $@ -lm
 
@@ -118,6 +131,10 @@ install: $(EXE)
 	install -m 644 harness/parity_backend.h $(DESTDIR)$(PREFIX)/include/parity/parity_backend.h
 	$(if $(wildcard cases/models/*),install -m 644 $(wildcard cases/models/*) $(DESTDIR)$(PREFIX)/share/parity/cases/models/,)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
+
+# libFuzzer targets (clang): make fuzz builds build/fuzz/fuzz_case; fuzz/Makefile.inc has the run targets.
+include fuzz/Makefile.inc
+fuzz: fuzz-case
 
 clean:
 	rm -rf build out
