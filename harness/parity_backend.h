@@ -299,6 +299,13 @@ typedef par_status (*par_set_knob_fn)(void *ctx, const char *key, const char *va
 #define PAR_PROC_DESCRIBE "parity_describe"
 typedef size_t (*par_describe_fn)(void *ctx, char *buf, size_t len);
 
+/* par_status microbench(void *ctx, const char *name, double *value, char *unit, size_t unit_len, par_msg *msg):
+ * a backend's own micro-benchmark by name (e.g. "gemm" for its GEMM micro-kernel at a large size, "peak" for the
+ * machine's measured arithmetic peak), for `parity bench --micro NAME`. Unknown names are PAR_UNSUPPORTED. */
+#define PAR_PROC_MICROBENCH "parity_microbench"
+typedef par_status (*par_microbench_fn)(void *ctx, const char *name, double *value, char *unit, size_t unit_len,
+                                        par_msg *msg);
+
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */
 typedef const par_backend *(*par_backend_entry_fn)(uint32_t harness_api_version);
