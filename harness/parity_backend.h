@@ -306,6 +306,18 @@ typedef size_t (*par_describe_fn)(void *ctx, char *buf, size_t len);
 typedef par_status (*par_microbench_fn)(void *ctx, const char *name, double *value, char *unit, size_t unit_len,
                                         par_msg *msg);
 
+/* Requantization schemes of quantized (qu8/qs8) ops, as a backend declares them (docs/oracle.md, "Quantized
+ * tensors"): the reference computes the exact integer result under the declared scheme. */
+typedef enum par_requant {
+    PAR_REQUANT_FP32 = 0,     /* float multiply by the scale ratio, round to nearest even (XNNPACK fp32) */
+    PAR_REQUANT_RNDNU = 1,    /* 64-bit fixed-point multiply, shift, round half up (XNNPACK rndnu) */
+    PAR_REQUANT_GEMMLOWP = 2, /* saturating rounding doubling high multiply, rounding divide by 2^n (NNAPI, TFLite) */
+} par_requant;
+
+/* par_requant requant(void *ctx): the scheme of the backend's quantized ops; PAR_REQUANT_FP32 when absent. */
+#define PAR_PROC_REQUANT "parity_requant"
+typedef par_requant (*par_requant_fn)(void *ctx);
+
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */
 typedef const par_backend *(*par_backend_entry_fn)(uint32_t harness_api_version);

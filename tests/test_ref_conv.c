@@ -15,89 +15,10 @@
 
 #include "graph.h"
 #include "reference.h"
+#include "ref_helpers.h"
 #include "tmain.h"
 
-/* ---- a one-node harness ------------------------------------------------------------------------------------- */
-
-static const par_prec F32 = {0x1p-24, 0x1p-24, 8.0};
-
-typedef par_status (*infer_fn)(const par_graph_desc *, const par_node *, par_value *, par_msg *);
-typedef par_status (*ref_fn)(const par_ref_ctx *, const par_rt *const *, par_rt *const *, par_msg *);
-
-static par_rt *rt_new(int32_t rank, const int64_t *dims)
-{
-    par_rt *t = calloc(1, sizeof *t);
-    t->dtype = PAR_DTYPE_F32;
-    t->rank = rank;
-    t->numel = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        t->dims[i] = dims[i];
-        t->numel *= dims[i];
-    }
-    t->v = calloc((size_t)t->numel, sizeof(double));
-    t->e = calloc((size_t)t->numel, sizeof(double));
-    return t;
-}
-
-static par_rt *rt_of(int32_t rank, const int64_t *dims, const double *v)
-{
-    par_rt *t = rt_new(rank, dims);
-    for (int64_t i = 0; i < t->numel; i++) t->v[i] = v[i];
-    return t;
-}
-
-static void rt_del(par_rt *t)
-{
-    if (!t) return;
-    free(t->v);
-    free(t->e);
-    free(t);
-}
-
-/* Infer the output shape of one node, then (when ref is set) run its kernel. *y receives the output (caller frees)
- * when the run succeeded. */
-static par_status run_op(infer_fn infer, ref_fn ref, const char *op, int32_t n_in, par_rt *const *in,
-                         const par_attr *attrs, int32_t n_attrs, const par_prec *prec, par_rt **y, par_msg *msg)
-{
-    par_value vals[4];
-    int32_t ins[3], outs[1] = {n_in};
-    memset(vals, 0, sizeof vals);
-    for (int32_t i = 0; i < n_in; i++) {
-        ins[i] = in[i] ? i : -1;
-        if (!in[i]) continue;
-        vals[i].dtype = in[i]->dtype;
-        vals[i].rank = in[i]->rank;
-        memcpy(vals[i].dims, in[i]->dims, sizeof vals[i].dims);
-        vals[i].numel = in[i]->numel;
-        vals[i].kind = PAR_VALUE_INPUT;
-        vals[i].producer = -1;
-    }
-    vals[n_in].dtype = in[0]->dtype;
-    vals[n_in].kind = PAR_VALUE_NODE;
-    par_node node = {.name = "t", .op = op, .n_inputs = n_in, .inputs = ins, .n_outputs = 1, .outputs = outs,
-                     .n_attrs = n_attrs, .attrs = attrs};
-    par_graph_desc g = {.name = "t", .n_values = n_in + 1, .values = vals, .n_nodes = 1, .nodes = &node};
-    msg->text[0] = 0;
-    par_status st = infer(&g, &node, &vals[n_in], msg);
-    if (y) *y = NULL;
-    if (st != PAR_OK || !ref) return st;
-    par_rt *out = rt_new(vals[n_in].rank, vals[n_in].dims);
-    out->dtype = vals[n_in].dtype;
-    par_ref_ctx c = {.g = &g, .n = &node, .prec = *prec};
-    const par_rt *cin[3] = {in[0], n_in > 1 ? in[1] : NULL, n_in > 2 ? in[2] : NULL};
-    st = ref(&c, cin, &out, msg);
-    if (st == PAR_OK && y) *y = out;
-    else rt_del(out);
-    return st;
-}
-
-/* Every budget of t is finite and >= 0. */
-static int budgets_ok(const par_rt *t)
-{
-    for (int64_t i = 0; i < t->numel; i++)
-        if (!(t->e[i] >= 0) || !isfinite(t->e[i])) return 0;
-    return 1;
-}
+/* ---- attributes ---------------------------------------------------------------------------------------------- */
 
 /* Attributes of conv2d (transpose = 0) or conv_transpose2d (transpose = 1): every schema attribute present. */
 typedef struct conv_p {
@@ -124,7 +45,7 @@ static par_status conv(const conv_p *p, par_rt *x, par_rt *w, par_rt *b, const p
 {
     par_attr a[8];
     par_rt *in[3] = {x, w, b};
-    return run_op(par_infer_conv2d, par_ref_conv2d, "conv2d", 3, in, a, conv_attrs(p, 0, a), prec, y, msg);
+    return run_opq(par_infer_conv2d, par_ref_conv2d, "conv2d", 3, in, a, conv_attrs(p, 0, a), prec, NULL, y, msg);
 }
 
 static par_status convt(const conv_p *p, par_rt *x, par_rt *w, par_rt *b, const par_prec *prec, par_rt **y,
@@ -132,42 +53,8 @@ static par_status convt(const conv_p *p, par_rt *x, par_rt *w, par_rt *b, const 
 {
     par_attr a[8];
     par_rt *in[3] = {x, w, b};
-    return run_op(par_infer_conv_transpose2d, par_ref_conv_transpose2d, "conv_transpose2d", 3, in, a,
-                  conv_attrs(p, 1, a), prec, y, msg);
-}
-
-static void expect_values(const par_rt *y, int32_t rank, const int64_t *dims, const double *want)
-{
-    CU_ASSERT_EQUAL_FATAL(y->rank, rank);
-    for (int32_t i = 0; i < rank; i++) CU_ASSERT_EQUAL_FATAL(y->dims[i], dims[i]);
-    int bad = 0;
-    for (int64_t i = 0; i < y->numel; i++)
-        if (y->v[i] != want[i]) {
-            if (bad++ < 4) fprintf(stderr, "\n  element %lld: got %.17g, want %.17g", (long long)i, y->v[i], want[i]);
-        }
-    CU_ASSERT_EQUAL(bad, 0);
-    CU_ASSERT(budgets_ok(y));
-}
-
-/* splitmix64: the tests' own deterministic generator. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int64_t rng_int(uint64_t *s, int64_t lo, int64_t hi) { return lo + (int64_t)(rng_next(s) % (uint64_t)(hi - lo + 1)); }
-
-/* Uniform in [-1, 1), rounded to float so that a float32 computation sees the same operands. */
-static double rng_val(uint64_t *s) { return (double)(float)((double)(rng_next(s) >> 11) * 0x1p-52 - 1.0); }
-
-static par_rt *rt_rand(int32_t rank, const int64_t *dims, uint64_t *s)
-{
-    par_rt *t = rt_new(rank, dims);
-    for (int64_t i = 0; i < t->numel; i++) t->v[i] = rng_val(s);
-    return t;
+    return run_opq(par_infer_conv_transpose2d, par_ref_conv_transpose2d, "conv_transpose2d", 3, in, a,
+                  conv_attrs(p, 1, a), prec, NULL, y, msg);
 }
 
 /* ---- hand-computed cases ------------------------------------------------------------------------------------ */
@@ -189,7 +76,7 @@ static void test_conv2d_pad_stride_bias(void)
     p.p[0] = p.p[1] = p.p[2] = p.p[3] = 1;
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, b, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want);
+    expect_exact(y, 4, yd, want);
     /* Budget of (1,1): 4 products + bias, gamma_5 * (77 + 0.5) rounding, then storage of 77.5. */
     double pre = par_gamma(5, 0x1p-24) * 77.5;
     CU_ASSERT_DOUBLE_EQUAL(y->e[3], pre + 0x1p-24 * (77.5 + pre), 1e-20);
@@ -215,7 +102,7 @@ static void test_conv2d_depthwise_multiplier(void)
     p.groups = 2;
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want);
+    expect_exact(y, 4, yd, want);
     rt_del(x), rt_del(w), rt_del(y);
 }
 
@@ -230,7 +117,7 @@ static void test_conv2d_groups2(void)
     p.groups = 2;
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want);
+    expect_exact(y, 4, yd, want);
     rt_del(x), rt_del(w), rt_del(y);
 }
 
@@ -244,7 +131,7 @@ static void test_conv2d_dilation(void)
     p.d[1] = 2;
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want);
+    expect_exact(y, 4, yd, want);
     rt_del(x), rt_del(w), rt_del(y);
 }
 
@@ -262,11 +149,11 @@ static void test_conv2d_pad_modes(void)
     p.mode = "same";
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd_same, want_same);
+    expect_exact(y, 4, yd_same, want_same);
     rt_del(y);
     p.mode = "valid";
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd_valid, want_valid);
+    expect_exact(y, 4, yd_valid, want_valid);
     rt_del(y);
     rt_del(x), rt_del(w);
 }
@@ -290,21 +177,21 @@ static void test_conv_transpose2d_small(void)
     double wa[20] = {1.25, 1.25, 2.25, 2.25, 1.25, 1.25, 2.25, 2.25, 3.25, 3.25, 4.25, 4.25,
                      3.25, 3.25, 4.25, 4.25, 0.25, 0.25, 0.25, 0.25};
     CU_ASSERT_EQUAL_FATAL(convt(&p, x, w1, b, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yda, wa);
+    expect_exact(y, 4, yda, wa);
     rt_del(y);
 
     p = CONV_DEFAULT;
     int64_t ydb[4] = {1, 1, 3, 3};
     double wb[9] = {1, 4, 4, 6, 20, 16, 9, 24, 16};
     CU_ASSERT_EQUAL_FATAL(convt(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, ydb, wb);
+    expect_exact(y, 4, ydb, wb);
     rt_del(y);
 
     p.p[0] = p.p[1] = p.p[2] = p.p[3] = 1;
     int64_t ydc[4] = {1, 1, 1, 1};
     double wc[1] = {20};
     CU_ASSERT_EQUAL_FATAL(convt(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, ydc, wc);
+    expect_exact(y, 4, ydc, wc);
     rt_del(y);
     rt_del(x), rt_del(w1), rt_del(w), rt_del(b);
 }
@@ -317,8 +204,8 @@ static void test_linear_hand(void)
     double xv[6] = {1, 2, 3, 4, 5, 6}, wv[6] = {1, 0, -1, 2, 1, 0}, bv[2] = {0.5, -1}, want[4] = {-1.5, 3, -1.5, 12};
     par_rt *in[3] = {rt_of(2, xd, xv), rt_of(2, wd, wv), rt_of(1, bd, bv)}, *y;
     par_msg msg;
-    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_linear, par_ref_linear, "linear", 3, in, NULL, 0, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 2, yd, want);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_linear, par_ref_linear, "linear", 3, in, NULL, 0, &y, &msg), PAR_OK);
+    expect_exact(y, 2, yd, want);
     rt_del(y);
     for (int i = 0; i < 3; i++) rt_del(in[i]);
 }
@@ -337,8 +224,8 @@ static void test_matmul_broadcast(void)
     }
     par_rt *in[2] = {rt_of(4, ad, av), rt_of(3, bd, bv)}, *y;
     par_msg msg;
-    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_matmul, par_ref_matmul, "matmul", 2, in, NULL, 0, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_matmul, par_ref_matmul, "matmul", 2, in, NULL, 0, &y, &msg), PAR_OK);
+    expect_exact(y, 4, yd, want);
     rt_del(y);
     /* The other way round: a [3,2,2] (the b above) times b [2,1,2,2] (the a above) gives [2,3,2,2]:
      * b[j] I = b[j], and b[j] times the swap = b[j] with its columns swapped = [[1,j],[j,2]]. */
@@ -349,8 +236,8 @@ static void test_matmul_broadcast(void)
         memcpy(&want2[4 * j], m, sizeof m);
         memcpy(&want2[12 + 4 * j], s, sizeof s);
     }
-    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_matmul, par_ref_matmul, "matmul", 2, in2, NULL, 0, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want2);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_matmul, par_ref_matmul, "matmul", 2, in2, NULL, 0, &y, &msg), PAR_OK);
+    expect_exact(y, 4, yd, want2);
     rt_del(y);
     rt_del(in[0]), rt_del(in[1]);
 }
@@ -531,14 +418,15 @@ static void test_linear_vs_matmul(void)
     for (int it = 0; it < 50; it++) {
         int64_t bsz = rng_int(&s, 1, 3), m = rng_int(&s, 1, 5), k = rng_int(&s, 1, 7), o = rng_int(&s, 1, 5);
         int64_t xd[3] = {bsz, m, k}, wd[2] = {o, k}, wtd[2] = {k, o}, bd[1] = {o};
-        par_rt *x = rt_rand(3, xd, &s), *w = rt_rand(2, wd, &s), *b = rt_rand(1, bd, &s), *wt = rt_new(2, wtd);
+        par_rt *x = rt_rand(3, xd, &s), *w = rt_rand(2, wd, &s), *b = rt_rand(1, bd, &s);
+        par_rt *wt = rt_new(PAR_DTYPE_F32, 2, wtd);
         for (int64_t i = 0; i < o; i++)
             for (int64_t j = 0; j < k; j++) wt->v[j * o + i] = w->v[i * k + j];
         par_rt *lin[3] = {x, w, b}, *mm[2] = {x, wt}, *yl, *ym;
         par_msg msg;
-        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_linear, par_ref_linear, "linear", 3, lin, NULL, 0, &F32, &yl, &msg),
+        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_linear, par_ref_linear, "linear", 3, lin, NULL, 0, &yl, &msg),
                               PAR_OK);
-        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_matmul, par_ref_matmul, "matmul", 2, mm, NULL, 0, &F32, &ym, &msg),
+        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_matmul, par_ref_matmul, "matmul", 2, mm, NULL, 0, &ym, &msg),
                               PAR_OK);
         CU_ASSERT_EQUAL(yl->numel, ym->numel);
         for (int64_t i = 0; i < yl->numel; i++) {
@@ -660,24 +548,17 @@ static void test_conv2d_budget_propagation(void)
 
 /* ---- errors ----------------------------------------------------------------------------------------------------- */
 
-static void expect_error(par_status st, const par_msg *msg, const char *needle)
-{
-    CU_ASSERT_EQUAL(st, PAR_ERROR);
-    CU_ASSERT_PTR_NOT_NULL(strstr(msg->text, needle));
-    if (st != PAR_ERROR || !strstr(msg->text, needle))
-        fprintf(stderr, "\n  expected an error naming %s, got %d '%s'", needle, (int)st, msg->text);
-}
-
 static void test_conv_shape_errors(void)
 {
     int64_t xd[4] = {1, 8, 5, 5}, wd[4] = {4, 8, 3, 3}, bd[1] = {4}, bad_bd[1] = {5};
-    par_rt *x = rt_new(4, xd), *w = rt_new(4, wd), *b = rt_new(1, bd), *bb = rt_new(1, bad_bd);
+    par_rt *x = rt_new(PAR_DTYPE_F32, 4, xd), *w = rt_new(PAR_DTYPE_F32, 4, wd), *b = rt_new(PAR_DTYPE_F32, 1, bd);
+    par_rt *bb = rt_new(PAR_DTYPE_F32, 1, bad_bd);
     par_msg msg;
     conv_p p = CONV_DEFAULT;
     par_attr a[8];
     par_rt *in[3] = {x, w, b};
     int32_t na;
-#define INFER(fn, op, n, arr) run_op(fn, NULL, op, n, arr, a, na, &F32, NULL, &msg)
+#define INFER(fn, op, n, arr) run_op(fn, NULL, op, n, arr, a, na, NULL, &msg)
     /* Sanity: the valid case is accepted, [1,4,3,3]. */
     na = conv_attrs(&p, 0, a);
     CU_ASSERT_EQUAL(INFER(par_infer_conv2d, "conv2d", 3, in), PAR_OK);
@@ -733,7 +614,7 @@ static void test_conv_shape_errors(void)
     na = conv_attrs(&p, 1, a);
     expect_error(INFER(par_infer_conv_transpose2d, "conv_transpose2d", 3, in), &msg, "weight");
     int64_t twd[4] = {8, 2, 3, 3};
-    par_rt *tw = rt_new(4, twd);
+    par_rt *tw = rt_new(PAR_DTYPE_F32, 4, twd);
     in[1] = tw;
     CU_ASSERT_EQUAL(INFER(par_infer_conv_transpose2d, "conv_transpose2d", 3, in), PAR_OK);
     p.op[0] = 1;
@@ -750,7 +631,8 @@ static void test_conv_shape_errors(void)
 
     /* linear and matmul */
     int64_t ld[2] = {3, 5}, lwd[2] = {2, 4}, m1[3] = {2, 3, 4}, m2[3] = {3, 4, 5}, m3[2] = {5, 2};
-    par_rt *lx = rt_new(2, ld), *lw = rt_new(2, lwd), *a1 = rt_new(3, m1), *a2 = rt_new(3, m2), *a3 = rt_new(2, m3);
+    par_rt *lx = rt_new(PAR_DTYPE_F32, 2, ld), *lw = rt_new(PAR_DTYPE_F32, 2, lwd), *a1 = rt_new(PAR_DTYPE_F32, 3, m1);
+    par_rt *a2 = rt_new(PAR_DTYPE_F32, 3, m2), *a3 = rt_new(PAR_DTYPE_F32, 2, m3);
     par_rt *lin[3] = {lx, lw, NULL}, *mm[2] = {a1, a2}, *mm2[2] = {a1, a3};
     na = 0;
     expect_error(INFER(par_infer_linear, "linear", 3, lin), &msg, "weight");
@@ -765,7 +647,7 @@ static void test_conv_shape_errors(void)
 static void test_conv_dtype_refused(void)
 {
     int64_t xd[4] = {1, 1, 2, 2}, wd[4] = {1, 1, 1, 1};
-    par_rt *x = rt_new(4, xd), *w = rt_new(4, wd), *y = NULL;
+    par_rt *x = rt_new(PAR_DTYPE_F32, 4, xd), *w = rt_new(PAR_DTYPE_F32, 4, wd), *y = NULL;
     x->dtype = PAR_DTYPE_QU8;
     par_msg msg;
     conv_p p = CONV_DEFAULT;

@@ -14,83 +14,10 @@
 
 #include "graph.h"
 #include "reference.h"
+#include "ref_helpers.h"
 #include "tmain.h"
 
-/* ---- a one-node harness ------------------------------------------------------------------------------------- */
-
-static const par_prec F32 = {0x1p-24, 0x1p-24, 8.0};
-
-typedef par_status (*infer_fn)(const par_graph_desc *, const par_node *, par_value *, par_msg *);
-typedef par_status (*ref_fn)(const par_ref_ctx *, const par_rt *const *, par_rt *const *, par_msg *);
-
-static par_rt *rt_new(int32_t rank, const int64_t *dims)
-{
-    par_rt *t = calloc(1, sizeof *t);
-    t->dtype = PAR_DTYPE_F32;
-    t->rank = rank;
-    t->numel = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        t->dims[i] = dims[i];
-        t->numel *= dims[i];
-    }
-    t->v = calloc((size_t)t->numel, sizeof(double));
-    t->e = calloc((size_t)t->numel, sizeof(double));
-    return t;
-}
-
-static par_rt *rt_of(int32_t rank, const int64_t *dims, const double *v)
-{
-    par_rt *t = rt_new(rank, dims);
-    for (int64_t i = 0; i < t->numel; i++) t->v[i] = v[i];
-    return t;
-}
-
-static void rt_del(par_rt *t)
-{
-    if (!t) return;
-    free(t->v);
-    free(t->e);
-    free(t);
-}
-
-/* Infer the output shape of a one-input node, then (when ref is set) run its kernel; *y gets the output. */
-static par_status run_op(infer_fn infer, ref_fn ref, const char *op, par_rt *x, const par_attr *attrs,
-                         int32_t n_attrs, const par_prec *prec, par_rt **y, par_msg *msg)
-{
-    par_value vals[2];
-    int32_t ins[1] = {0}, outs[1] = {1};
-    memset(vals, 0, sizeof vals);
-    vals[0].dtype = x->dtype;
-    vals[0].rank = x->rank;
-    memcpy(vals[0].dims, x->dims, sizeof vals[0].dims);
-    vals[0].numel = x->numel;
-    vals[0].kind = PAR_VALUE_INPUT;
-    vals[0].producer = -1;
-    vals[1].dtype = x->dtype;
-    vals[1].kind = PAR_VALUE_NODE;
-    par_node node = {.name = "t", .op = op, .n_inputs = 1, .inputs = ins, .n_outputs = 1, .outputs = outs,
-                     .n_attrs = n_attrs, .attrs = attrs};
-    par_graph_desc g = {.name = "t", .n_values = 2, .values = vals, .n_nodes = 1, .nodes = &node};
-    msg->text[0] = 0;
-    if (y) *y = NULL;
-    par_status st = infer(&g, &node, &vals[1], msg);
-    if (st != PAR_OK || !ref) return st;
-    par_rt *out = rt_new(vals[1].rank, vals[1].dims);
-    out->dtype = vals[1].dtype;
-    par_ref_ctx c = {.g = &g, .n = &node, .prec = *prec};
-    const par_rt *cin[1] = {x};
-    st = ref(&c, cin, &out, msg);
-    if (st == PAR_OK && y) *y = out;
-    else rt_del(out);
-    return st;
-}
-
-static int budgets_ok(const par_rt *t)
-{
-    for (int64_t i = 0; i < t->numel; i++)
-        if (!(t->e[i] >= 0) || !isfinite(t->e[i])) return 0;
-    return 1;
-}
+/* ---- attributes ---------------------------------------------------------------------------------------------- */
 
 /* Pool attributes, every schema attribute present. */
 typedef struct pool_p {
@@ -101,60 +28,28 @@ static par_status maxpool(const pool_p *q, par_rt *x, const par_prec *prec, par_
 {
     par_attr a[5] = {par_a_ints("kernel", 2, q->k), par_a_ints("stride", 2, q->s), par_a_ints("padding", 4, q->p),
                      par_a_ints("dilation", 2, q->d), par_a_int("ceil_mode", q->ceil_mode)};
-    return run_op(par_infer_max_pool2d, par_ref_max_pool2d, "max_pool2d", x, a, 5, prec, y, msg);
+    return run_opq(par_infer_max_pool2d, par_ref_max_pool2d, "max_pool2d", 1, &x, a, 5, prec, NULL, y, msg);
 }
 
 static par_status avgpool(const pool_p *q, par_rt *x, const par_prec *prec, par_rt **y, par_msg *msg)
 {
     par_attr a[5] = {par_a_ints("kernel", 2, q->k), par_a_ints("stride", 2, q->s), par_a_ints("padding", 4, q->p),
                      par_a_int("ceil_mode", q->ceil_mode), par_a_int("count_include_pad", q->include_pad)};
-    return run_op(par_infer_avg_pool2d, par_ref_avg_pool2d, "avg_pool2d", x, a, 5, prec, y, msg);
+    return run_opq(par_infer_avg_pool2d, par_ref_avg_pool2d, "avg_pool2d", 1, &x, a, 5, prec, NULL, y, msg);
 }
 
 static par_status adaptive(const int64_t *size, par_rt *x, const par_prec *prec, par_rt **y, par_msg *msg)
 {
     par_attr a[1] = {par_a_ints("output_size", 2, size)};
-    return run_op(par_infer_adaptive_avg_pool2d, par_ref_adaptive_avg_pool2d, "adaptive_avg_pool2d", x, a, 1, prec,
-                  y, msg);
+    return run_opq(par_infer_adaptive_avg_pool2d, par_ref_adaptive_avg_pool2d, "adaptive_avg_pool2d", 1, &x, a, 1,
+                   prec, NULL, y, msg);
 }
 
 static par_status mean(int32_t n_axes, const int64_t *axes, int64_t keep, par_rt *x, const par_prec *prec,
                        par_rt **y, par_msg *msg)
 {
     par_attr a[2] = {par_a_ints("axes", n_axes, axes), par_a_int("keepdims", keep)};
-    return run_op(par_infer_mean, par_ref_mean, "mean", x, a, 2, prec, y, msg);
-}
-
-static void expect_values(const par_rt *y, int32_t rank, const int64_t *dims, const double *want)
-{
-    CU_ASSERT_EQUAL_FATAL(y->rank, rank);
-    for (int32_t i = 0; i < rank; i++) CU_ASSERT_EQUAL_FATAL(y->dims[i], dims[i]);
-    int bad = 0;
-    for (int64_t i = 0; i < y->numel; i++)
-        if (y->v[i] != want[i]) {
-            if (bad++ < 4) fprintf(stderr, "\n  element %lld: got %.17g, want %.17g", (long long)i, y->v[i], want[i]);
-        }
-    CU_ASSERT_EQUAL(bad, 0);
-    CU_ASSERT(budgets_ok(y));
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static int64_t rng_int(uint64_t *s, int64_t lo, int64_t hi) { return lo + (int64_t)(rng_next(s) % (uint64_t)(hi - lo + 1)); }
-
-static double rng_val(uint64_t *s) { return (double)(float)((double)(rng_next(s) >> 11) * 0x1p-52 - 1.0); }
-
-static par_rt *rt_rand(int32_t rank, const int64_t *dims, uint64_t *s)
-{
-    par_rt *t = rt_new(rank, dims);
-    for (int64_t i = 0; i < t->numel; i++) t->v[i] = rng_val(s);
-    return t;
+    return run_opq(par_infer_mean, par_ref_mean, "mean", 1, &x, a, 2, prec, NULL, y, msg);
 }
 
 /* ---- hand-computed cases ------------------------------------------------------------------------------------ */
@@ -173,19 +68,19 @@ static void test_max_pool_pad_ceil(void)
     pool_p q = {{3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0, 0};
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(maxpool(&q, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, y2, want2);
+    expect_exact(y, 4, y2, want2);
     for (int64_t i = 0; i < y->numel; i++) CU_ASSERT_EQUAL(y->e[i], 0.0); /* exact inputs: exact selection */
     rt_del(y);
     q.ceil_mode = 1;
     CU_ASSERT_EQUAL_FATAL(maxpool(&q, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, y3, want3);
+    expect_exact(y, 4, y3, want3);
     rt_del(y);
     /* Padding is -inf, never 0: an all-negative image keeps its negative maxima at the padded border. */
     for (int i = 0; i < 16; i++) x->v[i] = -(i + 1);
     double wantn[4] = {-1, -2, -5, -6};
     q.ceil_mode = 0;
     CU_ASSERT_EQUAL_FATAL(maxpool(&q, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, y2, wantn);
+    expect_exact(y, 4, y2, wantn);
     rt_del(y);
     rt_del(x);
 }
@@ -197,7 +92,7 @@ static void test_max_pool_pad_ceil(void)
 static void test_max_pool_ceil_drop_dilation(void)
 {
     int64_t xd[4] = {1, 1, 5, 5}, yd[4] = {1, 1, 2, 2};
-    par_rt *x = rt_new(4, xd), *y;
+    par_rt *x = rt_new(PAR_DTYPE_F32, 4, xd), *y;
     pool_p q = {{3, 3}, {3, 3}, {1, 1, 1, 1}, {1, 1}, 1, 0};
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(maxpool(&q, x, &F32, &y, &msg), PAR_OK);
@@ -210,7 +105,7 @@ static void test_max_pool_ceil_drop_dilation(void)
     x = rt_of(4, xd2, xv2);
     pool_p d = {{1, 2}, {1, 1}, {0, 0, 0, 0}, {1, 2}, 0, 0};
     CU_ASSERT_EQUAL_FATAL(maxpool(&d, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd2, want);
+    expect_exact(y, 4, yd2, want);
     rt_del(y);
     rt_del(x);
 }
@@ -238,7 +133,7 @@ static void test_avg_pool_include_pad_ceil(void)
     for (int i = 0; i < 4; i++) {
         pool_p q = {{1, 3}, {1, 2}, {0, 1, 0, 1}, {1, 1}, cases[i].ceil_mode, cases[i].include_pad};
         CU_ASSERT_EQUAL_FATAL(avgpool(&q, x, &F32, &y, &msg), PAR_OK);
-        expect_values(y, 4, cases[i].dims, cases[i].want);
+        expect_exact(y, 4, cases[i].dims, cases[i].want);
         rt_del(y);
     }
     rt_del(x);
@@ -247,11 +142,11 @@ static void test_avg_pool_include_pad_ceil(void)
     x = rt_of(4, xda, xva);
     pool_p q = {{1, 2}, {1, 2}, {0, 0, 0, 1}, {1, 1}, 0, 1};
     CU_ASSERT_EQUAL_FATAL(avgpool(&q, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, y2, inc);
+    expect_exact(y, 4, y2, inc);
     rt_del(y);
     q.include_pad = 0;
     CU_ASSERT_EQUAL_FATAL(avgpool(&q, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, y2, exc);
+    expect_exact(y, 4, y2, exc);
     rt_del(y);
     rt_del(x);
 }
@@ -269,7 +164,7 @@ static void test_adaptive_uneven(void)
     par_rt *x = rt_of(4, xd, xv), *y;
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(adaptive(size, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want);
+    expect_exact(y, 4, yd, want);
     rt_del(y);
     /* Output larger than the input: windows overlap, each of one or two elements. H 3 -> 4: rows [0,1), [0,2),
      * [1,3), [2,3); on column 0 (values 0, 10, 20): 0, 5, 15, 20. */
@@ -297,13 +192,13 @@ static void test_mean_two_axes(void)
     par_rt *x = rt_of(3, xd, xv), *y;
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(mean(2, axes, 1, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 3, k1, want);
+    expect_exact(y, 3, k1, want);
     /* Budget: 4 terms, sum|x| / 4 = 60.5 for j = 1: gamma_5 * 60.5, then storage. */
     double pre = par_gamma(5, 0x1p-24) * 60.5;
     CU_ASSERT_DOUBLE_EQUAL(y->e[1], pre + 0x1p-24 * (60.5 + pre), 1e-20);
     rt_del(y);
     CU_ASSERT_EQUAL_FATAL(mean(2, axes, 0, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 1, k0, want);
+    expect_exact(y, 1, k0, want);
     rt_del(y);
     /* Every axis, keepdims 0: a rank-0 result, the mean of all = 50 + 10 + 0.5. */
     int64_t all[3] = {2, 0, 1};
@@ -328,8 +223,8 @@ static void test_global_vs_mean(void)
         par_rt *x = rt_rand(4, xd, &s), *yg, *ym;
         for (int64_t i = 0; i < x->numel; i++) x->e[i] = 1e-7 * (double)(i % 3);
         par_msg msg;
-        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_global_avg_pool2d, par_ref_global_avg_pool2d, "global_avg_pool2d", x,
-                                     NULL, 0, &F32, &yg, &msg), PAR_OK);
+        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_global_avg_pool2d, par_ref_global_avg_pool2d, "global_avg_pool2d", 1,
+                                     &x, NULL, 0, &yg, &msg), PAR_OK);
         CU_ASSERT_EQUAL_FATAL(mean(2, axes, 1, x, &F32, &ym, &msg), PAR_OK);
         CU_ASSERT_EQUAL(yg->rank, 4);
         CU_ASSERT_EQUAL(yg->dims[2] * yg->dims[3], 1);
@@ -443,7 +338,7 @@ static void test_max_pool_near_tie_budget(void)
     pool_p q = {{2, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 0, 0};
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(maxpool(&q, x, &F32, &y, &msg), PAR_OK);
-    expect_values(y, 4, yd, want);
+    expect_exact(y, 4, yd, want);
     CU_ASSERT_EQUAL(y->e[0], 1e-6);
     rt_del(y);
     /* Raise d's budget to 0.2: 0.9 + 0.2 >= 1 + 1e-7, so d could now be selected and its budget rules. */
@@ -638,18 +533,10 @@ static void test_graph_chain(void)
 
 /* ---- errors ----------------------------------------------------------------------------------------------------- */
 
-static void expect_error(par_status st, const par_msg *msg, const char *needle)
-{
-    CU_ASSERT_EQUAL(st, PAR_ERROR);
-    CU_ASSERT_PTR_NOT_NULL(strstr(msg->text, needle));
-    if (st != PAR_ERROR || !strstr(msg->text, needle))
-        fprintf(stderr, "\n  expected an error naming %s, got %d '%s'", needle, (int)st, msg->text);
-}
-
 static void test_pool_shape_errors(void)
 {
     int64_t xd[4] = {1, 2, 3, 3}, x3d[3] = {2, 3, 3};
-    par_rt *x = rt_new(4, xd), *x3 = rt_new(3, x3d), *y;
+    par_rt *x = rt_new(PAR_DTYPE_F32, 4, xd), *x3 = rt_new(PAR_DTYPE_F32, 3, x3d), *y;
     par_msg msg;
     /* kernel larger than the padded input: output size 0 */
     pool_p q = {{5, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 0, 0};
@@ -670,7 +557,7 @@ static void test_pool_shape_errors(void)
     expect_error(avgpool(&i2, x, &F32, &y, &msg), &msg, "'count_include_pad'");
     /* a dilated window that skips the whole image: H = 1, kernel 2, dilation 3, padding 2 top and bottom */
     int64_t xd1[4] = {1, 1, 1, 1};
-    par_rt *x1 = rt_new(4, xd1);
+    par_rt *x1 = rt_new(PAR_DTYPE_F32, 4, xd1);
     pool_p dl = {{2, 1}, {1, 1}, {2, 0, 2, 0}, {3, 1}, 0, 0};
     expect_error(maxpool(&dl, x1, &F32, &y, &msg), &msg, "'dilation'");
     /* rank 3 input */
@@ -681,7 +568,7 @@ static void test_pool_shape_errors(void)
     /* adaptive: output_size 0 */
     int64_t zero[2] = {2, 0};
     expect_error(adaptive(zero, x, &F32, &y, &msg), &msg, "'output_size'");
-    expect_error(run_op(par_infer_global_avg_pool2d, NULL, "global_avg_pool2d", x3, NULL, 0, &F32, NULL, &msg), &msg,
+    expect_error(run_op(par_infer_global_avg_pool2d, NULL, "global_avg_pool2d", 1, &x3, NULL, 0, NULL, &msg), &msg,
                  "rank 3");
     /* mean: repeated axis (1 and -3 are the same for rank 4), out of range, empty */
     int64_t rep[2] = {1, -3}, far[1] = {4}, neg[1] = {-5};
@@ -697,7 +584,7 @@ static void test_pool_shape_errors(void)
 static void test_pool_dtype_refused(void)
 {
     int64_t xd[4] = {1, 1, 2, 2}, axes[1] = {1};
-    par_rt *x = rt_new(4, xd), *y = NULL;
+    par_rt *x = rt_new(PAR_DTYPE_F32, 4, xd), *y = NULL;
     x->dtype = PAR_DTYPE_QS8;
     par_msg msg;
     pool_p q = {{2, 2}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 0, 0};

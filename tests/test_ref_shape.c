@@ -11,133 +11,10 @@
 
 #include "graph.h"
 #include "reference.h"
+#include "ref_helpers.h"
 #include "tmain.h"
 
-/* ---- a one-node harness ------------------------------------------------------------------------------------- */
-
-static const par_prec F32 = {0x1p-24, 0x1p-24, 8.0};
-
-typedef par_status (*infer_fn)(const par_graph_desc *, const par_node *, par_value *, par_msg *);
-typedef par_status (*ref_fn)(const par_ref_ctx *, const par_rt *const *, par_rt *const *, par_msg *);
-
-static par_rt *rt_new(par_dtype dt, int32_t rank, const int64_t *dims)
-{
-    par_rt *t = calloc(1, sizeof *t);
-    t->dtype = dt;
-    t->rank = rank;
-    t->numel = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        t->dims[i] = dims[i];
-        t->numel *= dims[i];
-    }
-    t->v = calloc((size_t)t->numel, sizeof(double));
-    t->e = calloc((size_t)t->numel, sizeof(double));
-    return t;
-}
-
-static par_rt *rt_of(int32_t rank, const int64_t *dims, const double *v)
-{
-    par_rt *t = rt_new(PAR_DTYPE_F32, rank, dims);
-    for (int64_t i = 0; i < t->numel; i++) t->v[i] = v[i];
-    return t;
-}
-
-static void rt_del(par_rt *t)
-{
-    if (!t) return;
-    free(t->v);
-    free(t->e);
-    free(t);
-}
-
-/* Quantization of the one-node graph's values (inputs and output). */
-typedef struct qspec {
-    par_dtype out_dtype; /* 0: default (input 0's) */
-    float out_scale, in_scale;
-    int32_t out_zp, in_zp;
-} qspec;
-
-/* Infer the output of one node, then (when ref is set) run its kernel; *y gets the output (caller frees). */
-static par_status run_opq(infer_fn infer, ref_fn ref, const char *op, int32_t n_in, par_rt *const *in,
-                          const par_attr *attrs, int32_t n_attrs, const par_prec *prec, const qspec *q, par_rt **y,
-                          par_msg *msg)
-{
-    par_value vals[9];
-    int32_t ins[8], outs[1] = {n_in};
-    memset(vals, 0, sizeof vals);
-    for (int32_t i = 0; i < n_in; i++) {
-        ins[i] = i;
-        vals[i].dtype = in[i]->dtype;
-        vals[i].rank = in[i]->rank;
-        memcpy(vals[i].dims, in[i]->dims, sizeof vals[i].dims);
-        vals[i].numel = in[i]->numel;
-        vals[i].kind = PAR_VALUE_INPUT;
-        vals[i].producer = -1;
-        vals[i].quant_axis = -1;
-        vals[i].scale = q ? q->in_scale : 1.0f;
-        vals[i].zero_point = q ? q->in_zp : 0;
-    }
-    par_value *o = &vals[n_in];
-    o->dtype = q && q->out_dtype ? q->out_dtype : in[0]->dtype;
-    o->kind = PAR_VALUE_NODE;
-    o->quant_axis = -1;
-    o->scale = q ? q->out_scale : 1.0f;
-    o->zero_point = q ? q->out_zp : 0;
-    par_node node = {.name = "t", .op = op, .n_inputs = n_in, .inputs = ins, .n_outputs = 1, .outputs = outs,
-                     .n_attrs = n_attrs, .attrs = attrs};
-    par_graph_desc g = {.name = "t", .n_values = n_in + 1, .values = vals, .n_nodes = 1, .nodes = &node};
-    msg->text[0] = 0;
-    par_status st = infer(&g, &node, o, msg);
-    if (y) *y = NULL;
-    if (st != PAR_OK || !ref) return st;
-    par_rt *out = rt_new(o->dtype, o->rank, o->dims);
-    par_ref_ctx c = {.g = &g, .n = &node, .prec = *prec};
-    const par_rt *cin[8];
-    for (int32_t i = 0; i < n_in; i++) cin[i] = in[i];
-    st = ref(&c, cin, &out, msg);
-    if (st == PAR_OK && y) *y = out;
-    else rt_del(out);
-    return st;
-}
-
-static par_status run_op(infer_fn infer, ref_fn ref, const char *op, int32_t n_in, par_rt *const *in,
-                         const par_attr *attrs, int32_t n_attrs, par_rt **y, par_msg *msg)
-{
-    return run_opq(infer, ref, op, n_in, in, attrs, n_attrs, &F32, NULL, y, msg);
-}
-
-static int budgets_ok(const par_rt *t)
-{
-    for (int64_t i = 0; i < t->numel; i++)
-        if (!(t->e[i] >= 0) || !isfinite(t->e[i])) return 0;
-    return 1;
-}
-
-static void expect_values(const par_rt *y, const double *want, double tol)
-{
-    int bad = 0;
-    for (int64_t i = 0; i < y->numel; i++)
-        if (!(fabs(y->v[i] - want[i]) <= tol)) {
-            if (bad++ < 4) fprintf(stderr, "\n  element %lld: got %.17g, want %.17g", (long long)i, y->v[i], want[i]);
-        }
-    CU_ASSERT_EQUAL(bad, 0);
-    CU_ASSERT(budgets_ok(y));
-}
-
-/* splitmix64: the tests' own deterministic generator. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-/* Uniform in [lo, hi), rounded to float so that a float32 computation sees the same operands. */
-static double rng_f(uint64_t *s, double lo, double hi)
-{
-    return (double)(float)(lo + (hi - lo) * (double)(rng_next(s) >> 11) * 0x1p-53);
-}
+/* ---- helpers ------------------------------------------------------------------------------------------------ */
 
 static void expect_dims(const par_rt *y, int32_t rank, const int64_t *dims)
 {
@@ -380,13 +257,6 @@ static void test_graph_chain(void)
 }
 
 /* ---- shape inference errors --------------------------------------------------------------------------------- */
-
-static void expect_error(par_status st, const par_msg *msg, const char *needle)
-{
-    CU_ASSERT_EQUAL(st, PAR_ERROR);
-    if (!strstr(msg->text, needle)) fprintf(stderr, "\n  message '%s' lacks '%s'", msg->text, needle);
-    CU_ASSERT_PTR_NOT_NULL(strstr(msg->text, needle));
-}
 
 static void test_infer_errors(void)
 {
