@@ -103,7 +103,7 @@ $(BUILD)/tests/%: tests/%.c $(LIB) tests/tmain.h
 
 include tests/plugins/plugins.mk
 
-unit-check: $(TESTS) $(TEST_PLUGINS)
+unit-check: $(TESTS) $(TEST_PLUGINS) $(EXE) $(PLUGINS)
 	@fail=0; for t in $(TESTS); do \
 	  if ! $$t; then echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
