@@ -291,6 +291,28 @@ static par_tensor_src *push_src(par_case *c)
     return &s[c->n_srcs];
 }
 
+/* The checks of an input or constant (what) filled by a generator: the tensor, the generator for dt, and its seed
+ * derived from the name when it has none. 0 with the case failed. */
+static int check_gen(par_case *c, const char *what, const char *name, par_dtype dt, int32_t rank, const int64_t *dims,
+                     par_gen *gen)
+{
+    if (!live(c) || !check_tensor(c, what, name, dt, rank, dims)) return 0;
+    par_msg m;
+    if (par_gen_check(gen, dt, &m) != PAR_OK) return fail(c, "%s '%.60s': init: %s", what, name, m.text), 0;
+    if (gen->seed == 0) gen->seed = derive_seed(name, c->seed);
+    return 1;
+}
+
+/* Complete the source s (the one push_src gave) of value v, filled by gen; returns v. */
+static int32_t keep_gen_src(par_case *c, par_tensor_src *s, int32_t v, const par_gen *gen)
+{
+    s->value = v;
+    s->kind = PAR_SRC_GEN;
+    s->gen = *gen;
+    c->n_srcs++;
+    return v;
+}
+
 static size_t tensor_bytes(par_dtype dt, int32_t rank, const int64_t *dims)
 {
     size_t n = (size_t)par_shape_numel(rank, dims) * par_dtype_size(dt);
@@ -329,19 +351,12 @@ void par_case_destroy(par_case *c)
 
 int32_t par_case_input(par_case *c, const char *name, par_dtype dt, int32_t rank, const int64_t *dims, par_gen gen)
 {
-    if (!live(c) || !check_tensor(c, "input", name, dt, rank, dims)) return -1;
-    par_msg m;
-    if (par_gen_check(&gen, dt, &m) != PAR_OK) return fail(c, "input '%.60s': init: %s", name, m.text);
-    if (gen.seed == 0) gen.seed = derive_seed(name, c->seed);
+    if (!check_gen(c, "input", name, dt, rank, dims, &gen)) return -1;
     par_tensor_src *s = push_src(c);
     if (!s) return fail(c, "out of memory");
     int32_t v = par_graph_add_input(c->graph, name, dt, rank, dims, &c->err);
     if (v < 0) return c->status = PAR_ERROR, -1;
-    s->value = v;
-    s->kind = PAR_SRC_GEN;
-    s->gen = gen;
-    c->n_srcs++;
-    return v;
+    return keep_gen_src(c, s, v, &gen);
 }
 
 int32_t par_case_input_data(par_case *c, const char *name, par_dtype dt, int32_t rank, const int64_t *dims,
@@ -365,10 +380,7 @@ int32_t par_case_input_data(par_case *c, const char *name, par_dtype dt, int32_t
 
 int32_t par_case_const(par_case *c, const char *name, par_dtype dt, int32_t rank, const int64_t *dims, par_gen gen)
 {
-    if (!live(c) || !check_tensor(c, "constant", name, dt, rank, dims)) return -1;
-    par_msg m;
-    if (par_gen_check(&gen, dt, &m) != PAR_OK) return fail(c, "constant '%.60s': init: %s", name, m.text);
-    if (gen.seed == 0) gen.seed = derive_seed(name, c->seed);
+    if (!check_gen(c, "constant", name, dt, rank, dims, &gen)) return -1;
     void *buf = malloc(tensor_bytes(dt, rank, dims));
     par_tensor_src *s = buf ? push_src(c) : NULL;
     if (!s) return free(buf), fail(c, "out of memory");
@@ -376,11 +388,7 @@ int32_t par_case_const(par_case *c, const char *name, par_dtype dt, int32_t rank
     int32_t v = par_graph_add_const(c->graph, name, dt, rank, dims, buf, &c->err);
     free(buf);
     if (v < 0) return c->status = PAR_ERROR, -1;
-    s->value = v;
-    s->kind = PAR_SRC_GEN;
-    s->gen = gen;
-    c->n_srcs++;
-    return v;
+    return keep_gen_src(c, s, v, &gen);
 }
 
 int32_t par_case_const_data(par_case *c, const char *name, par_dtype dt, int32_t rank, const int64_t *dims,
@@ -542,8 +550,9 @@ static void wstr(wbuf *w, const char *s)
     wput(w, "\"");
 }
 
-/* Shortest "%.Ng" (N from 6) that strtod reads back exactly: %.17g always does for a double, %.9g for a float. */
-static void wf64(wbuf *w, double v)
+/* Shortest "%.Ng" (N from 6) that reads back exactly: %.17g always does for a double, %.9g for a float (is_f32:
+ * the reader rounds the double it parsed to f32, so the text need only round back to the same float). */
+static void wnum(wbuf *w, double v, int is_f32)
 {
     char b[40];
     if (!isfinite(v)) {
@@ -554,30 +563,17 @@ static void wf64(wbuf *w, double v)
         wput(w, signbit(v) ? "-0.0" : "0");
         return;
     }
-    for (int prec = 6; prec <= 17; prec++) {
+    for (int prec = 6; prec <= (is_f32 ? 9 : 17); prec++) {
         snprintf(b, sizeof b, "%.*g", prec, v);
-        if (strtod(b, NULL) == v) break;
+        double r = strtod(b, NULL);
+        if (is_f32 ? (float)r == (float)v : r == v) break;
     }
     wput(w, b);
 }
 
-static void wf32(wbuf *w, float f)
-{
-    char b[40];
-    if (!isfinite(f)) {
-        w->bad = 1;
-        return;
-    }
-    if (f == 0) {
-        wput(w, signbit(f) ? "-0.0" : "0");
-        return;
-    }
-    for (int prec = 6; prec <= 9; prec++) {
-        snprintf(b, sizeof b, "%.*g", prec, (double)f);
-        if ((float)strtod(b, NULL) == f) break; /* the reader rounds the double it parsed to f32 */
-    }
-    wput(w, b);
-}
+static void wf64(wbuf *w, double v) { wnum(w, v, 0); }
+
+static void wf32(wbuf *w, float f) { wnum(w, (double)f, 1); }
 
 static void wshape(wbuf *w, int32_t rank, const int64_t *dims)
 {

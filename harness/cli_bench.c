@@ -3,6 +3,13 @@
  * runs interleaved across backends (b1 b2 b1 b2 ...) after warm-up so that machine drift hits all of them alike.
  * Reports median, p10 and p90 per backend and the ratio of each median to the first backend's. The outputs of the
  * last run are checked against the reference, so a fast wrong answer is shown as such.
+ *
+ * Fairness: the order alternates every round (b1 b2, b2 b1, ...) so that neither backend always runs right after
+ * the other (warm caches, a thread pool still spinning); the warm-up rounds are interleaved the same way.
+ * Statistics: the median is the mean of the two middle samples for an even count; p10 and p90 are nearest-rank.
+ *
+ * `--micro NAME` (repeatable) calls each backend's PAR_PROC_MICROBENCH ("gemm", "peak", ...) and prints the value
+ * and unit per backend; with both gemm and peak it adds their ratio (the GEMM's fraction of the machine's peak).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -39,10 +46,103 @@ static int cmp_d(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Nearest-rank percentile of sorted samples. */
 static double pct(const double *s, int n, double q)
 {
     int i = (int)ceil(q * n) - 1;
     return s[i < 0 ? 0 : i >= n ? n - 1 : i];
+}
+
+static double median(const double *s, int n)
+{
+    return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* Init a backend instance and apply its knobs and --threads; *note gets the first problem. Returns the context or
+ * NULL (note says why). */
+static void *bench_open(const par_backend_inst *inst, long threads, char *note, size_t note_len)
+{
+    const par_backend *be = inst->be;
+    par_msg m = {{0}};
+    void *ctx = NULL;
+    if (be->init(&ctx, &m) != PAR_OK) {
+        snprintf(note, note_len, "init: %s", m.text);
+        return NULL;
+    }
+    par_set_knob_fn knob = be->get_proc ? (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB) : NULL;
+    for (int32_t k = 0; k < inst->n_knobs; k++)
+        if (!knob || knob(ctx, inst->knob_key[k], inst->knob_val[k], &m) != PAR_OK) {
+            snprintf(note, note_len, "knob %s: %s", inst->knob_key[k], knob ? m.text : "no knobs");
+            be->destroy(ctx);
+            return NULL;
+        }
+    if (threads > 0) {
+        char tv[32];
+        snprintf(tv, sizeof tv, "%ld", threads);
+        if (!knob || knob(ctx, "threads", tv, &m) != PAR_OK)
+            snprintf(note, note_len, "no threads knob: runs with its default");
+    }
+    return ctx;
+}
+
+#define MAX_MICRO 8
+
+/* --micro: each backend's own micro-benchmarks, one backend at a time (they measure peaks, not each other). */
+static int bench_micro(const par_backends *bs, char **names, int n_names, long threads, json_object *jroot)
+{
+    int rc = PAR_EXIT_OK;
+    json_object *jm = json_object_new_array();
+    printf("micro-benchmarks (%s%ld)\n", threads ? "threads " : "backends' default threads", threads ? threads : 0);
+    printf("%-24s %-12s %12s  %s\n", "backend", "name", "value", "unit");
+    for (int32_t b = 0; b < bs->n; b++) {
+        const par_backend_inst *inst = &bs->inst[b];
+        char note[PAR_MSG_LEN] = "";
+        void *ctx = bench_open(inst, threads, note, sizeof note);
+        par_microbench_fn mb = ctx && inst->be->get_proc
+                                   ? (par_microbench_fn)inst->be->get_proc(ctx, PAR_PROC_MICROBENCH) : NULL;
+        double gemm = NAN, peak = NAN;
+        char gemm_unit[32] = "", peak_unit[32] = "";
+        for (int i = 0; i < n_names; i++) {
+            json_object *je = json_object_new_object();
+            json_object_object_add(je, "backend", json_object_new_string(inst->label));
+            json_object_object_add(je, "name", json_object_new_string(names[i]));
+            double v = 0;
+            char unit[32] = "";
+            par_msg m = {{0}};
+            par_status st = PAR_ERROR;
+            if (!ctx) snprintf(m.text, sizeof m.text, "%s", note);
+            else if (!mb) {
+                snprintf(m.text, sizeof m.text, "no micro-benchmarks (PAR_PROC_MICROBENCH)");
+                st = PAR_UNSUPPORTED;
+            }
+            else st = mb(ctx, names[i], &v, unit, sizeof unit, &m);
+            if (st == PAR_OK && isfinite(v)) {
+                printf("%-24s %-12s %12.4g  %s\n", inst->label, names[i], v, unit);
+                json_object_object_add(je, "value", json_object_new_double(v));
+                json_object_object_add(je, "unit", json_object_new_string(unit));
+                if (strcmp(names[i], "gemm") == 0) gemm = v, snprintf(gemm_unit, sizeof gemm_unit, "%s", unit);
+                if (strcmp(names[i], "peak") == 0) peak = v, snprintf(peak_unit, sizeof peak_unit, "%s", unit);
+            } else {
+                printf("%-24s %-12s %12s  %s\n", inst->label, names[i], st == PAR_UNSUPPORTED ? "unsupported" : "error",
+                       m.text);
+                json_object_object_add(je, "error", json_object_new_string(m.text));
+                if (st == PAR_ERROR) rc = PAR_EXIT_INTERNAL;
+            }
+            json_object_array_add(jm, je);
+        }
+        if (isfinite(gemm) && isfinite(peak) && peak > 0 && strcmp(gemm_unit, peak_unit) == 0) {
+            printf("%-24s %-12s %12.3f  (%.1f%% of peak)\n", inst->label, "gemm/peak", gemm / peak, 100.0 * gemm / peak);
+            json_object *je = json_object_new_object();
+            json_object_object_add(je, "backend", json_object_new_string(inst->label));
+            json_object_object_add(je, "name", json_object_new_string("gemm/peak"));
+            json_object_object_add(je, "value", json_object_new_double(gemm / peak));
+            json_object_object_add(je, "unit", json_object_new_string("ratio"));
+            json_object_array_add(jm, je);
+        }
+        if (ctx) inst->be->destroy(ctx);
+    }
+    json_object_object_add(jroot, "micro", jm);
+    return rc;
 }
 
 static void bench_usage(FILE *f)
@@ -61,21 +161,25 @@ static void bench_usage(FILE *f)
             "  --threads N      set the knob threads=N on every backend that has it\n"
             "  --repeat N       timed runs per backend (default 20)\n"
             "  --warmup N       untimed runs per backend first (default 3)\n"
+            "  --micro NAME     a backend micro-benchmark (gemm, peak, ...) instead of cases unless cases are also\n"
+            "                   named; repeatable; with gemm and peak, also their ratio\n"
             "  --json FILE      also write the results as JSON\n");
 }
 
 int par_cmd_bench(int argc, char **argv, const char *exe)
 {
-    enum { O_MODEL = 1000, O_SUITE, O_PLUGIN, O_THREADS, O_REPEAT, O_WARMUP, O_JSON };
+    enum { O_MODEL = 1000, O_SUITE, O_PLUGIN, O_THREADS, O_REPEAT, O_WARMUP, O_JSON, O_MICRO };
     static const struct option opts[] = {
         {"model", required_argument, NULL, O_MODEL},     {"suite", required_argument, NULL, O_SUITE},
         {"backends", required_argument, NULL, 'b'},      {"plugin", required_argument, NULL, O_PLUGIN},
         {"threads", required_argument, NULL, O_THREADS}, {"repeat", required_argument, NULL, O_REPEAT},
         {"warmup", required_argument, NULL, O_WARMUP},   {"json", required_argument, NULL, O_JSON},
+        {"micro", required_argument, NULL, O_MICRO},
         {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
     char *plugins[PAR_MAX_PLUGINS], *paths[64];
     char model_paths[16][1024];
-    int32_t n_plugins = 0, n_paths = 0, n_models = 0;
+    char *micro[MAX_MICRO];
+    int32_t n_plugins = 0, n_paths = 0, n_models = 0, n_micro = 0;
     const char *blist = NULL, *suite = NULL, *json_path = NULL;
     long threads = 0, repeat = 20, warmup = 3;
     optind = 1;
@@ -84,7 +188,10 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         char *end = NULL;
         switch (ch) {
         case O_MODEL:
-            if (n_models == 16) return PAR_EXIT_USAGE;
+            if (n_models == 16) {
+                fprintf(stderr, "parity bench: at most 16 --model names\n");
+                return PAR_EXIT_USAGE;
+            }
             snprintf(model_paths[n_models], sizeof model_paths[0], "%s/models/%s.json", par_cases_dir(), optarg);
             paths[n_paths++] = model_paths[n_models++];
             break;
@@ -109,12 +216,19 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             break;
         }
         case O_JSON: json_path = optarg; break;
+        case O_MICRO:
+            if (n_micro == MAX_MICRO) {
+                fprintf(stderr, "parity bench: at most %d --micro names\n", MAX_MICRO);
+                return PAR_EXIT_USAGE;
+            }
+            micro[n_micro++] = optarg;
+            break;
         case 'h': bench_usage(stdout); return PAR_EXIT_OK;
         default: bench_usage(stderr); return PAR_EXIT_USAGE;
         }
     }
     for (int i = optind; i < argc && n_paths < 64; i++) paths[n_paths++] = argv[i];
-    if (!n_paths && !suite) suite = "models";
+    if (!n_paths && !suite && !n_micro) suite = "models";
 
     par_backends *bs = calloc(1, sizeof *bs);
     if (!bs) return PAR_EXIT_INTERNAL;
@@ -125,9 +239,9 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         return rc ? rc : PAR_EXIT_USAGE;
     }
     par_selection sel = {.n_paths = n_paths, .paths = paths, .suite = suite};
-    par_case_set set;
+    par_case_set set = {0};
     par_msg msg = {{0}};
-    if ((rc = par_select_cases(&sel, &set, &msg)) != 0) {
+    if ((n_paths || suite) && (rc = par_select_cases(&sel, &set, &msg)) != 0) {
         fprintf(stderr, "parity: %s\n", msg.text);
         free(bs);
         return rc;
@@ -139,6 +253,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
     json_object_object_add(jroot, "repeat", json_object_new_int((int)repeat));
     json_object_object_add(jroot, "warmup", json_object_new_int((int)warmup));
     int exit_code = PAR_EXIT_OK;
+    if (n_micro) exit_code = bench_micro(bs, micro, n_micro, threads, jroot);
     bench_be *bb = calloc((size_t)bs->n, sizeof *bb);
     for (int32_t ci = 0; ci < set.n && bb; ci++) {
         int owned = 0;
@@ -164,24 +279,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             x->verdict = "-";
             const par_backend *be = x->inst->be;
             par_msg m = {{0}};
-            par_set_knob_fn knob = NULL;
-            if (be->init(&x->ctx, &m) != PAR_OK) {
-                snprintf(x->note, sizeof x->note, "init: %s", m.text);
-                continue;
-            }
-            if (be->get_proc) knob = (par_set_knob_fn)be->get_proc(x->ctx, PAR_PROC_SET_KNOB);
+            if (!(x->ctx = bench_open(x->inst, threads, x->note, sizeof x->note))) continue;
             int bad = 0;
-            for (int32_t k = 0; k < x->inst->n_knobs && !bad; k++)
-                if (!knob || knob(x->ctx, x->inst->knob_key[k], x->inst->knob_val[k], &m) != PAR_OK) {
-                    snprintf(x->note, sizeof x->note, "knob %s: %s", x->inst->knob_key[k], knob ? m.text : "no knobs");
-                    bad = 1;
-                }
-            if (!bad && threads > 0) {
-                char tv[32];
-                snprintf(tv, sizeof tv, "%ld", threads);
-                if (!knob || knob(x->ctx, "threads", tv, &m) != PAR_OK)
-                    snprintf(x->note, sizeof x->note, "no threads knob: runs with its default");
-            }
             for (int32_t n = 0; n < g->n_nodes && !bad; n++)
                 if (be->supports(x->ctx, g, n, &m) != PAR_OK) {
                     snprintf(x->note, sizeof x->note, "unsupported: node '%s' (%s): %s", g->nodes[n].name,
@@ -207,10 +306,10 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             x->samples = calloc((size_t)repeat, sizeof *x->samples);
             x->ok = x->samples != NULL;
         }
-        /* warm-up, then interleaved timed runs */
+        /* warm-up, then interleaved timed runs; the order alternates every round */
         for (long r = 0; r < warmup + repeat; r++)
-            for (int32_t b = 0; b < bs->n; b++) {
-                bench_be *x = &bb[b];
+            for (int32_t k = 0; k < bs->n; k++) {
+                bench_be *x = &bb[r % 2 ? bs->n - 1 - k : k];
                 if (!x->ok) continue;
                 par_msg m = {{0}};
                 double t0 = now_ms();
@@ -259,7 +358,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             json_object_object_add(jb, "backend", json_object_new_string(x->inst->label));
             if (x->ok) {
                 qsort(x->samples, (size_t)repeat, sizeof *x->samples, cmp_d);
-                double med = pct(x->samples, (int)repeat, 0.5);
+                double med = median(x->samples, (int)repeat);
                 if (b == 0 || base == 0) base = med;
                 printf("%-24s %11.3f %11.3f %9.3f %9.3f %8.2fx %6s\n", x->inst->label, x->prepare_ms, med,
                        pct(x->samples, (int)repeat, 0.1), pct(x->samples, (int)repeat, 0.9), med / base, x->verdict);
@@ -297,7 +396,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
     }
     json_object_put(jroot);
     free(bb);
-    par_case_set_free(&set);
+    if (n_paths || suite) par_case_set_free(&set);
     free(bs);
     return exit_code;
 }

@@ -2,6 +2,8 @@
  * oracle.c - element-wise comparison of a backend's output with the reference's values and budgets, and the metrics
  * reported for it. The pass rule is |backend - reference| <= budget, element by element; nothing here is tuned:
  * budgets come from the reference (docs/oracle.md). Metrics are reported, never used to pass a failing element.
+ * Integer outputs are judged in steps against the declared scheme's integer, its labelled range and a bias bound
+ * (docs/quantization.md); a bias beyond what rounding explains fails the output.
  */
 #include "oracle.h"
 
@@ -36,9 +38,73 @@ static double ulp_distance(par_dtype dt, double ref, double got)
     }
 }
 
+/* Integer outputs (docs/quantization.md, "Oracle"): element i passes when ql - e <= got <= qh + e (ql, qh default to
+ * v): exact when got == v, labelled otherwise. The allowance on the side of the difference is the element's budget
+ * (for max_ratio). The bias check: the mean signed difference must not exceed, on its side, the tensor's bias bound
+ * (reference.h: qb_up, qb_down), which is the tie fraction of its labels plus the systematic share of its propagated
+ * budget; a tensor without one (a quantize output) takes its mean allowance on that side. */
+static int64_t compare_quant(const par_rt *ref, const void *got, par_metrics *m)
+{
+    double sum_d = 0, sum_up = 0, sum_down = 0, sum_d2 = 0, sum_r2 = 0, worst_score = -1;
+    m->quant = 1;
+    for (int64_t i = 0; i < ref->numel; i++) {
+        double r = ref->v[i], e = ref->e[i], x = par_elem_get(ref->dtype, got, i);
+        double l = ref->ql ? ref->ql[i] : r, h = ref->qh ? ref->qh[i] : r;
+        double d = x - r, up = h - r + e, down = r - l + e;
+        double allow = d > 0 ? up : down;
+        int ok = x >= l - e && x <= h + e;
+        double ratio = d == 0 ? 0 : (allow > 0 ? fabs(d) / allow : INFINITY);
+        if (!ok) m->n_over++;
+        else if (d == 0) m->n_exact++;
+        else m->n_labelled++;
+        int bin = d <= -3 ? 0 : d >= 3 ? PAR_HIST_BINS - 1 : PAR_HIST_ZERO + (int)d;
+        m->hist[bin]++;
+        sum_d += d;
+        sum_up += up;
+        sum_down += down;
+        sum_d2 += d * d;
+        sum_r2 += r * r;
+        if (fabs(d) > m->max_abs) m->max_abs = fabs(d);
+        if (r != 0 && fabs(d) / fabs(r) > m->max_rel) m->max_rel = fabs(d) / fabs(r);
+        if (fabs(d) > m->max_ulp) m->max_ulp = fabs(d);
+        if (ratio > m->max_ratio) m->max_ratio = ratio;
+        if (ratio > worst_score || (ratio == worst_score && m->worst_index >= 0 &&
+                                    fabs(d) > fabs(m->worst_got - m->worst_ref))) {
+            worst_score = ratio;
+            m->worst_index = i;
+            m->worst_ref = r;
+            m->worst_got = x;
+            m->worst_budget = allow;
+        }
+    }
+    m->n = ref->numel;
+    m->nmse = sum_r2 > 0 ? sum_d2 / sum_r2 : (sum_d2 > 0 ? INFINITY : 0);
+    m->bias = ref->numel ? sum_d / (double)ref->numel : 0;
+    /* Nodes' outputs carry their own bias bounds (tie fraction plus the systematic share of the propagated budget);
+     * other integer tensors (quantize outputs) take the mean allowance. A relative 1e-12 absorbs the rounding of
+     * the bounds' float sums. */
+    const double n = (double)ref->numel;
+    double b_up = ref->ql ? ref->qb_up * n : sum_up, b_down = ref->ql ? ref->qb_down * n : sum_down;
+    m->bias_bound = ref->numel ? (sum_d >= 0 ? b_up : b_down) / n : 0;
+    m->bias_over = sum_d > b_up * (1 + 1e-12) || -sum_d > b_down * (1 + 1e-12);
+    return m->n_over + m->bias_over;
+}
+
 int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
 {
     par_metrics_init(m);
+    if (ref->dtype == PAR_DTYPE_QU8 || ref->dtype == PAR_DTYPE_QS8) {
+        int64_t bad = compare_quant(ref, got, m);
+        if (m->worst_index >= 0) {
+            m->worst_rank = ref->rank;
+            int64_t rem = m->worst_index;
+            for (int32_t k = ref->rank - 1; k >= 0; k--) {
+                m->worst_coords[k] = rem % ref->dims[k];
+                rem /= ref->dims[k];
+            }
+        }
+        return bad;
+    }
     double sum_d2 = 0, sum_r2 = 0, sum_d = 0;
     int64_t n_finite = 0;
     double worst_score = -1;
@@ -110,7 +176,15 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
     acc->max_rel = fmax(acc->max_rel, m->max_rel);
     acc->max_ulp = fmax(acc->max_ulp, m->max_ulp);
     acc->nmse = fmax(acc->nmse, m->nmse);
-    if (fabs(m->bias) > fabs(acc->bias)) acc->bias = m->bias;
+    if (!acc->bias_over && (fabs(m->bias) > fabs(acc->bias) || m->bias_over)) {
+        acc->bias = m->bias;
+        acc->bias_bound = m->bias_bound;
+    }
+    acc->quant |= m->quant;
+    acc->bias_over |= m->bias_over;
+    acc->n_exact += m->n_exact;
+    acc->n_labelled += m->n_labelled;
+    for (int k = 0; k < PAR_HIST_BINS; k++) acc->hist[k] += m->hist[k];
     acc->max_ratio = fmax(acc->max_ratio, m->max_ratio);
     if (take_worst && m->worst_index >= 0) {
         acc->worst_output = output;

@@ -10,7 +10,8 @@
 #include "result.h"
 
 /* Compare one output buffer (dtype of ref->dtype) against its reference tensor. m is reset and filled. Returns the
- * number of failing elements (over budget or non-finite). */
+ * number of failing elements (over budget or non-finite), plus 1 when an integer output's bias exceeds its bound
+ * (docs/quantization.md: ql - e <= got <= qh + e per element, |mean signed difference| <= bias_bound). */
 int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m);
 
 /* Fold an output's metrics into a case's (worst over outputs; counts summed). output: its index. */

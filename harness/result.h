@@ -20,6 +20,10 @@ typedef enum par_verdict {
 
 const char *par_verdict_name(par_verdict v); /* "PASS", "FAIL", ... */
 
+/* Step-difference histogram of integer outputs: bins <= -3, -2, -1, 0, +1, +2, >= +3. */
+#define PAR_HIST_BINS 7
+#define PAR_HIST_ZERO 3
+
 /* Oracle metrics over the elements of one output (or the worst over all outputs of a case). */
 typedef struct par_metrics {
     int64_t n;               /* elements compared */
@@ -37,6 +41,13 @@ typedef struct par_metrics {
     int32_t worst_rank;
     int64_t worst_coords[PAR_MAX_RANK];
     double worst_ref, worst_got, worst_budget;
+    /* Integer (qu8/qs8) outputs only, zero otherwise (docs/quantization.md, "Oracle"). */
+    int32_t quant;           /* 1 when the output compared is quantized */
+    int64_t n_exact;         /* elements equal to the declared scheme's integer */
+    int64_t n_labelled;      /* passing elements that differ from it (another scheme, a tie, or propagation) */
+    int64_t hist[PAR_HIST_BINS]; /* step differences backend - reference: <=-3, -2, -1, 0, +1, +2, >=+3 */
+    double bias_bound;       /* the largest |mean signed difference| rounding can explain, on the side of the bias */
+    int32_t bias_over;       /* 1 when |bias| exceeds bias_bound: a FAIL even with every element in range */
 } par_metrics;
 
 typedef struct par_timing {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "oracle.h"
+#include "requant.h"
 #include "report.h"
 #include "sweep.h"
 
@@ -53,6 +54,43 @@ static void fmt_coords(const par_metrics *m, char *buf, size_t len)
     if (used < len) snprintf(buf + used, len - used, m->worst_rank ? "]" : "[]");
 }
 
+/* The requantization scheme a backend declares (PAR_PROC_REQUANT; fp32 when absent), asked once per worker process
+ * and backend instance, only when a case has quantized values: init, knobs (the scheme may depend on them),
+ * get_proc, destroy, in this process. par_exec_probe has already run the same init and destroy in isolation. */
+#define MAX_CACHED_BACKENDS 64
+static int requant_known[MAX_CACHED_BACKENDS];
+static par_requant requant_cache[MAX_CACHED_BACKENDS];
+
+static par_requant backend_requant(const par_backend_inst *inst, int32_t b)
+{
+    if (b >= 0 && b < MAX_CACHED_BACKENDS && requant_known[b]) return requant_cache[b];
+    par_requant r = PAR_REQUANT_FP32;
+    const par_backend *be = inst->be;
+    void *ctx = NULL;
+    par_msg m = {{0}};
+    /* only a backend the probe found usable (its init returned in time in a child) is initialized here */
+    if (be && inst->usable && be->get_proc && (!be->init || be->init(&ctx, &m) == PAR_OK)) {
+        par_set_knob_fn set = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+        for (int32_t k = 0; set && k < inst->n_knobs; k++) set(ctx, inst->knob_key[k], inst->knob_val[k], &m);
+        par_requant_fn fn = (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT);
+        if (fn) r = fn(ctx);
+        if ((unsigned)r > PAR_REQUANT_GEMMLOWP) r = PAR_REQUANT_FP32;
+        if (be->destroy) be->destroy(ctx);
+    }
+    if (b >= 0 && b < MAX_CACHED_BACKENDS) {
+        requant_known[b] = 1;
+        requant_cache[b] = r;
+    }
+    return r;
+}
+
+static int has_quant(const par_graph_desc *g)
+{
+    for (int32_t i = 0; i < g->n_values; i++)
+        if (g->values[i].dtype == PAR_DTYPE_QU8 || g->values[i].dtype == PAR_DTYPE_QS8) return 1;
+    return 0;
+}
+
 /* Judge a backend's outputs against the reference. */
 static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out, par_result *r)
 {
@@ -66,6 +104,13 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
     if (bad == 0) {
         r->verdict = PAR_V_PASS;
         r->reason[0] = 0;
+        if (r->m.quant && r->m.n_labelled > 0)
+            snprintf(r->reason, sizeof r->reason,
+                     "labelled: %lld of %lld integers off the declared scheme by steps another scheme, a tie or the "
+                     "inputs' budget explains (histogram -2:%lld -1:%lld +1:%lld +2:%lld; bias %.3g, bound %.3g)",
+                     (long long)r->m.n_labelled, (long long)r->m.n, (long long)r->m.hist[PAR_HIST_ZERO - 2],
+                     (long long)r->m.hist[PAR_HIST_ZERO - 1], (long long)r->m.hist[PAR_HIST_ZERO + 1],
+                     (long long)r->m.hist[PAR_HIST_ZERO + 2], r->m.bias, r->m.bias_bound);
         return;
     }
     const par_metrics *m = &r->m;
@@ -73,7 +118,18 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
     fmt_coords(m, coords, sizeof coords);
     const char *oname = g->values[g->outputs[m->worst_output]].name;
     r->verdict = PAR_V_FAIL;
-    if (m->n_nonfinite)
+    if (m->quant && m->bias_over && m->n_over == 0)
+        snprintf(r->reason, sizeof r->reason,
+                 "output '%s': bias %.4g steps exceeds %.4g, what rounding can cause (every element of %lld within "
+                 "its range; %lld labelled)",
+                 oname, m->bias, m->bias_bound, (long long)m->n, (long long)m->n_labelled);
+    else if (m->quant)
+        snprintf(r->reason, sizeof r->reason,
+                 "output '%s': %lld of %lld integers outside their range%s; worst %s: got %.0f, want %.0f (+%.0f "
+                 "allowed on that side)",
+                 oname, (long long)m->n_over, (long long)m->n, m->bias_over ? ", and a bias beyond rounding" : "",
+                 coords, m->worst_got, m->worst_ref, m->worst_budget);
+    else if (m->n_nonfinite)
         snprintf(r->reason, sizeof r->reason,
                  "output '%s': %lld non-finite and %lld over budget of %lld; worst %s: got %.9g, want %.9g +- %.3g",
                  oname, (long long)m->n_nonfinite, (long long)m->n_over, (long long)m->n, coords, m->worst_got,
@@ -91,7 +147,9 @@ static void process_case(run_ctx *rc, int32_t ci, par_case *c)
     const par_graph_desc *g = par_graph_desc_of(c->graph);
     void **inputs = NULL;
     par_msg msg = {{0}};
-    par_ref_result *refs[3] = {NULL, NULL, NULL};
+    /* references per (arith, requant): the scheme only matters for graphs with quantized values */
+    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES] = {{NULL}};
+    const int quant = has_quant(g);
     par_status ist = par_case_make_inputs(c, &inputs, &msg);
     for (int32_t b = 0; b < cfg->n_backends; b++) {
         par_result *r = &rc->results[(size_t)ci * (size_t)cfg->n_backends + (size_t)b];
@@ -104,17 +162,20 @@ static void process_case(run_ctx *rc, int32_t ci, par_case *c)
             atomic_store(&rc->st->internal, 1);
         } else {
             unsigned a = (unsigned)inst->be->arith < 3 ? (unsigned)inst->be->arith : 0;
-            if (!refs[a]) {
+            unsigned q = quant ? (unsigned)backend_requant(inst, b) : 0;
+            par_ref_result **ref = &refs[a][q];
+            if (!*ref) {
                 par_prec p = par_prec_for((par_arith)a);
+                p.requant = (par_requant)q;
                 par_msg rm = {{0}};
-                par_status rs = par_ref_run(g, &p, (const void *const *)inputs, &refs[a], &rm);
+                par_status rs = par_ref_run(g, &p, (const void *const *)inputs, ref, &rm);
                 if (rs != PAR_OK) {
                     r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
                     snprintf(r->reason, sizeof r->reason, "%s", rm.text);
                     if (rs != PAR_UNSUPPORTED) atomic_store(&rc->st->internal, 1);
                 }
             }
-            if (refs[a]) {
+            if (*ref) {
                 par_exec_opts o = cfg->exec;
                 if (c->repeat > 0) o.repeat = c->repeat;
                 if (c->timeout_s > 0) o.timeout_s = c->timeout_s;
@@ -123,7 +184,7 @@ static void process_case(run_ctx *rc, int32_t ci, par_case *c)
                 par_exec_run(inst, g, (const void *const *)inputs, &o, &out);
                 r->t = out.t;
                 if (out.verdict == PAR_V_PASS) {
-                    judge(g, refs[a], &out, r);
+                    judge(g, *ref, &out, r);
                 } else {
                     r->verdict = out.verdict;
                     snprintf(r->reason, sizeof r->reason, "%s", out.reason);
@@ -135,7 +196,8 @@ static void process_case(run_ctx *rc, int32_t ci, par_case *c)
         if (r->verdict != PAR_V_PASS && r->verdict != PAR_V_UNSUPPORTED) atomic_fetch_add(&rc->st->bad, 1);
         atomic_fetch_add(&rc->st->done, 1);
     }
-    for (int k = 0; k < 3; k++) par_ref_result_destroy(refs[k]);
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) par_ref_result_destroy(refs[k][j]);
     if (inputs) par_case_free_inputs(c, inputs);
 }
 

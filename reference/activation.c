@@ -13,6 +13,7 @@
  * whole interval (the flat parts of the hard activations) the result is exact and the budget is 0.
  */
 #include "reference.h"
+#include "elem_util.h"
 
 #include "../harness/graph.h"
 
@@ -33,44 +34,6 @@ typedef struct act_params {
     const char *name;
     double a, b; /* clamp: lo, hi; leaky: negative slope; elu: alpha */
 } act_params;
-
-static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
-
-/* Underflow of a result that is tiny while its inputs are not (sigmoid of a large negative x, the exp terms of
- * softmax): IEEE gradual underflow errs by at most half the smallest subnormal, and a backend that flushes
- * subnormals to zero by at most the smallest normal number of the format. The allowance is that smallest normal
- * (2^-126 for f32, 2^-14 for f16) of the coarser of the two formats; 0 for the ideal real result (u = 0). */
-static double underflow_abs(const par_prec *p)
-{
-    if (p->u == 0 && p->u_store == 0) return 0;
-    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
-}
-
-static double finish(double y, double p, double own, const par_prec *pr)
-{
-    double t = p + own + pr->u_store * (fabs(y) + p + own);
-    return (isfinite(y) && t == t) ? t : INFINITY;
-}
-
-/* Whether b is exactly representable in the binary format of unit roundoff u (2^-24: f32, 2^-11: f16): its
- * significand fits in -log2(u) bits and it is a normal number of that format. */
-static int exact_in(double b, double u)
-{
-    if (b == 0 || isinf(b) || u == 0) return 1;
-    int ex;
-    double m = frexp(fabs(b), &ex); /* |b| = m 2^ex, m in [0.5, 1) */
-    int bits = (int)lround(-log2(u));
-    int min_ex = bits <= 11 ? -13 : -125, max_ex = bits <= 11 ? 16 : 128;
-    double scaled = ldexp(m, bits);
-    return scaled == floor(scaled) && ex >= min_ex && ex <= max_ex;
-}
-
-/* Rounding of a constant (a clamp bound, a fill value) to the backend's arithmetic and storage formats: 0 when
- * both hold it exactly (0, infinities, 0.5, 6, ...), else one rounding in each format that does not. */
-static double const_rounding(double b, const par_prec *pr)
-{
-    return ((exact_in(b, pr->u) ? 0 : pr->u) + (exact_in(b, pr->u_store) ? 0 : pr->u_store)) * fabs(b);
-}
 
 /* sup of |f'| for f = sigmoid (g(t) = s(t)(1 - s(t))) or tanh (1 - tanh^2) over [x - e, x + e]: both derivatives
  * are even and decreasing in |t|, so the sup is at the point of the interval closest to 0. */

@@ -18,11 +18,10 @@
  */
 #include "reference.h"
 #include "dot.h"
+#include "kernel_util.h"
 
 #include <math.h>
 #include <stdint.h>
-
-#define DIM_LIMIT 2147483647LL /* attribute values beyond this would overflow the index arithmetic */
 
 /* Geometry of one convolution, attributes resolved (pad_mode applied). */
 typedef struct conv_geom {
@@ -35,43 +34,17 @@ typedef struct conv_geom {
     int64_t oph, opw;         /* conv_transpose2d only */
 } conv_geom;
 
-static par_status check_float(const par_rt *t, const char *what, par_msg *msg)
+/* Read the explicit padding [top, left, bottom, right] into q, each element in [0, DIM_LIMIT]. */
+static par_status read_padding(const par_node *n, conv_geom *q, par_msg *msg)
 {
-    if (!t) return PAR_OK;
-    if (t->dtype == PAR_DTYPE_F32 || t->dtype == PAR_DTYPE_F16 || t->dtype == PAR_DTYPE_F64) return PAR_OK;
-    return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", what,
-                    par_dtype_name(t->dtype));
-}
-
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-/* Read an ints2 attribute and check each element is in [lo, DIM_LIMIT]. */
-static par_status read_pair(const par_node *n, const char *name, int64_t lo, int64_t *a, int64_t *b, par_msg *msg)
-{
-    int64_t v[2];
-    for (int32_t i = 0; i < 2; i++) {
-        v[i] = par_attr_ints_at(n, name, i, lo);
-        if (v[i] < lo || v[i] > DIM_LIMIT)
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': element %d is %lld, must be in [%lld, %lld]", name,
-                            (int)i, (long long)v[i], (long long)lo, (long long)DIM_LIMIT);
-    }
-    *a = v[0];
-    *b = v[1];
-    return PAR_OK;
-}
-
-static par_status read_padding(const par_node *n, int64_t *pads, par_msg *msg)
-{
+    int64_t pads[4];
     for (int32_t i = 0; i < 4; i++) {
         pads[i] = par_attr_ints_at(n, "padding", i, 0);
         if (pads[i] < 0 || pads[i] > DIM_LIMIT)
             return par_msgf(msg, PAR_ERROR, "attribute 'padding': element %d is %lld, must be in [0, %lld]", (int)i,
                             (long long)pads[i], (long long)DIM_LIMIT);
     }
+    q->pt = pads[0]; q->pl = pads[1]; q->pb = pads[2]; q->pr = pads[3];
     return PAR_OK;
 }
 
@@ -92,22 +65,43 @@ static par_status check_rank4(int32_t rank, const char *what, par_msg *msg)
     return PAR_OK;
 }
 
-/* conv2d geometry from input shapes (x dims, weight dims, optional bias dims) and the node's attributes. */
-static par_status conv2d_geom(const par_node *n, const int64_t *xd, int32_t xr, const int64_t *wd, int32_t wr,
-                              const int64_t *bd, int32_t br, conv_geom *q, par_msg *msg)
+/* What conv2d and conv_transpose2d read alike first: x and weight of rank 4, N, C, H, W and KH, KW from them, and
+ * groups (>= 1, dividing the input channels). */
+static par_status read_input_geom(const par_node *n, const int64_t *xd, int32_t xr, const int64_t *wd, int32_t wr,
+                                  conv_geom *q, par_msg *msg)
 {
     par_status st;
     if ((st = check_rank4(xr, "input 0 (x)", msg)) != PAR_OK) return st;
     if ((st = check_rank4(wr, "input 1 (weight)", msg)) != PAR_OK) return st;
     q->n = xd[0]; q->c = xd[1]; q->h = xd[2]; q->w = xd[3];
-    q->o = wd[0]; q->kh = wd[2]; q->kw = wd[3];
-    q->oph = q->opw = 0;
+    q->kh = wd[2]; q->kw = wd[3];
     q->groups = par_attr_int(n, "groups", 1);
     if (q->groups < 1 || q->groups > DIM_LIMIT)
         return par_msgf(msg, PAR_ERROR, "attribute 'groups': %lld, must be >= 1", (long long)q->groups);
     if (q->c % q->groups != 0)
         return par_msgf(msg, PAR_ERROR, "attribute 'groups': %lld does not divide %lld input channels",
                         (long long)q->groups, (long long)q->c);
+    return PAR_OK;
+}
+
+/* Then, once the output channels q->o are known: the optional bias of shape [O], stride and dilation (>= 1). */
+static par_status read_bias_steps(const par_node *n, const int64_t *bd, int32_t br, conv_geom *q, par_msg *msg)
+{
+    par_status st;
+    if (bd && (br != 1 || bd[0] != q->o))
+        return par_msgf(msg, PAR_ERROR, "input 2 (bias): shape must be [%lld] (output channels)", (long long)q->o);
+    if ((st = read_pair(n, "stride", 1, &q->sh, &q->sw, msg)) != PAR_OK) return st;
+    return read_pair(n, "dilation", 1, &q->dh, &q->dw, msg);
+}
+
+/* conv2d geometry from input shapes (x dims, weight dims, optional bias dims) and the node's attributes. */
+static par_status conv2d_geom(const par_node *n, const int64_t *xd, int32_t xr, const int64_t *wd, int32_t wr,
+                              const int64_t *bd, int32_t br, conv_geom *q, par_msg *msg)
+{
+    par_status st;
+    if ((st = read_input_geom(n, xd, xr, wd, wr, q, msg)) != PAR_OK) return st;
+    q->o = wd[0];
+    q->oph = q->opw = 0;
     if (q->o % q->groups != 0)
         return par_msgf(msg, PAR_ERROR, "attribute 'groups': %lld does not divide %lld output channels (weight dims[0])",
                         (long long)q->groups, (long long)q->o);
@@ -115,16 +109,11 @@ static par_status conv2d_geom(const par_node *n, const int64_t *xd, int32_t xr, 
         return par_msgf(msg, PAR_ERROR,
                         "input 1 (weight): dims[1] is %lld, expected %lld (%lld input channels / groups %lld)",
                         (long long)wd[1], (long long)(q->c / q->groups), (long long)q->c, (long long)q->groups);
-    if (bd && (br != 1 || bd[0] != q->o))
-        return par_msgf(msg, PAR_ERROR, "input 2 (bias): shape must be [%lld] (output channels)", (long long)q->o);
-    if ((st = read_pair(n, "stride", 1, &q->sh, &q->sw, msg)) != PAR_OK) return st;
-    if ((st = read_pair(n, "dilation", 1, &q->dh, &q->dw, msg)) != PAR_OK) return st;
+    if ((st = read_bias_steps(n, bd, br, q, msg)) != PAR_OK) return st;
 
     const char *mode = par_attr_str(n, "pad_mode", "explicit");
     if (strcmp(mode, "explicit") == 0) {
-        int64_t p[4];
-        if ((st = read_padding(n, p, msg)) != PAR_OK) return st;
-        q->pt = p[0]; q->pl = p[1]; q->pb = p[2]; q->pr = p[3];
+        if ((st = read_padding(n, q, msg)) != PAR_OK) return st;
     } else if (strcmp(mode, "same") == 0) {
         same_padding(q->h, q->kh, q->sh, q->dh, &q->pt, &q->pb);
         same_padding(q->w, q->kw, q->sw, q->dw, &q->pl, &q->pr);
@@ -156,30 +145,16 @@ static par_status convt_geom(const par_node *n, const int64_t *xd, int32_t xr, c
                              const int64_t *bd, int32_t br, conv_geom *q, par_msg *msg)
 {
     par_status st;
-    if ((st = check_rank4(xr, "input 0 (x)", msg)) != PAR_OK) return st;
-    if ((st = check_rank4(wr, "input 1 (weight)", msg)) != PAR_OK) return st;
-    q->n = xd[0]; q->c = xd[1]; q->h = xd[2]; q->w = xd[3];
-    q->kh = wd[2]; q->kw = wd[3];
-    q->groups = par_attr_int(n, "groups", 1);
-    if (q->groups < 1 || q->groups > DIM_LIMIT)
-        return par_msgf(msg, PAR_ERROR, "attribute 'groups': %lld, must be >= 1", (long long)q->groups);
-    if (q->c % q->groups != 0)
-        return par_msgf(msg, PAR_ERROR, "attribute 'groups': %lld does not divide %lld input channels",
-                        (long long)q->groups, (long long)q->c);
+    if ((st = read_input_geom(n, xd, xr, wd, wr, q, msg)) != PAR_OK) return st;
     if (wd[0] != q->c)
         return par_msgf(msg, PAR_ERROR, "input 1 (weight): dims[0] is %lld, expected %lld input channels "
                         "(layout [C, O/groups, KH, KW])", (long long)wd[0], (long long)q->c);
     if (wd[1] > DIM_LIMIT)
         return par_msgf(msg, PAR_ERROR, "input 1 (weight): dims[1] is %lld, too large", (long long)wd[1]);
     q->o = wd[1] * q->groups;
-    if (bd && (br != 1 || bd[0] != q->o))
-        return par_msgf(msg, PAR_ERROR, "input 2 (bias): shape must be [%lld] (output channels)", (long long)q->o);
-    if ((st = read_pair(n, "stride", 1, &q->sh, &q->sw, msg)) != PAR_OK) return st;
-    if ((st = read_pair(n, "dilation", 1, &q->dh, &q->dw, msg)) != PAR_OK) return st;
+    if ((st = read_bias_steps(n, bd, br, q, msg)) != PAR_OK) return st;
     if ((st = read_pair(n, "output_padding", 0, &q->oph, &q->opw, msg)) != PAR_OK) return st;
-    int64_t p[4];
-    if ((st = read_padding(n, p, msg)) != PAR_OK) return st;
-    q->pt = p[0]; q->pl = p[1]; q->pb = p[2]; q->pr = p[3];
+    if ((st = read_padding(n, q, msg)) != PAR_OK) return st;
     /* PyTorch: output_padding must be smaller than either the stride or the dilation of its dimension. */
     if (q->oph >= q->sh && q->oph >= q->dh)
         return par_msgf(msg, PAR_ERROR, "attribute 'output_padding': element 0 is %lld, must be smaller than the "

@@ -7,6 +7,7 @@
 #define PAR_REF_DOT_H
 
 #include "reference.h"
+#include "kernel_util.h" /* bmul */
 
 /* Accumulator of one dot product: the value and the three parts of its budget. */
 typedef struct dot_acc {
@@ -16,14 +17,6 @@ typedef struct dot_acc {
     double prop2;  /* sum of the squares of the same terms from the inputs' scales (par_prop_bound) */
     int64_t k;     /* number of terms */
 } dot_acc;
-
-/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
- * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
-static inline double bmul(double a, double b)
-{
-    double r = a * b;
-    return r == r ? r : INFINITY;
-}
 
 static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_rt *xt, int64_t xi)
 {

@@ -17,6 +17,7 @@
  *   storage  u_s (|y| + p + own)
  */
 #include "reference.h"
+#include "elem_util.h"
 
 #include "../harness/graph.h"
 
@@ -25,8 +26,6 @@
 typedef enum bin_op { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV } bin_op;
 
 static const char *const bin_names[] = {"add", "sub", "mul", "div"};
-
-static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
 
 par_status par_infer_broadcast(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
 {

@@ -1,12 +1,16 @@
 /*
  * interp.c - the reference interpreter: walks a validated graph in order, calls each op's float64 kernel, and carries
- * values and error budgets for every tensor. Quantized nodes are evaluated around the float kernels: inputs are
- * dequantized exactly, the op is computed on the reals, and the result is requantized with a budget in steps
- * (docs/oracle.md, "Quantized tensors"). It never calls a backend and never allocates per element.
+ * values and error budgets for every tensor. Quantized nodes (docs/quantization.md) are evaluated twice: on the
+ * dequantized reals with no rounding budgeted (the ideal value, and the inputs' budgets propagated in steps), and in
+ * integers under each requantization scheme (quant_ops.c); the output holds the declared scheme's integer, the
+ * budget in steps, and the range [ql, qh] that the other schemes and ties of the ideal value explain. It never calls
+ * a backend and never allocates per element.
  */
 #include "reference.h"
 
 #include <math.h>
+
+#include "requant.h"
 #include <stdlib.h>
 
 #include "../harness/tensor.h"
@@ -21,6 +25,7 @@ par_prec par_prec_for(par_arith a)
     par_prec p;
     /* fn_ulps = 8 u = 4 ULP: the accuracy asked of exp, log, tanh and sigmoid implementations (docs/oracle.md). */
     p.fn_ulps = 8.0;
+    p.requant = PAR_REQUANT_FP32;
     switch (a) {
     case PAR_ARITH_F16_STORAGE:
         p.u = 0x1p-24;
@@ -66,7 +71,9 @@ void par_rt_free(par_rt *t)
     free(t->v);
     free(t->e);
     free(t->s);
-    t->v = t->e = t->s = NULL;
+    free(t->ql);
+    free(t->qh);
+    t->v = t->e = t->s = t->ql = t->qh = NULL;
 }
 
 void par_rt_strides(const par_rt *t, int64_t *strides)
@@ -112,8 +119,17 @@ static double elem_scale(const par_value *val, const int64_t *strides, int64_t i
     return val->scale;
 }
 
+/* The steps by which a quantized element may differ from v for reasons other than propagation: the width of its
+ * labelled range [ql, qh] (0 when it has none). */
+static double label_width(const par_rt *q, int64_t i)
+{
+    if (!q->ql || !q->qh) return 0;
+    return fmax(q->qh[i] - q->v[i], q->v[i] - q->ql[i]);
+}
+
 /* Dequantize a qu8/qs8/i32 reference tensor into a float one: exact (the product of a float scale and a small
- * integer is exact in float64). */
+ * integer is exact in float64). The budget is the element's steps, its labelled range included: a backend's value
+ * anywhere in [ql - e, qh + e] is correct, and the consumers must accept what follows from any of them. */
 static par_status dequant_rt(const par_value *val, const par_rt *q, par_rt *f, par_msg *msg)
 {
     if (par_rt_alloc(f, PAR_DTYPE_F32, q->rank, q->dims, msg) != PAR_OK) return PAR_ERROR;
@@ -122,6 +138,24 @@ static par_status dequant_rt(const par_value *val, const par_rt *q, par_rt *f, p
     for (int64_t i = 0; i < q->numel; i++) {
         double s = elem_scale(val, strides, i);
         f->v[i] = s * (q->v[i] - val->zero_point);
+        f->e[i] = s * (q->e[i] + label_width(q, i));
+        f->s[i] = s * (par_rt_scales(q)[i] + label_width(q, i));
+    }
+    return PAR_OK;
+}
+
+/* The i32 bias of a quantized conv2d / linear: real = q * s_x * s_w[c] (zero point 0), per output channel c when the
+ * weights are per-channel, whatever scale the bias value declares (NNAPI's and TFLite's rule, docs/quantization.md):
+ * the integer accumulator adds q as is, so this is the only scale under which the ideal and the integers agree. */
+static par_status dequant_bias(const par_graph_desc *g, const par_node *n, const par_rt *q, par_rt *f, par_msg *msg)
+{
+    const par_value *xv = &g->values[n->inputs[0]], *wv = &g->values[n->inputs[1]];
+    if (par_rt_alloc(f, PAR_DTYPE_F32, q->rank, q->dims, msg) != PAR_OK) return PAR_ERROR;
+    for (int64_t i = 0; i < q->numel; i++) {
+        double ws = (wv->quant_axis == 0 && wv->channel_scales && i < wv->dims[0]) ? wv->channel_scales[i] : wv->scale;
+        double s = (double)xv->scale * ws;
+        if (!is_quant(xv->dtype)) s = 1.0; /* a float conv with an i32 bias: not a quantized form */
+        f->v[i] = s * q->v[i];
         f->e[i] = s * q->e[i];
         f->s[i] = s * par_rt_scales(q)[i];
     }
@@ -147,6 +181,96 @@ static void requant_rt(const par_value *val, const par_rt *y, par_rt *q)
         q->e[i] = isfinite(d) ? fmax(r - lo, hi - r) : INFINITY;
         q->s[i] = q->e[i]; /* steps are not split into sources: the scale is the budget (s <= e holds) */
     }
+}
+
+/* The exact integer output of a quantized node (docs/quantization.md): the declared scheme's integer in v; in
+ * [ql, qh] every scheme's integer and, where the ideal value x = y / s + zp lies within the op's window of a tie
+ * k + 1/2, both k and k + 1; in e the inputs' budgets propagated in steps: the float kernel moved the ideal value by
+ * at most d = e(y) / s steps, and rounding a value moved by d moves the integer by at most ceil(d) steps.
+ * PAR_UNSUPPORTED when the op has no integer form (the caller falls back to rounding the ideal value). */
+/* The systematic share beta of an input's allowance: its bias bound over its mean allowance (labels + budget). A
+ * rounding rule decides the direction of each tie from the value alone, so an input's differences are systematic at
+ * most in the proportion its own bias bound admits; beta = 1 for a tensor with no bias bound of its own (a quantize
+ * output: every allowed step may go the same way). */
+static double systematic_share(const par_rt *q)
+{
+    if (!q || (q->dtype != PAR_DTYPE_QU8 && q->dtype != PAR_DTYPE_QS8) || q->numel == 0) return 0;
+    double a = 0;
+    for (int64_t i = 0; i < q->numel; i++) a += q->e[i] + label_width(q, i);
+    if (!(a > 0)) return 0;
+    if (!q->ql) return 1;
+    double b = fmax(q->qb_up, q->qb_down) * (double)q->numel / a;
+    return b < 1 ? b : 1;
+}
+
+/* Added to the tie window where inputs carry budgets: gemmlowp's first rounding (SRDHM) has a unit of 2^-right
+ * output steps, which lies within 2r of a requantization ratio r: 2^-4 covers ratios below 2^-5, i.e. the
+ * convolutions, linear layers, averages and products of real graphs; ratios near 1 (data movement between equal
+ * params) are exact under every scheme. */
+#define PAR_QPROP_WIN 0x1p-4
+_Static_assert(PAR_REQUANT_N_SCHEMES == 3, "requant_exact lays out one result array per scheme");
+
+static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, const par_value *ov, const par_rt *y,
+                                par_rt *q, par_msg *msg)
+{
+    const int64_t n = y->numel;
+    double *qs = malloc(sizeof *qs * (size_t)(3 * n + 1)), *win = malloc(sizeof *win * (size_t)(n + 1));
+    par_status st = (qs && win) ? PAR_OK : par_msgf(msg, PAR_ERROR, "reference: out of memory");
+    if (st == PAR_OK) {
+        double *const qp[PAR_REQUANT_N_SCHEMES] = {qs, qs + (size_t)n, qs + 2 * (size_t)n};
+        st = par_qref_node(c, qin, y, qp, win, msg);
+    }
+    if (st == PAR_OK) {
+        free(q->ql);
+        free(q->qh);
+        q->ql = malloc(sizeof *q->ql * (size_t)(n + 1));
+        q->qh = malloc(sizeof *q->qh * (size_t)(n + 1));
+        if (!q->ql || !q->qh) st = par_msgf(msg, PAR_ERROR, "reference: out of memory");
+    }
+    const double lo_q = ov->dtype == PAR_DTYPE_QU8 ? 0 : -128, hi_q = ov->dtype == PAR_DTYPE_QU8 ? 255 : 127;
+    const int decl = (unsigned)c->prec.requant < PAR_REQUANT_N_SCHEMES ? (int)c->prec.requant : 0;
+    for (int64_t i = 0; i < n && st == PAR_OK; i++) {
+        double v = qs[(size_t)decl * (size_t)n + (size_t)i], l = v, h = v;
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++) {
+            l = fmin(l, qs[(size_t)s * (size_t)n + (size_t)i]);
+            h = fmax(h, qs[(size_t)s * (size_t)n + (size_t)i]);
+        }
+        double x = y->v[i] / ov->scale + ov->zero_point, t = floor(x);
+        if (fabs(x - t - 0.5) <= win[i]) {
+            l = fmin(l, fmin(fmax(t, lo_q), hi_q));
+            h = fmax(h, fmin(fmax(t + 1, lo_q), hi_q));
+        }
+        /* Inputs off by their allowance move the ideal value by at most d steps: the backend's integer is then what
+         * rounding some value of [x - d - w', x + d + w'] gives (w' = the tie window plus PAR_QPROP_WIN for the
+         * schemes' own offsets away from exact ties), which reaches past [ql, qh] only where that interval crosses
+         * a rounding boundary: most elements keep e = 0 even when their inputs carry budgets. */
+        double d = y->e[i] / ov->scale, p = 0;
+        if (d > 0 && isfinite(d)) {
+            double wp = win[i] + PAR_QPROP_WIN;
+            double rlo = fmin(fmax(ceil(x - d - wp - 0.5), lo_q), hi_q);
+            double rhi = fmin(fmax(floor(x + d + wp + 0.5), lo_q), hi_q);
+            p = fmax(0, fmax(rhi - h, l - rlo));
+        }
+        q->v[i] = v;
+        q->ql[i] = l;
+        q->qh[i] = h;
+        q->e[i] = isfinite(d) ? p : INFINITY;
+        q->s[i] = q->e[i];
+    }
+    if (st == PAR_OK && n > 0) {
+        double beta = 0, up = 0, down = 0, prop = 0;
+        for (int32_t k = 0; k < c->n->n_inputs; k++) beta = fmax(beta, systematic_share(qin[k]));
+        for (int64_t i = 0; i < n; i++) {
+            up += q->qh[i] - q->v[i];
+            down += q->v[i] - q->ql[i];
+            prop += q->e[i];
+        }
+        q->qb_up = (up + beta * prop) / (double)n;
+        q->qb_down = (down + beta * prop) / (double)n;
+    }
+    free(qs);
+    free(win);
+    return st;
 }
 
 /* Fill the scales of a node's outputs that its kernel left uncomputed (every kernel but the linear combinations):
@@ -213,8 +337,21 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
     if (!quant) {
         for (int32_t i = 0; i < n->n_inputs; i++) in[i] = n->inputs[i] >= 0 ? &vals[n->inputs[i]] : NULL;
         for (int32_t i = 0; i < n->n_outputs; i++) out[i] = &vals[n->outputs[i]];
-        st = info->ref(&c, in, out, msg);
+        /* dequantize reads budgets in steps: an integer input with a labelled range enters with its width added
+         * (a backend's integer anywhere in [ql - e, qh + e] is correct, docs/quantization.md) */
+        if (info->id == PAR_OP_DEQUANTIZE && in[0] && in[0]->ql && in[0]->qh) {
+            const par_rt *q = in[0];
+            st = par_rt_alloc(&tmp_in[0], q->dtype, q->rank, q->dims, msg);
+            for (int64_t k = 0; k < q->numel && st == PAR_OK; k++) {
+                tmp_in[0].v[k] = q->v[k];
+                tmp_in[0].e[k] = q->e[k] + label_width(q, k);
+                tmp_in[0].s[k] = par_rt_scales(q)[k] + label_width(q, k);
+            }
+            in[0] = &tmp_in[0];
+        }
+        if (st == PAR_OK) st = info->ref(&c, in, out, msg);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
+        par_rt_free(&tmp_in[0]);
     } else {
         if (!(info->flags & PAR_OPF_QUANT_OK)) {
             return par_msgf(msg, PAR_UNSUPPORTED, "node '%s': op %s has no quantized form in the reference", n->name,
@@ -227,7 +364,10 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             in[i] = NULL;
             if (n->inputs[i] < 0) continue;
             const par_value *iv = &g->values[n->inputs[i]];
-            if (is_quant(iv->dtype) || iv->dtype == PAR_DTYPE_I32) {
+            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && (info->id == PAR_OP_CONV2D || info->id == PAR_OP_LINEAR)) {
+                st = dequant_bias(g, n, &vals[n->inputs[i]], &tmp_in[i], msg);
+                in[i] = &tmp_in[i];
+            } else if (is_quant(iv->dtype) || iv->dtype == PAR_DTYPE_I32) {
                 st = dequant_rt(iv, &vals[n->inputs[i]], &tmp_in[i], msg);
                 in[i] = &tmp_in[i];
             } else {
@@ -243,8 +383,20 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++) {
             const par_value *ov = &g->values[n->outputs[i]];
-            if (is_quant(ov->dtype)) requant_rt(ov, &tmp_out[i], &vals[n->outputs[i]]);
-            else {
+            if (is_quant(ov->dtype)) {
+                par_status qs = PAR_UNSUPPORTED;
+                if (i == 0) {
+                    const par_rt *qin[64] = {NULL};
+                    for (int32_t k = 0; k < n->n_inputs; k++) qin[k] = n->inputs[k] >= 0 ? &vals[n->inputs[k]] : NULL;
+                    par_msg qm = {{0}};
+                    qs = requant_exact(&c, qin, ov, &tmp_out[i], &vals[n->outputs[i]], &qm);
+                    if (qs == PAR_ERROR) {
+                        *msg = qm;
+                        st = PAR_ERROR;
+                    }
+                }
+                if (qs == PAR_UNSUPPORTED) requant_rt(ov, &tmp_out[i], &vals[n->outputs[i]]);
+            } else {
                 memcpy(vals[n->outputs[i]].v, tmp_out[i].v, sizeof(double) * (size_t)tmp_out[i].numel);
                 memcpy(vals[n->outputs[i]].e, tmp_out[i].e, sizeof(double) * (size_t)tmp_out[i].numel);
                 memcpy(vals[n->outputs[i]].s, tmp_out[i].s, sizeof(double) * (size_t)tmp_out[i].numel);

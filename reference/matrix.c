@@ -13,16 +13,9 @@
  */
 #include "reference.h"
 #include "dot.h"
+#include "kernel_util.h"
 
 #include <math.h>
-
-static par_status check_float(const par_rt *t, const char *what, par_msg *msg)
-{
-    if (!t) return PAR_OK;
-    if (t->dtype == PAR_DTYPE_F32 || t->dtype == PAR_DTYPE_F16 || t->dtype == PAR_DTYPE_F64) return PAR_OK;
-    return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", what,
-                    par_dtype_name(t->dtype));
-}
 
 static int same_shape(const par_rt *t, int32_t rank, const int64_t *dims)
 {

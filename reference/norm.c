@@ -17,10 +17,9 @@
  * Storage: u_s (|y| + p + own). Held magnitudes (value plus budget) are used throughout.
  */
 #include "reference.h"
+#include "elem_util.h"
 
 #include <math.h>
-
-static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
 
 static const char *const bn_inputs[5] = {"x", "weight", "bias", "running_mean", "running_var"};
 

@@ -18,17 +18,9 @@
  *     storage    u_store * (|y| + rounding + propagated)
  */
 #include "reference.h"
+#include "kernel_util.h"
 
 #include <math.h>
-
-#define DIM_LIMIT 2147483647LL
-
-static par_status check_float(const par_rt *t, const char *what, par_msg *msg)
-{
-    if (t->dtype == PAR_DTYPE_F32 || t->dtype == PAR_DTYPE_F16 || t->dtype == PAR_DTYPE_F64) return PAR_OK;
-    return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", what,
-                    par_dtype_name(t->dtype));
-}
 
 static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
@@ -38,29 +30,9 @@ static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg 
     return check_float(out[0], "output 0", msg);
 }
 
-static int64_t floor_div(int64_t a, int64_t b)
-{
-    int64_t q = a / b;
-    return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
 static int64_t ceil_div(int64_t a, int64_t b)
 {
     return -floor_div(-a, b);
-}
-
-static par_status read_pair(const par_node *n, const char *name, int64_t lo, int64_t *a, int64_t *b, par_msg *msg)
-{
-    int64_t v[2];
-    for (int32_t i = 0; i < 2; i++) {
-        v[i] = par_attr_ints_at(n, name, i, lo);
-        if (v[i] < lo || v[i] > DIM_LIMIT)
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': element %d is %lld, must be in [%lld, %lld]", name,
-                            (int)i, (long long)v[i], (long long)lo, (long long)DIM_LIMIT);
-    }
-    *a = v[0];
-    *b = v[1];
-    return PAR_OK;
 }
 
 static par_status read_flag(const par_node *n, const char *name, int *flag, par_msg *msg)
@@ -72,19 +44,27 @@ static par_status read_flag(const par_node *n, const char *name, int *flag, par_
     return PAR_OK;
 }
 
-/* Product of two non-negative budget terms. An infinite budget (a division by an interval containing 0 upstream)
- * times an exact zero is unbounded, not NaN: a backend may compute 0 * inf there. */
-static double bmul(double a, double b)
+/* Accumulator of an average: the sum, the magnitude sum (|x| + e(x)), the propagated sum e(x), the sum of the
+ * squared scales s(x)^2, and the number of terms k. */
+typedef struct avg_acc {
+    double sum, mag, prop, prop2;
+    int64_t k;
+} avg_acc;
+
+static void avg_add(avg_acc *a, const par_rt *x, int64_t xi)
 {
-    double r = a * b;
-    return r == r ? r : INFINITY;
+    a->sum += x->v[xi];
+    a->mag += fabs(x->v[xi]) + x->e[xi];
+    a->prop += x->e[xi];
+    a->prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
+    a->k++;
 }
 
-/* Average of k terms with divisor d: value and budget from the sum, the magnitude sum (|x| + e(x)) and the
- * propagated sum e(x). */
-static void avg_finish(double sum, double mag, double prop, double prop2, int64_t k, double d, const par_prec *p,
-                       par_rt *y, int64_t yi)
+/* Average of the a->k terms with divisor d: value and budget into y at yi. */
+static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y, int64_t yi)
 {
+    double sum = a->sum, mag = a->mag, prop = a->prop, prop2 = a->prop2;
+    int64_t k = a->k;
     double val = sum / d;
     double round = bmul(par_gamma(k + 1, p->u), mag / d);
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
@@ -289,23 +269,15 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                 if (w0 < 0) w0 = 0;
                 if (h1 > q.h) h1 = q.h;
                 if (w1 > q.w) w1 = q.w;
-                double sum = 0.0, mag = 0.0, prop = 0.0, prop2 = 0.0;
-                int64_t k = 0;
+                avg_acc a = {0};
                 for (int64_t ih = h0; ih < h1; ih++)
-                    for (int64_t iw = w0; iw < w1; iw++) {
-                        int64_t xi = (nc * q.h + ih) * q.w + iw;
-                        sum += x->v[xi];
-                        mag += fabs(x->v[xi]) + x->e[xi];
-                        prop += x->e[xi];
-                        prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
-                        k++;
-                    }
-                int64_t d = q.count_include_pad ? area : k;
-                if (k < 1 || d < 1)
+                    for (int64_t iw = w0; iw < w1; iw++) avg_add(&a, x, (nc * q.h + ih) * q.w + iw);
+                int64_t d = q.count_include_pad ? area : a.k;
+                if (a.k < 1 || d < 1)
                     return par_msgf(msg, PAR_ERROR, "window of output (%lld, %lld) holds no input element",
                                     (long long)oh, (long long)ow);
                 int64_t yi = (nc * q.oh + oh) * q.ow + ow;
-                avg_finish(sum, mag, prop, prop2, k, (double)d, &c->prec, y, yi);
+                avg_finish(&a, (double)d, &c->prec, y, yi);
             }
     return PAR_OK;
 }
@@ -360,17 +332,11 @@ static par_status adaptive_kernel(const par_ref_ctx *c, const par_rt *const *in,
             for (int64_t ow = 0; ow < ow_n; ow++) {
                 int64_t h0 = floor_div(oh * h, oh_n), h1 = ceil_div((oh + 1) * h, oh_n);
                 int64_t w0 = floor_div(ow * w, ow_n), w1 = ceil_div((ow + 1) * w, ow_n);
-                double sum = 0.0, mag = 0.0, prop = 0.0, prop2 = 0.0;
+                avg_acc a = {0};
                 for (int64_t ih = h0; ih < h1; ih++)
-                    for (int64_t iw = w0; iw < w1; iw++) {
-                        int64_t xi = (nc * h + ih) * w + iw;
-                        sum += x->v[xi];
-                        mag += fabs(x->v[xi]) + x->e[xi];
-                        prop += x->e[xi];
-                        prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
-                    }
-                int64_t k = (h1 - h0) * (w1 - w0), yi = (nc * oh_n + oh) * ow_n + ow;
-                avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, y, yi);
+                    for (int64_t iw = w0; iw < w1; iw++) avg_add(&a, x, (nc * h + ih) * w + iw);
+                /* the window is never empty: h0 < h1 and w0 < w1, so a.k = (h1 - h0) * (w1 - w0) */
+                avg_finish(&a, (double)a.k, &c->prec, y, (nc * oh_n + oh) * ow_n + ow);
             }
     return PAR_OK;
 }
@@ -460,7 +426,7 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             base += (rem % x->dims[kept[j]]) * stride[kept[j]];
             rem /= x->dims[kept[j]];
         }
-        double sum = 0.0, mag = 0.0, prop = 0.0, prop2 = 0.0;
+        avg_acc a = {0};
         for (int64_t ri = 0; ri < k; ri++) {
             int64_t off = base;
             rem = ri;
@@ -468,12 +434,9 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
                 off += (rem % x->dims[red[j]]) * stride[red[j]];
                 rem /= x->dims[red[j]];
             }
-            sum += x->v[off];
-            mag += fabs(x->v[off]) + x->e[off];
-            prop += x->e[off];
-            prop2 += bmul(par_rt_scales(x)[off], par_rt_scales(x)[off]);
+            avg_add(&a, x, off);
         }
-        avg_finish(sum, mag, prop, prop2, k, (double)k, &c->prec, y, oi);
+        avg_finish(&a, (double)k, &c->prec, y, oi);
     }
     return PAR_OK;
 }

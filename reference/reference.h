@@ -35,6 +35,15 @@ typedef struct par_rt {
     double *s;                       /* error scales, 0 <= s <= e: the root-sum-square of the bounds of the
                                       * independent error sources behind the element (docs/oracle.md, rule 5);
                                       * NULL reads as e. Only linear combinations use it, to propagate. */
+    /* Quantized outputs of quantized nodes (docs/quantization.md): v is the exact integer under the declared
+     * scheme, e the budget in steps propagated from the inputs (0 when they are exact), and [ql, qh] (ql <= v <=
+     * qh) the integers that another scheme or a tie of the ideal real value explains. The pass rule is
+     * ql - e <= backend <= qh + e; a pass with backend != v is "labelled". NULL (every other tensor) reads as v. */
+    double *ql, *qh;
+    /* The bias bounds of a quantized tensor, in steps: the largest mean signed difference (up: positive, down:
+     * negative, both >= 0) that rounding explains: the tie fraction of its own labels plus the systematic share of
+     * its propagated budget (docs/quantization.md, "Bias"). Meaningful when ql is set; 0 otherwise. */
+    double qb_up, qb_down;
 } par_rt;
 
 /* The arithmetic the budgets are derived for (from the backend's par_arith). */
@@ -42,6 +51,7 @@ typedef struct par_prec {
     double u;        /* unit roundoff of arithmetic inside an op: 2^-24 for f32 */
     double u_store;  /* unit roundoff of the storage between ops: 2^-24 for f32, 2^-11 for f16 */
     double fn_ulps;  /* error allowed to an elementary function (exp, log, tanh, ...), in units of u */
+    par_requant requant; /* the requantization scheme of quantized nodes (PAR_PROC_REQUANT; fp32 by default) */
 } par_prec;
 
 typedef struct par_ref_ctx {
@@ -77,6 +87,16 @@ static inline double par_prop_bound(double sum_t, double sum_s2)
 
 /* The scales of a tensor (its budgets when it has none). */
 static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s : t->e; }
+
+/* The integer result of quantized node c->n (docs/quantization.md, "Per-op integer semantics") under each
+ * requantization scheme: in[i] are the node's inputs as reference tensors (stored integers in v for qu8/qs8/i32),
+ * ideal its output 0 computed on the dequantized reals (f64, in real units), q[s] (output 0's numel each; NULL to
+ * skip) receives the stored integers under scheme s for s in 0..2 (par_requant), and win (may be NULL) the half-width,
+ * in output steps, of the window around a rounding tie of the ideal value inside which a correct backend may round
+ * either way. The accumulators are computed once for all schemes. PAR_UNSUPPORTED for an op without an integer
+ * form. (quant_ops.c) */
+par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const par_rt *ideal, double *const *q,
+                         double *win, par_msg *msg);
 
 /* The precision profile for a backend's declared arithmetic. */
 par_prec par_prec_for(par_arith a);

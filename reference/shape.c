@@ -9,6 +9,7 @@
  * (pad's fill needs a float dtype); they must not allocate nor read anything but their inputs.
  */
 #include "reference.h"
+#include "elem_util.h"
 
 #include <math.h>
 #include <string.h>
@@ -246,26 +247,6 @@ par_status par_ref_permute(const par_ref_ctx *c, const par_rt *const *in, par_rt
 
 /* ------------------------------------------------------------------------------------------------------------- */
 /* pad */
-
-/* Whether b is exactly representable in the binary format of unit roundoff u (2^-24: f32, 2^-11: f16): its
- * significand fits in -log2(u) bits and it is a normal number of that format. */
-static int exact_in(double b, double u)
-{
-    if (b == 0 || isinf(b) || u == 0) return 1;
-    int ex;
-    double m = frexp(fabs(b), &ex); /* |b| = m 2^ex, m in [0.5, 1) */
-    int bits = (int)lround(-log2(u));
-    int min_ex = bits <= 11 ? -13 : -125, max_ex = bits <= 11 ? 16 : 128;
-    double scaled = ldexp(m, bits);
-    return scaled == floor(scaled) && ex >= min_ex && ex <= max_ex;
-}
-
-/* Rounding of a constant (a clamp bound, a fill value) to the backend's arithmetic and storage formats: 0 when
- * both hold it exactly (0, infinities, 0.5, 6, ...), else one rounding in each format that does not. */
-static double const_rounding(double b, const par_prec *pr)
-{
-    return ((exact_in(b, pr->u) ? 0 : pr->u) + (exact_in(b, pr->u_store) ? 0 : pr->u_store)) * fabs(b);
-}
 
 static par_status read_pads(const par_node *n, int32_t rank, int64_t *pads, par_msg *msg)
 {

@@ -13,7 +13,7 @@
  *     (each term exp(fl(x_j - m)) carries fn plus the subtraction's u|x_j - m| turned relative by exp; the n-term
  *     sum of positive terms adds gamma_n);
  *   softmax own:  ybar_i (u dbar_i + fn + rel_s + 2u) + 2 eta   (2u: the division, or a reciprocal and a multiply;
- *                 eta: underflow of exp and of the stored result, see activation.c)
+ *                 eta: underflow of exp and of the stored result, underflow_abs in elem_util.h)
  *   softmax propagation: |dy_i| <= ybar_i (e_i + sum_j ybar_j e_j)   (dy_i/dx_j = y_i (delta_ij - y_j))
  *   log_softmax own: u max(dbar_i, |m| + E + Lbar) + u (|y_i| + p_i) + rel_s / (1 - rel_s) + fn Lbar
  *                 (the two subtractions in either order (x_i - m) - L or x_i - (m + L); log of a sum with relative
@@ -22,22 +22,9 @@
  *   storage: u_s (|y| + p + own).
  */
 #include "reference.h"
+#include "elem_util.h"
 
 #include <math.h>
-
-static int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
-
-static double underflow_abs(const par_prec *p)
-{
-    if (p->u == 0 && p->u_store == 0) return 0;
-    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
-}
-
-static double finish(double y, double p, double own, const par_prec *pr)
-{
-    double t = p + own + pr->u_store * (fabs(y) + p + own);
-    return (isfinite(y) && t == t) ? t : INFINITY;
-}
 
 static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_rt *const *in, par_rt *const *out,
                                  par_msg *msg)

@@ -203,6 +203,26 @@ static int compared(const par_result *res)
     return res->done && (res->verdict == PAR_V_PASS || res->verdict == PAR_V_FAIL) && res->m.n > 0;
 }
 
+/* The step-difference histogram of integer outputs (docs/quantization.md), keyed by bin. */
+static json_object *hist_json(const int64_t *hist)
+{
+    static const char *const keys[PAR_HIST_BINS] = {"<=-3", "-2", "-1", "0", "+1", "+2", ">=+3"};
+    json_object *h = json_object_new_object();
+    for (int k = 0; k < PAR_HIST_BINS; k++) put(h, keys[k], json_object_new_int64(hist[k]));
+    return h;
+}
+
+static json_object *quant_json(const par_metrics *m)
+{
+    json_object *q = json_object_new_object();
+    put(q, "n_exact", json_object_new_int64(m->n_exact));
+    put(q, "n_labelled", json_object_new_int64(m->n_labelled));
+    put(q, "step_histogram", hist_json(m->hist));
+    put(q, "bias_bound", jnum(m->bias_bound));
+    put(q, "bias_over", json_object_new_boolean(m->bias_over != 0));
+    return q;
+}
+
 static json_object *metrics_json(const par_metrics *m)
 {
     json_object *o = json_object_new_object();
@@ -216,6 +236,7 @@ static json_object *metrics_json(const par_metrics *m)
     put(o, "bias", jnum(m->bias));
     put(o, "max_ratio", jnum(m->max_ratio));
     put(o, "max_ratio_infinite", json_object_new_boolean(isinf(m->max_ratio) != 0));
+    if (m->quant) put(o, "quant", quant_json(m));
     return o;
 }
 
@@ -281,7 +302,9 @@ static json_object *summary_json(const par_report *r, int *oom)
     double *ratios = malloc(sizeof(double) * (size_t)(r->n_cases > 0 ? r->n_cases : 1));
     if (!ratios) *oom = 1;
     for (int32_t b = 0; b < r->n_backends && ratios; b++) {
-        int64_t cnt[PAR_V_COUNT] = {0}, records = 0;
+        int64_t cnt[PAR_V_COUNT] = {0}, records = 0, q_records = 0, q_labelled_records = 0;
+        par_metrics qsum;
+        memset(&qsum, 0, sizeof qsum);
         size_t nr = 0;
         int32_t worst = -1;
         for (int32_t c = 0; c < r->n_cases; c++) {
@@ -290,6 +313,13 @@ static json_object *summary_json(const par_report *r, int *oom)
             records++;
             if ((unsigned)res->verdict < PAR_V_COUNT) cnt[res->verdict]++;
             if (!compared(res)) continue;
+            if (res->m.quant) {
+                q_records++;
+                q_labelled_records += res->m.n_labelled > 0;
+                qsum.n_exact += res->m.n_exact;
+                qsum.n_labelled += res->m.n_labelled;
+                for (int k = 0; k < PAR_HIST_BINS; k++) qsum.hist[k] += res->m.hist[k];
+            }
             ratios[nr++] = res->m.max_ratio;
             if (worst < 0 ||
                 ratio_key(res->m.max_ratio) >
@@ -323,6 +353,15 @@ static json_object *summary_json(const par_report *r, int *oom)
             put(dist, "nonfinite", json_object_new_int64(0));
         }
         put(o, "max_ratio", dist);
+        if (q_records > 0) {
+            json_object *q = json_object_new_object();
+            put(q, "records", json_object_new_int64(q_records));
+            put(q, "records_labelled", json_object_new_int64(q_labelled_records));
+            put(q, "n_exact", json_object_new_int64(qsum.n_exact));
+            put(q, "n_labelled", json_object_new_int64(qsum.n_labelled));
+            put(q, "step_histogram", hist_json(qsum.hist));
+            put(o, "quant", q);
+        }
         if (worst >= 0) {
             const par_result *res = &r->results[(size_t)worst * (size_t)r->n_backends + (size_t)b];
             json_object *w = json_object_new_object();

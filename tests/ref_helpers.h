@@ -23,7 +23,7 @@
 /* ---- tensors ------------------------------------------------------------------------------------------------ */
 
 /* float32 arithmetic: unit roundoff 2^-24 inside ops and in storage, 8 ulps for an elementary function */
-static const par_prec F32 = {0x1p-24, 0x1p-24, 8.0};
+static const par_prec F32 = {.u = 0x1p-24, .u_store = 0x1p-24, .fn_ulps = 8.0};
 
 typedef par_status (*infer_fn)(const par_graph_desc *, const par_node *, par_value *, par_msg *);
 typedef par_status (*ref_fn)(const par_ref_ctx *, const par_rt *const *, par_rt *const *, par_msg *);
@@ -219,7 +219,8 @@ typedef struct ratio {
 static inline void ratio_add(ratio *r, double got, double want, double budget)
 {
     double d = fabs(got - want);
-    if (d > budget && r->over < 3) fprintf(stderr, "\n  over budget: got %.9g want %.17g budget %.3g", got, want, budget);
+    if (d > budget && r->over < 3)
+        fprintf(stderr, "\n  over budget: got %.9g want %.17g budget %.3g", got, want, budget);
     double q = budget > 0 ? d / budget : (d > 0 ? INFINITY : 0);
     if (q > r->max) r->max = q;
     if (d > budget) r->over++;

@@ -5,8 +5,8 @@
  * order), and shape-inference errors. The reference is the ground truth, so these tests are strict: exact equality
  * where the numbers are exact, 1e-12 relative where an independent formulation sums in another order.
  *
- * Kernels are called directly on a one-node graph view built here; tests/test_ref_pool.c runs a chain of these
- * ops through the graph builder and the interpreter.
+ * Kernels are called directly on a one-node graph view (tests/ref_helpers.h); tests/test_ref_pool.c runs a chain of
+ * these ops through the graph builder and the interpreter.
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -57,6 +57,17 @@ static par_status convt(const conv_p *p, par_rt *x, par_rt *w, par_rt *b, const 
                   conv_attrs(p, 1, a), prec, NULL, y, msg);
 }
 
+/* conv2d without bias of x [xd] = xv by w [wd] = wv, in float32: exactly shape yd and values want. */
+static void expect_conv(const conv_p *p, const int64_t *xd, const double *xv, const int64_t *wd, const double *wv,
+                        const int64_t *yd, const double *want)
+{
+    par_rt *x = rt_of(4, xd, xv), *w = rt_of(4, wd, wv), *y;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(conv(p, x, w, NULL, &F32, &y, &msg), PAR_OK);
+    expect_exact(y, 4, yd, want);
+    rt_del(x), rt_del(w), rt_del(y);
+}
+
 /* ---- hand-computed cases ------------------------------------------------------------------------------------ */
 
 /* x = [[1,2,3],[4,5,6],[7,8,9]], w = [[1,2],[3,4]], bias 0.5, padding 1 all round, stride 2:
@@ -97,13 +108,9 @@ static void test_conv2d_depthwise_multiplier(void)
     double xv[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     double wv[16] = {1, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 1, 2, 0, 0, -1};
     double want[4] = {1, 10, 8, 2};
-    par_rt *x = rt_of(4, xd, xv), *w = rt_of(4, wd, wv), *y;
     conv_p p = CONV_DEFAULT;
     p.groups = 2;
-    par_msg msg;
-    CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_exact(y, 4, yd, want);
-    rt_del(x), rt_del(w), rt_del(y);
+    expect_conv(&p, xd, xv, wd, wv, yd, want);
 }
 
 /* groups = 2, C = 4, O = 2, 1x1: x = [1,2,3,4]; o0 sees channels 0,1 with w [10,100] -> 210;
@@ -112,13 +119,9 @@ static void test_conv2d_groups2(void)
 {
     int64_t xd[4] = {1, 4, 1, 1}, wd[4] = {2, 2, 1, 1}, yd[4] = {1, 2, 1, 1};
     double xv[4] = {1, 2, 3, 4}, wv[4] = {10, 100, 1000, 10000}, want[2] = {210, 43000};
-    par_rt *x = rt_of(4, xd, xv), *w = rt_of(4, wd, wv), *y;
     conv_p p = CONV_DEFAULT;
     p.groups = 2;
-    par_msg msg;
-    CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_exact(y, 4, yd, want);
-    rt_del(x), rt_del(w), rt_del(y);
+    expect_conv(&p, xd, xv, wd, wv, yd, want);
 }
 
 /* Dilation 2 along W: x = [1,2,3,4,5], w = [1,10], extent 3, OW = 3: y[i] = x[i] + 10 x[i+2] = 31, 42, 53. */
@@ -126,13 +129,9 @@ static void test_conv2d_dilation(void)
 {
     int64_t xd[4] = {1, 1, 1, 5}, wd[4] = {1, 1, 1, 2}, yd[4] = {1, 1, 1, 3};
     double xv[5] = {1, 2, 3, 4, 5}, wv[2] = {1, 10}, want[3] = {31, 42, 53};
-    par_rt *x = rt_of(4, xd, xv), *w = rt_of(4, wd, wv), *y;
     conv_p p = CONV_DEFAULT;
     p.d[1] = 2;
-    par_msg msg;
-    CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_exact(y, 4, yd, want);
-    rt_del(x), rt_del(w), rt_del(y);
+    expect_conv(&p, xd, xv, wd, wv, yd, want);
 }
 
 /* pad_mode along W = 4, kernel 3 of ones, stride 2, x = [1,2,3,4]:
@@ -142,20 +141,13 @@ static void test_conv2d_pad_modes(void)
 {
     int64_t xd[4] = {1, 1, 1, 4}, wd[4] = {1, 1, 1, 3}, yd_same[4] = {1, 1, 1, 2}, yd_valid[4] = {1, 1, 1, 1};
     double xv[4] = {1, 2, 3, 4}, wv[3] = {1, 1, 1}, want_same[2] = {6, 7}, want_valid[1] = {6};
-    par_rt *x = rt_of(4, xd, xv), *w = rt_of(4, wd, wv), *y;
     conv_p p = CONV_DEFAULT;
     p.s[1] = 2;
     p.p[0] = p.p[1] = p.p[2] = p.p[3] = 3;
     p.mode = "same";
-    par_msg msg;
-    CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_exact(y, 4, yd_same, want_same);
-    rt_del(y);
+    expect_conv(&p, xd, xv, wd, wv, yd_same, want_same);
     p.mode = "valid";
-    CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, NULL, &F32, &y, &msg), PAR_OK);
-    expect_exact(y, 4, yd_valid, want_valid);
-    rt_del(y);
-    rt_del(x), rt_del(w);
+    expect_conv(&p, xd, xv, wd, wv, yd_valid, want_valid);
 }
 
 /* conv_transpose2d:
@@ -518,7 +510,7 @@ static void test_conv2d_budget_propagation(void)
     x->e[0] = 0.01;
     w->e[0] = 0.001;
     b->e[0] = 0.1;
-    par_prec exact = {0, 0, 0};
+    par_prec exact = {.u = 0, .u_store = 0, .fn_ulps = 0};
     par_msg msg;
     conv_p p = CONV_DEFAULT;
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, b, &exact, &y, &msg), PAR_OK);

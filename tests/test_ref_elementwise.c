@@ -5,7 +5,7 @@
  * float32 computations of the obvious formulas, with and without perturbed inputs, and tight enough that a 1% error
  * exceeds them), and shape-inference errors naming the attribute or input.
  *
- * Kernels are called directly on a one-node graph view built here, so budgets of inputs can be set at will.
+ * Kernels are called directly on a one-node graph view (tests/ref_helpers.h), so budgets of inputs can be set at will.
  */
 #include <CUnit/CUnit.h>
 #include <math.h>

@@ -4,8 +4,8 @@
  * (docs/ops.md), independent formulations (global pool vs mean, adaptive vs avg pool), error budgets (zero for a
  * max of exact inputs, the candidate rule for near ties, soundness against float32), and shape-inference errors.
  *
- * Kernels are called directly on a one-node graph view built here; one test also runs a conv2d -> max_pool2d ->
- * mean -> linear chain through the graph builder and the interpreter.
+ * Kernels are called directly on a one-node graph view (tests/ref_helpers.h); one test also runs a conv2d ->
+ * max_pool2d -> mean -> linear chain through the graph builder and the interpreter.
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -421,7 +421,7 @@ static void test_avg_budget_propagation(void)
     par_rt *x = rt_of(4, xd, xv), *y;
     double es[4] = {0.1, 0.2, 0.3, 0.4};
     memcpy(x->e, es, sizeof es);
-    par_prec exact = {0, 0, 0};
+    par_prec exact = {.u = 0, .u_store = 0, .fn_ulps = 0};
     par_msg msg;
     CU_ASSERT_EQUAL_FATAL(adaptive(size, x, &exact, &y, &msg), PAR_OK);
     CU_ASSERT_EQUAL(y->v[0], -0.5);

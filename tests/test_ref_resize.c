@@ -4,7 +4,7 @@
  * separable formulation (along W, then along H, computed here), error budgets (sound against f32 index and lerp
  * arithmetic, tight enough that align_corners flipped or a 1% error exceeds them), and shape-inference errors.
  *
- * Kernels are called directly on a one-node graph view built here, so budgets of inputs can be set at will.
+ * Kernels are called directly on a one-node graph view (tests/ref_helpers.h), so budgets of inputs can be set at will.
  */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -239,21 +239,34 @@ static void separable(const double *x, int64_t h, int64_t w, int64_t oh, int64_t
     free(t);
 }
 
-static void random_geometry(uint64_t *s, int64_t *h, int64_t *w, int64_t *oh, int64_t *ow, double *sc, int *ac)
+/* A random bilinear geometry: input [1,1,h,w] to output [1,1,oh,ow], given by scale (sc > 0) or by size. */
+typedef struct geom {
+    int64_t h, w, oh, ow;
+    double sc[2];
+    int ac;
+    up_p p;
+} geom;
+
+/* Draws g; returns a zeroed input x [1,1,h,w] for it, or NULL when the output would be empty. */
+static par_rt *random_geometry(uint64_t *s, geom *g)
 {
-    *h = 1 + (int64_t)(rng_next(s) % 9);
-    *w = 1 + (int64_t)(rng_next(s) % 9);
-    *ac = (int)(rng_next(s) % 2);
+    g->h = 1 + (int64_t)(rng_next(s) % 9);
+    g->w = 1 + (int64_t)(rng_next(s) % 9);
+    g->ac = (int)(rng_next(s) % 2);
     if (rng_next(s) % 2) {
-        sc[0] = 0.75 + (double)(rng_next(s) % 12) * 0.25;
-        sc[1] = 0.75 + (double)(rng_next(s) % 12) * 0.25;
-        *oh = (int64_t)floor(*h * sc[0]);
-        *ow = (int64_t)floor(*w * sc[1]);
+        g->sc[0] = 0.75 + (double)(rng_next(s) % 12) * 0.25;
+        g->sc[1] = 0.75 + (double)(rng_next(s) % 12) * 0.25;
+        g->oh = (int64_t)floor(g->h * g->sc[0]);
+        g->ow = (int64_t)floor(g->w * g->sc[1]);
     } else {
-        sc[0] = sc[1] = 0;
-        *oh = 1 + (int64_t)(rng_next(s) % 20);
-        *ow = 1 + (int64_t)(rng_next(s) % 20);
+        g->sc[0] = g->sc[1] = 0;
+        g->oh = 1 + (int64_t)(rng_next(s) % 20);
+        g->ow = 1 + (int64_t)(rng_next(s) % 20);
     }
+    if (g->oh < 1 || g->ow < 1) return NULL;
+    g->p = g->sc[0] > 0 ? by_scale(g->sc[0], g->sc[1], g->ac) : by_size(g->oh, g->ow, g->ac);
+    int64_t d[4] = {1, 1, g->h, g->w};
+    return rt_new(PAR_DTYPE_F32, 4, d);
 }
 
 /* The reference equals the separable form computed here (double), over random geometries. */
@@ -262,20 +275,15 @@ static void test_bilinear_vs_separable(void)
     uint64_t s = 91;
     int tried = 0;
     for (int trial = 0; trial < 80; trial++) {
-        int64_t h, w, oh, ow;
-        double sc[2];
-        int ac;
-        random_geometry(&s, &h, &w, &oh, &ow, sc, &ac);
-        if (oh < 1 || ow < 1) continue;
-        int64_t d[4] = {1, 1, h, w};
-        par_rt *x = rt_new(PAR_DTYPE_F32, 4, d), *y;
+        geom g;
+        par_rt *x = random_geometry(&s, &g), *y;
+        if (!x) continue;
         for (int64_t i = 0; i < x->numel; i++) x->v[i] = rng_f(&s, -3, 3);
-        up_p p = sc[0] > 0 ? by_scale(sc[0], sc[1], ac) : by_size(oh, ow, ac);
         par_msg msg;
-        CU_ASSERT_EQUAL_FATAL(upsample(1, &p, x, &y, &msg), PAR_OK);
-        expect_shape(y, 1, 1, oh, ow);
-        double *want = malloc(sizeof(double) * (size_t)(oh * ow));
-        separable(x->v, h, w, oh, ow, sc, ac, 0, 0, want);
+        CU_ASSERT_EQUAL_FATAL(upsample(1, &g.p, x, &y, &msg), PAR_OK);
+        expect_shape(y, 1, 1, g.oh, g.ow);
+        double *want = malloc(sizeof(double) * (size_t)(g.oh * g.ow));
+        separable(x->v, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 0, 0, want);
         expect_values(y, want, 1e-12);
         free(want);
         rt_del(x), rt_del(y);
@@ -293,26 +301,22 @@ static void test_bilinear_budget_f32(void)
         ratio r = {0, 0, 0};
         int64_t flip_over = 0, flip_diff = 0, off_over = 0, off_n = 0;
         for (int trial = 0; trial < 80; trial++) {
-            int64_t h, w, oh, ow;
-            double sc[2];
-            int ac;
-            random_geometry(&s, &h, &w, &oh, &ow, sc, &ac);
-            if (oh < 1 || ow < 1) continue;
-            int64_t d[4] = {1, 1, h, w};
-            par_rt *x = rt_new(PAR_DTYPE_F32, 4, d), *y;
-            double *xh = malloc(sizeof(double) * (size_t)(h * w));
+            geom g;
+            par_rt *x = random_geometry(&s, &g), *y;
+            if (!x) continue;
+            double *xh = malloc(sizeof(double) * (size_t)(g.h * g.w));
             for (int64_t i = 0; i < x->numel; i++) {
                 x->v[i] = rng_f(&s, -3, 3);
                 x->e[i] = with_e ? 1e-6 : 0;
                 xh[i] = held(&s, x->v[i], x->e[i]);
             }
-            up_p p = sc[0] > 0 ? by_scale(sc[0], sc[1], ac) : by_size(oh, ow, ac);
             par_msg msg;
-            CU_ASSERT_EQUAL_FATAL(upsample(1, &p, x, &y, &msg), PAR_OK);
-            double *got = malloc(sizeof(double) * (size_t)(oh * ow)), *flip = malloc(sizeof(double) * (size_t)(oh * ow));
-            separable(xh, h, w, oh, ow, sc, ac, 1, 0, got);
-            separable(x->v, h, w, oh, ow, sc, ac, 0, 1, flip);
-            for (int64_t i = 0; i < oh * ow; i++) {
+            CU_ASSERT_EQUAL_FATAL(upsample(1, &g.p, x, &y, &msg), PAR_OK);
+            int64_t n = g.oh * g.ow;
+            double *got = malloc(sizeof(double) * (size_t)n), *flip = malloc(sizeof(double) * (size_t)n);
+            separable(xh, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 1, 0, got);
+            separable(x->v, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 0, 1, flip);
+            for (int64_t i = 0; i < n; i++) {
                 ratio_add(&r, got[i], y->v[i], y->e[i]);
                 if (fabs(flip[i] - y->v[i]) > 1e-3) flip_diff++, flip_over += fabs(flip[i] - y->v[i]) > y->e[i];
                 if (fabs(y->v[i]) > 0.1) off_n++, off_over += 0.01 * fabs(y->v[i]) > y->e[i];

@@ -37,6 +37,19 @@ static int budgets_follow_values(const par_rt *t)
 
 /* ---- concat ------------------------------------------------------------------------------------------------- */
 
+/* concat of the n_in inputs in along axis: exactly the rank-2 shape dims and the values want, budgets carried along. */
+static void expect_concat(int32_t n_in, par_rt *const *in, int64_t axis, const int64_t *dims, const double *want)
+{
+    par_attr at[1] = {par_a_int("axis", axis)};
+    par_rt *y;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_concat, par_ref_concat, "concat", n_in, in, at, 1, &y, &msg), PAR_OK);
+    expect_dims(y, 2, dims);
+    expect_values(y, want, 0);
+    CU_ASSERT(budgets_follow_values(y));
+    rt_del(y);
+}
+
 /* a [2,2] = [[1,2],[3,4]], b [2,1] = [[5],[6]] along 1 (and -1): [[1,2,5],[3,4,6]];
  * a with c [1,2] = [[7,8]] along 0: [[1,2],[3,4],[7,8]]. Budgets travel with their elements. */
 static void test_concat_axes(void)
@@ -47,22 +60,9 @@ static void test_concat_axes(void)
     par_rt *a = rt_of(2, d22, av), *b = rt_of(2, d21, bv), *c = rt_of(2, d12, cv), *y;
     set_budgets_from_values(a), set_budgets_from_values(b), set_budgets_from_values(c);
     par_msg msg;
-    for (int64_t axis = -1; axis <= 1; axis += 2) {
-        par_attr at[1] = {par_a_int("axis", axis)};
-        par_rt *in[2] = {a, b};
-        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_concat, par_ref_concat, "concat", 2, in, at, 1, &y, &msg), PAR_OK);
-        expect_dims(y, 2, d23);
-        expect_values(y, w1, 0);
-        CU_ASSERT(budgets_follow_values(y));
-        rt_del(y);
-    }
-    par_attr a0[1] = {par_a_int("axis", 0)};
-    par_rt *in0[2] = {a, c};
-    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_concat, par_ref_concat, "concat", 2, in0, a0, 1, &y, &msg), PAR_OK);
-    expect_dims(y, 2, d32);
-    expect_values(y, w0, 0);
-    CU_ASSERT(budgets_follow_values(y));
-    rt_del(y);
+    par_rt *ab[2] = {a, b}, *ac[2] = {a, c};
+    for (int64_t axis = -1; axis <= 1; axis += 2) expect_concat(2, ab, axis, d23, w1);
+    expect_concat(2, ac, 0, d32, w0);
     /* three inputs, one of them the same tensor twice: [a | b | a] along 1 */
     par_attr a1[1] = {par_a_int("axis", 1)};
     par_rt *in3[3] = {a, b, a};

@@ -114,16 +114,7 @@ static void up_emit(grid *gr, up_pt p, int quick)
     int na = 0;
     at[na++] = p.by_scale ? par_a_floats("scale", 2, scale) : par_a_ints("size", 2, size);
     if (p.bilinear) at[na++] = par_a_int("align_corners", p.ac);
-    if (p.dt) {
-        par_dtype dt = (par_dtype)p.dt;
-        int32_t x = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
-        par_out_spec o = su_qout_spec("y_q", dt, -1.0, 1.0);
-        su_qoutput(c, par_case_node(c, op, 1, &x, na, at, &o));
-    } else {
-        int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, xd, p.edge ? su_edge(4.0) : su_uniform(-1.0, 1.0));
-        par_out_spec o = {"y", 0, 0.0f, 0};
-        par_case_output(c, par_case_node(c, op, 1, &x, na, at, &o));
-    }
+    su_unary_graph(c, op, (par_dtype)p.dt, 4, xd, p.edge ? su_edge(4.0) : su_uniform(-1.0, 1.0), na, at);
     par_sweep_done(gr->s, c);
 }
 

@@ -59,16 +59,7 @@ static void pool_emit(grid *gr, pool_pt p, int quick)
         at[na++] = par_a_ints("dilation", 2, dil);
     else
         at[na++] = par_a_int("count_include_pad", p.cip);
-    if (p.dt) {
-        par_dtype dt = (par_dtype)p.dt;
-        int32_t x = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
-        par_out_spec o = su_qout_spec("y_q", dt, -1.0, 1.0);
-        su_qoutput(c, par_case_node(c, op, 1, &x, na, at, &o));
-    } else {
-        int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, xd, p.edge ? su_edge(4.0) : su_uniform(-1.0, 1.0));
-        par_out_spec o = {"y", 0, 0.0f, 0};
-        par_case_output(c, par_case_node(c, op, 1, &x, na, at, &o));
-    }
+    su_unary_graph(c, op, (par_dtype)p.dt, 4, xd, p.edge ? su_edge(4.0) : su_uniform(-1.0, 1.0), na, at);
     par_sweep_done(gr->s, c);
 }
 
@@ -160,16 +151,7 @@ static void apool_emit(grid *gr, apool_pt p, int quick)
     int64_t os[2] = {p.oh, p.ow};
     par_attr at[1] = {par_a_ints("output_size", 2, os)};
     int na = p.global ? 0 : 1;
-    if (p.dt) {
-        par_dtype dt = (par_dtype)p.dt;
-        int32_t x = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
-        par_out_spec o = su_qout_spec("y_q", dt, -1.0, 1.0);
-        su_qoutput(c, par_case_node(c, op, 1, &x, na, at, &o));
-    } else {
-        int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, xd, su_uniform(-1.0, 1.0));
-        par_out_spec o = {"y", 0, 0.0f, 0};
-        par_case_output(c, par_case_node(c, op, 1, &x, na, at, &o));
-    }
+    su_unary_graph(c, op, (par_dtype)p.dt, 4, xd, su_uniform(-1.0, 1.0), na, at);
     par_sweep_done(gr->s, c);
 }
 

@@ -200,4 +200,20 @@ static inline void su_qoutput(par_case *c, int32_t v)
     par_case_output(c, par_case_node(c, "dequantize", 1, &v, 0, NULL, &o));
 }
 
+/* The graph of a one-input op with attributes at: quantized when dt is qu8/qs8 (input "x" and output "y_q" both over
+ * [-1, 1], then the dequantized output "y"), else f32 (input "x" filled by gen, output "y"). */
+static inline void su_unary_graph(par_case *c, const char *op, par_dtype dt, int rank, const int64_t *dims,
+                                  par_gen gen, int32_t na, const par_attr *at)
+{
+    if (dt) {
+        int32_t x = su_qinput(c, "x", dt, rank, dims, -1.0, 1.0);
+        par_out_spec o = su_qout_spec("y_q", dt, -1.0, 1.0);
+        su_qoutput(c, par_case_node(c, op, 1, &x, na, at, &o));
+    } else {
+        int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, rank, dims, gen);
+        par_out_spec o = {"y", 0, 0.0f, 0};
+        par_case_output(c, par_case_node(c, op, 1, &x, na, at, &o));
+    }
+}
+
 #endif

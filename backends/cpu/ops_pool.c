@@ -1,0 +1,330 @@
+/*
+ * ops_pool.c - the cpu backend's pooling, reduction and resampling ops on NHWC tensors: max_pool2d, avg_pool2d
+ * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean over any axes (any layout), and
+ * upsample nearest / bilinear.
+ *
+ * In NHWC every window is a set of pixels, each a contiguous run of C channels: the inner loops run over channels
+ * (vectorized by the compiler) and the output pixels are split across the thread pool, each written by exactly one
+ * task, so results do not depend on the thread count. Sums are f32 in window order. Max pooling and nearest
+ * upsampling are selections: every index is computed exactly. Ops never allocate at run time.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "plan.h"
+
+static void free_state(void *s)
+{
+    free(s);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * 2-D pooling. Output sizes (with ceil_mode and the dropped last window) come from the shape-inferred graph.
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_ADAPTIVE, POOL_GLOBAL } pool_kind;
+
+typedef struct pool_state {
+    pool_kind kind;
+    int64_t N, H, W, C, OH, OW;
+    int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
+    int include_pad;
+    const float *x;
+    float *y;
+} pool_state;
+
+/* One output row (n, oh) of every kind but global. */
+static void pool_row(void *ctx, size_t task)
+{
+    const pool_state *st = ctx;
+    const int64_t n = (int64_t)task / st->OH, oh = (int64_t)task % st->OH;
+    const int64_t H = st->H, W = st->W, C = st->C;
+    const float *x = st->x + n * H * W * C;
+    for (int64_t ow = 0; ow < st->OW; ow++) {
+        float *y = st->y + ((n * st->OH + oh) * st->OW + ow) * C;
+        if (st->kind == POOL_MAX) {
+            /* padding never wins: only in-image taps are read */
+            for (int64_t c = 0; c < C; c++) y[c] = -INFINITY;
+            for (int64_t i = 0; i < st->kh; i++) {
+                const int64_t ih = oh * st->sh - st->pt + i * st->dh;
+                if (ih < 0 || ih >= H) continue;
+                for (int64_t j = 0; j < st->kw; j++) {
+                    const int64_t iw = ow * st->sw - st->pl + j * st->dw;
+                    if (iw < 0 || iw >= W) continue;
+                    const float *xp = x + (ih * W + iw) * C;
+                    for (int64_t c = 0; c < C; c++) y[c] = xp[c] > y[c] ? xp[c] : y[c];
+                }
+            }
+            continue;
+        }
+        int64_t h0, h1, w0, w1, divisor;
+        if (st->kind == POOL_AVG) {
+            /* PyTorch: the window clipped to the padded extent [-pt, H + pb) gives the count_include_pad divisor */
+            h0 = oh * st->sh - st->pt, w0 = ow * st->sw - st->pl;
+            h1 = h0 + st->kh < H + st->pb ? h0 + st->kh : H + st->pb;
+            w1 = w0 + st->kw < W + st->pr ? w0 + st->kw : W + st->pr;
+            const int64_t padded = (h1 - h0) * (w1 - w0);
+            h0 = h0 > 0 ? h0 : 0, w0 = w0 > 0 ? w0 : 0;
+            h1 = h1 < H ? h1 : H, w1 = w1 < W ? w1 : W;
+            divisor = st->include_pad ? padded : (h1 - h0) * (w1 - w0);
+        } else { /* adaptive: rows [floor(oh H / OH), ceil((oh + 1) H / OH)) in integers */
+            h0 = oh * H / st->OH, h1 = ((oh + 1) * H + st->OH - 1) / st->OH;
+            w0 = ow * W / st->OW, w1 = ((ow + 1) * W + st->OW - 1) / st->OW;
+            divisor = (h1 - h0) * (w1 - w0);
+        }
+        for (int64_t c = 0; c < C; c++) y[c] = 0.0f;
+        for (int64_t ih = h0; ih < h1; ih++)
+            for (int64_t iw = w0; iw < w1; iw++) {
+                const float *xp = x + (ih * W + iw) * C;
+                for (int64_t c = 0; c < C; c++) y[c] += xp[c];
+            }
+        const float dv = (float)divisor;
+        for (int64_t c = 0; c < C; c++) y[c] = y[c] / dv;
+    }
+}
+
+/* global: one task per image; the sum over pixels runs in pixel order for every channel at once. */
+static void pool_global(void *ctx, size_t n)
+{
+    const pool_state *st = ctx;
+    const int64_t HW = st->H * st->W, C = st->C;
+    const float *x = st->x + (int64_t)n * HW * C;
+    float *y = st->y + (int64_t)n * C;
+    for (int64_t c = 0; c < C; c++) y[c] = 0.0f;
+    for (int64_t i = 0; i < HW; i++)
+        for (int64_t c = 0; c < C; c++) y[c] += x[i * C + c];
+    const float dv = (float)HW;
+    for (int64_t c = 0; c < C; c++) y[c] = y[c] / dv;
+}
+
+static void run_pool(const cpu_plan *p, const cpu_step *s)
+{
+    pool_state *st = s->state;
+    st->x = p->t[s->in[0]].data;
+    st->y = p->t[s->out].data;
+    if (st->kind == POOL_GLOBAL) cpu_parallel(p, pool_global, st, (size_t)st->N);
+    else cpu_parallel(p, pool_row, st, (size_t)(st->N * st->OH));
+}
+
+par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    const par_node *n = s->node;
+    const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];
+    if (x->rank != 4 || y->rank != 4) return par_msgf(msg, PAR_ERROR, "%s: input must be rank 4", n->op);
+    pool_state *st = calloc(1, sizeof *st);
+    if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
+    s->state = st;
+    s->destroy = free_state;
+    st->kind = strcmp(n->op, "max_pool2d") == 0 ? POOL_MAX : strcmp(n->op, "avg_pool2d") == 0 ? POOL_AVG
+             : strcmp(n->op, "adaptive_avg_pool2d") == 0 ? POOL_ADAPTIVE : POOL_GLOBAL;
+    st->N = x->dims[0], st->C = x->dims[1], st->H = x->dims[2], st->W = x->dims[3];
+    st->OH = y->dims[2], st->OW = y->dims[3];
+    st->kh = par_attr_ints_at(n, "kernel", 0, 1), st->kw = par_attr_ints_at(n, "kernel", 1, 1);
+    st->sh = par_attr_ints_at(n, "stride", 0, 1), st->sw = par_attr_ints_at(n, "stride", 1, 1);
+    st->dh = par_attr_ints_at(n, "dilation", 0, 1), st->dw = par_attr_ints_at(n, "dilation", 1, 1);
+    st->pt = par_attr_ints_at(n, "padding", 0, 0), st->pl = par_attr_ints_at(n, "padding", 1, 0);
+    st->pb = par_attr_ints_at(n, "padding", 2, 0), st->pr = par_attr_ints_at(n, "padding", 3, 0);
+    st->include_pad = par_attr_int(n, "count_include_pad", 1) != 0;
+    if (st->kind != POOL_GLOBAL && (st->sh < 1 || st->sw < 1 || st->kh < 1 || st->kw < 1))
+        return par_msgf(msg, PAR_ERROR, "%s: kernel and stride must be >= 1", n->op);
+    s->run = run_pool;
+    return PAR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * mean over axes, any layout: y is cleared, every x element is added into the y element it reduces to (walking x in
+ * its physical order, y strided with 0 along reduced axes), then divided by the count. One thread: the order of
+ * the sums is fixed.
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef struct mean_state {
+    int32_t rank;
+    int64_t dims[PAR_MAX_RANK], xs[PAR_MAX_RANK], ys[PAR_MAX_RANK];
+    int64_t count;
+} mean_state;
+
+static void run_mean(const cpu_plan *p, const cpu_step *s)
+{
+    const mean_state *st = s->state;
+    const cpu_tensor *yt = &p->t[s->out];
+    const float *x = p->t[s->in[0]].data;
+    float *y = yt->data;
+    for (int64_t i = 0; i < yt->numel; i++) y[i] = 0.0f;
+    const int32_t r = st->rank;
+    const int64_t n = st->dims[r - 1], xsi = st->xs[r - 1], ysi = st->ys[r - 1];
+    int64_t idx[PAR_MAX_RANK] = {0}, outer = 1, xo = 0, yo = 0;
+    for (int32_t i = 0; i < r - 1; i++) outer *= st->dims[i];
+    for (int64_t o = 0; o < outer; o++) {
+        if (ysi == 0) {
+            float acc = y[yo];
+            for (int64_t k = 0; k < n; k++) acc += x[xo + k * xsi];
+            y[yo] = acc;
+        } else {
+            for (int64_t k = 0; k < n; k++) y[yo + k * ysi] += x[xo + k * xsi];
+        }
+        for (int32_t i = r - 2; i >= 0; i--) {
+            xo += st->xs[i], yo += st->ys[i];
+            if (++idx[i] < st->dims[i]) break;
+            xo -= st->xs[i] * st->dims[i], yo -= st->ys[i] * st->dims[i];
+            idx[i] = 0;
+        }
+    }
+    const float dv = (float)st->count;
+    for (int64_t i = 0; i < yt->numel; i++) y[i] = y[i] / dv;
+}
+
+par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    const par_node *n = s->node;
+    const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];
+    int reduced[PAR_MAX_RANK] = {0};
+    for (int32_t i = 0; i < par_attr_count(n, "axes"); i++) {
+        int64_t ax = par_attr_ints_at(n, "axes", i, 0);
+        if (ax < 0) ax += x->rank;
+        if (ax < 0 || ax >= x->rank) return par_msgf(msg, PAR_ERROR, "attribute 'axes': %lld out of range", (long long)ax);
+        reduced[ax] = 1;
+    }
+    const int keep = par_attr_int(n, "keepdims", 0) != 0;
+    mean_state *st = calloc(1, sizeof *st);
+    if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
+    s->state = st;
+    s->destroy = free_state;
+    /* y's stride seen from each x dim: 0 where reduced; y dims follow x's, minus the reduced ones without keepdims */
+    int64_t xs[PAR_MAX_RANK], ys[PAR_MAX_RANK], d[PAR_MAX_RANK];
+    int32_t yd = 0;
+    st->count = 1;
+    for (int32_t i = 0; i < x->rank; i++) {
+        xs[i] = x->strides[i];
+        d[i] = x->dims[i];
+        if (reduced[i]) {
+            ys[i] = 0;
+            st->count *= x->dims[i];
+            if (keep) yd++;
+        } else {
+            ys[i] = y->rank > 0 ? y->strides[yd] : 0;
+            yd++;
+        }
+    }
+    /* walk x in its physical order: dims by x stride, outermost first; size-1 dims dropped */
+    int32_t r = 0;
+    for (int32_t i = 0; i < x->rank; i++) {
+        if (d[i] == 1) continue;
+        st->dims[r] = d[i], st->xs[r] = xs[i], st->ys[r] = ys[i];
+        r++;
+    }
+    for (int32_t i = 1; i < r; i++)
+        for (int32_t j = i; j > 0 && st->xs[j] > st->xs[j - 1]; j--) {
+            int64_t t;
+            t = st->dims[j], st->dims[j] = st->dims[j - 1], st->dims[j - 1] = t;
+            t = st->xs[j], st->xs[j] = st->xs[j - 1], st->xs[j - 1] = t;
+            t = st->ys[j], st->ys[j] = st->ys[j - 1], st->ys[j - 1] = t;
+        }
+    if (r == 0) st->dims[0] = 1, st->xs[0] = 1, st->ys[0] = 0, r = 1;
+    st->rank = r;
+    s->run = run_mean;
+    return PAR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * upsample_nearest2d / upsample_bilinear2d, NHWC: per output pixel, one source pixel (nearest) or four (bilinear),
+ * C channels each. The source indices and weights of every output row and column are computed at prepare, exactly
+ * as docs/ops.md defines them (nearest in integers or double; bilinear coordinates in f32 as PyTorch does).
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef struct axis_map {
+    int64_t i0, i1;
+    float w0, w1;
+} axis_map;
+
+typedef struct upsample_state {
+    int bilinear;
+    int64_t N, H, W, C, OH, OW;
+    axis_map *mh, *mw; /* OH and OW entries */
+    const float *x;
+    float *y;
+} upsample_state;
+
+static void upsample_destroy(void *p)
+{
+    upsample_state *st = p;
+    if (!st) return;
+    free(st->mh);
+    free(st);
+}
+
+static axis_map map_axis(const par_node *n, int bilinear, int axis, int64_t dst, int64_t in, int64_t out)
+{
+    const int has_size = par_attr_count(n, "size") == 2;
+    axis_map m = {0, 0, 1.0f, 0.0f};
+    if (!bilinear) {
+        int64_t src = has_size ? dst * in / out
+                               : (int64_t)floor((double)dst * (1.0 / par_attr_floats_at(n, "scale", axis, 1.0)));
+        m.i0 = m.i1 = src < in - 1 ? src : in - 1;
+        return m;
+    }
+    float src;
+    if (par_attr_int(n, "align_corners", 0)) {
+        const float r = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
+        src = r * (float)dst;
+    } else {
+        const float r = has_size ? (float)in / (float)out : (float)(1.0 / par_attr_floats_at(n, "scale", axis, 1.0));
+        src = r * ((float)dst + 0.5f) - 0.5f;
+        if (src < 0.0f) src = 0.0f;
+    }
+    m.i0 = (int64_t)src;
+    if (m.i0 > in - 1) m.i0 = in - 1;
+    m.i1 = m.i0 + 1 < in ? m.i0 + 1 : in - 1;
+    m.w1 = src - (float)m.i0;
+    if (m.w1 > 1.0f) m.w1 = 1.0f;
+    m.w0 = 1.0f - m.w1;
+    return m;
+}
+
+static void upsample_row(void *ctx, size_t task)
+{
+    const upsample_state *st = ctx;
+    const int64_t n = (int64_t)task / st->OH, oh = (int64_t)task % st->OH, C = st->C, W = st->W;
+    const float *x = st->x + n * st->H * W * C;
+    const axis_map h = st->mh[oh];
+    for (int64_t ow = 0; ow < st->OW; ow++) {
+        const axis_map w = st->mw[ow];
+        float *y = st->y + ((n * st->OH + oh) * st->OW + ow) * C;
+        if (!st->bilinear) {
+            memcpy(y, x + (h.i0 * W + w.i0) * C, (size_t)C * sizeof(float));
+            continue;
+        }
+        const float *a = x + (h.i0 * W + w.i0) * C, *b = x + (h.i0 * W + w.i1) * C;
+        const float *c2 = x + (h.i1 * W + w.i0) * C, *d = x + (h.i1 * W + w.i1) * C;
+        for (int64_t c = 0; c < C; c++) {
+            const float top = w.w0 * a[c] + w.w1 * b[c];
+            const float bottom = w.w0 * c2[c] + w.w1 * d[c];
+            y[c] = h.w0 * top + h.w1 * bottom;
+        }
+    }
+}
+
+static void run_upsample(const cpu_plan *p, const cpu_step *s)
+{
+    upsample_state *st = s->state;
+    st->x = p->t[s->in[0]].data;
+    st->y = p->t[s->out].data;
+    cpu_parallel(p, upsample_row, st, (size_t)(st->N * st->OH));
+}
+
+par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    const par_node *n = s->node;
+    const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];
+    if (x->rank != 4) return par_msgf(msg, PAR_ERROR, "%s: input must be rank 4", n->op);
+    upsample_state *st = calloc(1, sizeof *st);
+    if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
+    s->state = st;
+    s->destroy = upsample_destroy;
+    st->bilinear = strcmp(n->op, "upsample_bilinear2d") == 0;
+    st->N = x->dims[0], st->C = x->dims[1], st->H = x->dims[2], st->W = x->dims[3];
+    st->OH = y->dims[2], st->OW = y->dims[3];
+    st->mh = malloc((size_t)(st->OH + st->OW) * sizeof *st->mh);
+    if (!st->mh) return par_msgf(msg, PAR_ERROR, "out of memory");
+    st->mw = st->mh + st->OH;
+    for (int64_t i = 0; i < st->OH; i++) st->mh[i] = map_axis(n, st->bilinear, 0, i, st->H, st->OH);
+    for (int64_t i = 0; i < st->OW; i++) st->mw[i] = map_axis(n, st->bilinear, 1, i, st->W, st->OW);
+    s->run = run_upsample;
+    return PAR_OK;
+}

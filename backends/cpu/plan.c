@@ -1,0 +1,668 @@
+/*
+ * plan.c - the cpu backend's graph planner: lowers a validated graph to a list of steps on NHWC / row-major buffers,
+ * decides fusions (batch_norm folded into a preceding conv2d, relu / relu6 / hardtanh / clamp into the epilogue of
+ * conv2d and linear), adds the NCHW <-> NHWC conversions at the graph boundary, and places every intermediate in one
+ * arena by liveness (two tensors share memory only when their lifetimes do not overlap).
+ *
+ * It must not allocate in run, nor write anywhere but the arena, its own copies and the bound output buffers; it never
+ * writes into a bound input or a constant. The op kernels are in ops_*.c; the convolution and GEMM kernels behind
+ * cpu_kernels.h.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "plan.h"
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Op table: how each op lowers. Ops absent here are UNSUPPORTED.
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef enum op_class {
+    OPC_CONV2D, OPC_LINEAR, OPC_MATMUL, OPC_CONVT, OPC_BINARY, OPC_UNARY, OPC_PRELU, OPC_BN, OPC_SOFTMAX, OPC_POOL,
+    OPC_MEAN, OPC_UPSAMPLE, OPC_COPY, OPC_PERMUTE, OPC_CONCAT, OPC_PAD, OPC_SLICE,
+} op_class;
+
+static const struct {
+    const char *op;
+    op_class cls;
+} op_table[] = {
+    {"conv2d", OPC_CONV2D}, {"conv_transpose2d", OPC_CONVT}, {"linear", OPC_LINEAR}, {"matmul", OPC_MATMUL},
+    {"add", OPC_BINARY}, {"sub", OPC_BINARY}, {"mul", OPC_BINARY}, {"div", OPC_BINARY},
+    {"relu", OPC_UNARY}, {"relu6", OPC_UNARY}, {"hardtanh", OPC_UNARY}, {"clamp", OPC_UNARY},
+    {"leaky_relu", OPC_UNARY}, {"sigmoid", OPC_UNARY}, {"tanh", OPC_UNARY}, {"hardsigmoid", OPC_UNARY},
+    {"hardswish", OPC_UNARY}, {"elu", OPC_UNARY}, {"prelu", OPC_PRELU},
+    {"max_pool2d", OPC_POOL}, {"avg_pool2d", OPC_POOL}, {"adaptive_avg_pool2d", OPC_POOL},
+    {"global_avg_pool2d", OPC_POOL}, {"mean", OPC_MEAN}, {"softmax", OPC_SOFTMAX}, {"log_softmax", OPC_SOFTMAX},
+    {"upsample_nearest2d", OPC_UPSAMPLE}, {"upsample_bilinear2d", OPC_UPSAMPLE}, {"concat", OPC_CONCAT},
+    {"reshape", OPC_COPY}, {"flatten", OPC_COPY}, {"permute", OPC_PERMUTE}, {"pad", OPC_PAD}, {"slice", OPC_SLICE},
+    {"batch_norm", OPC_BN},
+};
+
+static int op_find(const char *op, op_class *cls)
+{
+    for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
+        if (strcmp(op_table[i].op, op) == 0) {
+            *cls = op_table[i].cls;
+            return 1;
+        }
+    return 0;
+}
+
+/* Inputs that are parameters packed or read at prepare (never tensors of the plan): they must be constants. */
+static int is_param_input(op_class cls, int32_t i)
+{
+    switch (cls) {
+    case OPC_CONV2D:
+    case OPC_CONVT:
+    case OPC_LINEAR: return i >= 1;
+    case OPC_BN: return i >= 1;
+    default: return 0;
+    }
+}
+
+par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
+{
+    if (node < 0 || node >= g->n_nodes)
+        return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
+    const par_node *n = &g->nodes[node];
+    op_class cls;
+    if (!op_find(n->op, &cls))
+        return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by the cpu backend", n->op);
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const par_value *v = par_node_input(g, n, i);
+        if (!v) continue;
+        if (v->dtype != PAR_DTYPE_F32)
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the cpu backend runs f32 graphs only",
+                            n->op, i, v->name, par_dtype_name(v->dtype));
+        if (is_param_input(cls, i) && (v->kind != PAR_VALUE_CONST || !v->data))
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') must be a constant (packed at prepare)",
+                            n->op, i, v->name);
+    }
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const par_value *v = par_node_output(g, n, i);
+        if (v->dtype != PAR_DTYPE_F32)
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: output %d ('%s') is %s; the cpu backend runs f32 graphs only",
+                            n->op, i, v->name, par_dtype_name(v->dtype));
+    }
+    return PAR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Tensor helpers
+ * ------------------------------------------------------------------------------------------------------------- */
+void cpu_rowmajor_strides(int32_t rank, const int64_t *dims, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        strides[d] = s;
+        s *= dims[d];
+    }
+}
+
+int cpu_tensor_rowmajor(const cpu_tensor *t)
+{
+    return !t->nhwc || t->dims[1] == 1 || t->dims[2] * t->dims[3] == 1;
+}
+
+static void tensor_init(cpu_tensor *t, const par_value *v)
+{
+    memset(t, 0, sizeof *t);
+    t->rank = v->rank;
+    t->numel = v->numel;
+    for (int32_t d = 0; d < v->rank; d++) t->dims[d] = v->dims[d];
+    t->nhwc = v->rank == 4;
+    if (t->nhwc) {
+        const int64_t C = v->dims[1], H = v->dims[2], W = v->dims[3];
+        t->strides[0] = H * W * C;
+        t->strides[1] = 1;
+        t->strides[2] = W * C;
+        t->strides[3] = C;
+    } else {
+        cpu_rowmajor_strides(v->rank, v->dims, t->strides);
+    }
+    t->first = t->last = -1;
+}
+
+/* The walk below keeps up to PAR_MAX_RANK dims after merging; dims are ordered outermost first by dst stride. */
+void cpu_nd_copy(int32_t rank, const int64_t *dims, float *dst, const int64_t *dst_strides, const float *src,
+                 const int64_t *src_strides)
+{
+    int64_t d_[PAR_MAX_RANK], ds[PAR_MAX_RANK], ss[PAR_MAX_RANK];
+    int32_t r = 0;
+    for (int32_t i = 0; i < rank; i++) {
+        if (dims[i] == 1) continue;
+        d_[r] = dims[i];
+        ds[r] = dst_strides[i];
+        ss[r] = src_strides[i];
+        r++;
+    }
+    /* order by destination stride, outermost first (insertion sort: rank <= 6) */
+    for (int32_t i = 1; i < r; i++)
+        for (int32_t j = i; j > 0 && ds[j] > ds[j - 1]; j--) {
+            int64_t t;
+            t = d_[j], d_[j] = d_[j - 1], d_[j - 1] = t;
+            t = ds[j], ds[j] = ds[j - 1], ds[j - 1] = t;
+            t = ss[j], ss[j] = ss[j - 1], ss[j - 1] = t;
+        }
+    /* merge an outer dim into the next inner one when both sides step through it contiguously */
+    int32_t m = 0;
+    for (int32_t i = 0; i < r; i++) {
+        if (m > 0 && ds[m - 1] == ds[i] * d_[i] && ss[m - 1] == ss[i] * d_[i]) {
+            d_[m - 1] *= d_[i];
+            ds[m - 1] = ds[i];
+            ss[m - 1] = ss[i];
+        } else {
+            d_[m] = d_[i];
+            ds[m] = ds[i];
+            ss[m] = ss[i];
+            m++;
+        }
+    }
+    if (m == 0) {
+        dst[0] = src[0];
+        return;
+    }
+    /* Planar -> interleaved in the last two dims (NCHW -> NHWC of an image: P pixels of C <= 16 channels, the
+     * channels contiguous in dst, the pixels contiguous in src): one pass over the pixels writing C channels each,
+     * contiguous writes from C read streams. */
+    const int interleave = m >= 2 && ds[m - 1] == 1 && d_[m - 1] <= 16 && ss[m - 2] == 1 && ds[m - 2] == d_[m - 1];
+    /* Any other short inner run: when the source has a longer contiguous dim, make that the inner loop (contiguous
+     * reads, strided writes) rather than paying an odometer step per short run. */
+    if (!interleave && m >= 2 && d_[m - 1] < 16) {
+        int32_t j = -1;
+        for (int32_t i = 0; i < m - 1; i++)
+            if (ss[i] == 1 && d_[i] > d_[m - 1]) j = i;
+        if (j >= 0) {
+            const int64_t td = d_[j], tds = ds[j], tss = ss[j];
+            for (int32_t i = j; i < m - 1; i++) d_[i] = d_[i + 1], ds[i] = ds[i + 1], ss[i] = ss[i + 1];
+            d_[m - 1] = td, ds[m - 1] = tds, ss[m - 1] = tss;
+        }
+    }
+    const int32_t walk = interleave ? m - 2 : m - 1; /* dims walked by the odometer */
+    const int64_t n = d_[m - 1], dsi = ds[m - 1], ssi = ss[m - 1];
+    int64_t idx[PAR_MAX_RANK] = {0};
+    int64_t outer = 1;
+    for (int32_t i = 0; i < walk; i++) outer *= d_[i];
+    int64_t doff = 0, soff = 0;
+    for (int64_t o = 0; o < outer; o++) {
+        float *y = dst + doff;
+        const float *x = src + soff;
+        if (interleave && n == 3) {
+            const float *x0 = x, *x1 = x + ssi, *x2 = x + 2 * ssi;
+            for (int64_t q = 0; q < d_[m - 2]; q++) {
+                y[3 * q] = x0[q];
+                y[3 * q + 1] = x1[q];
+                y[3 * q + 2] = x2[q];
+            }
+        } else if (interleave) {
+            for (int64_t q = 0; q < d_[m - 2]; q++)
+                for (int64_t k = 0; k < n; k++) y[q * n + k] = x[k * ssi + q];
+        } else if (dsi == 1 && ssi == 1) {
+            memcpy(y, x, (size_t)n * sizeof(float));
+        } else if (dsi == 1) {
+            for (int64_t k = 0; k < n; k++) y[k] = x[k * ssi];
+        } else {
+            for (int64_t k = 0; k < n; k++) y[k * dsi] = x[k * ssi];
+        }
+        /* odometer over the outer dims */
+        for (int32_t i = walk - 1; i >= 0; i--) {
+            doff += ds[i];
+            soff += ss[i];
+            if (++idx[i] < d_[i]) break;
+            doff -= ds[i] * d_[i];
+            soff -= ss[i] * d_[i];
+            idx[i] = 0;
+        }
+    }
+}
+
+void cpu_copy_logical(const cpu_tensor *dst, const cpu_tensor *src, float *scratch)
+{
+    int64_t rm[PAR_MAX_RANK];
+    if (cpu_tensor_rowmajor(dst) && cpu_tensor_rowmajor(src)) {
+        if (dst->data != src->data) memcpy(dst->data, src->data, (size_t)dst->numel * sizeof(float));
+    } else if (cpu_tensor_rowmajor(dst)) {
+        cpu_rowmajor_strides(src->rank, src->dims, rm);
+        cpu_nd_copy(src->rank, src->dims, dst->data, rm, src->data, src->strides);
+    } else if (cpu_tensor_rowmajor(src)) {
+        cpu_rowmajor_strides(dst->rank, dst->dims, rm);
+        cpu_nd_copy(dst->rank, dst->dims, dst->data, dst->strides, src->data, rm);
+    } else {
+        cpu_rowmajor_strides(src->rank, src->dims, rm);
+        cpu_nd_copy(src->rank, src->dims, scratch, rm, src->data, src->strides);
+        cpu_rowmajor_strides(dst->rank, dst->dims, rm);
+        cpu_nd_copy(dst->rank, dst->dims, dst->data, dst->strides, scratch, rm);
+    }
+}
+
+void cpu_parallel(const cpu_plan *p, void (*fn)(void *, size_t), void *ctx, size_t range)
+{
+    if (!p->pool || range <= 1) {
+        for (size_t i = 0; i < range; i++) fn(ctx, i);
+        return;
+    }
+    pthreadpool_parallelize_1d(p->pool, fn, ctx, range, 0);
+}
+
+par_status cpu_step_scratch(cpu_step *s, size_t floats, par_msg *msg)
+{
+    free(s->scratch);
+    s->scratch = malloc((floats ? floats : 1) * sizeof(float) + 64);
+    s->scratch_len = floats;
+    if (!s->scratch)
+        return par_msgf(msg, PAR_ERROR, "prepare: node '%s': out of memory for %zu floats of scratch",
+                        s->node ? s->node->name : "?", floats);
+    return PAR_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Steps
+ * ------------------------------------------------------------------------------------------------------------- */
+static cpu_step *add_step(cpu_plan *p, const par_node *n, const char *label)
+{
+    if (p->n_steps == p->cap_steps) {
+        int32_t cap = p->cap_steps ? p->cap_steps * 2 : 32;
+        cpu_step *s = realloc(p->steps, (size_t)cap * sizeof *s);
+        if (!s) return NULL;
+        p->steps = s;
+        p->cap_steps = cap;
+    }
+    cpu_step *s = &p->steps[p->n_steps++];
+    memset(s, 0, sizeof *s);
+    s->node = n;
+    s->out = -1;
+    s->port = -1;
+    s->out_min = -INFINITY;
+    s->out_max = INFINITY;
+    snprintf(s->label, sizeof s->label, "%s", label);
+    return s;
+}
+
+int32_t cpu_plan_step_count(const cpu_plan *p)
+{
+    return p ? p->n_steps : 0;
+}
+
+const char *cpu_plan_step_label(const cpu_plan *p, int32_t i)
+{
+    return p && i >= 0 && i < p->n_steps ? p->steps[i].label : NULL;
+}
+
+void cpu_plan_release(cpu_plan *p)
+{
+    if (!p) return;
+    for (int32_t i = 0; i < p->n_steps; i++) {
+        if (p->steps[i].destroy) p->steps[i].destroy(p->steps[i].state);
+        free(p->steps[i].scratch);
+    }
+    if (p->t)
+        for (int32_t i = 0; i < p->g->n_values; i++) free(p->t[i].owned);
+    free(p->steps);
+    free(p->t);
+    free(p->arena);
+    free(p->out_copy);
+    free(p->out_buf);
+    free(p->in_buf);
+    free(p);
+}
+
+/* The fused clamp of an activation node, when it is one: relu [0, inf), relu6 [0, 6], hardtanh, clamp. */
+static int clamp_bounds(const par_node *n, float *lo, float *hi)
+{
+    if (strcmp(n->op, "relu") == 0) {
+        *lo = 0.0f;
+        *hi = INFINITY;
+    } else if (strcmp(n->op, "relu6") == 0) {
+        *lo = 0.0f;
+        *hi = 6.0f;
+    } else if (strcmp(n->op, "hardtanh") == 0) {
+        *lo = (float)par_attr_float(n, "min_val", -1.0);
+        *hi = (float)par_attr_float(n, "max_val", 1.0);
+    } else if (strcmp(n->op, "clamp") == 0) {
+        *lo = (float)par_attr_float(n, "min", -INFINITY);
+        *hi = (float)par_attr_float(n, "max", INFINITY);
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+typedef struct value_use {
+    int32_t uses;     /* input slots of nodes that read the value */
+    int32_t user;     /* the last node reading it */
+    int is_output;
+} value_use;
+
+/* The node that alone consumes value v as its input 0, when v is not a graph output: the fusion candidate. */
+static const par_node *sole_consumer(const par_graph_desc *g, const value_use *u, int32_t v)
+{
+    if (u[v].is_output || u[v].uses != 1) return NULL;
+    const par_node *n = &g->nodes[u[v].user];
+    return n->n_inputs >= 1 && n->inputs[0] == v ? n : NULL;
+}
+
+static int bn_params_const(const par_graph_desc *g, const par_node *bn)
+{
+    for (int32_t i = 1; i < 5; i++) {
+        const par_value *v = par_node_input(g, bn, i);
+        if (!v || v->kind != PAR_VALUE_CONST || !v->data || v->dtype != PAR_DTYPE_F32) return 0;
+    }
+    return 1;
+}
+
+/* Place arena tensors: largest first, each at the lowest offset (64-byte aligned) free of every placed tensor whose
+ * lifetime overlaps. O(n^2) in the number of tensors, which is fine for graphs of hundreds of nodes. */
+static par_status place_arena(cpu_plan *p, par_msg *msg)
+{
+    const int32_t nv = p->g->n_values;
+    int32_t *order = malloc((size_t)(nv > 0 ? nv : 1) * sizeof *order);
+    int32_t *placed = malloc((size_t)(nv > 0 ? nv : 1) * sizeof *placed);
+    if (!order || !placed) {
+        free(order);
+        free(placed);
+        return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    }
+    int32_t n = 0, np = 0;
+    for (int32_t i = 0; i < nv; i++)
+        if (p->t[i].kind == CPU_T_ARENA) order[n++] = i;
+    for (int32_t i = 1; i < n; i++)
+        for (int32_t j = i; j > 0 && p->t[order[j]].numel > p->t[order[j - 1]].numel; j--) {
+            int32_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    size_t total = 0;
+    for (int32_t k = 0; k < n; k++) {
+        cpu_tensor *t = &p->t[order[k]];
+        const size_t len = ((size_t)t->numel + 15) / 16 * 16;
+        size_t off = 0;
+        for (int moved = 1; moved;) {
+            moved = 0;
+            for (int32_t j = 0; j < np; j++) {
+                const cpu_tensor *o = &p->t[placed[j]];
+                if (o->last < t->first || t->last < o->first) continue; /* lifetimes apart */
+                const size_t olen = ((size_t)o->numel + 15) / 16 * 16;
+                if (off < o->offset + olen && o->offset < off + len) {
+                    off = o->offset + olen;
+                    moved = 1;
+                }
+            }
+        }
+        t->offset = off;
+        placed[np++] = order[k];
+        if (off + len > total) total = off + len;
+    }
+    free(order);
+    free(placed);
+    /* 16 floats past the end: vector kernels may read (never write) up to one vector beyond a tensor */
+    p->arena_len = total + 16;
+    p->arena = aligned_alloc(64, (p->arena_len * sizeof(float) + 63) / 64 * 64);
+    if (!p->arena) return par_msgf(msg, PAR_ERROR, "prepare: out of memory for the arena (%zu floats)", total);
+    memset(p->arena, 0, p->arena_len * sizeof(float));
+    for (int32_t i = 0; i < nv; i++)
+        if (p->t[i].kind == CPU_T_ARENA) p->t[i].data = p->arena + p->t[i].offset;
+    return PAR_OK;
+}
+
+/* A constant read as an activation: in place, or converted to NHWC once, at prepare. */
+static par_status materialize_const(cpu_plan *p, int32_t vi, par_msg *msg)
+{
+    cpu_tensor *t = &p->t[vi];
+    const par_value *v = &p->g->values[vi];
+    if (t->kind == CPU_T_CONST) return PAR_OK;
+    t->kind = CPU_T_CONST;
+    if (!v->data) return par_msgf(msg, PAR_ERROR, "prepare: constant '%s' has no data", v->name);
+    if (!t->nhwc) {
+        t->data = (float *)(uintptr_t)v->data; /* read only: no step writes a tensor it reads */
+        return PAR_OK;
+    }
+    t->owned = malloc((size_t)t->numel * sizeof(float) + 64);
+    if (!t->owned) return par_msgf(msg, PAR_ERROR, "prepare: out of memory for constant '%s'", v->name);
+    int64_t rm[PAR_MAX_RANK];
+    cpu_rowmajor_strides(t->rank, t->dims, rm);
+    cpu_nd_copy(t->rank, t->dims, t->owned, t->strides, v->data, rm);
+    t->data = t->owned;
+    return PAR_OK;
+}
+
+static par_status lower_step(cpu_plan *p, cpu_step *s, op_class cls, const par_node *bn, par_msg *msg)
+{
+    switch (cls) {
+    case OPC_CONV2D: return cpu_lower_conv2d(p, s, bn, msg);
+    case OPC_LINEAR: return cpu_lower_linear(p, s, msg);
+    case OPC_MATMUL: return cpu_lower_matmul(p, s, msg);
+    case OPC_CONVT: return cpu_lower_conv_transpose2d(p, s, msg);
+    case OPC_BINARY: return cpu_lower_binary(p, s, msg);
+    case OPC_UNARY: return cpu_lower_unary(p, s, msg);
+    case OPC_PRELU: return cpu_lower_prelu(p, s, msg);
+    case OPC_BN: return cpu_lower_batch_norm(p, s, msg);
+    case OPC_SOFTMAX: return cpu_lower_softmax(p, s, msg);
+    case OPC_POOL: return cpu_lower_pool2d(p, s, msg);
+    case OPC_MEAN: return cpu_lower_mean(p, s, msg);
+    case OPC_UPSAMPLE: return cpu_lower_upsample(p, s, msg);
+    case OPC_COPY: return cpu_lower_copy(p, s, msg);
+    case OPC_PERMUTE: return cpu_lower_permute(p, s, msg);
+    case OPC_CONCAT: return cpu_lower_concat(p, s, msg);
+    case OPC_PAD: return cpu_lower_pad(p, s, msg);
+    case OPC_SLICE: return cpu_lower_slice(p, s, msg);
+    }
+    return par_msgf(msg, PAR_ERROR, "prepare: internal: unknown op class");
+}
+
+#define FAIL(st_, ...)                                                                                             \
+    do {                                                                                                           \
+        st = par_msgf(msg, st_, __VA_ARGS__);                                                                      \
+        goto fail;                                                                                                 \
+    } while (0)
+
+par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_plan **out, par_msg *msg)
+{
+    *out = NULL;
+    par_status st = PAR_ERROR;
+    const int32_t nv = g->n_values, nn = g->n_nodes;
+    value_use *use = calloc((size_t)(nv > 0 ? nv : 1), sizeof *use);
+    /* per step (the input conversions come first, then at most one step per node) */
+    const size_t max_steps = (size_t)nn + (size_t)(g->n_inputs > 0 ? g->n_inputs : 0) + 1;
+    const par_node **bn_of = calloc(max_steps, sizeof *bn_of); /* the batch_norm folded into a conv step */
+    op_class *cls_of = calloc(max_steps, sizeof *cls_of);
+    char *absorbed = calloc((size_t)(nn > 0 ? nn : 1), 1);
+    cpu_plan *p = calloc(1, sizeof *p);
+    if (!use || !bn_of || !cls_of || !absorbed || !p) {
+        st = par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+        goto fail;
+    }
+    p->g = g;
+    p->ctx = ctx;
+    p->isa = ctx->isa;
+    p->pool = ctx->pool;
+    p->t = calloc((size_t)(nv > 0 ? nv : 1), sizeof *p->t);
+    p->out_copy = calloc((size_t)(g->n_outputs > 0 ? g->n_outputs : 1), sizeof *p->out_copy);
+    p->out_buf = calloc((size_t)(g->n_outputs > 0 ? g->n_outputs : 1), sizeof *p->out_buf);
+    p->in_buf = calloc((size_t)(g->n_inputs > 0 ? g->n_inputs : 1), sizeof *p->in_buf);
+    if (!p->t || !p->out_copy || !p->out_buf || !p->in_buf) FAIL(PAR_ERROR, "prepare: out of memory");
+    for (int32_t i = 0; i < nv; i++) {
+        if (g->values[i].dtype != PAR_DTYPE_F32)
+            FAIL(PAR_UNSUPPORTED, "value '%s' is %s; the cpu backend runs f32 graphs only", g->values[i].name,
+                 par_dtype_name(g->values[i].dtype));
+        tensor_init(&p->t[i], &g->values[i]);
+    }
+    for (int32_t i = 0; i < nn; i++) {
+        par_status s2 = cpu_plan_supports(g, i, msg);
+        if (s2 != PAR_OK) {
+            char why[PAR_MSG_LEN];
+            snprintf(why, sizeof why, "%s", msg->text);
+            FAIL(s2, "prepare: node '%s': %s", g->nodes[i].name, why);
+        }
+        for (int32_t k = 0; k < g->nodes[i].n_inputs; k++) {
+            int32_t v = g->nodes[i].inputs[k];
+            if (v < 0) continue;
+            use[v].uses++;
+            use[v].user = i;
+        }
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++) use[g->outputs[i]].is_output = 1;
+
+    /* 1. boundary: rank-4 graph inputs are converted to NHWC into the arena; others are read in place */
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        cpu_tensor *t = &p->t[g->inputs[i]];
+        if (t->kind != CPU_T_NONE) continue; /* the same value listed twice */
+        if (t->nhwc) {
+            cpu_step *s = add_step(p, NULL, "nchw_to_nhwc");
+            if (!s) FAIL(PAR_ERROR, "prepare: out of memory");
+            s->run = cpu_step_to_nhwc;
+            s->port = i;
+            s->out = g->inputs[i];
+            t->kind = CPU_T_ARENA;
+        } else {
+            t->kind = CPU_T_BOUND_IN;
+        }
+    }
+    const int32_t first_node_step = p->n_steps;
+
+    /* 2. one step per node, with fusions */
+    for (int32_t i = 0; i < nn; i++) {
+        if (absorbed[i]) continue;
+        const par_node *n = &g->nodes[i];
+        op_class cls = OPC_UNARY;
+        op_find(n->op, &cls);
+        cpu_step *s = add_step(p, n, n->op);
+        if (!s) FAIL(PAR_ERROR, "prepare: out of memory");
+        cls_of[p->n_steps - 1] = cls;
+        int32_t v = n->outputs[0];
+        if (cls == OPC_CONV2D) {
+            const par_node *c = sole_consumer(g, use, v);
+            if (c && strcmp(c->op, "batch_norm") == 0 && bn_params_const(g, c)) {
+                absorbed[c - g->nodes] = 1;
+                bn_of[p->n_steps - 1] = c;
+                v = c->outputs[0];
+                strncat(s->label, "+batch_norm", sizeof s->label - strlen(s->label) - 1);
+            }
+        }
+        if (cls == OPC_CONV2D || cls == OPC_LINEAR) {
+            const par_node *c = sole_consumer(g, use, v);
+            float lo, hi;
+            if (c && clamp_bounds(c, &lo, &hi)) {
+                absorbed[c - g->nodes] = 1;
+                s->out_min = lo;
+                s->out_max = hi;
+                v = c->outputs[0];
+                strncat(s->label, "+", sizeof s->label - strlen(s->label) - 1);
+                strncat(s->label, c->op, sizeof s->label - strlen(s->label) - 1);
+            }
+        }
+        s->out = v;
+        /* activation inputs: everything but the parameters packed at prepare */
+        for (int32_t k = 0; k < n->n_inputs && k < 64; k++) {
+            if (is_param_input(cls, k)) continue;
+            s->in[s->n_in++] = n->inputs[k];
+        }
+    }
+    const int32_t end_node_step = p->n_steps;
+
+    /* 3. outputs: a rank != 4 node value, listed once, is computed in its bound buffer; others are copied at the end */
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        const int32_t v = g->outputs[i];
+        cpu_tensor *t = &p->t[v];
+        int repeat = 0;
+        for (int32_t j = 0; j < i; j++) repeat |= g->outputs[j] == v;
+        if (g->values[v].kind == PAR_VALUE_NODE && !t->nhwc && !repeat) {
+            t->kind = CPU_T_BOUND_OUT;
+            t->port = i;
+            continue;
+        }
+        p->out_copy[i] = 1;
+        cpu_step *s = add_step(p, NULL, t->nhwc ? "nhwc_to_nchw" : "copy_out");
+        if (!s) FAIL(PAR_ERROR, "prepare: out of memory");
+        s->run = cpu_step_out_copy;
+        s->port = i;
+        s->in[s->n_in++] = v;
+    }
+
+    /* 4. kinds and lifetimes */
+    for (int32_t si = 0; si < p->n_steps; si++) {
+        cpu_step *s = &p->steps[si];
+        for (int32_t k = 0; k < s->n_in; k++) {
+            const int32_t v = s->in[k];
+            if (v < 0) continue;
+            if (g->values[v].kind == PAR_VALUE_CONST) {
+                if ((st = materialize_const(p, v, msg)) != PAR_OK) goto fail;
+                continue;
+            }
+            cpu_tensor *t = &p->t[v];
+            if (t->kind == CPU_T_NONE) FAIL(PAR_ERROR, "prepare: internal: value '%s' read before it is computed",
+                                            g->values[v].name);
+            if (si > t->last) t->last = si;
+        }
+        if (s->out >= 0) {
+            cpu_tensor *t = &p->t[s->out];
+            if (t->kind == CPU_T_NONE) t->kind = CPU_T_ARENA;
+            if (t->first < 0) t->first = si;
+            if (t->last < si) t->last = si;
+        }
+    }
+    if ((st = place_arena(p, msg)) != PAR_OK) goto fail;
+
+    /* 5. lower every node step (tensor layouts and arena places are final now) */
+    for (int32_t si = first_node_step; si < end_node_step; si++) {
+        cpu_step *s = &p->steps[si];
+        if ((st = lower_step(p, s, cls_of[si], bn_of[si], msg)) != PAR_OK) {
+            if (!strstr(msg->text, s->node->name)) {
+                char why[PAR_MSG_LEN];
+                snprintf(why, sizeof why, "%s", msg->text);
+                par_msgf(msg, st, "prepare: node '%s' (%s): %s", s->node->name, s->node->op, why);
+            }
+            goto fail;
+        }
+        if (!s->run) FAIL(PAR_ERROR, "prepare: internal: node '%s' has no kernel", s->node->name);
+    }
+    free(use);
+    free(bn_of);
+    free(cls_of);
+    free(absorbed);
+    *out = p;
+    return PAR_OK;
+
+fail:
+    st = st == PAR_OK ? PAR_ERROR : st;
+    free(use);
+    free(bn_of);
+    free(cls_of);
+    free(absorbed);
+    cpu_plan_release(p);
+    return st;
+}
+#undef FAIL
+
+par_status cpu_plan_bind(cpu_plan *p, const void *const *inputs, void *const *outputs, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    p->bound = 0;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        if (!inputs[i]) return par_msgf(msg, PAR_ERROR, "bind: input %d ('%s') is NULL", i, g->values[g->inputs[i]].name);
+        p->in_buf[i] = inputs[i];
+        cpu_tensor *t = &p->t[g->inputs[i]];
+        if (t->kind == CPU_T_BOUND_IN) t->data = (float *)(uintptr_t)inputs[i];
+    }
+    for (int32_t i = 0; i < g->n_outputs; i++) {
+        if (!outputs[i])
+            return par_msgf(msg, PAR_ERROR, "bind: output %d ('%s') is NULL", i, g->values[g->outputs[i]].name);
+        p->out_buf[i] = outputs[i];
+        cpu_tensor *t = &p->t[g->outputs[i]];
+        if (t->kind == CPU_T_BOUND_OUT && t->port == i) t->data = outputs[i];
+    }
+    for (int32_t si = 0; si < p->n_steps; si++) {
+        cpu_step *s = &p->steps[si];
+        if (s->bind) {
+            par_status st = s->bind(p, s, msg);
+            if (st != PAR_OK) return st;
+        }
+    }
+    p->bound = 1;
+    return PAR_OK;
+}
+
+par_status cpu_plan_run(cpu_plan *p, par_msg *msg)
+{
+    if (!p->bound) return par_msgf(msg, PAR_ERROR, "run: no buffers bound (bind must succeed before run)");
+    for (int32_t si = 0; si < p->n_steps; si++) p->steps[si].run(p, &p->steps[si]);
+    return PAR_OK;
+}

@@ -1,0 +1,182 @@
+/*
+ * plan.h - private to the cpu backend: the prepared graph (the plan), its tensors in their physical layouts, its
+ * steps, and the ops that steps run (ops_*.c).
+ *
+ * Layouts: every rank-4 tensor inside the plan is NHWC; every other tensor is dense row-major in logical order.
+ * A tensor is described by its logical (NCHW) dims and, per logical dim, its physical stride in elements, so that
+ * data movement (concat, pad, slice, permute, reshape, broadcasting) is one strided walk whatever the layouts. Graph
+ * inputs and outputs of rank 4 are converted at the boundary (a step at the start / end of the plan); the others are
+ * read and written in place in the bound buffers.
+ *
+ * Steps are what run() executes, in order: one per graph node, except that a conv2d absorbs a following batch_norm
+ * (folded into its weights) and a following relu / relu6 / hardtanh / clamp (its epilogue clamp), and a linear
+ * absorbs a following clamp, when the intermediate value has one user and is not a graph output.
+ *
+ * Nothing here allocates at run time: steps take their scratch at prepare. Nothing reads the bound buffers but the
+ * boundary steps and the steps that read or write a rank != 4 input or output directly.
+ */
+#ifndef CPU_PLAN_H
+#define CPU_PLAN_H
+
+#include <pthreadpool.h>
+
+#include "parity_backend.h"
+#include "cpu_kernels.h"
+
+#define CPU_NAME "cpu"
+
+/* The backend context: knobs and the thread pool (created at the first prepare, from the threads knob). */
+typedef struct cpu_ctx {
+    int threads;          /* knob threads=N, >= 1 */
+    int kernels_forced;   /* 1 when kernels= named an ISA (not auto) */
+    cpu_isa isa;          /* the ISA the kernels run with */
+    cpu_isa detected;     /* the best this machine supports */
+    int prepared;         /* knobs are refused once a graph was prepared */
+    pthreadpool_t pool;   /* NULL when threads = 1 */
+} cpu_ctx;
+
+/* ---- tensors ------------------------------------------------------------------------------------------------- */
+typedef enum cpu_tensor_kind {
+    CPU_T_NONE = 0,       /* not materialized (absorbed by a fusion, or never read) */
+    CPU_T_ARENA = 1,      /* an intermediate in the plan's arena (also rank-4 inputs and outputs, converted) */
+    CPU_T_CONST = 2,      /* a constant read by a step as an activation: in place, or an NHWC copy when rank 4 */
+    CPU_T_BOUND_IN = 3,   /* a rank != 4 graph input read in place from the bound buffer */
+    CPU_T_BOUND_OUT = 4,  /* a rank != 4 node value written straight into its bound output buffer */
+} cpu_tensor_kind;
+
+typedef struct cpu_tensor {
+    float *data;                    /* where the elements are (set at prepare, or at bind for BOUND_*) */
+    int32_t rank;
+    int64_t dims[PAR_MAX_RANK];     /* logical (NCHW) dims */
+    int64_t strides[PAR_MAX_RANK];  /* physical stride of each logical dim, in elements */
+    int64_t numel;
+    int nhwc;                       /* rank 4, stored NHWC */
+    cpu_tensor_kind kind;
+    int32_t first, last;            /* steps that define and last read it (arena liveness) */
+    size_t offset;                  /* in the arena */
+    int32_t port;                   /* BOUND_OUT: the graph output position it is bound to */
+    float *owned;                   /* an NHWC copy of a rank-4 constant */
+} cpu_tensor;
+
+/* ---- steps --------------------------------------------------------------------------------------------------- */
+typedef struct cpu_plan cpu_plan;
+typedef struct cpu_step cpu_step;
+typedef void (*cpu_step_fn)(const cpu_plan *p, const cpu_step *s);
+
+#define CPU_LABEL_LEN 64
+
+struct cpu_step {
+    cpu_step_fn run;
+    /* Optional: called at bind, after the tensors' pointers are final (conv setup builds its indirection buffer). */
+    par_status (*bind)(const cpu_plan *p, cpu_step *s, par_msg *msg);
+    void (*destroy)(void *state);
+    void *state;                /* op-specific, owned by the step */
+    const par_node *node;       /* the node the step computes (NULL for boundary conversions) */
+    int32_t n_in;
+    int32_t in[64];             /* tensor (= value) indices read; -1 for an absent optional input */
+    int32_t out;                /* tensor written */
+    int32_t port;               /* boundary steps: the graph input / output position they convert */
+    float out_min, out_max;     /* fused clamp (conv2d, linear); -inf/inf when none */
+    float *scratch;             /* prepare-time scratch, owned */
+    size_t scratch_len;         /* floats */
+    char label[CPU_LABEL_LEN];  /* "conv2d+batch_norm+relu6", "nchw_to_nhwc", ... */
+};
+
+struct cpu_plan {
+    const par_graph_desc *g;
+    const cpu_ctx *ctx;
+    cpu_isa isa;
+    pthreadpool_t pool;
+    cpu_tensor *t;              /* per value */
+    cpu_step *steps;
+    int32_t n_steps, cap_steps;
+    float *arena;
+    size_t arena_len;           /* floats */
+    int32_t *out_copy;          /* per graph output: 1 when the last steps copy it (NHWC, input, constant, repeat) */
+    void **out_buf;             /* per graph output: the bound buffer */
+    const void **in_buf;        /* per graph input: the bound buffer */
+    int bound;
+};
+
+/* ---- plan (plan.c) ------------------------------------------------------------------------------------------- */
+par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_plan **out, par_msg *msg);
+par_status cpu_plan_bind(cpu_plan *p, const void *const *inputs, void *const *outputs, par_msg *msg);
+par_status cpu_plan_run(cpu_plan *p, par_msg *msg);
+void cpu_plan_release(cpu_plan *p);
+/* Whether this backend can run node `node` (dtypes, constant weights, op known). */
+par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg);
+
+/* Introspection for tests and reports: the steps in run order and what each fused. */
+int32_t cpu_plan_step_count(const cpu_plan *p);
+const char *cpu_plan_step_label(const cpu_plan *p, int32_t i);
+
+/* Run fn(ctx, i) for i in [0, range) on the plan's pool (serially when it has none). Work split does not change any
+ * result: every index is computed the same way whichever thread takes it. */
+void cpu_parallel(const cpu_plan *p, void (*fn)(void *, size_t), void *ctx, size_t range);
+
+/* ---- tensor helpers ------------------------------------------------------------------------------------------ */
+/* 1 when the tensor's physical order is its logical row-major order (rank != 4, or NHWC with C = 1 or H*W = 1). */
+int cpu_tensor_rowmajor(const cpu_tensor *t);
+/* Row-major strides of dims. */
+void cpu_rowmajor_strides(int32_t rank, const int64_t *dims, int64_t *strides);
+/* dst[dims under dst_strides] = src[dims under src_strides]: a strided copy of rank dims (any layouts; dims of size
+ * 1 and contiguous runs are merged; a contiguous inner run is a memcpy). */
+void cpu_nd_copy(int32_t rank, const int64_t *dims, float *dst, const int64_t *dst_strides, const float *src,
+                 const int64_t *src_strides);
+/* Copy tensor src into dst in logical order (same numel, any shapes and layouts): reshape and flatten. scratch holds
+ * numel floats, used only when neither side is row-major. */
+void cpu_copy_logical(const cpu_tensor *dst, const cpu_tensor *src, float *scratch);
+
+/* ---- vector kernels (ops_vec_*.c, chosen by ISA) ------------------------------------------------------------- */
+typedef enum cpu_binop { CPU_BIN_ADD = 0, CPU_BIN_SUB = 1, CPU_BIN_MUL = 2, CPU_BIN_DIV = 3 } cpu_binop;
+
+typedef struct cpu_vops {
+    /* y[i] = a[i*sa] op b[i*sb] with sa, sb in {0, 1} (a scalar operand has stride 0). */
+    void (*binary)(cpu_binop op, int64_t n, const float *a, int64_t sa, const float *b, int64_t sb, float *y);
+    void (*clamp)(int64_t n, const float *x, float *y, float lo, float hi);
+    void (*sigmoid)(int64_t n, const float *x, float *y);
+    void (*tanh)(int64_t n, const float *x, float *y);
+    void (*exp)(int64_t n, const float *x, float *y); /* x <= 88 */
+    void (*hardswish)(int64_t n, const float *x, float *y);
+    void (*hardsigmoid)(int64_t n, const float *x, float *y);
+    /* y[i] = x[i] * s[i] + t[i] (one fused multiply-add) */
+    void (*scale_shift)(int64_t n, const float *x, const float *s, const float *t, float *y);
+} cpu_vops;
+
+const cpu_vops *cpu_vops_for(cpu_isa isa);
+const cpu_vops *cpu_vops_scalar(void);
+const cpu_vops *cpu_vops_avx2(void);   /* NULL when not compiled in */
+const cpu_vops *cpu_vops_avx512(void); /* NULL when not compiled in */
+
+/* ---- op lowering (ops_*.c): fill step s for node n at prepare; the planner has set s->in, s->out, s->node and the
+ * tensors' layouts. Return PAR_UNSUPPORTED / PAR_ERROR with a message naming the node. ------------------------ */
+typedef par_status (*cpu_lower_fn)(cpu_plan *p, cpu_step *s, par_msg *msg);
+
+/* ops_eltwise.c */
+par_status cpu_lower_binary(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_prelu(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_batch_norm(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_softmax(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_pool.c */
+par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_shape.c */
+par_status cpu_lower_copy(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_permute(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_concat(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_pad(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_slice(cpu_plan *p, cpu_step *s, par_msg *msg);
+void cpu_step_to_nhwc(const cpu_plan *p, const cpu_step *s);   /* boundary: bound NCHW input -> NHWC tensor */
+void cpu_step_out_copy(const cpu_plan *p, const cpu_step *s);  /* boundary: tensor -> bound NCHW output */
+/* ops_matrix.c: conv2d (with folded batch_norm: bn node or NULL), linear, matmul, conv_transpose2d */
+par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, const par_node *bn, par_msg *msg);
+par_status cpu_lower_linear(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_matmul(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_conv_transpose2d(cpu_plan *p, cpu_step *s, par_msg *msg);
+
+/* Allocate a step's scratch (floats) at prepare. */
+par_status cpu_step_scratch(cpu_step *s, size_t floats, par_msg *msg);
+
+#endif

@@ -1,0 +1,12 @@
+# backends/qnnpack/builtin.mk - the qnnpack int8 backend, built into parity (registered in harness/backends.def).
+# The VNNI kernels are compiled with clang (GCC 12 schedules vpdpbusd accumulator loops about 2.3x worse) and only
+# they get the AVX-512 flags; the AVX2 kernels get -mavx2 -mfma; everything else is portable C. The kernel set is
+# chosen at run time with cpuinfo (knob kernels=auto|vnni|avx2|scalar).
+QNN_DIR := backends/qnnpack
+BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_conv.c $(QNN_DIR)/qnn_ops.c $(QNN_DIR)/qnn_ukernel_scalar.c \
+               $(QNN_DIR)/qnn_ukernel_avx2.c $(QNN_DIR)/qnn_ukernel_vnni.c
+BUILTIN_LIBS += -lpthreadpool -lcpuinfo
+$(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CFLAGS += -O3 -mavx2 -mfma
+$(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_vnni.o: CC := clang
+$(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_vnni.o: CFLAGS += -O3 -mavx512f -mavx512bw -mavx512vl -mavx512vnni \
+                                                      -Wno-unknown-warning-option

@@ -1,0 +1,155 @@
+/*
+ * qnn_kernels.h - the int8 micro-kernels of the qnnpack backend: indirection GEMM (igemm) and depthwise (dwconv),
+ * one set per instruction set (AVX-512 VNNI, AVX2, scalar), and the weight packing each set reads.
+ *
+ * It must not know about graphs, nodes or the harness: kernels see pointers, sizes and requantization parameters.
+ *
+ * Numbers. Activations are uint8 everywhere inside the backend: a qs8 tensor is stored as q + 128 (its bits XOR
+ * 0x80) with zero point zp + 128, so one kernel serves qu8 and qs8 and the VNNI instruction vpdpbusd (u8 x s8) applies
+ * directly. Weights are int8: qs8 as is, qu8 as q - 128 with zero point zp - 128. A GEMM accumulates in int32
+ *     acc = sum_k xu_k * ws_k,
+ * and the zero points enter through the bias, computed once at prepare:
+ *     sum_k (xu_k - zx)(ws_k - zw) = acc - zx * sum_k ws_k + K zx zw - zw * sum_k xu_k,
+ * the last term (a row sum, only when zw != 0) is the `rowcorr` input. Padding reads a buffer filled with zx, which
+ * adds exactly 0 to the sum. |acc| <= K * 255 * 128 fits int32 for any K below 65000.
+ *
+ * Requantization (scheme fp32, as XNNPACK's fp32 kernels): y = (float)acc * scale[n], clamped in float to
+ * [qmin - zp, qmax - zp] (so the conversion never overflows), converted with round-to-nearest-even (cvtps2dq under
+ * the default MXCSR; the 1.5 * 2^23 trick in the scalar kernel), plus zp. Every ISA computes the same float
+ * products in the same order, so the kernels are bit-identical to each other. The VNNI epilogue clamps below after
+ * packing to uint8 instead, which gives the same integers (rounding commutes with clamping to integer bounds).
+ */
+#ifndef QNN_KERNELS_H
+#define QNN_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Requantization of one output block (fp32 scheme). vmin, vmax: the output clamp in the zero-point-free domain.
+ * With `two`, a fused activation that has its own quantization (relu6 after a conv, calibrated separately) is a
+ * second fp32 requantization of the first one's integer, exactly as the unfused graph computes it:
+ *     q1 - zp1 = rne(clamp((float)acc * scale, vmin1, vmax1))            ([vmin1, vmax1] = [-zp1, 255 - zp1])
+ *     y        = zp + rne(clamp((float)(q1 - zp1) * r2, vmin, vmax)). */
+typedef struct qnn_rq {
+    float vmin, vmax;
+    int32_t zp;
+    int32_t two;
+    float vmin1, vmax1, r2;
+} qnn_rq;
+
+/* Indirection GEMM: mr (<= MR) output rows, nc (<= NR) output columns.
+ *   a[t * MR + i]: row i's pointer for tap t (t < ks); rows >= mr repeat a valid row. Pointers other than `zero` are
+ *                  advanced by a_off (the group's first channel). Each row of a tap is kc bytes, kc a multiple of 4;
+ *                  bytes past the real channels are read and multiplied by zero weights.
+ *   w:            a packed block: int32 bias[NR], then the weights of the ISA's format (qnn_pack_gemm).
+ *   rowcorr:      NULL or mr int32 added to the rows' accumulators.
+ *   c, cs:        output rows (uint8), stride cs bytes; only nc columns and mr rows are written.
+ *   scale:        NR floats. */
+typedef void (*qnn_igemm_fn)(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
+                             const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
+                             const float *scale, const qnn_rq *rq);
+
+/* Depthwise (multiplier 1), npix output pixels: pixel p has ks taps a[p * ks + t] (each reads cp = round_up(channels,
+ * 16) bytes), writes channels bytes at c + p * cs. w: int32 bias[cp] then int32 weights [ks][cp] each holding
+ * (uint16_t)w (the low half signed, the high half 0: the operand vpdpwssd / vpmaddwd wants), scale[cp]. */
+typedef void (*qnn_dw_fn)(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w, uint8_t *c,
+                          size_t cs, const float *scale, const qnn_rq *rq);
+
+/* Elementwise add of two uint8 tensors of the same shape, requant.h's add formula with round half to even (fp32):
+ *     acc = ma (a - za) + mb (b - zb)   (|acc| < 2^30),   y = clamp(zo + rne(acc / 2^shift), 0, 255).
+ * The body is shared (qnn_vadd_body) and compiled once per ISA file, where the compiler vectorizes it; integer
+ * arithmetic, so every ISA gives the same bytes. */
+typedef struct qnn_add_params {
+    int32_t ma, mb, za, zb, zo, shift;
+} qnn_add_params;
+typedef void (*qnn_vadd_fn)(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
+
+static inline void qnn_vadd_body(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p)
+{
+    const int32_t ma = p->ma, mb = p->mb, za = p->za, zb = p->zb, zo = p->zo, sh = p->shift;
+    const int32_t mask = (1 << sh) - 1, half = 1 << (sh - 1);
+    for (size_t i = 0; i < n; i++) {
+        int32_t acc = ma * ((int32_t)a[i] - za) + mb * ((int32_t)b[i] - zb);
+        int32_t fl = acc >> sh, rem = acc & mask;
+        int32_t v = fl + ((rem > half) | ((rem == half) & fl & 1)) + zo;
+        y[i] = (uint8_t)(v < 0 ? 0 : v > 255 ? 255 : v);
+    }
+}
+
+/* quantize f32 -> uint8 domain: t = x * (1 / scale) in double (within 2^-52 of the quotient), clamped to
+ * [-512, 512] (NaN -> -512), rounded half to even by adding and subtracting 1.5 * 2^52, then + zp (after the
+ * rounding: an odd zero point must not flip a tie) and saturated. No multiply-add pair a compiler could contract
+ * into an FMA, so the bytes are the same on every ISA. */
+typedef void (*qnn_quantize_fn)(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
+
+static inline void qnn_quantize_body(size_t n, const float *x, uint8_t *y, double inv_scale, double zp)
+{
+    for (size_t i = 0; i < n; i++) {
+        double t = (double)x[i] * inv_scale;
+        t = t > -512.0 ? t : -512.0;
+        t = t < 512.0 ? t : 512.0;
+        double r = (t + 6755399441055744.0) - 6755399441055744.0;
+        r += zp;
+        y[i] = (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : (int32_t)r);
+    }
+}
+
+typedef enum qnn_wfmt {
+    QNN_WFMT_C4 = 0,     /* int8: per 4 k's, NR columns x 4 bytes (vpdpbusd operand) */
+    QNN_WFMT_C4_I16 = 1, /* int16: per 4 k's, NR int32 lanes of (w0, w2), then NR lanes of (w1, w3) (vpmaddwd) */
+} qnn_wfmt;
+
+typedef enum qnn_isa { QNN_ISA_SCALAR = 0, QNN_ISA_AVX2 = 1, QNN_ISA_VNNI = 2 } qnn_isa;
+
+typedef struct qnn_ukernels {
+    qnn_isa isa;
+    const char *name; /* "vnni", "avx2", "scalar" */
+    size_t mr, nr;
+    qnn_wfmt wfmt;
+    qnn_igemm_fn igemm;
+    qnn_dw_fn dw;
+    qnn_vadd_fn vadd;
+    qnn_quantize_fn quantize;
+} qnn_ukernels;
+
+/* The kernel set of an ISA, or NULL when the machine lacks it (cpuinfo). */
+const qnn_ukernels *par_qnn_ukernels(qnn_isa isa);
+/* The best available set. */
+const qnn_ukernels *par_qnn_ukernels_best(void);
+
+/* Bytes of one packed igemm block: bias + ks * kcp * nr weights in the format. */
+size_t par_qnn_block_bytes(const qnn_ukernels *uk, size_t ks, size_t kcp);
+
+/* Pack output columns [n0, n0 + nc) of a GEMM into `dst` (par_qnn_block_bytes bytes): bias[j] and the weight of
+ * column j, tap t, channel k read as wfn(ctx, n0 + j, t, k) (already zero-point shifted to int8). Channels k >= kc
+ * and columns j >= nc are zero. */
+typedef int32_t (*qnn_wget_fn)(const void *ctx, size_t n, size_t t, size_t k);
+void par_qnn_pack_gemm(const qnn_ukernels *uk, size_t ks, size_t kc, size_t kcp, size_t n0, size_t nc,
+                       const int32_t *bias, qnn_wget_fn wfn, const void *ctx, void *dst);
+
+/* Kernels (one file each). */
+void par_qnn_igemm_4x8c4__scalar(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
+                                 const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
+                                 const float *scale, const qnn_rq *rq);
+void par_qnn_dw_c16__scalar(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
+                            uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+void par_qnn_vadd__scalar(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
+void par_qnn_quantize__scalar(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
+void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
+                                const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
+                                const float *scale, const qnn_rq *rq);
+void par_qnn_dw_c16__avx2(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
+                          uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+void par_qnn_vadd__avx2(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
+void par_qnn_quantize__avx2(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
+void par_qnn_igemm_8x32c4__avx512vnni(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a,
+                                      size_t a_off, const uint8_t *zero, const void *w, const int32_t *rowcorr,
+                                      uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+void par_qnn_dw_c16__avx512vnni(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
+                                uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+void par_qnn_vadd__avx512(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
+void par_qnn_quantize__avx512(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
+/* The measured vpdpbusd peak (GOP/s, one core) over `iters` iterations of 24 independent accumulators. */
+double par_qnn_vnni_peak(long iters);
+
+#endif /* QNN_KERNELS_H */

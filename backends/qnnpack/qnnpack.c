@@ -1,0 +1,548 @@
+/*
+ * qnnpack.c - the qnnpack backend (built in): an int8 backend in the manner of QNNPACK and XNNPACK's qs8/qu8
+ * operators, NHWC inside, weights packed at prepare with the zero-point corrections folded into the bias, indirection
+ * GEMM micro-kernels for AVX-512 VNNI, AVX2 and scalar chosen at run time (knob kernels=auto|vnni|avx2|scalar),
+ * requantization scheme fp32 (PAR_REQUANT_FP32). This file holds the backend table, the knobs, the plan (values,
+ * layouts, steps), the graph boundary (inputs in, outputs out) and the micro-benchmarks; op lowering is in
+ * qnn_conv.c and qnn_ops.c, kernels in qnn_ukernel_*.c.
+ *
+ * It runs quantized graphs only: f32 tensors appear only as the input of `quantize` and the output of `dequantize`.
+ * Anything else is UNSUPPORTED with the reason. It must not write outside the bound outputs or into inputs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "qnnpack.h"
+
+#define QNN_VERSION "1.0"
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Plan memory and steps
+ * ------------------------------------------------------------------------------------------------------------- */
+void *par_qnn_alloc(qnn_plan *p, size_t bytes)
+{
+    if (p->n_allocs == p->cap_allocs) {
+        int32_t cap = p->cap_allocs ? 2 * p->cap_allocs : 64;
+        void **a = realloc(p->allocs, sizeof *a * (size_t)cap);
+        if (!a) return NULL;
+        p->allocs = a;
+        p->cap_allocs = cap;
+    }
+    size_t sz = (bytes + 63) & ~(size_t)63;
+    void *m = aligned_alloc(64, sz ? sz : 64);
+    if (!m) return NULL;
+    memset(m, 0, sz ? sz : 64);
+    p->allocs[p->n_allocs++] = m;
+    return m;
+}
+
+par_status par_qnn_add_step(qnn_plan *p, qnn_step_fn fn, const void *op, par_msg *msg)
+{
+    if (p->n_steps == p->cap_steps) {
+        int32_t cap = p->cap_steps ? 2 * p->cap_steps : 32;
+        qnn_step *s = realloc(p->steps, sizeof *s * (size_t)cap);
+        if (!s) return par_msgf(msg, PAR_ERROR, "prepare: out of memory (steps)");
+        p->steps = s;
+        p->cap_steps = cap;
+    }
+    p->steps[p->n_steps++] = (qnn_step){fn, op};
+    return PAR_OK;
+}
+
+/* Layout conversion of a rank-4 tensor [N, C, H, W]: NCHW <-> NHWC. */
+typedef struct cvt_op {
+    const uint8_t *src;
+    uint8_t *dst;
+    size_t n, c, hw;
+    int to_nhwc;
+} cvt_op;
+
+static void cvt_run(const void *opv, qnn_plan *p)
+{
+    (void)p;
+    const cvt_op *o = opv;
+    for (size_t b = 0; b < o->n; b++) {
+        const uint8_t *s = o->src + b * o->c * o->hw;
+        uint8_t *d = o->dst + b * o->c * o->hw;
+        if (o->to_nhwc)
+            for (size_t c = 0; c < o->c; c++)
+                for (size_t i = 0; i < o->hw; i++) d[i * o->c + c] = s[c * o->hw + i];
+        else
+            for (size_t i = 0; i < o->hw; i++)
+                for (size_t c = 0; c < o->c; c++) d[c * o->hw + i] = s[i * o->c + c];
+    }
+}
+
+static int same_layouts(const qnn_tensor *t)
+{
+    return t->rank != 4 || t->dims[1] == 1 || t->dims[2] * t->dims[3] == 1;
+}
+
+/* An activation buffer of at least `bytes` (+ slack): the smallest free one that fits, else a new one. */
+static uint8_t *buf_get(qnn_plan *p, size_t bytes)
+{
+    bytes += QNN_SLACK;
+    int32_t best = -1;
+    for (int32_t i = 0; i < p->n_bufs; i++)
+        if (!p->bufs[i].busy && p->bufs[i].size >= bytes && (best < 0 || p->bufs[i].size < p->bufs[best].size))
+            best = i;
+    if (best >= 0) {
+        p->bufs[best].busy = 1;
+        return p->bufs[best].ptr;
+    }
+    if (p->n_bufs == p->cap_bufs) {
+        int32_t cap = p->cap_bufs ? 2 * p->cap_bufs : 32;
+        qnn_buf *b = realloc(p->bufs, sizeof *b * (size_t)cap);
+        if (!b) return NULL;
+        p->bufs = b;
+        p->cap_bufs = cap;
+    }
+    uint8_t *m = par_qnn_alloc(p, bytes);
+    if (!m) return NULL;
+    p->bufs[p->n_bufs++] = (qnn_buf){m, bytes, 1};
+    return m;
+}
+
+static void buf_put(qnn_plan *p, const uint8_t *ptr)
+{
+    for (int32_t i = 0; i < p->n_bufs; i++)
+        if (p->bufs[i].ptr == ptr) p->bufs[i].busy = 0;
+}
+
+/* After node ni is lowered: the buffers of the values it was the last reader of become free. */
+static void release_dead(qnn_plan *p, int32_t ni)
+{
+    const par_node *n = &p->g->nodes[ni];
+    for (int32_t k = 0; k < n->n_inputs; k++) {
+        int32_t v = n->inputs[k];
+        if (v < 0 || p->last_use[v] > ni) continue;
+        qnn_tensor *t = &p->t[v];
+        if (t->buf[0]) buf_put(p, t->buf[0]);
+        if (t->buf[1] && t->buf[1] != t->buf[0]) buf_put(p, t->buf[1]);
+        p->last_use[v] = INT32_MAX; /* released once */
+    }
+}
+
+int par_qnn_have(const qnn_plan *p, int32_t v)
+{
+    if (p->t[v].buf[QNN_NHWC]) return QNN_NHWC;
+    if (p->t[v].buf[QNN_LOGICAL]) return QNN_LOGICAL;
+    return -1;
+}
+
+uint8_t *par_qnn_produce(qnn_plan *p, int32_t v, int layout, par_msg *msg)
+{
+    qnn_tensor *t = &p->t[v];
+    uint8_t *b = p->g->values[v].kind == PAR_VALUE_CONST ? par_qnn_alloc(p, (size_t)t->numel + QNN_SLACK)
+                                                         : buf_get(p, (size_t)t->numel);
+    if (!b) {
+        par_msgf(msg, PAR_ERROR, "prepare: out of memory (value '%s')", p->g->values[v].name);
+        return NULL;
+    }
+    t->buf[0] = t->buf[1] = NULL;
+    if (same_layouts(t)) t->buf[0] = t->buf[1] = b; /* one memory order serves both */
+    else t->buf[layout] = b;
+    return b;
+}
+
+const uint8_t *par_qnn_need(qnn_plan *p, int32_t v, int layout, par_msg *msg)
+{
+    qnn_tensor *t = &p->t[v];
+    if (t->buf[layout]) return t->buf[layout];
+    const uint8_t *src = t->buf[!layout];
+    if (!src || t->rank != 4) {
+        par_msgf(msg, PAR_ERROR, "prepare: value '%s' is not available in the layout its consumer needs",
+                 p->g->values[v].name);
+        return NULL;
+    }
+    uint8_t *dst = p->g->values[v].kind == PAR_VALUE_CONST ? par_qnn_alloc(p, (size_t)t->numel + QNN_SLACK)
+                                                           : buf_get(p, (size_t)t->numel);
+    cvt_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!dst || !o) {
+        par_msgf(msg, PAR_ERROR, "prepare: out of memory (layout of '%s')", p->g->values[v].name);
+        return NULL;
+    }
+    *o = (cvt_op){src, dst, (size_t)t->dims[0], (size_t)t->dims[1], (size_t)(t->dims[2] * t->dims[3]),
+                  layout == QNN_NHWC};
+    t->buf[layout] = dst;
+    if (p->g->values[v].kind == PAR_VALUE_CONST) cvt_run(o, p);
+    else if (par_qnn_add_step(p, cvt_run, o, msg) != PAR_OK) return NULL;
+    return dst;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Graph boundary
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef struct io_op {
+    int32_t index;  /* input or output index */
+    uint8_t *q;     /* quantized buffer (logical) */
+    const float *f; /* f32 source of an output */
+    size_t n;
+    uint8_t x;      /* 0x80 for qs8, else 0 */
+} io_op;
+
+static void load_run(const void *opv, qnn_plan *p)
+{
+    const io_op *o = opv;
+    const uint8_t *s = p->inputs[o->index];
+    for (size_t i = 0; i < o->n; i++) o->q[i] = s[i] ^ o->x;
+}
+
+static void store_run(const void *opv, qnn_plan *p)
+{
+    const io_op *o = opv;
+    if (o->f) {
+        memcpy(p->outputs[o->index], o->f, o->n * sizeof(float));
+        return;
+    }
+    uint8_t *d = p->outputs[o->index];
+    for (size_t i = 0; i < o->n; i++) d[i] = o->q[i] ^ o->x;
+}
+
+static int is_q(par_dtype t)
+{
+    return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Context and knobs
+ * ------------------------------------------------------------------------------------------------------------- */
+static par_status qnn_init(void **ctx, par_msg *msg)
+{
+    qnn_ctx *c = calloc(1, sizeof *c);
+    if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
+    c->threads = 1;
+    c->isa = par_qnn_ukernels_best()->isa;
+    *ctx = c;
+    return PAR_OK;
+}
+
+static void qnn_destroy(void *ctx)
+{
+    free(ctx);
+}
+
+static par_status qnn_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
+{
+    qnn_ctx *c = ctx;
+    if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (strcmp(key, "threads") == 0) {
+        char *end = NULL;
+        errno = 0;
+        long v = strtol(value, &end, 10);
+        if (!*value || *end || errno || v < 1 || v > 64)
+            return par_msgf(msg, PAR_ERROR, "knob 'threads': value '%s' is not an integer in [1, 64]", value);
+        c->threads = (int)v;
+        return PAR_OK;
+    }
+    if (strcmp(key, "kernels") == 0) {
+        static const struct {
+            const char *name;
+            qnn_isa isa;
+        } K[] = {{"vnni", QNN_ISA_VNNI}, {"avx2", QNN_ISA_AVX2}, {"scalar", QNN_ISA_SCALAR}};
+        if (strcmp(value, "auto") == 0) {
+            c->isa = par_qnn_ukernels_best()->isa;
+            c->forced = 0;
+            return PAR_OK;
+        }
+        for (size_t i = 0; i < sizeof K / sizeof K[0]; i++)
+            if (strcmp(value, K[i].name) == 0) {
+                if (!par_qnn_ukernels(K[i].isa))
+                    return par_msgf(msg, PAR_UNSUPPORTED, "knob 'kernels': this machine lacks %s", value);
+                c->isa = K[i].isa;
+                c->forced = 1;
+                return PAR_OK;
+            }
+        return par_msgf(msg, PAR_ERROR, "knob 'kernels': value '%s' is not one of auto, vnni, avx2, scalar", value);
+    }
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (qnnpack knobs: threads=N, kernels=auto|vnni|avx2|scalar)", key);
+}
+
+static size_t qnn_describe(void *ctx, char *buf, size_t len)
+{
+    const qnn_ctx *c = ctx;
+    const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
+    int need = snprintf(buf, len, "threads=%d;kernels=%s%s;requant=fp32;gemm=%zux%zuc4", c->threads,
+                        uk ? uk->name : "?", c->forced ? "" : "(auto)", uk ? uk->mr : 0, uk ? uk->nr : 0);
+    return need < 0 ? 0 : (size_t)need;
+}
+
+static par_requant qnn_requant(void *ctx)
+{
+    (void)ctx;
+    return PAR_REQUANT_FP32;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Micro-benchmarks: "gemm" (the igemm micro-kernel of the selected set on M = N = 512, K = 1024, one thread, the
+ * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (vpdpbusd
+ * throughput with independent accumulators).
+ * ------------------------------------------------------------------------------------------------------------- */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int32_t bench_w(const void *ctx, size_t n, size_t t, size_t k)
+{
+    (void)ctx;
+    (void)t;
+    return (int32_t)((n * 7 + k * 13) % 255) - 127;
+}
+
+static par_status bench_gemm(const qnn_ukernels *uk, double *gops, par_msg *msg)
+{
+    enum { M = 512, N = 512, K = 1024 };
+    size_t mr = uk->mr, nr = uk->nr, mt = (M + mr - 1) / mr, nb = (N + nr - 1) / nr;
+    size_t bb = par_qnn_block_bytes(uk, 1, K);
+    uint8_t *a = aligned_alloc(64, (size_t)M * K + QNN_SLACK), *cbuf = aligned_alloc(64, (size_t)M * N);
+    uint8_t *w = aligned_alloc(64, bb * nb);
+    const uint8_t **ind = malloc(sizeof *ind * mt * mr);
+    float *scale = aligned_alloc(64, sizeof(float) * nr);
+    int32_t *bias = calloc(nr, sizeof *bias);
+    if (!a || !cbuf || !w || !ind || !scale || !bias) {
+        free(a), free(cbuf), free(w), free(ind), free(scale), free(bias);
+        return par_msgf(msg, PAR_ERROR, "microbench gemm: out of memory");
+    }
+    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (uint8_t)(i * 31 + 7);
+    for (size_t i = 0; i < mt * mr; i++) ind[i] = a + (i < M ? i : M - 1) * K;
+    for (size_t j = 0; j < nr; j++) scale[j] = 1e-4f;
+    for (size_t b = 0; b < nb; b++) par_qnn_pack_gemm(uk, 1, K, K, b * nr, nr, bias, bench_w, NULL, w + b * bb);
+    qnn_rq rq = {-128.0f, 127.0f, 128, 0, 0.0f, 0.0f, 1.0f};
+    double best = 1e30;
+    for (int rep = 0; rep < 15; rep++) {
+        double t0 = now_s();
+        for (size_t b = 0; b < nb; b++)
+            for (size_t m = 0; m < mt; m++)
+                uk->igemm(mr, nr, K, 1, ind + m * mr, 0, NULL, w + b * bb, NULL, cbuf + m * mr * N + b * nr, N, scale,
+                          &rq);
+        double dt = now_s() - t0;
+        if (dt < best) best = dt;
+    }
+    *gops = 2.0 * M * N * K / best * 1e-9;
+    free(a), free(cbuf), free(w), free(ind), free(scale), free(bias);
+    return PAR_OK;
+}
+
+static par_status qnn_microbench(void *ctx, const char *name, double *value, char *unit, size_t unit_len,
+                                 par_msg *msg)
+{
+    const qnn_ctx *c = ctx;
+    snprintf(unit, unit_len, "GOP/s");
+    if (strcmp(name, "gemm") == 0) {
+        const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
+        if (!uk) return par_msgf(msg, PAR_UNSUPPORTED, "microbench gemm: kernel set unavailable");
+        return bench_gemm(uk, value, msg);
+    }
+    if (strcmp(name, "peak") == 0) {
+        if (!par_qnn_ukernels(QNN_ISA_VNNI))
+            return par_msgf(msg, PAR_UNSUPPORTED, "microbench peak: this machine has no AVX-512 VNNI");
+        /* Short bursts, best of many: the two logical CPUs here may share one core with other work, and the best
+         * burst is the uncontended rate (the gemm figure is taken the same way). */
+        double best = 0;
+        for (int i = 0; i < 100; i++) {
+            double v = par_qnn_vnni_peak(50000);
+            if (v > best) best = v;
+        }
+        *value = best;
+        return PAR_OK;
+    }
+    return par_msgf(msg, PAR_UNSUPPORTED, "microbench '%s': qnnpack has 'gemm' and 'peak'", name);
+}
+
+static void *qnn_get_proc(void *ctx, const char *name)
+{
+    (void)ctx;
+    if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)qnn_set_knob;
+    if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)qnn_describe;
+    if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)qnn_requant;
+    if (strcmp(name, PAR_PROC_MICROBENCH) == 0) return (void *)(par_microbench_fn)qnn_microbench;
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * supports / prepare / bind / run / release
+ * ------------------------------------------------------------------------------------------------------------- */
+static int is_conv_family(const char *op)
+{
+    return strcmp(op, "conv2d") == 0 || strcmp(op, "linear") == 0;
+}
+
+static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
+{
+    (void)ctx;
+    if (node < 0 || node >= g->n_nodes)
+        return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
+    const par_node *n = &g->nodes[node];
+    if (is_conv_family(n->op)) return par_qnn_check_conv(g, n, msg);
+    return par_qnn_check_op(g, n, msg);
+}
+
+static void qnn_release(void *ctx, void *prepared)
+{
+    (void)ctx;
+    qnn_plan *p = prepared;
+    if (!p) return;
+    if (p->pool) pthreadpool_destroy(p->pool);
+    for (int32_t i = 0; i < p->n_allocs; i++) free(p->allocs[i]);
+    free(p->allocs);
+    free(p->steps);
+    free(p->t);
+    free(p->skip);
+    free(p->last_use);
+    free(p->bufs);
+    free(p);
+}
+
+static par_status init_tensors(qnn_plan *p, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    for (int32_t v = 0; v < g->n_values; v++) {
+        const par_value *val = &g->values[v];
+        qnn_tensor *t = &p->t[v];
+        t->quant = is_q(val->dtype);
+        t->xor80 = val->dtype == PAR_DTYPE_QS8;
+        t->rank = val->rank;
+        memcpy(t->dims, val->dims, sizeof t->dims);
+        t->numel = val->numel;
+        t->scale = val->scale;
+        t->zp = val->zero_point + (t->xor80 ? 128 : 0);
+        t->input_index = -1;
+        t->fused = -1;
+        /* A quantized constant used as an activation (an add operand, a concat input): stored once, here. Weights
+         * of conv2d and linear are packed by their lowering instead; storing them too costs only memory. */
+        if (val->kind == PAR_VALUE_CONST && t->quant && val->quant_axis < 0) {
+            uint8_t *b = par_qnn_produce(p, v, QNN_LOGICAL, msg);
+            if (!b) return PAR_ERROR;
+            const uint8_t *s = val->data;
+            for (int64_t i = 0; i < val->numel; i++) b[i] = s[i] ^ (t->xor80 ? 0x80 : 0);
+        }
+    }
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        int32_t v = g->inputs[i];
+        qnn_tensor *t = &p->t[v];
+        t->input_index = i;
+        if (!t->quant) continue;
+        io_op *o = par_qnn_alloc(p, sizeof *o);
+        uint8_t *b = par_qnn_produce(p, v, QNN_LOGICAL, msg);
+        if (!o || !b) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+        *o = (io_op){i, b, NULL, (size_t)t->numel, (uint8_t)(t->xor80 ? 0x80 : 0)};
+        if (par_qnn_add_step(p, load_run, o, msg) != PAR_OK) return PAR_ERROR;
+    }
+    return PAR_OK;
+}
+
+static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
+{
+    qnn_ctx *c = ctx;
+    *prepared = NULL;
+    c->prepared = 1;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        if (qnn_supports(ctx, g, i, msg) != PAR_OK) return PAR_UNSUPPORTED;
+    qnn_plan *p = calloc(1, sizeof *p);
+    if (!p) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    p->g = g;
+    p->ctx = c;
+    p->uk = par_qnn_ukernels(c->isa);
+    p->t = calloc((size_t)g->n_values + 1, sizeof *p->t);
+    p->skip = calloc((size_t)g->n_nodes + 1, sizeof *p->skip);
+    p->last_use = calloc((size_t)g->n_values + 1, sizeof *p->last_use);
+    par_status st = PAR_OK;
+    if (!p->uk) st = par_msgf(msg, PAR_UNSUPPORTED, "prepare: kernel set unavailable on this machine");
+    else if (!p->t || !p->skip || !p->last_use) st = par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    if (st == PAR_OK) {
+        for (int32_t v = 0; v < g->n_values; v++)
+            p->last_use[v] = g->values[v].kind == PAR_VALUE_CONST ? INT32_MAX : -1;
+        for (int32_t i = 0; i < g->n_nodes; i++)
+            for (int32_t k = 0; k < g->nodes[i].n_inputs; k++)
+                if (g->nodes[i].inputs[k] >= 0 && p->last_use[g->nodes[i].inputs[k]] < i)
+                    p->last_use[g->nodes[i].inputs[k]] = i;
+        for (int32_t i = 0; i < g->n_outputs; i++) p->last_use[g->outputs[i]] = INT32_MAX;
+    }
+    if (st == PAR_OK && c->threads > 1) {
+        p->pool = pthreadpool_create((size_t)c->threads);
+        if (!p->pool) st = par_msgf(msg, PAR_ERROR, "prepare: cannot create a pool of %d threads", c->threads);
+    }
+    if (st == PAR_OK) st = init_tensors(p, msg);
+    for (int32_t i = 0; i < g->n_nodes && st == PAR_OK; i++) {
+        const par_node *n = &g->nodes[i];
+        if (!p->skip[i]) st = is_conv_family(n->op) ? par_qnn_lower_conv(p, i, msg) : par_qnn_lower_op(p, i, msg);
+        if (st != PAR_OK) {
+            par_msg m = *msg;
+            par_msgf(msg, st, "node '%s' (%s): %s", n->name, n->op, m.text);
+        }
+        release_dead(p, i);
+    }
+    for (int32_t i = 0; i < g->n_outputs && st == PAR_OK; i++) {
+        int32_t v = g->outputs[i];
+        qnn_tensor *t = &p->t[v];
+        io_op *o = par_qnn_alloc(p, sizeof *o);
+        if (!o) {
+            st = par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+            break;
+        }
+        *o = (io_op){i, NULL, NULL, (size_t)t->numel, (uint8_t)(t->xor80 ? 0x80 : 0)};
+        if (t->quant) {
+            o->q = (uint8_t *)par_qnn_need(p, v, QNN_LOGICAL, msg);
+            if (!o->q) st = PAR_ERROR;
+        } else if (t->fbuf) {
+            o->f = t->fbuf;
+        } else {
+            st = par_msgf(msg, PAR_UNSUPPORTED, "output '%s' is an f32 graph input passed through",
+                          g->values[v].name);
+        }
+        if (st == PAR_OK) st = par_qnn_add_step(p, store_run, o, msg);
+    }
+    if (st != PAR_OK) {
+        qnn_release(ctx, p);
+        return st;
+    }
+    *prepared = p;
+    return PAR_OK;
+}
+
+static par_status qnn_bind(void *ctx, void *prepared, const void *const *inputs, void *const *outputs, par_msg *msg)
+{
+    (void)ctx;
+    qnn_plan *p = prepared;
+    if (!p) return par_msgf(msg, PAR_ERROR, "bind: no prepared graph");
+    p->inputs = inputs;
+    p->outputs = outputs;
+    return PAR_OK;
+}
+
+static par_status qnn_run(void *ctx, void *prepared, par_msg *msg)
+{
+    (void)ctx;
+    qnn_plan *p = prepared;
+    if (!p || !p->outputs) return par_msgf(msg, PAR_ERROR, "run: graph not prepared and bound");
+    for (int32_t i = 0; i < p->n_steps; i++) p->steps[i].run(p->steps[i].op, p);
+    return PAR_OK;
+}
+
+static const par_backend QNN_BACKEND = {
+    .api_version = PAR_BACKEND_API_VERSION,
+    .struct_size = sizeof(par_backend),
+    .name = "qnnpack",
+    .description = "int8 (qu8/qs8) NHWC backend: indirection GEMM with AVX-512 VNNI / AVX2 / scalar micro-kernels, "
+                   "fp32 requantization",
+    .version = QNN_VERSION,
+    .arith = PAR_ARITH_F32,
+    .init = qnn_init,
+    .destroy = qnn_destroy,
+    .supports = qnn_supports,
+    .prepare = qnn_prepare,
+    .bind = qnn_bind,
+    .run = qnn_run,
+    .release = qnn_release,
+    .get_proc = qnn_get_proc,
+};
+
+const par_backend *par_backend_qnnpack(void);
+const par_backend *par_backend_qnnpack(void)
+{
+    return &QNN_BACKEND;
+}

@@ -1,0 +1,122 @@
+/*
+ * qnnpack.h - internals of the qnnpack backend (int8, NHWC, QNNPACK-style): the plan a prepared graph becomes, and
+ * the lowering entry points of each op family. Only the backend's own files include it.
+ *
+ * A plan is a list of steps run in order. Every quantized value has up to two uint8 buffers, one per layout
+ * (logical NCHW order and NHWC, the latter for rank-4 tensors); an op asks for its inputs in the layout it wants
+ * (qnn_need, which schedules a conversion step the first time) and produces its outputs in one layout. Inside the
+ * backend every activation is uint8 with a uint8-domain zero point: qs8 values are stored XOR 0x80 (q + 128), see
+ * qnn_kernels.h. Memory is taken at prepare only; run allocates nothing.
+ *
+ * It includes parity_backend.h only; the lowering files also use reference/requant.h, the shared definition of the
+ * requantization arithmetic, so that the backend's integers are the reference's by construction.
+ */
+#ifndef QNNPACK_H
+#define QNNPACK_H
+
+#include <pthreadpool.h>
+
+#include "parity_backend.h"
+#include "qnn_kernels.h"
+
+enum { QNN_LOGICAL = 0, QNN_NHWC = 1 };
+
+/* Bytes of readable slack after every activation buffer: kernels read whole groups of 4 or 16 channels. */
+#define QNN_SLACK 64
+
+typedef struct qnn_ctx {
+    int threads;       /* knob threads=N (1 = the caller's thread only) */
+    qnn_isa isa;       /* knob kernels=...: the forced set, or -1 for auto */
+    int forced;        /* 1 when kernels= named a set */
+    int prepared;      /* knobs are refused once a graph was prepared */
+} qnn_ctx;
+
+typedef struct qnn_tensor {
+    int quant;               /* 1: qu8/qs8, stored uint8 */
+    int xor80;               /* 1: qs8 (stored as q ^ 0x80) */
+    int32_t rank;
+    int64_t dims[PAR_MAX_RANK];
+    int64_t numel;
+    double scale;            /* per-tensor scale of an activation */
+    int32_t zp;              /* zero point in the uint8 domain */
+    uint8_t *buf[2];         /* QNN_LOGICAL, QNN_NHWC; NULL until produced or needed */
+    float *fbuf;             /* f32 values (logical); NULL for a graph input (read from the bound buffer) */
+    int32_t input_index;     /* index in g->inputs, or -1 */
+    int32_t fused;           /* a fused activation writes this value from its producer: the producer's output */
+} qnn_tensor;
+
+typedef struct qnn_buf {
+    uint8_t *ptr;
+    size_t size;
+    int busy;
+} qnn_buf;
+
+struct qnn_plan;
+typedef void (*qnn_step_fn)(const void *op, struct qnn_plan *p);
+
+typedef struct qnn_step {
+    qnn_step_fn run;
+    const void *op;
+} qnn_step;
+
+typedef struct qnn_plan {
+    const par_graph_desc *g;
+    const qnn_ctx *ctx;
+    const qnn_ukernels *uk;
+    pthreadpool_t pool;
+    qnn_tensor *t;                  /* [g->n_values] */
+    qnn_step *steps;
+    int32_t n_steps, cap_steps;
+    void **allocs;                  /* everything allocated for the plan, freed at release */
+    int32_t n_allocs, cap_allocs;
+    int32_t *skip;                  /* [g->n_nodes]: 1 for a node fused into its producer */
+    int32_t *last_use;              /* [g->n_values]: the last node reading the value (INT32_MAX: kept) */
+    struct qnn_buf *bufs;           /* activation buffers, reused once their value is dead (as XNNPACK's
+                                     * runtime plans memory: the working set stays in cache) */
+    int32_t n_bufs, cap_bufs;
+    const void *const *inputs;      /* bound buffers */
+    void *const *outputs;
+} qnn_plan;
+
+/* Plan memory: zeroed, 64-byte aligned, freed at release. NULL on failure. */
+void *par_qnn_alloc(qnn_plan *p, size_t bytes);
+/* Append a step. PAR_ERROR on allocation failure. */
+par_status par_qnn_add_step(qnn_plan *p, qnn_step_fn fn, const void *op, par_msg *msg);
+/* The buffer of value v in `layout`, scheduling a conversion from the other layout when needed (a constant is
+ * converted at once). NULL with msg set on failure. */
+const uint8_t *par_qnn_need(qnn_plan *p, int32_t v, int layout, par_msg *msg);
+/* The output buffer of value v in `layout` (allocated now). NULL on failure. */
+uint8_t *par_qnn_produce(qnn_plan *p, int32_t v, int layout, par_msg *msg);
+/* The layout a value is available in (QNN_NHWC preferred), or -1. */
+int par_qnn_have(const qnn_plan *p, int32_t v);
+
+/* zp + round_half_even(x), saturated to [0, 255]: the requantization of the ops computed in double. The rounding
+ * comes before the zero point is added (an odd zero point would flip the parity of a tie). Adding and subtracting
+ * 1.5 * 2^52 rounds to an integer under the default rounding mode for |x| < 2^51; the clamp comes first, so NaN
+ * (compares false: -512) and huge values are safe. */
+static inline uint8_t qnn_sat_rne(double x, int32_t zp)
+{
+    double c = x > -512.0 ? (x < 512.0 ? x : 512.0) : -512.0;
+    double r = (c + 6755399441055744.0) - 6755399441055744.0 + zp;
+    return (uint8_t)(r < 0 ? 0 : r > 255 ? 255 : r);
+}
+
+/* Round half to even of a float already clamped to |f| < 2^22 (1.5 * 2^23 trick, default rounding mode): what
+ * cvtps2dq and XNNPACK's scalar fp32 "magic" requantization compute. */
+static inline int32_t qnn_rne_f32(float f)
+{
+    return (int32_t)((f + 12582912.0f) - 12582912.0f);
+}
+
+/* Lowering of one node into steps (qnn_conv.c, qnn_ops.c). PAR_UNSUPPORTED with the reason, PAR_ERROR on failure.
+ * The check functions answer supports() without allocating. */
+par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_lower_op(qnn_plan *p, int32_t node, par_msg *msg);
+/* The 256-entry table of a unary op (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish) from the input's to
+ * the output's quantization; 0 when the op is not unary. */
+int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tensor *x, const qnn_tensor *y,
+                      uint8_t lut[256]);
+
+#endif /* QNNPACK_H */

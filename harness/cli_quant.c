@@ -1,0 +1,88 @@
+/*
+ * cli_quant.c - `parity quantize CASE --dtype qu8|qs8 [--per-channel] -o out.json`: writes the quantized twin of a
+ * float case (harness/quantize.c, docs/quantization.md) as a case file. It reads the case, never modifies it.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "quantize.h"
+
+static const char usage_text[] =
+    "usage: parity quantize CASE --dtype qu8|qs8 [--per-channel] [--seeded-weights|--inline-weights] [--id ID]\n"
+    "                       -o FILE\n"
+    "  Writes the quantized twin of a float case: activations calibrated per tensor from the reference's value\n"
+    "  ranges, conv2d/linear weights qs8 (per output channel with --per-channel) with i32 biases, batch_norm folded\n"
+    "  into the conv before it, quantize/dequantize at the edges. Weights are quantized from the float data and\n"
+    "  written inline, or with --seeded-weights drawn from a seeded qs8 generator scaled like the float weights (a\n"
+    "  small file; the default when generated weights exceed 2^20 elements). docs/quantization.md.\n";
+
+int par_cmd_quantize(int argc, char **argv, const char *exe)
+{
+    (void)exe;
+    static const struct option opts[] = {{"dtype", required_argument, NULL, 'd'},
+                                         {"per-channel", no_argument, NULL, 'p'},
+                                         {"seeded-weights", no_argument, NULL, 's'},
+                                         {"inline-weights", no_argument, NULL, 'i'},
+                                         {"id", required_argument, NULL, 'I'},
+                                         {"out", required_argument, NULL, 'o'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    par_quant_opts o = {.act = PAR_DTYPE_INVALID, .per_channel = 0, .seeded = -1, .id = NULL};
+    const char *out = NULL, *dtype = NULL;
+    optind = 1;
+    int ch;
+    while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        switch (ch) {
+        case 'd': dtype = optarg; break;
+        case 'p': o.per_channel = 1; break;
+        case 's': o.seeded = 1; break;
+        case 'i': o.seeded = 0; break;
+        case 'I': o.id = optarg; break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(usage_text, stdout); return PAR_EXIT_OK;
+        default: fputs(usage_text, stderr); return PAR_EXIT_USAGE;
+        }
+    }
+    if (optind != argc - 1 || !out || !dtype) {
+        fprintf(stderr, "parity quantize: %s\n%s",
+                optind != argc - 1 ? "expected one CASE" : !dtype ? "--dtype is required" : "-o FILE is required",
+                usage_text);
+        return PAR_EXIT_USAGE;
+    }
+    if (!strcmp(dtype, "qu8")) o.act = PAR_DTYPE_QU8;
+    else if (!strcmp(dtype, "qs8")) o.act = PAR_DTYPE_QS8;
+    else {
+        fprintf(stderr, "parity quantize: --dtype: '%s' is not qu8 or qs8\n", dtype);
+        return PAR_EXIT_USAGE;
+    }
+    par_msg msg = {{0}};
+    par_case *c = par_cli_load_case(argv[optind], &msg);
+    if (!c) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        return PAR_EXIT_USAGE;
+    }
+    par_case *qc = par_case_quantize(c, &o, &msg);
+    par_case_destroy(c);
+    if (!qc) {
+        fprintf(stderr, "parity quantize: %s\n", msg.text);
+        return PAR_EXIT_USAGE;
+    }
+    char *text = par_case_to_json(qc, 0);
+    par_case_destroy(qc);
+    if (!text) {
+        fprintf(stderr, "parity quantize: cannot serialize the quantized case\n");
+        return PAR_EXIT_INTERNAL;
+    }
+    FILE *f = fopen(out, "w");
+    int rc = PAR_EXIT_OK;
+    if (!f || fputs(text, f) < 0 || fputc('\n', f) == EOF) {
+        fprintf(stderr, "parity quantize: cannot write '%s'\n", out);
+        rc = PAR_EXIT_USAGE;
+    }
+    if (f && fclose(f) != 0) rc = PAR_EXIT_USAGE;
+    free(text);
+    return rc;
+}

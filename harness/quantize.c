@@ -1,0 +1,497 @@
+/*
+ * quantize.c - par_case_quantize: the quantized twin of a float case (docs/quantization.md, "Quantized twins").
+ *
+ * Three passes over the float graph: (1) plan: fold each inference batch_norm into the conv2d that feeds only it,
+ * and quantize every conv2d / linear weight tensor (per tensor or per output channel, symmetric qs8); (2) calibrate:
+ * run the float reference on a float copy of the graph that carries the weights the twin will have (dequantized)
+ * and take the range of every value; (3) emit: quantize the graph inputs, run every op that has a quantized form on
+ * integers with per-tensor scale = range / 255 (the range always includes 0), and dequantize the outputs. It never
+ * changes the source case and never writes files.
+ */
+#include "quantize.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../reference/reference.h"
+#include "prng.h"
+
+#define SIGMA_Q 31.75 /* std of seeded qs8 weights: 127 / 4, so the +-127 clamp only cuts 4-sigma tails */
+
+typedef struct wplan {
+    int active;          /* conv2d / linear with constant f32 weights (and bias): quantized */
+    int32_t bn;          /* the batch_norm node folded into it, or -1 */
+    int64_t oc, per;     /* output channels, weights per channel */
+    float *wf, *bf;      /* folded float weights and bias (bias zeros when absent) */
+    int8_t *wq;          /* quantized weights */
+    float *ws;           /* scales: oc of them (per-channel) or 1 */
+    float *wd;           /* dequantized weights (calibration) */
+    par_gen gen;         /* seeded: the generator of wq */
+} wplan;
+
+typedef struct qctx {
+    const par_case *src;
+    const par_graph_desc *g;
+    const par_quant_opts *o;
+    int seeded;
+    int32_t *uses;       /* per value: consumers (nodes and graph outputs) */
+    int32_t *folded;     /* per node: 1 for a batch_norm folded away */
+    int32_t *alias;      /* per value: the value that stands for it (a folded batch_norm's output -> the conv's) */
+    wplan *wp;           /* per node */
+    double *lo, *hi;     /* per value: calibrated range */
+    /* emit */
+    par_case *c;
+    int32_t *fval, *qval; /* per value: its float / quantized version in the new case, or -1 */
+    float *qs;
+    int32_t *qz;
+    par_msg *msg;
+} qctx;
+
+static const par_tensor_src *src_of(const par_case *c, int32_t v)
+{
+    for (int32_t k = 0; k < c->n_srcs; k++)
+        if (c->srcs[k].value == v) return &c->srcs[k];
+    return NULL;
+}
+
+static const float *const_f32(const par_graph_desc *g, int32_t v)
+{
+    if (v < 0 || g->values[v].kind != PAR_VALUE_CONST || g->values[v].dtype != PAR_DTYPE_F32) return NULL;
+    return g->values[v].data;
+}
+
+static int input_of(const par_node *n, int32_t i) { return i < n->n_inputs ? n->inputs[i] : -1; }
+
+/* ---- pass 1: plan ------------------------------------------------------------------------------------------- */
+
+static par_status plan_weights(qctx *q, int32_t ni)
+{
+    const par_graph_desc *g = q->g;
+    const par_node *n = &g->nodes[ni];
+    wplan *p = &q->wp[ni];
+    int32_t wv = input_of(n, 1), bv = input_of(n, 2);
+    const float *w = const_f32(g, wv), *b = bv >= 0 ? const_f32(g, bv) : NULL;
+    if (!w || (bv >= 0 && !b)) return PAR_OK; /* dynamic weights or bias: the node stays float */
+    p->active = 1;
+    p->oc = g->values[wv].dims[0];
+    p->per = g->values[wv].numel / p->oc;
+    p->wf = malloc(sizeof *p->wf * (size_t)g->values[wv].numel);
+    p->bf = calloc((size_t)p->oc, sizeof *p->bf);
+    p->wq = malloc((size_t)g->values[wv].numel);
+    p->wd = malloc(sizeof *p->wd * (size_t)g->values[wv].numel);
+    p->ws = malloc(sizeof *p->ws * (size_t)p->oc);
+    if (!p->wf || !p->bf || !p->wq || !p->wd || !p->ws) return par_msgf(q->msg, PAR_ERROR, "out of memory");
+    memcpy(p->wf, w, sizeof *p->wf * (size_t)g->values[wv].numel);
+    if (b) memcpy(p->bf, b, sizeof *p->bf * (size_t)p->oc);
+    if (p->bn >= 0) {
+        /* y = (conv - mean) / sqrt(var + eps) * gamma + beta = conv * k + (beta - mean k), k = gamma / sqrt(var+eps) */
+        const par_node *bn = &g->nodes[p->bn];
+        const float *ga = const_f32(g, bn->inputs[1]), *be = const_f32(g, bn->inputs[2]);
+        const float *mu = const_f32(g, bn->inputs[3]), *va = const_f32(g, bn->inputs[4]);
+        double eps = par_attr_float(bn, "eps", 1e-5);
+        for (int64_t c = 0; c < p->oc; c++) {
+            double k = ga[c] / sqrt((double)va[c] + eps);
+            for (int64_t i = 0; i < p->per; i++) p->wf[c * p->per + i] = (float)(p->wf[c * p->per + i] * k);
+            p->bf[c] = (float)(((double)p->bf[c] - mu[c]) * k + be[c]);
+        }
+    }
+    /* scales: per channel, or one for the tensor */
+    int64_t groups = q->o->per_channel ? p->oc : 1, gsize = p->oc * p->per / groups;
+    if (q->seeded) {
+        p->gen = (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = SIGMA_Q, .fan_in = 0,
+                           .seed = par_hash_str(g->values[wv].name, q->src->seed) | 1};
+        par_gen_fill(&p->gen, PAR_DTYPE_QS8, g->values[wv].rank, g->values[wv].dims, p->wq);
+    }
+    for (int64_t k = 0; k < groups; k++) {
+        double m = 0, ss = 0;
+        for (int64_t i = 0; i < gsize; i++) {
+            double x = p->wf[k * gsize + i];
+            m = fmax(m, fabs(x));
+            ss += x * x;
+        }
+        /* seeded: match the float weights' spread (root mean square); data: the largest magnitude maps to 127 */
+        double s = q->seeded ? sqrt(ss / (double)gsize) / SIGMA_Q : m / 127.0;
+        if (!(s > 0) || !isfinite(s)) s = 1e-6;
+        p->ws[k] = (float)s;
+        for (int64_t i = 0; i < gsize; i++) {
+            int64_t j = k * gsize + i;
+            if (!q->seeded) {
+                double t = nearbyint(p->wf[j] / (double)p->ws[k]);
+                p->wq[j] = (int8_t)(t > 127 ? 127 : t < -127 ? -127 : t);
+            }
+            p->wd[j] = p->ws[k] * (float)p->wq[j];
+        }
+    }
+    return PAR_OK;
+}
+
+static par_status plan(qctx *q)
+{
+    const par_graph_desc *g = q->g;
+    for (int32_t v = 0; v < g->n_values; v++) q->alias[v] = v;
+    for (int32_t ni = 0; ni < g->n_nodes; ni++) {
+        q->wp[ni].bn = -1;
+        for (int32_t i = 0; i < g->nodes[ni].n_inputs; i++)
+            if (g->nodes[ni].inputs[i] >= 0) q->uses[g->nodes[ni].inputs[i]]++;
+    }
+    for (int32_t k = 0; k < g->n_outputs; k++) q->uses[g->outputs[k]]++;
+    for (int32_t ni = 0; ni < g->n_nodes; ni++) {
+        const par_node *n = &g->nodes[ni];
+        if (strcmp(n->op, "batch_norm") != 0) continue;
+        int32_t x = n->inputs[0], p = g->values[x].producer;
+        int ok = p >= 0 && strcmp(g->nodes[p].op, "conv2d") == 0 && q->uses[x] == 1 && q->wp[p].bn < 0;
+        for (int32_t i = 1; i < 5 && ok; i++) ok = const_f32(g, n->inputs[i]) != NULL;
+        if (ok) ok = const_f32(g, g->nodes[p].inputs[1]) != NULL &&
+                     (input_of(&g->nodes[p], 2) < 0 || const_f32(g, g->nodes[p].inputs[2]));
+        if (!ok) continue;
+        q->wp[p].bn = ni;
+        q->folded[ni] = 1;
+        q->alias[n->outputs[0]] = x;
+    }
+    int64_t total = 0, gen = 1;
+    for (int32_t ni = 0; ni < g->n_nodes; ni++) {
+        const par_node *n = &g->nodes[ni];
+        if (strcmp(n->op, "conv2d") != 0 && strcmp(n->op, "linear") != 0) continue;
+        int32_t wv = input_of(n, 1);
+        if (!const_f32(g, wv)) continue;
+        total += g->values[wv].numel;
+        const par_tensor_src *s = src_of(q->src, wv);
+        gen &= s && s->kind == PAR_SRC_GEN;
+    }
+    q->seeded = q->o->seeded >= 0 ? q->o->seeded : (gen && total > (INT64_C(1) << 20));
+    for (int32_t ni = 0; ni < g->n_nodes; ni++) {
+        const par_node *n = &g->nodes[ni];
+        if (strcmp(n->op, "conv2d") != 0 && strcmp(n->op, "linear") != 0) continue;
+        if (plan_weights(q, ni) != PAR_OK) return PAR_ERROR;
+    }
+    return PAR_OK;
+}
+
+/* ---- pass 2: calibrate -------------------------------------------------------------------------------------- */
+
+/* A copy of a constant of the source case (its generator, or its data). */
+static int32_t copy_const(qctx *q, par_case *c, int32_t v)
+{
+    const par_value *val = &q->g->values[v];
+    const par_tensor_src *s = src_of(q->src, v);
+    int32_t k = (s && s->kind == PAR_SRC_GEN) ? par_case_const(c, val->name, val->dtype, val->rank, val->dims, s->gen)
+                                              : par_case_const_data(c, val->name, val->dtype, val->rank, val->dims,
+                                                                    val->data);
+    if (k >= 0 && val->dtype != PAR_DTYPE_F32 && val->dtype != PAR_DTYPE_F16) par_case_quant(c, k, val->scale,
+                                                                                            val->zero_point);
+    return k;
+}
+
+static int32_t copy_input(qctx *q, par_case *c, int32_t v)
+{
+    const par_value *val = &q->g->values[v];
+    const par_tensor_src *s = src_of(q->src, v);
+    if (s && s->kind == PAR_SRC_GEN) return par_case_input(c, val->name, val->dtype, val->rank, val->dims, s->gen);
+    if (s && s->kind == PAR_SRC_INLINE && s->data)
+        return par_case_input_data(c, val->name, val->dtype, val->rank, val->dims, s->data);
+    c->status = par_msgf(&c->err, PAR_ERROR, "input '%s': only generated or inline inputs can be quantized",
+                         val->name);
+    return -1;
+}
+
+static par_status calibrate(qctx *q)
+{
+    const par_graph_desc *g = q->g;
+    par_case *c = par_case_create("calibration", q->src->seed);
+    int32_t *map = malloc(sizeof *map * (size_t)g->n_values);
+    if (!c || !map) {
+        par_case_destroy(c);
+        free(map);
+        return par_msgf(q->msg, PAR_ERROR, "out of memory");
+    }
+    for (int32_t v = 0; v < g->n_values; v++) map[v] = -1;
+    for (int32_t i = 0; i < g->n_inputs; i++) map[g->inputs[i]] = copy_input(q, c, g->inputs[i]);
+    for (int32_t ni = 0; ni < g->n_nodes && c->status == PAR_OK; ni++) {
+        const par_node *n = &g->nodes[ni];
+        if (q->folded[ni]) continue;
+        int32_t ins[64];
+        char nb[300];
+        for (int32_t i = 0; i < n->n_inputs && i < 64; i++) {
+            int32_t v = n->inputs[i];
+            ins[i] = -1;
+            if (v < 0) continue;
+            if (q->wp[ni].active && (i == 1 || i == 2)) {
+                const par_value *val = &g->values[v];
+                snprintf(nb, sizeof nb, "%s_cal", val->name);
+                ins[i] = par_case_const_data(c, nb, PAR_DTYPE_F32, val->rank, val->dims,
+                                             i == 1 ? (const void *)q->wp[ni].wd : (const void *)q->wp[ni].bf);
+                continue;
+            }
+            if (map[v] < 0 && g->values[v].kind == PAR_VALUE_CONST) map[v] = copy_const(q, c, v);
+            ins[i] = map[v];
+        }
+        int32_t out_v = n->outputs[0];
+        if (q->wp[ni].active && q->wp[ni].bn >= 0 && input_of(n, 2) < 0) {
+            /* a folded bias where the conv had none: add it as a constant */
+            snprintf(nb, sizeof nb, "%s_bias_cal", n->name);
+            ins[2] = par_case_const_data(c, nb, PAR_DTYPE_F32, 1, (int64_t[]){q->wp[ni].oc}, q->wp[ni].bf);
+        }
+        int32_t n_in = q->wp[ni].active && q->wp[ni].bn >= 0 && n->n_inputs < 3 ? 3 : n->n_inputs;
+        par_out_spec os = {g->values[out_v].name, 0, 0, 0};
+        map[out_v] = par_case_node(c, n->op, n_in, ins, n->n_attrs, n->attrs, &os);
+        if (q->wp[ni].bn >= 0) map[g->nodes[q->wp[ni].bn].outputs[0]] = map[out_v];
+    }
+    for (int32_t k = 0; k < g->n_outputs && c->status == PAR_OK; k++) par_case_output(c, map[q->alias[g->outputs[k]]]);
+    par_status st = par_case_finish(c);
+    if (st != PAR_OK) {
+        par_msgf(q->msg, st, "calibration graph: %s", c->err.text);
+    } else {
+        void **bufs = NULL;
+        par_ref_result *r = NULL;
+        par_prec p = par_prec_for(PAR_ARITH_F32);
+        st = par_case_make_inputs(c, &bufs, q->msg);
+        if (st == PAR_OK) st = par_ref_run(par_graph_desc_of(c->graph), &p, (const void *const *)bufs, &r, q->msg);
+        for (int32_t v = 0; v < g->n_values && st == PAR_OK; v++) {
+            q->lo[v] = q->hi[v] = 0;
+            if (map[v] < 0) continue;
+            const par_rt *t = &r->values[map[v]];
+            for (int64_t i = 0; i < t->numel; i++) {
+                if (isfinite(t->v[i])) {
+                    q->lo[v] = fmin(q->lo[v], t->v[i]);
+                    q->hi[v] = fmax(q->hi[v], t->v[i]);
+                }
+            }
+        }
+        par_ref_result_destroy(r);
+        if (bufs) par_case_free_inputs(c, bufs);
+    }
+    par_case_destroy(c);
+    free(map);
+    return st;
+}
+
+/* ---- pass 3: emit ------------------------------------------------------------------------------------------- */
+
+static void act_params(const qctx *q, double lo, double hi, float *scale, int32_t *zp)
+{
+    if (!(hi - lo > 1e-6)) hi = lo + 1e-6;
+    double s = (hi - lo) / 255.0;
+    double z = nearbyint(-lo / s);
+    z = z < 0 ? 0 : z > 255 ? 255 : z;
+    if (q->o->act == PAR_DTYPE_QS8) z -= 128;
+    *scale = (float)s;
+    *zp = (int32_t)z;
+}
+
+static int32_t get_f(qctx *q, int32_t v);
+
+static int32_t get_q(qctx *q, int32_t v)
+{
+    if (q->qval[v] >= 0) return q->qval[v];
+    int32_t f = get_f(q, v);
+    if (f < 0) return -1;
+    char nb[300];
+    snprintf(nb, sizeof nb, "%s_q", q->g->values[v].name);
+    act_params(q, q->lo[v], q->hi[v], &q->qs[v], &q->qz[v]);
+    par_out_spec os = {nb, q->o->act, q->qs[v], q->qz[v]};
+    q->qval[v] = par_case_node(q->c, "quantize", 1, &f, 0, NULL, &os);
+    return q->qval[v];
+}
+
+static int32_t get_f(qctx *q, int32_t v)
+{
+    if (q->fval[v] >= 0) return q->fval[v];
+    if (q->g->values[v].kind == PAR_VALUE_CONST) return q->fval[v] = copy_const(q, q->c, v);
+    if (q->qval[v] < 0) return -1;
+    char nb[300];
+    snprintf(nb, sizeof nb, "%s_f", q->g->values[v].name);
+    par_out_spec os = {nb, 0, 0, 0};
+    return q->fval[v] = par_case_node(q->c, "dequantize", 1, &q->qval[v], 0, NULL, &os);
+}
+
+/* Ops computed on integers, and how their output params are chosen. */
+static int quant_op(const char *op)
+{
+    static const char *const ops[] = {"conv2d", "linear", "add", "mul", "relu", "relu6", "hardtanh", "clamp",
+                                      "sigmoid", "tanh", "hardswish", "max_pool2d", "avg_pool2d",
+                                      "global_avg_pool2d", "softmax", "upsample_nearest2d", "upsample_bilinear2d",
+                                      "concat", "reshape", "flatten", "permute", "slice"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(op, ops[i])) return 1;
+    return 0;
+}
+
+static int keeps_params(const char *op)
+{
+    return !strcmp(op, "max_pool2d") || !strcmp(op, "reshape") || !strcmp(op, "flatten") || !strcmp(op, "permute") ||
+           !strcmp(op, "slice") || !strcmp(op, "upsample_nearest2d");
+}
+
+static void emit_quant_node(qctx *q, int32_t ni)
+{
+    const par_graph_desc *g = q->g;
+    const par_node *n = &g->nodes[ni];
+    const wplan *p = &q->wp[ni];
+    int32_t out = n->outputs[0], ins[64];
+    char nb[300];
+    for (int32_t i = 0; i < n->n_inputs && i < 64; i++) {
+        ins[i] = -1;
+        if (n->inputs[i] < 0 || (p->active && i >= 1)) continue;
+        ins[i] = get_q(q, n->inputs[i]);
+    }
+    int32_t n_in = n->n_inputs;
+    float s_out;
+    int32_t z_out;
+    act_params(q, q->lo[out], q->hi[out], &s_out, &z_out);
+    const int32_t x0 = n->inputs[0];
+    if (keeps_params(n->op)) {
+        s_out = q->qs[x0];
+        z_out = q->qz[x0];
+    } else if (!strcmp(n->op, "softmax") || !strcmp(n->op, "sigmoid")) {
+        s_out = 1.0f / 256;
+        z_out = q->o->act == PAR_DTYPE_QS8 ? -128 : 0;
+    } else if (!strcmp(n->op, "tanh")) {
+        s_out = 1.0f / 128;
+        z_out = q->o->act == PAR_DTYPE_QS8 ? 0 : 128;
+    }
+    if (p->active) {
+        const par_value *wv = &g->values[n->inputs[1]];
+        snprintf(nb, sizeof nb, "%s", wv->name);
+        int32_t w = q->seeded ? par_case_const(q->c, nb, PAR_DTYPE_QS8, wv->rank, wv->dims, p->gen)
+                              : par_case_const_data(q->c, nb, PAR_DTYPE_QS8, wv->rank, wv->dims, p->wq);
+        if (w >= 0 && q->o->per_channel) {
+            par_msg m = {{0}};
+            if (par_graph_set_channel_quant(q->c->graph, w, 0, p->ws, p->oc, &m) != PAR_OK && q->c->status == PAR_OK) {
+                q->c->status = PAR_ERROR;
+                q->c->err = m;
+            }
+        } else if (w >= 0) {
+            par_case_quant(q->c, w, p->ws[0], 0);
+        }
+        int32_t *qb = malloc(sizeof *qb * (size_t)p->oc);
+        if (!qb) {
+            q->c->status = par_msgf(&q->c->err, PAR_ERROR, "out of memory");
+            return;
+        }
+        const float sx = q->qs[x0];
+        for (int64_t c = 0; c < p->oc; c++) {
+            double t = nearbyint((double)p->bf[c] / ((double)sx * p->ws[q->o->per_channel ? c : 0]));
+            qb[c] = (int32_t)(t > 2147483647.0 ? 2147483647.0 : t < -2147483647.0 ? -2147483647.0 : t);
+        }
+        snprintf(nb, sizeof nb, "%s_bias", n->name);
+        int32_t b = par_case_const_data(q->c, nb, PAR_DTYPE_I32, 1, (int64_t[]){p->oc}, qb);
+        free(qb);
+        if (b >= 0) par_case_quant(q->c, b, sx * p->ws[0], 0);
+        ins[1] = w;
+        ins[2] = b;
+        n_in = 3;
+    }
+    par_out_spec os = {g->values[out].name, q->o->act, s_out, z_out};
+    q->qval[out] = par_case_node(q->c, n->op, n_in, ins, n->n_attrs, n->attrs, &os);
+    q->qs[out] = s_out;
+    q->qz[out] = z_out;
+}
+
+static void emit(qctx *q)
+{
+    const par_graph_desc *g = q->g;
+    for (int32_t i = 0; i < g->n_inputs; i++) q->fval[g->inputs[i]] = copy_input(q, q->c, g->inputs[i]);
+    for (int32_t ni = 0; ni < g->n_nodes && q->c->status == PAR_OK; ni++) {
+        const par_node *n = &g->nodes[ni];
+        if (q->folded[ni]) {
+            int32_t x = n->inputs[0], y = n->outputs[0];
+            q->qval[y] = q->qval[x];
+            q->fval[y] = q->fval[x];
+            q->qs[y] = q->qs[x];
+            q->qz[y] = q->qz[x];
+            continue;
+        }
+        int all_float = 1;
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            if (n->inputs[i] >= 0 && g->values[n->inputs[i]].dtype != PAR_DTYPE_F32) all_float = 0;
+        int quant = quant_op(n->op) && all_float && n->n_outputs == 1 &&
+                    g->values[n->outputs[0]].dtype == PAR_DTYPE_F32 &&
+                    ((strcmp(n->op, "conv2d") && strcmp(n->op, "linear")) || q->wp[ni].active);
+        if (quant) {
+            emit_quant_node(q, ni);
+            continue;
+        }
+        int32_t ins[64];
+        for (int32_t i = 0; i < n->n_inputs && i < 64; i++) ins[i] = n->inputs[i] >= 0 ? get_f(q, n->inputs[i]) : -1;
+        par_out_spec os = {g->values[n->outputs[0]].name, 0, 0, 0};
+        q->fval[n->outputs[0]] = par_case_node(q->c, n->op, n->n_inputs, ins, n->n_attrs, n->attrs, &os);
+    }
+    for (int32_t k = 0; k < g->n_outputs && q->c->status == PAR_OK; k++) par_case_output(q->c, get_f(q, g->outputs[k]));
+}
+
+par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_msg *msg)
+{
+    if (!src || !src->graph) {
+        par_msgf(msg, PAR_ERROR, "no case");
+        return NULL;
+    }
+    if (o->act != PAR_DTYPE_QU8 && o->act != PAR_DTYPE_QS8) {
+        par_msgf(msg, PAR_ERROR, "--dtype: %s, expected qu8 or qs8", par_dtype_name(o->act));
+        return NULL;
+    }
+    const par_graph_desc *g = par_graph_desc_of(src->graph);
+    for (int32_t v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == PAR_VALUE_INPUT && g->values[v].dtype != PAR_DTYPE_F32) {
+            par_msgf(msg, PAR_ERROR, "input '%s' is %s: only float (f32) cases have a quantized twin",
+                     g->values[v].name, par_dtype_name(g->values[v].dtype));
+            return NULL;
+        }
+    qctx q = {.src = src, .g = g, .o = o, .msg = msg};
+    size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
+    q.uses = calloc(nv, sizeof *q.uses);
+    q.alias = calloc(nv, sizeof *q.alias);
+    q.folded = calloc(nn, sizeof *q.folded);
+    q.wp = calloc(nn, sizeof *q.wp);
+    q.lo = calloc(nv, sizeof *q.lo);
+    q.hi = calloc(nv, sizeof *q.hi);
+    q.fval = malloc(nv * sizeof *q.fval);
+    q.qval = malloc(nv * sizeof *q.qval);
+    q.qs = calloc(nv, sizeof *q.qs);
+    q.qz = calloc(nv, sizeof *q.qz);
+    par_case *out = NULL;
+    par_status st = (q.uses && q.alias && q.folded && q.wp && q.lo && q.hi && q.fval && q.qval && q.qs && q.qz)
+                        ? PAR_OK
+                        : par_msgf(msg, PAR_ERROR, "out of memory");
+    if (st == PAR_OK) st = plan(&q);
+    if (st == PAR_OK) st = calibrate(&q);
+    if (st == PAR_OK) {
+        for (size_t v = 0; v < nv; v++) q.fval[v] = q.qval[v] = -1;
+        char id[256];
+        snprintf(id, sizeof id, "%s_%s", src->id ? src->id : "case", par_dtype_name(o->act));
+        q.c = par_case_create(o->id ? o->id : id, src->seed);
+        if (!q.c) st = par_msgf(msg, PAR_ERROR, "out of memory");
+    }
+    if (st == PAR_OK) {
+        char d[512];
+        snprintf(d, sizeof d, "Quantized twin (%s activations, %s qs8 weights%s) of %s, calibrated on the reference's "
+                 "value ranges (parity quantize)", par_dtype_name(o->act), o->per_channel ? "per-channel" : "per-tensor",
+                 q.seeded ? ", seeded" : "", src->id ? src->id : "a float case");
+        q.c->description = strdup(d);
+        q.c->repeat = src->repeat;
+        q.c->timeout_s = src->timeout_s;
+        emit(&q);
+        st = par_case_finish(q.c);
+        if (st != PAR_OK) par_msgf(msg, st, "quantized graph: %s", q.c->err.text);
+        else out = q.c;
+        if (!out) par_case_destroy(q.c);
+    }
+    for (int32_t ni = 0; q.wp && ni < g->n_nodes; ni++) {
+        free(q.wp[ni].wf);
+        free(q.wp[ni].bf);
+        free(q.wp[ni].wq);
+        free(q.wp[ni].ws);
+        free(q.wp[ni].wd);
+    }
+    free(q.uses);
+    free(q.alias);
+    free(q.folded);
+    free(q.wp);
+    free(q.lo);
+    free(q.hi);
+    free(q.fval);
+    free(q.qval);
+    free(q.qs);
+    free(q.qz);
+    return out;
+}

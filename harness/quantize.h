@@ -1,0 +1,26 @@
+/*
+ * quantize.h - derive the quantized twin of a float case (docs/quantization.md, "Quantized twins of float cases"):
+ * calibrate per-tensor activation scales and zero points from the reference's value ranges, quantize conv2d / linear
+ * weights to qs8 (per tensor or per output channel) with i32 biases, fold inference batch_norm into the preceding
+ * conv2d, and rewrite the graph as quantize -> quantized ops -> dequantize.
+ */
+#ifndef PAR_QUANTIZE_H
+#define PAR_QUANTIZE_H
+
+#include "case.h"
+
+typedef struct par_quant_opts {
+    par_dtype act;    /* activations: PAR_DTYPE_QU8 or PAR_DTYPE_QS8 */
+    int per_channel;  /* qs8 weights with one scale per output channel */
+    int seeded;       /* weights: 1 seeded qs8 generators (a statistical twin: per-channel scales from the float
+                       * weights' spread, integers drawn from a normal of std 127/4, the file stays small); 0 the float
+                       * weights quantized, written inline; -1 automatic: seeded when the weights come from generators
+                       * and hold more than 2^20 elements in all */
+    const char *id;   /* the new case's ID; NULL: "<id>_<act>" */
+} par_quant_opts;
+
+/* The quantized twin of src, or NULL with msg set (no float graph, a reference failure, ...). Ops without a quantized
+ * form stay float between a dequantize and a quantize. */
+par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_msg *msg);
+
+#endif

@@ -1,0 +1,412 @@
+/*
+ * quant_ops.c - the exact integer result of every quantized op under a requantization scheme (docs/quantization.md,
+ * "Per-op integer semantics"), for the interpreter's quantized path.
+ *
+ * The integer arithmetic of each op is computed by running the op's own float64 kernel on integers: the inputs
+ * enter as f64 tensors holding q - zero_point (or m * (q - zero_point) for add), every budget zero. Sums of products
+ * of integers below 2^53 are exact in float64 whatever the summation order, so the kernel's output is the exact
+ * integer accumulator, and the index logic (padding, groups, broadcasting, windows) is the kernel's, never a second
+ * copy that could drift from it. The accumulator then goes through requant.c. Ops whose integer formula is not
+ * pinned across backends (bilinear resize, softmax) round the ideal real value to nearest even, with a wide tie
+ * window. This file must not allocate beyond the call and must not read anything but the node's values.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "reference.h"
+#include "requant.h"
+
+/* Window around a tie of the ideal value, in output steps, inside which a correct backend may round either way:
+ * the relative accuracy of a multiplier carrying at least 17 significant bits (fp32 scales carry 24, Q31 31, the add
+ * multipliers 21), plus an absolute part for lookup tables built in float. */
+#define WIN_REL 0x1p-16
+#define WIN_ABS 0x1p-16
+/* bilinear: XNNPACK-style 11-bit interpolation weights are off by up to 2^-12 each; four taps of up to 255 steps
+ * from the zero point move the result by up to 0.25 step. */
+#define WIN_BILINEAR 0.25
+/* softmax: implementations differ in the exp table and the division; any value may round either way. */
+#define WIN_SOFTMAX 0.5
+
+static int is_q(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
+
+static void qrange(par_dtype t, int32_t *lo, int32_t *hi)
+{
+    *lo = t == PAR_DTYPE_QS8 ? -128 : 0;
+    *hi = t == PAR_DTYPE_QS8 ? 127 : 255;
+}
+
+static const par_value *val_in(const par_ref_ctx *c, int32_t i)
+{
+    return (i < c->n->n_inputs && c->n->inputs[i] >= 0) ? &c->g->values[c->n->inputs[i]] : NULL;
+}
+
+/* An f64 tensor holding mult * (q - zp) of a reference tensor (zp and mult per tensor). */
+static par_status int_tensor(const par_rt *q, double zp, double mult, par_rt *t, par_msg *msg)
+{
+    if (par_rt_alloc(t, PAR_DTYPE_F64, q->rank, q->dims, msg) != PAR_OK) return PAR_ERROR;
+    for (int64_t i = 0; i < q->numel; i++) {
+        t->v[i] = mult * (q->v[i] - zp);
+        t->s[i] = 0;
+    }
+    return PAR_OK;
+}
+
+/* Run the node's own kernel on integer tensors, with no rounding budgeted (its budgets are discarded). */
+static par_status run_kernel(const par_ref_ctx *c, const par_rt *const *tin, const par_rt *shape, par_rt *acc,
+                             par_msg *msg)
+{
+    const par_op_info *info = par_op_get((par_op_id)c->n->op_id);
+    par_ref_ctx k = *c;
+    k.prec.u = k.prec.u_store = k.prec.fn_ulps = 0;
+    if (par_rt_alloc(acc, PAR_DTYPE_F64, shape->rank, shape->dims, msg) != PAR_OK) return PAR_ERROR;
+    par_rt *outs[4] = {acc, NULL, NULL, NULL};
+    par_status st = info->ref(&k, tin, outs, msg);
+    if (st != PAR_OK) par_rt_free(acc);
+    return st;
+}
+
+/* Requantize q - zin of every element of a single-input op's input to the output's params (identity when the
+ * params agree), into an f64 tensor holding q' - zout. */
+static par_status to_out_params(const par_rt *q, const par_value *iv, const par_value *ov, par_requant s, par_rt *t,
+                                par_msg *msg)
+{
+    int32_t lo, hi;
+    qrange(ov->dtype, &lo, &hi);
+    if (iv->quant_axis >= 0) return par_msgf(msg, PAR_UNSUPPORTED, "per-channel scales on a data-movement input");
+    if (iv->scale == ov->scale && iv->zero_point == ov->zero_point && iv->dtype == ov->dtype)
+        return int_tensor(q, ov->zero_point, 1.0, t, msg);
+    par_requant_params p;
+    if (par_requant_params_for(&p, s, iv->scale, 1.0f, ov->scale, ov->zero_point, lo, hi, msg) != PAR_OK)
+        return PAR_ERROR;
+    if (par_rt_alloc(t, PAR_DTYPE_F64, q->rank, q->dims, msg) != PAR_OK) return PAR_ERROR;
+    for (int64_t i = 0; i < q->numel; i++) {
+        t->v[i] = (double)par_requant_apply((int64_t)q->v[i] - iv->zero_point, &p) - ov->zero_point;
+        t->s[i] = 0;
+    }
+    return PAR_OK;
+}
+
+static double f_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double f_tanh(double x) { return tanh(x); }
+static double f_hardswish(double x) { return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0; }
+
+static int acc_fits(double a) { return a >= -2147483648.0 && a <= 2147483647.0; }
+
+/* conv2d and linear: acc = sum (qx - zx)(qw - zw) + qb, requantized per output channel with the ratio
+ * s_x * s_w[c] / s_out. Output channel: axis 1 (NCHW) for conv2d, the last axis for linear. */
+static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
+                              par_msg *msg)
+{
+    const par_value *xv = val_in(c, 0), *wv = val_in(c, 1), *bv = val_in(c, 2);
+    if (!xv || !wv || !is_q(xv->dtype) || !is_q(wv->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs qu8/qs8 input and weights", c->n->op);
+    if (bv && bv->dtype != PAR_DTYPE_I32)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s: bias dtype %s, expected i32", c->n->op,
+                        par_dtype_name(bv->dtype));
+    if (wv->quant_axis > 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s: per-channel weights on axis %d (only 0)", c->n->op,
+                        (int)wv->quant_axis);
+    par_rt tx, tw, tb, acc;
+    memset(&tb, 0, sizeof tb);
+    par_status st = int_tensor(in[0], xv->zero_point, 1.0, &tx, msg);
+    if (st != PAR_OK) return st;
+    if ((st = int_tensor(in[1], wv->quant_axis >= 0 ? 0 : wv->zero_point, 1.0, &tw, msg)) != PAR_OK) {
+        par_rt_free(&tx);
+        return st;
+    }
+    if (bv && (st = int_tensor(in[2], 0, 1.0, &tb, msg)) != PAR_OK) goto out2;
+    const par_rt *tin[3] = {&tx, &tw, bv ? &tb : NULL};
+    par_rt shape = {.rank = ov->rank};
+    memcpy(shape.dims, ov->dims, sizeof shape.dims);
+    if ((st = run_kernel(c, tin, &shape, &acc, msg)) != PAR_OK) goto out3;
+    int32_t lo, hi;
+    qrange(ov->dtype, &lo, &hi);
+    const int conv = c->n->op_id == PAR_OP_CONV2D;
+    const int64_t oc = conv ? ov->dims[1] : ov->dims[ov->rank - 1];
+    const int64_t inner = conv ? ov->dims[2] * ov->dims[3] : 1;
+    par_requant_params *pc = malloc(sizeof *pc * (size_t)oc);
+    if (!pc) {
+        st = par_msgf(msg, PAR_ERROR, "out of memory");
+        goto out4;
+    }
+    for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++)
+        if (!acc_fits(acc.v[i]))
+            st = par_msgf(msg, PAR_ERROR, "quantized %s: accumulator %.17g at element %lld overflows int32",
+                          c->n->op, acc.v[i], (long long)i);
+    for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++) {
+        if (!q[s]) continue;
+        for (int64_t k = 0; k < oc && st == PAR_OK; k++) {
+            float ws = wv->quant_axis == 0 && wv->channel_scales ? wv->channel_scales[k] : wv->scale;
+            st = par_requant_params_for(&pc[k], (par_requant)s, xv->scale, ws, ov->scale, ov->zero_point, lo, hi,
+                                        msg);
+        }
+        for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++)
+            q[s][i] = par_requant_apply((int64_t)acc.v[i], &pc[(i / inner) % oc]);
+    }
+    free(pc);
+out4:
+    par_rt_free(&acc);
+out3:
+    par_rt_free(&tb);
+out2:
+    par_rt_free(&tw);
+    par_rt_free(&tx);
+    return st;
+}
+
+/* add: the formula of requant.h (m_a (qa - za) + m_b (qb - zb), rounded by 2^shift); mul: (qa - za)(qb - zb)
+ * requantized with s_a s_b / s_out. Broadcasting is the kernel's. */
+static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
+                          double *win, par_msg *msg)
+{
+    const par_value *av = val_in(c, 0), *bv = val_in(c, 1);
+    if (!av || !bv || !is_q(av->dtype) || !is_q(bv->dtype) || av->quant_axis >= 0 || bv->quant_axis >= 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs two per-tensor qu8/qs8 inputs", c->n->op);
+    int32_t lo, hi;
+    qrange(ov->dtype, &lo, &hi);
+    const int add = c->n->op_id == PAR_OP_ADD;
+    /* the add multipliers and shift are the same under every scheme; only the final rounding differs */
+    par_requant_add_params pa[PAR_REQUANT_N_SCHEMES];
+    par_requant_params pm[PAR_REQUANT_N_SCHEMES];
+    par_status st = PAR_OK;
+    for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++)
+        st = add ? par_requant_add_params_init(&pa[s], (par_requant)s, av->scale, av->zero_point, bv->scale,
+                                               bv->zero_point, ov->scale, ov->zero_point, lo, hi, msg)
+                 : par_requant_params_for(&pm[s], (par_requant)s, av->scale, bv->scale, ov->scale, ov->zero_point, lo,
+                                          hi, msg);
+    if (st != PAR_OK) return st;
+    par_rt ta, tb, acc;
+    if ((st = int_tensor(in[0], av->zero_point, add ? pa[0].a_multiplier : 1.0, &ta, msg)) != PAR_OK) return st;
+    if ((st = int_tensor(in[1], bv->zero_point, add ? pa[0].b_multiplier : 1.0, &tb, msg)) != PAR_OK) {
+        par_rt_free(&ta);
+        return st;
+    }
+    const par_rt *tin[2] = {&ta, &tb};
+    par_rt shape = {.rank = ov->rank};
+    memcpy(shape.dims, ov->dims, sizeof shape.dims);
+    if ((st = run_kernel(c, tin, &shape, &acc, msg)) == PAR_OK) {
+        /* the add multipliers are rounded to integers: up to 1/2 unit of 2^-shift each, times |q - z| <= 255 */
+        double wadd = add ? 255.0 * ldexp(1.0, -pa[0].shift) : 0;
+        for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++) {
+            if (!acc_fits(acc.v[i])) {
+                st = par_msgf(msg, PAR_ERROR, "quantized %s: accumulator overflows int32 at element %lld", c->n->op,
+                              (long long)i);
+                break;
+            }
+            for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+                if (q[s])
+                    q[s][i] = add ? par_requant_add_acc((int64_t)acc.v[i], &pa[s])
+                                  : par_requant_apply((int64_t)acc.v[i], &pm[s]);
+            if (win) win[i] += wadd;
+        }
+        par_rt_free(&acc);
+    }
+    par_rt_free(&ta);
+    par_rt_free(&tb);
+    return st;
+}
+
+/* Data movement and selection (relu, max pool, nearest upsampling, concat, reshape, flatten, permute, slice) and
+ * the clamps (relu6, hardtanh, clamp): every input is requantized to the output's params (identity when they
+ * agree), then the kernel moves / selects the integers q' - zout; the clamps clamp q' to the quantized bounds
+ * zout + round_half_away(bound / s_out). Requantization is monotone, so selecting after it is selecting before. */
+static par_status movement1(const par_ref_ctx *c, const par_rt *const *in, par_requant s, const par_value *ov,
+                            double *q, par_msg *msg)
+{
+    int32_t n_in = c->n->n_inputs;
+    if (n_in > 64) return par_msgf(msg, PAR_ERROR, "too many inputs");
+    par_rt t[64];
+    const par_rt *tin[64] = {NULL};
+    par_status st = PAR_OK;
+    int32_t made = 0;
+    for (; made < n_in && st == PAR_OK; made++) {
+        const par_value *iv = val_in(c, made);
+        memset(&t[made], 0, sizeof t[made]);
+        if (!iv) continue;
+        if (!is_q(iv->dtype)) {
+            st = par_msgf(msg, PAR_UNSUPPORTED, "quantized %s: input %d is %s", c->n->op, (int)made,
+                          par_dtype_name(iv->dtype));
+            break;
+        }
+        st = to_out_params(in[made], iv, ov, s, &t[made], msg);
+        tin[made] = &t[made];
+    }
+    int32_t lo, hi;
+    qrange(ov->dtype, &lo, &hi);
+    const par_op_id id = (par_op_id)c->n->op_id;
+    if (st == PAR_OK && (id == PAR_OP_RELU6 || id == PAR_OP_HARDTANH || id == PAR_OP_CLAMP)) {
+        double blo = id == PAR_OP_RELU6 ? 0.0 : id == PAR_OP_HARDTANH ? par_attr_float(c->n, "min_val", -1.0)
+                                                                       : par_attr_float(c->n, "min", -INFINITY);
+        double bhi = id == PAR_OP_RELU6 ? 6.0 : id == PAR_OP_HARDTANH ? par_attr_float(c->n, "max_val", 1.0)
+                                                                       : par_attr_float(c->n, "max", INFINITY);
+        par_requant_clamp_range(ov->dtype, ov->scale, ov->zero_point, blo, bhi, &lo, &hi);
+        for (int64_t i = 0; i < t[0].numel; i++) {
+            double v = t[0].v[i] + ov->zero_point;
+            q[i] = v < lo ? lo : v > hi ? hi : v;
+        }
+    } else if (st == PAR_OK) {
+        par_rt acc;
+        par_rt shape = {.rank = ov->rank};
+        memcpy(shape.dims, ov->dims, sizeof shape.dims);
+        if ((st = run_kernel(c, tin, &shape, &acc, msg)) == PAR_OK) {
+            for (int64_t i = 0; i < acc.numel; i++) {
+                double v = acc.v[i] + ov->zero_point;
+                q[i] = v < lo ? lo : v > hi ? hi : v;
+            }
+            par_rt_free(&acc);
+        }
+    }
+    for (int32_t i = 0; i < made; i++) par_rt_free(&t[i]);
+    return st;
+}
+
+/* sigmoid, tanh, hardswish: the 256-entry table of requant.h (the fp32-scheme quantization of f at every input
+ * integer), the same under every scheme. */
+static par_status lut(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
+                      par_msg *msg)
+{
+    const par_value *xv = val_in(c, 0);
+    if (!xv || !is_q(xv->dtype) || xv->quant_axis >= 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs a per-tensor qu8/qs8 input", c->n->op);
+    const par_op_id id = (par_op_id)c->n->op_id;
+    double (*f)(double) = id == PAR_OP_SIGMOID ? f_sigmoid : id == PAR_OP_TANH ? f_tanh : f_hardswish;
+    int32_t lo, hi, ilo, ihi;
+    qrange(ov->dtype, &lo, &hi);
+    qrange(xv->dtype, &ilo, &ihi);
+    uint8_t table[256];
+    par_requant_lut(f, xv->dtype, xv->scale, xv->zero_point, ov->scale, ov->zero_point, lo, hi, table);
+    for (int64_t i = 0; i < in[0]->numel; i++) {
+        int32_t idx = (int32_t)in[0]->v[i] - ilo;
+        if (idx < 0 || idx > 255) return par_msgf(msg, PAR_ERROR, "quantized %s: input %g out of range", c->n->op,
+                                                  in[0]->v[i]);
+        double v = ov->dtype == PAR_DTYPE_QS8 ? (double)(int8_t)table[idx] : (double)table[idx];
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+            if (q[s]) q[s][i] = v;
+    }
+    return PAR_OK;
+}
+
+/* avg_pool2d and global_avg_pool2d: acc = sum over the window's real elements of (q - zin), requantized with
+ * s_in / (s_out d), d the op's divisor (the window's real elements, or its area inside the padded extent with
+ * count_include_pad; H W for the global pool). The kernel's average times d recovers acc exactly (it is an integer
+ * below 2^31 and the average carries 53 bits). */
+static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
+                      par_msg *msg)
+{
+    const par_value *xv = val_in(c, 0);
+    if (!xv || !is_q(xv->dtype) || xv->quant_axis >= 0 || in[0]->rank != 4)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs a per-tensor NCHW qu8/qs8 input", c->n->op);
+    par_rt tx, acc;
+    par_status st = int_tensor(in[0], xv->zero_point, 1.0, &tx, msg);
+    if (st != PAR_OK) return st;
+    const par_rt *tin[1] = {&tx};
+    par_rt shape = {.rank = ov->rank};
+    memcpy(shape.dims, ov->dims, sizeof shape.dims);
+    if ((st = run_kernel(c, tin, &shape, &acc, msg)) != PAR_OK) {
+        par_rt_free(&tx);
+        return st;
+    }
+    const int64_t H = in[0]->dims[2], W = in[0]->dims[3], OH = ov->dims[2], OW = ov->dims[3];
+    int64_t kh = H, kw = W, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+    int incl = 0;
+    if (c->n->op_id == PAR_OP_AVG_POOL2D) {
+        kh = par_attr_ints_at(c->n, "kernel", 0, 1);
+        kw = par_attr_ints_at(c->n, "kernel", 1, 1);
+        sh = par_attr_ints_at(c->n, "stride", 0, kh);
+        sw = par_attr_ints_at(c->n, "stride", 1, kw);
+        pt = par_attr_ints_at(c->n, "padding", 0, 0);
+        pl = par_attr_ints_at(c->n, "padding", 1, 0);
+        pb = par_attr_ints_at(c->n, "padding", 2, 0);
+        pr = par_attr_ints_at(c->n, "padding", 3, 0);
+        incl = par_attr_int(c->n, "count_include_pad", 1) != 0;
+    }
+    int32_t lo, hi;
+    qrange(ov->dtype, &lo, &hi);
+    for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++) {
+        int64_t ow = i % OW, oh = (i / OW) % OH;
+        /* the same window arithmetic as the kernel (pool.c): clipped to the padded extent (area), then to the image */
+        int64_t h0 = oh * sh - pt, w0 = ow * sw - pl;
+        int64_t h1 = h0 + kh < H + pb ? h0 + kh : H + pb, w1 = w0 + kw < W + pr ? w0 + kw : W + pr;
+        int64_t area = (h1 - h0) * (w1 - w0);
+        h0 = h0 < 0 ? 0 : h0;
+        w0 = w0 < 0 ? 0 : w0;
+        h1 = h1 > H ? H : h1;
+        w1 = w1 > W ? W : w1;
+        int64_t d = incl ? area : (h1 - h0) * (w1 - w0);
+        if (d < 1) {
+            st = par_msgf(msg, PAR_ERROR, "quantized %s: empty window", c->n->op);
+            break;
+        }
+        double a = nearbyint(acc.v[i] * (double)d);
+        par_requant_params p;
+        if (!acc_fits(a)) st = par_msgf(msg, PAR_ERROR, "quantized %s: accumulator overflows int32", c->n->op);
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++)
+            if (q[s] && (st = par_requant_params_init(&p, (par_requant)s,
+                                                      (double)xv->scale / ((double)ov->scale * (double)d),
+                                                      ov->zero_point, lo, hi, msg)) == PAR_OK)
+                q[s][i] = par_requant_apply((int64_t)a, &p);
+    }
+    par_rt_free(&acc);
+    par_rt_free(&tx);
+    return st;
+}
+
+/* movement per scheme: the requantization to the output's params (when they differ) is the scheme's */
+static par_status movement(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
+                           par_msg *msg)
+{
+    par_status st = PAR_OK;
+    for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++)
+        if (q[s]) st = movement1(c, in, (par_requant)s, ov, q[s], msg);
+    return st;
+}
+
+par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const par_rt *ideal, double *const *q,
+                         double *win, par_msg *msg)
+{
+    const par_value *ov = &c->g->values[c->n->outputs[0]];
+    if (!is_q(ov->dtype) || ov->quant_axis >= 0 || !(ov->scale > 0))
+        return par_msgf(msg, PAR_UNSUPPORTED, "output 0 is not a per-tensor qu8/qs8 tensor");
+    const par_op_id id = (par_op_id)c->n->op_id;
+    double wfix = id == PAR_OP_UPSAMPLE_BILINEAR2D ? WIN_BILINEAR : id == PAR_OP_SOFTMAX ? WIN_SOFTMAX : 0;
+    if (win)
+        for (int64_t i = 0; i < ideal->numel; i++) {
+            double x = ideal->v[i] / ov->scale;
+            win[i] = wfix + WIN_REL * fabs(x) + WIN_ABS;
+        }
+    switch (id) {
+    case PAR_OP_CONV2D:
+    case PAR_OP_LINEAR: return conv_linear(c, in, ov, q, msg);
+    case PAR_OP_ADD:
+    case PAR_OP_MUL: return add_mul(c, in, ov, q, win, msg);
+    case PAR_OP_RELU:
+    case PAR_OP_RELU6:
+    case PAR_OP_HARDTANH:
+    case PAR_OP_CLAMP:
+    case PAR_OP_MAX_POOL2D:
+    case PAR_OP_UPSAMPLE_NEAREST2D:
+    case PAR_OP_CONCAT:
+    case PAR_OP_RESHAPE:
+    case PAR_OP_FLATTEN:
+    case PAR_OP_PERMUTE:
+    case PAR_OP_SLICE: return movement(c, in, ov, q, msg);
+    case PAR_OP_SIGMOID:
+    case PAR_OP_TANH:
+    case PAR_OP_HARDSWISH: return lut(c, in, ov, q, msg);
+    case PAR_OP_AVG_POOL2D:
+    case PAR_OP_GLOBAL_AVG_POOL2D: return avg(c, in, ov, q, msg);
+    case PAR_OP_SOFTMAX:
+    case PAR_OP_UPSAMPLE_BILINEAR2D: {
+        int32_t lo, hi;
+        qrange(ov->dtype, &lo, &hi);
+        for (int64_t i = 0; i < ideal->numel; i++) {
+            double x = ideal->v[i] / ov->scale;
+            double v = x - remainder(x, 1.0) + ov->zero_point;
+            for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+                if (q[s]) q[s][i] = v < lo ? lo : v > hi ? hi : v;
+        }
+        return PAR_OK;
+    }
+    default: return par_msgf(msg, PAR_UNSUPPORTED, "op %s has no integer form in the reference", c->n->op);
+    }
+}

@@ -1,0 +1,116 @@
+/*
+ * requant.h - the three requantization schemes of quantized (qu8/qs8) ops, bit-exact, side by side under one
+ * signature, and their parameter builders (docs/quantization.md).
+ *
+ * Requantization maps an integer accumulator acc, whose real value is acc * s_acc, to the output's stored integer
+ * q = clamp(zp + round(acc * r), qmin, qmax) where r = s_acc / s_out is the real scale ratio. The schemes differ only
+ * in how r is represented and how the product is rounded:
+ *   fp32     r as a float; (float)acc * r in float; round to nearest even (XNNPACK "fp32").
+ *   rndnu    r as a 24-bit mantissa m and a right shift n (r_float = m * 2^-n exactly); 64-bit product; add 2^(n-1),
+ *            arithmetic shift right: round half up (toward +inf) of the exact product (XNNPACK "rndnu").
+ *   gemmlowp r as a Q31 multiplier M in [2^30, 2^31) and an exponent; saturating rounding doubling high multiply
+ *            (round half away from zero), then rounding divide by a power of two (round half away from zero): two
+ *            roundings (gemmlowp, TFLite, NNAPI).
+ * They agree except near ties of the exact product, where they differ by one step.
+ *
+ * Backends may use these functions directly (they are header-declared, plain C, no harness dependency beyond
+ * parity_backend.h) so that the reference and the backend share one definition of the arithmetic. This module must
+ * not allocate, must not read global state, and must stay bit-exact: never "improve" the rounding here.
+ */
+#ifndef PAR_REQUANT_H
+#define PAR_REQUANT_H
+
+#include <stdint.h>
+
+#include "../harness/parity_backend.h"
+
+#define PAR_REQUANT_N_SCHEMES 3
+
+/* Parameters of one requantization, built once per output tensor (or per output channel) at prepare time. */
+typedef struct par_requant_params {
+    par_requant scheme;
+    double real_scale;   /* the real ratio r = s_acc / s_out the params were built from (double) */
+    float scale;         /* fp32: r rounded to float (as XNNPACK computes it; see par_requant_scale_f32) */
+    int32_t multiplier;  /* rndnu: 24-bit mantissa in [2^23, 2^24); gemmlowp: Q31 multiplier in [2^30, 2^31) */
+    int32_t shift;       /* rndnu: right shift in [24, 56); gemmlowp: TFLite's exponent (> 0: left shift of the
+                          * input, < 0: rounding right shift), in [-31, 30] */
+    int64_t rounding;    /* rndnu: 2^(shift - 1) */
+    int32_t zero_point;  /* output zero point */
+    int32_t qmin, qmax;  /* output clamp in stored integers (fused activation already folded in) */
+} par_requant_params;
+
+/* Scheme names, "fp32", "rndnu", "gemmlowp"; NULL for an unknown value. */
+const char *par_requant_name(par_requant s);
+/* Parse a name; returns 0 and sets *s, or -1 for an unknown name. */
+int par_requant_parse(const char *name, par_requant *s);
+
+/* The ratio r = in_scale * w_scale / out_scale computed in float, left to right, as XNNPACK computes its
+ * requantization scale (conv, linear). The fp32 and rndnu schemes use this float; gemmlowp uses the double product
+ * (par_requant_scale_f64), as TFLite does. */
+float par_requant_scale_f32(float in_scale, float w_scale, float out_scale);
+double par_requant_scale_f64(float in_scale, float w_scale, float out_scale);
+
+/* Build the params of `scheme` for the real ratio `scale`, output zero point and clamp [qmin, qmax]. The fp32 and
+ * rndnu schemes round `scale` to float first (pass par_requant_scale_f32's result converted to double to match
+ * XNNPACK bit for bit). Valid ratios: 2^-32 <= scale < 256 (XNNPACK's range for rndnu; also accepted for the others).
+ * PAR_ERROR with the reason otherwise, or when qmin > qmax or the zero point is outside [-128, 255]. */
+par_status par_requant_params_init(par_requant_params *p, par_requant scheme, double scale, int32_t zero_point,
+                                   int32_t qmin, int32_t qmax, par_msg *msg);
+
+/* The params of a conv / linear / mul output (per tensor, or per output channel with that channel's weight scale):
+ * the ratio in_scale * w_scale / out_scale computed as the scheme's anchor does (float for fp32 and rndnu, double
+ * for gemmlowp), then par_requant_params_init. For mul, w_scale is the second input's scale. */
+par_status par_requant_params_for(par_requant_params *p, par_requant scheme, float in_scale, float w_scale,
+                                  float out_scale, int32_t zero_point, int32_t qmin, int32_t qmax, par_msg *msg);
+
+/* One requantization each. acc is the exact integer accumulator; it is first saturated to int32 (backends
+ * accumulate in int32: an accumulator outside it is a graph the reference flags, not a scheme matter). The result is
+ * the stored output integer, clamped to [qmin, qmax]. */
+int32_t par_requant_fp32(int64_t acc, const par_requant_params *p);
+int32_t par_requant_rndnu(int64_t acc, const par_requant_params *p);
+int32_t par_requant_gemmlowp(int64_t acc, const par_requant_params *p);
+/* Dispatch on p->scheme. */
+int32_t par_requant_apply(int64_t acc, const par_requant_params *p);
+
+/* The gemmlowp primitives, exposed for backends and tests (gemmlowp/fixedpoint/fixedpoint.h semantics). */
+int32_t par_requant_srdhm(int32_t a, int32_t b);              /* SaturatingRoundingDoublingHighMul */
+int32_t par_requant_rdivpot(int32_t x, int32_t exponent);     /* RoundingDivideByPOT, 0 <= exponent <= 31 */
+
+/* Quantized add, the one integer formula of docs/quantization.md ("add"), shared by every scheme except for the
+ * final rounding: with r_a = a_scale / out_scale and r_b = b_scale / out_scale computed in float, `shift` chosen so
+ * that the larger of them times 2^shift lies in [2^20, 2^21), m_a = lrintf(ldexpf(r_a, shift)) (likewise m_b),
+ *   acc = m_a (qa - za) + m_b (qb - zb)   (exact; |acc| < 2^30)
+ *   q   = clamp(zp + round_scheme(acc / 2^shift), qmin, qmax)
+ * where round_scheme is round-half-even (fp32), round-half-up (rndnu, which is XNNPACK's qs8/qu8 vadd bit for bit)
+ * or round-half-away-from-zero (gemmlowp). Both ratios must lie in [2^-10, 2^8) (XNNPACK's range). */
+typedef struct par_requant_add_params {
+    par_requant scheme;
+    int32_t a_multiplier, b_multiplier;
+    int32_t a_zero_point, b_zero_point;
+    int32_t shift;       /* in [12, 30] */
+    int32_t zero_point, qmin, qmax;
+} par_requant_add_params;
+
+par_status par_requant_add_params_init(par_requant_add_params *p, par_requant scheme, float a_scale, int32_t a_zp,
+                                       float b_scale, int32_t b_zp, float out_scale, int32_t out_zp, int32_t qmin,
+                                       int32_t qmax, par_msg *msg);
+int32_t par_requant_add(int32_t qa, int32_t qb, const par_requant_add_params *p);
+/* The final step alone: clamp(zp + round_scheme(acc / 2^shift)) of an accumulator acc = m_a (qa - za) + m_b (qb -
+ * zb) computed elsewhere (broadcasting loops). */
+int32_t par_requant_add_acc(int64_t acc, const par_requant_add_params *p);
+
+/* The lookup table of an elementwise function f for a quantized input (qmin..qmax of in_dtype, per-tensor in_scale,
+ * in_zp) and output (out_scale, out_zp, [out_qmin, out_qmax]): table[q - in_qmin] = the fp32-scheme quantization of
+ * f(in_scale * (q - in_zp)) computed in double: clamp(out_zp + round_half_even(f(x) / out_scale)). The table is the
+ * same under every scheme (it is how every LUT-based backend builds it, in float; a backend that builds it in float
+ * may differ by one step on ties, which the oracle labels). 256 entries. */
+void par_requant_lut(double (*f)(double), par_dtype in_dtype, float in_scale, int32_t in_zp, float out_scale,
+                     int32_t out_zp, int32_t out_qmin, int32_t out_qmax, uint8_t table[256]);
+
+/* Output clamp of a quantized node with fused activation: [qmin, qmax] of the dtype intersected with the real range
+ * [lo, hi] quantized as zp + round_half_away(bound / scale) (TFLite's CalculateActivationRangeQuantized); lo =
+ * -INFINITY / hi = INFINITY for none. */
+void par_requant_clamp_range(par_dtype dt, float scale, int32_t zp, double lo, double hi, int32_t *qmin,
+                             int32_t *qmax);
+
+#endif

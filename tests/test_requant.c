@@ -1,0 +1,351 @@
+/*
+ * test_requant.c - the requantization schemes (reference/requant.c), in layers as QNNPACK's requantization tester
+ * builds them: exact power-of-two scales, ties rounding each way, saturation at both ends, int32 extremes, random
+ * accumulators against a double model, the add formula and lookup tables. Every test runs its outputs through a
+ * guard that fails the test when all of them are equal: a test whose outputs never vary proves nothing.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prng.h"
+#include "requant.h"
+#include "tmain.h"
+
+static const par_requant schemes[] = {PAR_REQUANT_FP32, PAR_REQUANT_RNDNU, PAR_REQUANT_GEMMLOWP};
+
+/* The all-equal guard. */
+typedef struct guard {
+    int64_t n, lo, hi;
+} guard;
+
+static void guard_init(guard *g) { g->n = 0, g->lo = INT64_MAX, g->hi = INT64_MIN; }
+static int32_t seen(guard *g, int32_t v)
+{
+    g->n++;
+    if (v < g->lo) g->lo = v;
+    if (v > g->hi) g->hi = v;
+    return v;
+}
+static void guard_check(const guard *g)
+{
+    CU_ASSERT(g->n > 1);
+    CU_ASSERT(g->lo < g->hi); /* outputs all equal: the test would pass on a constant function */
+}
+
+static par_requant_params mk(par_requant s, double scale, int32_t zp, int32_t qmin, int32_t qmax)
+{
+    par_requant_params p;
+    par_msg m = {{0}};
+    CU_ASSERT_FATAL(par_requant_params_init(&p, s, scale, zp, qmin, qmax, &m) == PAR_OK);
+    return p;
+}
+
+/* round half to even / up / away, of a double known exactly */
+static double rne(double x) { return x - remainder(x, 1.0); }
+static double rhu(double x) { return floor(x + 0.5); }
+static double rha(double x) { return x >= 0 ? floor(x + 0.5) : -floor(-x + 0.5); }
+
+static void test_names(void)
+{
+    par_requant s;
+    guard g;
+    guard_init(&g);
+    for (int i = 0; i < 3; i++) {
+        CU_ASSERT(par_requant_parse(par_requant_name(schemes[i]), &s) == 0);
+        CU_ASSERT(s == schemes[i]);
+        seen(&g, (int32_t)s);
+    }
+    CU_ASSERT(par_requant_parse("fp16", &s) == -1);
+    CU_ASSERT(par_requant_name((par_requant)7) == NULL);
+    par_requant_params p;
+    par_msg m = {{0}};
+    CU_ASSERT(par_requant_params_init(&p, PAR_REQUANT_FP32, 256.0, 0, 0, 255, &m) == PAR_ERROR);
+    CU_ASSERT(strstr(m.text, "scale") != NULL);
+    CU_ASSERT(par_requant_params_init(&p, PAR_REQUANT_RNDNU, 0x1p-33, 0, 0, 255, &m) == PAR_ERROR);
+    CU_ASSERT(par_requant_params_init(&p, PAR_REQUANT_GEMMLOWP, 0.5, 300, 0, 255, &m) == PAR_ERROR);
+    CU_ASSERT(strstr(m.text, "zero point") != NULL);
+    CU_ASSERT(par_requant_params_init(&p, PAR_REQUANT_GEMMLOWP, 0.5, 0, 10, 9, &m) == PAR_ERROR);
+    guard_check(&g);
+}
+
+/* scale = 2^-k, acc = j * 2^k: every scheme returns exactly zp + j. */
+static void test_exact_pow2(void)
+{
+    guard g;
+    guard_init(&g);
+    for (int si = 0; si < 3; si++)
+        for (int k = 0; k <= 24; k += 3)
+            for (int32_t zp = -128; zp <= 127; zp += 85) {
+                par_requant_params p = mk(schemes[si], ldexp(1.0, -k), zp, -128, 127);
+                for (int32_t j = -128 - zp; j <= 127 - zp; j += 7) {
+                    int64_t acc = (int64_t)j * (INT64_C(1) << k);
+                    if (acc > INT32_MAX || acc < INT32_MIN) continue;
+                    CU_ASSERT_EQUAL(seen(&g, par_requant_apply(acc, &p)), zp + j);
+                }
+            }
+    /* scale 2^k > 1 (up to 128) with small accumulators */
+    for (int si = 0; si < 3; si++)
+        for (int k = 1; k <= 7; k++) {
+            par_requant_params p = mk(schemes[si], ldexp(1.0, k), 3, 0, 255);
+            for (int32_t j = -1; j <= 1; j++) CU_ASSERT_EQUAL(seen(&g, par_requant_apply(j, &p)), 3 + j * (1 << k) < 0 ? 0 : 3 + j * (1 << k));
+        }
+    guard_check(&g);
+}
+
+/* acc * 2^-k = m + 1/2 exactly: fp32 rounds to even, rndnu up, gemmlowp away from zero, on both signs. */
+static void test_ties(void)
+{
+    guard g;
+    guard_init(&g);
+    for (int k = 1; k <= 20; k++)
+        for (int32_t m = -60; m <= 60; m++) {
+            int64_t acc = (2 * (int64_t)m + 1) * (INT64_C(1) << (k - 1));
+            double x = m + 0.5;
+            par_requant_params pf = mk(PAR_REQUANT_FP32, ldexp(1.0, -k), 0, -128, 127);
+            par_requant_params pr = mk(PAR_REQUANT_RNDNU, ldexp(1.0, -k), 0, -128, 127);
+            par_requant_params pg = mk(PAR_REQUANT_GEMMLOWP, ldexp(1.0, -k), 0, -128, 127);
+            CU_ASSERT_EQUAL(seen(&g, par_requant_fp32(acc, &pf)), (int32_t)rne(x));
+            CU_ASSERT_EQUAL(seen(&g, par_requant_rndnu(acc, &pr)), (int32_t)rhu(x));
+            /* gemmlowp at 2^-k: SRDHM by M = 2^30 halves acc, rounding half UP (its nudge for negative products is
+             * 1 - 2^30, so -2.5 -> -2); then RDivByPOT by k - 1 rounds half away from zero. For k = 1 the tie is
+             * decided by SRDHM alone (half up); for k >= 2 the halving is exact and RDivByPOT decides (away). */
+            CU_ASSERT_EQUAL(seen(&g, par_requant_gemmlowp(acc, &pg)), (int32_t)(k == 1 ? rhu(x) : rha(x)));
+        }
+    /* the three differ on the tie 2.5 (fp32: 2, rndnu: 3, gemmlowp: 3) and on -2.5 (-2, -2, and -2 for gemmlowp at
+     * ratio 1/2, whose only rounding is SRDHM's half up) */
+    par_requant_params pf = mk(PAR_REQUANT_FP32, 0.5, 0, -128, 127);
+    par_requant_params pr = mk(PAR_REQUANT_RNDNU, 0.5, 0, -128, 127);
+    par_requant_params pg = mk(PAR_REQUANT_GEMMLOWP, 0.5, 0, -128, 127);
+    CU_ASSERT_EQUAL(par_requant_fp32(5, &pf), 2);
+    CU_ASSERT_EQUAL(par_requant_rndnu(5, &pr), 3);
+    CU_ASSERT_EQUAL(par_requant_gemmlowp(5, &pg), 3);
+    CU_ASSERT_EQUAL(par_requant_fp32(-5, &pf), -2);
+    CU_ASSERT_EQUAL(par_requant_rndnu(-5, &pr), -2);
+    CU_ASSERT_EQUAL(par_requant_gemmlowp(-5, &pg), -2);
+    CU_ASSERT_EQUAL(par_requant_gemmlowp(-10, &(par_requant_params){0}) , 0); /* zero multiplier: 0 */
+    /* gemmlowp's double rounding: at ratio 1/4, 2.25 -> SRDHM 4.5 -> 5 -> RDivByPOT(5, 1) = 2.5 -> 3, one step off
+     * the nearest integer although 2.25 is no tie. The oracle explains such steps by "another scheme". */
+    par_requant_params pq = mk(PAR_REQUANT_GEMMLOWP, 0.25, 0, -128, 127);
+    CU_ASSERT_EQUAL(par_requant_gemmlowp(9, &pq), 3);
+    CU_ASSERT_EQUAL(par_requant_gemmlowp(-9, &pq), -2);
+    /* one off a tie, by more than the first rounding's unit: all agree */
+    for (int si = 0; si < 3; si++) {
+        par_requant_params p = mk(schemes[si], 1.0 / 16, 0, -128, 127);
+        CU_ASSERT_EQUAL(par_requant_apply(36, &p), 2);   /* 2.25 */
+        CU_ASSERT_EQUAL(par_requant_apply(44, &p), 3);   /* 2.75 */
+        CU_ASSERT_EQUAL(par_requant_apply(-36, &p), -2);
+        CU_ASSERT_EQUAL(par_requant_apply(-44, &p), -3);
+    }
+    guard_check(&g);
+}
+
+/* Saturation at both ends, for qu8 and qs8 ranges and for a fused-activation clamp inside them. */
+static void test_saturation(void)
+{
+    guard g;
+    guard_init(&g);
+    const int32_t ranges[][3] = {{0, 255, 128}, {-128, 127, 0}, {-128, 127, -128}, {0, 255, 0}, {17, 200, 40}};
+    for (int si = 0; si < 3; si++)
+        for (int r = 0; r < 5; r++) {
+            int32_t lo = ranges[r][0], hi = ranges[r][1], zp = ranges[r][2];
+            for (double scale = 0x1p-12; scale < 200; scale *= 3.7) {
+                par_requant_params p = mk(schemes[si], scale, zp, lo, hi);
+                CU_ASSERT_EQUAL(seen(&g, par_requant_apply(INT32_MAX, &p)), hi);
+                CU_ASSERT_EQUAL(seen(&g, par_requant_apply(INT32_MIN, &p)), lo);
+                CU_ASSERT_EQUAL(par_requant_apply(INT64_C(1) << 40, &p), hi);    /* saturated to int32 first */
+                CU_ASSERT_EQUAL(par_requant_apply(-(INT64_C(1) << 40), &p), lo);
+                int64_t big = (int64_t)ceil((hi - zp + 2) / scale);
+                if (big <= INT32_MAX) CU_ASSERT_EQUAL(par_requant_apply(big, &p), hi);
+            }
+        }
+    guard_check(&g);
+}
+
+/* int32 extremes of the primitives. */
+static void test_extremes(void)
+{
+    guard g;
+    guard_init(&g);
+    CU_ASSERT_EQUAL(seen(&g, par_requant_srdhm(INT32_MIN, INT32_MIN)), INT32_MAX);
+    CU_ASSERT_EQUAL(seen(&g, par_requant_srdhm(INT32_MAX, INT32_MAX)), INT32_MAX - 1);
+    CU_ASSERT_EQUAL(seen(&g, par_requant_srdhm(INT32_MIN, INT32_MAX)), INT32_MIN + 1);
+    CU_ASSERT_EQUAL(par_requant_srdhm(0, INT32_MIN), 0);
+    CU_ASSERT_EQUAL(par_requant_srdhm(4, 1 << 30), 2);    /* a b / 2^31 = 2 exactly */
+    CU_ASSERT_EQUAL(par_requant_srdhm(1, 1 << 30), 1);    /* 0.5 rounds up */
+    CU_ASSERT_EQUAL(par_requant_srdhm(-1, 1 << 30), 0);   /* -0.5 rounds up too (nudge 1 - 2^30) */
+    CU_ASSERT_EQUAL(par_requant_srdhm(-3, 1 << 30), -1);  /* -1.5 -> -1 */
+    CU_ASSERT_EQUAL(par_requant_srdhm(1, 1 << 29), 0);    /* 0.25 */
+    CU_ASSERT_EQUAL(par_requant_srdhm(3, 1 << 29), 1);    /* 0.75 */
+    CU_ASSERT_EQUAL(par_requant_rdivpot(INT32_MIN, 31), -1);
+    CU_ASSERT_EQUAL(par_requant_rdivpot(INT32_MAX, 31), 1);
+    CU_ASSERT_EQUAL(par_requant_rdivpot(INT32_MIN, 1), INT32_MIN / 2);
+    CU_ASSERT_EQUAL(par_requant_rdivpot(5, 1), 3);
+    CU_ASSERT_EQUAL(par_requant_rdivpot(-5, 1), -3);
+    CU_ASSERT_EQUAL(par_requant_rdivpot(-6, 2), -2); /* -1.5 away from zero */
+    CU_ASSERT_EQUAL(par_requant_rdivpot(-7, 2), -2); /* -1.75 */
+    CU_ASSERT_EQUAL(par_requant_rdivpot(7, 0), 7);
+    /* int32 accumulator extremes through each scheme at the smallest ratio: 2^31 * 2^-32 = 0.5 (a tie) */
+    par_requant_params pf = mk(PAR_REQUANT_FP32, 0x1p-32, 0, -128, 127);
+    par_requant_params pr = mk(PAR_REQUANT_RNDNU, 0x1p-32, 0, -128, 127);
+    par_requant_params pg = mk(PAR_REQUANT_GEMMLOWP, 0x1p-32, 0, -128, 127);
+    CU_ASSERT_EQUAL(seen(&g, par_requant_fp32(INT32_MIN, &pf)), 0);  /* -0.5 -> -0 */
+    CU_ASSERT_EQUAL(seen(&g, par_requant_rndnu(INT32_MIN, &pr)), 0); /* -0.5 -> 0 (half up) */
+    CU_ASSERT_EQUAL(seen(&g, par_requant_gemmlowp(INT32_MIN, &pg)), -1); /* away from zero */
+    CU_ASSERT_EQUAL(par_requant_fp32(INT32_MAX, &pf), 0);  /* 0.49999999977 */
+    CU_ASSERT_EQUAL(par_requant_rndnu(INT32_MAX, &pr), 0);
+    CU_ASSERT_EQUAL(par_requant_gemmlowp(INT32_MAX, &pg), 1); /* double rounding: SRDHM gives 2^30, then 0.5 away */
+    /* the largest ratio below 256 */
+    for (int si = 0; si < 3; si++) {
+        par_requant_params p = mk(schemes[si], 255.99998, 0, -128, 127);
+        CU_ASSERT_EQUAL(par_requant_apply(0, &p), 0);
+        CU_ASSERT_EQUAL(par_requant_apply(-1, &p), -128);
+        CU_ASSERT_EQUAL(par_requant_apply(1, &p), 127);
+    }
+    guard_check(&g);
+}
+
+/* Random accumulators and ratios against a double model. rndnu is exactly round-half-up of acc * scale_f; fp32 is
+ * round-half-even of the float product (a 24 x 24-bit product is exact in double, then rounded once to float);
+ * gemmlowp agrees with round-half-away of acc * M * 2^(e - 31) except within one first-rounding unit of a tie; all
+ * schemes are within one step of each other and equal away from ties. */
+static void test_random(void)
+{
+    par_prng r;
+    par_prng_seed(&r, 0x5eed4);
+    guard g;
+    guard_init(&g);
+    int64_t n_diff = 0;
+    for (int it = 0; it < 200000; it++) {
+        double scale = ldexp(0.5 + 0.5 * par_prng_uniform(&r), -(int)(par_prng_uniform(&r) * 20) - 1);
+        int32_t zp = (int32_t)(par_prng_uniform(&r) * 256) - 128;
+        int64_t acc = (int64_t)((par_prng_uniform(&r) * 2 - 1) * (200.0 / scale));
+        if (acc > INT32_MAX || acc < INT32_MIN) continue;
+        par_requant_params pf = mk(PAR_REQUANT_FP32, scale, zp, -128, 127);
+        par_requant_params pr = mk(PAR_REQUANT_RNDNU, scale, zp, -128, 127);
+        par_requant_params pg = mk(PAR_REQUANT_GEMMLOWP, scale, zp, -128, 127);
+        double sf = (double)pf.scale;
+        double xf = (double)(float)((double)(float)acc * sf);
+        double mf = fmin(fmax(rne(xf) + zp, -128), 127);
+        double mr = fmin(fmax((double)floorl((long double)acc * sf + 0.5L) + zp, -128), 127); /* exact in 64 bits */
+        int32_t a = seen(&g, par_requant_fp32(acc, &pf));
+        int32_t b = par_requant_rndnu(acc, &pr);
+        int32_t c = par_requant_gemmlowp(acc, &pg);
+        CU_ASSERT_EQUAL(a, (int32_t)mf);
+        CU_ASSERT_EQUAL(b, (int32_t)mr);
+        long double xg = (long double)acc * pg.multiplier * powl(2.0L, pg.shift - 31);
+        long double fr = xg - floorl(xg);
+        int right = pg.shift > 0 ? 0 : -pg.shift;
+        long double unit = right > 0 ? powl(2.0L, -right) : 1.0L; /* first rounding's error, in output steps */
+        if (fabsl(fr - 0.5L) > unit) {
+            double mg = fmin(fmax((double)(xg >= 0 ? floorl(xg + 0.5L) : -floorl(-xg + 0.5L)) + zp, -128), 127);
+            CU_ASSERT_EQUAL(c, (int32_t)mg);
+        }
+        CU_ASSERT(abs(a - b) <= 1 && abs(a - c) <= 1 && abs(b - c) <= 1);
+        double xe = (double)acc * scale;
+        if (fabs(xe - floor(xe) - 0.5) > 1e-5 * (1 + fabs(xe))) {
+            CU_ASSERT(a == b);
+            if (fabs(xe - floor(xe) - 0.5) > (double)unit + 1e-5 * (1 + fabs(xe))) CU_ASSERT(b == c);
+        }
+        if (a != b || b != c) n_diff++;
+    }
+    guard_check(&g);
+    CU_ASSERT(n_diff > 0); /* the sample reaches ties and gemmlowp's double rounding */
+}
+
+/* Ties of a non-power-of-two ratio: scale 3/8 (exact in float and in Q31), acc = 4 (1.5) and 12 (4.5). */
+static void test_ties_nonpow2(void)
+{
+    guard g;
+    guard_init(&g);
+    for (int si = 0; si < 3; si++) {
+        par_requant_params p = mk(schemes[si], 0.375, 0, -128, 127);
+        int32_t a = seen(&g, par_requant_apply(4, &p)), b = seen(&g, par_requant_apply(12, &p));
+        int32_t c = par_requant_apply(-4, &p);
+        if (schemes[si] == PAR_REQUANT_FP32) CU_ASSERT(a == 2 && b == 4 && c == -2);
+        if (schemes[si] == PAR_REQUANT_RNDNU) CU_ASSERT(a == 2 && b == 5 && c == -1);
+        if (schemes[si] == PAR_REQUANT_GEMMLOWP) CU_ASSERT(a == 2 && b == 5 && c == -2);
+    }
+    guard_check(&g);
+}
+
+/* The add formula: against the double sum, within one step, equal away from ties; ties follow each scheme. */
+static void test_add(void)
+{
+    par_prng r;
+    par_prng_seed(&r, 77);
+    guard g;
+    guard_init(&g);
+    par_msg m = {{0}};
+    par_requant_add_params p;
+    CU_ASSERT(par_requant_add_params_init(&p, PAR_REQUANT_FP32, 1.0f, 0, 1e-4f, 0, 1.0f, 0, 0, 255, &m) == PAR_ERROR);
+    for (int it = 0; it < 2000; it++) {
+        float sa = (float)(0.01 + par_prng_uniform(&r) * 0.1), sb = (float)(0.01 + par_prng_uniform(&r) * 0.1);
+        float so = (float)(0.02 + par_prng_uniform(&r) * 0.2);
+        int32_t za = (int32_t)(par_prng_uniform(&r) * 256), zb = (int32_t)(par_prng_uniform(&r) * 256);
+        int32_t zo = (int32_t)(par_prng_uniform(&r) * 256);
+        for (int si = 0; si < 3; si++) {
+            CU_ASSERT_FATAL(par_requant_add_params_init(&p, schemes[si], sa, za, sb, zb, so, zo, 0, 255, &m) == PAR_OK);
+            CU_ASSERT(p.shift >= 12 && p.shift <= 30);
+            for (int k = 0; k < 8; k++) {
+                int32_t qa = (int32_t)(par_prng_uniform(&r) * 256), qb = (int32_t)(par_prng_uniform(&r) * 256);
+                double x = ((double)sa * (qa - za) + (double)sb * (qb - zb)) / so;
+                int32_t q = seen(&g, par_requant_add(qa, qb, &p));
+                double ideal = fmin(fmax(rne(x) + zo, 0), 255);
+                CU_ASSERT(fabs(q - ideal) <= 1);
+                if (fabs(x - floor(x) - 0.5) > 1e-3) CU_ASSERT_EQUAL(q, (int32_t)ideal);
+            }
+        }
+    }
+    /* exact tie: ratios 1/2 and 1/2: (1 + 2) / 2 = 1.5 -> 2 (even), 2 (up), 2 (away); (1 + 4)/2 = 2.5 -> 2, 3, 3 */
+    const int32_t want[3][2] = {{2, 2}, {2, 3}, {2, 3}};
+    for (int si = 0; si < 3; si++) {
+        CU_ASSERT_FATAL(par_requant_add_params_init(&p, schemes[si], 0.5f, 0, 0.5f, 0, 1.0f, 0, -128, 127, &m) == PAR_OK);
+        CU_ASSERT_EQUAL(par_requant_add(1, 2, &p), want[si][0]);
+        CU_ASSERT_EQUAL(par_requant_add(1, 4, &p), want[si][1]);
+        CU_ASSERT_EQUAL(par_requant_add(-1, -4, &p), si == 1 ? -2 : -3 + (si == 0));
+    }
+    guard_check(&g);
+}
+
+static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+
+/* Lookup tables: monotone for a monotone function, exact at representable points, clamped; clamp ranges. */
+static void test_lut_clamp(void)
+{
+    uint8_t t[256];
+    guard g;
+    guard_init(&g);
+    par_requant_lut(sigmoid, PAR_DTYPE_QU8, 0.05f, 128, 1.0f / 256, 0, 0, 255, t);
+    for (int i = 1; i < 256; i++) CU_ASSERT(t[i] >= t[i - 1]);
+    CU_ASSERT_EQUAL(t[128], 128); /* sigmoid(0) = 0.5 = 128/256 */
+    for (int i = 0; i < 256; i++) seen(&g, t[i]);
+    par_requant_lut(tanh, PAR_DTYPE_QS8, 0.05f, 0, 1.0f / 128, 0, -128, 127, t);
+    CU_ASSERT_EQUAL((int8_t)t[128], 0);     /* q = 0 at index 128 for qs8 */
+    CU_ASSERT_EQUAL((int8_t)t[255], 127);   /* tanh(6.35) * 128 = 127.9 clamped to 127 */
+    CU_ASSERT_EQUAL((int8_t)t[0], -128);
+    int32_t lo, hi;
+    par_requant_clamp_range(PAR_DTYPE_QU8, 0.1f, 10, 0.0, 6.0, &lo, &hi);
+    CU_ASSERT(lo == 10 && hi == 70);
+    par_requant_clamp_range(PAR_DTYPE_QS8, 0.1f, 0, -INFINITY, INFINITY, &lo, &hi);
+    CU_ASSERT(lo == -128 && hi == 127);
+    par_requant_clamp_range(PAR_DTYPE_QS8, 1.0f, 0, -1000.0, 1000.0, &lo, &hi);
+    CU_ASSERT(lo == -128 && hi == 127);
+    seen(&g, lo);
+    guard_check(&g);
+}
+
+static const CU_TestInfo tests[] = {
+    {"names and params", test_names},
+    {"exact power-of-two scales", test_exact_pow2},
+    {"ties each way", test_ties},
+    {"ties of a non-power-of-two ratio", test_ties_nonpow2},
+    {"saturation at both ends", test_saturation},
+    {"int32 extremes", test_extremes},
+    {"random against a double model", test_random},
+    {"add formula", test_add},
+    {"lookup tables and clamps", test_lut_clamp},
+    CU_TEST_INFO_NULL,
+};
+
+PAR_TEST_MAIN("requant", tests)

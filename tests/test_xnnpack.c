@@ -1,0 +1,302 @@
+/*
+ * test_xnnpack.c - unit tests of the xnnpack backend's adapter (backends/xnnpack/): NCHW <-> NHWC conversion and
+ * physical views, a small convolution with asymmetric padding against values computed here in double, the
+ * conv2d + batch_norm + relu6 fusion (one XNNPACK operator), a broadcasting add whose constant needs a layout copy,
+ * knobs, and the UNSUPPORTED reasons for parameters XNNPACK lacks. Built without XNNPACK, it checks only that the
+ * backend is absent. No timing here.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "graph.h"
+#include "exec.h"
+#include "tmain.h"
+
+#ifdef PAR_HAVE_XNNPACK
+#include "backends/xnnpack/xnnpack_internal.h"
+
+const par_backend *par_backend_xnnpack(void);
+
+/* deterministic values in [-1, 1) */
+static float val(int64_t i, int salt)
+{
+    uint32_t h = (uint32_t)(i * 2654435761u) ^ (uint32_t)(salt * 40503u);
+    h ^= h >> 13;
+    h *= 0x5bd1e995u;
+    h ^= h >> 15;
+    return (float)(h % 2000u) / 1000.0f - 1.0f;
+}
+
+static void test_layout(void)
+{
+    enum { N = 2, C = 3, H = 4, W = 5 };
+    float src[N * C * H * W], nhwc[N * C * H * W], back[N * C * H * W];
+    for (int i = 0; i < N * C * H * W; i++) src[i] = (float)i;
+    par_xnn_to_nhwc(src, nhwc, N, C, H * W);
+    for (int n = 0; n < N; n++)
+        for (int c = 0; c < C; c++)
+            for (int h = 0; h < H; h++)
+                for (int w = 0; w < W; w++)
+                    CU_ASSERT_EQUAL(nhwc[((n * H + h) * W + w) * C + c], src[((n * C + c) * H + h) * W + w]);
+    par_xnn_to_nchw(nhwc, back, N, C, H * W);
+    CU_ASSERT_EQUAL(memcmp(src, back, sizeof src), 0);
+
+    par_value v = {.rank = 4, .dims = {N, C, H, W}};
+    size_t d[4];
+    par_xnn_phys_dims(&v, XA_NHWC, d);
+    CU_ASSERT(d[0] == N && d[1] == H && d[2] == W && d[3] == C);
+    par_xnn_phys_dims(&v, XA_LOGICAL, d);
+    CU_ASSERT(d[0] == N && d[1] == C && d[2] == H && d[3] == W);
+    CU_ASSERT_EQUAL(par_xnn_phys_axis(&v, XA_NHWC, 1), 3);
+    CU_ASSERT_EQUAL(par_xnn_phys_axis(&v, XA_NHWC, -1), 2);
+    CU_ASSERT_EQUAL(par_xnn_phys_axis(&v, XA_LOGICAL, 1), 1);
+}
+
+/* Prepare, bind, run g on the xnnpack backend; outputs into out (one output). Returns the prepared plan's step
+ * count through *steps. */
+static par_status run_graph(const par_graph_desc *g, const float *in, float *out, int32_t *steps, par_msg *msg)
+{
+    const par_backend *be = par_backend_xnnpack();
+    void *ctx = NULL, *prep = NULL;
+    par_status st = be->init(&ctx, msg);
+    if (st != PAR_OK) return st;
+    for (int32_t i = 0; i < g->n_nodes && st == PAR_OK; i++) st = be->supports(ctx, g, i, msg);
+    if (st == PAR_OK) st = be->prepare(ctx, g, &prep, msg);
+    const void *ins[1] = {in};
+    void *outs[1] = {out};
+    if (st == PAR_OK) st = be->bind(ctx, prep, ins, outs, msg);
+    if (st == PAR_OK) st = be->run(ctx, prep, msg);
+    if (st == PAR_OK && steps) *steps = ((xa_plan *)prep)->n_steps;
+    be->release(ctx, prep);
+    be->destroy(ctx);
+    return st;
+}
+
+/* conv2d 1x2x4x5 -> 3 channels, 2x3 kernel, stride [1,2], padding [1,0,0,1] (top, left, bottom, right). */
+static void test_conv_values(void)
+{
+    enum { C = 2, H = 4, W = 5, O = 3, KH = 2, KW = 3 };
+    par_msg msg = {{0}};
+    par_graph *gr = par_graph_create("conv");
+    int64_t xd[4] = {1, C, H, W}, wd[4] = {O, C, KH, KW}, bd[1] = {O};
+    float w[O * C * KH * KW], b[O], x[C * H * W];
+    for (int i = 0; i < O * C * KH * KW; i++) w[i] = val(i, 1);
+    for (int i = 0; i < O; i++) b[i] = val(i, 2);
+    for (int i = 0; i < C * H * W; i++) x[i] = val(i, 3);
+    int32_t vx = par_graph_add_input(gr, "x", PAR_DTYPE_F32, 4, xd, &msg);
+    int32_t vw = par_graph_add_const(gr, "w", PAR_DTYPE_F32, 4, wd, w, &msg);
+    int32_t vb = par_graph_add_const(gr, "b", PAR_DTYPE_F32, 1, bd, b, &msg);
+    int64_t stride[2] = {1, 2}, pad[4] = {1, 0, 0, 1};
+    par_attr at[2] = {par_a_ints("stride", 2, stride), par_a_ints("padding", 4, pad)};
+    par_out_spec os = {.name = "y"};
+    int32_t ins[3] = {vx, vw, vb};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "conv2d", "conv", 3, ins, 2, at, &os, &msg) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(gr, par_graph_find_value(gr, "y"), &msg) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(gr, &msg) == PAR_OK);
+    const par_graph_desc *g = par_graph_desc_of(gr);
+    const par_value *y = &g->values[par_graph_find_value(gr, "y")];
+    /* OH = (4 + 1 + 0 - 2) / 1 + 1 = 4, OW = (5 + 0 + 1 - 3) / 2 + 1 = 2 */
+    CU_ASSERT_FATAL(y->dims[2] == 4 && y->dims[3] == 2);
+    float out[O * 4 * 2];
+    int32_t steps = 0;
+    par_status st = run_graph(g, x, out, &steps, &msg);
+    CU_ASSERT_EQUAL_FATAL(st, PAR_OK);
+    CU_ASSERT_EQUAL(steps, 1);
+    int bad = 0;
+    for (int o = 0; o < O; o++)
+        for (int oh = 0; oh < 4; oh++)
+            for (int ow = 0; ow < 2; ow++) {
+                double acc = b[o];
+                for (int c = 0; c < C; c++)
+                    for (int kh = 0; kh < KH; kh++)
+                        for (int kw = 0; kw < KW; kw++) {
+                            int ih = oh - 1 + kh, iw = ow * 2 + kw;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                acc += (double)w[((o * C + c) * KH + kh) * KW + kw] * x[(c * H + ih) * W + iw];
+                        }
+                if (fabs(out[(o * 4 + oh) * 2 + ow] - acc) > 1e-5) bad++;
+            }
+    CU_ASSERT_EQUAL(bad, 0);
+    par_graph_destroy(gr);
+}
+
+/* conv2d (no bias) -> batch_norm -> relu6: one XNNPACK convolution with the norm folded and the clamp fused. */
+static void test_conv_bn_relu6_fused(void)
+{
+    enum { C = 3, H = 5, W = 5, O = 4 };
+    par_msg msg = {{0}};
+    par_graph *gr = par_graph_create("fused");
+    int64_t xd[4] = {1, C, H, W}, wd[4] = {O, C, 3, 3}, cd[1] = {O};
+    float w[O * C * 9], x[C * H * W], gam[O], bet[O], mu[O], var[O];
+    for (int i = 0; i < O * C * 9; i++) w[i] = 2.0f * val(i, 4);
+    for (int i = 0; i < C * H * W; i++) x[i] = 3.0f * val(i, 5);
+    for (int i = 0; i < O; i++)
+        gam[i] = 1.0f + val(i, 6), bet[i] = val(i, 7), mu[i] = val(i, 8), var[i] = 0.5f + 0.25f * (float)i;
+    int32_t ins[5];
+    ins[0] = par_graph_add_input(gr, "x", PAR_DTYPE_F32, 4, xd, &msg);
+    ins[1] = par_graph_add_const(gr, "w", PAR_DTYPE_F32, 4, wd, w, &msg);
+    ins[2] = -1;
+    int64_t pad[4] = {1, 1, 1, 1};
+    par_attr at[1] = {par_a_ints("padding", 4, pad)};
+    par_out_spec o1 = {.name = "c"}, o2 = {.name = "n"}, o3 = {.name = "y"};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "conv2d", "conv", 3, ins, 1, at, &o1, &msg) >= 0);
+    int32_t bn_in[5] = {par_graph_find_value(gr, "c"), par_graph_add_const(gr, "g", PAR_DTYPE_F32, 1, cd, gam, &msg),
+                        par_graph_add_const(gr, "be", PAR_DTYPE_F32, 1, cd, bet, &msg),
+                        par_graph_add_const(gr, "mu", PAR_DTYPE_F32, 1, cd, mu, &msg),
+                        par_graph_add_const(gr, "var", PAR_DTYPE_F32, 1, cd, var, &msg)};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "batch_norm", "bn", 5, bn_in, 0, NULL, &o2, &msg) >= 0);
+    int32_t r_in[1] = {par_graph_find_value(gr, "n")};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "relu6", "act", 1, r_in, 0, NULL, &o3, &msg) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(gr, par_graph_find_value(gr, "y"), &msg) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(gr, &msg) == PAR_OK);
+    float out[O * H * W];
+    int32_t steps = 0;
+    CU_ASSERT_EQUAL_FATAL(run_graph(par_graph_desc_of(gr), x, out, &steps, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(steps, 1);
+    int bad = 0, clamped_lo = 0, clamped_hi = 0;
+    for (int o = 0; o < O; o++)
+        for (int oh = 0; oh < H; oh++)
+            for (int ow = 0; ow < W; ow++) {
+                double acc = 0;
+                for (int c = 0; c < C; c++)
+                    for (int kh = 0; kh < 3; kh++)
+                        for (int kw = 0; kw < 3; kw++) {
+                            int ih = oh - 1 + kh, iw = ow - 1 + kw;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                acc += (double)w[((o * C + c) * 3 + kh) * 3 + kw] * x[(c * H + ih) * W + iw];
+                        }
+                double yv = (acc - mu[o]) / sqrt((double)var[o] + 1e-5) * gam[o] + bet[o];
+                yv = yv < 0 ? 0 : yv > 6 ? 6 : yv;
+                clamped_lo += yv == 0;
+                clamped_hi += yv == 6;
+                if (fabs(out[(o * H + oh) * W + ow] - yv) > 1e-4) bad++;
+            }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(clamped_lo > 0); /* the data exercise both sides of the fused clamp */
+    CU_ASSERT(clamped_hi > 0);
+    par_graph_destroy(gr);
+}
+
+/* x [1,2,3,4] + c [2,3,4]: c is broadcast as [1,2,3,4], whose NHWC order differs: a layout copy made at prepare. */
+static void test_broadcast_add_layout(void)
+{
+    par_msg msg = {{0}};
+    par_graph *gr = par_graph_create("add");
+    int64_t xd[4] = {1, 2, 3, 4}, cd[3] = {2, 3, 4};
+    float x[24], c[24], out[24];
+    for (int i = 0; i < 24; i++) x[i] = val(i, 9), c[i] = (float)(i * 100);
+    int32_t ins[2] = {par_graph_add_input(gr, "x", PAR_DTYPE_F32, 4, xd, &msg),
+                      par_graph_add_const(gr, "c", PAR_DTYPE_F32, 3, cd, c, &msg)};
+    par_out_spec os = {.name = "y"};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "add", "add", 2, ins, 0, NULL, &os, &msg) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(gr, par_graph_find_value(gr, "y"), &msg) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(gr, &msg) == PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(run_graph(par_graph_desc_of(gr), x, out, NULL, &msg), PAR_OK);
+    int bad = 0;
+    for (int i = 0; i < 24; i++) bad += out[i] != x[i] + c[i];
+    CU_ASSERT_EQUAL(bad, 0);
+    par_graph_destroy(gr);
+}
+
+/* supports() of a one-node graph: status and whether the message contains `needle`. */
+static par_status supports_one(const char *op, int32_t n_attrs, const par_attr *attrs, const int64_t *xdims,
+                               const char *needle, int *found)
+{
+    par_msg msg = {{0}};
+    par_graph *gr = par_graph_create("one");
+    int32_t x = par_graph_add_input(gr, "x", PAR_DTYPE_F32, 4, xdims, &msg);
+    par_out_spec os = {.name = "y"};
+    par_status st = PAR_ERROR;
+    if (par_graph_add_node(gr, op, "n", 1, &x, n_attrs, attrs, &os, &msg) >= 0 &&
+        par_graph_mark_output(gr, par_graph_find_value(gr, "y"), &msg) == PAR_OK &&
+        par_graph_finalize(gr, &msg) == PAR_OK) {
+        const par_backend *be = par_backend_xnnpack();
+        void *ctx = NULL;
+        if (be->init(&ctx, &msg) == PAR_OK) {
+            msg.text[0] = 0;
+            st = be->supports(ctx, par_graph_desc_of(gr), 0, &msg);
+            be->destroy(ctx);
+        }
+    }
+    *found = needle && strstr(msg.text, needle) != NULL;
+    par_graph_destroy(gr);
+    return st;
+}
+
+static void test_unsupported_reasons(void)
+{
+    int64_t xd[4] = {1, 3, 8, 8}, k2[2] = {2, 2}, k1[2] = {1, 1}, p1[4] = {1, 1, 1, 1};
+    int found = 0;
+    CU_ASSERT_EQUAL(supports_one("tanh", 0, NULL, xd, "tanh", &found), PAR_UNSUPPORTED);
+    CU_ASSERT(found);
+    CU_ASSERT_EQUAL(supports_one("log_softmax", 0, NULL, xd, "log_softmax", &found), PAR_UNSUPPORTED);
+    CU_ASSERT(found);
+    par_attr avg[4] = {par_a_ints("kernel", 2, k2), par_a_ints("stride", 2, k2), par_a_ints("padding", 4, p1),
+                       par_a_int("count_include_pad", 1)};
+    CU_ASSERT_EQUAL(supports_one("avg_pool2d", 4, avg, xd, "count_include_pad", &found), PAR_UNSUPPORTED);
+    CU_ASSERT(found);
+    avg[3] = par_a_int("count_include_pad", 0); /* the same pooling without counting the padding runs */
+    CU_ASSERT_EQUAL(supports_one("avg_pool2d", 4, avg, xd, NULL, &found), PAR_OK);
+    par_attr mp[2] = {par_a_ints("kernel", 2, k1), par_a_ints("stride", 2, k2)};
+    CU_ASSERT_EQUAL(supports_one("max_pool2d", 2, mp, xd, "1x1", &found), PAR_UNSUPPORTED);
+    CU_ASSERT(found);
+    par_attr cl[2] = {par_a_float("min", 0.5), par_a_float("max", 0.5)};
+    CU_ASSERT_EQUAL(supports_one("clamp", 2, cl, xd, "output_min < output_max", &found), PAR_UNSUPPORTED);
+    CU_ASSERT(found);
+    par_attr sm[1] = {par_a_int("axis", 2)};
+    CU_ASSERT_EQUAL(supports_one("softmax", 1, sm, xd, "innermost", &found), PAR_UNSUPPORTED);
+    CU_ASSERT(found);
+    sm[0] = par_a_int("axis", 1); /* channels are innermost in NHWC */
+    CU_ASSERT_EQUAL(supports_one("softmax", 1, sm, xd, NULL, &found), PAR_OK);
+    CU_ASSERT_EQUAL(supports_one("hardswish", 0, NULL, xd, NULL, &found), PAR_OK);
+}
+
+static void test_knobs(void)
+{
+    const par_backend *be = par_backend_xnnpack();
+    void *ctx = NULL;
+    par_msg msg = {{0}};
+    CU_ASSERT_EQUAL_FATAL(be->init(&ctx, &msg), PAR_OK);
+    par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+    par_describe_fn describe = (par_describe_fn)be->get_proc(ctx, PAR_PROC_DESCRIBE);
+    CU_ASSERT_FATAL(knob && describe);
+    CU_ASSERT_EQUAL(knob(ctx, "threads", "0", &msg), PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "threads"));
+    CU_ASSERT_EQUAL(knob(ctx, "threads", "2x", &msg), PAR_ERROR);
+    CU_ASSERT_EQUAL(knob(ctx, "kernels", "scalar", &msg), PAR_ERROR);
+    CU_ASSERT_EQUAL(knob(ctx, "threads", "2", &msg), PAR_OK);
+    char buf[256];
+    size_t need = describe(ctx, buf, sizeof buf);
+    CU_ASSERT(need > 0 && need < sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "threads=2"));
+    CU_ASSERT_PTR_NULL(be->get_proc(ctx, "no_such_proc"));
+    be->destroy(ctx);
+    be->destroy(NULL);
+}
+
+static const CU_TestInfo tests[] = {
+    {"layout conversion and physical views", test_layout},
+    {"conv2d with asymmetric padding against double", test_conv_values},
+    {"conv2d + batch_norm + relu6 fused into one operator", test_conv_bn_relu6_fused},
+    {"broadcast add with a layout copy of the constant", test_broadcast_add_layout},
+    {"UNSUPPORTED reasons", test_unsupported_reasons},
+    {"knobs and describe", test_knobs},
+    CU_TEST_INFO_NULL,
+};
+#else
+static void test_absent(void)
+{
+    int32_t n = 0;
+    const par_backend *const *b = par_builtin_backends(&n);
+    int found = 0;
+    for (int32_t i = 0; i < n; i++) found |= strcmp(b[i]->name, "xnnpack") == 0;
+    CU_ASSERT_FALSE(found);
+}
+
+static const CU_TestInfo tests[] = {
+    {"built without XNNPACK: the backend is absent", test_absent},
+    CU_TEST_INFO_NULL,
+};
+#endif
+
+PAR_TEST_MAIN("xnnpack", tests)
