@@ -108,8 +108,12 @@ unit-check: $(TESTS) $(TEST_PLUGINS) $(EXE) $(PLUGINS)
 	  if ! $$t; then echo "FAILED: $$t"; fail=1; fi; \
 	done; exit $$fail
 
+# The quick suite on the example plugin, on cpu with its SIMD and its scalar kernels, and on qnnpack with each
+# kernel variant forced in turn (a variant this machine lacks falls back to the best one it has).
+CHECK_BACKENDS ?= example,cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=avx2],qnnpack[kernels=scalar]
 conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
-	$(EXE) run --suite quick --plugin $(EXAMPLE_PLUGIN) -b example -j $(JOBS) --repeat 2 --out $(BUILD)/check
+	$(EXE) run --suite quick --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
+	  --no-progress --out $(BUILD)/check
 
 check: deps
 	$(MAKE) all
@@ -127,8 +131,9 @@ run: deps
 # The standard benchmark set: MobileNetV2 and MobileNetV3-Small side by side at 1 and 2 threads, and the GEMM
 # micro-kernel against this machine's measured peak; JSON in $(BUILD)/bench/. Override the backends with e.g.
 # make bench BENCH_BACKENDS=xnnpack,example BENCH_MICRO_BACKENDS=xnnpack
-BENCH_BACKENDS ?= cpu,xnnpack
-BENCH_MICRO_BACKENDS ?= cpu
+BENCH_BACKENDS ?= cpu$(if $(wildcard /usr/include/xnnpack.h),$(comma)xnnpack,)
+BENCH_MICRO_BACKENDS ?= cpu,qnnpack
+comma := ,
 bench: deps
 	$(MAKE) all
 	@mkdir -p $(BUILD)/bench
@@ -136,6 +141,7 @@ bench: deps
 	  --threads 1 --json $(BUILD)/bench/models-threads1.json
 	$(EXE) bench --model mobilenet_v2 --model mobilenet_v3_small -b $(BENCH_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 2 --json $(BUILD)/bench/models-threads2.json
+	$(EXE) bench --model mobilenet_v2_quant -b qnnpack --threads 1 --json $(BUILD)/bench/quant-threads1.json
 	$(EXE) bench --micro gemm --micro peak -b $(BENCH_MICRO_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 1 --json $(BUILD)/bench/micro.json
 
