@@ -142,6 +142,7 @@ bench: deps
 	$(EXE) bench --model mobilenet_v2 --model mobilenet_v3_small -b $(BENCH_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 2 --json $(BUILD)/bench/models-threads2.json
 	$(EXE) bench --model mobilenet_v2_quant -b qnnpack --threads 1 --json $(BUILD)/bench/quant-threads1.json
+	$(EXE) bench --model mobilenet_v2_qs8 -b qnnpack,xnnpack --threads 1 --json $(BUILD)/bench/quant-qs8-threads1.json
 	$(EXE) bench --micro gemm --micro peak -b $(BENCH_MICRO_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 1 --json $(BUILD)/bench/micro.json
 

@@ -3,7 +3,7 @@
  * snapshot) behind parity's backend ABI, through XNNPACK's operator API (create at prepare, setup once, run).
  *
  * This file holds the backend table: context (xnn_initialize once per process, the pthreadpool of the `threads`
- * knob), supports, prepare (fusion planning, then one or more XNNPACK operators per node, xnnpack_lower.c), bind,
+ * knob), supports, prepare (fusion planning, then one or more XNNPACK operators per node, xnnpack_lower*.c), bind,
  * run (graph inputs NCHW -> NHWC into padded buffers, the steps, graph outputs back to NCHW), release, and a
  * micro-benchmark of XNNPACK's own GEMM for `parity bench --micro gemm`.
  *
@@ -68,7 +68,7 @@ static par_status xa_set_knob(void *ctx, const char *key, const char *value, par
 static size_t xa_describe(void *ctx, char *buf, size_t len)
 {
     const xa_ctx *c = ctx;
-    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator", c->threads, PAR_XNN_VERSION);
+    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator;requant=fp32", c->threads, PAR_XNN_VERSION);
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -141,9 +141,18 @@ done:
     return rc;
 }
 
+/* The requantization scheme of XNNPACK's quantized convolution and fully connected operators in this snapshot
+ * (docs/backends/xnnpack.md, "Quantized operators"). */
+static par_requant xa_requant(void *ctx)
+{
+    (void)ctx;
+    return PAR_REQUANT_FP32;
+}
+
 static void *xa_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
+    if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)xa_requant;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)xa_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)xa_describe;
     if (strcmp(name, PAR_PROC_MICROBENCH) == 0) return (void *)(par_microbench_fn)xa_microbench;
@@ -211,8 +220,8 @@ static par_status xa_prepare(void *ctx, const par_graph_desc *g, void **prepared
     p->last_use = calloc(nv, sizeof *p->last_use);
     p->free_buf = calloc(2 * nv, sizeof *p->free_buf); /* at most a buffer and a copy per value */
     p->free_cap = calloc(2 * nv, sizeof *p->free_cap);
-    if (!p->cap || !p->alt_cap || !p->last_use || !p->free_buf || !p->free_cap || !p->buf || !p->lay || !p->alt || !p->n_uses || !p->is_output || !p->skip || !p->final_out || !p->bn_of ||
-        !p->out_min || !p->out_max) {
+    if (!p->cap || !p->alt_cap || !p->last_use || !p->free_buf || !p->free_cap || !p->buf || !p->lay || !p->alt ||
+        !p->n_uses || !p->is_output || !p->skip || !p->final_out || !p->bn_of || !p->out_min || !p->out_max) {
         xa_release(ctx, p);
         return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     }
@@ -225,10 +234,11 @@ static par_status xa_prepare(void *ctx, const par_graph_desc *g, void **prepared
     for (int32_t k = 0; k < g->n_outputs; k++) p->is_output[g->outputs[k]] = 1;
     for (int32_t k = 0; k < g->n_inputs; k++) {
         int32_t v = g->inputs[k];
-        if (g->values[v].dtype != PAR_DTYPE_F32) {
+        par_dtype dt = g->values[v].dtype;
+        if (dt != PAR_DTYPE_F32 && dt != PAR_DTYPE_QU8 && dt != PAR_DTYPE_QS8) {
             xa_release(ctx, p);
-            return par_msgf(msg, PAR_UNSUPPORTED, "graph input '%s' is %s; the adapter runs f32 graphs only",
-                            g->values[v].name, par_dtype_name(g->values[v].dtype));
+            return par_msgf(msg, PAR_UNSUPPORTED, "graph input '%s' is %s; the adapter takes f32, qu8 and qs8 inputs",
+                            g->values[v].name, par_dtype_name(dt));
         }
         if (!p->buf[v] && !par_xnn_output(p, v, XA_NHWC, msg)) {
             xa_release(ctx, p);
@@ -276,10 +286,11 @@ static par_status xa_run(void *ctx, void *prepared, par_msg *msg)
     if (!p->inputs || !p->outputs) return par_msgf(msg, PAR_ERROR, "run: bind was not called");
     for (int32_t k = 0; k < g->n_inputs; k++) {
         const par_value *v = &g->values[g->inputs[k]];
-        float *dst = p->buf[g->inputs[k]];
+        void *dst = p->buf[g->inputs[k]];
         if (v->rank == 4 && p->lay[g->inputs[k]] == XA_NHWC)
-            par_xnn_to_nhwc(p->inputs[k], dst, v->dims[0], v->dims[1], v->dims[2] * v->dims[3]);
-        else memcpy(dst, p->inputs[k], (size_t)v->numel * sizeof(float));
+            par_xnn_transpose(p->inputs[k], dst, v->dims[0], v->dims[1], v->dims[2] * v->dims[3],
+                              par_dtype_size(v->dtype), 1);
+        else memcpy(dst, p->inputs[k], (size_t)par_xnn_value_bytes(v));
     }
     for (int32_t i = 0; i < p->n_steps; i++) {
         const xa_step *s = &p->steps[i];
@@ -287,16 +298,16 @@ static par_status xa_run(void *ctx, void *prepared, par_msg *msg)
             enum xnn_status st = xnn_run_operator(s->op, p->pool);
             if (st != xnn_status_success)
                 return par_msgf(msg, PAR_ERROR, "xnn_run_operator (step %d): %s", i, par_xnn_status_name(st));
-        } else if (s->kind == XA_STEP_TO_NHWC) par_xnn_to_nhwc(s->src, s->dst, s->n, s->c, s->hw);
-        else par_xnn_to_nchw(s->src, s->dst, s->n, s->c, s->hw);
+        } else par_xnn_transpose(s->src, s->dst, s->n, s->c, s->hw, s->esize, s->kind == XA_STEP_TO_NHWC);
     }
     for (int32_t k = 0; k < g->n_outputs; k++) {
         int32_t vi = g->outputs[k];
         const par_value *v = &g->values[vi];
-        const float *src = p->buf[vi] ? p->buf[vi] : v->data;
+        const void *src = p->buf[vi] ? p->buf[vi] : v->data;
         if (v->rank == 4 && p->buf[vi] && p->lay[vi] == XA_NHWC)
-            par_xnn_to_nchw(src, p->outputs[k], v->dims[0], v->dims[1], v->dims[2] * v->dims[3]);
-        else memcpy(p->outputs[k], src, (size_t)v->numel * sizeof(float));
+            par_xnn_transpose(src, p->outputs[k], v->dims[0], v->dims[1], v->dims[2] * v->dims[3],
+                              par_dtype_size(v->dtype), 0);
+        else memcpy(p->outputs[k], src, (size_t)par_xnn_value_bytes(v));
     }
     return PAR_OK;
 }
@@ -305,7 +316,7 @@ static const par_backend xnnpack_backend = {
     .api_version = PAR_BACKEND_API_VERSION,
     .struct_size = sizeof(par_backend),
     .name = "xnnpack",
-    .description = "the system XNNPACK library (operator API, f32, NHWC) behind an adapter",
+    .description = "the system XNNPACK library (operator API, f32 and qs8/qu8, NHWC) behind an adapter",
     .version = PAR_XNN_VERSION,
     .arith = PAR_ARITH_F32,
     .init = xa_init,

@@ -5,8 +5,10 @@
  * activation buffers once their last reader is lowered (as XNNPACK's own runtime plans memory; it keeps the working
  * set in cache).
  *
- * Conversions move elements only (bit-exact); they are the adapter's own code, not XNNPACK's, and they are part of
- * what the harness tests. Nothing here runs XNNPACK operators or allocates at run time.
+ * Buffers are sized in bytes from the value's dtype (f32 activations, qu8/qs8 activations of one byte), so that
+ * float and quantized values share one pool. Conversions move elements only (bit-exact, 4-byte or 1-byte
+ * elements); they are the adapter's own code, not XNNPACK's, and they are part of what the harness tests. Nothing
+ * here runs XNNPACK operators or allocates at run time.
  */
 #include <stdlib.h>
 
@@ -25,13 +27,13 @@ static int track(xa_plan *p, void *ptr)
     return 1;
 }
 
-/* 64-byte aligned (XNNPACK's own buffers are), zeroed, with XNN_EXTRA_BYTES readable after the last element. */
-float *par_xnn_alloc(xa_plan *p, int64_t numel)
+/* 64-byte aligned (XNNPACK's own buffers are), zeroed, with XNN_EXTRA_BYTES readable after the last byte. */
+void *par_xnn_alloc_bytes(xa_plan *p, int64_t nbytes)
 {
-    if (numel < 0 || numel > (INT64_C(1) << 40)) return NULL;
-    size_t bytes = (size_t)numel * sizeof(float) + XNN_EXTRA_BYTES;
+    if (nbytes < 0 || nbytes > (INT64_C(1) << 42)) return NULL;
+    size_t bytes = (size_t)nbytes + XNN_EXTRA_BYTES;
     bytes = (bytes + 63) & ~(size_t)63;
-    float *f = aligned_alloc(64, bytes);
+    void *f = aligned_alloc(64, bytes);
     if (!f) return NULL;
     memset(f, 0, bytes);
     if (!track(p, f)) {
@@ -39,6 +41,17 @@ float *par_xnn_alloc(xa_plan *p, int64_t numel)
         return NULL;
     }
     return f;
+}
+
+float *par_xnn_alloc(xa_plan *p, int64_t numel)
+{
+    if (numel < 0 || numel > (INT64_C(1) << 40)) return NULL;
+    return par_xnn_alloc_bytes(p, numel * (int64_t)sizeof(float));
+}
+
+int64_t par_xnn_value_bytes(const par_value *v)
+{
+    return v->numel * (int64_t)par_dtype_size(v->dtype);
 }
 
 par_status par_xnn_add_step(xa_plan *p, const xa_step *s, par_msg *msg)
@@ -58,30 +71,37 @@ par_status par_xnn_add_step(xa_plan *p, const xa_step *s, par_msg *msg)
 }
 
 /* Blocked over channels so that both sides stream through cache lines. */
+#define TRANSPOSE(T, src_, dst_, to_nhwc)                                                                           \
+    do {                                                                                                             \
+        const T *s_ = (const T *)(src_);                                                                             \
+        T *d_ = (T *)(dst_);                                                                                         \
+        for (int64_t b = 0; b < n; b++, s_ += c * hw, d_ += c * hw)                                                  \
+            for (int64_t c0 = 0; c0 < c; c0 += 16) {                                                                 \
+                int64_t c1 = c0 + 16 < c ? c0 + 16 : c;                                                              \
+                if (to_nhwc)                                                                                         \
+                    for (int64_t i = 0; i < hw; i++)                                                                 \
+                        for (int64_t ch = c0; ch < c1; ch++) d_[i * c + ch] = s_[ch * hw + i];                       \
+                else                                                                                                 \
+                    for (int64_t ch = c0; ch < c1; ch++)                                                             \
+                        for (int64_t i = 0; i < hw; i++) d_[ch * hw + i] = s_[i * c + ch];                           \
+            }                                                                                                        \
+    } while (0)
+
+void par_xnn_transpose(const void *src, void *dst, int64_t n, int64_t c, int64_t hw, size_t esize, int to_nhwc)
+{
+    if (esize == 1) TRANSPOSE(uint8_t, src, dst, to_nhwc);
+    else if (esize == 2) TRANSPOSE(uint16_t, src, dst, to_nhwc);
+    else TRANSPOSE(uint32_t, src, dst, to_nhwc);
+}
+
 void par_xnn_to_nhwc(const float *src, float *dst, int64_t n, int64_t c, int64_t hw)
 {
-    for (int64_t b = 0; b < n; b++) {
-        const float *s = src + b * c * hw;
-        float *d = dst + b * c * hw;
-        for (int64_t c0 = 0; c0 < c; c0 += 16) {
-            int64_t c1 = c0 + 16 < c ? c0 + 16 : c;
-            for (int64_t i = 0; i < hw; i++)
-                for (int64_t ch = c0; ch < c1; ch++) d[i * c + ch] = s[ch * hw + i];
-        }
-    }
+    par_xnn_transpose(src, dst, n, c, hw, sizeof(float), 1);
 }
 
 void par_xnn_to_nchw(const float *src, float *dst, int64_t n, int64_t c, int64_t hw)
 {
-    for (int64_t b = 0; b < n; b++) {
-        const float *s = src + b * c * hw;
-        float *d = dst + b * c * hw;
-        for (int64_t c0 = 0; c0 < c; c0 += 16) {
-            int64_t c1 = c0 + 16 < c ? c0 + 16 : c;
-            for (int64_t ch = c0; ch < c1; ch++)
-                for (int64_t i = 0; i < hw; i++) d[ch * hw + i] = s[i * c + ch];
-        }
-    }
+    par_xnn_transpose(src, dst, n, c, hw, sizeof(float), 0);
 }
 
 void par_xnn_phys_dims(const par_value *v, xa_layout lay, size_t *dims)
@@ -103,7 +123,7 @@ int32_t par_xnn_phys_axis(const par_value *v, xa_layout lay, int32_t a)
 }
 
 /* The logical data of a value: its buffer when it has one in XA_LOGICAL, or a padded copy of a constant. */
-static const float *const_buffer(xa_plan *p, int32_t v, par_msg *msg)
+static const void *const_buffer(xa_plan *p, int32_t v, par_msg *msg)
 {
     const par_value *val = &p->g->values[v];
     if (p->buf[v]) return p->buf[v];
@@ -111,36 +131,36 @@ static const float *const_buffer(xa_plan *p, int32_t v, par_msg *msg)
         par_msgf(msg, PAR_ERROR, "prepare: value '%s' is read before it is computed", val->name);
         return NULL;
     }
-    float *b = par_xnn_alloc(p, val->numel);
+    void *b = par_xnn_alloc_bytes(p, par_xnn_value_bytes(val));
     if (!b) {
         par_msgf(msg, PAR_ERROR, "prepare: out of memory for constant '%s'", val->name);
         return NULL;
     }
-    memcpy(b, val->data, (size_t)val->numel * sizeof(float));
+    memcpy(b, val->data, (size_t)par_xnn_value_bytes(val));
     p->buf[v] = b;
     p->lay[v] = XA_LOGICAL;
     return b;
 }
 
-/* An activation buffer of at least numel elements: the smallest free one that fits, or a new one. */
-static float *take(xa_plan *p, int64_t numel, int64_t *cap)
+/* An activation buffer of at least nbytes bytes: the smallest free one that fits, or a new one. */
+static void *take(xa_plan *p, int64_t nbytes, int64_t *cap)
 {
     int32_t best = -1;
     for (int32_t i = 0; i < p->n_free; i++)
-        if (p->free_cap[i] >= numel && (best < 0 || p->free_cap[i] < p->free_cap[best])) best = i;
+        if (p->free_cap[i] >= nbytes && (best < 0 || p->free_cap[i] < p->free_cap[best])) best = i;
     if (best >= 0) {
-        float *b = p->free_buf[best];
+        void *b = p->free_buf[best];
         *cap = p->free_cap[best];
         p->free_buf[best] = p->free_buf[p->n_free - 1];
         p->free_cap[best] = p->free_cap[p->n_free - 1];
         p->n_free--;
         return b;
     }
-    *cap = numel;
-    return par_xnn_alloc(p, numel);
+    *cap = nbytes;
+    return par_xnn_alloc_bytes(p, nbytes);
 }
 
-static void give_back(xa_plan *p, float *b, int64_t cap)
+static void give_back(xa_plan *p, void *b, int64_t cap)
 {
     if (!b) return;
     p->free_buf[p->n_free] = b;
@@ -162,31 +182,32 @@ void par_xnn_release_inputs(xa_plan *p, int32_t ni)
     }
 }
 
-static const float *converted(xa_plan *p, int32_t v, xa_layout want, int64_t n, int64_t c, int64_t hw,
-                              par_msg *msg)
+static const void *converted(xa_plan *p, int32_t v, xa_layout want, int64_t n, int64_t c, int64_t hw,
+                             par_msg *msg)
 {
     const par_value *val = &p->g->values[v];
     if (p->alt[v]) return p->alt[v];
-    const float *src = p->buf[v] ? p->buf[v] : const_buffer(p, v, msg);
+    const void *src = p->buf[v] ? p->buf[v] : const_buffer(p, v, msg);
     if (!src) return NULL;
-    float *dst = val->kind == PAR_VALUE_CONST ? par_xnn_alloc(p, val->numel) : take(p, val->numel, &p->alt_cap[v]);
+    int64_t bytes = par_xnn_value_bytes(val);
+    size_t es = par_dtype_size(val->dtype);
+    void *dst = val->kind == PAR_VALUE_CONST ? par_xnn_alloc_bytes(p, bytes) : take(p, bytes, &p->alt_cap[v]);
     if (!dst) {
         par_msgf(msg, PAR_ERROR, "prepare: out of memory for a layout copy of '%s'", val->name);
         return NULL;
     }
     if (val->kind == PAR_VALUE_CONST) {
-        if (want == XA_NHWC) par_xnn_to_nhwc(src, dst, n, c, hw);
-        else par_xnn_to_nchw(src, dst, n, c, hw);
+        par_xnn_transpose(src, dst, n, c, hw, es, want == XA_NHWC);
     } else {
         xa_step s = {.kind = want == XA_NHWC ? XA_STEP_TO_NHWC : XA_STEP_TO_NCHW, .src = src, .dst = dst,
-                     .n = n, .c = c, .hw = hw};
+                     .n = n, .c = c, .hw = hw, .esize = es};
         if (par_xnn_add_step(p, &s, msg) != PAR_OK) return NULL;
     }
     p->alt[v] = dst;
     return dst;
 }
 
-const float *par_xnn_input(xa_plan *p, int32_t v, xa_layout want, par_msg *msg)
+const void *par_xnn_input(xa_plan *p, int32_t v, xa_layout want, par_msg *msg)
 {
     const par_value *val = &p->g->values[v];
     if (!p->buf[v] && !const_buffer(p, v, msg)) return NULL;
@@ -194,7 +215,7 @@ const float *par_xnn_input(xa_plan *p, int32_t v, xa_layout want, par_msg *msg)
     return converted(p, v, want, val->dims[0], val->dims[1], val->dims[2] * val->dims[3], msg);
 }
 
-const float *par_xnn_input_nhwc4(xa_plan *p, int32_t v, par_msg *msg)
+const void *par_xnn_input_nhwc4(xa_plan *p, int32_t v, par_msg *msg)
 {
     const par_value *val = &p->g->values[v];
     if (val->rank == 4) return par_xnn_input(p, v, XA_NHWC, msg);
@@ -206,14 +227,14 @@ const float *par_xnn_input_nhwc4(xa_plan *p, int32_t v, par_msg *msg)
     return converted(p, v, XA_NHWC, d[0], d[1], d[2] * d[3], msg);
 }
 
-float *par_xnn_output(xa_plan *p, int32_t v, xa_layout lay, par_msg *msg)
+void *par_xnn_output(xa_plan *p, int32_t v, xa_layout lay, par_msg *msg)
 {
     const par_value *val = &p->g->values[v];
     if (p->buf[v]) {
         par_msgf(msg, PAR_ERROR, "prepare: value '%s' is produced twice", val->name);
         return NULL;
     }
-    float *b = take(p, val->numel, &p->cap[v]);
+    void *b = take(p, par_xnn_value_bytes(val), &p->cap[v]);
     if (!b) {
         par_msgf(msg, PAR_ERROR, "prepare: out of memory for value '%s' (%lld elements)", val->name,
                  (long long)val->numel);

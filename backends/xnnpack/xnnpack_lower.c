@@ -16,23 +16,7 @@
 
 #include "xnnpack_internal.h"
 
-static int is_op(const par_node *n, const char *op)
-{
-    return strcmp(n->op, op) == 0;
-}
-
-static int norm_axis(int64_t a, int32_t rank)
-{
-    return (int)(a < 0 ? a + rank : a);
-}
-
-static int is_const(const par_value *v)
-{
-    return v && v->kind == PAR_VALUE_CONST && v->data;
-}
-
-/* The clamp range of an activation that can become an operator's output_min/output_max; 0 when n is none. */
-static int clamp_range(const par_node *n, float *lo, float *hi)
+int par_xnn_clamp_range(const par_node *n, float *lo, float *hi)
 {
     if (is_op(n, "relu")) *lo = 0.0f, *hi = INFINITY;
     else if (is_op(n, "relu6")) *lo = 0.0f, *hi = 6.0f;
@@ -54,8 +38,6 @@ static const struct {
     {"log_softmax", "XNNPACK has no log_softmax operator"},
     {"upsample_nearest2d", "XNNPACK 2022-02 has no nearest-neighbour resize operator (only resize_bilinear2d)"},
     {"permute", "XNNPACK 2022-02 has no transpose operator (transpose_nd_x32 came later)"},
-    {"quantize", "the adapter wires XNNPACK's f32 operators only; convert_nc_f32_qs8/qu8 are not wired yet"},
-    {"dequantize", "the adapter wires XNNPACK's f32 operators only; convert_nc_qs8/qu8_f32 are not wired yet"},
 };
 
 static const char *const known_ops[] = {
@@ -67,6 +49,7 @@ static const char *const known_ops[] = {
 
 par_status par_xnn_check(const par_graph_desc *g, const par_node *n, par_msg *msg)
 {
+    if (par_xnn_is_q8_node(g, n)) return par_xnn_check_q8(g, n, msg);
     for (size_t i = 0; i < sizeof missing_ops / sizeof missing_ops[0]; i++)
         if (is_op(n, missing_ops[i].op)) return par_msgf(msg, PAR_UNSUPPORTED, "%s", missing_ops[i].why);
     int known = 0;
@@ -75,17 +58,22 @@ par_status par_xnn_check(const par_graph_desc *g, const par_node *n, par_msg *ms
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
         if (v && v->dtype != PAR_DTYPE_F32)
-            return par_msgf(msg, PAR_UNSUPPORTED, "input %d ('%s') is %s; the adapter wires XNNPACK's f32 operators only",
-                            i, v->name, par_dtype_name(v->dtype));
+            return par_msgf(msg, PAR_UNSUPPORTED, "input %d ('%s') is %s; the adapter's float operators take f32", i,
+                            v->name, par_dtype_name(v->dtype));
     }
     const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
     if (!x || !y) return par_msgf(msg, PAR_ERROR, "node has no input 0 or no output 0");
     if (y->dtype != PAR_DTYPE_F32)
-        return par_msgf(msg, PAR_UNSUPPORTED, "output '%s' is %s; the adapter wires XNNPACK's f32 operators only",
-                        y->name, par_dtype_name(y->dtype));
+        return par_msgf(msg, PAR_UNSUPPORTED, "output '%s' is %s; the adapter's float operators produce f32", y->name,
+                        par_dtype_name(y->dtype));
     if (x->rank > XNN_MAX_TENSOR_DIMS || y->rank > XNN_MAX_TENSOR_DIMS)
         return par_msgf(msg, PAR_UNSUPPORTED, "rank above XNN_MAX_TENSOR_DIMS (%d)", XNN_MAX_TENSOR_DIMS);
+    return par_xnn_check_params(g, n, msg);
+}
 
+par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
     if (is_op(n, "conv2d") || is_op(n, "conv_transpose2d") || is_op(n, "linear")) {
         const par_value *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
         if (!is_const(w) || (b && !is_const(b)))
@@ -112,7 +100,7 @@ par_status par_xnn_check(const par_graph_desc *g, const par_node *n, par_msg *ms
     }
     if (is_op(n, "hardtanh") || is_op(n, "clamp")) {
         float lo, hi;
-        clamp_range(n, &lo, &hi);
+        par_xnn_clamp_range(n, &lo, &hi);
         if (!(lo < hi))
             return par_msgf(msg, PAR_UNSUPPORTED, "clamp range [%g, %g] is empty or a point: XNNPACK's clamp requires "
                                                   "output_min < output_max", (double)lo, (double)hi);
@@ -177,7 +165,7 @@ par_status par_xnn_check(const par_graph_desc *g, const par_node *n, par_msg *ms
 /* ---------------------------------------------------------------------------------------------------------------
  * Fusions
  * ------------------------------------------------------------------------------------------------------------- */
-static int32_t sole_consumer(const xa_plan *p, int32_t from, int32_t v)
+int32_t par_xnn_sole_consumer(const xa_plan *p, int32_t from, int32_t v)
 {
     if (p->n_uses[v] != 1 || p->is_output[v]) return -1;
     for (int32_t j = from + 1; j < p->g->n_nodes; j++) {
@@ -208,16 +196,16 @@ void par_xnn_plan_fusions(xa_plan *p)
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const par_node *n = &g->nodes[i];
-        if (p->skip[i]) continue;
+        if (p->skip[i] || par_xnn_is_q8_node(g, n)) continue;
         int32_t j;
-        if (is_op(n, "conv2d") && (j = sole_consumer(p, i, p->final_out[i])) >= 0 &&
+        if (is_op(n, "conv2d") && (j = par_xnn_sole_consumer(p, i, p->final_out[i])) >= 0 &&
             is_op(&g->nodes[j], "batch_norm") && par_xnn_check(g, &g->nodes[j], NULL) == PAR_OK) {
             p->bn_of[i] = j;
             p->skip[j] = 1;
             p->final_out[i] = g->nodes[j].outputs[0];
         }
         float lo, hi;
-        if (takes_clamp(n) && (j = sole_consumer(p, i, p->final_out[i])) >= 0 && clamp_range(&g->nodes[j], &lo, &hi) &&
+        if (takes_clamp(n) && (j = par_xnn_sole_consumer(p, i, p->final_out[i])) >= 0 && par_xnn_clamp_range(&g->nodes[j], &lo, &hi) &&
             lo < hi) {
             p->skip[j] = 1;
             p->final_out[i] = g->nodes[j].outputs[0];
@@ -225,12 +213,13 @@ void par_xnn_plan_fusions(xa_plan *p)
             p->out_max[i] = hi;
         }
     }
+    par_xnn_plan_fusions_q8(p);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Lowering
  * ------------------------------------------------------------------------------------------------------------- */
-static par_status created(enum xnn_status st, const char *fn, par_msg *msg)
+par_status par_xnn_created(enum xnn_status st, const char *fn, par_msg *msg)
 {
     if (st == xnn_status_success) return PAR_OK;
     if (st == xnn_status_invalid_parameter || st == xnn_status_unsupported_parameter)
@@ -238,8 +227,8 @@ static par_status created(enum xnn_status st, const char *fn, par_msg *msg)
     return par_msgf(msg, PAR_ERROR, "XNNPACK %s failed: %s", fn, par_xnn_status_name(st));
 }
 
-/* Append a created operator as a step once its setup succeeded; the operator is deleted on any failure. */
-static par_status push_op(xa_plan *p, xnn_operator_t op, enum xnn_status setup, const char *fn, par_msg *msg)
+par_status par_xnn_push_op(xa_plan *p, xnn_operator_t op, enum xnn_status setup, const char *fn,
+                           par_msg *msg)
 {
     if (setup != xnn_status_success) {
         xnn_delete_operator(op);
@@ -250,14 +239,7 @@ static par_status push_op(xa_plan *p, xnn_operator_t op, enum xnn_status setup, 
     return par_xnn_add_step(p, &s, msg);
 }
 
-#define CREATE(call, fn)                                                                                             \
-    do {                                                                                                             \
-        par_status cs_ = created((call), fn, msg);                                                                   \
-        if (cs_ != PAR_OK) return cs_;                                                                               \
-    } while (0)
-
-/* Padding of a conv2d: explicit, or NNAPI-style same/valid (docs/ops.md). */
-static void conv_pads(const par_node *n, const par_value *x, const par_value *w, int64_t pad[4])
+void par_xnn_conv_pads(const par_node *n, const par_value *x, const par_value *w, int64_t pad[4])
 {
     const char *mode = par_attr_str(n, "pad_mode", "explicit");
     for (int i = 0; i < 4; i++) pad[i] = strcmp(mode, "explicit") == 0 ? par_attr_ints_at(n, "padding", i, 0) : 0;
@@ -280,7 +262,7 @@ static par_status lower_conv2d(xa_plan *p, int32_t ni, par_msg *msg)
     const par_value *y = par_node_output(g, n, 0);
     int64_t C = x->dims[1], O = w->dims[0], KH = w->dims[2], KW = w->dims[3], G = par_attr_int(n, "groups", 1);
     int64_t gi = C / G, go = O / G, pad[4];
-    conv_pads(n, x, w, pad);
+    par_xnn_conv_pads(n, x, w, pad);
     int64_t sh = par_attr_ints_at(n, "stride", 0, 1), sw = par_attr_ints_at(n, "stride", 1, 1);
     int64_t dh = par_attr_ints_at(n, "dilation", 0, 1), dw = par_attr_ints_at(n, "dilation", 1, 1);
     /* XNNPACK's own output size must be the graph's, or the lowering is wrong */
@@ -318,14 +300,14 @@ static par_status lower_conv2d(xa_plan *p, int32_t ni, par_msg *msg)
         (size_t)O, k, (bd || bn) ? bias : NULL, p->out_min[ni], p->out_max[ni], 0, &op);
     free(k);
     free(bias);
-    CREATE(st, "convolution2d_nhwc_f32");
+    XA_CREATE(st, "convolution2d_nhwc_f32");
     const float *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
     float *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
     if (!out) {
         xnn_delete_operator(op);
         return PAR_ERROR;
     }
-    return push_op(p, op,
+    return par_xnn_push_op(p, op,
                    xnn_setup_convolution2d_nhwc_f32(op, (size_t)x->dims[0], (size_t)x->dims[2], (size_t)x->dims[3], in,
                                                     out, p->pool),
                    "setup_convolution2d_nhwc_f32", msg);
@@ -361,14 +343,14 @@ static par_status lower_deconv(xa_plan *p, int32_t ni, par_msg *msg)
         (uint32_t)sw, (uint32_t)dh, (uint32_t)dw, (uint32_t)G, (size_t)gi, (size_t)go, (size_t)C, (size_t)O, k,
         b ? b->data : NULL, p->out_min[ni], p->out_max[ni], 0, &op);
     free(k);
-    CREATE(st, "deconvolution2d_nhwc_f32");
+    XA_CREATE(st, "deconvolution2d_nhwc_f32");
     const float *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
     float *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
     if (!out) {
         xnn_delete_operator(op);
         return PAR_ERROR;
     }
-    return push_op(p, op,
+    return par_xnn_push_op(p, op,
                    xnn_setup_deconvolution2d_nhwc_f32(op, (size_t)x->dims[0], (size_t)x->dims[2], (size_t)x->dims[3],
                                                       (uint32_t)ah, (uint32_t)aw, in, out, p->pool),
                    "setup_deconvolution2d_nhwc_f32", msg);
@@ -384,7 +366,7 @@ static par_status lower_fc(xa_plan *p, int32_t ni, par_msg *msg)
     int lin = is_op(n, "linear");
     int64_t K = x->dims[x->rank - 1], O = lin ? w->dims[0] : w->dims[w->rank - 1];
     xnn_operator_t op = NULL;
-    CREATE(xnn_create_fully_connected_nc_f32((size_t)K, (size_t)O, (size_t)K, (size_t)O, w->data, b ? b->data : NULL,
+    XA_CREATE(xnn_create_fully_connected_nc_f32((size_t)K, (size_t)O, (size_t)K, (size_t)O, w->data, b ? b->data : NULL,
                                              p->out_min[ni], p->out_max[ni], lin ? 0 : XNN_FLAG_TRANSPOSE_WEIGHTS, &op),
            "fully_connected_nc_f32");
     const float *in = par_xnn_input(p, n->inputs[0], XA_LOGICAL, msg);
@@ -393,7 +375,7 @@ static par_status lower_fc(xa_plan *p, int32_t ni, par_msg *msg)
         xnn_delete_operator(op);
         return PAR_ERROR;
     }
-    return push_op(p, op, xnn_setup_fully_connected_nc_f32(op, (size_t)(x->numel / K), in, out, p->pool),
+    return par_xnn_push_op(p, op, xnn_setup_fully_connected_nc_f32(op, (size_t)(x->numel / K), in, out, p->pool),
                    "setup_fully_connected_nc_f32", msg);
 }
 
@@ -425,10 +407,10 @@ static par_status lower_binary(xa_plan *p, int32_t ni, par_msg *msg)
     xnn_operator_t op = NULL;
     float lo = p->out_min[ni], hi = p->out_max[ni];
     const char *fn;
-    if (is_op(n, "add")) CREATE(xnn_create_add_nd_f32(lo, hi, 0, &op), fn = "add_nd_f32");
-    else if (is_op(n, "sub")) CREATE(xnn_create_subtract_nd_f32(lo, hi, 0, &op), fn = "subtract_nd_f32");
-    else if (is_op(n, "mul")) CREATE(xnn_create_multiply_nd_f32(lo, hi, 0, &op), fn = "multiply_nd_f32");
-    else CREATE(xnn_create_divide_nd_f32(lo, hi, 0, &op), fn = "divide_nd_f32");
+    if (is_op(n, "add")) XA_CREATE(xnn_create_add_nd_f32(lo, hi, 0, &op), fn = "add_nd_f32");
+    else if (is_op(n, "sub")) XA_CREATE(xnn_create_subtract_nd_f32(lo, hi, 0, &op), fn = "subtract_nd_f32");
+    else if (is_op(n, "mul")) XA_CREATE(xnn_create_multiply_nd_f32(lo, hi, 0, &op), fn = "multiply_nd_f32");
+    else XA_CREATE(xnn_create_divide_nd_f32(lo, hi, 0, &op), fn = "divide_nd_f32");
     float *out = par_xnn_output(p, p->final_out[ni], nhwc ? XA_NHWC : XA_LOGICAL, msg);
     if (!out) {
         xnn_delete_operator(op);
@@ -441,11 +423,10 @@ static par_status lower_binary(xa_plan *p, int32_t ni, par_msg *msg)
     else if (is_op(n, "mul"))
         st = xnn_setup_multiply_nd_f32(op, rank[0], shape[0], rank[1], shape[1], in[0], in[1], out, p->pool);
     else st = xnn_setup_divide_nd_f32(op, rank[0], shape[0], rank[1], shape[1], in[0], in[1], out, p->pool);
-    return push_op(p, op, st, fn, msg);
+    return par_xnn_push_op(p, op, st, fn, msg);
 }
 
-/* The layout a unary op keeps: its input's. */
-static xa_layout current_layout(const xa_plan *p, int32_t v)
+xa_layout par_xnn_current_layout(const xa_plan *p, int32_t v)
 {
     return p->buf[v] ? p->lay[v] : XA_LOGICAL;
 }
@@ -455,33 +436,33 @@ static par_status lower_unary(xa_plan *p, int32_t ni, par_msg *msg)
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
     const par_value *x = par_node_input(g, n, 0);
-    xa_layout lay = current_layout(p, n->inputs[0]);
+    xa_layout lay = par_xnn_current_layout(p, n->inputs[0]);
     const float *in = par_xnn_input(p, n->inputs[0], lay, msg);
     if (!in) return PAR_ERROR;
     size_t c = (size_t)x->numel;
     xnn_operator_t op = NULL;
     const char *fn;
     float lo, hi;
-    if (clamp_range(n, &lo, &hi)) CREATE(xnn_create_clamp_nc_f32(c, c, c, lo, hi, 0, &op), fn = "clamp_nc_f32");
+    if (par_xnn_clamp_range(n, &lo, &hi)) XA_CREATE(xnn_create_clamp_nc_f32(c, c, c, lo, hi, 0, &op), fn = "clamp_nc_f32");
     else if (is_op(n, "leaky_relu"))
-        CREATE(xnn_create_leaky_relu_nc_f32(c, c, c, (float)par_attr_float(n, "negative_slope", 0.01), 0, &op),
+        XA_CREATE(xnn_create_leaky_relu_nc_f32(c, c, c, (float)par_attr_float(n, "negative_slope", 0.01), 0, &op),
                fn = "leaky_relu_nc_f32");
     else if (is_op(n, "elu"))
-        CREATE(xnn_create_elu_nc_f32(c, c, c, (float)par_attr_float(n, "alpha", 1.0), 0, &op), fn = "elu_nc_f32");
-    else if (is_op(n, "sigmoid")) CREATE(xnn_create_sigmoid_nc_f32(c, c, c, 0, &op), fn = "sigmoid_nc_f32");
-    else CREATE(xnn_create_hardswish_nc_f32(c, c, c, 0, &op), fn = "hardswish_nc_f32");
+        XA_CREATE(xnn_create_elu_nc_f32(c, c, c, (float)par_attr_float(n, "alpha", 1.0), 0, &op), fn = "elu_nc_f32");
+    else if (is_op(n, "sigmoid")) XA_CREATE(xnn_create_sigmoid_nc_f32(c, c, c, 0, &op), fn = "sigmoid_nc_f32");
+    else XA_CREATE(xnn_create_hardswish_nc_f32(c, c, c, 0, &op), fn = "hardswish_nc_f32");
     float *out = par_xnn_output(p, p->final_out[ni], lay, msg);
     if (!out) {
         xnn_delete_operator(op);
         return PAR_ERROR;
     }
     enum xnn_status st;
-    if (clamp_range(n, &lo, &hi)) st = xnn_setup_clamp_nc_f32(op, 1, in, out, p->pool);
+    if (par_xnn_clamp_range(n, &lo, &hi)) st = xnn_setup_clamp_nc_f32(op, 1, in, out, p->pool);
     else if (is_op(n, "leaky_relu")) st = xnn_setup_leaky_relu_nc_f32(op, 1, in, out, p->pool);
     else if (is_op(n, "elu")) st = xnn_setup_elu_nc_f32(op, 1, in, out, p->pool);
     else if (is_op(n, "sigmoid")) st = xnn_setup_sigmoid_nc_f32(op, 1, in, out, p->pool);
     else st = xnn_setup_hardswish_nc_f32(op, 1, in, out, p->pool);
-    return push_op(p, op, st, fn, msg);
+    return par_xnn_push_op(p, op, st, fn, msg);
 }
 
 static par_status lower_prelu(xa_plan *p, int32_t ni, par_msg *msg)
@@ -495,295 +476,15 @@ static par_status lower_prelu(xa_plan *p, int32_t ni, par_msg *msg)
     if (!slope) return PAR_ERROR;
     for (int64_t c = 0; c < C; c++) slope[c] = sd[s->numel == 1 ? 0 : c];
     xnn_operator_t op = NULL;
-    CREATE(xnn_create_prelu_nc_f32((size_t)C, (size_t)C, (size_t)C, slope, 0, &op), "prelu_nc_f32");
+    XA_CREATE(xnn_create_prelu_nc_f32((size_t)C, (size_t)C, (size_t)C, slope, 0, &op), "prelu_nc_f32");
     const float *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
     float *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
     if (!out) {
         xnn_delete_operator(op);
         return PAR_ERROR;
     }
-    return push_op(p, op, xnn_setup_prelu_nc_f32(op, (size_t)(x->numel / C), in, out, p->pool), "setup_prelu_nc_f32",
+    return par_xnn_push_op(p, op, xnn_setup_prelu_nc_f32(op, (size_t)(x->numel / C), in, out, p->pool), "setup_prelu_nc_f32",
                    msg);
-}
-
-/* Pooling: ceil_mode becomes extra bottom/right padding, which XNNPACK's padded pooling ignores (max: never wins;
- * average: not counted), so the result is PyTorch's, whose windows never start in the bottom/right padding. */
-static par_status lower_pool(xa_plan *p, int32_t ni, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                             const int64_t pad_in[4], par_msg *msg)
-{
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
-    int mx = is_op(n, "max_pool2d");
-    int64_t dh = mx ? par_attr_ints_at(n, "dilation", 0, 1) : 1, dw = mx ? par_attr_ints_at(n, "dilation", 1, 1) : 1;
-    int64_t pad[4] = {pad_in[0], pad_in[1], pad_in[2], pad_in[3]};
-    int64_t need_b = (y->dims[2] - 1) * sh + dh * (kh - 1) + 1 - x->dims[2] - pad[0];
-    int64_t need_r = (y->dims[3] - 1) * sw + dw * (kw - 1) + 1 - x->dims[3] - pad[1];
-    if (need_b > pad[2]) pad[2] = need_b;
-    if (need_r > pad[3]) pad[3] = need_r;
-    int64_t oh = (x->dims[2] + pad[0] + pad[2] - (dh * (kh - 1) + 1)) / sh + 1;
-    int64_t ow = (x->dims[3] + pad[1] + pad[3] - (dw * (kw - 1) + 1)) / sw + 1;
-    if (oh != y->dims[2] || ow != y->dims[3])
-        return par_msgf(msg, PAR_ERROR, "%s lowering: XNNPACK would produce %lldx%lld, the graph says %lldx%lld",
-                        n->op, (long long)oh, (long long)ow, (long long)y->dims[2], (long long)y->dims[3]);
-    size_t C = (size_t)x->dims[1];
-    xnn_operator_t op = NULL;
-    if (mx)
-        CREATE(xnn_create_max_pooling2d_nhwc_f32((uint32_t)pad[0], (uint32_t)pad[3], (uint32_t)pad[2], (uint32_t)pad[1],
-                                                 (uint32_t)kh, (uint32_t)kw, (uint32_t)sh, (uint32_t)sw, (uint32_t)dh,
-                                                 (uint32_t)dw, C, C, C, p->out_min[ni], p->out_max[ni], 0, &op),
-               "max_pooling2d_nhwc_f32");
-    else
-        CREATE(xnn_create_average_pooling2d_nhwc_f32((uint32_t)pad[0], (uint32_t)pad[3], (uint32_t)pad[2],
-                                                     (uint32_t)pad[1], (uint32_t)kh, (uint32_t)kw, (uint32_t)sh,
-                                                     (uint32_t)sw, C, C, C, p->out_min[ni], p->out_max[ni], 0, &op),
-               "average_pooling2d_nhwc_f32");
-    const float *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
-    size_t N = (size_t)x->dims[0], H = (size_t)x->dims[2], W = (size_t)x->dims[3];
-    if (mx)
-        return push_op(p, op, xnn_setup_max_pooling2d_nhwc_f32(op, N, H, W, in, out, p->pool),
-                       "setup_max_pooling2d_nhwc_f32", msg);
-    return push_op(p, op, xnn_setup_average_pooling2d_nhwc_f32(op, N, H, W, in, out, p->pool),
-                   "setup_average_pooling2d_nhwc_f32", msg);
-}
-
-static par_status lower_global_avg(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    const par_value *x = par_node_input(g, n, 0);
-    size_t C = (size_t)x->dims[1];
-    xnn_operator_t op = NULL;
-    CREATE(xnn_create_global_average_pooling_nwc_f32(C, C, C, p->out_min[ni], p->out_max[ni], 0, &op),
-           "global_average_pooling_nwc_f32");
-    const float *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
-    /* [N, 1, 1, C] in NHWC and [N, C] are the same memory as the logical [N, C, 1, 1] */
-    float *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
-    return push_op(p, op,
-                   xnn_setup_global_average_pooling_nwc_f32(op, (size_t)x->dims[0], (size_t)(x->dims[2] * x->dims[3]),
-                                                            in, out, p->pool),
-                   "setup_global_average_pooling_nwc_f32", msg);
-}
-
-/* A strided copy (copy_nc_x32): `batch` rows of `channels` elements, with the given row strides. */
-static par_status copy_rows(xa_plan *p, size_t batch, size_t channels, size_t in_stride, size_t out_stride,
-                            const float *in, float *out, par_msg *msg)
-{
-    xnn_operator_t op = NULL;
-    CREATE(xnn_create_copy_nc_x32(channels, in_stride, out_stride, 0, &op), "copy_nc_x32");
-    return push_op(p, op, xnn_setup_copy_nc_x32(op, batch, in, out, p->pool), "setup_copy_nc_x32", msg);
-}
-
-static par_status lower_adaptive(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *x = par_node_input(p->g, n, 0);
-    int64_t oh = par_attr_ints_at(n, "output_size", 0, 1), ow = par_attr_ints_at(n, "output_size", 1, 1);
-    if (oh == 1 && ow == 1) return lower_global_avg(p, ni, msg);
-    int64_t kh = x->dims[2] / oh, kw = x->dims[3] / ow, zero[4] = {0, 0, 0, 0};
-    if (kh * kw > 1) return lower_pool(p, ni, kh, kw, kh, kw, zero, msg);
-    const float *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
-    if (!out) return PAR_ERROR;
-    return copy_rows(p, 1, (size_t)x->numel, (size_t)x->numel, (size_t)x->numel, in, out, msg);
-}
-
-static par_status lower_softmax(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *x = par_node_input(p->g, n, 0);
-    int a = norm_axis(par_attr_int(n, "axis", -1), x->rank);
-    xa_layout lay = (x->rank == 4 && a == 1) ? XA_NHWC : XA_LOGICAL;
-    size_t C = (size_t)x->dims[a];
-    xnn_operator_t op = NULL;
-    CREATE(xnn_create_softmax_nc_f32(C, C, C, 0, &op), "softmax_nc_f32");
-    const float *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
-    return push_op(p, op, xnn_setup_softmax_nc_f32(op, (size_t)x->numel / C, in, out, p->pool), "setup_softmax_nc_f32",
-                   msg);
-}
-
-static par_status lower_resize(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
-    size_t C = (size_t)x->dims[1];
-    xnn_operator_t op = NULL;
-    CREATE(xnn_create_resize_bilinear2d_nhwc_f32(C, C, C, par_attr_int(n, "align_corners", 0) ? XNN_FLAG_ALIGN_CORNERS : 0,
-                                                 &op),
-           "resize_bilinear2d_nhwc_f32");
-    const float *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
-    return push_op(p, op,
-                   xnn_setup_resize_bilinear2d_nhwc_f32(op, (size_t)x->dims[0], (size_t)x->dims[2], (size_t)x->dims[3],
-                                                        (size_t)y->dims[2], (size_t)y->dims[3], in, out, p->pool),
-                   "setup_resize_bilinear2d_nhwc_f32", msg);
-}
-
-static size_t prod(const size_t *d, int32_t from, int32_t to)
-{
-    size_t r = 1;
-    for (int32_t i = from; i < to; i++) r *= d[i];
-    return r;
-}
-
-static par_status lower_concat(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *y = par_node_output(p->g, n, 0);
-    xa_layout lay = y->rank == 4 ? XA_NHWC : XA_LOGICAL;
-    int32_t pa = par_xnn_phys_axis(y, lay, (int32_t)par_attr_int(n, "axis", 1));
-    size_t yd[PAR_MAX_RANK], xd[PAR_MAX_RANK];
-    par_xnn_phys_dims(y, lay, yd);
-    size_t outer = prod(yd, 0, pa), inner_y = prod(yd, pa, y->rank), off = 0;
-    const float *ins[64];
-    for (int32_t i = 0; i < n->n_inputs && i < 64; i++)
-        if (!(ins[i] = par_xnn_input(p, n->inputs[i], lay, msg))) return PAR_ERROR;
-    float *out = par_xnn_output(p, p->final_out[ni], lay, msg);
-    if (!out) return PAR_ERROR;
-    for (int32_t i = 0; i < n->n_inputs && i < 64; i++) {
-        par_xnn_phys_dims(par_node_input(p->g, n, i), lay, xd);
-        size_t inner = prod(xd, pa, y->rank);
-        par_status st = copy_rows(p, outer, inner, inner, inner_y, ins[i], out + off, msg);
-        if (st != PAR_OK) return st;
-        off += inner;
-    }
-    return PAR_OK;
-}
-
-static par_status lower_reshape(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    size_t cnt = (size_t)par_node_input(p->g, n, 0)->numel;
-    const float *in = par_xnn_input(p, n->inputs[0], XA_LOGICAL, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], XA_LOGICAL, msg) : NULL;
-    if (!out) return PAR_ERROR;
-    return copy_rows(p, 1, cnt, cnt, cnt, in, out, msg);
-}
-
-static par_status lower_slice(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
-    xa_layout lay = current_layout(p, n->inputs[0]);
-    int32_t a = norm_axis(par_attr_int(n, "dim", 0), x->rank), pa = par_xnn_phys_axis(x, lay, a);
-    int64_t size = x->dims[a], start = par_attr_int(n, "start", 0);
-    if (start < 0) start += size;
-    start = start < 0 ? 0 : start > size ? size : start;
-    size_t xd[PAR_MAX_RANK];
-    par_xnn_phys_dims(x, lay, xd);
-    size_t outer = prod(xd, 0, pa), inner = prod(xd, pa + 1, x->rank), len = (size_t)y->dims[a];
-    const float *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) return PAR_ERROR;
-    return copy_rows(p, outer, len * inner, (size_t)size * inner, len * inner, in + (size_t)start * inner, out, msg);
-}
-
-static par_status lower_pad(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *x = par_node_input(p->g, n, 0);
-    xa_layout lay = current_layout(p, n->inputs[0]);
-    size_t xd[PAR_MAX_RANK], pre[PAR_MAX_RANK], post[PAR_MAX_RANK];
-    par_xnn_phys_dims(x, lay, xd);
-    for (int32_t la = 0; la < x->rank; la++) {
-        int32_t pa = par_xnn_phys_axis(x, lay, la);
-        pre[pa] = (size_t)par_attr_ints_at(n, "pads", 2 * la, 0);
-        post[pa] = (size_t)par_attr_ints_at(n, "pads", 2 * la + 1, 0);
-    }
-    float value = (float)par_attr_float(n, "value", 0.0);
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    xnn_operator_t op = NULL;
-    CREATE(xnn_create_constant_pad_nd_x32(&bits, 0, &op), "constant_pad_nd_x32");
-    const float *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
-    return push_op(p, op, xnn_setup_constant_pad_nd_x32(op, (size_t)x->rank, xd, pre, post, in, out, p->pool),
-                   "setup_constant_pad_nd_x32", msg);
-}
-
-/* A batch norm that follows no foldable convolution: y = x * scale[c] + shift[c], with scale and shift computed in
- * double and rounded once, as two broadcasting XNNPACK operators. */
-static par_status lower_batch_norm(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    const par_value *x = par_node_input(g, n, 0);
-    xa_layout lay = current_layout(p, n->inputs[0]);
-    int64_t C = x->dims[1];
-    float *scale = par_xnn_alloc(p, C), *shift = par_xnn_alloc(p, C), *tmp = par_xnn_alloc(p, x->numel);
-    if (!scale || !shift || !tmp) return par_msgf(msg, PAR_ERROR, "prepare: out of memory for batch_norm");
-    const float *gam = par_node_input(g, n, 1)->data, *bet = par_node_input(g, n, 2)->data;
-    const float *mu = par_node_input(g, n, 3)->data, *var = par_node_input(g, n, 4)->data;
-    double eps = par_attr_float(n, "eps", 1e-5);
-    for (int64_t c = 0; c < C; c++) {
-        double s = (double)gam[c] / sqrt((double)var[c] + eps);
-        scale[c] = (float)s;
-        shift[c] = (float)((double)bet[c] - (double)mu[c] * s);
-    }
-    size_t xd[PAR_MAX_RANK], cd[PAR_MAX_RANK];
-    par_xnn_phys_dims(x, lay, xd);
-    for (int32_t i = 0; i < x->rank; i++) cd[i] = 1;
-    cd[par_xnn_phys_axis(x, lay, 1)] = (size_t)C;
-    const float *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) return PAR_ERROR;
-    xnn_operator_t mul = NULL, add = NULL;
-    CREATE(xnn_create_multiply_nd_f32(-INFINITY, INFINITY, 0, &mul), "multiply_nd_f32");
-    par_status st = push_op(p, mul,
-                            xnn_setup_multiply_nd_f32(mul, (size_t)x->rank, xd, (size_t)x->rank, cd, in, scale, tmp,
-                                                      p->pool),
-                            "setup_multiply_nd_f32", msg);
-    if (st != PAR_OK) return st;
-    CREATE(xnn_create_add_nd_f32(-INFINITY, INFINITY, 0, &add), "add_nd_f32");
-    return push_op(p, add,
-                   xnn_setup_add_nd_f32(add, (size_t)x->rank, xd, (size_t)x->rank, cd, tmp, shift, out, p->pool),
-                   "setup_add_nd_f32", msg);
-}
-
-/* hardsigmoid(x) = clamp(x + 3, 0, 6) / 6 with XNNPACK's add (fused clamp) and divide, over the flat tensor. */
-static par_status lower_hardsigmoid(xa_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *x = par_node_input(p->g, n, 0);
-    xa_layout lay = current_layout(p, n->inputs[0]);
-    float *k = par_xnn_alloc(p, 2), *tmp = par_xnn_alloc(p, x->numel);
-    if (!k || !tmp) return par_msgf(msg, PAR_ERROR, "prepare: out of memory for hardsigmoid");
-    k[0] = 3.0f;
-    k[1] = 6.0f;
-    const float *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    float *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) return PAR_ERROR;
-    size_t flat[1] = {(size_t)x->numel}, one[1] = {1};
-    xnn_operator_t add = NULL, div = NULL;
-    CREATE(xnn_create_add_nd_f32(0.0f, 6.0f, 0, &add), "add_nd_f32");
-    par_status st = push_op(p, add, xnn_setup_add_nd_f32(add, 1, flat, 1, one, in, k, tmp, p->pool),
-                            "setup_add_nd_f32", msg);
-    if (st != PAR_OK) return st;
-    CREATE(xnn_create_divide_nd_f32(-INFINITY, INFINITY, 0, &div), "divide_nd_f32");
-    return push_op(p, div, xnn_setup_divide_nd_f32(div, 1, flat, 1, one, tmp, k + 1, out, p->pool),
-                   "setup_divide_nd_f32", msg);
 }
 
 par_status par_xnn_lower(xa_plan *p, int32_t ni, par_msg *msg)
@@ -791,6 +492,7 @@ par_status par_xnn_lower(xa_plan *p, int32_t ni, par_msg *msg)
     const par_node *n = &p->g->nodes[ni];
     par_status st = par_xnn_check(p->g, n, msg);
     if (st != PAR_OK) return st;
+    if (par_xnn_is_q8_node(p->g, n)) return par_xnn_lower_q8(p, ni, msg);
     if (is_op(n, "conv2d")) return lower_conv2d(p, ni, msg);
     if (is_op(n, "conv_transpose2d")) return lower_deconv(p, ni, msg);
     if (is_op(n, "linear") || is_op(n, "matmul")) return lower_fc(p, ni, msg);
@@ -799,18 +501,18 @@ par_status par_xnn_lower(xa_plan *p, int32_t ni, par_msg *msg)
     if (is_op(n, "max_pool2d") || is_op(n, "avg_pool2d")) {
         int64_t pad[4];
         for (int i = 0; i < 4; i++) pad[i] = par_attr_ints_at(n, "padding", i, 0);
-        return lower_pool(p, ni, par_attr_ints_at(n, "kernel", 0, 1), par_attr_ints_at(n, "kernel", 1, 1),
+        return par_xnn_lower_pool(p, ni, par_attr_ints_at(n, "kernel", 0, 1), par_attr_ints_at(n, "kernel", 1, 1),
                           par_attr_ints_at(n, "stride", 0, 1), par_attr_ints_at(n, "stride", 1, 1), pad, msg);
     }
-    if (is_op(n, "adaptive_avg_pool2d")) return lower_adaptive(p, ni, msg);
-    if (is_op(n, "global_avg_pool2d") || is_op(n, "mean")) return lower_global_avg(p, ni, msg);
-    if (is_op(n, "softmax")) return lower_softmax(p, ni, msg);
-    if (is_op(n, "upsample_bilinear2d")) return lower_resize(p, ni, msg);
-    if (is_op(n, "concat")) return lower_concat(p, ni, msg);
-    if (is_op(n, "reshape") || is_op(n, "flatten")) return lower_reshape(p, ni, msg);
-    if (is_op(n, "slice")) return lower_slice(p, ni, msg);
-    if (is_op(n, "pad")) return lower_pad(p, ni, msg);
-    if (is_op(n, "batch_norm")) return lower_batch_norm(p, ni, msg);
-    if (is_op(n, "hardsigmoid")) return lower_hardsigmoid(p, ni, msg);
+    if (is_op(n, "adaptive_avg_pool2d")) return par_xnn_lower_adaptive(p, ni, msg);
+    if (is_op(n, "global_avg_pool2d") || is_op(n, "mean")) return par_xnn_lower_global_avg(p, ni, msg);
+    if (is_op(n, "softmax")) return par_xnn_lower_softmax(p, ni, msg);
+    if (is_op(n, "upsample_bilinear2d")) return par_xnn_lower_resize(p, ni, msg);
+    if (is_op(n, "concat")) return par_xnn_lower_concat(p, ni, msg);
+    if (is_op(n, "reshape") || is_op(n, "flatten")) return par_xnn_lower_reshape(p, ni, msg);
+    if (is_op(n, "slice")) return par_xnn_lower_slice(p, ni, msg);
+    if (is_op(n, "pad")) return par_xnn_lower_pad(p, ni, msg);
+    if (is_op(n, "batch_norm")) return par_xnn_lower_batch_norm(p, ni, msg);
+    if (is_op(n, "hardsigmoid")) return par_xnn_lower_hardsigmoid(p, ni, msg);
     return lower_unary(p, ni, msg);
 }
