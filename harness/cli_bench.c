@@ -92,7 +92,8 @@ static int bench_micro(const par_backends *bs, char **names, int n_names, long t
 {
     int rc = PAR_EXIT_OK;
     json_object *jm = json_object_new_array();
-    printf("micro-benchmarks (%s%ld)\n", threads ? "threads " : "backends' default threads", threads ? threads : 0);
+    if (threads) printf("micro-benchmarks (threads %ld)\n", threads);
+    else printf("micro-benchmarks (backends' default threads)\n");
     printf("%-24s %-12s %12s  %s\n", "backend", "name", "value", "unit");
     for (int32_t b = 0; b < bs->n; b++) {
         const par_backend_inst *inst = &bs->inst[b];

@@ -164,6 +164,16 @@ static par_status dequant_bias(const par_graph_desc *g, const par_node *n, const
 
 static double round_half_even(double x) { return x - remainder(x, 1.0); }
 
+/* The scale, in steps, of a requantized element whose budget is e steps: the real result's scale (the root-sum-
+ * square of its independent sources, reference.h) over the output scale, never more than the budget. Using e itself
+ * would apply the Hoeffding factor again at every quantized layer (docs/oracle.md, rule 5), and budgets of deep
+ * quantized graphs would cover the whole output range. */
+static double step_scale(const par_rt *y, int64_t i, float out_scale, double e)
+{
+    double s = par_rt_scales(y)[i] / (double)out_scale;
+    return s < e ? s : e;
+}
+
 /* Requantize real results y (budget ey) into the output's integers. The allowed step difference is what rounding
  * any value in [x - d, x + d] can give, x = y / s + zp, d = ey / s + PAR_REQUANT_REL * |x - zp|: one step near a
  * tie, none elsewhere when the inputs are exact. */
@@ -179,7 +189,7 @@ static void requant_rt(const par_value *val, const par_rt *y, par_rt *q)
         double hi = fmin(fmax(round_half_even(x + d), lo_q), hi_q);
         q->v[i] = r;
         q->e[i] = isfinite(d) ? fmax(r - lo, hi - r) : INFINITY;
-        q->s[i] = q->e[i]; /* steps are not split into sources: the scale is the budget (s <= e holds) */
+        q->s[i] = step_scale(y, i, val->scale, q->e[i]);
     }
 }
 
@@ -255,7 +265,7 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
         q->ql[i] = l;
         q->qh[i] = h;
         q->e[i] = isfinite(d) ? p : INFINITY;
-        q->s[i] = q->e[i];
+        q->s[i] = step_scale(y, i, ov->scale, q->e[i]);
     }
     if (st == PAR_OK && n > 0) {
         double beta = 0, up = 0, down = 0, prop = 0;

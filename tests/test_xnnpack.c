@@ -419,6 +419,14 @@ static void test_q8_unsupported_reasons(void)
     CU_ASSERT_EQUAL(supports_q8("avg_pool2d", 2, pool, PAR_DTYPE_QS8, 0.05f, 0, "qu8 only", &found), PAR_UNSUPPORTED);
     CU_ASSERT(found);
     CU_ASSERT_EQUAL(supports_q8("avg_pool2d", 2, pool, PAR_DTYPE_QU8, 0.05f, 0, NULL, &found), PAR_OK);
+    /* XNNPACK's qu8 average pooling counts the padding (its f32 one does not): count_include_pad=1 only */
+    int64_t p1[4] = {1, 1, 1, 1};
+    par_attr padded[4] = {pool[0], pool[1], par_a_ints("padding", 4, p1), par_a_int("count_include_pad", 0)};
+    CU_ASSERT_EQUAL(supports_q8("avg_pool2d", 4, padded, PAR_DTYPE_QU8, 0.05f, 0, "count_include_pad=0", &found),
+                    PAR_UNSUPPORTED);
+    CU_ASSERT(found);
+    padded[3] = par_a_int("count_include_pad", 1);
+    CU_ASSERT_EQUAL(supports_q8("avg_pool2d", 4, padded, PAR_DTYPE_QU8, 0.05f, 0, NULL, &found), PAR_OK);
     CU_ASSERT_EQUAL(supports_q8("max_pool2d", 2, pool, PAR_DTYPE_QS8, 0.1f, 0, "does not requantize", &found),
                     PAR_UNSUPPORTED);
     CU_ASSERT(found);

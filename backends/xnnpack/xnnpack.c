@@ -68,7 +68,8 @@ static par_status xa_set_knob(void *ctx, const char *key, const char *value, par
 static size_t xa_describe(void *ctx, char *buf, size_t len)
 {
     const xa_ctx *c = ctx;
-    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator;requant=fp32", c->threads, PAR_XNN_VERSION);
+    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator;requant=fp32", c->threads,
+                        PAR_XNN_VERSION);
     return need < 0 ? 0 : (size_t)need;
 }
 

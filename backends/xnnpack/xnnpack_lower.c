@@ -145,14 +145,14 @@ par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_
         for (int i = 0; i < 2; i++) {
             double s = par_attr_floats_at(n, "scale", i, 1.0);
             if ((double)y->dims[2 + i] != (double)x->dims[2 + i] * s)
-                return par_msgf(msg, PAR_UNSUPPORTED, "scale %g gives %lld -> %lld, not an exact multiple: PyTorch then "
-                                "uses 1/scale as the coordinate ratio, XNNPACK always uses in/out", s,
+                return par_msgf(msg, PAR_UNSUPPORTED, "scale %g gives %lld -> %lld, not an exact multiple: PyTorch "
+                                "then uses 1/scale as the coordinate ratio, XNNPACK always uses in/out", s,
                                 (long long)x->dims[2 + i], (long long)y->dims[2 + i]);
         }
     }
     if (is_op(n, "slice") && par_attr_int(n, "step", 1) != 1)
         return par_msgf(msg, PAR_UNSUPPORTED, "slice with step %lld: XNNPACK 2022-02 has no strided slice "
-                                              "(only strided copy_nc_x32 with unit steps)",
+                                              "(only strided copies with unit steps)",
                         (long long)par_attr_int(n, "step", 1));
     if (is_op(n, "batch_norm"))
         for (int32_t i = 1; i < 5; i++)
@@ -205,8 +205,8 @@ void par_xnn_plan_fusions(xa_plan *p)
             p->final_out[i] = g->nodes[j].outputs[0];
         }
         float lo, hi;
-        if (takes_clamp(n) && (j = par_xnn_sole_consumer(p, i, p->final_out[i])) >= 0 && par_xnn_clamp_range(&g->nodes[j], &lo, &hi) &&
-            lo < hi) {
+        if (takes_clamp(n) && (j = par_xnn_sole_consumer(p, i, p->final_out[i])) >= 0 &&
+            par_xnn_clamp_range(&g->nodes[j], &lo, &hi) && lo < hi) {
             p->skip[j] = 1;
             p->final_out[i] = g->nodes[j].outputs[0];
             p->out_min[i] = lo;
@@ -417,7 +417,8 @@ static par_status lower_binary(xa_plan *p, int32_t ni, par_msg *msg)
         return PAR_ERROR;
     }
     enum xnn_status st;
-    if (is_op(n, "add")) st = xnn_setup_add_nd_f32(op, rank[0], shape[0], rank[1], shape[1], in[0], in[1], out, p->pool);
+    if (is_op(n, "add"))
+        st = xnn_setup_add_nd_f32(op, rank[0], shape[0], rank[1], shape[1], in[0], in[1], out, p->pool);
     else if (is_op(n, "sub"))
         st = xnn_setup_subtract_nd_f32(op, rank[0], shape[0], rank[1], shape[1], in[0], in[1], out, p->pool);
     else if (is_op(n, "mul"))
@@ -443,7 +444,8 @@ static par_status lower_unary(xa_plan *p, int32_t ni, par_msg *msg)
     xnn_operator_t op = NULL;
     const char *fn;
     float lo, hi;
-    if (par_xnn_clamp_range(n, &lo, &hi)) XA_CREATE(xnn_create_clamp_nc_f32(c, c, c, lo, hi, 0, &op), fn = "clamp_nc_f32");
+    if (par_xnn_clamp_range(n, &lo, &hi))
+        XA_CREATE(xnn_create_clamp_nc_f32(c, c, c, lo, hi, 0, &op), fn = "clamp_nc_f32");
     else if (is_op(n, "leaky_relu"))
         XA_CREATE(xnn_create_leaky_relu_nc_f32(c, c, c, (float)par_attr_float(n, "negative_slope", 0.01), 0, &op),
                fn = "leaky_relu_nc_f32");
@@ -483,8 +485,8 @@ static par_status lower_prelu(xa_plan *p, int32_t ni, par_msg *msg)
         xnn_delete_operator(op);
         return PAR_ERROR;
     }
-    return par_xnn_push_op(p, op, xnn_setup_prelu_nc_f32(op, (size_t)(x->numel / C), in, out, p->pool), "setup_prelu_nc_f32",
-                   msg);
+    return par_xnn_push_op(p, op, xnn_setup_prelu_nc_f32(op, (size_t)(x->numel / C), in, out, p->pool),
+                           "setup_prelu_nc_f32", msg);
 }
 
 par_status par_xnn_lower(xa_plan *p, int32_t ni, par_msg *msg)

@@ -205,9 +205,32 @@ par_status par_xnn_check_q8(const par_graph_desc *g, const par_node *n, par_msg 
                                 is_op(n, "max_pool2d") ? "max pooling" :
                                 is_op(n, "upsample_bilinear2d") ? "bilinear resize" : "copy");
     }
-    if (is_op(n, "avg_pool2d") && s8)
-        return par_msgf(msg, PAR_UNSUPPORTED, "qs8 average pooling: XNNPACK 2022-02 has average_pooling2d for f32, "
-                                              "f16 and qu8 only");
+    if (is_op(n, "avg_pool2d")) {
+        if (s8)
+            return par_msgf(msg, PAR_UNSUPPORTED, "qs8 average pooling: XNNPACK 2022-02 has average_pooling2d for "
+                                                  "f32, f16 and qu8 only");
+        /* Unlike its f32 operator, XNNPACK's qu8 average pooling counts the padding in the divisor (kernel area
+         * always): PyTorch's count_include_pad=1, and only where the padding is the declared one (a ceil_mode
+         * window hanging past the padded extent is not counted by PyTorch). */
+        int64_t kh = par_attr_ints_at(n, "kernel", 0, 1), kw = par_attr_ints_at(n, "kernel", 1, 1);
+        int any_pad = 0;
+        for (int i = 0; i < 4; i++) any_pad |= par_attr_ints_at(n, "padding", i, 0) > 0;
+        if (any_pad && !par_attr_int(n, "count_include_pad", 1))
+            return par_msgf(msg, PAR_UNSUPPORTED, "count_include_pad=0 with padding: XNNPACK's qu8 average pooling "
+                                                  "divides by the kernel area, padding included");
+        for (int d = 0; d < 2; d++) {
+            int64_t k = d ? kw : kh, st = par_attr_ints_at(n, "stride", d, 1);
+            int64_t over = (y->dims[2 + d] - 1) * st + k - x->dims[2 + d] - par_attr_ints_at(n, "padding", d, 0) -
+                           par_attr_ints_at(n, "padding", d + 2, 0);
+            if (over > 0)
+                return par_msgf(msg, PAR_UNSUPPORTED, "ceil_mode window past the padded input: XNNPACK's qu8 "
+                                                      "average pooling would count it in the divisor");
+        }
+        if (kh * kw == 1)
+            return par_msgf(msg, PAR_UNSUPPORTED, "1x1 pooling window: XNNPACK's average_pooling2d refuses pooling "
+                                                  "windows of one element (invalid_parameter)");
+        return PAR_OK;
+    }
     if (is_op(n, "softmax")) {
         if (s8)
             return par_msgf(msg, PAR_UNSUPPORTED, "qs8 softmax: XNNPACK 2022-02 has softmax_nc for f32 and qu8 only");
@@ -218,8 +241,7 @@ par_status par_xnn_check_q8(const par_graph_desc *g, const par_node *n, par_msg 
     if (is_op(n, "global_avg_pool2d") && x->rank != 4)
         return par_msgf(msg, PAR_UNSUPPORTED, "global_avg_pool2d of a rank-%d tensor", x->rank);
     /* the layout and parameter rules every XNNPACK operator shares with its f32 version */
-    if (is_op(n, "max_pool2d") || is_op(n, "avg_pool2d") || is_op(n, "softmax") || is_op(n, "upsample_bilinear2d") ||
-        is_op(n, "slice"))
+    if (is_op(n, "max_pool2d") || is_op(n, "softmax") || is_op(n, "upsample_bilinear2d") || is_op(n, "slice"))
         return par_xnn_check_params(g, n, msg);
     return PAR_OK;
 }
