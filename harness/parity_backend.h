@@ -318,6 +318,13 @@ typedef enum par_requant {
 #define PAR_PROC_REQUANT "parity_requant"
 typedef par_requant (*par_requant_fn)(void *ctx);
 
+/* int requant_exact(void *ctx): non-zero when the backend promises that the integers of every quantized op it
+ * supports are exactly the declared scheme's (docs/quantization.md, "Strict mode"). The oracle then labels no
+ * alternative (no other scheme, no tie) at any node: every integer must match, so a bug anywhere in a deep quantized
+ * graph shows at its outputs. Absent or 0: the default, where other schemes' one-step differences pass labelled. */
+#define PAR_PROC_REQUANT_EXACT "parity_requant_exact"
+typedef int (*par_requant_exact_fn)(void *ctx);
+
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */
 typedef const par_backend *(*par_backend_entry_fn)(uint32_t harness_api_version);

@@ -60,11 +60,17 @@ static void fmt_coords(const par_metrics *m, char *buf, size_t len)
 #define MAX_CACHED_BACKENDS 64
 static int requant_known[MAX_CACHED_BACKENDS];
 static par_requant requant_cache[MAX_CACHED_BACKENDS];
+static int requant_exact_cache[MAX_CACHED_BACKENDS];
 
-static par_requant backend_requant(const par_backend_inst *inst, int32_t b)
+/* The scheme, and in *exact whether the backend promises it bit-exactly (PAR_PROC_REQUANT_EXACT). */
+static par_requant backend_requant(const par_backend_inst *inst, int32_t b, int *exact)
 {
-    if (b >= 0 && b < MAX_CACHED_BACKENDS && requant_known[b]) return requant_cache[b];
+    if (b >= 0 && b < MAX_CACHED_BACKENDS && requant_known[b]) {
+        *exact = requant_exact_cache[b];
+        return requant_cache[b];
+    }
     par_requant r = PAR_REQUANT_FP32;
+    int ex = 0;
     const par_backend *be = inst->be;
     void *ctx = NULL;
     par_msg m = {{0}};
@@ -75,12 +81,16 @@ static par_requant backend_requant(const par_backend_inst *inst, int32_t b)
         par_requant_fn fn = (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT);
         if (fn) r = fn(ctx);
         if ((unsigned)r > PAR_REQUANT_GEMMLOWP) r = PAR_REQUANT_FP32;
+        par_requant_exact_fn xf = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
+        ex = xf ? xf(ctx) != 0 : 0;
         if (be->destroy) be->destroy(ctx);
     }
     if (b >= 0 && b < MAX_CACHED_BACKENDS) {
         requant_known[b] = 1;
         requant_cache[b] = r;
+        requant_exact_cache[b] = ex;
     }
+    *exact = ex;
     return r;
 }
 
@@ -147,8 +157,8 @@ static void process_case(run_ctx *rc, int32_t ci, par_case *c)
     const par_graph_desc *g = par_graph_desc_of(c->graph);
     void **inputs = NULL;
     par_msg msg = {{0}};
-    /* references per (arith, requant): the scheme only matters for graphs with quantized values */
-    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES] = {{NULL}};
+    /* references per (arith, requant, strict): the scheme only matters for graphs with quantized values */
+    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2] = {{{NULL}}};
     const int quant = has_quant(g);
     par_status ist = par_case_make_inputs(c, &inputs, &msg);
     for (int32_t b = 0; b < cfg->n_backends; b++) {
@@ -162,11 +172,13 @@ static void process_case(run_ctx *rc, int32_t ci, par_case *c)
             atomic_store(&rc->st->internal, 1);
         } else {
             unsigned a = (unsigned)inst->be->arith < 3 ? (unsigned)inst->be->arith : 0;
-            unsigned q = quant ? (unsigned)backend_requant(inst, b) : 0;
-            par_ref_result **ref = &refs[a][q];
+            int exact = 0;
+            unsigned q = quant ? (unsigned)backend_requant(inst, b, &exact) : 0;
+            par_ref_result **ref = &refs[a][q][exact];
             if (!*ref) {
                 par_prec p = par_prec_for((par_arith)a);
                 p.requant = (par_requant)q;
+                p.requant_exact = exact;
                 par_msg rm = {{0}};
                 par_status rs = par_ref_run(g, &p, (const void *const *)inputs, ref, &rm);
                 if (rs != PAR_OK) {
@@ -197,7 +209,10 @@ static void process_case(run_ctx *rc, int32_t ci, par_case *c)
         atomic_fetch_add(&rc->st->done, 1);
     }
     for (int k = 0; k < 3; k++)
-        for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) par_ref_result_destroy(refs[k][j]);
+        for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
+            par_ref_result_destroy(refs[k][j][0]);
+            par_ref_result_destroy(refs[k][j][1]);
+        }
     if (inputs) par_case_free_inputs(c, inputs);
 }
 

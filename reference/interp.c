@@ -26,6 +26,7 @@ par_prec par_prec_for(par_arith a)
     /* fn_ulps = 8 u = 4 ULP: the accuracy asked of exp, log, tanh and sigmoid implementations (docs/oracle.md). */
     p.fn_ulps = 8.0;
     p.requant = PAR_REQUANT_FP32;
+    p.requant_exact = 0;
     switch (a) {
     case PAR_ARITH_F16_STORAGE:
         p.u = 0x1p-24;
@@ -250,6 +251,9 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
             l = fmin(l, fmin(fmax(t, lo_q), hi_q));
             h = fmax(h, fmin(fmax(t + 1, lo_q), hi_q));
         }
+        /* Strict mode (PAR_PROC_REQUANT_EXACT): the backend promised the declared scheme's integer, so no other
+         * scheme and no tie is an allowed alternative: the labelled range is the integer itself. */
+        if (c->prec.requant_exact) l = h = v;
         /* Inputs off by their allowance move the ideal value by at most d steps: the backend's integer is then what
          * rounding some value of [x - d - w', x + d + w'] gives (w' = the tie window plus PAR_QPROP_WIN for the
          * schemes' own offsets away from exact ties), which reaches past [ql, qh] only where that interval crosses

@@ -52,6 +52,7 @@ typedef struct par_prec {
     double u_store;  /* unit roundoff of the storage between ops: 2^-24 for f32, 2^-11 for f16 */
     double fn_ulps;  /* error allowed to an elementary function (exp, log, tanh, ...), in units of u */
     par_requant requant; /* the requantization scheme of quantized nodes (PAR_PROC_REQUANT; fp32 by default) */
+    int requant_exact;   /* the backend promises the scheme's integers exactly (PAR_PROC_REQUANT_EXACT): no labels */
 } par_prec;
 
 typedef struct par_ref_ctx {

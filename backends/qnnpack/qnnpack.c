@@ -274,6 +274,14 @@ static par_requant qnn_requant(void *ctx)
     return PAR_REQUANT_FP32;
 }
 
+/* Every epilogue, lookup table and add formula uses reference/requant.h's fp32 definitions, so the integers are the
+ * scheme's exactly (tests/test_qnnpack.c checks it bit for bit): the strict oracle applies. */
+static int qnn_requant_exact(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * Micro-benchmarks: "gemm" (the igemm micro-kernel of the selected set on M = N = 512, K = 1024, one thread, the
  * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (vpdpbusd
@@ -359,6 +367,7 @@ static void *qnn_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)qnn_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)qnn_describe;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)qnn_requant;
+    if (strcmp(name, PAR_PROC_REQUANT_EXACT) == 0) return (void *)(par_requant_exact_fn)qnn_requant_exact;
     if (strcmp(name, PAR_PROC_MICROBENCH) == 0) return (void *)(par_microbench_fn)qnn_microbench;
     return NULL;
 }
