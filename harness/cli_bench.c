@@ -21,6 +21,7 @@
 #include "../reference/reference.h"
 #include "cli.h"
 #include "oracle.h"
+#include "requant.h"
 
 typedef struct bench_be {
     const par_backend_inst *inst;
@@ -323,26 +324,30 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 }
                 if (r >= warmup) x->samples[r - warmup] = dt;
             }
-        /* check the last outputs against the reference */
-        par_ref_result *refs[3] = {NULL, NULL, NULL};
+        /* check the last outputs against the reference, in the precision profile each backend declares (the
+         * same judgement as parity run); one reference per distinct profile */
+        par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2] = {{{NULL}}};
         for (int32_t b = 0; b < bs->n; b++) {
             bench_be *x = &bb[b];
             if (!x->ok) continue;
+            par_prec p = par_prec_of_backend(x->inst->be, x->ctx);
             unsigned a = (unsigned)x->inst->be->arith < 3 ? (unsigned)x->inst->be->arith : 0;
-            if (!refs[a]) {
-                par_prec p = par_prec_for((par_arith)a);
-                par_ref_run(g, &p, (const void *const *)inputs, &refs[a], &msg);
-            }
-            if (!refs[a]) continue;
+            par_ref_result **ref = &refs[a][p.requant][p.requant_exact ? 1 : 0];
+            if (!*ref) par_ref_run(g, &p, (const void *const *)inputs, ref, &msg);
+            if (!*ref) continue;
             int64_t bad = 0;
             for (int32_t k = 0; k < g->n_outputs; k++) {
                 par_metrics m;
-                bad += par_oracle_compare(&refs[a]->values[g->outputs[k]], x->outs[k], &m);
+                bad += par_oracle_compare(&(*ref)->values[g->outputs[k]], x->outs[k], &m);
             }
             x->verdict = bad ? "FAIL" : "PASS";
             if (bad) exit_code = exit_code ? exit_code : PAR_EXIT_FAIL;
         }
-        for (int k = 0; k < 3; k++) par_ref_result_destroy(refs[k]);
+        for (int k = 0; k < 3; k++)
+            for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
+                par_ref_result_destroy(refs[k][j][0]);
+                par_ref_result_destroy(refs[k][j][1]);
+            }
 
         char thr[48];
         if (threads) snprintf(thr, sizeof thr, "%ld thread%s", threads, threads == 1 ? "" : "s");

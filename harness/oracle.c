@@ -196,3 +196,17 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
         acc->worst_budget = m->worst_budget;
     }
 }
+
+par_prec par_prec_of_backend(const par_backend *be, void *ctx)
+{
+    par_prec p = par_prec_for((unsigned)be->arith <= PAR_ARITH_F16 ? be->arith : PAR_ARITH_F32);
+    if (!be->get_proc) return p;
+    par_requant_fn rq = (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT);
+    par_requant_exact_fn ex = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
+    if (rq) {
+        par_requant r = rq(ctx);
+        p.requant = (unsigned)r <= PAR_REQUANT_GEMMLOWP ? r : PAR_REQUANT_FP32;
+    }
+    p.requant_exact = ex ? ex(ctx) != 0 : 0;
+    return p;
+}

@@ -78,11 +78,9 @@ static par_requant backend_requant(const par_backend_inst *inst, int32_t b, int 
     if (be && inst->usable && be->get_proc && (!be->init || be->init(&ctx, &m) == PAR_OK)) {
         par_set_knob_fn set = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
         for (int32_t k = 0; set && k < inst->n_knobs; k++) set(ctx, inst->knob_key[k], inst->knob_val[k], &m);
-        par_requant_fn fn = (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT);
-        if (fn) r = fn(ctx);
-        if ((unsigned)r > PAR_REQUANT_GEMMLOWP) r = PAR_REQUANT_FP32;
-        par_requant_exact_fn xf = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
-        ex = xf ? xf(ctx) != 0 : 0;
+        par_prec declared = par_prec_of_backend(be, ctx);
+        r = declared.requant;
+        ex = declared.requant_exact;
         if (be->destroy) be->destroy(ctx);
     }
     if (b >= 0 && b < MAX_CACHED_BACKENDS) {
