@@ -37,18 +37,19 @@ WARN    += -Werror
 endif
 OPT     ?= -O2 -g
 SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
-CPPFLAGS += -D_GNU_SOURCE -Iharness -Ireference -I. -DPAR_GIT_REV='"$(GIT_REV)"' \
+CPPFLAGS += -D_GNU_SOURCE -I. -DPAR_GIT_REV='"$(GIT_REV)"' \
             -DPAR_SOURCE_DIR='"$(CURDIR)"' -DPAR_DATA_DIR='"$(PREFIX)/share/parity"'
 CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -ldl -lpthread -lm
 
-CORE_SRC := $(filter-out harness/main.c,$(wildcard harness/*.c)) $(wildcard reference/*.c) \
-            $(wildcard cases/ops/*.c) $(wildcard reports/*.c)
+CORE_SRC := $(wildcard core/*.c) $(wildcard reference/*.c) $(wildcard cases/*.c) $(wildcard cases/ops/*.c) \
+            $(wildcard oracle/*.c) $(wildcard exec/*.c) $(wildcard runner/*.c) $(wildcard reports/*.c) \
+            $(filter-out cli/main.c,$(wildcard cli/*.c))
 
 # Built-in backends: each backends/<name>/builtin.mk appends its sources to BUILTIN_SRC and its libraries to
 # BUILTIN_LIBS, sets per-object flags (SIMD, compiler) with target-specific variables on $(BUILD)/obj/..., and may
-# add -D flags to BUILTIN_CPPFLAGS; its one registration line is in harness/backends.def.
+# add -D flags to BUILTIN_CPPFLAGS; its one registration line is in exec/backends.def.
 BUILTIN_SRC :=
 BUILTIN_LIBS :=
 BUILTIN_CPPFLAGS :=
@@ -57,7 +58,7 @@ CORE_SRC += $(BUILTIN_SRC)
 CPPFLAGS += $(BUILTIN_CPPFLAGS)
 LDLIBS  := $(BUILTIN_LIBS) $(LDLIBS)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
-MAIN_OBJ := $(BUILD)/obj/harness/main.o
+MAIN_OBJ := $(BUILD)/obj/cli/main.o
 LIB      := $(BUILD)/libparity.a
 EXE      := $(BUILD)/parity
 
@@ -93,9 +94,9 @@ $(EXE): $(MAIN_OBJ) $(LIB)
 
 # A plugin sees only the public header, as a plugin built outside this tree would.
 .SECONDEXPANSION:
-$(BUILD)/plugins/libparity_%.so: $$(wildcard backends/$$*/*.c backends/$$*/*.h) harness/parity_backend.h
+$(BUILD)/plugins/libparity_%.so: $$(wildcard backends/$$*/*.c backends/$$*/*.h) core/parity_backend.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Iharness $(filter %.c,$^) -o $@ -lm
+	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $(filter %.c,$^) -o $@ -lm
 
 $(BUILD)/tests/%: tests/%.c $(LIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
@@ -150,7 +151,7 @@ install: $(EXE)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/parity $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	           $(DESTDIR)$(PREFIX)/share/parity/cases/models
 	install -m 755 $(EXE) $(DESTDIR)$(PREFIX)/bin/parity
-	install -m 644 harness/parity_backend.h $(DESTDIR)$(PREFIX)/include/parity/parity_backend.h
+	install -m 644 core/parity_backend.h $(DESTDIR)$(PREFIX)/include/parity/parity_backend.h
 	$(if $(wildcard cases/models/*),install -m 644 $(wildcard cases/models/*) $(DESTDIR)$(PREFIX)/share/parity/cases/models/,)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
 

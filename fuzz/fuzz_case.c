@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case.h"
+#include "core/case.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

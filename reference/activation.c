@@ -15,7 +15,7 @@
 #include "reference.h"
 #include "elem_util.h"
 
-#include "../harness/graph.h"
+#include "core/graph.h"
 
 #include <math.h>
 

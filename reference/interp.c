@@ -10,10 +10,10 @@
 
 #include <math.h>
 
-#include "requant.h"
+#include "core/requant.h"
 #include <stdlib.h>
 
-#include "../harness/tensor.h"
+#include "core/tensor.h"
 
 /* Relative accuracy assumed of a correct backend's requantization arithmetic (multiplier representation and
  * rounding of the scaled accumulator): fp32 requantization carries 24 significant bits, 32-bit fixed-point
@@ -84,6 +84,17 @@ void par_rt_strides(const par_rt *t, int64_t *strides)
         strides[i] = s;
         s *= t->dims[i];
     }
+}
+
+static const par_ref_fn kernels[PAR_OP_COUNT] = {
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) [PAR_OP_##id] = ref,
+#include "core/ops.def"
+#undef PAR_OP
+};
+
+par_ref_fn par_ref_kernel(par_op_id id)
+{
+    return ((int)id >= 0 && id < PAR_OP_COUNT) ? kernels[id] : NULL;
 }
 
 void par_ref_result_destroy(par_ref_result *r)
@@ -314,7 +325,7 @@ static par_status scale_pass(const par_op_info *info, const par_ref_ctx *c, int3
         st = par_rt_alloc(&tout[i], out[i]->dtype, out[i]->rank, out[i]->dims, msg);
         pout[i] = &tout[i];
     }
-    if (st == PAR_OK) st = info->ref(c, pin, pout, msg);
+    if (st == PAR_OK) st = par_ref_kernel(info->id)(c, pin, pout, msg);
     for (int32_t i = 0; i < n_out && st == PAR_OK; i++)
         for (int64_t k = 0; k < out[i]->numel; k++) /* s <= e by definition */
             out[i]->s[k] = tout[i].e[k] < out[i]->e[k] ? tout[i].e[k] : out[i]->e[k];
@@ -363,7 +374,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             }
             in[0] = &tmp_in[0];
         }
-        if (st == PAR_OK) st = info->ref(&c, in, out, msg);
+        if (st == PAR_OK) st = par_ref_kernel(info->id)(&c, in, out, msg);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         par_rt_free(&tmp_in[0]);
     } else {
@@ -393,7 +404,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             st = par_rt_alloc(&tmp_out[i], PAR_DTYPE_F32, ov->rank, ov->dims, msg);
             out[i] = &tmp_out[i];
         }
-        if (st == PAR_OK) st = info->ref(&c, in, out, msg);
+        if (st == PAR_OK) st = par_ref_kernel(info->id)(&c, in, out, msg);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++) {
             const par_value *ov = &g->values[n->outputs[i]];

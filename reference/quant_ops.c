@@ -14,7 +14,7 @@
 #include <stdlib.h>
 
 #include "reference.h"
-#include "requant.h"
+#include "core/requant.h"
 
 /* Window around a tie of the ideal value, in output steps, inside which a correct backend may round either way:
  * the relative accuracy of a multiplier carrying at least 17 significant bits (fp32 scales carry 24, Q31 31, the add
@@ -60,7 +60,7 @@ static par_status run_kernel(const par_ref_ctx *c, const par_rt *const *tin, con
     k.prec.u = k.prec.u_store = k.prec.fn_ulps = 0;
     if (par_rt_alloc(acc, PAR_DTYPE_F64, shape->rank, shape->dims, msg) != PAR_OK) return PAR_ERROR;
     par_rt *outs[4] = {acc, NULL, NULL, NULL};
-    par_status st = info->ref(&k, tin, outs, msg);
+    par_status st = par_ref_kernel(info->id)(&k, tin, outs, msg);
     if (st != PAR_OK) par_rt_free(acc);
     return st;
 }

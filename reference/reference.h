@@ -22,7 +22,7 @@
 
 #include <math.h>
 
-#include "../harness/ops.h"
+#include "core/ops.h"
 
 /* A reference tensor: logical NCHW, dense, row-major. */
 typedef struct par_rt {
@@ -120,11 +120,16 @@ par_status par_ref_run(const par_graph_desc *g, const par_prec *p, const void *c
                        par_msg *msg);
 void par_ref_result_destroy(par_ref_result *r);
 
-/* Shape inference and reference kernels of every op: declared from the op table. */
+/* A reference kernel: the value and budget of every element of out[] from in[] (the ref column of core/ops.def). */
+typedef par_status (*par_ref_fn)(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg);
+
+/* The reference kernels of every op: declared from the op table. */
 #define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep)                                  \
-    par_status infer(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg);                    \
     par_status ref(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg);
-#include "../harness/ops.def"
+#include "core/ops.def"
 #undef PAR_OP
+
+/* The reference kernel of an op (never NULL for a valid id). */
+par_ref_fn par_ref_kernel(par_op_id id);
 
 #endif

@@ -24,7 +24,7 @@
 
 #include <math.h>
 
-#include "../harness/graph.h"
+#include "core/graph.h"
 
 #define DIM_LIMIT 268435456LL /* 2^28: the largest dimension a graph may hold */
 

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "../harness/graph.h"
+#include "core/graph.h"
 
 #define DIM_LIMIT 268435456LL /* 2^28: the largest dimension (and element count) a graph may hold */
 

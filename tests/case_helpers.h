@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case.h"
-#include "tensor.h"
+#include "core/case.h"
+#include "core/tensor.h"
 
 #ifndef PAR_SOURCE_DIR
 #define PAR_SOURCE_DIR "."

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "reference.h"
+#include "core/graph.h"
+#include "reference/reference.h"
 
 /* ---- tensors ------------------------------------------------------------------------------------------------ */
 

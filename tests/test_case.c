@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "case.h"
+#include "core/case.h"
 #include "case_helpers.h"
-#include "prng.h"
-#include "tensor.h"
+#include "core/prng.h"
+#include "core/tensor.h"
 #include "tmain.h"
 
 static const par_tensor_src *src_of(const par_case *c, int32_t value)

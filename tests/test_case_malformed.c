@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case.h"
+#include "core/case.h"
 #include "case_helpers.h"
 #include "tmain.h"
 

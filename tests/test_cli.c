@@ -10,7 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "graph.h"
+#include "core/graph.h"
 #include "tmain.h"
 
 static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];

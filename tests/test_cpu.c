@@ -8,8 +8,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "../backends/cpu/plan.h"
-#include "graph.h"
+#include "backends/cpu/plan.h"
+#include "core/graph.h"
 #include "tmain.h"
 
 const par_backend *par_backend_cpu(void);

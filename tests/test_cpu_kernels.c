@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
-#include "prng.h"
-#include "tests/tmain.h"
+#include "core/prng.h"
+#include "tmain.h"
 
 #define GUARD 8
 static const float SENTINEL = 12345.5f;

@@ -1,13 +1,13 @@
 /*
- * test_exec.c - isolated execution (harness/exec.c), the plugin loader and backend specs (harness/plugin.c). The JSON
+ * test_exec.c - isolated execution (exec/exec.c), the plugin loader and backend specs (exec/plugin.c). The JSON
  * report has its own program, tests/test_report.c.
  *
  * A correct relu backend defined here and the test plugins of tests/plugins/ (built beside this program, in
  * <build>/tests/plugins/) each exercise one verdict: PASS, CRASH, TIMEOUT, FAIL (out of bounds, unwritten, wrote
  * input), FLAKY, UNSUPPORTED, ERROR. Inputs are a fixed deterministic pattern, so every run is the same.
  */
-#include "exec.h"
-#include "graph.h"
+#include "exec/exec.h"
+#include "core/graph.h"
 #include "tmain.h"
 
 #include <libgen.h>

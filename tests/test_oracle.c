@@ -8,9 +8,9 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "graph.h"
-#include "oracle.h"
-#include "prng.h"
+#include "core/graph.h"
+#include "oracle/oracle.h"
+#include "core/prng.h"
 #include "tmain.h"
 
 enum { N = 1, C = 6, H = 9, W = 11, O = 8, K = 3 };

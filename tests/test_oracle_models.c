@@ -7,8 +7,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "case.h"
-#include "oracle.h"
+#include "core/case.h"
+#include "oracle/oracle.h"
 #include "tmain.h"
 
 typedef struct model_run {

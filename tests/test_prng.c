@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "prng.h"
+#include "core/prng.h"
 #include "tmain.h"
 
 /* The literals below were computed once by an independent implementation of the same algorithms (a few lines of

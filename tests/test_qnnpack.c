@@ -1,7 +1,7 @@
 /*
  * test_qnnpack.c - unit tests of the qnnpack int8 backend (backends/qnnpack/), in QNNPACK's layers:
  *   - every igemm and depthwise micro-kernel (scalar, AVX2, AVX-512 VNNI where the machine has them) against a naive
- *     int32 model requantized with reference/requant.h's fp32 scheme, bit for bit, for every M remainder (1..2 MR),
+ *     int32 model requantized with core/requant.h's fp32 scheme, bit for bit, for every M remainder (1..2 MR),
  *     N remainder (1..2 NR + 1) and K remainder (1..17 and larger), several taps, row corrections, group offsets,
  *     padding pointers, zero points at both ends, clamps that saturate; columns and rows past the tile untouched;
  *   - whole quantized graphs (conv2d dense / grouped / depthwise with per-tensor qu8 weights at odd zero points and
@@ -15,9 +15,9 @@
 #include <stdlib.h>
 
 #include "backends/qnnpack/qnn_kernels.h"
-#include "graph.h"
-#include "reference.h"
-#include "requant.h"
+#include "core/graph.h"
+#include "reference/reference.h"
+#include "core/requant.h"
 #include "tmain.h"
 
 const par_backend *par_backend_qnnpack(void);

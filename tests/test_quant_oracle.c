@@ -4,16 +4,16 @@
  * fails, and so does a one-step difference no scheme or tie explains; a systematic +1 bias over many elements fails
  * even when every element is within its own range. The "backends" here are integer convolutions written in this
  * file (direct loops), requantized by an independent fp32 model or by the requant.c schemes. Last, the quantized
- * twin of a float case (harness/quantize.c).
+ * twin of a float case (oracle/quantize.c).
  */
 #include <math.h>
 #include <stdlib.h>
 
-#include "graph.h"
-#include "oracle.h"
-#include "prng.h"
-#include "quantize.h"
-#include "requant.h"
+#include "core/graph.h"
+#include "oracle/oracle.h"
+#include "core/prng.h"
+#include "oracle/quantize.h"
+#include "core/requant.h"
 #include "tmain.h"
 
 enum { C = 4, H = 10, W = 10, O = 6, K = 3, NOUT = O * H * W };

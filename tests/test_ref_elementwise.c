@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "reference.h"
-#include "tensor.h"
+#include "core/graph.h"
+#include "reference/reference.h"
+#include "core/tensor.h"
 #include "ref_helpers.h"
 #include "tmain.h"
 

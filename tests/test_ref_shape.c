@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph.h"
-#include "reference.h"
+#include "core/graph.h"
+#include "reference/reference.h"
 #include "ref_helpers.h"
 #include "tmain.h"
 

@@ -6,7 +6,8 @@
  *
  * Files go to a temporary folder under /tmp, removed by the last test.
  */
-#include "report.h"
+#include "exec/exec.h"
+#include "reports/report.h"
 #include "tmain.h"
 
 #include <dirent.h>

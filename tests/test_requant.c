@@ -1,5 +1,5 @@
 /*
- * test_requant.c - the requantization schemes (reference/requant.c), in layers as QNNPACK's requantization tester
+ * test_requant.c - the requantization schemes (core/requant.c), in layers as QNNPACK's requantization tester
  * builds them: exact power-of-two scales, ties rounding each way, saturation at both ends, int32 extremes, random
  * accumulators against a double model, the add formula and lookup tables. Every test runs its outputs through a
  * guard that fails the test when all of them are equal: a test whose outputs never vary proves nothing.
@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "prng.h"
-#include "requant.h"
+#include "core/prng.h"
+#include "core/requant.h"
 #include "tmain.h"
 
 static const par_requant schemes[] = {PAR_REQUANT_FP32, PAR_REQUANT_RNDNU, PAR_REQUANT_GEMMLOWP};

@@ -4,7 +4,7 @@
  */
 #include <stdlib.h>
 
-#include "runner.h"
+#include "runner/runner.h"
 #include "tmain.h"
 
 static int32_t select_n(par_selection sel, par_case_set *out)

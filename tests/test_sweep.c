@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case.h"
-#include "prng.h"
-#include "sweep.h"
+#include "core/case.h"
+#include "core/prng.h"
+#include "cases/sweep.h"
 #include "tmain.h"
 
 /* A set of strings (IDs), open addressing. */

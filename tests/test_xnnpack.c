@@ -11,13 +11,13 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "graph.h"
-#include "exec.h"
+#include "core/graph.h"
+#include "exec/exec.h"
 #include "tmain.h"
 
 #ifdef PAR_HAVE_XNNPACK
 #include "backends/xnnpack/xnnpack_internal.h"
-#include "requant.h"
+#include "core/requant.h"
 
 const par_backend *par_backend_xnnpack(void);
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "backends/cpu/cpu_kernels.h"
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_kernels.h"
+#include "cpu_ukernels.h"
 
 #define RUNS 7
 

@@ -1,6 +1,6 @@
 # backends/cpu/builtin.mk - the `cpu` built-in backend (XNNPACK-style f32 CPU engine): the planner and ops
 # (cpu.c, plan.c, ops_*.c), and the compute kernels of kernels.mk. Registered by PAR_BACKEND(cpu) in
-# harness/backends.def. Libraries: pthreadpool (threads), cpuinfo (ISA detection).
+# exec/backends.def. Libraries: pthreadpool (threads), cpuinfo (ISA detection).
 CPU_PLAN_SRC := backends/cpu/cpu.c backends/cpu/plan.c backends/cpu/ops_eltwise.c backends/cpu/ops_pool.c \
                 backends/cpu/ops_shape.c backends/cpu/ops_matrix.c backends/cpu/ops_vec_avx2.c \
                 backends/cpu/ops_vec_avx512.c

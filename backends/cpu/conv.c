@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cpu/cpu_kernels.h"
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_kernels.h"
+#include "cpu_ukernels.h"
 
 typedef enum conv_mode { MODE_DW, MODE_GEMM, MODE_IGEMM } conv_mode;
 

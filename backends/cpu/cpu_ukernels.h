@@ -20,7 +20,7 @@
 
 #include <stddef.h>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "cpu_kernels.h"
 
 typedef struct cpu_minmax {
     float min, max;

@@ -3,7 +3,7 @@
  * AVX-512F, vectorized over NHWC channels. The body is f32-dwconv-avx512.h; this file only fixes the tap count.
  * Must not read or write past `channels` floats of a row (masked tails).
  */
-#include "backends/cpu/f32-dwconv-avx512.h"
+#include "f32-dwconv-avx512.h"
 
 void cpu_f32_dwconv_9p__avx512(size_t channels, size_t npix, size_t taps, const float **input, const float *w,
                                float *output, size_t out_stride, const float *zero, const cpu_minmax *p)

@@ -11,7 +11,7 @@
 
 #include <immintrin.h>
 
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 static inline __attribute__((always_inline)) void dwconv_avx512_body(size_t channels, size_t npix, size_t taps,
                                                                      const float **input, const float *w,

@@ -6,7 +6,7 @@
 #ifndef CPU_F32_DWCONV_SCALAR_H
 #define CPU_F32_DWCONV_SCALAR_H
 
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 static inline __attribute__((always_inline)) void dwconv_scalar_body(size_t channels, size_t npix, size_t taps,
                                                                      const float **input, const float *w,

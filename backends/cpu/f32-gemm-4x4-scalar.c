@@ -3,7 +3,7 @@
  * path of the SIMD kernels (same packed layout with NR = 4) and the one `cpu` uses when scalar kernels are forced.
  * Must not read A past kc of a row or write C outside the mr x nc block; rows past mr alias the last valid row.
  */
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 static inline float clampf(float v, float lo, float hi)
 {

@@ -8,7 +8,7 @@
 #include <immintrin.h>
 #include <stdint.h>
 
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 static const int32_t mask_table[16] = {-1, -1, -1, -1, -1, -1, -1, -1, 0, 0, 0, 0, 0, 0, 0, 0};
 

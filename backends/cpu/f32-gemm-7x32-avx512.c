@@ -7,7 +7,7 @@
  */
 #include <immintrin.h>
 
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 #define ROWS(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6)
 

@@ -3,7 +3,7 @@
  * output channels. Padding rows point at `zero` and get no a_offset. Must not read past kc floats of an input row
  * nor write outside the mr x nc block.
  */
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 static inline float clampf(float v, float lo, float hi)
 {

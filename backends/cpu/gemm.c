@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backends/cpu/cpu_kernels.h"
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_kernels.h"
+#include "cpu_ukernels.h"
 
 /* Packed panel bytes of one N block kept below this (half of a 1 MiB L2, leaving room for A and C). */
 #define CPU_GEMM_L2_BLOCK (384u * 1024u)

@@ -8,7 +8,7 @@
 
 #include <cpuinfo.h>
 
-#include "backends/cpu/cpu_kernels.h"
+#include "cpu_kernels.h"
 
 static cpu_isa detected = CPU_ISA_SCALAR;
 static pthread_once_t detect_once = PTHREAD_ONCE_INIT;

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 static size_t round_up(size_t x, size_t m) { return (x + m - 1) / m * m; }
 

@@ -20,7 +20,7 @@
 
 #include <pthreadpool.h>
 
-#include "parity_backend.h"
+#include "core/parity_backend.h"
 #include "cpu_kernels.h"
 
 #define CPU_NAME "cpu"

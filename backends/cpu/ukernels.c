@@ -3,7 +3,7 @@
  * A request for an ISA this machine lacks is served by the best one it has (never an illegal instruction).
  * Tiles: AVX-512 7x32 (14 zmm accumulators), AVX2 6x16 (12 ymm), scalar 4x4; depthwise blocks 16, 8, 1 channels.
  */
-#include "backends/cpu/cpu_ukernels.h"
+#include "cpu_ukernels.h"
 
 static const cpu_ukernel_set sets[] = {
     {CPU_ISA_SCALAR, 4, 4, cpu_f32_gemm_4x4__scalar, cpu_f32_igemm_4x4__scalar, 1, cpu_f32_dwconv_9p__scalar,

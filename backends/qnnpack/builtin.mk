@@ -1,4 +1,4 @@
-# backends/qnnpack/builtin.mk - the qnnpack int8 backend, built into parity (registered in harness/backends.def).
+# backends/qnnpack/builtin.mk - the qnnpack int8 backend, built into parity (registered in exec/backends.def).
 # The VNNI kernels are compiled with clang (GCC 12 schedules vpdpbusd accumulator loops about 2.3x worse) and only
 # they get the AVX-512 flags; the AVX2 kernels get -mavx2 -mfma; everything else is portable C. The kernel set is
 # chosen at run time with cpuinfo (knob kernels=auto|vnni|avx2|scalar).

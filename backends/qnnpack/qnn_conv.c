@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "qnnpack.h"
-#include "requant.h"
+#include "core/requant.h"
 
 typedef struct conv_op {
     const qnn_ukernels *uk;

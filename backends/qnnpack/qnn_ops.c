@@ -15,7 +15,7 @@
 #include <stdlib.h>
 
 #include "qnnpack.h"
-#include "requant.h"
+#include "core/requant.h"
 
 static int is_q(par_dtype t)
 {
@@ -72,7 +72,7 @@ par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, par_msg 
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Tables (docs/quantization.md, "Per-op integer semantics"), built with reference/requant.h so that they are the
+ * Tables (docs/quantization.md, "Per-op integer semantics"), built with core/requant.h so that they are the
  * reference's integers. Tables are indexed and filled in the uint8 domain; the declared domain differs by 128 for
  * qs8.
  * ------------------------------------------------------------------------------------------------------------- */

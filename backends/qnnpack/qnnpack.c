@@ -274,7 +274,7 @@ static par_requant qnn_requant(void *ctx)
     return PAR_REQUANT_FP32;
 }
 
-/* Every epilogue, lookup table and add formula uses reference/requant.h's fp32 definitions, so the integers are the
+/* Every epilogue, lookup table and add formula uses core/requant.h's fp32 definitions, so the integers are the
  * scheme's exactly (tests/test_qnnpack.c checks it bit for bit): the strict oracle applies. */
 static int qnn_requant_exact(void *ctx)
 {

@@ -8,7 +8,7 @@
  * backend every activation is uint8 with a uint8-domain zero point: qs8 values are stored XOR 0x80 (q + 128), see
  * qnn_kernels.h. Memory is taken at prepare only; run allocates nothing.
  *
- * It includes parity_backend.h only; the lowering files also use reference/requant.h, the shared definition of the
+ * It includes parity_backend.h only; the lowering files also use core/requant.h, the shared definition of the
  * requantization arithmetic, so that the backend's integers are the reference's by construction.
  */
 #ifndef QNNPACK_H
@@ -16,7 +16,7 @@
 
 #include <pthreadpool.h>
 
-#include "parity_backend.h"
+#include "core/parity_backend.h"
 #include "qnn_kernels.h"
 
 enum { QNN_LOGICAL = 0, QNN_NHWC = 1 };

@@ -1,6 +1,6 @@
 # backends/xnnpack/builtin.mk - the `xnnpack` built-in backend: the system XNNPACK (Debian's libxnnpack-dev, with
 # libpthreadpool-dev and libcpuinfo-dev) behind an adapter. Built only when the library's header is installed;
-# harness/backends.def registers it under #ifdef PAR_HAVE_XNNPACK.
+# exec/backends.def registers it under #ifdef PAR_HAVE_XNNPACK.
 ifneq ($(wildcard /usr/include/xnnpack.h),)
 XNN_SRC := $(wildcard backends/xnnpack/*.c)
 XNN_VERSION := $(shell dpkg-query -W -f='$${Version}' libxnnpack-dev 2>/dev/null)

@@ -17,7 +17,7 @@
 #include <pthreadpool.h>
 #include <xnnpack.h>
 
-#include "parity_backend.h"
+#include "core/parity_backend.h"
 
 typedef enum xa_layout {
     XA_LOGICAL = 0, /* the logical row-major order (NCHW for 4-D values) */

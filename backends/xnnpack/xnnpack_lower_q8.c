@@ -19,7 +19,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "requant.h"
+#include "core/requant.h"
 #include "xnnpack_internal.h"
 
 static int is_q8(par_dtype t)

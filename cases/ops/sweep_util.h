@@ -4,7 +4,7 @@
  * and the quantize/dequantize wrappers of quantized cases.
  *
  * It must not hold any op's semantics or grid (those live in the spec files), and nothing outside cases/ops/ may
- * include it: the public protocol is harness/sweep.h.
+ * include it: the public protocol is cases/sweep.h.
  *
  * How a spec uses it: a grid point is a plain struct of ints (memset to 0 first, so padding bytes are equal); the
  * spec walks its sub-grids at full size and calls grid_take() for each point with a flag saying whether the point is
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "case.h"
-#include "graph.h"
-#include "sweep.h"
+#include "core/case.h"
+#include "core/graph.h"
+#include "cases/sweep.h"
 
 /* Size limits per tensor (elements) and per case (multiply-adds). Quick cases run forked on a naive backend in
  * `make check`, so they stay small; full (nightly) cases may be larger. */

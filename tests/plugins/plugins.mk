@@ -5,9 +5,9 @@ TEST_PLUGINS    := $(TEST_PLUGIN_SRC:tests/plugins/%.c=$(BUILD)/tests/plugins/%.
 
 all: $(TEST_PLUGINS)
 
-$(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h harness/parity_backend.h
+$(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/parity_backend.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Iharness $< -o $@ -lm
+	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
 
 # test_exec loads them from the folder beside its own executable.
 $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)

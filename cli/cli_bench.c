@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "../reference/reference.h"
+#include "reference/reference.h"
 #include "cli.h"
-#include "oracle.h"
-#include "requant.h"
+#include "oracle/oracle.h"
+#include "core/requant.h"
 
 typedef struct bench_be {
     const par_backend_inst *inst;

@@ -16,7 +16,7 @@
 #ifndef PAR_SWEEP_H
 #define PAR_SWEEP_H
 
-#include "case.h"
+#include "core/case.h"
 
 typedef enum par_suite_level {
     PAR_SUITE_QUICK = 1, /* make check: >= 1,500 cases in all, seconds */
@@ -48,10 +48,13 @@ typedef struct par_sweep_visit {
 /* Walk the suite ("quick" or "full"); returns the number of IDs visited, or -1 if the name is unknown. */
 int64_t par_sweep_walk(const char *suite, const par_sweep_visit *v);
 
+/* A sweep spec: generates the cases of one op family (the sweep column of core/ops.def). */
+typedef void (*par_sweep_fn)(par_sweep *s);
+
 /* Sweep specs: declared from the op table. */
 #define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) void sweep(par_sweep *s);
 
-#include "ops.def"
+#include "core/ops.def"
 #undef PAR_OP
 
 #endif

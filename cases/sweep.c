@@ -113,6 +113,12 @@ void par_sweep_done(par_sweep *s, par_case *c)
         par_case_destroy(c);
 }
 
+static const par_sweep_fn specs[PAR_OP_COUNT] = {
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) [PAR_OP_##id] = sweep,
+#include "core/ops.def"
+#undef PAR_OP
+};
+
 static int level_of(const char *suite)
 {
     if (!suite) return -1;
@@ -137,13 +143,13 @@ int64_t par_sweep_walk(const char *suite, const par_sweep_visit *v)
     par_sweep_fn done_specs[PAR_OP_COUNT];
     int n_done = 0;
     for (int i = 0; i < PAR_OP_COUNT; i++) {
-        const par_op_info *info = par_op_get((par_op_id)i);
-        if (!info || !info->sweep || info->sweep == par_sweep_none) continue;
+        par_sweep_fn spec = specs[i];
+        if (!spec || spec == par_sweep_none) continue;
         int seen = 0;
-        for (int j = 0; j < n_done; j++) seen |= done_specs[j] == info->sweep;
+        for (int j = 0; j < n_done; j++) seen |= done_specs[j] == spec;
         if (seen) continue;
-        done_specs[n_done++] = info->sweep;
-        info->sweep(&s);
+        done_specs[n_done++] = spec;
+        spec(&s);
         drop_pending(&s);
     }
     return s.visited;

@@ -1,10 +1,10 @@
 /*
- * plugin.c - the backend registry: the built-in backends (harness/backends.def), the plugin loader, and the parser
+ * plugin.c - the backend registry: the built-in backends (exec/backends.def), the plugin loader, and the parser
  * of backend specs ("cpu[threads=2,kernels=scalar]").
  *
  * The loader checks everything it can about a plugin's table before the harness uses it, and names the plugin and
  * the reason in every error. It must not call any of the backend's entry points other than the plugin's entry
- * function (init and the rest run in the isolated child: harness/exec.c), and it never unloads a plugin it handed
+ * function (init and the rest run in the isolated child: exec/exec.c), and it never unloads a plugin it handed
  * out.
  */
 #include "exec.h"

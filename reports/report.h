@@ -5,7 +5,7 @@
 #ifndef PAR_REPORT_H
 #define PAR_REPORT_H
 
-#include "exec.h"
+#include "core/result.h"
 
 #define PAR_REPORT_SCHEMA "parity.report"
 #define PAR_REPORT_VERSION 1

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "sweep.h"
+#include "cases/sweep.h"
 
 static void add_avail(par_backends *bs, const par_backend *be, const char *plugin)
 {

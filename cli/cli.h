@@ -6,7 +6,7 @@
 #ifndef PAR_CLI_H
 #define PAR_CLI_H
 
-#include "runner.h"
+#include "runner/runner.h"
 
 #define PAR_EXIT_OK 0
 #define PAR_EXIT_FAIL 1

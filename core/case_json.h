@@ -1,11 +1,11 @@
 /*
- * case_json.h - private to the reader of the case file format (harness/case_json.c: the document, entry points and
+ * case_json.h - private to the reader of the case file format (core/case_json.c: the document, entry points and
  * the primitives below; case_json_tensor.c: inputs and constants; case_json_graph.c: nodes): the reader state, JSON
  * paths, the first error of a parse as "<origin>: <JSON path>: <reason>", and typed getters that check the JSON type
  * and the range and name the path. Each returns 1, or 0 with the error recorded, so checks read
  * `if (!par_cj_get_str(...)) return 0;`.
  *
- * Nothing outside the case_json*.c files may include it: the public interface is harness/case.h.
+ * Nothing outside the case_json*.c files may include it: the public interface is core/case.h.
  */
 #ifndef PAR_CASE_JSON_H
 #define PAR_CASE_JSON_H

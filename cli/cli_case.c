@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "tensor.h"
-#include "../reference/reference.h"
+#include "core/tensor.h"
+#include "reference/reference.h"
 
 par_case *par_cli_load_case(const char *arg, par_msg *msg)
 {

@@ -22,7 +22,7 @@
 
 #include <stdint.h>
 
-#include "../harness/parity_backend.h"
+#include "parity_backend.h"
 
 #define PAR_REQUANT_N_SCHEMES 3
 

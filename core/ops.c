@@ -10,9 +10,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 
-#include "../reference/reference.h"
-#include "sweep.h"
-
 static par_op_info table[PAR_OP_COUNT] = {
 #define PAR_OP(id_, name_, in_min_, in_max_, n_out_, flags_, schema_, infer_, ref_, sweep_)                         \
     [PAR_OP_##id_] = {.id = PAR_OP_##id_,                                                                          \
@@ -22,9 +19,7 @@ static par_op_info table[PAR_OP_COUNT] = {
                       .n_out = n_out_,                                                                             \
                       .flags = flags_,                                                                             \
                       .schema = schema_,                                                                           \
-                      .infer = infer_,                                                                             \
-                      .ref = ref_,                                                                                 \
-                      .sweep = sweep_},
+                      .infer = infer_},
 #include "ops.def"
 #undef PAR_OP
 };
@@ -160,7 +155,6 @@ static void build_table(void)
             parse_spec(op, s, (size_t)(e - s), &op->attrs[op->n_attrs++]);
             s = e;
         }
-        if (op->sweep == par_sweep_none) op->sweep = NULL;
     }
 }
 

@@ -5,8 +5,8 @@
 #ifndef PAR_RUNNER_H
 #define PAR_RUNNER_H
 
-#include "case.h"
-#include "exec.h"
+#include "core/case.h"
+#include "exec/exec.h"
 
 typedef struct par_selection {
     int32_t n_paths;

@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "oracle.h"
-#include "requant.h"
-#include "report.h"
-#include "sweep.h"
+#include "oracle/oracle.h"
+#include "core/requant.h"
+#include "reports/report.h"
+#include "cases/sweep.h"
 
 typedef struct shared_state {
     atomic_long done;       /* case x backend records finished */

@@ -1,6 +1,6 @@
 /*
  * cli_quant.c - `parity quantize CASE --dtype qu8|qs8 [--per-channel] -o out.json`: writes the quantized twin of a
- * float case (harness/quantize.c, docs/quantization.md) as a case file. It reads the case, never modifies it.
+ * float case (oracle/quantize.c, docs/quantization.md) as a case file. It reads the case, never modifies it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "quantize.h"
+#include "oracle/quantize.h"
 
 static const char usage_text[] =
     "usage: parity quantize CASE --dtype qu8|qs8 [--per-channel] [--seeded-weights|--inline-weights] [--id ID]\n"

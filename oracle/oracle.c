@@ -9,13 +9,7 @@
 
 #include <math.h>
 
-#include "tensor.h"
-
-const char *par_verdict_name(par_verdict v)
-{
-    static const char *names[PAR_V_COUNT] = {"PASS", "FAIL", "UNSUPPORTED", "ERROR", "CRASH", "TIMEOUT", "FLAKY"};
-    return (v >= 0 && v < PAR_V_COUNT) ? names[v] : "?";
-}
+#include "core/tensor.h"
 
 void par_metrics_init(par_metrics *m)
 {

@@ -1,5 +1,5 @@
 /*
- * main.c - build/parity: dispatches to the subcommands (harness/cli_*.c).
+ * main.c - build/parity: dispatches to the subcommands (cli/cli_*.c).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "runner.h"
-#include "sweep.h"
+#include "cases/sweep.h"
 
 const char *par_cases_dir(void)
 {

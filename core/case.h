@@ -1,6 +1,6 @@
 /*
  * case.h - a case: a graph, how its inputs and constants are made (seeded generators, inline data, or a binary
- * sidecar file), and options. Cases come from JSON files (docs/case-format.md), from sweep specs (harness/sweep.h)
+ * sidecar file), and options. Cases come from JSON files (docs/case-format.md), from sweep specs (cases/sweep.h)
  * and from the fuzzer; all three build them through this API.
  *
  * Loading never crashes on malformed input: every error names the file, the JSON path of the bad field and the

@@ -6,8 +6,8 @@
 #ifndef PAR_ORACLE_H
 #define PAR_ORACLE_H
 
-#include "../reference/reference.h"
-#include "result.h"
+#include "reference/reference.h"
+#include "core/result.h"
 
 /* Compare one output buffer (dtype of ref->dtype) against its reference tensor. m is reset and filled. Returns the
  * number of failing elements (over budget or non-finite), plus 1 when an integer output's bias exceeds its bound

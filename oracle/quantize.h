@@ -7,7 +7,7 @@
 #ifndef PAR_QUANTIZE_H
 #define PAR_QUANTIZE_H
 
-#include "case.h"
+#include "core/case.h"
 
 typedef struct par_quant_opts {
     par_dtype act;    /* activations: PAR_DTYPE_QU8 or PAR_DTYPE_QS8 */

@@ -67,4 +67,19 @@ typedef struct par_result {
     par_timing t;
 } par_result;
 
+#define PAR_MAX_KNOBS 16
+
+/* A backend under test: a backend table plus knob settings, labelled "cpu" or "cpu[kernels=scalar]". */
+typedef struct par_backend_inst {
+    char label[128];
+    const par_backend *be;
+    int32_t n_knobs;
+    char knob_key[PAR_MAX_KNOBS][64];
+    char knob_val[PAR_MAX_KNOBS][128];
+    char plugin_path[512];   /* "" for built-in backends */
+    char describe[512];      /* what the backend reported through PAR_PROC_DESCRIBE, filled by par_exec_probe */
+    int usable;              /* set by par_exec_probe */
+    char unusable_reason[PAR_MSG_LEN];
+} par_backend_inst;
+
 #endif

@@ -17,21 +17,17 @@ typedef enum par_op_id {
     PAR_OP_COUNT
 } par_op_id;
 
-struct par_rt;
-struct par_ref_ctx;
-struct par_sweep;
-
 /* Shape inference: fill outs[i].rank and outs[i].dims (and dtype when it differs from the prefilled one, which is
  * the node's declared output dtype, or else input 0's). Errors name the attribute and the reason; the caller
  * prefixes the node's name and op. */
 typedef par_status (*par_infer_fn)(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg);
 
-/* Reference kernel: see reference/reference.h. */
-typedef par_status (*par_ref_fn)(const struct par_ref_ctx *c, const struct par_rt *const *in, struct par_rt *const *out,
-                                 par_msg *msg);
-
-/* Sweep spec: see harness/sweep.h. */
-typedef void (*par_sweep_fn)(struct par_sweep *s);
+/* Shape inference of every op: declared from the table. (The reference kernels and the sweep specs of the table's
+ * last two columns are expanded by the layers that own them: reference/reference.h and cases/sweep.h.) */
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep)                                  \
+    par_status infer(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg);
+#include "ops.def"
+#undef PAR_OP
 
 #define PAR_MAX_ATTRS 12
 
@@ -53,8 +49,6 @@ typedef struct par_op_info {
     unsigned flags;
     const char *schema;         /* the schema text, as in ops.def */
     par_infer_fn infer;
-    par_ref_fn ref;
-    par_sweep_fn sweep;
     int32_t n_attrs;
     par_attr_spec attrs[PAR_MAX_ATTRS];
 } par_op_info;

@@ -7,22 +7,7 @@
 #ifndef PAR_EXEC_H
 #define PAR_EXEC_H
 
-#include "result.h"
-
-#define PAR_MAX_KNOBS 16
-
-/* A backend under test: a backend table plus knob settings, labelled "cpu" or "cpu[kernels=scalar]". */
-typedef struct par_backend_inst {
-    char label[128];
-    const par_backend *be;
-    int32_t n_knobs;
-    char knob_key[PAR_MAX_KNOBS][64];
-    char knob_val[PAR_MAX_KNOBS][128];
-    char plugin_path[512];   /* "" for built-in backends */
-    char describe[512];      /* what the backend reported through PAR_PROC_DESCRIBE, filled by par_exec_probe */
-    int usable;              /* set by par_exec_probe */
-    char unusable_reason[PAR_MSG_LEN];
-} par_backend_inst;
+#include "core/result.h"
 
 typedef struct par_exec_opts {
     int32_t warmup;          /* untimed runs before timing (>= 0) */
@@ -51,7 +36,7 @@ void par_exec_out_free(par_exec_out *out);
 /* Load a plugin: dlopen, find PAR_BACKEND_ENTRY_SYMBOL, check the version and the table. The handle stays open. */
 par_status par_plugin_load(const char *path, const par_backend **out, par_msg *msg);
 
-/* Built-in backends (harness/backends.def); *n set to their count. */
+/* Built-in backends (exec/backends.def); *n set to their count. */
 const par_backend *const *par_builtin_backends(int32_t *n);
 
 /* Parse "name" or "name[key=value,key=value]" into inst (be left NULL: the caller resolves the name). */

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../reference/reference.h"
-#include "prng.h"
+#include "reference/reference.h"
+#include "core/prng.h"
 
 #define SIGMA_Q 31.75 /* std of seeded qs8 weights: 127 / 4, so the +-127 clamp only cuts 4-sigma tails */
 
