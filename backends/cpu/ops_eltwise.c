@@ -291,35 +291,9 @@ static void run_unary(const cpu_plan *p, const cpu_step *s)
     cpu_parallel(p, unary_tile, st, (size_t)((st->n + TILE - 1) / TILE));
 }
 
-par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
-{
-    const par_node *n = s->node;
-    unary_state *st = calloc(1, sizeof *st);
-    if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
-    s->state = st;
-    s->destroy = free_state;
-    st->v = cpu_vops_for(p->isa);
-    st->n = p->t[s->out].numel;
-    const char *op = n->op;
-    if (strcmp(op, "relu") == 0) st->kind = UN_CLAMP, st->lo = 0.0f, st->hi = INFINITY;
-    else if (strcmp(op, "relu6") == 0) st->kind = UN_CLAMP, st->lo = 0.0f, st->hi = 6.0f;
-    else if (strcmp(op, "hardtanh") == 0)
-        st->kind = UN_CLAMP, st->lo = (float)par_attr_float(n, "min_val", -1.0), st->hi = (float)par_attr_float(n, "max_val", 1.0);
-    else if (strcmp(op, "clamp") == 0)
-        st->kind = UN_CLAMP, st->lo = (float)par_attr_float(n, "min", -INFINITY), st->hi = (float)par_attr_float(n, "max", INFINITY);
-    else if (strcmp(op, "leaky_relu") == 0) st->kind = UN_LEAKY, st->alpha = (float)par_attr_float(n, "negative_slope", 0.01);
-    else if (strcmp(op, "sigmoid") == 0) st->kind = UN_SIGMOID;
-    else if (strcmp(op, "tanh") == 0) st->kind = UN_TANH;
-    else if (strcmp(op, "hardsigmoid") == 0) st->kind = UN_HARDSIGMOID;
-    else if (strcmp(op, "hardswish") == 0) st->kind = UN_HARDSWISH;
-    else if (strcmp(op, "elu") == 0) st->kind = UN_ELU, st->alpha = (float)par_attr_float(n, "alpha", 1.0);
-    else return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
-    s->run = run_unary;
-    return PAR_OK;
-}
-
-/* A unary step of one kind without parameters (no alpha, no bounds). */
-static par_status lower_unary_kind(cpu_plan *p, cpu_step *s, unary_kind kind, par_msg *msg)
+/* A unary step of one kind; lo, hi: the clamp bounds (UN_CLAMP), alpha: the slope or scale (UN_LEAKY, UN_ELU). */
+static par_status lower_unary_kind(cpu_plan *p, cpu_step *s, unary_kind kind, float lo, float hi, float alpha,
+                                   par_msg *msg)
 {
     unary_state *st = calloc(1, sizeof *st);
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
@@ -328,21 +302,44 @@ static par_status lower_unary_kind(cpu_plan *p, cpu_step *s, unary_kind kind, pa
     st->v = cpu_vops_for(p->isa);
     st->n = p->t[s->out].numel;
     st->kind = kind;
+    st->lo = lo, st->hi = hi, st->alpha = alpha;
     s->run = run_unary;
     return PAR_OK;
 }
 
+par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    const par_node *n = s->node;
+    const char *op = n->op;
+    unary_kind kind;
+    float lo = -INFINITY, hi = INFINITY, alpha = 0.0f;
+    if (strcmp(op, "relu") == 0) kind = UN_CLAMP, lo = 0.0f;
+    else if (strcmp(op, "relu6") == 0) kind = UN_CLAMP, lo = 0.0f, hi = 6.0f;
+    else if (strcmp(op, "hardtanh") == 0)
+        kind = UN_CLAMP, lo = (float)par_attr_float(n, "min_val", -1.0), hi = (float)par_attr_float(n, "max_val", 1.0);
+    else if (strcmp(op, "clamp") == 0)
+        kind = UN_CLAMP, lo = (float)par_attr_float(n, "min", -INFINITY), hi = (float)par_attr_float(n, "max", INFINITY);
+    else if (strcmp(op, "leaky_relu") == 0) kind = UN_LEAKY, alpha = (float)par_attr_float(n, "negative_slope", 0.01);
+    else if (strcmp(op, "sigmoid") == 0) kind = UN_SIGMOID;
+    else if (strcmp(op, "tanh") == 0) kind = UN_TANH;
+    else if (strcmp(op, "hardsigmoid") == 0) kind = UN_HARDSIGMOID;
+    else if (strcmp(op, "hardswish") == 0) kind = UN_HARDSWISH;
+    else if (strcmp(op, "elu") == 0) kind = UN_ELU, alpha = (float)par_attr_float(n, "alpha", 1.0);
+    else return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
+    return lower_unary_kind(p, s, kind, lo, hi, alpha, msg);
+}
+
 par_status cpu_lower_silu(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
-    return lower_unary_kind(p, s, UN_SILU, msg);
+    return lower_unary_kind(p, s, UN_SILU, 0.0f, 0.0f, 0.0f, msg);
 }
 
 /* gelu: attribute approximate = "none" (erf form, the default) or "tanh". */
 par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
     const char *approx = par_attr_str(s->node, "approximate", "none");
-    if (strcmp(approx, "none") == 0) return lower_unary_kind(p, s, UN_GELU, msg);
-    if (strcmp(approx, "tanh") == 0) return lower_unary_kind(p, s, UN_GELU_TANH, msg);
+    if (strcmp(approx, "none") == 0) return lower_unary_kind(p, s, UN_GELU, 0.0f, 0.0f, 0.0f, msg);
+    if (strcmp(approx, "tanh") == 0) return lower_unary_kind(p, s, UN_GELU_TANH, 0.0f, 0.0f, 0.0f, msg);
     return par_msgf(msg, PAR_UNSUPPORTED, "gelu: approximate='%s' is neither 'none' nor 'tanh'", approx);
 }
 

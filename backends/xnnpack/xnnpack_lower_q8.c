@@ -512,7 +512,25 @@ par_status par_xnn_lower_clamp_q8(xa_plan *p, int32_t ni, par_msg *msg)
                                      : xnn_setup_clamp_nc_s8(op, 1, in, out, p->pool), fn, msg);
 }
 
-par_status par_xnn_lower_sigmoid_q8(xa_plan *p, int32_t ni, par_msg *msg)
+/* sigmoid and tanh: XNNPACK's qu8 and qs8 operators of both share one create and one setup signature. */
+typedef struct lut_api {
+    enum xnn_status (*create_u8)(size_t channels, size_t in_stride, size_t out_stride, uint8_t in_zp, float in_scale,
+                                 uint8_t out_zp, float out_scale, uint8_t out_min, uint8_t out_max, uint32_t flags,
+                                 xnn_operator_t *op);
+    enum xnn_status (*create_s8)(size_t channels, size_t in_stride, size_t out_stride, int8_t in_zp, float in_scale,
+                                 int8_t out_zp, float out_scale, int8_t out_min, int8_t out_max, uint32_t flags,
+                                 xnn_operator_t *op);
+    enum xnn_status (*setup_u8)(xnn_operator_t op, size_t batch, const uint8_t *x, uint8_t *y, pthreadpool_t pool);
+    enum xnn_status (*setup_s8)(xnn_operator_t op, size_t batch, const int8_t *x, int8_t *y, pthreadpool_t pool);
+    const char *name_u8, *name_s8;
+} lut_api;
+
+static const lut_api sigmoid_api = {xnn_create_sigmoid_nc_qu8, xnn_create_sigmoid_nc_qs8, xnn_setup_sigmoid_nc_qu8,
+                                    xnn_setup_sigmoid_nc_qs8, "sigmoid_nc_qu8", "sigmoid_nc_qs8"};
+static const lut_api tanh_api = {xnn_create_tanh_nc_qu8, xnn_create_tanh_nc_qs8, xnn_setup_tanh_nc_qu8,
+                                 xnn_setup_tanh_nc_qs8, "tanh_nc_qu8", "tanh_nc_qs8"};
+
+static par_status lower_lut_q8(xa_plan *p, int32_t ni, const lut_api *api, par_msg *msg)
 {
     const par_node *n = &p->g->nodes[ni];
     const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
@@ -521,37 +539,26 @@ par_status par_xnn_lower_sigmoid_q8(xa_plan *p, int32_t ni, par_msg *msg)
     xnn_operator_t op = NULL;
     const void *in;
     void *out;
-    const char *fn = u8 ? "sigmoid_nc_qu8" : "sigmoid_nc_qs8";
+    const char *fn = u8 ? api->name_u8 : api->name_s8;
     par_status st = unary_io(p, ni, &op,
-                             u8 ? xnn_create_sigmoid_nc_qu8(c, c, c, (uint8_t)x->zero_point, x->scale,
-                                                            (uint8_t)y->zero_point, y->scale, 0, 255, 0, &op)
-                                : xnn_create_sigmoid_nc_qs8(c, c, c, (int8_t)x->zero_point, x->scale,
-                                                            (int8_t)y->zero_point, y->scale, -128, 127, 0, &op),
+                             u8 ? api->create_u8(c, c, c, (uint8_t)x->zero_point, x->scale, (uint8_t)y->zero_point,
+                                                 y->scale, 0, 255, 0, &op)
+                                : api->create_s8(c, c, c, (int8_t)x->zero_point, x->scale, (int8_t)y->zero_point,
+                                                 y->scale, -128, 127, 0, &op),
                              fn, &in, &out, msg);
     if (st != PAR_OK) return st;
-    return par_xnn_push_op(p, op, u8 ? xnn_setup_sigmoid_nc_qu8(op, 1, in, out, p->pool)
-                                     : xnn_setup_sigmoid_nc_qs8(op, 1, in, out, p->pool), fn, msg);
+    return par_xnn_push_op(p, op, u8 ? api->setup_u8(op, 1, in, out, p->pool) : api->setup_s8(op, 1, in, out, p->pool),
+                           fn, msg);
+}
+
+par_status par_xnn_lower_sigmoid_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    return lower_lut_q8(p, ni, &sigmoid_api, msg);
 }
 
 par_status par_xnn_lower_tanh_q8(xa_plan *p, int32_t ni, par_msg *msg)
 {
-    const par_node *n = &p->g->nodes[ni];
-    const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
-    size_t c = (size_t)x->numel;
-    int u8 = y->dtype == PAR_DTYPE_QU8;
-    xnn_operator_t op = NULL;
-    const void *in;
-    void *out;
-    const char *fn = u8 ? "tanh_nc_qu8" : "tanh_nc_qs8";
-    par_status st = unary_io(p, ni, &op,
-                             u8 ? xnn_create_tanh_nc_qu8(c, c, c, (uint8_t)x->zero_point, x->scale,
-                                                         (uint8_t)y->zero_point, y->scale, 0, 255, 0, &op)
-                                : xnn_create_tanh_nc_qs8(c, c, c, (int8_t)x->zero_point, x->scale,
-                                                         (int8_t)y->zero_point, y->scale, -128, 127, 0, &op),
-                             fn, &in, &out, msg);
-    if (st != PAR_OK) return st;
-    return par_xnn_push_op(p, op, u8 ? xnn_setup_tanh_nc_qu8(op, 1, in, out, p->pool)
-                                     : xnn_setup_tanh_nc_qs8(op, 1, in, out, p->pool), fn, msg);
+    return lower_lut_q8(p, ni, &tanh_api, msg);
 }
 
 /* max_pool2d (u8, s8), avg_pool2d (qu8) */
