@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "plan.h"
+#include "plan_util.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Scalar vector-kernel table
@@ -222,7 +222,7 @@ par_status cpu_lower_binary(cpu_plan *p, cpu_step *s, par_msg *msg)
  * Unary ops: input and output have the same shape, so the same layout: one flat loop over numel, in tiles.
  * ------------------------------------------------------------------------------------------------------------- */
 typedef enum unary_kind {
-    UN_CLAMP, UN_LEAKY, UN_SIGMOID, UN_TANH, UN_HARDSIGMOID, UN_HARDSWISH, UN_ELU,
+    UN_CLAMP, UN_LEAKY, UN_SIGMOID, UN_TANH, UN_HARDSIGMOID, UN_HARDSWISH, UN_ELU, UN_SILU, UN_GELU, UN_GELU_TANH,
 } unary_kind;
 
 typedef struct unary_state {
@@ -233,6 +233,31 @@ typedef struct unary_state {
     const float *x;
     float *y;
 } unary_state;
+
+/* silu and gelu are computed in double and rounded once to f32: the double functions (exp, erfc within 1 ULP of
+ * double, ~2^-52) add far less than one f32 ULP, so the result is the correctly rounded value or its neighbour,
+ * well inside the oracle's allowance for an elementary function. Forms without cancellation:
+ *   silu(x) = x / (1 + e^-x)                                    (e^-x overflows to inf for x < -709: x / inf = -0)
+ *   gelu(x) = 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)   (1 + erf cancels for x << 0; erfc does not)
+ *   gelu_tanh(x) = 0.5 x (1 + tanh u) = x / (1 + e^(-2u)),  u = sqrt(2/pi) (x + 0.044715 x^3)   (same reason)
+ * x = -inf would give -inf / inf or -inf * 0 = NaN; the limit is -0. x^3 of an f32 fits a double (< 2^385). */
+static float silu_of(float xf)
+{
+    const double x = xf;
+    return xf == -INFINITY ? -0.0f : (float)(x / (1.0 + exp(-x)));
+}
+
+static float gelu_of(float xf)
+{
+    const double x = xf;
+    return xf == -INFINITY ? -0.0f : (float)(0.5 * x * erfc(-x * 0.70710678118654752440));
+}
+
+static float gelu_tanh_of(float xf)
+{
+    const double x = xf, u = 0.79788456080286535588 * (x + 0.044715 * x * x * x);
+    return xf == -INFINITY ? -0.0f : (float)(x / (1.0 + exp(-2.0 * u)));
+}
 
 static void unary_tile(void *ctx, size_t tile)
 {
@@ -252,6 +277,9 @@ static void unary_tile(void *ctx, size_t tile)
     case UN_ELU: /* expm1f: accurate exp(x) - 1 near 0 */
         for (int64_t i = 0; i < len; i++) y[i] = x[i] > 0.0f ? x[i] : st->alpha * expm1f(x[i]);
         break;
+    case UN_SILU: for (int64_t i = 0; i < len; i++) y[i] = silu_of(x[i]); break;
+    case UN_GELU: for (int64_t i = 0; i < len; i++) y[i] = gelu_of(x[i]); break;
+    case UN_GELU_TANH: for (int64_t i = 0; i < len; i++) y[i] = gelu_tanh_of(x[i]); break;
     }
 }
 
@@ -263,31 +291,56 @@ static void run_unary(const cpu_plan *p, const cpu_step *s)
     cpu_parallel(p, unary_tile, st, (size_t)((st->n + TILE - 1) / TILE));
 }
 
-par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
+/* A unary step of one kind; lo, hi: the clamp bounds (UN_CLAMP), alpha: the slope or scale (UN_LEAKY, UN_ELU). */
+static par_status lower_unary_kind(cpu_plan *p, cpu_step *s, unary_kind kind, float lo, float hi, float alpha,
+                                   par_msg *msg)
 {
-    const par_node *n = s->node;
     unary_state *st = calloc(1, sizeof *st);
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = free_state;
     st->v = cpu_vops_for(p->isa);
     st->n = p->t[s->out].numel;
-    const char *op = n->op;
-    if (strcmp(op, "relu") == 0) st->kind = UN_CLAMP, st->lo = 0.0f, st->hi = INFINITY;
-    else if (strcmp(op, "relu6") == 0) st->kind = UN_CLAMP, st->lo = 0.0f, st->hi = 6.0f;
-    else if (strcmp(op, "hardtanh") == 0)
-        st->kind = UN_CLAMP, st->lo = (float)par_attr_float(n, "min_val", -1.0), st->hi = (float)par_attr_float(n, "max_val", 1.0);
-    else if (strcmp(op, "clamp") == 0)
-        st->kind = UN_CLAMP, st->lo = (float)par_attr_float(n, "min", -INFINITY), st->hi = (float)par_attr_float(n, "max", INFINITY);
-    else if (strcmp(op, "leaky_relu") == 0) st->kind = UN_LEAKY, st->alpha = (float)par_attr_float(n, "negative_slope", 0.01);
-    else if (strcmp(op, "sigmoid") == 0) st->kind = UN_SIGMOID;
-    else if (strcmp(op, "tanh") == 0) st->kind = UN_TANH;
-    else if (strcmp(op, "hardsigmoid") == 0) st->kind = UN_HARDSIGMOID;
-    else if (strcmp(op, "hardswish") == 0) st->kind = UN_HARDSWISH;
-    else if (strcmp(op, "elu") == 0) st->kind = UN_ELU, st->alpha = (float)par_attr_float(n, "alpha", 1.0);
-    else return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
+    st->kind = kind;
+    st->lo = lo, st->hi = hi, st->alpha = alpha;
     s->run = run_unary;
     return PAR_OK;
+}
+
+par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    const par_node *n = s->node;
+    const char *op = n->op;
+    unary_kind kind;
+    float lo = -INFINITY, hi = INFINITY, alpha = 0.0f;
+    if (strcmp(op, "relu") == 0) kind = UN_CLAMP, lo = 0.0f;
+    else if (strcmp(op, "relu6") == 0) kind = UN_CLAMP, lo = 0.0f, hi = 6.0f;
+    else if (strcmp(op, "hardtanh") == 0)
+        kind = UN_CLAMP, lo = (float)par_attr_float(n, "min_val", -1.0), hi = (float)par_attr_float(n, "max_val", 1.0);
+    else if (strcmp(op, "clamp") == 0)
+        kind = UN_CLAMP, lo = (float)par_attr_float(n, "min", -INFINITY), hi = (float)par_attr_float(n, "max", INFINITY);
+    else if (strcmp(op, "leaky_relu") == 0) kind = UN_LEAKY, alpha = (float)par_attr_float(n, "negative_slope", 0.01);
+    else if (strcmp(op, "sigmoid") == 0) kind = UN_SIGMOID;
+    else if (strcmp(op, "tanh") == 0) kind = UN_TANH;
+    else if (strcmp(op, "hardsigmoid") == 0) kind = UN_HARDSIGMOID;
+    else if (strcmp(op, "hardswish") == 0) kind = UN_HARDSWISH;
+    else if (strcmp(op, "elu") == 0) kind = UN_ELU, alpha = (float)par_attr_float(n, "alpha", 1.0);
+    else return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
+    return lower_unary_kind(p, s, kind, lo, hi, alpha, msg);
+}
+
+par_status cpu_lower_silu(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    return lower_unary_kind(p, s, UN_SILU, 0.0f, 0.0f, 0.0f, msg);
+}
+
+/* gelu: attribute approximate = "none" (erf form, the default) or "tanh". */
+par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    const char *approx = par_attr_str(s->node, "approximate", "none");
+    if (strcmp(approx, "none") == 0) return lower_unary_kind(p, s, UN_GELU, 0.0f, 0.0f, 0.0f, msg);
+    if (strcmp(approx, "tanh") == 0) return lower_unary_kind(p, s, UN_GELU_TANH, 0.0f, 0.0f, 0.0f, msg);
+    return par_msgf(msg, PAR_UNSUPPORTED, "gelu: approximate='%s' is neither 'none' nor 'tanh'", approx);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

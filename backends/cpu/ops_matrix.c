@@ -13,7 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "plan.h"
+#include "plan_util.h"
 
 #define ERR_LEN 256
 
@@ -47,8 +47,9 @@ static void run_conv(const cpu_plan *p, const cpu_step *s)
     cpu_conv_run(s->state, p->pool);
 }
 
-par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, const par_node *bn, par_msg *msg)
+par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
+    const par_node *bn = s->bn;
     const par_graph_desc *g = p->g;
     const par_node *n = s->node;
     const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];

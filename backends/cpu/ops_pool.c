@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "plan.h"
+#include "plan_util.h"
 
 static void free_state(void *s)
 {

@@ -11,52 +11,76 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "plan.h"
+#include "plan_util.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Op table: how each op lowers. Ops absent here are UNSUPPORTED.
+ * Op table: how each op lowers. An op absent here is UNSUPPORTED; adding an op is one line here plus its lower
+ * function in ops_*.c.
+ *   params_from  inputs at and after this index are parameters packed or read at prepare (weights, bias, batch norm
+ *                statistics): they must be constants and are not tensors of the plan; 0 = none.
+ *   fuse         FUSE_BN: a following batch_norm folds into the weights (conv2d); FUSE_CLAMP: a following relu /
+ *                relu6 / hardtanh / clamp becomes the epilogue clamp (conv2d, linear).
  * ------------------------------------------------------------------------------------------------------------- */
-typedef enum op_class {
-    OPC_CONV2D, OPC_LINEAR, OPC_MATMUL, OPC_CONVT, OPC_BINARY, OPC_UNARY, OPC_PRELU, OPC_BN, OPC_SOFTMAX, OPC_POOL,
-    OPC_MEAN, OPC_UPSAMPLE, OPC_COPY, OPC_PERMUTE, OPC_CONCAT, OPC_PAD, OPC_SLICE,
-} op_class;
+enum { FUSE_BN = 1, FUSE_CLAMP = 2 };
 
-static const struct {
+typedef struct op_entry {
     const char *op;
-    op_class cls;
-} op_table[] = {
-    {"conv2d", OPC_CONV2D}, {"conv_transpose2d", OPC_CONVT}, {"linear", OPC_LINEAR}, {"matmul", OPC_MATMUL},
-    {"add", OPC_BINARY}, {"sub", OPC_BINARY}, {"mul", OPC_BINARY}, {"div", OPC_BINARY},
-    {"relu", OPC_UNARY}, {"relu6", OPC_UNARY}, {"hardtanh", OPC_UNARY}, {"clamp", OPC_UNARY},
-    {"leaky_relu", OPC_UNARY}, {"sigmoid", OPC_UNARY}, {"tanh", OPC_UNARY}, {"hardsigmoid", OPC_UNARY},
-    {"hardswish", OPC_UNARY}, {"elu", OPC_UNARY}, {"prelu", OPC_PRELU},
-    {"max_pool2d", OPC_POOL}, {"avg_pool2d", OPC_POOL}, {"adaptive_avg_pool2d", OPC_POOL},
-    {"global_avg_pool2d", OPC_POOL}, {"mean", OPC_MEAN}, {"softmax", OPC_SOFTMAX}, {"log_softmax", OPC_SOFTMAX},
-    {"upsample_nearest2d", OPC_UPSAMPLE}, {"upsample_bilinear2d", OPC_UPSAMPLE}, {"concat", OPC_CONCAT},
-    {"reshape", OPC_COPY}, {"flatten", OPC_COPY}, {"permute", OPC_PERMUTE}, {"pad", OPC_PAD}, {"slice", OPC_SLICE},
-    {"batch_norm", OPC_BN},
+    cpu_lower_fn lower;
+    int32_t params_from;
+    unsigned fuse;
+} op_entry;
+
+static const op_entry op_table[] = {
+    {"conv2d", cpu_lower_conv2d, 1, FUSE_BN | FUSE_CLAMP},
+    {"conv_transpose2d", cpu_lower_conv_transpose2d, 1, 0},
+    {"linear", cpu_lower_linear, 1, FUSE_CLAMP},
+    {"matmul", cpu_lower_matmul, 0, 0},
+    {"add", cpu_lower_binary, 0, 0},
+    {"sub", cpu_lower_binary, 0, 0},
+    {"mul", cpu_lower_binary, 0, 0},
+    {"div", cpu_lower_binary, 0, 0},
+    {"relu", cpu_lower_unary, 0, 0},
+    {"relu6", cpu_lower_unary, 0, 0},
+    {"hardtanh", cpu_lower_unary, 0, 0},
+    {"clamp", cpu_lower_unary, 0, 0},
+    {"leaky_relu", cpu_lower_unary, 0, 0},
+    {"sigmoid", cpu_lower_unary, 0, 0},
+    {"tanh", cpu_lower_unary, 0, 0},
+    {"hardsigmoid", cpu_lower_unary, 0, 0},
+    {"hardswish", cpu_lower_unary, 0, 0},
+    {"elu", cpu_lower_unary, 0, 0},
+    {"silu", cpu_lower_silu, 0, 0},
+    {"gelu", cpu_lower_gelu, 0, 0},
+    {"prelu", cpu_lower_prelu, 0, 0},
+    {"max_pool2d", cpu_lower_pool2d, 0, 0},
+    {"avg_pool2d", cpu_lower_pool2d, 0, 0},
+    {"adaptive_avg_pool2d", cpu_lower_pool2d, 0, 0},
+    {"global_avg_pool2d", cpu_lower_pool2d, 0, 0},
+    {"mean", cpu_lower_mean, 0, 0},
+    {"softmax", cpu_lower_softmax, 0, 0},
+    {"log_softmax", cpu_lower_softmax, 0, 0},
+    {"upsample_nearest2d", cpu_lower_upsample, 0, 0},
+    {"upsample_bilinear2d", cpu_lower_upsample, 0, 0},
+    {"concat", cpu_lower_concat, 0, 0},
+    {"reshape", cpu_lower_copy, 0, 0},
+    {"flatten", cpu_lower_copy, 0, 0},
+    {"permute", cpu_lower_permute, 0, 0},
+    {"pad", cpu_lower_pad, 0, 0},
+    {"slice", cpu_lower_slice, 0, 0},
+    {"batch_norm", cpu_lower_batch_norm, 1, 0},
 };
 
-static int op_find(const char *op, op_class *cls)
+static const op_entry *op_find(const char *op)
 {
     for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
-        if (strcmp(op_table[i].op, op) == 0) {
-            *cls = op_table[i].cls;
-            return 1;
-        }
-    return 0;
+        if (strcmp(op_table[i].op, op) == 0) return &op_table[i];
+    return NULL;
 }
 
 /* Inputs that are parameters packed or read at prepare (never tensors of the plan): they must be constants. */
-static int is_param_input(op_class cls, int32_t i)
+static int is_param_input(const op_entry *e, int32_t i)
 {
-    switch (cls) {
-    case OPC_CONV2D:
-    case OPC_CONVT:
-    case OPC_LINEAR: return i >= 1;
-    case OPC_BN: return i >= 1;
-    default: return 0;
-    }
+    return e->params_from > 0 && i >= e->params_from;
 }
 
 par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
@@ -64,8 +88,8 @@ par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg
     if (node < 0 || node >= g->n_nodes)
         return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
     const par_node *n = &g->nodes[node];
-    op_class cls;
-    if (!op_find(n->op, &cls))
+    const op_entry *e = op_find(n->op);
+    if (!e)
         return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by the cpu backend", n->op);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
@@ -73,7 +97,7 @@ par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg
         if (v->dtype != PAR_DTYPE_F32)
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the cpu backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
-        if (is_param_input(cls, i) && (v->kind != PAR_VALUE_CONST || !v->data))
+        if (is_param_input(e, i) && (v->kind != PAR_VALUE_CONST || !v->data))
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') must be a constant (packed at prepare)",
                             n->op, i, v->name);
     }
@@ -86,22 +110,7 @@ par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg
     return PAR_OK;
 }
 
-/* ---------------------------------------------------------------------------------------------------------------
- * Tensor helpers
- * ------------------------------------------------------------------------------------------------------------- */
-void cpu_rowmajor_strides(int32_t rank, const int64_t *dims, int64_t *strides)
-{
-    int64_t s = 1;
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        strides[d] = s;
-        s *= dims[d];
-    }
-}
 
-int cpu_tensor_rowmajor(const cpu_tensor *t)
-{
-    return !t->nhwc || t->dims[1] == 1 || t->dims[2] * t->dims[3] == 1;
-}
 
 static void tensor_init(cpu_tensor *t, const par_value *v)
 {
@@ -122,137 +131,9 @@ static void tensor_init(cpu_tensor *t, const par_value *v)
     t->first = t->last = -1;
 }
 
-/* The walk below keeps up to PAR_MAX_RANK dims after merging; dims are ordered outermost first by dst stride. */
-void cpu_nd_copy(int32_t rank, const int64_t *dims, float *dst, const int64_t *dst_strides, const float *src,
-                 const int64_t *src_strides)
-{
-    int64_t d_[PAR_MAX_RANK], ds[PAR_MAX_RANK], ss[PAR_MAX_RANK];
-    int32_t r = 0;
-    for (int32_t i = 0; i < rank; i++) {
-        if (dims[i] == 1) continue;
-        d_[r] = dims[i];
-        ds[r] = dst_strides[i];
-        ss[r] = src_strides[i];
-        r++;
-    }
-    /* order by destination stride, outermost first (insertion sort: rank <= 6) */
-    for (int32_t i = 1; i < r; i++)
-        for (int32_t j = i; j > 0 && ds[j] > ds[j - 1]; j--) {
-            int64_t t;
-            t = d_[j], d_[j] = d_[j - 1], d_[j - 1] = t;
-            t = ds[j], ds[j] = ds[j - 1], ds[j - 1] = t;
-            t = ss[j], ss[j] = ss[j - 1], ss[j - 1] = t;
-        }
-    /* merge an outer dim into the next inner one when both sides step through it contiguously */
-    int32_t m = 0;
-    for (int32_t i = 0; i < r; i++) {
-        if (m > 0 && ds[m - 1] == ds[i] * d_[i] && ss[m - 1] == ss[i] * d_[i]) {
-            d_[m - 1] *= d_[i];
-            ds[m - 1] = ds[i];
-            ss[m - 1] = ss[i];
-        } else {
-            d_[m] = d_[i];
-            ds[m] = ds[i];
-            ss[m] = ss[i];
-            m++;
-        }
-    }
-    if (m == 0) {
-        dst[0] = src[0];
-        return;
-    }
-    /* Planar -> interleaved in the last two dims (NCHW -> NHWC of an image: P pixels of C <= 16 channels, the
-     * channels contiguous in dst, the pixels contiguous in src): one pass over the pixels writing C channels each,
-     * contiguous writes from C read streams. */
-    const int interleave = m >= 2 && ds[m - 1] == 1 && d_[m - 1] <= 16 && ss[m - 2] == 1 && ds[m - 2] == d_[m - 1];
-    /* Any other short inner run: when the source has a longer contiguous dim, make that the inner loop (contiguous
-     * reads, strided writes) rather than paying an odometer step per short run. */
-    if (!interleave && m >= 2 && d_[m - 1] < 16) {
-        int32_t j = -1;
-        for (int32_t i = 0; i < m - 1; i++)
-            if (ss[i] == 1 && d_[i] > d_[m - 1]) j = i;
-        if (j >= 0) {
-            const int64_t td = d_[j], tds = ds[j], tss = ss[j];
-            for (int32_t i = j; i < m - 1; i++) d_[i] = d_[i + 1], ds[i] = ds[i + 1], ss[i] = ss[i + 1];
-            d_[m - 1] = td, ds[m - 1] = tds, ss[m - 1] = tss;
-        }
-    }
-    const int32_t walk = interleave ? m - 2 : m - 1; /* dims walked by the odometer */
-    const int64_t n = d_[m - 1], dsi = ds[m - 1], ssi = ss[m - 1];
-    int64_t idx[PAR_MAX_RANK] = {0};
-    int64_t outer = 1;
-    for (int32_t i = 0; i < walk; i++) outer *= d_[i];
-    int64_t doff = 0, soff = 0;
-    for (int64_t o = 0; o < outer; o++) {
-        float *y = dst + doff;
-        const float *x = src + soff;
-        if (interleave && n == 3) {
-            const float *x0 = x, *x1 = x + ssi, *x2 = x + 2 * ssi;
-            for (int64_t q = 0; q < d_[m - 2]; q++) {
-                y[3 * q] = x0[q];
-                y[3 * q + 1] = x1[q];
-                y[3 * q + 2] = x2[q];
-            }
-        } else if (interleave) {
-            for (int64_t q = 0; q < d_[m - 2]; q++)
-                for (int64_t k = 0; k < n; k++) y[q * n + k] = x[k * ssi + q];
-        } else if (dsi == 1 && ssi == 1) {
-            memcpy(y, x, (size_t)n * sizeof(float));
-        } else if (dsi == 1) {
-            for (int64_t k = 0; k < n; k++) y[k] = x[k * ssi];
-        } else {
-            for (int64_t k = 0; k < n; k++) y[k * dsi] = x[k * ssi];
-        }
-        /* odometer over the outer dims */
-        for (int32_t i = walk - 1; i >= 0; i--) {
-            doff += ds[i];
-            soff += ss[i];
-            if (++idx[i] < d_[i]) break;
-            doff -= ds[i] * d_[i];
-            soff -= ss[i] * d_[i];
-            idx[i] = 0;
-        }
-    }
-}
 
-void cpu_copy_logical(const cpu_tensor *dst, const cpu_tensor *src, float *scratch)
-{
-    int64_t rm[PAR_MAX_RANK];
-    if (cpu_tensor_rowmajor(dst) && cpu_tensor_rowmajor(src)) {
-        if (dst->data != src->data) memcpy(dst->data, src->data, (size_t)dst->numel * sizeof(float));
-    } else if (cpu_tensor_rowmajor(dst)) {
-        cpu_rowmajor_strides(src->rank, src->dims, rm);
-        cpu_nd_copy(src->rank, src->dims, dst->data, rm, src->data, src->strides);
-    } else if (cpu_tensor_rowmajor(src)) {
-        cpu_rowmajor_strides(dst->rank, dst->dims, rm);
-        cpu_nd_copy(dst->rank, dst->dims, dst->data, dst->strides, src->data, rm);
-    } else {
-        cpu_rowmajor_strides(src->rank, src->dims, rm);
-        cpu_nd_copy(src->rank, src->dims, scratch, rm, src->data, src->strides);
-        cpu_rowmajor_strides(dst->rank, dst->dims, rm);
-        cpu_nd_copy(dst->rank, dst->dims, dst->data, dst->strides, scratch, rm);
-    }
-}
 
-void cpu_parallel(const cpu_plan *p, void (*fn)(void *, size_t), void *ctx, size_t range)
-{
-    if (!p->pool || range <= 1) {
-        for (size_t i = 0; i < range; i++) fn(ctx, i);
-        return;
-    }
-    pthreadpool_parallelize_1d(p->pool, fn, ctx, range, 0);
-}
 
-par_status cpu_step_scratch(cpu_step *s, size_t floats, par_msg *msg)
-{
-    free(s->scratch);
-    s->scratch = malloc((floats ? floats : 1) * sizeof(float) + 64);
-    s->scratch_len = floats;
-    if (!s->scratch)
-        return par_msgf(msg, PAR_ERROR, "prepare: node '%s': out of memory for %zu floats of scratch",
-                        s->node ? s->node->name : "?", floats);
-    return PAR_OK;
-}
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Steps
@@ -424,30 +305,6 @@ static par_status materialize_const(cpu_plan *p, int32_t vi, par_msg *msg)
     return PAR_OK;
 }
 
-static par_status lower_step(cpu_plan *p, cpu_step *s, op_class cls, const par_node *bn, par_msg *msg)
-{
-    switch (cls) {
-    case OPC_CONV2D: return cpu_lower_conv2d(p, s, bn, msg);
-    case OPC_LINEAR: return cpu_lower_linear(p, s, msg);
-    case OPC_MATMUL: return cpu_lower_matmul(p, s, msg);
-    case OPC_CONVT: return cpu_lower_conv_transpose2d(p, s, msg);
-    case OPC_BINARY: return cpu_lower_binary(p, s, msg);
-    case OPC_UNARY: return cpu_lower_unary(p, s, msg);
-    case OPC_PRELU: return cpu_lower_prelu(p, s, msg);
-    case OPC_BN: return cpu_lower_batch_norm(p, s, msg);
-    case OPC_SOFTMAX: return cpu_lower_softmax(p, s, msg);
-    case OPC_POOL: return cpu_lower_pool2d(p, s, msg);
-    case OPC_MEAN: return cpu_lower_mean(p, s, msg);
-    case OPC_UPSAMPLE: return cpu_lower_upsample(p, s, msg);
-    case OPC_COPY: return cpu_lower_copy(p, s, msg);
-    case OPC_PERMUTE: return cpu_lower_permute(p, s, msg);
-    case OPC_CONCAT: return cpu_lower_concat(p, s, msg);
-    case OPC_PAD: return cpu_lower_pad(p, s, msg);
-    case OPC_SLICE: return cpu_lower_slice(p, s, msg);
-    }
-    return par_msgf(msg, PAR_ERROR, "prepare: internal: unknown op class");
-}
-
 #define FAIL(st_, ...)                                                                                             \
     do {                                                                                                           \
         st = par_msgf(msg, st_, __VA_ARGS__);                                                                      \
@@ -462,11 +319,10 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     value_use *use = calloc((size_t)(nv > 0 ? nv : 1), sizeof *use);
     /* per step (the input conversions come first, then at most one step per node) */
     const size_t max_steps = (size_t)nn + (size_t)(g->n_inputs > 0 ? g->n_inputs : 0) + 1;
-    const par_node **bn_of = calloc(max_steps, sizeof *bn_of); /* the batch_norm folded into a conv step */
-    op_class *cls_of = calloc(max_steps, sizeof *cls_of);
+    const op_entry **entry_of = calloc(max_steps, sizeof *entry_of); /* per step: its op's table line */
     char *absorbed = calloc((size_t)(nn > 0 ? nn : 1), 1);
     cpu_plan *p = calloc(1, sizeof *p);
-    if (!use || !bn_of || !cls_of || !absorbed || !p) {
+    if (!use || !entry_of || !absorbed || !p) {
         st = par_msgf(msg, PAR_ERROR, "prepare: out of memory");
         goto fail;
     }
@@ -522,22 +378,21 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     for (int32_t i = 0; i < nn; i++) {
         if (absorbed[i]) continue;
         const par_node *n = &g->nodes[i];
-        op_class cls = OPC_UNARY;
-        op_find(n->op, &cls);
+        const op_entry *e = op_find(n->op); /* every node passed cpu_plan_supports */
         cpu_step *s = add_step(p, n, n->op);
         if (!s) FAIL(PAR_ERROR, "prepare: out of memory");
-        cls_of[p->n_steps - 1] = cls;
+        entry_of[p->n_steps - 1] = e;
         int32_t v = n->outputs[0];
-        if (cls == OPC_CONV2D) {
+        if (e->fuse & FUSE_BN) {
             const par_node *c = sole_consumer(g, use, v);
             if (c && strcmp(c->op, "batch_norm") == 0 && bn_params_const(g, c)) {
                 absorbed[c - g->nodes] = 1;
-                bn_of[p->n_steps - 1] = c;
+                s->bn = c;
                 v = c->outputs[0];
                 strncat(s->label, "+batch_norm", sizeof s->label - strlen(s->label) - 1);
             }
         }
-        if (cls == OPC_CONV2D || cls == OPC_LINEAR) {
+        if (e->fuse & FUSE_CLAMP) {
             const par_node *c = sole_consumer(g, use, v);
             float lo, hi;
             if (c && clamp_bounds(c, &lo, &hi)) {
@@ -552,7 +407,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
         s->out = v;
         /* activation inputs: everything but the parameters packed at prepare */
         for (int32_t k = 0; k < n->n_inputs && k < 64; k++) {
-            if (is_param_input(cls, k)) continue;
+            if (is_param_input(e, k)) continue;
             s->in[s->n_in++] = n->inputs[k];
         }
     }
@@ -604,7 +459,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     /* 5. lower every node step (tensor layouts and arena places are final now) */
     for (int32_t si = first_node_step; si < end_node_step; si++) {
         cpu_step *s = &p->steps[si];
-        if ((st = lower_step(p, s, cls_of[si], bn_of[si], msg)) != PAR_OK) {
+        if ((st = entry_of[si]->lower(p, s, msg)) != PAR_OK) {
             if (!strstr(msg->text, s->node->name)) {
                 char why[PAR_MSG_LEN];
                 snprintf(why, sizeof why, "%s", msg->text);
@@ -615,8 +470,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
         if (!s->run) FAIL(PAR_ERROR, "prepare: internal: node '%s' has no kernel", s->node->name);
     }
     free(use);
-    free(bn_of);
-    free(cls_of);
+    free(entry_of);
     free(absorbed);
     *out = p;
     return PAR_OK;
@@ -624,8 +478,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
 fail:
     st = st == PAR_OK ? PAR_ERROR : st;
     free(use);
-    free(bn_of);
-    free(cls_of);
+    free(entry_of);
     free(absorbed);
     cpu_plan_release(p);
     return st;

@@ -1,6 +1,6 @@
 /*
  * plan.h - private to the cpu backend: the prepared graph (the plan), its tensors in their physical layouts, its
- * steps, and the ops that steps run (ops_*.c).
+ * steps, and the ops that steps run (ops_*.c). The helpers the planner and the ops share are in plan_util.h.
  *
  * Layouts: every rank-4 tensor inside the plan is NHWC; every other tensor is dense row-major in logical order.
  * A tensor is described by its logical (NCHW) dims and, per logical dim, its physical stride in elements, so that
@@ -72,6 +72,7 @@ struct cpu_step {
     void (*destroy)(void *state);
     void *state;                /* op-specific, owned by the step */
     const par_node *node;       /* the node the step computes (NULL for boundary conversions) */
+    const par_node *bn;         /* conv2d: the batch_norm node folded into its weights, or NULL */
     int32_t n_in;
     int32_t in[64];             /* tensor (= value) indices read; -1 for an absent optional input */
     int32_t out;                /* tensor written */
@@ -110,23 +111,6 @@ par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg
 int32_t cpu_plan_step_count(const cpu_plan *p);
 const char *cpu_plan_step_label(const cpu_plan *p, int32_t i);
 
-/* Run fn(ctx, i) for i in [0, range) on the plan's pool (serially when it has none). Work split does not change any
- * result: every index is computed the same way whichever thread takes it. */
-void cpu_parallel(const cpu_plan *p, void (*fn)(void *, size_t), void *ctx, size_t range);
-
-/* ---- tensor helpers ------------------------------------------------------------------------------------------ */
-/* 1 when the tensor's physical order is its logical row-major order (rank != 4, or NHWC with C = 1 or H*W = 1). */
-int cpu_tensor_rowmajor(const cpu_tensor *t);
-/* Row-major strides of dims. */
-void cpu_rowmajor_strides(int32_t rank, const int64_t *dims, int64_t *strides);
-/* dst[dims under dst_strides] = src[dims under src_strides]: a strided copy of rank dims (any layouts; dims of size
- * 1 and contiguous runs are merged; a contiguous inner run is a memcpy). */
-void cpu_nd_copy(int32_t rank, const int64_t *dims, float *dst, const int64_t *dst_strides, const float *src,
-                 const int64_t *src_strides);
-/* Copy tensor src into dst in logical order (same numel, any shapes and layouts): reshape and flatten. scratch holds
- * numel floats, used only when neither side is row-major. */
-void cpu_copy_logical(const cpu_tensor *dst, const cpu_tensor *src, float *scratch);
-
 /* ---- vector kernels (ops_vec_*.c, chosen by ISA) ------------------------------------------------------------- */
 typedef enum cpu_binop { CPU_BIN_ADD = 0, CPU_BIN_SUB = 1, CPU_BIN_MUL = 2, CPU_BIN_DIV = 3 } cpu_binop;
 
@@ -158,6 +142,8 @@ par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_prelu(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_batch_norm(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_softmax(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_silu(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_pool.c */
 par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg);
@@ -170,13 +156,11 @@ par_status cpu_lower_pad(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_slice(cpu_plan *p, cpu_step *s, par_msg *msg);
 void cpu_step_to_nhwc(const cpu_plan *p, const cpu_step *s);   /* boundary: bound NCHW input -> NHWC tensor */
 void cpu_step_out_copy(const cpu_plan *p, const cpu_step *s);  /* boundary: tensor -> bound NCHW output */
-/* ops_matrix.c: conv2d (with folded batch_norm: bn node or NULL), linear, matmul, conv_transpose2d */
-par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, const par_node *bn, par_msg *msg);
+/* ops_matrix.c: conv2d (with the batch_norm s->bn folded in when not NULL), linear, matmul, conv_transpose2d */
+par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_linear(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_matmul(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_conv_transpose2d(cpu_plan *p, cpu_step *s, par_msg *msg);
 
-/* Allocate a step's scratch (floats) at prepare. */
-par_status cpu_step_scratch(cpu_step *s, size_t floats, par_msg *msg);
 
 #endif

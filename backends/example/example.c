@@ -39,55 +39,71 @@ typedef struct ex_ctx {
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Dispatch: op name -> kernel. Names are the stable identity of an op across parity versions (node->op_id is the
- * harness's own numbering and may change), so a backend dispatches on the name.
+ * harness's own numbering and may change), so a backend dispatches on the name. An op absent here is UNSUPPORTED;
+ * adding an op is one line here plus its kernel.
+ *
+ * The dtype rule of this backend (column io): every tensor f32, except across the two boundary ops of a quantized
+ * model (quantize: f32 -> qu8/qs8, dequantize: qu8/qs8 -> f32), which are plain float code too. Graphs whose other
+ * ops run on qu8/qs8/f16 tensors are UNSUPPORTED: an integer backend would implement those.
  * ------------------------------------------------------------------------------------------------------------- */
-static const struct {
+typedef enum ex_io {
+    EX_IO_F32 = 0,    /* every input and output f32 */
+    EX_IO_QUANTIZE,   /* f32 in, qu8/qs8 out */
+    EX_IO_DEQUANTIZE, /* qu8/qs8 in, f32 out */
+} ex_io;
+
+typedef struct ex_op {
     const char *op;
     ex_kernel_fn fn;
-} kernel_table[] = {
-    {"conv2d", ex_conv2d},
-    {"conv_transpose2d", ex_conv_transpose2d},
-    {"linear", ex_linear},
-    {"matmul", ex_matmul},
-    {"add", ex_add},
-    {"sub", ex_sub},
-    {"mul", ex_mul},
-    {"div", ex_div},
-    {"relu", ex_relu},
-    {"relu6", ex_relu6},
-    {"hardtanh", ex_hardtanh},
-    {"clamp", ex_clamp},
-    {"leaky_relu", ex_leaky_relu},
-    {"prelu", ex_prelu},
-    {"sigmoid", ex_sigmoid},
-    {"tanh", ex_tanh},
-    {"hardsigmoid", ex_hardsigmoid},
-    {"hardswish", ex_hardswish},
-    {"elu", ex_elu},
-    {"max_pool2d", ex_max_pool2d},
-    {"avg_pool2d", ex_avg_pool2d},
-    {"adaptive_avg_pool2d", ex_adaptive_avg_pool2d},
-    {"global_avg_pool2d", ex_global_avg_pool2d},
-    {"mean", ex_mean},
-    {"softmax", ex_softmax},
-    {"log_softmax", ex_log_softmax},
-    {"upsample_nearest2d", ex_upsample_nearest2d},
-    {"upsample_bilinear2d", ex_upsample_bilinear2d},
-    {"concat", ex_concat},
-    {"reshape", ex_copy}, /* a dense row-major reshape or flatten moves no element */
-    {"flatten", ex_copy},
-    {"permute", ex_permute},
-    {"pad", ex_pad},
-    {"slice", ex_slice},
-    {"batch_norm", ex_batch_norm},
-    {"quantize", ex_quantize},
-    {"dequantize", ex_dequantize},
+    ex_io io;
+} ex_op;
+
+static const ex_op kernel_table[] = {
+    {"conv2d", ex_conv2d, EX_IO_F32},
+    {"conv_transpose2d", ex_conv_transpose2d, EX_IO_F32},
+    {"linear", ex_linear, EX_IO_F32},
+    {"matmul", ex_matmul, EX_IO_F32},
+    {"add", ex_add, EX_IO_F32},
+    {"sub", ex_sub, EX_IO_F32},
+    {"mul", ex_mul, EX_IO_F32},
+    {"div", ex_div, EX_IO_F32},
+    {"relu", ex_relu, EX_IO_F32},
+    {"relu6", ex_relu6, EX_IO_F32},
+    {"hardtanh", ex_hardtanh, EX_IO_F32},
+    {"clamp", ex_clamp, EX_IO_F32},
+    {"leaky_relu", ex_leaky_relu, EX_IO_F32},
+    {"prelu", ex_prelu, EX_IO_F32},
+    {"sigmoid", ex_sigmoid, EX_IO_F32},
+    {"tanh", ex_tanh, EX_IO_F32},
+    {"hardsigmoid", ex_hardsigmoid, EX_IO_F32},
+    {"hardswish", ex_hardswish, EX_IO_F32},
+    {"elu", ex_elu, EX_IO_F32},
+    {"silu", ex_silu, EX_IO_F32},
+    {"gelu", ex_gelu, EX_IO_F32},
+    {"max_pool2d", ex_max_pool2d, EX_IO_F32},
+    {"avg_pool2d", ex_avg_pool2d, EX_IO_F32},
+    {"adaptive_avg_pool2d", ex_adaptive_avg_pool2d, EX_IO_F32},
+    {"global_avg_pool2d", ex_global_avg_pool2d, EX_IO_F32},
+    {"mean", ex_mean, EX_IO_F32},
+    {"softmax", ex_softmax, EX_IO_F32},
+    {"log_softmax", ex_log_softmax, EX_IO_F32},
+    {"upsample_nearest2d", ex_upsample_nearest2d, EX_IO_F32},
+    {"upsample_bilinear2d", ex_upsample_bilinear2d, EX_IO_F32},
+    {"concat", ex_concat, EX_IO_F32},
+    {"reshape", ex_copy, EX_IO_F32}, /* a dense row-major reshape or flatten moves no element */
+    {"flatten", ex_copy, EX_IO_F32},
+    {"permute", ex_permute, EX_IO_F32},
+    {"pad", ex_pad, EX_IO_F32},
+    {"slice", ex_slice, EX_IO_F32},
+    {"batch_norm", ex_batch_norm, EX_IO_F32},
+    {"quantize", ex_quantize, EX_IO_QUANTIZE},
+    {"dequantize", ex_dequantize, EX_IO_DEQUANTIZE},
 };
 
-static ex_kernel_fn kernel_find(const char *op)
+static const ex_op *kernel_find(const char *op)
 {
     for (size_t i = 0; i < sizeof kernel_table / sizeof kernel_table[0]; i++)
-        if (strcmp(kernel_table[i].op, op) == 0) return kernel_table[i].fn;
+        if (strcmp(kernel_table[i].op, op) == 0) return &kernel_table[i];
     return NULL;
 }
 
@@ -96,13 +112,14 @@ static int is_quantized(par_dtype t)
     return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
 }
 
-/* The dtype rule of this backend: every tensor f32, except across the two boundary ops of a quantized model
- * (quantize: f32 -> qu8/qs8, dequantize: qu8/qs8 -> f32), which are plain float code too. Graphs whose other ops
- * run on qu8/qs8/f16 tensors are UNSUPPORTED: an integer backend would implement those. */
-static int dtype_ok(const par_node *n, int is_input, par_dtype t)
+/* Whether an input (is_input) or output of dtype t fits the op's io column. */
+static int dtype_ok(const ex_op *e, int is_input, par_dtype t)
 {
-    if (strcmp(n->op, "quantize") == 0) return is_input ? t == PAR_DTYPE_F32 : is_quantized(t);
-    if (strcmp(n->op, "dequantize") == 0) return is_input ? is_quantized(t) : t == PAR_DTYPE_F32;
+    switch (e->io) {
+    case EX_IO_QUANTIZE: return is_input ? t == PAR_DTYPE_F32 : is_quantized(t);
+    case EX_IO_DEQUANTIZE: return is_input ? is_quantized(t) : t == PAR_DTYPE_F32;
+    case EX_IO_F32: break;
+    }
     return t == PAR_DTYPE_F32;
 }
 
@@ -160,17 +177,18 @@ static par_status ex_supports(void *ctx, const par_graph_desc *g, int32_t node, 
     if (node < 0 || node >= g->n_nodes)
         return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
     const par_node *n = &g->nodes[node];
-    if (!kernel_find(n->op))
+    const ex_op *e = kernel_find(n->op);
+    if (!e)
         return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by the example backend", n->op);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
-        if (v && !dtype_ok(n, 1, v->dtype))
+        if (v && !dtype_ok(e, 1, v->dtype))
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the example backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
     }
     for (int32_t i = 0; i < n->n_outputs; i++) {
         const par_value *v = par_node_output(g, n, i);
-        if (!dtype_ok(n, 0, v->dtype))
+        if (!dtype_ok(e, 0, v->dtype))
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: output %d ('%s') is %s; the example backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
     }
@@ -227,7 +245,8 @@ static par_status ex_prepare(void *ctx, const par_graph_desc *g, void **prepared
     }
 
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        p->kernels[i] = kernel_find(g->nodes[i].op);
+        const ex_op *e = kernel_find(g->nodes[i].op);
+        p->kernels[i] = e ? e->fn : NULL;
         if (!p->kernels[i]) {
             ex_release(ctx, p);
             return par_msgf(msg, PAR_UNSUPPORTED, "prepare: node '%s': op '%s' is not implemented",

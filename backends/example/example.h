@@ -121,6 +121,8 @@ EX_HIDDEN void ex_tanh(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_hardsigmoid(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_hardswish(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_elu(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_silu(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_gelu(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_softmax(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_log_softmax(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_batch_norm(const ex_plan *p, const par_node *n);

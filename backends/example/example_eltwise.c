@@ -146,6 +146,39 @@ void ex_elu(const ex_plan *p, const par_node *n)
     for (int64_t i = 0; i < count; i++) y[i] = x[i] > 0.0f ? x[i] : alpha * expm1f(x[i]);
 }
 
+/* silu(x) = x * sigmoid(x) = x / (1 + exp(-x)), in double and rounded once. exp(-x) overflows to inf for very
+ * negative x, and x / inf = -0, the right limit; only x = -inf (-inf / inf) needs saying. */
+void ex_silu(const ex_plan *p, const par_node *n)
+{
+    UNARY_BEGIN
+    for (int64_t i = 0; i < count; i++) {
+        const double v = x[i];
+        y[i] = x[i] == -INFINITY ? -0.0f : (float)(v / (1.0 + exp(-v)));
+    }
+}
+
+/* gelu, attribute approximate = "none" (default) or "tanh", in double and rounded once:
+ *   none: 0.5 x (1 + erf(x / sqrt 2)), written 0.5 x erfc(-x / sqrt 2): for x << 0, 1 + erf(...) would cancel to
+ *         nothing while erfc keeps its relative accuracy;
+ *   tanh: 0.5 x (1 + tanh(u)), u = sqrt(2 / pi) (x + 0.044715 x^3), written x / (1 + exp(-2u)) for the same reason.
+ * x = -inf gives -inf * 0 or -inf / inf; the limit is -0. */
+void ex_gelu(const ex_plan *p, const par_node *n)
+{
+    UNARY_BEGIN
+    const int tanh_form = strcmp(par_attr_str(n, "approximate", "none"), "tanh") == 0;
+    for (int64_t i = 0; i < count; i++) {
+        const double v = x[i];
+        double r;
+        if (tanh_form) {
+            const double u = 0.79788456080286535588 * (v + 0.044715 * v * v * v); /* sqrt(2 / pi) */
+            r = v / (1.0 + exp(-2.0 * u));
+        } else {
+            r = 0.5 * v * erfc(-v * 0.70710678118654752440); /* 1 / sqrt 2 */
+        }
+        y[i] = x[i] == -INFINITY ? -0.0f : (float)r;
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * softmax / log_softmax along `axis`, stabilised by the max: the tensor is [outer, L, inner] around the axis.
  * ------------------------------------------------------------------------------------------------------------- */

@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "qnnpack.h"
+#include "qnn_common.h"
 #include "core/requant.h"
 
 typedef struct conv_op {

@@ -14,7 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "qnnpack.h"
+#include "qnn_common.h"
 #include "core/requant.h"
 
 static int is_q(par_dtype t)
@@ -22,38 +22,12 @@ static int is_q(par_dtype t)
     return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
 }
 
-typedef enum kind {
-    K_NONE, K_QUANTIZE, K_DEQUANTIZE, K_UNARY, K_ADD, K_MUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_CONCAT, K_COPY,
-    K_PERMUTE, K_SLICE, K_NEAREST, K_BILINEAR, K_SOFTMAX
-} kind;
-
-static const struct {
-    const char *op;
-    kind k;
-} OPS[] = {
-    {"quantize", K_QUANTIZE}, {"dequantize", K_DEQUANTIZE}, {"relu", K_UNARY}, {"relu6", K_UNARY},
-    {"hardtanh", K_UNARY}, {"clamp", K_UNARY}, {"sigmoid", K_UNARY}, {"tanh", K_UNARY}, {"hardswish", K_UNARY},
-    {"add", K_ADD}, {"mul", K_MUL}, {"max_pool2d", K_MAXPOOL}, {"avg_pool2d", K_AVGPOOL},
-    {"global_avg_pool2d", K_GAP}, {"concat", K_CONCAT}, {"reshape", K_COPY}, {"flatten", K_COPY},
-    {"permute", K_PERMUTE}, {"slice", K_SLICE}, {"upsample_nearest2d", K_NEAREST},
-    {"upsample_bilinear2d", K_BILINEAR}, {"softmax", K_SOFTMAX},
-};
-
-static kind kind_of(const char *op)
+par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, unsigned flags, par_msg *msg)
 {
-    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
-        if (strcmp(OPS[i].op, op) == 0) return OPS[i].k;
-    return K_NONE;
-}
-
-par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, par_msg *msg)
-{
-    kind k = kind_of(n->op);
-    if (k == K_NONE) return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by qnnpack", n->op);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
         if (!v) continue;
-        int want_f32 = k == K_QUANTIZE;
+        int want_f32 = (flags & QNN_OP_F32_IN) != 0;
         if (want_f32 ? v->dtype != PAR_DTYPE_F32 : !is_q(v->dtype))
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; qnnpack runs quantized (qu8/qs8) graphs "
                             "only (f32 only into quantize)", n->op, (int)i, v->name, par_dtype_name(v->dtype));
@@ -61,11 +35,10 @@ par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, par_msg 
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: input '%s' is quantized per channel", n->op, v->name);
     }
     const par_value *y = par_node_output(g, n, 0);
-    if (k == K_DEQUANTIZE ? y->dtype != PAR_DTYPE_F32 : !is_q(y->dtype))
+    if (flags & QNN_OP_F32_OUT ? y->dtype != PAR_DTYPE_F32 : !is_q(y->dtype))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: output '%s' is %s; qnnpack runs quantized (qu8/qs8) graphs only "
                         "(f32 only out of dequantize)", n->op, y->name, par_dtype_name(y->dtype));
-    if ((k == K_MAXPOOL || k == K_AVGPOOL || k == K_GAP || k == K_NEAREST || k == K_BILINEAR) &&
-        par_node_input(g, n, 0)->rank != 4)
+    if ((flags & QNN_OP_RANK4) && par_node_input(g, n, 0)->rank != 4)
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: input rank %d, expected 4", n->op,
                         (int)par_node_input(g, n, 0)->rank);
     return PAR_OK;
@@ -109,8 +82,11 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
                       uint8_t lut[256])
 {
     (void)g;
-    if (kind_of(n->op) != K_UNARY || !x->quant || !y->quant) return 0;
+    static const char *const unary[] = {"relu", "relu6", "hardtanh", "clamp", "sigmoid", "tanh", "hardswish"};
     const char *op = n->op;
+    int known = 0;
+    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) known |= strcmp(op, unary[i]) == 0;
+    if (!known || !x->quant || !y->quant) return 0;
     int32_t shift = y->xor80 ? 128 : 0;
     if (!strcmp(op, "sigmoid") || !strcmp(op, "tanh") || !strcmp(op, "hardswish")) {
         double (*f)(double) = !strcmp(op, "sigmoid") ? f_sigmoid : !strcmp(op, "tanh") ? f_tanh : f_hardswish;
@@ -443,173 +419,223 @@ static par_status resize_axis(qnn_plan *p, const par_node *n, int axis, int64_t 
     return PAR_OK;
 }
 
-par_status par_qnn_lower_op(qnn_plan *p, int32_t node, par_msg *msg)
+/* quantize: f32 (a graph input or a dequantize result) to the output's quantization. */
+par_status par_qnn_lower_quantize(qnn_plan *p, int32_t node, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
-    kind k = kind_of(n->op);
     int32_t xi = n->inputs[0], yi = n->outputs[0];
     qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
+    qd_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    o->input_index = xt->input_index;
+    o->fx = xt->fbuf;
+    if (o->input_index < 0 && !o->fx)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantize of an f32 value qnnpack does not produce");
+    o->y = par_qnn_produce(p, yi, QNN_LOGICAL, msg);
+    o->n = (size_t)yt->numel, o->scale = yt->scale, o->inv_scale = 1.0 / yt->scale, o->zp = yt->zp;
+    return o->y ? par_qnn_add_step(p, quantize_run, o, msg) : PAR_ERROR;
+}
 
-    if (k == K_QUANTIZE) {
-        qd_op *o = par_qnn_alloc(p, sizeof *o);
-        if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-        o->input_index = xt->input_index;
-        o->fx = xt->fbuf;
-        if (o->input_index < 0 && !o->fx)
-            return par_msgf(msg, PAR_UNSUPPORTED, "quantize of an f32 value qnnpack does not produce");
-        o->y = par_qnn_produce(p, yi, QNN_LOGICAL, msg);
-        o->n = (size_t)yt->numel, o->scale = yt->scale, o->inv_scale = 1.0 / yt->scale, o->zp = yt->zp;
-        return o->y ? par_qnn_add_step(p, quantize_run, o, msg) : PAR_ERROR;
+/* dequantize: to an f32 buffer of the plan (a graph output, or the input of a quantize). */
+par_status par_qnn_lower_dequantize(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    int32_t xi = n->inputs[0], yi = n->outputs[0];
+    qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
+    qd_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    o->x = par_qnn_need(p, xi, QNN_LOGICAL, msg);
+    o->fy = yt->fbuf = par_qnn_alloc(p, sizeof(float) * (size_t)yt->numel);
+    o->n = (size_t)xt->numel, o->scale = xt->scale, o->zp = xt->zp;
+    if (!o->x || !o->fy) return PAR_ERROR;
+    return par_qnn_add_step(p, dequantize_run, o, msg);
+}
+
+/* relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish: a 256-entry table, in the input's layout. */
+par_status par_qnn_lower_unary(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    int32_t xi = n->inputs[0], yi = n->outputs[0];
+    qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
+    lut_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    int lay = par_qnn_have(p, xi);
+    o->x = par_qnn_need(p, xi, lay < 0 ? QNN_LOGICAL : lay, msg);
+    o->y = par_qnn_produce(p, yi, lay < 0 ? QNN_LOGICAL : lay, msg);
+    o->n = (size_t)xt->numel;
+    par_qnn_unary_lut(g, n, xt, yt, o->lut);
+    return o->x && o->y ? par_qnn_add_step(p, lut_run, o, msg) : PAR_ERROR;
+}
+
+/* add and mul with broadcasting. */
+par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    int32_t xi = n->inputs[0], yi = n->outputs[0];
+    qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
+    bin_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    int32_t bi = n->inputs[1];
+    qnn_tensor *bt = &p->t[bi];
+    o->mul = strcmp(n->op, "mul") == 0;
+    o->za = xt->zp, o->zb = bt->zp, o->zo = yt->zp;
+    o->n = (size_t)yt->numel;
+    int32_t qlo = yt->xor80 ? -128 : 0, qhi = yt->xor80 ? 127 : 255;
+    if (o->mul) {
+        par_requant_params rp;
+        if (par_requant_params_for(&rp, PAR_REQUANT_FP32, (float)xt->scale, (float)bt->scale, (float)yt->scale,
+                                   decl_zp(yt), qlo, qhi, msg) != PAR_OK)
+            return PAR_UNSUPPORTED;
+        o->scale = rp.scale;
+    } else {
+        par_requant_add_params ap;
+        if (par_requant_add_params_init(&ap, PAR_REQUANT_FP32, (float)xt->scale, decl_zp(xt), (float)bt->scale,
+                                        decl_zp(bt), (float)yt->scale, decl_zp(yt), qlo, qhi, msg) != PAR_OK)
+            return PAR_UNSUPPORTED;
+        o->ma = ap.a_multiplier, o->mb = ap.b_multiplier, o->shift = ap.shift;
     }
-    if (k == K_DEQUANTIZE) {
-        qd_op *o = par_qnn_alloc(p, sizeof *o);
-        if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-        o->x = par_qnn_need(p, xi, QNN_LOGICAL, msg);
-        o->fy = yt->fbuf = par_qnn_alloc(p, sizeof(float) * (size_t)yt->numel);
-        o->n = (size_t)xt->numel, o->scale = xt->scale, o->zp = xt->zp;
-        if (!o->x || !o->fy) return PAR_ERROR;
-        return par_qnn_add_step(p, dequantize_run, o, msg);
+    int same = xt->numel == yt->numel && bt->numel == yt->numel && xt->rank == bt->rank;
+    for (int32_t i = 0; same && i < xt->rank; i++) same = xt->dims[i] == bt->dims[i];
+    int lay = QNN_LOGICAL;
+    if (same) {
+        int la = par_qnn_have(p, xi);
+        lay = la < 0 ? QNN_LOGICAL : la;
+        o->flat = 1;
     }
-    if (k == K_UNARY) {
-        lut_op *o = par_qnn_alloc(p, sizeof *o);
-        if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-        int lay = par_qnn_have(p, xi);
-        o->x = par_qnn_need(p, xi, lay < 0 ? QNN_LOGICAL : lay, msg);
-        o->y = par_qnn_produce(p, yi, lay < 0 ? QNN_LOGICAL : lay, msg);
-        o->n = (size_t)xt->numel;
-        par_qnn_unary_lut(g, n, xt, yt, o->lut);
-        return o->x && o->y ? par_qnn_add_step(p, lut_run, o, msg) : PAR_ERROR;
+    o->a = par_qnn_need(p, xi, lay, msg);
+    o->b = o->a ? par_qnn_need(p, bi, lay, msg) : NULL;
+    o->y = o->b ? par_qnn_produce(p, yi, lay, msg) : NULL;
+    if (!o->y) return PAR_ERROR;
+    shp ys = shape_of(yt), as = shape_of(xt), bs = shape_of(bt);
+    o->rank = ys.rank;
+    for (int32_t i = 0; i < ys.rank; i++) {
+        int32_t ia = i - (ys.rank - as.rank), ib = i - (ys.rank - bs.rank);
+        o->yd[i] = ys.d[i];
+        o->as[i] = ia >= 0 && as.d[ia] != 1 ? as.s[ia] : 0;
+        o->bs[i] = ib >= 0 && bs.d[ib] != 1 ? bs.s[ib] : 0;
     }
-    if (k == K_ADD || k == K_MUL) {
-        bin_op *o = par_qnn_alloc(p, sizeof *o);
-        if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-        int32_t bi = n->inputs[1];
-        qnn_tensor *bt = &p->t[bi];
-        o->mul = k == K_MUL;
-        o->za = xt->zp, o->zb = bt->zp, o->zo = yt->zp;
-        o->n = (size_t)yt->numel;
+    return par_qnn_add_step(p, bin_run, o, msg);
+}
+
+/* max_pool2d, avg_pool2d, global_avg_pool2d (NHWC). */
+par_status par_qnn_lower_pool(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    int32_t xi = n->inputs[0], yi = n->outputs[0];
+    qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
+    const int gap = strcmp(n->op, "global_avg_pool2d") == 0, avgpool = strcmp(n->op, "avg_pool2d") == 0;
+    pool_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    o->n = (size_t)xt->dims[0], o->c = (size_t)xt->dims[1], o->h = (size_t)xt->dims[2], o->w = (size_t)xt->dims[3];
+    o->oh = (size_t)yt->dims[2], o->ow = (size_t)yt->dims[3];
+    if (gap) {
+        o->kh = o->h, o->kw = o->w, o->sh = o->sw = o->dh = o->dw = 1;
+    } else {
+        o->kh = (size_t)par_attr_ints_at(n, "kernel", 0, 1), o->kw = (size_t)par_attr_ints_at(n, "kernel", 1, 1);
+        o->sh = (size_t)par_attr_ints_at(n, "stride", 0, 1), o->sw = (size_t)par_attr_ints_at(n, "stride", 1, 1);
+        o->dh = (size_t)par_attr_ints_at(n, "dilation", 0, 1);
+        o->dw = (size_t)par_attr_ints_at(n, "dilation", 1, 1);
+        o->pt = par_attr_ints_at(n, "padding", 0, 0), o->pl = par_attr_ints_at(n, "padding", 1, 0);
+        o->pb = par_attr_ints_at(n, "padding", 2, 0), o->pr = par_attr_ints_at(n, "padding", 3, 0);
+    }
+    if (avgpool) o->dh = o->dw = 1;
+    o->avg = gap || avgpool;
+    o->include_pad = avgpool ? (int)par_attr_int(n, "count_include_pad", 1) : 0;
+    o->zi = xt->zp, o->zo = yt->zp;
+    if (requant_lut(xt, yt, o->lut) < 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "scale ratio %g outside the fp32 scheme's range",
+                        xt->scale / yt->scale);
+    if (o->avg) {
+        /* The divisor of each output position (docs/ops.md): the window clipped to the padded extent (area,
+         * count_include_pad) or to the image (real elements); its ratio s_in / (s_out d) as the fp32 scheme
+         * rounds it. */
+        float *sc = par_qnn_alloc(p, sizeof(float) * o->oh * o->ow);
+        if (!sc) return par_msgf(msg, PAR_ERROR, "out of memory");
         int32_t qlo = yt->xor80 ? -128 : 0, qhi = yt->xor80 ? 127 : 255;
-        if (o->mul) {
-            par_requant_params rp;
-            if (par_requant_params_for(&rp, PAR_REQUANT_FP32, (float)xt->scale, (float)bt->scale, (float)yt->scale,
-                                       decl_zp(yt), qlo, qhi, msg) != PAR_OK)
-                return PAR_UNSUPPORTED;
-            o->scale = rp.scale;
-        } else {
-            par_requant_add_params ap;
-            if (par_requant_add_params_init(&ap, PAR_REQUANT_FP32, (float)xt->scale, decl_zp(xt), (float)bt->scale,
-                                            decl_zp(bt), (float)yt->scale, decl_zp(yt), qlo, qhi, msg) != PAR_OK)
-                return PAR_UNSUPPORTED;
-            o->ma = ap.a_multiplier, o->mb = ap.b_multiplier, o->shift = ap.shift;
-        }
-        int same = xt->numel == yt->numel && bt->numel == yt->numel && xt->rank == bt->rank;
-        for (int32_t i = 0; same && i < xt->rank; i++) same = xt->dims[i] == bt->dims[i];
-        int lay = QNN_LOGICAL;
-        if (same) {
-            int la = par_qnn_have(p, xi);
-            lay = la < 0 ? QNN_LOGICAL : la;
-            o->flat = 1;
-        }
-        o->a = par_qnn_need(p, xi, lay, msg);
-        o->b = o->a ? par_qnn_need(p, bi, lay, msg) : NULL;
-        o->y = o->b ? par_qnn_produce(p, yi, lay, msg) : NULL;
-        if (!o->y) return PAR_ERROR;
-        shp ys = shape_of(yt), as = shape_of(xt), bs = shape_of(bt);
-        o->rank = ys.rank;
-        for (int32_t i = 0; i < ys.rank; i++) {
-            int32_t ia = i - (ys.rank - as.rank), ib = i - (ys.rank - bs.rank);
-            o->yd[i] = ys.d[i];
-            o->as[i] = ia >= 0 && as.d[ia] != 1 ? as.s[ia] : 0;
-            o->bs[i] = ib >= 0 && bs.d[ib] != 1 ? bs.s[ib] : 0;
-        }
-        return par_qnn_add_step(p, bin_run, o, msg);
+        for (size_t oh = 0; oh < o->oh; oh++)
+            for (size_t ow = 0; ow < o->ow; ow++) {
+                int64_t h0 = (int64_t)(oh * o->sh) - o->pt, w0 = (int64_t)(ow * o->sw) - o->pl, H = (int64_t)o->h,
+                        W = (int64_t)o->w;
+                int64_t h1 = h0 + (int64_t)o->kh < H + o->pb ? h0 + (int64_t)o->kh : H + o->pb;
+                int64_t w1 = w0 + (int64_t)o->kw < W + o->pr ? w0 + (int64_t)o->kw : W + o->pr;
+                int64_t area = (h1 - h0) * (w1 - w0);
+                h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0, h1 = h1 > H ? H : h1, w1 = w1 > W ? W : w1;
+                int64_t d = o->include_pad ? area : (h1 - h0) * (w1 - w0);
+                par_requant_params rp;
+                if (d < 1 || par_requant_params_init(&rp, PAR_REQUANT_FP32, xt->scale / (yt->scale * (double)d),
+                                                     decl_zp(yt), qlo, qhi, msg) != PAR_OK)
+                    return PAR_UNSUPPORTED;
+                sc[oh * o->ow + ow] = rp.scale;
+            }
+        o->scale = sc;
     }
-    if (k == K_MAXPOOL || k == K_AVGPOOL || k == K_GAP) {
-        pool_op *o = par_qnn_alloc(p, sizeof *o);
-        if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-        o->n = (size_t)xt->dims[0], o->c = (size_t)xt->dims[1], o->h = (size_t)xt->dims[2], o->w = (size_t)xt->dims[3];
-        o->oh = (size_t)yt->dims[2], o->ow = (size_t)yt->dims[3];
-        if (k == K_GAP) {
-            o->kh = o->h, o->kw = o->w, o->sh = o->sw = o->dh = o->dw = 1;
-        } else {
-            o->kh = (size_t)par_attr_ints_at(n, "kernel", 0, 1), o->kw = (size_t)par_attr_ints_at(n, "kernel", 1, 1);
-            o->sh = (size_t)par_attr_ints_at(n, "stride", 0, 1), o->sw = (size_t)par_attr_ints_at(n, "stride", 1, 1);
-            o->dh = (size_t)par_attr_ints_at(n, "dilation", 0, 1);
-            o->dw = (size_t)par_attr_ints_at(n, "dilation", 1, 1);
-            o->pt = par_attr_ints_at(n, "padding", 0, 0), o->pl = par_attr_ints_at(n, "padding", 1, 0);
-            o->pb = par_attr_ints_at(n, "padding", 2, 0), o->pr = par_attr_ints_at(n, "padding", 3, 0);
-        }
-        if (k == K_AVGPOOL) o->dh = o->dw = 1;
-        o->avg = k != K_MAXPOOL;
-        o->include_pad = k == K_AVGPOOL ? (int)par_attr_int(n, "count_include_pad", 1) : 0;
-        o->zi = xt->zp, o->zo = yt->zp;
-        if (requant_lut(xt, yt, o->lut) < 0)
-            return par_msgf(msg, PAR_UNSUPPORTED, "scale ratio %g outside the fp32 scheme's range",
-                            xt->scale / yt->scale);
-        if (o->avg) {
-            /* The divisor of each output position (docs/ops.md): the window clipped to the padded extent (area,
-             * count_include_pad) or to the image (real elements); its ratio s_in / (s_out d) as the fp32 scheme
-             * rounds it. */
-            float *sc = par_qnn_alloc(p, sizeof(float) * o->oh * o->ow);
-            if (!sc) return par_msgf(msg, PAR_ERROR, "out of memory");
-            int32_t qlo = yt->xor80 ? -128 : 0, qhi = yt->xor80 ? 127 : 255;
-            for (size_t oh = 0; oh < o->oh; oh++)
-                for (size_t ow = 0; ow < o->ow; ow++) {
-                    int64_t h0 = (int64_t)(oh * o->sh) - o->pt, w0 = (int64_t)(ow * o->sw) - o->pl, H = (int64_t)o->h,
-                            W = (int64_t)o->w;
-                    int64_t h1 = h0 + (int64_t)o->kh < H + o->pb ? h0 + (int64_t)o->kh : H + o->pb;
-                    int64_t w1 = w0 + (int64_t)o->kw < W + o->pr ? w0 + (int64_t)o->kw : W + o->pr;
-                    int64_t area = (h1 - h0) * (w1 - w0);
-                    h0 = h0 < 0 ? 0 : h0, w0 = w0 < 0 ? 0 : w0, h1 = h1 > H ? H : h1, w1 = w1 > W ? W : w1;
-                    int64_t d = o->include_pad ? area : (h1 - h0) * (w1 - w0);
-                    par_requant_params rp;
-                    if (d < 1 || par_requant_params_init(&rp, PAR_REQUANT_FP32, xt->scale / (yt->scale * (double)d),
-                                                         decl_zp(yt), qlo, qhi, msg) != PAR_OK)
-                        return PAR_UNSUPPORTED;
-                    sc[oh * o->ow + ow] = rp.scale;
-                }
-            o->scale = sc;
-        }
-        o->x = par_qnn_need(p, xi, QNN_NHWC, msg);
-        o->y = o->x ? par_qnn_produce(p, yi, QNN_NHWC, msg) : NULL;
-        return o->y ? par_qnn_add_step(p, pool_run, o, msg) : PAR_ERROR;
+    o->x = par_qnn_need(p, xi, QNN_NHWC, msg);
+    o->y = o->x ? par_qnn_produce(p, yi, QNN_NHWC, msg) : NULL;
+    return o->y ? par_qnn_add_step(p, pool_run, o, msg) : PAR_ERROR;
+}
+
+/* softmax along any axis. */
+par_status par_qnn_lower_softmax(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    int32_t xi = n->inputs[0], yi = n->outputs[0];
+    qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
+    softmax_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    int64_t ax = norm_axis(par_attr_int(n, "axis", -1), xt->rank);
+    o->outer = o->inner = 1;
+    for (int32_t i = 0; i < xt->rank; i++) {
+        if (i < ax) o->outer *= (size_t)xt->dims[i];
+        if (i > ax) o->inner *= (size_t)xt->dims[i];
     }
-    if (k == K_SOFTMAX) {
-        softmax_op *o = par_qnn_alloc(p, sizeof *o);
-        if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-        int64_t ax = norm_axis(par_attr_int(n, "axis", -1), xt->rank);
-        o->outer = o->inner = 1;
-        for (int32_t i = 0; i < xt->rank; i++) {
-            if (i < ax) o->outer *= (size_t)xt->dims[i];
-            if (i > ax) o->inner *= (size_t)xt->dims[i];
-        }
-        o->len = (size_t)xt->dims[ax];
-        o->si = xt->scale, o->so = yt->scale, o->zi = xt->zp, o->zo = yt->zp;
-        o->x = par_qnn_need(p, xi, QNN_LOGICAL, msg);
-        o->y = o->x ? par_qnn_produce(p, yi, QNN_LOGICAL, msg) : NULL;
-        return o->y ? par_qnn_add_step(p, softmax_run, o, msg) : PAR_ERROR;
-    }
-    if (k == K_NEAREST || k == K_BILINEAR) {
-        resize_op *o = par_qnn_alloc(p, sizeof *o);
-        if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-        o->nc = (size_t)(xt->dims[0] * xt->dims[1]), o->h = (size_t)xt->dims[2], o->w = (size_t)xt->dims[3];
-        o->oh = (size_t)yt->dims[2], o->ow = (size_t)yt->dims[3];
-        o->bilinear = k == K_BILINEAR;
-        o->si = xt->scale, o->so = yt->scale, o->zi = xt->zp, o->zo = yt->zp;
-        if (requant_lut(xt, yt, o->lut) < 0) return par_msgf(msg, PAR_UNSUPPORTED, "scale ratio out of range");
-        if (resize_axis(p, n, 0, (int64_t)o->h, (int64_t)o->oh, o->bilinear, &o->i0h, &o->i1h, &o->lh, msg) ||
-            resize_axis(p, n, 1, (int64_t)o->w, (int64_t)o->ow, o->bilinear, &o->i0w, &o->i1w, &o->lw, msg))
-            return PAR_ERROR;
-        o->x = par_qnn_need(p, xi, QNN_LOGICAL, msg);
-        o->y = o->x ? par_qnn_produce(p, yi, QNN_LOGICAL, msg) : NULL;
-        return o->y ? par_qnn_add_step(p, resize_run, o, msg) : PAR_ERROR;
-    }
-    /* Data movement: gathers in logical order. */
+    o->len = (size_t)xt->dims[ax];
+    o->si = xt->scale, o->so = yt->scale, o->zi = xt->zp, o->zo = yt->zp;
+    o->x = par_qnn_need(p, xi, QNN_LOGICAL, msg);
+    o->y = o->x ? par_qnn_produce(p, yi, QNN_LOGICAL, msg) : NULL;
+    return o->y ? par_qnn_add_step(p, softmax_run, o, msg) : PAR_ERROR;
+}
+
+/* upsample_nearest2d and upsample_bilinear2d. */
+par_status par_qnn_lower_resize(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    int32_t xi = n->inputs[0], yi = n->outputs[0];
+    qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
+    resize_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    o->nc = (size_t)(xt->dims[0] * xt->dims[1]), o->h = (size_t)xt->dims[2], o->w = (size_t)xt->dims[3];
+    o->oh = (size_t)yt->dims[2], o->ow = (size_t)yt->dims[3];
+    o->bilinear = strcmp(n->op, "upsample_bilinear2d") == 0;
+    o->si = xt->scale, o->so = yt->scale, o->zi = xt->zp, o->zo = yt->zp;
+    if (requant_lut(xt, yt, o->lut) < 0) return par_msgf(msg, PAR_UNSUPPORTED, "scale ratio out of range");
+    if (resize_axis(p, n, 0, (int64_t)o->h, (int64_t)o->oh, o->bilinear, &o->i0h, &o->i1h, &o->lh, msg) ||
+        resize_axis(p, n, 1, (int64_t)o->w, (int64_t)o->ow, o->bilinear, &o->i0w, &o->i1w, &o->lw, msg))
+        return PAR_ERROR;
+    o->x = par_qnn_need(p, xi, QNN_LOGICAL, msg);
+    o->y = o->x ? par_qnn_produce(p, yi, QNN_LOGICAL, msg) : NULL;
+    return o->y ? par_qnn_add_step(p, resize_run, o, msg) : PAR_ERROR;
+}
+
+/* Data movement: gathers in logical order. mode: the op (reshape and flatten copy, permute, slice, concat). */
+typedef enum gather_mode { G_COPY, G_PERMUTE, G_SLICE, G_CONCAT } gather_mode;
+
+static par_status lower_gather(qnn_plan *p, int32_t node, gather_mode k, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    int32_t yi = n->outputs[0];
+    qnn_tensor *yt = &p->t[yi];
     uint8_t *y = par_qnn_produce(p, yi, QNN_LOGICAL, msg);
     if (!y) return PAR_ERROR;
     shp ys = shape_of(yt);
-    int32_t parts = k == K_CONCAT ? n->n_inputs : 1;
+    int32_t parts = k == G_CONCAT ? n->n_inputs : 1;
     int64_t cat_off = 0;
     for (int32_t part = 0; part < parts; part++) {
         int32_t vi = n->inputs[part];
@@ -622,15 +648,15 @@ par_status par_qnn_lower_op(qnn_plan *p, int32_t node, par_msg *msg)
         shp xs = shape_of(it);
         o->y = y;
         o->n = (size_t)yt->numel;
-        if (k == K_COPY) {
+        if (k == G_COPY) {
             o->rank = 1, o->yd[0] = yt->numel, o->xs[0] = 1, o->ys[0] = 1;
-        } else if (k == K_PERMUTE) {
+        } else if (k == G_PERMUTE) {
             o->rank = ys.rank;
             for (int32_t i = 0; i < ys.rank; i++) {
                 o->yd[i] = ys.d[i], o->ys[i] = ys.s[i];
                 o->xs[i] = xs.s[norm_axis(par_attr_ints_at(n, "perm", i, i), xs.rank)];
             }
-        } else if (k == K_SLICE) {
+        } else if (k == G_SLICE) {
             int64_t dim = norm_axis(par_attr_int(n, "dim", 0), xs.rank), sz = xs.d[dim];
             int64_t st = par_attr_int(n, "start", 0), step = par_attr_int(n, "step", 1);
             if (st < 0) st += sz;
@@ -650,4 +676,24 @@ par_status par_qnn_lower_op(qnn_plan *p, int32_t node, par_msg *msg)
         if (par_qnn_add_step(p, gather_run, o, msg) != PAR_OK) return PAR_ERROR;
     }
     return PAR_OK;
+}
+
+par_status par_qnn_lower_copy(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    return lower_gather(p, node, G_COPY, msg);
+}
+
+par_status par_qnn_lower_permute(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    return lower_gather(p, node, G_PERMUTE, msg);
+}
+
+par_status par_qnn_lower_slice(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    return lower_gather(p, node, G_SLICE, msg);
+}
+
+par_status par_qnn_lower_concat(qnn_plan *p, int32_t node, par_msg *msg)
+{
+    return lower_gather(p, node, G_CONCAT, msg);
 }

@@ -4,7 +4,7 @@
  * GEMM micro-kernels for AVX-512 VNNI, AVX2 and scalar chosen at run time (knob kernels=auto|vnni|avx2|scalar),
  * requantization scheme fp32 (PAR_REQUANT_FP32). This file holds the backend table, the knobs, the plan (values,
  * layouts, steps), the graph boundary (inputs in, outputs out) and the micro-benchmarks; op lowering is in
- * qnn_conv.c and qnn_ops.c, kernels in qnn_ukernel_*.c.
+ * qnn_conv.c and qnn_ops.c (named by the op table below), plan services in qnn_common.c, kernels in qnn_ukernel_*.c.
  *
  * It runs quantized graphs only: f32 tensors appear only as the input of `quantize` and the output of `dequantize`.
  * Anything else is UNSUPPORTED with the reason. It must not write outside the bound outputs or into inputs.
@@ -13,163 +13,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "qnnpack.h"
+#include "qnn_common.h"
 
 #define QNN_VERSION "1.0"
-
-/* ---------------------------------------------------------------------------------------------------------------
- * Plan memory and steps
- * ------------------------------------------------------------------------------------------------------------- */
-void *par_qnn_alloc(qnn_plan *p, size_t bytes)
-{
-    if (p->n_allocs == p->cap_allocs) {
-        int32_t cap = p->cap_allocs ? 2 * p->cap_allocs : 64;
-        void **a = realloc(p->allocs, sizeof *a * (size_t)cap);
-        if (!a) return NULL;
-        p->allocs = a;
-        p->cap_allocs = cap;
-    }
-    size_t sz = (bytes + 63) & ~(size_t)63;
-    void *m = aligned_alloc(64, sz ? sz : 64);
-    if (!m) return NULL;
-    memset(m, 0, sz ? sz : 64);
-    p->allocs[p->n_allocs++] = m;
-    return m;
-}
-
-par_status par_qnn_add_step(qnn_plan *p, qnn_step_fn fn, const void *op, par_msg *msg)
-{
-    if (p->n_steps == p->cap_steps) {
-        int32_t cap = p->cap_steps ? 2 * p->cap_steps : 32;
-        qnn_step *s = realloc(p->steps, sizeof *s * (size_t)cap);
-        if (!s) return par_msgf(msg, PAR_ERROR, "prepare: out of memory (steps)");
-        p->steps = s;
-        p->cap_steps = cap;
-    }
-    p->steps[p->n_steps++] = (qnn_step){fn, op};
-    return PAR_OK;
-}
-
-/* Layout conversion of a rank-4 tensor [N, C, H, W]: NCHW <-> NHWC. */
-typedef struct cvt_op {
-    const uint8_t *src;
-    uint8_t *dst;
-    size_t n, c, hw;
-    int to_nhwc;
-} cvt_op;
-
-static void cvt_run(const void *opv, qnn_plan *p)
-{
-    (void)p;
-    const cvt_op *o = opv;
-    for (size_t b = 0; b < o->n; b++) {
-        const uint8_t *s = o->src + b * o->c * o->hw;
-        uint8_t *d = o->dst + b * o->c * o->hw;
-        if (o->to_nhwc)
-            for (size_t c = 0; c < o->c; c++)
-                for (size_t i = 0; i < o->hw; i++) d[i * o->c + c] = s[c * o->hw + i];
-        else
-            for (size_t i = 0; i < o->hw; i++)
-                for (size_t c = 0; c < o->c; c++) d[c * o->hw + i] = s[i * o->c + c];
-    }
-}
-
-static int same_layouts(const qnn_tensor *t)
-{
-    return t->rank != 4 || t->dims[1] == 1 || t->dims[2] * t->dims[3] == 1;
-}
-
-/* An activation buffer of at least `bytes` (+ slack): the smallest free one that fits, else a new one. */
-static uint8_t *buf_get(qnn_plan *p, size_t bytes)
-{
-    bytes += QNN_SLACK;
-    int32_t best = -1;
-    for (int32_t i = 0; i < p->n_bufs; i++)
-        if (!p->bufs[i].busy && p->bufs[i].size >= bytes && (best < 0 || p->bufs[i].size < p->bufs[best].size))
-            best = i;
-    if (best >= 0) {
-        p->bufs[best].busy = 1;
-        return p->bufs[best].ptr;
-    }
-    if (p->n_bufs == p->cap_bufs) {
-        int32_t cap = p->cap_bufs ? 2 * p->cap_bufs : 32;
-        qnn_buf *b = realloc(p->bufs, sizeof *b * (size_t)cap);
-        if (!b) return NULL;
-        p->bufs = b;
-        p->cap_bufs = cap;
-    }
-    uint8_t *m = par_qnn_alloc(p, bytes);
-    if (!m) return NULL;
-    p->bufs[p->n_bufs++] = (qnn_buf){m, bytes, 1};
-    return m;
-}
-
-static void buf_put(qnn_plan *p, const uint8_t *ptr)
-{
-    for (int32_t i = 0; i < p->n_bufs; i++)
-        if (p->bufs[i].ptr == ptr) p->bufs[i].busy = 0;
-}
-
-/* After node ni is lowered: the buffers of the values it was the last reader of become free. */
-static void release_dead(qnn_plan *p, int32_t ni)
-{
-    const par_node *n = &p->g->nodes[ni];
-    for (int32_t k = 0; k < n->n_inputs; k++) {
-        int32_t v = n->inputs[k];
-        if (v < 0 || p->last_use[v] > ni) continue;
-        qnn_tensor *t = &p->t[v];
-        if (t->buf[0]) buf_put(p, t->buf[0]);
-        if (t->buf[1] && t->buf[1] != t->buf[0]) buf_put(p, t->buf[1]);
-        p->last_use[v] = INT32_MAX; /* released once */
-    }
-}
-
-int par_qnn_have(const qnn_plan *p, int32_t v)
-{
-    if (p->t[v].buf[QNN_NHWC]) return QNN_NHWC;
-    if (p->t[v].buf[QNN_LOGICAL]) return QNN_LOGICAL;
-    return -1;
-}
-
-uint8_t *par_qnn_produce(qnn_plan *p, int32_t v, int layout, par_msg *msg)
-{
-    qnn_tensor *t = &p->t[v];
-    uint8_t *b = p->g->values[v].kind == PAR_VALUE_CONST ? par_qnn_alloc(p, (size_t)t->numel + QNN_SLACK)
-                                                         : buf_get(p, (size_t)t->numel);
-    if (!b) {
-        par_msgf(msg, PAR_ERROR, "prepare: out of memory (value '%s')", p->g->values[v].name);
-        return NULL;
-    }
-    t->buf[0] = t->buf[1] = NULL;
-    if (same_layouts(t)) t->buf[0] = t->buf[1] = b; /* one memory order serves both */
-    else t->buf[layout] = b;
-    return b;
-}
-
-const uint8_t *par_qnn_need(qnn_plan *p, int32_t v, int layout, par_msg *msg)
-{
-    qnn_tensor *t = &p->t[v];
-    if (t->buf[layout]) return t->buf[layout];
-    const uint8_t *src = t->buf[!layout];
-    if (!src || t->rank != 4) {
-        par_msgf(msg, PAR_ERROR, "prepare: value '%s' is not available in the layout its consumer needs",
-                 p->g->values[v].name);
-        return NULL;
-    }
-    uint8_t *dst = p->g->values[v].kind == PAR_VALUE_CONST ? par_qnn_alloc(p, (size_t)t->numel + QNN_SLACK)
-                                                           : buf_get(p, (size_t)t->numel);
-    cvt_op *o = par_qnn_alloc(p, sizeof *o);
-    if (!dst || !o) {
-        par_msgf(msg, PAR_ERROR, "prepare: out of memory (layout of '%s')", p->g->values[v].name);
-        return NULL;
-    }
-    *o = (cvt_op){src, dst, (size_t)t->dims[0], (size_t)t->dims[1], (size_t)(t->dims[2] * t->dims[3]),
-                  layout == QNN_NHWC};
-    t->buf[layout] = dst;
-    if (p->g->values[v].kind == PAR_VALUE_CONST) cvt_run(o, p);
-    else if (par_qnn_add_step(p, cvt_run, o, msg) != PAR_OK) return NULL;
-    return dst;
-}
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Graph boundary
@@ -375,9 +221,45 @@ static void *qnn_get_proc(void *ctx, const char *name)
 /* ---------------------------------------------------------------------------------------------------------------
  * supports / prepare / bind / run / release
  * ------------------------------------------------------------------------------------------------------------- */
-static int is_conv_family(const char *op)
+/* The op table: how each op is checked and lowered. An op absent here is UNSUPPORTED. */
+typedef struct op_entry {
+    const char *op;
+    unsigned flags; /* QNN_OP_* */
+    qnn_lower_fn lower;
+} op_entry;
+
+static const op_entry op_table[] = {
+    {"conv2d", QNN_OP_WEIGHTS, par_qnn_lower_conv},
+    {"linear", QNN_OP_WEIGHTS, par_qnn_lower_conv},
+    {"quantize", QNN_OP_F32_IN, par_qnn_lower_quantize},
+    {"dequantize", QNN_OP_F32_OUT, par_qnn_lower_dequantize},
+    {"relu", 0, par_qnn_lower_unary},
+    {"relu6", 0, par_qnn_lower_unary},
+    {"hardtanh", 0, par_qnn_lower_unary},
+    {"clamp", 0, par_qnn_lower_unary},
+    {"sigmoid", 0, par_qnn_lower_unary},
+    {"tanh", 0, par_qnn_lower_unary},
+    {"hardswish", 0, par_qnn_lower_unary},
+    {"add", 0, par_qnn_lower_binary},
+    {"mul", 0, par_qnn_lower_binary},
+    {"max_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
+    {"avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
+    {"global_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
+    {"softmax", 0, par_qnn_lower_softmax},
+    {"upsample_nearest2d", QNN_OP_RANK4, par_qnn_lower_resize},
+    {"upsample_bilinear2d", QNN_OP_RANK4, par_qnn_lower_resize},
+    {"concat", 0, par_qnn_lower_concat},
+    {"reshape", 0, par_qnn_lower_copy},
+    {"flatten", 0, par_qnn_lower_copy},
+    {"permute", 0, par_qnn_lower_permute},
+    {"slice", 0, par_qnn_lower_slice},
+};
+
+static const op_entry *op_find(const char *op)
 {
-    return strcmp(op, "conv2d") == 0 || strcmp(op, "linear") == 0;
+    for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
+        if (strcmp(op_table[i].op, op) == 0) return &op_table[i];
+    return NULL;
 }
 
 static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
@@ -386,8 +268,10 @@ static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node,
     if (node < 0 || node >= g->n_nodes)
         return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
     const par_node *n = &g->nodes[node];
-    if (is_conv_family(n->op)) return par_qnn_check_conv(g, n, msg);
-    return par_qnn_check_op(g, n, msg);
+    const op_entry *e = op_find(n->op);
+    if (!e) return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by qnnpack", n->op);
+    if (e->flags & QNN_OP_WEIGHTS) return par_qnn_check_conv(g, n, msg);
+    return par_qnn_check_op(g, n, e->flags, msg);
 }
 
 static void qnn_release(void *ctx, void *prepared)
@@ -478,12 +362,12 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
     if (st == PAR_OK) st = init_tensors(p, msg);
     for (int32_t i = 0; i < g->n_nodes && st == PAR_OK; i++) {
         const par_node *n = &g->nodes[i];
-        if (!p->skip[i]) st = is_conv_family(n->op) ? par_qnn_lower_conv(p, i, msg) : par_qnn_lower_op(p, i, msg);
+        if (!p->skip[i]) st = op_find(n->op)->lower(p, i, msg); /* every node passed qnn_supports */
         if (st != PAR_OK) {
             par_msg m = *msg;
             par_msgf(msg, st, "node '%s' (%s): %s", n->name, n->op, m.text);
         }
-        release_dead(p, i);
+        par_qnn_release_dead(p, i);
     }
     for (int32_t i = 0; i < g->n_outputs && st == PAR_OK; i++) {
         int32_t v = g->outputs[i];

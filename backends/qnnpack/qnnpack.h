@@ -78,18 +78,6 @@ typedef struct qnn_plan {
     void *const *outputs;
 } qnn_plan;
 
-/* Plan memory: zeroed, 64-byte aligned, freed at release. NULL on failure. */
-void *par_qnn_alloc(qnn_plan *p, size_t bytes);
-/* Append a step. PAR_ERROR on allocation failure. */
-par_status par_qnn_add_step(qnn_plan *p, qnn_step_fn fn, const void *op, par_msg *msg);
-/* The buffer of value v in `layout`, scheduling a conversion from the other layout when needed (a constant is
- * converted at once). NULL with msg set on failure. */
-const uint8_t *par_qnn_need(qnn_plan *p, int32_t v, int layout, par_msg *msg);
-/* The output buffer of value v in `layout` (allocated now). NULL on failure. */
-uint8_t *par_qnn_produce(qnn_plan *p, int32_t v, int layout, par_msg *msg);
-/* The layout a value is available in (QNN_NHWC preferred), or -1. */
-int par_qnn_have(const qnn_plan *p, int32_t v);
-
 /* zp + round_half_even(x), saturated to [0, 255]: the requantization of the ops computed in double. The rounding
  * comes before the zero point is added (an odd zero point would flip the parity of a tie). Adding and subtracting
  * 1.5 * 2^52 rounds to an integer under the default rounding mode for |x| < 2^51; the clamp comes first, so NaN
@@ -108,12 +96,33 @@ static inline int32_t qnn_rne_f32(float f)
     return (int32_t)((f + 12582912.0f) - 12582912.0f);
 }
 
-/* Lowering of one node into steps (qnn_conv.c, qnn_ops.c). PAR_UNSUPPORTED with the reason, PAR_ERROR on failure.
- * The check functions answer supports() without allocating. */
+/* Lowering of one node into steps (qnn_conv.c, qnn_ops.c), named by the op table in qnnpack.c: PAR_UNSUPPORTED with
+ * the reason, PAR_ERROR on failure. Adding an op is one line in that table plus its lower function. */
+typedef par_status (*qnn_lower_fn)(qnn_plan *p, int32_t node, par_msg *msg);
+
+/* What the op table says of an op's tensors, for the checks that answer supports() without allocating. */
+enum {
+    QNN_OP_WEIGHTS = 1, /* conv2d, linear: checked by par_qnn_check_conv (packed weights, per-channel scales) */
+    QNN_OP_F32_IN = 2,  /* input 0 is f32 (quantize) */
+    QNN_OP_F32_OUT = 4, /* output 0 is f32 (dequantize) */
+    QNN_OP_RANK4 = 8,   /* input 0 must be rank 4 (pooling, resize) */
+};
 par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, unsigned flags, par_msg *msg);
+/* qnn_conv.c */
 par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, par_msg *msg);
-par_status par_qnn_lower_op(qnn_plan *p, int32_t node, par_msg *msg);
+/* qnn_ops.c */
+par_status par_qnn_lower_quantize(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_dequantize(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_unary(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_pool(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_softmax(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_resize(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_copy(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_permute(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_slice(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_concat(qnn_plan *p, int32_t node, par_msg *msg);
 /* The 256-entry table of a unary op (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish) from the input's to
  * the output's quantization; 0 when the op is not unary. */
 int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tensor *x, const qnn_tensor *y,

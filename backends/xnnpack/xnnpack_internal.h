@@ -1,7 +1,8 @@
 /*
  * xnnpack_internal.h - the xnnpack backend's private interface: the execution plan that xnnpack.c builds at
  * prepare and walks at run, and the lowering of each parity op to operators of the system XNNPACK library
- * (xnnpack_lower.c) with the layout helpers (xnnpack_layout.c).
+ * (xnnpack_lower.c, the driver with the op table, and its parts xnnpack_lower_{conv,eltwise,pool,move,q8}.c, which
+ * share xnnpack_lower_util.c) with the layout helpers (xnnpack_layout.c).
  *
  * The plan keeps every 4-D value in NHWC (XNNPACK's layout) and every other value in its logical row-major order.
  * Graph inputs are converted NCHW -> NHWC into the plan's own buffers at the start of run, graph outputs back at
@@ -90,12 +91,9 @@ void par_xnn_phys_dims(const par_value *v, xa_layout lay, size_t *dims);
 int32_t par_xnn_phys_axis(const par_value *v, xa_layout lay, int32_t a);
 const char *par_xnn_status_name(enum xnn_status s);
 
-/* xnnpack_lower.c */
+/* xnnpack_lower.c: the driver (the op table) */
 /* Can XNNPACK (through this adapter) run node n? PAR_OK or PAR_UNSUPPORTED with the precise reason. */
 par_status par_xnn_check(const par_graph_desc *g, const par_node *n, par_msg *msg);
-/* The parameter rules of an op that hold for XNNPACK's operator of every type (pooling windows and padding, softmax
- * axis, resize scale, slice step, constant weights...), once the types are checked. */
-par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_msg *msg);
 /* Plan the fusions (conv2d + batch_norm, producer + clamp) into p->skip, final_out, bn_of, out_min/out_max. */
 void par_xnn_plan_fusions(xa_plan *p);
 /* Create and set up the operators of node index ni, appending their steps. */
@@ -117,52 +115,80 @@ static inline int is_const(const par_value *v)
     return v && v->kind == PAR_VALUE_CONST && v->data;
 }
 
+/* xnnpack_lower_util.c: what the driver and the lowering parts share */
+/* The parameter rules of an op that hold for XNNPACK's operator of every type (pooling windows and padding, softmax
+ * axis, resize scale, slice step, constant weights...), once the types are checked. */
+par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_msg *msg);
 /* The real clamp range of relu / relu6 / hardtanh / clamp; 0 when n is none of them. */
 int par_xnn_clamp_range(const par_node *n, float *lo, float *hi);
+/* Padding of a conv2d (top, left, bottom, right): explicit, or NNAPI-style same/valid (docs/ops.md). */
+void par_xnn_conv_pads(const par_node *n, const par_value *x, const par_value *w, int64_t pad[4]);
+/* Pooling extents with ceil_mode turned into extra bottom/right padding; checks XNNPACK's output size. */
+par_status par_xnn_pool_pads(const par_node *n, const par_value *x, const par_value *y, int64_t kh, int64_t kw,
+                             int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pad[4], par_msg *msg);
 /* The node reading v as its input 0 when v has exactly that one reader and is no graph output; else -1. */
 int32_t par_xnn_sole_consumer(const xa_plan *p, int32_t from, int32_t v);
 /* A create status as a parity status: invalid/unsupported parameters are UNSUPPORTED with the function's name. */
 par_status par_xnn_created(enum xnn_status st, const char *fn, par_msg *msg);
 /* Append a created operator as a step once its setup succeeded; the operator is deleted on any failure. */
 par_status par_xnn_push_op(xa_plan *p, xnn_operator_t op, enum xnn_status setup, const char *fn, par_msg *msg);
-/* Padding of a conv2d (top, left, bottom, right): explicit, or NNAPI-style same/valid (docs/ops.md). */
-void par_xnn_conv_pads(const par_node *n, const par_value *x, const par_value *w, int64_t pad[4]);
 /* The layout a unary op keeps: its input's. */
 xa_layout par_xnn_current_layout(const xa_plan *p, int32_t v);
-
-#define XA_CREATE(call, fn)                                                                                          \
-    do {                                                                                                             \
-        par_status cs_ = par_xnn_created((call), fn, msg);                                                           \
-        if (cs_ != PAR_OK) return cs_;                                                                               \
-    } while (0)
-
-/* xnnpack_lower_pool.c (f32): pooling, softmax, resize, concat and copies, pad, batch norm, hardsigmoid */
-par_status par_xnn_lower_pool(xa_plan *p, int32_t ni, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                              const int64_t pad[4], par_msg *msg);
-par_status par_xnn_lower_global_avg(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_adaptive(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_softmax(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_resize(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_concat(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_reshape(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_slice(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_pad(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_batch_norm(xa_plan *p, int32_t ni, par_msg *msg);
-par_status par_xnn_lower_hardsigmoid(xa_plan *p, int32_t ni, par_msg *msg);
-/* Pooling extents with ceil_mode turned into extra bottom/right padding; checks XNNPACK's output size. */
-par_status par_xnn_pool_pads(const par_node *n, const par_value *x, const par_value *y, int64_t kh, int64_t kw,
-                             int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t pad[4], par_msg *msg);
+/* The buffers of node ni's input 0 and (fused) output, both in layout lay. On failure the operator op (when not
+ * NULL) is deleted and PAR_ERROR returned with msg set. */
+par_status par_xnn_io(xa_plan *p, int32_t ni, xa_layout lay, xnn_operator_t op, const void **in, void **out,
+                      par_msg *msg);
 /* A strided copy of `batch` rows of `channels` elements of esize bytes (copy_nc_x32 or copy_nc_x8). */
 par_status par_xnn_copy_rows(xa_plan *p, size_t esize, size_t batch, size_t channels, size_t in_stride,
                              size_t out_stride, const void *in, void *out, par_msg *msg);
 
+/* The lowerings the op table names: create and set up the operators of node ni, append their steps. */
+/* xnnpack_lower_conv.c (f32) */
+par_status par_xnn_lower_conv2d(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_deconv(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_fc(xa_plan *p, int32_t ni, par_msg *msg); /* linear, matmul */
+/* xnnpack_lower_eltwise.c (f32) */
+par_status par_xnn_lower_add(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_sub(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_mul(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_div(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_clamp(xa_plan *p, int32_t ni, par_msg *msg); /* relu, relu6, hardtanh, clamp */
+par_status par_xnn_lower_leaky_relu(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_elu(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_sigmoid(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_hardswish(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_prelu(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_hardsigmoid(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_batch_norm(xa_plan *p, int32_t ni, par_msg *msg);
+/* xnnpack_lower_pool.c (f32) */
+par_status par_xnn_lower_pool2d(xa_plan *p, int32_t ni, par_msg *msg); /* max_pool2d, avg_pool2d */
+par_status par_xnn_lower_global_avg(xa_plan *p, int32_t ni, par_msg *msg); /* global_avg_pool2d, mean */
+par_status par_xnn_lower_adaptive(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_softmax(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_resize(xa_plan *p, int32_t ni, par_msg *msg);
+/* xnnpack_lower_move.c (any element size: f32, and qu8/qs8 where the input's parameters are the output's) */
+par_status par_xnn_lower_concat(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_reshape(xa_plan *p, int32_t ni, par_msg *msg); /* reshape, flatten */
+par_status par_xnn_lower_slice(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_pad(xa_plan *p, int32_t ni, par_msg *msg);
 /* xnnpack_lower_q8.c: quantized (qu8/qs8) graphs */
 /* Is node n quantized (an integer input or output, or quantize / dequantize)? */
 int par_xnn_is_q8_node(const par_graph_desc *g, const par_node *n);
-/* par_xnn_check for quantized nodes. */
+/* par_xnn_check for quantized nodes whose op has a quantized lowering. */
 par_status par_xnn_check_q8(const par_graph_desc *g, const par_node *n, par_msg *msg);
 /* The clamps that fold into a quantized producer's output_min/output_max (same scale and zero point). */
 void par_xnn_plan_fusions_q8(xa_plan *p);
-par_status par_xnn_lower_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_conv_q8(xa_plan *p, int32_t ni, par_msg *msg); /* conv2d, linear */
+par_status par_xnn_lower_add_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_mul_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_quantize_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_dequantize_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_clamp_q8(xa_plan *p, int32_t ni, par_msg *msg); /* relu, relu6, hardtanh, clamp */
+par_status par_xnn_lower_sigmoid_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_tanh_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_pool_q8(xa_plan *p, int32_t ni, par_msg *msg); /* max_pool2d, avg_pool2d */
+par_status par_xnn_lower_gap_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_softmax_q8(xa_plan *p, int32_t ni, par_msg *msg);
+par_status par_xnn_lower_resize_q8(xa_plan *p, int32_t ni, par_msg *msg);
 
 #endif

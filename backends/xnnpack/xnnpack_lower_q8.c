@@ -1,7 +1,9 @@
 /*
- * xnnpack_lower_q8.c - the quantized (qu8/qs8) half of the xnnpack adapter: what the 2022-02 XNNPACK can run on
- * integers (par_xnn_check_q8), the clamps that fold into an operator's integer output_min/output_max, and per op the
- * create + setup of XNNPACK's qs8 / qc8 / qu8 / x8 operators (docs/backends/xnnpack.md, "Quantized operators").
+ * xnnpack_lower_q8.c - the quantized (qu8/qs8) half of the xnnpack adapter: the type and parameter rules of the
+ * 2022-02 XNNPACK's integer operators (par_xnn_check_q8, for the ops the driver's table gives a quantized lowering),
+ * the clamps that fold into an operator's integer output_min/output_max, and per op the create + setup of XNNPACK's
+ * qs8 / qc8 / qu8 operators (docs/backends/xnnpack.md, "Quantized operators"); concat, reshape and slice use the
+ * x8 copies of xnnpack_lower_move.c. It never calls back into the driver (xnnpack_lower.c).
  *
  * Every integer here is XNNPACK's: the adapter hands the graph's scales and zero points to the operators as they are
  * and reorders weights (OIHW -> OHWI, exact). Two encodings an integrator makes are exact by construction: qs8
@@ -57,20 +59,6 @@ int par_xnn_is_q8_node(const par_graph_desc *g, const par_node *n)
 /* ---------------------------------------------------------------------------------------------------------------
  * What XNNPACK can run on integers
  * ------------------------------------------------------------------------------------------------------------- */
-static const struct {
-    const char *op, *why;
-} missing_q8[] = {
-    {"hardswish", "XNNPACK 2022-02 has no quantized hardswish (hardswish_nc_f32 / f16 only)"},
-    {"permute", "XNNPACK 2022-02 has no transpose operator (transpose_nd_x8 came later)"},
-    {"upsample_nearest2d", "XNNPACK 2022-02 has no nearest-neighbour resize operator"},
-};
-
-static const char *const q8_ops[] = {
-    "quantize", "dequantize", "conv2d", "linear", "add", "mul", "relu", "relu6", "hardtanh", "clamp", "sigmoid",
-    "tanh", "max_pool2d", "avg_pool2d", "global_avg_pool2d", "softmax", "upsample_bilinear2d", "concat", "reshape",
-    "flatten", "slice",
-};
-
 static int is_act_clamp(const par_node *n)
 {
     return is_op(n, "relu") || is_op(n, "relu6") || is_op(n, "hardtanh") || is_op(n, "clamp");
@@ -129,13 +117,6 @@ static par_status check_weights(const par_graph_desc *g, const par_node *n, cons
 
 par_status par_xnn_check_q8(const par_graph_desc *g, const par_node *n, par_msg *msg)
 {
-    for (size_t i = 0; i < sizeof missing_q8 / sizeof missing_q8[0]; i++)
-        if (is_op(n, missing_q8[i].op)) return par_msgf(msg, PAR_UNSUPPORTED, "%s", missing_q8[i].why);
-    int known = 0;
-    for (size_t i = 0; i < sizeof q8_ops / sizeof q8_ops[0]; i++) known |= is_op(n, q8_ops[i]);
-    if (!known)
-        return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' on qu8/qs8 tensors: XNNPACK 2022-02 has no quantized "
-                        "operator for it", n->op);
     const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
     if (!x || !y) return par_msgf(msg, PAR_ERROR, "node has no input 0 or no output 0");
     if (x->rank > XNN_MAX_TENSOR_DIMS || y->rank > XNN_MAX_TENSOR_DIMS)
@@ -302,7 +283,8 @@ static void *pack_weights(const par_value *w, int64_t O, int64_t gi, int64_t khw
     return k;
 }
 
-static par_status lower_conv_q8(xa_plan *p, int32_t ni, par_msg *msg)
+/* conv2d and linear */
+par_status par_xnn_lower_conv_q8(xa_plan *p, int32_t ni, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -369,14 +351,11 @@ static par_status lower_conv_q8(xa_plan *p, int32_t ni, par_msg *msg)
         fn = "convolution2d_nhwc_qs8";
     }
     free(k);
-    XA_CREATE(st, fn);
-    xa_layout lay = lin ? XA_LOGICAL : XA_NHWC;
-    const void *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    void *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
+    par_status cs = par_xnn_created(st, fn, msg);
+    if (cs != PAR_OK) return cs;
+    const void *in;
+    void *out;
+    if ((cs = par_xnn_io(p, ni, lin ? XA_LOGICAL : XA_NHWC, op, &in, &out, msg)) != PAR_OK) return cs;
     size_t N = lin ? 1 : (size_t)x->dims[0], H = lin ? rows : (size_t)x->dims[2], W = lin ? 1 : (size_t)x->dims[3];
     if (lin && !qc8)
         st = u8 ? xnn_setup_fully_connected_nc_qu8(op, rows, in, out, p->pool)
@@ -431,18 +410,19 @@ static par_status binary_q8(xa_plan *p, int32_t ni, int mul, const par_value *a,
     int u8 = y->dtype == PAR_DTYPE_QU8;
     xnn_operator_t op = NULL;
     const char *fn = mul ? (u8 ? "multiply_nd_qu8" : "multiply_nd_qs8") : (u8 ? "add_nd_qu8" : "add_nd_qs8");
-    if (mul && u8)
-        XA_CREATE(xnn_create_multiply_nd_qu8((uint8_t)a->zero_point, a->scale, (uint8_t)bzp, bs, (uint8_t)y->zero_point,
-                                             y->scale, (uint8_t)lo, (uint8_t)hi, 0, &op), fn);
-    else if (mul)
-        XA_CREATE(xnn_create_multiply_nd_qs8((int8_t)a->zero_point, a->scale, (int8_t)bzp, bs, (int8_t)y->zero_point,
-                                             y->scale, (int8_t)lo, (int8_t)hi, 0, &op), fn);
-    else if (u8)
-        XA_CREATE(xnn_create_add_nd_qu8((uint8_t)a->zero_point, a->scale, (uint8_t)bzp, bs, (uint8_t)y->zero_point,
-                                        y->scale, (uint8_t)lo, (uint8_t)hi, 0, &op), fn);
+    enum xnn_status created;
+    if (mul)
+        created = u8 ? xnn_create_multiply_nd_qu8((uint8_t)a->zero_point, a->scale, (uint8_t)bzp, bs,
+                                                  (uint8_t)y->zero_point, y->scale, (uint8_t)lo, (uint8_t)hi, 0, &op)
+                     : xnn_create_multiply_nd_qs8((int8_t)a->zero_point, a->scale, (int8_t)bzp, bs,
+                                                  (int8_t)y->zero_point, y->scale, (int8_t)lo, (int8_t)hi, 0, &op);
     else
-        XA_CREATE(xnn_create_add_nd_qs8((int8_t)a->zero_point, a->scale, (int8_t)bzp, bs, (int8_t)y->zero_point,
-                                        y->scale, (int8_t)lo, (int8_t)hi, 0, &op), fn);
+        created = u8 ? xnn_create_add_nd_qu8((uint8_t)a->zero_point, a->scale, (uint8_t)bzp, bs, (uint8_t)y->zero_point,
+                                             y->scale, (uint8_t)lo, (uint8_t)hi, 0, &op)
+                     : xnn_create_add_nd_qs8((int8_t)a->zero_point, a->scale, (int8_t)bzp, bs, (int8_t)y->zero_point,
+                                             y->scale, (int8_t)lo, (int8_t)hi, 0, &op);
+    par_status cs = par_xnn_created(created, fn, msg);
+    if (cs != PAR_OK) return cs;
     void *out = par_xnn_output(p, p->final_out[ni], lay, msg);
     if (!out) {
         xnn_delete_operator(op);
@@ -456,77 +436,133 @@ static par_status binary_q8(xa_plan *p, int32_t ni, int mul, const par_value *a,
     return par_xnn_push_op(p, op, st, fn, msg);
 }
 
-/* Elementwise ops over the flat tensor in its current layout: convert, clamp, sigmoid, tanh. */
-static par_status lower_unary_q8(xa_plan *p, int32_t ni, par_msg *msg)
+/* ---------------------------------------------------------------------------------------------------------------
+ * Elementwise ops over the flat tensor in its input's layout: convert, clamp, sigmoid, tanh. Each creates its
+ * qu8 or qs8 operator; unary_io binds the buffers (the operator is deleted on failure).
+ * ------------------------------------------------------------------------------------------------------------- */
+static par_status unary_io(xa_plan *p, int32_t ni, xnn_operator_t *op, enum xnn_status created, const char *fn,
+                           const void **in, void **out, par_msg *msg)
 {
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
-    if (is_act_clamp(n) && !same_q(x, y)) {
-        int32_t lo, hi;
-        act_bounds(n, y, &lo, &hi);
-        return binary_q8(p, ni, 0, x, n->inputs[0], NULL, -1, y, lo, hi, msg);
-    }
-    xa_layout lay = par_xnn_current_layout(p, n->inputs[0]);
-    size_t c = (size_t)x->numel;
-    xnn_operator_t op = NULL;
-    const char *fn;
-    par_dtype dt = is_op(n, "dequantize") ? x->dtype : y->dtype;
-    int u8 = dt == PAR_DTYPE_QU8;
-    int8_t zs = (int8_t)(is_op(n, "dequantize") ? x->zero_point : y->zero_point);
-    uint8_t zu = (uint8_t)(is_op(n, "dequantize") ? x->zero_point : y->zero_point);
-    if (is_op(n, "quantize")) {
-        if (u8)
-            XA_CREATE(xnn_create_convert_nc_f32_qu8(c, c, c, y->scale, zu, 0, 255, 0, &op),
-                      fn = "convert_nc_f32_qu8");
-        else
-            XA_CREATE(xnn_create_convert_nc_f32_qs8(c, c, c, y->scale, zs, -128, 127, 0, &op),
-                      fn = "convert_nc_f32_qs8");
-    } else if (is_op(n, "dequantize")) {
-        if (u8) XA_CREATE(xnn_create_convert_nc_qu8_f32(c, c, c, x->scale, zu, 0, &op), fn = "convert_nc_qu8_f32");
-        else XA_CREATE(xnn_create_convert_nc_qs8_f32(c, c, c, x->scale, zs, 0, &op), fn = "convert_nc_qs8_f32");
-    } else if (is_act_clamp(n)) {
-        int32_t lo, hi;
-        act_bounds(n, y, &lo, &hi);
-        if (u8) XA_CREATE(xnn_create_clamp_nc_u8(c, c, c, (uint8_t)lo, (uint8_t)hi, 0, &op), fn = "clamp_nc_u8");
-        else XA_CREATE(xnn_create_clamp_nc_s8(c, c, c, (int8_t)lo, (int8_t)hi, 0, &op), fn = "clamp_nc_s8");
-    } else if (is_op(n, "sigmoid")) {
-        if (u8)
-            XA_CREATE(xnn_create_sigmoid_nc_qu8(c, c, c, (uint8_t)x->zero_point, x->scale, zu, y->scale, 0, 255, 0,
-                                                &op), fn = "sigmoid_nc_qu8");
-        else
-            XA_CREATE(xnn_create_sigmoid_nc_qs8(c, c, c, (int8_t)x->zero_point, x->scale, zs, y->scale, -128, 127, 0,
-                                                &op), fn = "sigmoid_nc_qs8");
-    } else {
-        if (u8)
-            XA_CREATE(xnn_create_tanh_nc_qu8(c, c, c, (uint8_t)x->zero_point, x->scale, zu, y->scale, 0, 255, 0, &op),
-                      fn = "tanh_nc_qu8");
-        else
-            XA_CREATE(xnn_create_tanh_nc_qs8(c, c, c, (int8_t)x->zero_point, x->scale, zs, y->scale, -128, 127, 0,
-                                             &op), fn = "tanh_nc_qs8");
-    }
-    const void *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    void *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
-    enum xnn_status st;
-    if (is_op(n, "quantize"))
-        st = u8 ? xnn_setup_convert_nc_f32_qu8(op, 1, in, out, p->pool)
-                : xnn_setup_convert_nc_f32_qs8(op, 1, in, out, p->pool);
-    else if (is_op(n, "dequantize"))
-        st = u8 ? xnn_setup_convert_nc_qu8_f32(op, 1, in, out, p->pool)
-                : xnn_setup_convert_nc_qs8_f32(op, 1, in, out, p->pool);
-    else if (is_act_clamp(n))
-        st = u8 ? xnn_setup_clamp_nc_u8(op, 1, in, out, p->pool) : xnn_setup_clamp_nc_s8(op, 1, in, out, p->pool);
-    else if (is_op(n, "sigmoid"))
-        st = u8 ? xnn_setup_sigmoid_nc_qu8(op, 1, in, out, p->pool) : xnn_setup_sigmoid_nc_qs8(op, 1, in, out, p->pool);
-    else st = u8 ? xnn_setup_tanh_nc_qu8(op, 1, in, out, p->pool) : xnn_setup_tanh_nc_qs8(op, 1, in, out, p->pool);
-    return par_xnn_push_op(p, op, st, fn, msg);
+    par_status st = par_xnn_created(created, fn, msg);
+    if (st != PAR_OK) return st;
+    return par_xnn_io(p, ni, par_xnn_current_layout(p, p->g->nodes[ni].inputs[0]), *op, in, out, msg);
 }
 
-static par_status lower_pool_q8(xa_plan *p, int32_t ni, par_msg *msg)
+par_status par_xnn_lower_quantize_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_node *n = &p->g->nodes[ni];
+    const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
+    size_t c = (size_t)x->numel;
+    int u8 = y->dtype == PAR_DTYPE_QU8;
+    xnn_operator_t op = NULL;
+    const void *in;
+    void *out;
+    const char *fn = u8 ? "convert_nc_f32_qu8" : "convert_nc_f32_qs8";
+    par_status st = unary_io(p, ni, &op,
+                             u8 ? xnn_create_convert_nc_f32_qu8(c, c, c, y->scale, (uint8_t)y->zero_point, 0, 255, 0,
+                                                                &op)
+                                : xnn_create_convert_nc_f32_qs8(c, c, c, y->scale, (int8_t)y->zero_point, -128, 127, 0,
+                                                                &op),
+                             fn, &in, &out, msg);
+    if (st != PAR_OK) return st;
+    return par_xnn_push_op(p, op, u8 ? xnn_setup_convert_nc_f32_qu8(op, 1, in, out, p->pool)
+                                     : xnn_setup_convert_nc_f32_qs8(op, 1, in, out, p->pool), fn, msg);
+}
+
+par_status par_xnn_lower_dequantize_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_node *n = &p->g->nodes[ni];
+    const par_value *x = par_node_input(p->g, n, 0);
+    size_t c = (size_t)x->numel;
+    int u8 = x->dtype == PAR_DTYPE_QU8;
+    xnn_operator_t op = NULL;
+    const void *in;
+    void *out;
+    const char *fn = u8 ? "convert_nc_qu8_f32" : "convert_nc_qs8_f32";
+    par_status st = unary_io(p, ni, &op,
+                             u8 ? xnn_create_convert_nc_qu8_f32(c, c, c, x->scale, (uint8_t)x->zero_point, 0, &op)
+                                : xnn_create_convert_nc_qs8_f32(c, c, c, x->scale, (int8_t)x->zero_point, 0, &op),
+                             fn, &in, &out, msg);
+    if (st != PAR_OK) return st;
+    return par_xnn_push_op(p, op, u8 ? xnn_setup_convert_nc_qu8_f32(op, 1, in, out, p->pool)
+                                     : xnn_setup_convert_nc_qs8_f32(op, 1, in, out, p->pool), fn, msg);
+}
+
+/* relu, relu6, hardtanh, clamp: XNNPACK's integer clamp at the output's parameters, or, when the output has other
+ * parameters than the input, the requantizing add with a zero (see the top of this file). */
+par_status par_xnn_lower_clamp_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_node *n = &p->g->nodes[ni];
+    const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
+    int32_t lo, hi;
+    act_bounds(n, y, &lo, &hi);
+    if (!same_q(x, y)) return binary_q8(p, ni, 0, x, n->inputs[0], NULL, -1, y, lo, hi, msg);
+    size_t c = (size_t)x->numel;
+    int u8 = y->dtype == PAR_DTYPE_QU8;
+    xnn_operator_t op = NULL;
+    const void *in;
+    void *out;
+    const char *fn = u8 ? "clamp_nc_u8" : "clamp_nc_s8";
+    par_status st = unary_io(p, ni, &op,
+                             u8 ? xnn_create_clamp_nc_u8(c, c, c, (uint8_t)lo, (uint8_t)hi, 0, &op)
+                                : xnn_create_clamp_nc_s8(c, c, c, (int8_t)lo, (int8_t)hi, 0, &op),
+                             fn, &in, &out, msg);
+    if (st != PAR_OK) return st;
+    return par_xnn_push_op(p, op, u8 ? xnn_setup_clamp_nc_u8(op, 1, in, out, p->pool)
+                                     : xnn_setup_clamp_nc_s8(op, 1, in, out, p->pool), fn, msg);
+}
+
+/* sigmoid and tanh: XNNPACK's qu8 and qs8 operators of both share one create and one setup signature. */
+typedef struct lut_api {
+    enum xnn_status (*create_u8)(size_t channels, size_t in_stride, size_t out_stride, uint8_t in_zp, float in_scale,
+                                 uint8_t out_zp, float out_scale, uint8_t out_min, uint8_t out_max, uint32_t flags,
+                                 xnn_operator_t *op);
+    enum xnn_status (*create_s8)(size_t channels, size_t in_stride, size_t out_stride, int8_t in_zp, float in_scale,
+                                 int8_t out_zp, float out_scale, int8_t out_min, int8_t out_max, uint32_t flags,
+                                 xnn_operator_t *op);
+    enum xnn_status (*setup_u8)(xnn_operator_t op, size_t batch, const uint8_t *x, uint8_t *y, pthreadpool_t pool);
+    enum xnn_status (*setup_s8)(xnn_operator_t op, size_t batch, const int8_t *x, int8_t *y, pthreadpool_t pool);
+    const char *name_u8, *name_s8;
+} lut_api;
+
+static const lut_api sigmoid_api = {xnn_create_sigmoid_nc_qu8, xnn_create_sigmoid_nc_qs8, xnn_setup_sigmoid_nc_qu8,
+                                    xnn_setup_sigmoid_nc_qs8, "sigmoid_nc_qu8", "sigmoid_nc_qs8"};
+static const lut_api tanh_api = {xnn_create_tanh_nc_qu8, xnn_create_tanh_nc_qs8, xnn_setup_tanh_nc_qu8,
+                                 xnn_setup_tanh_nc_qs8, "tanh_nc_qu8", "tanh_nc_qs8"};
+
+static par_status lower_lut_q8(xa_plan *p, int32_t ni, const lut_api *api, par_msg *msg)
+{
+    const par_node *n = &p->g->nodes[ni];
+    const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
+    size_t c = (size_t)x->numel;
+    int u8 = y->dtype == PAR_DTYPE_QU8;
+    xnn_operator_t op = NULL;
+    const void *in;
+    void *out;
+    const char *fn = u8 ? api->name_u8 : api->name_s8;
+    par_status st = unary_io(p, ni, &op,
+                             u8 ? api->create_u8(c, c, c, (uint8_t)x->zero_point, x->scale, (uint8_t)y->zero_point,
+                                                 y->scale, 0, 255, 0, &op)
+                                : api->create_s8(c, c, c, (int8_t)x->zero_point, x->scale, (int8_t)y->zero_point,
+                                                 y->scale, -128, 127, 0, &op),
+                             fn, &in, &out, msg);
+    if (st != PAR_OK) return st;
+    return par_xnn_push_op(p, op, u8 ? api->setup_u8(op, 1, in, out, p->pool) : api->setup_s8(op, 1, in, out, p->pool),
+                           fn, msg);
+}
+
+par_status par_xnn_lower_sigmoid_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    return lower_lut_q8(p, ni, &sigmoid_api, msg);
+}
+
+par_status par_xnn_lower_tanh_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    return lower_lut_q8(p, ni, &tanh_api, msg);
+}
+
+/* max_pool2d (u8, s8), avg_pool2d (qu8) */
+par_status par_xnn_lower_pool_q8(xa_plan *p, int32_t ni, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -544,25 +580,24 @@ static par_status lower_pool_q8(xa_plan *p, int32_t ni, par_msg *msg)
     uint32_t pt = (uint32_t)pad[0], pl = (uint32_t)pad[1], pb = (uint32_t)pad[2], pr = (uint32_t)pad[3];
     xnn_operator_t op = NULL;
     const char *fn = mx ? (u8 ? "max_pooling2d_nhwc_u8" : "max_pooling2d_nhwc_s8") : "average_pooling2d_nhwc_qu8";
-    if (mx && u8)
-        XA_CREATE(xnn_create_max_pooling2d_nhwc_u8(pt, pr, pb, pl, (uint32_t)kh, (uint32_t)kw, (uint32_t)sh,
-                                                   (uint32_t)sw, (uint32_t)dh, (uint32_t)dw, C, C, C, (uint8_t)lo,
-                                                   (uint8_t)hi, 0, &op), fn);
-    else if (mx)
-        XA_CREATE(xnn_create_max_pooling2d_nhwc_s8(pt, pr, pb, pl, (uint32_t)kh, (uint32_t)kw, (uint32_t)sh,
-                                                   (uint32_t)sw, (uint32_t)dh, (uint32_t)dw, C, C, C, (int8_t)lo,
-                                                   (int8_t)hi, 0, &op), fn);
+    enum xnn_status created;
+    if (mx)
+        created = u8 ? xnn_create_max_pooling2d_nhwc_u8(pt, pr, pb, pl, (uint32_t)kh, (uint32_t)kw, (uint32_t)sh,
+                                                        (uint32_t)sw, (uint32_t)dh, (uint32_t)dw, C, C, C,
+                                                        (uint8_t)lo, (uint8_t)hi, 0, &op)
+                     : xnn_create_max_pooling2d_nhwc_s8(pt, pr, pb, pl, (uint32_t)kh, (uint32_t)kw, (uint32_t)sh,
+                                                        (uint32_t)sw, (uint32_t)dh, (uint32_t)dw, C, C, C,
+                                                        (int8_t)lo, (int8_t)hi, 0, &op);
     else
-        XA_CREATE(xnn_create_average_pooling2d_nhwc_qu8(pt, pr, pb, pl, (uint32_t)kh, (uint32_t)kw, (uint32_t)sh,
+        created = xnn_create_average_pooling2d_nhwc_qu8(pt, pr, pb, pl, (uint32_t)kh, (uint32_t)kw, (uint32_t)sh,
                                                         (uint32_t)sw, C, C, C, (uint8_t)x->zero_point, x->scale,
                                                         (uint8_t)y->zero_point, y->scale, (uint8_t)lo, (uint8_t)hi,
-                                                        0, &op), fn);
-    const void *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
-    void *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
+                                                        0, &op);
+    par_status cs = par_xnn_created(created, fn, msg);
+    if (cs != PAR_OK) return cs;
+    const void *in;
+    void *out;
+    if ((cs = par_xnn_io(p, ni, XA_NHWC, op, &in, &out, msg)) != PAR_OK) return cs;
     size_t N = (size_t)x->dims[0], H = (size_t)x->dims[2], W = (size_t)x->dims[3];
     enum xnn_status st;
     if (mx && u8) st = xnn_setup_max_pooling2d_nhwc_u8(op, N, H, W, in, out, p->pool);
@@ -571,7 +606,7 @@ static par_status lower_pool_q8(xa_plan *p, int32_t ni, par_msg *msg)
     return par_xnn_push_op(p, op, st, fn, msg);
 }
 
-static par_status lower_gap_q8(xa_plan *p, int32_t ni, par_msg *msg)
+par_status par_xnn_lower_gap_q8(xa_plan *p, int32_t ni, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -582,21 +617,19 @@ static par_status lower_gap_q8(xa_plan *p, int32_t ni, par_msg *msg)
     size_t C = (size_t)x->dims[1];
     xnn_operator_t op = NULL;
     const char *fn = u8 ? "global_average_pooling_nwc_qu8" : "global_average_pooling_nwc_qs8";
-    if (u8)
-        XA_CREATE(xnn_create_global_average_pooling_nwc_qu8(C, C, C, (uint8_t)x->zero_point, x->scale,
-                                                            (uint8_t)y->zero_point, y->scale, (uint8_t)lo,
-                                                            (uint8_t)hi, 0, &op), fn);
-    else
-        XA_CREATE(xnn_create_global_average_pooling_nwc_qs8(C, C, C, (int8_t)x->zero_point, x->scale,
-                                                            (int8_t)y->zero_point, y->scale, (int8_t)lo, (int8_t)hi,
-                                                            0, &op), fn);
-    const void *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
+    par_status cs = par_xnn_created(
+        u8 ? xnn_create_global_average_pooling_nwc_qu8(C, C, C, (uint8_t)x->zero_point, x->scale,
+                                                       (uint8_t)y->zero_point, y->scale, (uint8_t)lo, (uint8_t)hi, 0,
+                                                       &op)
+           : xnn_create_global_average_pooling_nwc_qs8(C, C, C, (int8_t)x->zero_point, x->scale,
+                                                       (int8_t)y->zero_point, y->scale, (int8_t)lo, (int8_t)hi, 0,
+                                                       &op),
+        fn, msg);
+    if (cs != PAR_OK) return cs;
     /* [N, 1, 1, C] in NHWC is the same memory as the logical [N, C, 1, 1] */
-    void *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
+    const void *in;
+    void *out;
+    if ((cs = par_xnn_io(p, ni, XA_NHWC, op, &in, &out, msg)) != PAR_OK) return cs;
     size_t N = (size_t)x->dims[0], HW = (size_t)(x->dims[2] * x->dims[3]);
     return par_xnn_push_op(p, op,
                            u8 ? xnn_setup_global_average_pooling_nwc_qu8(op, N, HW, in, out, p->pool)
@@ -604,7 +637,7 @@ static par_status lower_gap_q8(xa_plan *p, int32_t ni, par_msg *msg)
                            fn, msg);
 }
 
-static par_status lower_softmax_q8(xa_plan *p, int32_t ni, par_msg *msg)
+par_status par_xnn_lower_softmax_q8(xa_plan *p, int32_t ni, par_msg *msg)
 {
     const par_node *n = &p->g->nodes[ni];
     const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
@@ -612,19 +645,17 @@ static par_status lower_softmax_q8(xa_plan *p, int32_t ni, par_msg *msg)
     xa_layout lay = (x->rank == 4 && a == 1) ? XA_NHWC : XA_LOGICAL;
     size_t C = (size_t)x->dims[a];
     xnn_operator_t op = NULL;
-    XA_CREATE(xnn_create_softmax_nc_qu8(C, C, C, x->scale, (uint8_t)y->zero_point, y->scale, 0, &op),
-              "softmax_nc_qu8");
-    const void *in = par_xnn_input(p, n->inputs[0], lay, msg);
-    void *out = in ? par_xnn_output(p, p->final_out[ni], lay, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
+    par_status cs = par_xnn_created(
+        xnn_create_softmax_nc_qu8(C, C, C, x->scale, (uint8_t)y->zero_point, y->scale, 0, &op), "softmax_nc_qu8", msg);
+    if (cs != PAR_OK) return cs;
+    const void *in;
+    void *out;
+    if ((cs = par_xnn_io(p, ni, lay, op, &in, &out, msg)) != PAR_OK) return cs;
     return par_xnn_push_op(p, op, xnn_setup_softmax_nc_qu8(op, (size_t)x->numel / C, in, out, p->pool),
                            "setup_softmax_nc_qu8", msg);
 }
 
-static par_status lower_resize_q8(xa_plan *p, int32_t ni, par_msg *msg)
+par_status par_xnn_lower_resize_q8(xa_plan *p, int32_t ni, par_msg *msg)
 {
     const par_node *n = &p->g->nodes[ni];
     const par_value *x = par_node_input(p->g, n, 0), *y = par_node_output(p->g, n, 0);
@@ -633,14 +664,13 @@ static par_status lower_resize_q8(xa_plan *p, int32_t ni, par_msg *msg)
     uint32_t flags = par_attr_int(n, "align_corners", 0) ? XNN_FLAG_ALIGN_CORNERS : 0;
     xnn_operator_t op = NULL;
     const char *fn = u8 ? "resize_bilinear2d_nhwc_u8" : "resize_bilinear2d_nhwc_s8";
-    if (u8) XA_CREATE(xnn_create_resize_bilinear2d_nhwc_u8(C, C, C, flags, &op), fn);
-    else XA_CREATE(xnn_create_resize_bilinear2d_nhwc_s8(C, C, C, flags, &op), fn);
-    const void *in = par_xnn_input(p, n->inputs[0], XA_NHWC, msg);
-    void *out = in ? par_xnn_output(p, p->final_out[ni], XA_NHWC, msg) : NULL;
-    if (!out) {
-        xnn_delete_operator(op);
-        return PAR_ERROR;
-    }
+    par_status cs = par_xnn_created(u8 ? xnn_create_resize_bilinear2d_nhwc_u8(C, C, C, flags, &op)
+                                       : xnn_create_resize_bilinear2d_nhwc_s8(C, C, C, flags, &op),
+                                    fn, msg);
+    if (cs != PAR_OK) return cs;
+    const void *in;
+    void *out;
+    if ((cs = par_xnn_io(p, ni, XA_NHWC, op, &in, &out, msg)) != PAR_OK) return cs;
     size_t N = (size_t)x->dims[0], H = (size_t)x->dims[2], W = (size_t)x->dims[3];
     size_t OH = (size_t)y->dims[2], OW = (size_t)y->dims[3];
     return par_xnn_push_op(p, op,
@@ -649,24 +679,24 @@ static par_status lower_resize_q8(xa_plan *p, int32_t ni, par_msg *msg)
                            fn, msg);
 }
 
-par_status par_xnn_lower_q8(xa_plan *p, int32_t ni, par_msg *msg)
+/* add and mul: the fused activation's integer bounds, else the dtype's range. */
+static par_status lower_binary_q8(xa_plan *p, int32_t ni, int mul, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
-    if (is_op(n, "conv2d") || is_op(n, "linear")) return lower_conv_q8(p, ni, msg);
-    if (is_op(n, "add") || is_op(n, "mul")) {
-        int32_t lo, hi;
-        const par_value *y = par_node_output(g, n, 0);
-        out_bounds(p, ni, y->dtype, &lo, &hi);
-        return binary_q8(p, ni, is_op(n, "mul"), par_node_input(g, n, 0), n->inputs[0], par_node_input(g, n, 1),
-                         n->inputs[1], y, lo, hi, msg);
-    }
-    if (is_op(n, "max_pool2d") || is_op(n, "avg_pool2d")) return lower_pool_q8(p, ni, msg);
-    if (is_op(n, "global_avg_pool2d")) return lower_gap_q8(p, ni, msg);
-    if (is_op(n, "softmax")) return lower_softmax_q8(p, ni, msg);
-    if (is_op(n, "upsample_bilinear2d")) return lower_resize_q8(p, ni, msg);
-    if (is_op(n, "concat")) return par_xnn_lower_concat(p, ni, msg);
-    if (is_op(n, "reshape") || is_op(n, "flatten")) return par_xnn_lower_reshape(p, ni, msg);
-    if (is_op(n, "slice")) return par_xnn_lower_slice(p, ni, msg);
-    return lower_unary_q8(p, ni, msg);
+    const par_value *y = par_node_output(g, n, 0);
+    int32_t lo, hi;
+    out_bounds(p, ni, y->dtype, &lo, &hi);
+    return binary_q8(p, ni, mul, par_node_input(g, n, 0), n->inputs[0], par_node_input(g, n, 1), n->inputs[1], y,
+                     lo, hi, msg);
+}
+
+par_status par_xnn_lower_add_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    return lower_binary_q8(p, ni, 0, msg);
+}
+
+par_status par_xnn_lower_mul_q8(xa_plan *p, int32_t ni, par_msg *msg)
+{
+    return lower_binary_q8(p, ni, 1, msg);
 }
