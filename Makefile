@@ -94,21 +94,10 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 .PHONY: all deps check unit-check conformance-check layers-check run bench install clean fuzz
 all: $(EXE) $(PLUGINS) $(TESTS)
 
-# Silent when everything is installed. A package counts as installed only in state "install ok installed" (dpkg -s
-# also succeeds for a removed package whose configuration files remain). apt waits up to 10 minutes for another
-# apt or dpkg process (unattended upgrades on a fresh machine) instead of failing on its lock.
-APT_LOCK_WAIT := -o DPkg::Lock::Timeout=600
+# Installs what is missing and is silent when everything is installed; waits for another apt process's lock
+# (tools/deps.sh).
 deps:
-	@missing=""; for p in $(DEB_PKGS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'install ok installed' || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" != 0 ]; then echo "make deps: missing Debian packages:$$missing (run 'make deps' as root)"; exit 1; fi; \
-	  echo "make deps: installing$$missing"; \
-	  apt-get $(APT_LOCK_WAIT) update -qq || { echo "make deps: apt-get update failed"; exit 1; }; \
-	  DEBIAN_FRONTEND=noninteractive apt-get $(APT_LOCK_WAIT) install -y -qq $$missing >/dev/null \
-	    || { echo "make deps: apt-get install$$missing failed"; exit 1; }; \
-	fi
+	@sh tools/deps.sh $(DEB_PKGS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
