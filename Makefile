@@ -2,16 +2,36 @@
 #
 #   make deps     install the Debian packages parity needs (as root; idempotent)
 #   make          build build/parity, the plugins and the tests
-#   make check    unit tests + the quick conformance suite on the example plugin
+#   make check    unit tests + the quick conformance suite on the example plugin; ends with one line,
+#                 `check: N passed, N failed[, N skipped]` (tools/check_sum.sh), exit status 1 if anything failed
+#   make unit-check / conformance-check / layers-check    the parts of check on their own
 #   make run      the default suite on every usable backend; summary on screen, out/report.json
 #   make bench    latency benchmarks
 #   make install  PREFIX=/usr/local DESTDIR=
 #   SANITIZE=address,undefined make check    everything built with sanitizers (in build/san)
+#   make V=1 ...  print the full commands (by default one short line per step: `  CC      core/graph.o`)
+#
+# LAYERS_CHECK=1 adds layers-check (tools/check_layers.sh on the objects: no include or call runs up the layers or
+# closes a cycle) to `make check`. It defaults to 0 until the tree passes it; then it becomes 1 and a new upward
+# include or cycle fails check.
 
 CC      ?= cc
 PREFIX  ?= /usr/local
 SANITIZE ?=
 JOBS    ?= 2
+V       ?= 0
+LAYERS_CHECK ?= 0
+
+# Quiet steps: $(Q) hides a command, $(call msg,TAG,what) prints the short line in its place (nothing with V=1).
+# Compiler errors and warnings are not affected: they always print in full.
+ifeq ($(V),1)
+Q   :=
+msg  =
+else
+Q   := @
+msg  = printf '  %-7s %s\n' '$(1)' '$(2)';
+endif
+MAKEQ := $(MAKE) --no-print-directory
 
 ifeq ($(SANITIZE),)
 BUILD   := build
@@ -22,6 +42,7 @@ endif
 PKGS    := json-c cunit
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev \
             libpthreadpool-dev libcpuinfo-dev libxnnpack-dev
+# (2>/dev/null: before `make deps` has installed them these are empty, and the build step says what is missing.)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
 CUNIT_LIBS := $(shell pkg-config --libs cunit 2>/dev/null)
@@ -70,59 +91,84 @@ EXAMPLE_PLUGIN := $(BUILD)/plugins/libparity_example.so
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit-check conformance-check run bench install clean fuzz
+.PHONY: all deps check unit-check conformance-check layers-check run bench install clean fuzz
 all: $(EXE) $(PLUGINS) $(TESTS)
 
+# Installs what is missing and is silent when everything is installed; waits for another apt process's lock
+# (tools/deps.sh).
 deps:
-	@missing=""; for p in $(DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" != 0 ]; then echo "make deps: missing Debian packages:$$missing (run 'make deps' as root)"; exit 1; fi; \
-	  echo "make deps: installing$$missing"; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
-	fi
+	@sh tools/deps.sh $(DEB_PKGS)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(call msg,CC,$*.o)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(LIB): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	rm -f $@ && ar rcs $@ $^
+	$(Q)$(call msg,AR,$@)rm -f $@ && ar rcs $@ $^
 
 $(EXE): $(MAIN_OBJ) $(LIB)
-	$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
+	$(Q)$(call msg,LD,$@)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)
 
 # A plugin sees only the public header, as a plugin built outside this tree would.
 .SECONDEXPANSION:
 $(BUILD)/plugins/libparity_%.so: $$(wildcard backends/$$*/*.c backends/$$*/*.h) core/parity_backend.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $(filter %.c,$^) -o $@ -lm
+	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $(filter %.c,$^) -o $@ -lm
 
 $(BUILD)/tests/%: tests/%.c $(LIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
+	$(Q)$(call msg,CCLD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
 
 include tests/plugins/plugins.mk
 
+# Each step (a CUnit program, a conformance run) goes through tools/check_step.sh, which shows its few lines and
+# keeps its output and exit status under $(CHECK_LOGS); tools/check_sum.sh then adds up the count lines and prints
+# the closing line (and names every failed step). CHECK_NOSUM=1 leaves the sum to the caller (check sums all parts).
+CHECK_LOGS := $(BUILD)/check-logs
+CHECK_SUM   = $(if $(CHECK_NOSUM),,sh tools/check_sum.sh $(1) $(2))
+
 unit-check: $(TESTS) $(TEST_PLUGINS) $(EXE) $(PLUGINS)
-	@fail=0; for t in $(TESTS); do \
-	  if ! $$t; then echo "FAILED: $$t"; fail=1; fi; \
-	done; exit $$fail
+	@rm -rf $(CHECK_LOGS)/unit
+	$(Q)for t in $(TESTS); do \
+	  sh tools/check_step.sh $(CHECK_LOGS)/unit $${t##*/} $$t || :; \
+	done
+	$(Q)$(call CHECK_SUM,unit-check,$(CHECK_LOGS)/unit)
 
 # The quick suite on the example plugin, on cpu with its SIMD and its scalar kernels, and on qnnpack with each
 # kernel variant forced in turn (a variant this machine lacks falls back to the best one it has).
 CHECK_BACKENDS ?= example,cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=avx2],qnnpack[kernels=scalar]
 conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
-	$(EXE) run --suite quick --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
-	  --no-progress --out $(BUILD)/check
+	@rm -rf $(CHECK_LOGS)/conformance
+	@$(call msg,RUN,conformance --suite quick -b $(CHECK_BACKENDS))
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-quick \
+	  $(EXE) run --suite quick --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
+	  --no-progress --out $(BUILD)/check || :
+	$(Q)$(call CHECK_SUM,conformance-check,$(CHECK_LOGS)/conformance)
 
+# No #include and no call (object symbols) runs up the layers or closes a cycle (tools/check_layers.sh).
+layers-check: $(CORE_OBJ) $(MAIN_OBJ)
+	@rm -rf $(CHECK_LOGS)/layers
+	@$(call msg,CHECK,layers $(BUILD)/obj)
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/layers layers sh -c \
+	  'sh tools/check_layers.sh $(BUILD)/obj && rc=0 || rc=$$?; \
+	   if [ $$rc = 0 ]; then echo "layers: 1 passed, 0 failed"; else echo "layers: 0 passed, 1 failed"; fi; exit $$rc' || :
+	$(Q)$(call CHECK_SUM,layers-check,$(CHECK_LOGS)/layers)
+
+# Builds with $(JOBS) jobs unless make was given -j; every part runs even when an earlier one failed, and the sum
+# over all of them is the last line (its exit status is the check's).
+CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
 check: deps
-	$(MAKE) all
-	$(MAKE) unit-check
-	$(MAKE) conformance-check
+	@$(MAKEQ) $(CHECK_J) all
+	@rm -rf $(CHECK_LOGS)
+	@$(MAKEQ) unit-check CHECK_NOSUM=1
+	@$(MAKEQ) conformance-check CHECK_NOSUM=1
+	$(if $(filter 1,$(LAYERS_CHECK)),@$(MAKEQ) layers-check CHECK_NOSUM=1)
+	@sh tools/check_sum.sh check $(CHECK_LOGS)/unit $(CHECK_LOGS)/conformance \
+	  $(if $(filter 1,$(LAYERS_CHECK)),$(CHECK_LOGS)/layers)
 
 run: deps
-	$(MAKE) all
+	@$(MAKEQ) all
 	@# Exit code 1 means the run completed and found conformance failures: that is the job's result (see the
 	@# summary and out/report.json), not a failure of the command. Usage (2) and internal (3) errors still fail.
 	@$(EXE) run --suite default --plugin $(EXAMPLE_PLUGIN) -j $(JOBS) --max-failures 10 --out out; rc=$$?; \
@@ -136,7 +182,7 @@ BENCH_BACKENDS ?= cpu$(if $(wildcard /usr/include/xnnpack.h),$(comma)xnnpack,)
 BENCH_MICRO_BACKENDS ?= cpu,qnnpack
 comma := ,
 bench: deps
-	$(MAKE) all
+	@$(MAKEQ) all
 	@mkdir -p $(BUILD)/bench
 	$(EXE) bench --model mobilenet_v2 --model mobilenet_v3_small -b $(BENCH_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 1 --json $(BUILD)/bench/models-threads1.json

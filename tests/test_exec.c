@@ -322,7 +322,7 @@ static void test_overhead(void)
         par_exec_out_free(&out);
     }
     double per = (now_s() - t0) / n * 1e3;
-    fprintf(stderr, "\n  isolated execution: %.3f ms per case\n", per);
+    PAR_TEST_NOTE("\n  isolated execution: %.3f ms per case\n", per);
     CU_ASSERT_EQUAL(pass, n);
     CU_ASSERT(per < 20.0);
     par_graph_destroy(g);

@@ -101,7 +101,7 @@ static void test_correct_backend_passes(void)
         backend(&f, mu, y);
         CU_ASSERT_EQUAL(par_oracle_compare(f.out, y, &m), 0);
         CU_ASSERT(m.max_ratio < 0.25);
-        if (seed == 1) fprintf(stderr, "\n    correct f32 conv: max error/budget %.3g ", m.max_ratio);
+        if (seed == 1) PAR_TEST_NOTE("\n    correct f32 conv: max error/budget %.3g ", m.max_ratio);
         destroy(&f);
     }
 }

@@ -107,7 +107,7 @@ static void check_model(const char *path, const char *bias, int64_t bias_at, con
     CU_ASSERT_FATAL(par_ref_run(par_graph_desc_of(bad.c->graph), &p, (const void *const *)bad.inputs, &bad.ref,
                                 &msg) == PAR_OK);
     double rb = judge(&good, &bad, &nf);
-    fprintf(stderr, "\n    %s: correct %.2g x budget; '%s'[%lld] dropped: %lld failing, %.3g x budget", path, r,
+    PAR_TEST_NOTE("\n    %s: correct %.2g x budget; '%s'[%lld] dropped: %lld failing, %.3g x budget", path, r,
             bias, (long long)bias_at, (long long)nf, rb);
     CU_ASSERT(nf > 0);
     unload(&bad);
@@ -124,7 +124,7 @@ static void check_model(const char *path, const char *bias, int64_t bias_at, con
     CU_ASSERT_FATAL(par_ref_run(par_graph_desc_of(bad.c->graph), &p, (const void *const *)bad.inputs, &bad.ref,
                                 &msg) == PAR_OK);
     double rw = judge(&good, &bad, &nf);
-    fprintf(stderr, "; '%s' channels 0/1 swapped: %lld failing, %.3g x budget ", weight, (long long)nf, rw);
+    PAR_TEST_NOTE("; '%s' channels 0/1 swapped: %lld failing, %.3g x budget ", weight, (long long)nf, rw);
     CU_ASSERT(nf > 0);
     unload(&bad);
     unload(&good);

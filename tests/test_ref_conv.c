@@ -493,7 +493,7 @@ static void test_conv2d_budget_vs_f32(void)
                 }
         rt_del(x), rt_del(w), rt_del(b), rt_del(y);
     }
-    printf("\n  conv2d f32 vs reference: %lld elements, max |f32 - ref| / budget = %.3g\n", (long long)checked, worst);
+    PAR_TEST_NOTE("\n  conv2d f32 vs reference: %lld elements, max |f32 - ref| / budget = %.3g\n", (long long)checked, worst);
     CU_ASSERT(checked > 1000);
     CU_ASSERT_EQUAL(over, 0);
     CU_ASSERT(worst < 0.5);

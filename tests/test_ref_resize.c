@@ -137,7 +137,7 @@ static void test_nearest_budget_f32(void)
         rt_del(x), rt_del(y);
     }
     ratio_report("upsample_nearest2d f32 index", &r);
-    fprintf(stderr, " (%lld ambiguous)", (long long)ambiguous);
+    PAR_TEST_NOTE(" (%lld ambiguous)", (long long)ambiguous);
     CU_ASSERT(wrong_n > 100);
     CU_ASSERT_EQUAL(wrong_caught, wrong_n);
 }

@@ -130,7 +130,7 @@ static void test_counts_and_unique_ids(void)
     int64_t rq, rf;
     collect *q = walk_ids("quick", &rq), *f = walk_ids("full", &rf);
     CU_ASSERT_FATAL(q != NULL && f != NULL);
-    printf("\n  quick: %lld cases, full: %lld cases\n", (long long)q->n, (long long)f->n);
+    PAR_TEST_NOTE("\n  quick: %lld cases, full: %lld cases\n", (long long)q->n, (long long)f->n);
     CU_ASSERT(rq == q->n);
     CU_ASSERT(rf == f->n);
     CU_ASSERT(q->n >= 1500);
@@ -228,7 +228,7 @@ static void build_sample(const char *suite, uint32_t every)
     sp.every = every;
     par_sweep_visit v = {want_sample, build_check, error_sample, &sp, 3, NULL};
     int64_t n = par_sweep_walk(suite, &v);
-    printf("\n  %s: built %lld of %lld\n", suite, (long long)sp.built, (long long)n);
+    PAR_TEST_NOTE("\n  %s: built %lld of %lld\n", suite, (long long)sp.built, (long long)n);
     CU_ASSERT(sp.wanted > 0);
     CU_ASSERT(sp.errors == 0);
     CU_ASSERT(sp.built == sp.wanted);

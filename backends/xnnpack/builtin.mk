@@ -9,5 +9,5 @@ BUILTIN_CPPFLAGS += -DPAR_HAVE_XNNPACK
 BUILTIN_LIBS += -lXNNPACK -lpthreadpool -lcpuinfo -lm
 $(XNN_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -DPAR_XNN_VERSION='"$(or $(XNN_VERSION),unknown)"'
 else
-$(info xnnpack backend not built: /usr/include/xnnpack.h is missing (make deps installs libxnnpack-dev))
+$(if $(filter deps check run bench,$(MAKECMDGOALS)),,$(info xnnpack backend not built: /usr/include/xnnpack.h is missing (make deps installs libxnnpack-dev)))
 endif

@@ -7,7 +7,7 @@ all: $(TEST_PLUGINS)
 
 $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/parity_backend.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
+	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
 
 # test_exec loads them from the folder beside its own executable.
 $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)

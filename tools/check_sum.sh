@@ -1,0 +1,65 @@
+#!/bin/sh
+# check_sum.sh LABEL LOGDIR... - adds up the steps that tools/check_step.sh recorded under each LOGDIR (in the
+# order they ran) and prints, last, the one line CI reads:
+#     LABEL: N passed, N failed[, N skipped]
+# preceded by one `FAILED: <step> ...` line per step that failed, so that a failure is named. A step fails when it
+# exited non-zero or printed no count line; a step that failed without counting a failure (a crash, a usage or
+# internal error) adds one failure of its own, so the total never reads 0 failed when something went wrong.
+# Exits 1 when any step failed, 0 otherwise. Reads the logs only: it runs nothing. POSIX sh and awk only.
+
+set -u
+if [ $# -lt 2 ]; then
+    echo "usage: check_sum.sh LABEL LOGDIR..." >&2
+    exit 2
+fi
+label=$1
+shift
+dirs="$*"
+
+tp=0 tf=0 ts=0 bad=0 nsteps=0
+for dir in "$@"; do
+    [ -f "$dir/steps" ] || continue
+    while IFS= read -r step; do
+        nsteps=$((nsteps + 1))
+        log=$dir/$step.log
+        rc=$(cat "$dir/$step.rc" 2>/dev/null || echo 255)
+        # the last count line of the step: "P F S", or nothing
+        counts=$(awk '
+            /^[A-Za-z0-9_.+-]+: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$/ {
+                p = $2; f = $4; s = (NF >= 7) ? $6 : 0; seen = 1
+            }
+            END { if (seen) printf "%d %d %d\n", p, f, s }' "$log" 2>/dev/null)
+        if [ -z "$counts" ]; then
+            echo "FAILED: $step: no count line (exit status $rc; output in $log)"
+            tf=$((tf + 1))
+            bad=1
+            continue
+        fi
+        set -- $counts
+        tp=$((tp + $1)) tf=$((tf + $2)) ts=$((ts + $3))
+        if [ "$rc" != 0 ]; then
+            bad=1
+            if [ "$2" = 0 ]; then
+                tf=$((tf + 1))
+                echo "FAILED: $step: exit status $rc with no failure counted (output in $log)"
+            else
+                echo "FAILED: $step: $2 failed"
+            fi
+        elif [ "$2" != 0 ]; then
+            bad=1
+            echo "FAILED: $step: $2 failed but exit status 0"
+        fi
+    done <"$dir/steps"
+done
+
+if [ "$nsteps" = 0 ]; then
+    echo "FAILED: no step ran (no steps recorded in $dirs)"
+    tf=$((tf + 1))
+    bad=1
+fi
+if [ "$ts" != 0 ]; then
+    echo "$label: $tp passed, $tf failed, $ts skipped"
+else
+    echo "$label: $tp passed, $tf failed"
+fi
+exit "$bad"
