@@ -1,6 +1,7 @@
 /*
  * ops.h - the op table (expanded from ops.def): op ids, arity, attribute schemas, and the hooks each op carries.
- * It does not know any op's semantics: those live in reference/ (kernels, shape inference) and cases/ops/ (sweeps).
+ * It does not know any op's semantics: shape inference lives in core/shape_<family>.c (core/shape.h), the kernels
+ * in reference/ and the sweeps in cases/ops/.
  */
 #ifndef PAR_OPS_H
 #define PAR_OPS_H

@@ -188,60 +188,6 @@ static par_status unary(const par_ref_ctx *c, const act_params *ap, const par_rt
 
 /* ------------------------------------------------------------------------------------------------------------- */
 
-par_status par_infer_same(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    /* Semantic checks of the attributes this inference serves (softmax axis, clamp bounds). */
-    if (par_node_attr(n, "axis") && par_axis_norm(par_attr_int(n, "axis", -1), x->rank) < 0)
-        return par_msgf(msg, PAR_ERROR, "attribute 'axis': %lld is out of range for input 0 (x) of rank %d",
-                        (long long)par_attr_int(n, "axis", -1), (int)x->rank);
-    static const char *const pairs[2][2] = {{"min_val", "max_val"}, {"min", "max"}};
-    for (int k = 0; k < 2; k++) {
-        if (!par_node_attr(n, pairs[k][0])) continue;
-        double lo = par_attr_float(n, pairs[k][0], -INFINITY), hi = par_attr_float(n, pairs[k][1], INFINITY);
-        if (lo != lo || hi != hi)
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': NaN bound", lo != lo ? pairs[k][0] : pairs[k][1]);
-        if (lo > hi)
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': %g is greater than '%s' %g", pairs[k][0], lo,
-                            pairs[k][1], hi);
-    }
-    static const char *const finite_attrs[] = {"negative_slope", "alpha"};
-    for (int k = 0; k < 2; k++)
-        if (par_node_attr(n, finite_attrs[k]) && !isfinite(par_attr_float(n, finite_attrs[k], 0)))
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': must be finite", finite_attrs[k]);
-    outs[0].rank = x->rank;
-    for (int32_t i = 0; i < x->rank; i++) outs[0].dims[i] = x->dims[i];
-    outs[0].numel = x->numel;
-    return PAR_OK;
-}
-
-par_status par_infer_prelu(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    const par_value *s = par_node_input(g, n, 1);
-    if (!x || !s) return par_msgf(msg, PAR_ERROR, "inputs 0 (x) and 1 (slope) are required");
-    if (s->dtype != x->dtype)
-        return par_msgf(msg, PAR_ERROR, "input 1 (slope): dtype %s differs from input 0 (x) dtype %s",
-                        par_dtype_name(s->dtype), par_dtype_name(x->dtype));
-    char ss[96];
-    par_shape_format(s->rank, s->dims, ss, sizeof ss);
-    if (s->rank != 1)
-        return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s, expected [1] or [C] (rank 1)", ss);
-    if (s->dims[0] != 1) {
-        if (x->rank < 2)
-            return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s needs input 0 (x) of rank >= 2 (has %d)", ss,
-                            (int)x->rank);
-        if (s->dims[0] != x->dims[1])
-            return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s, expected [1] or [%lld] (channels of x)", ss,
-                            (long long)x->dims[1]);
-    }
-    outs[0].rank = x->rank;
-    for (int32_t i = 0; i < x->rank; i++) outs[0].dims[i] = x->dims[i];
-    outs[0].numel = x->numel;
-    return PAR_OK;
-}
-
 /* ------------------------------------------------------------------------------------------------------------- */
 
 static par_status clamp_kernel(const par_ref_ctx *c, const char *name, double lo, double hi, const par_rt *const *in,
