@@ -1,8 +1,8 @@
 /*
- * case_json.h - private to the reader of the case file format (core/case_json.c: the document, entry points and
- * the primitives below; case_json_tensor.c: inputs and constants; case_json_graph.c: nodes): the reader state, JSON
- * paths, the first error of a parse as "<origin>: <JSON path>: <reason>", and typed getters that check the JSON type
- * and the range and name the path. Each returns 1, or 0 with the error recorded, so checks read
+ * case_json.h - private to the reader of the case file format (core/case_json.c: the document and entry points;
+ * case_json_util.c: the primitives below; case_json_tensor.c: inputs and constants; case_json_graph.c: nodes): the
+ * reader state, JSON paths, the first error of a parse as "<origin>: <JSON path>: <reason>", and typed getters that
+ * check the JSON type and the range and name the path. Each returns 1, or 0 with the error recorded, so checks read
  * `if (!par_cj_get_str(...)) return 0;`.
  *
  * Nothing outside the case_json*.c files may include it: the public interface is core/case.h.
