@@ -259,7 +259,7 @@ static par_status scale_pass(const par_op_info *info, const par_ref_ctx *c, int3
 static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *p, par_rt *vals, par_msg *msg)
 {
     const par_node *n = &g->nodes[ni];
-    const par_op_info *info = par_op_get((par_op_id)n->op_id);
+    const par_op_info *info = par_op_of(n);
     const par_rt *in[64] = {NULL}; /* optional inputs past n_inputs read as absent */
     par_rt *out[4] = {NULL};
     par_rt tmp_in[64], tmp_out[4];
@@ -270,7 +270,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
 
     /* quantize / dequantize are float kernels that see integers directly; every other op with a quantized
      * operand is computed on dequantized reals and requantized. */
-    if (info->id != PAR_OP_QUANTIZE && info->id != PAR_OP_DEQUANTIZE) {
+    if (info->qform != PAR_QFORM_CONVERT) {
         for (int32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] >= 0 && is_quant(g->values[n->inputs[i]].dtype)) quant = 1;
         for (int32_t i = 0; i < n->n_outputs; i++)
@@ -287,7 +287,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         for (int32_t i = 0; i < n->n_outputs; i++) out[i] = &vals[n->outputs[i]];
         /* dequantize reads budgets in steps: an integer input with a labelled range enters with its width added
          * (a backend's integer anywhere in [ql - e, qh + e] is correct, docs/quantization.md) */
-        if (info->id == PAR_OP_DEQUANTIZE && in[0] && in[0]->ql && in[0]->qh) {
+        if (info->qform == PAR_QFORM_CONVERT && in[0] && in[0]->ql && in[0]->qh) {
             const par_rt *q = in[0];
             st = par_rt_alloc(&tmp_in[0], q->dtype, q->rank, q->dims, msg);
             for (int64_t k = 0; k < q->numel && st == PAR_OK; k++) {
@@ -312,7 +312,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             in[i] = NULL;
             if (n->inputs[i] < 0) continue;
             const par_value *iv = &g->values[n->inputs[i]];
-            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && (info->id == PAR_OP_CONV2D || info->id == PAR_OP_LINEAR)) {
+            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && (info->qform == PAR_QFORM_ACC_AXIS1 || info->qform == PAR_QFORM_ACC_LAST)) {
                 st = dequant_bias(g, n, &vals[n->inputs[i]], &tmp_in[i], msg);
                 in[i] = &tmp_in[i];
             } else if (is_quant(iv->dtype) || iv->dtype == PAR_DTYPE_I32) {

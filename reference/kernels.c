@@ -5,7 +5,7 @@
 #include "reference.h"
 
 static const par_ref_fn kernels[PAR_OP_COUNT] = {
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) [PAR_OP_##id] = ref,
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep) [PAR_OP_##id] = ref,
 #include "core/ops.def"
 #undef PAR_OP
 };

@@ -181,24 +181,30 @@ enum { A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH
 typedef struct act_info {
     const char *name;
     double range;   /* inputs uniform in [-range, range): wide enough to cross every kink and saturation */
-    int exact;      /* PAR_OPF_EXACT: an edge-value variant is added */
-    int quant;      /* PAR_OPF_QUANT_OK */
-    double out_lo, out_hi; /* real output range for the quantized form */
+    double out_lo, out_hi; /* real output range for the quantized form (read for ops with one) */
 } act_info;
 
 static const act_info ACT[A_N] = {
-    [A_RELU] = {"relu", 2.0, 1, 1, 0.0, 2.0},
-    [A_RELU6] = {"relu6", 8.0, 1, 1, 0.0, 6.0},
-    [A_HARDTANH] = {"hardtanh", 3.0, 1, 1, -1.0, 1.0},
-    [A_CLAMP] = {"clamp", 2.0, 1, 1, -0.5, 1.0},
-    [A_LEAKY] = {"leaky_relu", 2.0, 0, 0, 0, 0},
-    [A_PRELU] = {"prelu", 2.0, 0, 0, 0, 0},
-    [A_SIGMOID] = {"sigmoid", 8.0, 0, 1, 0.0, 1.0},
-    [A_TANH] = {"tanh", 4.0, 0, 1, -1.0, 1.0},
-    [A_HSIG] = {"hardsigmoid", 4.0, 0, 0, 0, 0},
-    [A_HSWISH] = {"hardswish", 4.0, 0, 1, -0.375, 4.0},
-    [A_ELU] = {"elu", 4.0, 0, 0, 0, 0},
+    [A_RELU] = {"relu", 2.0, 0.0, 2.0},
+    [A_RELU6] = {"relu6", 8.0, 0.0, 6.0},
+    [A_HARDTANH] = {"hardtanh", 3.0, -1.0, 1.0},
+    [A_CLAMP] = {"clamp", 2.0, -0.5, 1.0},
+    [A_LEAKY] = {"leaky_relu", 2.0, 0, 0},
+    [A_PRELU] = {"prelu", 2.0, 0, 0},
+    [A_SIGMOID] = {"sigmoid", 8.0, 0.0, 1.0},
+    [A_TANH] = {"tanh", 4.0, -1.0, 1.0},
+    [A_HSIG] = {"hardsigmoid", 4.0, 0, 0},
+    [A_HSWISH] = {"hardswish", 4.0, -0.375, 4.0},
+    [A_ELU] = {"elu", 4.0, 0, 0},
 };
+
+/* The op table's flags of activation op: PAR_OPF_EXACT adds an edge-value variant, PAR_OPF_QUANT_OK the quantized
+ * forms. */
+static unsigned act_flags(int op)
+{
+    const par_op_info *info = par_op_find(ACT[op].name);
+    return info ? info->flags : 0;
+}
 
 /* Attribute variants per op (variant 0 = the defaults, attributes absent). */
 static int act_n_variants(int op)
@@ -308,7 +314,7 @@ void par_sweep_activation(par_sweep *s)
     for (int op = 0; op < A_N; op++)
         for (int sh = 0; sh < AN; sh++)
             for (int v = 0; v < act_n_variants(op); v++)
-                for (int edge = 0; edge <= ACT[op].exact; edge++) {
+                for (int edge = 0; edge <= ((act_flags(op) & PAR_OPF_EXACT) ? 1 : 0); edge++) {
                     act_pt p;
                     memset(&p, 0, sizeof p);
                     p.op = op; p.variant = v; p.edge = edge;
@@ -323,7 +329,7 @@ void par_sweep_activation(par_sweep *s)
     /* Quantized forms. */
     static const int QSH[][5] = {{1, 33}, {4, 1, 8, 7, 7}, {1, 1000}, {4, 2, 3, 9, 9}};
     for (int op = 0; op < A_N; op++) {
-        if (!ACT[op].quant) continue;
+        if (!(act_flags(op) & PAR_OPF_QUANT_OK)) continue;
         for (int dt = 0; dt < 2; dt++)
             for (int sh = 0; sh < 4; sh++) {
                 act_pt p;
