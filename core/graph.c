@@ -365,7 +365,6 @@ int32_t par_graph_add_node(par_graph *g, const char *op, const char *name, int32
     par_node node = {0};
     node.name = gstrdup(g, name);
     node.op = info->name;
-    node.op_id = info->id;
     node.n_inputs = n_inputs;
     node.inputs = nin;
     node.n_outputs = info->n_out;

@@ -177,7 +177,12 @@ const par_op_info *par_op_find(const char *name)
 
 const par_op_info *par_op_of(const par_node *n)
 {
-    return n ? par_op_find(n->op) : NULL;
+    if (!n || !n->op) return NULL;
+    pthread_once(&table_once, build_table);
+    /* A graph's nodes point at the table's own name strings (core/graph.c): compare the pointers first. */
+    for (int i = 0; i < PAR_OP_COUNT; i++)
+        if (n->op == table[i].name) return &table[i];
+    return par_op_find(n->op);
 }
 
 static void fmt_double(double v, char *buf, size_t len)
