@@ -175,7 +175,8 @@ par_case *par_case_parse(const char *text, size_t len, const char *origin, par_m
         json_object_put(doc);
         return NULL;
     }
-    par_case *c = parse_doc(&r, doc);
+    /* json-c keeps the last of duplicate keys: refuse them before reading the document (case_json_dupkeys.c). */
+    par_case *c = par_cj_check_duplicates(&r, text, len) ? parse_doc(&r, doc) : NULL;
     json_object_put(doc);
     return c;
 }

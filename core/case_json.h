@@ -63,4 +63,8 @@ int par_cj_parse_tensor(reader *r, par_case *c, json_object *o, const jpath *pat
 /* One node of the document (an object at path), added to c's graph. */
 int par_cj_parse_node(reader *r, par_case *c, json_object *o, const jpath *path);
 
+/* The raw text of a document json-c accepted: fails on the first object naming a key twice ("duplicate key 'op'",
+ * at the object's path). (case_json_dupkeys.c) */
+int par_cj_check_duplicates(reader *r, const char *text, size_t len);
+
 #endif
