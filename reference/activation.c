@@ -1,7 +1,7 @@
 /*
  * activation.c - shape inference and float64 reference kernels of the pointwise activations: relu, relu6, hardtanh,
- * clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu, with the error budget of every output
- * element (docs/budgets/elementwise.md derives each one).
+ * clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu, silu, with the error budget of every
+ * output element (docs/budgets/elementwise.md derives each one).
  *
  * Kernels are one loop over the elements and read like docs/ops.md. They see float tensors only (the interpreter
  * dequantizes quantized operands around them); they must not allocate nor read anything but their inputs.
@@ -27,6 +27,7 @@ typedef enum act_op {
     ACT_HARDSIGMOID,
     ACT_HARDSWISH,
     ACT_ELU,
+    ACT_SILU,
 } act_op;
 
 typedef struct act_params {
@@ -54,6 +55,28 @@ static double hardswish_dsup(double lo, double hi)
     if (a <= b) s = fmax(s, fmax(fabs(2 * a + 3), fabs(2 * b + 3)) / 6);
     return s;
 }
+
+/* The sup of |f'| over [lo, hi] for a smooth f whose f' has its extrema at the points crit[] (where f'' = 0) and
+ * tends to its limits at +-inf (df handles infinite arguments): the largest of |f'| at both ends and at the
+ * critical points inside. */
+static double dsup(double (*df)(double), const double *crit, int n_crit, double lo, double hi)
+{
+    double s = fmax(fabs(df(lo)), fabs(df(hi)));
+    for (int i = 0; i < n_crit; i++)
+        if (lo <= crit[i] && crit[i] <= hi) s = fmax(s, fabs(df(crit[i])));
+    return s;
+}
+
+/* silu(x) = x sigmoid(x) and its derivative s(x) (1 + x (1 - s(x))), with the limits 1 at +inf and 0 at -inf. The
+ * derivative's extrema are where f'' = s(1 - s)(2 - x tanh(x / 2)) vanishes: x tanh(x / 2) = 2, x = +-2.39935728...
+ * (f' = 1.0998 and -0.0998 there). */
+static double silu_d(double x)
+{
+    if (isinf(x)) return x > 0 ? 1 : 0;
+    double s = sigmoid(x);
+    return s * (1 + x * (1 - s));
+}
+static const double silu_crit[2] = {-2.3993572805154679, 2.3993572805154679};
 
 static void act_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
 {
@@ -144,6 +167,22 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
             double own_b = u * xa * (xa / 3 + 1) + u * ya;
             own = fmax(own_a, own_b);
         }
+        break;
+    }
+    case ACT_SILU: {
+        if (isinf(x)) { /* the limits: +inf, and x sigmoid(x) -> -0 at -inf; a held x' is the same infinity */
+            *yo = x > 0 ? x : -0.0;
+            *eo = x > 0 ? INFINITY : 0;
+            return;
+        }
+        y = x * sigmoid(x);
+        p = dsup(silu_d, silu_crit, 2, x - e, x + e) * e;
+        /* x * sigmoid(x): sigmoid's own (fn + 2u) relative (exp, the addition, the division) and the multiply's
+         * u; x / (1 + exp(-x)): exp's fn passed through 1 / (1 + E), the addition, the division: the same 3u + fn.
+         * Sigmoid's underflow (eta, absolute, where it is tiny) is scaled by |x|; where exp(-x) overflows the
+         * second form returns -0 for a true |y| below |x| eta. */
+        double xa = fabs(x) + e;
+        own = (fn + 3 * u) * (fabs(y) + p) + xa * underflow_abs(pr);
         break;
     }
     case ACT_ELU: {
@@ -247,6 +286,12 @@ par_status par_ref_hardsigmoid(const par_ref_ctx *c, const par_rt *const *in, pa
 par_status par_ref_hardswish(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     act_params ap = {ACT_HARDSWISH, "hardswish", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_silu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_SILU, "silu", 0, 0};
     return unary(c, &ap, in, out, msg);
 }
 

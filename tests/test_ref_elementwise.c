@@ -286,6 +286,46 @@ static void test_smooth_activations(void)
     rt_del(y), rt_del(xs), rt_del(xt), rt_del(xe);
 }
 
+/* silu(x) = x sigmoid(x), sigmoid(x) = 1 / (1 + e^-x):
+ *   x = 0: 0 * 1/2 = 0;  x = ln 3: sigmoid = 1 / (1 + 1/3) = 3/4, y = (3/4) ln 3;  x = -ln 3: sigmoid = 1/4,
+ *   y = -(ln 3)/4;  x = +-1: 1 / (1 + e^-1) = e / (e + 1) and -1 / (1 + e);  x = +-3: 3 / (1 + e^-3), -3 / (1 + e^3);
+ *   x = 50: 50 / (1 + e^-50) = 50 (1 - 1.9e-22...), which is 50 in double; x = -50: -50 e^-50 / (1 + e^-50), whose
+ *   relative distance from -50 e^-50 is e^-50 (below double precision).
+ * The limits: silu(+inf) = +inf, silu(-inf) = -0 (x * sigmoid(x) -> 0 from below), NaN propagates. At -100 the
+ * result (-3.7e-42) is below f32's smallest normal: a backend that flushes it to 0 stays within the budget. */
+static void test_silu_values(void)
+{
+    int64_t d[1] = {13};
+    double xv[13] = {0, log(3.0), -log(3.0), 1, -1, 3, -3, 50, -50, INFINITY, -INFINITY, NAN, -100};
+    double e1 = exp(1.0), e3 = exp(3.0);
+    double want[9] = {0, 0.75 * log(3.0), -0.25 * log(3.0), e1 / (e1 + 1), -1 / (1 + e1), 3 / (1 + 1 / e3),
+                      -3 / (1 + e3), 50, -50 * exp(-50.0)};
+    par_rt *x = rt_of(1, d, xv), *y;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_silu, "silu", x, NULL, 0, &y, &msg), PAR_OK);
+    for (int i = 0; i < 9; i++) {
+        CU_ASSERT(fabs(y->v[i] - want[i]) <= 1e-15 * fabs(want[i]));
+        CU_ASSERT(isfinite(y->e[i]) && (y->e[i] > 0) == (want[i] != 0));
+    }
+    CU_ASSERT(y->v[9] == INFINITY);
+    CU_ASSERT(y->v[10] == 0 && signbit(y->v[10]));
+    CU_ASSERT_EQUAL(y->e[10], 0);
+    CU_ASSERT(isnan(y->v[11]));
+    CU_ASSERT(y->e[11] == INFINITY);
+    CU_ASSERT(y->v[12] < 0 && y->v[12] > -1e-41 && y->e[12] >= fabs(y->v[12]));
+    /* At the derivative's maximum (x = 2.39936, f' = 1.099839) an input budget 1e-3 propagates as 1.099839e-3 (a
+     * bound of 1 would give 1e-3); y = x sigmoid(x) = 2.19966, own (fn + 3u)(|y| + P) = 11 * 2^-24 * 2.20076 =
+     * 1.4430e-6, storage 2^-24 * 2.2022 = 1.313e-7: e = 1.101413e-3. */
+    rt_del(x), rt_del(y);
+    int64_t d1[1] = {1};
+    double xm[1] = {2.3993572805154679};
+    x = rt_of(1, d1, xm);
+    x->e[0] = 1e-3;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_silu, "silu", x, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT(y->e[0] > 1.1013e-3 && y->e[0] < 1.1015e-3);
+    rt_del(x), rt_del(y);
+}
+
 /* The obvious float32 formulas a backend may use, each within the budget on random inputs (held within their
  * budgets); a 1% error on elements of magnitude > 0.1 exceeds it. */
 static float f_hswish_a(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
@@ -296,6 +336,8 @@ static float f_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 static float f_elu_a(float x) { return x > 0 ? x : 1.5f * (expf(x) - 1.0f); }
 static float f_elu_b(float x) { return x > 0 ? x : 1.5f * expm1f(x); }
 static float f_leaky(float x) { return x >= 0 ? x : 0.01f * x; }
+static float f_silu_a(float x) { return x / (1.0f + expf(-x)); }
+static float f_silu_b(float x) { return x * f_sigmoid(x); }
 
 static void test_activation_budgets_f32(void)
 {
@@ -309,6 +351,7 @@ static void test_activation_budgets_f32(void)
         {"sigmoid", par_ref_sigmoid, f_sigmoid},         {"tanh", par_ref_tanh, tanhf},
         {"elu", par_ref_elu, f_elu_a},                   {"elu", par_ref_elu, f_elu_b},
         {"leaky_relu", par_ref_leaky_relu, f_leaky},
+        {"silu", par_ref_silu, f_silu_a},                {"silu", par_ref_silu, f_silu_b},
     };
     int64_t d[1] = {4000};
     uint64_t s = 31;
@@ -678,6 +721,7 @@ static const CU_TestInfo tests[] = {
     {"leaky_relu and prelu", test_leaky_prelu},
     {"hardswish and hardsigmoid", test_hard_activations},
     {"sigmoid, tanh, elu", test_smooth_activations},
+    {"silu values", test_silu_values},
     {"activation budgets f32", test_activation_budgets_f32},
     {"softmax values", test_softmax_values},
     {"softmax vs exp(log_softmax)", test_softmax_vs_exp_log_softmax},

@@ -176,12 +176,13 @@ void par_sweep_binary(par_sweep *s)
 /* ---------------------------------------------------------------------------------------------------------------
  * Unary activations
  * ------------------------------------------------------------------------------------------------------------- */
-enum { A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_N };
+enum { A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_N };
 
 typedef struct act_info {
     const char *name;
     double range;   /* inputs uniform in [-range, range): wide enough to cross every kink and saturation */
     double out_lo, out_hi; /* real output range for the quantized form (read for ops with one) */
+    double wide;    /* > 0: a variant with inputs in [-wide, wide) ("x=wide"), deep in the saturated tails */
 } act_info;
 
 static const act_info ACT[A_N] = {
@@ -196,6 +197,7 @@ static const act_info ACT[A_N] = {
     [A_HSIG] = {"hardsigmoid", 4.0, 0, 0},
     [A_HSWISH] = {"hardswish", 4.0, -0.375, 4.0},
     [A_ELU] = {"elu", 4.0, 0, 0},
+    [A_SILU] = {"silu", 8.0, 0, 0, 100.0},
 };
 
 /* The op table's flags of activation op: PAR_OPF_EXACT adds an edge-value variant, PAR_OPF_QUANT_OK the quantized
@@ -276,7 +278,7 @@ static void act_emit(grid *gr, act_pt p, int quick)
     int na = act_attrs(p.op, p.variant, at, suffix, sizeof suffix);
     su_shape(xs, sizeof xs, p.rank, xd);
     if (p.op == A_PRELU) snprintf(suffix, sizeof suffix, ",slope=[%lld]", p.variant ? (long long)xd[1] : 1LL);
-    if (p.edge) snprintf(extra, sizeof extra, ",x=edge");
+    if (p.edge) snprintf(extra, sizeof extra, ai->wide > 0 ? ",x=wide" : ",x=edge");
     if (p.dt) snprintf(extra, sizeof extra, ",dt=%s", su_dt((par_dtype)p.dt));
     par_case *c = par_sweep_case(gr->s, ai->name, "%s(x=%s%s%s)", ai->name, xs, suffix, extra);
     if (!c) return;
@@ -290,7 +292,9 @@ static void act_emit(grid *gr, act_pt p, int quick)
         par_sweep_done(gr->s, c);
         return;
     }
-    in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, p.edge ? su_edge(ai->range) : su_uniform(-ai->range, ai->range));
+    par_gen gx = su_uniform(-ai->range, ai->range);
+    if (p.edge) gx = ai->wide > 0 ? su_uniform(-ai->wide, ai->wide) : su_edge(ai->range);
+    in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, gx);
     if (p.op == A_PRELU) {
         int64_t sd[1] = {p.variant ? xd[1] : 1};
         in[1] = par_case_const(c, "slope", PAR_DTYPE_F32, 1, sd, su_uniform(-0.5, 0.5));
@@ -314,7 +318,7 @@ void par_sweep_activation(par_sweep *s)
     for (int op = 0; op < A_N; op++)
         for (int sh = 0; sh < AN; sh++)
             for (int v = 0; v < act_n_variants(op); v++)
-                for (int edge = 0; edge <= ((act_flags(op) & PAR_OPF_EXACT) ? 1 : 0); edge++) {
+                for (int edge = 0; edge <= ((act_flags(op) & PAR_OPF_EXACT) || ACT[op].wide > 0 ? 1 : 0); edge++) {
                     act_pt p;
                     memset(&p, 0, sizeof p);
                     p.op = op; p.variant = v; p.edge = edge;
