@@ -176,7 +176,7 @@ void par_sweep_binary(par_sweep *s)
 /* ---------------------------------------------------------------------------------------------------------------
  * Unary activations
  * ------------------------------------------------------------------------------------------------------------- */
-enum { A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_N };
+enum { A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_GELU, A_N };
 
 typedef struct act_info {
     const char *name;
@@ -198,6 +198,7 @@ static const act_info ACT[A_N] = {
     [A_HSWISH] = {"hardswish", 4.0, -0.375, 4.0},
     [A_ELU] = {"elu", 4.0, 0, 0},
     [A_SILU] = {"silu", 8.0, 0, 0, 100.0},
+    [A_GELU] = {"gelu", 6.0, 0, 0, 100.0},
 };
 
 /* The op table's flags of activation op: PAR_OPF_EXACT adds an edge-value variant, PAR_OPF_QUANT_OK the quantized
@@ -217,6 +218,7 @@ static int act_n_variants(int op)
     case A_LEAKY: return 4;
     case A_ELU: return 3;
     case A_PRELU: return 2; /* slope [1] or [C] */
+    case A_GELU: return 2;  /* approximate none, tanh */
     default: return 1;
     }
 }
@@ -252,6 +254,11 @@ static int act_attrs(int op, int v, par_attr *at, char *suffix, size_t len)
         if (v == 0) return 0;
         snprintf(suffix, len, ",slope=%g", LR[v]);
         at[0] = par_a_float("negative_slope", LR[v]);
+        return 1;
+    case A_GELU:
+        if (v == 0) return 0;
+        snprintf(suffix, len, ",approximate=tanh");
+        at[0] = par_a_str("approximate", "tanh");
         return 1;
     case A_ELU:
         if (v == 0) return 0;
