@@ -78,24 +78,25 @@ void par_pool2d_shape(const par_pool_geom *q, int32_t *rank, int64_t *dims)
     dims[3] = q->ow;
 }
 
-par_status par_infer_max_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+static par_status infer_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, int dilated, int avg,
+                               par_msg *msg)
 {
     const par_value *x = par_node_input(g, n, 0);
     if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
     par_pool_geom q;
-    par_status st = par_pool2d_geom(n, x->rank, x->dims, 1, 0, &q, msg);
+    par_status st = par_pool2d_geom(n, x->rank, x->dims, dilated, avg, &q, msg);
     if (st == PAR_OK) par_pool2d_shape(&q, &outs[0].rank, outs[0].dims);
     return st;
 }
 
+par_status par_infer_max_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    return infer_pool2d(g, n, outs, 1, 0, msg);
+}
+
 par_status par_infer_avg_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
 {
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    par_pool_geom q;
-    par_status st = par_pool2d_geom(n, x->rank, x->dims, 0, 1, &q, msg);
-    if (st == PAR_OK) par_pool2d_shape(&q, &outs[0].rank, outs[0].dims);
-    return st;
+    return infer_pool2d(g, n, outs, 0, 1, msg);
 }
 
 /* ---- adaptive_avg_pool2d and global_avg_pool2d ---------------------------------------------------------------- */
