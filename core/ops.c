@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 static par_op_info table[PAR_OP_COUNT] = {
-#define PAR_OP(id_, name_, in_min_, in_max_, n_out_, flags_, qform_, schema_, infer_, ref_, sweep_)                         \
+#define PAR_OP(id_, name_, in_min_, in_max_, n_out_, flags_, qform_, schema_, infer_, ref_, sweep_)                    \
     [PAR_OP_##id_] = {.id = PAR_OP_##id_,                                                                          \
                       .name = name_,                                                                               \
                       .in_min = in_min_,                                                                           \

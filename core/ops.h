@@ -44,7 +44,7 @@ typedef par_status (*par_infer_fn)(const par_graph_desc *g, const par_node *n, p
 
 /* Shape inference of every op: declared from the table. (The reference kernels and the sweep specs of the table's
  * last two columns are expanded by the layers that own them: reference/reference.h and cases/sweep.h.) */
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep)                                  \
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep)                               \
     par_status infer(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg);
 #include "ops.def"
 #undef PAR_OP

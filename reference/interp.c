@@ -312,7 +312,8 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             in[i] = NULL;
             if (n->inputs[i] < 0) continue;
             const par_value *iv = &g->values[n->inputs[i]];
-            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && (info->qform == PAR_QFORM_ACC_AXIS1 || info->qform == PAR_QFORM_ACC_LAST)) {
+            const int acc = info->qform == PAR_QFORM_ACC_AXIS1 || info->qform == PAR_QFORM_ACC_LAST;
+            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && acc) {
                 st = dequant_bias(g, n, &vals[n->inputs[i]], &tmp_in[i], msg);
                 in[i] = &tmp_in[i];
             } else if (is_quant(iv->dtype) || iv->dtype == PAR_DTYPE_I32) {

@@ -97,7 +97,8 @@ static void test_infer_names_missing_input(void)
 }
 
 /* Every op whose attributes all have defaults (an empty list default is an attribute left out, so upsample's size or
- * scale must be given) and that takes one float input builds a node on x [1,8,10,10] from its defaults alone (the conversions, whose output quantization must be declared, aside); the same-shape ops keep
+ * scale must be given) and that takes one float input builds a node on x [1,8,10,10] from its defaults alone (the
+ * conversions, whose output quantization must be declared, aside); the same-shape ops keep
  * x's shape. */
 static void test_defaults_build_valid_nodes(void)
 {

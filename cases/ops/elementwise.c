@@ -176,7 +176,10 @@ void par_sweep_binary(par_sweep *s)
 /* ---------------------------------------------------------------------------------------------------------------
  * Unary activations
  * ------------------------------------------------------------------------------------------------------------- */
-enum { A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_GELU, A_N };
+enum {
+    A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_GELU,
+    A_N
+};
 
 typedef struct act_info {
     const char *name;
