@@ -114,7 +114,7 @@ void par_sweep_done(par_sweep *s, par_case *c)
 }
 
 static const par_sweep_fn specs[PAR_OP_COUNT] = {
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) [PAR_OP_##id] = sweep,
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep) [PAR_OP_##id] = sweep,
 #include "core/ops.def"
 #undef PAR_OP
 };

@@ -52,7 +52,7 @@ int64_t par_sweep_walk(const char *suite, const par_sweep_visit *v);
 typedef void (*par_sweep_fn)(par_sweep *s);
 
 /* Sweep specs: declared from the op table. */
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) void sweep(par_sweep *s);
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep) void sweep(par_sweep *s);
 
 #include "core/ops.def"
 #undef PAR_OP

@@ -10,6 +10,7 @@
 #define PAR_GRAPH_H
 
 #include "ops.h"
+#include "shape.h" /* par_shape_numel, par_axis_norm, par_shape_format */
 
 typedef struct par_graph par_graph;
 
@@ -83,12 +84,5 @@ static inline par_attr par_a_str(const char *name, const char *s)
     a.name = name; a.type = PAR_ATTR_STRING; a.s = s;
     return a;
 }
-
-/* Shape helpers shared by shape inference. */
-int64_t par_shape_numel(int32_t rank, const int64_t *dims);
-/* Normalize a possibly negative axis against rank; -1 when out of range. */
-int32_t par_axis_norm(int64_t axis, int32_t rank);
-/* "[1,3,224,224]" */
-void par_shape_format(int32_t rank, const int64_t *dims, char *buf, size_t len);
 
 #endif

@@ -11,13 +11,14 @@
 #include <stdlib.h>
 
 static par_op_info table[PAR_OP_COUNT] = {
-#define PAR_OP(id_, name_, in_min_, in_max_, n_out_, flags_, schema_, infer_, ref_, sweep_)                         \
+#define PAR_OP(id_, name_, in_min_, in_max_, n_out_, flags_, qform_, schema_, infer_, ref_, sweep_)                    \
     [PAR_OP_##id_] = {.id = PAR_OP_##id_,                                                                          \
                       .name = name_,                                                                               \
                       .in_min = in_min_,                                                                           \
                       .in_max = in_max_,                                                                           \
                       .n_out = n_out_,                                                                             \
-                      .flags = flags_,                                                                             \
+                      .flags = (flags_) | (PAR_QFORM_##qform_ != PAR_QFORM_NONE ? PAR_OPF_QUANT_OK : 0u),         \
+                      .qform = PAR_QFORM_##qform_,                                                                 \
                       .schema = schema_,                                                                           \
                       .infer = infer_},
 #include "ops.def"
@@ -172,6 +173,16 @@ const par_op_info *par_op_find(const char *name)
     for (int i = 0; i < PAR_OP_COUNT; i++)
         if (strcmp(table[i].name, name) == 0) return &table[i];
     return NULL;
+}
+
+const par_op_info *par_op_of(const par_node *n)
+{
+    if (!n || !n->op) return NULL;
+    pthread_once(&table_once, build_table);
+    /* A graph's nodes point at the table's own name strings (core/graph.c): compare the pointers first. */
+    for (int i = 0; i < PAR_OP_COUNT; i++)
+        if (n->op == table[i].name) return &table[i];
+    return par_op_find(n->op);
 }
 
 static void fmt_double(double v, char *buf, size_t len)

@@ -1,6 +1,7 @@
 /*
  * ops.h - the op table (expanded from ops.def): op ids, arity, attribute schemas, and the hooks each op carries.
- * It does not know any op's semantics: those live in reference/ (kernels, shape inference) and cases/ops/ (sweeps).
+ * It does not know any op's semantics: shape inference lives in core/shape_<family>.c (core/shape.h), the kernels
+ * in reference/ and the sweeps in cases/ops/.
  */
 #ifndef PAR_OPS_H
 #define PAR_OPS_H
@@ -8,10 +9,29 @@
 #include "parity_backend.h"
 
 #define PAR_OPF_EXACT 1u    /* data movement or selection: a correct backend is bit-exact */
-#define PAR_OPF_QUANT_OK 2u /* has a quantized form in the reference */
+#define PAR_OPF_QUANT_OK 2u /* has a quantized form in the reference: set from the qform column, never in ops.def */
+#define PAR_OPF_OUT_01 4u   /* the output lies in [0, 1] whatever the input */
+#define PAR_OPF_OUT_PM1 8u  /* the output lies in [-1, 1] whatever the input */
+
+/* The integer form of a quantized op (the qform column of ops.def, where each family is described). */
+typedef enum par_qform {
+    PAR_QFORM_NONE,
+    PAR_QFORM_ACC_AXIS1,
+    PAR_QFORM_ACC_LAST,
+    PAR_QFORM_ADD,
+    PAR_QFORM_MUL,
+    PAR_QFORM_MOVE,
+    PAR_QFORM_SELECT,
+    PAR_QFORM_CLAMP,
+    PAR_QFORM_LUT,
+    PAR_QFORM_AVG,
+    PAR_QFORM_ROUND_INTERP,
+    PAR_QFORM_ROUND_FREE,
+    PAR_QFORM_CONVERT,
+} par_qform;
 
 typedef enum par_op_id {
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) PAR_OP_##id,
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep) PAR_OP_##id,
 #include "ops.def"
 #undef PAR_OP
     PAR_OP_COUNT
@@ -24,7 +44,7 @@ typedef par_status (*par_infer_fn)(const par_graph_desc *g, const par_node *n, p
 
 /* Shape inference of every op: declared from the table. (The reference kernels and the sweep specs of the table's
  * last two columns are expanded by the layers that own them: reference/reference.h and cases/sweep.h.) */
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep)                                  \
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep)                               \
     par_status infer(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg);
 #include "ops.def"
 #undef PAR_OP
@@ -47,6 +67,7 @@ typedef struct par_op_info {
     const char *name;
     int32_t in_min, in_max, n_out;
     unsigned flags;
+    par_qform qform;
     const char *schema;         /* the schema text, as in ops.def */
     par_infer_fn infer;
     int32_t n_attrs;
@@ -57,6 +78,9 @@ typedef struct par_op_info {
 const par_op_info *par_op_get(par_op_id id);
 /* Look an op up by name; NULL when unknown. */
 const par_op_info *par_op_find(const char *name);
+/* The op of a node (looked up by node->op, a handful of string compares); NULL for an unknown op, which a graph
+ * built by core/graph.c never holds. */
+const par_op_info *par_op_of(const par_node *n);
 /* Format one attribute value for messages and IDs ("[1,2]", "0.5", "same"). */
 void par_attr_format(const par_attr *a, char *buf, size_t len);
 

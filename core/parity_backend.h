@@ -47,8 +47,10 @@
 extern "C" {
 #endif
 
-/* The ABI version. A plugin built against another major version is refused with a clear error. */
-#define PAR_BACKEND_API_VERSION 1u
+/* The ABI version. A plugin built against another major version is refused with a clear error.
+ * 2: par_node has no op_id (plugins dispatch on node->op, the op's name); docs/writing-a-backend.md, "Migrating
+ *    from v1". */
+#define PAR_BACKEND_API_VERSION 2u
 
 /* The symbol a plugin exports. */
 #define PAR_BACKEND_ENTRY_SYMBOL "parity_backend_entry"
@@ -141,8 +143,7 @@ typedef struct par_attr {
 
 typedef struct par_node {
     const char *name;           /* unique in the graph */
-    const char *op;             /* op name, e.g. "conv2d" */
-    int32_t op_id;              /* harness-internal numbering; plugins dispatch on op */
+    const char *op;             /* op name, e.g. "conv2d": the stable identity of the op; dispatch on it */
     int32_t n_inputs;
     const int32_t *inputs;      /* value indices; -1 for an absent optional input (e.g. conv2d without bias) */
     int32_t n_outputs;

@@ -257,9 +257,16 @@ void par_requant_lut(double (*f)(double), par_dtype in_dtype, float in_scale, in
                      int32_t out_zp, int32_t out_qmin, int32_t out_qmax, uint8_t table[256])
 {
     const int32_t in_min = in_dtype == PAR_DTYPE_QS8 ? -128 : 0;
+    double fx[256];
+    for (int32_t i = 0; i < 256; i++) fx[i] = f((double)in_scale * (double)(in_min + i - in_zp));
+    par_requant_lut_values(fx, out_scale, out_zp, out_qmin, out_qmax, table);
+}
+
+void par_requant_lut_values(const double fx[256], float out_scale, int32_t out_zp, int32_t out_qmin,
+                            int32_t out_qmax, uint8_t table[256])
+{
     for (int32_t i = 0; i < 256; i++) {
-        double x = (double)in_scale * (double)(in_min + i - in_zp);
-        double t = f(x) / (double)out_scale;
+        double t = fx[i] / (double)out_scale;
         double r = t - remainder(t, 1.0); /* round half to even */
         double q = r + out_zp;
         q = q < out_qmin ? out_qmin : q > out_qmax ? out_qmax : q;

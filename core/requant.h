@@ -106,6 +106,10 @@ int32_t par_requant_add_acc(int64_t acc, const par_requant_add_params *p);
  * may differ by one step on ties, which the oracle labels). 256 entries. */
 void par_requant_lut(double (*f)(double), par_dtype in_dtype, float in_scale, int32_t in_zp, float out_scale,
                      int32_t out_zp, int32_t out_qmin, int32_t out_qmax, uint8_t table[256]);
+/* The same table from the function's values fx[q - in_qmin] = f(in_scale * (q - in_zp)) computed elsewhere (the
+ * reference evaluates them with the op's own float kernel). */
+void par_requant_lut_values(const double fx[256], float out_scale, int32_t out_zp, int32_t out_qmin,
+                            int32_t out_qmax, uint8_t table[256]);
 
 /* Output clamp of a quantized node with fused activation: [qmin, qmax] of the dtype intersected with the real range
  * [lo, hi] quantized as zp + round_half_away(bound / scale) (TFLite's CalculateActivationRangeQuantized); lo =

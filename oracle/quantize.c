@@ -19,6 +19,14 @@
 
 #define SIGMA_Q 31.75 /* std of seeded qs8 weights: 127 / 4, so the +-127 clamp only cuts 4-sigma tails */
 
+/* An op whose integer form accumulates products with a weight tensor (input 1) and an i32 bias (input 2): conv2d,
+ * linear (the ACC families of core/ops.def). Its weights are quantized per tensor or per output channel. */
+static int weighted(const char *op)
+{
+    const par_op_info *info = par_op_find(op);
+    return info && (info->qform == PAR_QFORM_ACC_AXIS1 || info->qform == PAR_QFORM_ACC_LAST);
+}
+
 typedef struct wplan {
     int active;          /* conv2d / linear with constant f32 weights (and bias): quantized */
     int32_t bn;          /* the batch_norm node folded into it, or -1 */
@@ -152,7 +160,7 @@ static par_status plan(qctx *q)
     int64_t total = 0, gen = 1;
     for (int32_t ni = 0; ni < g->n_nodes; ni++) {
         const par_node *n = &g->nodes[ni];
-        if (strcmp(n->op, "conv2d") != 0 && strcmp(n->op, "linear") != 0) continue;
+        if (!weighted(n->op)) continue;
         int32_t wv = input_of(n, 1);
         if (!const_f32(g, wv)) continue;
         total += g->values[wv].numel;
@@ -162,7 +170,7 @@ static par_status plan(qctx *q)
     q->seeded = q->o->seeded >= 0 ? q->o->seeded : (gen && total > (INT64_C(1) << 20));
     for (int32_t ni = 0; ni < g->n_nodes; ni++) {
         const par_node *n = &g->nodes[ni];
-        if (strcmp(n->op, "conv2d") != 0 && strcmp(n->op, "linear") != 0) continue;
+        if (!weighted(n->op)) continue;
         if (plan_weights(q, ni) != PAR_OK) return PAR_ERROR;
     }
     return PAR_OK;
@@ -305,22 +313,24 @@ static int32_t get_f(qctx *q, int32_t v)
     return q->fval[v] = par_case_node(q->c, "dequantize", 1, &q->qval[v], 0, NULL, &os);
 }
 
-/* Ops computed on integers, and how their output params are chosen. */
+/* Ops computed on integers (every op with an integer form in the op table, but the conversions the twin inserts
+ * itself), and how their output params are chosen (the qform column and the output-range flags of core/ops.def). */
 static int quant_op(const char *op)
 {
-    static const char *const ops[] = {"conv2d", "linear", "add", "mul", "relu", "relu6", "hardtanh", "clamp",
-                                      "sigmoid", "tanh", "hardswish", "max_pool2d", "avg_pool2d",
-                                      "global_avg_pool2d", "softmax", "upsample_nearest2d", "upsample_bilinear2d",
-                                      "concat", "reshape", "flatten", "permute", "slice"};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (!strcmp(op, ops[i])) return 1;
-    return 0;
+    const par_op_info *info = par_op_find(op);
+    return info && info->qform != PAR_QFORM_NONE && info->qform != PAR_QFORM_CONVERT;
 }
 
 static int keeps_params(const char *op)
 {
-    return !strcmp(op, "max_pool2d") || !strcmp(op, "reshape") || !strcmp(op, "flatten") || !strcmp(op, "permute") ||
-           !strcmp(op, "slice") || !strcmp(op, "upsample_nearest2d");
+    const par_op_info *info = par_op_find(op);
+    return info && info->qform == PAR_QFORM_SELECT;
+}
+
+static unsigned op_flags(const char *op)
+{
+    const par_op_info *info = par_op_find(op);
+    return info ? info->flags : 0;
 }
 
 static void emit_quant_node(qctx *q, int32_t ni)
@@ -343,10 +353,10 @@ static void emit_quant_node(qctx *q, int32_t ni)
     if (keeps_params(n->op)) {
         s_out = q->qs[x0];
         z_out = q->qz[x0];
-    } else if (!strcmp(n->op, "softmax") || !strcmp(n->op, "sigmoid")) {
+    } else if (op_flags(n->op) & PAR_OPF_OUT_01) {
         s_out = 1.0f / 256;
         z_out = q->o->act == PAR_DTYPE_QS8 ? -128 : 0;
-    } else if (!strcmp(n->op, "tanh")) {
+    } else if (op_flags(n->op) & PAR_OPF_OUT_PM1) {
         s_out = 1.0f / 128;
         z_out = q->o->act == PAR_DTYPE_QS8 ? 0 : 128;
     }
@@ -407,7 +417,7 @@ static void emit(qctx *q)
             if (n->inputs[i] >= 0 && g->values[n->inputs[i]].dtype != PAR_DTYPE_F32) all_float = 0;
         int quant = quant_op(n->op) && all_float && n->n_outputs == 1 &&
                     g->values[n->outputs[0]].dtype == PAR_DTYPE_F32 &&
-                    ((strcmp(n->op, "conv2d") && strcmp(n->op, "linear")) || q->wp[ni].active);
+                    (!weighted(n->op) || q->wp[ni].active);
         if (quant) {
             emit_quant_node(q, ni);
             continue;

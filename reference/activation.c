@@ -1,7 +1,7 @@
 /*
  * activation.c - shape inference and float64 reference kernels of the pointwise activations: relu, relu6, hardtanh,
- * clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu, with the error budget of every output
- * element (docs/budgets/elementwise.md derives each one).
+ * clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu, silu, gelu, with the error budget of
+ * every output element (docs/budgets/elementwise.md derives each one).
  *
  * Kernels are one loop over the elements and read like docs/ops.md. They see float tensors only (the interpreter
  * dequantizes quantized operands around them); they must not allocate nor read anything but their inputs.
@@ -27,6 +27,8 @@ typedef enum act_op {
     ACT_HARDSIGMOID,
     ACT_HARDSWISH,
     ACT_ELU,
+    ACT_SILU,
+    ACT_GELU,  /* a = 0: the exact form with erf; a = 1: the tanh approximation */
 } act_op;
 
 typedef struct act_params {
@@ -54,6 +56,54 @@ static double hardswish_dsup(double lo, double hi)
     if (a <= b) s = fmax(s, fmax(fabs(2 * a + 3), fabs(2 * b + 3)) / 6);
     return s;
 }
+
+/* The sup of |f'| over [lo, hi] for a smooth f whose f' has its extrema at the points crit[] (where f'' = 0) and
+ * tends to its limits at +-inf (df handles infinite arguments): the largest of |f'| at both ends and at the
+ * critical points inside. */
+static double dsup(double (*df)(double), const double *crit, int n_crit, double lo, double hi)
+{
+    double s = fmax(fabs(df(lo)), fabs(df(hi)));
+    for (int i = 0; i < n_crit; i++)
+        if (lo <= crit[i] && crit[i] <= hi) s = fmax(s, fabs(df(crit[i])));
+    return s;
+}
+
+/* silu(x) = x sigmoid(x) and its derivative s(x) (1 + x (1 - s(x))), with the limits 1 at +inf and 0 at -inf. The
+ * derivative's extrema are where f'' = s(1 - s)(2 - x tanh(x / 2)) vanishes: x tanh(x / 2) = 2, x = +-2.39935728...
+ * (f' = 1.0998 and -0.0998 there). */
+static double silu_d(double x)
+{
+    if (isinf(x)) return x > 0 ? 1 : 0;
+    double s = sigmoid(x);
+    return s * (1 + x * (1 - s));
+}
+static const double silu_crit[2] = {-2.3993572805154679, 2.3993572805154679};
+
+/* gelu, exact form: f(x) = x Phi(x), Phi(x) = erfc(-x / sqrt 2) / 2 (erfc keeps the negative tail accurate where
+ * 1 + erf(x / sqrt 2) cancels); f'(x) = Phi(x) + x phi(x), limits 1 and 0; f'' = phi(x) (2 - x^2): extrema at
+ * x = +-sqrt 2 (f' = 1.12890 and -0.12890). */
+static double gelu_phi_cdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+static double gelu_d(double x)
+{
+    if (isinf(x)) return x > 0 ? 1 : 0;
+    return gelu_phi_cdf(x) + x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
+}
+static const double gelu_crit[2] = {-M_SQRT2, M_SQRT2};
+
+/* gelu, tanh form: z = k (x + 0.044715 x^3), k = sqrt(2 / pi), f(x) = x (1 + tanh z) / 2 = x s(2z) with s the
+ * sigmoid (no cancellation in the negative tail); f'(x) = s + 2 x s (1 - s) z'(x), z' = k (1 + 3 0.044715 x^2),
+ * limits 1 and 0; the extrema of f' (f'' = 0, solved numerically) are at x = +-1.41850400867 (f' = 1.12899 and
+ * -0.12899). */
+#define GELU_K 0.79788456080286535588 /* sqrt(2 / pi) */
+#define GELU_A 0.044715
+static double gelu_tanh_z(double x) { return GELU_K * (x + GELU_A * x * x * x); }
+static double gelu_tanh_d(double x)
+{
+    if (isinf(x)) return x > 0 ? 1 : 0;
+    double s = sigmoid(2 * gelu_tanh_z(x));
+    return s + 2 * x * s * (1 - s) * GELU_K * (1 + 3 * GELU_A * x * x);
+}
+static const double gelu_tanh_crit[2] = {-1.4185040087, 1.4185040087};
 
 static void act_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
 {
@@ -146,6 +196,53 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
         }
         break;
     }
+    case ACT_SILU: {
+        if (isinf(x)) { /* the limits: +inf, and x sigmoid(x) -> -0 at -inf; a held x' is the same infinity */
+            *yo = x > 0 ? x : -0.0;
+            *eo = x > 0 ? INFINITY : 0;
+            return;
+        }
+        y = x * sigmoid(x);
+        p = dsup(silu_d, silu_crit, 2, x - e, x + e) * e;
+        /* x * sigmoid(x): sigmoid's own (fn + 2u) relative (exp, the addition, the division) and the multiply's
+         * u; x / (1 + exp(-x)): exp's fn passed through 1 / (1 + E), the addition, the division: the same 3u + fn.
+         * Sigmoid's underflow (eta, absolute, where it is tiny) is scaled by |x|; where exp(-x) overflows the
+         * second form returns -0 for a true |y| below |x| eta. */
+        double xa = fabs(x) + e;
+        own = (fn + 3 * u) * (fabs(y) + p) + xa * underflow_abs(pr);
+        break;
+    }
+    case ACT_GELU: {
+        if (isinf(x)) { /* the limits, +inf and -0, as silu */
+            *yo = x > 0 ? x : -0.0;
+            *eo = x > 0 ? INFINITY : 0;
+            return;
+        }
+        double xa = fabs(x) + e;
+        if (ap->a == 0) {
+            y = x * gelu_phi_cdf(x);
+            p = dsup(gelu_d, gelu_crit, 2, x - e, x + e) * e;
+            /* (a) x / 2 (1 + erf(x c)), c = 1/sqrt 2: x c carries 2u (c rounded, the multiply), which moves erf by
+             *     erf'(t) 2u|t| (t = x / sqrt 2), times |x| / 2; erf's own fn |erf t| times |x| / 2 (absolute where
+             *     1 + erf cancels: x negative); the addition u (1 + erf) |x| / 2 = u|y|; the multiply u|y| (/ 2 is
+             *     exact). (b) x erfc(-x c) / 2: fn |y|, the multiply u|y|, the same argument term. Both within: */
+            double t = x * M_SQRT1_2, ya = fabs(y);
+            own = fn * (0.5 * xa * fabs(erf(t)) + ya + p) + 2 * u * (ya + p) +
+                  2 * u * xa * fabs(t) * exp(-t * t) / sqrt(M_PI);
+        } else {
+            double z = gelu_tanh_z(x), s = sigmoid(2 * z);
+            y = x * s;
+            p = dsup(gelu_tanh_d, gelu_tanh_crit, 2, x - e, x + e) * e;
+            /* z: x*x, *x, 0.044715 rounded, *0.044715 (4u on a x^3, the same sign as x: no cancellation), + x (u),
+             * k rounded and *k (2u): 7u |z|; through tanh' = 1 - tanh^2 = 4 s (1 - s) times |x| / 2: 14u |x| |z|
+             * s (1 - s). (a) x / 2 (1 + tanh z): tanh's fn |tanh z| |x| / 2, the addition u|y|, the multiply u|y|;
+             * (b) x sigmoid(2z): the sigmoid's fn + 2u relative and its underflow eta, the multiply u. Both within: */
+            double ya = fabs(y);
+            own = fn * (0.5 * xa * fabs(tanh(z)) + ya + p) + 3 * u * (ya + p) + 14 * u * xa * fabs(z) * s * (1 - s) +
+                  xa * underflow_abs(pr);
+        }
+        break;
+    }
     case ACT_ELU: {
         double alpha = ap->a, aa = fabs(alpha);
         y = x > 0 ? x : alpha * expm1(x);
@@ -187,60 +284,6 @@ static par_status unary(const par_ref_ctx *c, const act_params *ap, const par_rt
 }
 
 /* ------------------------------------------------------------------------------------------------------------- */
-
-par_status par_infer_same(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    /* Semantic checks of the attributes this inference serves (softmax axis, clamp bounds). */
-    if (par_node_attr(n, "axis") && par_axis_norm(par_attr_int(n, "axis", -1), x->rank) < 0)
-        return par_msgf(msg, PAR_ERROR, "attribute 'axis': %lld is out of range for input 0 (x) of rank %d",
-                        (long long)par_attr_int(n, "axis", -1), (int)x->rank);
-    static const char *const pairs[2][2] = {{"min_val", "max_val"}, {"min", "max"}};
-    for (int k = 0; k < 2; k++) {
-        if (!par_node_attr(n, pairs[k][0])) continue;
-        double lo = par_attr_float(n, pairs[k][0], -INFINITY), hi = par_attr_float(n, pairs[k][1], INFINITY);
-        if (lo != lo || hi != hi)
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': NaN bound", lo != lo ? pairs[k][0] : pairs[k][1]);
-        if (lo > hi)
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': %g is greater than '%s' %g", pairs[k][0], lo,
-                            pairs[k][1], hi);
-    }
-    static const char *const finite_attrs[] = {"negative_slope", "alpha"};
-    for (int k = 0; k < 2; k++)
-        if (par_node_attr(n, finite_attrs[k]) && !isfinite(par_attr_float(n, finite_attrs[k], 0)))
-            return par_msgf(msg, PAR_ERROR, "attribute '%s': must be finite", finite_attrs[k]);
-    outs[0].rank = x->rank;
-    for (int32_t i = 0; i < x->rank; i++) outs[0].dims[i] = x->dims[i];
-    outs[0].numel = x->numel;
-    return PAR_OK;
-}
-
-par_status par_infer_prelu(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    const par_value *s = par_node_input(g, n, 1);
-    if (!x || !s) return par_msgf(msg, PAR_ERROR, "inputs 0 (x) and 1 (slope) are required");
-    if (s->dtype != x->dtype)
-        return par_msgf(msg, PAR_ERROR, "input 1 (slope): dtype %s differs from input 0 (x) dtype %s",
-                        par_dtype_name(s->dtype), par_dtype_name(x->dtype));
-    char ss[96];
-    par_shape_format(s->rank, s->dims, ss, sizeof ss);
-    if (s->rank != 1)
-        return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s, expected [1] or [C] (rank 1)", ss);
-    if (s->dims[0] != 1) {
-        if (x->rank < 2)
-            return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s needs input 0 (x) of rank >= 2 (has %d)", ss,
-                            (int)x->rank);
-        if (s->dims[0] != x->dims[1])
-            return par_msgf(msg, PAR_ERROR, "input 1 (slope): shape %s, expected [1] or [%lld] (channels of x)", ss,
-                            (long long)x->dims[1]);
-    }
-    outs[0].rank = x->rank;
-    for (int32_t i = 0; i < x->rank; i++) outs[0].dims[i] = x->dims[i];
-    outs[0].numel = x->numel;
-    return PAR_OK;
-}
 
 /* ------------------------------------------------------------------------------------------------------------- */
 
@@ -301,6 +344,21 @@ par_status par_ref_hardsigmoid(const par_ref_ctx *c, const par_rt *const *in, pa
 par_status par_ref_hardswish(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     act_params ap = {ACT_HARDSWISH, "hardswish", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_silu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_SILU, "silu", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_gelu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    const char *approx = par_attr_str(c->n, "approximate", "none");
+    act_params ap = {ACT_GELU, "gelu", strcmp(approx, "tanh") == 0 ? 1 : 0, 0};
+    if (strcmp(approx, "none") != 0 && ap.a == 0)
+        return par_msgf(msg, PAR_ERROR, "gelu: attribute 'approximate': '%s', expected none or tanh", approx);
     return unary(c, &ap, in, out, msg);
 }
 

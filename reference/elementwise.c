@@ -1,5 +1,5 @@
 /*
- * elementwise.c - shape inference (numpy broadcasting) and float64 reference kernels of add, sub, mul and div, with
+ * elementwise.c - float64 reference kernels of add, sub, mul and div, with
  * the error budget of every output element (docs/budgets/elementwise.md).
  *
  * The kernels are one plain loop over the output, mapping each output index to its two broadcast input elements.
@@ -26,35 +26,6 @@
 typedef enum bin_op { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV } bin_op;
 
 static const char *const bin_names[] = {"add", "sub", "mul", "div"};
-
-par_status par_infer_broadcast(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *a = par_node_input(g, n, 0);
-    const par_value *b = par_node_input(g, n, 1);
-    if (!a || !b) return par_msgf(msg, PAR_ERROR, "inputs 0 (a) and 1 (b) are required");
-    if (a->dtype != b->dtype)
-        return par_msgf(msg, PAR_ERROR, "input 1 (b): dtype %s differs from input 0 (a) dtype %s",
-                        par_dtype_name(b->dtype), par_dtype_name(a->dtype));
-    int32_t rank = a->rank > b->rank ? a->rank : b->rank;
-    for (int32_t k = 0; k < rank; k++) {
-        /* k counts from the last dimension; a missing leading dimension acts as 1. */
-        int32_t ia = a->rank - 1 - k, ib = b->rank - 1 - k;
-        int64_t da = ia >= 0 ? a->dims[ia] : 1, db = ib >= 0 ? b->dims[ib] : 1;
-        if (da != db && da != 1 && db != 1) {
-            char sa[96], sb[96];
-            par_shape_format(a->rank, a->dims, sa, sizeof sa);
-            par_shape_format(b->rank, b->dims, sb, sizeof sb);
-            return par_msgf(msg, PAR_ERROR,
-                            "input 1 (b): shape %s does not broadcast with input 0 (a) shape %s: output dimension %d "
-                            "has sizes %lld and %lld",
-                            sb, sa, (int)(rank - 1 - k), (long long)db, (long long)da);
-        }
-        outs[0].dims[rank - 1 - k] = da > db ? da : db;
-    }
-    outs[0].rank = rank;
-    outs[0].numel = par_shape_numel(rank, outs[0].dims);
-    return PAR_OK;
-}
 
 /* Strides of input t laid against an output of rank `rank`: 0 along broadcast (size-1 or missing) dimensions. */
 static par_status broadcast_strides(const par_rt *t, const par_rt *y, int64_t *st, const char *what, par_msg *msg)

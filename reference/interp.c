@@ -4,7 +4,7 @@
  * dequantized reals with no rounding budgeted (the ideal value, and the inputs' budgets propagated in steps), and in
  * integers under each requantization scheme (quant_ops.c); the output holds the declared scheme's integer, the
  * budget in steps, and the range [ql, qh] that the other schemes and ties of the ideal value explain. It never calls
- * a backend and never allocates per element.
+ * a backend and never allocates per element. The reference tensors are rt.c's, the table of kernels kernels.c's.
  */
 #include "reference.h"
 
@@ -19,83 +19,6 @@
  * rounding of the scaled accumulator): fp32 requantization carries 24 significant bits, 32-bit fixed-point
  * multipliers 31; 2^-20 admits any multiplier with at least 21 significant bits. */
 #define PAR_REQUANT_REL 0x1p-20
-
-par_prec par_prec_for(par_arith a)
-{
-    par_prec p;
-    /* fn_ulps = 8 u = 4 ULP: the accuracy asked of exp, log, tanh and sigmoid implementations (docs/oracle.md). */
-    p.fn_ulps = 8.0;
-    p.requant = PAR_REQUANT_FP32;
-    p.requant_exact = 0;
-    switch (a) {
-    case PAR_ARITH_F16_STORAGE:
-        p.u = 0x1p-24;
-        p.u_store = 0x1p-11;
-        break;
-    case PAR_ARITH_F16:
-        p.u = 0x1p-11;
-        p.u_store = 0x1p-11;
-        break;
-    case PAR_ARITH_F32:
-    default:
-        p.u = 0x1p-24;
-        p.u_store = 0x1p-24;
-        break;
-    }
-    return p;
-}
-
-par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg)
-{
-    memset(t, 0, sizeof *t);
-    t->dtype = dt;
-    t->rank = rank;
-    t->numel = 1;
-    for (int32_t i = 0; i < rank; i++) {
-        t->dims[i] = dims[i];
-        t->numel *= dims[i];
-    }
-    t->v = calloc((size_t)t->numel, sizeof *t->v);
-    t->e = calloc((size_t)t->numel, sizeof *t->e);
-    t->s = malloc((size_t)t->numel * sizeof *t->s);
-    if (!t->v || !t->e || !t->s) {
-        par_rt_free(t);
-        return par_msgf(msg, PAR_ERROR, "reference: out of memory for %lld elements", (long long)t->numel);
-    }
-    for (int64_t i = 0; i < t->numel; i++) t->s[i] = NAN; /* "not computed": the interpreter fills it in */
-    return PAR_OK;
-}
-
-void par_rt_free(par_rt *t)
-{
-    if (!t) return;
-    free(t->v);
-    free(t->e);
-    free(t->s);
-    free(t->ql);
-    free(t->qh);
-    t->v = t->e = t->s = t->ql = t->qh = NULL;
-}
-
-void par_rt_strides(const par_rt *t, int64_t *strides)
-{
-    int64_t s = 1;
-    for (int32_t i = t->rank - 1; i >= 0; i--) {
-        strides[i] = s;
-        s *= t->dims[i];
-    }
-}
-
-static const par_ref_fn kernels[PAR_OP_COUNT] = {
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep) [PAR_OP_##id] = ref,
-#include "core/ops.def"
-#undef PAR_OP
-};
-
-par_ref_fn par_ref_kernel(par_op_id id)
-{
-    return ((int)id >= 0 && id < PAR_OP_COUNT) ? kernels[id] : NULL;
-}
 
 void par_ref_result_destroy(par_ref_result *r)
 {
@@ -336,7 +259,7 @@ static par_status scale_pass(const par_op_info *info, const par_ref_ctx *c, int3
 static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *p, par_rt *vals, par_msg *msg)
 {
     const par_node *n = &g->nodes[ni];
-    const par_op_info *info = par_op_get((par_op_id)n->op_id);
+    const par_op_info *info = par_op_of(n);
     const par_rt *in[64] = {NULL}; /* optional inputs past n_inputs read as absent */
     par_rt *out[4] = {NULL};
     par_rt tmp_in[64], tmp_out[4];
@@ -347,7 +270,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
 
     /* quantize / dequantize are float kernels that see integers directly; every other op with a quantized
      * operand is computed on dequantized reals and requantized. */
-    if (info->id != PAR_OP_QUANTIZE && info->id != PAR_OP_DEQUANTIZE) {
+    if (info->qform != PAR_QFORM_CONVERT) {
         for (int32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] >= 0 && is_quant(g->values[n->inputs[i]].dtype)) quant = 1;
         for (int32_t i = 0; i < n->n_outputs; i++)
@@ -364,7 +287,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         for (int32_t i = 0; i < n->n_outputs; i++) out[i] = &vals[n->outputs[i]];
         /* dequantize reads budgets in steps: an integer input with a labelled range enters with its width added
          * (a backend's integer anywhere in [ql - e, qh + e] is correct, docs/quantization.md) */
-        if (info->id == PAR_OP_DEQUANTIZE && in[0] && in[0]->ql && in[0]->qh) {
+        if (info->qform == PAR_QFORM_CONVERT && in[0] && in[0]->ql && in[0]->qh) {
             const par_rt *q = in[0];
             st = par_rt_alloc(&tmp_in[0], q->dtype, q->rank, q->dims, msg);
             for (int64_t k = 0; k < q->numel && st == PAR_OK; k++) {
@@ -389,7 +312,8 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             in[i] = NULL;
             if (n->inputs[i] < 0) continue;
             const par_value *iv = &g->values[n->inputs[i]];
-            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && (info->id == PAR_OP_CONV2D || info->id == PAR_OP_LINEAR)) {
+            const int acc = info->qform == PAR_QFORM_ACC_AXIS1 || info->qform == PAR_QFORM_ACC_LAST;
+            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && acc) {
                 st = dequant_bias(g, n, &vals[n->inputs[i]], &tmp_in[i], msg);
                 in[i] = &tmp_in[i];
             } else if (is_quant(iv->dtype) || iv->dtype == PAR_DTYPE_I32) {

@@ -1,5 +1,5 @@
 /*
- * norm.c - shape inference and the float64 reference kernel of batch_norm (inference form, docs/ops.md), with the
+ * norm.c - the float64 reference kernel of batch_norm (inference form, docs/ops.md), with the
  * error budget of every output element (docs/budgets/elementwise.md).
  *
  * y = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c], c = dims[1] index of the element. The kernel
@@ -19,42 +19,18 @@
 #include "reference.h"
 #include "elem_util.h"
 
+#include "core/shape.h"
+
 #include <math.h>
-
-static const char *const bn_inputs[5] = {"x", "weight", "bias", "running_mean", "running_var"};
-
-par_status par_infer_batch_norm(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    if (x->rank < 2) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected >= 2 ([N,C,...])", (int)x->rank);
-    int64_t ch = x->dims[1];
-    for (int32_t i = 1; i < 5; i++) {
-        const par_value *p = par_node_input(g, n, i);
-        if (!p) return par_msgf(msg, PAR_ERROR, "input %d (%s) is required", (int)i, bn_inputs[i]);
-        if (p->dtype != x->dtype)
-            return par_msgf(msg, PAR_ERROR, "input %d (%s): dtype %s differs from input 0 (x) dtype %s", (int)i,
-                            bn_inputs[i], par_dtype_name(p->dtype), par_dtype_name(x->dtype));
-        if (p->rank != 1 || p->dims[0] != ch)
-            return par_msgf(msg, PAR_ERROR, "input %d (%s): shape must be [%lld] (channels of x)", (int)i,
-                            bn_inputs[i], (long long)ch);
-    }
-    double eps = par_attr_float(n, "eps", 1e-5);
-    if (!(eps > 0) || !isfinite(eps))
-        return par_msgf(msg, PAR_ERROR, "attribute 'eps': %g, must be finite and > 0", eps);
-    outs[0].rank = x->rank;
-    for (int32_t i = 0; i < x->rank; i++) outs[0].dims[i] = x->dims[i];
-    outs[0].numel = x->numel;
-    return PAR_OK;
-}
 
 par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     for (int32_t i = 0; i < 5; i++) {
-        if (!in[i]) return par_msgf(msg, PAR_ERROR, "batch_norm: input %d (%s) is required", (int)i, bn_inputs[i]);
+        if (!in[i])
+            return par_msgf(msg, PAR_ERROR, "batch_norm: input %d (%s) is required", (int)i, par_batch_norm_inputs[i]);
         if (!is_float(in[i]->dtype))
             return par_msgf(msg, PAR_UNSUPPORTED, "batch_norm: input %d (%s): dtype %s reached the float kernel (only "
-                            "f32, f16, f64)", (int)i, bn_inputs[i], par_dtype_name(in[i]->dtype));
+                            "f32, f16, f64)", (int)i, par_batch_norm_inputs[i], par_dtype_name(in[i]->dtype));
     }
     const par_rt *x = in[0], *w = in[1], *b = in[2], *mean = in[3], *var = in[4];
     par_rt *y = out[0];
@@ -64,7 +40,7 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
     for (int32_t i = 1; i < 5; i++)
         if (in[i]->numel != ch)
             return par_msgf(msg, PAR_ERROR, "batch_norm: input %d (%s) has %lld elements, expected %lld", (int)i,
-                            bn_inputs[i], (long long)in[i]->numel, (long long)ch);
+                            par_batch_norm_inputs[i], (long long)in[i]->numel, (long long)ch);
     double eps = par_attr_float(c->n, "eps", 1e-5);
     if (!(eps > 0)) return par_msgf(msg, PAR_ERROR, "batch_norm: attribute 'eps': %g, must be > 0", eps);
     for (int64_t k = 0; k < ch; k++)

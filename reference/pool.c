@@ -1,5 +1,5 @@
 /*
- * pool.c - shape inference and float64 reference kernels of max_pool2d, avg_pool2d, adaptive_avg_pool2d,
+ * pool.c - float64 reference kernels of max_pool2d, avg_pool2d, adaptive_avg_pool2d,
  * global_avg_pool2d and mean (docs/ops.md, PyTorch semantics), with the error budget of every output element
  * (docs/budgets/conv-pool.md).
  *
@@ -28,20 +28,6 @@ static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg 
     if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
     if ((st = check_float(in[0], "input 0 (x)", msg)) != PAR_OK) return st;
     return check_float(out[0], "output 0", msg);
-}
-
-static int64_t ceil_div(int64_t a, int64_t b)
-{
-    return -floor_div(-a, b);
-}
-
-static par_status read_flag(const par_node *n, const char *name, int *flag, par_msg *msg)
-{
-    int64_t v = par_attr_int(n, name, 0);
-    if (v != 0 && v != 1)
-        return par_msgf(msg, PAR_ERROR, "attribute '%s': %lld, must be 0 or 1", name, (long long)v);
-    *flag = (int)v;
-    return PAR_OK;
 }
 
 /* Accumulator of an average: the sum, the magnitude sum (|x| + e(x)), the propagated sum e(x), the sum of the
@@ -79,131 +65,24 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
 
 /* ---- max_pool2d and avg_pool2d ------------------------------------------------------------------------------- */
 
-typedef struct pool_geom {
-    int64_t n, c, h, w;
-    int64_t kh, kw, sh, sw, dh, dw;
-    int64_t pt, pl, pb, pr;
-    int64_t oh, ow;
-    int ceil_mode, count_include_pad;
-} pool_geom;
-
-/* PyTorch's pooling_output_shape_pad_lr: with ceil_mode, a last window that would start in the end padding
- * (start >= in + pad_begin) is dropped. */
-static int64_t pool_out(int64_t in, int64_t k, int64_t s, int64_t d, int64_t p0, int64_t p1, int ceil_mode)
-{
-    int64_t num = in + p0 + p1 - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
-    int64_t o = floor_div(num, s) + 1;
-    if (ceil_mode && o >= 1 && (o - 1) * s >= in + p0) o--;
-    return o;
-}
-
-/* Does every window along one dimension hold at least one in-image position? Returns the first window that does
- * not, or -1. */
-static int64_t empty_window(int64_t in, int64_t out, int64_t k, int64_t s, int64_t d, int64_t p0)
-{
-    for (int64_t o = 0; o < out; o++) {
-        int64_t start = o * s - p0, hit = 0;
-        for (int64_t i = 0; i < k && !hit; i++) hit = start + i * d >= 0 && start + i * d < in;
-        if (!hit) return o;
-    }
-    return -1;
-}
-
-static par_status pool_geom_of(const par_node *n, int32_t xr, const int64_t *xd, int dilated, int avg, pool_geom *q,
-                               par_msg *msg)
-{
-    par_status st;
-    if (xr != 4) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected 4", (int)xr);
-    q->n = xd[0]; q->c = xd[1]; q->h = xd[2]; q->w = xd[3];
-    if ((st = read_pair(n, "kernel", 1, &q->kh, &q->kw, msg)) != PAR_OK) return st;
-    if ((st = read_pair(n, "stride", 1, &q->sh, &q->sw, msg)) != PAR_OK) return st;
-    q->dh = q->dw = 1;
-    if (dilated && (st = read_pair(n, "dilation", 1, &q->dh, &q->dw, msg)) != PAR_OK) return st;
-    if ((st = read_flag(n, "ceil_mode", &q->ceil_mode, msg)) != PAR_OK) return st;
-    q->count_include_pad = 0;
-    if (avg && (st = read_flag(n, "count_include_pad", &q->count_include_pad, msg)) != PAR_OK) return st;
-    int64_t p[4];
-    for (int32_t i = 0; i < 4; i++) {
-        /* PyTorch: padding at most half the (dilated) kernel extent, so padding alone never fills a window. */
-        int64_t ext = (i % 2 == 0) ? q->dh * (q->kh - 1) + 1 : q->dw * (q->kw - 1) + 1;
-        p[i] = par_attr_ints_at(n, "padding", i, 0);
-        if (p[i] < 0 || p[i] > ext / 2)
-            return par_msgf(msg, PAR_ERROR, "attribute 'padding': element %d is %lld, must be in [0, %lld] (half the "
-                            "kernel extent %lld)", (int)i, (long long)p[i], (long long)(ext / 2), (long long)ext);
-    }
-    q->pt = p[0]; q->pl = p[1]; q->pb = p[2]; q->pr = p[3];
-    q->oh = pool_out(q->h, q->kh, q->sh, q->dh, q->pt, q->pb, q->ceil_mode);
-    q->ow = pool_out(q->w, q->kw, q->sw, q->dw, q->pl, q->pr, q->ceil_mode);
-    if (q->oh < 1)
-        return par_msgf(msg, PAR_ERROR, "attribute 'kernel': output height %lld < 1 (input height %lld + padding "
-                        "%lld+%lld is smaller than the kernel extent %lld)", (long long)q->oh, (long long)q->h,
-                        (long long)q->pt, (long long)q->pb, (long long)(q->dh * (q->kh - 1) + 1));
-    if (q->ow < 1)
-        return par_msgf(msg, PAR_ERROR, "attribute 'kernel': output width %lld < 1 (input width %lld + padding "
-                        "%lld+%lld is smaller than the kernel extent %lld)", (long long)q->ow, (long long)q->w,
-                        (long long)q->pl, (long long)q->pr, (long long)(q->dw * (q->kw - 1) + 1));
-    /* With dilation a window may skip over the whole image (PyTorch would output -inf): refuse such cases. */
-    int64_t eh = empty_window(q->h, q->oh, q->kh, q->sh, q->dh, q->pt);
-    int64_t ew = empty_window(q->w, q->ow, q->kw, q->sw, q->dw, q->pl);
-    if (eh >= 0 || ew >= 0)
-        return par_msgf(msg, PAR_ERROR, "attribute 'dilation': the window of output %s %lld holds no input element",
-                        eh >= 0 ? "row" : "column", (long long)(eh >= 0 ? eh : ew));
-    return PAR_OK;
-}
-
-static void pool_shape(const pool_geom *q, int32_t *rank, int64_t *dims)
-{
-    *rank = 4;
-    dims[0] = q->n;
-    dims[1] = q->c;
-    dims[2] = q->oh;
-    dims[3] = q->ow;
-}
-
-static int shape_is(const par_rt *t, int32_t rank, const int64_t *dims)
-{
-    if (t->rank != rank) return 0;
-    for (int32_t i = 0; i < rank; i++)
-        if (t->dims[i] != dims[i]) return 0;
-    return 1;
-}
-
-par_status par_infer_max_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    pool_geom q;
-    par_status st = pool_geom_of(n, x->rank, x->dims, 1, 0, &q, msg);
-    if (st == PAR_OK) pool_shape(&q, &outs[0].rank, outs[0].dims);
-    return st;
-}
-
-par_status par_infer_avg_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    pool_geom q;
-    par_status st = pool_geom_of(n, x->rank, x->dims, 0, 1, &q, msg);
-    if (st == PAR_OK) pool_shape(&q, &outs[0].rank, outs[0].dims);
-    return st;
-}
 
 static par_status pool_kernel_geom(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, int dilated,
-                                   int avg, pool_geom *q, par_msg *msg)
+                                   int avg, par_pool_geom *q, par_msg *msg)
 {
     par_status st = check_io(in, out, msg);
     if (st != PAR_OK) return st;
-    if ((st = pool_geom_of(c->n, in[0]->rank, in[0]->dims, dilated, avg, q, msg)) != PAR_OK) return st;
+    if ((st = par_pool2d_geom(c->n, in[0]->rank, in[0]->dims, dilated, avg, q, msg)) != PAR_OK) return st;
     int32_t r;
     int64_t d[4];
-    pool_shape(q, &r, d);
-    if (!shape_is(out[0], r, d)) return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
+    par_pool2d_shape(q, &r, d);
+    if (!par_shape_equal(out[0]->rank, out[0]->dims, r, d))
+        return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
     return PAR_OK;
 }
 
 par_status par_ref_max_pool2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
-    pool_geom q;
+    par_pool_geom q;
     par_status st = pool_kernel_geom(c, in, out, 1, 0, &q, msg);
     if (st != PAR_OK) return st;
     const par_rt *x = in[0];
@@ -251,7 +130,7 @@ par_status par_ref_max_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
 
 par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
-    pool_geom q;
+    par_pool_geom q;
     par_status st = pool_kernel_geom(c, in, out, 0, 1, &q, msg);
     if (st != PAR_OK) return st;
     const par_rt *x = in[0];
@@ -284,34 +163,6 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
 
 /* ---- adaptive_avg_pool2d and global_avg_pool2d ---------------------------------------------------------------- */
 
-static par_status adaptive_shape(const par_node *n, int32_t xr, const int64_t *xd, int global, int32_t *yr,
-                                 int64_t *yd, par_msg *msg)
-{
-    par_status st;
-    if (xr != 4) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected 4", (int)xr);
-    int64_t oh = 1, ow = 1;
-    if (!global && (st = read_pair(n, "output_size", 1, &oh, &ow, msg)) != PAR_OK) return st;
-    *yr = 4;
-    yd[0] = xd[0];
-    yd[1] = xd[1];
-    yd[2] = oh;
-    yd[3] = ow;
-    return PAR_OK;
-}
-
-par_status par_infer_adaptive_avg_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    return adaptive_shape(n, x->rank, x->dims, 0, &outs[0].rank, outs[0].dims, msg);
-}
-
-par_status par_infer_global_avg_pool2d(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    return adaptive_shape(n, x->rank, x->dims, 1, &outs[0].rank, outs[0].dims, msg);
-}
 
 /* Window rows [floor(oh*H/OH), ceil((oh+1)*H/OH)), likewise columns (PyTorch's start_index / end_index); the global
  * pool is the case OH = OW = 1. */
@@ -324,14 +175,15 @@ static par_status adaptive_kernel(const par_ref_ctx *c, const par_rt *const *in,
     par_rt *y = out[0];
     int32_t r;
     int64_t d[PAR_MAX_RANK];
-    if ((st = adaptive_shape(c->n, x->rank, x->dims, global, &r, d, msg)) != PAR_OK) return st;
-    if (!shape_is(y, r, d)) return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
+    if ((st = par_adaptive_pool_shape(c->n, x->rank, x->dims, global, &r, d, msg)) != PAR_OK) return st;
+    if (!par_shape_equal(y->rank, y->dims, r, d))
+        return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
     int64_t h = x->dims[2], w = x->dims[3], oh_n = d[2], ow_n = d[3];
     for (int64_t nc = 0; nc < x->dims[0] * x->dims[1]; nc++)
         for (int64_t oh = 0; oh < oh_n; oh++)
             for (int64_t ow = 0; ow < ow_n; ow++) {
-                int64_t h0 = floor_div(oh * h, oh_n), h1 = ceil_div((oh + 1) * h, oh_n);
-                int64_t w0 = floor_div(ow * w, ow_n), w1 = ceil_div((ow + 1) * w, ow_n);
+                int64_t h0 = par_floor_div(oh * h, oh_n), h1 = par_ceil_div((oh + 1) * h, oh_n);
+                int64_t w0 = par_floor_div(ow * w, ow_n), w1 = par_ceil_div((ow + 1) * w, ow_n);
                 avg_acc a = {0};
                 for (int64_t ih = h0; ih < h1; ih++)
                     for (int64_t iw = w0; iw < w1; iw++) avg_add(&a, x, (nc * h + ih) * w + iw);
@@ -355,43 +207,6 @@ par_status par_ref_global_avg_pool2d(const par_ref_ctx *c, const par_rt *const *
 
 /* ---- mean ----------------------------------------------------------------------------------------------------- */
 
-/* Resolve the reduced axes into a mask; output shape with or without the kept 1s. */
-static par_status mean_shape(const par_node *n, int32_t xr, const int64_t *xd, int *reduced, int32_t *yr,
-                             int64_t *yd, par_msg *msg)
-{
-    par_status st;
-    int32_t count = par_attr_count(n, "axes");
-    int keep;
-    if ((st = read_flag(n, "keepdims", &keep, msg)) != PAR_OK) return st;
-    if (count < 1) return par_msgf(msg, PAR_ERROR, "attribute 'axes': empty, at least one axis is required");
-    for (int32_t i = 0; i < PAR_MAX_RANK; i++) reduced[i] = 0;
-    for (int32_t i = 0; i < count; i++) {
-        int64_t a = par_attr_ints_at(n, "axes", i, 0);
-        int64_t na = a < 0 ? a + xr : a;
-        if (na < 0 || na >= xr)
-            return par_msgf(msg, PAR_ERROR, "attribute 'axes': axis %lld out of range for rank %d", (long long)a,
-                            (int)xr);
-        if (reduced[na])
-            return par_msgf(msg, PAR_ERROR, "attribute 'axes': axis %lld repeated (dimension %lld)", (long long)a,
-                            (long long)na);
-        reduced[na] = 1;
-    }
-    *yr = 0;
-    for (int32_t i = 0; i < xr; i++) {
-        if (!reduced[i]) yd[(*yr)++] = xd[i];
-        else if (keep) yd[(*yr)++] = 1;
-    }
-    return PAR_OK;
-}
-
-par_status par_infer_mean(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    int reduced[PAR_MAX_RANK];
-    return mean_shape(n, x->rank, x->dims, reduced, &outs[0].rank, outs[0].dims, msg);
-}
-
 par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     par_status st = check_io(in, out, msg);
@@ -401,8 +216,9 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
     int reduced[PAR_MAX_RANK];
     int32_t yr;
     int64_t yd[PAR_MAX_RANK];
-    if ((st = mean_shape(c->n, x->rank, x->dims, reduced, &yr, yd, msg)) != PAR_OK) return st;
-    if (!shape_is(y, yr, yd)) return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
+    if ((st = par_mean_shape(c->n, x->rank, x->dims, reduced, &yr, yd, msg)) != PAR_OK) return st;
+    if (!par_shape_equal(y->rank, y->dims, yr, yd))
+        return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
     /* Input strides; the kept and reduced dimensions, each in order. */
     int64_t stride[PAR_MAX_RANK], s = 1;
     for (int32_t i = x->rank - 1; i >= 0; i--) {

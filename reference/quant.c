@@ -1,5 +1,5 @@
 /*
- * quant.c - shape inference and reference kernels of quantize (float -> qu8/qs8) and dequantize (qu8/qs8 -> f32),
+ * quant.c - reference kernels of quantize (float -> qu8/qs8) and dequantize (qu8/qs8 -> f32),
  * docs/ops.md "Quantization", with the budget of every output element (docs/budgets/elementwise.md).
  *
  * These two kernels see quantized tensors directly: a qu8/qs8 par_rt holds the stored integer q in v and its budget
@@ -18,54 +18,9 @@
 
 #include <math.h>
 
-static int is_quant(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
-
-static void qrange(par_dtype t, double *lo, double *hi)
-{
-    *lo = t == PAR_DTYPE_QU8 ? 0 : -128;
-    *hi = t == PAR_DTYPE_QU8 ? 255 : 127;
-}
+#include "core/shape.h"
 
 static double round_half_even(double x) { return x - remainder(x, 1.0); }
-
-static void same_shape(par_value *o, const par_value *x)
-{
-    o->rank = x->rank;
-    for (int32_t i = 0; i < x->rank; i++) o->dims[i] = x->dims[i];
-    o->numel = x->numel;
-}
-
-par_status par_infer_quantize(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    if (x->dtype != PAR_DTYPE_F32 && x->dtype != PAR_DTYPE_F16)
-        return par_msgf(msg, PAR_ERROR, "input 0 (x): dtype %s, expected f32 or f16", par_dtype_name(x->dtype));
-    if (!is_quant(outs[0].dtype))
-        return par_msgf(msg, PAR_ERROR, "output 0: dtype %s, must be declared qu8 or qs8 (with scale and zero point)",
-                        par_dtype_name(outs[0].dtype));
-    if (!(outs[0].scale > 0) || !isfinite(outs[0].scale))
-        return par_msgf(msg, PAR_ERROR, "output 0: scale %g, must be finite and > 0", (double)outs[0].scale);
-    double lo, hi;
-    qrange(outs[0].dtype, &lo, &hi);
-    if (outs[0].zero_point < lo || outs[0].zero_point > hi)
-        return par_msgf(msg, PAR_ERROR, "output 0: zero point %d outside [%g, %g] of %s", (int)outs[0].zero_point, lo,
-                        hi, par_dtype_name(outs[0].dtype));
-    same_shape(&outs[0], x);
-    return PAR_OK;
-}
-
-par_status par_infer_dequantize(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
-{
-    const par_value *x = par_node_input(g, n, 0);
-    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
-    if (!is_quant(x->dtype))
-        return par_msgf(msg, PAR_ERROR, "input 0 (x): dtype %s is not quantized (expected qu8 or qs8)",
-                        par_dtype_name(x->dtype));
-    outs[0].dtype = PAR_DTYPE_F32;
-    same_shape(&outs[0], x);
-    return PAR_OK;
-}
 
 par_status par_ref_quantize(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
@@ -76,11 +31,11 @@ par_status par_ref_quantize(const par_ref_ctx *c, const par_rt *const *in, par_r
     if (x->dtype != PAR_DTYPE_F32 && x->dtype != PAR_DTYPE_F16 && x->dtype != PAR_DTYPE_F64)
         return par_msgf(msg, PAR_UNSUPPORTED, "quantize: input 0 (x): dtype %s, expected a float",
                         par_dtype_name(x->dtype));
-    if (!is_quant(ov->dtype) || !(ov->scale > 0))
+    if (!par_dtype_is_quant(ov->dtype) || !(ov->scale > 0))
         return par_msgf(msg, PAR_ERROR, "quantize: output 0 must be qu8 or qs8 with scale > 0");
     if (y->numel != x->numel) return par_msgf(msg, PAR_ERROR, "quantize: output shape does not match");
     double qlo, qhi;
-    qrange(ov->dtype, &qlo, &qhi);
+    par_quant_range(ov->dtype, &qlo, &qhi);
     const double scale = ov->scale, zp = ov->zero_point, u = c->prec.u;
     for (int64_t i = 0; i < x->numel; i++) {
         double t = x->v[i] / scale;
@@ -103,7 +58,7 @@ par_status par_ref_dequantize(const par_ref_ctx *c, const par_rt *const *in, par
     const par_rt *x = in[0];
     par_rt *y = out[0];
     const par_value *iv = &c->g->values[c->n->inputs[0]];
-    if (!is_quant(x->dtype))
+    if (!par_dtype_is_quant(x->dtype))
         return par_msgf(msg, PAR_ERROR, "dequantize: input 0 (x): dtype %s is not quantized",
                         par_dtype_name(x->dtype));
     if (y->numel != x->numel) return par_msgf(msg, PAR_ERROR, "dequantize: output shape does not match");

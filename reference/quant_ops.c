@@ -55,13 +55,35 @@ static par_status int_tensor(const par_rt *q, double zp, double mult, par_rt *t,
 static par_status run_kernel(const par_ref_ctx *c, const par_rt *const *tin, const par_rt *shape, par_rt *acc,
                              par_msg *msg)
 {
-    const par_op_info *info = par_op_get((par_op_id)c->n->op_id);
+    const par_op_info *info = par_op_of(c->n);
     par_ref_ctx k = *c;
     k.prec.u = k.prec.u_store = k.prec.fn_ulps = 0;
     if (par_rt_alloc(acc, PAR_DTYPE_F64, shape->rank, shape->dims, msg) != PAR_OK) return PAR_ERROR;
     par_rt *outs[4] = {acc, NULL, NULL, NULL};
     par_status st = par_ref_kernel(info->id)(&k, tin, outs, msg);
     if (st != PAR_OK) par_rt_free(acc);
+    return st;
+}
+
+/* The node's own float kernel at n real points x (a rank-1 f64 tensor, no rounding budgeted): y[i] = f(x[i]). How
+ * the LUT family gets its function and the CLAMP family its bounds (f(-inf), f(+inf)), so that neither keeps a
+ * second copy of an op's formula. x and y may be the same array. */
+static par_status eval_float(const par_ref_ctx *c, const double *x, int64_t n, double *y, par_msg *msg)
+{
+    par_rt tx, ty;
+    par_rt shape = {.rank = 1, .dims = {n}};
+    if (par_rt_alloc(&tx, PAR_DTYPE_F64, 1, &n, msg) != PAR_OK) return PAR_ERROR;
+    for (int64_t i = 0; i < n; i++) {
+        tx.v[i] = x[i];
+        tx.s[i] = 0;
+    }
+    const par_rt *tin[1] = {&tx};
+    par_status st = run_kernel(c, tin, &shape, &ty, msg);
+    if (st == PAR_OK) {
+        for (int64_t i = 0; i < n; i++) y[i] = ty.v[i];
+        par_rt_free(&ty);
+    }
+    par_rt_free(&tx);
     return st;
 }
 
@@ -86,9 +108,6 @@ static par_status to_out_params(const par_rt *q, const par_value *iv, const par_
     return PAR_OK;
 }
 
-static double f_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
-static double f_tanh(double x) { return tanh(x); }
-static double f_hardswish(double x) { return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0; }
 
 static int acc_fits(double a) { return a >= -2147483648.0 && a <= 2147483647.0; }
 
@@ -121,7 +140,7 @@ static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, con
     if ((st = run_kernel(c, tin, &shape, &acc, msg)) != PAR_OK) goto out3;
     int32_t lo, hi;
     qrange(ov->dtype, &lo, &hi);
-    const int conv = c->n->op_id == PAR_OP_CONV2D;
+    const int conv = par_op_of(c->n)->qform == PAR_QFORM_ACC_AXIS1;
     const int64_t oc = conv ? ov->dims[1] : ov->dims[ov->rank - 1];
     const int64_t inner = conv ? ov->dims[2] * ov->dims[3] : 1;
     par_requant_params *pc = malloc(sizeof *pc * (size_t)oc);
@@ -164,7 +183,7 @@ static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const p
         return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs two per-tensor qu8/qs8 inputs", c->n->op);
     int32_t lo, hi;
     qrange(ov->dtype, &lo, &hi);
-    const int add = c->n->op_id == PAR_OP_ADD;
+    const int add = par_op_of(c->n)->qform == PAR_QFORM_ADD;
     /* the add multipliers and shift are the same under every scheme; only the final rounding differs */
     par_requant_add_params pa[PAR_REQUANT_N_SCHEMES];
     par_requant_params pm[PAR_REQUANT_N_SCHEMES];
@@ -206,10 +225,11 @@ static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const p
     return st;
 }
 
-/* Data movement and selection (relu, max pool, nearest upsampling, concat, reshape, flatten, permute, slice) and
- * the clamps (relu6, hardtanh, clamp): every input is requantized to the output's params (identity when they
- * agree), then the kernel moves / selects the integers q' - zout; the clamps clamp q' to the quantized bounds
- * zout + round_half_away(bound / s_out). Requantization is monotone, so selecting after it is selecting before. */
+/* Data movement and selection (PAR_QFORM_MOVE, SELECT: relu, max pool, nearest upsampling, concat, reshape, flatten,
+ * permute, slice) and the clamps (PAR_QFORM_CLAMP: relu6, hardtanh, clamp): every input is requantized to the
+ * output's params (identity when they agree), then the kernel moves / selects the integers q' - zout; the clamps
+ * clamp q' to the quantized bounds zout + round_half_away(bound / s_out), the bounds being what the op's own float
+ * kernel returns at -inf and +inf. Requantization is monotone, so selecting after it is selecting before. */
 static par_status movement1(const par_ref_ctx *c, const par_rt *const *in, par_requant s, const par_value *ov,
                             double *q, par_msg *msg)
 {
@@ -233,13 +253,10 @@ static par_status movement1(const par_ref_ctx *c, const par_rt *const *in, par_r
     }
     int32_t lo, hi;
     qrange(ov->dtype, &lo, &hi);
-    const par_op_id id = (par_op_id)c->n->op_id;
-    if (st == PAR_OK && (id == PAR_OP_RELU6 || id == PAR_OP_HARDTANH || id == PAR_OP_CLAMP)) {
-        double blo = id == PAR_OP_RELU6 ? 0.0 : id == PAR_OP_HARDTANH ? par_attr_float(c->n, "min_val", -1.0)
-                                                                       : par_attr_float(c->n, "min", -INFINITY);
-        double bhi = id == PAR_OP_RELU6 ? 6.0 : id == PAR_OP_HARDTANH ? par_attr_float(c->n, "max_val", 1.0)
-                                                                       : par_attr_float(c->n, "max", INFINITY);
-        par_requant_clamp_range(ov->dtype, ov->scale, ov->zero_point, blo, bhi, &lo, &hi);
+    double bounds[2] = {-INFINITY, INFINITY};
+    if (st == PAR_OK && par_op_of(c->n)->qform == PAR_QFORM_CLAMP &&
+        (st = eval_float(c, bounds, 2, bounds, msg)) == PAR_OK) {
+        par_requant_clamp_range(ov->dtype, ov->scale, ov->zero_point, bounds[0], bounds[1], &lo, &hi);
         for (int64_t i = 0; i < t[0].numel; i++) {
             double v = t[0].v[i] + ov->zero_point;
             q[i] = v < lo ? lo : v > hi ? hi : v;
@@ -260,21 +277,23 @@ static par_status movement1(const par_ref_ctx *c, const par_rt *const *in, par_r
     return st;
 }
 
-/* sigmoid, tanh, hardswish: the 256-entry table of requant.h (the fp32-scheme quantization of f at every input
- * integer), the same under every scheme. */
+/* PAR_QFORM_LUT (sigmoid, tanh, hardswish): the 256-entry table of requant.h (the fp32-scheme quantization of f at
+ * every input integer, f being the op's own float kernel), the same under every scheme. */
 static par_status lut(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
                       par_msg *msg)
 {
     const par_value *xv = val_in(c, 0);
     if (!xv || !is_q(xv->dtype) || xv->quant_axis >= 0)
         return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs a per-tensor qu8/qs8 input", c->n->op);
-    const par_op_id id = (par_op_id)c->n->op_id;
-    double (*f)(double) = id == PAR_OP_SIGMOID ? f_sigmoid : id == PAR_OP_TANH ? f_tanh : f_hardswish;
     int32_t lo, hi, ilo, ihi;
     qrange(ov->dtype, &lo, &hi);
     qrange(xv->dtype, &ilo, &ihi);
+    double fx[256];
+    for (int32_t i = 0; i < 256; i++) fx[i] = (double)xv->scale * (double)(ilo + i - xv->zero_point);
+    par_status st = eval_float(c, fx, 256, fx, msg);
+    if (st != PAR_OK) return st;
     uint8_t table[256];
-    par_requant_lut(f, xv->dtype, xv->scale, xv->zero_point, ov->scale, ov->zero_point, lo, hi, table);
+    par_requant_lut_values(fx, ov->scale, ov->zero_point, lo, hi, table);
     for (int64_t i = 0; i < in[0]->numel; i++) {
         int32_t idx = (int32_t)in[0]->v[i] - ilo;
         if (idx < 0 || idx > 255) return par_msgf(msg, PAR_ERROR, "quantized %s: input %g out of range", c->n->op,
@@ -309,7 +328,7 @@ static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_v
     const int64_t H = in[0]->dims[2], W = in[0]->dims[3], OH = ov->dims[2], OW = ov->dims[3];
     int64_t kh = H, kw = W, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
     int incl = 0;
-    if (c->n->op_id == PAR_OP_AVG_POOL2D) {
+    if (par_node_attr(c->n, "kernel")) { /* a windowed average; else the global one */
         kh = par_attr_ints_at(c->n, "kernel", 0, 1);
         kw = par_attr_ints_at(c->n, "kernel", 1, 1);
         sh = par_attr_ints_at(c->n, "stride", 0, kh);
@@ -367,36 +386,25 @@ par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const pa
     const par_value *ov = &c->g->values[c->n->outputs[0]];
     if (!is_q(ov->dtype) || ov->quant_axis >= 0 || !(ov->scale > 0))
         return par_msgf(msg, PAR_UNSUPPORTED, "output 0 is not a per-tensor qu8/qs8 tensor");
-    const par_op_id id = (par_op_id)c->n->op_id;
-    double wfix = id == PAR_OP_UPSAMPLE_BILINEAR2D ? WIN_BILINEAR : id == PAR_OP_SOFTMAX ? WIN_SOFTMAX : 0;
+    const par_qform form = par_op_of(c->n)->qform;
+    double wfix = form == PAR_QFORM_ROUND_INTERP ? WIN_BILINEAR : form == PAR_QFORM_ROUND_FREE ? WIN_SOFTMAX : 0;
     if (win)
         for (int64_t i = 0; i < ideal->numel; i++) {
             double x = ideal->v[i] / ov->scale;
             win[i] = wfix + WIN_REL * fabs(x) + WIN_ABS;
         }
-    switch (id) {
-    case PAR_OP_CONV2D:
-    case PAR_OP_LINEAR: return conv_linear(c, in, ov, q, msg);
-    case PAR_OP_ADD:
-    case PAR_OP_MUL: return add_mul(c, in, ov, q, win, msg);
-    case PAR_OP_RELU:
-    case PAR_OP_RELU6:
-    case PAR_OP_HARDTANH:
-    case PAR_OP_CLAMP:
-    case PAR_OP_MAX_POOL2D:
-    case PAR_OP_UPSAMPLE_NEAREST2D:
-    case PAR_OP_CONCAT:
-    case PAR_OP_RESHAPE:
-    case PAR_OP_FLATTEN:
-    case PAR_OP_PERMUTE:
-    case PAR_OP_SLICE: return movement(c, in, ov, q, msg);
-    case PAR_OP_SIGMOID:
-    case PAR_OP_TANH:
-    case PAR_OP_HARDSWISH: return lut(c, in, ov, q, msg);
-    case PAR_OP_AVG_POOL2D:
-    case PAR_OP_GLOBAL_AVG_POOL2D: return avg(c, in, ov, q, msg);
-    case PAR_OP_SOFTMAX:
-    case PAR_OP_UPSAMPLE_BILINEAR2D: {
+    switch (form) {
+    case PAR_QFORM_ACC_AXIS1:
+    case PAR_QFORM_ACC_LAST: return conv_linear(c, in, ov, q, msg);
+    case PAR_QFORM_ADD:
+    case PAR_QFORM_MUL: return add_mul(c, in, ov, q, win, msg);
+    case PAR_QFORM_MOVE:
+    case PAR_QFORM_SELECT:
+    case PAR_QFORM_CLAMP: return movement(c, in, ov, q, msg);
+    case PAR_QFORM_LUT: return lut(c, in, ov, q, msg);
+    case PAR_QFORM_AVG: return avg(c, in, ov, q, msg);
+    case PAR_QFORM_ROUND_INTERP:
+    case PAR_QFORM_ROUND_FREE: {
         int32_t lo, hi;
         qrange(ov->dtype, &lo, &hi);
         for (int64_t i = 0; i < ideal->numel; i++) {
@@ -407,6 +415,8 @@ par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const pa
         }
         return PAR_OK;
     }
+    case PAR_QFORM_NONE:
+    case PAR_QFORM_CONVERT:
     default: return par_msgf(msg, PAR_UNSUPPORTED, "op %s has no integer form in the reference", c->n->op);
     }
 }

@@ -124,7 +124,7 @@ void par_ref_result_destroy(par_ref_result *r);
 typedef par_status (*par_ref_fn)(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg);
 
 /* The reference kernels of every op: declared from the op table. */
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, schema, infer, ref, sweep)                                  \
+#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep)                               \
     par_status ref(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg);
 #include "core/ops.def"
 #undef PAR_OP

@@ -341,6 +341,33 @@ static void test_bad_graph(void)
     expect_error(HDR "'inputs': [" X_IN "], 'outputs': ['x']}", "$.outputs[0]", "not computed by a node");
 }
 
+/* json-c keeps the last of duplicate keys; the reader refuses them, at the object's path, whatever the depth, and
+ * after decoding escapes. */
+static void test_bad_duplicate_keys(void)
+{
+    expect_error(DOC_NODE("{'op': 'relu', 'op': 'sigmoid', 'inputs': ['x'], 'outputs': ['y']}"), "$.nodes[0]",
+                 "duplicate key 'op'");
+    expect_error(HDR "'version': 1, 'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': ['y']}", "$",
+                 "duplicate key 'version'");
+    expect_error(DOC_NODE("{'op': 'softmax', 'inputs': ['x'], 'attrs': {'axis': 1, 'axis': 0}, 'outputs': ['y']}"),
+                 "$.nodes[0].attrs", "duplicate key 'axis'");
+    expect_error(DOC_IN("{'name': 'x', 'dtype': 'f32', 'shape': [2], 'init': {'dist': 'const', 'value': 1, "
+                        "'value': 2}}"),
+                 "$.inputs[0].init", "duplicate key 'value'");
+    /* "\u006fp" decodes to "op" */
+    expect_error(DOC_NODE("{'op': 'relu', '\\u006fp': 'sigmoid', 'inputs': ['x'], 'outputs': ['y']}"), "$.nodes[0]",
+                 "duplicate key 'op'");
+    /* the same key in two objects, and keys that differ only in length, are not duplicates */
+    par_msg m;
+    par_case *c = parse_j(HDR "'inputs': [" X_IN "], 'nodes': [" RELU ", {'op': 'relu', 'inputs': ['y'], "
+                              "'outputs': ['z']}], 'outputs': ['z']}",
+                          &m);
+    CU_ASSERT_PTR_NOT_NULL(c);
+    par_case_destroy(c);
+    expect_error(DOC_NODE("{'op': 'relu', 'o': 1, 'inputs': ['x'], 'outputs': ['y']}"), "$.nodes[0].o",
+                 "unknown field");
+}
+
 static const CU_TestInfo tests[] = {
     {"malformed: not JSON", test_bad_not_json},
     {"malformed: truncated", test_bad_truncated},
@@ -353,6 +380,7 @@ static const CU_TestInfo tests[] = {
     {"malformed: NaN and infinities", test_bad_nan_inf},
     {"malformed: quantization", test_bad_quant},
     {"malformed: graph errors", test_bad_graph},
+    {"malformed: duplicate keys", test_bad_duplicate_keys},
     CU_TEST_INFO_NULL,
 };
 

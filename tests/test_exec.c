@@ -428,7 +428,7 @@ static void test_load_errors(void)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s", plugin("badversion"));
-    expect_load_error(p, "was built against backend API version 2; this parity speaks version 1");
+    expect_load_error(p, "was built against backend API version 3; this parity speaks version 2");
     snprintf(p, sizeof p, "%s", plugin("noentry"));
     expect_load_error(p, "does not export parity_backend_entry");
     snprintf(p, sizeof p, "%s", plugin("norun"));

@@ -35,12 +35,101 @@ static void test_op_table(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(cl);
     CU_ASSERT(isinf(cl->attrs[0].def.f) && cl->attrs[0].def.f < 0);
     CU_ASSERT_PTR_NULL(par_op_find("conv3d"));
-    /* every op has its hooks */
+}
+
+/* Every default of every schema is a value the schema itself accepts: a string among its choices, a fixed-size list
+ * of that size, names unique within the op and spelled [a-z0-9_]. (A typo in a default, "=nonee", fails here rather
+ * than on the first case that leaves the attribute out.) */
+static void test_schema_defaults_valid(void)
+{
+    int n_defaults = 0;
     for (int i = 0; i < PAR_OP_COUNT; i++) {
         const par_op_info *op = par_op_get((par_op_id)i);
-        CU_ASSERT_PTR_NOT_NULL(op->infer);
-        CU_ASSERT_EQUAL(op->id, i);
+        for (int32_t k = 0; k < op->n_attrs; k++) {
+            const par_attr_spec *sp = &op->attrs[k];
+            int ok = strlen(sp->name) > 0 && strspn(sp->name, "abcdefghijklmnopqrstuvwxyz0123456789_") ==
+                                                 strlen(sp->name);
+            for (int32_t j = 0; j < k; j++) ok &= strcmp(op->attrs[j].name, sp->name) != 0;
+            if (sp->has_default) {
+                n_defaults++;
+                if (sp->type == PAR_ATTR_STRING && sp->choices[0]) {
+                    /* the default is one of the '|'-separated choices */
+                    char tmp[sizeof sp->choices + 2];
+                    snprintf(tmp, sizeof tmp, "|%s|", sp->choices);
+                    char want[72];
+                    snprintf(want, sizeof want, "|%s|", sp->def.s);
+                    ok &= strstr(tmp, want) != NULL;
+                }
+                if ((sp->type == PAR_ATTR_INTS || sp->type == PAR_ATTR_FLOATS) && sp->fixed_count > 0)
+                    ok &= sp->def.count == sp->fixed_count;
+            }
+            if (!ok) fprintf(stderr, "\n    op %s: attribute '%s' or its default is invalid\n", op->name, sp->name);
+            CU_ASSERT(ok);
+        }
     }
+    CU_ASSERT(n_defaults > 30);
+}
+
+/* Every op's shape inference refuses a node whose inputs are absent (it is called directly, without the builder's
+ * arity check in front), with a message that names the input, instead of crashing or inventing a shape. */
+static void test_infer_names_missing_input(void)
+{
+    par_graph_desc d = {.name = "t"};
+    for (int i = 0; i < PAR_OP_COUNT; i++) {
+        const par_op_info *op = par_op_get((par_op_id)i);
+        int32_t ins[64], outs_ix[4] = {0};
+        for (int32_t k = 0; k < 64; k++) ins[k] = -1;
+        par_attr attrs[PAR_MAX_ATTRS];
+        int32_t na = 0;
+        for (int32_t k = 0; k < op->n_attrs; k++)
+            if (op->attrs[k].has_default) attrs[na++] = op->attrs[k].def;
+        par_node n = {.name = "n", .op = op->name, .n_inputs = op->in_min, .inputs = ins, .n_outputs = op->n_out,
+                      .outputs = outs_ix, .n_attrs = na, .attrs = attrs};
+        par_value outs[4];
+        memset(outs, 0, sizeof outs);
+        par_msg msg;
+        memset(&msg, 0, sizeof msg);
+        par_status st = op->infer(&d, &n, outs, &msg);
+        int ok = st == PAR_ERROR && strstr(msg.text, "input") != NULL;
+        if (!ok) fprintf(stderr, "\n    op %s: status %d, message '%s'\n", op->name, (int)st, msg.text);
+        CU_ASSERT(ok);
+    }
+}
+
+/* Every op whose attributes all have defaults (an empty list default is an attribute left out, so upsample's size or
+ * scale must be given) and that takes one float input builds a node on x [1,8,10,10] from its defaults alone (the
+ * conversions, whose output quantization must be declared, aside); the same-shape ops keep
+ * x's shape. */
+static void test_defaults_build_valid_nodes(void)
+{
+    int built = 0, same = 0;
+    for (int i = 0; i < PAR_OP_COUNT; i++) {
+        const par_op_info *op = par_op_get((par_op_id)i);
+        int all_default = 1;
+        for (int32_t k = 0; k < op->n_attrs; k++) { /* an empty list default ("size:ints=") means "not given" */
+            const par_attr_spec *sp = &op->attrs[k];
+            all_default &= sp->has_default &&
+                           !((sp->type == PAR_ATTR_INTS || sp->type == PAR_ATTR_FLOATS) && sp->def.count == 0);
+        }
+        if (!all_default || op->in_min != 1 || op->qform == PAR_QFORM_CONVERT) continue;
+        setup();
+        int32_t n = par_graph_add_node(g, op->name, "n0", 1, (int32_t[]){x}, 0, NULL, NULL, &m);
+        if (n != 0) fprintf(stderr, "\n    op %s: %s\n", op->name, m.text);
+        CU_ASSERT_EQUAL(n, 0);
+        if (n == 0) {
+            built++;
+            const par_graph_desc *d = par_graph_desc_of(g);
+            const par_value *y = &d->values[d->nodes[0].outputs[0]];
+            CU_ASSERT(y->rank >= 1 && y->numel >= 1);
+            if (op->infer == par_infer_same) {
+                same++;
+                CU_ASSERT(y->rank == 4 && y->dims[0] == 1 && y->dims[1] == 8 && y->dims[2] == 10 && y->dims[3] == 10);
+            }
+        }
+        par_graph_destroy(g);
+    }
+    CU_ASSERT(built > 15);
+    CU_ASSERT(same > 10);
 }
 
 static void test_defaults_filled(void)
@@ -153,6 +242,9 @@ static void test_attr_format(void)
 
 static const CU_TestInfo tests[] = {
     {"op table parsed", test_op_table},
+    {"schema defaults are valid", test_schema_defaults_valid},
+    {"infer names a missing input", test_infer_names_missing_input},
+    {"defaults build valid nodes", test_defaults_build_valid_nodes},
     {"defaults filled, shapes inferred", test_defaults_filled},
     {"attribute and arity errors name node and attribute", test_attribute_errors},
     {"value errors", test_value_errors},

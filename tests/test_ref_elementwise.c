@@ -286,6 +286,91 @@ static void test_smooth_activations(void)
     rt_del(y), rt_del(xs), rt_del(xt), rt_del(xe);
 }
 
+/* silu(x) = x sigmoid(x), sigmoid(x) = 1 / (1 + e^-x):
+ *   x = 0: 0 * 1/2 = 0;  x = ln 3: sigmoid = 1 / (1 + 1/3) = 3/4, y = (3/4) ln 3;  x = -ln 3: sigmoid = 1/4,
+ *   y = -(ln 3)/4;  x = +-1: 1 / (1 + e^-1) = e / (e + 1) and -1 / (1 + e);  x = +-3: 3 / (1 + e^-3), -3 / (1 + e^3);
+ *   x = 50: 50 / (1 + e^-50) = 50 (1 - 1.9e-22...), which is 50 in double; x = -50: -50 e^-50 / (1 + e^-50), whose
+ *   relative distance from -50 e^-50 is e^-50 (below double precision).
+ * The limits: silu(+inf) = +inf, silu(-inf) = -0 (x * sigmoid(x) -> 0 from below), NaN propagates. At -100 the
+ * result (-3.7e-42) is below f32's smallest normal: a backend that flushes it to 0 stays within the budget. */
+static void test_silu_values(void)
+{
+    int64_t d[1] = {13};
+    double xv[13] = {0, log(3.0), -log(3.0), 1, -1, 3, -3, 50, -50, INFINITY, -INFINITY, NAN, -100};
+    double e1 = exp(1.0), e3 = exp(3.0);
+    double want[9] = {0, 0.75 * log(3.0), -0.25 * log(3.0), e1 / (e1 + 1), -1 / (1 + e1), 3 / (1 + 1 / e3),
+                      -3 / (1 + e3), 50, -50 * exp(-50.0)};
+    par_rt *x = rt_of(1, d, xv), *y;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_silu, "silu", x, NULL, 0, &y, &msg), PAR_OK);
+    for (int i = 0; i < 9; i++) {
+        CU_ASSERT(fabs(y->v[i] - want[i]) <= 1e-15 * fabs(want[i]));
+        CU_ASSERT(isfinite(y->e[i]) && (y->e[i] > 0) == (want[i] != 0));
+    }
+    CU_ASSERT(y->v[9] == INFINITY);
+    CU_ASSERT(y->v[10] == 0 && signbit(y->v[10]));
+    CU_ASSERT_EQUAL(y->e[10], 0);
+    CU_ASSERT(isnan(y->v[11]));
+    CU_ASSERT(y->e[11] == INFINITY);
+    CU_ASSERT(y->v[12] < 0 && y->v[12] > -1e-41 && y->e[12] >= fabs(y->v[12]));
+    /* At the derivative's maximum (x = 2.39936, f' = 1.099839) an input budget 1e-3 propagates as 1.099839e-3 (a
+     * bound of 1 would give 1e-3); y = x sigmoid(x) = 2.19966, own (fn + 3u)(|y| + P) = 11 * 2^-24 * 2.20076 =
+     * 1.4430e-6, storage 2^-24 * 2.2022 = 1.313e-7: e = 1.101413e-3. */
+    rt_del(x), rt_del(y);
+    int64_t d1[1] = {1};
+    double xm[1] = {2.3993572805154679};
+    x = rt_of(1, d1, xm);
+    x->e[0] = 1e-3;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_silu, "silu", x, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT(y->e[0] > 1.1013e-3 && y->e[0] < 1.1015e-3);
+    rt_del(x), rt_del(y);
+}
+
+/* gelu, exact form, y = x Phi(x) with the standard normal cdf Phi (tables: Phi(1) = 0.84134474606854293,
+ * Phi(3) = 0.99865010196836990, Phi(-x) = 1 - Phi(x), Phi(-10) = 7.6198530241605261e-24):
+ *   x = 0: 0;  +-1: 0.84134474606854293, -0.15865525393145707;  +-3: 2.9959503059051097, -0.0040496940948902970;
+ *   10: 10 (Phi(10) = 1 - 7.6e-24 is 1 in double);  -10: -7.6198530241605261e-23.
+ * gelu, tanh form, y = x (1 + tanh z) / 2, z = sqrt(2/pi) (x + 0.044715 x^3):
+ *   x = 1: z = 0.79788456080 * 1.044715 = 0.83356196894, tanh z = 0.68238398122, y = 0.84119199061;
+ *   x = -1: y = -(1 - 0.68238398122) / 2 = -0.15880800939;  x = 3: z = 0.79788456080 * 4.207305 = 3.3569437021,
+ *   tanh z = 0.99757507195, y = 2.9963626079;  x = -3: y = -3 (1 - 0.99757507195) / 2 = -0.0036373920818.
+ * Both forms: gelu(+inf) = +inf, gelu(-inf) = -0, NaN propagates; the two forms agree within 1e-3 (the tanh form's
+ * known accuracy, here checked on [-6, 6]). */
+static void test_gelu_values(void)
+{
+    int64_t d[1] = {11};
+    double xv[11] = {0, 1, -1, 3, -3, 10, -10, INFINITY, -INFINITY, NAN, -100};
+    double want[7] = {0, 0.84134474606854293, -0.15865525393145707, 2.9959503059051097, -0.0040496940948902970,
+                      10, -7.6198530241605261e-23};
+    double want_t[5] = {0, 0.8411919906082768, -0.15880800939172324, 2.996362607918227, -0.0036373920817729943};
+    par_attr tanh_form[1] = {par_a_str("approximate", "tanh")};
+    par_rt *x = rt_of(1, d, xv), *y, *yt;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_gelu, "gelu", x, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_gelu, "gelu", x, tanh_form, 1, &yt, &msg), PAR_OK);
+    for (int i = 0; i < 7; i++) CU_ASSERT(fabs(y->v[i] - want[i]) <= 1e-12 * fabs(want[i]));
+    for (int i = 0; i < 5; i++) CU_ASSERT(fabs(yt->v[i] - want_t[i]) <= 1e-14 * fabs(want_t[i]));
+    CU_ASSERT(yt->v[5] == 10 && yt->v[6] < 0 && yt->v[6] > -1e-30);
+    for (int f = 0; f < 2; f++) {
+        par_rt *r = f ? yt : y;
+        CU_ASSERT(r->v[7] == INFINITY);
+        CU_ASSERT(r->v[8] == 0 && signbit(r->v[8]) && r->e[8] == 0);
+        CU_ASSERT(isnan(r->v[9]) && r->e[9] == INFINITY);
+        CU_ASSERT(r->v[10] <= 0 && r->v[10] > -1e-30 && r->e[10] >= fabs(r->v[10]));
+        for (int i = 1; i < 7; i++) CU_ASSERT(isfinite(r->e[i]) && r->e[i] > 0);
+    }
+    rt_del(x), rt_del(y), rt_del(yt);
+    int64_t dn[1] = {1201};
+    x = rt_new(PAR_DTYPE_F32, 1, dn);
+    for (int64_t i = 0; i < x->numel; i++) x->v[i] = -6 + 0.01 * (double)i;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_gelu, "gelu", x, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_gelu, "gelu", x, tanh_form, 1, &yt, &msg), PAR_OK);
+    double worst = 0;
+    for (int64_t i = 0; i < x->numel; i++) worst = fmax(worst, fabs(y->v[i] - yt->v[i]));
+    CU_ASSERT(worst > 1e-5 && worst < 1e-3); /* different functions, close ones */
+    rt_del(x), rt_del(y), rt_del(yt);
+}
+
 /* The obvious float32 formulas a backend may use, each within the budget on random inputs (held within their
  * budgets); a 1% error on elements of magnitude > 0.1 exceeds it. */
 static float f_hswish_a(float x) { return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f; }
@@ -296,6 +381,13 @@ static float f_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 static float f_elu_a(float x) { return x > 0 ? x : 1.5f * (expf(x) - 1.0f); }
 static float f_elu_b(float x) { return x > 0 ? x : 1.5f * expm1f(x); }
 static float f_leaky(float x) { return x >= 0 ? x : 0.01f * x; }
+static float f_silu_a(float x) { return x / (1.0f + expf(-x)); }
+static float f_silu_b(float x) { return x * f_sigmoid(x); }
+static float f_gelu_a(float x) { return 0.5f * x * (1.0f + erff(x * 0.70710678f)); }
+static float f_gelu_b(float x) { return x * 0.5f * erfcf(-x * 0.70710678f); }
+static float gelu_z(float x) { return 0.7978845608f * (x + 0.044715f * x * x * x); }
+static float f_gelut_a(float x) { return 0.5f * x * (1.0f + tanhf(gelu_z(x))); }
+static float f_gelut_b(float x) { return x / (1.0f + expf(-2.0f * gelu_z(x))); }
 
 static void test_activation_budgets_f32(void)
 {
@@ -303,16 +395,21 @@ static void test_activation_budgets_f32(void)
         const char *name;
         ref_fn ref;
         float (*f)(float);
+        int tanh_form; /* gelu: approximate=tanh */
     } cases[] = {
-        {"hardswish", par_ref_hardswish, f_hswish_a}, {"hardswish", par_ref_hardswish, f_hswish_b},
-        {"hardsigmoid", par_ref_hardsigmoid, f_hsig_a}, {"hardsigmoid", par_ref_hardsigmoid, f_hsig_b},
-        {"sigmoid", par_ref_sigmoid, f_sigmoid},         {"tanh", par_ref_tanh, tanhf},
-        {"elu", par_ref_elu, f_elu_a},                   {"elu", par_ref_elu, f_elu_b},
-        {"leaky_relu", par_ref_leaky_relu, f_leaky},
+        {"hardswish", par_ref_hardswish, f_hswish_a, 0}, {"hardswish", par_ref_hardswish, f_hswish_b, 0},
+        {"hardsigmoid", par_ref_hardsigmoid, f_hsig_a, 0}, {"hardsigmoid", par_ref_hardsigmoid, f_hsig_b, 0},
+        {"sigmoid", par_ref_sigmoid, f_sigmoid, 0},         {"tanh", par_ref_tanh, tanhf, 0},
+        {"elu", par_ref_elu, f_elu_a, 0},                   {"elu", par_ref_elu, f_elu_b, 0},
+        {"leaky_relu", par_ref_leaky_relu, f_leaky, 0},
+        {"silu", par_ref_silu, f_silu_a, 0},                {"silu", par_ref_silu, f_silu_b, 0},
+        {"gelu", par_ref_gelu, f_gelu_a, 0},             {"gelu", par_ref_gelu, f_gelu_b, 0},
+        {"gelu", par_ref_gelu, f_gelut_a, 1},            {"gelu", par_ref_gelu, f_gelut_b, 1},
     };
     int64_t d[1] = {4000};
     uint64_t s = 31;
-    par_attr at[2] = {par_a_float("alpha", 1.5), par_a_float("negative_slope", 0.01)};
+    par_attr at[3] = {par_a_float("alpha", 1.5), par_a_float("negative_slope", 0.01),
+                      par_a_str("approximate", "tanh")};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         for (int with_e = 0; with_e < 2; with_e++) {
             par_rt *x = rt_new(PAR_DTYPE_F32, 1, d), *y;
@@ -324,6 +421,7 @@ static void test_activation_budgets_f32(void)
             par_msg msg;
             int32_t na = strcmp(cases[k].name, "elu") == 0 ? 1 : strcmp(cases[k].name, "leaky_relu") == 0 ? 1 : 0;
             const par_attr *a = strcmp(cases[k].name, "leaky_relu") == 0 ? &at[1] : &at[0];
+            if (cases[k].tanh_form) na = 1, a = &at[2];
             CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, cases[k].ref, cases[k].name, x, a, na, &y, &msg), PAR_OK);
             ratio r = {0, 0, 0};
             int64_t caught = 0, n_wrong = 0;
@@ -678,6 +776,8 @@ static const CU_TestInfo tests[] = {
     {"leaky_relu and prelu", test_leaky_prelu},
     {"hardswish and hardsigmoid", test_hard_activations},
     {"sigmoid, tanh, elu", test_smooth_activations},
+    {"silu values", test_silu_values},
+    {"gelu values", test_gelu_values},
     {"activation budgets f32", test_activation_budgets_f32},
     {"softmax values", test_softmax_values},
     {"softmax vs exp(log_softmax)", test_softmax_vs_exp_log_softmax},

@@ -176,29 +176,41 @@ void par_sweep_binary(par_sweep *s)
 /* ---------------------------------------------------------------------------------------------------------------
  * Unary activations
  * ------------------------------------------------------------------------------------------------------------- */
-enum { A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_N };
+enum {
+    A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_GELU,
+    A_N
+};
 
 typedef struct act_info {
     const char *name;
     double range;   /* inputs uniform in [-range, range): wide enough to cross every kink and saturation */
-    int exact;      /* PAR_OPF_EXACT: an edge-value variant is added */
-    int quant;      /* PAR_OPF_QUANT_OK */
-    double out_lo, out_hi; /* real output range for the quantized form */
+    double out_lo, out_hi; /* real output range for the quantized form (read for ops with one) */
+    double wide;    /* > 0: a variant with inputs in [-wide, wide) ("x=wide"), deep in the saturated tails */
 } act_info;
 
 static const act_info ACT[A_N] = {
-    [A_RELU] = {"relu", 2.0, 1, 1, 0.0, 2.0},
-    [A_RELU6] = {"relu6", 8.0, 1, 1, 0.0, 6.0},
-    [A_HARDTANH] = {"hardtanh", 3.0, 1, 1, -1.0, 1.0},
-    [A_CLAMP] = {"clamp", 2.0, 1, 1, -0.5, 1.0},
-    [A_LEAKY] = {"leaky_relu", 2.0, 0, 0, 0, 0},
-    [A_PRELU] = {"prelu", 2.0, 0, 0, 0, 0},
-    [A_SIGMOID] = {"sigmoid", 8.0, 0, 1, 0.0, 1.0},
-    [A_TANH] = {"tanh", 4.0, 0, 1, -1.0, 1.0},
-    [A_HSIG] = {"hardsigmoid", 4.0, 0, 0, 0, 0},
-    [A_HSWISH] = {"hardswish", 4.0, 0, 1, -0.375, 4.0},
-    [A_ELU] = {"elu", 4.0, 0, 0, 0, 0},
+    [A_RELU] = {"relu", 2.0, 0.0, 2.0},
+    [A_RELU6] = {"relu6", 8.0, 0.0, 6.0},
+    [A_HARDTANH] = {"hardtanh", 3.0, -1.0, 1.0},
+    [A_CLAMP] = {"clamp", 2.0, -0.5, 1.0},
+    [A_LEAKY] = {"leaky_relu", 2.0, 0, 0},
+    [A_PRELU] = {"prelu", 2.0, 0, 0},
+    [A_SIGMOID] = {"sigmoid", 8.0, 0.0, 1.0},
+    [A_TANH] = {"tanh", 4.0, -1.0, 1.0},
+    [A_HSIG] = {"hardsigmoid", 4.0, 0, 0},
+    [A_HSWISH] = {"hardswish", 4.0, -0.375, 4.0},
+    [A_ELU] = {"elu", 4.0, 0, 0},
+    [A_SILU] = {"silu", 8.0, 0, 0, 100.0},
+    [A_GELU] = {"gelu", 6.0, 0, 0, 100.0},
 };
+
+/* The op table's flags of activation op: PAR_OPF_EXACT adds an edge-value variant, PAR_OPF_QUANT_OK the quantized
+ * forms. */
+static unsigned act_flags(int op)
+{
+    const par_op_info *info = par_op_find(ACT[op].name);
+    return info ? info->flags : 0;
+}
 
 /* Attribute variants per op (variant 0 = the defaults, attributes absent). */
 static int act_n_variants(int op)
@@ -209,6 +221,7 @@ static int act_n_variants(int op)
     case A_LEAKY: return 4;
     case A_ELU: return 3;
     case A_PRELU: return 2; /* slope [1] or [C] */
+    case A_GELU: return 2;  /* approximate none, tanh */
     default: return 1;
     }
 }
@@ -245,6 +258,11 @@ static int act_attrs(int op, int v, par_attr *at, char *suffix, size_t len)
         snprintf(suffix, len, ",slope=%g", LR[v]);
         at[0] = par_a_float("negative_slope", LR[v]);
         return 1;
+    case A_GELU:
+        if (v == 0) return 0;
+        snprintf(suffix, len, ",approximate=tanh");
+        at[0] = par_a_str("approximate", "tanh");
+        return 1;
     case A_ELU:
         if (v == 0) return 0;
         snprintf(suffix, len, ",alpha=%g", EA[v]);
@@ -270,7 +288,7 @@ static void act_emit(grid *gr, act_pt p, int quick)
     int na = act_attrs(p.op, p.variant, at, suffix, sizeof suffix);
     su_shape(xs, sizeof xs, p.rank, xd);
     if (p.op == A_PRELU) snprintf(suffix, sizeof suffix, ",slope=[%lld]", p.variant ? (long long)xd[1] : 1LL);
-    if (p.edge) snprintf(extra, sizeof extra, ",x=edge");
+    if (p.edge) snprintf(extra, sizeof extra, ai->wide > 0 ? ",x=wide" : ",x=edge");
     if (p.dt) snprintf(extra, sizeof extra, ",dt=%s", su_dt((par_dtype)p.dt));
     par_case *c = par_sweep_case(gr->s, ai->name, "%s(x=%s%s%s)", ai->name, xs, suffix, extra);
     if (!c) return;
@@ -284,7 +302,9 @@ static void act_emit(grid *gr, act_pt p, int quick)
         par_sweep_done(gr->s, c);
         return;
     }
-    in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, p.edge ? su_edge(ai->range) : su_uniform(-ai->range, ai->range));
+    par_gen gx = su_uniform(-ai->range, ai->range);
+    if (p.edge) gx = ai->wide > 0 ? su_uniform(-ai->wide, ai->wide) : su_edge(ai->range);
+    in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, gx);
     if (p.op == A_PRELU) {
         int64_t sd[1] = {p.variant ? xd[1] : 1};
         in[1] = par_case_const(c, "slope", PAR_DTYPE_F32, 1, sd, su_uniform(-0.5, 0.5));
@@ -308,7 +328,7 @@ void par_sweep_activation(par_sweep *s)
     for (int op = 0; op < A_N; op++)
         for (int sh = 0; sh < AN; sh++)
             for (int v = 0; v < act_n_variants(op); v++)
-                for (int edge = 0; edge <= ACT[op].exact; edge++) {
+                for (int edge = 0; edge <= ((act_flags(op) & PAR_OPF_EXACT) || ACT[op].wide > 0 ? 1 : 0); edge++) {
                     act_pt p;
                     memset(&p, 0, sizeof p);
                     p.op = op; p.variant = v; p.edge = edge;
@@ -323,7 +343,7 @@ void par_sweep_activation(par_sweep *s)
     /* Quantized forms. */
     static const int QSH[][5] = {{1, 33}, {4, 1, 8, 7, 7}, {1, 1000}, {4, 2, 3, 9, 9}};
     for (int op = 0; op < A_N; op++) {
-        if (!ACT[op].quant) continue;
+        if (!(act_flags(op) & PAR_OPF_QUANT_OK)) continue;
         for (int dt = 0; dt < 2; dt++)
             for (int sh = 0; sh < 4; sh++) {
                 act_pt p;

@@ -1,0 +1,65 @@
+/*
+ * shape_matrix.c - shape inference of linear and matmul (docs/ops.md): contraction dimensions and the numpy
+ * broadcasting of matmul's batch dimensions. The reference kernels (reference/matrix.c) check their output against
+ * the same functions. It must not compute any value.
+ */
+#include "shape_util.h"
+
+/* ---- linear: x [..., K], w [O, K], b [O] -> [..., O] ---------------------------------------------------------- */
+
+par_status par_linear_shape(int32_t xr, const int64_t *xd, int32_t wr, const int64_t *wd, const int64_t *bd,
+                               int32_t br, int32_t *yr, int64_t *yd, par_msg *msg)
+{
+    if (xr < 1) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected at least 1", (int)xr);
+    if (wr != 2) return par_msgf(msg, PAR_ERROR, "input 1 (weight): rank %d, expected 2 ([O, K])", (int)wr);
+    if (wd[1] != xd[xr - 1])
+        return par_msgf(msg, PAR_ERROR, "input 1 (weight): dims[1] is %lld, expected %lld (the last dim of x)",
+                        (long long)wd[1], (long long)xd[xr - 1]);
+    if (bd && (br != 1 || bd[0] != wd[0]))
+        return par_msgf(msg, PAR_ERROR, "input 2 (bias): shape must be [%lld] (weight dims[0])", (long long)wd[0]);
+    *yr = xr;
+    for (int32_t i = 0; i < xr - 1; i++) yd[i] = xd[i];
+    yd[xr - 1] = wd[0];
+    return PAR_OK;
+}
+
+par_status par_infer_linear(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
+    if (!x || !w) return par_msgf(msg, PAR_ERROR, "inputs 0 (x) and 1 (weight) are required");
+    return par_linear_shape(x->rank, x->dims, w->rank, w->dims, b ? b->dims : NULL, b ? b->rank : 0, &outs[0].rank,
+                        outs[0].dims, msg);
+}
+
+/* ---- matmul: a [..., M, K], b [..., K, N] -> [broadcast(...), M, N] ------------------------------------------- */
+
+par_status par_matmul_shape(int32_t ar, const int64_t *ad, int32_t br, const int64_t *bd, int32_t *yr, int64_t *yd,
+                               par_msg *msg)
+{
+    if (ar < 2) return par_msgf(msg, PAR_ERROR, "input 0 (a): rank %d, expected at least 2", (int)ar);
+    if (br < 2) return par_msgf(msg, PAR_ERROR, "input 1 (b): rank %d, expected at least 2", (int)br);
+    if (ad[ar - 1] != bd[br - 2])
+        return par_msgf(msg, PAR_ERROR, "input 1 (b): dims[%d] is %lld, expected %lld (the last dim of a)",
+                        (int)(br - 2), (long long)bd[br - 2], (long long)ad[ar - 1]);
+    int32_t r = ar > br ? ar : br;
+    /* Batch dims aligned from the right, numpy broadcasting: equal, or one of them 1. */
+    for (int32_t i = 0; i < r - 2; i++) {
+        int32_t ia = i - (r - ar), ib = i - (r - br);
+        int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+        if (da != db && da != 1 && db != 1)
+            return par_msgf(msg, PAR_ERROR, "inputs 0 (a) and 1 (b): batch dims %lld and %lld do not broadcast "
+                            "(output dim %d)", (long long)da, (long long)db, (int)i);
+        yd[i] = da == 1 ? db : da;
+    }
+    yd[r - 2] = ad[ar - 2];
+    yd[r - 1] = bd[br - 1];
+    *yr = r;
+    return PAR_OK;
+}
+
+par_status par_infer_matmul(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *a = par_node_input(g, n, 0), *b = par_node_input(g, n, 1);
+    if (!a || !b) return par_msgf(msg, PAR_ERROR, "inputs 0 (a) and 1 (b) are required");
+    return par_matmul_shape(a->rank, a->dims, b->rank, b->dims, &outs[0].rank, outs[0].dims, msg);
+}

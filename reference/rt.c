@@ -1,0 +1,75 @@
+/*
+ * rt.c - the reference tensor (par_rt): allocation, release and strides, and the precision profile of a backend's
+ * arithmetic (par_prec_for). Shared by the interpreter and the kernels; it must not know any op.
+ */
+#include "reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+par_prec par_prec_for(par_arith a)
+{
+    par_prec p;
+    /* fn_ulps = 8 u = 4 ULP: the accuracy asked of exp, log, tanh and sigmoid implementations (docs/oracle.md). */
+    p.fn_ulps = 8.0;
+    p.requant = PAR_REQUANT_FP32;
+    p.requant_exact = 0;
+    switch (a) {
+    case PAR_ARITH_F16_STORAGE:
+        p.u = 0x1p-24;
+        p.u_store = 0x1p-11;
+        break;
+    case PAR_ARITH_F16:
+        p.u = 0x1p-11;
+        p.u_store = 0x1p-11;
+        break;
+    case PAR_ARITH_F32:
+    default:
+        p.u = 0x1p-24;
+        p.u_store = 0x1p-24;
+        break;
+    }
+    return p;
+}
+
+par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg)
+{
+    memset(t, 0, sizeof *t);
+    t->dtype = dt;
+    t->rank = rank;
+    t->numel = 1;
+    for (int32_t i = 0; i < rank; i++) {
+        t->dims[i] = dims[i];
+        t->numel *= dims[i];
+    }
+    t->v = calloc((size_t)t->numel, sizeof *t->v);
+    t->e = calloc((size_t)t->numel, sizeof *t->e);
+    t->s = malloc((size_t)t->numel * sizeof *t->s);
+    if (!t->v || !t->e || !t->s) {
+        par_rt_free(t);
+        return par_msgf(msg, PAR_ERROR, "reference: out of memory for %lld elements", (long long)t->numel);
+    }
+    for (int64_t i = 0; i < t->numel; i++) t->s[i] = NAN; /* "not computed": the interpreter fills it in */
+    return PAR_OK;
+}
+
+void par_rt_free(par_rt *t)
+{
+    if (!t) return;
+    free(t->v);
+    free(t->e);
+    free(t->s);
+    free(t->ql);
+    free(t->qh);
+    t->v = t->e = t->s = t->ql = t->qh = NULL;
+}
+
+void par_rt_strides(const par_rt *t, int64_t *strides)
+{
+    int64_t s = 1;
+    for (int32_t i = t->rank - 1; i >= 0; i--) {
+        strides[i] = s;
+        s *= t->dims[i];
+    }
+}
