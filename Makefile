@@ -93,6 +93,7 @@ TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all deps check unit-check conformance-check layers-check run bench install clean fuzz
 all: $(EXE) $(PLUGINS) $(TESTS)
+	@: # (a recipe, so that an up-to-date build prints nothing, not "Nothing to be done")
 
 # Installs what is missing and is silent when everything is installed; waits for another apt process's lock
 # (tools/deps.sh).
