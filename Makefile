@@ -11,16 +11,15 @@
 #   SANITIZE=address,undefined make check    everything built with sanitizers (in build/san)
 #   make V=1 ...  print the full commands (by default one short line per step: `  CC      core/graph.o`)
 #
-# LAYERS_CHECK=1 adds layers-check (tools/check_layers.sh on the objects: no include or call runs up the layers or
-# closes a cycle) to `make check`. It defaults to 0 until the tree passes it; then it becomes 1 and a new upward
-# include or cycle fails check.
+# `make check` runs layers-check (tools/check_layers.sh on the sources and the objects: no include or call runs up
+# the layers or closes a cycle), so a new upward include or cycle fails check; LAYERS_CHECK=0 leaves it out.
 
 CC      ?= cc
 PREFIX  ?= /usr/local
 SANITIZE ?=
 JOBS    ?= 2
 V       ?= 0
-LAYERS_CHECK ?= 0
+LAYERS_CHECK ?= 1
 
 # Quiet steps: $(Q) hides a command, $(call msg,TAG,what) prints the short line in its place (nothing with V=1).
 # Compiler errors and warnings are not affected: they always print in full.
