@@ -22,8 +22,8 @@
  * inputs and constants, ~3.5 ns per byte) plus the read and checksum (~13 ns per output element): 0.07 ms against
  * 0.24 ms to recompute a relu of 4,096 elements, 0.10 against 2.7 ms for a 3x3 conv with 4,096 outputs, 29 against
  * 72 ms for a relu of 2^20. So a hit never loses, but a file per small case would fill the folder (the full suite has
- * 12,000 cases) to save well under a millisecond each: below 20 ms nothing is stored, and the quick and full suites
- * store nothing; the lookup they still do costs microseconds. Above 512 MB (a relu on [8192,8192] needs 1.5 GB) a
+ * 12,000 cases) to save well under a millisecond each: below 20 ms nothing is stored: the quick suite stores nothing, the
+ * full suite 6 files (15 MB), and the lookup of the others costs microseconds. Above 512 MB (a relu on [8192,8192] needs 1.5 GB) a
  * file costs more disk than the ~2x it saves is worth.
  *
  * It must not change any number: a hit returns the bits par_ref_run computed. It never evicts files (remove the
