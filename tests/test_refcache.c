@@ -3,7 +3,8 @@
  * returns the bits a fresh par_ref_run computes (values, budgets, scales, labelled ranges, bias bounds) for a float
  * graph and for a quantized one; every ingredient of the key (precision profile, a constant byte, an attribute, the
  * input data) changes it; a damaged file (a flipped byte, a truncation, a foreign header) is a miss and is rewritten;
- * PARITY_CACHE=0 writes nothing; an unusable folder costs the cache, not the result.
+ * PARITY_CACHE=0 writes nothing; an unusable folder costs the cache, not the result; a reader racing a writer never
+ * sees half a file.
  *
  * Every test works in its own temporary folder (PARITY_CACHE_DIR) with PARITY_CACHE_MIN_MS=0, so that the tiny
  * graphs here are stored at all; it must not touch the build's own cache folder.
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "core/requant.h"
@@ -432,6 +434,63 @@ static void test_unusable_folder(void)
     remove_dir();
 }
 
+/* A process stores the same key over and over, removing the file before each store, while this one opens it in a
+ * tight loop: it must only ever find no file or a whole one (a file written in place would show up short). */
+static void test_concurrent_writers(void)
+{
+    fresh_dir();
+    par_prec p = par_prec_for(PAR_ARITH_F32);
+    /* a relu of 32,768 elements: a 786 kB file, written in several pieces, so a reader racing a writer that wrote
+     * in place would often catch it half-way */
+    par_case *c = par_case_create("refcache_race", 9);
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, (int64_t[]){128, 256}, (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
+    par_case_output(c, par_case_node(c, "relu", 1, &x, 0, NULL, NULL));
+    CU_ASSERT_FATAL(par_case_finish(c) == PAR_OK);
+    par_refcache_stats d;
+    cached_run(c, &p, &d);
+    char path[512];
+    CU_ASSERT_FATAL(count_files(path, sizeof path) == 1);
+    struct stat whole;
+    CU_ASSERT_FATAL(stat(path, &whole) == 0);
+    fflush(stdout);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        par_refcache_stats s0, s1;
+        par_refcache_get_stats(&s0);
+        for (int i = 0; i < 60; i++) {
+            unlink(path);
+            cached_run(c, &p, &d);
+        }
+        par_refcache_get_stats(&s1);
+        _exit(s1.bad_files == s0.bad_files && s1.stores > s0.stores ? 0 : 1);
+    }
+    /* the reader: every time the file exists, it is whole (its size is the one the first store wrote) */
+    int64_t opened = 0, short_files = 0;
+    int status = 0;
+    pid_t done = 0;
+    while ((done = waitpid(pid, &status, WNOHANG)) == 0) {
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0) {
+            opened++;
+            short_files += st.st_size != whole.st_size;
+        }
+        close(fd);
+    }
+    CU_ASSERT(done == pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CU_ASSERT_EQUAL(short_files, 0);
+    CU_ASSERT(opened > 0);
+    /* and a read through the cache after the race is a hit */
+    cached_run(c, &p, &d);
+    EXPECT(d, 1, 0, 0, 0);
+    CU_ASSERT_EQUAL(count_files(NULL, 0), 1); /* no temporary file left behind */
+    par_case_destroy(c);
+    remove_dir();
+}
+
 static const CU_TestInfo tests[] = {
     {"sha256", test_sha256},
     {"hit_is_bit_identical", test_hit_is_bit_identical},
@@ -440,6 +499,7 @@ static const CU_TestInfo tests[] = {
     {"disabled_writes_nothing", test_disabled_writes_nothing},
     {"thresholds_skip", test_thresholds_skip},
     {"unusable_folder", test_unusable_folder},
+    {"concurrent_writers", test_concurrent_writers},
     CU_TEST_INFO_NULL,
 };
 
