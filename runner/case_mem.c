@@ -52,7 +52,8 @@ static int64_t align_up(int64_t x) { return (x + ALIGN - 1) / ALIGN * ALIGN; }
 /* interp.c's test for the quantized path: an operand in qu8/qs8, except quantize and dequantize themselves. */
 static int quant_node(const par_graph_desc *g, const par_node *n)
 {
-    if (n->op_id == PAR_OP_QUANTIZE || n->op_id == PAR_OP_DEQUANTIZE) return 0;
+    const par_op_info *op = par_op_of(n);
+    if (op && (op->id == PAR_OP_QUANTIZE || op->id == PAR_OP_DEQUANTIZE)) return 0;
     for (int32_t i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0 && is_q(g->values[n->inputs[i]].dtype)) return 1;
     for (int32_t i = 0; i < n->n_outputs; i++)
@@ -78,7 +79,8 @@ static int64_t node_temp(const par_graph_desc *g, const par_node *n)
     if (n->n_outputs > 0) out0 = g->values[n->outputs[0]].numel;
     if (quant_node(g, n)) return 48 * in + 80 * out0 + REF_BYTES * (out - out0);
     int64_t t = REF_BYTES * out;
-    if (n->op_id == PAR_OP_DEQUANTIZE && n->n_inputs > 0 && n->inputs[0] >= 0 && labelled(g, n->inputs[0]))
+    const par_op_info *op = par_op_of(n);
+    if (op && op->id == PAR_OP_DEQUANTIZE && n->n_inputs > 0 && n->inputs[0] >= 0 && labelled(g, n->inputs[0]))
         t += REF_BYTES * g->values[n->inputs[0]].numel;
     return t;
 }
