@@ -168,7 +168,7 @@ check: deps
 	  $(if $(filter 1,$(LAYERS_CHECK)),$(CHECK_LOGS)/layers)
 
 run: deps
-	@$(MAKEQ) all
+	@$(MAKEQ) $(CHECK_J) all
 	@# Exit code 1 means the run completed and found conformance failures: that is the job's result (see the
 	@# summary and out/report.json), not a failure of the command. Usage (2) and internal (3) errors still fail.
 	@$(EXE) run --suite default --plugin $(EXAMPLE_PLUGIN) -j $(JOBS) --max-failures 10 --out out; rc=$$?; \
@@ -182,7 +182,7 @@ BENCH_BACKENDS ?= cpu$(if $(wildcard /usr/include/xnnpack.h),$(comma)xnnpack,)
 BENCH_MICRO_BACKENDS ?= cpu,qnnpack
 comma := ,
 bench: deps
-	@$(MAKEQ) all
+	@$(MAKEQ) $(CHECK_J) all
 	@mkdir -p $(BUILD)/bench
 	$(EXE) bench --model mobilenet_v2 --model mobilenet_v3_small -b $(BENCH_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 1 --json $(BUILD)/bench/models-threads1.json
