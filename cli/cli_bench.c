@@ -203,7 +203,16 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             if (n_plugins == PAR_MAX_PLUGINS) return PAR_EXIT_USAGE;
             plugins[n_plugins++] = optarg;
             break;
-        case O_THREADS:
+        case O_THREADS: {
+            int32_t t = 0;
+            par_msg tm = {{0}};
+            if (par_knob_threads_parse(optarg, &t, &tm) != PAR_OK) {
+                fprintf(stderr, "parity bench: --threads: %s\n", tm.text);
+                return PAR_EXIT_USAGE;
+            }
+            threads = t;
+            break;
+        }
         case O_REPEAT:
         case O_WARMUP: {
             errno = 0;
@@ -212,8 +221,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 fprintf(stderr, "parity bench: '%s' is not a valid count\n", optarg);
                 return PAR_EXIT_USAGE;
             }
-            if (ch == O_THREADS) threads = v;
-            else if (ch == O_REPEAT) repeat = v;
+            if (ch == O_REPEAT) repeat = v;
             else warmup = v;
             break;
         }
@@ -330,8 +338,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         for (int32_t b = 0; b < bs->n; b++) {
             bench_be *x = &bb[b];
             if (!x->ok) continue;
-            par_prec p = par_prec_of_backend(x->inst->be, x->ctx);
-            unsigned a = (unsigned)x->inst->be->arith < 3 ? (unsigned)x->inst->be->arith : 0;
+            par_prec p = par_prec_of_backend(x->inst); /* the probe's answers: the same as parity run */
+            unsigned a = (unsigned)x->inst->arith < 3 ? (unsigned)x->inst->arith : 0;
             par_ref_result **ref = &refs[a][p.requant][p.requant_exact ? 1 : 0];
             if (!*ref) par_ref_run(g, &p, (const void *const *)inputs, ref, &msg);
             if (!*ref) continue;

@@ -1,44 +1,51 @@
 /*
- * exec.c - executes one graph on one backend instance and checks the backend's conduct: in a child process with a
- * time limit (isolate = 1) or in process (isolate = 0, for debuggers; no protection against crashes or hangs).
+ * exec.c - the worker's side of a job: executes one graph on one backend instance in a child process (or, with
+ * isolate = 0, in a thread of the caller, for debuggers: no protection against crashes or hangs), drives it run by
+ * run over the job's socket (exec/xproto.h), and decides every verdict from what it can check itself.
  *
- * Memory: before the fork the parent maps one shared anonymous region:
+ * Memory the backend child can reach (besides its own copy-on-write view of the caller):
+ *   - the inputs: one memfd, written, sealed (F_SEAL_WRITE, SHRINK, GROW, SEAL) and mapped read-only before the
+ *     fork; each input starts on a page with at least 64 spare bytes after it (XNNPACK's XNN_EXTRA_BYTES reads). A
+ *     write faults; the child's handler reports the input and offset (XM_INPUT_WRITE): FAIL.
+ *   - the outputs: one shared anonymous mapping,
+ *         [guard][output 0][pad][guard][guard][output 1][pad][guard] ...
+ *     every buffer on a 64-byte boundary between guard bytes filled with a position-dependent pattern.
+ * No result record, no other job's buffer and no harness state is shared with the child.
  *
- *     [status header][guard][output 0][pad][guard][guard][output 1][pad][guard] ...
+ * Conduct checks, by the worker, after EVERY run (the child waits for the next XC_RUN meanwhile):
+ *   - the guards (an out-of-bounds write; one that flips bytes back on the next run is still caught);
+ *   - unwritten elements: outputs are poisoned before every run, alternating 0xFF bytes (a NaN for f32 and f16,
+ *     255 for qu8, -1 for qs8 and i32) on odd runs and 0x7F bytes (3.39e38 for f32, a NaN for f16, 127 for qu8
+ *     and qs8) on even runs. An element that differs from run 1 and equals its run's poison on either side was left
+ *     unwritten. At least two runs are made (an extra untimed one when warmup + repeat is 1).
+ *   - other differences from run 1: FLAKY.
+ * What the child reports (statuses, messages, timings, phases) is checked before use: enums in range (a status
+ * outside par_status is named: "returned invalid status 77"), text terminated and cleaned (valid UTF-8, control
+ * characters escaped), run times within what the worker itself measured.
  *
- * Every output buffer starts on a 64-byte boundary and is surrounded by guard bytes (GUARD_BYTES on each side, plus
- * the padding up to the next 64-byte boundary after the buffer), filled with a position-dependent pattern. The child
- * binds the backend's outputs straight to these buffers, so the parent checks the guards after the child is gone:
- * a write anywhere in them is an out-of-bounds write, whatever else happened.
+ * The child's stdout and stderr go to a pipe that the worker drains while it waits; the last PAR_OUTPUT_TAIL - 1
+ * bytes are kept. The worker waits with poll() on the socket, a pidfd of the child and that pipe, and polls the
+ * child's resident memory from /proc every 10 ms when a memory limit is set. After each job it kills the child's
+ * process group and then every child it has (it is a subreaper, so a backend's double-forked, setsid() daemon is
+ * its child by then), until none remain.
  *
- * Conduct checks in the child:
- *   - unwritten elements: before every run the outputs are poisoned, alternating two byte patterns: 0xFF bytes
- *     (a NaN for f32 and f16, 255 for qu8, -1 for qs8 and i32) on odd runs and 0x7F bytes (3.39e38 for f32, a NaN
- *     for f16, 127 for qu8 and qs8) on even runs. A correct backend writes the same bits on every run, so an element
- *     that differs between run 1 and run r and equals the poison of its run on either side was left unwritten. At
- *     least two runs are always made (an extra untimed one when warmup + repeat is 1) so that this always shows.
- *   - other differences between runs: FLAKY.
- *   - inputs: the backend is bound to private copies of the inputs; a copy that differs from the caller's data
- *     after the runs means the backend wrote into an input.
- * The child records the phase it has reached in the header before each phase, so a crash or a hang names it.
- *
- * The parent waits without polling loops: the child holds the write end of a pipe, which closes when it dies (or
- * receives one byte just before it exits normally); the parent poll()s the read end with the remaining time.
- *
- * This file must not judge output values numerically (the oracle does), retry, sleep, or run atexit handlers in
- * the child.
+ * This file must not judge output values numerically (the oracle does), retry, or sleep.
  */
-#include "exec.h"
+#include "xproto.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,27 +54,10 @@
 #define GUARD_BYTES 256
 #define POISON_ODD 0xFFu  /* runs 1, 3, 5, ... */
 #define POISON_EVEN 0x7Fu /* runs 2, 4, 6, ... */
-#define DESCRIBE_LEN 512
+#define RSS_POLL_S 0.010
 
-enum phase {
-    PH_START, PH_INIT, PH_KNOBS, PH_SUPPORTS, PH_PREPARE, PH_BIND, PH_RUN, PH_RELEASE, PH_DESTROY, PH_DESCRIBE,
-    PH_DONE, PH_COUNT
-};
 static const char *const phase_names[PH_COUNT] = {"start", "init", "knobs", "supports", "prepare", "bind", "run",
                                                   "release", "destroy", "describe", "done"};
-
-/* The status header at the start of the shared region: written by the child, read by the parent after the child
- * is gone (waitpid orders the accesses). phase and done are volatile so that their stores are not moved across the
- * backend's calls, which may never return. */
-typedef struct shared_hdr {
-    volatile int32_t phase;
-    volatile int32_t done;
-    int32_t verdict;
-    int32_t usable;
-    par_timing t;
-    char reason[PAR_REASON_LEN];
-    char describe[DESCRIBE_LEN];
-} shared_hdr;
 
 static size_t align_up(size_t x, size_t a)
 {
@@ -81,7 +71,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* snprintf into a fixed buffer through va_list (messages are cut at the buffer's end, never overrun it). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -91,25 +80,6 @@ static void fmt(char *dst, size_t len, const char *f, ...)
     va_start(ap, f);
     vsnprintf(dst, len, f, ap);
     va_end(ap);
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_result(shared_hdr *h, par_verdict v, const char *f, ...)
-{
-    va_list ap;
-    h->verdict = (int32_t)v;
-    va_start(ap, f);
-    vsnprintf(h->reason, sizeof h->reason, f, ap);
-    va_end(ap);
-}
-
-/* A backend's message, terminated and never empty. */
-static const char *msg_text(par_msg *m)
-{
-    m->text[PAR_MSG_LEN - 1] = '\0';
-    return m->text[0] ? m->text : "(no message)";
 }
 
 /* Guard byte at offset o of the region: a hash of the position, so that consecutive bytes differ and a uniform
@@ -124,14 +94,255 @@ static uint8_t guard_byte(size_t o)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Supervision: run a body in a child process (or in process), wait for it with a time limit.
+ * One job's supervision: start the child, wait for its messages, end it.
  * ------------------------------------------------------------------------------------------------------------- */
 
-typedef void (*body_fn)(void *arg, shared_hdr *h);
+typedef struct job {
+    const par_backend_inst *inst;
+    const par_graph_desc *g;
+    int isolated;
+    pid_t pid;
+    int pidfd, sock, outfd;
+    int thread_sock;             /* the thread's end (in-process jobs) */
+    pthread_t thread;
+    int thread_started;
+    double deadline, timeout_s;
+    int64_t mem_limit;
+    double next_rss;
+    int32_t phase, run;          /* where the child is, as far as the worker knows */
+    int decided;                 /* 1 once a verdict other than PASS is fixed */
+    par_verdict v;
+    char reason[PAR_REASON_LEN];
+    char ring[PAR_OUTPUT_TAIL];  /* the output's last bytes, circular */
+    int64_t out_total;
+} job;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static void decide(job *s, par_verdict v, const char *f, ...)
+{
+    if (s->decided) return; /* the first problem found is the verdict */
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(s->reason, sizeof s->reason, f, ap);
+    va_end(ap);
+    s->v = v;
+    s->decided = 1;
+}
+
+/* "run 3" or "prepare": where the child was. */
+static const char *where(const job *s, char *buf, size_t len)
+{
+    if (s->phase == PH_RUN && s->run > 0) fmt(buf, len, "run %d", (int)s->run);
+    else fmt(buf, len, "%s", (s->phase >= 0 && s->phase < PH_COUNT) ? phase_names[s->phase] : "start");
+    return buf;
+}
+
+/* A backend's message, cleaned (terminated, valid UTF-8, one line), never empty. */
+static const char *msg_text(const par_xmsg *m, char *buf, size_t len)
+{
+    par_text_clean(buf, len, m->text, sizeof m->text, 1);
+    if (!buf[0]) fmt(buf, len, "%s", "(no message)");
+    return buf;
+}
+
+static void drain_output(job *s)
+{
+    if (s->outfd < 0) return;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(s->outfd, buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return; /* EAGAIN (non-blocking), end of file or an error */
+        const size_t cap = sizeof s->ring - 1;
+        for (ssize_t i = n > (ssize_t)cap ? n - (ssize_t)cap : 0; i < n; i++)
+            s->ring[(size_t)((s->out_total + i) % (int64_t)cap)] = buf[i];
+        s->out_total += n;
+    }
+}
+
+/* The kept tail, in order, cleaned into dst. */
+static void output_tail(const job *s, char *dst, size_t cap)
+{
+    const size_t rcap = sizeof s->ring - 1;
+    char lin[PAR_OUTPUT_TAIL];
+    size_t n = s->out_total < (int64_t)rcap ? (size_t)s->out_total : rcap;
+    size_t start = (size_t)((s->out_total - (int64_t)n) % (int64_t)rcap);
+    for (size_t i = 0; i < n; i++) lin[i] = s->ring[(start + i) % rcap];
+    par_text_clean(dst, cap, lin, n, 0);
+}
+
+static int64_t child_rss(pid_t pid)
+{
+    char path[64], buf[128];
+    fmt(path, sizeof path, "/proc/%d/statm", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return -1;
+    buf[n] = '\0';
+    long long size = 0, res = 0;
+    if (sscanf(buf, "%lld %lld", &size, &res) != 2) return -1;
+    return (int64_t)res * (int64_t)sysconf(_SC_PAGESIZE);
+}
+
+static void fmt_bytes(char *buf, size_t len, int64_t b)
+{
+    if (b >= ((int64_t)1 << 30) && b % ((int64_t)1 << 30) == 0) fmt(buf, len, "%lld GiB", (long long)(b >> 30));
+    else fmt(buf, len, "%lld MiB", (long long)(b >> 20));
+}
+
+/* The child is gone (or going): reap it and decide how it ended, unless something was decided already. */
+static void child_gone(job *s)
+{
+    char ph[32];
+    if (!s->isolated) {
+        decide(s, PAR_V_ERROR, "the backend thread ended during %s without a result", where(s, ph, sizeof ph));
+        return;
+    }
+    /* Wait without reaping: the zombie keeps the process group id from being reused until finish() has killed
+     * the group. */
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int r;
+    while ((r = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOWAIT)) != 0 && errno == EINTR) {}
+    if (r != 0 || si.si_pid != s->pid) {
+        decide(s, PAR_V_ERROR, "cannot wait for the backend child: %s", strerror(errno));
+    } else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
+        int sig = si.si_status;
+        const char *sn = strsignal(sig);
+        decide(s, PAR_V_CRASH, "killed by signal %d (%s) during %s", sig, sn ? sn : "unknown signal",
+               where(s, ph, sizeof ph));
+    } else if (si.si_status != 0) {
+        decide(s, PAR_V_CRASH, "exited with status %d during %s", si.si_status, where(s, ph, sizeof ph));
+    } else {
+        decide(s, PAR_V_CRASH, "exited with status 0 during %s, before reporting a result", where(s, ph, sizeof ph));
+    }
+}
+
+/* Handle one message that arrived; returns 1 when it is for the caller (not a phase note), 0 when handled here, -1
+ * when the job is over (decided). */
+static int take(job *s, par_xmsg *m)
+{
+    if (m->type <= 0 || m->type >= XM_TYPE_END || m->phase < 0 || m->phase >= PH_COUNT) {
+        decide(s, PAR_V_CRASH, "the backend child sent a malformed report (type %d, phase %d)", (int)m->type,
+               (int)m->phase);
+        return -1;
+    }
+    if (m->type == XM_PHASE) {
+        s->phase = m->phase;
+        return 0;
+    }
+    if (m->type == XM_INPUT_WRITE) {
+        int32_t k = m->index;
+        char ph[32];
+        if (!s->g || k < 0 || k >= s->g->n_inputs || m->offset < 0) {
+            decide(s, PAR_V_FAIL, "backend wrote into an input (during %s)", where(s, ph, sizeof ph));
+        } else {
+            size_t esz = par_dtype_size(s->g->values[s->g->inputs[k]].dtype);
+            decide(s, PAR_V_FAIL, "backend wrote into input %d (element %lld first, during %s)", (int)k,
+                   (long long)((size_t)m->offset / (esz ? esz : 1)), where(s, ph, sizeof ph));
+        }
+        return -1;
+    }
+    return 1;
+}
+
+/* Wait for the next message for the caller. Returns 1 with *m, or 0 when the job is over (verdict decided:
+ * time-out, crash, memory limit, a write into an input). */
+static int await(job *s, par_xmsg *m)
+{
+    for (;;) {
+        ssize_t n;
+        while ((n = recv(s->sock, m, sizeof *m, MSG_DONTWAIT)) < 0 && errno == EINTR) {}
+        if (n == (ssize_t)sizeof *m) {
+            int r = take(s, m);
+            if (r != 0) return r > 0;
+            continue;
+        }
+        if (n >= 0) { /* end of file (the child closed its end or died), or a short message */
+            if (n > 0) decide(s, PAR_V_CRASH, "the backend child sent a malformed report (%zd bytes)", n);
+            drain_output(s);
+            child_gone(s);
+            return 0;
+        }
+        if (errno != EAGAIN && errno != EWOULDBLOCK) {
+            decide(s, PAR_V_ERROR, "cannot read the backend child's report: %s", strerror(errno));
+            return 0;
+        }
+        /* nothing yet: wait */
+        double t = now_s();
+        double wake = s->deadline;
+        if (s->mem_limit > 0 && (wake < 0 || s->next_rss < wake)) wake = s->next_rss;
+        if (s->isolated && s->pidfd < 0 && (wake < 0 || t + 0.02 < wake)) wake = t + 0.02; /* no pidfd: poll */
+        int ms = -1;
+        if (wake >= 0) {
+            double d = (wake - t) * 1000.0 + 1.0;
+            ms = d < 0 ? 0 : d > 2e9 ? 2000000000 : (int)d;
+        }
+        struct pollfd p[3] = {{.fd = s->sock, .events = POLLIN}, {.fd = s->pidfd, .events = POLLIN},
+                              {.fd = s->outfd, .events = POLLIN}};
+        int r = poll(p, 3, ms);
+        if (r < 0 && errno != EINTR) {
+            decide(s, PAR_V_ERROR, "cannot wait for the backend child: %s", strerror(errno));
+            return 0;
+        }
+        if (r > 0 && (p[2].revents & (POLLIN | POLLHUP))) {
+            drain_output(s);
+            if ((p[2].revents & POLLHUP) && s->outfd >= 0) {
+                close(s->outfd);
+                s->outfd = -1;
+            }
+        }
+        if (r > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR))) continue; /* read it above */
+        int dead = r > 0 && (p[1].revents & POLLIN);
+        if (s->isolated && s->pidfd < 0) {
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            dead = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid == s->pid;
+        }
+        if (dead) {
+            /* The child is gone but a process it forked may hold the socket open: read what it sent, then stop. */
+            while ((n = recv(s->sock, m, sizeof *m, MSG_DONTWAIT)) == (ssize_t)sizeof *m) {
+                int k = take(s, m);
+                if (k != 0) return k > 0;
+            }
+            drain_output(s);
+            child_gone(s);
+            return 0;
+        }
+        t = now_s();
+        if (s->mem_limit > 0 && t >= s->next_rss) {
+            s->next_rss = t + RSS_POLL_S;
+            int64_t rss = child_rss(s->pid);
+            if (rss > s->mem_limit) {
+                char lim[32], ph[32];
+                fmt_bytes(lim, sizeof lim, s->mem_limit);
+                kill(s->pid, SIGKILL);
+                decide(s, PAR_V_CRASH, "out of memory (RSS > %s) in phase %s", lim, where(s, ph, sizeof ph));
+                return 0;
+            }
+        }
+        if (s->deadline >= 0 && t >= s->deadline) {
+            char ph[32];
+            decide(s, PAR_V_TIMEOUT, "no result after %g s (during %s)", s->timeout_s, where(s, ph, sizeof ph));
+            return 0;
+        }
+    }
+}
+
+static void send_cmd(job *s, char c)
+{
+    ssize_t r;
+    while ((r = send(s->sock, &c, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+}
 
 static void child_reset_signals(void)
 {
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE, SIGTERM, SIGINT};
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE, SIGTERM, SIGINT,
+                               SIGHUP, SIGCHLD};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
@@ -144,215 +355,277 @@ static void child_reset_signals(void)
     sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-/* Wait for the pipe to report the child's end (a byte or end of file) until the deadline. Returns 1 when it did,
- * 0 on time-out. deadline < 0: no limit. */
-static int wait_pipe(int fd, double deadline)
+static void *thread_main(void *arg)
 {
+    par_xjob *xj = arg;
+    par_xchild_main(xj);
+    shutdown(xj->sock, SHUT_RDWR);
+    return NULL;
+}
+
+/* The calling process adopts orphans (once per process: the attribute is not inherited across fork). */
+static void become_subreaper(void)
+{
+    static pid_t done_for;
+    if (done_for == getpid()) return;
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    done_for = getpid();
+}
+
+/* Kill and reap every child of the calling thread, including orphans adopted as subreaper, until none remain. */
+static void reap_all(void)
+{
+    char path[64];
+    fmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
+    double give_up = now_s() + 2.0;
     for (;;) {
-        int ms = -1;
-        if (deadline >= 0) {
-            double rem = deadline - now_s();
-            if (rem <= 0) return 0;
-            double m = rem * 1000.0 + 1.0; /* round up: never wake before the deadline, then loop once more */
-            ms = m > 2e9 ? 2000000000 : (int)m;
+        int st;
+        while (waitpid(-1, &st, WNOHANG) > 0) {}
+        char buf[4096];
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+        if (fd >= 0) close(fd);
+        if (n <= 0) return; /* none left (or no /proc: the process group kill is all there is) */
+        buf[n] = '\0';
+        int any = 0;
+        for (char *p = buf, *e; *p; p = e) {
+            long pid = strtol(p, &e, 10);
+            if (e == p) break;
+            if (pid > 0) kill((pid_t)pid, SIGKILL), any = 1;
         }
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, ms);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return 1; /* cannot wait on the pipe: fall back to waitpid, which blocks until the child ends */
-        }
-        if (r == 0) continue; /* re-check the deadline */
-        char c;
-        ssize_t n = read(fd, &c, 1);
-        if (n < 0 && errno == EINTR) continue;
-        return 1; /* a byte (normal end) or end of file (the child is gone) */
+        if (!any || now_s() > give_up) return;
+        while (waitpid(-1, &st, 0) < 0 && errno == EINTR) {}
     }
 }
 
-static const char *phase_name(int32_t ph)
+/* Start the child (or thread) on xj. Returns 0, or -1 with the verdict decided. */
+static int start(job *s, par_xjob *xj)
 {
-    return (ph >= 0 && ph < PH_COUNT) ? phase_names[ph] : "an unknown phase";
-}
-
-/* Runs body. Returns 1 when the body finished and h holds its result; 0 when it did not, with *v and reason set
- * (CRASH, TIMEOUT, or ERROR when the child could not be started). */
-static int supervise(body_fn body, void *arg, shared_hdr *h, double timeout_s, int isolate, par_verdict *v,
-                     char *reason, size_t reason_len)
-{
-    h->phase = PH_START;
-    h->done = 0;
-    if (!isolate) {
-        body(arg, h);
-        return 1;
+    int sv[2], op[2] = {-1, -1};
+    s->pidfd = s->sock = s->outfd = s->thread_sock = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        decide(s, PAR_V_ERROR, "cannot create the job's socket: %s", strerror(errno));
+        return -1;
     }
-
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        *v = PAR_V_ERROR;
-        fmt(reason, reason_len, "cannot create a pipe for the child: %s", strerror(errno));
+    s->sock = sv[0];
+    xj->sock = sv[1];
+    s->deadline = s->isolated && s->timeout_s > 0 ? now_s() + s->timeout_s : -1.0;
+    s->next_rss = now_s() + RSS_POLL_S;
+    if (!s->isolated) {
+        xj->isolated = 0;
+        s->thread_sock = sv[1];
+        if (pthread_create(&s->thread, NULL, thread_main, xj) != 0) {
+            close(sv[1]);
+            s->thread_sock = -1;
+            decide(s, PAR_V_ERROR, "cannot start the backend thread");
+            return -1;
+        }
+        s->thread_started = 1;
         return 0;
     }
-    /* Flush before forking so that buffered output is not written twice (the child flushes its own). */
+    xj->isolated = 1;
+    become_subreaper();
+    if (pipe2(op, O_CLOEXEC) != 0) {
+        close(sv[1]);
+        decide(s, PAR_V_ERROR, "cannot create the output pipe: %s", strerror(errno));
+        return -1;
+    }
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
-        close(fds[0]);
-        close(fds[1]);
-        *v = PAR_V_ERROR;
-        fmt(reason, reason_len, "cannot fork the child: %s", strerror(e));
-        return 0;
+        close(sv[1]), close(op[0]), close(op[1]);
+        decide(s, PAR_V_ERROR, "cannot fork the backend child: %s", strerror(e));
+        return -1;
     }
     if (pid == 0) {
-        close(fds[0]);
-        setpgid(0, 0); /* own process group: a time-out kills whatever the backend forked too */
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* if the harness dies, the child does not outlive it */
+        close(sv[0]);
+        close(op[0]);
+        setpgid(0, 0); /* own process group: the end of the job kills whatever the backend forked too */
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with its worker */
         if (getppid() != parent) _exit(127);
         child_reset_signals();
-        body(arg, h);
+        if (dup2(op[1], STDOUT_FILENO) < 0 || dup2(op[1], STDERR_FILENO) < 0) _exit(126);
+        close(op[1]);
+        par_xchild_install_fault_handler(xj);
+        par_xchild_main(xj);
         fflush(stdout);
         fflush(stderr);
-        char c = 1;
-        ssize_t wr = write(fds[1], &c, 1);
-        (void)wr;
         _exit(0);
     }
-    close(fds[1]);
+    close(sv[1]);
+    close(op[1]);
     setpgid(pid, pid); /* both sides set it, so it holds before either proceeds */
+    s->pid = pid;
+    s->outfd = op[0];
+    fcntl(s->outfd, F_SETFL, O_NONBLOCK);
+#ifdef SYS_pidfd_open
+    s->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+    return 0;
+}
 
-    double deadline = timeout_s > 0 ? now_s() + timeout_s : -1.0;
-    int ended = wait_pipe(fds[0], deadline);
-    close(fds[0]);
+/* End the job: kill the child and everything it left, or let the thread finish. */
+static void finish(job *s)
+{
+    if (s->isolated && s->pid > 0) {
+        kill(-s->pid, SIGKILL);
+        kill(s->pid, SIGKILL);
+        int st;
+        while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {}
+        drain_output(s);
+        reap_all();
+    }
+    if (s->sock >= 0) shutdown(s->sock, SHUT_RDWR);
+    if (s->thread_started) pthread_join(s->thread, NULL);
+    if (s->thread_sock >= 0) close(s->thread_sock);
+    if (s->sock >= 0) close(s->sock);
+    if (s->pidfd >= 0) close(s->pidfd);
+    if (s->outfd >= 0) close(s->outfd);
+    s->sock = s->pidfd = s->outfd = -1;
+}
 
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    int timed_out = 0;
-    if (!ended) {
-        /* The pipe can stay open after the child's death when the backend forked a process that inherited it:
-         * look at the child itself before declaring a time-out. */
-        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != pid) timed_out = 1;
+/* The verdict of an XM_END that ends the job before its runs (or a probe that failed). */
+static void decide_end(job *s, const par_xmsg *m)
+{
+    char t[PAR_MSG_LEN];
+    const par_backend_inst *inst = s->inst;
+    int32_t st = m->status;
+    int32_t ph = m->phase;
+    if (st != PAR_OK && st != PAR_UNSUPPORTED && st != PAR_ERROR) {
+        decide(s, PAR_V_ERROR, "%s returned invalid status %d", phase_names[ph], (int)st);
+        return;
     }
-    if (timed_out) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-    } else {
-        /* Wait without reaping, then kill what the backend may have left in the group: the zombie keeps the group
-         * id from being reused until it is reaped. */
-        while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
-        kill(-pid, SIGKILL);
+    if (st == PAR_OK) {
+        decide(s, PAR_V_CRASH, "the backend child ended during %s without a reason", phase_names[ph]);
+        return;
     }
-    int status = 0;
-    pid_t w;
-    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {}
-    if (w != pid) {
-        *v = PAR_V_ERROR;
-        fmt(reason, reason_len, "cannot wait for the child: %s", strerror(errno));
-        return 0;
+    par_verdict v = st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
+    msg_text(m, t, sizeof t);
+    switch (ph) {
+    case PH_INIT:
+        if (v == PAR_V_UNSUPPORTED) decide(s, v, "%s", t);
+        else decide(s, v, "init failed: %s", t);
+        break;
+    case PH_KNOBS:
+        if (m->index >= 0 && m->index < inst->n_knobs)
+            decide(s, v, "knob '%s=%s': %s", inst->knob_key[m->index], inst->knob_val[m->index], t);
+        else decide(s, v, "knobs: %s", t);
+        break;
+    case PH_SUPPORTS:
+        if (s->g && m->index >= 0 && m->index < s->g->n_nodes) {
+            const par_node *n = &s->g->nodes[m->index];
+            decide(s, v, "node '%s' (%s): %s", n->name ? n->name : "?", n->op ? n->op : "?", t);
+        } else {
+            decide(s, v, "supports: %s", t);
+        }
+        break;
+    case PH_PREPARE: decide(s, v, "prepare failed: %s", t); break;
+    case PH_BIND: decide(s, v, "bind failed: %s", t); break;
+    default: decide(s, v, "%s: %s", phase_names[ph], t); break;
     }
-    if (timed_out) {
-        *v = PAR_V_TIMEOUT;
-        fmt(reason, reason_len, "no result after %g s (during %s)", timeout_s, phase_name(h->phase));
-        return 0;
-    }
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        const char *sn = strsignal(sig);
-        *v = PAR_V_CRASH;
-        fmt(reason, reason_len, "killed by signal %d (%s) during %s", sig, sn ? sn : "unknown signal",
-            phase_name(h->phase));
-        return 0;
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        *v = PAR_V_CRASH;
-        fmt(reason, reason_len, "exited with status %d during %s", WEXITSTATUS(status), phase_name(h->phase));
-        return 0;
-    }
-    if (!h->done) {
-        *v = PAR_V_CRASH;
-        fmt(reason, reason_len, "exited with status 0 during %s, before reporting a result", phase_name(h->phase));
-        return 0;
-    }
-    return 1;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Child side: the backend's life cycle.
+ * Probe
  * ------------------------------------------------------------------------------------------------------------- */
 
-/* Apply the instance's knobs. Returns 0, or -1 with the result set. */
-static int apply_knobs(const par_backend_inst *inst, void *ctx, shared_hdr *h)
+void par_exec_probe(par_backend_inst *inst, double timeout_s)
 {
-    if (inst->n_knobs <= 0) return 0;
-    par_set_knob_fn set = NULL;
-    if (inst->be->get_proc) set = (par_set_knob_fn)inst->be->get_proc(ctx, PAR_PROC_SET_KNOB);
-    for (int32_t i = 0; i < inst->n_knobs && i < PAR_MAX_KNOBS; i++) {
-        if (!set) {
-            set_result(h, PAR_V_ERROR, "knob '%s': backend '%s' has no knobs (no %s)", inst->knob_key[i],
-                       inst->be->name ? inst->be->name : "?", PAR_PROC_SET_KNOB);
-            return -1;
+    if (!inst) return;
+    inst->usable = 0;
+    inst->probed = 0;
+    inst->knob_error = 0;
+    inst->describe[0] = '\0';
+    inst->requant = PAR_REQUANT_FP32;
+    inst->requant_exact = 0;
+    if (!inst->be) {
+        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
+        return;
+    }
+    inst->arith = (unsigned)inst->be->arith <= PAR_ARITH_F16 ? (int32_t)inst->be->arith : PAR_ARITH_F32;
+    job s;
+    memset(&s, 0, sizeof s);
+    s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
+    s.inst = inst;
+    s.isolated = 1;
+    s.timeout_s = timeout_s;
+    s.v = PAR_V_PASS;
+    par_xjob xj = {.inst = inst};
+    par_xmsg m;
+    int got_probe = 0;
+    if (start(&s, &xj) == 0) {
+        while (await(&s, &m)) {
+            if (m.type == XM_PROBE && !got_probe) {
+                got_probe = 1;
+                par_text_clean(inst->describe, sizeof inst->describe, m.text, sizeof m.text, 1);
+                if (m.requant < 0 || m.requant > PAR_REQUANT_GEMMLOWP)
+                    decide(&s, PAR_V_ERROR, "declares unknown requantization scheme %d", (int)m.requant);
+                inst->requant = m.requant;
+                inst->requant_exact = m.requant_exact != 0;
+            } else if (m.type == XM_END) {
+                if (m.phase != PH_DONE) {
+                    decide_end(&s, &m);
+                    if (m.phase == PH_KNOBS) inst->knob_error = 1;
+                } else if (!got_probe) {
+                    decide(&s, PAR_V_CRASH, "the backend child ended without the probe's answers");
+                }
+                break;
+            } else {
+                decide(&s, PAR_V_CRASH, "the backend child sent an unexpected report (type %d)", (int)m.type);
+                break;
+            }
         }
-        par_msg m;
-        m.text[0] = '\0';
-        par_status st = set(ctx, inst->knob_key[i], inst->knob_val[i], &m);
-        if (st != PAR_OK) {
-            set_result(h, PAR_V_ERROR, "knob '%s=%s': %s", inst->knob_key[i], inst->knob_val[i], msg_text(&m));
-            return -1;
+    }
+    finish(&s);
+    inst->probed = 1;
+    if (s.decided) {
+        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", s.reason);
+        return;
+    }
+    inst->usable = 1;
+    inst->unusable_reason[0] = '\0';
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Run: the checks between runs
+ * ------------------------------------------------------------------------------------------------------------- */
+
+typedef struct outs {
+    int32_t n;
+    uint8_t *base;
+    size_t total;
+    size_t *off, *size, *esz;
+    uint8_t **first;             /* run 1's outputs, worker-private */
+} outs;
+
+/* Check the guards around every output; returns 0 when intact, else 1 with the verdict decided. */
+static int check_guards(job *s, const outs *o)
+{
+    char ph[32];
+    for (int32_t k = 0; k < o->n; k++) {
+        size_t pre = o->off[k] - GUARD_BYTES, end = o->off[k] + o->size[k];
+        size_t post_end = align_up(end, ALIGN) + GUARD_BYTES;
+        for (size_t i = o->off[k]; i-- > pre;) {
+            if (o->base[i] != guard_byte(i)) {
+                decide(s, PAR_V_FAIL, "out-of-bounds write before output %d (byte offset -%zu), found after %s",
+                       (int)k, o->off[k] - i, where(s, ph, sizeof ph));
+                return 1;
+            }
+        }
+        for (size_t i = end; i < post_end; i++) {
+            if (o->base[i] != guard_byte(i)) {
+                decide(s, PAR_V_FAIL,
+                       "out-of-bounds write after output %d (byte offset %zu; the output has %zu bytes), found after %s",
+                       (int)k, i - o->off[k], o->size[k], where(s, ph, sizeof ph));
+                return 1;
+            }
         }
     }
     return 0;
 }
-
-typedef struct probe_job {
-    const par_backend_inst *inst;
-} probe_job;
-
-static void probe_body(void *arg, shared_hdr *h)
-{
-    const probe_job *j = arg;
-    const par_backend *be = j->inst->be;
-    void *ctx = NULL;
-    par_msg m;
-    m.text[0] = '\0';
-    h->usable = 0;
-    h->describe[0] = '\0';
-    h->phase = PH_INIT;
-    par_status st = be->init ? be->init(&ctx, &m) : PAR_OK;
-    if (st != PAR_OK) {
-        set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "%s%s",
-                   st == PAR_UNSUPPORTED ? "" : "init failed: ", msg_text(&m));
-        h->phase = PH_DONE;
-        h->done = 1;
-        return;
-    }
-    h->phase = PH_KNOBS;
-    if (apply_knobs(j->inst, ctx, h) == 0) {
-        h->phase = PH_DESCRIBE;
-        par_describe_fn d = be->get_proc ? (par_describe_fn)be->get_proc(ctx, PAR_PROC_DESCRIBE) : NULL;
-        if (d) {
-            d(ctx, h->describe, sizeof h->describe);
-            h->describe[sizeof h->describe - 1] = '\0';
-        }
-        h->usable = 1;
-        set_result(h, PAR_V_PASS, "%s", "");
-    }
-    h->phase = PH_DESTROY;
-    if (be->destroy) be->destroy(ctx);
-    h->phase = PH_DONE;
-    h->done = 1;
-}
-
-typedef struct run_job {
-    const par_backend_inst *inst;
-    const par_graph_desc *g;
-    const void *const *inputs;
-    const par_exec_opts *o;
-    int32_t n_out;
-    void **out_buf;         /* in the shared region */
-    const size_t *out_size;
-} run_job;
 
 static int is_fill(const uint8_t *p, size_t n, uint8_t b)
 {
@@ -369,11 +642,12 @@ static void elem_hex(const uint8_t *p, size_t esz, char *buf, size_t len)
     for (size_t i = esz; i-- > 0 && o + 3 <= len;) o += (size_t)snprintf(buf + o, len - o, "%02x", p[i]);
 }
 
-/* Compare run r's output k (cur, poisoned with pcur) with run 1's (first, poisoned with POISON_ODD). Returns 0 when
- * bit-identical, else 1 with the result set. */
-static int compare_runs(shared_hdr *h, int32_t k, int32_t run, const uint8_t *first, const uint8_t *cur, size_t size,
-                        size_t esz, uint8_t pcur)
+/* Compare run r's output k (poisoned with pcur) with run 1's (poisoned with POISON_ODD). 0 when bit-identical, else
+ * 1 with the verdict decided. */
+static int compare_runs(job *s, const outs *o, int32_t k, int32_t run, uint8_t pcur)
 {
+    const uint8_t *first = o->first[k], *cur = o->base + o->off[k];
+    size_t size = o->size[k], esz = o->esz[k];
     if (memcmp(first, cur, size) == 0) return 0;
     int64_t n = (int64_t)(size / esz), first_unw = -1, n_unw = 0, first_diff = -1;
     for (int64_t i = 0; i < n; i++) {
@@ -386,14 +660,14 @@ static int compare_runs(shared_hdr *h, int32_t k, int32_t run, const uint8_t *fi
         }
     }
     if (first_unw >= 0) {
-        set_result(h, PAR_V_FAIL, "output %d element %lld never written (%lld element%s in all)", (int)k,
-                   (long long)first_unw, (long long)n_unw, n_unw == 1 ? "" : "s");
+        decide(s, PAR_V_FAIL, "output %d element %lld never written (%lld element%s in all)", (int)k,
+               (long long)first_unw, (long long)n_unw, n_unw == 1 ? "" : "s");
     } else {
         char ha[40], hb[40];
         elem_hex(first + (size_t)first_diff * esz, esz, ha, sizeof ha);
         elem_hex(cur + (size_t)first_diff * esz, esz, hb, sizeof hb);
-        set_result(h, PAR_V_FLAKY, "run %d differs from run 1 at output %d element %lld (bits %s vs %s)", (int)run,
-                   (int)k, (long long)first_diff, hb, ha);
+        decide(s, PAR_V_FLAKY, "run %d differs from run 1 at output %d element %lld (bits %s vs %s)", (int)run,
+               (int)k, (long long)first_diff, hb, ha);
     }
     return 1;
 }
@@ -405,13 +679,13 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Linear interpolation between closest ranks of a sorted array. */
-static double quantile(const double *s, int32_t n, double q)
+static double quantile(const double *v, int32_t n, double q)
 {
     double pos = q * (double)(n - 1);
     int32_t lo = (int32_t)pos;
-    if (lo >= n - 1) return s[n - 1];
+    if (lo >= n - 1) return v[n - 1];
     double f = pos - (double)lo;
-    return s[lo] + f * (s[lo + 1] - s[lo]);
+    return v[lo] + f * (v[lo + 1] - v[lo]);
 }
 
 static void fill_timing(par_timing *t, double *ms, int32_t n)
@@ -430,236 +704,66 @@ static size_t value_bytes(const par_value *v)
     return (size_t)v->numel * par_dtype_size(v->dtype);
 }
 
-/* Did the backend write into an input? The bound copies are compared with the caller's data after every run (a
- * write that the next run undoes would escape a check at the end). Returns 0, or 1 with the result set. */
-static int check_inputs(const run_job *j, const void *const *in_copy, int32_t run, shared_hdr *h)
+/* The runs, one round trip each, with the checks after each. Returns 0 when all went well. */
+static int do_runs(job *s, const outs *o, const par_exec_opts *opt, par_timing *t)
 {
-    const par_graph_desc *g = j->g;
-    for (int32_t i = 0; i < g->n_inputs; i++) {
-        size_t sz = value_bytes(&g->values[g->inputs[i]]);
-        if (memcmp(in_copy[i], j->inputs[i], sz) == 0) continue;
-        size_t esz = par_dtype_size(g->values[g->inputs[i]].dtype), b = 0;
-        const uint8_t *a = in_copy[i], *c = j->inputs[i];
-        while (b < sz && a[b] == c[b]) b++;
-        set_result(h, PAR_V_FAIL, "backend wrote into input %d (element %zu first, during run %d)", (int)i, b / esz,
-                   (int)run);
-        return 1;
-    }
-    return 0;
-}
-
-/* The runs, with the conduct checks. Returns 0 when all went well; else the result is set. A write into an input
- * is checked first: it would explain differences between runs. */
-static int do_runs(const run_job *j, void *ctx, void *prep, const void *const *in_copy, shared_hdr *h,
-                   uint8_t **first)
-{
-    const par_backend *be = j->inst->be;
-    const par_exec_opts *o = j->o;
-    int32_t n_runs = o->warmup + o->repeat;
+    int32_t n_runs = opt->warmup + opt->repeat;
     if (n_runs < 2) n_runs = 2; /* the second run is what shows unwritten elements */
-    double *ms = malloc(sizeof(double) * (size_t)o->repeat);
+    double *ms = malloc(sizeof(double) * (size_t)opt->repeat);
     if (!ms) {
-        set_result(h, PAR_V_ERROR, "out of memory for %d timings", (int)o->repeat);
+        decide(s, PAR_V_ERROR, "out of memory for %d timings", (int)opt->repeat);
         return -1;
     }
     int32_t n_timed = 0, rc = 0;
     for (int32_t r = 0; r < n_runs && rc == 0; r++) {
         uint8_t poison = (r % 2 == 0) ? POISON_ODD : POISON_EVEN;
-        for (int32_t k = 0; k < j->n_out; k++) memset(j->out_buf[k], poison, j->out_size[k]);
-        par_msg m;
-        m.text[0] = '\0';
-        h->phase = PH_RUN;
+        for (int32_t k = 0; k < o->n; k++) memset(o->base + o->off[k], poison, o->size[k]);
+        s->phase = PH_RUN;
+        s->run = r + 1;
         double t0 = now_s();
-        par_status st = be->run(ctx, prep, &m);
-        double t1 = now_s();
-        if (st != PAR_OK) {
-            set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "run %d failed: %s", (int)r + 1,
-                       msg_text(&m));
+        send_cmd(s, XC_RUN);
+        par_xmsg m;
+        if (!await(s, &m)) {
             rc = -1;
             break;
         }
-        if (r >= o->warmup && n_timed < o->repeat) ms[n_timed++] = (t1 - t0) * 1e3;
-        if (check_inputs(j, in_copy, r + 1, h)) {
+        double wall_ms = (now_s() - t0) * 1e3;
+        if (m.type == XM_END) {
+            decide(s, PAR_V_CRASH, "the backend child ended during run %d without reporting it", (int)r + 1);
             rc = -1;
             break;
         }
-        for (int32_t k = 0; k < j->n_out; k++) {
-            if (r == 0) {
-                memcpy(first[k], j->out_buf[k], j->out_size[k]);
-                continue;
-            }
-            size_t esz = par_dtype_size(j->g->values[j->g->outputs[k]].dtype);
-            if (compare_runs(h, k, r + 1, first[k], j->out_buf[k], j->out_size[k], esz, poison)) {
-                rc = -1;
-                break;
-            }
+        if (m.type != XM_RUN || m.index != r + 1) {
+            decide(s, PAR_V_CRASH, "the backend child sent an unexpected report during run %d (type %d, run %d)",
+                   (int)r + 1, (int)m.type, (int)m.index);
+            rc = -1;
+            break;
+        }
+        if (m.status != PAR_OK) {
+            char txt[PAR_MSG_LEN];
+            if (m.status == PAR_UNSUPPORTED || m.status == PAR_ERROR)
+                decide(s, m.status == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "run %d failed: %s",
+                       (int)r + 1, msg_text(&m, txt, sizeof txt));
+            else
+                decide(s, PAR_V_ERROR, "run %d returned invalid status %d", (int)r + 1, (int)m.status);
+            rc = -1;
+            break;
+        }
+        /* the child's clock is data: keep it within what the worker saw */
+        double run_ms = (isfinite(m.ms) && m.ms >= 0 && m.ms <= wall_ms) ? m.ms : wall_ms;
+        if (r >= opt->warmup && n_timed < opt->repeat) ms[n_timed++] = run_ms;
+        if (check_guards(s, o)) {
+            rc = -1;
+            break;
+        }
+        for (int32_t k = 0; k < o->n && rc == 0; k++) {
+            if (r == 0) memcpy(o->first[k], o->base + o->off[k], o->size[k]);
+            else if (compare_runs(s, o, k, r + 1, poison)) rc = -1;
         }
     }
-    fill_timing(&h->t, ms, n_timed);
+    fill_timing(t, ms, n_timed);
     free(ms);
     return rc;
-}
-
-static void run_body(void *arg, shared_hdr *h)
-{
-    const run_job *j = arg;
-    const par_backend *be = j->inst->be;
-    const par_graph_desc *g = j->g;
-    void *ctx = NULL, *prep = NULL;
-    int32_t n_in = g->n_inputs;
-    void **in_copy = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *in_copy);
-    uint8_t **first = calloc((size_t)j->n_out, sizeof *first);
-    par_msg m;
-    m.text[0] = '\0';
-    memset(&h->t, 0, sizeof h->t);
-    set_result(h, PAR_V_PASS, "%s", "");
-    if (!in_copy || !first) {
-        set_result(h, PAR_V_ERROR, "%s", "out of memory");
-        goto out;
-    }
-    /* Private, 64-byte aligned copies of the inputs with 64 spare bytes, so that backends that read a little past
-     * the end of a buffer (XNNPACK's XNN_EXTRA_BYTES) stay inside the allocation. */
-    for (int32_t i = 0; i < n_in; i++) {
-        size_t sz = value_bytes(&g->values[g->inputs[i]]);
-        in_copy[i] = aligned_alloc(ALIGN, align_up(sz, ALIGN) + ALIGN);
-        if (!in_copy[i]) {
-            set_result(h, PAR_V_ERROR, "out of memory for input %d (%zu bytes)", (int)i, sz);
-            goto out;
-        }
-        memcpy(in_copy[i], j->inputs[i], sz);
-    }
-    for (int32_t k = 0; k < j->n_out; k++) {
-        first[k] = malloc(j->out_size[k]);
-        if (!first[k]) {
-            set_result(h, PAR_V_ERROR, "out of memory for output %d (%zu bytes)", (int)k, j->out_size[k]);
-            goto out;
-        }
-    }
-
-    h->phase = PH_INIT;
-    par_status st = be->init ? be->init(&ctx, &m) : PAR_OK;
-    if (st != PAR_OK) {
-        ctx = NULL;
-        if (st == PAR_UNSUPPORTED) set_result(h, PAR_V_UNSUPPORTED, "%s", msg_text(&m));
-        else set_result(h, PAR_V_ERROR, "init failed: %s", msg_text(&m));
-        goto out;
-    }
-    h->phase = PH_KNOBS;
-    if (apply_knobs(j->inst, ctx, h) != 0) goto out;
-
-    h->phase = PH_SUPPORTS;
-    if (be->supports) {
-        for (int32_t i = 0; i < g->n_nodes; i++) {
-            m.text[0] = '\0';
-            st = be->supports(ctx, g, i, &m);
-            if (st != PAR_OK) {
-                const par_node *n = &g->nodes[i];
-                set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "node '%s' (%s): %s",
-                           n->name ? n->name : "?", n->op ? n->op : "?", msg_text(&m));
-                goto out;
-            }
-        }
-    }
-
-    h->phase = PH_PREPARE;
-    m.text[0] = '\0';
-    double t0 = now_s();
-    st = be->prepare ? be->prepare(ctx, g, &prep, &m) : PAR_OK;
-    h->t.prepare_ms = (now_s() - t0) * 1e3;
-    if (st != PAR_OK) {
-        prep = NULL;
-        set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "prepare failed: %s", msg_text(&m));
-        goto out;
-    }
-
-    h->phase = PH_BIND;
-    m.text[0] = '\0';
-    st = be->bind ? be->bind(ctx, prep, (const void *const *)in_copy, (void *const *)j->out_buf, &m) : PAR_OK;
-    if (st != PAR_OK) {
-        set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "bind failed: %s", msg_text(&m));
-        goto out;
-    }
-
-    if (!be->run) {
-        set_result(h, PAR_V_ERROR, "backend '%s' has no run()", be->name ? be->name : "?");
-    } else {
-        do_runs(j, ctx, prep, (const void *const *)in_copy, h, first);
-    }
-
-out:
-    if (prep) {
-        h->phase = PH_RELEASE;
-        if (be->release) be->release(ctx, prep);
-    }
-    if (ctx) {
-        h->phase = PH_DESTROY;
-        if (be->destroy) be->destroy(ctx);
-    }
-    if (first)
-        for (int32_t k = 0; k < j->n_out; k++) free(first[k]);
-    free(first);
-    if (in_copy)
-        for (int32_t i = 0; i < n_in; i++) free(in_copy[i]);
-    free(in_copy);
-    h->phase = PH_DONE;
-    h->done = 1;
-}
-
-/* ---------------------------------------------------------------------------------------------------------------
- * Parent side.
- * ------------------------------------------------------------------------------------------------------------- */
-
-void par_exec_probe(par_backend_inst *inst, double timeout_s)
-{
-    if (!inst) return;
-    inst->usable = 0;
-    inst->describe[0] = '\0';
-    if (!inst->be) {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
-        return;
-    }
-    shared_hdr *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (h == MAP_FAILED) {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "cannot map shared memory: %s", strerror(errno));
-        return;
-    }
-    probe_job job = {.inst = inst};
-    par_verdict v = PAR_V_ERROR;
-    char reason[PAR_REASON_LEN];
-    if (supervise(probe_body, &job, h, timeout_s, 1, &v, reason, sizeof reason)) {
-        h->reason[sizeof h->reason - 1] = '\0';
-        h->describe[sizeof h->describe - 1] = '\0';
-        inst->usable = h->usable ? 1 : 0;
-        fmt(inst->describe, sizeof inst->describe, "%s", h->describe);
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", inst->usable ? "" : h->reason);
-    } else {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", reason);
-    }
-    munmap(h, sizeof *h);
-}
-
-/* Check the guards around every output; returns 0 when intact, else 1 with reason set. */
-static int check_guards(const uint8_t *base, int32_t n_out, const size_t *buf_off, const size_t *size,
-                        char *reason, size_t len)
-{
-    for (int32_t k = 0; k < n_out; k++) {
-        size_t pre = buf_off[k] - GUARD_BYTES, end = buf_off[k] + size[k];
-        size_t post_end = align_up(end, ALIGN) + GUARD_BYTES;
-        for (size_t o = buf_off[k]; o-- > pre;) {
-            if (base[o] != guard_byte(o)) {
-                fmt(reason, len, "out-of-bounds write before output %d (byte offset -%zu)", (int)k, buf_off[k] - o);
-                return 1;
-            }
-        }
-        for (size_t o = end; o < post_end; o++) {
-            if (base[o] != guard_byte(o)) {
-                fmt(reason, len, "out-of-bounds write after output %d (byte offset %zu; the output has %zu bytes)",
-                    (int)k, o - buf_off[k], size[k]);
-                return 1;
-            }
-        }
-    }
-    return 0;
 }
 
 /* Checks the graph view and options before anything is forked. Returns 0 or -1 with reason set. */
@@ -700,81 +804,155 @@ static int check_args(const par_backend_inst *inst, const par_graph_desc *g, con
     return 0;
 }
 
+/* The inputs in a sealed memfd mapped read-only; *base MAP_FAILED on failure (reason set). */
+static void map_inputs(const par_graph_desc *g, const void *const *inputs, size_t *off, const void **ptr,
+                       uint8_t **base, size_t *total, char *reason, size_t len)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), t = 0;
+    *base = MAP_FAILED;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        off[i] = t;
+        t += align_up(value_bytes(&g->values[g->inputs[i]]) + ALIGN, page);
+    }
+    *total = t;
+    if (t == 0) return;
+    int fd = memfd_create("parity-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        fmt(reason, len, "cannot create the input memfd: %s", strerror(errno));
+        return;
+    }
+    int ok = ftruncate(fd, (off_t)t) == 0;
+    for (int32_t i = 0; ok && i < g->n_inputs; i++) {
+        size_t sz = value_bytes(&g->values[g->inputs[i]]), done = 0;
+        while (ok && done < sz) {
+            ssize_t w = pwrite(fd, (const uint8_t *)inputs[i] + done, sz - done, (off_t)(off[i] + done));
+            if (w < 0 && errno == EINTR) continue;
+            ok = w > 0;
+            done += w > 0 ? (size_t)w : 0;
+        }
+    }
+    ok = ok && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
+    if (ok) *base = mmap(NULL, t, PROT_READ, MAP_SHARED, fd, 0);
+    if (!ok || *base == MAP_FAILED) {
+        fmt(reason, len, "cannot write, seal or map the inputs: %s", strerror(errno));
+        *base = MAP_FAILED;
+    }
+    close(fd);
+    for (int32_t i = 0; *base != MAP_FAILED && i < g->n_inputs; i++) ptr[i] = *base + off[i];
+}
+
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *opts, par_exec_out *out)
 {
     static const par_exec_opts defaults = {.warmup = 0, .repeat = 1, .timeout_s = 10.0, .isolate = 1};
-    const par_exec_opts *o = opts ? opts : &defaults;
+    const par_exec_opts *opt = opts ? opts : &defaults;
     memset(out, 0, sizeof *out);
     out->verdict = PAR_V_ERROR;
-    if (check_args(inst, g, inputs, o, out->reason, sizeof out->reason) != 0) return;
+    if (check_args(inst, g, inputs, opt, out->reason, sizeof out->reason) != 0) return;
 
-    int32_t n_out = g->n_outputs;
-    size_t *size = calloc((size_t)n_out, sizeof *size);
-    size_t *buf_off = calloc((size_t)n_out, sizeof *buf_off);
-    void **buf = calloc((size_t)n_out, sizeof *buf);
-    uint8_t *base = MAP_FAILED;
-    size_t total = 0;
-    if (!size || !buf_off || !buf) {
+    int32_t n_out = g->n_outputs, n_in = g->n_inputs;
+    outs o = {.n = n_out, .base = MAP_FAILED};
+    o.off = calloc((size_t)n_out, sizeof *o.off);
+    o.size = calloc((size_t)n_out, sizeof *o.size);
+    o.esz = calloc((size_t)n_out, sizeof *o.esz);
+    o.first = calloc((size_t)n_out, sizeof *o.first);
+    void **obuf = calloc((size_t)n_out, sizeof *obuf);
+    size_t *in_off = calloc((size_t)(n_in ? n_in : 1), sizeof *in_off);
+    const void **in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof *in_ptr);
+    uint8_t *in_base = MAP_FAILED;
+    size_t in_total = 0;
+    job s;
+    memset(&s, 0, sizeof s);
+    s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
+    if (!o.off || !o.size || !o.esz || !o.first || !obuf || !in_off || !in_ptr) {
         fmt(out->reason, sizeof out->reason, "%s", "out of memory");
         goto done;
     }
-    size_t off = align_up(sizeof(shared_hdr), ALIGN) + GUARD_BYTES;
+    size_t off = GUARD_BYTES;
     for (int32_t k = 0; k < n_out; k++) {
-        size[k] = value_bytes(&g->values[g->outputs[k]]);
-        buf_off[k] = off;
-        off = align_up(off + size[k], ALIGN) + 2 * GUARD_BYTES;
+        const par_value *v = &g->values[g->outputs[k]];
+        o.size[k] = value_bytes(v);
+        o.esz[k] = par_dtype_size(v->dtype);
+        o.off[k] = off;
+        off = align_up(off + o.size[k], ALIGN) + 2 * GUARD_BYTES;
+        o.first[k] = malloc(o.size[k]);
+        if (!o.first[k]) {
+            fmt(out->reason, sizeof out->reason, "out of memory for output %d (%zu bytes)", (int)k, o.size[k]);
+            goto done;
+        }
     }
-    total = off - GUARD_BYTES;
-    base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) {
-        fmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", total, strerror(errno));
+    o.total = off - GUARD_BYTES;
+    o.base = mmap(NULL, o.total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (o.base == MAP_FAILED) {
+        fmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", o.total, strerror(errno));
         goto done;
     }
     for (int32_t k = 0; k < n_out; k++) {
-        buf[k] = base + buf_off[k];
-        size_t end = buf_off[k] + size[k], post_end = align_up(end, ALIGN) + GUARD_BYTES;
-        for (size_t i = buf_off[k] - GUARD_BYTES; i < buf_off[k]; i++) base[i] = guard_byte(i);
-        for (size_t i = end; i < post_end; i++) base[i] = guard_byte(i);
+        obuf[k] = o.base + o.off[k];
+        size_t end = o.off[k] + o.size[k], post_end = align_up(end, ALIGN) + GUARD_BYTES;
+        for (size_t i = o.off[k] - GUARD_BYTES; i < o.off[k]; i++) o.base[i] = guard_byte(i);
+        for (size_t i = end; i < post_end; i++) o.base[i] = guard_byte(i);
     }
+    map_inputs(g, inputs, in_off, in_ptr, &in_base, &in_total, out->reason, sizeof out->reason);
+    if (in_total > 0 && in_base == MAP_FAILED) goto done;
 
-    shared_hdr *h = (shared_hdr *)base;
-    run_job job = {.inst = inst, .g = g, .inputs = inputs, .o = o, .n_out = n_out, .out_buf = buf, .out_size = size};
-    par_verdict v = PAR_V_ERROR;
-    if (!supervise(run_body, &job, h, o->timeout_s, o->isolate, &v, out->reason, sizeof out->reason)) {
-        out->verdict = v;
-        out->t = h->t;
-        goto done;
+    s.inst = inst;
+    s.g = g;
+    s.isolated = opt->isolate != 0;
+    s.timeout_s = opt->timeout_s;
+    s.mem_limit = s.isolated ? opt->mem_limit : 0;
+    s.v = PAR_V_PASS;
+    par_xjob xj = {.inst = inst, .g = g, .in = in_ptr, .out = obuf, .in_base = in_total ? in_base : NULL,
+                   .in_len = in_total, .in_off = in_off, .n_in = n_in};
+    if (start(&s, &xj) == 0) {
+        par_xmsg m;
+        if (await(&s, &m)) {
+            if (m.type == XM_END) {
+                decide_end(&s, &m);
+            } else if (m.type != XM_READY) {
+                decide(&s, PAR_V_CRASH, "the backend child sent an unexpected report before its runs (type %d)",
+                       (int)m.type);
+            } else {
+                out->t.prepare_ms = isfinite(m.ms) && m.ms >= 0 ? m.ms : 0.0;
+                if (do_runs(&s, &o, opt, &out->t) == 0) {
+                    send_cmd(&s, XC_END);
+                    while (await(&s, &m) && m.type != XM_END) {}
+                    if (!s.decided) check_guards(&s, &o); /* release and destroy may write too */
+                }
+            }
+        }
     }
-    h->reason[sizeof h->reason - 1] = '\0';
-    out->t = h->t;
-    if (check_guards(base, n_out, buf_off, size, out->reason, sizeof out->reason)) {
-        out->verdict = PAR_V_FAIL;
-        goto done;
-    }
-    out->verdict = (h->verdict >= 0 && h->verdict < PAR_V_COUNT) ? (par_verdict)h->verdict : PAR_V_ERROR;
-    fmt(out->reason, sizeof out->reason, "%s", h->reason);
+    finish(&s);
+    out->output_bytes = s.out_total;
+    output_tail(&s, out->output, sizeof out->output);
+    out->verdict = s.decided ? s.v : PAR_V_PASS;
+    if (s.decided) fmt(out->reason, sizeof out->reason, "%s", s.reason);
     if (out->verdict != PAR_V_PASS) goto done;
 
-    /* All runs gave run 1's bits, so the buffers hold run 1's outputs. */
+    /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
     out->outputs = calloc((size_t)n_out, sizeof *out->outputs);
-    if (!out->outputs) goto oom;
+    if (!out->outputs) {
+        out->verdict = PAR_V_ERROR;
+        fmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
+        goto done;
+    }
     out->n_outputs = n_out;
     for (int32_t k = 0; k < n_out; k++) {
-        out->outputs[k] = malloc(size[k]);
-        if (!out->outputs[k]) goto oom;
-        memcpy(out->outputs[k], buf[k], size[k]);
+        out->outputs[k] = o.first[k];
+        o.first[k] = NULL;
     }
-    goto done;
-oom:
-    par_exec_out_free(out);
-    out->verdict = PAR_V_ERROR;
-    fmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
 done:
-    if (base != MAP_FAILED) munmap(base, total);
-    free(size);
-    free(buf_off);
-    free(buf);
+    if (o.base != MAP_FAILED) munmap(o.base, o.total);
+    if (in_base != MAP_FAILED) munmap(in_base, in_total);
+    if (o.first)
+        for (int32_t k = 0; k < n_out; k++) free(o.first[k]);
+    free(o.first);
+    free(o.off);
+    free(o.size);
+    free(o.esz);
+    free(obuf);
+    free(in_off);
+    free(in_ptr);
 }
 
 void par_exec_out_free(par_exec_out *out)
