@@ -383,20 +383,28 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     }
     par_case_set set;
     par_msg msg = {{0}};
+    cfg.backends = bs->inst;
+    cfg.n_backends = bs->n;
+    /* the fork servers start now, before any case is loaded: the backend children they fork hold no case data */
+    if (par_run_servers_start(&cfg, &msg) != 0) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        free(bs);
+        return PAR_EXIT_INTERNAL;
+    }
     rc = par_select_cases(&sel, &set, &msg);
     if (rc) {
         fprintf(stderr, "parity: %s\n", msg.text);
+        par_run_servers_stop(&cfg);
         free(bs);
         return rc;
     }
     if (set.n == 0) {
         fprintf(stderr, "parity: no case matches the selection\n");
         par_case_set_free(&set);
+        par_run_servers_stop(&cfg);
         free(bs);
         return PAR_EXIT_USAGE;
     }
-    cfg.backends = bs->inst;
-    cfg.n_backends = bs->n;
     cfg.exec.mem_limit = mem_limit >= 0 ? mem_limit : default_mem_limit(cfg.jobs);
     int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     char *cmdline = join_args(argc - 1, argv + 1, "parity run");
@@ -446,6 +454,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
         }
     }
     fflush(stdout);
+    par_run_servers_stop(&cfg);
     par_run_result_free(&res);
     free(cmdline);
     par_case_set_free(&set);

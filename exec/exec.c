@@ -32,6 +32,7 @@
  * This file must not judge output values numerically (the oracle does), retry, or sleep.
  */
 #include "xproto.h"
+#include "gblob.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -104,6 +105,11 @@ typedef struct job {
     pid_t pid;
     int pidfd, sock, outfd;
     int thread_sock;             /* the thread's end (in-process jobs) */
+    /* through a fork server: its socket, the job's memfds, and how the server says the child ended */
+    int srv_fd, blob_fd, out_fd, in_fd;
+    size_t blob_len, out_len, in_len;
+    int srv_ended;
+    int32_t srv_code, srv_status;
     pthread_t thread;
     int thread_started;
     double deadline, timeout_s;
@@ -194,6 +200,23 @@ static void fmt_bytes(char *buf, size_t len, int64_t b)
     else fmt(buf, len, "%lld MiB", (long long)(b >> 20));
 }
 
+/* Read the fork server's replies until the one saying the child ended; returns 0 when the server is gone. */
+static int srv_wait_end(job *s)
+{
+    while (!s->srv_ended) {
+        par_srv_rep rep;
+        ssize_t n;
+        while ((n = recv(s->srv_fd, &rep, sizeof rep, 0)) < 0 && errno == EINTR) {}
+        if (n != (ssize_t)sizeof rep) return 0;
+        if (rep.kind == PAR_SRV_ENDED) {
+            s->srv_ended = 1;
+            s->srv_code = rep.code;
+            s->srv_status = rep.status;
+        }
+    }
+    return 1;
+}
+
 /* The child is gone (or going): reap it and decide how it ended, unless something was decided already. */
 static void child_gone(job *s)
 {
@@ -202,12 +225,23 @@ static void child_gone(job *s)
         decide(s, PAR_V_ERROR, "the backend thread ended during %s without a result", where(s, ph, sizeof ph));
         return;
     }
-    /* Wait without reaping: the zombie keeps the process group id from being reused until finish() has killed
-     * the group. */
     siginfo_t si;
     memset(&si, 0, sizeof si);
-    int r;
-    while ((r = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOWAIT)) != 0 && errno == EINTR) {}
+    int r = 0;
+    if (s->srv_fd >= 0) {
+        /* the fork server reaps its child and says how it ended */
+        if (!srv_wait_end(s)) {
+            decide(s, PAR_V_ERROR, "the fork server of '%s' is gone", s->inst->label);
+            return;
+        }
+        si.si_pid = s->pid;
+        si.si_code = s->srv_code;
+        si.si_status = s->srv_status;
+    } else {
+        /* Wait without reaping: the zombie keeps the process group id from being reused until finish() has
+         * killed the group. */
+        while ((r = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOWAIT)) != 0 && errno == EINTR) {}
+    }
     if (r != 0 || si.si_pid != s->pid) {
         decide(s, PAR_V_ERROR, "cannot wait for the backend child: %s", strerror(errno));
     } else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
@@ -339,7 +373,7 @@ static void send_cmd(job *s, char c)
     while ((r = send(s->sock, &c, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
 }
 
-static void child_reset_signals(void)
+void par_x_reset_signals(void)
 {
     static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE, SIGTERM, SIGINT,
                                SIGHUP, SIGCHLD};
@@ -372,8 +406,7 @@ static void become_subreaper(void)
     done_for = getpid();
 }
 
-/* Kill and reap every child of the calling thread, including orphans adopted as subreaper, until none remain. */
-static void reap_all(void)
+void par_x_reap_all(void)
 {
     char path[64];
     fmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
@@ -396,6 +429,48 @@ static void reap_all(void)
         if (!any || now_s() > give_up) return;
         while (waitpid(-1, &st, 0) < 0 && errno == EINTR) {}
     }
+}
+
+/* Hand the job to the fork server: it forks the child with the job's descriptors. */
+static int start_via_server(job *s, int child_sock, const int *op)
+{
+    par_srv_req req = {.magic = PAR_SRV_MAGIC, .blob_len = s->blob_len, .out_len = s->out_len, .in_len = s->in_len};
+    int fds[5] = {s->blob_fd, s->out_fd, child_sock, op[1], s->in_fd};
+    int nf = s->in_len ? 5 : 4;
+    char cbuf[CMSG_SPACE(sizeof fds)];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec iov = {.iov_base = &req, .iov_len = sizeof req};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                        .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nf)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nf);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nf);
+    ssize_t n;
+    while ((n = sendmsg(s->srv_fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    close(child_sock);
+    close(op[1]);
+    s->outfd = op[0];
+    fcntl(s->outfd, F_SETFL, O_NONBLOCK);
+    par_srv_rep rep;
+    memset(&rep, 0, sizeof rep);
+    if (n == (ssize_t)sizeof req)
+        while ((n = recv(s->srv_fd, &rep, sizeof rep, 0)) < 0 && errno == EINTR) {}
+    if (n != (ssize_t)sizeof rep || rep.kind != PAR_SRV_STARTED || rep.pid <= 0) {
+        s->srv_ended = 1; /* nothing to wait for */
+        if (n == (ssize_t)sizeof rep && rep.kind == PAR_SRV_FAILED)
+            decide(s, PAR_V_ERROR, "the fork server of '%s' cannot start the backend child: %s", s->inst->label,
+                   strerror(rep.status));
+        else
+            decide(s, PAR_V_ERROR, "the fork server of '%s' is gone", s->inst->label);
+        return -1;
+    }
+    s->pid = rep.pid;
+#ifdef SYS_pidfd_open
+    s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
+#endif
+    return 0;
 }
 
 /* Start the child (or thread) on xj. Returns 0, or -1 with the verdict decided. */
@@ -424,12 +499,13 @@ static int start(job *s, par_xjob *xj)
         return 0;
     }
     xj->isolated = 1;
-    become_subreaper();
+    if (s->srv_fd < 0) become_subreaper();
     if (pipe2(op, O_CLOEXEC) != 0) {
         close(sv[1]);
         decide(s, PAR_V_ERROR, "cannot create the output pipe: %s", strerror(errno));
         return -1;
     }
+    if (s->srv_fd >= 0) return start_via_server(s, sv[1], op);
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
@@ -446,7 +522,7 @@ static int start(job *s, par_xjob *xj)
         setpgid(0, 0); /* own process group: the end of the job kills whatever the backend forked too */
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with its worker */
         if (getppid() != parent) _exit(127);
-        child_reset_signals();
+        par_x_reset_signals();
         if (dup2(op[1], STDOUT_FILENO) < 0 || dup2(op[1], STDERR_FILENO) < 0) _exit(126);
         close(op[1]);
         par_xchild_install_fault_handler(xj);
@@ -470,13 +546,17 @@ static int start(job *s, par_xjob *xj)
 /* End the job: kill the child and everything it left, or let the thread finish. */
 static void finish(job *s)
 {
-    if (s->isolated && s->pid > 0) {
+    if (s->isolated && s->srv_fd >= 0) {
+        if (s->pid > 0 && !s->srv_ended) kill(s->pid, SIGKILL); /* the server kills its group and reaps */
+        srv_wait_end(s);
+        drain_output(s);
+    } else if (s->isolated && s->pid > 0) {
         kill(-s->pid, SIGKILL);
         kill(s->pid, SIGKILL);
         int st;
         while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {}
         drain_output(s);
-        reap_all();
+        par_x_reap_all();
     }
     if (s->sock >= 0) shutdown(s->sock, SHUT_RDWR);
     if (s->thread_started) pthread_join(s->thread, NULL);
@@ -549,6 +629,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
     job s;
     memset(&s, 0, sizeof s);
     s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
+    s.srv_fd = s.blob_fd = s.out_fd = s.in_fd = -1;
     s.inst = inst;
     s.isolated = 1;
     s.timeout_s = timeout_s;
@@ -806,8 +887,9 @@ static int check_args(const par_backend_inst *inst, const par_graph_desc *g, con
 
 /* The inputs in a sealed memfd mapped read-only; *base MAP_FAILED on failure (reason set). */
 static void map_inputs(const par_graph_desc *g, const void *const *inputs, size_t *off, const void **ptr,
-                       uint8_t **base, size_t *total, char *reason, size_t len)
+                       uint8_t **base, size_t *total, int *fd_out, char *reason, size_t len)
 {
+    *fd_out = -1;
     size_t page = (size_t)sysconf(_SC_PAGESIZE), t = 0;
     *base = MAP_FAILED;
     for (int32_t i = 0; i < g->n_inputs; i++) {
@@ -836,9 +918,37 @@ static void map_inputs(const par_graph_desc *g, const void *const *inputs, size_
     if (!ok || *base == MAP_FAILED) {
         fmt(reason, len, "cannot write, seal or map the inputs: %s", strerror(errno));
         *base = MAP_FAILED;
+        close(fd);
+    } else {
+        *fd_out = fd; /* for a fork server */
     }
-    close(fd);
     for (int32_t i = 0; *base != MAP_FAILED && i < g->n_inputs; i++) ptr[i] = *base + off[i];
+}
+
+/* The graph block of a job for a fork server's child: a sealed memfd. Returns 0 or -1 with reason set. */
+static int make_blob(job *s, const par_graph_desc *g, const size_t *in_off, const size_t *out_off, char *reason,
+                     size_t len)
+{
+    size_t n = par_gblob_size(g, in_off, out_off);
+    uint8_t *b = calloc(1, n);
+    s->blob_fd = memfd_create("parity-graph", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int ok = b && s->blob_fd >= 0;
+    if (ok) par_gblob_write(g, in_off, out_off, b);
+    size_t done = 0;
+    while (ok && done < n) {
+        ssize_t w = write(s->blob_fd, b + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        done += w > 0 ? (size_t)w : 0;
+    }
+    ok = ok && fcntl(s->blob_fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
+    free(b);
+    if (!ok) {
+        fmt(reason, len, "cannot write the graph for the fork server: %s", strerror(errno));
+        return -1;
+    }
+    s->blob_len = n;
+    return 0;
 }
 
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
@@ -864,6 +974,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     job s;
     memset(&s, 0, sizeof s);
     s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
+    s.srv_fd = s.blob_fd = s.out_fd = s.in_fd = -1;
     if (!o.off || !o.size || !o.esz || !o.first || !obuf || !in_off || !in_ptr) {
         fmt(out->reason, sizeof out->reason, "%s", "out of memory");
         goto done;
@@ -882,7 +993,13 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         }
     }
     o.total = off - GUARD_BYTES;
-    o.base = mmap(NULL, o.total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    /* a memfd, so that a fork server's child can map it too */
+    s.out_fd = memfd_create("parity-outputs", MFD_CLOEXEC);
+    if (s.out_fd < 0 || ftruncate(s.out_fd, (off_t)o.total) != 0) {
+        fmt(out->reason, sizeof out->reason, "cannot create the output memfd: %s", strerror(errno));
+        goto done;
+    }
+    o.base = mmap(NULL, o.total, PROT_READ | PROT_WRITE, MAP_SHARED, s.out_fd, 0);
     if (o.base == MAP_FAILED) {
         fmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", o.total, strerror(errno));
         goto done;
@@ -893,8 +1010,14 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         for (size_t i = o.off[k] - GUARD_BYTES; i < o.off[k]; i++) o.base[i] = guard_byte(i);
         for (size_t i = end; i < post_end; i++) o.base[i] = guard_byte(i);
     }
-    map_inputs(g, inputs, in_off, in_ptr, &in_base, &in_total, out->reason, sizeof out->reason);
+    map_inputs(g, inputs, in_off, in_ptr, &in_base, &in_total, &s.in_fd, out->reason, sizeof out->reason);
     if (in_total > 0 && in_base == MAP_FAILED) goto done;
+    if (opt->isolate && opt->server) {
+        s.srv_fd = par_exec_server_fd(opt->server);
+        if (make_blob(&s, g, in_off, o.off, out->reason, sizeof out->reason) != 0) goto done;
+        s.out_len = o.total;
+        s.in_len = in_total;
+    }
 
     s.inst = inst;
     s.g = g;
@@ -942,6 +1065,9 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         o.first[k] = NULL;
     }
 done:
+    if (s.out_fd >= 0) close(s.out_fd);
+    if (s.in_fd >= 0) close(s.in_fd);
+    if (s.blob_fd >= 0) close(s.blob_fd);
     if (o.base != MAP_FAILED) munmap(o.base, o.total);
     if (in_base != MAP_FAILED) munmap(in_base, in_total);
     if (o.first)

@@ -12,12 +12,15 @@
 
 #include "core/result.h"
 
+typedef struct par_exec_server par_exec_server;
+
 typedef struct par_exec_opts {
     int32_t warmup;          /* untimed runs before timing (>= 0) */
     int32_t repeat;          /* timed runs (>= 1); all runs are compared bit-wise for FLAKY */
     double timeout_s;        /* for the whole child (init + prepare + runs); <= 0: none */
     int isolate;             /* 1: child process (default); 0: in process (for gdb; no CRASH/TIMEOUT protection) */
     int64_t mem_limit;       /* bytes of resident memory the backend child may use; 0: no limit */
+    par_exec_server *server; /* the fork server of this backend instance and worker; NULL: fork from the caller */
 } par_exec_opts;
 
 /* The outcome of executing a case. When verdict is PAR_V_PASS the outputs are valid and the oracle decides. */
@@ -41,6 +44,15 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s);
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *o, par_exec_out *out);
 void par_exec_out_free(par_exec_out *out);
+
+/* Fork servers (exec/server.c): one per (worker slot, backend instance), started from the main process after the
+ * backends are resolved and before any case is loaded; each forks the backend child of every job it is sent.
+ * par_exec_server_forget closes this process's end without waiting (a worker forgets the other workers' servers);
+ * par_exec_server_stop ends the server and waits for it. */
+par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *msg);
+int par_exec_server_fd(const par_exec_server *s);
+void par_exec_server_forget(par_exec_server *s);
+void par_exec_server_stop(par_exec_server *s);
 
 /* Load a plugin: first in a child (dlopen, entry function, table checks), so that a plugin that crashes in its
  * constructor or its entry function is refused with the signal; then here. The handle stays open. */

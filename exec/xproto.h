@@ -53,6 +53,27 @@ typedef struct par_xjob {
     int isolated;              /* 1: a child process (fault handler installed); 0: a thread of the caller */
 } par_xjob;
 
+/* Worker -> fork server (exec/server.c): a job, with its file descriptors in this order: the graph block memfd,
+ * the output memfd, the child's end of the job socket, the output pipe's write end, and the input memfd when
+ * in_len > 0. Server -> worker: PAR_SRV_STARTED with the child's pid, then PAR_SRV_ENDED with how it ended
+ * (si_code, si_status of waitid), or PAR_SRV_FAILED with an errno. */
+#define PAR_SRV_MAGIC 0x7061726au
+enum { PAR_SRV_STARTED = 1, PAR_SRV_ENDED = 2, PAR_SRV_FAILED = 3 };
+
+typedef struct par_srv_req {
+    uint32_t magic;
+    size_t blob_len, out_len, in_len;
+} par_srv_req;
+
+typedef struct par_srv_rep {
+    int32_t kind, pid, code, status;
+} par_srv_rep;
+
+/* Kill and reap every child of the calling thread (orphans adopted as subreaper included) until none remain. */
+void par_x_reap_all(void);
+/* Default dispositions and an empty mask, so that a fault kills a backend child with its signal. */
+void par_x_reset_signals(void);
+
 /* The child's side of a job: runs the backend's life cycle, reporting over j->sock. Returns when done. */
 void par_xchild_main(const par_xjob *j);
 /* In a child process: install the handler that reports a write into the input mapping (SIGSEGV/SIGBUS). */

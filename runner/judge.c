@@ -82,7 +82,7 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
                  m->max_ratio);
 }
 
-int par_judge_case(const par_run_config *cfg, int32_t ci, par_case *c, par_emit_fn emit, void *user)
+int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
 {
     const par_graph_desc *g = par_graph_desc_of(c->graph);
     void **inputs = NULL;
@@ -125,6 +125,7 @@ int par_judge_case(const par_run_config *cfg, int32_t ci, par_case *c, par_emit_
             }
             if (*ref) {
                 par_exec_opts o = cfg->exec;
+                if (cfg->servers) o.server = cfg->servers[(size_t)worker * (size_t)cfg->n_backends + (size_t)b];
                 if (c->repeat > 0) o.repeat = c->repeat;
                 if (c->timeout_s > 0) o.timeout_s = c->timeout_s;
                 par_exec_out *out = calloc(1, sizeof *out);

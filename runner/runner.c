@@ -119,7 +119,7 @@ static void walk_build(void *user, int64_t index, par_case *c)
 {
     walk_ctx *w = user;
     int32_t s = find_slot(w, index);
-    if (s >= 0 && !got_signal) w->rc->internal |= par_judge_case(w->rc->cfg, s, c, emit, w->rc);
+    if (s >= 0 && !got_signal) w->rc->internal |= par_judge_case(w->rc->cfg, w->rc->worker, s, c, emit, w->rc);
     par_case_destroy(c);
 }
 
@@ -144,7 +144,7 @@ static void worker_main(run_ctx *rc)
     const par_case_set *set = rc->set;
     for (int32_t i = 0; i < set->n && !got_signal; i++) {
         if (i % rc->n_workers != rc->worker || !set->cases[i].loaded) continue;
-        rc->internal |= par_judge_case(rc->cfg, i, set->cases[i].loaded, emit, rc);
+        rc->internal |= par_judge_case(rc->cfg, rc->worker, i, set->cases[i].loaded, emit, rc);
     }
     /* one walk per distinct suite */
     const char *done_suites[8];
@@ -279,6 +279,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     double t0 = now_s();
     int32_t jobs = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (jobs > set->n) jobs = set->n > 0 ? set->n : 1;
+    if (cfg->servers && jobs > cfg->max_workers) jobs = cfg->max_workers;
     out->jobs = jobs;
     int tty = cfg->progress && isatty(STDERR_FILENO);
     collect cl = {.set = set, .nb = nb, .jobs = jobs, .res = out->results};
@@ -327,6 +328,9 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
                 if (getppid() != parent) _exit(3);
                 signal(SIGINT, SIG_DFL);
                 signal(SIGTERM, SIG_DFL);
+                /* a worker talks only to its own fork servers */
+                for (int32_t k = 0; cfg->servers && k < cfg->max_workers * nb; k++)
+                    if (k / nb != w) par_exec_server_forget(cfg->servers[k]);
                 run_ctx rc = {.set = set, .cfg = cfg, .worker = w, .n_workers = jobs, .fd = p[1]};
                 worker_main(&rc);
                 fflush(stdout);
@@ -343,6 +347,9 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             ws[w].fd = p[0];
             fcntl(p[0], F_SETFL, O_NONBLOCK);
         }
+        /* Only the workers talk to the servers: a server whose worker dies then sees its socket hang up and ends
+         * the job's child. */
+        for (int32_t k = 0; cfg->servers && k < cfg->max_workers * nb; k++) par_exec_server_forget(cfg->servers[k]);
         struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
         for (;;) {
             int open_fds = 0;
@@ -413,6 +420,38 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     if (cl.internal) rc_code = 3;
     if (got_signal) rc_code = 128 + got_signal;
     return rc_code;
+}
+
+int par_run_servers_start(par_run_config *cfg, par_msg *msg)
+{
+    int32_t jobs = cfg->jobs < 1 ? 1 : cfg->jobs, nb = cfg->n_backends;
+    cfg->servers = NULL;
+    cfg->max_workers = 0;
+    if (!cfg->exec.isolate || nb <= 0) return 0;
+    par_exec_server **sv = calloc((size_t)jobs * (size_t)nb, sizeof *sv);
+    if (!sv) {
+        par_msgf(msg, PAR_ERROR, "fork servers: out of memory");
+        return -1;
+    }
+    for (int32_t k = 0; k < jobs * nb; k++) {
+        sv[k] = par_exec_server_start(&cfg->backends[k % nb], msg);
+        if (!sv[k]) {
+            for (int32_t i = 0; i < k; i++) par_exec_server_stop(sv[i]);
+            free(sv);
+            return -1;
+        }
+    }
+    cfg->servers = sv;
+    cfg->max_workers = jobs;
+    return 0;
+}
+
+void par_run_servers_stop(par_run_config *cfg)
+{
+    if (!cfg->servers) return;
+    for (int32_t k = 0; k < cfg->max_workers * cfg->n_backends; k++) par_exec_server_stop(cfg->servers[k]);
+    free(cfg->servers);
+    cfg->servers = NULL;
 }
 
 void par_run_result_free(par_run_result *r)

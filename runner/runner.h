@@ -51,7 +51,16 @@ typedef struct par_run_config {
     par_exec_opts exec;
     int32_t jobs;
     int progress;             /* progress bar (TTY only) */
+    /* Fork servers [worker * n_backends + backend] for max_workers workers (par_run_servers_start), or NULL: each
+     * worker forks its backend children itself. */
+    par_exec_server **servers;
+    int32_t max_workers;
 } par_run_config;
+
+/* Start the fork servers of cfg (jobs x backends) from this process: call it after the backends are probed and
+ * before any case is selected or loaded, so the servers hold no case data. Returns 0, or -1 with msg. */
+int par_run_servers_start(par_run_config *cfg, par_msg *msg);
+void par_run_servers_stop(par_run_config *cfg);
 
 /* What a run produced: the records ([case * n_backends + backend]; done == 0 for those an interrupted run did
  * not finish), and how the run went. */

@@ -654,6 +654,43 @@ static void test_shared_knobs(void)
     expect_spec_error("cpu[kernels=Avx2]", "knob kernels 'Avx2': not a name");
 }
 
+
+/* The same checks through a fork server (the way parity run executes): the child is forked by the server and
+ * receives the graph and the buffers as memfds. */
+static void via_server(const char *name, par_verdict v, const char *part)
+{
+    par_backend_inst *inst = load_inst(name, "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
+    par_msg m = {{0}};
+    par_exec_server *srv = par_exec_server_start(inst, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    par_graph *g = relu_graph();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const void *inputs[1] = {input_x};
+    par_exec_opts o = {.warmup = 1, .repeat = 3, .timeout_s = 10.0, .isolate = 1, .server = srv};
+    for (int rep = 0; rep < 2; rep++) { /* a server serves job after job */
+        par_exec_out out;
+        par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
+        CU_ASSERT_EQUAL(out.verdict, v);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out.reason, part));
+        if (out.verdict != v || !strstr(out.reason, part))
+            fprintf(stderr, "\n  %s via server: %s: %s\n", name, par_verdict_name(out.verdict), out.reason);
+        if (v == PAR_V_PASS) check_outputs_equal_expectation(&out);
+        par_exec_out_free(&out);
+    }
+    par_graph_destroy(g);
+    par_exec_server_stop(srv);
+}
+
+static void test_fork_server(void)
+{
+    via_server("relu", PAR_V_PASS, "");
+    via_server("segv", PAR_V_CRASH, "killed by signal 11 (Segmentation fault) during run 1");
+    via_server("writeinput", PAR_V_FAIL, "backend wrote into input 0 (element 0 first, during run");
+    via_server("toggle", PAR_V_FAIL, "found after run 1");
+    via_server("badstatus", PAR_V_ERROR, "run 1 returned invalid status 77");
+}
+
 static void test_setup(void)
 {
     make_data();
@@ -690,6 +727,7 @@ static const CU_TestInfo tests[] = {
     {"invalid status", test_invalid_status},
     {"plugin crashing while loading", test_load_crash},
     {"shared knobs", test_shared_knobs},
+    {"through a fork server", test_fork_server},
     CU_TEST_INFO_NULL,
 };
 
