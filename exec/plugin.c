@@ -153,6 +153,11 @@ static par_status load_in_child(const char *path, par_msg *msg)
         close(fds[0]);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(127);
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC); /* a plugin's chatter while loading is not shown */
+        if (devnull >= 0) {
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+        }
         signal(SIGSEGV, SIG_DFL);
         signal(SIGBUS, SIG_DFL);
         signal(SIGABRT, SIG_DFL);
