@@ -336,7 +336,9 @@ void par_x_reap_all(void)
     double give_up = now_s() + 2.0;
     for (;;) {
         int st;
-        while (waitpid(-1, &st, WNOHANG) > 0) {}
+        pid_t w;
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0) {}
+        if (w < 0 && errno == ECHILD) return; /* no child at all: nothing to read from /proc */
         char buf[4096];
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
