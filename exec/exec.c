@@ -179,7 +179,8 @@ static int check_guards(par_xsup *s, const outs *o)
         for (size_t i = end; i < post_end; i++) {
             if (o->base[i] != guard_byte(i)) {
                 par_xdecide(s, PAR_V_FAIL,
-                       "out-of-bounds write after output %d (byte offset %zu; the output has %zu bytes), found after %s",
+                       "out-of-bounds write after output %d (byte offset %zu; the output has %zu bytes), "
+                       "found after %s",
                        (int)k, i - o->off[k], o->size[k], par_xwhere(s, ph, sizeof ph));
                 return 1;
             }

@@ -145,7 +145,8 @@ static void child_gone(par_xsup *s)
 {
     char ph[32];
     if (!s->isolated) {
-        par_xdecide(s, PAR_V_ERROR, "the backend thread ended during %s without a result", par_xwhere(s, ph, sizeof ph));
+        par_xdecide(s, PAR_V_ERROR, "the backend thread ended during %s without a result",
+                    par_xwhere(s, ph, sizeof ph));
         return;
     }
     siginfo_t si;
@@ -175,7 +176,8 @@ static void child_gone(par_xsup *s)
     } else if (si.si_status != 0) {
         par_xdecide(s, PAR_V_CRASH, "exited with status %d during %s", si.si_status, par_xwhere(s, ph, sizeof ph));
     } else {
-        par_xdecide(s, PAR_V_CRASH, "exited with status 0 during %s, before reporting a result", par_xwhere(s, ph, sizeof ph));
+        par_xdecide(s, PAR_V_CRASH, "exited with status 0 during %s, before reporting a result",
+                    par_xwhere(s, ph, sizeof ph));
     }
 }
 
@@ -284,7 +286,8 @@ int par_xawait(par_xsup *s, par_xmsg *m)
         }
         if (s->deadline >= 0 && t >= s->deadline) {
             char ph[32];
-            par_xdecide(s, PAR_V_TIMEOUT, "no result after %g s (during %s)", s->timeout_s, par_xwhere(s, ph, sizeof ph));
+            par_xdecide(s, PAR_V_TIMEOUT, "no result after %g s (during %s)", s->timeout_s,
+                        par_xwhere(s, ph, sizeof ph));
             return 0;
         }
     }

@@ -10,7 +10,8 @@
 /* Receives each finished record (done = 1) of case ci on backend b. */
 typedef void (*par_emit_fn)(void *user, int32_t ci, int32_t b, const par_result *r);
 
-/* Runs case c (case ci of the set) on every backend of cfg, through worker's fork servers when cfg has them. Returns 1 when a reference or harness failure
+/* Runs case c (case ci of the set) on every backend of cfg, through worker's fork servers when cfg has them.
+ * Returns 1 when a reference or harness failure
  * happened (the run's exit code 3), else 0. */
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user);
 
