@@ -1,7 +1,7 @@
 /*
  * cli.h - the subcommands of build/parity and what they share: backend resolution (built-ins, --plugin, -b specs)
  * and usage output. Each par_cmd_* returns the process exit code (0 ok, 1 conformance failure, 2 usage or input
- * error, 3 internal error).
+ * error, 3 internal error, 130 / 143 a run interrupted by SIGINT / SIGTERM).
  */
 #ifndef PAR_CLI_H
 #define PAR_CLI_H

@@ -8,6 +8,9 @@
  * the other (warm caches, a thread pool still spinning); the warm-up rounds are interleaved the same way.
  * Statistics: the median is the mean of the two middle samples for an even count; p10 and p90 are nearest-rank.
  *
+ * The backends run in one child process of the bench (never in the process that parsed the command line), judged
+ * with the precision profile their probe recorded.
+ *
  * `--micro NAME` (repeatable) calls each backend's PAR_PROC_MICROBENCH ("gemm", "peak", ...) and prints the value
  * and unit per backend; with both gemm and peak it adds their ratio (the GEMM's fraction of the machine's peak).
  */
@@ -15,8 +18,12 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "reference/reference.h"
 #include "cli.h"
@@ -203,7 +210,16 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             if (n_plugins == PAR_MAX_PLUGINS) return PAR_EXIT_USAGE;
             plugins[n_plugins++] = optarg;
             break;
-        case O_THREADS:
+        case O_THREADS: {
+            int32_t t = 0;
+            par_msg tm = {{0}};
+            if (par_knob_threads_parse(optarg, &t, &tm) != PAR_OK) {
+                fprintf(stderr, "parity bench: --threads: %s\n", tm.text);
+                return PAR_EXIT_USAGE;
+            }
+            threads = t;
+            break;
+        }
         case O_REPEAT:
         case O_WARMUP: {
             errno = 0;
@@ -212,8 +228,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 fprintf(stderr, "parity bench: '%s' is not a valid count\n", optarg);
                 return PAR_EXIT_USAGE;
             }
-            if (ch == O_THREADS) threads = v;
-            else if (ch == O_REPEAT) repeat = v;
+            if (ch == O_REPEAT) repeat = v;
             else warmup = v;
             break;
         }
@@ -248,6 +263,31 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         free(bs);
         return rc;
     }
+    /* The backends run in one child process (the timing loop interleaves them, so they share it): a backend that
+     * crashes ends the bench with a clear line, not this process. */
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t kid = fork();
+    if (kid < 0) {
+        fprintf(stderr, "parity bench: cannot fork: %s\n", strerror(errno));
+        if (n_paths || suite) par_case_set_free(&set);
+        free(bs);
+        return PAR_EXIT_INTERNAL;
+    }
+    if (kid > 0) {
+        int st = 0;
+        while (waitpid(kid, &st, 0) < 0 && errno == EINTR) {}
+        if (n_paths || suite) par_case_set_free(&set);
+        free(bs);
+        if (WIFEXITED(st)) return WEXITSTATUS(st);
+        const char *sn = WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : NULL;
+        fprintf(stderr, "parity bench: a backend killed the bench process: signal %d (%s); results so far are above\n",
+                WIFSIGNALED(st) ? WTERMSIG(st) : -1, sn ? sn : "unknown");
+        return PAR_EXIT_INTERNAL;
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(PAR_EXIT_INTERNAL);
     json_object *jroot = json_object_new_object(), *jcases = json_object_new_array();
     json_object_object_add(jroot, "schema", json_object_new_string("parity.bench"));
     json_object_object_add(jroot, "version", json_object_new_int(1));
@@ -330,8 +370,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         for (int32_t b = 0; b < bs->n; b++) {
             bench_be *x = &bb[b];
             if (!x->ok) continue;
-            par_prec p = par_prec_of_backend(x->inst->be, x->ctx);
-            unsigned a = (unsigned)x->inst->be->arith < 3 ? (unsigned)x->inst->be->arith : 0;
+            par_prec p = par_prec_of_backend(x->inst); /* the probe's answers: the same as parity run */
+            unsigned a = (unsigned)x->inst->arith < 3 ? (unsigned)x->inst->arith : 0;
             par_ref_result **ref = &refs[a][p.requant][p.requant_exact ? 1 : 0];
             if (!*ref) par_ref_run(g, &p, (const void *const *)inputs, ref, &msg);
             if (!*ref) continue;
@@ -404,5 +444,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
     free(bb);
     if (n_paths || suite) par_case_set_free(&set);
     free(bs);
-    return exit_code;
+    fflush(stdout);
+    fflush(stderr);
+    _exit(exit_code);
 }

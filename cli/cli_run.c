@@ -3,19 +3,33 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cases/sweep.h"
+#include "reports/report.h"
+#include "reports/summary.h"
 
-static void add_avail(par_backends *bs, const par_backend *be, const char *plugin)
+/* Returns 0, or -1 with the message printed (a plugin named like a backend already available). */
+static int add_avail(par_backends *bs, const par_backend *be, const char *plugin)
 {
     for (int32_t i = 0; i < bs->n_avail; i++)
-        if (strcmp(bs->avail[i]->name, be->name) == 0) return;
-    if (bs->n_avail == PAR_MAX_BACKENDS) return;
+        if (strcmp(bs->avail[i]->name, be->name) == 0) {
+            fprintf(stderr, "parity: plugin %s: backend name '%s' is already taken by %s%s\n", plugin ? plugin : "?",
+                    be->name, bs->avail_plugin[i][0] ? "plugin " : "the built-in backend",
+                    bs->avail_plugin[i][0] ? bs->avail_plugin[i] : "");
+            return -1;
+        }
+    if (bs->n_avail == PAR_MAX_BACKENDS) {
+        fprintf(stderr, "parity: more than %d backends\n", PAR_MAX_BACKENDS);
+        return -1;
+    }
     snprintf(bs->avail_plugin[bs->n_avail], sizeof bs->avail_plugin[0], "%s", plugin ? plugin : "");
     bs->avail[bs->n_avail++] = be;
+    return 0;
 }
 
 static const char *arith_name(par_arith a)
@@ -41,7 +55,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
             fprintf(stderr, "parity: %s\n", msg.text);
             return PAR_EXIT_USAGE;
         }
-        add_avail(bs, be, plugins[i]);
+        if (add_avail(bs, be, plugins[i]) != 0) return PAR_EXIT_USAGE;
     }
     int explicit_list = list != NULL;
     if (!list) {
@@ -108,7 +122,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
     for (int32_t i = 0; i < bs->n; i++) {
         par_exec_probe(&bs->inst[i], timeout_s);
         if (!bs->inst[i].usable) {
-            if (explicit_list) {
+            if (explicit_list || bs->inst[i].knob_error) {
                 fprintf(stderr, "parity: backend '%s' is not usable: %s\n", bs->inst[i].label,
                         bs->inst[i].unusable_reason);
                 return PAR_EXIT_USAGE;
@@ -127,7 +141,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
-    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_HELP
+    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_HELP
 };
 
 static const struct option run_opts[] = {
@@ -147,6 +161,7 @@ static const struct option run_opts[] = {
     {"no-isolate", no_argument, NULL, OPT_NO_ISOLATE},
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
+    {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -176,13 +191,16 @@ static void run_usage(FILE *f)
             "  --warmup N         untimed runs first (default 1)\n"
             "  --timeout S        time limit per case and backend, seconds (default 60): then TIMEOUT\n"
             "  -j, --jobs N       cases in parallel (default 1)\n"
+            "  --mem-limit SIZE   resident memory a backend child may use, e.g. 512M, 4G, or 0 for none (default\n"
+            "                     min(physical RAM / (2 x jobs), 8G)); above it: CRASH, out of memory\n"
             "  --no-isolate       run backends in this process (for a debugger; a crash ends the run)\n"
             "output:\n"
             "  --out DIR          write DIR/report.json (default out)\n"
             "  --max-failures N   failures listed in the summary (default 20)\n"
             "  --no-progress      no progress bar (there is none when stderr is not a terminal)\n"
             "\n"
-            "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal.\n");
+            "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
+            "130 / 143 interrupted by SIGINT / SIGTERM (the partial report is written, marked \"interrupted\").\n");
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t *out)
@@ -210,6 +228,51 @@ static int parse_int(const char *opt, const char *s, int lo, int hi, int32_t *ou
     return 0;
 }
 
+/* SIZE: bytes, or a number with K, M, G (binary units); 0 or "none": no limit. Returns 0 or -1 (printed). */
+static int parse_size(const char *opt, const char *s, int64_t *out)
+{
+    if (strcmp(s, "none") == 0) {
+        *out = 0;
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    int shift = 0;
+    if (*end == 'K' || *end == 'k') shift = 10, end++;
+    else if (*end == 'M' || *end == 'm') shift = 20, end++;
+    else if (*end == 'G' || *end == 'g') shift = 30, end++;
+    if (!*s || s[0] == '-' || *end || errno || v > ((unsigned long long)1 << (62 - shift))) {
+        fprintf(stderr, "parity: %s: '%s' is not a size (bytes, or a number with K, M or G)\n", opt, s);
+        return -1;
+    }
+    *out = (int64_t)(v << shift);
+    return 0;
+}
+
+/* The default memory limit of a backend child: min(physical RAM / (2 x jobs), 8 GiB). */
+static int64_t default_mem_limit(int32_t jobs)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    int64_t cap = (int64_t)8 << 30;
+    if (pages <= 0 || psz <= 0) return cap;
+    int64_t lim = (int64_t)pages * psz / (2 * (int64_t)(jobs > 0 ? jobs : 1));
+    return lim < cap ? lim : cap;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        mkdir(buf, 0777);
+        *p = '/';
+    }
+    return (mkdir(buf, 0777) == 0 || errno == EEXIST) ? 0 : -1;
+}
+
 static char *join_args(int argc, char **argv, const char *exe)
 {
     size_t len = strlen(exe) + 8;
@@ -230,12 +293,12 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     par_run_config cfg = {0};
     char *plugins[PAR_MAX_PLUGINS];
     int32_t n_plugins = 0;
-    const char *blist = NULL;
+    const char *blist = NULL, *out_dir = "out";
+    int32_t max_failures = 20;
+    int64_t mem_limit = -1;
     cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
     cfg.jobs = 1;
-    cfg.out_dir = "out";
     cfg.progress = 1;
-    cfg.max_failures_shown = 20;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "b:o:k:j:h", run_opts, NULL)) != -1) {
@@ -281,7 +344,10 @@ int par_cmd_run(int argc, char **argv, const char *exe)
             sel.shard_n = n;
             break;
         }
-        case OPT_OUT: cfg.out_dir = optarg; break;
+        case OPT_OUT: out_dir = optarg; break;
+        case OPT_MEM_LIMIT:
+            if (parse_size("--mem-limit", optarg, &mem_limit) < 0) return PAR_EXIT_USAGE;
+            break;
         case OPT_PLUGIN:
             if (n_plugins == PAR_MAX_PLUGINS) {
                 fprintf(stderr, "parity: more than %d plugins\n", PAR_MAX_PLUGINS);
@@ -292,7 +358,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
         case OPT_NO_ISOLATE: cfg.exec.isolate = 0; break;
         case OPT_NO_PROGRESS: cfg.progress = 0; break;
         case OPT_MAX_FAIL:
-            if (parse_int("--max-failures", optarg, 0, 1000000, &cfg.max_failures_shown) < 0) return PAR_EXIT_USAGE;
+            if (parse_int("--max-failures", optarg, 0, 1000000, &max_failures) < 0) return PAR_EXIT_USAGE;
             break;
         case 'h': run_usage(stdout); return PAR_EXIT_OK;
         default: run_usage(stderr); return PAR_EXIT_USAGE;
@@ -317,25 +383,79 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     }
     par_case_set set;
     par_msg msg = {{0}};
+    cfg.backends = bs->inst;
+    cfg.n_backends = bs->n;
+    /* the fork servers start now, before any case is loaded: the backend children they fork hold no case data */
+    if (par_run_servers_start(&cfg, &msg) != 0) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        free(bs);
+        return PAR_EXIT_INTERNAL;
+    }
     rc = par_select_cases(&sel, &set, &msg);
     if (rc) {
         fprintf(stderr, "parity: %s\n", msg.text);
+        par_run_servers_stop(&cfg);
         free(bs);
         return rc;
     }
     if (set.n == 0) {
         fprintf(stderr, "parity: no case matches the selection\n");
         par_case_set_free(&set);
+        par_run_servers_stop(&cfg);
         free(bs);
         return PAR_EXIT_USAGE;
     }
-    cfg.backends = bs->inst;
-    cfg.n_backends = bs->n;
-    cfg.exe = exe;
-    cfg.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+    cfg.exec.mem_limit = mem_limit >= 0 ? mem_limit : default_mem_limit(cfg.jobs);
+    int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     char *cmdline = join_args(argc - 1, argv + 1, "parity run");
-    cfg.command_line = cmdline ? cmdline : "parity run";
-    rc = par_run_cases(&set, &cfg);
+    par_run_result res;
+    rc = par_run_cases(&set, &cfg, &res);
+    if (res.results) {
+        par_report_case *rcases = calloc((size_t)(set.n ? set.n : 1), sizeof *rcases);
+        if (!rcases) {
+            rc = PAR_EXIT_INTERNAL;
+        } else {
+            for (int32_t i = 0; i < set.n; i++) {
+                snprintf(rcases[i].id, sizeof rcases[i].id, "%s", set.cases[i].id);
+                snprintf(rcases[i].origin, sizeof rcases[i].origin, "%s", set.cases[i].origin);
+                snprintf(rcases[i].ops, sizeof rcases[i].ops, "%s", set.cases[i].ops);
+            }
+            par_report rep = {.command_line = cmdline ? cmdline : "parity run",
+                              .seed = set.seed,
+                              .repeat = cfg.exec.repeat,
+                              .warmup = cfg.exec.warmup,
+                              .jobs = res.jobs,
+                              .timeout_s = cfg.exec.timeout_s,
+                              .wall_s = res.wall_s,
+                              .parity_exe = exe,
+                              .n_backends = bs->n,
+                              .backends = bs->inst,
+                              .n_cases = set.n,
+                              .cases = rcases,
+                              .results = res.results,
+                              .interrupted = res.interrupted_by != 0};
+            par_summary_print(stdout, &rep, color, max_failures);
+            if (out_dir) {
+                char path[4096];
+                par_msg wm = {{0}};
+                snprintf(path, sizeof path, "%s/report.json", out_dir);
+                if (mkdir_p(out_dir) != 0 || par_report_write_json(&rep, path, &wm) != PAR_OK) {
+                    fprintf(stderr, "parity: cannot write the report %s: %s\n", path,
+                            wm.text[0] ? wm.text : strerror(errno));
+                    if (!res.interrupted_by) rc = PAR_EXIT_INTERNAL;
+                } else {
+                    printf("report: %s%s\n", path, res.interrupted_by ? " (interrupted: partial)" : "");
+                }
+            }
+            if (res.interrupted_by)
+                fprintf(stderr, "parity: interrupted by %s; the report holds the records that finished\n",
+                        res.interrupted_by == SIGINT ? "SIGINT" : "SIGTERM");
+            free(rcases);
+        }
+    }
+    fflush(stdout);
+    par_run_servers_stop(&cfg);
+    par_run_result_free(&res);
     free(cmdline);
     par_case_set_free(&set);
     free(bs);

@@ -23,7 +23,8 @@ static void usage(FILE *f)
             "  quantize CASE      write the quantized twin (qu8/qs8) of a float case\n"
             "\n"
             "'parity <command> --help' explains a command. Exit codes: 0 all passed or unsupported, 1 a conformance\n"
-            "failure, 2 usage or input error, 3 internal error. Docs: README.md and docs/.\n");
+            "failure, 2 usage or input error, 3 internal error, 130/143 run interrupted by SIGINT/SIGTERM (partial\n"
+            "report written). Docs: README.md and docs/ (docs/reliability.md: what a misbehaving backend costs).\n");
 }
 
 int main(int argc, char **argv)

@@ -1,10 +1,104 @@
 /*
- * result.c - names of the record types' enums (core/result.h). Plain data only: no I/O, no allocation.
+ * result.c - names of the record types' enums, the check of a record that crossed a process boundary, and the
+ * text cleaner every string from a backend goes through (core/result.h). Plain data only: no I/O, no allocation.
  */
 #include "result.h"
+
+#include <string.h>
 
 const char *par_verdict_name(par_verdict v)
 {
     static const char *names[PAR_V_COUNT] = {"PASS", "FAIL", "UNSUPPORTED", "ERROR", "CRASH", "TIMEOUT", "FLAKY"};
     return (v >= 0 && v < PAR_V_COUNT) ? names[v] : "?";
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), or 0 when it is not one. Overlong forms,
+ * surrogates and code points above U+10FFFF are invalid (RFC 3629). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    unsigned c = s[0];
+    if (c < 0x80) return 1;
+    size_t len;
+    unsigned min;
+    unsigned cp;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, min = 0x80, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, min = 0x800, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, min = 0x10000, cp = c & 0x07;
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return len;
+}
+
+int par_text_clean(char *dst, size_t dst_cap, const char *src, size_t src_cap, int one_line)
+{
+    if (!dst || dst_cap == 0) return 1;
+    size_t o = 0, i = 0;
+    int changed = 0;
+    const unsigned char *s = (const unsigned char *)(src ? src : "");
+    if (!src) src_cap = 0;
+    while (i < src_cap && s[i]) {
+        size_t avail = 0;
+        while (i + avail < src_cap && s[i + avail] && avail < 4) avail++;
+        size_t len = utf8_len(s + i, avail);
+        char tmp[8];
+        size_t tlen;
+        if (len == 0) {
+            memcpy(tmp, "\xEF\xBF\xBD", 3); /* U+FFFD for one invalid byte */
+            tlen = 3;
+            len = 1;
+            changed = 1;
+        } else if (one_line && len == 1 && (s[i] < 0x20 || s[i] == 0x7F)) {
+            static const char hex[] = "0123456789abcdef";
+            tmp[0] = '\\', tmp[1] = 'x', tmp[2] = hex[s[i] >> 4], tmp[3] = hex[s[i] & 15];
+            tlen = 4;
+            changed = 1;
+        } else {
+            memcpy(tmp, s + i, len);
+            tlen = len;
+        }
+        if (o + tlen + 1 > dst_cap) {
+            changed = 1;
+            break;
+        }
+        memcpy(dst + o, tmp, tlen);
+        o += tlen;
+        i += len;
+    }
+    if (i < src_cap && s[i]) changed = 1;
+    if (i == src_cap && src_cap > 0) changed = 1; /* no terminator within the field */
+    dst[o] = '\0';
+    return changed;
+}
+
+/* Clean a fixed-size field in place (through a copy: the cleaner does not work in place). */
+static int clean_field(char *f, size_t cap, int one_line)
+{
+    char tmp[PAR_OUTPUT_TAIL > PAR_REASON_LEN ? PAR_OUTPUT_TAIL : PAR_REASON_LEN];
+    if (cap > sizeof tmp) cap = sizeof tmp;
+    memcpy(tmp, f, cap);
+    return par_text_clean(f, cap, tmp, cap, one_line);
+}
+
+int par_result_check(par_result *r, char *why, size_t why_len)
+{
+    const char *bad = NULL;
+    if (r->done != 0 && r->done != 1) bad = "field done is neither 0 nor 1";
+    else if ((int)r->verdict < 0 || (int)r->verdict >= PAR_V_COUNT) bad = "verdict out of range";
+    else if (r->m.worst_output < 0 || r->m.worst_rank < 0 || r->m.worst_rank > PAR_MAX_RANK || r->m.n < 0 ||
+             r->m.n_over < 0 || r->t.runs < 0 || r->output_bytes < 0 || r->output_dropped < 0)
+        bad = "a count or index out of range";
+    if (bad) {
+        if (why && why_len) snprintf(why, why_len, "%s", bad);
+        return -1;
+    }
+    int fixed = 0;
+    fixed |= clean_field(r->reason, sizeof r->reason, 1);
+    fixed |= clean_field(r->output, sizeof r->output, 0);
+    if (fixed && why && why_len) snprintf(why, why_len, "a string was not terminated or not valid UTF-8");
+    return fixed ? 1 : 0;
 }

@@ -1,6 +1,7 @@
 /*
- * result.h - verdicts, oracle metrics and the per (case, backend) result record. Plain data (no pointers) so that
- * records can live in memory shared between the runner's worker processes.
+ * result.h - verdicts, oracle metrics, the per (case, backend) result record and the backend instance record.
+ * Plain data (no pointers) so that records can travel between processes as bytes (worker -> parent over a pipe);
+ * whoever reads one from another process checks it with par_result_check before using any of its fields.
  */
 #ifndef PAR_RESULT_H
 #define PAR_RESULT_H
@@ -59,13 +60,31 @@ typedef struct par_timing {
 #define PAR_ID_LEN 256
 #define PAR_REASON_LEN 512
 
+#define PAR_OUTPUT_TAIL 4096
+
 typedef struct par_result {
     int32_t done;            /* 1 when filled */
     par_verdict verdict;
     char reason[PAR_REASON_LEN]; /* one line: why not PASS (or a PASS note) */
     par_metrics m;
     par_timing t;
+    /* What the backend's process wrote on stdout and stderr: the last bytes (valid UTF-8, NUL-terminated), and
+     * how many bytes came before them and were dropped. */
+    int64_t output_bytes;
+    int64_t output_dropped;
+    char output[PAR_OUTPUT_TAIL];
 } par_result;
+
+/* Check a record that came from another process: done is 0 or 1, the verdict in range, the strings terminated and
+ * valid UTF-8 (invalid sequences replaced with U+FFFD, control characters in the reason escaped), counts
+ * non-negative. Returns 0 when the record was usable as it came, 1 when it was repaired (a string), -1 when it must
+ * be discarded (verdict or done out of range); why names the first problem. */
+int par_result_check(par_result *r, char *why, size_t why_len);
+
+/* Copy src (at most src_cap bytes, up to its NUL) into dst (dst_cap bytes, always terminated) as valid UTF-8:
+ * invalid sequences become U+FFFD; with one_line, control characters (C0, DEL) become \xNN. Cut at a character
+ * boundary. Returns 1 when anything was replaced, escaped or cut, else 0. dst and src may not overlap. */
+int par_text_clean(char *dst, size_t dst_cap, const char *src, size_t src_cap, int one_line);
 
 #define PAR_MAX_KNOBS 16
 
@@ -77,9 +96,17 @@ typedef struct par_backend_inst {
     char knob_key[PAR_MAX_KNOBS][64];
     char knob_val[PAR_MAX_KNOBS][128];
     char plugin_path[512];   /* "" for built-in backends */
-    char describe[512];      /* what the backend reported through PAR_PROC_DESCRIBE, filled by par_exec_probe */
-    int usable;              /* set by par_exec_probe */
+    /* Filled by par_exec_probe, from the one start of the backend in a child process (init, knobs, describe,
+     * PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT, destroy); run and bench judge with these, never by asking the
+     * backend again outside a child. */
+    char describe[512];      /* PAR_PROC_DESCRIBE's text (valid UTF-8) */
+    int usable;
     char unusable_reason[PAR_MSG_LEN];
+    int32_t probed;          /* 1 once the probe has answered */
+    int32_t knob_error;      /* 1 when the probe failed on a knob: a usage error (exit 2) */
+    int32_t arith;           /* par_arith, from the table (validated) */
+    int32_t requant;         /* par_requant, PAR_PROC_REQUANT (fp32 when absent) */
+    int32_t requant_exact;   /* PAR_PROC_REQUANT_EXACT: 1 when promised */
 } par_backend_inst;
 
 #endif

@@ -1,44 +1,50 @@
 /*
- * exec.c - executes one graph on one backend instance and checks the backend's conduct: in a child process with a
- * time limit (isolate = 1) or in process (isolate = 0, for debuggers; no protection against crashes or hangs).
+ * exec.c - the worker's side of a job: executes one graph on one backend instance in a child process (forked by
+ * the job's fork server, exec/server.c, or by the caller; or, with isolate = 0, in a thread of the caller, for
+ * debuggers: no protection against crashes or hangs), drives it run by run over the job's socket (exec/xproto.h;
+ * the supervision itself is exec/xsup.c), and decides every verdict from what it can check itself.
  *
- * Memory: before the fork the parent maps one shared anonymous region:
+ * Memory the backend child can reach (besides its own copy-on-write view of the caller):
+ *   - the inputs: one memfd, written, sealed (F_SEAL_WRITE, SHRINK, GROW, SEAL) and mapped read-only before the
+ *     fork; each input starts on a page with at least 64 spare bytes after it (XNNPACK's XNN_EXTRA_BYTES reads). A
+ *     write faults; the child's handler reports the input and offset (XM_INPUT_WRITE): FAIL.
+ *   - the outputs: one memfd mapped shared (by the worker and the child),
+ *         [guard][output 0][pad][guard][guard][output 1][pad][guard] ...
+ *     every buffer on a 64-byte boundary between guard bytes filled with a position-dependent pattern.
+ * No result record, no other job's buffer and no harness state is shared with the child.
  *
- *     [status header][guard][output 0][pad][guard][guard][output 1][pad][guard] ...
+ * Conduct checks, by the worker, after EVERY run (the child waits for the next XC_RUN meanwhile):
+ *   - the guards (an out-of-bounds write; one that flips bytes back on the next run is still caught);
+ *   - unwritten elements: outputs are poisoned before every run, alternating 0xFF bytes (a NaN for f32 and f16,
+ *     255 for qu8, -1 for qs8 and i32) on odd runs and 0x7F bytes (3.39e38 for f32, a NaN for f16, 127 for qu8
+ *     and qs8) on even runs. An element that differs from run 1 and equals its run's poison on either side was left
+ *     unwritten. At least two runs are made (an extra untimed one when warmup + repeat is 1).
+ *   - other differences from run 1: FLAKY.
+ * What the child reports (statuses, messages, timings, phases) is checked before use: enums in range (a status
+ * outside par_status is named: "returned invalid status 77"), text terminated and cleaned (valid UTF-8, control
+ * characters escaped), run times within what the worker itself measured.
  *
- * Every output buffer starts on a 64-byte boundary and is surrounded by guard bytes (GUARD_BYTES on each side, plus
- * the padding up to the next 64-byte boundary after the buffer), filled with a position-dependent pattern. The child
- * binds the backend's outputs straight to these buffers, so the parent checks the guards after the child is gone:
- * a write anywhere in them is an out-of-bounds write, whatever else happened.
+ * Through a fork server the child also gets the graph, as a position-independent block in a sealed memfd
+ * (exec/gblob.c). The child's stdout and stderr go to a pipe that the worker drains while it waits (xsup.c).
  *
- * Conduct checks in the child:
- *   - unwritten elements: before every run the outputs are poisoned, alternating two byte patterns: 0xFF bytes
- *     (a NaN for f32 and f16, 255 for qu8, -1 for qs8 and i32) on odd runs and 0x7F bytes (3.39e38 for f32, a NaN
- *     for f16, 127 for qu8 and qs8) on even runs. A correct backend writes the same bits on every run, so an element
- *     that differs between run 1 and run r and equals the poison of its run on either side was left unwritten. At
- *     least two runs are always made (an extra untimed one when warmup + repeat is 1) so that this always shows.
- *   - other differences between runs: FLAKY.
- *   - inputs: the backend is bound to private copies of the inputs; a copy that differs from the caller's data
- *     after the runs means the backend wrote into an input.
- * The child records the phase it has reached in the header before each phase, so a crash or a hang names it.
- *
- * The parent waits without polling loops: the child holds the write end of a pipe, which closes when it dies (or
- * receives one byte just before it exits normally); the parent poll()s the read end with the remaining time.
- *
- * This file must not judge output values numerically (the oracle does), retry, sleep, or run atexit handlers in
- * the child.
+ * This file must not judge output values numerically (the oracle does), retry, or sleep.
  */
-#include "exec.h"
+#include "xsup.h"
+#include "gblob.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -47,27 +53,6 @@
 #define GUARD_BYTES 256
 #define POISON_ODD 0xFFu  /* runs 1, 3, 5, ... */
 #define POISON_EVEN 0x7Fu /* runs 2, 4, 6, ... */
-#define DESCRIBE_LEN 512
-
-enum phase {
-    PH_START, PH_INIT, PH_KNOBS, PH_SUPPORTS, PH_PREPARE, PH_BIND, PH_RUN, PH_RELEASE, PH_DESTROY, PH_DESCRIBE,
-    PH_DONE, PH_COUNT
-};
-static const char *const phase_names[PH_COUNT] = {"start", "init", "knobs", "supports", "prepare", "bind", "run",
-                                                  "release", "destroy", "describe", "done"};
-
-/* The status header at the start of the shared region: written by the child, read by the parent after the child
- * is gone (waitpid orders the accesses). phase and done are volatile so that their stores are not moved across the
- * backend's calls, which may never return. */
-typedef struct shared_hdr {
-    volatile int32_t phase;
-    volatile int32_t done;
-    int32_t verdict;
-    int32_t usable;
-    par_timing t;
-    char reason[PAR_REASON_LEN];
-    char describe[DESCRIBE_LEN];
-} shared_hdr;
 
 static size_t align_up(size_t x, size_t a)
 {
@@ -81,7 +66,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* snprintf into a fixed buffer through va_list (messages are cut at the buffer's end, never overrun it). */
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
@@ -91,25 +75,6 @@ static void fmt(char *dst, size_t len, const char *f, ...)
     va_start(ap, f);
     vsnprintf(dst, len, f, ap);
     va_end(ap);
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void set_result(shared_hdr *h, par_verdict v, const char *f, ...)
-{
-    va_list ap;
-    h->verdict = (int32_t)v;
-    va_start(ap, f);
-    vsnprintf(h->reason, sizeof h->reason, f, ap);
-    va_end(ap);
-}
-
-/* A backend's message, terminated and never empty. */
-static const char *msg_text(par_msg *m)
-{
-    m->text[PAR_MSG_LEN - 1] = '\0';
-    return m->text[0] ? m->text : "(no message)";
 }
 
 /* Guard byte at offset o of the region: a hash of the position, so that consecutive bytes differ and a uniform
@@ -124,235 +89,105 @@ static uint8_t guard_byte(size_t o)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Supervision: run a body in a child process (or in process), wait for it with a time limit.
+ * Probe
  * ------------------------------------------------------------------------------------------------------------- */
 
-typedef void (*body_fn)(void *arg, shared_hdr *h);
-
-static void child_reset_signals(void)
+void par_exec_probe(par_backend_inst *inst, double timeout_s)
 {
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE, SIGTERM, SIGINT};
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    /* Default actions, so that a fault kills the child with its signal even when the harness (or a sanitizer
-     * runtime) installed handlers. */
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
-/* Wait for the pipe to report the child's end (a byte or end of file) until the deadline. Returns 1 when it did,
- * 0 on time-out. deadline < 0: no limit. */
-static int wait_pipe(int fd, double deadline)
-{
-    for (;;) {
-        int ms = -1;
-        if (deadline >= 0) {
-            double rem = deadline - now_s();
-            if (rem <= 0) return 0;
-            double m = rem * 1000.0 + 1.0; /* round up: never wake before the deadline, then loop once more */
-            ms = m > 2e9 ? 2000000000 : (int)m;
+    if (!inst) return;
+    inst->usable = 0;
+    inst->probed = 0;
+    inst->knob_error = 0;
+    inst->describe[0] = '\0';
+    inst->requant = PAR_REQUANT_FP32;
+    inst->requant_exact = 0;
+    if (!inst->be) {
+        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
+        return;
+    }
+    inst->arith = (unsigned)inst->be->arith <= PAR_ARITH_F16 ? (int32_t)inst->be->arith : PAR_ARITH_F32;
+    par_xsup s;
+    memset(&s, 0, sizeof s);
+    s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
+    s.srv_fd = s.blob_fd = s.out_fd = s.in_fd = -1;
+    s.inst = inst;
+    s.isolated = 1;
+    s.timeout_s = timeout_s;
+    s.v = PAR_V_PASS;
+    par_xjob xj = {.inst = inst};
+    par_xmsg m;
+    int got_probe = 0;
+    if (par_xstart(&s, &xj) == 0) {
+        while (par_xawait(&s, &m)) {
+            if (m.type == XM_PROBE && !got_probe) {
+                got_probe = 1;
+                par_text_clean(inst->describe, sizeof inst->describe, m.text, sizeof m.text, 1);
+                if (m.requant < 0 || m.requant > PAR_REQUANT_GEMMLOWP)
+                    par_xdecide(&s, PAR_V_ERROR, "declares unknown requantization scheme %d", (int)m.requant);
+                inst->requant = m.requant;
+                inst->requant_exact = m.requant_exact != 0;
+            } else if (m.type == XM_END) {
+                if (m.phase != PH_DONE) {
+                    par_xdecide_end(&s, &m);
+                    if (m.phase == PH_KNOBS) inst->knob_error = 1;
+                } else if (!got_probe) {
+                    par_xdecide(&s, PAR_V_CRASH, "the backend child ended without the probe's answers");
+                }
+                break;
+            } else {
+                par_xdecide(&s, PAR_V_CRASH, "the backend child sent an unexpected report (type %d)", (int)m.type);
+                break;
+            }
         }
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, ms);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return 1; /* cannot wait on the pipe: fall back to waitpid, which blocks until the child ends */
-        }
-        if (r == 0) continue; /* re-check the deadline */
-        char c;
-        ssize_t n = read(fd, &c, 1);
-        if (n < 0 && errno == EINTR) continue;
-        return 1; /* a byte (normal end) or end of file (the child is gone) */
     }
-}
-
-static const char *phase_name(int32_t ph)
-{
-    return (ph >= 0 && ph < PH_COUNT) ? phase_names[ph] : "an unknown phase";
-}
-
-/* Runs body. Returns 1 when the body finished and h holds its result; 0 when it did not, with *v and reason set
- * (CRASH, TIMEOUT, or ERROR when the child could not be started). */
-static int supervise(body_fn body, void *arg, shared_hdr *h, double timeout_s, int isolate, par_verdict *v,
-                     char *reason, size_t reason_len)
-{
-    h->phase = PH_START;
-    h->done = 0;
-    if (!isolate) {
-        body(arg, h);
-        return 1;
+    par_xfinish(&s);
+    inst->probed = 1;
+    if (s.decided) {
+        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", s.reason);
+        return;
     }
-
-    int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0) {
-        *v = PAR_V_ERROR;
-        fmt(reason, reason_len, "cannot create a pipe for the child: %s", strerror(errno));
-        return 0;
-    }
-    /* Flush before forking so that buffered output is not written twice (the child flushes its own). */
-    fflush(stdout);
-    fflush(stderr);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        int e = errno;
-        close(fds[0]);
-        close(fds[1]);
-        *v = PAR_V_ERROR;
-        fmt(reason, reason_len, "cannot fork the child: %s", strerror(e));
-        return 0;
-    }
-    if (pid == 0) {
-        close(fds[0]);
-        setpgid(0, 0); /* own process group: a time-out kills whatever the backend forked too */
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* if the harness dies, the child does not outlive it */
-        if (getppid() != parent) _exit(127);
-        child_reset_signals();
-        body(arg, h);
-        fflush(stdout);
-        fflush(stderr);
-        char c = 1;
-        ssize_t wr = write(fds[1], &c, 1);
-        (void)wr;
-        _exit(0);
-    }
-    close(fds[1]);
-    setpgid(pid, pid); /* both sides set it, so it holds before either proceeds */
-
-    double deadline = timeout_s > 0 ? now_s() + timeout_s : -1.0;
-    int ended = wait_pipe(fds[0], deadline);
-    close(fds[0]);
-
-    siginfo_t si;
-    memset(&si, 0, sizeof si);
-    int timed_out = 0;
-    if (!ended) {
-        /* The pipe can stay open after the child's death when the backend forked a process that inherited it:
-         * look at the child itself before declaring a time-out. */
-        if (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid != pid) timed_out = 1;
-    }
-    if (timed_out) {
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
-    } else {
-        /* Wait without reaping, then kill what the backend may have left in the group: the zombie keeps the group
-         * id from being reused until it is reaped. */
-        while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
-        kill(-pid, SIGKILL);
-    }
-    int status = 0;
-    pid_t w;
-    while ((w = waitpid(pid, &status, 0)) < 0 && errno == EINTR) {}
-    if (w != pid) {
-        *v = PAR_V_ERROR;
-        fmt(reason, reason_len, "cannot wait for the child: %s", strerror(errno));
-        return 0;
-    }
-    if (timed_out) {
-        *v = PAR_V_TIMEOUT;
-        fmt(reason, reason_len, "no result after %g s (during %s)", timeout_s, phase_name(h->phase));
-        return 0;
-    }
-    if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        const char *sn = strsignal(sig);
-        *v = PAR_V_CRASH;
-        fmt(reason, reason_len, "killed by signal %d (%s) during %s", sig, sn ? sn : "unknown signal",
-            phase_name(h->phase));
-        return 0;
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        *v = PAR_V_CRASH;
-        fmt(reason, reason_len, "exited with status %d during %s", WEXITSTATUS(status), phase_name(h->phase));
-        return 0;
-    }
-    if (!h->done) {
-        *v = PAR_V_CRASH;
-        fmt(reason, reason_len, "exited with status 0 during %s, before reporting a result", phase_name(h->phase));
-        return 0;
-    }
-    return 1;
+    inst->usable = 1;
+    inst->unusable_reason[0] = '\0';
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Child side: the backend's life cycle.
+ * Run: the checks between runs
  * ------------------------------------------------------------------------------------------------------------- */
 
-/* Apply the instance's knobs. Returns 0, or -1 with the result set. */
-static int apply_knobs(const par_backend_inst *inst, void *ctx, shared_hdr *h)
+typedef struct outs {
+    int32_t n;
+    uint8_t *base;
+    size_t total;
+    size_t *off, *size, *esz;
+    uint8_t **first;             /* run 1's outputs, worker-private */
+} outs;
+
+/* Check the guards around every output; returns 0 when intact, else 1 with the verdict decided. */
+static int check_guards(par_xsup *s, const outs *o)
 {
-    if (inst->n_knobs <= 0) return 0;
-    par_set_knob_fn set = NULL;
-    if (inst->be->get_proc) set = (par_set_knob_fn)inst->be->get_proc(ctx, PAR_PROC_SET_KNOB);
-    for (int32_t i = 0; i < inst->n_knobs && i < PAR_MAX_KNOBS; i++) {
-        if (!set) {
-            set_result(h, PAR_V_ERROR, "knob '%s': backend '%s' has no knobs (no %s)", inst->knob_key[i],
-                       inst->be->name ? inst->be->name : "?", PAR_PROC_SET_KNOB);
-            return -1;
+    char ph[32];
+    for (int32_t k = 0; k < o->n; k++) {
+        size_t pre = o->off[k] - GUARD_BYTES, end = o->off[k] + o->size[k];
+        size_t post_end = align_up(end, ALIGN) + GUARD_BYTES;
+        for (size_t i = o->off[k]; i-- > pre;) {
+            if (o->base[i] != guard_byte(i)) {
+                par_xdecide(s, PAR_V_FAIL, "out-of-bounds write before output %d (byte offset -%zu), found after %s",
+                       (int)k, o->off[k] - i, par_xwhere(s, ph, sizeof ph));
+                return 1;
+            }
         }
-        par_msg m;
-        m.text[0] = '\0';
-        par_status st = set(ctx, inst->knob_key[i], inst->knob_val[i], &m);
-        if (st != PAR_OK) {
-            set_result(h, PAR_V_ERROR, "knob '%s=%s': %s", inst->knob_key[i], inst->knob_val[i], msg_text(&m));
-            return -1;
+        for (size_t i = end; i < post_end; i++) {
+            if (o->base[i] != guard_byte(i)) {
+                par_xdecide(s, PAR_V_FAIL,
+                       "out-of-bounds write after output %d (byte offset %zu; the output has %zu bytes), "
+                       "found after %s",
+                       (int)k, i - o->off[k], o->size[k], par_xwhere(s, ph, sizeof ph));
+                return 1;
+            }
         }
     }
     return 0;
 }
-
-typedef struct probe_job {
-    const par_backend_inst *inst;
-} probe_job;
-
-static void probe_body(void *arg, shared_hdr *h)
-{
-    const probe_job *j = arg;
-    const par_backend *be = j->inst->be;
-    void *ctx = NULL;
-    par_msg m;
-    m.text[0] = '\0';
-    h->usable = 0;
-    h->describe[0] = '\0';
-    h->phase = PH_INIT;
-    par_status st = be->init ? be->init(&ctx, &m) : PAR_OK;
-    if (st != PAR_OK) {
-        set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "%s%s",
-                   st == PAR_UNSUPPORTED ? "" : "init failed: ", msg_text(&m));
-        h->phase = PH_DONE;
-        h->done = 1;
-        return;
-    }
-    h->phase = PH_KNOBS;
-    if (apply_knobs(j->inst, ctx, h) == 0) {
-        h->phase = PH_DESCRIBE;
-        par_describe_fn d = be->get_proc ? (par_describe_fn)be->get_proc(ctx, PAR_PROC_DESCRIBE) : NULL;
-        if (d) {
-            d(ctx, h->describe, sizeof h->describe);
-            h->describe[sizeof h->describe - 1] = '\0';
-        }
-        h->usable = 1;
-        set_result(h, PAR_V_PASS, "%s", "");
-    }
-    h->phase = PH_DESTROY;
-    if (be->destroy) be->destroy(ctx);
-    h->phase = PH_DONE;
-    h->done = 1;
-}
-
-typedef struct run_job {
-    const par_backend_inst *inst;
-    const par_graph_desc *g;
-    const void *const *inputs;
-    const par_exec_opts *o;
-    int32_t n_out;
-    void **out_buf;         /* in the shared region */
-    const size_t *out_size;
-} run_job;
 
 static int is_fill(const uint8_t *p, size_t n, uint8_t b)
 {
@@ -369,11 +204,12 @@ static void elem_hex(const uint8_t *p, size_t esz, char *buf, size_t len)
     for (size_t i = esz; i-- > 0 && o + 3 <= len;) o += (size_t)snprintf(buf + o, len - o, "%02x", p[i]);
 }
 
-/* Compare run r's output k (cur, poisoned with pcur) with run 1's (first, poisoned with POISON_ODD). Returns 0 when
- * bit-identical, else 1 with the result set. */
-static int compare_runs(shared_hdr *h, int32_t k, int32_t run, const uint8_t *first, const uint8_t *cur, size_t size,
-                        size_t esz, uint8_t pcur)
+/* Compare run r's output k (poisoned with pcur) with run 1's (poisoned with POISON_ODD). 0 when bit-identical, else
+ * 1 with the verdict decided. */
+static int compare_runs(par_xsup *s, const outs *o, int32_t k, int32_t run, uint8_t pcur)
 {
+    const uint8_t *first = o->first[k], *cur = o->base + o->off[k];
+    size_t size = o->size[k], esz = o->esz[k];
     if (memcmp(first, cur, size) == 0) return 0;
     int64_t n = (int64_t)(size / esz), first_unw = -1, n_unw = 0, first_diff = -1;
     for (int64_t i = 0; i < n; i++) {
@@ -386,14 +222,14 @@ static int compare_runs(shared_hdr *h, int32_t k, int32_t run, const uint8_t *fi
         }
     }
     if (first_unw >= 0) {
-        set_result(h, PAR_V_FAIL, "output %d element %lld never written (%lld element%s in all)", (int)k,
-                   (long long)first_unw, (long long)n_unw, n_unw == 1 ? "" : "s");
+        par_xdecide(s, PAR_V_FAIL, "output %d element %lld never written (%lld element%s in all)", (int)k,
+               (long long)first_unw, (long long)n_unw, n_unw == 1 ? "" : "s");
     } else {
         char ha[40], hb[40];
         elem_hex(first + (size_t)first_diff * esz, esz, ha, sizeof ha);
         elem_hex(cur + (size_t)first_diff * esz, esz, hb, sizeof hb);
-        set_result(h, PAR_V_FLAKY, "run %d differs from run 1 at output %d element %lld (bits %s vs %s)", (int)run,
-                   (int)k, (long long)first_diff, hb, ha);
+        par_xdecide(s, PAR_V_FLAKY, "run %d differs from run 1 at output %d element %lld (bits %s vs %s)", (int)run,
+               (int)k, (long long)first_diff, hb, ha);
     }
     return 1;
 }
@@ -405,13 +241,13 @@ static int cmp_double(const void *a, const void *b)
 }
 
 /* Linear interpolation between closest ranks of a sorted array. */
-static double quantile(const double *s, int32_t n, double q)
+static double quantile(const double *v, int32_t n, double q)
 {
     double pos = q * (double)(n - 1);
     int32_t lo = (int32_t)pos;
-    if (lo >= n - 1) return s[n - 1];
+    if (lo >= n - 1) return v[n - 1];
     double f = pos - (double)lo;
-    return s[lo] + f * (s[lo + 1] - s[lo]);
+    return v[lo] + f * (v[lo + 1] - v[lo]);
 }
 
 static void fill_timing(par_timing *t, double *ms, int32_t n)
@@ -430,236 +266,66 @@ static size_t value_bytes(const par_value *v)
     return (size_t)v->numel * par_dtype_size(v->dtype);
 }
 
-/* Did the backend write into an input? The bound copies are compared with the caller's data after every run (a
- * write that the next run undoes would escape a check at the end). Returns 0, or 1 with the result set. */
-static int check_inputs(const run_job *j, const void *const *in_copy, int32_t run, shared_hdr *h)
+/* The runs, one round trip each, with the checks after each. Returns 0 when all went well. */
+static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_timing *t)
 {
-    const par_graph_desc *g = j->g;
-    for (int32_t i = 0; i < g->n_inputs; i++) {
-        size_t sz = value_bytes(&g->values[g->inputs[i]]);
-        if (memcmp(in_copy[i], j->inputs[i], sz) == 0) continue;
-        size_t esz = par_dtype_size(g->values[g->inputs[i]].dtype), b = 0;
-        const uint8_t *a = in_copy[i], *c = j->inputs[i];
-        while (b < sz && a[b] == c[b]) b++;
-        set_result(h, PAR_V_FAIL, "backend wrote into input %d (element %zu first, during run %d)", (int)i, b / esz,
-                   (int)run);
-        return 1;
-    }
-    return 0;
-}
-
-/* The runs, with the conduct checks. Returns 0 when all went well; else the result is set. A write into an input
- * is checked first: it would explain differences between runs. */
-static int do_runs(const run_job *j, void *ctx, void *prep, const void *const *in_copy, shared_hdr *h,
-                   uint8_t **first)
-{
-    const par_backend *be = j->inst->be;
-    const par_exec_opts *o = j->o;
-    int32_t n_runs = o->warmup + o->repeat;
+    int32_t n_runs = opt->warmup + opt->repeat;
     if (n_runs < 2) n_runs = 2; /* the second run is what shows unwritten elements */
-    double *ms = malloc(sizeof(double) * (size_t)o->repeat);
+    double *ms = malloc(sizeof(double) * (size_t)opt->repeat);
     if (!ms) {
-        set_result(h, PAR_V_ERROR, "out of memory for %d timings", (int)o->repeat);
+        par_xdecide(s, PAR_V_ERROR, "out of memory for %d timings", (int)opt->repeat);
         return -1;
     }
     int32_t n_timed = 0, rc = 0;
     for (int32_t r = 0; r < n_runs && rc == 0; r++) {
         uint8_t poison = (r % 2 == 0) ? POISON_ODD : POISON_EVEN;
-        for (int32_t k = 0; k < j->n_out; k++) memset(j->out_buf[k], poison, j->out_size[k]);
-        par_msg m;
-        m.text[0] = '\0';
-        h->phase = PH_RUN;
+        for (int32_t k = 0; k < o->n; k++) memset(o->base + o->off[k], poison, o->size[k]);
+        s->phase = PH_RUN;
+        s->run = r + 1;
         double t0 = now_s();
-        par_status st = be->run(ctx, prep, &m);
-        double t1 = now_s();
-        if (st != PAR_OK) {
-            set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "run %d failed: %s", (int)r + 1,
-                       msg_text(&m));
+        par_xsend_cmd(s, XC_RUN);
+        par_xmsg m;
+        if (!par_xawait(s, &m)) {
             rc = -1;
             break;
         }
-        if (r >= o->warmup && n_timed < o->repeat) ms[n_timed++] = (t1 - t0) * 1e3;
-        if (check_inputs(j, in_copy, r + 1, h)) {
+        double wall_ms = (now_s() - t0) * 1e3;
+        if (m.type == XM_END) {
+            par_xdecide(s, PAR_V_CRASH, "the backend child ended during run %d without reporting it", (int)r + 1);
             rc = -1;
             break;
         }
-        for (int32_t k = 0; k < j->n_out; k++) {
-            if (r == 0) {
-                memcpy(first[k], j->out_buf[k], j->out_size[k]);
-                continue;
-            }
-            size_t esz = par_dtype_size(j->g->values[j->g->outputs[k]].dtype);
-            if (compare_runs(h, k, r + 1, first[k], j->out_buf[k], j->out_size[k], esz, poison)) {
-                rc = -1;
-                break;
-            }
+        if (m.type != XM_RUN || m.index != r + 1) {
+            par_xdecide(s, PAR_V_CRASH, "the backend child sent an unexpected report during run %d (type %d, run %d)",
+                   (int)r + 1, (int)m.type, (int)m.index);
+            rc = -1;
+            break;
+        }
+        if (m.status != PAR_OK) {
+            char txt[PAR_MSG_LEN];
+            if (m.status == PAR_UNSUPPORTED || m.status == PAR_ERROR)
+                par_xdecide(s, m.status == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "run %d failed: %s",
+                       (int)r + 1, par_xmsg_text(&m, txt, sizeof txt));
+            else
+                par_xdecide(s, PAR_V_ERROR, "run %d returned invalid status %d", (int)r + 1, (int)m.status);
+            rc = -1;
+            break;
+        }
+        /* the child's clock is data: keep it within what the worker saw */
+        double run_ms = (isfinite(m.ms) && m.ms >= 0 && m.ms <= wall_ms) ? m.ms : wall_ms;
+        if (r >= opt->warmup && n_timed < opt->repeat) ms[n_timed++] = run_ms;
+        if (check_guards(s, o)) {
+            rc = -1;
+            break;
+        }
+        for (int32_t k = 0; k < o->n && rc == 0; k++) {
+            if (r == 0) memcpy(o->first[k], o->base + o->off[k], o->size[k]);
+            else if (compare_runs(s, o, k, r + 1, poison)) rc = -1;
         }
     }
-    fill_timing(&h->t, ms, n_timed);
+    fill_timing(t, ms, n_timed);
     free(ms);
     return rc;
-}
-
-static void run_body(void *arg, shared_hdr *h)
-{
-    const run_job *j = arg;
-    const par_backend *be = j->inst->be;
-    const par_graph_desc *g = j->g;
-    void *ctx = NULL, *prep = NULL;
-    int32_t n_in = g->n_inputs;
-    void **in_copy = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *in_copy);
-    uint8_t **first = calloc((size_t)j->n_out, sizeof *first);
-    par_msg m;
-    m.text[0] = '\0';
-    memset(&h->t, 0, sizeof h->t);
-    set_result(h, PAR_V_PASS, "%s", "");
-    if (!in_copy || !first) {
-        set_result(h, PAR_V_ERROR, "%s", "out of memory");
-        goto out;
-    }
-    /* Private, 64-byte aligned copies of the inputs with 64 spare bytes, so that backends that read a little past
-     * the end of a buffer (XNNPACK's XNN_EXTRA_BYTES) stay inside the allocation. */
-    for (int32_t i = 0; i < n_in; i++) {
-        size_t sz = value_bytes(&g->values[g->inputs[i]]);
-        in_copy[i] = aligned_alloc(ALIGN, align_up(sz, ALIGN) + ALIGN);
-        if (!in_copy[i]) {
-            set_result(h, PAR_V_ERROR, "out of memory for input %d (%zu bytes)", (int)i, sz);
-            goto out;
-        }
-        memcpy(in_copy[i], j->inputs[i], sz);
-    }
-    for (int32_t k = 0; k < j->n_out; k++) {
-        first[k] = malloc(j->out_size[k]);
-        if (!first[k]) {
-            set_result(h, PAR_V_ERROR, "out of memory for output %d (%zu bytes)", (int)k, j->out_size[k]);
-            goto out;
-        }
-    }
-
-    h->phase = PH_INIT;
-    par_status st = be->init ? be->init(&ctx, &m) : PAR_OK;
-    if (st != PAR_OK) {
-        ctx = NULL;
-        if (st == PAR_UNSUPPORTED) set_result(h, PAR_V_UNSUPPORTED, "%s", msg_text(&m));
-        else set_result(h, PAR_V_ERROR, "init failed: %s", msg_text(&m));
-        goto out;
-    }
-    h->phase = PH_KNOBS;
-    if (apply_knobs(j->inst, ctx, h) != 0) goto out;
-
-    h->phase = PH_SUPPORTS;
-    if (be->supports) {
-        for (int32_t i = 0; i < g->n_nodes; i++) {
-            m.text[0] = '\0';
-            st = be->supports(ctx, g, i, &m);
-            if (st != PAR_OK) {
-                const par_node *n = &g->nodes[i];
-                set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "node '%s' (%s): %s",
-                           n->name ? n->name : "?", n->op ? n->op : "?", msg_text(&m));
-                goto out;
-            }
-        }
-    }
-
-    h->phase = PH_PREPARE;
-    m.text[0] = '\0';
-    double t0 = now_s();
-    st = be->prepare ? be->prepare(ctx, g, &prep, &m) : PAR_OK;
-    h->t.prepare_ms = (now_s() - t0) * 1e3;
-    if (st != PAR_OK) {
-        prep = NULL;
-        set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "prepare failed: %s", msg_text(&m));
-        goto out;
-    }
-
-    h->phase = PH_BIND;
-    m.text[0] = '\0';
-    st = be->bind ? be->bind(ctx, prep, (const void *const *)in_copy, (void *const *)j->out_buf, &m) : PAR_OK;
-    if (st != PAR_OK) {
-        set_result(h, st == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "bind failed: %s", msg_text(&m));
-        goto out;
-    }
-
-    if (!be->run) {
-        set_result(h, PAR_V_ERROR, "backend '%s' has no run()", be->name ? be->name : "?");
-    } else {
-        do_runs(j, ctx, prep, (const void *const *)in_copy, h, first);
-    }
-
-out:
-    if (prep) {
-        h->phase = PH_RELEASE;
-        if (be->release) be->release(ctx, prep);
-    }
-    if (ctx) {
-        h->phase = PH_DESTROY;
-        if (be->destroy) be->destroy(ctx);
-    }
-    if (first)
-        for (int32_t k = 0; k < j->n_out; k++) free(first[k]);
-    free(first);
-    if (in_copy)
-        for (int32_t i = 0; i < n_in; i++) free(in_copy[i]);
-    free(in_copy);
-    h->phase = PH_DONE;
-    h->done = 1;
-}
-
-/* ---------------------------------------------------------------------------------------------------------------
- * Parent side.
- * ------------------------------------------------------------------------------------------------------------- */
-
-void par_exec_probe(par_backend_inst *inst, double timeout_s)
-{
-    if (!inst) return;
-    inst->usable = 0;
-    inst->describe[0] = '\0';
-    if (!inst->be) {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
-        return;
-    }
-    shared_hdr *h = mmap(NULL, sizeof *h, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (h == MAP_FAILED) {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "cannot map shared memory: %s", strerror(errno));
-        return;
-    }
-    probe_job job = {.inst = inst};
-    par_verdict v = PAR_V_ERROR;
-    char reason[PAR_REASON_LEN];
-    if (supervise(probe_body, &job, h, timeout_s, 1, &v, reason, sizeof reason)) {
-        h->reason[sizeof h->reason - 1] = '\0';
-        h->describe[sizeof h->describe - 1] = '\0';
-        inst->usable = h->usable ? 1 : 0;
-        fmt(inst->describe, sizeof inst->describe, "%s", h->describe);
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", inst->usable ? "" : h->reason);
-    } else {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", reason);
-    }
-    munmap(h, sizeof *h);
-}
-
-/* Check the guards around every output; returns 0 when intact, else 1 with reason set. */
-static int check_guards(const uint8_t *base, int32_t n_out, const size_t *buf_off, const size_t *size,
-                        char *reason, size_t len)
-{
-    for (int32_t k = 0; k < n_out; k++) {
-        size_t pre = buf_off[k] - GUARD_BYTES, end = buf_off[k] + size[k];
-        size_t post_end = align_up(end, ALIGN) + GUARD_BYTES;
-        for (size_t o = buf_off[k]; o-- > pre;) {
-            if (base[o] != guard_byte(o)) {
-                fmt(reason, len, "out-of-bounds write before output %d (byte offset -%zu)", (int)k, buf_off[k] - o);
-                return 1;
-            }
-        }
-        for (size_t o = end; o < post_end; o++) {
-            if (base[o] != guard_byte(o)) {
-                fmt(reason, len, "out-of-bounds write after output %d (byte offset %zu; the output has %zu bytes)",
-                    (int)k, o - buf_off[k], size[k]);
-                return 1;
-            }
-        }
-    }
-    return 0;
 }
 
 /* Checks the graph view and options before anything is forked. Returns 0 or -1 with reason set. */
@@ -700,81 +366,200 @@ static int check_args(const par_backend_inst *inst, const par_graph_desc *g, con
     return 0;
 }
 
+/* The inputs in a sealed memfd mapped read-only; *base MAP_FAILED on failure (reason set). */
+static void map_inputs(const par_graph_desc *g, const void *const *inputs, size_t *off, const void **ptr,
+                       uint8_t **base, size_t *total, int *fd_out, char *reason, size_t len)
+{
+    *fd_out = -1;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), t = 0;
+    *base = MAP_FAILED;
+    for (int32_t i = 0; i < g->n_inputs; i++) {
+        off[i] = t;
+        t += align_up(value_bytes(&g->values[g->inputs[i]]) + ALIGN, page);
+    }
+    *total = t;
+    if (t == 0) return;
+    int fd = memfd_create("parity-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (fd < 0) {
+        fmt(reason, len, "cannot create the input memfd: %s", strerror(errno));
+        return;
+    }
+    int ok = ftruncate(fd, (off_t)t) == 0;
+    for (int32_t i = 0; ok && i < g->n_inputs; i++) {
+        size_t sz = value_bytes(&g->values[g->inputs[i]]), done = 0;
+        while (ok && done < sz) {
+            ssize_t w = pwrite(fd, (const uint8_t *)inputs[i] + done, sz - done, (off_t)(off[i] + done));
+            if (w < 0 && errno == EINTR) continue;
+            ok = w > 0;
+            done += w > 0 ? (size_t)w : 0;
+        }
+    }
+    ok = ok && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
+    if (ok) *base = mmap(NULL, t, PROT_READ, MAP_SHARED, fd, 0);
+    if (!ok || *base == MAP_FAILED) {
+        fmt(reason, len, "cannot write, seal or map the inputs: %s", strerror(errno));
+        *base = MAP_FAILED;
+        close(fd);
+    } else {
+        *fd_out = fd; /* for a fork server */
+    }
+    for (int32_t i = 0; *base != MAP_FAILED && i < g->n_inputs; i++) ptr[i] = *base + off[i];
+}
+
+/* The graph block of a job for a fork server's child: a sealed memfd. Returns 0 or -1 with reason set. */
+static int make_blob(par_xsup *s, const par_graph_desc *g, const size_t *in_off, const size_t *out_off, char *reason,
+                     size_t len)
+{
+    size_t n = par_gblob_size(g, in_off, out_off);
+    uint8_t *b = calloc(1, n);
+    s->blob_fd = memfd_create("parity-graph", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    int ok = b && s->blob_fd >= 0;
+    if (ok) par_gblob_write(g, in_off, out_off, b);
+    size_t done = 0;
+    while (ok && done < n) {
+        ssize_t w = write(s->blob_fd, b + done, n - done);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        done += w > 0 ? (size_t)w : 0;
+    }
+    ok = ok && fcntl(s->blob_fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
+    free(b);
+    if (!ok) {
+        fmt(reason, len, "cannot write the graph for the fork server: %s", strerror(errno));
+        return -1;
+    }
+    s->blob_len = n;
+    return 0;
+}
+
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *opts, par_exec_out *out)
 {
     static const par_exec_opts defaults = {.warmup = 0, .repeat = 1, .timeout_s = 10.0, .isolate = 1};
-    const par_exec_opts *o = opts ? opts : &defaults;
+    const par_exec_opts *opt = opts ? opts : &defaults;
     memset(out, 0, sizeof *out);
     out->verdict = PAR_V_ERROR;
-    if (check_args(inst, g, inputs, o, out->reason, sizeof out->reason) != 0) return;
+    if (check_args(inst, g, inputs, opt, out->reason, sizeof out->reason) != 0) return;
 
-    int32_t n_out = g->n_outputs;
-    size_t *size = calloc((size_t)n_out, sizeof *size);
-    size_t *buf_off = calloc((size_t)n_out, sizeof *buf_off);
-    void **buf = calloc((size_t)n_out, sizeof *buf);
-    uint8_t *base = MAP_FAILED;
-    size_t total = 0;
-    if (!size || !buf_off || !buf) {
+    int32_t n_out = g->n_outputs, n_in = g->n_inputs;
+    outs o = {.n = n_out, .base = MAP_FAILED};
+    o.off = calloc((size_t)n_out, sizeof *o.off);
+    o.size = calloc((size_t)n_out, sizeof *o.size);
+    o.esz = calloc((size_t)n_out, sizeof *o.esz);
+    o.first = calloc((size_t)n_out, sizeof *o.first);
+    void **obuf = calloc((size_t)n_out, sizeof *obuf);
+    size_t *in_off = calloc((size_t)(n_in ? n_in : 1), sizeof *in_off);
+    const void **in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof *in_ptr);
+    uint8_t *in_base = MAP_FAILED;
+    size_t in_total = 0;
+    par_xsup s;
+    memset(&s, 0, sizeof s);
+    s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
+    s.srv_fd = s.blob_fd = s.out_fd = s.in_fd = -1;
+    if (!o.off || !o.size || !o.esz || !o.first || !obuf || !in_off || !in_ptr) {
         fmt(out->reason, sizeof out->reason, "%s", "out of memory");
         goto done;
     }
-    size_t off = align_up(sizeof(shared_hdr), ALIGN) + GUARD_BYTES;
+    size_t off = GUARD_BYTES;
     for (int32_t k = 0; k < n_out; k++) {
-        size[k] = value_bytes(&g->values[g->outputs[k]]);
-        buf_off[k] = off;
-        off = align_up(off + size[k], ALIGN) + 2 * GUARD_BYTES;
+        const par_value *v = &g->values[g->outputs[k]];
+        o.size[k] = value_bytes(v);
+        o.esz[k] = par_dtype_size(v->dtype);
+        o.off[k] = off;
+        off = align_up(off + o.size[k], ALIGN) + 2 * GUARD_BYTES;
+        o.first[k] = malloc(o.size[k]);
+        if (!o.first[k]) {
+            fmt(out->reason, sizeof out->reason, "out of memory for output %d (%zu bytes)", (int)k, o.size[k]);
+            goto done;
+        }
     }
-    total = off - GUARD_BYTES;
-    base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (base == MAP_FAILED) {
-        fmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", total, strerror(errno));
+    o.total = off - GUARD_BYTES;
+    /* a memfd, so that a fork server's child can map it too */
+    s.out_fd = memfd_create("parity-outputs", MFD_CLOEXEC);
+    if (s.out_fd < 0 || ftruncate(s.out_fd, (off_t)o.total) != 0) {
+        fmt(out->reason, sizeof out->reason, "cannot create the output memfd: %s", strerror(errno));
+        goto done;
+    }
+    o.base = mmap(NULL, o.total, PROT_READ | PROT_WRITE, MAP_SHARED, s.out_fd, 0);
+    if (o.base == MAP_FAILED) {
+        fmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", o.total, strerror(errno));
         goto done;
     }
     for (int32_t k = 0; k < n_out; k++) {
-        buf[k] = base + buf_off[k];
-        size_t end = buf_off[k] + size[k], post_end = align_up(end, ALIGN) + GUARD_BYTES;
-        for (size_t i = buf_off[k] - GUARD_BYTES; i < buf_off[k]; i++) base[i] = guard_byte(i);
-        for (size_t i = end; i < post_end; i++) base[i] = guard_byte(i);
+        obuf[k] = o.base + o.off[k];
+        size_t end = o.off[k] + o.size[k], post_end = align_up(end, ALIGN) + GUARD_BYTES;
+        for (size_t i = o.off[k] - GUARD_BYTES; i < o.off[k]; i++) o.base[i] = guard_byte(i);
+        for (size_t i = end; i < post_end; i++) o.base[i] = guard_byte(i);
+    }
+    map_inputs(g, inputs, in_off, in_ptr, &in_base, &in_total, &s.in_fd, out->reason, sizeof out->reason);
+    if (in_total > 0 && in_base == MAP_FAILED) goto done;
+    if (opt->isolate && opt->server) {
+        s.srv_fd = par_exec_server_fd(opt->server);
+        if (make_blob(&s, g, in_off, o.off, out->reason, sizeof out->reason) != 0) goto done;
+        s.out_len = o.total;
+        s.in_len = in_total;
     }
 
-    shared_hdr *h = (shared_hdr *)base;
-    run_job job = {.inst = inst, .g = g, .inputs = inputs, .o = o, .n_out = n_out, .out_buf = buf, .out_size = size};
-    par_verdict v = PAR_V_ERROR;
-    if (!supervise(run_body, &job, h, o->timeout_s, o->isolate, &v, out->reason, sizeof out->reason)) {
-        out->verdict = v;
-        out->t = h->t;
-        goto done;
+    s.inst = inst;
+    s.g = g;
+    s.isolated = opt->isolate != 0;
+    s.timeout_s = opt->timeout_s;
+    s.mem_limit = s.isolated ? opt->mem_limit : 0;
+    s.v = PAR_V_PASS;
+    par_xjob xj = {.inst = inst, .g = g, .in = in_ptr, .out = obuf, .in_base = in_total ? in_base : NULL,
+                   .in_len = in_total, .in_off = in_off, .n_in = n_in};
+    if (par_xstart(&s, &xj) == 0) {
+        par_xmsg m;
+        if (par_xawait(&s, &m)) {
+            if (m.type == XM_END) {
+                par_xdecide_end(&s, &m);
+            } else if (m.type != XM_READY) {
+                par_xdecide(&s, PAR_V_CRASH, "the backend child sent an unexpected report before its runs (type %d)",
+                       (int)m.type);
+            } else {
+                out->t.prepare_ms = isfinite(m.ms) && m.ms >= 0 ? m.ms : 0.0;
+                if (do_runs(&s, &o, opt, &out->t) == 0) {
+                    par_xsend_cmd(&s, XC_END);
+                    while (par_xawait(&s, &m) && m.type != XM_END) {}
+                    if (!s.decided) check_guards(&s, &o); /* release and destroy may write too */
+                }
+            }
+        }
     }
-    h->reason[sizeof h->reason - 1] = '\0';
-    out->t = h->t;
-    if (check_guards(base, n_out, buf_off, size, out->reason, sizeof out->reason)) {
-        out->verdict = PAR_V_FAIL;
-        goto done;
-    }
-    out->verdict = (h->verdict >= 0 && h->verdict < PAR_V_COUNT) ? (par_verdict)h->verdict : PAR_V_ERROR;
-    fmt(out->reason, sizeof out->reason, "%s", h->reason);
+    par_xfinish(&s);
+    out->output_bytes = s.out_total;
+    par_xoutput_tail(&s, out->output, sizeof out->output);
+    out->verdict = s.decided ? s.v : PAR_V_PASS;
+    if (s.decided) fmt(out->reason, sizeof out->reason, "%s", s.reason);
     if (out->verdict != PAR_V_PASS) goto done;
 
-    /* All runs gave run 1's bits, so the buffers hold run 1's outputs. */
+    /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
     out->outputs = calloc((size_t)n_out, sizeof *out->outputs);
-    if (!out->outputs) goto oom;
+    if (!out->outputs) {
+        out->verdict = PAR_V_ERROR;
+        fmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
+        goto done;
+    }
     out->n_outputs = n_out;
     for (int32_t k = 0; k < n_out; k++) {
-        out->outputs[k] = malloc(size[k]);
-        if (!out->outputs[k]) goto oom;
-        memcpy(out->outputs[k], buf[k], size[k]);
+        out->outputs[k] = o.first[k];
+        o.first[k] = NULL;
     }
-    goto done;
-oom:
-    par_exec_out_free(out);
-    out->verdict = PAR_V_ERROR;
-    fmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
 done:
-    if (base != MAP_FAILED) munmap(base, total);
-    free(size);
-    free(buf_off);
-    free(buf);
+    if (s.out_fd >= 0) close(s.out_fd);
+    if (s.in_fd >= 0) close(s.in_fd);
+    if (s.blob_fd >= 0) close(s.blob_fd);
+    if (o.base != MAP_FAILED) munmap(o.base, o.total);
+    if (in_base != MAP_FAILED) munmap(in_base, in_total);
+    if (o.first)
+        for (int32_t k = 0; k < n_out; k++) free(o.first[k]);
+    free(o.first);
+    free(o.off);
+    free(o.size);
+    free(o.esz);
+    free(obuf);
+    free(in_off);
+    free(in_ptr);
 }
 
 void par_exec_out_free(par_exec_out *out)

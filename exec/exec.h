@@ -1,45 +1,72 @@
 /*
- * exec.h - runs one prepared case on one backend instance, isolated in a child process with a time limit, and
- * hands back its outputs and timings. A crash or hang of the backend becomes a CRASH or TIMEOUT result; it never
- * ends the run. Guard regions around every output buffer catch out-of-bounds writes; outputs are poisoned before
- * every run so that an unwritten element shows; repeated runs that differ bit-wise are FLAKY.
+ * exec.h - runs one prepared case on one backend instance, isolated in a child process with a time limit and a
+ * memory limit, and hands back its outputs, timings and captured output. A crash, hang or runaway allocation of the
+ * backend becomes a CRASH or TIMEOUT result; it never ends the run. The child can reach only its own job's buffers:
+ * the inputs in a sealed read-only mapping (a write into one faults and is reported), the outputs in a shared
+ * mapping between guard regions. The worker (the caller) drives the runs one at a time and checks the guards and
+ * compares the outputs after every run; outputs are poisoned before every run so that an unwritten element shows;
+ * runs that differ bit-wise are FLAKY. docs/reliability.md describes what is promised and how it is tested.
  */
 #ifndef PAR_EXEC_H
 #define PAR_EXEC_H
 
 #include "core/result.h"
 
+typedef struct par_exec_server par_exec_server;
+
 typedef struct par_exec_opts {
     int32_t warmup;          /* untimed runs before timing (>= 0) */
     int32_t repeat;          /* timed runs (>= 1); all runs are compared bit-wise for FLAKY */
-    double timeout_s;        /* for the whole child (init + prepare + runs) */
+    double timeout_s;        /* for the whole child (init + prepare + runs); <= 0: none */
     int isolate;             /* 1: child process (default); 0: in process (for gdb; no CRASH/TIMEOUT protection) */
+    int64_t mem_limit;       /* bytes of resident memory the backend child may use; 0: no limit */
+    par_exec_server *server; /* the fork server of this backend instance and worker; NULL: fork from the caller */
 } par_exec_opts;
 
 /* The outcome of executing a case. When verdict is PAR_V_PASS the outputs are valid and the oracle decides. */
 typedef struct par_exec_out {
     par_verdict verdict;     /* PASS (ran fine), UNSUPPORTED, ERROR, CRASH, TIMEOUT, FLAKY, FAIL (out of bounds) */
-    char reason[PAR_REASON_LEN];
+    char reason[PAR_REASON_LEN]; /* one line, valid UTF-8, control characters escaped */
     par_timing t;
     int32_t n_outputs;
     void **outputs;          /* malloc'ed copies of the first run's outputs, in graph output order */
+    int64_t output_bytes;    /* bytes the backend wrote on stdout and stderr (isolated runs only) */
+    char output[PAR_OUTPUT_TAIL]; /* their last bytes, valid UTF-8; output_bytes - strlen(output) were dropped */
 } par_exec_out;
 
-/* Init the backend (in a child), apply knobs, read its description. Sets inst->usable and the reason. */
+/* Start the backend once in a child (init, knobs, describe, requantization scheme and promise, destroy) and record
+ * the answers in inst (usable, unusable_reason, knob_error, describe, arith, requant, requant_exact, probed). */
 void par_exec_probe(par_backend_inst *inst, double timeout_s);
 
-/* Execute: init, knobs, supports for each node, prepare, bind, warmup + repeat runs, release, destroy. */
+/* Execute: init, knobs, supports for each node, prepare, bind, warmup + repeat runs, release, destroy.
+ * The calling process becomes a child subreaper and, after each job, kills and reaps every child it has: it must
+ * have no children of its own besides the jobs of this module. */
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *o, par_exec_out *out);
 void par_exec_out_free(par_exec_out *out);
 
-/* Load a plugin: dlopen, find PAR_BACKEND_ENTRY_SYMBOL, check the version and the table. The handle stays open. */
+/* Fork servers (exec/server.c): one per (worker slot, backend instance), started from the main process after the
+ * backends are resolved and before any case is loaded; each forks the backend child of every job it is sent.
+ * par_exec_server_forget closes this process's end without waiting (a worker forgets the other workers' servers);
+ * par_exec_server_stop ends the server and waits for it. */
+par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *msg);
+int par_exec_server_fd(const par_exec_server *s);
+void par_exec_server_forget(par_exec_server *s);
+void par_exec_server_stop(par_exec_server *s);
+
+/* Load a plugin: first in a child (dlopen, entry function, table checks), so that a plugin that crashes in its
+ * constructor or its entry function is refused with the signal; then here. The handle stays open. */
 par_status par_plugin_load(const char *path, const par_backend **out, par_msg *msg);
 
 /* Built-in backends (exec/backends.def); *n set to their count. */
 const par_backend *const *par_builtin_backends(int32_t *n);
 
-/* Parse "name" or "name[key=value,key=value]" into inst (be left NULL: the caller resolves the name). */
+/* Parse "name" or "name[key=value,key=value]" into inst (be left NULL: the caller resolves the name). The shared
+ * knobs are checked here, once: threads (an integer in [1, PAR_MAX_THREADS]) and kernels (a name token). */
 par_status par_backend_spec_parse(const char *spec, par_backend_inst *inst, par_msg *msg);
+
+/* The harness's one parser of the shared knob threads (also bench --threads). */
+#define PAR_MAX_THREADS 64
+par_status par_knob_threads_parse(const char *s, int32_t *out, par_msg *msg);
 
 #endif

@@ -2,17 +2,29 @@
  * plugin.c - the backend registry: the built-in backends (exec/backends.def), the plugin loader, and the parser
  * of backend specs ("cpu[threads=2,kernels=scalar]").
  *
- * The loader checks everything it can about a plugin's table before the harness uses it, and names the plugin and
- * the reason in every error. It must not call any of the backend's entry points other than the plugin's entry
- * function (init and the rest run in the isolated child: exec/exec.c), and it never unloads a plugin it handed
- * out.
+ * The loader first opens the plugin in a child process (dlopen runs its constructors, then the entry function and
+ * the table checks), so that a plugin that crashes or hangs there is refused with one line naming the file and the
+ * signal, and only then opens it in the calling process. It checks everything it can about a plugin's table before
+ * the harness uses it, and names the plugin and the reason in every error. It must not call any of the backend's
+ * entry points other than the plugin's entry function (init and the rest run in the isolated child: exec/exec.c),
+ * and it never unloads a plugin it handed out.
  */
 #include "exec.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PLUGIN_PROBE_TIMEOUT_MS 30000
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Built-in backends
@@ -64,10 +76,10 @@ static int valid_name(const char *s)
     return 1;
 }
 
-par_status par_plugin_load(const char *path, const par_backend **out, par_msg *msg)
+/* Open and check the plugin in this process. */
+static par_status load_here(const char *path, const par_backend **out, par_msg *msg)
 {
     if (out) *out = NULL;
-    if (!path || !*path) return par_msgf(msg, PAR_ERROR, "plugin: empty path");
     /* A bare file name would make dlopen search the library path; a plugin named on the command line is a file. */
     char buf[4096];
     const char *open_path = path;
@@ -118,6 +130,97 @@ par_status par_plugin_load(const char *path, const par_backend **out, par_msg *m
     }
     if (out) *out = be; /* the handle stays open for the life of the process */
     return PAR_OK;
+}
+
+
+/* Open the plugin in a child first: a crash or a hang in its constructors or its entry function costs the child.
+ * Returns PAR_OK when the child loaded and checked it; else msg names the file and the reason. */
+static par_status load_in_child(const char *path, par_msg *msg)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) return par_msgf(msg, PAR_ERROR, "plugin %s: cannot create a pipe: %s", path,
+                                                    strerror(errno));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return par_msgf(msg, PAR_ERROR, "plugin %s: cannot fork: %s", path, strerror(errno));
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
+        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC); /* a plugin's chatter while loading is not shown */
+        if (devnull >= 0) {
+            dup2(devnull, STDOUT_FILENO);
+            dup2(devnull, STDERR_FILENO);
+        }
+        signal(SIGSEGV, SIG_DFL);
+        signal(SIGBUS, SIG_DFL);
+        signal(SIGABRT, SIG_DFL);
+        signal(SIGILL, SIG_DFL);
+        signal(SIGFPE, SIG_DFL);
+        par_msg m = {{0}};
+        par_status st = load_here(path, NULL, &m);
+        ssize_t w = write(fds[1], m.text, st == PAR_OK ? 0 : strlen(m.text));
+        (void)w;
+        _exit(st == PAR_OK ? 0 : 1);
+    }
+    close(fds[1]);
+    char text[PAR_MSG_LEN];
+    size_t got = 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int timed_out = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fds[0], .events = POLLIN};
+        int r = poll(&p, 1, PLUGIN_PROBE_TIMEOUT_MS);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) {
+            timed_out = 1;
+            break;
+        }
+        ssize_t n = read(fds[0], text + got, sizeof text - 1 - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+        if (got == sizeof text - 1) break;
+    }
+    text[got] = '\0';
+    close(fds[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (timed_out)
+        return par_msgf(msg, PAR_ERROR, "plugin %s: no answer after %d s while loading (constructor or %s)", path,
+                        PLUGIN_PROBE_TIMEOUT_MS / 1000, PAR_BACKEND_ENTRY_SYMBOL);
+    if (WIFSIGNALED(status)) {
+        const char *sn = strsignal(WTERMSIG(status));
+        return par_msgf(msg, PAR_ERROR, "plugin %s: killed by signal %d (%s) while loading (in its constructor or "
+                        "in %s); refused", path, WTERMSIG(status), sn ? sn : "unknown signal",
+                        PAR_BACKEND_ENTRY_SYMBOL);
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 1 && got > 0) {
+        char clean[PAR_MSG_LEN];
+        par_text_clean(clean, sizeof clean, text, got + 1, 1);
+        return par_msgf(msg, PAR_ERROR, "%s", clean);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        return par_msgf(msg, PAR_ERROR, "plugin %s: exited with status %d while loading; refused", path,
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return PAR_OK;
+}
+
+par_status par_plugin_load(const char *path, const par_backend **out, par_msg *msg)
+{
+    if (out) *out = NULL;
+    if (!path || !*path) return par_msgf(msg, PAR_ERROR, "plugin: empty path");
+    par_status st = load_in_child(path, msg);
+    if (st != PAR_OK) return st;
+    return load_here(path, out, msg);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -205,6 +308,34 @@ static par_status parse_spec(const char *spec, par_backend_inst *inst, par_msg *
     return PAR_OK;
 }
 
+par_status par_knob_threads_parse(const char *s, int32_t *out, par_msg *msg)
+{
+    int32_t v = 0;
+    size_t i = 0;
+    if (!s) s = "";
+    for (; s[i] >= '0' && s[i] <= '9' && v <= PAR_MAX_THREADS; i++) v = v * 10 + (s[i] - '0');
+    if (i == 0 || s[i] != '\0' || v < 1 || v > PAR_MAX_THREADS)
+        return par_msgf(msg, PAR_ERROR, "threads '%.40s': not an integer in [1, %d]", s, PAR_MAX_THREADS);
+    if (out) *out = v;
+    return PAR_OK;
+}
+
+/* The shared knobs, checked once here for every backend: threads and kernels. Other knobs are the backend's. */
+static par_status check_shared_knob(const char *spec, const char *key, const char *val, par_msg *msg)
+{
+    if (strcmp(key, "threads") == 0) {
+        par_msg m = {{0}};
+        if (par_knob_threads_parse(val, NULL, &m) != PAR_OK)
+            return par_msgf(msg, PAR_ERROR, "backend spec '%s': knob %s", spec, m.text);
+    } else if (strcmp(key, "kernels") == 0) {
+        for (const char *p = val; *p; p++)
+            if (!name_char(*p))
+                return par_msgf(msg, PAR_ERROR, "backend spec '%s': knob kernels '%s': not a name [a-z0-9_]+", spec,
+                                val);
+    }
+    return PAR_OK;
+}
+
 /* inst is reset (be NULL, no plugin path, not probed) and filled only when the whole spec is valid. */
 par_status par_backend_spec_parse(const char *spec, par_backend_inst *inst, par_msg *msg)
 {
@@ -212,6 +343,8 @@ par_status par_backend_spec_parse(const char *spec, par_backend_inst *inst, par_
     par_backend_inst *tmp = calloc(1, sizeof *tmp);
     if (!tmp) return par_msgf(msg, PAR_ERROR, "backend spec: out of memory");
     par_status st = parse_spec(spec, tmp, msg);
+    for (int32_t k = 0; st == PAR_OK && k < tmp->n_knobs; k++)
+        st = check_shared_knob(spec, tmp->knob_key[k], tmp->knob_val[k], msg);
     if (st == PAR_OK) *inst = *tmp;
     free(tmp);
     return st;

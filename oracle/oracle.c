@@ -191,16 +191,12 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
     }
 }
 
-par_prec par_prec_of_backend(const par_backend *be, void *ctx)
+par_prec par_prec_of_backend(const par_backend_inst *inst)
 {
-    par_prec p = par_prec_for((unsigned)be->arith <= PAR_ARITH_F16 ? be->arith : PAR_ARITH_F32);
-    if (!be->get_proc) return p;
-    par_requant_fn rq = (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT);
-    par_requant_exact_fn ex = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
-    if (rq) {
-        par_requant r = rq(ctx);
-        p.requant = (unsigned)r <= PAR_REQUANT_GEMMLOWP ? r : PAR_REQUANT_FP32;
-    }
-    p.requant_exact = ex ? ex(ctx) != 0 : 0;
+    par_arith a = (inst->arith >= 0 && inst->arith <= PAR_ARITH_F16) ? (par_arith)inst->arith : PAR_ARITH_F32;
+    par_prec p = par_prec_for(a);
+    p.requant = (inst->requant >= 0 && inst->requant <= PAR_REQUANT_GEMMLOWP) ? (par_requant)inst->requant
+                                                                               : PAR_REQUANT_FP32;
+    p.requant_exact = inst->requant_exact != 0;
     return p;
 }

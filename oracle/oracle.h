@@ -18,9 +18,10 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m);
 void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output);
 void par_metrics_init(par_metrics *m);
 
-/* The precision profile a live backend context declares: its arithmetic, its requantization scheme
- * (PAR_PROC_REQUANT, fp32 when absent) and its strict promise (PAR_PROC_REQUANT_EXACT). The runner and the bench
- * both judge through it, so a backend is checked the same way by either. */
-par_prec par_prec_of_backend(const par_backend *be, void *ctx);
+/* The precision profile of a backend instance, from the answers its probe recorded (par_exec_probe: its arithmetic,
+ * its requantization scheme, PAR_PROC_REQUANT, fp32 when absent, and its strict promise, PAR_PROC_REQUANT_EXACT).
+ * The runner and the bench both judge through it, so a backend is checked the same way by either, and nothing
+ * starts the backend again to ask. Values out of range read as the defaults (f32, fp32, not strict). */
+par_prec par_prec_of_backend(const par_backend_inst *inst);
 
 #endif

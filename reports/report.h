@@ -28,6 +28,7 @@ typedef struct par_report {
     int32_t n_cases;
     const par_report_case *cases;
     const par_result *results;       /* [case * n_backends + backend]; records with done == 0 are skipped */
+    int interrupted;                 /* 1: the run was stopped (SIGINT/SIGTERM); the records are what finished */
 } par_report;
 
 /* The one-line repro command of a record, e.g. "build/parity run --case 'relu(shape=[3])#seed=1' -b example

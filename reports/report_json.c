@@ -52,9 +52,32 @@ static void sb_puts(sbuf *b, const char *s)
     for (; *s; s++) sb_putc(b, *s);
 }
 
-/* Quote for sh: single quotes, with each ' written as '\''. */
+/* Quote for sh: single quotes, with each ' written as '\''. A string with control characters is written as
+ * $'...' instead, each control character as \xNN (and ' and \ escaped), so the command stays on one line and
+ * the shell (bash, zsh, ksh, POSIX.1-2024 sh) gives back the same bytes. */
 static void sb_quoted(sbuf *b, const char *s)
 {
+    int ctl = 0;
+    for (const char *q = s; *q; q++) ctl |= (unsigned char)*q < 0x20 || *q == 0x7F;
+    if (ctl) {
+        static const char hex[] = "0123456789abcdef";
+        sb_puts(b, "$'");
+        for (; *s; s++) {
+            unsigned char c = (unsigned char)*s;
+            if (c < 0x20 || c == 0x7F) {
+                sb_puts(b, "\\x");
+                sb_putc(b, hex[c >> 4]);
+                sb_putc(b, hex[c & 15]);
+            } else if (c == '\'' || c == '\\') {
+                sb_putc(b, '\\');
+                sb_putc(b, (char)c);
+            } else {
+                sb_putc(b, (char)c);
+            }
+        }
+        sb_putc(b, '\'');
+        return;
+    }
     sb_putc(b, '\'');
     for (; *s; s++) {
         if (*s == '\'') sb_puts(b, "'\\''");
@@ -116,15 +139,25 @@ static json_object *jnum(double d)
     return json_object_new_double_s(d, t);
 }
 
+/* Every string goes out as valid UTF-8: names, descriptions, describe texts and messages come from backends, and
+ * an invalid sequence becomes U+FFFD (json-c escapes control characters itself). */
 static json_object *jstr(const char *s)
 {
-    return json_object_new_string(s ? s : "");
+    if (!s) s = "";
+    size_t n = strlen(s), cap = 3 * n + 1;
+    char small[1024];
+    char *buf = cap <= sizeof small ? small : malloc(cap);
+    if (!buf) return json_object_new_string("");
+    par_text_clean(buf, cap, s, n + 1, 0);
+    json_object *o = json_object_new_string(buf);
+    if (buf != small) free(buf);
+    return o;
 }
 
 /* A string, or null when empty. */
 static json_object *jstr_or_null(const char *s)
 {
-    return (s && s[0]) ? json_object_new_string(s) : NULL;
+    return (s && s[0]) ? jstr(s) : NULL;
 }
 
 static void put(json_object *o, const char *key, json_object *v)
@@ -180,6 +213,9 @@ static json_object *backend_json(const par_backend_inst *bi)
     put(o, "knobs", knobs);
     put(o, "describe", jstr(bi->describe));
     put(o, "plugin", jstr_or_null(bi->plugin_path));
+    static const char *const requant_names[] = {"fp32", "rndnu", "gemmlowp"};
+    put(o, "requant", bi->probed ? jstr(requant_names[(unsigned)bi->requant <= 2 ? bi->requant : 0]) : NULL);
+    put(o, "requant_exact", bi->probed ? json_object_new_boolean(bi->requant_exact != 0) : NULL);
     put(o, "usable", json_object_new_boolean(bi->usable != 0));
     put(o, "reason", bi->usable ? NULL : jstr(bi->unusable_reason));
     return o;
@@ -271,6 +307,9 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
     put(o, "metrics", compared(res) ? metrics_json(&res->m) : NULL);
     put(o, "worst", compared(res) ? worst_json(&res->m) : NULL);
     put(o, "timing", timing_json(&res->t));
+    put(o, "output", res->output_bytes > 0 ? jstr(res->output) : NULL);
+    put(o, "output_bytes", json_object_new_int64(res->output_bytes));
+    put(o, "output_dropped", json_object_new_int64(res->output_dropped));
     return o;
 }
 
@@ -411,6 +450,7 @@ static json_object *report_json(const par_report *r, int *oom)
     put(cfg, "jobs", json_object_new_int(r->jobs));
     put(root, "config", cfg);
     put(root, "wall_s", jnum(r->wall_s));
+    put(root, "interrupted", json_object_new_boolean(r->interrupted != 0));
 
     json_object *bes = json_object_new_array();
     for (int32_t b = 0; b < r->n_backends; b++) json_object_array_add(bes, backend_json(&r->backends[b]));

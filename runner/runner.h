@@ -1,6 +1,7 @@
 /*
- * runner.h - selects cases (files, folders, suites, filters, shard), runs every case on every backend instance in
- * worker processes, judges with the oracle, prints the summary and writes the report.
+ * runner.h - selects cases (files, folders, suites, filters, shard) and runs every case on every backend instance
+ * in worker processes, judged by the oracle (runner/judge.c). The records come back to the caller, who writes the
+ * report and prints the summary (reports/).
  */
 #ifndef PAR_RUNNER_H
 #define PAR_RUNNER_H
@@ -45,19 +46,35 @@ par_case *par_case_set_get(const par_case_set *s, int32_t i, int *owned, par_msg
 const char *par_cases_dir(void);
 
 typedef struct par_run_config {
-    par_backend_inst *backends;
+    par_backend_inst *backends; /* probed (par_exec_probe): their precision profiles judge the outputs */
     int32_t n_backends;
     par_exec_opts exec;
     int32_t jobs;
-    const char *out_dir;      /* report.json goes there; NULL: no report */
     int progress;             /* progress bar (TTY only) */
-    int color;
-    int32_t max_failures_shown;
-    const char *exe;          /* for repro lines */
-    const char *command_line;
+    /* Fork servers [worker * n_backends + backend] for max_workers workers (par_run_servers_start), or NULL: each
+     * worker forks its backend children itself. */
+    par_exec_server **servers;
+    int32_t max_workers;
 } par_run_config;
 
-/* Run; returns the exit code (0 all passed or unsupported, 1 a conformance failure, 3 internal error). */
-int par_run_cases(const par_case_set *cases, const par_run_config *cfg);
+/* Start the fork servers of cfg (jobs x backends) from this process: call it after the backends are probed and
+ * before any case is selected or loaded, so the servers hold no case data. Returns 0, or -1 with msg. */
+int par_run_servers_start(par_run_config *cfg, par_msg *msg);
+void par_run_servers_stop(par_run_config *cfg);
+
+/* What a run produced: the records ([case * n_backends + backend]; done == 0 for those an interrupted run did
+ * not finish), and how the run went. */
+typedef struct par_run_result {
+    par_result *results;
+    double wall_s;
+    int32_t jobs;             /* workers used */
+    int interrupted_by;       /* SIGINT or SIGTERM when the run was interrupted, else 0 */
+    int internal;             /* a reference or harness failure happened */
+} par_run_result;
+
+/* Run; fills out (free it with par_run_result_free) and returns the exit code: 0 all passed or unsupported, 1 a
+ * conformance failure, 3 internal error, 128 + the signal (130, 143) when interrupted by SIGINT or SIGTERM. */
+int par_run_cases(const par_case_set *cases, const par_run_config *cfg, par_run_result *out);
+void par_run_result_free(par_run_result *r);
 
 #endif

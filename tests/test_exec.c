@@ -10,7 +10,9 @@
 #include "core/graph.h"
 #include "tmain.h"
 
+#include <errno.h>
 #include <libgen.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -283,7 +285,7 @@ static void test_knobs(void)
     par_backend_inst nok = tb_inst(&tb_noknobs, "tb[threads=2]");
     run_case(&nok, 1, 10.0, &out);
     CU_ASSERT_EQUAL(out.verdict, PAR_V_ERROR);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out.reason, "knob 'threads'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.reason, "knob 'threads=2': backend 'tb' has no knobs"));
 }
 
 static void test_unsupported(void)
@@ -370,7 +372,7 @@ static void test_crash(void)
 static void test_timeout(void)
 {
     double t0 = now_s();
-    expect("hang", 0.5, PAR_V_TIMEOUT, "no result after 0.5 s (during run)");
+    expect("hang", 0.5, PAR_V_TIMEOUT, "no result after 0.5 s (during run 1)");
     double dt = now_s() - t0;
     CU_ASSERT(dt >= 0.5);
     CU_ASSERT(dt < 0.5 + 0.5);
@@ -503,6 +505,192 @@ static void test_spec_parse(void)
     expect_spec_error(many, "more than 16 knobs");
 }
 
+
+/* A stray write that flips the same bits on every run cancels out over an even number of runs: only a check after
+ * every run catches it (on run 1). */
+static void test_toggle_caught_after_run_1(void)
+{
+    expect("toggle", 10.0, PAR_V_FAIL, "out-of-bounds write after output 0 (byte offset 148; the output has 148 "
+                                       "bytes), found after run 1");
+}
+
+/* A backend's stdout and stderr are captured: a bounded tail is kept and the byte count says what was dropped. */
+static void test_output_captured(void)
+{
+    par_backend_inst *inst = load_inst("noisy", "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
+    par_exec_out out;
+    run_case(inst, 1, 10.0, &out); /* 4 runs */
+    CU_ASSERT_EQUAL(out.verdict, PAR_V_PASS);
+    const int64_t per_run = 1024 * 1024 + (int64_t)strlen("noisy: run done\n");
+    CU_ASSERT_EQUAL(out.output_bytes, 4 * per_run);
+    size_t tail = strlen(out.output);
+    CU_ASSERT(tail > 0 && tail < PAR_OUTPUT_TAIL);
+    CU_ASSERT(tail >= 16 && strcmp(out.output + tail - 16, "noisy: run done\n") == 0);
+    par_exec_out_free(&out);
+}
+
+/* Strings from a backend come back as valid UTF-8 (U+FFFD for invalid bytes), control characters escaped. */
+static void test_backend_strings_cleaned(void)
+{
+    par_backend_inst *inst = load_inst("badutf8", "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
+    par_exec_probe(inst, 10.0);
+    CU_ASSERT_EQUAL(inst->usable, 1);
+    CU_ASSERT_STRING_EQUAL(inst->describe, "mode=\xef\xbf\xbd\xef\xbf\xbd;bad=\xef\xbf\xbd(");
+    par_exec_out out;
+    run_case(inst, 1, 10.0, &out);
+    CU_ASSERT_EQUAL(out.verdict, PAR_V_ERROR);
+    CU_ASSERT_STRING_EQUAL(out.reason, "run 1 failed: broken \xef\xbf\xbd\xef\xbf\xbd text\\x1b[31m red");
+    par_exec_out_free(&out);
+
+    char buf[16];
+    CU_ASSERT_EQUAL(par_text_clean(buf, sizeof buf, "ok \xc3\xa9", 6, 1), 0);
+    CU_ASSERT_STRING_EQUAL(buf, "ok \xc3\xa9");
+    CU_ASSERT_EQUAL(par_text_clean(buf, sizeof buf, "\xed\xa0\x80", 4, 1), 1); /* a surrogate */
+    CU_ASSERT_STRING_EQUAL(buf, "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
+    CU_ASSERT_EQUAL(par_text_clean(buf, 6, "abcdef\xc3\xa9", 9, 1), 1); /* cut at a character boundary */
+    CU_ASSERT_STRING_EQUAL(buf, "abcde");
+}
+
+/* A record from another process is checked before use: a verdict out of range is refused, strings repaired. */
+static void test_record_check(void)
+{
+    par_result *r = calloc(1, sizeof *r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    char why[128];
+    r->done = 1;
+    r->verdict = PAR_V_FAIL;
+    snprintf(r->reason, sizeof r->reason, "fine");
+    CU_ASSERT_EQUAL(par_result_check(r, why, sizeof why), 0);
+    r->verdict = (par_verdict)0x4D4D4D4D;
+    CU_ASSERT_EQUAL(par_result_check(r, why, sizeof why), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "verdict"));
+    r->verdict = PAR_V_PASS;
+    r->done = 7;
+    CU_ASSERT_EQUAL(par_result_check(r, why, sizeof why), -1);
+    r->done = 1;
+    memset(r->reason, 'A', sizeof r->reason); /* no terminator */
+    r->reason[3] = '\xff';
+    CU_ASSERT_EQUAL(par_result_check(r, why, sizeof why), 1);
+    CU_ASSERT(memchr(r->reason, 0, sizeof r->reason) != NULL);
+    CU_ASSERT(strncmp(r->reason, "AAA\xef\xbf\xbd" "AAA", 9) == 0);
+    free(r);
+}
+
+/* A backend that leaves a setsid() daemon behind: the worker kills it when the job ends. */
+static void test_setsid_daemon_killed(void)
+{
+    char pidfile[64], spec[160];
+    snprintf(pidfile, sizeof pidfile, "/tmp/parity_setsid.%d", (int)getpid());
+    snprintf(spec, sizeof spec, "tp_setsid[pidfile=%s]", pidfile);
+    unlink(pidfile);
+    par_backend_inst *inst = load_inst("setsid", spec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
+    par_exec_out out;
+    run_case(inst, 1, 10.0, &out);
+    CU_ASSERT_EQUAL(out.verdict, PAR_V_PASS);
+    par_exec_out_free(&out);
+    FILE *f = fopen(pidfile, "r");
+    int pid = 0;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fscanf(f, "%d", &pid), 1);
+    fclose(f);
+    unlink(pidfile);
+    CU_ASSERT_FATAL(pid > 1);
+    int gone = kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+    CU_ASSERT(gone);
+    if (!gone) kill((pid_t)pid, SIGKILL);
+}
+
+/* The memory limit: a child above it is killed, and the reason says so. */
+static void test_memory_limit(void)
+{
+    par_backend_inst *inst = load_inst("hog", "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
+    par_graph *g = relu_graph();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const void *inputs[1] = {input_x};
+    par_exec_opts o = {.warmup = 0, .repeat = 1, .timeout_s = 20.0, .isolate = 1, .mem_limit = (int64_t)64 << 20};
+    par_exec_out out;
+    par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
+    CU_ASSERT_EQUAL(out.verdict, PAR_V_CRASH);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.reason, "out of memory (RSS > 64 MiB) in phase run 1"));
+    if (!strstr(out.reason, "out of memory")) fprintf(stderr, "\n  hog: %s\n", out.reason);
+    par_exec_out_free(&out);
+    par_graph_destroy(g);
+}
+
+static void test_invalid_status(void)
+{
+    expect("badstatus", 10.0, PAR_V_ERROR, "run 1 returned invalid status 77");
+}
+
+/* A plugin that crashes in its constructor or its entry function is refused, and this process lives on. */
+static void test_load_crash(void)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s", plugin("ctorcrash"));
+    expect_load_error(p, "killed by signal 11 (Segmentation fault) while loading");
+    snprintf(p, sizeof p, "%s", plugin("entrycrash"));
+    expect_load_error(p, "killed by signal 11 (Segmentation fault) while loading");
+}
+
+/* The shared knobs are checked once, by the harness. */
+static void test_shared_knobs(void)
+{
+    par_backend_inst inst;
+    par_msg m = {{0}};
+    int32_t t = 0;
+    CU_ASSERT_EQUAL(par_knob_threads_parse("64", &t, &m), PAR_OK);
+    CU_ASSERT_EQUAL(t, 64);
+    CU_ASSERT_EQUAL(par_knob_threads_parse("0", &t, &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_knob_threads_parse("65", &t, &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_knob_threads_parse("2x", &t, &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_knob_threads_parse("", &t, &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_knob_threads_parse("99999999999", &t, &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_backend_spec_parse("cpu[threads=4,kernels=avx2]", &inst, &m), PAR_OK);
+    expect_spec_error("cpu[threads=65]", "knob threads '65': not an integer in [1, 64]");
+    expect_spec_error("cpu[kernels=Avx2]", "knob kernels 'Avx2': not a name");
+}
+
+
+/* The same checks through a fork server (the way parity run executes): the child is forked by the server and
+ * receives the graph and the buffers as memfds. */
+static void via_server(const char *name, par_verdict v, const char *part)
+{
+    par_backend_inst *inst = load_inst(name, "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
+    par_msg m = {{0}};
+    par_exec_server *srv = par_exec_server_start(inst, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    par_graph *g = relu_graph();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const void *inputs[1] = {input_x};
+    par_exec_opts o = {.warmup = 1, .repeat = 3, .timeout_s = 10.0, .isolate = 1, .server = srv};
+    for (int rep = 0; rep < 2; rep++) { /* a server serves job after job */
+        par_exec_out out;
+        par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
+        CU_ASSERT_EQUAL(out.verdict, v);
+        CU_ASSERT_PTR_NOT_NULL(strstr(out.reason, part));
+        if (out.verdict != v || !strstr(out.reason, part))
+            fprintf(stderr, "\n  %s via server: %s: %s\n", name, par_verdict_name(out.verdict), out.reason);
+        if (v == PAR_V_PASS) check_outputs_equal_expectation(&out);
+        par_exec_out_free(&out);
+    }
+    par_graph_destroy(g);
+    par_exec_server_stop(srv);
+}
+
+static void test_fork_server(void)
+{
+    via_server("relu", PAR_V_PASS, "");
+    via_server("segv", PAR_V_CRASH, "killed by signal 11 (Segmentation fault) during run 1");
+    via_server("writeinput", PAR_V_FAIL, "backend wrote into input 0 (element 0 first, during run");
+    via_server("toggle", PAR_V_FAIL, "found after run 1");
+    via_server("badstatus", PAR_V_ERROR, "run 1 returned invalid status 77");
+}
+
 static void test_setup(void)
 {
     make_data();
@@ -530,6 +718,16 @@ static const CU_TestInfo tests[] = {
     {"load errors", test_load_errors},
     {"builtin list", test_builtin_list},
     {"spec parse", test_spec_parse},
+    {"toggling stray write caught after run 1", test_toggle_caught_after_run_1},
+    {"output captured", test_output_captured},
+    {"backend strings cleaned", test_backend_strings_cleaned},
+    {"record check", test_record_check},
+    {"setsid daemon killed", test_setsid_daemon_killed},
+    {"memory limit", test_memory_limit},
+    {"invalid status", test_invalid_status},
+    {"plugin crashing while loading", test_load_crash},
+    {"shared knobs", test_shared_knobs},
+    {"through a fork server", test_fork_server},
     CU_TEST_INFO_NULL,
 };
 

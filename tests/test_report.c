@@ -8,6 +8,7 @@
  */
 #include "exec/exec.h"
 #include "reports/report.h"
+#include "reports/summary.h"
 #include "tmain.h"
 
 #include <dirent.h>
@@ -331,9 +332,53 @@ static void test_env(void)
 static void cleanup_tmpdir(void)
 {
     if (!tmpdir[0]) return;
-    const char *names[] = {"report.json", "keep.json"};
+    const char *names[] = {"report.json", "keep.json", "utf8.json"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlink(tmp_path(names[i]));
     rmdir(tmpdir);
+}
+
+/* The summary renders from the report alone and ends with the line make check sums. */
+static void test_summary(void)
+{
+    par_report r = sample_report();
+    snprintf(rcases[1].id, sizeof rcases[1].id, "conv\033[2J\nFAIL");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    par_summary_print(f, &r, 0, 20);
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nconformance: 2 passed, 2 failed, 1 skipped\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "tb conv\\x1b[2J\\x0aFAIL: 1 element over budget -- repro: "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--case $'conv\\x1b[2J\\x0aFAIL'"));
+    CU_ASSERT_PTR_NULL(strchr(buf, '\033'));
+    free(buf);
+}
+
+/* Strings from backends reach the report as valid UTF-8; an interrupted run says so. */
+static void test_report_utf8_and_interrupted(void)
+{
+    par_report r = sample_report();
+    snprintf(rbackends[0].describe, sizeof rbackends[0].describe, "mode=\xff\xc3(");
+    snprintf(rresults[1 * RB + 0].reason, sizeof rresults[0].reason, "bad \xe2\x82 text");
+    snprintf(rresults[1 * RB + 0].output, sizeof rresults[0].output, "out \xfe\n");
+    rresults[1 * RB + 0].output_bytes = 9;
+    r.interrupted = 1;
+    const char *path = tmp_path("utf8.json");
+    par_msg m = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_report_write_json(&r, path, &m), PAR_OK);
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static char text[1 << 20], clean[3 << 20];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    CU_ASSERT_EQUAL(par_text_clean(clean, sizeof clean, text, n + 1, 0), 0); /* already valid UTF-8 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "mode=\xef\xbf\xbd\xef\xbf\xbd("));
+    json_object *root = json_object_from_file(path), *v = NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    CU_ASSERT(json_object_object_get_ex(root, "interrupted", &v) && json_object_get_boolean(v));
+    json_object_put(root);
 }
 
 static void test_zz_cleanup(void)
@@ -344,6 +389,8 @@ static void test_zz_cleanup(void)
 }
 
 static const CU_TestInfo tests[] = {
+    {"summary from the records alone", test_summary},
+    {"UTF-8 and interrupted in the report", test_report_utf8_and_interrupted},
     {"repro", test_repro},
     {"report roundtrip", test_report_roundtrip},
     {"report write errors", test_report_write_errors},

@@ -1,0 +1,246 @@
+/*
+ * child.c - the backend child's side of a job (exec/xproto.h): the backend's life cycle, one phase at a time,
+ * reported over the job's socket. A probe is init, knobs, describe, requantization scheme and promise, destroy; a
+ * run is init, knobs, supports, prepare, bind, then one run per XC_RUN command (the worker checks the buffers
+ * between runs and re-poisons the outputs), then release and destroy.
+ *
+ * This file runs in the process (or thread, with --no-isolate) where the backend's code runs, so it holds no
+ * verdict: it reports what the backend returned and how long it took, and the worker decides. It must not touch the
+ * output buffers (the worker poisons and checks them), retry, or exit the process (the caller does, with _exit).
+ */
+#include "xproto.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
+}
+
+static void xsend(int sock, const par_xmsg *m)
+{
+    ssize_t r;
+    while ((r = send(sock, m, sizeof *m, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+}
+
+static void send_phase(const par_xjob *j, int32_t ph)
+{
+    par_xmsg m;
+    memset(&m, 0, sizeof m);
+    m.type = XM_PHASE;
+    m.phase = ph;
+    xsend(j->sock, &m);
+}
+
+static void send_end(const par_xjob *j, int32_t ph, par_status st, int32_t index, const par_msg *msg)
+{
+    par_xmsg m;
+    memset(&m, 0, sizeof m);
+    m.type = XM_END;
+    m.phase = ph;
+    m.status = (int32_t)st;
+    m.index = index;
+    if (msg) memcpy(m.text, msg->text, sizeof msg->text); /* as the backend left it: the worker terminates it */
+    xsend(j->sock, &m);
+}
+
+/* ---- the fault handler: a write into the sealed input mapping ------------------------------------------------ */
+
+static const par_xjob *fault_job;
+static int32_t fault_phase;
+static char fault_stack[16384];
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+    const par_xjob *j = fault_job;
+    const uint8_t *a = si ? (const uint8_t *)si->si_addr : NULL;
+    if (j && a && j->in_base && a >= j->in_base && a < j->in_base + j->in_len) {
+        int32_t k = 0;
+        size_t off = (size_t)(a - j->in_base);
+        for (int32_t i = 0; i < j->n_in; i++)
+            if (off >= j->in_off[i]) k = i;
+        par_xmsg m;
+        memset(&m, 0, sizeof m);
+        m.type = XM_INPUT_WRITE;
+        m.phase = fault_phase;
+        m.index = k;
+        m.offset = (int64_t)(off - j->in_off[k]);
+        send(j->sock, &m, sizeof m, MSG_NOSIGNAL); /* async-signal-safe */
+        _exit(0);
+    }
+    /* Any other fault: die of it, so that the worker reports the signal. */
+    signal(sig, SIG_DFL);
+    (void)uc;
+}
+
+void par_xchild_install_fault_handler(const par_xjob *j)
+{
+    fault_job = j;
+    stack_t ss = {.ss_sp = fault_stack, .ss_size = sizeof fault_stack, .ss_flags = 0};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_fault;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, NULL);
+    sigaction(SIGBUS, &sa, NULL);
+}
+
+static void phase(const par_xjob *j, int32_t ph)
+{
+    fault_phase = ph;
+    send_phase(j, ph);
+}
+
+/* ---- the life cycle ------------------------------------------------------------------------------------------ */
+
+/* Apply the knobs; returns the failing knob's index (its status in *st, message in m), or -1. */
+static int32_t apply_knobs(const par_backend_inst *inst, void *ctx, par_status *st, par_msg *m)
+{
+    if (inst->n_knobs <= 0) return -1;
+    par_set_knob_fn set = inst->be->get_proc ? (par_set_knob_fn)inst->be->get_proc(ctx, PAR_PROC_SET_KNOB) : NULL;
+    for (int32_t i = 0; i < inst->n_knobs && i < PAR_MAX_KNOBS; i++) {
+        if (!set) {
+            *st = PAR_ERROR;
+            snprintf(m->text, sizeof m->text, "backend '%s' has no knobs (no %s)",
+                     inst->be->name ? inst->be->name : "?", PAR_PROC_SET_KNOB);
+            return i;
+        }
+        m->text[0] = '\0';
+        *st = set(ctx, inst->knob_key[i], inst->knob_val[i], m);
+        if (*st != PAR_OK) return i;
+    }
+    return -1;
+}
+
+static void probe_main(const par_xjob *j, void *ctx)
+{
+    const par_backend *be = j->inst->be;
+    par_xmsg m;
+    memset(&m, 0, sizeof m);
+    m.type = XM_PROBE;
+    phase(j, PH_DESCRIBE);
+    if (be->get_proc) {
+        par_describe_fn d = (par_describe_fn)be->get_proc(ctx, PAR_PROC_DESCRIBE);
+        if (d) d(ctx, m.text, sizeof m.text);
+        par_requant_fn rq = (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT);
+        par_requant_exact_fn ex = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
+        m.requant = rq ? (int32_t)rq(ctx) : (int32_t)PAR_REQUANT_FP32;
+        m.requant_exact = ex ? (ex(ctx) != 0) : 0;
+    }
+    xsend(j->sock, &m);
+}
+
+/* The runs, one per XC_RUN command; returns when told to end (or the worker is gone). */
+static void run_loop(const par_xjob *j, void *ctx, void *prep)
+{
+    const par_backend *be = j->inst->be;
+    for (int32_t r = 1;; r++) {
+        char c = 0;
+        ssize_t n;
+        while ((n = recv(j->sock, &c, 1, 0)) < 0 && errno == EINTR) {}
+        if (n != 1 || c != XC_RUN) return;
+        fault_phase = PH_RUN;
+        par_msg msg;
+        msg.text[0] = '\0';
+        double t0 = now_ms();
+        par_status st = be->run(ctx, prep, &msg);
+        double t1 = now_ms();
+        par_xmsg m;
+        memset(&m, 0, sizeof m);
+        m.type = XM_RUN;
+        m.phase = PH_RUN;
+        m.status = (int32_t)st;
+        m.index = r;
+        m.ms = t1 - t0;
+        memcpy(m.text, msg.text, sizeof msg.text);
+        xsend(j->sock, &m);
+    }
+}
+
+void par_xchild_main(const par_xjob *j)
+{
+    const par_backend *be = j->inst->be;
+    const par_graph_desc *g = j->g;
+    void *ctx = NULL, *prep = NULL;
+    par_msg msg;
+    msg.text[0] = '\0';
+    int32_t end_phase = PH_DONE, end_index = 0;
+    par_status end_st = PAR_OK;
+
+    phase(j, PH_INIT);
+    par_status st = be->init ? be->init(&ctx, &msg) : PAR_OK;
+    if (st != PAR_OK) {
+        send_end(j, PH_INIT, st, 0, &msg);
+        return;
+    }
+    phase(j, PH_KNOBS);
+    int32_t bad = apply_knobs(j->inst, ctx, &st, &msg);
+    if (bad >= 0) {
+        end_phase = PH_KNOBS, end_st = st, end_index = bad;
+        goto out;
+    }
+    if (!g) {
+        probe_main(j, ctx);
+        goto out;
+    }
+    phase(j, PH_SUPPORTS);
+    for (int32_t i = 0; be->supports && i < g->n_nodes; i++) {
+        msg.text[0] = '\0';
+        st = be->supports(ctx, g, i, &msg);
+        if (st != PAR_OK) {
+            end_phase = PH_SUPPORTS, end_st = st, end_index = i;
+            goto out;
+        }
+    }
+    phase(j, PH_PREPARE);
+    msg.text[0] = '\0';
+    double t0 = now_ms();
+    st = be->prepare ? be->prepare(ctx, g, &prep, &msg) : PAR_OK;
+    double prep_ms = now_ms() - t0;
+    if (st != PAR_OK) {
+        prep = NULL;
+        end_phase = PH_PREPARE, end_st = st;
+        goto out;
+    }
+    phase(j, PH_BIND);
+    msg.text[0] = '\0';
+    st = be->bind ? be->bind(ctx, prep, (const void *const *)j->in, j->out, &msg) : PAR_OK;
+    if (st != PAR_OK) {
+        end_phase = PH_BIND, end_st = st;
+        goto out;
+    }
+    if (!be->run) {
+        end_phase = PH_RUN, end_st = PAR_ERROR;
+        snprintf(msg.text, sizeof msg.text, "backend '%s' has no run()", be->name ? be->name : "?");
+        goto out;
+    }
+    {
+        par_xmsg m;
+        memset(&m, 0, sizeof m);
+        m.type = XM_READY;
+        m.phase = PH_BIND;
+        m.ms = prep_ms;
+        xsend(j->sock, &m);
+    }
+    run_loop(j, ctx, prep);
+    msg.text[0] = '\0';
+out:
+    if (prep) {
+        phase(j, PH_RELEASE);
+        if (be->release) be->release(ctx, prep);
+    }
+    if (ctx) {
+        phase(j, PH_DESTROY);
+        if (be->destroy) be->destroy(ctx);
+    }
+    send_end(j, end_phase, end_st, end_index, end_phase == PH_DONE ? NULL : &msg);
+}

@@ -1,0 +1,268 @@
+/*
+ * server.c - fork servers: one small process per (worker slot, backend instance), forked from the main process
+ * after the backends are resolved and before any case is loaded or any record exists, so the backend children it
+ * forks (one per job) start from an address space that holds the backend table and the harness's code, but no case
+ * data, no records and no worker state. A job arrives over the server's socket with its buffers as file
+ * descriptors (SCM_RIGHTS): the graph as a sealed memfd (exec/gblob.c), the inputs as a sealed memfd, the outputs
+ * memfd, the job's socket to the worker and the write end of the output pipe. The server forks the child, tells
+ * the worker its pid (the worker supervises it directly: socket, pidfd, /proc for its memory, kill on time-out),
+ * waits for it, kills its process group and every other child it has (it is a child subreaper, so a backend's
+ * setsid() daemon is its child by then), and tells the worker how the child ended.
+ *
+ * A server dies with the main process (PR_SET_PDEATHSIG and a getppid check) and ends when its worker closes the
+ * socket. It ignores SIGINT (the main process decides what an interrupt does). This file must not judge anything.
+ */
+#include "xproto.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gblob.h"
+
+struct par_exec_server {
+    pid_t pid;
+    int fd;
+    const par_backend_inst *inst;
+};
+
+/* This process's ends of the servers started so far: a new server closes them, so that no server (and no backend
+ * child) holds a way to talk to another worker's server. */
+#define MAX_SERVERS 4096
+static int server_fds[MAX_SERVERS];
+static int n_server_fds;
+
+static int recv_job(int fd, par_srv_req *req, int *fds, int max_fds, int *n_fds)
+{
+    char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+    struct iovec iov = {.iov_base = req, .iov_len = sizeof *req};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    ssize_t n;
+    while ((n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    *n_fds = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        int k = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        for (int i = 0; i < k; i++) {
+            int f;
+            memcpy(&f, CMSG_DATA(c) + sizeof(int) * (size_t)i, sizeof f);
+            if (*n_fds < max_fds) fds[(*n_fds)++] = f;
+            else close(f);
+        }
+    }
+    return n == (ssize_t)sizeof *req ? 1 : (n == 0 ? 0 : -1);
+}
+
+static void reply(int fd, int32_t kind, int32_t pid, int32_t code, int32_t status)
+{
+    par_srv_rep r = {.kind = kind, .pid = pid, .code = code, .status = status};
+    ssize_t n;
+    while ((n = send(fd, &r, sizeof r, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+}
+
+/* The backend child of a job: map the buffers, rebuild the graph view, run the life cycle. Never returns. */
+static void job_child(const par_backend_inst *inst, const par_srv_req *req, const int *fds)
+{
+    int blob_fd = fds[0], out_fd = fds[1], sock = fds[2], pipe_w = fds[3], in_fd = req->in_len ? fds[4] : -1;
+    if (dup2(pipe_w, STDOUT_FILENO) < 0 || dup2(pipe_w, STDERR_FILENO) < 0) _exit(126);
+    uint8_t *blob = mmap(NULL, req->blob_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, blob_fd, 0);
+    uint8_t *out = mmap(NULL, req->out_len, PROT_READ | PROT_WRITE, MAP_SHARED, out_fd, 0);
+    uint8_t *in = req->in_len ? mmap(NULL, req->in_len, PROT_READ, MAP_SHARED, in_fd, 0) : NULL;
+    if (blob == MAP_FAILED || out == MAP_FAILED || in == MAP_FAILED) _exit(125);
+    close(blob_fd);
+    close(out_fd);
+    close(pipe_w);
+    if (in_fd >= 0) close(in_fd);
+    par_graph_desc *g = par_gblob_fix(blob, req->blob_len);
+    if (!g) _exit(124);
+    const par_gblob_hdr *h = (const par_gblob_hdr *)blob;
+    const size_t *in_off = (const size_t *)(blob + h->in_off), *out_off = (const size_t *)(blob + h->out_off);
+    int32_t n_in = h->n_in, n_out = h->n_out;
+    const void **in_ptr = calloc((size_t)(n_in > 0 ? n_in : 1), sizeof *in_ptr);
+    void **out_ptr = calloc((size_t)(n_out > 0 ? n_out : 1), sizeof *out_ptr);
+    if (!in_ptr || !out_ptr) _exit(123);
+    for (int32_t i = 0; i < n_in; i++) {
+        if (!in || in_off[i] >= req->in_len) _exit(124);
+        in_ptr[i] = in + in_off[i];
+    }
+    for (int32_t k = 0; k < n_out; k++) {
+        if (out_off[k] >= req->out_len) _exit(124);
+        out_ptr[k] = out + out_off[k];
+    }
+    par_xjob xj = {.inst = inst, .g = g, .in = in_ptr, .out = out_ptr, .in_base = in, .in_len = req->in_len,
+                   .in_off = in_off, .n_in = n_in, .sock = sock, .isolated = 1};
+    par_xchild_install_fault_handler(&xj);
+    par_xchild_main(&xj);
+    fflush(stdout);
+    fflush(stderr);
+    _exit(0);
+}
+
+/* Warm start: init and destroy the backend once in the server (the probe has already run them in a child), so
+ * that the one-time, process-wide setup of its libraries (CPU detection such as cpuinfo_initialize, XNNPACK's
+ * xnn_initialize) is inherited by every job's child instead of being redone per job: on small cases that setup
+ * costs more than the case. Built-in backends create no thread before prepare, so the server stays
+ * single-threaded and its forks are sound. Should it crash, the server dies and its worker reports each later job
+ * of this backend as ERROR ("the fork server ... is gone"); the run goes on. */
+static void warm_start(const par_backend_inst *inst)
+{
+    const par_backend *be = inst->be;
+    void *ctx = NULL;
+    par_msg m;
+    m.text[0] = '\0';
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC), out = dup(STDOUT_FILENO), err = dup(STDERR_FILENO);
+    if (devnull >= 0) { /* its chatter is not shown */
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+        close(devnull);
+    }
+    if (be && be->init && be->init(&ctx, &m) == PAR_OK && be->destroy) be->destroy(ctx);
+    fflush(stdout);
+    fflush(stderr);
+    if (out >= 0) dup2(out, STDOUT_FILENO), close(out);
+    if (err >= 0) dup2(err, STDERR_FILENO), close(err);
+}
+
+static void server_main(const par_backend_inst *inst, int fd)
+{
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    signal(SIGINT, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    warm_start(inst);
+    for (;;) {
+        par_srv_req req;
+        int fds[8], n = 0;
+        int r = recv_job(fd, &req, fds, 8, &n);
+        if (r == 0) _exit(0); /* the worker is done */
+        int need = req.in_len ? 5 : 4;
+        if (r < 0 || req.magic != PAR_SRV_MAGIC || n != need) {
+            for (int i = 0; i < n; i++) close(fds[i]);
+            reply(fd, PAR_SRV_FAILED, 0, 0, EPROTO);
+            continue;
+        }
+        pid_t server = getpid();
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(fd);
+            setpgid(0, 0); /* own process group: the end of the job kills whatever the backend forked */
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != server) _exit(127);
+            par_x_reset_signals();
+            job_child(inst, &req, fds);
+        }
+        int e = errno;
+        for (int i = 0; i < n; i++) close(fds[i]);
+        if (pid < 0) {
+            reply(fd, PAR_SRV_FAILED, 0, 0, e);
+            continue;
+        }
+        setpgid(pid, pid);
+        reply(fd, PAR_SRV_STARTED, pid, 0, 0);
+        /* Wait for the child; should the worker go away meanwhile (its end of the socket hangs up), end the child:
+         * nobody supervises it any more. */
+        int pfd = -1;
+#ifdef SYS_pidfd_open
+        pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+#endif
+        for (int alive = pfd >= 0; alive;) {
+            struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = fd, .events = POLLRDHUP}};
+            int pr = poll(p, 2, -1);
+            if (pr < 0 && errno == EINTR) continue;
+            if (pr < 0 || (p[0].revents & POLLIN)) break;
+            if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+                kill(-pid, SIGKILL);
+                kill(pid, SIGKILL);
+                alive = 0;
+            }
+        }
+        if (pfd >= 0) close(pfd);
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
+        kill(-pid, SIGKILL); /* the zombie still holds the group id */
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        par_x_reap_all();
+        reply(fd, PAR_SRV_ENDED, pid, si.si_code, si.si_status);
+    }
+}
+
+par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *msg)
+{
+    par_exec_server *s = calloc(1, sizeof *s);
+    if (!s) {
+        par_msgf(msg, PAR_ERROR, "fork server: out of memory");
+        return NULL;
+    }
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        par_msgf(msg, PAR_ERROR, "fork server for '%s': cannot create a socket: %s", inst->label, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        par_msgf(msg, PAR_ERROR, "fork server for '%s': cannot fork: %s", inst->label, strerror(errno));
+        close(sv[0]);
+        close(sv[1]);
+        free(s);
+        return NULL;
+    }
+    if (pid == 0) {
+        close(sv[0]);
+        for (int i = 0; i < n_server_fds; i++)
+            if (server_fds[i] >= 0) close(server_fds[i]);
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the main process */
+        if (getppid() != parent) _exit(127);
+        server_main(inst, sv[1]);
+        _exit(0);
+    }
+    close(sv[1]);
+    s->pid = pid;
+    s->fd = sv[0];
+    if (n_server_fds < MAX_SERVERS) server_fds[n_server_fds++] = sv[0];
+    s->inst = inst;
+    return s;
+}
+
+int par_exec_server_fd(const par_exec_server *s)
+{
+    return s ? s->fd : -1;
+}
+
+static void unlist(int fd)
+{
+    for (int i = 0; i < n_server_fds; i++)
+        if (server_fds[i] == fd) server_fds[i] = -1;
+}
+
+void par_exec_server_forget(par_exec_server *s)
+{
+    if (!s) return;
+    unlist(s->fd);
+    if (s->fd >= 0) close(s->fd);
+    s->fd = -1;
+}
+
+void par_exec_server_stop(par_exec_server *s)
+{
+    if (!s) return;
+    unlist(s->fd);
+    if (s->fd >= 0) close(s->fd); /* end of file: the server exits */
+    kill(s->pid, SIGKILL);           /* at once, even in a job: its child dies with it (PR_SET_PDEATHSIG) */
+    int st;
+    while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {}
+    free(s);
+}

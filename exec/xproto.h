@@ -1,0 +1,82 @@
+/*
+ * xproto.h - the protocol between a worker (exec.c) and the backend child it runs a job in (child.c); private to
+ * exec/. One SOCK_SEQPACKET socket pair per job: the child reports, the worker commands. Everything the child sends
+ * is data that the worker checks (types, ranges, termination, UTF-8) before it uses it; nothing the child says is a
+ * verdict by itself.
+ *
+ *   child -> worker   XM_PHASE (each phase as it starts), XM_READY (after bind), XM_RUN (after each run, then it
+ *                     waits), XM_PROBE (the probe's answers), XM_INPUT_WRITE (from the fault handler), XM_END (last;
+ *                     its phase and status say where and how the job ended)
+ *   worker -> child   XC_RUN (run once more), XC_END (release, destroy, exit)
+ *
+ * This header must not be included outside exec/.
+ */
+#ifndef PAR_XPROTO_H
+#define PAR_XPROTO_H
+
+#include "exec.h"
+
+enum xphase {
+    PH_START, PH_INIT, PH_KNOBS, PH_SUPPORTS, PH_PREPARE, PH_BIND, PH_RUN, PH_RELEASE, PH_DESTROY, PH_DESCRIBE,
+    PH_DONE, PH_COUNT
+};
+
+enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_TYPE_END };
+enum xcmd { XC_RUN = 'R', XC_END = 'E' };
+
+#define PAR_DESCRIBE_LEN 512
+
+typedef struct par_xmsg {
+    int32_t type;          /* enum xmsg_type */
+    int32_t phase;         /* enum xphase */
+    int32_t status;        /* the backend's par_status, as it returned it */
+    int32_t index;         /* XM_RUN: run number (1-based); knobs: knob index; supports: node; input writes: input */
+    int64_t offset;        /* XM_INPUT_WRITE: byte offset of the faulting address within the input */
+    double ms;             /* XM_READY: prepare time; XM_RUN: run time */
+    int32_t requant;       /* XM_PROBE */
+    int32_t requant_exact; /* XM_PROBE */
+    char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message or describe text */
+} par_xmsg;
+
+/* What the child needs: the instance, the graph (its own copy-on-write view after fork), the input and output
+ * buffers (the sealed read-only input mapping and the shared output mapping), and its end of the socket. */
+typedef struct par_xjob {
+    const par_backend_inst *inst;
+    const par_graph_desc *g;   /* NULL for a probe */
+    const void *const *in;     /* n_inputs pointers into the read-only input mapping */
+    void *const *out;          /* n_outputs pointers into the shared output mapping */
+    const uint8_t *in_base;    /* the input mapping, for the fault handler */
+    size_t in_len;
+    const size_t *in_off;      /* offset of each input in the mapping */
+    int32_t n_in;
+    int sock;
+    int isolated;              /* 1: a child process (fault handler installed); 0: a thread of the caller */
+} par_xjob;
+
+/* Worker -> fork server (exec/server.c): a job, with its file descriptors in this order: the graph block memfd,
+ * the output memfd, the child's end of the job socket, the output pipe's write end, and the input memfd when
+ * in_len > 0. Server -> worker: PAR_SRV_STARTED with the child's pid, then PAR_SRV_ENDED with how it ended
+ * (si_code, si_status of waitid), or PAR_SRV_FAILED with an errno. */
+#define PAR_SRV_MAGIC 0x7061726au
+enum { PAR_SRV_STARTED = 1, PAR_SRV_ENDED = 2, PAR_SRV_FAILED = 3 };
+
+typedef struct par_srv_req {
+    uint32_t magic;
+    size_t blob_len, out_len, in_len;
+} par_srv_req;
+
+typedef struct par_srv_rep {
+    int32_t kind, pid, code, status;
+} par_srv_rep;
+
+/* Kill and reap every child of the calling thread (orphans adopted as subreaper included) until none remain. */
+void par_x_reap_all(void);
+/* Default dispositions and an empty mask, so that a fault kills a backend child with its signal. */
+void par_x_reset_signals(void);
+
+/* The child's side of a job: runs the backend's life cycle, reporting over j->sock. Returns when done. */
+void par_xchild_main(const par_xjob *j);
+/* In a child process: install the handler that reports a write into the input mapping (SIGSEGV/SIGBUS). */
+void par_xchild_install_fault_handler(const par_xjob *j);
+
+#endif

@@ -1,0 +1,57 @@
+/*
+ * xsup.h - supervision of one job's backend child, shared by exec.c (probe, run and the checks between runs) and
+ * xsup.c (start, wait, end). Private to exec/.
+ */
+#ifndef PAR_XSUP_H
+#define PAR_XSUP_H
+
+#include "xproto.h"
+
+#include <pthread.h>
+#include <sys/types.h>
+
+#define RSS_POLL_S 0.010
+
+typedef struct par_xsup {
+    const par_backend_inst *inst;
+    const par_graph_desc *g;
+    int isolated;
+    pid_t pid;
+    int pidfd, sock, outfd;
+    int thread_sock;             /* the thread's end (in-process jobs) */
+    /* through a fork server: its socket, the job's memfds, and how the server says the child ended */
+    int srv_fd, blob_fd, out_fd, in_fd;
+    size_t blob_len, out_len, in_len;
+    int srv_ended;
+    int32_t srv_code, srv_status;
+    pthread_t thread;
+    int thread_started;
+    double deadline, timeout_s;
+    int64_t mem_limit;
+    double next_rss;
+    int32_t phase, run;          /* where the child is, as far as the worker knows */
+    int decided;                 /* 1 once a verdict other than PASS is fixed */
+    par_verdict v;
+    char reason[PAR_REASON_LEN];
+    char ring[PAR_OUTPUT_TAIL];  /* the output's last bytes, circular */
+    int64_t out_total;
+} par_xsup;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void par_xdecide(par_xsup *s, par_verdict v, const char *f, ...);  /* the first problem found is the verdict */
+const char *par_xwhere(const par_xsup *s, char *buf, size_t len); /* "run 3" or "prepare" */
+const char *par_xmsg_text(const par_xmsg *m, char *buf, size_t len);
+void par_xoutput_tail(const par_xsup *s, char *dst, size_t cap);
+/* Start the child (fork, fork server or thread) on xj: 0, or -1 with the verdict decided. */
+int par_xstart(par_xsup *s, par_xjob *xj);
+/* The next message for the caller: 1, or 0 when the job is over (verdict decided). */
+int par_xawait(par_xsup *s, par_xmsg *m);
+void par_xsend_cmd(par_xsup *s, char c);
+/* End the job: kill the child and everything it left (or let the thread finish). */
+void par_xfinish(par_xsup *s);
+/* The verdict of an XM_END that ends the job before its runs (or a failed probe). */
+void par_xdecide_end(par_xsup *s, const par_xmsg *m);
+
+#endif

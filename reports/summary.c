@@ -1,0 +1,132 @@
+/*
+ * summary.c - the terminal summary of a run (reports/summary.h), from a par_report's records only. It must not
+ * look at anything but the report (no run state, no backend), and keeps each failure on one line whatever the case
+ * IDs and reasons contain.
+ */
+#include "summary.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *sorted, int64_t n, double q)
+{
+    if (n == 0) return 0;
+    int64_t i = (int64_t)ceil(q * (double)n) - 1;
+    if (i < 0) i = 0;
+    if (i >= n) i = n - 1;
+    return sorted[i];
+}
+
+static int severity(par_verdict v)
+{
+    switch (v) {
+    case PAR_V_CRASH: return 6;
+    case PAR_V_TIMEOUT: return 5;
+    case PAR_V_FAIL: return 4;
+    case PAR_V_FLAKY: return 3;
+    case PAR_V_ERROR: return 2;
+    default: return 0;
+    }
+}
+
+typedef struct fail_ref {
+    int32_t c, b;
+    int sev;
+    double ratio;
+} fail_ref;
+
+static int cmp_fail(const void *a, const void *b)
+{
+    const fail_ref *x = a, *y = b;
+    if (x->sev != y->sev) return y->sev - x->sev;
+    if (x->ratio != y->ratio) return x->ratio < y->ratio ? 1 : -1;
+    if (x->c != y->c) return x->c - y->c;
+    return x->b - y->b;
+}
+
+static const char *vcolor(par_verdict v, int color)
+{
+    if (!color) return "";
+    switch (v) {
+    case PAR_V_PASS: return "\033[32m";
+    case PAR_V_UNSUPPORTED: return "\033[33m";
+    default: return "\033[31m";
+    }
+}
+
+static const par_result *rec(const par_report *r, int32_t c, int32_t b)
+{
+    return &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
+}
+
+void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_failures)
+{
+    int32_t nb = r->n_backends, nc = r->n_cases;
+    const char *reset = color ? "\033[0m" : "";
+    long total[PAR_V_COUNT] = {0};
+    fprintf(f, "\nparity: %d case%s x %d backend%s in %.1f s (seed %llu)%s\n", (int)nc, nc == 1 ? "" : "s", (int)nb,
+            nb == 1 ? "" : "s", r->wall_s, (unsigned long long)r->seed,
+            r->interrupted ? " -- INTERRUPTED: only the finished records follow" : "");
+    fprintf(f, "%-24s %6s %6s %6s %6s %6s %7s %6s   %s\n", "backend", "PASS", "FAIL", "UNSUP", "ERROR", "CRASH",
+            "TIMEOUT", "FLAKY", "error/budget p50 p99 max");
+    double *ratios = malloc(sizeof(double) * (size_t)(nc ? nc : 1));
+    for (int32_t b = 0; b < nb; b++) {
+        long cnt[PAR_V_COUNT] = {0};
+        int64_t nr = 0;
+        for (int32_t c = 0; c < nc; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || (int)x->verdict < 0 || x->verdict >= PAR_V_COUNT) continue;
+            cnt[x->verdict]++;
+            total[x->verdict]++;
+            if (ratios && (x->verdict == PAR_V_PASS || x->verdict == PAR_V_FAIL) && x->m.n > 0)
+                ratios[nr++] = x->m.max_ratio;
+        }
+        if (ratios) qsort(ratios, (size_t)nr, sizeof *ratios, cmp_double);
+        char label[160];
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        fprintf(f, "%-24s %6ld %6ld %6ld %6ld %6ld %7ld %6ld   ", label, cnt[PAR_V_PASS], cnt[PAR_V_FAIL],
+                cnt[PAR_V_UNSUPPORTED], cnt[PAR_V_ERROR], cnt[PAR_V_CRASH], cnt[PAR_V_TIMEOUT], cnt[PAR_V_FLAKY]);
+        if (nr && ratios)
+            fprintf(f, "%.2g %.2g %.2g\n", quantile(ratios, nr, 0.5), quantile(ratios, nr, 0.99), ratios[nr - 1]);
+        else
+            fprintf(f, "-\n");
+    }
+    free(ratios);
+
+    /* failures, worst first, each ending with its repro command */
+    int64_t nf = 0;
+    fail_ref *fails = malloc(sizeof *fails * ((size_t)nc * (size_t)nb + 1));
+    for (int32_t c = 0; c < nc && fails; c++)
+        for (int32_t b = 0; b < nb; b++) {
+            const par_result *x = rec(r, c, b);
+            if (x->done && (int)x->verdict >= 0 && x->verdict < PAR_V_COUNT && severity(x->verdict) > 0)
+                fails[nf++] = (fail_ref){c, b, severity(x->verdict), x->m.max_ratio};
+        }
+    if (nf && fails) {
+        qsort(fails, (size_t)nf, sizeof *fails, cmp_fail);
+        int64_t shown = nf < max_failures ? nf : max_failures;
+        fprintf(f, "\n%lld not passing%s:\n", (long long)nf, shown < nf ? " (worst first)" : "");
+        for (int64_t i = 0; i < shown; i++) {
+            const par_result *x = rec(r, fails[i].c, fails[i].b);
+            char repro[2048], id[PAR_ID_LEN * 4], reason[PAR_REASON_LEN * 2], label[160];
+            par_report_repro(r, fails[i].c, fails[i].b, repro, sizeof repro);
+            par_text_clean(id, sizeof id, r->cases[fails[i].c].id, sizeof r->cases[fails[i].c].id, 1);
+            par_text_clean(reason, sizeof reason, x->reason, sizeof x->reason, 1);
+            par_text_clean(label, sizeof label, r->backends[fails[i].b].label, sizeof r->backends[0].label, 1);
+            fprintf(f, "%s%-7s%s %s %s: %s -- repro: %s\n", vcolor(x->verdict, color), par_verdict_name(x->verdict),
+                    reset, label, id, reason, repro);
+        }
+        if (shown < nf) fprintf(f, "... and %lld more in the report\n", (long long)(nf - shown));
+    }
+    free(fails);
+    fprintf(f, "conformance: %ld passed, %ld failed, %ld skipped\n", total[PAR_V_PASS],
+            total[PAR_V_FAIL] + total[PAR_V_ERROR] + total[PAR_V_CRASH] + total[PAR_V_TIMEOUT] + total[PAR_V_FLAKY],
+            total[PAR_V_UNSUPPORTED]);
+}

@@ -1,0 +1,179 @@
+/*
+ * judge.c - judges one case on every backend instance: builds the inputs, runs the reference once per precision
+ * profile the backends declared at their probe (par_prec_of_backend reads the instance record: nothing starts a
+ * backend here), executes each backend in isolation (exec/exec.c) and lets the oracle decide. It must not print,
+ * keep records, or start a backend outside exec/.
+ */
+#include "judge.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle/oracle.h"
+#include "core/requant.h"
+
+static void fmt_coords(const par_metrics *m, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int32_t k = 0; k < m->worst_rank && used < len; k++) {
+        int w = snprintf(buf + used, len - used, "%s%lld", k ? "," : "[", (long long)m->worst_coords[k]);
+        if (w < 0) return;
+        used += (size_t)w;
+    }
+    if (used < len) snprintf(buf + used, len - used, m->worst_rank ? "]" : "[]");
+}
+
+static int has_quant(const par_graph_desc *g)
+{
+    for (int32_t i = 0; i < g->n_values; i++)
+        if (g->values[i].dtype == PAR_DTYPE_QU8 || g->values[i].dtype == PAR_DTYPE_QS8) return 1;
+    return 0;
+}
+
+/* Judge a backend's outputs against the reference. */
+static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out, par_result *r)
+{
+    par_metrics_init(&r->m);
+    int64_t bad = 0;
+    for (int32_t k = 0; k < g->n_outputs; k++) {
+        par_metrics m;
+        bad += par_oracle_compare(&ref->values[g->outputs[k]], out->outputs[k], &m);
+        par_metrics_merge(&r->m, &m, k);
+    }
+    if (bad == 0) {
+        r->verdict = PAR_V_PASS;
+        r->reason[0] = 0;
+        if (r->m.quant && r->m.n_labelled > 0)
+            snprintf(r->reason, sizeof r->reason,
+                     "labelled: %lld of %lld integers off the declared scheme by steps another scheme, a tie or the "
+                     "inputs' budget explains (histogram -2:%lld -1:%lld +1:%lld +2:%lld; bias %.3g, bound %.3g)",
+                     (long long)r->m.n_labelled, (long long)r->m.n, (long long)r->m.hist[PAR_HIST_ZERO - 2],
+                     (long long)r->m.hist[PAR_HIST_ZERO - 1], (long long)r->m.hist[PAR_HIST_ZERO + 1],
+                     (long long)r->m.hist[PAR_HIST_ZERO + 2], r->m.bias, r->m.bias_bound);
+        return;
+    }
+    const par_metrics *m = &r->m;
+    char coords[96];
+    fmt_coords(m, coords, sizeof coords);
+    const char *oname = g->values[g->outputs[m->worst_output]].name;
+    r->verdict = PAR_V_FAIL;
+    if (m->quant && m->bias_over && m->n_over == 0)
+        snprintf(r->reason, sizeof r->reason,
+                 "output '%s': bias %.4g steps exceeds %.4g, what rounding can cause (every element of %lld within "
+                 "its range; %lld labelled)",
+                 oname, m->bias, m->bias_bound, (long long)m->n, (long long)m->n_labelled);
+    else if (m->quant)
+        snprintf(r->reason, sizeof r->reason,
+                 "output '%s': %lld of %lld integers outside their range%s; worst %s: got %.0f, want %.0f (+%.0f "
+                 "allowed on that side)",
+                 oname, (long long)m->n_over, (long long)m->n, m->bias_over ? ", and a bias beyond rounding" : "",
+                 coords, m->worst_got, m->worst_ref, m->worst_budget);
+    else if (m->n_nonfinite)
+        snprintf(r->reason, sizeof r->reason,
+                 "output '%s': %lld non-finite and %lld over budget of %lld; worst %s: got %.9g, want %.9g +- %.3g",
+                 oname, (long long)m->n_nonfinite, (long long)m->n_over, (long long)m->n, coords, m->worst_got,
+                 m->worst_ref, m->worst_budget);
+    else
+        snprintf(r->reason, sizeof r->reason,
+                 "output '%s': %lld of %lld elements over budget; worst %s: got %.9g, want %.9g +- %.3g (%.3g x budget)",
+                 oname, (long long)m->n_over, (long long)m->n, coords, m->worst_got, m->worst_ref, m->worst_budget,
+                 m->max_ratio);
+}
+
+int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
+{
+    const par_graph_desc *g = par_graph_desc_of(c->graph);
+    void **inputs = NULL;
+    par_msg msg = {{0}};
+    int internal = 0;
+    /* references per (arith, requant, strict): the scheme only matters for graphs with quantized values */
+    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2] = {{{NULL}}};
+    const int quant = has_quant(g);
+    par_status ist = par_case_make_inputs(c, &inputs, &msg);
+    par_result *r = malloc(sizeof *r);
+    if (!r) return 1;
+    for (int32_t b = 0; b < cfg->n_backends; b++) {
+        const par_backend_inst *inst = &cfg->backends[b];
+        memset(r, 0, sizeof *r);
+        par_metrics_init(&r->m);
+        if (ist != PAR_OK) {
+            r->verdict = PAR_V_ERROR;
+            snprintf(r->reason, sizeof r->reason, "inputs: %s", msg.text);
+            internal = 1;
+        } else {
+            par_prec p = par_prec_of_backend(inst); /* the probe's answers */
+            if (!quant) {
+                p.requant = PAR_REQUANT_FP32;
+                p.requant_exact = 0;
+            }
+            unsigned a = (unsigned)inst->arith < 3 ? (unsigned)inst->arith : 0;
+            unsigned q = (unsigned)p.requant, e = p.requant_exact ? 1u : 0u;
+            par_ref_result **ref = &refs[a][q][e];
+            if (!*ref) {
+                par_msg rm = {{0}};
+                /* The one reference call of the runner. runner/refcache.c will serve it from its on-disk cache:
+                 * par_refcache_run(c, g, &p, inputs, ref, &rm) has the same contract. */
+                par_status rs = par_ref_run(g, &p, (const void *const *)inputs, ref, &rm);
+                if (rs != PAR_OK) {
+                    *ref = NULL;
+                    r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
+                    snprintf(r->reason, sizeof r->reason, "%s", rm.text);
+                    if (rs != PAR_UNSUPPORTED) internal = 1;
+                }
+            }
+            if (*ref) {
+                par_exec_opts o = cfg->exec;
+                if (cfg->servers) o.server = cfg->servers[(size_t)worker * (size_t)cfg->n_backends + (size_t)b];
+                if (c->repeat > 0) o.repeat = c->repeat;
+                if (c->timeout_s > 0) o.timeout_s = c->timeout_s;
+                par_exec_out *out = calloc(1, sizeof *out);
+                if (!out) {
+                    r->verdict = PAR_V_ERROR;
+                    snprintf(r->reason, sizeof r->reason, "out of memory");
+                    internal = 1;
+                } else {
+                    par_exec_run(inst, g, (const void *const *)inputs, &o, out);
+                    r->t = out->t;
+                    r->output_bytes = out->output_bytes;
+                    snprintf(r->output, sizeof r->output, "%s", out->output);
+                    r->output_dropped = out->output_bytes - (int64_t)strlen(r->output);
+                    if (r->output_dropped < 0) r->output_dropped = 0;
+                    if (out->verdict == PAR_V_PASS) {
+                        judge(g, *ref, out, r);
+                    } else {
+                        r->verdict = out->verdict;
+                        snprintf(r->reason, sizeof r->reason, "%s", out->reason);
+                    }
+                    par_exec_out_free(out);
+                    free(out);
+                }
+            }
+        }
+        r->done = 1;
+        emit(user, ci, b, r);
+    }
+    free(r);
+    for (int k = 0; k < 3; k++)
+        for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
+            par_ref_result_destroy(refs[k][j][0]);
+            par_ref_result_destroy(refs[k][j][1]);
+        }
+    if (inputs) par_case_free_inputs(c, inputs);
+    return internal;
+}
+
+void par_judge_unbuilt(const par_run_config *cfg, int32_t ci, const char *reason, par_emit_fn emit, void *user)
+{
+    par_result *r = calloc(1, sizeof *r);
+    if (!r) return;
+    for (int32_t b = 0; b < cfg->n_backends; b++) {
+        memset(r, 0, sizeof *r);
+        r->verdict = PAR_V_ERROR;
+        snprintf(r->reason, sizeof r->reason, "case could not be built: %s", reason);
+        r->done = 1;
+        emit(user, ci, b, r);
+    }
+    free(r);
+}
