@@ -1,6 +1,8 @@
 /*
- * judge.c - judges one case on every backend instance: builds the inputs, runs the reference once per precision
- * profile the backends declared at their probe (par_prec_of_backend reads the instance record: nothing starts a
+ * judge.c - judges one case on every backend instance: refuses a case whose memory estimate exceeds the limit,
+ * builds the inputs, executes each backend in isolation (exec/exec.c), and for a backend that produced outputs
+ * computes (or reads from the on-disk cache) the reference once per precision profile the backends declared at
+ * their probe (par_prec_of_backend reads the instance record: nothing starts a
  * backend here), executes each backend in isolation (exec/exec.c) and lets the oracle decide. It must not print,
  * keep records, or start a backend outside exec/.
  */
@@ -9,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "case_mem.h"
+#include "refcache.h"
 
 #include "oracle/oracle.h"
 #include "core/requant.h"
@@ -82,73 +87,103 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
                  m->max_ratio);
 }
 
+/* The reference for backend inst's precision profile, computed on first use and kept per profile (arith, requant,
+ * strict: the scheme only matters for graphs with quantized values); NULL with the reason in msg when the reference
+ * refuses the case. Served by the on-disk cache (runner/refcache.c). */
+static par_ref_result *reference_for(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g, int quant,
+                                     void **inputs, par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2], par_status *st,
+                                     par_msg *msg)
+{
+    par_prec p = par_prec_of_backend(inst); /* the probe's answers */
+    if (!quant) {
+        p.requant = PAR_REQUANT_FP32;
+        p.requant_exact = 0;
+    }
+    unsigned a = (unsigned)inst->arith < 3 ? (unsigned)inst->arith : 0;
+    unsigned q = (unsigned)p.requant < PAR_REQUANT_N_SCHEMES ? (unsigned)p.requant : 0;
+    unsigned e = p.requant_exact ? 1u : 0u;
+    par_ref_result **ref = &refs[a][q][e];
+    *st = PAR_OK;
+    if (!*ref) {
+        /* The one reference call of the runner. */
+        *st = par_refcache_run(c, g, &p, (const void *const *)inputs, ref, msg);
+        if (*st != PAR_OK) *ref = NULL;
+    }
+    return *ref;
+}
+
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
 {
     const par_graph_desc *g = par_graph_desc_of(c->graph);
     void **inputs = NULL;
     par_msg msg = {{0}};
     int internal = 0;
-    /* references per (arith, requant, strict): the scheme only matters for graphs with quantized values */
     par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2] = {{{NULL}}};
     const int quant = has_quant(g);
-    par_status ist = par_case_make_inputs(c, &inputs, &msg);
     par_result *r = malloc(sizeof *r);
     if (!r) return 1;
+
+    /* A case whose memory (reference, buffers, backend working set) would not fit beside the other workers is
+     * refused before anything is allocated for it (runner/case_mem.c, docs/reliability.md). */
+    par_case_mem mem;
+    par_case_mem_opts mo = {.n_profiles = 0, .outputs_only = 1};
+    par_case_mem_parts(g, cfg->n_backends, &mo, &mem);
+    int64_t limit = par_case_mem_limit() / (cfg->jobs > 1 ? cfg->jobs : 1);
+    char refused[PAR_REASON_LEN] = "";
+    if (mem.total > limit) {
+        char why[256];
+        snprintf(refused, sizeof refused, "case refused: %s (PARITY_MEM_LIMIT / jobs)",
+                 par_case_mem_reason(&mem, limit, why, sizeof why));
+    }
+    par_status ist = refused[0] ? PAR_OK : par_case_make_inputs(c, &inputs, &msg);
+
     for (int32_t b = 0; b < cfg->n_backends; b++) {
         const par_backend_inst *inst = &cfg->backends[b];
         memset(r, 0, sizeof *r);
         par_metrics_init(&r->m);
-        if (ist != PAR_OK) {
+        if (refused[0]) {
+            r->verdict = PAR_V_ERROR;
+            snprintf(r->reason, sizeof r->reason, "%s", refused);
+        } else if (ist != PAR_OK) {
             r->verdict = PAR_V_ERROR;
             snprintf(r->reason, sizeof r->reason, "inputs: %s", msg.text);
             internal = 1;
         } else {
-            par_prec p = par_prec_of_backend(inst); /* the probe's answers */
-            if (!quant) {
-                p.requant = PAR_REQUANT_FP32;
-                p.requant_exact = 0;
-            }
-            unsigned a = (unsigned)inst->arith < 3 ? (unsigned)inst->arith : 0;
-            unsigned q = (unsigned)p.requant, e = p.requant_exact ? 1u : 0u;
-            par_ref_result **ref = &refs[a][q][e];
-            if (!*ref) {
-                par_msg rm = {{0}};
-                /* The one reference call of the runner. runner/refcache.c will serve it from its on-disk cache:
-                 * par_refcache_run(c, g, &p, inputs, ref, &rm) has the same contract. */
-                par_status rs = par_ref_run(g, &p, (const void *const *)inputs, ref, &rm);
-                if (rs != PAR_OK) {
-                    *ref = NULL;
-                    r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
-                    snprintf(r->reason, sizeof r->reason, "%s", rm.text);
-                    if (rs != PAR_UNSUPPORTED) internal = 1;
-                }
-            }
-            if (*ref) {
-                par_exec_opts o = cfg->exec;
-                if (cfg->servers) o.server = cfg->servers[(size_t)worker * (size_t)cfg->n_backends + (size_t)b];
-                if (c->repeat > 0) o.repeat = c->repeat;
-                if (c->timeout_s > 0) o.timeout_s = c->timeout_s;
-                par_exec_out *out = calloc(1, sizeof *out);
-                if (!out) {
-                    r->verdict = PAR_V_ERROR;
-                    snprintf(r->reason, sizeof r->reason, "out of memory");
-                    internal = 1;
-                } else {
-                    par_exec_run(inst, g, (const void *const *)inputs, &o, out);
-                    r->t = out->t;
-                    r->output_bytes = out->output_bytes;
-                    snprintf(r->output, sizeof r->output, "%s", out->output);
-                    r->output_dropped = out->output_bytes - (int64_t)strlen(r->output);
-                    if (r->output_dropped < 0) r->output_dropped = 0;
-                    if (out->verdict == PAR_V_PASS) {
-                        judge(g, *ref, out, r);
+            par_exec_opts o = cfg->exec;
+            if (cfg->servers) o.server = cfg->servers[(size_t)worker * (size_t)cfg->n_backends + (size_t)b];
+            if (c->repeat > 0) o.repeat = c->repeat;
+            if (c->timeout_s > 0) o.timeout_s = c->timeout_s;
+            par_exec_out *out = calloc(1, sizeof *out);
+            if (!out) {
+                r->verdict = PAR_V_ERROR;
+                snprintf(r->reason, sizeof r->reason, "out of memory");
+                internal = 1;
+            } else {
+                /* The backend runs first: the reference is computed only for a backend that produced outputs to
+                 * judge (an UNSUPPORTED or crashed backend needs none). */
+                par_exec_run(inst, g, (const void *const *)inputs, &o, out);
+                r->t = out->t;
+                r->output_bytes = out->output_bytes;
+                snprintf(r->output, sizeof r->output, "%s", out->output);
+                r->output_dropped = out->output_bytes - (int64_t)strlen(r->output);
+                if (r->output_dropped < 0) r->output_dropped = 0;
+                if (out->verdict == PAR_V_PASS) {
+                    par_msg rm = {{0}};
+                    par_status rs;
+                    const par_ref_result *ref = reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                    if (ref) {
+                        judge(g, ref, out, r);
                     } else {
-                        r->verdict = out->verdict;
-                        snprintf(r->reason, sizeof r->reason, "%s", out->reason);
+                        r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
+                        snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);
+                        if (rs != PAR_UNSUPPORTED) internal = 1;
                     }
-                    par_exec_out_free(out);
-                    free(out);
+                } else {
+                    r->verdict = out->verdict;
+                    snprintf(r->reason, sizeof r->reason, "%s", out->reason);
                 }
+                par_exec_out_free(out);
+                free(out);
             }
         }
         r->done = 1;

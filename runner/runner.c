@@ -27,6 +27,7 @@
 
 #include "cases/sweep.h"
 #include "judge.h"
+#include "refcache.h"
 
 #define RECORD_MAGIC 0x70617231u /* "par1" */
 
@@ -310,6 +311,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             out->results = NULL;
             return 3;
         }
+        (void)par_refcache_dir(); /* its one warning, if the cache folder is unusable, printed once, before the fork */
         pid_t parent = getpid();
         for (int32_t w = 0; w < jobs; w++) {
             int p[2];
