@@ -431,6 +431,8 @@ static void test_load_errors(void)
     char p[4200];
     snprintf(p, sizeof p, "%s", plugin("badversion"));
     expect_load_error(p, "was built against backend API version 3; this parity speaks version 2");
+    snprintf(p, sizeof p, "%s", plugin("abiv1"));
+    expect_load_error(p, "was built against backend API version 1; this parity speaks version 2");
     snprintf(p, sizeof p, "%s", plugin("noentry"));
     expect_load_error(p, "does not export parity_backend_entry");
     snprintf(p, sizeof p, "%s", plugin("norun"));
