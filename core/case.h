@@ -97,6 +97,10 @@ par_case *par_case_parse(const char *text, size_t len, const char *origin, par_m
 par_status par_case_make_inputs(const par_case *c, void ***bufs, par_msg *msg);
 void par_case_free_inputs(const par_case *c, void **bufs);
 
+/* The seed of a generated tensor named `name` in a case of seed case_seed (never 0): tensors of one case draw
+ * independent streams, and the writer records it beside the generator. */
+uint64_t par_case_derive_seed(const char *name, uint64_t case_seed);
+
 /* Serialize to JSON text (malloc'ed). inline_data: write every input's and constant's data inline (export). */
 char *par_case_to_json(const par_case *c, int inline_data);
 
