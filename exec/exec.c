@@ -59,24 +59,6 @@ static size_t align_up(size_t x, size_t a)
     return (x + a - 1) / a * a;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 3, 4)))
-#endif
-static void fmt(char *dst, size_t len, const char *f, ...)
-{
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(dst, len, f, ap);
-    va_end(ap);
-}
-
 /* Guard byte at offset o of the region: a hash of the position, so that consecutive bytes differ and a uniform
  * write (zeros, a repeated value) always changes some of them. The values 0x00, 0x7F, 0x80 and 0xFF (the commonest
  * bytes a stray write stores, and the poisons) never appear. */
@@ -102,7 +84,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
     inst->requant = PAR_REQUANT_FP32;
     inst->requant_exact = 0;
     if (!inst->be) {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
+        par_xfmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
         return;
     }
     inst->arith = (unsigned)inst->be->arith <= PAR_ARITH_F16 ? (int32_t)inst->be->arith : PAR_ARITH_F32;
@@ -143,7 +125,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
     par_xfinish(&s);
     inst->probed = 1;
     if (s.decided) {
-        fmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", s.reason);
+        par_xfmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", s.reason);
         return;
     }
     inst->usable = 1;
@@ -282,14 +264,14 @@ static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_tim
         for (int32_t k = 0; k < o->n; k++) memset(o->base + o->off[k], poison, o->size[k]);
         s->phase = PH_RUN;
         s->run = r + 1;
-        double t0 = now_s();
+        double t0 = par_xnow_s();
         par_xsend_cmd(s, XC_RUN);
         par_xmsg m;
         if (!par_xawait(s, &m)) {
             rc = -1;
             break;
         }
-        double wall_ms = (now_s() - t0) * 1e3;
+        double wall_ms = (par_xnow_s() - t0) * 1e3;
         if (m.type == XM_END) {
             par_xdecide(s, PAR_V_CRASH, "the backend child ended during run %d without reporting it", (int)r + 1);
             rc = -1;
@@ -333,15 +315,15 @@ static int check_args(const par_backend_inst *inst, const par_graph_desc *g, con
                       const par_exec_opts *o, char *reason, size_t len)
 {
     if (!inst || !inst->be) {
-        fmt(reason, len, "%s", "no backend (the instance is not resolved)");
+        par_xfmt(reason, len, "%s", "no backend (the instance is not resolved)");
         return -1;
     }
     if (!g || g->n_outputs <= 0 || !g->outputs || g->n_inputs < 0 || (g->n_inputs > 0 && (!g->inputs || !inputs))) {
-        fmt(reason, len, "%s", "graph: no outputs, or inputs missing");
+        par_xfmt(reason, len, "%s", "graph: no outputs, or inputs missing");
         return -1;
     }
     if (o->warmup < 0 || o->repeat < 1) {
-        fmt(reason, len, "exec options: warmup %d must be >= 0 and repeat %d >= 1", (int)o->warmup, (int)o->repeat);
+        par_xfmt(reason, len, "exec options: warmup %d must be >= 0 and repeat %d >= 1", (int)o->warmup, (int)o->repeat);
         return -1;
     }
     for (int32_t k = 0; k < g->n_outputs + g->n_inputs; k++) {
@@ -349,17 +331,17 @@ static int check_args(const par_backend_inst *inst, const par_graph_desc *g, con
         int32_t idx = out ? g->outputs[k] : g->inputs[k - g->n_outputs];
         int32_t pos = out ? k : k - g->n_outputs;
         if (idx < 0 || idx >= g->n_values) {
-            fmt(reason, len, "graph %s %d: value index %d out of range", out ? "output" : "input", (int)pos, (int)idx);
+            par_xfmt(reason, len, "graph %s %d: value index %d out of range", out ? "output" : "input", (int)pos, (int)idx);
             return -1;
         }
         const par_value *v = &g->values[idx];
         if (par_dtype_size(v->dtype) == 0 || v->numel < 1 || v->numel > (int64_t)1 << 40) {
-            fmt(reason, len, "graph %s %d ('%s'): bad dtype or element count %lld", out ? "output" : "input",
+            par_xfmt(reason, len, "graph %s %d ('%s'): bad dtype or element count %lld", out ? "output" : "input",
                 (int)pos, v->name ? v->name : "?", (long long)v->numel);
             return -1;
         }
         if (!out && !inputs[pos]) {
-            fmt(reason, len, "graph input %d ('%s'): no data", (int)pos, v->name ? v->name : "?");
+            par_xfmt(reason, len, "graph input %d ('%s'): no data", (int)pos, v->name ? v->name : "?");
             return -1;
         }
     }
@@ -381,7 +363,7 @@ static void map_inputs(const par_graph_desc *g, const void *const *inputs, size_
     if (t == 0) return;
     int fd = memfd_create("parity-inputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     if (fd < 0) {
-        fmt(reason, len, "cannot create the input memfd: %s", strerror(errno));
+        par_xfmt(reason, len, "cannot create the input memfd: %s", strerror(errno));
         return;
     }
     int ok = ftruncate(fd, (off_t)t) == 0;
@@ -397,7 +379,7 @@ static void map_inputs(const par_graph_desc *g, const void *const *inputs, size_
     ok = ok && fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
     if (ok) *base = mmap(NULL, t, PROT_READ, MAP_SHARED, fd, 0);
     if (!ok || *base == MAP_FAILED) {
-        fmt(reason, len, "cannot write, seal or map the inputs: %s", strerror(errno));
+        par_xfmt(reason, len, "cannot write, seal or map the inputs: %s", strerror(errno));
         *base = MAP_FAILED;
         close(fd);
     } else {
@@ -425,7 +407,7 @@ static int make_blob(par_xsup *s, const par_graph_desc *g, const size_t *in_off,
     ok = ok && fcntl(s->blob_fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) == 0;
     free(b);
     if (!ok) {
-        fmt(reason, len, "cannot write the graph for the fork server: %s", strerror(errno));
+        par_xfmt(reason, len, "cannot write the graph for the fork server: %s", strerror(errno));
         return -1;
     }
     s->blob_len = n;
@@ -457,7 +439,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
     s.srv_fd = s.blob_fd = s.out_fd = s.in_fd = -1;
     if (!o.off || !o.size || !o.esz || !o.first || !obuf || !in_off || !in_ptr) {
-        fmt(out->reason, sizeof out->reason, "%s", "out of memory");
+        par_xfmt(out->reason, sizeof out->reason, "%s", "out of memory");
         goto done;
     }
     size_t off = GUARD_BYTES;
@@ -469,7 +451,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         off = align_up(off + o.size[k], ALIGN) + 2 * GUARD_BYTES;
         o.first[k] = malloc(o.size[k]);
         if (!o.first[k]) {
-            fmt(out->reason, sizeof out->reason, "out of memory for output %d (%zu bytes)", (int)k, o.size[k]);
+            par_xfmt(out->reason, sizeof out->reason, "out of memory for output %d (%zu bytes)", (int)k, o.size[k]);
             goto done;
         }
     }
@@ -477,12 +459,12 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     /* a memfd, so that a fork server's child can map it too */
     s.out_fd = memfd_create("parity-outputs", MFD_CLOEXEC);
     if (s.out_fd < 0 || ftruncate(s.out_fd, (off_t)o.total) != 0) {
-        fmt(out->reason, sizeof out->reason, "cannot create the output memfd: %s", strerror(errno));
+        par_xfmt(out->reason, sizeof out->reason, "cannot create the output memfd: %s", strerror(errno));
         goto done;
     }
     o.base = mmap(NULL, o.total, PROT_READ | PROT_WRITE, MAP_SHARED, s.out_fd, 0);
     if (o.base == MAP_FAILED) {
-        fmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", o.total, strerror(errno));
+        par_xfmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", o.total, strerror(errno));
         goto done;
     }
     for (int32_t k = 0; k < n_out; k++) {
@@ -530,14 +512,14 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     out->output_bytes = s.out_total;
     par_xoutput_tail(&s, out->output, sizeof out->output);
     out->verdict = s.decided ? s.v : PAR_V_PASS;
-    if (s.decided) fmt(out->reason, sizeof out->reason, "%s", s.reason);
+    if (s.decided) par_xfmt(out->reason, sizeof out->reason, "%s", s.reason);
     if (out->verdict != PAR_V_PASS) goto done;
 
     /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
     out->outputs = calloc((size_t)n_out, sizeof *out->outputs);
     if (!out->outputs) {
         out->verdict = PAR_V_ERROR;
-        fmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
+        par_xfmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
         goto done;
     }
     out->n_outputs = n_out;

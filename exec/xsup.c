@@ -28,7 +28,7 @@
 static const char *const phase_names[PH_COUNT] = {"start", "init", "knobs", "supports", "prepare", "bind", "run",
                                                   "release", "destroy", "describe", "done"};
 
-static double now_s(void)
+double par_xnow_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -38,7 +38,7 @@ static double now_s(void)
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
-static void fmt(char *dst, size_t len, const char *f, ...)
+void par_xfmt(char *dst, size_t len, const char *f, ...)
 {
     va_list ap;
     va_start(ap, f);
@@ -63,8 +63,8 @@ void par_xdecide(par_xsup *s, par_verdict v, const char *f, ...)
 /* "run 3" or "prepare": where the child was. */
 const char *par_xwhere(const par_xsup *s, char *buf, size_t len)
 {
-    if (s->phase == PH_RUN && s->run > 0) fmt(buf, len, "run %d", (int)s->run);
-    else fmt(buf, len, "%s", (s->phase >= 0 && s->phase < PH_COUNT) ? phase_names[s->phase] : "start");
+    if (s->phase == PH_RUN && s->run > 0) par_xfmt(buf, len, "run %d", (int)s->run);
+    else par_xfmt(buf, len, "%s", (s->phase >= 0 && s->phase < PH_COUNT) ? phase_names[s->phase] : "start");
     return buf;
 }
 
@@ -72,7 +72,7 @@ const char *par_xwhere(const par_xsup *s, char *buf, size_t len)
 const char *par_xmsg_text(const par_xmsg *m, char *buf, size_t len)
 {
     par_text_clean(buf, len, m->text, sizeof m->text, 1);
-    if (!buf[0]) fmt(buf, len, "%s", "(no message)");
+    if (!buf[0]) par_xfmt(buf, len, "%s", "(no message)");
     return buf;
 }
 
@@ -105,7 +105,7 @@ void par_xoutput_tail(const par_xsup *s, char *dst, size_t cap)
 static int64_t child_rss(pid_t pid)
 {
     char path[64], buf[128];
-    fmt(path, sizeof path, "/proc/%d/statm", (int)pid);
+    par_xfmt(path, sizeof path, "/proc/%d/statm", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
@@ -119,8 +119,8 @@ static int64_t child_rss(pid_t pid)
 
 static void fmt_bytes(char *buf, size_t len, int64_t b)
 {
-    if (b >= ((int64_t)1 << 30) && b % ((int64_t)1 << 30) == 0) fmt(buf, len, "%lld GiB", (long long)(b >> 30));
-    else fmt(buf, len, "%lld MiB", (long long)(b >> 20));
+    if (b >= ((int64_t)1 << 30) && b % ((int64_t)1 << 30) == 0) par_xfmt(buf, len, "%lld GiB", (long long)(b >> 30));
+    else par_xfmt(buf, len, "%lld MiB", (long long)(b >> 20));
 }
 
 /* Read the fork server's replies until the one saying the child ended; returns 0 when the server is gone. */
@@ -232,7 +232,7 @@ int par_xawait(par_xsup *s, par_xmsg *m)
             return 0;
         }
         /* nothing yet: wait */
-        double t = now_s();
+        double t = par_xnow_s();
         double wake = s->deadline;
         if (s->mem_limit > 0 && (wake < 0 || s->next_rss < wake)) wake = s->next_rss;
         if (s->isolated && s->pidfd < 0 && (wake < 0 || t + 0.02 < wake)) wake = t + 0.02; /* no pidfd: poll */
@@ -272,7 +272,7 @@ int par_xawait(par_xsup *s, par_xmsg *m)
             child_gone(s);
             return 0;
         }
-        t = now_s();
+        t = par_xnow_s();
         if (s->mem_limit > 0 && t >= s->next_rss) {
             s->next_rss = t + RSS_POLL_S;
             int64_t rss = child_rss(s->pid);
@@ -335,8 +335,8 @@ static void become_subreaper(void)
 void par_x_reap_all(void)
 {
     char path[64];
-    fmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
-    double give_up = now_s() + 2.0;
+    par_xfmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
+    double give_up = par_xnow_s() + 2.0;
     for (;;) {
         int st;
         pid_t w;
@@ -354,7 +354,7 @@ void par_x_reap_all(void)
             if (e == p) break;
             if (pid > 0) kill((pid_t)pid, SIGKILL), any = 1;
         }
-        if (!any || now_s() > give_up) return;
+        if (!any || par_xnow_s() > give_up) return;
         while (waitpid(-1, &st, 0) < 0 && errno == EINTR) {}
     }
 }
@@ -412,8 +412,8 @@ int par_xstart(par_xsup *s, par_xjob *xj)
     }
     s->sock = sv[0];
     xj->sock = sv[1];
-    s->deadline = s->isolated && s->timeout_s > 0 ? now_s() + s->timeout_s : -1.0;
-    s->next_rss = now_s() + RSS_POLL_S;
+    s->deadline = s->isolated && s->timeout_s > 0 ? par_xnow_s() + s->timeout_s : -1.0;
+    s->next_rss = par_xnow_s() + RSS_POLL_S;
     if (!s->isolated) {
         xj->isolated = 0;
         s->thread_sock = sv[1];

@@ -37,6 +37,12 @@ typedef struct par_xsup {
     int64_t out_total;
 } par_xsup;
 
+/* Helpers shared with exec.c: the monotonic clock in seconds; snprintf that never overruns (messages are cut). */
+double par_xnow_s(void);
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+void par_xfmt(char *dst, size_t len, const char *f, ...);
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif
