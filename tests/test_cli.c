@@ -166,6 +166,16 @@ static void test_unknown_backend_and_case(void)
     expect_in_output("version");
 }
 
+/* A case whose memory estimate exceeds the worker's share of PARITY_MEM_LIMIT is refused before anything is
+ * allocated for it, with the estimate's parts; the same case under the default limit passes. */
+static void test_memory_limit_refuses_case(void)
+{
+    CU_ASSERT_EQUAL(sh("%s run tests/data/cli/relu.json -b cpu --no-progress --out %s/mem_ok", exe, tmp_dir), 0);
+    CU_ASSERT_EQUAL(sh("PARITY_MEM_LIMIT=4K %s run tests/data/cli/relu.json -b cpu --no-progress --out %s/mem_refused",
+                       exe, tmp_dir), 1);
+    expect_in_output("case refused: needs ~");
+    expect_in_output("(PARITY_MEM_LIMIT / jobs)");
+}
 
 static int count_char(const char *s, char c)
 {
@@ -336,6 +346,7 @@ static const CU_TestInfo tests[] = {
     {"plugins that crash while loading are refused", test_plugin_crash_on_load},
     {"name clash with a built-in backend, bad knobs", test_name_clash_and_knobs},
     {"control characters in case IDs stay escaped", test_control_chars_in_ids},
+    {"a case over the memory limit is refused with its estimate", test_memory_limit_refuses_case},
     CU_TEST_INFO_NULL,
 };
 
