@@ -11,6 +11,7 @@
 
 #include "backends/cpu/plan.h"
 #include "core/graph.h"
+#include "cpu_isa_tests.h"
 #include "tmain.h"
 
 const par_backend *par_backend_cpu(void);
@@ -18,23 +19,6 @@ const par_backend *par_backend_cpu(void);
 static par_msg m;
 
 /* ---- helpers ------------------------------------------------------------------------------------------------- */
-/* Tests registered once per ISA (PER_ISA): g_isa is the one the running instance checks. An ISA this CPU lacks is a
- * skip, not a pass (the backend refuses kernels= for it, and a pass would claim a check that did not run). */
-static cpu_isa g_isa;
-static const char *const ISA_MISSING[] = {"", "no AVX2/FMA on this CPU", "no AVX-512 on this CPU"};
-
-static void run_for_isa(cpu_isa isa, void (*fn)(void))
-{
-    if (isa > cpu_isa_detect()) PAR_TEST_SKIP(ISA_MISSING[isa]);
-    g_isa = isa;
-    fn();
-}
-
-#define PER_ISA(fn)                                                                                                  \
-    static void fn##_scalar(void) { run_for_isa(CPU_ISA_SCALAR, fn); }                                               \
-    static void fn##_avx2(void) { run_for_isa(CPU_ISA_AVX2, fn); }                                                   \
-    static void fn##_avx512(void) { run_for_isa(CPU_ISA_AVX512, fn); }
-#define ISA_TESTS(name, fn) {name ", scalar", fn##_scalar}, {name ", avx2", fn##_avx2}, {name ", avx512", fn##_avx512}
 
 static float det(int64_t i, int salt) /* deterministic values in [-2, 2] */
 {

@@ -16,6 +16,7 @@
 
 #include "backends/cpu/cpu_kernels.h"
 #include "core/prng.h"
+#include "cpu_isa_tests.h"
 #include "tmain.h"
 
 #define GUARD 8
@@ -55,23 +56,6 @@ static void check_one(float got, double exact, double absum, double terms, float
     }
 }
 
-/* The kernel tests run once per ISA: each is registered three times (PER_ISA), and g_isa is the one the running
- * instance checks. An ISA this CPU lacks is a skip, not a pass: forcing it would silently run a lower one. */
-static cpu_isa g_isa;
-static const char *const ISA_MISSING[] = {"", "no AVX2/FMA on this CPU", "no AVX-512 on this CPU"};
-
-static void run_for_isa(cpu_isa isa, void (*fn)(void))
-{
-    if (isa > cpu_isa_detect()) PAR_TEST_SKIP(ISA_MISSING[isa]);
-    g_isa = isa;
-    fn();
-}
-
-#define PER_ISA(fn)                                                                                                  \
-    static void fn##_scalar(void) { run_for_isa(CPU_ISA_SCALAR, fn); }                                               \
-    static void fn##_avx2(void) { run_for_isa(CPU_ISA_AVX2, fn); }                                                   \
-    static void fn##_avx512(void) { run_for_isa(CPU_ISA_AVX512, fn); }
-#define ISA_TESTS(name, fn) {name " scalar", fn##_scalar}, {name " avx2", fn##_avx2}, {name " avx512", fn##_avx512}
 
 /* ---- fully connected ---------------------------------------------------------------------------------------- */
 
