@@ -77,13 +77,14 @@ static void *bench_open(const par_backend_inst *inst, long threads, char *note, 
         snprintf(note, note_len, "init: %s", m.text);
         return NULL;
     }
+    par_status st;
+    int32_t bad = par_backend_apply_knobs(inst, ctx, &st, &m);
+    if (bad >= 0) {
+        snprintf(note, note_len, "knob %s: %s", inst->knob_key[bad], m.text);
+        be->destroy(ctx);
+        return NULL;
+    }
     par_set_knob_fn knob = be->get_proc ? (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB) : NULL;
-    for (int32_t k = 0; k < inst->n_knobs; k++)
-        if (!knob || knob(ctx, inst->knob_key[k], inst->knob_val[k], &m) != PAR_OK) {
-            snprintf(note, note_len, "knob %s: %s", inst->knob_key[k], knob ? m.text : "no knobs");
-            be->destroy(ctx);
-            return NULL;
-        }
     if (threads > 0) {
         char tv[32];
         snprintf(tv, sizeof tv, "%ld", threads);

@@ -102,25 +102,6 @@ static void phase(const par_xjob *j, int32_t ph)
 
 /* ---- the life cycle ------------------------------------------------------------------------------------------ */
 
-/* Apply the knobs; returns the failing knob's index (its status in *st, message in m), or -1. */
-static int32_t apply_knobs(const par_backend_inst *inst, void *ctx, par_status *st, par_msg *m)
-{
-    if (inst->n_knobs <= 0) return -1;
-    par_set_knob_fn set = inst->be->get_proc ? (par_set_knob_fn)inst->be->get_proc(ctx, PAR_PROC_SET_KNOB) : NULL;
-    for (int32_t i = 0; i < inst->n_knobs && i < PAR_MAX_KNOBS; i++) {
-        if (!set) {
-            *st = PAR_ERROR;
-            snprintf(m->text, sizeof m->text, "backend '%s' has no knobs (no %s)",
-                     inst->be->name ? inst->be->name : "?", PAR_PROC_SET_KNOB);
-            return i;
-        }
-        m->text[0] = '\0';
-        *st = set(ctx, inst->knob_key[i], inst->knob_val[i], m);
-        if (*st != PAR_OK) return i;
-    }
-    return -1;
-}
-
 static void probe_main(const par_xjob *j, void *ctx)
 {
     const par_backend *be = j->inst->be;
@@ -183,7 +164,7 @@ void par_xchild_main(const par_xjob *j)
         return;
     }
     phase(j, PH_KNOBS);
-    int32_t bad = apply_knobs(j->inst, ctx, &st, &msg);
+    int32_t bad = par_backend_apply_knobs(j->inst, ctx, &st, &msg);
     if (bad >= 0) {
         end_phase = PH_KNOBS, end_st = st, end_index = bad;
         goto out;

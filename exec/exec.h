@@ -65,6 +65,11 @@ const par_backend *const *par_builtin_backends(int32_t *n);
  * knobs are checked here, once: threads (an integer in [1, PAR_MAX_THREADS]) and kernels (a name token). */
 par_status par_backend_spec_parse(const char *spec, par_backend_inst *inst, par_msg *msg);
 
+/* The one way knobs reach a backend (the job child, the probe, bench): apply inst's knobs to a fresh context in
+ * order; returns the index of the first knob the backend refused (its status in *st, its message in m; a backend
+ * without PAR_PROC_SET_KNOB refuses every knob), or -1 when all were taken. */
+int32_t par_backend_apply_knobs(const par_backend_inst *inst, void *ctx, par_status *st, par_msg *m);
+
 /* The harness's one parser of the shared knob threads (also bench --threads). */
 #define PAR_MAX_THREADS 64
 par_status par_knob_threads_parse(const char *s, int32_t *out, par_msg *msg);

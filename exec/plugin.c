@@ -349,3 +349,21 @@ par_status par_backend_spec_parse(const char *spec, par_backend_inst *inst, par_
     free(tmp);
     return st;
 }
+
+int32_t par_backend_apply_knobs(const par_backend_inst *inst, void *ctx, par_status *st, par_msg *m)
+{
+    if (inst->n_knobs <= 0) return -1;
+    par_set_knob_fn set = inst->be->get_proc ? (par_set_knob_fn)inst->be->get_proc(ctx, PAR_PROC_SET_KNOB) : NULL;
+    for (int32_t i = 0; i < inst->n_knobs && i < PAR_MAX_KNOBS; i++) {
+        if (!set) {
+            *st = PAR_ERROR;
+            snprintf(m->text, sizeof m->text, "backend '%s' has no knobs (no %s)",
+                     inst->be->name ? inst->be->name : "?", PAR_PROC_SET_KNOB);
+            return i;
+        }
+        m->text[0] = '\0';
+        *st = set(ctx, inst->knob_key[i], inst->knob_val[i], m);
+        if (*st != PAR_OK) return i;
+    }
+    return -1;
+}
