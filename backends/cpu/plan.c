@@ -49,6 +49,8 @@ static const op_entry op_table[] = {
     {"hardsigmoid", cpu_lower_unary, 0, 0},
     {"hardswish", cpu_lower_unary, 0, 0},
     {"elu", cpu_lower_unary, 0, 0},
+    {"sqrt", cpu_lower_unary, 0, 0},
+    {"rsqrt", cpu_lower_unary, 0, 0},
     {"silu", cpu_lower_silu, 0, 0},
     {"gelu", cpu_lower_gelu, 0, 0},
     {"prelu", cpu_lower_prelu, 0, 0},
@@ -56,7 +58,9 @@ static const op_entry op_table[] = {
     {"avg_pool2d", cpu_lower_pool2d, 0, 0},
     {"adaptive_avg_pool2d", cpu_lower_pool2d, 0, 0},
     {"global_avg_pool2d", cpu_lower_pool2d, 0, 0},
-    {"mean", cpu_lower_mean, 0, 0},
+    {"mean", cpu_lower_reduce, 0, 0},
+    {"sum", cpu_lower_reduce, 0, 0},
+    {"amax", cpu_lower_reduce, 0, 0},
     {"softmax", cpu_lower_softmax, 0, 0},
     {"log_softmax", cpu_lower_softmax, 0, 0},
     {"upsample_nearest2d", cpu_lower_upsample, 0, 0},
@@ -68,6 +72,9 @@ static const op_entry op_table[] = {
     {"pad", cpu_lower_pad, 0, 0},
     {"slice", cpu_lower_slice, 0, 0},
     {"batch_norm", cpu_lower_batch_norm, 1, 0},
+    {"layer_norm", cpu_lower_norm, 0, 0},
+    {"group_norm", cpu_lower_norm, 0, 0},
+    {"instance_norm", cpu_lower_norm, 0, 0},
 };
 
 static const op_entry *op_find(const char *op)

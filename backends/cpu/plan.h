@@ -146,8 +146,10 @@ par_status cpu_lower_silu(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_pool.c */
 par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg);
-par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg); /* mean, sum, amax */
 par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_norm.c: layer_norm, group_norm, instance_norm */
+par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_shape.c */
 par_status cpu_lower_copy(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_permute(cpu_plan *p, cpu_step *s, par_msg *msg);
