@@ -3,7 +3,7 @@
  * for f32 graphs. It is the template to copy when writing a backend; docs/writing-a-backend.md explains the ABI.
  *
  * This file holds the backend table and its life cycle; the kernels (one short function per op, plain NCHW loops in
- * float32 arithmetic) are in example_conv.c, example_eltwise.c and example_shape.c.
+ * float32 arithmetic) are in example_conv.c, example_eltwise.c, example_norm.c and example_shape.c.
  *
  * Life cycle, as the harness drives it (every call from one thread, each case in its own child process):
  *
@@ -78,6 +78,8 @@ static const ex_op kernel_table[] = {
     {"hardsigmoid", ex_hardsigmoid, EX_IO_F32},
     {"hardswish", ex_hardswish, EX_IO_F32},
     {"elu", ex_elu, EX_IO_F32},
+    {"sqrt", ex_sqrt, EX_IO_F32},
+    {"rsqrt", ex_rsqrt, EX_IO_F32},
     {"silu", ex_silu, EX_IO_F32},
     {"gelu", ex_gelu, EX_IO_F32},
     {"max_pool2d", ex_max_pool2d, EX_IO_F32},
@@ -85,6 +87,8 @@ static const ex_op kernel_table[] = {
     {"adaptive_avg_pool2d", ex_adaptive_avg_pool2d, EX_IO_F32},
     {"global_avg_pool2d", ex_global_avg_pool2d, EX_IO_F32},
     {"mean", ex_mean, EX_IO_F32},
+    {"sum", ex_sum, EX_IO_F32},
+    {"amax", ex_amax, EX_IO_F32},
     {"softmax", ex_softmax, EX_IO_F32},
     {"log_softmax", ex_log_softmax, EX_IO_F32},
     {"upsample_nearest2d", ex_upsample_nearest2d, EX_IO_F32},
@@ -96,6 +100,9 @@ static const ex_op kernel_table[] = {
     {"pad", ex_pad, EX_IO_F32},
     {"slice", ex_slice, EX_IO_F32},
     {"batch_norm", ex_batch_norm, EX_IO_F32},
+    {"layer_norm", ex_layer_norm, EX_IO_F32},
+    {"group_norm", ex_group_norm, EX_IO_F32},
+    {"instance_norm", ex_instance_norm, EX_IO_F32},
     {"quantize", ex_quantize, EX_IO_QUANTIZE},
     {"dequantize", ex_dequantize, EX_IO_DEQUANTIZE},
 };

@@ -129,6 +129,15 @@ EX_HIDDEN void ex_batch_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_quantize(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_dequantize(const ex_plan *p, const par_node *n);
 
+/* Kernels (example_norm.c: sqrt, rsqrt, the reductions sum and amax, the norms over the input's own statistics). */
+EX_HIDDEN void ex_sqrt(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_rsqrt(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_sum(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_amax(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_layer_norm(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_group_norm(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_instance_norm(const ex_plan *p, const par_node *n);
+
 /* Kernels (example_shape.c: resampling and data movement). */
 EX_HIDDEN void ex_upsample_nearest2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_upsample_bilinear2d(const ex_plan *p, const par_node *n);
