@@ -108,7 +108,7 @@ void par_sweep_reduce(par_sweep *s)
                         int q = sh < RQ && (p.naxes == 1 || pair || all) && keep == (mask & 1) && (!neg || r == 1);
                         red_emit(&gr, p, q);
                         /* amax on edge values (signed zeros, ties, equal maxima): the selection must be exact */
-                        if (amax && (p.naxes == 1 || all) && !neg) {
+                        if (amax && (all || (p.naxes == 1 && keep)) && !neg) {
                             p.edge = 1;
                             red_emit(&gr, p, sh < RQ && all && keep);
                         }
