@@ -1,7 +1,7 @@
 /*
  * ops_pool.c - the cpu backend's pooling, reduction and resampling ops on NHWC tensors: max_pool2d, avg_pool2d
- * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean over any axes (any layout), and
- * upsample nearest / bilinear.
+ * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean, sum and amax over any axes (any
+ * layout), and upsample nearest / bilinear.
  *
  * In NHWC every window is a set of pixels, each a contiguous run of C channels: the inner loops run over channels
  * (vectorized by the compiler) and the output pixels are split across the thread pool, each written by exactly one
