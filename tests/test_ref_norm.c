@@ -226,7 +226,8 @@ static void test_sum_vs_f32(void)
 
 /* layer_norm x [1,4] = [1,2,3,4], normalized_shape [4], eps 2.75: mean 2.5, var (2.25 + 0.25 + 0.25 + 2.25) / 4 =
  * 1.25 (biased), var + eps = 4, r = 0.5: x_hat = [-0.75, -0.25, 0.25, 0.75]. With weight [1,2,3,4] and bias
- * [0.5,0,0,0]: [-0.25, -0.5, 0.75, 3]. Without bias, weight only: [-0.75, -0.5, 0.75, 3]. */
+ * [0.5,0,0,0]: [-0.25, -0.5, 0.75, 3]. Weight only: [-0.75, -0.5, 0.75, 3]. Bias only (weight absent):
+ * [-0.25, -0.25, 0.25, 0.75]. */
 static void test_layer_norm_values(void)
 {
     int64_t d[2] = {1, 4}, w4[1] = {4}, ns[1] = {4};
@@ -242,6 +243,9 @@ static void test_layer_norm_values(void)
     rt_del(y);
     CU_ASSERT_EQUAL_FATAL(layer_norm(1, ns, 2.75, x, w, NULL, &y, &msg), PAR_OK);
     expect_values(y, (const double[]){-0.75, -0.5, 0.75, 3}, 1e-15);
+    rt_del(y);
+    CU_ASSERT_EQUAL_FATAL(layer_norm(1, ns, 2.75, x, NULL, b, &y, &msg), PAR_OK);
+    expect_values(y, (const double[]){-0.25, -0.25, 0.25, 0.75}, 1e-15);
     rt_del(y), rt_del(x), rt_del(w), rt_del(b);
 }
 

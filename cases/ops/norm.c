@@ -128,8 +128,9 @@ typedef struct norm_pt {
     int affine, data, eps;
 } norm_pt;
 
-/* affine: 0 none, 1 weight and bias, 2 weight only. data: input distribution. */
-static const char *const AFFINE[3] = {"none", "wb", "w"};
+/* affine: 0 none, 1 weight and bias, 2 weight only, 3 bias only (weight absent: input 1 is -1). data: the input
+ * distribution. */
+static const char *const AFFINE[4] = {"none", "wb", "w", "b"};
 static const struct {
     const char *name;
     double lo, hi;
@@ -163,22 +164,25 @@ static void norm_emit(grid *gr, norm_pt p, int quick)
     at[na++] = par_a_float("eps", NEPS[p.eps]);
     int32_t in[3], n_in = 1;
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, su_uniform(NDATA[p.data].lo, NDATA[p.data].hi));
-    if (p.affine) in[n_in++] = par_case_const(c, "weight", PAR_DTYPE_F32, wr, wd, su_uniform(0.5, 1.5));
-    if (p.affine == 1) in[n_in++] = par_case_const(c, "bias", PAR_DTYPE_F32, wr, wd, su_uniform(-0.5, 0.5));
+    if (p.affine) in[n_in++] = p.affine == 3 ? -1 : par_case_const(c, "weight", PAR_DTYPE_F32, wr, wd, su_uniform(0.5, 1.5));
+    if (p.affine == 1 || p.affine == 3)
+        in[n_in++] = par_case_const(c, "bias", PAR_DTYPE_F32, wr, wd, su_uniform(-0.5, 0.5));
     par_out_spec o = {"y", 0, 0.0f, 0};
     par_case_output(c, par_case_node(c, NORM_OP[p.op], n_in, in, na, at, &o));
     par_sweep_done(gr->s, c);
 }
 
 /* One shape of one norm with its k; quick: the defaults (weight and bias, unit data, eps 1e-5), and on the `few`
- * shapes each other affine form, data distribution and eps; full: every affine form and data distribution, and
- * eps 0.1 with weight and bias on the unit and small data. */
+ * shapes each other affine form, data distribution and eps; full: no affine and weight with bias on every data
+ * distribution, weight only and bias only on centred data, and eps 0.1 with weight and bias on the unit and small
+ * data. */
 static void norm_shape(grid *gr, int op, int rank, const int *d, int k, int in_quick, int few)
 {
-    for (int a = 0; a < 3; a++)
+    for (int a = 0; a < 4; a++)
         for (int dt = 0; dt < 3; dt++)
             for (int e = 0; e < 2; e++) {
                 if (e && (a != 1 || dt == 1)) continue;
+                if (a >= 2 && dt != 0) continue; /* weight only and bias only: on centred data */
                 norm_pt p;
                 memset(&p, 0, sizeof p);
                 p.op = op; p.rank = rank; p.k = k; p.affine = a; p.data = dt; p.eps = e;
