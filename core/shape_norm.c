@@ -18,10 +18,11 @@ static par_status layer_norm_geom(const par_node *n, int32_t xr, const int64_t *
     int32_t k = par_attr_count(n, "normalized_shape");
     char xs[96];
     par_shape_format(xr, xd, xs, sizeof xs);
-    if (k < 1) return par_msgf(msg, PAR_ERROR, "attribute 'normalized_shape': empty, at least one dimension is required");
+    if (k < 1)
+        return par_msgf(msg, PAR_ERROR, "attribute 'normalized_shape': empty, at least one dimension is required");
     if (k > xr)
-        return par_msgf(msg, PAR_ERROR, "attribute 'normalized_shape': %d dimensions, more than input 0 (x) of shape %s "
-                        "has", (int)k, xs);
+        return par_msgf(msg, PAR_ERROR, "attribute 'normalized_shape': %d dimensions, more than input 0 (x) of "
+                        "shape %s has", (int)k, xs);
     q->w_rank = k;
     q->n = 1;
     for (int32_t i = 0; i < k; i++) {

@@ -164,7 +164,8 @@ static void norm_emit(grid *gr, norm_pt p, int quick)
     at[na++] = par_a_float("eps", NEPS[p.eps]);
     int32_t in[3], n_in = 1;
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, su_uniform(NDATA[p.data].lo, NDATA[p.data].hi));
-    if (p.affine) in[n_in++] = p.affine == 3 ? -1 : par_case_const(c, "weight", PAR_DTYPE_F32, wr, wd, su_uniform(0.5, 1.5));
+    if (p.affine)
+        in[n_in++] = p.affine == 3 ? -1 : par_case_const(c, "weight", PAR_DTYPE_F32, wr, wd, su_uniform(0.5, 1.5));
     if (p.affine == 1 || p.affine == 3)
         in[n_in++] = par_case_const(c, "bias", PAR_DTYPE_F32, wr, wd, su_uniform(-0.5, 0.5));
     par_out_spec o = {"y", 0, 0.0f, 0};
