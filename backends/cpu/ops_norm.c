@@ -8,8 +8,11 @@
  * channel s = r * w[c], t = b[c] - mean * s, y = x * s + t. Groups run in parallel (one group per task: the result
  * does not depend on the split).
  *
- * Layouts: a rank-4 x or y is NHWC in the plan; such an operand is converted to and from row-major scratch taken at
- * prepare (likewise a rank-4 weight or bias of layer_norm). Nothing allocates at run time; only y is written.
+ * Layouts: a rank-4 x or y is NHWC in the plan. group_norm and instance_norm run on NHWC directly, one sample per
+ * task: per-channel sums over the pixels (the inner loop over C vectorizes), added per group (one summation order
+ * among others: the gamma(n) bound holds for any), then y = x * s[c] + t[c] pixel by pixel. Other non-row-major
+ * operands (layer_norm on rank 4, a rank-4 weight or bias) are converted to and from row-major scratch taken at
+ * prepare. Nothing allocates at run time; only y is written.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -24,6 +27,9 @@ typedef struct norm_state {
     float *xr, *yr, *wr, *br;  /* row-major scratch for the operands that are not row-major (NULL otherwise) */
     const float *x, *w, *b;    /* row-major views at run */
     float *y;
+    int nhwc;                  /* group_norm / instance_norm on NHWC x and y */
+    int64_t C, HW;             /* NHWC: channels, pixels */
+    float *chan;               /* NHWC: per sample, 3 C floats: channel sums, then s[c], t[c] */
 } norm_state;
 
 static void norm_destroy(void *p)
@@ -34,6 +40,7 @@ static void norm_destroy(void *p)
     free(st->yr);
     free(st->wr);
     free(st->br);
+    free(st->chan);
     free(st);
 }
 
@@ -80,6 +87,44 @@ static void norm_group(void *ctx, size_t gi)
     }
 }
 
+/* group_norm / instance_norm of sample nb on NHWC: x and y [HW, C]. Two passes over the pixels: the per-channel
+ * sums, then the per-channel sums of squares around their group's mean; then the folded output. */
+static void norm_sample_nhwc(void *ctx, size_t nb)
+{
+    const norm_state *st = ctx;
+    const int64_t C = st->C, HW = st->HW, G = st->per_sample, cpg = st->cpg;
+    const float *x = st->x + (int64_t)nb * HW * C;
+    float *y = st->y + (int64_t)nb * HW * C;
+    float *acc = st->chan + (int64_t)nb * 3 * C, *sc = acc + C, *sh = sc + C;
+    for (int64_t c = 0; c < C; c++) acc[c] = 0.0f;
+    for (int64_t q = 0; q < HW; q++)
+        for (int64_t c = 0; c < C; c++) acc[c] += x[q * C + c];
+    for (int64_t g = 0; g < G; g++) { /* sh[c]: the mean of c's group */
+        float m = 0.0f;
+        for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) m += acc[c];
+        m /= (float)st->n;
+        for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) sh[c] = m;
+    }
+    for (int64_t c = 0; c < C; c++) acc[c] = 0.0f;
+    for (int64_t q = 0; q < HW; q++)
+        for (int64_t c = 0; c < C; c++) {
+            const float d = x[q * C + c] - sh[c];
+            acc[c] += d * d;
+        }
+    for (int64_t g = 0; g < G; g++) {
+        float v = 0.0f;
+        for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) v += acc[c];
+        const float r = 1.0f / sqrtf(v / (float)st->n + st->eps);
+        for (int64_t c = g * cpg; c < (g + 1) * cpg; c++) {
+            const float s = st->w ? r * st->w[c] : r;
+            sc[c] = s;
+            sh[c] = (st->b ? st->b[c] : 0.0f) - sh[c] * s;
+        }
+    }
+    for (int64_t q = 0; q < HW; q++)
+        for (int64_t c = 0; c < C; c++) y[q * C + c] = x[q * C + c] * sc[c] + sh[c];
+}
+
 /* A row-major view of tensor t: its data, or scratch filled from it. */
 static const float *rowmajor_in(const cpu_tensor *t, float *scratch)
 {
@@ -98,6 +143,11 @@ static void run_norm(const cpu_plan *p, const cpu_step *s)
     st->w = s->n_in > 1 && s->in[1] >= 0 ? rowmajor_in(&p->t[s->in[1]], st->wr) : NULL;
     st->b = s->n_in > 2 && s->in[2] >= 0 ? rowmajor_in(&p->t[s->in[2]], st->br) : NULL;
     st->y = st->yr ? st->yr : yt->data;
+    if (st->nhwc) {
+        st->x = xt->data, st->y = yt->data;
+        cpu_parallel(p, norm_sample_nhwc, st, (size_t)xt->dims[0]);
+        return;
+    }
     cpu_parallel(p, norm_group, st, (size_t)st->groups);
     if (st->yr) {
         int64_t rm[PAR_MAX_RANK];
@@ -140,8 +190,15 @@ par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg)
     }
     st->groups = st->n > 0 ? x->numel / st->n : 0;
     par_status r;
-    if ((r = scratch_for(x, &st->xr, msg)) != PAR_OK) return r;
-    if ((r = scratch_for(&p->t[s->out], &st->yr, msg)) != PAR_OK) return r;
+    if (!st->layer && x->nhwc && p->t[s->out].nhwc) {
+        st->nhwc = 1;
+        st->C = x->dims[1], st->HW = inner;
+        st->chan = malloc((size_t)(x->dims[0] * 3 * st->C > 0 ? x->dims[0] * 3 * st->C : 1) * sizeof(float));
+        if (!st->chan) return par_msgf(msg, PAR_ERROR, "out of memory");
+    } else {
+        if ((r = scratch_for(x, &st->xr, msg)) != PAR_OK) return r;
+        if ((r = scratch_for(&p->t[s->out], &st->yr, msg)) != PAR_OK) return r;
+    }
     if (s->n_in > 1 && s->in[1] >= 0 && (r = scratch_for(&p->t[s->in[1]], &st->wr, msg)) != PAR_OK) return r;
     if (s->n_in > 2 && s->in[2] >= 0 && (r = scratch_for(&p->t[s->in[2]], &st->br, msg)) != PAR_OK) return r;
     s->run = run_norm;
