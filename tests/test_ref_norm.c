@@ -194,6 +194,29 @@ static void test_amax_nan_and_candidates(void)
     rt_del(y), rt_del(x);
 }
 
+/* Propagation: sum of [1, 2] with budgets [0.1, 0.2] (scales the same): the worst case 0.3 is below the
+ * probabilistic 6 sqrt(0.1^2 + 0.2^2) = 1.34, so P = 0.3; the rounding gamma(1) (1.1 + 2.2) = 3.3u / (1 - u);
+ * storage u (3 + P + R). With 40 terms of budget 0.1 each, P = min(4, 6 sqrt(40 * 0.01) = 3.79) = 3.79. */
+static void test_sum_propagation(void)
+{
+    int64_t d[1] = {2}, a0[1] = {0}, d40[1] = {40};
+    par_rt *x = rt_of(1, d, (const double[]){1, 2}), *y = NULL;
+    x->e[0] = 0.1, x->e[1] = 0.2;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(reduce(0, 1, a0, 0, x, &y, &msg), PAR_OK);
+    double r = 3.3 * U / (1 - U), want = 0.3 + r + U * (3 + 0.3 + r);
+    CU_ASSERT(fabs(y->e[0] - want) <= 1e-12);
+    rt_del(y), rt_del(x);
+    x = rt_new(PAR_DTYPE_F32, 1, d40);
+    for (int i = 0; i < 40; i++) x->e[i] = 0.1;
+    CU_ASSERT_EQUAL_FATAL(reduce(0, 1, a0, 0, x, &y, &msg), PAR_OK);
+    /* values 0: R = gamma(39) * 40 * 0.1 = 4 * 39u / (1 - 39u) */
+    r = 4 * 39 * U / (1 - 39 * U);
+    want = 6 * sqrt(0.4) + r + U * (6 * sqrt(0.4) + r);
+    CU_ASSERT(fabs(y->e[0] - want) <= 1e-12);
+    rt_del(y), rt_del(x);
+}
+
 /* Sums of 1000 terms in [-1, 1): float32 sequential and eight-lane sums within the budget; leaving out the row's
  * largest element (the mutation, |x| near 1) exceeds it in every row: the budget is gamma(999) sum |x| ~ 6e-5 *
  * 500 = 0.03. */
@@ -467,6 +490,7 @@ static const CU_TestInfo tests[] = {
     {"sum and amax values", test_sum_amax_values},
     {"amax NaN and candidates", test_amax_nan_and_candidates},
     {"sum budget vs f32", test_sum_vs_f32},
+    {"sum budget propagation", test_sum_propagation},
     {"layer_norm values", test_layer_norm_values},
     {"layer_norm 2 dims, group_norm values", test_layer2_group_norm_values},
     {"instance_norm values", test_instance_norm_values},
