@@ -154,6 +154,19 @@ int32_t par_winograd_path_roundings(int32_t algo, int32_t a, int32_t b, int32_t 
     return n > INT32_MAX ? INT32_MAX : (int32_t)n;
 }
 
+int32_t par_winograd_matrices(int32_t algo, double *bt, double *g, double *at)
+{
+    if (algo <= PAR_ALGO_DIRECT || algo >= PAR_ALGO_COUNT) return 0;
+    const wg_alg *a = &ALGS[algo];
+    for (int32_t i = 0; i < a->t; i++) {
+        for (int32_t j = 0; j < a->t; j++) bt[i * a->t + j] = qv(a->bt[i][j]);
+        for (int32_t j = 0; j < 3; j++) g[i * 3 + j] = qv(a->g[i][j]);
+    }
+    for (int32_t i = 0; i < a->m; i++)
+        for (int32_t j = 0; j < a->t; j++) at[i * a->t + j] = qv(a->at[i][j]);
+    return a->m;
+}
+
 /* ---- which nodes can be Winograd ------------------------------------------------------------------------------ */
 
 static int float_dtype(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }

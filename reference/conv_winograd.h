@@ -35,6 +35,10 @@ par_status par_algo_check(const par_graph_desc *g, int32_t node, int32_t algo, p
 double par_winograd_mag(int32_t algo, const par_conv_geom *q, const par_rt *x, const par_rt *w, int64_t n, int64_t o,
                         int64_t oh, int64_t ow, double *mt);
 
+/* The matrices of a Winograd algorithm in float64 (1/6 as the nearest double): B^T (t x t), G (t x 3), A^T (m x t),
+ * row-major into bt[64], g[24], at[48]; returns m (0 for PAR_ALGO_DIRECT or a value outside par_algo). */
+int32_t par_winograd_matrices(int32_t algo, double *bt, double *g, double *at);
+
 /* The number of roundings on the path of an elementary product (docs/budgets/winograd.md): output position (a, b)
  * of the tile, transform position (i, j), cg channels summed; with_bias adds the bias's addition. 0 for positions
  * out of range. */

@@ -4,8 +4,8 @@
  * Graphs of one conv2d node with a 3x3 kernel, stride 1, dilation 1, any padding and groups; everything else is
  * UNSUPPORTED with the reason.
  *
- * Knobs: variant=f23|f43|f63 (default f43); declare=1|0 (default 1): whether PAR_PROC_NODE_ALGO declares the
- * algorithm; bug=none|transform (default none): one wrong transform entry (F(2,3): B^T[0][2] = +1 instead of -1;
+ * Knobs: variant=f23|f43|f63 (default f43); declare=1|0|N (default 1): whether PAR_PROC_NODE_ALGO declares the
+ * algorithm, or (any other integer N) declares the value N, right or wrong, to test the harness's validation; bug=none|transform (default none): one wrong transform entry (F(2,3): B^T[0][2] = +1 instead of -1;
  * F(4,3): G[0][0] = 1/5 instead of 1/4; F(6,3): G[1][1] = +2/9 instead of -2/9), the kind of slip a hand-written
  * transform makes.
  *
@@ -68,7 +68,7 @@ static const wg_mats F63 = {
 
 typedef struct wg_ctx {
     int variant;  /* 2, 4 or 6: the output tile */
-    int declare;
+    int declare;  /* 0: no PAR_PROC_NODE_ALGO; 1: the variant's algorithm; else: this raw value */
     int bug;
 } wg_ctx;
 
@@ -103,9 +103,11 @@ static par_status set_knob(void *ctx, const char *key, const char *value, par_ms
         else if (strcmp(value, "f63") == 0) c->variant = 6;
         else return par_msgf(msg, PAR_ERROR, "variant must be f23, f43 or f63, not '%s'", value);
     } else if (strcmp(key, "declare") == 0) {
-        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-            return par_msgf(msg, PAR_ERROR, "declare must be 0 or 1, not '%s'", value);
-        c->declare = value[0] == '1';
+        char *end = NULL;
+        long v = strtol(value, &end, 10);
+        if (!value[0] || *end || v < -1000000 || v > 1000000)
+            return par_msgf(msg, PAR_ERROR, "declare must be 0, 1 or an integer to declare as is, not '%s'", value);
+        c->declare = (int)v;
     } else if (strcmp(key, "bug") == 0) {
         if (strcmp(value, "none") != 0 && strcmp(value, "transform") != 0)
             return par_msgf(msg, PAR_ERROR, "bug must be none or transform, not '%s'", value);
@@ -297,6 +299,7 @@ static par_algo node_algo(void *ctx, void *prepared, int32_t node)
     const wg_ctx *c = ctx;
     (void)prepared;
     (void)node;
+    if (c->declare != 1) return (par_algo)c->declare;
     return c->variant == 2 ? PAR_ALGO_WINOGRAD_2X2_3X3
                            : c->variant == 4 ? PAR_ALGO_WINOGRAD_4X4_3X3 : PAR_ALGO_WINOGRAD_6X6_3X3;
 }

@@ -1,0 +1,510 @@
+/*
+ * test_winograd.c - declared algorithms (PAR_PROC_NODE_ALGO) and the Winograd budget (reference/conv_winograd.c,
+ * docs/budgets/winograd.md):
+ *   - the matrices of each par_algo reproduce direct correlation (float64, random integers);
+ *   - the tile magnitude, the path roundings and the budget on hand-computed cases;
+ *   - soundness and tightness: float32 Winograd computed here (in another order than the plugin's) stays within the
+ *     budget, and not vacuously (the worst ratio is printed with PAR_TEST_VERBOSE=1);
+ *   - declarations checked: a value outside par_algo, a Winograd value for a node that cannot be one;
+ *   - end to end through build/parity with tests/plugins/winograd.so: declared F(2x2,3x3) and F(4x4,3x3) pass every
+ *     conv2d case of the full suite they support; a wrong transform entry fails; undeclared F(4x4,3x3) fails the
+ *     direct budget; a declaration outside the enum is an ERROR naming node and value; records list the algorithm.
+ */
+#include <json-c/json.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "core/result.h"
+#include "reference/conv_winograd.h"
+#include "ref_helpers.h"
+
+static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];
+
+/* ---- the matrices ------------------------------------------------------------------------------------------- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static double rnd_int(int lo, int hi) /* uniform integer in [lo, hi] */
+{
+    rng = rng * 6364136223846793005u + 1442695040888963407u;
+    return (double)(lo + (int)((rng >> 33) % (uint64_t)(hi - lo + 1)));
+}
+static double rnd_unit(void) /* uniform in [-1, 1) */
+{
+    rng = rng * 6364136223846793005u + 1442695040888963407u;
+    return (double)(rng >> 11) * 0x1p-52 - 1.0;
+}
+
+static void test_matrices_reproduce_correlation(void)
+{
+    for (int32_t algo = 1; algo < PAR_ALGO_COUNT; algo++) {
+        double bt[64], g[24], at[48];
+        int32_t m = par_winograd_matrices(algo, bt, g, at), t = m + 2;
+        CU_ASSERT_FATAL(m == 2 * algo);
+        for (int rep = 0; rep < 4; rep++) {
+            double k[9], d[64], u[64], v[64], tmp[64], y[36];
+            for (int i = 0; i < 9; i++) k[i] = rnd_int(-9, 9);
+            for (int i = 0; i < t * t; i++) d[i] = rnd_int(-9, 9);
+            for (int i = 0; i < t; i++) /* G k G^T */
+                for (int q = 0; q < 3; q++) {
+                    tmp[i * 3 + q] = 0;
+                    for (int p = 0; p < 3; p++) tmp[i * 3 + q] += g[i * 3 + p] * k[p * 3 + q];
+                }
+            for (int i = 0; i < t; i++)
+                for (int j = 0; j < t; j++) {
+                    u[i * t + j] = 0;
+                    for (int q = 0; q < 3; q++) u[i * t + j] += tmp[i * 3 + q] * g[j * 3 + q];
+                }
+            for (int i = 0; i < t; i++) /* B^T d B */
+                for (int s = 0; s < t; s++) {
+                    tmp[i * t + s] = 0;
+                    for (int r = 0; r < t; r++) tmp[i * t + s] += bt[i * t + r] * d[r * t + s];
+                }
+            for (int i = 0; i < t; i++)
+                for (int j = 0; j < t; j++) {
+                    v[i * t + j] = 0;
+                    for (int s = 0; s < t; s++) v[i * t + j] += tmp[i * t + s] * bt[j * t + s];
+                }
+            for (int i = 0; i < t * t; i++) u[i] *= v[i];
+            for (int a = 0; a < m; a++) /* A^T M A */
+                for (int j = 0; j < t; j++) {
+                    tmp[a * t + j] = 0;
+                    for (int i = 0; i < t; i++) tmp[a * t + j] += at[a * t + i] * u[i * t + j];
+                }
+            int bad = 0;
+            for (int a = 0; a < m; a++)
+                for (int b = 0; b < m; b++) {
+                    y[a * m + b] = 0;
+                    for (int j = 0; j < t; j++) y[a * m + b] += tmp[a * t + j] * at[b * t + j];
+                    double want = 0;
+                    for (int p = 0; p < 3; p++)
+                        for (int q = 0; q < 3; q++) want += k[p * 3 + q] * d[(a + p) * t + b + q];
+                    if (!(fabs(y[a * m + b] - want) <= 1e-9 * (1 + fabs(want)))) bad++;
+                }
+            CU_ASSERT_EQUAL(bad, 0);
+        }
+    }
+    CU_ASSERT_EQUAL(par_winograd_matrices(PAR_ALGO_DIRECT, NULL, NULL, NULL), 0);
+    CU_ASSERT_EQUAL(par_winograd_matrices(PAR_ALGO_COUNT, NULL, NULL, NULL), 0);
+    CU_ASSERT_STRING_EQUAL(par_algo_name(PAR_ALGO_WINOGRAD_4X4_3X3), "winograd_4x4_3x3");
+    CU_ASSERT_PTR_NULL(par_algo_name(-1));
+    CU_ASSERT_PTR_NULL(par_algo_name(PAR_ALGO_COUNT));
+}
+
+/* ---- hand-computed magnitudes and budgets ------------------------------------------------------------------- */
+
+static int32_t conv_attrs(int64_t pad, int64_t stride, par_attr *a)
+{
+    static int64_t s[2], p[4], d[2] = {1, 1};
+    s[0] = s[1] = stride;
+    p[0] = p[1] = p[2] = p[3] = pad;
+    a[0] = par_a_ints("stride", 2, s);
+    a[1] = par_a_ints("padding", 4, p);
+    a[2] = par_a_ints("dilation", 2, d);
+    a[3] = par_a_int("groups", 1);
+    a[4] = par_a_str("pad_mode", "explicit");
+    return 5;
+}
+
+static par_conv_geom geom(int64_t c, int64_t h, int64_t o, int64_t pad)
+{
+    par_conv_geom q = {.n = 1, .c = c, .h = h, .w = h, .o = o, .kh = 3, .kw = 3, .groups = 1, .sh = 1, .sw = 1,
+                       .dh = 1, .dw = 1, .pt = pad, .pl = pad, .pb = pad, .pr = pad};
+    q.oh = q.ow = h + 2 * pad - 2;
+    return q;
+}
+
+/* F(2x2,3x3), one channel, x = 4x4 ones, w = 3x3 ones, no padding: |B^T| has row sums 2, so |B^T| 1 |B| = 4
+ * everywhere; |G| has row sums (1, 1.5, 1.5, 1), so |G| 1 |G^T| = rs rs^T; M = 4 rs rs^T; |A^T| rows select
+ * (1, 1, 1, 0) and (0, 1, 1, 1), whose dot with rs is 4 either way: every output's magnitude is 4 * 4 * 4 = 64
+ * (direct summation's is 9). */
+static void test_tile_magnitude_by_hand(void)
+{
+    int64_t xd[4] = {1, 1, 4, 4}, wd[4] = {1, 1, 3, 3};
+    double ones[16];
+    for (int i = 0; i < 16; i++) ones[i] = 1;
+    par_rt *x = rt_of(4, xd, ones), *w = rt_of(4, wd, ones);
+    par_conv_geom q = geom(1, 4, 1, 0);
+    double mt[64], rs[4] = {1, 1.5, 1.5, 1};
+    for (int64_t oh = 0; oh < 2; oh++)
+        for (int64_t ow = 0; ow < 2; ow++)
+            CU_ASSERT_DOUBLE_EQUAL(par_winograd_mag(PAR_ALGO_WINOGRAD_2X2_3X3, &q, x, w, 0, 0, oh, ow, mt), 64.0, 0);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) CU_ASSERT_DOUBLE_EQUAL(mt[i * 4 + j], 4 * rs[i] * rs[j], 0);
+    /* Padding 1 on a 2x2 input of ones: output (0,0)'s tile reads rows and columns -1..2, of which 0..1 are inside,
+     * so d~ = [0 0 0 0; 0 1 1 0; 0 1 1 0; 0 0 0 0]. Row by row, |B^T| d~ = [0 1 1 0; 0 2 2 0; 0 2 2 0; 0 1 1 0],
+     * and times |B| on the right v = a a^T with a = (1, 2, 2, 1). So M = (rs_i a_i)(rs_j a_j), and the output (0,0)
+     * magnitude is (sum_i |A^T[0,i]| rs_i a_i)^2 = (1 + 3 + 3)^2 = 49. */
+    int64_t xd2[4] = {1, 1, 2, 2};
+    par_rt *x2 = rt_of(4, xd2, ones);
+    par_conv_geom q2 = geom(1, 2, 1, 1);
+    CU_ASSERT_DOUBLE_EQUAL(par_winograd_mag(PAR_ALGO_WINOGRAD_2X2_3X3, &q2, x2, w, 0, 0, 0, 0, mt), 49.0, 0);
+    /* An input budget enters as magnitude: e(x) = 1 everywhere doubles d~, so the magnitude doubles. */
+    for (int i = 0; i < 16; i++) x->e[i] = 1;
+    CU_ASSERT_DOUBLE_EQUAL(par_winograd_mag(PAR_ALGO_WINOGRAD_2X2_3X3, &q, x, w, 0, 0, 1, 1, mt), 128.0, 0);
+    rt_del(x), rt_del(x2), rt_del(w);
+}
+
+/* Path roundings (docs/budgets/winograd.md): a row's count is (nonzeros - 1) + 1 if some entry is not +-2^j + 1 if
+ * some entry is not a binary fraction. F(2x2,3x3): A^T rows (1 1 1 0): 2; G rows (1 0 0): 0, (1/2 1/2 1/2): 2;
+ * B^T rows: 1 each. F(4x4,3x3): A^T row 1 (0 1 -1 2 -2 0): 3; G row 3 (1/24 1/12 1/6): 2 + 1 + 1 = 4; G row 0
+ * (1/4 0 0): 0; B^T row 3 (0 -2 -1 2 1 0): 3; B^T row 0 (4 0 -5 0 1 0): 2 + 1 = 3. */
+static void test_path_roundings_by_hand(void)
+{
+    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_2X2_3X3, 0, 0, 0, 0, 1, 0), 2 + 2 + 0 + 0 + 1 + 1 + 1);
+    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_2X2_3X3, 0, 1, 1, 2, 1, 0), 2 + 2 + 2 + 2 + 1 + 1 + 1);
+    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_4X4_3X3, 1, 1, 3, 0, 16, 1),
+                    3 + 3 + 4 + 0 + 3 + 3 + 16 + 1);
+    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_4X4_3X3, 4, 0, 0, 0, 1, 0), 0); /* a out of range */
+    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_DIRECT, 0, 0, 0, 0, 1, 0), 0);
+}
+
+/* The budget of the hand case above at output (0,0), f32, no bias: paths (i, j) over the nonzero A^T[0, .] = rows
+ * 0..2, n(i, j) = 2 + 2 + kG(i) + kG(j) + 1 + 1 + 1 with kG = (0, 2, 2), M = 4 rs_i rs_j:
+ *   (0,0): n 7, M 4;  (0,1) (0,2) (1,0) (2,0): n 9, M 6 each;  the four of rows 1..2: n 11, M 9 each;
+ * own = 4 gamma7 + 24 gamma9 + 36 gamma11, e = own + u (9 + own) (y = 9). The direct budget is gamma9 * 9 + u (9 + ...):
+ * about 6.6x smaller. */
+static void test_budget_by_hand(void)
+{
+    int64_t xd[4] = {1, 1, 4, 4}, wd[4] = {1, 1, 3, 3};
+    double ones[16];
+    for (int i = 0; i < 16; i++) ones[i] = 1;
+    par_rt *x = rt_of(4, xd, ones), *w = rt_of(4, wd, ones), *in[2] = {x, w}, *y = NULL;
+    par_attr a[8];
+    par_msg msg;
+    int32_t algo[1] = {PAR_ALGO_WINOGRAD_2X2_3X3};
+    par_prec p = F32;
+    p.algo = algo;
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_conv2d, par_ref_conv2d, "conv2d", 2, in, a, conv_attrs(0, 1, a), &p, NULL,
+                                  &y, &msg),
+                          PAR_OK);
+    const double u = 0x1p-24;
+    double own = 4 * par_gamma(7, u) + 24 * par_gamma(9, u) + 36 * par_gamma(11, u);
+    CU_ASSERT_DOUBLE_EQUAL(y->v[0], 9.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(y->e[0], own + u * (9 + own), 1e-15 * own);
+    par_rt *yd = NULL;
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_conv2d, par_ref_conv2d, "conv2d", 2, in, a, conv_attrs(0, 1, a), &F32,
+                                  NULL, &yd, &msg),
+                          PAR_OK);
+    CU_ASSERT(y->e[0] > 5 * yd->e[0]); /* the declared algorithm changed the budget */
+    CU_ASSERT_DOUBLE_EQUAL(yd->v[0], y->v[0], 0); /* and not the value */
+    rt_del(yd);
+    /* A Winograd declaration on a stride-2 node is refused by the kernel too. */
+    rt_del(y);
+    y = NULL;
+    int64_t xd5[4] = {1, 1, 5, 5};
+    double v25[25];
+    for (int i = 0; i < 25; i++) v25[i] = 1;
+    par_rt *x5 = rt_of(4, xd5, v25), *in5[2] = {x5, w};
+    CU_ASSERT_EQUAL(run_opq(par_infer_conv2d, par_ref_conv2d, "conv2d", 2, in5, a, conv_attrs(0, 2, a), &p, NULL, &y,
+                            &msg),
+                    PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "stride 1"));
+    rt_del(x5), rt_del(x), rt_del(w);
+}
+
+/* ---- soundness: float32 Winograd against the budget ---------------------------------------------------------- */
+
+/* Winograd in float32 with the transforms' sums taken in reverse order and the channels summed last to first (the
+ * plugin sums forwards): y [O, OH, OW] for x [C, H, W], w [O, C, 3, 3], bias b, padding pad on every side. */
+static void winograd_f32(int32_t algo, const par_conv_geom *q, const float *x, const float *w, const float *b,
+                         float *y)
+{
+    double btd[64], gd[24], atd[48];
+    int32_t m = par_winograd_matrices(algo, btd, gd, atd), t = m + 2, tt = t * t;
+    float bt[64], g[24], at[48];
+    for (int i = 0; i < 64; i++) bt[i] = (float)btd[i];
+    for (int i = 0; i < 24; i++) g[i] = (float)gd[i];
+    for (int i = 0; i < 48; i++) at[i] = (float)atd[i];
+    for (int64_t th = 0; th < q->oh; th += m)
+        for (int64_t tw = 0; tw < q->ow; tw += m)
+            for (int64_t o = 0; o < q->o; o++) {
+                float M[64] = {0};
+                for (int64_t c = q->c - 1; c >= 0; c--) {
+                    float u[64], v[64], tmp[64], d[64];
+                    const float *k = w + (o * q->c + c) * 9;
+                    for (int i = 0; i < t; i++)
+                        for (int qq = 0; qq < 3; qq++) {
+                            float s = 0;
+                            for (int p = 2; p >= 0; p--) s += g[i * 3 + p] * k[p * 3 + qq];
+                            tmp[i * 3 + qq] = s;
+                        }
+                    for (int i = 0; i < t; i++)
+                        for (int j = 0; j < t; j++) {
+                            float s = 0;
+                            for (int qq = 2; qq >= 0; qq--) s += tmp[i * 3 + qq] * g[j * 3 + qq];
+                            u[i * t + j] = s;
+                        }
+                    for (int r = 0; r < t; r++)
+                        for (int s = 0; s < t; s++) {
+                            int64_t ih = th - q->pt + r, iw = tw - q->pl + s;
+                            d[r * t + s] = (ih < 0 || ih >= q->h || iw < 0 || iw >= q->w) ? 0.0f
+                                                                                          : x[(c * q->h + ih) * q->w + iw];
+                        }
+                    for (int i = 0; i < t; i++)
+                        for (int s = 0; s < t; s++) {
+                            float acc = 0;
+                            for (int r = t - 1; r >= 0; r--) acc += bt[i * t + r] * d[r * t + s];
+                            tmp[i * t + s] = acc;
+                        }
+                    for (int i = 0; i < t; i++)
+                        for (int j = 0; j < t; j++) {
+                            float acc = 0;
+                            for (int s = t - 1; s >= 0; s--) acc += tmp[i * t + s] * bt[j * t + s];
+                            v[i * t + j] = acc;
+                        }
+                    for (int i = 0; i < tt; i++) M[i] += u[i] * v[i];
+                }
+                float tmp[64];
+                for (int a = 0; a < m; a++)
+                    for (int j = 0; j < t; j++) {
+                        float acc = 0;
+                        for (int i = t - 1; i >= 0; i--) acc += at[a * t + i] * M[i * t + j];
+                        tmp[a * t + j] = acc;
+                    }
+                for (int a = 0; a < m && th + a < q->oh; a++)
+                    for (int bb = 0; bb < m && tw + bb < q->ow; bb++) {
+                        float acc = 0;
+                        for (int j = t - 1; j >= 0; j--) acc += tmp[a * t + j] * at[bb * t + j];
+                        y[(o * q->oh + th + a) * q->ow + tw + bb] = acc + b[o];
+                    }
+            }
+}
+
+static void test_float32_within_budget(void)
+{
+    const int64_t C = 8, H = 11, O = 4, PAD = 1;
+    for (int32_t algo = 1; algo < PAR_ALGO_COUNT; algo++) {
+        int64_t xd[4] = {1, C, H, H}, wd[4] = {O, C, 3, 3}, bd[1] = {O};
+        par_rt *x = rt_new(PAR_DTYPE_F32, 4, xd), *w = rt_new(PAR_DTYPE_F32, 4, wd), *b = rt_new(PAR_DTYPE_F32, 1, bd);
+        float *xf = malloc(sizeof *xf * (size_t)x->numel), *wf = malloc(sizeof *wf * (size_t)w->numel), bf[4];
+        for (int64_t i = 0; i < x->numel; i++) x->v[i] = xf[i] = (float)rnd_unit();
+        for (int64_t i = 0; i < w->numel; i++) w->v[i] = wf[i] = (float)rnd_unit();
+        for (int64_t i = 0; i < O; i++) b->v[i] = bf[i] = (float)rnd_unit();
+        par_rt *in[3] = {x, w, b}, *y = NULL;
+        par_attr a[8];
+        par_msg msg;
+        int32_t decl[1] = {algo};
+        par_prec p = F32;
+        p.algo = decl;
+        CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_conv2d, par_ref_conv2d, "conv2d", 3, in, a, conv_attrs(PAD, 1, a), &p,
+                                      NULL, &y, &msg),
+                              PAR_OK);
+        par_conv_geom q = geom(C, H, O, PAD);
+        float *yf = malloc(sizeof *yf * (size_t)y->numel);
+        winograd_f32(algo, &q, xf, wf, bf, yf);
+        double worst = 0, worst_direct = 0;
+        par_rt *yd = NULL;
+        CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_conv2d, par_ref_conv2d, "conv2d", 3, in, a, conv_attrs(PAD, 1, a),
+                                      &F32, NULL, &yd, &msg),
+                              PAR_OK);
+        for (int64_t i = 0; i < y->numel; i++) {
+            double d = fabs((double)yf[i] - y->v[i]);
+            worst = fmax(worst, d / y->e[i]);
+            worst_direct = fmax(worst_direct, d / yd->e[i]);
+        }
+        PAR_TEST_NOTE("%s: worst error/budget %.3g (%.3g against the direct budget)", par_algo_name(algo), worst,
+                      worst_direct);
+        CU_ASSERT(worst < 1.0);   /* sound */
+        CU_ASSERT(worst > 1e-3);  /* and not vacuous: within three orders of magnitude of the error */
+        rt_del(y), rt_del(yd), rt_del(x), rt_del(w), rt_del(b);
+        free(xf), free(wf), free(yf);
+    }
+}
+
+/* ---- declarations checked ------------------------------------------------------------------------------------ */
+
+static void test_algo_check(void)
+{
+    int64_t d4[4] = {1, 2, 5, 5}, w3[4] = {2, 2, 3, 3}, w5[4] = {2, 2, 5, 5}, y3[4] = {1, 2, 3, 3};
+    par_value vals[5] = {
+        {.name = "x", .dtype = PAR_DTYPE_F32, .rank = 4, .kind = PAR_VALUE_INPUT},
+        {.name = "w3", .dtype = PAR_DTYPE_F32, .rank = 4, .kind = PAR_VALUE_INPUT},
+        {.name = "y", .dtype = PAR_DTYPE_F32, .rank = 4, .kind = PAR_VALUE_NODE},
+        {.name = "w5", .dtype = PAR_DTYPE_F32, .rank = 4, .kind = PAR_VALUE_INPUT},
+        {.name = "q", .dtype = PAR_DTYPE_QU8, .rank = 4, .kind = PAR_VALUE_NODE},
+    };
+    memcpy(vals[0].dims, d4, sizeof d4);
+    memcpy(vals[1].dims, w3, sizeof w3);
+    memcpy(vals[2].dims, y3, sizeof y3);
+    memcpy(vals[3].dims, w5, sizeof w5);
+    memcpy(vals[4].dims, y3, sizeof y3);
+    int32_t in3[2] = {0, 1}, in5[2] = {0, 3}, out[1] = {2}, outq[1] = {4};
+    int64_t s1[2] = {1, 1}, s2[2] = {2, 2};
+    par_attr a1[1] = {par_a_ints("stride", 2, s1)}, a2[1] = {par_a_ints("stride", 2, s2)};
+    par_node nodes[5] = {
+        {.name = "ok", .op = "conv2d", .n_inputs = 2, .inputs = in3, .n_outputs = 1, .outputs = out, .n_attrs = 1,
+         .attrs = a1},
+        {.name = "strided", .op = "conv2d", .n_inputs = 2, .inputs = in3, .n_outputs = 1, .outputs = out, .n_attrs = 1,
+         .attrs = a2},
+        {.name = "k5", .op = "conv2d", .n_inputs = 2, .inputs = in5, .n_outputs = 1, .outputs = out, .n_attrs = 1,
+         .attrs = a1},
+        {.name = "act", .op = "relu", .n_inputs = 1, .inputs = in3, .n_outputs = 1, .outputs = out},
+        {.name = "quant", .op = "conv2d", .n_inputs = 2, .inputs = in3, .n_outputs = 1, .outputs = outq, .n_attrs = 1,
+         .attrs = a1},
+    };
+    par_graph_desc g = {.name = "g", .n_values = 5, .values = vals, .n_nodes = 5, .nodes = nodes};
+    par_msg msg;
+    CU_ASSERT_EQUAL(par_algo_check(&g, 0, PAR_ALGO_WINOGRAD_6X6_3X3, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(par_algo_check(&g, 3, PAR_ALGO_DIRECT, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(par_algo_check(&g, 0, 77, &msg), PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "'ok'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "77"));
+    CU_ASSERT_EQUAL(par_algo_check(&g, 0, -1, &msg), PAR_ERROR);
+    const struct {
+        int32_t node;
+        const char *why;
+    } bad[] = {{1, "stride"}, {2, "3x3"}, {3, "only conv2d"}, {4, "float"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        CU_ASSERT_EQUAL(par_algo_check(&g, bad[i].node, PAR_ALGO_WINOGRAD_2X2_3X3, &msg), PAR_ERROR);
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, bad[i].why));
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "winograd_2x2_3x3"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, nodes[bad[i].node].name));
+    }
+    CU_ASSERT_EQUAL(par_algo_check(&g, 9, PAR_ALGO_DIRECT, &msg), PAR_ERROR);
+}
+
+/* ---- end to end ---------------------------------------------------------------------------------------------- */
+
+typedef struct run_stats {
+    int rc;
+    int n[PAR_V_COUNT];
+    int with_algo;           /* records carrying "algorithms" */
+    char first_fail[PAR_REASON_LEN], first_error[PAR_REASON_LEN];
+    double max_ratio;        /* over compared records */
+} run_stats;
+
+static int verdict_of(const char *s)
+{
+    for (int v = 0; v < PAR_V_COUNT; v++)
+        if (strcmp(s, par_verdict_name((par_verdict)v)) == 0) return v;
+    return -1;
+}
+
+/* build/parity run <sel> -o conv2d with the Winograd plugin's instance spec; the report read back. */
+static run_stats run_plugin(const char *suite, const char *spec, const char *tag)
+{
+    run_stats r;
+    memset(&r, 0, sizeof r);
+    char cmd[4 * PATH_MAX], out[PATH_MAX + 64];
+    snprintf(out, sizeof out, "%s/%s", tmp_dir, tag);
+    snprintf(cmd, sizeof cmd,
+             "%s run --suite %s -o conv2d --plugin %s/tests/plugins/winograd.so -b 'winograd[%s]' -j 2 --repeat 1 "
+             "--warmup 0 --no-progress --out %s > %s.log 2>&1",
+             exe, suite, build_dir, spec, out, out);
+    int st = system(cmd);
+    r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char path[PATH_MAX + 96];
+    snprintf(path, sizeof path, "%s/report.json", out);
+    json_object *root = json_object_from_file(path), *results = NULL;
+    if (!root || !json_object_object_get_ex(root, "results", &results)) {
+        r.rc = -2;
+        if (root) json_object_put(root);
+        return r;
+    }
+    for (size_t i = 0; i < json_object_array_length(results); i++) {
+        json_object *rec = json_object_array_get_idx(results, i), *v, *reason, *al, *m, *mr;
+        if (!json_object_object_get_ex(rec, "verdict", &v)) continue;
+        int vi = verdict_of(json_object_get_string(v));
+        if (vi < 0) continue;
+        r.n[vi]++;
+        if (json_object_object_get_ex(rec, "algorithms", &al) && al) r.with_algo++;
+        if (json_object_object_get_ex(rec, "reason", &reason)) {
+            if (vi == PAR_V_FAIL && !r.first_fail[0])
+                snprintf(r.first_fail, sizeof r.first_fail, "%s", json_object_get_string(reason));
+            if (vi == PAR_V_ERROR && !r.first_error[0])
+                snprintf(r.first_error, sizeof r.first_error, "%s", json_object_get_string(reason));
+        }
+        if (json_object_object_get_ex(rec, "metrics", &m) && m && json_object_object_get_ex(m, "max_ratio", &mr) && mr)
+            r.max_ratio = fmax(r.max_ratio, json_object_get_double(mr));
+    }
+    json_object_put(root);
+    return r;
+}
+
+/* (a) Declared, a correct F(2x2,3x3) and F(4x4,3x3) pass every conv2d case of the full suite they support, and each
+ * record names the algorithm. */
+static void test_declared_pass_full_suite(void)
+{
+    const char *spec[2] = {"variant=f23", "variant=f43"};
+    for (int i = 0; i < 2; i++) {
+        run_stats r = run_plugin("full", spec[i], i ? "full_f43" : "full_f23");
+        PAR_TEST_NOTE("full, %s declared: %d PASS, %d FAIL, %d UNSUPPORTED, worst error/budget %.3g", spec[i],
+                      r.n[PAR_V_PASS], r.n[PAR_V_FAIL], r.n[PAR_V_UNSUPPORTED], r.max_ratio);
+        CU_ASSERT_EQUAL(r.rc, 0);
+        CU_ASSERT(r.n[PAR_V_PASS] >= 500);
+        CU_ASSERT_EQUAL(r.n[PAR_V_FAIL] + r.n[PAR_V_ERROR] + r.n[PAR_V_CRASH] + r.n[PAR_V_FLAKY], 0);
+        CU_ASSERT_EQUAL(r.with_algo, r.n[PAR_V_PASS]);
+        CU_ASSERT(r.max_ratio > 0 && r.max_ratio < 1);
+    }
+}
+
+/* (b) A wrong transform entry fails, with the oracle's reason. */
+static void test_transform_bug_fails(void)
+{
+    const char *spec[3] = {"variant=f23,bug=transform", "variant=f43,bug=transform", "variant=f63,bug=transform"};
+    for (int i = 0; i < 3; i++) {
+        char tag[32];
+        snprintf(tag, sizeof tag, "bug%d", i);
+        run_stats r = run_plugin("quick", spec[i], tag);
+        CU_ASSERT_EQUAL(r.rc, 1);
+        CU_ASSERT(r.n[PAR_V_FAIL] > 0);
+        CU_ASSERT_EQUAL(r.n[PAR_V_PASS], 0);
+        CU_ASSERT_PTR_NOT_NULL(strstr(r.first_fail, "over budget"));
+    }
+}
+
+/* (c) Undeclared, the Winograd error is judged against direct summation's budget: F(4x4,3x3) and F(6x6,3x3) exceed it
+ * (the reason an algorithm must be declared); F(2x2,3x3) is within it on all but a few cases of the full suite. */
+static void test_undeclared(void)
+{
+    run_stats r43 = run_plugin("quick", "variant=f43,declare=0", "undecl43");
+    run_stats r23 = run_plugin("quick", "variant=f23,declare=0", "undecl23");
+    PAR_TEST_NOTE("quick, undeclared: F(4x4,3x3) %d FAIL of %d; F(2x2,3x3) %d FAIL of %d", r43.n[PAR_V_FAIL],
+                  r43.n[PAR_V_FAIL] + r43.n[PAR_V_PASS], r23.n[PAR_V_FAIL], r23.n[PAR_V_FAIL] + r23.n[PAR_V_PASS]);
+    CU_ASSERT(r43.n[PAR_V_FAIL] > 0);
+    CU_ASSERT_EQUAL(r43.with_algo, 0);
+    CU_ASSERT(r23.n[PAR_V_PASS] > 0);
+    CU_ASSERT_EQUAL(r23.with_algo, 0);
+}
+
+/* A declaration outside par_algo is an ERROR naming the backend, the node and the value. */
+static void test_bad_declaration_is_error(void)
+{
+    run_stats r = run_plugin("quick", "variant=f43,declare=77", "bad");
+    CU_ASSERT(r.n[PAR_V_ERROR] > 0);
+    CU_ASSERT_EQUAL(r.n[PAR_V_PASS] + r.n[PAR_V_FAIL], 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.first_error, "declared algorithm 77"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.first_error, "conv2d0"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.first_error, "winograd"));
+}
+
+static const CU_TestInfo tests[] = {
+    {"the matrices reproduce direct correlation", test_matrices_reproduce_correlation},
+    {"tile magnitude, hand-computed", test_tile_magnitude_by_hand},
+    {"path roundings, hand-counted", test_path_roundings_by_hand},
+    {"Winograd budget, hand-computed; the value unchanged", test_budget_by_hand},
+    {"float32 Winograd within the budget, not vacuously", test_float32_within_budget},
+    {"declarations checked against the node", test_algo_check},
+    {"declared F(2,3), F(4,3): the full suite's conv2d cases pass", test_declared_pass_full_suite},
+    {"a wrong transform entry fails", test_transform_bug_fails},
+    {"undeclared Winograd judged as direct", test_undeclared},
+    {"a declaration outside the enum is an ERROR", test_bad_declaration_is_error},
+    CU_TEST_INFO_NULL,
+};
+
+/* Locate build/parity from this program's path (build/tests/test_winograd) and make a scratch folder. */
+__attribute__((constructor)) static void locate(void)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return;
+    self[n] = 0;
+    snprintf(build_dir, sizeof build_dir, "%s", dirname(dirname(self)));
+    snprintf(exe, sizeof exe, "%s/parity", build_dir);
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/parity_test_winograd.XXXXXX");
+    if (!mkdtemp(tmp_dir)) snprintf(tmp_dir, sizeof tmp_dir, "/tmp");
+}
+
+PAR_TEST_MAIN("winograd", tests)
