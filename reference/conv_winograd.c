@@ -5,15 +5,17 @@
  * Winograd F(m x m, 3 x 3) computes each m x m output tile as Y = A^T [sum_c (G g_c G^T) (.) (B^T d_c B)] A, where
  * d_c is the t x t input tile (t = m + 2) of channel c and (.) the elementwise product. The result is the same
  * linear function of x and w as direct convolution, so the value and the propagated input budgets are exactly the
- * direct kernel's (dot.h); only the op's own rounding differs. Each elementary product
- *     A^T[a,i] A^T[b,j] G[i,p] G[j,q] g_c[p,q] B^T[i,r] B^T[j,s] d_c[r,s]
- * is carried through a fixed number n(a,b,i,j) of roundings, counted per stage from the nonzero entries of the
- * matrices' rows (the additions of each one-dimensional pass, one rounded multiplication unless every entry is a
- * power of two, one rounding of a constant that float cannot hold), plus cg for the channel sum with its product,
- * plus one for the bias. Higham's Lemma 3.1 bounds each path's relative error by gamma(n), so
- *     |fl(y) - y| <= sum_{i,j} gamma(n(a,b,i,j)) |A^T[a,i]| |A^T[b,j]| M[i,j] + gamma(kA + 1) |b|
- *     M = sum_c (|G| |g_c| |G^T|) (.) (|B^T| |d_c| |B|)
- * with the magnitudes of the operands a backend holds (value plus budget), computed here in float64.
+ * direct kernel's (dot.h); only the op's own rounding differs. It is bounded stage by stage (Higham's bounds for a
+ * sum of products, eq. 3.4-3.5, applied to each stage's computed operands):
+ *   transforms   |U~ - U| <= gamma(kG_i + kG_j) (|G| |g| |G^T|),  |V~ - V| <= gamma(kB_i + kB_j) (|B^T| |d| |B|)
+ *   products and channel sum, M~ = fl(sum_c U~ V~):
+ *                |M~ - M| <= dm = sum_c gamma(cg) |U~| |V~| + du |V| + |U| dv + du dv,  |U~| <= |U| + du
+ *   output       |Y~ - Y| <= |A^T| dm |A| + gamma(kA_a + kA_b [+ 1 bias]) (|A^T| (|M| + dm) |A| [+ |b|])
+ * where k is a transform row's roundings (row_roundings: its additions, one rounded multiplication unless every
+ * entry is a power of two, one rounding of a constant that float cannot hold). Each stage's error is charged on
+ * the magnitude of that stage's own operands (|U|, |V|, |M|, after their cancellations), not on the elementary
+ * products, which keeps the bound within about 10-20x of observed errors instead of 30-60x. The magnitudes of the
+ * operands a backend holds (value plus budget) are used throughout, in float64.
  *
  * It must not change the value of any element nor the propagated part of a budget: a declared algorithm changes
  * only the bound on the backend's own rounding.
@@ -143,17 +145,6 @@ static int32_t ka_of(const wg_alg *a, int32_t r) { return row_roundings(a->at[r]
 static int32_t kb_of(const wg_alg *a, int32_t r) { return row_roundings(a->bt[r], a->t); }
 static int32_t kg_of(const wg_alg *a, int32_t r) { return row_roundings(a->g[r], 3); }
 
-int32_t par_winograd_path_roundings(int32_t algo, int32_t a, int32_t b, int32_t i, int32_t j, int64_t cg,
-                                    int with_bias)
-{
-    if (algo <= PAR_ALGO_DIRECT || algo >= PAR_ALGO_COUNT) return 0;
-    const wg_alg *w = &ALGS[algo];
-    if (a < 0 || b < 0 || a >= w->m || b >= w->m || i < 0 || j < 0 || i >= w->t || j >= w->t) return 0;
-    int64_t n = (int64_t)ka_of(w, a) + ka_of(w, b) + kg_of(w, i) + kg_of(w, j) + kb_of(w, i) + kb_of(w, j) + cg +
-                (with_bias ? 1 : 0);
-    return n > INT32_MAX ? INT32_MAX : (int32_t)n;
-}
-
 int32_t par_winograd_matrices(int32_t algo, double *bt, double *g, double *at)
 {
     if (algo <= PAR_ALGO_DIRECT || algo >= PAR_ALGO_COUNT) return 0;
@@ -196,89 +187,127 @@ par_status par_algo_check(const par_graph_desc *g, int32_t node, int32_t algo, p
     return PAR_OK;
 }
 
-/* ---- the magnitudes ------------------------------------------------------------------------------------------- */
+/* ---- the stage bounds ----------------------------------------------------------------------------------------- */
 
-/* u~ = |G| g~ |G^T| for one 3x3 kernel g~ (magnitudes): t x t. */
-static void kernel_mag(const wg_alg *a, const double *g9, double *u)
+/* One operand's two-pass transform T = L X L^T (L: rows x cols with row stride ls; X: cols x cols): val the signed
+ * transform of the reference values, mag = |L| (|X| + e(X)) |L^T| (the terms' magnitudes a backend's operands can
+ * have), err = |L| e(X) |L^T| (how far the transform of the operands it holds may be from val). */
+typedef struct tview {
+    double val[MAX_T * MAX_T], mag[MAX_T * MAX_T], err[MAX_T * MAX_T];
+} tview;
+
+static void transform2(const q16 *L, int32_t rows, int32_t cols, int32_t ls, const double *xv, const double *xe,
+                       tview *o)
 {
-    double tmp[MAX_T][3];
-    for (int32_t i = 0; i < a->t; i++)
-        for (int32_t q = 0; q < 3; q++) {
-            double s = 0;
-            for (int32_t p = 0; p < 3; p++) s += fabs(qv(a->g[i][p])) * g9[p * 3 + q];
-            tmp[i][q] = s;
+    double tv[MAX_T * MAX_T], tm[MAX_T * MAX_T], te[MAX_T * MAX_T];
+    for (int32_t i = 0; i < rows; i++)
+        for (int32_t s = 0; s < cols; s++) {
+            double v = 0, m = 0, e = 0;
+            for (int32_t r = 0; r < cols; r++) {
+                q16 c = L[i * ls + r];
+                if (!c.num) continue;
+                double cv = qv(c), ca = fabs(cv), x = xv[r * cols + s], ex = xe[r * cols + s];
+                v += cv * x;
+                m += bmul(ca, fabs(x) + ex);
+                e += bmul(ca, ex);
+            }
+            tv[i * cols + s] = v, tm[i * cols + s] = m, te[i * cols + s] = e;
         }
-    for (int32_t i = 0; i < a->t; i++)
-        for (int32_t j = 0; j < a->t; j++) {
-            double s = 0;
-            for (int32_t q = 0; q < 3; q++) s += tmp[i][q] * fabs(qv(a->g[j][q]));
-            u[i * a->t + j] = s;
-        }
-}
-
-/* v~ = |B^T| d~ |B| for one t x t input tile d~ (magnitudes, zero outside the image). */
-static void input_mag(const wg_alg *a, const double *d, double *v)
-{
-    double tmp[MAX_T][MAX_T];
-    for (int32_t i = 0; i < a->t; i++)
-        for (int32_t s = 0; s < a->t; s++) {
-            double acc = 0;
-            for (int32_t r = 0; r < a->t; r++)
-                if (a->bt[i][r].num) acc += fabs(qv(a->bt[i][r])) * d[r * a->t + s];
-            tmp[i][s] = acc;
-        }
-    for (int32_t i = 0; i < a->t; i++)
-        for (int32_t j = 0; j < a->t; j++) {
-            double acc = 0;
-            for (int32_t s = 0; s < a->t; s++)
-                if (a->bt[j][s].num) acc += tmp[i][s] * fabs(qv(a->bt[j][s]));
-            v[i * a->t + j] = acc;
-        }
-}
-
-static double mag_of(const par_rt *t, int64_t i) { return fabs(t->v[i]) + t->e[i]; }
-
-/* The input tile of channel ch at input origin (ih0, iw0), as magnitudes: t x t, zero outside the image. */
-static void input_tile(const wg_alg *a, const par_conv_geom *q, const par_rt *x, int64_t n, int64_t ch, int64_t ih0,
-                       int64_t iw0, double *d)
-{
-    for (int32_t r = 0; r < a->t; r++)
-        for (int32_t s = 0; s < a->t; s++) {
-            int64_t ih = ih0 + r, iw = iw0 + s;
-            d[r * a->t + s] = (ih < 0 || ih >= q->h || iw < 0 || iw >= q->w)
-                                  ? 0.0
-                                  : mag_of(x, ((n * q->c + ch) * q->h + ih) * q->w + iw);
+    for (int32_t i = 0; i < rows; i++)
+        for (int32_t j = 0; j < rows; j++) {
+            double v = 0, m = 0, e = 0;
+            for (int32_t s = 0; s < cols; s++) {
+                q16 c = L[j * ls + s];
+                if (!c.num) continue;
+                double cv = qv(c), ca = fabs(cv);
+                v += tv[i * cols + s] * cv;
+                m += bmul(tm[i * cols + s], ca);
+                e += bmul(te[i * cols + s], ca);
+            }
+            o->val[i * rows + j] = v, o->mag[i * rows + j] = m, o->err[i * rows + j] = e;
         }
 }
 
-static void weight_mag(const par_conv_geom *q, const par_rt *w, int64_t o, int64_t ci, double *g9)
+int32_t par_winograd_roundings(int32_t algo, char matrix, int32_t row)
 {
-    int64_t cg = q->c / q->groups;
-    for (int32_t k = 0; k < 9; k++) g9[k] = mag_of(w, (o * cg + ci) * 9 + k);
+    if (algo <= PAR_ALGO_DIRECT || algo >= PAR_ALGO_COUNT || row < 0) return -1;
+    const wg_alg *a = &ALGS[algo];
+    if (matrix == 'A' && row < a->m) return ka_of(a, row);
+    if (matrix == 'B' && row < a->t) return kb_of(a, row);
+    if (matrix == 'G' && row < a->t) return kg_of(a, row);
+    return -1;
 }
 
-double par_winograd_mag(int32_t algo, const par_conv_geom *q, const par_rt *x, const par_rt *w, int64_t n, int64_t o,
-                        int64_t oh, int64_t ow, double *mt)
+void par_winograd_tile(int32_t algo, const par_conv_geom *q, const par_rt *x, const par_rt *w, double u, int64_t n,
+                       int64_t o, int64_t th, int64_t tw, par_wg_tile *tile)
 {
+    memset(tile, 0, sizeof *tile);
+    if (algo <= PAR_ALGO_DIRECT || algo >= PAR_ALGO_COUNT) return;
+    const wg_alg *a = &ALGS[algo];
+    const int32_t t = a->t, tt = t * t;
+    const int64_t cg = q->c / q->groups, og = q->o / q->groups, g0 = (o / og) * cg;
+    const double gc = par_gamma(cg, u), sc = sqrt((double)cg) * u;
+    double gu[MAX_T * MAX_T], gv[MAX_T * MAX_T], su[MAX_T * MAX_T], sv[MAX_T * MAX_T];
+    for (int32_t i = 0; i < t; i++)
+        for (int32_t j = 0; j < t; j++) {
+            int32_t kg = kg_of(a, i) + kg_of(a, j), kb = kb_of(a, i) + kb_of(a, j);
+            gu[i * t + j] = par_gamma(kg, u), su[i * t + j] = sqrt((double)kg) * u;
+            gv[i * t + j] = par_gamma(kb, u), sv[i * t + j] = sqrt((double)kb) * u;
+        }
+    tile->t = t;
+    for (int64_t ci = 0; ci < cg; ci++) {
+        double gvv[9], gve[9], dv[MAX_T * MAX_T], de[MAX_T * MAX_T];
+        for (int32_t k = 0; k < 9; k++) {
+            int64_t wi = (o * cg + ci) * 9 + k;
+            gvv[k] = w->v[wi], gve[k] = w->e[wi];
+        }
+        for (int32_t r = 0; r < t; r++)
+            for (int32_t s = 0; s < t; s++) {
+                int64_t ih = th - q->pt + r, iw = tw - q->pl + s;
+                int in = ih >= 0 && ih < q->h && iw >= 0 && iw < q->w;
+                int64_t xi = ((n * q->c + g0 + ci) * q->h + ih) * q->w + iw;
+                dv[r * t + s] = in ? x->v[xi] : 0.0; /* outside the image: an exact zero */
+                de[r * t + s] = in ? x->e[xi] : 0.0;
+            }
+        tview U, V;
+        transform2(&a->g[0][0], t, 3, 3, gvv, gve, &U);
+        transform2(&a->bt[0][0], t, t, MAX_T, dv, de, &V);
+        for (int32_t k = 0; k < tt; k++) {
+            /* |U~| <= um + du: the held operands' transform, then its rounding (the same for V) */
+            double um = fabs(U.val[k]) + U.err[k], vm = fabs(V.val[k]) + V.err[k];
+            double du = bmul(gu[k], U.mag[k]), dvv = bmul(gv[k], V.mag[k]);
+            tile->val[k] += U.val[k] * V.val[k];
+            tile->m[k] += bmul(U.err[k], fabs(V.val[k])) + bmul(fabs(U.val[k]), V.err[k]) + bmul(U.err[k], V.err[k]);
+            tile->dm[k] += bmul(gc, bmul(um + du, vm + dvv)) + bmul(du, vm) + bmul(um, dvv) + bmul(du, dvv);
+            tile->sm[k] += bmul(sc, bmul(um, vm)) + bmul(bmul(su[k], U.mag[k]), vm) + bmul(um, bmul(sv[k], V.mag[k]));
+        }
+    }
+    for (int32_t k = 0; k < tt; k++) tile->m[k] += fabs(tile->val[k]);
+}
+
+double par_winograd_own(int32_t algo, const par_wg_tile *tile, int32_t ra, int32_t rb, double bias_mag, int with_bias,
+                        double u, double *scale)
+{
+    if (scale) *scale = 0;
     if (algo <= PAR_ALGO_DIRECT || algo >= PAR_ALGO_COUNT) return 0;
     const wg_alg *a = &ALGS[algo];
+    if (ra < 0 || rb < 0 || ra >= a->m || rb >= a->m) return 0;
     const int32_t t = a->t;
-    int64_t cg = q->c / q->groups, og = q->o / q->groups, g0 = (o / og) * cg;
-    int64_t th = oh / a->m * a->m, tw = ow / a->m * a->m;
-    double M[MAX_T * MAX_T] = {0}, u[MAX_T * MAX_T], v[MAX_T * MAX_T], d[MAX_T * MAX_T], g9[9];
-    for (int64_t ci = 0; ci < cg; ci++) {
-        weight_mag(q, w, o, ci, g9);
-        kernel_mag(a, g9, u);
-        input_tile(a, q, x, n, g0 + ci, th - q->pt, tw - q->pl, d);
-        input_mag(a, d, v);
-        for (int32_t k = 0; k < t * t; k++) M[k] += u[k] * v[k];
+    const int32_t k = ka_of(a, ra) + ka_of(a, rb) + (with_bias ? 1 : 0);
+    double prop = 0, held = with_bias ? bias_mag : 0, sprop = 0;
+    for (int32_t i = 0; i < t; i++) {
+        double ai = fabs(qv(a->at[ra][i]));
+        if (ai == 0) continue;
+        for (int32_t j = 0; j < t; j++) {
+            double c = ai * fabs(qv(a->at[rb][j]));
+            if (c == 0) continue;
+            prop += bmul(c, tile->dm[i * t + j]);
+            sprop += bmul(c, tile->sm[i * t + j]);
+            held += bmul(c, tile->m[i * t + j] + tile->dm[i * t + j]);
+        }
     }
-    int32_t ra = (int32_t)(oh - th), rb = (int32_t)(ow - tw);
-    double y = 0;
-    for (int32_t i = 0; i < t; i++)
-        for (int32_t j = 0; j < t; j++) y += fabs(qv(a->at[ra][i])) * fabs(qv(a->at[rb][j])) * M[i * t + j];
-    if (mt) memcpy(mt, M, sizeof(double) * (size_t)(t * t));
-    return y;
+    if (scale) *scale = sprop + bmul(sqrt((double)k) * u, held);
+    return prop + bmul(par_gamma(k, u), held);
 }
 
 /* ---- the kernel ----------------------------------------------------------------------------------------------- */
@@ -291,54 +320,19 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
     if (q->kh != 3 || q->kw != 3 || q->sh != 1 || q->sw != 1 || q->dh != 1 || q->dw != 1)
         return par_msgf(msg, PAR_ERROR, "declared algorithm %s needs a 3x3 kernel, stride 1 and dilation 1",
                         ALGS[algo].name);
-    const wg_alg *a = &ALGS[algo];
-    const int32_t m = a->m, t = a->t, tt = t * t;
+    const int32_t m = ALGS[algo].m;
     const int64_t cg = q->c / q->groups, og = q->o / q->groups;
     const double u = c->prec.u;
-    /* Per-node weights of the tile magnitudes: wt[(a*m + b)*tt + i*t + j] = gamma(n(a,b,i,j)) |A^T[a,i]| |A^T[b,j]|,
-     * wa the same without gamma; nmax the longest path (for the scale). */
-    double wt[MAX_M * MAX_M * MAX_T * MAX_T], wa[MAX_M * MAX_M * MAX_T * MAX_T];
-    int32_t nmax = 0, kamax = 0;
-    for (int32_t r = 0; r < m; r++) kamax = ka_of(a, r) > kamax ? ka_of(a, r) : kamax;
-    for (int32_t ra = 0; ra < m; ra++)
-        for (int32_t rb = 0; rb < m; rb++)
-            for (int32_t i = 0; i < t; i++)
-                for (int32_t j = 0; j < t; j++) {
-                    double coef = fabs(qv(a->at[ra][i])) * fabs(qv(a->at[rb][j]));
-                    int32_t np = par_winograd_path_roundings(algo, ra, rb, i, j, cg, b != NULL);
-                    size_t k = (size_t)((ra * m + rb) * tt + i * t + j);
-                    wa[k] = coef;
-                    wt[k] = coef * par_gamma(np, u);
-                    if (coef > 0 && np > nmax) nmax = np;
-                }
-    const double gamma_b = par_gamma(kamax + 1, u);
-    double *um = malloc(sizeof *um * (size_t)(cg * tt + 1)); /* u~ of every channel of o's group */
-    if (!um) return par_msgf(msg, PAR_ERROR, "reference: out of memory");
-    double v[MAX_T * MAX_T], d[MAX_T * MAX_T], g9[9], M[MAX_T * MAX_T];
+    par_wg_tile tile;
     for (int64_t n = 0; n < q->n; n++)
         for (int64_t o = 0; o < q->o; o++) {
             const int64_t g0 = (o / og) * cg;
-            for (int64_t ci = 0; ci < cg; ci++) {
-                weight_mag(q, w, o, ci, g9);
-                kernel_mag(a, g9, um + ci * tt);
-            }
             for (int64_t th = 0; th < q->oh; th += m)
                 for (int64_t tw = 0; tw < q->ow; tw += m) {
-                    memset(M, 0, sizeof M);
-                    for (int64_t ci = 0; ci < cg; ci++) {
-                        input_tile(a, q, x, n, g0 + ci, th - q->pt, tw - q->pl, d);
-                        input_mag(a, d, v);
-                        for (int32_t k = 0; k < tt; k++) M[k] += um[ci * tt + k] * v[k];
-                    }
+                    par_winograd_tile(algo, q, x, w, u, n, o, th, tw, &tile);
                     for (int32_t ra = 0; ra < m && th + ra < q->oh; ra++)
                         for (int32_t rb = 0; rb < m && tw + rb < q->ow; rb++) {
                             const int64_t oh = th + ra, ow = tw + rb;
-                            const double *wk = wt + (size_t)((ra * m + rb) * tt), *ak = wa + (size_t)((ra * m + rb) * tt);
-                            double own = 0, mag = 0;
-                            for (int32_t k = 0; k < tt; k++) {
-                                own += bmul(wk[k], M[k]);
-                                mag += bmul(ak[k], M[k]);
-                            }
                             /* the value and the propagated budgets: the direct definition (dot.h) */
                             dot_acc acc = {0};
                             for (int64_t ci = 0; ci < cg; ci++)
@@ -352,20 +346,19 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
                                                 ((n * q->c + g0 + ci) * q->h + ih) * q->w + iw);
                                     }
                                 }
-                            double val = acc.v, prop = acc.prop, prop2 = acc.prop2;
+                            double val = acc.v, prop = acc.prop, prop2 = acc.prop2, bm = 0;
                             if (b) {
-                                double bm = fabs(b->v[o]) + b->e[o], sb = par_rt_scales(b)[o];
+                                double sb = par_rt_scales(b)[o];
+                                bm = fabs(b->v[o]) + b->e[o];
                                 val += b->v[o];
-                                own += bmul(gamma_b, bm);
-                                mag += bm;
                                 prop += b->e[o];
                                 prop2 += bmul(sb, sb);
                             }
+                            double s_own;
+                            double own = par_winograd_own(algo, &tile, ra, rb, bm, b != NULL, u, &s_own);
                             const int64_t yi = ((n * q->o + o) * q->oh + oh) * q->ow + ow;
                             if (y->s) {
-                                /* the scale: at most nmax roundings on any path, each bounded by u times its share
-                                 * of mag, root-sum-squared (as dot.h's sqrt(k) u sum |w x|) */
-                                double ps = bmul(sqrt((double)nmax) * u, mag) + sqrt(prop2);
+                                double ps = s_own + sqrt(prop2);
                                 y->s[yi] = ps + bmul(c->prec.u_store, fabs(val) + ps);
                             }
                             double pre = own + par_prop_bound(prop, prop2);
@@ -374,6 +367,5 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
                         }
                 }
         }
-    free(um);
     return PAR_OK;
 }

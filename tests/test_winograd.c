@@ -2,7 +2,7 @@
  * test_winograd.c - declared algorithms (PAR_PROC_NODE_ALGO) and the Winograd budget (reference/conv_winograd.c,
  * docs/budgets/winograd.md):
  *   - the matrices of each par_algo reproduce direct correlation (float64, random integers);
- *   - the tile magnitude, the path roundings and the budget on hand-computed cases;
+ *   - the stage bounds of a tile, the roundings per transform row and the budget on hand-computed cases;
  *   - soundness and tightness: float32 Winograd computed here (in another order than the plugin's) stays within the
  *     budget, and not vacuously (the worst ratio is printed with PAR_TEST_VERBOSE=1);
  *   - declarations checked: a value outside par_algo, a Winograd value for a node that cannot be one;
@@ -115,56 +115,96 @@ static par_conv_geom geom(int64_t c, int64_t h, int64_t o, int64_t pad)
     return q;
 }
 
-/* F(2x2,3x3), one channel, x = 4x4 ones, w = 3x3 ones, no padding: |B^T| has row sums 2, so |B^T| 1 |B| = 4
- * everywhere; |G| has row sums (1, 1.5, 1.5, 1), so |G| 1 |G^T| = rs rs^T; M = 4 rs rs^T; |A^T| rows select
- * (1, 1, 1, 0) and (0, 1, 1, 1), whose dot with rs is 4 either way: every output's magnitude is 4 * 4 * 4 = 64
- * (direct summation's is 9). */
-static void test_tile_magnitude_by_hand(void)
+/* The hand case: F(2x2,3x3), one channel, x = 4x4 ones, w = 3x3 ones, no padding, no bias. By hand:
+ *   U = G 1 G^T = r r^T with r = G's row sums = (1, 1.5, 0.5, 1); |G| 1 |G^T| = rs rs^T, rs = (1, 1.5, 1.5, 1);
+ *   V = B^T 1 B = c c^T with c = B^T's row sums = (0, 2, 0, 0); |B^T| 1 |B| = 4 everywhere;
+ *   M = U (.) V is 9 at (1, 1) and 0 elsewhere; y = 9 everywhere (the direct sum of nine ones).
+ * Roundings per row: G (0, 2, 2, 0), B^T 1 each, A^T row 0 (1 1 1 0): 2. With one channel the product and channel
+ * sum cost gamma(1). So, at transform position (i, j):
+ *   du = gamma(kG_i + kG_j) rs_i rs_j,  dv = gamma(2) 4,
+ *   dm = gamma(1) (|U| + du)(|V| + dv) + du |V| + |U| dv + du dv,
+ * and output (0, 0) (A^T row 0 selects i, j in 0..2) has own = sum dm + gamma(4) sum (|M| + dm). */
+static const double RS[4] = {1, 1.5, 1.5, 1}, R[4] = {1, 1.5, 0.5, 1}, CV[4] = {0, 2, 0, 0};
+static const int32_t KG[4] = {0, 2, 2, 0};
+
+static double hand_dm(int i, int j, double u)
+{
+    double U = R[i] * R[j], V = CV[i] * CV[j];
+    double du = par_gamma(KG[i] + KG[j], u) * RS[i] * RS[j], dv = par_gamma(2, u) * 4;
+    return par_gamma(1, u) * (fabs(U) + du) * (fabs(V) + dv) + du * fabs(V) + fabs(U) * dv + du * dv;
+}
+
+static void test_tile_bounds_by_hand(void)
 {
     int64_t xd[4] = {1, 1, 4, 4}, wd[4] = {1, 1, 3, 3};
     double ones[16];
     for (int i = 0; i < 16; i++) ones[i] = 1;
     par_rt *x = rt_of(4, xd, ones), *w = rt_of(4, wd, ones);
     par_conv_geom q = geom(1, 4, 1, 0);
-    double mt[64], rs[4] = {1, 1.5, 1.5, 1};
-    for (int64_t oh = 0; oh < 2; oh++)
-        for (int64_t ow = 0; ow < 2; ow++)
-            CU_ASSERT_DOUBLE_EQUAL(par_winograd_mag(PAR_ALGO_WINOGRAD_2X2_3X3, &q, x, w, 0, 0, oh, ow, mt), 64.0, 0);
+    const double u = 0x1p-24;
+    par_wg_tile tl;
+    par_winograd_tile(PAR_ALGO_WINOGRAD_2X2_3X3, &q, x, w, u, 0, 0, 0, 0, &tl);
+    CU_ASSERT_EQUAL_FATAL(tl.t, 4);
     for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) CU_ASSERT_DOUBLE_EQUAL(mt[i * 4 + j], 4 * rs[i] * rs[j], 0);
-    /* Padding 1 on a 2x2 input of ones: output (0,0)'s tile reads rows and columns -1..2, of which 0..1 are inside,
-     * so d~ = [0 0 0 0; 0 1 1 0; 0 1 1 0; 0 0 0 0]. Row by row, |B^T| d~ = [0 1 1 0; 0 2 2 0; 0 2 2 0; 0 1 1 0],
-     * and times |B| on the right v = a a^T with a = (1, 2, 2, 1). So M = (rs_i a_i)(rs_j a_j), and the output (0,0)
-     * magnitude is (sum_i |A^T[0,i]| rs_i a_i)^2 = (1 + 3 + 3)^2 = 49. */
+        for (int j = 0; j < 4; j++) {
+            double want = (i == 1 && j == 1) ? 9.0 : 0.0, dm = hand_dm(i, j, u);
+            CU_ASSERT_DOUBLE_EQUAL(tl.val[i * 4 + j], want, 0);
+            CU_ASSERT_DOUBLE_EQUAL(tl.m[i * 4 + j], want, 0);
+            CU_ASSERT_DOUBLE_EQUAL(tl.dm[i * 4 + j], dm, 1e-15 * dm);
+        }
+    double own = 0, held = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            own += hand_dm(i, j, u);
+            held += ((i == 1 && j == 1) ? 9.0 : 0.0) + hand_dm(i, j, u);
+        }
+    own += par_gamma(4, u) * held;
+    double sc = -1;
+    CU_ASSERT_DOUBLE_EQUAL(par_winograd_own(PAR_ALGO_WINOGRAD_2X2_3X3, &tl, 0, 0, 0, 0, u, &sc), own, 1e-15 * own);
+    CU_ASSERT(sc > 0 && sc < own); /* the root-sum-square analogue is smaller than the worst case */
+    /* Inputs with budget e(x) = 1: the transform of the held tile may move by |B^T| 1 |B| = 4 times |U|, so
+     * m = |M| + 4 |U| (at (0, 0): 0 + 4 * 1). */
+    for (int i = 0; i < 16; i++) x->e[i] = 1;
+    par_winograd_tile(PAR_ALGO_WINOGRAD_2X2_3X3, &q, x, w, u, 0, 0, 0, 0, &tl);
+    CU_ASSERT_DOUBLE_EQUAL(tl.m[0], 4.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(tl.m[1 * 4 + 1], 9.0 + 4 * 2.25, 0);
+    /* Padding 1 on a 2x2 input of ones: the tile of output (0, 0) reads rows and columns -1..2, of which 0..1 are
+     * inside: d = [0 0 0 0; 0 1 1 0; 0 1 1 0; 0 0 0 0], V = c' c'^T with c' = B^T (0 1 1 0)^T = (-1, 2, 0, 1), and
+     * y(0, 0) = (sum_i A^T[0,i] r_i c'_i)^2 = (-1 + 3 + 0)^2 = 4, the direct sum of the four ones. */
     int64_t xd2[4] = {1, 1, 2, 2};
     par_rt *x2 = rt_of(4, xd2, ones);
     par_conv_geom q2 = geom(1, 2, 1, 1);
-    CU_ASSERT_DOUBLE_EQUAL(par_winograd_mag(PAR_ALGO_WINOGRAD_2X2_3X3, &q2, x2, w, 0, 0, 0, 0, mt), 49.0, 0);
-    /* An input budget enters as magnitude: e(x) = 1 everywhere doubles d~, so the magnitude doubles. */
-    for (int i = 0; i < 16; i++) x->e[i] = 1;
-    CU_ASSERT_DOUBLE_EQUAL(par_winograd_mag(PAR_ALGO_WINOGRAD_2X2_3X3, &q, x, w, 0, 0, 1, 1, mt), 128.0, 0);
+    const double c2[4] = {-1, 2, 0, 1};
+    par_winograd_tile(PAR_ALGO_WINOGRAD_2X2_3X3, &q2, x2, w, u, 0, 0, 0, 0, &tl);
+    double y00 = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            CU_ASSERT_DOUBLE_EQUAL(tl.val[i * 4 + j], R[i] * R[j] * c2[i] * c2[j], 0);
+            y00 += (i < 3 ? 1 : 0) * (j < 3 ? 1 : 0) * tl.val[i * 4 + j];
+        }
+    CU_ASSERT_DOUBLE_EQUAL(y00, 4.0, 0);
     rt_del(x), rt_del(x2), rt_del(w);
 }
 
-/* Path roundings (docs/budgets/winograd.md): a row's count is (nonzeros - 1) + 1 if some entry is not +-2^j + 1 if
- * some entry is not a binary fraction. F(2x2,3x3): A^T rows (1 1 1 0): 2; G rows (1 0 0): 0, (1/2 1/2 1/2): 2;
- * B^T rows: 1 each. F(4x4,3x3): A^T row 1 (0 1 -1 2 -2 0): 3; G row 3 (1/24 1/12 1/6): 2 + 1 + 1 = 4; G row 0
- * (1/4 0 0): 0; B^T row 3 (0 -2 -1 2 1 0): 3; B^T row 0 (4 0 -5 0 1 0): 2 + 1 = 3. */
-static void test_path_roundings_by_hand(void)
+/* Roundings per row (docs/budgets/winograd.md): (nonzeros - 1) + 1 if some entry is not +-2^j + 1 if some entry is
+ * not a binary fraction. F(2x2,3x3): A^T (1 1 1 0): 2; G (1 0 0): 0, (1/2 1/2 1/2): 2; B^T rows: 1. F(4x4,3x3):
+ * A^T (0 1 -1 2 -2 0): 3; G (1/24 1/12 1/6): 2 + 1 + 1 = 4; G (1/4 0 0): 0; B^T (0 -2 -1 2 1 0): 3;
+ * B^T (4 0 -5 0 1 0): 2 + 1 = 3. F(6x6,3x3): G (32/45 16/45 8/45): 4; B^T (1 0 -21/4 0 21/4 0 -1 0): 3 + 1 = 4. */
+static void test_row_roundings_by_hand(void)
 {
-    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_2X2_3X3, 0, 0, 0, 0, 1, 0), 2 + 2 + 0 + 0 + 1 + 1 + 1);
-    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_2X2_3X3, 0, 1, 1, 2, 1, 0), 2 + 2 + 2 + 2 + 1 + 1 + 1);
-    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_4X4_3X3, 1, 1, 3, 0, 16, 1),
-                    3 + 3 + 4 + 0 + 3 + 3 + 16 + 1);
-    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_WINOGRAD_4X4_3X3, 4, 0, 0, 0, 1, 0), 0); /* a out of range */
-    CU_ASSERT_EQUAL(par_winograd_path_roundings(PAR_ALGO_DIRECT, 0, 0, 0, 0, 1, 0), 0);
+    const struct {
+        int32_t algo;
+        char mat;
+        int32_t row, want;
+    } c[] = {{1, 'A', 0, 2}, {1, 'G', 0, 0}, {1, 'G', 1, 2}, {1, 'B', 0, 1}, {1, 'B', 3, 1},
+             {2, 'A', 1, 3}, {2, 'G', 3, 4}, {2, 'G', 0, 0}, {2, 'B', 3, 3}, {2, 'B', 0, 3},
+             {3, 'G', 5, 4}, {3, 'B', 0, 4}, {2, 'A', 4, -1}, {2, 'X', 0, -1}, {0, 'A', 0, -1}};
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        CU_ASSERT_EQUAL(par_winograd_roundings(c[i].algo, c[i].mat, c[i].row), c[i].want);
 }
 
-/* The budget of the hand case above at output (0,0), f32, no bias: paths (i, j) over the nonzero A^T[0, .] = rows
- * 0..2, n(i, j) = 2 + 2 + kG(i) + kG(j) + 1 + 1 + 1 with kG = (0, 2, 2), M = 4 rs_i rs_j:
- *   (0,0): n 7, M 4;  (0,1) (0,2) (1,0) (2,0): n 9, M 6 each;  the four of rows 1..2: n 11, M 9 each;
- * own = 4 gamma7 + 24 gamma9 + 36 gamma11, e = own + u (9 + own) (y = 9). The direct budget is gamma9 * 9 + u (9 + ...):
- * about 6.6x smaller. */
+/* Through the kernel: the budget of output (0, 0) of the hand case is own + u (9 + own) (f32 storage), the value the
+ * direct sum's, and the budget differs from direct summation's. */
 static void test_budget_by_hand(void)
 {
     int64_t xd[4] = {1, 1, 4, 4}, wd[4] = {1, 1, 3, 3};
@@ -180,15 +220,23 @@ static void test_budget_by_hand(void)
                                   &y, &msg),
                           PAR_OK);
     const double u = 0x1p-24;
-    double own = 4 * par_gamma(7, u) + 24 * par_gamma(9, u) + 36 * par_gamma(11, u);
+    double own = 0, held = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            own += hand_dm(i, j, u);
+            held += ((i == 1 && j == 1) ? 9.0 : 0.0) + hand_dm(i, j, u);
+        }
+    own += par_gamma(4, u) * held;
     CU_ASSERT_DOUBLE_EQUAL(y->v[0], 9.0, 0);
     CU_ASSERT_DOUBLE_EQUAL(y->e[0], own + u * (9 + own), 1e-15 * own);
     par_rt *yd = NULL;
     CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_conv2d, par_ref_conv2d, "conv2d", 2, in, a, conv_attrs(0, 1, a), &F32,
                                   NULL, &yd, &msg),
                           PAR_OK);
-    CU_ASSERT(y->e[0] > 5 * yd->e[0]); /* the declared algorithm changed the budget */
-    CU_ASSERT_DOUBLE_EQUAL(yd->v[0], y->v[0], 0); /* and not the value */
+    double direct = par_gamma(9, u) * 9;
+    CU_ASSERT_DOUBLE_EQUAL(yd->e[0], direct + u * (9 + direct), 1e-15 * direct);
+    CU_ASSERT(fabs(y->e[0] - yd->e[0]) > 1e-3 * yd->e[0]); /* the declared algorithm changed the budget */
+    CU_ASSERT_DOUBLE_EQUAL(yd->v[0], y->v[0], 0);            /* and not the value */
     rt_del(yd);
     /* A Winograd declaration on a stride-2 node is refused by the kernel too. */
     rt_del(y);
@@ -304,8 +352,8 @@ static void test_float32_within_budget(void)
             worst = fmax(worst, d / y->e[i]);
             worst_direct = fmax(worst_direct, d / yd->e[i]);
         }
-        PAR_TEST_NOTE("%s: worst error/budget %.3g (%.3g against the direct budget)", par_algo_name(algo), worst,
-                      worst_direct);
+        PAR_TEST_NOTE("\n  %s: worst error/budget %.3g (%.3g against the direct budget)\n", par_algo_name(algo),
+                      worst, worst_direct);
         CU_ASSERT(worst < 1.0);   /* sound */
         CU_ASSERT(worst > 1e-3);  /* and not vacuous: within three orders of magnitude of the error */
         rt_del(y), rt_del(yd), rt_del(x), rt_del(w), rt_del(b);
@@ -430,7 +478,7 @@ static void test_declared_pass_full_suite(void)
     const char *spec[2] = {"variant=f23", "variant=f43"};
     for (int i = 0; i < 2; i++) {
         run_stats r = run_plugin("full", spec[i], i ? "full_f43" : "full_f23");
-        PAR_TEST_NOTE("full, %s declared: %d PASS, %d FAIL, %d UNSUPPORTED, worst error/budget %.3g", spec[i],
+        PAR_TEST_NOTE("\n  full, %s declared: %d PASS, %d FAIL, %d UNSUPPORTED, worst error/budget %.3g\n", spec[i],
                       r.n[PAR_V_PASS], r.n[PAR_V_FAIL], r.n[PAR_V_UNSUPPORTED], r.max_ratio);
         CU_ASSERT_EQUAL(r.rc, 0);
         CU_ASSERT(r.n[PAR_V_PASS] >= 500);
@@ -461,7 +509,7 @@ static void test_undeclared(void)
 {
     run_stats r43 = run_plugin("quick", "variant=f43,declare=0", "undecl43");
     run_stats r23 = run_plugin("quick", "variant=f23,declare=0", "undecl23");
-    PAR_TEST_NOTE("quick, undeclared: F(4x4,3x3) %d FAIL of %d; F(2x2,3x3) %d FAIL of %d", r43.n[PAR_V_FAIL],
+    PAR_TEST_NOTE("\n  quick, undeclared: F(4x4,3x3) %d FAIL of %d; F(2x2,3x3) %d FAIL of %d\n", r43.n[PAR_V_FAIL],
                   r43.n[PAR_V_FAIL] + r43.n[PAR_V_PASS], r23.n[PAR_V_FAIL], r23.n[PAR_V_FAIL] + r23.n[PAR_V_PASS]);
     CU_ASSERT(r43.n[PAR_V_FAIL] > 0);
     CU_ASSERT_EQUAL(r43.with_algo, 0);
@@ -482,8 +530,8 @@ static void test_bad_declaration_is_error(void)
 
 static const CU_TestInfo tests[] = {
     {"the matrices reproduce direct correlation", test_matrices_reproduce_correlation},
-    {"tile magnitude, hand-computed", test_tile_magnitude_by_hand},
-    {"path roundings, hand-counted", test_path_roundings_by_hand},
+    {"tile stage bounds, hand-computed", test_tile_bounds_by_hand},
+    {"roundings per transform row, hand-counted", test_row_roundings_by_hand},
     {"Winograd budget, hand-computed; the value unchanged", test_budget_by_hand},
     {"float32 Winograd within the budget, not vacuously", test_float32_within_budget},
     {"declarations checked against the node", test_algo_check},
