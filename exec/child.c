@@ -1,8 +1,8 @@
 /*
  * child.c - the backend child's side of a job (exec/xproto.h): the backend's life cycle, one phase at a time,
  * reported over the job's socket. A probe is init, knobs, describe, requantization scheme and promise, destroy; a
- * run is init, knobs, supports, prepare, the nodes' declared algorithms, bind, then one run per XC_RUN command (the worker checks the buffers
- * between runs and re-poisons the outputs), then release and destroy.
+ * run is init, knobs, supports, prepare, the nodes' declared algorithms, bind, then one run per XC_RUN command
+ * (the worker checks the buffers between runs and re-poisons the outputs), then release and destroy.
  *
  * This file runs in the process (or thread, with --no-isolate) where the backend's code runs, so it holds no
  * verdict: it reports what the backend returned and how long it took, and the worker decides. It must not touch the

@@ -88,7 +88,8 @@ static void print_algos(FILE *f, const par_report *r)
         fprintf(f, "%s%s: %lld record%s", any ? "; " : "declared algorithms (judged with their budgets): ", label,
                 (long long)recs, recs == 1 ? "" : "s");
         for (int32_t a = 1; a < PAR_ALGO_COUNT; a++)
-            if (nodes[a]) fprintf(f, ", %s on %lld node%s", par_algo_name(a), (long long)nodes[a], nodes[a] == 1 ? "" : "s");
+            if (nodes[a])
+                fprintf(f, ", %s on %lld node%s", par_algo_name(a), (long long)nodes[a], nodes[a] == 1 ? "" : "s");
         any = 1;
     }
     if (any) fprintf(f, "\n");

@@ -205,7 +205,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                     par_status rs;
                     par_ref_result *own = out->algo ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
                                                     : NULL;
-                    const par_ref_result *ref = out->algo ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                    const par_ref_result *ref =
+                        out->algo ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
                     note_algos(g, out, r);
                     if (ref) {
                         judge(g, ref, out, r);

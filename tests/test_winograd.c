@@ -287,8 +287,8 @@ static void winograd_f32(int32_t algo, const par_conv_geom *q, const float *x, c
                     for (int r = 0; r < t; r++)
                         for (int s = 0; s < t; s++) {
                             int64_t ih = th - q->pt + r, iw = tw - q->pl + s;
-                            d[r * t + s] = (ih < 0 || ih >= q->h || iw < 0 || iw >= q->w) ? 0.0f
-                                                                                          : x[(c * q->h + ih) * q->w + iw];
+                            int in = ih >= 0 && ih < q->h && iw >= 0 && iw < q->w;
+                            d[r * t + s] = in ? x[(c * q->h + ih) * q->w + iw] : 0.0f;
                         }
                     for (int i = 0; i < t; i++)
                         for (int s = 0; s < t; s++) {

@@ -5,7 +5,8 @@
  * UNSUPPORTED with the reason.
  *
  * Knobs: variant=f23|f43|f63 (default f43); declare=1|0|N (default 1): whether PAR_PROC_NODE_ALGO declares the
- * algorithm, or (any other integer N) declares the value N, right or wrong, to test the harness's validation; bug=none|transform (default none): one wrong transform entry (F(2,3): B^T[0][2] = +1 instead of -1;
+ * algorithm, or (any other integer N) declares the value N, right or wrong, to test the harness's validation;
+ * bug=none|transform (default none): one wrong transform entry (F(2,3): B^T[0][2] = +1 instead of -1;
  * F(4,3): G[0][0] = 1/5 instead of 1/4; F(6,3): G[1][1] = +2/9 instead of -2/9), the kind of slip a hand-written
  * transform makes.
  *
