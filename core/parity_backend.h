@@ -12,8 +12,8 @@
  *
  * Life cycle (it follows XNNPACK's operator life cycle, so that latency can be reported per phase):
  *
- *     init -> [set knobs] -> supports(node) for every node -> prepare(graph) -> bind(buffers) -> run x N -> release
- *          -> destroy
+ *     init -> [set knobs] -> supports(node) for every node -> prepare(graph) -> [node_algo(node) for every node]
+ *          -> bind(buffers) -> run x N -> release -> destroy
  *
  * The harness calls every entry point of one backend context from one thread. It runs each case in a child process
  * with a time limit, so a backend that crashes or hangs costs that case (verdict CRASH or TIMEOUT), not the run.
