@@ -5,7 +5,8 @@
  *   - the stage bounds of a tile, the roundings per transform row and the budget on hand-computed cases;
  *   - soundness and tightness: float32 Winograd computed here (in another order than the plugin's) stays within the
  *     budget, and not vacuously (the worst ratio is printed with PAR_TEST_VERBOSE=1);
- *   - declarations checked: a value outside par_algo, a Winograd value for a node that cannot be one;
+ *   - declarations checked: a value outside par_algo, a Winograd value for a node that cannot be one; the
+ *     reference cache's key holds them;
  *   - end to end through build/parity with tests/plugins/winograd.so: declared F(2x2,3x3) and F(4x4,3x3) pass every
  *     conv2d case of the full suite they support; a wrong transform entry fails; undeclared F(4x4,3x3) fails the
  *     direct budget; a declaration outside the enum is an ERROR naming node and value; records list the algorithm.
@@ -18,6 +19,7 @@
 
 #include "core/result.h"
 #include "reference/conv_winograd.h"
+#include "runner/refcache.h"
 #include "ref_helpers.h"
 
 static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];
@@ -411,6 +413,20 @@ static void test_algo_check(void)
         CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, nodes[bad[i].node].name));
     }
     CU_ASSERT_EQUAL(par_algo_check(&g, 9, PAR_ALGO_DIRECT, &msg), PAR_ERROR);
+
+    /* The reference cache's key: the declared algorithms are part of it; all-direct keys as no declaration. */
+    int32_t none[5] = {0}, d2[5] = {PAR_ALGO_WINOGRAD_4X4_3X3}, d3[5] = {PAR_ALGO_WINOGRAD_6X6_3X3},
+            b2[5] = {0, PAR_ALGO_WINOGRAD_4X4_3X3};
+    const int32_t *decl[5] = {NULL, none, d2, d3, b2};
+    uint8_t key[5][32];
+    for (int i = 0; i < 5; i++) {
+        par_prec p = F32;
+        p.algo = decl[i];
+        par_refcache_key(&g, &p, NULL, key[i]);
+    }
+    CU_ASSERT(memcmp(key[0], key[1], 32) == 0);
+    for (int i = 1; i < 5; i++)
+        for (int j = i + 1; j < 5; j++) CU_ASSERT(memcmp(key[i], key[j], 32) != 0);
 }
 
 /* ---- end to end ---------------------------------------------------------------------------------------------- */
@@ -421,6 +437,7 @@ typedef struct run_stats {
     int with_algo;           /* records carrying "algorithms" */
     char first_fail[PAR_REASON_LEN], first_error[PAR_REASON_LEN];
     double max_ratio;        /* over compared records */
+    int summary_line;        /* the terminal summary has the declared algorithms' line */
 } run_stats;
 
 static int verdict_of(const char *s)
@@ -443,7 +460,12 @@ static run_stats run_plugin(const char *suite, const char *spec, const char *tag
              exe, suite, build_dir, spec, out, out);
     int st = system(cmd);
     r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    char path[PATH_MAX + 96];
+    char path[PATH_MAX + 96], line[1024];
+    snprintf(path, sizeof path, "%s.log", out);
+    FILE *lf = fopen(path, "r");
+    while (lf && fgets(line, sizeof line, lf))
+        if (strncmp(line, "declared algorithms (judged with their budgets): winograd[", 58) == 0) r.summary_line = 1;
+    if (lf) fclose(lf);
     snprintf(path, sizeof path, "%s/report.json", out);
     json_object *root = json_object_from_file(path), *results = NULL;
     if (!root || !json_object_object_get_ex(root, "results", &results)) {
@@ -484,6 +506,7 @@ static void test_declared_pass_full_suite(void)
         CU_ASSERT(r.n[PAR_V_PASS] >= 500);
         CU_ASSERT_EQUAL(r.n[PAR_V_FAIL] + r.n[PAR_V_ERROR] + r.n[PAR_V_CRASH] + r.n[PAR_V_FLAKY], 0);
         CU_ASSERT_EQUAL(r.with_algo, r.n[PAR_V_PASS]);
+        CU_ASSERT(r.summary_line);
         CU_ASSERT(r.max_ratio > 0 && r.max_ratio < 1);
     }
 }
@@ -513,6 +536,7 @@ static void test_undeclared(void)
                   r43.n[PAR_V_FAIL] + r43.n[PAR_V_PASS], r23.n[PAR_V_FAIL], r23.n[PAR_V_FAIL] + r23.n[PAR_V_PASS]);
     CU_ASSERT(r43.n[PAR_V_FAIL] > 0);
     CU_ASSERT_EQUAL(r43.with_algo, 0);
+    CU_ASSERT(!r43.summary_line);
     CU_ASSERT(r23.n[PAR_V_PASS] > 0);
     CU_ASSERT_EQUAL(r23.with_algo, 0);
 }
