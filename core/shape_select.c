@@ -6,6 +6,7 @@
  */
 #include "shape_util.h"
 
+#include <float.h>
 #include <math.h>
 
 /* numpy broadcasting of up to three shapes into out (rank, dims); the failing input is named. */
@@ -84,6 +85,10 @@ par_status par_infer_masked_fill(const par_graph_desc *g, const par_node *n, par
                         par_dtype_name(x->dtype));
     double value = par_attr_float(n, "value", 0);
     if (value != value) return par_msgf(msg, PAR_ERROR, "attribute 'value': NaN");
+    const double vmax = x->dtype == PAR_DTYPE_F16 ? 65504.0 : FLT_MAX;
+    if (isfinite(value) && fabs(value) > vmax)
+        return par_msgf(msg, PAR_ERROR, "attribute 'value': %g overflows %s (infinities are allowed, finite values "
+                        "must fit)", value, par_dtype_name(x->dtype));
     /* The mask broadcasts to x's shape (PyTorch: masked_fill is in place on x, so the output keeps x's shape). */
     char sx[96], sm[96];
     par_shape_format(x->rank, x->dims, sx, sizeof sx);

@@ -166,7 +166,7 @@ void par_sweep_upsample(par_sweep *s)
                 }
             }
     }
-    /* Edge values for the selections (exact), quantized forms of nearest and bilinear. */
+    /* Edge values for the selections (exact), quantized forms of nearest, nearest-exact and bilinear. */
     for (int kind = 0; kind < UP_KINDS; kind += 2)
         for (int i = 0; i < 3; i++) {
             up_pt p;
@@ -175,14 +175,16 @@ void par_sweep_upsample(par_sweep *s)
             p.edge = 1;
             up_emit(&gr, p, 1);
         }
-    for (int bl = 0; bl < 2; bl++)
+    static const int QK[3] = {UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT};
+    for (int bl = 0; bl < 3; bl++)
         for (int dt = 0; dt < 2; dt++)
             for (int i = 0; i < 2; i++) {
                 up_pt p;
                 memset(&p, 0, sizeof p);
-                p.kind = bl ? UP_BILINEAR : UP_NEAREST; p.n = 1; p.c = 8; p.h = 5; p.w = 6; p.oh = 10; p.ow = 12; p.ac = i;
+                p.kind = QK[bl]; p.n = 1; p.c = 8; p.h = 5; p.w = 6; p.oh = 10; p.ow = 12; p.ac = i;
                 p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-                if (!bl && i) { p.oh = 7; p.ow = 9; }
+                if (p.kind != UP_BILINEAR && i) { p.oh = 7; p.ow = 9; }
+                if (p.kind != UP_BILINEAR) p.ac = 0;
                 up_emit(&gr, p, 1);
             }
     grid_free(&gr);
