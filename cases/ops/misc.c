@@ -84,10 +84,10 @@ typedef struct up_pt {
 enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT, UP_BICUBIC, UP_KINDS };
 static const char *const UP_OPS[UP_KINDS] = {"upsample_nearest2d", "upsample_bilinear2d", "upsample_nearest_exact2d",
                                              "upsample_bicubic2d"};
-/* Scales: multiples of 1/4 (0..7, exact in binary), then others (1.3, 0.7, 1/3, 2.5, 1.1, 1.15): their coordinates
- * are inexact in f32, and 1.1 / 1.15 on small sizes give an output size equal to the input's (floor(5 * 1.1) = 5:
- * the same-size rule of docs/ops.md). */
-static const double UP_SCALES[] = {2.0, 1.5, 0.5, 3.0, 2.5, 1.25, 1.0, 0.75, 1.3, 0.7, 1.0 / 3.0, 4.0, 1.1, 1.15};
+/* Scales: multiples of 1/4 (0..7, exact in binary), then others (1.3, 0.7, 1/3, 2.5, 1.1, 1.15, 2.05): their
+ * coordinates are inexact in f32; 1.1 / 1.15 on small sizes give an output size equal to the input's (floor(5 * 1.1)
+ * = 5) and 2.05 twice the input's below 20 (floor(5 * 2.05) = 10): the same-size rules of docs/ops.md. */
+static const double UP_SCALES[] = {2.0, 1.5, 0.5, 3.0, 2.5, 1.25, 1.0, 0.75, 1.3, 0.7, 1.0 / 3.0, 4.0, 1.1, 1.15, 2.05};
 
 static void up_emit(grid *gr, up_pt p, int quick)
 {
@@ -137,8 +137,8 @@ void par_sweep_upsample(par_sweep *s)
     enum { OKQ = 5, OKN = 6 };
     /* scale pairs (indices into UP_SCALES): the first SCQ quick, then the inexact ones (SCX on) */
     static const int SC[][2] = {{0, 0}, {1, 1}, {2, 2}, {3, 0}, {4, 5}, {6, 6}, {11, 11}, {7, 7},
-                                {8, 8}, {9, 9}, {10, 10}, {8, 9}, {12, 12}, {13, 12}, {10, 4}};
-    enum { SCQ = 4, SCX = 8, SCN = 15 };
+                                {8, 8}, {9, 9}, {10, 10}, {8, 9}, {12, 12}, {13, 12}, {10, 4}, {14, 12}};
+    enum { SCQ = 4, SCX = 8, SCN = 16 };
     grid gr;
     grid_init(&gr, s, sizeof(up_pt));
     for (int kind = 0; kind < UP_KINDS; kind++) {
@@ -185,6 +185,9 @@ void par_sweep_upsample(par_sweep *s)
                 p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
                 if (p.kind != UP_BILINEAR && i) { p.oh = 7; p.ow = 9; }
                 if (p.kind != UP_BILINEAR) p.ac = 0;
+                up_emit(&gr, p, 1);
+                /* by scale [2.05, 1.1] on [5,6]: [10, 6], twice and the same size (the rules of docs/ops.md) */
+                p.by_scale = 1; p.sh = 14; p.sw = 12; p.ac = 0;
                 up_emit(&gr, p, 1);
             }
     grid_free(&gr);
