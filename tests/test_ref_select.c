@@ -285,6 +285,68 @@ static void test_bicubic(void)
     rt_del(b);
 }
 
+/* A backend's bicubic in f32 (the test's own, from docs/ops.md): coordinates and Horner weights in float, rows along
+ * W then along H, the cubic's A a parameter. */
+static float cc1f(float x, float A) { return ((A + 2.0f) * x - (A + 3.0f)) * x * x + 1.0f; }
+static float cc2f(float x, float A) { return ((A * x - 5.0f * A) * x + 8.0f * A) * x - 4.0f * A; }
+
+static void taps_f(int64_t dst, int64_t in, int64_t out, float A, int64_t *i, float *w)
+{
+    float src = in == out ? (float)dst : ((float)in / (float)out) * ((float)dst + 0.5f) - 0.5f;
+    float f = floorf(src), t = src - f;
+    for (int k = 0; k < 4; k++) {
+        int64_t j = (int64_t)f - 1 + k;
+        i[k] = j < 0 ? 0 : j > in - 1 ? in - 1 : j;
+    }
+    w[0] = cc2f(t + 1.0f, A), w[1] = cc1f(t, A), w[2] = cc1f(1.0f - t, A), w[3] = cc2f(2.0f - t, A);
+}
+
+/* The budget holds a correct f32 bicubic (A = -0.75) over random inputs and sizes, up and down, and rejects one with
+ * PyTorch's other common constant (A = -0.5): a wrong kernel is caught, a correct one passes. */
+static void test_bicubic_budget_f32(void)
+{
+    uint64_t s = 7;
+    int64_t over_right = 0, over_wrong = 0, n = 0;
+    for (int trial = 0; trial < 40; trial++) {
+        int64_t h = 2 + (int64_t)(rng_next(&s) % 9), w = 2 + (int64_t)(rng_next(&s) % 9);
+        int64_t oh = 1 + (int64_t)(rng_next(&s) % 20), ow = 1 + (int64_t)(rng_next(&s) % 20);
+        int64_t d[4] = {1, 1, h, w}, size[2] = {oh, ow};
+        par_rt *x = rt_new(PAR_DTYPE_F32, 4, d), *y, *in[1] = {x};
+        for (int64_t k = 0; k < x->numel; k++) x->v[k] = rng_val(&s);
+        par_attr at[1] = {par_a_ints("size", 2, size)};
+        par_msg msg;
+        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_upsample2d, par_ref_upsample_bicubic2d, "upsample_bicubic2d", 1, in, at, 1,
+                                     &y, &msg), PAR_OK);
+        for (int pass = 0; pass < 2; pass++) {
+            const float A = pass ? -0.5f : -0.75f;
+            for (int64_t i = 0; i < oh; i++) {
+                int64_t ti[4], tj[4];
+                float wi[4], wj[4];
+                taps_f(i, h, oh, A, ti, wi);
+                for (int64_t j = 0; j < ow; j++) {
+                    taps_f(j, w, ow, A, tj, wj);
+                    float acc = 0.0f;
+                    for (int a = 0; a < 4; a++) {
+                        float r = 0.0f;
+                        for (int b = 0; b < 4; b++) r += wj[b] * (float)x->v[ti[a] * w + tj[b]];
+                        acc += wi[a] * r;
+                    }
+                    int64_t k = i * ow + j;
+                    int over = fabs((double)acc - y->v[k]) > y->e[k];
+                    if (pass) over_wrong += over;
+                    else over_right += over, n++;
+                }
+            }
+        }
+        rt_del(y);
+        rt_del(x);
+    }
+    CU_ASSERT(n > 1000);
+    CU_ASSERT_EQUAL(over_right, 0);
+    CU_ASSERT(over_wrong > n / 4);
+    PAR_TEST_NOTE(" (bicubic: %lld elements, A = -0.5 over budget at %lld)", (long long)n, (long long)over_wrong);
+}
+
 static const CU_TestInfo tests[] = {
     {"where_broadcast", test_where_broadcast},
     {"where_errors", test_where_errors},
@@ -296,6 +358,7 @@ static const CU_TestInfo tests[] = {
     {"nearest_exact", test_nearest_exact},
     {"same_size_rule", test_same_size_rule},
     {"bicubic", test_bicubic},
+    {"bicubic_budget_f32", test_bicubic_budget_f32},
     CU_TEST_INFO_NULL,
 };
 
