@@ -154,12 +154,12 @@ void par_sweep_conv2d(par_sweep *s)
                     }
 
     /* Large dilations: DeepLabV3's ASPP branches (3x3, dilation 6 / 12 / 18, padding = dilation, so the output keeps
-     * the input's size) on inputs larger than the dilated extent, plain and depthwise; 4 and 5 in quick, with the
+     * the input's size) on inputs larger than the dilated extent, plain and depthwise; 4 to 6 in quick, with the
      * padding dilation (same size), none (valid) and 1 (taps mostly in the padding on one side). */
     static const int DL[][4] = {/* dilation h, w, input size, channels */
                                 {4, 4, 11, 3}, {5, 5, 13, 4}, {4, 2, 12, 3}, {6, 6, 33, 8}, {12, 12, 33, 8},
                                 {18, 18, 45, 16}, {6, 12, 40, 4}, {12, 12, 65, 4}, {18, 18, 65, 2}};
-    enum { DLQ = 3, DLN = 9 };
+    enum { DLQ = 4, DLN = 9 };
     for (int i = 0; i < DLN; i++)
         for (int pk = 0; pk < 3; pk++)
             for (int dw = 0; dw < 2; dw++) {
