@@ -68,6 +68,9 @@ typedef enum par_dtype {
     PAR_DTYPE_QU8 = 4, /* uint8_t, real = scale * (q - zero_point), as PyTorch quint8 */
     PAR_DTYPE_QS8 = 5, /* int8_t, real = scale * (q - zero_point), as PyTorch qint8; per-channel scales allowed */
     PAR_DTYPE_I32 = 6, /* int32_t: quantized bias (scale = in_scale * w_scale, zero point 0) and indices */
+    PAR_DTYPE_BOOL = 7, /* one byte, 0 (false) or 1 (true): conditions and masks (where, masked_fill); any other
+                         * byte value is never handed to a backend. Added in ABI 2 without a version change: a
+                         * backend that does not know it answers UNSUPPORTED from supports() */
 } par_dtype;
 
 static inline size_t par_dtype_size(par_dtype t)
@@ -79,6 +82,7 @@ static inline size_t par_dtype_size(par_dtype t)
     case PAR_DTYPE_QU8: return 1;
     case PAR_DTYPE_QS8: return 1;
     case PAR_DTYPE_I32: return 4;
+    case PAR_DTYPE_BOOL: return 1;
     default: return 0;
     }
 }
@@ -92,6 +96,7 @@ static inline const char *par_dtype_name(par_dtype t)
     case PAR_DTYPE_QU8: return "qu8";
     case PAR_DTYPE_QS8: return "qs8";
     case PAR_DTYPE_I32: return "i32";
+    case PAR_DTYPE_BOOL: return "bool";
     default: return "invalid";
     }
 }

@@ -127,6 +127,24 @@ typedef struct par_slice_geom {
 /* slice: the dimension, first index, step and element count selected on an input of shape dims. */
 par_status par_slice_resolve(const par_node *n, int32_t rank, const int64_t *dims, par_slice_geom *s, par_msg *msg);
 
+/* ---- selection (shape_select.c) ----------------------------------------------------------------------------- */
+
+/* gather: x [outer..., n, inner...] indexed on `axis` by an index tensor of `count` elements; the output shape is
+ * x.shape[:axis] + indices.shape + x.shape[axis+1:]. */
+typedef struct par_gather_geom_t {
+    int32_t axis;
+    int64_t outer, n, inner, count;
+    int32_t rank;
+    int64_t dims[PAR_MAX_RANK];
+} par_gather_geom_t;
+
+par_status par_gather_geom(const par_node *n, int32_t xr, const int64_t *xd, int32_t ir, const int64_t *id,
+                           par_gather_geom_t *q, par_msg *msg);
+
+/* pad: the mode attribute (PAR_PAD_CONSTANT when absent). */
+enum { PAR_PAD_CONSTANT = 0, PAR_PAD_REFLECT = 1, PAR_PAD_REPLICATE = 2 };
+int par_pad_mode(const par_node *n);
+
 /* ---- elementwise and normalization (shape_elementwise.c) ---------------------------------------------------- */
 
 /* The names of batch_norm's five inputs, for messages: x, weight, bias, running_mean, running_var. */

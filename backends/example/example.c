@@ -50,6 +50,10 @@ typedef enum ex_io {
     EX_IO_F32 = 0,    /* every input and output f32 */
     EX_IO_QUANTIZE,   /* f32 in, qu8/qs8 out */
     EX_IO_DEQUANTIZE, /* qu8/qs8 in, f32 out */
+    EX_IO_BOOL0,      /* input 0 bool (where's condition), the others f32 */
+    EX_IO_BOOL1,      /* input 1 bool (masked_fill's mask), the others f32 */
+    EX_IO_I32_0,      /* input 0 i32 (embedding's indices), the others f32 */
+    EX_IO_I32_1,      /* input 1 i32 (gather's indices), the others f32 */
 } ex_io;
 
 typedef struct ex_op {
@@ -105,6 +109,13 @@ static const ex_op kernel_table[] = {
     {"instance_norm", ex_instance_norm, EX_IO_F32},
     {"quantize", ex_quantize, EX_IO_QUANTIZE},
     {"dequantize", ex_dequantize, EX_IO_DEQUANTIZE},
+    /* selection and resampling (example_select.c) */
+    {"where", ex_where, EX_IO_BOOL0},
+    {"masked_fill", ex_masked_fill, EX_IO_BOOL1},
+    {"gather", ex_gather, EX_IO_I32_1},
+    {"embedding", ex_embedding, EX_IO_I32_0},
+    {"upsample_nearest_exact2d", ex_upsample_nearest_exact2d, EX_IO_F32},
+    {"upsample_bicubic2d", ex_upsample_bicubic2d, EX_IO_F32},
 };
 
 static const ex_op *kernel_find(const char *op)
@@ -119,12 +130,17 @@ static int is_quantized(par_dtype t)
     return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
 }
 
-/* Whether an input (is_input) or output of dtype t fits the op's io column. */
-static int dtype_ok(const ex_op *e, int is_input, par_dtype t)
+/* Whether input `input` (-1: an output) of dtype t fits the op's io column. */
+static int dtype_ok(const ex_op *e, int32_t input, par_dtype t)
 {
+    const int is_input = input >= 0;
     switch (e->io) {
     case EX_IO_QUANTIZE: return is_input ? t == PAR_DTYPE_F32 : is_quantized(t);
     case EX_IO_DEQUANTIZE: return is_input ? is_quantized(t) : t == PAR_DTYPE_F32;
+    case EX_IO_BOOL0: if (input == 0) return t == PAR_DTYPE_BOOL; break;
+    case EX_IO_BOOL1: if (input == 1) return t == PAR_DTYPE_BOOL; break;
+    case EX_IO_I32_0: if (input == 0) return t == PAR_DTYPE_I32; break;
+    case EX_IO_I32_1: if (input == 1) return t == PAR_DTYPE_I32; break;
     case EX_IO_F32: break;
     }
     return t == PAR_DTYPE_F32;
@@ -189,13 +205,13 @@ static par_status ex_supports(void *ctx, const par_graph_desc *g, int32_t node, 
         return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by the example backend", n->op);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
-        if (v && !dtype_ok(e, 1, v->dtype))
-            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the example backend runs f32 graphs only",
+        if (v && !dtype_ok(e, i, v->dtype))
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the example backend does not take that dtype there",
                             n->op, i, v->name, par_dtype_name(v->dtype));
     }
     for (int32_t i = 0; i < n->n_outputs; i++) {
         const par_value *v = par_node_output(g, n, i);
-        if (!dtype_ok(e, 0, v->dtype))
+        if (!dtype_ok(e, -1, v->dtype))
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: output %d ('%s') is %s; the example backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
     }

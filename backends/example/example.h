@@ -52,6 +52,12 @@ static inline const float *ex_in(const ex_plan *p, const par_node *n, int32_t i)
     return (i < n->n_inputs && n->inputs[i] >= 0) ? (const float *)p->src[n->inputs[i]] : NULL;
 }
 
+/* Input i's bytes, for the inputs that are not f32 (bool conditions and masks, i32 indices). */
+static inline const void *ex_in_raw(const ex_plan *p, const par_node *n, int32_t i)
+{
+    return (i < n->n_inputs && n->inputs[i] >= 0) ? p->src[n->inputs[i]] : NULL;
+}
+
 static inline float *ex_out(const ex_plan *p, const par_node *n)
 {
     return (float *)p->dst[n->outputs[0]];
@@ -146,5 +152,13 @@ EX_HIDDEN void ex_copy(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_permute(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_pad(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_slice(const ex_plan *p, const par_node *n);
+
+/* Kernels (example_select.c: selection by condition, mask and index; nearest-exact and bicubic resampling). */
+EX_HIDDEN void ex_where(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_masked_fill(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_gather(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_embedding(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_upsample_nearest_exact2d(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_upsample_bicubic2d(const ex_plan *p, const par_node *n);
 
 #endif
