@@ -35,6 +35,7 @@ typedef struct par_xmsg {
     double ms;             /* XM_READY: prepare time; XM_RUN: run time */
     int32_t requant;       /* XM_PROBE */
     int32_t requant_exact; /* XM_PROBE */
+    uint32_t arith_flags;  /* XM_PROBE: PAR_PROC_ARITH_FLAGS, as the backend returned it (validated by the worker) */
     char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message or describe text */
 } par_xmsg;
 
