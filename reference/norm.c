@@ -64,7 +64,7 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
         double sa = (ew > 0 || ev > 0) ? (ve - ev > 0 ? (fabs(w->v[k]) + ew) / sqrt(ve - ev) : INFINITY) : fabs(s);
         double t = b->v[k] - mean->v[k] * s;
         double own = 6 * u * sa * (fabs(x->v[i]) + ex + fabs(mean->v[k]) + em) + u * (fabs(t) + eb + sa * em) +
-                     u * (fabs(v) + p);
+                     u * (fabs(v) + p) + par_eta(&c->prec, 3) * (1 + sa); /* flushing: x - mean, the product, s */
         double tot = p + own + us * (fabs(v) + p + own);
         y->v[i] = v;
         y->e[i] = (isfinite(v) && tot == tot) ? tot : INFINITY;

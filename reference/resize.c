@@ -217,7 +217,7 @@ par_status par_ref_upsample_bilinear2d(const par_ref_ctx *c, const par_rt *const
                         if (i < bh.hi) dh = fmax(dh, fabs(xv[q + W] - xv[q]) + xe[q + W] + xe[q]);
                         if (j < bw.hi) dw = fmax(dw, fabs(xv[q + 1] - xv[q]) + xe[q + 1] + xe[q]);
                     }
-                double own = own_k * m + bh.tol * dh + bw.tol * dw;
+                double own = own_k * m + bh.tol * dh + bw.tol * dw + par_eta(pr, 10); /* flushing: the 10 roundings */
                 double t = p + own + pr->u_store * (fabs(v) + p + own);
                 int64_t k = nc * OH * OW + oh * OW + ow;
                 y->v[k] = v;
