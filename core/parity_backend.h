@@ -340,6 +340,12 @@ typedef int (*par_requant_exact_fn)(void *ctx);
 /* Every flag this version defines; a backend declaring any other bit is an ERROR naming it. */
 #define PAR_ARITH_FLAGS_KNOWN 0x1u
 
+/* The name of one flag bit as reports show it ("flush_subnormals"), or NULL for a bit this version does not define. */
+static inline const char *par_arith_flag_name(uint32_t bit)
+{
+    return bit == PAR_ARITH_FLUSH_SUBNORMALS ? "flush_subnormals" : NULL;
+}
+
 /* uint32_t arith_flags(void *ctx): the PAR_ARITH_* flags of the backend's float arithmetic; 0 when absent. Asked
  * once per backend instance, after init and knobs (a knob may change it). */
 #define PAR_PROC_ARITH_FLAGS "parity_arith_flags"

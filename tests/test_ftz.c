@@ -13,8 +13,12 @@
 #include "exec/exec.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
+#include "reports/report.h"
+#include "reports/summary.h"
 #include "runner/runner.h"
 #include "tmain.h"
+
+#include <json-c/json.h>
 
 #include <float.h>
 #include <libgen.h>
@@ -424,6 +428,60 @@ static void test_arith_edge_cases(void)
     CU_ASSERT_EQUAL(rc.fail[B_BUG], N_FILE_CASES);
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * The report shows the declaration
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* The instance record's flags become "arith_flags" in report.json (by name; [] when none, null when not probed),
+ * and the summary names the backend that declares flushing, and only that one. */
+static void test_report_shows_declaration(void)
+{
+    par_backend_inst b[3];
+    CU_ASSERT_EQUAL_FATAL(make_inst("tp_ftz", 0, &b[0]), 0);
+    CU_ASSERT_EQUAL_FATAL(make_inst("tp_ftz[declare=0]", 0, &b[1]), 0);
+    memset(&b[2], 0, sizeof b[2]);
+    snprintf(b[2].label, sizeof b[2].label, "never_probed");
+    b[2].arith_flags = 0;
+    snprintf(b[1].label, sizeof b[1].label, "undeclared");
+    par_report_case rc = {.id = "relu(x=[1])#seed=1", .origin = "suite:quick", .ops = "relu"};
+    par_result res[3];
+    memset(res, 0, sizeof res);
+    for (int i = 0; i < 3; i++) res[i].verdict = PAR_V_UNSUPPORTED, res[i].done = 1;
+    par_report r = {.command_line = "parity run", .seed = 1, .repeat = 1, .jobs = 1, .parity_exe = "build/parity",
+                    .n_backends = 3, .backends = b, .n_cases = 1, .cases = &rc, .results = res};
+    char dir[] = "/tmp/parity_test_ftz_rep_XXXXXX", path[64];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    par_msg m = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_report_write_json(&r, path, &m), PAR_OK);
+    json_object *root = json_object_from_file(path), *bs = NULL;
+    unlink(path);
+    rmdir(dir);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    CU_ASSERT_FATAL(json_object_object_get_ex(root, "backends", &bs));
+    json_object *f0 = NULL, *f1 = NULL, *f2 = NULL;
+    CU_ASSERT(json_object_object_get_ex(json_object_array_get_idx(bs, 0), "arith_flags", &f0));
+    CU_ASSERT(json_object_object_get_ex(json_object_array_get_idx(bs, 1), "arith_flags", &f1));
+    CU_ASSERT(json_object_object_get_ex(json_object_array_get_idx(bs, 2), "arith_flags", &f2));
+    CU_ASSERT_EQUAL_FATAL(json_object_get_type(f0), json_type_array);
+    CU_ASSERT_EQUAL_FATAL(json_object_array_length(f0), 1);
+    CU_ASSERT_STRING_EQUAL(json_object_get_string(json_object_array_get_idx(f0, 0)), "flush_subnormals");
+    CU_ASSERT_EQUAL(json_object_get_type(f1), json_type_array);
+    CU_ASSERT_EQUAL(json_object_array_length(f1), 0);
+    CU_ASSERT_PTR_NULL(f2); /* not probed: null */
+    json_object_put(root);
+
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    par_summary_print(out, &r, 0, 10);
+    fclose(out);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "tp_ftz                   declares flushed subnormals (FTZ/DAZ)"));
+    CU_ASSERT_PTR_NULL(strstr(text, "undeclared               declares"));
+    free(text);
+}
+
 static const CU_TestInfo tests[] = {
     {"prec_profile", test_prec_profile},
     {"relu_subnormal", test_relu_subnormal},
@@ -432,6 +490,7 @@ static const CU_TestInfo tests[] = {
     {"linear_flushed_input", test_linear_flushed_input},
     {"probe_declaration", test_probe_declaration},
     {"probe_unknown_bits", test_probe_unknown_bits},
+    {"report_shows_declaration", test_report_shows_declaration},
     {"suite_edge_cases", test_suite_edge_cases},
     {"arith_edge_cases", test_arith_edge_cases},
     CU_TEST_INFO_NULL,
