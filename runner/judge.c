@@ -88,8 +88,8 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
 }
 
 /* The reference for backend inst's precision profile, computed on first use and kept per profile (arith, requant,
- * flushed subnormals, strict: the scheme only matters for graphs with quantized values); NULL with the reason in msg when the reference
- * refuses the case. Served by the on-disk cache (runner/refcache.c). */
+ * strict, flushed subnormals: the scheme only matters for graphs with quantized values); NULL with the reason in msg
+ * when the reference refuses the case. Served by the on-disk cache (runner/refcache.c). */
 static par_ref_result *reference_for(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g, int quant,
                                      void **inputs, par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4], par_status *st,
                                      par_msg *msg)
@@ -127,6 +127,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
      * refused before anything is allocated for it (runner/case_mem.c, docs/reliability.md). */
     par_case_mem mem;
     par_case_mem_opts mo = {.n_profiles = 0, .outputs_only = 1};
+    for (int32_t b = 0; b < cfg->n_backends; b++)
+        mo.flush |= (cfg->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) != 0;
     par_case_mem_parts(g, cfg->n_backends, &mo, &mem);
     int64_t limit = par_case_mem_limit() / (cfg->jobs > 1 ? cfg->jobs : 1);
     char refused[PAR_REASON_LEN] = "";
