@@ -15,6 +15,7 @@
 #include "reference/reference.h"
 #include "reports/report.h"
 #include "reports/summary.h"
+#include "runner/case_mem.h"
 #include "runner/runner.h"
 #include "tmain.h"
 
@@ -197,6 +198,24 @@ static void test_linear_flushed_input(void)
     CU_ASSERT_DOUBLE_EQUAL(y->f[0], y->e[0], 1e-6 * d); /* and all of it is the flush's (f <= e) */
     CU_ASSERT(y->s[0] < d);                  /* none of it in the probabilistic scale */
     par_ref_result_destroy(r);
+    par_graph_destroy(g);
+}
+
+/* The case memory estimate counts the flush parts (8 bytes per f32 element of every value: here the input and the
+ * output of a relu on 1000 elements) when a backend declares flushing. */
+static void test_case_mem_counts_flush_parts(void)
+{
+    const int64_t dims[1][2] = {{1000}};
+    const int32_t ranks[1] = {1};
+    par_graph *g = one_node("relu", 1, dims, ranks);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    par_case_mem a, b;
+    par_case_mem_opts o = {.n_profiles = 1, .outputs_only = 1, .flush = 0};
+    par_case_mem_parts(par_graph_desc_of(g), 1, &o, &a);
+    o.flush = 1;
+    par_case_mem_parts(par_graph_desc_of(g), 1, &o, &b);
+    CU_ASSERT_EQUAL(b.ref_values - a.ref_values, 8 * 2000);
+    CU_ASSERT_EQUAL(b.total - a.total, 8 * 2000);
     par_graph_destroy(g);
 }
 
@@ -488,6 +507,7 @@ static const CU_TestInfo tests[] = {
     {"add_subnormals", test_add_subnormals},
     {"linear_normal_data", test_linear_normal_data},
     {"linear_flushed_input", test_linear_flushed_input},
+    {"case_mem_counts_flush_parts", test_case_mem_counts_flush_parts},
     {"probe_declaration", test_probe_declaration},
     {"probe_unknown_bits", test_probe_unknown_bits},
     {"report_shows_declaration", test_report_shows_declaration},
