@@ -58,11 +58,12 @@ static par_status alloc_flush(par_rt *t, par_msg *msg)
 
 /* A result that a correct backend may hold anywhere in [v - e, v + e] and flush to zero when it lies below tau: the
  * element is then either within e of v or 0, so its budget becomes max(e, |v|), and its flush part grows by the size
- * of the flushed value, at most min(tau, |v| + e). Elements that cannot lie below tau are untouched: an exact op
- * stays exact except on a subnormal result, which may come out as a signed zero. */
+ * of the flushed value, at most min(tau, |v| + e) (still at most the budget). Elements that cannot lie below tau are
+ * untouched: an exact op stays exact except on a subnormal result, which may come out as a signed zero. */
 static void flush_results(par_rt *t, double tau)
 {
     for (int64_t i = 0; i < t->numel; i++) {
+        if (isnan(t->f[i])) t->f[i] = t->e[i]; /* a part left uncomputed counts as all flush: the worst case */
         double v = fabs(t->v[i]), e = t->e[i];
         if (!(v < tau + e)) continue; /* NaN and infinite values too */
         t->f[i] = fmin(fmin(tau, v + e) + t->f[i], fmax(e, v));
