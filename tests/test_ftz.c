@@ -151,6 +151,32 @@ static void test_add_subnormals(void)
     par_graph_destroy(g);
 }
 
+/* add of two normal numbers whose sum is subnormal: a = 1.5 x 2^-126, b = -2^-126, v = 2^-127 (exact: Sterbenz).
+ * Gradual underflow: no input budget, the sum is exact but budgeted u (|v|) + u (|v| + u |v|) = |v| (2u + u^2).
+ * Flushing: the result may be written as 0 (FTZ), so e = max(that, |v|) = 2^-127, all of it flush. */
+static void test_add_result_flushed(void)
+{
+    const int64_t dims[2][2] = {{1}, {1}};
+    const int32_t ranks[2] = {1, 1};
+    par_graph *g = one_node("add", 2, dims, ranks);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const float a = 0x1.8p-126f, b = -0x1p-126f;
+    const void *in[2] = {&a, &b};
+    const double v = 0x1p-127;
+    par_ref_result *r = NULL;
+    const par_rt *y = ref_out(g, 0, in, &r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->v[0], v);
+    CU_ASSERT_DOUBLE_EQUAL(y->e[0], v * (2 * U + U * U), 1e-6 * v * U);
+    par_ref_result_destroy(r);
+    y = ref_out(g, 1, in, &r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    CU_ASSERT_EQUAL(y->e[0], v);
+    CU_ASSERT_EQUAL(y->f[0], v);
+    par_ref_result_destroy(r);
+    par_graph_destroy(g);
+}
+
 /* linear [1, 2] x [1, 2]^T on normal data, x = w = [1, 1]: k = 2 terms of magnitude 2. Gradual underflow: own
  * rounding gamma_2 * 2 = 4u / (1 - 2u), storage u (2 + own). Flushing adds eta for each of the 2 products and 2
  * additions (2k, a bias-less sum counted as k additions): pre = 4u / (1 - 2u) + 4 tau. */
@@ -505,6 +531,7 @@ static const CU_TestInfo tests[] = {
     {"prec_profile", test_prec_profile},
     {"relu_subnormal", test_relu_subnormal},
     {"add_subnormals", test_add_subnormals},
+    {"add_result_flushed", test_add_result_flushed},
     {"linear_normal_data", test_linear_normal_data},
     {"linear_flushed_input", test_linear_flushed_input},
     {"case_mem_counts_flush_parts", test_case_mem_counts_flush_parts},
