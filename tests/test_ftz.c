@@ -527,6 +527,53 @@ static void test_report_shows_declaration(void)
     free(text);
 }
 
+/* `parity export --flush-subnormals` writes the budgets under the declaration: the subnormal element of the suite's
+ * relu(x=[33],x=edge) (element 17, 3 x 2^-149) gets its own size as budget, and none without the flag. */
+static void test_export_flag(void)
+{
+    char exe[4096], cmd[4096 + 200];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    CU_ASSERT_FATAL(n > 0);
+    exe[n] = '\0';
+    const char *dir = dirname(exe); /* build/tests */
+    for (int flush = 0; flush <= 1; flush++) {
+        snprintf(cmd, sizeof cmd, "%s/../parity export 'relu(x=[33],x=edge)#seed=1'%s", dir,
+                 flush ? " --flush-subnormals" : "");
+        FILE *p = popen(cmd, "r");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        json_tokener *tok = json_tokener_new();
+        json_object *root = NULL;
+        char buf[4096];
+        size_t got;
+        while (!root && (got = fread(buf, 1, sizeof buf, p)) > 0) root = json_tokener_parse_ex(tok, buf, (int)got);
+        while (fread(buf, 1, sizeof buf, p) > 0) {}
+        CU_ASSERT_EQUAL(pclose(p), 0);
+        json_tokener_free(tok);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+        json_object *ref = NULL, *outs = NULL, *flags = NULL, *vals = NULL, *buds = NULL;
+        CU_ASSERT_FATAL(json_object_object_get_ex(root, "reference", &ref));
+        CU_ASSERT_FATAL(json_object_object_get_ex(ref, "outputs", &outs));
+        CU_ASSERT_FATAL(json_object_object_get_ex(ref, "arith_flags", &flags));
+        CU_ASSERT_EQUAL(json_object_array_length(flags), (size_t)flush);
+        json_object *o0 = json_object_array_get_idx(outs, 0);
+        CU_ASSERT_FATAL(json_object_object_get_ex(o0, "values", &vals));
+        CU_ASSERT_FATAL(json_object_object_get_ex(o0, "budgets", &buds));
+        int n_sub = 0;
+        for (size_t i = 0; i < json_object_array_length(vals); i++) {
+            double v = json_object_get_double(json_object_array_get_idx(vals, i));
+            double b = json_object_get_double(json_object_array_get_idx(buds, i));
+            if (v > 0 && v < FLT_MIN) {
+                n_sub++;
+                CU_ASSERT_EQUAL(b, flush ? v : 0.0);
+            } else {
+                CU_ASSERT_EQUAL(b, 0.0);
+            }
+        }
+        CU_ASSERT(n_sub >= 1);
+        json_object_put(root);
+    }
+}
+
 static const CU_TestInfo tests[] = {
     {"prec_profile", test_prec_profile},
     {"relu_subnormal", test_relu_subnormal},
@@ -538,6 +585,7 @@ static const CU_TestInfo tests[] = {
     {"probe_declaration", test_probe_declaration},
     {"probe_unknown_bits", test_probe_unknown_bits},
     {"report_shows_declaration", test_report_shows_declaration},
+    {"export_flag", test_export_flag},
     {"suite_edge_cases", test_suite_edge_cases},
     {"arith_edge_cases", test_arith_edge_cases},
     CU_TEST_INFO_NULL,
