@@ -3,7 +3,9 @@
  * PAR_ARITH_FLUSH_SUBNORMALS; docs/oracle.md, "Flushed subnormals").
  *
  *   - the budget terms, on one-node graphs through the interpreter, against numbers derived by hand;
+ *   - the case memory estimate counts the flush parts;
  *   - the probe: the declaration reaches the instance record, an unknown bit is an ERROR naming the backend;
+ *   - the reports show it: report.json's arith_flags, the summary's line, `parity export --flush-subnormals`;
  *   - end to end, with tests/plugins/ftz.c (a correct backend that flushes, in C): undeclared it FAILS the suite's
  *     x=edge cases of relu and max_pool2d and edge cases of add and linear, on a flushed subnormal; declared it
  *     passes them; the cpu backend (gradual underflow) passes them undeclared; and declared flushing does not
