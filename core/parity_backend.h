@@ -370,6 +370,31 @@ typedef enum par_algo {
 #define PAR_PROC_NODE_ALGO "parity_node_algo"
 typedef par_algo (*par_node_algo_fn)(void *ctx, void *prepared, int32_t node);
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * Arithmetic flags: properties of a backend's float arithmetic beyond its par_arith (docs/oracle.md, "Flushed
+ * subnormals"). Additive to version 2: a backend without the entry declares none.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* Subnormals are flushed: any subnormal input element (|x| below the smallest normal number of the format, 2^-126
+ * for f32, 2^-14 for f16) may be read as a zero of either sign (DAZ), and any subnormal result, of an op or of an
+ * intermediate operation inside it (a product, a partial sum), may be written as a zero of either sign (FTZ). This
+ * is what x86's MXCSR FTZ and DAZ bits and ARM's FPCR.FZ give; XNNPACK runs every operator so. The oracle then
+ * budgets the smallest normal as an absolute error of every such operation; undeclared, a flushed subnormal fails. */
+#define PAR_ARITH_FLUSH_SUBNORMALS 0x1u
+/* Every flag this version defines; a backend declaring any other bit is an ERROR naming it. */
+#define PAR_ARITH_FLAGS_KNOWN 0x1u
+
+/* The name of one flag bit as reports show it ("flush_subnormals"), or NULL for a bit this version does not define. */
+static inline const char *par_arith_flag_name(uint32_t bit)
+{
+    return bit == PAR_ARITH_FLUSH_SUBNORMALS ? "flush_subnormals" : NULL;
+}
+
+/* uint32_t arith_flags(void *ctx): the PAR_ARITH_* flags of the backend's float arithmetic; 0 when absent. Asked
+ * once per backend instance, after init and knobs (a knob may change it). */
+#define PAR_PROC_ARITH_FLAGS "parity_arith_flags"
+typedef uint32_t (*par_arith_flags_fn)(void *ctx);
+
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */
 typedef const par_backend *(*par_backend_entry_fn)(uint32_t harness_api_version);

@@ -109,8 +109,8 @@ typedef struct par_backend_inst {
     char knob_val[PAR_MAX_KNOBS][128];
     char plugin_path[512];   /* "" for built-in backends */
     /* Filled by par_exec_probe, from the one start of the backend in a child process (init, knobs, describe,
-     * PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT, destroy); run and bench judge with these, never by asking the
-     * backend again outside a child. */
+     * PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT, PAR_PROC_ARITH_FLAGS, destroy); run and bench judge with these,
+     * never by asking the backend again outside a child. */
     char describe[512];      /* PAR_PROC_DESCRIBE's text (valid UTF-8) */
     int usable;
     char unusable_reason[PAR_MSG_LEN];
@@ -119,6 +119,7 @@ typedef struct par_backend_inst {
     int32_t arith;           /* par_arith, from the table (validated) */
     int32_t requant;         /* par_requant, PAR_PROC_REQUANT (fp32 when absent) */
     int32_t requant_exact;   /* PAR_PROC_REQUANT_EXACT: 1 when promised */
+    uint32_t arith_flags;    /* PAR_PROC_ARITH_FLAGS (0 when absent; only known bits: others make it unusable) */
 } par_backend_inst;
 
 #endif

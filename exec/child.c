@@ -116,6 +116,8 @@ static void probe_main(const par_xjob *j, void *ctx)
         par_requant_exact_fn ex = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
         m.requant = rq ? (int32_t)rq(ctx) : (int32_t)PAR_REQUANT_FP32;
         m.requant_exact = ex ? (ex(ctx) != 0) : 0;
+        par_arith_flags_fn af = (par_arith_flags_fn)be->get_proc(ctx, PAR_PROC_ARITH_FLAGS);
+        m.arith_flags = af ? af(ctx) : 0u;
     }
     xsend(j->sock, &m);
 }

@@ -85,6 +85,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
     inst->describe[0] = '\0';
     inst->requant = PAR_REQUANT_FP32;
     inst->requant_exact = 0;
+    inst->arith_flags = 0;
     if (!inst->be) {
         par_xfmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
         return;
@@ -110,6 +111,12 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
                     par_xdecide(&s, PAR_V_ERROR, "declares unknown requantization scheme %d", (int)m.requant);
                 inst->requant = m.requant;
                 inst->requant_exact = m.requant_exact != 0;
+                /* A flag this harness does not know would change the budgets in a way it cannot honour. */
+                if (m.arith_flags & ~PAR_ARITH_FLAGS_KNOWN)
+                    par_xdecide(&s, PAR_V_ERROR, "backend '%s' declares unknown arithmetic flags 0x%x (known: 0x%x)",
+                                inst->be->name, (unsigned)(m.arith_flags & ~PAR_ARITH_FLAGS_KNOWN),
+                                (unsigned)PAR_ARITH_FLAGS_KNOWN);
+                inst->arith_flags = m.arith_flags & PAR_ARITH_FLAGS_KNOWN;
             } else if (m.type == XM_END) {
                 if (m.phase != PH_DONE) {
                     par_xdecide_end(&s, &m);

@@ -39,6 +39,7 @@ typedef struct par_xmsg {
     int32_t requant;       /* XM_PROBE */
     int32_t requant_exact; /* XM_PROBE */
     int32_t algo;          /* XM_ALGO: the par_algo the backend declared for node `index`, unchecked */
+    uint32_t arith_flags;  /* XM_PROBE: PAR_PROC_ARITH_FLAGS, as the backend returned it (validated by the worker) */
     char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message or describe text */
 } par_xmsg;
 

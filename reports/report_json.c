@@ -218,6 +218,11 @@ static json_object *backend_json(const par_backend_inst *bi)
     static const char *const requant_names[] = {"fp32", "rndnu", "gemmlowp"};
     put(o, "requant", bi->probed ? jstr(requant_names[(unsigned)bi->requant <= 2 ? bi->requant : 0]) : NULL);
     put(o, "requant_exact", bi->probed ? json_object_new_boolean(bi->requant_exact != 0) : NULL);
+    json_object *flags = bi->probed ? json_object_new_array() : NULL; /* PAR_PROC_ARITH_FLAGS, by name */
+    for (uint32_t bit = 1; flags && bit; bit <<= 1)
+        if ((bi->arith_flags & bit) && par_arith_flag_name(bit))
+            json_object_array_add(flags, jstr(par_arith_flag_name(bit)));
+    put(o, "arith_flags", flags);
     put(o, "usable", json_object_new_boolean(bi->usable != 0));
     put(o, "reason", bi->usable ? NULL : jstr(bi->unusable_reason));
     return o;

@@ -129,6 +129,13 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     }
     free(ratios);
     print_algos(f, r);
+    /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
+    for (int32_t b = 0; b < nb; b++)
+        if (r->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) {
+            char label[160];
+            par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+            fprintf(f, "%-24s declares flushed subnormals (FTZ/DAZ): budgeted, a subnormal may come out as 0\n", label);
+        }
 
     /* failures, worst first, each ending with its repro command */
     int64_t nf = 0;

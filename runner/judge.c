@@ -88,10 +88,10 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
 }
 
 /* The reference for backend inst's precision profile, computed on first use and kept per profile (arith, requant,
- * strict: the scheme only matters for graphs with quantized values); NULL with the reason in msg when the reference
- * refuses the case. Served by the on-disk cache (runner/refcache.c). */
+ * strict, flushed subnormals: the scheme only matters for graphs with quantized values); NULL with the reason in msg
+ * when the reference refuses the case. Served by the on-disk cache (runner/refcache.c). */
 static par_ref_result *reference_for(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g, int quant,
-                                     void **inputs, par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2], par_status *st,
+                                     void **inputs, par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4], par_status *st,
                                      par_msg *msg)
 {
     par_prec p = par_prec_of_backend(inst); /* the probe's answers */
@@ -101,7 +101,7 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
     }
     unsigned a = (unsigned)inst->arith < 3 ? (unsigned)inst->arith : 0;
     unsigned q = (unsigned)p.requant < PAR_REQUANT_N_SCHEMES ? (unsigned)p.requant : 0;
-    unsigned e = p.requant_exact ? 1u : 0u;
+    unsigned e = (p.requant_exact ? 1u : 0u) | (p.flush > 0 ? 2u : 0u); /* strict mode, flushed subnormals */
     par_ref_result **ref = &refs[a][q][e];
     *st = PAR_OK;
     if (!*ref) {
@@ -151,7 +151,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     void **inputs = NULL;
     par_msg msg = {{0}};
     int internal = 0;
-    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2] = {{{NULL}}};
+    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
     const int quant = has_quant(g);
     par_result *r = malloc(sizeof *r);
     if (!r) return 1;
@@ -160,6 +160,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
      * refused before anything is allocated for it (runner/case_mem.c, docs/reliability.md). */
     par_case_mem mem;
     par_case_mem_opts mo = {.n_profiles = 0, .outputs_only = 1};
+    for (int32_t b = 0; b < cfg->n_backends; b++)
+        mo.flush |= (cfg->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) != 0;
     par_case_mem_parts(g, cfg->n_backends, &mo, &mem);
     int64_t limit = par_case_mem_limit() / (cfg->jobs > 1 ? cfg->jobs : 1);
     char refused[PAR_REASON_LEN] = "";
@@ -230,8 +232,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     free(r);
     for (int k = 0; k < 3; k++)
         for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
-            par_ref_result_destroy(refs[k][j][0]);
-            par_ref_result_destroy(refs[k][j][1]);
+            for (int f = 0; f < 4; f++) par_ref_result_destroy(refs[k][j][f]);
         }
     if (inputs) par_case_free_inputs(c, inputs);
     return internal;
