@@ -67,7 +67,7 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
         double sa = (ew > 0 || ev > 0) ? (ve - ev > 0 ? (fabs(w->v[k]) + ew) / sqrt(ve - ev) : INFINITY) : fabs(s);
         double t = b->v[k] - mean->v[k] * s;
         double own = 6 * u * sa * (fabs(x->v[i]) + ex + fabs(mean->v[k]) + em) + u * (fabs(t) + eb + sa * em) +
-                     u * (fabs(v) + p);
+                     u * (fabs(v) + p) + par_eta(&c->prec, 3) * (1 + sa); /* flushing: x - mean, the product, s */
         double tot = p + own + us * (fabs(v) + p + own);
         y->v[i] = v;
         y->e[i] = (isfinite(v) && tot == tot) ? tot : INFINITY;
@@ -139,9 +139,12 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
     const double em_in = par_prop_bound(se, ss2) / n;
     const double ev_in = 2 * par_prop_bound(sde, sds2) / n + se2 / n;
     /* own: mean and variance of the held values */
-    const double em = par_gamma(q->n + 2, u) * mag / n + 3 * u * M, mt = em + em_in;
+    /* Flushing (par_eta, zero unless declared): the n - 1 partial sums of the mean and its division flush at most
+     * (n - 1) eta / n + eta <= 2 eta; the variance's n differences, n squares and n - 1 sums, divided by n, at most
+     * 3 eta; the output's difference flush is scaled by r |w| (sh), its product, scaling and bias add 3 eta. */
+    const double em = par_gamma(q->n + 2, u) * mag / n + 3 * u * M + par_eta(pr, 2), mt = em + em_in;
     const double mh = fabs(m) + em_in, dh = D + emax + em_in, vh = var + ev_in;
-    const double ev = par_gamma(q->n + 6, u) * (vh + dh * dh + mh * mh) + 2 * mh * em + em * em;
+    const double ev = par_gamma(q->n + 6, u) * (vh + dh * dh + mh * mh) + 2 * mh * em + em * em + par_eta(pr, 3);
     const double ve = var + q->eps;
     const double L = ve - ev - ev_in - u * q->eps - u * (ve + ev + ev_in);
     const double r = 1.0 / sqrt(ve);
@@ -155,7 +158,7 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
         double wa = fabs(wv) + ew, sh = bmul(r_hi, wa);
         double dev = bmul(e + mt, sh) + bmul(fabs(d) * wa, r_hi - r) + fabs(d) * r * ew + eb;
         double own = 6 * u * bmul(sh, fabs(xv) + e + fabs(m) + mt) + u * (fabs(bv) + eb + bmul(fabs(m) + mt, sh)) +
-                     u * (fabs(v) + dev);
+                     u * (fabs(v) + dev) + par_eta(pr, 1) * sh + par_eta(pr, 3);
         y->v[base + j] = v;
         y->e[base + j] = finish(v, dev, own, pr);
     }

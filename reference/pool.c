@@ -36,7 +36,7 @@ static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg 
 /* Accumulator of an average: the sum, the magnitude sum (|x| + e(x)), the propagated sum e(x), the sum of the
  * squared scales s(x)^2, and the number of terms k. */
 typedef struct avg_acc {
-    double sum, mag, prop, prop2;
+    double sum, mag, prop, prop2, propf; /* propf: the flush parts, worst case (reference.h) */
     int64_t k;
 } avg_acc;
 
@@ -46,6 +46,7 @@ static void avg_add(avg_acc *a, const par_rt *x, int64_t xi)
     a->mag += fabs(x->v[xi]) + x->e[xi];
     a->prop += x->e[xi];
     a->prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
+    a->propf += x->f ? x->f[xi] : 0;
     a->k++;
 }
 
@@ -55,15 +56,18 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     double sum = a->sum, mag = a->mag, prop = a->prop, prop2 = a->prop2;
     int64_t k = a->k;
     double val = sum / d;
-    double round = bmul(par_gamma(k + 1, p->u), mag / d);
+    /* Flushing: the k - 1 partial sums, or k scaled terms and their k - 1 sums, may each flush (eta). */
+    double flush_own = par_eta(p, (double)(2 * k));
+    double round = bmul(par_gamma(k + 1, p->u), mag / d) + flush_own;
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
         double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + sqrt(prop2) / d;
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
-    double pre = round + par_prop_bound(prop, prop2) / d;
+    double pre = round + par_prop_bound_flush(prop, prop2, a->propf) / d;
     double *v = &y->v[yi], *e = &y->e[yi];
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
+    if (y->f) y->f[yi] = fmin(a->propf / d + flush_own, *e);
 }
 
 /* ---- max_pool2d and avg_pool2d ------------------------------------------------------------------------------- */
@@ -216,14 +220,17 @@ typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX } red_kind;
 static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t yi)
 {
     int64_t k = a->k;
-    double round = bmul(par_gamma(k - 1, p->u), a->mag);
+    /* Flushing: each of the k - 1 partial sums may flush (eta). */
+    double flush_own = par_eta(p, (double)(k > 1 ? k - 1 : 0));
+    double round = bmul(par_gamma(k - 1, p->u), a->mag) + flush_own;
     if (y->s) {
         double ps = bmul(sqrt((double)(k > 1 ? k - 1 : 0)) * p->u, a->mag) + sqrt(a->prop2);
         y->s[yi] = ps + bmul(p->u_store, fabs(a->sum) + ps);
     }
-    double pre = round + par_prop_bound(a->prop, a->prop2);
+    double pre = round + par_prop_bound_flush(a->prop, a->prop2, a->propf);
     y->v[yi] = a->sum;
     y->e[yi] = pre + bmul(p->u_store, fabs(a->sum) + pre);
+    if (y->f) y->f[yi] = fmin(a->propf + flush_own, y->e[yi]);
 }
 
 static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_rt *const *in, par_rt *const *out,

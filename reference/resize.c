@@ -248,7 +248,7 @@ par_status par_ref_upsample_bilinear2d(const par_ref_ctx *c, const par_rt *const
                         if (i < bh.hi) dh = fmax(dh, fabs(xv[q + W] - xv[q]) + xe[q + W] + xe[q]);
                         if (j < bw.hi) dw = fmax(dw, fabs(xv[q + 1] - xv[q]) + xe[q + 1] + xe[q]);
                     }
-                double own = own_k * m + bh.tol * dh + bw.tol * dw;
+                double own = own_k * m + bh.tol * dh + bw.tol * dw + par_eta(pr, 10); /* flushing: the 10 roundings */
                 double t = p + own + pr->u_store * (fabs(v) + p + own);
                 int64_t k = nc * OH * OW + oh * OW + ow;
                 y->v[k] = v;
@@ -366,7 +366,8 @@ par_status par_ref_upsample_bicubic2d(const par_ref_ctx *c, const par_rt *const 
                         }
                     coord = (bh.tol + bw.tol) * 6 * (hi - lo + 2 * emax);
                 }
-                double own = par_gamma(360, pr->u) * m + coord;
+                /* flushing: 16 products and 15 sums (31 eta), and the 8 weights, each flushed costs eta M */
+                double own = par_gamma(360, pr->u) * m + coord + par_eta(pr, 31) + par_eta(pr, 8) * m;
                 double t = p + own + pr->u_store * (fabs(v) + p + own);
                 int64_t k = nc * OH * OW + oh * OW + ow;
                 y->v[k] = v;
