@@ -1,8 +1,9 @@
 /*
  * qnn_ops.c - every qnnpack op but conv2d and linear: quantize / dequantize at the edges, the unary ops through
- * 256-entry lookup tables (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish), add and mul with requantization
- * of both inputs, max / avg / global average pooling (NHWC), concat with requantization, reshape / flatten /
- * permute / slice, nearest and bilinear upsampling, softmax.
+ * 256-entry lookup tables (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu), add
+ * and mul with requantization of both inputs, max / avg / global average pooling (NHWC), concat with
+ * requantization, reshape / flatten / permute / slice, nearest and bilinear upsampling, softmax. The averages over
+ * other windows (mean, adaptive_avg_pool2d) and matmul of two activations are in qnn_reduce.c.
  *
  * Numerics. A table entry is exact by construction: f of the dequantized input in double, divided by the output
  * scale, plus the zero point, rounded half to even and saturated (the definition of the quantized op). The other
@@ -82,7 +83,8 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
                       uint8_t lut[256])
 {
     (void)g;
-    static const char *const unary[] = {"relu", "relu6", "hardtanh", "clamp", "sigmoid", "tanh", "hardswish"};
+    static const char *const unary[] = {"relu", "relu6",     "hardtanh",   "clamp",      "sigmoid",
+                                        "tanh", "hardswish", "hardsigmoid", "leaky_relu"};
     const char *op = n->op;
     int known = 0;
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) known |= strcmp(op, unary[i]) == 0;
@@ -94,6 +96,22 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
         par_requant_lut(f, dtype_of(x), (float)x->scale, decl_zp(x), (float)y->scale, decl_zp(y),
                         y->xor80 ? -128 : 0, y->xor80 ? 127 : 255, t);
         /* t is indexed by q - qmin (= the uint8-domain input) and holds the declared output's byte */
+        for (int u = 0; u < 256; u++) lut[u] = (uint8_t)(t[u] ^ (y->xor80 ? 0x80 : 0));
+        return 1;
+    }
+    if (!strcmp(op, "hardsigmoid") || !strcmp(op, "leaky_relu")) {
+        /* PyTorch QNNPACK's rule (hardsigmoid.c, leaky-relu.c): a table of the float function at the 256 input
+         * integers, divided by the output scale, plus the zero point, rounded and saturated. Here in double with
+         * the reference kernel's own formulas (reference/activation.c), rounded half to even. */
+        const double slope = par_attr_float(n, "negative_slope", 0.01);
+        const int hs = !strcmp(op, "hardsigmoid");
+        double fx[256];
+        for (int u = 0; u < 256; u++) {
+            double v = x->scale * (double)(u - x->zp);
+            fx[u] = hs ? fmin(fmax(v + 3, 0), 6) / 6 : v >= 0 ? v : slope * v;
+        }
+        uint8_t t[256];
+        par_requant_lut_values(fx, (float)y->scale, decl_zp(y), y->xor80 ? -128 : 0, y->xor80 ? 127 : 255, t);
         for (int u = 0; u < 256; u++) lut[u] = (uint8_t)(t[u] ^ (y->xor80 ? 0x80 : 0));
         return 1;
     }

@@ -240,6 +240,8 @@ static const op_entry op_table[] = {
     {"sigmoid", 0, par_qnn_lower_unary},
     {"tanh", 0, par_qnn_lower_unary},
     {"hardswish", 0, par_qnn_lower_unary},
+    {"hardsigmoid", 0, par_qnn_lower_unary},
+    {"leaky_relu", 0, par_qnn_lower_unary},
     {"add", 0, par_qnn_lower_binary},
     {"mul", 0, par_qnn_lower_binary},
     {"max_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
