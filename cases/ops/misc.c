@@ -167,6 +167,18 @@ void par_sweep_upsample(par_sweep *s)
                 if (!bl && i) { p.oh = 7; p.ow = 9; }
                 up_emit(&gr, p, 1);
             }
+    /* Quantized resize by scale factors (the source coordinate is dst / scale). */
+    static const int QS[][4] = {/* h, w, scale*4 h, scale*4 w */ {5, 6, 8, 8}, {4, 7, 6, 10}, {6, 5, 3, 7}};
+    for (int bl = 0; bl < 2; bl++)
+        for (int dt = 0; dt < 2; dt++)
+            for (int i = 0; i < 3; i++) {
+                up_pt p;
+                memset(&p, 0, sizeof p);
+                p.bilinear = bl; p.n = 1; p.c = 4; p.h = QS[i][0]; p.w = QS[i][1]; p.by_scale = 1;
+                p.sh4 = QS[i][2]; p.sw4 = QS[i][3];
+                p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+                up_emit(&gr, p, i < 2);
+            }
     grid_free(&gr);
 }
 
