@@ -230,7 +230,9 @@ typedef struct op_entry {
 
 static const op_entry op_table[] = {
     {"conv2d", QNN_OP_WEIGHTS, par_qnn_lower_conv},
+    {"conv_transpose2d", QNN_OP_WEIGHTS, par_qnn_lower_conv},
     {"linear", QNN_OP_WEIGHTS, par_qnn_lower_conv},
+    {"matmul", 0, par_qnn_lower_matmul},
     {"quantize", QNN_OP_F32_IN, par_qnn_lower_quantize},
     {"dequantize", QNN_OP_F32_OUT, par_qnn_lower_dequantize},
     {"relu", 0, par_qnn_lower_unary},
@@ -247,6 +249,8 @@ static const op_entry op_table[] = {
     {"max_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
     {"avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
     {"global_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
+    {"adaptive_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_avg},
+    {"mean", 0, par_qnn_lower_avg},
     {"softmax", 0, par_qnn_lower_softmax},
     {"upsample_nearest2d", QNN_OP_RANK4, par_qnn_lower_resize},
     {"upsample_bilinear2d", QNN_OP_RANK4, par_qnn_lower_resize},
