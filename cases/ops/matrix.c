@@ -221,3 +221,64 @@ void par_sweep_matmul(par_sweep *s)
         }
     grid_free(&gr);
 }
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * linear_dynamic: x f32 [.., K] quantized at run time, qs8 weights [O, K] per tensor (zero point 0 or not) or per
+ * channel, f32 bias or none, reduce_range 0 and 1; inputs whose range excludes 0 (the range is extended to it) and
+ * that are all zero (the scale falls back to 0.1).
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef struct ld_pt {
+    int rows, k, o, bias, pc, wz, rr, xr; /* xr: 0 [-1, 1], 1 [0.5, 2] (positive), 2 all zero, 3 [-3, 0.25] */
+} ld_pt;
+
+static void ld_emit(grid *gr, ld_pt p, int quick)
+{
+    int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k}, bd[1] = {p.o};
+    if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), su_numel(2, wd)), (int64_t)p.rows * p.k * p.o)) return;
+    static const char *const XR[4] = {"[-1,1]", "[0.5,2]", "zero", "[-3,0.25]"};
+    char xs[64];
+    su_shape(xs, sizeof xs, 2, xd);
+    par_case *c = par_sweep_case(gr->s, "linear_dynamic",
+                                 "linear_dynamic(in=%s,w=[%d,%d],bias=%d,w=%s,reduce_range=%d,x=%s)", xs, p.o, p.k,
+                                 p.bias, p.pc ? "pc" : p.wz ? "zp" : "sym", p.rr, XR[p.xr]);
+    if (!c) return;
+    static const double LO[4] = {-1.0, 0.5, 0.0, -3.0}, HI[4] = {1.0, 2.0, 0.0, 0.25};
+    par_gen gx = p.xr == 2 ? (par_gen){PAR_DIST_CONST, 0, 0, 0, 0} : su_uniform(LO[p.xr], HI[p.xr]);
+    int32_t in[3] = {-1, -1, -1};
+    in[0] = par_case_input(c, "x", PAR_DTYPE_F32, 2, xd, gx);
+    /* weights q in [-100, 100] (around the zero point 5 for "zp"), real range +-1/sqrt(K) */
+    float ws = (float)(1.0 / (100.0 * sqrt((double)p.k)));
+    int32_t wz = p.wz ? 5 : 0;
+    in[1] = par_case_const(c, "w", PAR_DTYPE_QS8, 2, wd, (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+    if (p.pc)
+        su_channel_quant(c, in[1], 0, p.o, ws);
+    else
+        par_case_quant(c, in[1], ws, wz);
+    if (p.bias) in[2] = par_case_const(c, "b", PAR_DTYPE_F32, 1, bd, su_uniform(-0.5, 0.5));
+    par_attr at[1] = {par_a_int("reduce_range", p.rr)};
+    par_out_spec o = {"y", 0, 0.0f, 0};
+    par_case_output(c, par_case_node(c, "linear_dynamic", p.bias ? 3 : 2, in, 1, at, &o));
+    par_sweep_done(gr->s, c);
+}
+
+void par_sweep_linear_dynamic(par_sweep *s)
+{
+    static const int SH[][3] = {{4, 16, 8}, {1, 33, 10}, {3, 8, 17}, {2, 64, 32}, {5, 9, 9}, {8, 128, 16},
+                                {16, 256, 64}, {1, 1000, 10}};
+    enum { SQ = 4, SN = 8 };
+    grid gr;
+    grid_init(&gr, s, sizeof(ld_pt));
+    for (int sh = 0; sh < SN; sh++)
+        for (int w = 0; w < 3; w++)
+            for (int rr = 0; rr < 2; rr++)
+                for (int bias = 0; bias < 2; bias++) {
+                    ld_pt p = {SH[sh][0], SH[sh][1], SH[sh][2], bias, w == 2, w == 1, rr, 0};
+                    ld_emit(&gr, p, sh < SQ && (bias || w == 0) && (rr == 0 || sh == 0));
+                }
+    for (int xr = 1; xr < 4; xr++)
+        for (int rr = 0; rr < 2; rr++) {
+            ld_pt p = {3, 16, 8, 1, 0, 0, rr, xr};
+            ld_emit(&gr, p, 1);
+        }
+    grid_free(&gr);
+}
