@@ -276,7 +276,7 @@ void par_sweep_conv2d(par_sweep *s)
             p.g = QP[i][5]; p.bias = QP[i][6]; p.h = p.w = QP[i][7]; p.pc = QP[i][8];
             set_pad(&p, QP[i][4]);
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-            conv_emit(&gr, p, i < 4);
+            conv_emit(&gr, p, 1);
         }
     grid_free(&gr);
 }
@@ -444,7 +444,7 @@ void par_sweep_conv_transpose2d(par_sweep *s)
             p.pt = p.pl = p.pb = p.pr = TQ[i][4]; p.oph = p.opw = TQ[i][5]; p.dh = p.dw = TQ[i][6];
             p.g = TQ[i][7]; p.bias = TQ[i][8]; p.h = TQ[i][9]; p.w = TQ[i][10]; p.pc = TQ[i][11];
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-            convt_emit(&gr, p, i < 5);
+            convt_emit(&gr, p, 1);
         }
     grid_free(&gr);
 }

@@ -108,7 +108,7 @@ void par_sweep_linear(par_sweep *s)
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
             lin_emit(&gr, p, i < 4);
             p.pc = 1;
-            lin_emit(&gr, p, i < 2);
+            lin_emit(&gr, p, 1);
         }
     grid_free(&gr);
 }

@@ -137,7 +137,7 @@ static void pool_grids(grid *gr)
             p.kh = p.kw = QA[i][0]; p.sh = p.sw = QA[i][1]; p.pt = p.pl = p.pb = p.pr = QA[i][2];
             p.ceil = QA[i][3]; p.cip = QA[i][4]; p.h = QA[i][5]; p.w = QA[i][6]; p.c = 5;
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-            pool_emit(gr, p, i < 4);
+            pool_emit(gr, p, 1);
         }
 }
 
@@ -199,7 +199,7 @@ static void apool_grids(grid *gr)
     for (int dt = 0; dt < 2; dt++)
         for (int i = 0; i < 6; i++) {
             apool_pt p = {0, 1, 4, QAP[i][0], QAP[i][1], QAP[i][2], QAP[i][3], dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8};
-            apool_emit(gr, p, i < 4);
+            apool_emit(gr, p, 1);
         }
 }
 
@@ -281,7 +281,7 @@ void par_sweep_mean(par_sweep *s)
             for (int k = 0; k < p.rank; k++)
                 if (mask >> k & 1) p.axes[p.naxes++] = k;
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-            mean_emit(&gr, p, i < 4);
+            mean_emit(&gr, p, 1);
         }
     grid_free(&gr);
 }
