@@ -4,13 +4,17 @@
  * activations (MUL), and of linear_dynamic (docs/quantization.md). Each graph is one node on quantized inputs given
  * as data; the reference (fp32 scheme, strict) and the qnnpack backend must both give the integers derived in the
  * comments from the definitions, never from the code under test. Ties are chosen so that round-half-to-even is
- * visible (a rounding rule that differs fails).
+ * visible (a rounding rule that differs fails). Last, `parity quantize` on these forms: the static twin of a float
+ * case using all of them runs on integers end to end (qnnpack bit-exact), and the dynamic twin turns linears into
+ * linear_dynamic.
  */
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/case.h"
 #include "core/graph.h"
 #include "core/requant.h"
+#include "oracle/quantize.h"
 #include "reference/reference.h"
 #include "tmain.h"
 
@@ -249,6 +253,162 @@ static void test_linear_dynamic(void)
     par_graph_destroy(g);
 }
 
+/* ---- parity quantize on the new forms ---------------------------------------------------------------------- */
+
+static const par_rt *ref_out(const par_case *c, par_ref_result **r, void ***bufs)
+{
+    par_msg m = {{0}};
+    par_prec p = par_prec_for(PAR_ARITH_F32);
+    p.requant_exact = 1;
+    CU_ASSERT_FATAL(par_case_make_inputs(c, bufs, &m) == PAR_OK);
+    CU_ASSERT_FATAL(par_ref_run(par_graph_desc_of(c->graph), &p, (const void *const *)*bufs, r, &m) == PAR_OK);
+    return &(*r)->values[par_graph_desc_of(c->graph)->outputs[0]];
+}
+
+/* qnnpack's f32 output of case c on inputs bufs. */
+static void qnn_out(const par_case *c, void **bufs, float *out)
+{
+    const par_graph_desc *d = par_graph_desc_of(c->graph);
+    const par_backend *be = par_backend_qnnpack();
+    par_msg m = {{0}};
+    void *ctx = NULL, *prep = NULL;
+    CU_ASSERT_FATAL(be->init(&ctx, &m) == PAR_OK);
+    for (int32_t i = 0; i < d->n_nodes; i++) CU_ASSERT(be->supports(ctx, d, i, &m) == PAR_OK);
+    CU_ASSERT_FATAL(be->prepare(ctx, d, &prep, &m) == PAR_OK);
+    void *outs[1] = {out};
+    CU_ASSERT_EQUAL(be->bind(ctx, prep, (const void *const *)bufs, outs, &m), PAR_OK);
+    CU_ASSERT_EQUAL(be->run(ctx, prep, &m), PAR_OK);
+    be->release(ctx, prep);
+    be->destroy(ctx);
+}
+
+/* x -> conv_transpose2d -> leaky_relu -> adaptive_avg_pool2d -> hardsigmoid -> mean -> matmul(y, y): the twin runs
+ * every node on integers (one quantize, one dequantize), gives conv_transpose2d per-channel weights on axis 1 and
+ * hardsigmoid the fixed [0, 1] params, stays within 8-bit error of the float network, and qnnpack reproduces the
+ * reference's output bit for bit (the integers are exact; the dequantize is one f32 multiply in both). */
+static void test_twin_static(void)
+{
+    par_case *c = par_case_create("nf", 5);
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, (int64_t[]){1, 4, 5, 5},
+                               (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
+    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 4, (int64_t[]){4, 3, 2, 2}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
+    int32_t b = par_case_const(c, "b", PAR_DTYPE_F32, 1, (int64_t[]){3}, (par_gen){PAR_DIST_UNIFORM, -0.1, 0.1, 0, 0});
+    par_attr st[1] = {par_a_ints("stride", 2, (int64_t[]){2, 2})};
+    int32_t y = par_case_node(c, "conv_transpose2d", 3, (int32_t[]){x, w, b}, 1, st, NULL);
+    par_attr sl[1] = {par_a_float("negative_slope", 0.2)};
+    y = par_case_node(c, "leaky_relu", 1, &y, 1, sl, NULL);
+    par_attr os[1] = {par_a_ints("output_size", 2, (int64_t[]){3, 3})};
+    y = par_case_node(c, "adaptive_avg_pool2d", 1, &y, 1, os, NULL);
+    y = par_case_node(c, "hardsigmoid", 1, &y, 0, NULL, NULL);
+    par_attr ax[2] = {par_a_ints("axes", 1, (int64_t[]){0}), par_a_int("keepdims", 0)};
+    y = par_case_node(c, "mean", 1, &y, 2, ax, NULL);
+    y = par_case_node(c, "matmul", 2, (int32_t[]){y, y}, 0, NULL, NULL);
+    par_case_output(c, y);
+    CU_ASSERT_FATAL(par_case_finish(c) == PAR_OK);
+    par_msg m = {{0}};
+    par_quant_opts o = {.act = PAR_DTYPE_QU8, .per_channel = 1, .seeded = 0, .id = NULL};
+    par_case *q = par_case_quantize(c, &o, &m);
+    CU_ASSERT_FATAL(q != NULL);
+    const par_graph_desc *g = par_graph_desc_of(q->graph);
+    int n_quant = 0, n_deq = 0, n_int = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const par_node *n = &g->nodes[i];
+        n_quant += !strcmp(n->op, "quantize");
+        n_deq += !strcmp(n->op, "dequantize");
+        const par_value *ov = &g->values[n->outputs[0]];
+        n_int += ov->dtype == PAR_DTYPE_QU8 && strcmp(n->op, "quantize") != 0;
+        if (!strcmp(n->op, "conv_transpose2d")) {
+            const par_value *wv = &g->values[n->inputs[1]];
+            CU_ASSERT(wv->dtype == PAR_DTYPE_QS8 && wv->quant_axis == 1 && wv->channel_scales != NULL);
+            CU_ASSERT(g->values[n->inputs[2]].dtype == PAR_DTYPE_I32);
+        }
+        if (!strcmp(n->op, "hardsigmoid")) CU_ASSERT(ov->scale == 1.0f / 256 && ov->zero_point == 0);
+    }
+    CU_ASSERT(n_quant == 1 && n_deq == 1 && n_int == 6);
+    par_ref_result *rf = NULL, *rq = NULL;
+    void **bf = NULL, **bq = NULL;
+    const par_rt *yf = ref_out(c, &rf, &bf), *yq = ref_out(q, &rq, &bq);
+    double mx = 0, md = 0;
+    float got[9];
+    qnn_out(q, bq, got);
+    for (int64_t i = 0; i < yf->numel; i++) {
+        mx = fmax(mx, fabs(yf->v[i]));
+        md = fmax(md, fabs(yf->v[i] - yq->v[i]));
+        CU_ASSERT_EQUAL((double)got[i], (double)(float)yq->v[i]);
+    }
+    CU_ASSERT(mx > 0.1 && md > 0 && md < 0.05 * mx);
+    par_case_free_inputs(c, bf);
+    par_case_free_inputs(q, bq);
+    par_ref_result_destroy(rf);
+    par_ref_result_destroy(rq);
+    par_case_destroy(q);
+    par_case_destroy(c);
+}
+
+/* --dynamic: x -> linear(16 -> 8, bias) -> linear(8 -> 4): two linear_dynamic with qs8 per-channel weights (8 and 4
+ * scales on axis 0), the f32 bias kept, no quantize or dequantize node, the id "<id>_dynamic"; its output within 8-bit
+ * error of the float network; qnnpack's within the reference's budget at every element, the second layer's input
+ * carrying the first layer's budget. With a relu between the linears, the relu stays f32. */
+static void test_twin_dynamic(void)
+{
+    for (int relu = 0; relu < 2; relu++) {
+        par_case *c = par_case_create("mlp", 7);
+        int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, (int64_t[]){3, 16}, (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
+        int32_t w1 = par_case_const(c, "w1", PAR_DTYPE_F32, 2, (int64_t[]){8, 16}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
+        int32_t b1 = par_case_const(c, "b1", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){PAR_DIST_UNIFORM, -0.1, 0.1, 0, 0});
+        int32_t w2 = par_case_const(c, "w2", PAR_DTYPE_F32, 2, (int64_t[]){4, 8}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
+        int32_t y = par_case_node(c, "linear", 3, (int32_t[]){x, w1, b1}, 0, NULL, NULL);
+        if (relu) y = par_case_node(c, "relu", 1, &y, 0, NULL, NULL);
+        y = par_case_node(c, "linear", 2, (int32_t[]){y, w2}, 0, NULL, NULL);
+        par_case_output(c, y);
+        CU_ASSERT_FATAL(par_case_finish(c) == PAR_OK);
+        par_msg m = {{0}};
+        par_quant_opts o = {.act = PAR_DTYPE_INVALID, .per_channel = 1, .seeded = 0, .id = NULL, .dynamic = 1};
+        par_case *q = par_case_quantize(c, &o, &m);
+        CU_ASSERT_FATAL(q != NULL);
+        CU_ASSERT(strcmp(q->id, "mlp_dynamic") == 0);
+        const par_graph_desc *g = par_graph_desc_of(q->graph);
+        int n_ld = 0, n_relu = 0, n_other = 0;
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            const par_node *n = &g->nodes[i];
+            if (!strcmp(n->op, "linear_dynamic")) {
+                const par_value *wv = &g->values[n->inputs[1]];
+                CU_ASSERT(wv->dtype == PAR_DTYPE_QS8 && wv->quant_axis == 0 && wv->channel_scales != NULL);
+                CU_ASSERT(wv->dims[0] == (n_ld ? 4 : 8));
+                CU_ASSERT(n->n_inputs == (n_ld ? 2 : 3));
+                if (n->n_inputs == 3) CU_ASSERT(g->values[n->inputs[2]].dtype == PAR_DTYPE_F32);
+                n_ld++;
+            } else if (!strcmp(n->op, "relu")) {
+                CU_ASSERT(g->values[n->outputs[0]].dtype == PAR_DTYPE_F32);
+                n_relu++;
+            } else {
+                n_other++;
+            }
+        }
+        CU_ASSERT(n_ld == 2 && n_relu == relu && n_other == 0);
+        par_ref_result *rf = NULL, *rq = NULL;
+        void **bf = NULL, **bq = NULL;
+        const par_rt *yf = ref_out(c, &rf, &bf), *yq = ref_out(q, &rq, &bq);
+        double mx = 0, md = 0;
+        for (int64_t i = 0; i < yf->numel; i++) {
+            mx = fmax(mx, fabs(yf->v[i]));
+            md = fmax(md, fabs(yf->v[i] - yq->v[i]));
+        }
+        CU_ASSERT(mx > 0.1 && md > 0 && md < 0.05 * mx);
+        if (!relu) { /* qnnpack runs f32 only into and out of linear_dynamic: the chain without the relu */
+            float got[12];
+            qnn_out(q, bq, got);
+            for (int64_t i = 0; i < yq->numel; i++) CU_ASSERT(fabs(got[i] - yq->v[i]) <= yq->e[i]);
+        }
+        par_case_free_inputs(c, bf);
+        par_case_free_inputs(q, bq);
+        par_ref_result_destroy(rf);
+        par_ref_result_destroy(rq);
+        par_case_destroy(q);
+        par_case_destroy(c);
+    }
+}
+
 static const CU_TestInfo tests[] = {
     {"hardsigmoid", test_hardsigmoid},
     {"leaky_relu", test_leaky_relu},
@@ -257,6 +417,8 @@ static const CU_TestInfo tests[] = {
     {"conv_transpose2d", test_conv_transpose2d},
     {"matmul", test_matmul},
     {"linear_dynamic", test_linear_dynamic},
+    {"static twin of the new forms", test_twin_static},
+    {"dynamic twin", test_twin_dynamic},
     CU_TEST_INFO_NULL,
 };
 
