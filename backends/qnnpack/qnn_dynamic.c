@@ -66,6 +66,7 @@ static void choose_qparams(float mn, float mx, int reduce_range, float *scale, i
     double zfmin = qmin - mn / s, zfmax = qmax - mx / s;
     double efmin = abs(qmin) - fabs(mn / s), efmax = abs(qmax) - fabs(mx / s);
     double z0 = efmin < efmax ? zfmin : zfmax;
+    if (z0 != z0) z0 = qmin; /* a non-finite input (no defined result; the reference reports it): no UB here */
     *zp = z0 < qmin ? qmin : z0 > qmax ? qmax : (int32_t)nearbyint(z0);
     *scale = (float)s;
 }
@@ -83,7 +84,7 @@ static void dyn_run(const void *opv, qnn_plan *p)
     const float qmax = o->reduce_range ? 127.0f : 255.0f;
     for (size_t i = 0; i < n; i++) { /* ATen's quantize_val: zp + nearbyint(x / scale), clamped */
         float t = nearbyintf(x[i] / sx) + (float)zx;
-        o->qx[i] = (uint8_t)(t < 0.0f ? 0.0f : t > qmax ? qmax : t);
+        o->qx[i] = (uint8_t)(!(t >= 0.0f) ? 0.0f : t > qmax ? qmax : t); /* NaN -> 0 */
     }
     for (size_t r = 0; r < o->rows; r++)
         for (size_t j = 0; j < o->o; j++) {
