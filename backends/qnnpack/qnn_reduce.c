@@ -1,12 +1,14 @@
 /*
  * qnn_reduce.c - the qnnpack ops whose integer sums are not a GEMM with constant weights: mean over any axes and
  * adaptive_avg_pool2d (AVG: the window's integer sum requantized by its divisor), and matmul of two quantized
- * activations (MUL: sum over k of (qa - za)(qb - zb), ratio s_a s_b / s_out), all in the logical (NCHW) layout.
+ * activations (MUL: sum over k of (qa - za)(qb - zb), ratio s_a s_b / s_out) through the igemm micro-kernels, all in
+ * the logical (NCHW) layout.
  *
  * Numerics (docs/quantization.md, "Per-op integer semantics"): the sums are exact in int32 (the lowering refuses
  * shapes that could overflow it); the requantization is core/requant.h's fp32 scheme with the ratio the reference
- * uses (s_in / (s_out d) in double for the averages, par_requant_params_for for matmul), so the integers are the
- * reference's bit for bit (PAR_PROC_REQUANT_EXACT). Memory is taken at prepare; run allocates nothing.
+ * uses (s_in / (s_out d) in double for the averages; s_a s_b / s_out in float for matmul, the micro-kernels' fp32
+ * epilogue), so the integers are the reference's bit for bit (PAR_PROC_REQUANT_EXACT). Memory is taken at prepare;
+ * run allocates nothing (matmul repacks b into blocks allocated at prepare).
  */
 #include <stdlib.h>
 
@@ -135,34 +137,78 @@ par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, par_msg *msg)
 
 /* ---------------------------------------------------------------------------------------------------------------
  * matmul of two quantized activations: y[.., i, j] = r(sum_k (a[.., i, k] - za)(b[.., k, j] - zb)), batch dims
- * broadcast as numpy does.
+ * broadcast as numpy. A GEMM whose right operand changes every run: b's matrix is packed at run time (into blocks
+ * allocated at prepare) as the igemm micro-kernel's weights, in the s8 domain (b - 128, zero point zw = zb - 128),
+ * with the zero points folded as qnn_kernels.h states: bias'[j] = -za sum_k ws[k][j] + K za zw per column, rowcorr[i]
+ * = -zw sum_k a[i][k] per row; one tap (ks = 1), no padding. The epilogue is the kernels' fp32 requantization with
+ * the ratio s_a s_b / s_out computed in float (par_requant_scale_f32, as par_requant_params_for's fp32 params).
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct mm_op {
+    const qnn_ukernels *uk;
     const uint8_t *a, *b;
     uint8_t *y;
-    size_t batches, m, k, n;
-    int32_t za, zb, shift;
+    size_t batches, m, k, n, kcp, mtiles, nblocks, block_bytes;
+    int32_t za, zw;                        /* a's zero point (uint8 domain); b's in the s8 domain */
     int32_t rank;                          /* batch dims of y */
     int64_t yd[PAR_MAX_RANK], as[PAR_MAX_RANK], bs[PAR_MAX_RANK]; /* per batch dim: y's extent, a's and b's
                                                                    * matrix strides (0 where broadcast) */
-    par_requant_params rq;
+    uint8_t *packed;                       /* [nblocks] blocks, repacked for every matrix of b */
+    int32_t *bias;                         /* [NR] scratch */
+    const uint8_t **ind;                   /* [mtiles * MR] row pointers */
+    int32_t *rowcorr;                      /* [mtiles * MR] */
+    const uint8_t *zero;
+    float *scale;                          /* [nblocks * NR], every entry the ratio */
+    qnn_rq rq;
 } mm_op;
+
+typedef struct mm_src {
+    const uint8_t *b;
+    size_t n;
+} mm_src;
+
+/* b's element (k, column n) in the s8 domain. */
+static int32_t mm_wget(const void *ctxv, size_t n, size_t t, size_t k)
+{
+    (void)t;
+    const mm_src *s = ctxv;
+    return (int32_t)s->b[k * s->n + n] - 128;
+}
 
 static void mm_run(const void *opv, qnn_plan *p)
 {
     (void)p;
-    const mm_op *o = opv;
+    mm_op *o = (mm_op *)opv;
+    const size_t MR = o->uk->mr, NR = o->uk->nr;
     int64_t idx[PAR_MAX_RANK] = {0};
     for (size_t bt = 0; bt < o->batches; bt++) {
         int64_t ao = 0, bo = 0;
         for (int32_t d = 0; d < o->rank; d++) ao += idx[d] * o->as[d], bo += idx[d] * o->bs[d];
         const uint8_t *a = o->a + ao * (int64_t)(o->m * o->k), *b = o->b + bo * (int64_t)(o->k * o->n);
         uint8_t *y = o->y + bt * o->m * o->n;
-        for (size_t i = 0; i < o->m; i++)
-            for (size_t j = 0; j < o->n; j++) {
-                int32_t s = 0;
-                for (size_t kk = 0; kk < o->k; kk++) s += (a[i * o->k + kk] - o->za) * (b[kk * o->n + j] - o->zb);
-                y[i * o->n + j] = (uint8_t)(par_requant_fp32(s, &o->rq) + o->shift);
+        mm_src src = {b, o->n};
+        for (size_t blk = 0; blk < o->nblocks; blk++) {
+            size_t n0 = blk * NR, cols = o->n - n0 < NR ? o->n - n0 : NR;
+            for (size_t j = 0; j < cols; j++) {
+                int32_t sw = 0;
+                for (size_t kk = 0; kk < o->k; kk++) sw += (int32_t)b[kk * o->n + n0 + j] - 128;
+                o->bias[j] = -o->za * sw + (int32_t)o->k * o->za * o->zw;
+            }
+            par_qnn_pack_gemm(o->uk, 1, o->k, o->kcp, n0, cols, o->bias, mm_wget, &src,
+                              o->packed + blk * o->block_bytes);
+        }
+        for (size_t r = 0; r < o->mtiles * MR; r++) {
+            const uint8_t *row = a + (r < o->m ? r : o->m - 1) * o->k;
+            int32_t s = 0;
+            for (size_t kk = 0; kk < o->k; kk++) s += row[kk];
+            o->ind[r] = row;
+            o->rowcorr[r] = -o->zw * s;
+        }
+        for (size_t blk = 0; blk < o->nblocks; blk++)
+            for (size_t mt = 0; mt < o->mtiles; mt++) {
+                size_t m0 = mt * MR, rows = o->m - m0 < MR ? o->m - m0 : MR;
+                size_t n0 = blk * NR, cols = o->n - n0 < NR ? o->n - n0 : NR;
+                o->uk->igemm(rows, cols, o->kcp, 1, o->ind + m0, 0, o->zero, o->packed + blk * o->block_bytes,
+                             o->rowcorr + m0, y + m0 * o->n + n0, o->n, o->scale + blk * NR, &o->rq);
             }
         for (int32_t d = o->rank - 1; d >= 0; d--) {
             if (++idx[d] < o->yd[d]) break;
@@ -181,13 +227,32 @@ par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, par_msg *msg)
                         (int)at->rank, (int)bt->rank);
     mm_op *o = par_qnn_alloc(p, sizeof *o);
     if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    const qnn_ukernels *uk = o->uk = p->uk;
     o->m = (size_t)at->dims[at->rank - 2], o->k = (size_t)at->dims[at->rank - 1], o->n = (size_t)bt->dims[bt->rank - 1];
     if (o->k > 33000)
         return par_msgf(msg, PAR_UNSUPPORTED, "matmul: K = %zu could overflow the int32 accumulator", o->k);
-    o->za = at->zp, o->zb = bt->zp, o->shift = yt->xor80 ? 128 : 0;
-    if (par_requant_params_for(&o->rq, PAR_REQUANT_FP32, (float)at->scale, (float)bt->scale, (float)yt->scale,
-                               yt->zp - o->shift, yt->xor80 ? -128 : 0, yt->xor80 ? 127 : 255, msg) != PAR_OK)
+    o->za = at->zp, o->zw = bt->zp - 128;
+    par_requant_params rp;
+    const int32_t shift = yt->xor80 ? 128 : 0;
+    if (par_requant_params_for(&rp, PAR_REQUANT_FP32, (float)at->scale, (float)bt->scale, (float)yt->scale,
+                               yt->zp - shift, yt->xor80 ? -128 : 0, yt->xor80 ? 127 : 255, msg) != PAR_OK)
         return PAR_UNSUPPORTED;
+    o->rq = (qnn_rq){(float)-yt->zp, (float)(255 - yt->zp), yt->zp, 0, 0.0f, 0.0f, 1.0f};
+    o->kcp = (o->k + 3) & ~(size_t)3;
+    o->mtiles = (o->m + uk->mr - 1) / uk->mr;
+    o->nblocks = (o->n + uk->nr - 1) / uk->nr;
+    o->block_bytes = par_qnn_block_bytes(uk, 1, o->kcp);
+    o->packed = par_qnn_alloc(p, o->block_bytes * o->nblocks);
+    o->bias = par_qnn_alloc(p, sizeof(int32_t) * uk->nr);
+    o->ind = par_qnn_alloc(p, sizeof *o->ind * o->mtiles * uk->mr);
+    o->rowcorr = par_qnn_alloc(p, sizeof(int32_t) * o->mtiles * uk->mr);
+    o->scale = par_qnn_alloc(p, sizeof(float) * o->nblocks * uk->nr);
+    uint8_t *zero = par_qnn_alloc(p, o->kcp + QNN_SLACK);
+    if (!o->packed || !o->bias || !o->ind || !o->rowcorr || !o->scale || !zero)
+        return par_msgf(msg, PAR_ERROR, "out of memory");
+    memset(zero, at->zp, o->kcp + QNN_SLACK);
+    o->zero = zero;
+    for (size_t i = 0; i < o->nblocks * uk->nr; i++) o->scale[i] = rp.scale;
     /* batch dims, aligned at the right; a matrix index counts whole matrices (0 stride on a broadcast dim) */
     o->rank = yt->rank - 2;
     o->batches = 1;
