@@ -62,6 +62,14 @@ typedef struct par_timing {
 
 #define PAR_OUTPUT_TAIL 4096
 
+/* A node whose backend declared an algorithm other than PAR_ALGO_DIRECT (PAR_PROC_NODE_ALGO), as a record lists it. */
+#define PAR_RESULT_ALGOS 8
+typedef struct par_result_algo {
+    int32_t node;            /* node index */
+    int32_t algo;            /* par_algo, 1 .. PAR_ALGO_COUNT - 1 */
+    char node_name[64];      /* the node's name (valid UTF-8, cut to fit) */
+} par_result_algo;
+
 typedef struct par_result {
     int32_t done;            /* 1 when filled */
     par_verdict verdict;
@@ -73,6 +81,10 @@ typedef struct par_result {
     int64_t output_bytes;
     int64_t output_dropped;
     char output[PAR_OUTPUT_TAIL];
+    /* The nodes the backend declared a non-direct algorithm for, which the oracle judged with that algorithm's
+     * budget: n_algos in all, the first PAR_RESULT_ALGOS of them listed; 0 when none (every node direct). */
+    int32_t n_algos;
+    par_result_algo algos[PAR_RESULT_ALGOS];
 } par_result;
 
 /* Check a record that came from another process: done is 0 or 1, the verdict in range, the strings terminated and

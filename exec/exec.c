@@ -32,6 +32,8 @@
 #include "xsup.h"
 #include "gblob.h"
 
+#include "reference/conv_winograd.h" /* par_algo_check */
+
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -414,6 +416,27 @@ static int make_blob(par_xsup *s, const par_graph_desc *g, const size_t *in_off,
     return 0;
 }
 
+/* One XM_ALGO: the algorithm the backend declared for a node, checked against the node (par_algo_check) and kept in
+ * *algo (allocated on the first, every other node direct). A bad declaration decides the job: ERROR, naming the
+ * backend, the node and the value. */
+static void take_algo(par_xsup *s, const par_graph_desc *g, const par_xmsg *m, int32_t **algo)
+{
+    par_msg msg;
+    const char *be = s->inst->label;
+    if (par_algo_check(g, m->index, m->algo, &msg) != PAR_OK) {
+        par_xdecide(s, PAR_V_ERROR, "backend '%s': %s (%s)", be, msg.text, PAR_PROC_NODE_ALGO);
+        return;
+    }
+    if (!*algo) {
+        *algo = calloc((size_t)g->n_nodes, sizeof **algo); /* PAR_ALGO_DIRECT is 0 */
+        if (!*algo) {
+            par_xdecide(s, PAR_V_ERROR, "%s", "out of memory for the nodes' algorithms");
+            return;
+        }
+    }
+    (*algo)[m->index] = m->algo;
+}
+
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *opts, par_exec_out *out)
 {
@@ -434,6 +457,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     const void **in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof *in_ptr);
     uint8_t *in_base = MAP_FAILED;
     size_t in_total = 0;
+    int32_t *algo = NULL; /* the nodes' declared algorithms (XM_ALGO), until handed to out */
     par_xsup s;
     memset(&s, 0, sizeof s);
     s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
@@ -492,7 +516,12 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
                    .in_len = in_total, .in_off = in_off, .n_in = n_in};
     if (par_xstart(&s, &xj) == 0) {
         par_xmsg m;
-        if (par_xawait(&s, &m)) {
+        int got = par_xawait(&s, &m);
+        while (got && m.type == XM_ALGO && !s.decided) {
+            take_algo(&s, g, &m, &algo);
+            if (!s.decided) got = par_xawait(&s, &m);
+        }
+        if (got && !s.decided) {
             if (m.type == XM_END) {
                 par_xdecide_end(&s, &m);
             } else if (m.type != XM_READY) {
@@ -514,6 +543,11 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     out->verdict = s.decided ? s.v : PAR_V_PASS;
     if (s.decided) par_xfmt(out->reason, sizeof out->reason, "%s", s.reason);
     if (out->verdict != PAR_V_PASS) goto done;
+    if (algo) {
+        out->algo = algo;
+        out->n_algo = g->n_nodes;
+        algo = NULL;
+    }
 
     /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
     out->outputs = calloc((size_t)n_out, sizeof *out->outputs);
@@ -528,6 +562,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         o.first[k] = NULL;
     }
 done:
+    free(algo);
     if (s.out_fd >= 0) close(s.out_fd);
     if (s.in_fd >= 0) close(s.in_fd);
     if (s.blob_fd >= 0) close(s.blob_fd);
@@ -552,4 +587,7 @@ void par_exec_out_free(par_exec_out *out)
     free(out->outputs);
     out->outputs = NULL;
     out->n_outputs = 0;
+    free(out->algo);
+    out->algo = NULL;
+    out->n_algo = 0;
 }

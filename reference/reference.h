@@ -53,6 +53,10 @@ typedef struct par_prec {
     double fn_ulps;  /* error allowed to an elementary function (exp, log, tanh, ...), in units of u */
     par_requant requant; /* the requantization scheme of quantized nodes (PAR_PROC_REQUANT; fp32 by default) */
     int requant_exact;   /* the backend promises the scheme's integers exactly (PAR_PROC_REQUANT_EXACT): no labels */
+    /* The algorithm of every node (g->n_nodes entries, par_algo) that the backend declared (PAR_PROC_NODE_ALGO,
+     * validated by par_algo_check); NULL: every node PAR_ALGO_DIRECT. A declared Winograd conv2d is budgeted by
+     * conv_winograd.c (docs/budgets/winograd.md). Not owned: it must outlive the par_ref_run call. */
+    const int32_t *algo;
 } par_prec;
 
 typedef struct par_ref_ctx {

@@ -5,6 +5,8 @@
  */
 #include "summary.h"
 
+#include "reference/conv_winograd.h" /* par_algo_name */
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,33 @@ static const par_result *rec(const par_report *r, int32_t c, int32_t b)
     return &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
 }
 
+/* One line when some backend declared non-direct algorithms (PAR_PROC_NODE_ALGO): per backend, the records and the
+ * listed nodes of each algorithm, which the oracle judged with that algorithm's budget. Nothing otherwise. */
+static void print_algos(FILE *f, const par_report *r)
+{
+    int any = 0;
+    for (int32_t b = 0; b < r->n_backends; b++) {
+        int64_t recs = 0, nodes[PAR_ALGO_COUNT] = {0};
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->n_algos <= 0) continue;
+            recs++;
+            for (int32_t i = 0; i < x->n_algos && i < PAR_RESULT_ALGOS; i++)
+                if (x->algos[i].algo > 0 && x->algos[i].algo < PAR_ALGO_COUNT) nodes[x->algos[i].algo]++;
+        }
+        if (!recs) continue;
+        char label[160];
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        fprintf(f, "%s%s: %lld record%s", any ? "; " : "declared algorithms (judged with their budgets): ", label,
+                (long long)recs, recs == 1 ? "" : "s");
+        for (int32_t a = 1; a < PAR_ALGO_COUNT; a++)
+            if (nodes[a])
+                fprintf(f, ", %s on %lld node%s", par_algo_name(a), (long long)nodes[a], nodes[a] == 1 ? "" : "s");
+        any = 1;
+    }
+    if (any) fprintf(f, "\n");
+}
+
 void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_failures)
 {
     int32_t nb = r->n_backends, nc = r->n_cases;
@@ -99,6 +128,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
             fprintf(f, "-\n");
     }
     free(ratios);
+    print_algos(f, r);
 
     /* failures, worst first, each ending with its repro command */
     int64_t nf = 0;

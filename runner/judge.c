@@ -112,6 +112,39 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
     return *ref;
 }
 
+/* A backend that declared non-direct algorithms for some nodes (PAR_PROC_NODE_ALGO, validated by exec/) is judged
+ * against a reference of its own: the budgets of those nodes follow the algorithm (docs/oracle.md, "Declared
+ * algorithms"). The per-node array is part of the cache key (runner/refcache.c). The record lists the nodes. */
+static par_ref_result *reference_declared(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g,
+                                          int quant, void **inputs, const par_exec_out *out, par_status *st,
+                                          par_msg *msg)
+{
+    par_prec p = par_prec_of_backend(inst);
+    if (!quant) {
+        p.requant = PAR_REQUANT_FP32;
+        p.requant_exact = 0;
+    }
+    p.algo = out->algo;
+    par_ref_result *ref = NULL;
+    *st = par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
+    return *st == PAR_OK ? ref : NULL;
+}
+
+static void note_algos(const par_graph_desc *g, const par_exec_out *out, par_result *r)
+{
+    r->n_algos = 0;
+    for (int32_t i = 0; out->algo && i < out->n_algo && i < g->n_nodes; i++) {
+        if (out->algo[i] == PAR_ALGO_DIRECT) continue;
+        if (r->n_algos < PAR_RESULT_ALGOS) {
+            par_result_algo *a = &r->algos[r->n_algos];
+            a->node = i;
+            a->algo = out->algo[i];
+            snprintf(a->node_name, sizeof a->node_name, "%s", g->nodes[i].name ? g->nodes[i].name : "");
+        }
+        r->n_algos++;
+    }
+}
+
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
 {
     const par_graph_desc *g = par_graph_desc_of(c->graph);
@@ -170,7 +203,11 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                 if (out->verdict == PAR_V_PASS) {
                     par_msg rm = {{0}};
                     par_status rs;
-                    const par_ref_result *ref = reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                    par_ref_result *own = out->algo ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
+                                                    : NULL;
+                    const par_ref_result *ref =
+                        out->algo ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                    note_algos(g, out, r);
                     if (ref) {
                         judge(g, ref, out, r);
                     } else {
@@ -178,6 +215,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                         snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);
                         if (rs != PAR_UNSUPPORTED) internal = 1;
                     }
+                    par_ref_result_destroy(own);
                 } else {
                     r->verdict = out->verdict;
                     snprintf(r->reason, sizeof r->reason, "%s", out->reason);
