@@ -409,6 +409,49 @@ static void test_twin_dynamic(void)
     }
 }
 
+/* qnnpack's rank-4 broadcasts in NHWC (the squeeze-excitation multiply after a conv, and an add broadcast over
+ * channels): x -> conv2d 1x1 -> y [1, 6, 4, 5]; mul(y, s [1, 6, 1, 1]) and add(y, t [1, 1, 4, 5]). The integers must
+ * equal the reference's (strict fp32) for every element, on random inputs; a wrong stride would pair elements of
+ * other channels or pixels. */
+static void test_broadcast_nhwc(void)
+{
+    for (int op = 0; op < 2; op++) {
+        par_msg m = {{0}};
+        par_graph *g = par_graph_create("bc");
+        int32_t x = par_graph_add_input(g, "x", PAR_DTYPE_QU8, 4, (int64_t[]){1, 3, 4, 5}, &m);
+        par_graph_set_quant(g, x, 0.02f, 120, &m);
+        int8_t wd[18];
+        for (int i = 0; i < 18; i++) wd[i] = (int8_t)((i * 37) % 201 - 100);
+        int32_t w = par_graph_add_const(g, "w", PAR_DTYPE_QS8, 4, (int64_t[]){6, 3, 1, 1}, wd, &m);
+        par_graph_set_quant(g, w, 0.01f, 0, &m);
+        par_out_spec yo = {"y", PAR_DTYPE_QU8, 0.01f, 128};
+        int32_t cn = par_graph_add_node(g, "conv2d", NULL, 2, (int32_t[]){x, w}, 0, NULL, &yo, &m);
+        int32_t y = par_graph_desc_of(g)->nodes[cn].outputs[0];
+        int32_t z = par_graph_add_input(g, "z", PAR_DTYPE_QU8, 4, op ? (int64_t[]){1, 1, 4, 5} : (int64_t[]){1, 6, 1, 1},
+                                        &m);
+        par_graph_set_quant(g, z, 0.004f, 10, &m);
+        par_out_spec oo = {"o", PAR_DTYPE_QU8, op ? 0.012f : 0.003f, 100};
+        int32_t on = par_graph_add_node(g, op ? "add" : "mul", NULL, 2, (int32_t[]){y, z}, 0, NULL, &oo, &m);
+        CU_ASSERT_FATAL(on >= 0);
+        par_graph_mark_output(g, par_graph_desc_of(g)->nodes[on].outputs[0], &m);
+        CU_ASSERT_FATAL(par_graph_finalize(g, &m) == PAR_OK);
+        uint8_t xin[60], zin[20];
+        for (int i = 0; i < 60; i++) xin[i] = (uint8_t)((i * 73 + 11) % 256);
+        for (int i = 0; i < 20; i++) zin[i] = (uint8_t)((i * 151 + 7) % 256);
+        const void *inputs[2] = {xin, zin};
+        double ref[120], qnn[120];
+        run_both(g, inputs, ref, NULL, qnn);
+        int diff = 0, distinct = 0;
+        for (int i = 0; i < 120; i++) {
+            diff += ref[i] != qnn[i];
+            distinct += i > 0 && ref[i] != ref[0];
+        }
+        CU_ASSERT_EQUAL(diff, 0);
+        CU_ASSERT(distinct > 60); /* the outputs vary: the comparison can see a wrong pairing */
+        par_graph_destroy(g);
+    }
+}
+
 static const CU_TestInfo tests[] = {
     {"hardsigmoid", test_hardsigmoid},
     {"leaky_relu", test_leaky_relu},
@@ -419,6 +462,7 @@ static const CU_TestInfo tests[] = {
     {"linear_dynamic", test_linear_dynamic},
     {"static twin of the new forms", test_twin_static},
     {"dynamic twin", test_twin_dynamic},
+    {"qnnpack broadcast in NHWC", test_broadcast_nhwc},
     CU_TEST_INFO_NULL,
 };
 

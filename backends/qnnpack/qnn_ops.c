@@ -242,12 +242,16 @@ static void bin_run(const void *opv, qnn_plan *p)
         for (size_t i = 0; i < o->n; i++) o->y[i] = bin1(o, o->a[i], o->b[i]);
         return;
     }
+    /* broadcast: rows of the innermost iteration dim, each with its two strides */
     int64_t idx[PAR_MAX_RANK] = {0};
-    for (size_t i = 0; i < o->n; i++) {
+    const int32_t r = o->rank > 0 ? o->rank : 1;
+    const int64_t inner = o->rank > 0 ? o->yd[r - 1] : 1, sa = o->rank > 0 ? o->as[r - 1] : 0,
+                  sb = o->rank > 0 ? o->bs[r - 1] : 0;
+    for (size_t i = 0; i < o->n; i += (size_t)inner) {
         int64_t ai = 0, bi = 0;
-        for (int32_t k = 0; k < o->rank; k++) ai += idx[k] * o->as[k], bi += idx[k] * o->bs[k];
-        o->y[i] = bin1(o, o->a[ai], o->b[bi]);
-        for (int32_t k = o->rank - 1; k >= 0; k--) {
+        for (int32_t k = 0; k < r - 1; k++) ai += idx[k] * o->as[k], bi += idx[k] * o->bs[k];
+        for (int64_t j = 0; j < inner; j++) o->y[i + (size_t)j] = bin1(o, o->a[ai + j * sa], o->b[bi + j * sb]);
+        for (int32_t k = r - 2; k >= 0; k--) {
             if (++idx[k] < o->yd[k]) break;
             idx[k] = 0;
         }
@@ -526,6 +530,10 @@ par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
         int la = par_qnn_have(p, xi);
         lay = la < 0 ? QNN_LOGICAL : la;
         o->flat = 1;
+    } else if (xt->rank == 4 && bt->rank == 4 && yt->rank == 4 && par_qnn_have(p, xi) == QNN_NHWC) {
+        /* a rank-4 broadcast (the squeeze-excitation multiply [N,C,H,W] x [N,C,1,1]) stays in NHWC: no layout
+         * round trip around it */
+        lay = QNN_NHWC;
     }
     o->a = par_qnn_need(p, xi, lay, msg);
     o->b = o->a ? par_qnn_need(p, bi, lay, msg) : NULL;
@@ -538,6 +546,23 @@ par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
         o->yd[i] = ys.d[i];
         o->as[i] = ia >= 0 && as.d[ia] != 1 ? as.s[ia] : 0;
         o->bs[i] = ib >= 0 && bs.d[ib] != 1 ? bs.s[ib] : 0;
+    }
+    if (lay == QNN_NHWC && !o->flat) {
+        /* iterate (N, H, W, C) over NHWC buffers: dims and strides in that order, each operand's own NHWC strides
+         * (0 on its broadcast dims) */
+        static const int ord[4] = {0, 2, 3, 1};
+        const qnn_tensor *ts[3] = {yt, xt, bt};
+        int64_t st[3][4];
+        for (int t = 0; t < 3; t++) {
+            const int64_t *d = ts[t]->dims;
+            const int64_t nhwc[4] = {d[2] * d[3] * d[1], 1, d[3] * d[1], d[1]}; /* N, C, H, W strides in NHWC */
+            for (int k = 0; k < 4; k++) st[t][k] = d[ord[k]] != 1 ? nhwc[ord[k]] : 0;
+        }
+        for (int k = 0; k < 4; k++) {
+            o->yd[k] = yt->dims[ord[k]];
+            o->as[k] = st[1][k];
+            o->bs[k] = st[2][k];
+        }
     }
     return par_qnn_add_step(p, bin_run, o, msg);
 }
