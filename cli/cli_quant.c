@@ -1,6 +1,7 @@
 /*
- * cli_quant.c - `parity quantize CASE --dtype qu8|qs8 [--per-channel] -o out.json`: writes the quantized twin of a
- * float case (oracle/quantize.c, docs/quantization.md) as a case file. It reads the case, never modifies it.
+ * cli_quant.c - `parity quantize CASE --dtype qu8|qs8 [--per-channel] -o out.json` (or `--dynamic`): writes the
+ * quantized twin of a float case (oracle/quantize.c, docs/quantization.md) as a case file. It reads the case, never
+ * modifies it.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -13,17 +14,21 @@
 static const char usage_text[] =
     "usage: parity quantize CASE --dtype qu8|qs8 [--per-channel] [--seeded-weights|--inline-weights] [--id ID]\n"
     "                       -o FILE\n"
+    "       parity quantize CASE --dynamic [--per-channel] [--seeded-weights|--inline-weights] [--id ID] -o FILE\n"
     "  Writes the quantized twin of a float case: activations calibrated per tensor from the reference's value\n"
     "  ranges, conv2d/linear weights qs8 (per output channel with --per-channel) with i32 biases, batch_norm folded\n"
     "  into the conv before it, quantize/dequantize at the edges. Weights are quantized from the float data and\n"
     "  written inline, or with --seeded-weights drawn from a seeded qs8 generator scaled like the float weights (a\n"
-    "  small file; the default when generated weights exceed 2^20 elements). docs/quantization.md.\n";
+    "  small file; the default when generated weights exceed 2^20 elements). --dynamic: every linear with constant\n"
+    "  f32 weights becomes linear_dynamic (qs8 weights, the input quantized at run time), everything else stays\n"
+    "  float, as torch.ao.quantization.quantize_dynamic. docs/quantization.md.\n";
 
 int par_cmd_quantize(int argc, char **argv, const char *exe)
 {
     (void)exe;
     static const struct option opts[] = {{"dtype", required_argument, NULL, 'd'},
                                          {"per-channel", no_argument, NULL, 'p'},
+                                         {"dynamic", no_argument, NULL, 'D'},
                                          {"seeded-weights", no_argument, NULL, 's'},
                                          {"inline-weights", no_argument, NULL, 'i'},
                                          {"id", required_argument, NULL, 'I'},
@@ -38,6 +43,7 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
         switch (ch) {
         case 'd': dtype = optarg; break;
         case 'p': o.per_channel = 1; break;
+        case 'D': o.dynamic = 1; break;
         case 's': o.seeded = 1; break;
         case 'i': o.seeded = 0; break;
         case 'I': o.id = optarg; break;
@@ -46,13 +52,17 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
         default: fputs(usage_text, stderr); return PAR_EXIT_USAGE;
         }
     }
-    if (optind != argc - 1 || !out || !dtype) {
+    if (optind != argc - 1 || !out || (!dtype && !o.dynamic) || (dtype && o.dynamic)) {
         fprintf(stderr, "parity quantize: %s\n%s",
-                optind != argc - 1 ? "expected one CASE" : !dtype ? "--dtype is required" : "-o FILE is required",
+                optind != argc - 1       ? "expected one CASE"
+                : dtype && o.dynamic     ? "--dtype and --dynamic exclude each other (dynamic activations stay f32)"
+                : !dtype && !o.dynamic   ? "--dtype (or --dynamic) is required"
+                                         : "-o FILE is required",
                 usage_text);
         return PAR_EXIT_USAGE;
     }
-    if (!strcmp(dtype, "qu8")) o.act = PAR_DTYPE_QU8;
+    if (o.dynamic) o.act = PAR_DTYPE_INVALID;
+    else if (!strcmp(dtype, "qu8")) o.act = PAR_DTYPE_QU8;
     else if (!strcmp(dtype, "qs8")) o.act = PAR_DTYPE_QS8;
     else {
         fprintf(stderr, "parity quantize: --dtype: '%s' is not qu8 or qs8\n", dtype);

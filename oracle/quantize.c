@@ -5,8 +5,9 @@
  * and quantize every conv2d / linear weight tensor (per tensor or per output channel, symmetric qs8); (2) calibrate:
  * run the float reference on a float copy of the graph that carries the weights the twin will have (dequantized)
  * and take the range of every value; (3) emit: quantize the graph inputs, run every op that has a quantized form on
- * integers with per-tensor scale = range / 255 (the range always includes 0), and dequantize the outputs. It never
- * changes the source case and never writes files.
+ * integers with per-tensor scale = range / 255 (the range always includes 0), and dequantize the outputs. With
+ * `dynamic` only the weights of linear layers are quantized (linear_dynamic), nothing is calibrated and every other
+ * op stays float. It never changes the source case and never writes files.
  */
 #include "quantize.h"
 
@@ -31,6 +32,8 @@ typedef struct wplan {
     int active;          /* conv2d / linear with constant f32 weights (and bias): quantized */
     int32_t bn;          /* the batch_norm node folded into it, or -1 */
     int64_t oc, per;     /* output channels, weights per channel */
+    int64_t taps, og;    /* conv_transpose2d ([C, O/g, kh, kw]): kh kw, and O/g (the channel is (j / taps) % og) */
+    int pc;              /* per-channel scales (on axis 0; axis 1 of conv_transpose2d, with one group only) */
     float *wf, *bf;      /* folded float weights and bias (bias zeros when absent) */
     int8_t *wq;          /* quantized weights */
     float *ws;           /* scales: oc of them (per-channel) or 1 */
@@ -73,6 +76,14 @@ static int input_of(const par_node *n, int32_t i) { return i < n->n_inputs ? n->
 
 /* ---- pass 1: plan ------------------------------------------------------------------------------------------- */
 
+/* The scale index of weight element j: 0 per tensor; per channel its output channel (axis 0, or axis 1 of
+ * conv_transpose2d's [C, O, kh, kw] with one group). */
+static int64_t chan_of(const wplan *p, int64_t j)
+{
+    if (!p->pc) return 0;
+    return p->taps ? (j / p->taps) % p->og : j / p->per;
+}
+
 static par_status plan_weights(qctx *q, int32_t ni)
 {
     const par_graph_desc *g = q->g;
@@ -82,8 +93,14 @@ static par_status plan_weights(qctx *q, int32_t ni)
     const float *w = const_f32(g, wv), *b = bv >= 0 ? const_f32(g, bv) : NULL;
     if (!w || (bv >= 0 && !b)) return PAR_OK; /* dynamic weights or bias: the node stays float */
     p->active = 1;
-    p->oc = g->values[wv].dims[0];
-    p->per = g->values[wv].numel / p->oc;
+    const par_value *wval = &g->values[wv];
+    const int transposed = par_op_of(n)->id == PAR_OP_CONV_TRANSPOSE2D;
+    const int64_t groups_attr = transposed ? par_attr_int(n, "groups", 1) : 1;
+    p->taps = transposed ? wval->dims[2] * wval->dims[3] : 0;
+    p->og = transposed ? wval->dims[1] : 0;
+    p->oc = transposed ? wval->dims[1] * groups_attr : wval->dims[0];
+    p->per = wval->numel / p->oc;
+    p->pc = q->o->per_channel && groups_attr == 1;
     p->wf = malloc(sizeof *p->wf * (size_t)g->values[wv].numel);
     p->bf = calloc((size_t)p->oc, sizeof *p->bf);
     p->wq = malloc((size_t)g->values[wv].numel);
@@ -104,34 +121,46 @@ static par_status plan_weights(qctx *q, int32_t ni)
             p->bf[c] = (float)(((double)p->bf[c] - mu[c]) * k + be[c]);
         }
     }
-    /* scales: per channel, or one for the tensor */
-    int64_t groups = q->o->per_channel ? p->oc : 1, gsize = p->oc * p->per / groups;
+    /* scales: per channel, or one for the tensor; chan_of gives element j's scale index */
+    int64_t groups = p->pc ? p->oc : 1, gsize = p->oc * p->per / groups, numel = wval->numel;
     if (q->seeded) {
         p->gen = (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = SIGMA_Q, .fan_in = 0,
-                           .seed = par_hash_str(g->values[wv].name, q->src->seed) | 1};
-        par_gen_fill(&p->gen, PAR_DTYPE_QS8, g->values[wv].rank, g->values[wv].dims, p->wq);
+                           .seed = par_hash_str(wval->name, q->src->seed) | 1};
+        par_gen_fill(&p->gen, PAR_DTYPE_QS8, wval->rank, wval->dims, p->wq);
+    }
+    double *m = calloc((size_t)groups, sizeof *m), *ss = calloc((size_t)groups, sizeof *ss);
+    if (!m || !ss) {
+        free(m), free(ss);
+        return par_msgf(q->msg, PAR_ERROR, "out of memory");
+    }
+    for (int64_t j = 0; j < numel; j++) {
+        int64_t k = chan_of(p, j);
+        m[k] = fmax(m[k], fabs((double)p->wf[j]));
+        ss[k] += (double)p->wf[j] * p->wf[j];
     }
     for (int64_t k = 0; k < groups; k++) {
-        double m = 0, ss = 0;
-        for (int64_t i = 0; i < gsize; i++) {
-            double x = p->wf[k * gsize + i];
-            m = fmax(m, fabs(x));
-            ss += x * x;
-        }
         /* seeded: match the float weights' spread (root mean square); data: the largest magnitude maps to 127 */
-        double s = q->seeded ? sqrt(ss / (double)gsize) / SIGMA_Q : m / 127.0;
-        if (!(s > 0) || !isfinite(s)) s = 1e-6;
-        p->ws[k] = (float)s;
-        for (int64_t i = 0; i < gsize; i++) {
-            int64_t j = k * gsize + i;
-            if (!q->seeded) {
-                double t = nearbyint(p->wf[j] / (double)p->ws[k]);
-                p->wq[j] = (int8_t)(t > 127 ? 127 : t < -127 ? -127 : t);
-            }
-            p->wd[j] = p->ws[k] * (float)p->wq[j];
-        }
+        double sc = q->seeded ? sqrt(ss[k] / (double)gsize) / SIGMA_Q : m[k] / 127.0;
+        if (!(sc > 0) || !isfinite(sc)) sc = 1e-6;
+        p->ws[k] = (float)sc;
     }
+    for (int64_t j = 0; j < numel; j++) {
+        int64_t k = chan_of(p, j);
+        if (!q->seeded) {
+            double t = nearbyint(p->wf[j] / (double)p->ws[k]);
+            p->wq[j] = (int8_t)(t > 127 ? 127 : t < -127 ? -127 : t);
+        }
+        p->wd[j] = p->ws[k] * (float)p->wq[j];
+    }
+    free(m);
+    free(ss);
     return PAR_OK;
+}
+
+/* The nodes whose weights are quantized: the weighted ops (static), only linear (dynamic). */
+static int planned(const qctx *q, const par_node *n)
+{
+    return q->o->dynamic ? par_op_of(n)->id == PAR_OP_LINEAR : weighted(n->op);
 }
 
 static par_status plan(qctx *q)
@@ -144,7 +173,7 @@ static par_status plan(qctx *q)
             if (g->nodes[ni].inputs[i] >= 0) q->uses[g->nodes[ni].inputs[i]]++;
     }
     for (int32_t k = 0; k < g->n_outputs; k++) q->uses[g->outputs[k]]++;
-    for (int32_t ni = 0; ni < g->n_nodes; ni++) {
+    for (int32_t ni = 0; ni < g->n_nodes && !q->o->dynamic; ni++) {
         const par_node *n = &g->nodes[ni];
         if (strcmp(n->op, "batch_norm") != 0) continue;
         int32_t x = n->inputs[0], p = g->values[x].producer;
@@ -160,7 +189,7 @@ static par_status plan(qctx *q)
     int64_t total = 0, gen = 1;
     for (int32_t ni = 0; ni < g->n_nodes; ni++) {
         const par_node *n = &g->nodes[ni];
-        if (!weighted(n->op)) continue;
+        if (!planned(q, n)) continue;
         int32_t wv = input_of(n, 1);
         if (!const_f32(g, wv)) continue;
         total += g->values[wv].numel;
@@ -170,7 +199,7 @@ static par_status plan(qctx *q)
     q->seeded = q->o->seeded >= 0 ? q->o->seeded : (gen && total > (INT64_C(1) << 20));
     for (int32_t ni = 0; ni < g->n_nodes; ni++) {
         const par_node *n = &g->nodes[ni];
-        if (!weighted(n->op)) continue;
+        if (!planned(q, n)) continue;
         if (plan_weights(q, ni) != PAR_OK) return PAR_ERROR;
     }
     return PAR_OK;
@@ -186,8 +215,16 @@ static int32_t copy_const(qctx *q, par_case *c, int32_t v)
     int32_t k = (s && s->kind == PAR_SRC_GEN) ? par_case_const(c, val->name, val->dtype, val->rank, val->dims, s->gen)
                                               : par_case_const_data(c, val->name, val->dtype, val->rank, val->dims,
                                                                     val->data);
-    if (k >= 0 && val->dtype != PAR_DTYPE_F32 && val->dtype != PAR_DTYPE_F16) par_case_quant(c, k, val->scale,
-                                                                                            val->zero_point);
+    if (k >= 0 && val->quant_axis >= 0 && val->channel_scales) {
+        par_msg m = {{0}};
+        if (par_graph_set_channel_quant(c->graph, k, val->quant_axis, val->channel_scales,
+                                        val->dims[val->quant_axis], &m) != PAR_OK && c->status == PAR_OK) {
+            c->status = PAR_ERROR;
+            c->err = m;
+        }
+    } else if (k >= 0 && val->dtype != PAR_DTYPE_F32 && val->dtype != PAR_DTYPE_F16) {
+        par_case_quant(c, k, val->scale, val->zero_point);
+    }
     return k;
 }
 
@@ -333,6 +370,24 @@ static unsigned op_flags(const char *op)
     return info ? info->flags : 0;
 }
 
+/* The qs8 weight constant of a planned node: seeded generator or data, per-channel scales (axis 0 or 1) or one. */
+static int32_t emit_weights(qctx *q, const wplan *p, const par_value *wv)
+{
+    int32_t w = q->seeded ? par_case_const(q->c, wv->name, PAR_DTYPE_QS8, wv->rank, wv->dims, p->gen)
+                          : par_case_const_data(q->c, wv->name, PAR_DTYPE_QS8, wv->rank, wv->dims, p->wq);
+    if (w >= 0 && p->pc) {
+        par_msg m = {{0}};
+        if (par_graph_set_channel_quant(q->c->graph, w, p->taps ? 1 : 0, p->ws, p->oc, &m) != PAR_OK &&
+            q->c->status == PAR_OK) {
+            q->c->status = PAR_ERROR;
+            q->c->err = m;
+        }
+    } else if (w >= 0) {
+        par_case_quant(q->c, w, p->ws[0], 0);
+    }
+    return w;
+}
+
 static void emit_quant_node(qctx *q, int32_t ni)
 {
     const par_graph_desc *g = q->g;
@@ -362,18 +417,7 @@ static void emit_quant_node(qctx *q, int32_t ni)
     }
     if (p->active) {
         const par_value *wv = &g->values[n->inputs[1]];
-        snprintf(nb, sizeof nb, "%s", wv->name);
-        int32_t w = q->seeded ? par_case_const(q->c, nb, PAR_DTYPE_QS8, wv->rank, wv->dims, p->gen)
-                              : par_case_const_data(q->c, nb, PAR_DTYPE_QS8, wv->rank, wv->dims, p->wq);
-        if (w >= 0 && q->o->per_channel) {
-            par_msg m = {{0}};
-            if (par_graph_set_channel_quant(q->c->graph, w, 0, p->ws, p->oc, &m) != PAR_OK && q->c->status == PAR_OK) {
-                q->c->status = PAR_ERROR;
-                q->c->err = m;
-            }
-        } else if (w >= 0) {
-            par_case_quant(q->c, w, p->ws[0], 0);
-        }
+        int32_t w = emit_weights(q, p, wv);
         int32_t *qb = malloc(sizeof *qb * (size_t)p->oc);
         if (!qb) {
             q->c->status = par_msgf(&q->c->err, PAR_ERROR, "out of memory");
@@ -381,7 +425,7 @@ static void emit_quant_node(qctx *q, int32_t ni)
         }
         const float sx = q->qs[x0];
         for (int64_t c = 0; c < p->oc; c++) {
-            double t = nearbyint((double)p->bf[c] / ((double)sx * p->ws[q->o->per_channel ? c : 0]));
+            double t = nearbyint((double)p->bf[c] / ((double)sx * p->ws[p->pc ? c : 0]));
             qb[c] = (int32_t)(t > 2147483647.0 ? 2147483647.0 : t < -2147483647.0 ? -2147483647.0 : t);
         }
         snprintf(nb, sizeof nb, "%s_bias", n->name);
@@ -398,12 +442,31 @@ static void emit_quant_node(qctx *q, int32_t ni)
     q->qz[out] = z_out;
 }
 
+/* --dynamic: a linear with constant f32 weights becomes linear_dynamic (f32 in and out, qs8 weights, the f32 bias
+ * kept), as torch.ao.quantization.quantize_dynamic does; reduce_range 0 (qnnpack's full range). */
+static void emit_dynamic_node(qctx *q, int32_t ni)
+{
+    const par_node *n = &q->g->nodes[ni];
+    int32_t ins[3] = {get_f(q, n->inputs[0]), emit_weights(q, &q->wp[ni], &q->g->values[n->inputs[1]]), -1};
+    int32_t n_in = 2;
+    if (input_of(n, 2) >= 0) ins[n_in++] = get_f(q, n->inputs[2]);
+    char nb[300];
+    snprintf(nb, sizeof nb, "%s", n->name);
+    par_attr at[1] = {par_a_int("reduce_range", 0)};
+    par_out_spec os = {q->g->values[n->outputs[0]].name, 0, 0, 0};
+    q->fval[n->outputs[0]] = par_case_node(q->c, "linear_dynamic", n_in, ins, 1, at, &os);
+}
+
 static void emit(qctx *q)
 {
     const par_graph_desc *g = q->g;
     for (int32_t i = 0; i < g->n_inputs; i++) q->fval[g->inputs[i]] = copy_input(q, q->c, g->inputs[i]);
     for (int32_t ni = 0; ni < g->n_nodes && q->c->status == PAR_OK; ni++) {
         const par_node *n = &g->nodes[ni];
+        if (q->o->dynamic && q->wp[ni].active) {
+            emit_dynamic_node(q, ni);
+            continue;
+        }
         if (q->folded[ni]) {
             int32_t x = n->inputs[0], y = n->outputs[0];
             q->qval[y] = q->qval[x];
@@ -415,7 +478,7 @@ static void emit(qctx *q)
         int all_float = 1;
         for (int32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] >= 0 && g->values[n->inputs[i]].dtype != PAR_DTYPE_F32) all_float = 0;
-        int quant = quant_op(n->op) && all_float && n->n_outputs == 1 &&
+        int quant = !q->o->dynamic && quant_op(n->op) && all_float && n->n_outputs == 1 &&
                     g->values[n->outputs[0]].dtype == PAR_DTYPE_F32 &&
                     (!weighted(n->op) || q->wp[ni].active);
         if (quant) {
@@ -436,7 +499,7 @@ par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_ms
         par_msgf(msg, PAR_ERROR, "no case");
         return NULL;
     }
-    if (o->act != PAR_DTYPE_QU8 && o->act != PAR_DTYPE_QS8) {
+    if (!o->dynamic && o->act != PAR_DTYPE_QU8 && o->act != PAR_DTYPE_QS8) {
         par_msgf(msg, PAR_ERROR, "--dtype: %s, expected qu8 or qs8", par_dtype_name(o->act));
         return NULL;
     }
@@ -464,19 +527,25 @@ par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_ms
                         ? PAR_OK
                         : par_msgf(msg, PAR_ERROR, "out of memory");
     if (st == PAR_OK) st = plan(&q);
-    if (st == PAR_OK) st = calibrate(&q);
+    if (st == PAR_OK && !o->dynamic) st = calibrate(&q); /* dynamic: activations stay float, nothing to calibrate */
     if (st == PAR_OK) {
         for (size_t v = 0; v < nv; v++) q.fval[v] = q.qval[v] = -1;
         char id[256];
-        snprintf(id, sizeof id, "%s_%s", src->id ? src->id : "case", par_dtype_name(o->act));
+        snprintf(id, sizeof id, "%s_%s", src->id ? src->id : "case", o->dynamic ? "dynamic" : par_dtype_name(o->act));
         q.c = par_case_create(o->id ? o->id : id, src->seed);
         if (!q.c) st = par_msgf(msg, PAR_ERROR, "out of memory");
     }
     if (st == PAR_OK) {
         char d[512];
-        snprintf(d, sizeof d, "Quantized twin (%s activations, %s qs8 weights%s) of %s, calibrated on the reference's "
-                 "value ranges (parity quantize)", par_dtype_name(o->act), o->per_channel ? "per-channel" : "per-tensor",
-                 q.seeded ? ", seeded" : "", src->id ? src->id : "a float case");
+        if (o->dynamic)
+            snprintf(d, sizeof d, "Dynamically quantized twin (linear_dynamic with %s qs8 weights%s, everything else "
+                     "float) of %s (parity quantize --dynamic)", o->per_channel ? "per-channel" : "per-tensor",
+                     q.seeded ? ", seeded" : "", src->id ? src->id : "a float case");
+        else
+            snprintf(d, sizeof d, "Quantized twin (%s activations, %s qs8 weights%s) of %s, calibrated on the "
+                     "reference's value ranges (parity quantize)", par_dtype_name(o->act),
+                     o->per_channel ? "per-channel" : "per-tensor", q.seeded ? ", seeded" : "",
+                     src->id ? src->id : "a float case");
         q.c->description = strdup(d);
         q.c->repeat = src->repeat;
         q.c->timeout_s = src->timeout_s;

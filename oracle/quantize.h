@@ -16,7 +16,9 @@ typedef struct par_quant_opts {
                        * weights' spread, integers drawn from a normal of std 127/4, the file stays small); 0 the float
                        * weights quantized, written inline; -1 automatic: seeded when the weights come from generators
                        * and hold more than 2^20 elements in all */
-    const char *id;   /* the new case's ID; NULL: "<id>_<act>" */
+    const char *id;   /* the new case's ID; NULL: "<id>_<act>" ("<id>_dynamic") */
+    int dynamic;      /* 1: every linear with constant f32 weights becomes linear_dynamic (qs8 weights, f32 bias),
+                       * everything else stays float (torch.ao.quantization.quantize_dynamic); act is ignored */
 } par_quant_opts;
 
 /* The quantized twin of src, or NULL with msg set (no float graph, a reference failure, ...). Ops without a quantized

@@ -127,15 +127,17 @@ static par_status dequant_rt(const par_value *val, const par_rt *q, par_rt *f, p
     return PAR_OK;
 }
 
-/* The i32 bias of a quantized conv2d / linear: real = q * s_x * s_w[c] (zero point 0), per output channel c when the
- * weights are per-channel, whatever scale the bias value declares (NNAPI's and TFLite's rule, docs/quantization.md):
- * the integer accumulator adds q as is, so this is the only scale under which the ideal and the integers agree. */
+/* The i32 bias of a quantized conv2d / conv_transpose2d / linear: real = q * s_x * s_w[c] (zero point 0), per
+ * output channel c when the weights are per-channel (scales indexed by output channel: axis 0, or axis 1 of
+ * conv_transpose2d), whatever scale the bias value declares (NNAPI's and TFLite's rule, docs/quantization.md): the
+ * integer accumulator adds q as is, so this is the only scale under which the ideal and the integers agree. */
 static par_status dequant_bias(const par_graph_desc *g, const par_node *n, const par_rt *q, par_rt *f, par_msg *msg)
 {
     const par_value *xv = &g->values[n->inputs[0]], *wv = &g->values[n->inputs[1]];
     if (par_rt_alloc(f, PAR_DTYPE_F32, q->rank, q->dims, msg) != PAR_OK) return PAR_ERROR;
     for (int64_t i = 0; i < q->numel; i++) {
-        double ws = (wv->quant_axis == 0 && wv->channel_scales && i < wv->dims[0]) ? wv->channel_scales[i] : wv->scale;
+        double ws = (wv->quant_axis >= 0 && wv->channel_scales && i < wv->dims[wv->quant_axis]) ? wv->channel_scales[i]
+                                                                                            : wv->scale;
         double s = (double)xv->scale * ws;
         if (!is_quant(xv->dtype)) s = 1.0; /* a float conv with an i32 bias: not a quantized form */
         f->v[i] = s * q->v[i];

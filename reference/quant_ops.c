@@ -15,6 +15,7 @@
 
 #include "reference.h"
 #include "core/requant.h"
+#include "core/shape.h"
 
 /* Window around a tie of the ideal value, in output steps, inside which a correct backend may round either way:
  * the relative accuracy of a multiplier carrying at least 17 significant bits (fp32 scales carry 24, Q31 31, the add
@@ -111,8 +112,8 @@ static par_status to_out_params(const par_rt *q, const par_value *iv, const par_
 
 static int acc_fits(double a) { return a >= -2147483648.0 && a <= 2147483647.0; }
 
-/* conv2d and linear: acc = sum (qx - zx)(qw - zw) + qb, requantized per output channel with the ratio
- * s_x * s_w[c] / s_out. Output channel: axis 1 (NCHW) for conv2d, the last axis for linear. */
+/* conv2d, conv_transpose2d and linear: acc = sum (qx - zx)(qw - zw) + qb, requantized per output channel with the
+ * ratio s_x * s_w[c] / s_out. Output channel: axis 1 (NCHW) for the convolutions, the last axis for linear. */
 static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
                               par_msg *msg)
 {
@@ -122,9 +123,14 @@ static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, con
     if (bv && bv->dtype != PAR_DTYPE_I32)
         return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s: bias dtype %s, expected i32", c->n->op,
                         par_dtype_name(bv->dtype));
-    if (wv->quant_axis > 0)
-        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s: per-channel weights on axis %d (only 0)", c->n->op,
-                        (int)wv->quant_axis);
+    /* Per-channel weight scales are indexed by output channel: axis 0 of conv2d's [O, C/g, kh, kw] and linear's
+     * [out, in]; axis 1 of conv_transpose2d's [C, O/g, kh, kw] (PyTorch's layout and ch_axis for transposed
+     * convolutions), which is the output channel only with one group. */
+    const int transposed = par_op_of(c->n)->id == PAR_OP_CONV_TRANSPOSE2D;
+    if (wv->quant_axis >= 0 && (wv->quant_axis != (transposed ? 1 : 0) ||
+                                (transposed && par_attr_int(c->n, "groups", 1) != 1)))
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s: per-channel weights on axis %d (only %d%s)", c->n->op,
+                        (int)wv->quant_axis, transposed ? 1 : 0, transposed ? ", with groups = 1" : "");
     par_rt tx, tw, tb, acc;
     memset(&tb, 0, sizeof tb);
     par_status st = int_tensor(in[0], xv->zero_point, 1.0, &tx, msg);
@@ -155,7 +161,7 @@ static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, con
     for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++) {
         if (!q[s]) continue;
         for (int64_t k = 0; k < oc && st == PAR_OK; k++) {
-            float ws = wv->quant_axis == 0 && wv->channel_scales ? wv->channel_scales[k] : wv->scale;
+            float ws = wv->quant_axis >= 0 && wv->channel_scales ? wv->channel_scales[k] : wv->scale;
             st = par_requant_params_for(&pc[k], (par_requant)s, xv->scale, ws, ov->scale, ov->zero_point, lo, hi,
                                         msg);
         }
@@ -174,7 +180,8 @@ out2:
 }
 
 /* add: the formula of requant.h (m_a (qa - za) + m_b (qb - zb), rounded by 2^shift); mul: (qa - za)(qb - zb)
- * requantized with s_a s_b / s_out. Broadcasting is the kernel's. */
+ * requantized with s_a s_b / s_out; matmul (PAR_QFORM_MUL too): the kernel's exact sum over k of
+ * (qa[.., i, k] - za)(qb[.., k, j] - zb), the same ratio. Broadcasting is the kernel's. */
 static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
                           double *win, par_msg *msg)
 {
@@ -305,16 +312,52 @@ static par_status lut(const par_ref_ctx *c, const par_rt *const *in, const par_v
     return PAR_OK;
 }
 
-/* avg_pool2d and global_avg_pool2d: acc = sum over the window's real elements of (q - zin), requantized with
- * s_in / (s_out d), d the op's divisor (the window's real elements, or its area inside the padded extent with
- * count_include_pad; H W for the global pool). The kernel's average times d recovers acc exactly (it is an integer
- * below 2^31 and the average carries 53 bits). */
+/* The divisor of output element i of an AVG op, by the op's own geometry (the arithmetic of its kernel in pool.c):
+ * mean: the count of reduced elements (numel in / numel out); adaptive_avg_pool2d: its window
+ * [floor(o H / OH), ceil((o + 1) H / OH)) by rows and likewise columns, so windows of one output differ in size;
+ * avg_pool2d: the window's real elements, or its area inside the padded extent with count_include_pad; the global
+ * pool: H W. The op is told by its schema's attributes (mean has axes, the adaptive pool output_size, avg_pool2d
+ * kernel). */
+typedef struct avg_geom {
+    int kind; /* 0 global, 1 windowed, 2 adaptive, 3 mean */
+    int64_t H, W, OH, OW, kh, kw, sh, sw, pt, pl, pb, pr, ratio;
+    int incl;
+} avg_geom;
+
+static int64_t avg_divisor(const avg_geom *g, int64_t i)
+{
+    if (g->kind == 3) return g->ratio;
+    if (g->kind == 0) return g->H * g->W;
+    int64_t ow = i % g->OW, oh = (i / g->OW) % g->OH;
+    if (g->kind == 2)
+        return (par_ceil_div((oh + 1) * g->H, g->OH) - par_floor_div(oh * g->H, g->OH)) *
+               (par_ceil_div((ow + 1) * g->W, g->OW) - par_floor_div(ow * g->W, g->OW));
+    /* the same window arithmetic as the kernel (pool.c): clipped to the padded extent (area), then to the image */
+    int64_t h0 = oh * g->sh - g->pt, w0 = ow * g->sw - g->pl;
+    int64_t h1 = h0 + g->kh < g->H + g->pb ? h0 + g->kh : g->H + g->pb;
+    int64_t w1 = w0 + g->kw < g->W + g->pr ? w0 + g->kw : g->W + g->pr;
+    int64_t area = (h1 - h0) * (w1 - w0);
+    h0 = h0 < 0 ? 0 : h0;
+    w0 = w0 < 0 ? 0 : w0;
+    h1 = h1 > g->H ? g->H : h1;
+    w1 = w1 > g->W ? g->W : w1;
+    return g->incl ? area : (h1 - h0) * (w1 - w0);
+}
+
+/* avg_pool2d, adaptive_avg_pool2d, global_avg_pool2d, mean: acc = sum over the window's (or the reduced axes') real
+ * elements of (q - zin), requantized with s_in / (s_out d), d the op's divisor (avg_divisor). The kernel's average
+ * times d recovers acc exactly (it is an integer below 2^31 and the average carries 53 bits). */
 static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
                       par_msg *msg)
 {
     const par_value *xv = val_in(c, 0);
-    if (!xv || !is_q(xv->dtype) || xv->quant_axis >= 0 || in[0]->rank != 4)
-        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs a per-tensor NCHW qu8/qs8 input", c->n->op);
+    avg_geom g;
+    memset(&g, 0, sizeof g);
+    g.kind = par_node_attr(c->n, "axes") ? 3 : par_node_attr(c->n, "output_size") ? 2
+             : par_node_attr(c->n, "kernel") ? 1 : 0;
+    if (!xv || !is_q(xv->dtype) || xv->quant_axis >= 0 || (g.kind != 3 && in[0]->rank != 4))
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs a per-tensor %squ8/qs8 input", c->n->op,
+                        g.kind == 3 ? "" : "NCHW ");
     par_rt tx, acc;
     par_status st = int_tensor(in[0], xv->zero_point, 1.0, &tx, msg);
     if (st != PAR_OK) return st;
@@ -325,33 +368,26 @@ static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_v
         par_rt_free(&tx);
         return st;
     }
-    const int64_t H = in[0]->dims[2], W = in[0]->dims[3], OH = ov->dims[2], OW = ov->dims[3];
-    int64_t kh = H, kw = W, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
-    int incl = 0;
-    if (par_node_attr(c->n, "kernel")) { /* a windowed average; else the global one */
-        kh = par_attr_ints_at(c->n, "kernel", 0, 1);
-        kw = par_attr_ints_at(c->n, "kernel", 1, 1);
-        sh = par_attr_ints_at(c->n, "stride", 0, kh);
-        sw = par_attr_ints_at(c->n, "stride", 1, kw);
-        pt = par_attr_ints_at(c->n, "padding", 0, 0);
-        pl = par_attr_ints_at(c->n, "padding", 1, 0);
-        pb = par_attr_ints_at(c->n, "padding", 2, 0);
-        pr = par_attr_ints_at(c->n, "padding", 3, 0);
-        incl = par_attr_int(c->n, "count_include_pad", 1) != 0;
+    if (g.kind == 3) {
+        g.ratio = acc.numel > 0 ? in[0]->numel / acc.numel : 1;
+    } else {
+        g.H = in[0]->dims[2], g.W = in[0]->dims[3], g.OH = ov->dims[2], g.OW = ov->dims[3];
+    }
+    if (g.kind == 1) {
+        g.kh = par_attr_ints_at(c->n, "kernel", 0, 1);
+        g.kw = par_attr_ints_at(c->n, "kernel", 1, 1);
+        g.sh = par_attr_ints_at(c->n, "stride", 0, g.kh);
+        g.sw = par_attr_ints_at(c->n, "stride", 1, g.kw);
+        g.pt = par_attr_ints_at(c->n, "padding", 0, 0);
+        g.pl = par_attr_ints_at(c->n, "padding", 1, 0);
+        g.pb = par_attr_ints_at(c->n, "padding", 2, 0);
+        g.pr = par_attr_ints_at(c->n, "padding", 3, 0);
+        g.incl = par_attr_int(c->n, "count_include_pad", 1) != 0;
     }
     int32_t lo, hi;
     qrange(ov->dtype, &lo, &hi);
     for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++) {
-        int64_t ow = i % OW, oh = (i / OW) % OH;
-        /* the same window arithmetic as the kernel (pool.c): clipped to the padded extent (area), then to the image */
-        int64_t h0 = oh * sh - pt, w0 = ow * sw - pl;
-        int64_t h1 = h0 + kh < H + pb ? h0 + kh : H + pb, w1 = w0 + kw < W + pr ? w0 + kw : W + pr;
-        int64_t area = (h1 - h0) * (w1 - w0);
-        h0 = h0 < 0 ? 0 : h0;
-        w0 = w0 < 0 ? 0 : w0;
-        h1 = h1 > H ? H : h1;
-        w1 = w1 > W ? W : w1;
-        int64_t d = incl ? area : (h1 - h0) * (w1 - w0);
+        int64_t d = avg_divisor(&g, i);
         if (d < 1) {
             st = par_msgf(msg, PAR_ERROR, "quantized %s: empty window", c->n->op);
             break;

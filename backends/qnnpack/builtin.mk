@@ -3,7 +3,8 @@
 # they get the AVX-512 flags; the AVX2 kernels get -mavx2 -mfma; everything else is portable C. The kernel set is
 # chosen at run time with cpuinfo (knob kernels=auto|vnni|avx2|scalar).
 QNN_DIR := backends/qnnpack
-BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.c $(QNN_DIR)/qnn_ops.c $(QNN_DIR)/qnn_ukernel_scalar.c \
+BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.c $(QNN_DIR)/qnn_ops.c $(QNN_DIR)/qnn_reduce.c $(QNN_DIR)/qnn_dynamic.c \
+               $(QNN_DIR)/qnn_ukernel_scalar.c \
                $(QNN_DIR)/qnn_ukernel_avx2.c $(QNN_DIR)/qnn_ukernel_vnni.c
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CFLAGS += -O3 -mavx2 -mfma

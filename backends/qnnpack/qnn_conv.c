@@ -1,7 +1,9 @@
 /*
- * qnn_conv.c - conv2d (dense, grouped, depthwise) and linear of the qnnpack backend: weight packing at prepare with
- * the zero-point corrections folded into the bias, the indirection buffer, the fusion of a following clamp-like
- * activation into the requantization, and the run-time driver over row tiles and column blocks (pthreadpool).
+ * qnn_conv.c - conv2d (dense, grouped, depthwise), conv_transpose2d (as a gather: an indirection buffer whose taps
+ * point at the input pixel a tap reads, or at the zero-point row, as QNNPACK's deconvolution) and linear of the
+ * qnnpack backend: weight packing at prepare with the zero-point corrections folded into the bias, the indirection
+ * buffer, the fusion of a following clamp-like activation into the requantization, and the run-time driver over
+ * row tiles and column blocks (pthreadpool).
  *
  * Numerics (qnn_kernels.h): acc = bias' + sum_k xu_k ws_k (+ rowcorr) in int32, exact; then fp32 requantization
  * with scale = x_scale * w_scale[o] / y_scale computed in float as XNNPACK does (par_requant_scale_f32). It must
@@ -50,18 +52,24 @@ par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_ms
     if (!is_q(w->dtype) || w->kind != PAR_VALUE_CONST)
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: weights '%s' must be a qu8/qs8 constant (they are %s%s)", n->op,
                         w->name, par_dtype_name(w->dtype), w->kind == PAR_VALUE_CONST ? "" : ", not constant");
-    if (w->quant_axis >= 0 && (w->quant_axis != 0 || !w->channel_scales))
-        return par_msgf(msg, PAR_UNSUPPORTED, "%s: weights '%s' quantized per channel along axis %d; only axis 0 "
-                        "(output channels) is supported", n->op, w->name, (int)w->quant_axis);
+    /* per-channel scales along the output channels: axis 0 of conv2d / linear, axis 1 of conv_transpose2d's
+     * [C, O/g, kh, kw] (with one group, where it is the output channel) */
+    const int transposed = strcmp(n->op, "conv_transpose2d") == 0;
+    if (w->quant_axis >= 0 &&
+        (w->quant_axis != (transposed ? 1 : 0) || !w->channel_scales ||
+         (transposed && par_attr_int(n, "groups", 1) != 1)))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: weights '%s' quantized per channel along axis %d; only axis %d "
+                        "(output channels%s) is supported", n->op, w->name, (int)w->quant_axis, transposed ? 1 : 0,
+                        transposed ? ", one group" : "");
     if (b && (b->dtype != PAR_DTYPE_I32 || b->kind != PAR_VALUE_CONST))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: bias '%s' must be an i32 constant (it is %s)", n->op, b->name,
                         par_dtype_name(b->dtype));
-    if (strcmp(n->op, "conv2d") == 0) {
-        if (x->rank != 4) return par_msgf(msg, PAR_ERROR, "conv2d: input rank %d, expected 4", (int)x->rank);
-        int64_t kk = w->dims[1] * w->dims[2] * w->dims[3];
+    if (strcmp(n->op, "conv2d") == 0 || transposed) {
+        if (x->rank != 4) return par_msgf(msg, PAR_ERROR, "%s: input rank %d, expected 4", n->op, (int)x->rank);
+        int64_t kk = (transposed ? w->dims[0] / par_attr_int(n, "groups", 1) : w->dims[1]) * w->dims[2] * w->dims[3];
         if (kk > 60000)
-            return par_msgf(msg, PAR_UNSUPPORTED, "conv2d: reduction length %lld could overflow the int32 "
-                            "accumulator", (long long)kk);
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: reduction length %lld could overflow the int32 "
+                            "accumulator", n->op, (long long)kk);
     } else if (x->dims[x->rank - 1] > 60000) {
         return par_msgf(msg, PAR_UNSUPPORTED, "linear: K = %lld could overflow the int32 accumulator",
                         (long long)x->dims[x->rank - 1]);
@@ -75,22 +83,24 @@ par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_ms
 typedef struct wsrc {
     const par_value *w;
     size_t cg, kh_kw, og, g;
-    int shift; /* qu8 weights: -128 */
+    int shift;      /* qu8 weights: -128 */
+    int transposed; /* conv_transpose2d: weights [C, O/g, kh, kw] */
 } wsrc;
 
-/* Weight of output column n (within the group), tap t, channel k, as int8 (s8 domain). */
+/* Weight of output column n (within the group), tap t, channel k (within the group), as int8 (s8 domain). */
 static int32_t wget(const void *ctxv, size_t n, size_t t, size_t k)
 {
     const wsrc *s = ctxv;
     size_t o = s->g * s->og + n;
-    size_t idx = (o * s->cg + k) * s->kh_kw + t;
+    size_t idx = s->transposed ? ((s->g * s->cg + k) * s->og + n) * s->kh_kw + t : (o * s->cg + k) * s->kh_kw + t;
     int32_t v = s->w->dtype == PAR_DTYPE_QS8 ? ((const int8_t *)s->w->data)[idx] : ((const uint8_t *)s->w->data)[idx];
     return v + s->shift;
 }
 
+/* Output channel o's weight scale (per-channel scales are indexed by output channel on either axis). */
 static float w_scale(const par_value *w, size_t o)
 {
-    return w->quant_axis == 0 ? w->channel_scales[o] : w->scale;
+    return w->quant_axis >= 0 ? w->channel_scales[o] : w->scale;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -208,13 +218,14 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
     const par_value *xv = par_node_input(g, n, 0), *wv = par_node_input(g, n, 1), *bv = par_node_input(g, n, 2);
     int32_t yi = n->outputs[0];
     const qnn_tensor *xt = &p->t[n->inputs[0]], *yt = &p->t[yi];
-    int is_conv = strcmp(n->op, "conv2d") == 0;
+    const int transposed = strcmp(n->op, "conv_transpose2d") == 0;
+    int is_conv = strcmp(n->op, "conv2d") == 0 || transposed;
     const qnn_ukernels *uk = p->uk;
     conv_op *o = par_qnn_alloc(p, sizeof *o);
     if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
     o->uk = uk;
 
-    size_t N, H = 1, W = 1, C, OH = 1, OW = 1, O = (size_t)wv->dims[0], KH = 1, KW = 1;
+    size_t N, H = 1, W = 1, C, OH = 1, OW = 1, O = (size_t)(transposed ? yt->dims[1] : wv->dims[0]), KH = 1, KW = 1;
     int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
     if (is_conv) {
         N = (size_t)xv->dims[0], C = (size_t)xv->dims[1], H = (size_t)xv->dims[2], W = (size_t)xv->dims[3];
@@ -222,8 +233,8 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
         OH = (size_t)yt->dims[2], OW = (size_t)yt->dims[3];
         sh = par_attr_ints_at(n, "stride", 0, 1), sw = par_attr_ints_at(n, "stride", 1, 1);
         dh = par_attr_ints_at(n, "dilation", 0, 1), dw = par_attr_ints_at(n, "dilation", 1, 1);
-        pt = pad_begin(n, 0, (int64_t)H, (int64_t)KH, sh, dh);
-        pl = pad_begin(n, 1, (int64_t)W, (int64_t)KW, sw, dw);
+        pt = transposed ? par_attr_ints_at(n, "padding", 0, 0) : pad_begin(n, 0, (int64_t)H, (int64_t)KH, sh, dh);
+        pl = transposed ? par_attr_ints_at(n, "padding", 1, 0) : pad_begin(n, 1, (int64_t)W, (int64_t)KW, sw, dw);
         o->groups = (size_t)par_attr_int(n, "groups", 1);
     } else {
         C = (size_t)xv->dims[xv->rank - 1];
@@ -238,7 +249,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
     o->kc = o->cg;
     o->kcp = (o->cg + 3) & ~(size_t)3;
     o->m = N * OH * OW;
-    o->depthwise = is_conv && o->groups == C && O == C && C > 1;
+    o->depthwise = is_conv && !transposed && o->groups == C && O == C && C > 1;
     const uint8_t *x = par_qnn_need(p, n->inputs[0], is_conv ? QNN_NHWC : QNN_LOGICAL, msg);
     if (!x) return PAR_ERROR;
 
@@ -278,6 +289,14 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
                 const uint8_t *a;
                 if (!is_conv) {
                     a = x + m * C;
+                } else if (transposed) {
+                    /* the gather form of the transposed convolution (reference/conv.c): output (oh, ow) takes tap
+                     * (kh, kw) from input row (oh + pt - kh dh) / sh when that division is exact and in range */
+                    size_t b = m / (OH * OW), oh = m / OW % OH, ow = m % OW, kh = t / KW, kw = t % KW;
+                    int64_t th = (int64_t)oh + pt - (int64_t)kh * dh, tw = (int64_t)ow + pl - (int64_t)kw * dw;
+                    int ok = th >= 0 && tw >= 0 && th % sh == 0 && tw % sw == 0 && th / sh < (int64_t)H &&
+                             tw / sw < (int64_t)W;
+                    a = ok ? x + ((b * H + (size_t)(th / sh)) * W + (size_t)(tw / sw)) * C : zero;
                 } else {
                     size_t b = m / (OH * OW), oh = m / OW % OH, ow = m % OW, kh = t / KW, kw = t % KW;
                     int64_t ih = (int64_t)oh * sh - pt + (int64_t)kh * dh;
@@ -296,7 +315,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
         int32_t *pk = par_qnn_alloc(p, sizeof(int32_t) * cp * (1 + o->ks));
         o->scale = par_qnn_alloc(p, sizeof(float) * cp);
         if (!pk || !o->scale) return par_msgf(msg, PAR_ERROR, "out of memory (weights)");
-        wsrc src = {wv, 1, o->ks, 1, 0, shift};
+        wsrc src = {wv, 1, o->ks, 1, 0, shift, 0};
         for (size_t c = 0; c < C; c++) {
             src.g = c;
             int64_t acc = bias ? bias[c] : 0;
@@ -325,7 +344,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
         if (!o->rowcorr) return par_msgf(msg, PAR_ERROR, "out of memory");
     }
     for (size_t gi = 0; gi < o->groups; gi++) {
-        wsrc src = {wv, o->cg, o->ks, o->og, gi, shift};
+        wsrc src = {wv, o->cg, o->ks, o->og, gi, shift, transposed};
         for (size_t b = 0; b < o->nblocks; b++) {
             size_t n0 = b * nr, cols = o->og - n0 < nr ? o->og - n0 : nr;
             for (size_t j = 0; j < cols; j++) {

@@ -1,8 +1,9 @@
 /*
  * qnn_ops.c - every qnnpack op but conv2d and linear: quantize / dequantize at the edges, the unary ops through
- * 256-entry lookup tables (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish), add and mul with requantization
- * of both inputs, max / avg / global average pooling (NHWC), concat with requantization, reshape / flatten /
- * permute / slice, nearest and bilinear upsampling, softmax.
+ * 256-entry lookup tables (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu), add
+ * and mul with requantization of both inputs, max / avg / global average pooling (NHWC), concat with
+ * requantization, reshape / flatten / permute / slice, nearest and bilinear upsampling, softmax. The averages over
+ * other windows (mean, adaptive_avg_pool2d) and matmul of two activations are in qnn_reduce.c.
  *
  * Numerics. A table entry is exact by construction: f of the dequantized input in double, divided by the output
  * scale, plus the zero point, rounded half to even and saturated (the definition of the quantized op). The other
@@ -82,7 +83,8 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
                       uint8_t lut[256])
 {
     (void)g;
-    static const char *const unary[] = {"relu", "relu6", "hardtanh", "clamp", "sigmoid", "tanh", "hardswish"};
+    static const char *const unary[] = {"relu", "relu6",     "hardtanh",   "clamp",      "sigmoid",
+                                        "tanh", "hardswish", "hardsigmoid", "leaky_relu"};
     const char *op = n->op;
     int known = 0;
     for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) known |= strcmp(op, unary[i]) == 0;
@@ -94,6 +96,22 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
         par_requant_lut(f, dtype_of(x), (float)x->scale, decl_zp(x), (float)y->scale, decl_zp(y),
                         y->xor80 ? -128 : 0, y->xor80 ? 127 : 255, t);
         /* t is indexed by q - qmin (= the uint8-domain input) and holds the declared output's byte */
+        for (int u = 0; u < 256; u++) lut[u] = (uint8_t)(t[u] ^ (y->xor80 ? 0x80 : 0));
+        return 1;
+    }
+    if (!strcmp(op, "hardsigmoid") || !strcmp(op, "leaky_relu")) {
+        /* PyTorch QNNPACK's rule (hardsigmoid.c, leaky-relu.c): a table of the float function at the 256 input
+         * integers, divided by the output scale, plus the zero point, rounded and saturated. Here in double with
+         * the reference kernel's own formulas (reference/activation.c), rounded half to even. */
+        const double slope = par_attr_float(n, "negative_slope", 0.01);
+        const int hs = !strcmp(op, "hardsigmoid");
+        double fx[256];
+        for (int u = 0; u < 256; u++) {
+            double v = x->scale * (double)(u - x->zp);
+            fx[u] = hs ? fmin(fmax(v + 3, 0), 6) / 6 : v >= 0 ? v : slope * v;
+        }
+        uint8_t t[256];
+        par_requant_lut_values(fx, (float)y->scale, decl_zp(y), y->xor80 ? -128 : 0, y->xor80 ? 127 : 255, t);
         for (int u = 0; u < 256; u++) lut[u] = (uint8_t)(t[u] ^ (y->xor80 ? 0x80 : 0));
         return 1;
     }
@@ -224,12 +242,16 @@ static void bin_run(const void *opv, qnn_plan *p)
         for (size_t i = 0; i < o->n; i++) o->y[i] = bin1(o, o->a[i], o->b[i]);
         return;
     }
+    /* broadcast: rows of the innermost iteration dim, each with its two strides */
     int64_t idx[PAR_MAX_RANK] = {0};
-    for (size_t i = 0; i < o->n; i++) {
+    const int32_t r = o->rank > 0 ? o->rank : 1;
+    const int64_t inner = o->rank > 0 ? o->yd[r - 1] : 1, sa = o->rank > 0 ? o->as[r - 1] : 0,
+                  sb = o->rank > 0 ? o->bs[r - 1] : 0;
+    for (size_t i = 0; i < o->n; i += (size_t)inner) {
         int64_t ai = 0, bi = 0;
-        for (int32_t k = 0; k < o->rank; k++) ai += idx[k] * o->as[k], bi += idx[k] * o->bs[k];
-        o->y[i] = bin1(o, o->a[ai], o->b[bi]);
-        for (int32_t k = o->rank - 1; k >= 0; k--) {
+        for (int32_t k = 0; k < r - 1; k++) ai += idx[k] * o->as[k], bi += idx[k] * o->bs[k];
+        for (int64_t j = 0; j < inner; j++) o->y[i + (size_t)j] = bin1(o, o->a[ai + j * sa], o->b[bi + j * sb]);
+        for (int32_t k = r - 2; k >= 0; k--) {
             if (++idx[k] < o->yd[k]) break;
             idx[k] = 0;
         }
@@ -508,6 +530,10 @@ par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
         int la = par_qnn_have(p, xi);
         lay = la < 0 ? QNN_LOGICAL : la;
         o->flat = 1;
+    } else if (xt->rank == 4 && bt->rank == 4 && yt->rank == 4 && par_qnn_have(p, xi) == QNN_NHWC) {
+        /* a rank-4 broadcast (the squeeze-excitation multiply [N,C,H,W] x [N,C,1,1]) stays in NHWC: no layout
+         * round trip around it */
+        lay = QNN_NHWC;
     }
     o->a = par_qnn_need(p, xi, lay, msg);
     o->b = o->a ? par_qnn_need(p, bi, lay, msg) : NULL;
@@ -520,6 +546,23 @@ par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
         o->yd[i] = ys.d[i];
         o->as[i] = ia >= 0 && as.d[ia] != 1 ? as.s[ia] : 0;
         o->bs[i] = ib >= 0 && bs.d[ib] != 1 ? bs.s[ib] : 0;
+    }
+    if (lay == QNN_NHWC && !o->flat) {
+        /* iterate (N, H, W, C) over NHWC buffers: dims and strides in that order, each operand's own NHWC strides
+         * (0 on its broadcast dims) */
+        static const int ord[4] = {0, 2, 3, 1};
+        const qnn_tensor *ts[3] = {yt, xt, bt};
+        int64_t st[3][4];
+        for (int t = 0; t < 3; t++) {
+            const int64_t *d = ts[t]->dims;
+            const int64_t nhwc[4] = {d[2] * d[3] * d[1], 1, d[3] * d[1], d[1]}; /* N, C, H, W strides in NHWC */
+            for (int k = 0; k < 4; k++) st[t][k] = d[ord[k]] != 1 ? nhwc[ord[k]] : 0;
+        }
+        for (int k = 0; k < 4; k++) {
+            o->yd[k] = yt->dims[ord[k]];
+            o->as[k] = st[1][k];
+            o->bs[k] = st[2][k];
+        }
     }
     return par_qnn_add_step(p, bin_run, o, msg);
 }

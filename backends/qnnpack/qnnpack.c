@@ -230,7 +230,10 @@ typedef struct op_entry {
 
 static const op_entry op_table[] = {
     {"conv2d", QNN_OP_WEIGHTS, par_qnn_lower_conv},
+    {"conv_transpose2d", QNN_OP_WEIGHTS, par_qnn_lower_conv},
     {"linear", QNN_OP_WEIGHTS, par_qnn_lower_conv},
+    {"matmul", 0, par_qnn_lower_matmul},
+    {"linear_dynamic", QNN_OP_DYNAMIC, par_qnn_lower_dynamic},
     {"quantize", QNN_OP_F32_IN, par_qnn_lower_quantize},
     {"dequantize", QNN_OP_F32_OUT, par_qnn_lower_dequantize},
     {"relu", 0, par_qnn_lower_unary},
@@ -240,11 +243,15 @@ static const op_entry op_table[] = {
     {"sigmoid", 0, par_qnn_lower_unary},
     {"tanh", 0, par_qnn_lower_unary},
     {"hardswish", 0, par_qnn_lower_unary},
+    {"hardsigmoid", 0, par_qnn_lower_unary},
+    {"leaky_relu", 0, par_qnn_lower_unary},
     {"add", 0, par_qnn_lower_binary},
     {"mul", 0, par_qnn_lower_binary},
     {"max_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
     {"avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
     {"global_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
+    {"adaptive_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_avg},
+    {"mean", 0, par_qnn_lower_avg},
     {"softmax", 0, par_qnn_lower_softmax},
     {"upsample_nearest2d", QNN_OP_RANK4, par_qnn_lower_resize},
     {"upsample_bilinear2d", QNN_OP_RANK4, par_qnn_lower_resize},
@@ -271,6 +278,7 @@ static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node,
     const op_entry *e = op_find(n->op);
     if (!e) return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by qnnpack", n->op);
     if (e->flags & QNN_OP_WEIGHTS) return par_qnn_check_conv(g, n, msg);
+    if (e->flags & QNN_OP_DYNAMIC) return par_qnn_check_dynamic(g, n, msg);
     return par_qnn_check_op(g, n, e->flags, msg);
 }
 

@@ -102,10 +102,12 @@ typedef par_status (*qnn_lower_fn)(qnn_plan *p, int32_t node, par_msg *msg);
 
 /* What the op table says of an op's tensors, for the checks that answer supports() without allocating. */
 enum {
-    QNN_OP_WEIGHTS = 1, /* conv2d, linear: checked by par_qnn_check_conv (packed weights, per-channel scales) */
+    QNN_OP_WEIGHTS = 1, /* conv2d, conv_transpose2d, linear: checked by par_qnn_check_conv (packed weights,
+                         * per-channel scales) */
     QNN_OP_F32_IN = 2,  /* input 0 is f32 (quantize) */
     QNN_OP_F32_OUT = 4, /* output 0 is f32 (dequantize) */
     QNN_OP_RANK4 = 8,   /* input 0 must be rank 4 (pooling, resize) */
+    QNN_OP_DYNAMIC = 16, /* linear_dynamic: checked by par_qnn_check_dynamic (f32 in and out, qs8 weights) */
 };
 par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_msg *msg);
 par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, unsigned flags, par_msg *msg);
@@ -123,6 +125,12 @@ par_status par_qnn_lower_copy(qnn_plan *p, int32_t node, par_msg *msg);
 par_status par_qnn_lower_permute(qnn_plan *p, int32_t node, par_msg *msg);
 par_status par_qnn_lower_slice(qnn_plan *p, int32_t node, par_msg *msg);
 par_status par_qnn_lower_concat(qnn_plan *p, int32_t node, par_msg *msg);
+/* qnn_reduce.c: mean and adaptive_avg_pool2d; matmul of two quantized activations */
+par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, par_msg *msg);
+/* qnn_dynamic.c: linear_dynamic (f32 in and out, qs8 weights) */
+par_status par_qnn_check_dynamic(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, par_msg *msg);
 /* The 256-entry table of a unary op (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish) from the input's to
  * the output's quantization; 0 when the op is not unary. */
 int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tensor *x, const qnn_tensor *y,

@@ -13,7 +13,7 @@ enum { PM_EXPLICIT = 0, PM_SAME = 1, PM_VALID = 2 };
 
 /* A conv2d grid point (ints only: no padding bytes). dt: 0 f32, else the quantized dtype. */
 typedef struct conv_pt {
-    int n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, mode, dt;
+    int n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, dh, dw, g, bias, mode, dt, pc;
 } conv_pt;
 
 /* Output size along one dimension (docs/ops.md); <= 0 when the point is invalid. */
@@ -47,7 +47,7 @@ static void conv_emit(grid *gr, conv_pt p, int quick)
         snprintf(pad, sizeof pad, "valid");
     else
         snprintf(pad, sizeof pad, "[%d,%d,%d,%d]", p.pt, p.pl, p.pb, p.pr);
-    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s", su_dt((par_dtype)p.dt));
+    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s%s", su_dt((par_dtype)p.dt), p.pc ? ",w=qs8/pc" : "");
     par_case *c = par_sweep_case(gr->s, "conv2d", "conv2d(in=%s,w=%s,s=[%d,%d],p=%s,d=[%d,%d],g=%d,bias=%d%s)", xs, ws,
                                  p.sh, p.sw, pad, p.dh, p.dw, p.g, p.bias, dts);
     if (!c) return;
@@ -77,11 +77,16 @@ static void conv_emit(grid *gr, conv_pt p, int quick)
         par_dtype dt = (par_dtype)p.dt;
         int32_t fan_in = (p.c / p.g) * p.kh * p.kw;
         float xs_ = 0.0f, ws_ = (float)(1.0 / (100.0 * sqrt((double)fan_in)));
-        int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 ? 128 : 0;
+        /* pc: qs8 weights with per-output-channel scales (axis 0), zero point 0, as PyTorch and TFLite quantize */
+        int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 && !p.pc ? 128 : 0;
         su_qparams(dt, -1.0, 1.0, &xs_, &xz);
         in[0] = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
-        in[1] = par_case_const(c, "w", dt, 4, wd, (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
-        par_case_quant(c, in[1], ws_, wz);
+        par_dtype wdt = p.pc ? PAR_DTYPE_QS8 : dt;
+        in[1] = par_case_const(c, "w", wdt, 4, wd, (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+        if (p.pc)
+            su_channel_quant(c, in[1], 0, p.o, ws_);
+        else
+            par_case_quant(c, in[1], ws_, wz);
         if (p.bias) {
             double bq = 0.1 / ((double)xs_ * (double)ws_);
             in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){PAR_DIST_UNIFORM, -bq, bq, 0, 0});
@@ -275,6 +280,22 @@ void par_sweep_conv2d(par_sweep *s)
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
             conv_emit(&gr, p, i < 6);
         }
+    /* Quantized, per-channel qs8 weights (dense, grouped, depthwise 3x3 and 5x5) and depthwise 5x5 per tensor. */
+    static const int QP[][9] = {
+        /* c, o, k, s, pad kind, groups, bias, h, per-channel */
+        {3, 5, 3, 1, 1, 1, 1, 7, 1},    {8, 8, 3, 2, 1, 8, 1, 9, 1},   {16, 16, 5, 1, 1, 16, 1, 9, 1},
+        {8, 8, 5, 1, 1, 8, 1, 9, 0},    {17, 9, 1, 1, 0, 1, 1, 6, 1},  {16, 16, 5, 2, 1, 16, 1, 12, 0},
+        {24, 24, 5, 2, 3, 24, 0, 11, 1}, {4, 8, 3, 1, 1, 4, 1, 7, 1},   {32, 16, 3, 1, 2, 1, 1, 8, 1},
+    };
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 9; i++) {
+            conv_pt p = conv_base();
+            p.c = QP[i][0]; p.o = QP[i][1]; p.kh = p.kw = QP[i][2]; p.sh = p.sw = QP[i][3];
+            p.g = QP[i][5]; p.bias = QP[i][6]; p.h = p.w = QP[i][7]; p.pc = QP[i][8];
+            set_pad(&p, QP[i][4]);
+            p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+            conv_emit(&gr, p, 1);
+        }
     grid_free(&gr);
 }
 
@@ -282,7 +303,7 @@ void par_sweep_conv2d(par_sweep *s)
  * conv_transpose2d
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct convt_pt {
-    int n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, oph, opw, dh, dw, g, bias;
+    int n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, oph, opw, dh, dw, g, bias, dt, pc;
 } convt_pt;
 
 static void convt_emit(grid *gr, convt_pt p, int quick)
@@ -297,18 +318,44 @@ static void convt_emit(grid *gr, convt_pt p, int quick)
     int64_t big = su_max64(su_max64(su_numel(4, xd), su_numel(4, wd)), su_numel(4, yd));
     if (!grid_take(gr, &p, quick, big, macs)) return;
 
-    char xs[64], ws[64];
+    char xs[64], ws[64], dts[24] = "";
     su_shape(xs, sizeof xs, 4, xd);
     su_shape(ws, sizeof ws, 4, wd);
+    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s%s", su_dt((par_dtype)p.dt), p.pc ? ",w=qs8/pc" : "");
     par_case *c = par_sweep_case(gr->s, "conv_transpose2d",
-                                 "conv_transpose2d(in=%s,w=%s,s=[%d,%d],p=[%d,%d,%d,%d],op=[%d,%d],d=[%d,%d],g=%d,bias=%d)",
-                                 xs, ws, p.sh, p.sw, p.pt, p.pl, p.pb, p.pr, p.oph, p.opw, p.dh, p.dw, p.g, p.bias);
+                                 "conv_transpose2d(in=%s,w=%s,s=[%d,%d],p=[%d,%d,%d,%d],op=[%d,%d],d=[%d,%d],g=%d,bias=%d%s)",
+                                 xs, ws, p.sh, p.sw, p.pt, p.pl, p.pb, p.pr, p.oph, p.opw, p.dh, p.dw, p.g, p.bias, dts);
     if (!c) return;
     int64_t stride[2] = {p.sh, p.sw}, padding[4] = {p.pt, p.pl, p.pb, p.pr}, opad[2] = {p.oph, p.opw};
     int64_t dil[2] = {p.dh, p.dw}, bd[1] = {p.o};
     par_attr at[5] = {par_a_ints("stride", 2, stride), par_a_ints("padding", 4, padding),
                       par_a_ints("output_padding", 2, opad), par_a_ints("dilation", 2, dil), par_a_int("groups", p.g)};
     int32_t in[3] = {-1, -1, -1};
+    if (p.dt) {
+        /* As conv2d's quantized cases; the fan-in of an output is at most (C/g) ceil(kh/sh) ceil(kw/sw). pc: qs8
+         * weights with per-output-channel scales on axis 1 of [C, O/g, kh, kw] (groups = 1). */
+        par_dtype dt = (par_dtype)p.dt;
+        int32_t fan_in = (p.c / p.g) * ((p.kh + p.sh - 1) / p.sh) * ((p.kw + p.sw - 1) / p.sw);
+        float xs_ = 0.0f, ws_ = (float)(1.0 / (100.0 * sqrt((double)fan_in)));
+        int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 && !p.pc ? 128 : 0;
+        su_qparams(dt, -1.0, 1.0, &xs_, &xz);
+        in[0] = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
+        in[1] = par_case_const(c, "w", p.pc ? PAR_DTYPE_QS8 : dt, 4, wd,
+                               (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+        if (p.pc)
+            su_channel_quant(c, in[1], 1, p.o / p.g, ws_);
+        else
+            par_case_quant(c, in[1], ws_, wz);
+        if (p.bias) {
+            double bq = 0.1 / ((double)xs_ * (double)ws_);
+            in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){PAR_DIST_UNIFORM, -bq, bq, 0, 0});
+            par_case_quant(c, in[2], xs_ * ws_, 0);
+        }
+        par_out_spec o = su_qout_spec("y_q", dt, -2.0, 2.0);
+        su_qoutput(c, par_case_node(c, "conv_transpose2d", p.bias ? 3 : 2, in, 5, at, &o));
+        par_sweep_done(gr->s, c);
+        return;
+    }
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, 4, xd, su_uniform(-1.0, 1.0));
     in[1] = par_case_const(c, "w", PAR_DTYPE_F32, 4, wd, su_weight());
     if (p.bias) in[2] = par_case_const(c, "b", PAR_DTYPE_F32, 1, bd, su_uniform(-0.5, 0.5));
@@ -401,5 +448,21 @@ void par_sweep_conv_transpose2d(par_sweep *s)
         if (TNET[i][1] > 1) p.pt = p.pb = p.pl;
         convt_emit(&gr, p, 0);
     }
+    /* Quantized: stride, padding, output padding, dilation, groups, per-channel qs8 weights (axis 1, groups 1). */
+    static const int TQ[][12] = {
+        /* c, o, k, s, pad, op, d, g, bias, h, w, per-channel */
+        {3, 5, 3, 2, 1, 1, 1, 1, 1, 5, 5, 0}, {4, 4, 2, 2, 0, 0, 1, 1, 1, 4, 7, 1}, {8, 6, 4, 2, 1, 0, 1, 2, 1, 6, 6, 0},
+        {5, 7, 3, 1, 1, 0, 1, 1, 0, 5, 5, 1}, {3, 8, 3, 3, 0, 1, 2, 1, 1, 4, 4, 1}, {6, 6, 3, 2, 1, 1, 1, 6, 1, 5, 5, 0},
+        {16, 8, 4, 2, 1, 0, 1, 1, 1, 8, 8, 1}, {9, 3, 5, 2, 2, 1, 1, 1, 1, 6, 5, 0},
+    };
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 8; i++) {
+            convt_pt p = convt_base();
+            p.c = TQ[i][0]; p.o = TQ[i][1]; p.kh = p.kw = TQ[i][2]; p.sh = p.sw = TQ[i][3];
+            p.pt = p.pl = p.pb = p.pr = TQ[i][4]; p.oph = p.opw = TQ[i][5]; p.dh = p.dw = TQ[i][6];
+            p.g = TQ[i][7]; p.bias = TQ[i][8]; p.h = TQ[i][9]; p.w = TQ[i][10]; p.pc = TQ[i][11];
+            p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+            convt_emit(&gr, p, 1);
+        }
     grid_free(&gr);
 }

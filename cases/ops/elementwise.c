@@ -193,11 +193,11 @@ static const act_info ACT[A_N] = {
     [A_RELU6] = {"relu6", 8.0, 0.0, 6.0},
     [A_HARDTANH] = {"hardtanh", 3.0, -1.0, 1.0},
     [A_CLAMP] = {"clamp", 2.0, -0.5, 1.0},
-    [A_LEAKY] = {"leaky_relu", 2.0, 0, 0},
+    [A_LEAKY] = {"leaky_relu", 2.0, -0.02, 2.0}, /* quantized: the default slope 0.01 */
     [A_PRELU] = {"prelu", 2.0, 0, 0},
     [A_SIGMOID] = {"sigmoid", 8.0, 0.0, 1.0},
     [A_TANH] = {"tanh", 4.0, -1.0, 1.0},
-    [A_HSIG] = {"hardsigmoid", 4.0, 0, 0},
+    [A_HSIG] = {"hardsigmoid", 4.0, 0.0, 1.0},
     [A_HSWISH] = {"hardswish", 4.0, -0.375, 4.0},
     [A_ELU] = {"elu", 4.0, 0, 0},
     [A_SILU] = {"silu", 8.0, 0, 0, 100.0},
@@ -297,7 +297,9 @@ static void act_emit(grid *gr, act_pt p, int quick)
     if (p.dt) {
         par_dtype dt = (par_dtype)p.dt;
         in[0] = su_qinput(c, "x", dt, p.rank, xd, -ai->range, ai->range);
-        par_out_spec qo = su_qout_spec("y_q", dt, ai->out_lo, ai->out_hi);
+        /* leaky_relu: the output reaches -range * slope */
+        double out_lo = p.op == A_LEAKY ? -ai->range * (na ? at[0].f : 0.01) : ai->out_lo;
+        par_out_spec qo = su_qout_spec("y_q", dt, out_lo, ai->out_hi);
         su_qoutput(c, par_case_node(c, ai->name, 1, in, na, at, &qo));
         par_sweep_done(gr->s, c);
         return;
@@ -340,20 +342,22 @@ void par_sweep_activation(par_sweep *s)
                     int q = sh < AQ && ((v == 0 && !edge) || op == A_PRELU || few);
                     act_emit(&gr, p, q);
                 }
-    /* Quantized forms. */
+    /* Quantized forms (leaky_relu with every slope). */
     static const int QSH[][5] = {{1, 33}, {4, 1, 8, 7, 7}, {1, 1000}, {4, 2, 3, 9, 9}};
     for (int op = 0; op < A_N; op++) {
         if (!(act_flags(op) & PAR_OPF_QUANT_OK)) continue;
-        for (int dt = 0; dt < 2; dt++)
-            for (int sh = 0; sh < 4; sh++) {
-                act_pt p;
-                memset(&p, 0, sizeof p);
-                p.op = op;
-                p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-                p.rank = QSH[sh][0];
-                for (int i = 0; i < p.rank; i++) p.d[i] = QSH[sh][1 + i];
-                act_emit(&gr, p, sh < 2);
-            }
+        for (int v = 0; v < (op == A_LEAKY ? act_n_variants(op) : 1); v++)
+            for (int dt = 0; dt < 2; dt++)
+                for (int sh = 0; sh < 4; sh++) {
+                    act_pt p;
+                    memset(&p, 0, sizeof p);
+                    p.op = op;
+                    p.variant = v;
+                    p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+                    p.rank = QSH[sh][0];
+                    for (int i = 0; i < p.rank; i++) p.d[i] = QSH[sh][1 + i];
+                    act_emit(&gr, p, sh < 2);
+                }
     }
     grid_free(&gr);
 }

@@ -10,7 +10,7 @@
 
 /* A linear point: x [d0.., K] of rank `rank` (leading dims from lead[]), w [O, K]. */
 typedef struct lin_pt {
-    int rank, lead[3], k, o, bias, dt;
+    int rank, lead[3], k, o, bias, dt, pc;
 } lin_pt;
 
 static void lin_emit(grid *gr, lin_pt p, int quick)
@@ -24,7 +24,7 @@ static void lin_emit(grid *gr, lin_pt p, int quick)
     if (!grid_take(gr, &p, quick, big, rows * p.k * p.o)) return;
     char xs[64], dts[16] = "";
     su_shape(xs, sizeof xs, p.rank, xd);
-    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s", su_dt((par_dtype)p.dt));
+    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s%s", su_dt((par_dtype)p.dt), p.pc ? ",w=qs8/pc" : "");
     par_case *c = par_sweep_case(gr->s, "linear", "linear(in=%s,w=[%d,%d],bias=%d%s)", xs, p.o, p.k, p.bias, dts);
     if (!c) return;
     int32_t in[3] = {-1, -1, -1};
@@ -38,11 +38,15 @@ static void lin_emit(grid *gr, lin_pt p, int quick)
         /* As conv2d: weights q in zero point +- 100 for a real range of +-1/sqrt(K); i32 bias of real range +-0.1. */
         par_dtype dt = (par_dtype)p.dt;
         float xsc = 0.0f, wsc = (float)(1.0 / (100.0 * sqrt((double)p.k)));
-        int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 ? 128 : 0;
+        int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 && !p.pc ? 128 : 0;
         su_qparams(dt, -1.0, 1.0, &xsc, &xz);
         in[0] = su_qinput(c, "x", dt, p.rank, xd, -1.0, 1.0);
-        in[1] = par_case_const(c, "w", dt, 2, wd, (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
-        par_case_quant(c, in[1], wsc, wz);
+        in[1] = par_case_const(c, "w", p.pc ? PAR_DTYPE_QS8 : dt, 2, wd,
+                               (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+        if (p.pc) /* qs8 weights, per-output-channel scales on axis 0 */
+            su_channel_quant(c, in[1], 0, p.o, wsc);
+        else
+            par_case_quant(c, in[1], wsc, wz);
         if (p.bias) {
             double bq = 0.1 / ((double)xsc * (double)wsc);
             in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){PAR_DIST_UNIFORM, -bq, bq, 0, 0});
@@ -103,13 +107,15 @@ void par_sweep_linear(par_sweep *s)
             p.bias = QL[i][3];
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
             lin_emit(&gr, p, i < 4);
+            p.pc = 1;
+            lin_emit(&gr, p, 1);
         }
     grid_free(&gr);
 }
 
 /* A matmul point: a [ab.., M, K], b [bb.., K, N] with up to 2 batch dims each (0 = absent). */
 typedef struct mm_pt {
-    int ra, rb, ab[2], bb[2], m, k, n;
+    int ra, rb, ab[2], bb[2], m, k, n, dt;
 } mm_pt;
 
 static void mm_emit(grid *gr, mm_pt p, int quick)
@@ -133,8 +139,23 @@ static void mm_emit(grid *gr, mm_pt p, int quick)
     char as[64], bs[64];
     su_shape(as, sizeof as, p.ra, ad);
     su_shape(bs, sizeof bs, p.rb, bd);
-    par_case *c = par_sweep_case(gr->s, "matmul", "matmul(a=%s,b=%s)", as, bs);
+    char dts[16] = "";
+    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s", su_dt((par_dtype)p.dt));
+    par_case *c = par_sweep_case(gr->s, "matmul", "matmul(a=%s,b=%s%s)", as, bs, dts);
     if (!c) return;
+    if (p.dt) {
+        /* Two quantized activations: a over [-1, 1] and b over [-0.5, 1] (both zero points away from the dtype's
+         * middle for qu8, b's not 0 for qs8); the output over +-sqrt(K) / 2 covers the sum's usual spread. */
+        par_dtype dt = (par_dtype)p.dt;
+        int32_t qa = su_qinput(c, "a", dt, p.ra, ad, -1.0, 1.0);
+        int32_t qb = su_qinput(c, "b", dt, p.rb, bd, -0.5, 1.0);
+        int32_t qin[2] = {qa, qb};
+        double r = 0.5 * sqrt((double)p.k);
+        par_out_spec o = su_qout_spec("y_q", dt, -r, r);
+        su_qoutput(c, par_case_node(c, "matmul", 2, qin, 0, NULL, &o));
+        par_sweep_done(gr->s, c);
+        return;
+    }
     /* Both operands are activations here, uniform in [-1, 1); the sum then grows like sqrt(K). */
     int32_t in[2];
     in[0] = par_case_input(c, "a", PAR_DTYPE_F32, p.ra, ad, su_uniform(-1.0, 1.0));
@@ -183,6 +204,81 @@ void par_sweep_matmul(par_sweep *s)
             if (p.rb == 3) p.bb[1] = 0;
             p.m = MKN[i][0]; p.k = MKN[i][1]; p.n = MKN[i][2];
             mm_emit(&gr, p, i < 2);
+        }
+    /* Quantized (qu8, qs8): plain, batched, broadcast batch, long K. */
+    static const int QM[][9] = {/* ra, ab0, ab1, rb, bb0, bb1, m, k, n */
+                                {2, 0, 0, 2, 0, 0, 4, 8, 5},   {2, 0, 0, 2, 0, 0, 17, 33, 9}, {3, 2, 0, 3, 2, 0, 5, 7, 3},
+                                {4, 2, 1, 3, 3, 0, 3, 16, 8}, {2, 0, 0, 2, 0, 0, 1, 128, 16}, {3, 1, 0, 3, 4, 0, 8, 64, 32}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 6; i++) {
+            mm_pt p;
+            memset(&p, 0, sizeof p);
+            p.ra = QM[i][0]; p.ab[0] = QM[i][1]; p.ab[1] = QM[i][2];
+            p.rb = QM[i][3]; p.bb[0] = QM[i][4]; p.bb[1] = QM[i][5];
+            p.m = QM[i][6]; p.k = QM[i][7]; p.n = QM[i][8];
+            p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+            mm_emit(&gr, p, i < 4);
+        }
+    grid_free(&gr);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * linear_dynamic: x f32 [.., K] quantized at run time, qs8 weights [O, K] per tensor (zero point 0 or not) or per
+ * channel, f32 bias or none, reduce_range 0 and 1; inputs whose range excludes 0 (the range is extended to it) and
+ * that are all zero (the scale falls back to 0.1).
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef struct ld_pt {
+    int rows, k, o, bias, pc, wz, rr, xr; /* xr: 0 [-1, 1], 1 [0.5, 2] (positive), 2 all zero, 3 [-3, 0.25] */
+} ld_pt;
+
+static void ld_emit(grid *gr, ld_pt p, int quick)
+{
+    int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k}, bd[1] = {p.o};
+    if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), su_numel(2, wd)), (int64_t)p.rows * p.k * p.o)) return;
+    static const char *const XR[4] = {"[-1,1]", "[0.5,2]", "zero", "[-3,0.25]"};
+    char xs[64];
+    su_shape(xs, sizeof xs, 2, xd);
+    par_case *c = par_sweep_case(gr->s, "linear_dynamic",
+                                 "linear_dynamic(in=%s,w=[%d,%d],bias=%d,w=%s,reduce_range=%d,x=%s)", xs, p.o, p.k,
+                                 p.bias, p.pc ? "pc" : p.wz ? "zp" : "sym", p.rr, XR[p.xr]);
+    if (!c) return;
+    static const double LO[4] = {-1.0, 0.5, 0.0, -3.0}, HI[4] = {1.0, 2.0, 0.0, 0.25};
+    par_gen gx = p.xr == 2 ? (par_gen){PAR_DIST_CONST, 0, 0, 0, 0} : su_uniform(LO[p.xr], HI[p.xr]);
+    int32_t in[3] = {-1, -1, -1};
+    in[0] = par_case_input(c, "x", PAR_DTYPE_F32, 2, xd, gx);
+    /* weights q in [-100, 100] (around the zero point 5 for "zp"), real range +-1/sqrt(K) */
+    float ws = (float)(1.0 / (100.0 * sqrt((double)p.k)));
+    int32_t wz = p.wz ? 5 : 0;
+    in[1] = par_case_const(c, "w", PAR_DTYPE_QS8, 2, wd, (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+    if (p.pc)
+        su_channel_quant(c, in[1], 0, p.o, ws);
+    else
+        par_case_quant(c, in[1], ws, wz);
+    if (p.bias) in[2] = par_case_const(c, "b", PAR_DTYPE_F32, 1, bd, su_uniform(-0.5, 0.5));
+    par_attr at[1] = {par_a_int("reduce_range", p.rr)};
+    par_out_spec o = {"y", 0, 0.0f, 0};
+    par_case_output(c, par_case_node(c, "linear_dynamic", p.bias ? 3 : 2, in, 1, at, &o));
+    par_sweep_done(gr->s, c);
+}
+
+void par_sweep_linear_dynamic(par_sweep *s)
+{
+    static const int SH[][3] = {{4, 16, 8}, {1, 33, 10}, {3, 8, 17}, {2, 64, 32}, {5, 9, 9}, {8, 128, 16},
+                                {16, 256, 64}, {1, 1000, 10}};
+    enum { SQ = 4, SN = 8 };
+    grid gr;
+    grid_init(&gr, s, sizeof(ld_pt));
+    for (int sh = 0; sh < SN; sh++)
+        for (int w = 0; w < 3; w++)
+            for (int rr = 0; rr < 2; rr++)
+                for (int bias = 0; bias < 2; bias++) {
+                    ld_pt p = {SH[sh][0], SH[sh][1], SH[sh][2], bias, w == 2, w == 1, rr, 0};
+                    ld_emit(&gr, p, sh < SQ && (bias || w == 0) && (rr == 0 || sh == 0));
+                }
+    for (int xr = 1; xr < 4; xr++)
+        for (int rr = 0; rr < 2; rr++) {
+            ld_pt p = {3, 16, 8, 1, 0, 0, rr, xr};
+            ld_emit(&gr, p, 1);
         }
     grid_free(&gr);
 }

@@ -190,6 +190,19 @@ void par_sweep_upsample(par_sweep *s)
                 p.by_scale = 1; p.sh = 14; p.sw = 12; p.ac = 0;
                 up_emit(&gr, p, 1);
             }
+    /* Quantized resize of nearest and bilinear by scale factors (the source coordinate is dst / scale): [2, 2],
+     * [1.5, 2.5], [0.75, 1.25] (indices into UP_SCALES). */
+    static const int QS[][4] = {/* h, w, scale index h, scale index w */ {5, 6, 0, 0}, {4, 7, 1, 4}, {6, 5, 7, 5}};
+    for (int bl = 0; bl < 2; bl++)
+        for (int dt = 0; dt < 2; dt++)
+            for (int i = 0; i < 3; i++) {
+                up_pt p;
+                memset(&p, 0, sizeof p);
+                p.kind = bl ? UP_BILINEAR : UP_NEAREST; p.n = 1; p.c = 4; p.h = QS[i][0]; p.w = QS[i][1];
+                p.by_scale = 1; p.sh = QS[i][2]; p.sw = QS[i][3];
+                p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+                up_emit(&gr, p, i < 2);
+            }
     grid_free(&gr);
 }
 

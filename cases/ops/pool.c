@@ -126,6 +126,19 @@ static void pool_grids(grid *gr)
                 if (i == 2) { p.c = 16; p.kh = p.kw = 2; p.h = p.w = 16; }
                 pool_emit(gr, p, i < 2);
             }
+    /* Quantized avg_pool2d with ceil_mode and count_include_pad = 0: windows of several sizes in one output, so
+     * the divisor (and the requantization ratio) varies per output position. */
+    static const int QA[][7] = {/* k, s, pad, ceil, cip, h, w */
+                                {3, 2, 0, 1, 1, 8, 8}, {3, 2, 1, 0, 0, 7, 7}, {3, 2, 1, 1, 0, 8, 9},
+                                {2, 2, 0, 1, 0, 7, 5}, {5, 3, 2, 1, 0, 11, 11}, {3, 1, 1, 0, 0, 6, 6}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 6; i++) {
+            pool_pt p = pool_base(P_AVG);
+            p.kh = p.kw = QA[i][0]; p.sh = p.sw = QA[i][1]; p.pt = p.pl = p.pb = p.pr = QA[i][2];
+            p.ceil = QA[i][3]; p.cip = QA[i][4]; p.h = QA[i][5]; p.w = QA[i][6]; p.c = 5;
+            p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+            pool_emit(gr, p, 1);
+        }
 }
 
 /* adaptive_avg_pool2d and global_avg_pool2d */
@@ -180,6 +193,14 @@ static void apool_grids(grid *gr)
             apool_pt p = {1, GS[i][0], GS[i][1], GS[i][2], GS[i][3], 1, 1, dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8};
             apool_emit(gr, p, 1);
         }
+    /* Quantized adaptive pools: windows that divide the input and that do not (sizes vary per output), outputs
+     * larger than the input. */
+    static const int QAP[][4] = {{7, 7, 3, 3}, {9, 13, 5, 7}, {8, 8, 2, 2}, {2, 5, 4, 3}, {16, 16, 6, 6}, {33, 17, 7, 7}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 6; i++) {
+            apool_pt p = {0, 1, 4, QAP[i][0], QAP[i][1], QAP[i][2], QAP[i][3], dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8};
+            apool_emit(gr, p, 1);
+        }
 }
 
 void par_sweep_pool(par_sweep *s)
@@ -197,7 +218,7 @@ void par_sweep_pool(par_sweep *s)
  * mean
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct mean_pt {
-    int rank, d[4], naxes, axes[4], keep;
+    int rank, d[4], naxes, axes[4], keep, dt;
 } mean_pt;
 
 static void mean_emit(grid *gr, mean_pt p, int quick)
@@ -209,12 +230,12 @@ static void mean_emit(grid *gr, mean_pt p, int quick)
     char xs[64], as[64];
     su_shape(xs, sizeof xs, p.rank, xd);
     su_shape(as, sizeof as, p.naxes, ax);
-    par_case *c = par_sweep_case(gr->s, "mean", "mean(x=%s,axes=%s,keepdims=%d)", xs, as, p.keep);
+    char dts[16] = "";
+    if (p.dt) snprintf(dts, sizeof dts, ",dt=%s", su_dt((par_dtype)p.dt));
+    par_case *c = par_sweep_case(gr->s, "mean", "mean(x=%s,axes=%s,keepdims=%d%s)", xs, as, p.keep, dts);
     if (!c) return;
     par_attr at[2] = {par_a_ints("axes", p.naxes, ax), par_a_int("keepdims", p.keep)};
-    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, su_uniform(-1.0, 1.0));
-    par_out_spec o = {"y", 0, 0.0f, 0};
-    par_case_output(c, par_case_node(c, "mean", 1, &x, 2, at, &o));
+    su_unary_graph(c, "mean", (par_dtype)p.dt, p.rank, xd, su_uniform(-1.0, 1.0), 2, at);
     par_sweep_done(gr->s, c);
 }
 
@@ -244,5 +265,23 @@ void par_sweep_mean(par_sweep *s)
                     mean_emit(&gr, p, q);
                 }
     }
+    /* Quantized: spatial means (the SE blocks of MobileNetV3), one axis, every axis, counts that are not powers of
+     * two. */
+    static const int QMN[][7] = {/* rank, d0..d3, axes mask, keepdims */
+                                 {4, 1, 8, 7, 7, 12, 1}, {4, 2, 3, 5, 4, 12, 0}, {2, 4, 9, 2, 0}, {3, 2, 3, 5, 7, 1},
+                                 {4, 1, 16, 14, 14, 12, 1}, {1, 1000, 1, 0}};
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 6; i++) {
+            mean_pt p;
+            memset(&p, 0, sizeof p);
+            p.rank = QMN[i][0];
+            for (int k = 0; k < p.rank; k++) p.d[k] = QMN[i][1 + k];
+            int mask = QMN[i][1 + p.rank];
+            p.keep = QMN[i][2 + p.rank];
+            for (int k = 0; k < p.rank; k++)
+                if (mask >> k & 1) p.axes[p.naxes++] = k;
+            p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
+            mean_emit(&gr, p, 1);
+        }
     grid_free(&gr);
 }

@@ -216,4 +216,21 @@ static inline void su_unary_graph(par_case *c, const char *op, par_dtype dt, int
     }
 }
 
+/* ---- quantized sweeps: per-channel weights ---------------------------------------------------------------- */
+
+/* Per-channel scales of a qs8 weight constant along `axis` (n channels): base * (0.5, 0.75, 1, 1.25, 0.5, ...), so
+ * that neighbouring channels requantize with different ratios. A failure becomes the case's sticky error. */
+static inline void su_channel_quant(par_case *c, int32_t value, int32_t axis, int64_t n, float base)
+{
+    if (c->status != PAR_OK || value < 0) return;
+    float *sc = malloc(sizeof *sc * (size_t)(n > 0 ? n : 1));
+    if (!sc) {
+        c->status = par_msgf(&c->err, PAR_ERROR, "out of memory");
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) sc[k] = base * (float)(0.5 + 0.25 * (double)(k % 4));
+    if (par_graph_set_channel_quant(c->graph, value, axis, sc, n, &c->err) != PAR_OK) c->status = PAR_ERROR;
+    free(sc);
+}
+
 #endif
