@@ -62,7 +62,8 @@ void par_rt_free(par_rt *t)
     free(t->s);
     free(t->ql);
     free(t->qh);
-    t->v = t->e = t->s = t->ql = t->qh = NULL;
+    free(t->tie);
+    t->v = t->e = t->s = t->ql = t->qh = t->tie = NULL;
 }
 
 void par_rt_strides(const par_rt *t, int64_t *strides)
