@@ -1,4 +1,4 @@
-# tests/plugins/plugins.mk - the test plugins of tests/test_exec.c: every tests/plugins/<name>.c becomes
+# tests/plugins/plugins.mk - the test plugins of tests/test_exec.c (and test_ties.c): every tests/plugins/<name>.c becomes
 # $(BUILD)/tests/plugins/<name>.so, built like a backend plugin (the public header only). Included from the Makefile.
 TEST_PLUGIN_SRC := $(wildcard tests/plugins/*.c)
 TEST_PLUGINS    := $(TEST_PLUGIN_SRC:tests/plugins/%.c=$(BUILD)/tests/plugins/%.so)
@@ -11,3 +11,5 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/pa
 
 # test_exec loads them from the folder beside its own executable.
 $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
+# test_ties runs build/parity with tieaway.so.
+$(BUILD)/tests/test_ties: | $(TEST_PLUGINS)
