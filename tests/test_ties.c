@@ -24,6 +24,7 @@
 static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];
 static char out[1 << 16];
 static json_object *report; /* the one run's report, read once */
+static char summary[sizeof out]; /* the run's terminal summary */
 
 static int sh(const char *fmt, ...)
 {
@@ -59,6 +60,7 @@ static void run_once(void)
                 exe, build_dir, blist, tmp_dir);
     CU_ASSERT_EQUAL(rc, 1);
     if (rc != 1) fprintf(stderr, "\n%s\n", out);
+    memcpy(summary, out, sizeof summary);
     char path[PATH_MAX + 32];
     snprintf(path, sizeof path, "%s/run/report.json", tmp_dir);
     report = json_object_from_file(path);
@@ -127,6 +129,9 @@ static void check_backend(const char *label, const char *verdict, const char *ru
 static void test_away_declaring_fp32_fails(void)
 {
     check_backend(TA, "FAIL", "away", "even", "rounded half away from zero; declared fp32 rounds half to even");
+    /* the terminal summary's tie line of that backend and of qnnpack */
+    CU_ASSERT_PTR_NOT_NULL(strstr(summary, "rounded as: away; declared fp32 rounds half to even; 6 records contradict"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(summary, "rounded as: even; declared fp32 rounds half to even; 0 records contradict"));
 }
 
 static void test_away_declaring_half_away_passes(void)
