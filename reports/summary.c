@@ -85,7 +85,7 @@ static void print_ties(FILE *f, const par_report *r)
             if (declared < 0 || x->m.tie_over) declared = x->m.tie_declared;
         }
         if (n == 0) continue;
-        if (!header) fprintf(f, "ties (exact ties of the declared scheme at nodes with exact inputs):\n");
+        if (!header) fprintf(f, "\nties (exact ties of the declared scheme at nodes with exact inputs):\n");
         header = 1;
         char label[160], rules[64] = "";
         par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
