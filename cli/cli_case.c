@@ -154,25 +154,29 @@ int par_cmd_export(int argc, char **argv, const char *exe)
 {
     static const struct option opts[] = {{"out", required_argument, NULL, 'O'},
                                          {"arith", required_argument, NULL, 'a'},
+                                         {"flush-subnormals", no_argument, NULL, 'F'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *out = NULL, *arith = "f32";
+    int flush = 0;
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (ch == 'O') out = optarg;
         else if (ch == 'a') arith = optarg;
+        else if (ch == 'F') flush = 1;
         else {
             FILE *f = ch == 'h' ? stdout : stderr;
-            fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16]\n"
+            fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16] [--flush-subnormals]\n"
                        "  Writes the case as JSON with every input and constant inline and a \"reference\" object:\n"
                        "  per output, the reference values and error budgets for the given arithmetic (default\n"
-                       "  f32). Non-finite numbers are written as null. Default output: standard output.\n");
+                       "  f32; --flush-subnormals: as declared by PAR_ARITH_FLUSH_SUBNORMALS). Non-finite numbers\n"
+                       "  are written as null. Default output: standard output.\n");
             return ch == 'h' ? PAR_EXIT_OK : PAR_EXIT_USAGE;
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16]\n");
+        fprintf(stderr, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16] [--flush-subnormals]\n");
         return PAR_EXIT_USAGE;
     }
     par_arith a;
@@ -197,6 +201,7 @@ int par_cmd_export(int argc, char **argv, const char *exe)
     par_ref_result *ref = NULL;
     const par_graph_desc *g = par_graph_desc_of(c->graph);
     par_prec p = par_prec_for(a);
+    par_prec_set_flush(&p, flush);
     if (!root || par_case_make_inputs(c, &inputs, &msg) != PAR_OK ||
         par_ref_run(g, &p, (const void *const *)inputs, &ref, &msg) != PAR_OK) {
         fprintf(stderr, "parity export: %s\n", msg.text[0] ? msg.text : "cannot serialize the case");
@@ -204,6 +209,10 @@ int par_cmd_export(int argc, char **argv, const char *exe)
     } else {
         json_object *r = json_object_new_object();
         json_object_object_add(r, "arith", json_object_new_string(arith));
+        json_object *flags = json_object_new_array();
+        const char *fname = par_arith_flag_name(PAR_ARITH_FLUSH_SUBNORMALS);
+        if (flush) json_object_array_add(flags, json_object_new_string(fname));
+        json_object_object_add(r, "arith_flags", flags);
         json_object *outs = json_object_new_array();
         for (int32_t i = 0; i < g->n_outputs; i++) {
             const par_rt *t = &ref->values[g->outputs[i]];

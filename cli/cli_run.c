@@ -541,14 +541,18 @@ int par_cmd_list(int argc, char **argv, const char *exe)
             free(bs);
             return rc;
         }
-        printf("%-16s %-12s %-8s %-10s %s\n", "backend", "arith", "usable", "source", "description");
+        printf("%-16s %-16s %-8s %-10s %s\n", "backend", "arith", "usable", "source", "description");
         for (int32_t i = 0; i < bs->n_avail; i++) {
             par_backend_inst in;
             memset(&in, 0, sizeof in);
             snprintf(in.label, sizeof in.label, "%s", bs->avail[i]->name);
             in.be = bs->avail[i];
             par_exec_probe(&in, 30);
-            printf("%-16s %-12s %-8s %-10s %s%s%s\n", in.label, arith_name(in.be->arith), in.usable ? "yes" : "no",
+            /* the declared arithmetic, with the flags the probe recorded ("f32+ftz": subnormals flushed) */
+            char arith[32];
+            snprintf(arith, sizeof arith, "%s%s", arith_name(in.be->arith),
+                     (in.arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) ? "+ftz" : "");
+            printf("%-16s %-16s %-8s %-10s %s%s%s\n", in.label, arith, in.usable ? "yes" : "no",
                    bs->avail_plugin[i][0] ? "plugin" : "built-in", in.be->description ? in.be->description : "",
                    in.usable ? "" : " -- ", in.usable ? "" : in.unusable_reason);
         }

@@ -39,6 +39,7 @@ static void int_range(par_dtype dt, int64_t *lo, int64_t *hi)
     switch (dt) {
     case PAR_DTYPE_QU8: *lo = 0; *hi = 255; return;
     case PAR_DTYPE_QS8: *lo = -128; *hi = 127; return;
+    case PAR_DTYPE_BOOL: *lo = 0; *hi = 1; return; /* uniform [0, 1]: density 1/2; const 0 / 1: all false / true */
     default: *lo = INT32_MIN; *hi = INT32_MAX; return;
     }
 }
@@ -72,6 +73,7 @@ static void store_int(par_dtype dt, void *out, int64_t i, int64_t q)
     case PAR_DTYPE_QU8: ((uint8_t *)out)[i] = (uint8_t)q; break;
     case PAR_DTYPE_QS8: ((int8_t *)out)[i] = (int8_t)q; break;
     case PAR_DTYPE_I32: ((int32_t *)out)[i] = (int32_t)q; break;
+    case PAR_DTYPE_BOOL: ((uint8_t *)out)[i] = (uint8_t)q; break;
     default: break;
     }
 }
@@ -144,6 +146,11 @@ par_status par_gen_check(const par_gen *g, par_dtype dt, par_msg *msg)
         return par_msgf(msg, PAR_ERROR, "generator parameters must be finite numbers");
     const double lim = real_max(dt);
     const int real = is_real(dt);
+    /* bool: uniform draws from {0, 1} (density 1/2; low = high gives all false / all true), const is 0 or 1 */
+    if (dt == PAR_DTYPE_BOOL && g->dist == PAR_DIST_UNIFORM && !g->fan_in && (g->a < 0 || g->b > 1))
+        return par_msgf(msg, PAR_ERROR, "uniform: [%.9g, %.9g] is not within [0, 1] for bool", g->a, g->b);
+    if (dt == PAR_DTYPE_BOOL && g->dist == PAR_DIST_CONST && g->a != 0 && g->a != 1)
+        return par_msgf(msg, PAR_ERROR, "const: %.9g is not 0 or 1 for bool", g->a);
     switch (g->dist) {
     case PAR_DIST_UNIFORM:
         if (!(g->a <= g->b))

@@ -119,6 +119,12 @@ static void *parse_inline(reader *r, json_object *arr, const jpath *path, par_dt
             else ((uint16_t *)buf)[i] = h;
             break;
         }
+        case PAR_DTYPE_BOOL:
+            /* true / false, or the integers 0 / 1 */
+            if (json_object_get_type(e) == json_type_boolean) q = json_object_get_boolean(e) ? 1 : 0;
+            else if (!par_cj_get_i64(r, e, &ip, lo, hi, &q)) goto fail;
+            ((uint8_t *)buf)[i] = (uint8_t)q;
+            break;
         default:
             if (!par_cj_get_i64(r, e, &ip, lo, hi, &q)) goto fail;
             if (dt == PAR_DTYPE_QU8) ((uint8_t *)buf)[i] = (uint8_t)q;
@@ -215,6 +221,15 @@ static void *load_sidecar(reader *r, json_object *o, const jpath *path, par_dtyp
         if (bad) {
             par_cj_perr(r, &fp, "element %zu of '%s' is NaN or infinite; data must be finite", i,
                         par_cj_san(full, b, sizeof b));
+            free(buf);
+            buf = NULL;
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < need && dt == PAR_DTYPE_BOOL; i++) {
+        if (((unsigned char *)buf)[i] > 1) {
+            par_cj_perr(r, &fp, "element %zu of '%s' is the byte %d; bool data must be 0 or 1", i,
+                        par_cj_san(full, b, sizeof b), (int)((unsigned char *)buf)[i]);
             free(buf);
             buf = NULL;
             goto out;

@@ -125,6 +125,7 @@ static void wdata(wbuf *w, par_dtype dt, const void *buf, int64_t n)
         case PAR_DTYPE_QU8: wputf(w, "%d", ((const uint8_t *)buf)[i]); break;
         case PAR_DTYPE_QS8: wputf(w, "%d", ((const int8_t *)buf)[i]); break;
         case PAR_DTYPE_I32: wputf(w, "%d", (int)((const int32_t *)buf)[i]); break;
+        case PAR_DTYPE_BOOL: wput(w, ((const uint8_t *)buf)[i] ? "true" : "false"); break;
         default: w->bad = 1; break;
         }
     }

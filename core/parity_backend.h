@@ -12,8 +12,8 @@
  *
  * Life cycle (it follows XNNPACK's operator life cycle, so that latency can be reported per phase):
  *
- *     init -> [set knobs] -> supports(node) for every node -> prepare(graph) -> bind(buffers) -> run x N -> release
- *          -> destroy
+ *     init -> [set knobs] -> supports(node) for every node -> prepare(graph) -> [node_algo(node) for every node]
+ *          -> bind(buffers) -> run x N -> release -> destroy
  *
  * The harness calls every entry point of one backend context from one thread. It runs each case in a child process
  * with a time limit, so a backend that crashes or hangs costs that case (verdict CRASH or TIMEOUT), not the run.
@@ -68,6 +68,9 @@ typedef enum par_dtype {
     PAR_DTYPE_QU8 = 4, /* uint8_t, real = scale * (q - zero_point), as PyTorch quint8 */
     PAR_DTYPE_QS8 = 5, /* int8_t, real = scale * (q - zero_point), as PyTorch qint8; per-channel scales allowed */
     PAR_DTYPE_I32 = 6, /* int32_t: quantized bias (scale = in_scale * w_scale, zero point 0) and indices */
+    PAR_DTYPE_BOOL = 7, /* one byte, 0 (false) or 1 (true): conditions and masks (where, masked_fill); any other
+                         * byte value is never handed to a backend. Added in ABI 2 without a version change: a
+                         * backend that does not know it answers UNSUPPORTED from supports() */
 } par_dtype;
 
 static inline size_t par_dtype_size(par_dtype t)
@@ -79,6 +82,7 @@ static inline size_t par_dtype_size(par_dtype t)
     case PAR_DTYPE_QU8: return 1;
     case PAR_DTYPE_QS8: return 1;
     case PAR_DTYPE_I32: return 4;
+    case PAR_DTYPE_BOOL: return 1;
     default: return 0;
     }
 }
@@ -92,6 +96,7 @@ static inline const char *par_dtype_name(par_dtype t)
     case PAR_DTYPE_QU8: return "qu8";
     case PAR_DTYPE_QS8: return "qs8";
     case PAR_DTYPE_I32: return "i32";
+    case PAR_DTYPE_BOOL: return "bool";
     default: return "invalid";
     }
 }
@@ -331,6 +336,70 @@ typedef par_requant (*par_requant_fn)(void *ctx);
  * graph shows at its outputs. Absent or 0: the default, where other schemes' one-step differences pass labelled. */
 #define PAR_PROC_REQUANT_EXACT "parity_requant_exact"
 typedef int (*par_requant_exact_fn)(void *ctx);
+
+/* Algorithms a backend may declare for a node (PAR_PROC_NODE_ALGO). The oracle judges a node with the error budget
+ * of the algorithm its backend declared (docs/oracle.md, "Declared algorithms"; docs/budgets/winograd.md); an
+ * undeclared node is judged as PAR_ALGO_DIRECT. Each Winograd value means exactly the transform matrices below
+ * (Lavin and Gray 2016; the points of wincnn, NNPACK and ncnn), applied to output tiles aligned at output (0, 0),
+ * each 2-D transform as two 1-D passes; a backend using other points or another tiling declares PAR_ALGO_DIRECT's
+ * budget by declaring nothing. Only conv2d with a 3x3 kernel, stride 1, dilation 1 and a float output can be
+ * Winograd; a Winograd value for any other node, or a value outside the enum, is an ERROR naming node and value.
+ *   F(2x2,3x3), points 0, 1, -1:      B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]
+ *                                      G   = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1]
+ *                                      A^T = [1 1 1 0; 0 1 -1 -1]
+ *   F(4x4,3x3), points 0, +-1, +-2:   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0;
+ *                                             0 2 -1 -2 1 0; 0 4 0 -5 0 1]
+ *                                      G   = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6;
+ *                                             1/24 -1/12 1/6; 0 0 1]
+ *                                      A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1]
+ *   F(6x6,3x3), points 0, +-1, +-2, +-1/2 (ncnn's order):
+ *                                      B^T = [1 0 -21/4 0 21/4 0 -1 0; 0 1 1 -17/4 -17/4 1 1 0;
+ *                                             0 -1 1 17/4 -17/4 -1 1 0; 0 1/2 1/4 -5/2 -5/4 2 1 0;
+ *                                             0 -1/2 1/4 5/2 -5/4 -2 1 0; 0 2 4 -5/2 -5 1/2 1 0;
+ *                                             0 -2 4 5/2 -5 -1/2 1 0; 0 -1 0 21/4 0 -21/4 0 1]
+ *                                      G   = [1 0 0; -2/9 -2/9 -2/9; -2/9 2/9 -2/9; 1/90 1/45 2/45;
+ *                                             1/90 -1/45 2/45; 32/45 16/45 8/45; 32/45 -16/45 8/45; 0 0 1]
+ *                                      A^T = [1 1 1 1 1 1 1 0; 0 1 -1 2 -2 1/2 -1/2 0; 0 1 1 4 4 1/4 1/4 0;
+ *                                             0 1 -1 8 -8 1/8 -1/8 0; 0 1 1 16 16 1/16 1/16 0;
+ *                                             0 1 -1 32 -32 1/32 -1/32 1]
+ * Each output tile is Y = A^T [sum_c (G g_c G^T) (elementwise *) (B^T d_c B)] A (+ bias). */
+typedef enum par_algo {
+    PAR_ALGO_DIRECT = 0,           /* direct or GEMM (im2col, indirection) summation of the k products: the default */
+    PAR_ALGO_WINOGRAD_2X2_3X3 = 1, /* Winograd F(2x2,3x3), the matrices above */
+    PAR_ALGO_WINOGRAD_4X4_3X3 = 2, /* Winograd F(4x4,3x3) */
+    PAR_ALGO_WINOGRAD_6X6_3X3 = 3, /* Winograd F(6x6,3x3) */
+    PAR_ALGO_COUNT                 /* not an algorithm: the number of values */
+} par_algo;
+
+/* par_algo node_algo(void *ctx, void *prepared, int32_t node): the algorithm the prepared graph computes node `node`
+ * with, asked once per node after prepare (before bind). Absent: every node is PAR_ALGO_DIRECT. */
+#define PAR_PROC_NODE_ALGO "parity_node_algo"
+typedef par_algo (*par_node_algo_fn)(void *ctx, void *prepared, int32_t node);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Arithmetic flags: properties of a backend's float arithmetic beyond its par_arith (docs/oracle.md, "Flushed
+ * subnormals"). Additive to version 2: a backend without the entry declares none.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* Subnormals are flushed: any subnormal input element (|x| below the smallest normal number of the format, 2^-126
+ * for f32, 2^-14 for f16) may be read as a zero of either sign (DAZ), and any subnormal result, of an op or of an
+ * intermediate operation inside it (a product, a partial sum), may be written as a zero of either sign (FTZ). This
+ * is what x86's MXCSR FTZ and DAZ bits and ARM's FPCR.FZ give; XNNPACK runs every operator so. The oracle then
+ * budgets the smallest normal as an absolute error of every such operation; undeclared, a flushed subnormal fails. */
+#define PAR_ARITH_FLUSH_SUBNORMALS 0x1u
+/* Every flag this version defines; a backend declaring any other bit is an ERROR naming it. */
+#define PAR_ARITH_FLAGS_KNOWN 0x1u
+
+/* The name of one flag bit as reports show it ("flush_subnormals"), or NULL for a bit this version does not define. */
+static inline const char *par_arith_flag_name(uint32_t bit)
+{
+    return bit == PAR_ARITH_FLUSH_SUBNORMALS ? "flush_subnormals" : NULL;
+}
+
+/* uint32_t arith_flags(void *ctx): the PAR_ARITH_* flags of the backend's float arithmetic; 0 when absent. Asked
+ * once per backend instance, after init and knobs (a knob may change it). */
+#define PAR_PROC_ARITH_FLAGS "parity_arith_flags"
+typedef uint32_t (*par_arith_flags_fn)(void *ctx);
 
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */

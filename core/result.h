@@ -74,6 +74,14 @@ typedef struct par_timing {
 
 #define PAR_OUTPUT_TAIL 4096
 
+/* A node whose backend declared an algorithm other than PAR_ALGO_DIRECT (PAR_PROC_NODE_ALGO), as a record lists it. */
+#define PAR_RESULT_ALGOS 8
+typedef struct par_result_algo {
+    int32_t node;            /* node index */
+    int32_t algo;            /* par_algo, 1 .. PAR_ALGO_COUNT - 1 */
+    char node_name[64];      /* the node's name (valid UTF-8, cut to fit) */
+} par_result_algo;
+
 typedef struct par_result {
     int32_t done;            /* 1 when filled */
     par_verdict verdict;
@@ -85,6 +93,10 @@ typedef struct par_result {
     int64_t output_bytes;
     int64_t output_dropped;
     char output[PAR_OUTPUT_TAIL];
+    /* The nodes the backend declared a non-direct algorithm for, which the oracle judged with that algorithm's
+     * budget: n_algos in all, the first PAR_RESULT_ALGOS of them listed; 0 when none (every node direct). */
+    int32_t n_algos;
+    par_result_algo algos[PAR_RESULT_ALGOS];
 } par_result;
 
 /* Check a record that came from another process: done is 0 or 1, the verdict in range, the strings terminated and
@@ -109,8 +121,8 @@ typedef struct par_backend_inst {
     char knob_val[PAR_MAX_KNOBS][128];
     char plugin_path[512];   /* "" for built-in backends */
     /* Filled by par_exec_probe, from the one start of the backend in a child process (init, knobs, describe,
-     * PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT, destroy); run and bench judge with these, never by asking the
-     * backend again outside a child. */
+     * PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT, PAR_PROC_ARITH_FLAGS, destroy); run and bench judge with these,
+     * never by asking the backend again outside a child. */
     char describe[512];      /* PAR_PROC_DESCRIBE's text (valid UTF-8) */
     int usable;
     char unusable_reason[PAR_MSG_LEN];
@@ -119,6 +131,7 @@ typedef struct par_backend_inst {
     int32_t arith;           /* par_arith, from the table (validated) */
     int32_t requant;         /* par_requant, PAR_PROC_REQUANT (fp32 when absent) */
     int32_t requant_exact;   /* PAR_PROC_REQUANT_EXACT: 1 when promised */
+    uint32_t arith_flags;    /* PAR_PROC_ARITH_FLAGS (0 when absent; only known bits: others make it unusable) */
 } par_backend_inst;
 
 #endif

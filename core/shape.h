@@ -127,9 +127,47 @@ typedef struct par_slice_geom {
 /* slice: the dimension, first index, step and element count selected on an input of shape dims. */
 par_status par_slice_resolve(const par_node *n, int32_t rank, const int64_t *dims, par_slice_geom *s, par_msg *msg);
 
+/* ---- selection (shape_select.c) ----------------------------------------------------------------------------- */
+
+/* gather: x [outer..., n, inner...] indexed on `axis` by an index tensor of `count` elements; the output shape is
+ * x.shape[:axis] + indices.shape + x.shape[axis+1:]. */
+typedef struct par_gather_geom_t {
+    int32_t axis;
+    int64_t outer, n, inner, count;
+    int32_t rank;
+    int64_t dims[PAR_MAX_RANK];
+} par_gather_geom_t;
+
+par_status par_gather_geom(const par_node *n, int32_t xr, const int64_t *xd, int32_t ir, const int64_t *id,
+                           par_gather_geom_t *q, par_msg *msg);
+
+/* pad: the mode attribute (PAR_PAD_CONSTANT when absent). */
+enum { PAR_PAD_CONSTANT = 0, PAR_PAD_REFLECT = 1, PAR_PAD_REPLICATE = 2 };
+int par_pad_mode(const par_node *n);
+
 /* ---- elementwise and normalization (shape_elementwise.c) ---------------------------------------------------- */
 
 /* The names of batch_norm's five inputs, for messages: x, weight, bias, running_mean, running_var. */
 extern const char *const par_batch_norm_inputs[5];
+
+/* ---- normalization over the input's own statistics (shape_norm.c) ------------------------------------------- */
+
+/* layer_norm, group_norm and instance_norm normalize `groups` row-major contiguous groups of x, of n elements each.
+ * Element j of group g takes its weight and bias at index (g % per_sample) * cpg + j / inner:
+ *   layer_norm     per_sample 1, cpg n, inner 1 (index j; weight and bias have shape normalized_shape)
+ *   group_norm     per_sample num_groups, cpg C / num_groups, inner the spatial size (weight and bias [C])
+ *   instance_norm  per_sample C, cpg 1, inner the spatial size (weight and bias [C]) */
+typedef struct par_norm_geom {
+    int64_t groups, n, per_sample, cpg, inner;
+    int32_t w_rank;                  /* the shape weight and bias must have */
+    int64_t w_dims[PAR_MAX_RANK];
+    double eps;
+} par_norm_geom;
+
+/* The geometry of node n (op layer_norm, group_norm or instance_norm) on x of shape xd, with its attributes
+ * checked. */
+par_status par_norm_geom_of(const par_node *n, int32_t xr, const int64_t *xd, par_norm_geom *q, par_msg *msg);
+/* The names of the norms' three inputs, for messages: x, weight, bias. */
+extern const char *const par_norm_inputs[3];
 
 #endif

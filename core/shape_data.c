@@ -176,6 +176,13 @@ par_status par_pad_read(const par_node *n, int32_t rank, int64_t *pads, par_msg 
     return PAR_OK;
 }
 
+int par_pad_mode(const par_node *n)
+{
+    const char *m = par_attr_str(n, "mode", "constant");
+    return strcmp(m, "reflect") == 0 ? PAR_PAD_REFLECT : strcmp(m, "replicate") == 0 ? PAR_PAD_REPLICATE
+                                                                                       : PAR_PAD_CONSTANT;
+}
+
 par_status par_infer_pad(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
 {
     const par_value *x = par_node_input(g, n, 0);
@@ -185,6 +192,13 @@ par_status par_infer_pad(const par_graph_desc *g, const par_node *n, par_value *
     if (st != PAR_OK) return st;
     double value = par_attr_float(n, "value", 0);
     if (value != value) return par_msgf(msg, PAR_ERROR, "attribute 'value': NaN");
+    /* PyTorch's F.pad: reflect mirrors without repeating the edge, so each pad must be below the dimension's size */
+    if (par_pad_mode(n) == PAR_PAD_REFLECT)
+        for (int32_t i = 0; i < 2 * x->rank; i++)
+            if (pads[i] >= x->dims[i / 2])
+                return par_msgf(msg, PAR_ERROR, "attribute 'pads': element %d is %lld; mode reflect needs pads below "
+                                "the size %lld of dimension %d", (int)i, (long long)pads[i],
+                                (long long)x->dims[i / 2], (int)(i / 2));
     int64_t dims[PAR_MAX_RANK];
     for (int32_t i = 0; i < x->rank; i++) dims[i] = x->dims[i] + pads[2 * i] + pads[2 * i + 1];
     copy_shape(&outs[0], x->rank, dims);

@@ -1,8 +1,8 @@
 /*
  * child.c - the backend child's side of a job (exec/xproto.h): the backend's life cycle, one phase at a time,
  * reported over the job's socket. A probe is init, knobs, describe, requantization scheme and promise, destroy; a
- * run is init, knobs, supports, prepare, bind, then one run per XC_RUN command (the worker checks the buffers
- * between runs and re-poisons the outputs), then release and destroy.
+ * run is init, knobs, supports, prepare, the nodes' declared algorithms, bind, then one run per XC_RUN command
+ * (the worker checks the buffers between runs and re-poisons the outputs), then release and destroy.
  *
  * This file runs in the process (or thread, with --no-isolate) where the backend's code runs, so it holds no
  * verdict: it reports what the backend returned and how long it took, and the worker decides. It must not touch the
@@ -116,6 +116,8 @@ static void probe_main(const par_xjob *j, void *ctx)
         par_requant_exact_fn ex = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
         m.requant = rq ? (int32_t)rq(ctx) : (int32_t)PAR_REQUANT_FP32;
         m.requant_exact = ex ? (ex(ctx) != 0) : 0;
+        par_arith_flags_fn af = (par_arith_flags_fn)be->get_proc(ctx, PAR_PROC_ARITH_FLAGS);
+        m.arith_flags = af ? af(ctx) : 0u;
     }
     xsend(j->sock, &m);
 }
@@ -143,6 +145,27 @@ static void run_loop(const par_xjob *j, void *ctx, void *prep)
         m.index = r;
         m.ms = t1 - t0;
         memcpy(m.text, msg.text, sizeof msg.text);
+        xsend(j->sock, &m);
+    }
+}
+
+/* After prepare: the algorithm of every node (PAR_PROC_NODE_ALGO), one XM_ALGO per node that is not direct, as the
+ * backend returned it (the worker validates it). Nothing is sent when the backend has no such proc. */
+static void send_algos(const par_xjob *j, void *ctx, void *prep)
+{
+    const par_backend *be = j->inst->be;
+    par_node_algo_fn fn = be->get_proc ? (par_node_algo_fn)be->get_proc(ctx, PAR_PROC_NODE_ALGO) : NULL;
+    if (!fn) return;
+    phase(j, PH_ALGO);
+    for (int32_t i = 0; i < j->g->n_nodes; i++) {
+        int32_t a = (int32_t)fn(ctx, prep, i);
+        if (a == (int32_t)PAR_ALGO_DIRECT) continue;
+        par_xmsg m;
+        memset(&m, 0, sizeof m);
+        m.type = XM_ALGO;
+        m.phase = PH_ALGO;
+        m.index = i;
+        m.algo = a;
         xsend(j->sock, &m);
     }
 }
@@ -192,6 +215,7 @@ void par_xchild_main(const par_xjob *j)
         end_phase = PH_PREPARE, end_st = st;
         goto out;
     }
+    send_algos(j, ctx, prep);
     phase(j, PH_BIND);
     msg.text[0] = '\0';
     st = be->bind ? be->bind(ctx, prep, (const void *const *)j->in, j->out, &msg) : PAR_OK;

@@ -33,6 +33,7 @@
 #include "gblob.h"
 
 #include "core/requant.h"
+#include "reference/conv_winograd.h" /* par_algo_check */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,6 +86,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
     inst->describe[0] = '\0';
     inst->requant = PAR_REQUANT_FP32;
     inst->requant_exact = 0;
+    inst->arith_flags = 0;
     if (!inst->be) {
         par_xfmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
         return;
@@ -110,6 +112,12 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
                     par_xdecide(&s, PAR_V_ERROR, "declares unknown requantization scheme %d", (int)m.requant);
                 inst->requant = m.requant;
                 inst->requant_exact = m.requant_exact != 0;
+                /* A flag this harness does not know would change the budgets in a way it cannot honour. */
+                if (m.arith_flags & ~PAR_ARITH_FLAGS_KNOWN)
+                    par_xdecide(&s, PAR_V_ERROR, "backend '%s' declares unknown arithmetic flags 0x%x (known: 0x%x)",
+                                inst->be->name, (unsigned)(m.arith_flags & ~PAR_ARITH_FLAGS_KNOWN),
+                                (unsigned)PAR_ARITH_FLAGS_KNOWN);
+                inst->arith_flags = m.arith_flags & PAR_ARITH_FLAGS_KNOWN;
             } else if (m.type == XM_END) {
                 if (m.phase != PH_DONE) {
                     par_xdecide_end(&s, &m);
@@ -416,6 +424,27 @@ static int make_blob(par_xsup *s, const par_graph_desc *g, const size_t *in_off,
     return 0;
 }
 
+/* One XM_ALGO: the algorithm the backend declared for a node, checked against the node (par_algo_check) and kept in
+ * *algo (allocated on the first, every other node direct). A bad declaration decides the job: ERROR, naming the
+ * backend, the node and the value. */
+static void take_algo(par_xsup *s, const par_graph_desc *g, const par_xmsg *m, int32_t **algo)
+{
+    par_msg msg;
+    const char *be = s->inst->label;
+    if (par_algo_check(g, m->index, m->algo, &msg) != PAR_OK) {
+        par_xdecide(s, PAR_V_ERROR, "backend '%s': %s (%s)", be, msg.text, PAR_PROC_NODE_ALGO);
+        return;
+    }
+    if (!*algo) {
+        *algo = calloc((size_t)g->n_nodes, sizeof **algo); /* PAR_ALGO_DIRECT is 0 */
+        if (!*algo) {
+            par_xdecide(s, PAR_V_ERROR, "%s", "out of memory for the nodes' algorithms");
+            return;
+        }
+    }
+    (*algo)[m->index] = m->algo;
+}
+
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *opts, par_exec_out *out)
 {
@@ -436,6 +465,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     const void **in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof *in_ptr);
     uint8_t *in_base = MAP_FAILED;
     size_t in_total = 0;
+    int32_t *algo = NULL; /* the nodes' declared algorithms (XM_ALGO), until handed to out */
     par_xsup s;
     memset(&s, 0, sizeof s);
     s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
@@ -494,7 +524,12 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
                    .in_len = in_total, .in_off = in_off, .n_in = n_in};
     if (par_xstart(&s, &xj) == 0) {
         par_xmsg m;
-        if (par_xawait(&s, &m)) {
+        int got = par_xawait(&s, &m);
+        while (got && m.type == XM_ALGO && !s.decided) {
+            take_algo(&s, g, &m, &algo);
+            if (!s.decided) got = par_xawait(&s, &m);
+        }
+        if (got && !s.decided) {
             if (m.type == XM_END) {
                 par_xdecide_end(&s, &m);
             } else if (m.type != XM_READY) {
@@ -516,6 +551,11 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     out->verdict = s.decided ? s.v : PAR_V_PASS;
     if (s.decided) par_xfmt(out->reason, sizeof out->reason, "%s", s.reason);
     if (out->verdict != PAR_V_PASS) goto done;
+    if (algo) {
+        out->algo = algo;
+        out->n_algo = g->n_nodes;
+        algo = NULL;
+    }
 
     /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
     out->outputs = calloc((size_t)n_out, sizeof *out->outputs);
@@ -530,6 +570,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         o.first[k] = NULL;
     }
 done:
+    free(algo);
     if (s.out_fd >= 0) close(s.out_fd);
     if (s.in_fd >= 0) close(s.in_fd);
     if (s.blob_fd >= 0) close(s.blob_fd);
@@ -554,4 +595,7 @@ void par_exec_out_free(par_exec_out *out)
     free(out->outputs);
     out->outputs = NULL;
     out->n_outputs = 0;
+    free(out->algo);
+    out->algo = NULL;
+    out->n_algo = 0;
 }

@@ -32,6 +32,11 @@ typedef struct par_exec_out {
     void **outputs;          /* malloc'ed copies of the first run's outputs, in graph output order */
     int64_t output_bytes;    /* bytes the backend wrote on stdout and stderr (isolated runs only) */
     char output[PAR_OUTPUT_TAIL]; /* their last bytes, valid UTF-8; output_bytes - strlen(output) were dropped */
+    /* The algorithm the backend declared for each node after prepare (PAR_PROC_NODE_ALGO), validated with
+     * par_algo_check (a bad declaration is an ERROR naming node and value): malloc'ed, n_algo = g->n_nodes entries;
+     * NULL (n_algo 0) when every node is PAR_ALGO_DIRECT. */
+    int32_t n_algo;
+    int32_t *algo;
 } par_exec_out;
 
 /* Start the backend once in a child (init, knobs, describe, requantization scheme and promise, destroy) and record

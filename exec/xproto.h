@@ -4,9 +4,11 @@
  * is data that the worker checks (types, ranges, termination, UTF-8) before it uses it; nothing the child says is a
  * verdict by itself.
  *
- *   child -> worker   XM_PHASE (each phase as it starts), XM_READY (after bind), XM_RUN (after each run, then it
- *                     waits), XM_PROBE (the probe's answers), XM_INPUT_WRITE (from the fault handler), XM_END (last;
- *                     its phase and status say where and how the job ended)
+ *   child -> worker   XM_PHASE (each phase as it starts), XM_ALGO (after prepare, one per node whose declared
+ *                     algorithm, PAR_PROC_NODE_ALGO, is not PAR_ALGO_DIRECT: index the node, algo the value as the
+ *                     backend returned it), XM_READY (after bind), XM_RUN (after each run, then it waits), XM_PROBE
+ *                     (the probe's answers), XM_INPUT_WRITE (from the fault handler), XM_END (last; its phase and
+ *                     status say where and how the job ended)
  *   worker -> child   XC_RUN (run once more), XC_END (release, destroy, exit)
  *
  * This header must not be included outside exec/.
@@ -18,10 +20,10 @@
 
 enum xphase {
     PH_START, PH_INIT, PH_KNOBS, PH_SUPPORTS, PH_PREPARE, PH_BIND, PH_RUN, PH_RELEASE, PH_DESTROY, PH_DESCRIBE,
-    PH_DONE, PH_COUNT
+    PH_DONE, PH_ALGO, PH_COUNT
 };
 
-enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_TYPE_END };
+enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_TYPE_END };
 enum xcmd { XC_RUN = 'R', XC_END = 'E' };
 
 #define PAR_DESCRIBE_LEN 512
@@ -30,11 +32,14 @@ typedef struct par_xmsg {
     int32_t type;          /* enum xmsg_type */
     int32_t phase;         /* enum xphase */
     int32_t status;        /* the backend's par_status, as it returned it */
-    int32_t index;         /* XM_RUN: run number (1-based); knobs: knob index; supports: node; input writes: input */
+    int32_t index;         /* XM_RUN: run number (1-based); knobs: knob index; supports, XM_ALGO: node; input writes:
+                            * input */
     int64_t offset;        /* XM_INPUT_WRITE: byte offset of the faulting address within the input */
     double ms;             /* XM_READY: prepare time; XM_RUN: run time */
     int32_t requant;       /* XM_PROBE */
     int32_t requant_exact; /* XM_PROBE */
+    int32_t algo;          /* XM_ALGO: the par_algo the backend declared for node `index`, unchecked */
+    uint32_t arith_flags;  /* XM_PROBE: PAR_PROC_ARITH_FLAGS, as the backend returned it (validated by the worker) */
     char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message or describe text */
 } par_xmsg;
 

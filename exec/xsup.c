@@ -26,7 +26,8 @@
 #include <unistd.h>
 
 static const char *const phase_names[PH_COUNT] = {"start", "init", "knobs", "supports", "prepare", "bind", "run",
-                                                  "release", "destroy", "describe", "done"};
+                                                  "release", "destroy", "describe", "done",
+                                                  "node_algo"};
 
 double par_xnow_s(void)
 {

@@ -238,5 +238,6 @@ par_prec par_prec_of_backend(const par_backend_inst *inst)
     p.requant = (inst->requant >= 0 && inst->requant < PAR_REQUANT_N_SCHEMES) ? (par_requant)inst->requant
                                                                                 : PAR_REQUANT_FP32;
     p.requant_exact = inst->requant_exact != 0;
+    par_prec_set_flush(&p, (inst->arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) != 0);
     return p;
 }

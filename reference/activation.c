@@ -108,6 +108,9 @@ static const double gelu_tanh_crit[2] = {-1.4185040087, 1.4185040087};
 static void act_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
 {
     const double u = pr->u, fn = pr->fn_ulps * pr->u;
+    /* Flushing: each intermediate operation that may flush a subnormal adds eta times its gain into y (the flush of
+     * the input and of y itself is the interpreter's). Sigmoid and silu count theirs in underflow_abs. */
+    const double eta = par_eta(pr, 1);
     double y = 0, p = 0, own = 0;
     /* A margin beyond which the flat parts of hardsigmoid / hardswish are certain even after the backend's own
      * roundings of x + 3 or x / 6 + 1/2 (a few u relative, 16 u is generous). */
@@ -155,7 +158,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
         y = tanh(x);
         double tt = tanh(closest_to_zero(x, e));
         p = (1 - tt * tt) * e;
-        own = fn * (fabs(y) + p);
+        own = fn * (fabs(y) + p) + 2 * eta; /* x * x in a polynomial, or exp(2x) in 1 - 2 / (exp(2x) + 1) */
         break;
     }
     case ACT_HARDSIGMOID: {
@@ -171,7 +174,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
          * (b) clamp(x * (1/6) + 1/2, 0, 1): 2u|x| / 6 from 1/6 and the multiply, u|y| from the add. */
         double own_a = u * (xa + 3) / 6 + 2 * u * ya;
         double own_b = 2 * u * xa / 6 + u * ya;
-        own = fmax(own_a, own_b);
+        own = fmax(own_a, own_b) + eta; /* x * (1/6) */
         break;
     }
     case ACT_HARDSWISH: {
@@ -192,7 +195,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
              * (b) x * clamp(x * (1/6) + 1/2, 0, 1): (2u|x| / 6 + u * 1) scaled by |x|, the final multiply u|y|. */
             double own_a = u * xa * (xa + 3) / 6 + 3 * u * ya;
             double own_b = u * xa * (xa / 3 + 1) + u * ya;
-            own = fmax(own_a, own_b);
+            own = fmax(own_a, own_b) + 2 * eta * (1 + xa); /* x * relu6(x + 3) before / 6; x * (1/6) before * x */
         }
         break;
     }
@@ -228,7 +231,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
              *     exact). (b) x erfc(-x c) / 2: fn |y|, the multiply u|y|, the same argument term. Both within: */
             double t = x * M_SQRT1_2, ya = fabs(y);
             own = fn * (0.5 * xa * fabs(erf(t)) + ya + p) + 2 * u * (ya + p) +
-                  2 * u * xa * fabs(t) * exp(-t * t) / sqrt(M_PI);
+                  2 * u * xa * fabs(t) * exp(-t * t) / sqrt(M_PI) + 2 * eta * (1 + xa); /* x c, erf's t * t */
         } else {
             double z = gelu_tanh_z(x), s = sigmoid(2 * z);
             y = x * s;
@@ -259,7 +262,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
         p = dsup * e;
         /* (a) alpha * (exp(x) - 1): exp's fn * E, the subtraction's u * D (cancellation near 0 is real);
          * (b) alpha * expm1(x): fn * D. Both then alpha rounded to the format and one multiply: 2u|alpha| D. */
-        own = fmax(aa * (fn * ehi + u * d), fn * aa * d) + 2 * u * aa * d;
+        own = fmax(aa * (fn * ehi + u * d), fn * aa * d) + 2 * u * aa * d + 2 * eta * (1 + aa); /* exp(x), x * x */
         break;
     }
     }

@@ -17,6 +17,7 @@
  * sqrt(sum ts_i^2) + storage (reference.h, par_prop_bound).
  */
 #include "reference.h"
+#include "conv_winograd.h"
 #include "dot.h"
 #include "kernel_util.h"
 
@@ -60,6 +61,9 @@ par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt 
     if (st != PAR_OK) return st;
     const par_rt *x = in[0], *w = in[1], *b = opt_input(c, in, 2);
     par_rt *y = out[0];
+    /* A backend that declared a Winograd algorithm for this node is judged with its budget (conv_winograd.c). */
+    int32_t algo = par_algo_of(&c->prec, c->g, (int32_t)(c->n - c->g->nodes));
+    if (algo != PAR_ALGO_DIRECT) return par_ref_conv2d_winograd(c, algo, &q, x, w, b, y, msg);
     int64_t cg = q.c / q.groups, og = q.o / q.groups;
     for (int64_t n = 0; n < q.n; n++)
         for (int64_t o = 0; o < q.o; o++) {

@@ -15,6 +15,7 @@ typedef struct dot_acc {
     double mag;    /* sum of (|w| + e(w)) (|x| + e(x)): magnitude of the terms a backend holds */
     double prop;   /* propagated input budgets: sum of the terms */
     double prop2;  /* sum of the squares of the same terms from the inputs' scales (par_prop_bound) */
+    double propf;  /* the flush parts of the terms, worst case (par_prop_bound_flush; 0 without flushing) */
     int64_t k;     /* number of terms */
 } dot_acc;
 
@@ -27,13 +28,17 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
     double ts = bmul(fabs(w), sx) + bmul(fabs(x), sw) + bmul(sw, sx);
     a->prop2 += bmul(ts, ts);
+    if (wt->f || xt->f) {
+        double fw = wt->f ? wt->f[wi] : 0, fx = xt->f ? xt->f[xi] : 0;
+        a->propf += bmul(fabs(w), fx) + bmul(fabs(x), fw) + bmul(fw, ex) + bmul(ew, fx);
+    }
     a->k++;
 }
 
 /* Add the optional bias term and write value and budget. */
 static inline void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
 {
-    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2;
+    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2, propf = a->propf;
     int64_t k = a->k;
     if (b) {
         double sb = par_rt_scales(b)[o];
@@ -41,9 +46,12 @@ static inline void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, cons
         mag += fabs(b->v[o]) + b->e[o];
         prop += b->e[o];
         prop2 += bmul(sb, sb);
+        propf += b->f ? b->f[o] : 0;
         k++;
     }
-    double round = bmul(par_gamma(k, p->u), mag);
+    /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta). */
+    double flush_own = par_eta(p, (double)(2 * k));
+    double round = bmul(par_gamma(k, p->u), mag) + flush_own;
     if (y->s) {
         /* The scale: the root-sum-square of the bounds of the op's own roundings (k products, each at most
          * u |w x|, and k - 1 additions, each at most u sum |w x|: together at most sqrt(k) u sum |w x|), plus the
@@ -51,11 +59,12 @@ static inline void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, cons
         double ps = bmul(sqrt((double)k) * p->u, mag) + sqrt(prop2);
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
-    prop = par_prop_bound(prop, prop2);
+    prop = par_prop_bound_flush(prop, prop2, propf);
     double *v = &y->v[yi], *e = &y->e[yi];
     double pre = round + prop;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
+    if (y->f) y->f[yi] = fmin(propf + flush_own, *e);
 }
 
 #endif

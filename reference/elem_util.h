@@ -21,7 +21,7 @@ static inline int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_
  * (2^-126 for f32, 2^-14 for f16) of the coarser of the two formats; 0 for the ideal real result (u = 0). */
 static inline double underflow_abs(const par_prec *p)
 {
-    if (p->u == 0 && p->u_store == 0) return 0;
+    if (p->u == 0 && p->u_store == 0) return p->flush; /* the ideal result (0), or interp.c's flush pass */
     return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
 }
 

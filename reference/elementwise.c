@@ -1,6 +1,6 @@
 /*
- * elementwise.c - float64 reference kernels of add, sub, mul and div, with
- * the error budget of every output element (docs/budgets/elementwise.md).
+ * elementwise.c - float64 reference kernels of add, sub, mul and div, and of sqrt and rsqrt, with
+ * the error budget of every output element (docs/budgets/elementwise.md, docs/budgets/norm-reduce.md).
  *
  * The kernels are one plain loop over the output, mapping each output index to its two broadcast input elements.
  * They see float tensors only (the interpreter dequantizes quantized operands around them); they must not allocate
@@ -117,4 +117,64 @@ par_status par_ref_mul(const par_ref_ctx *c, const par_rt *const *in, par_rt *co
 par_status par_ref_div(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     return binary(c, BIN_DIV, in, out, msg);
+}
+
+/* ---- sqrt and rsqrt ----------------------------------------------------------------------------------------------
+ * IEEE / PyTorch special values: sqrt(x < 0) = NaN, sqrt(-0) = -0, sqrt(+inf) = +inf; rsqrt(0) = +inf,
+ * rsqrt(-0) = -inf, rsqrt(x < 0) = NaN, rsqrt(+inf) = +0. NaN propagates.
+ * Budget (docs/budgets/norm-reduce.md), the held input x' in [x - e, x + e]:
+ *   sqrt   propagated p = sqrt(x) - sqrt(x - e) when x - e >= 0 (sqrt is concave and increasing: the lower end of the
+ *          interval moves it most), else sqrt(x + e) (a held x' may be 0); own u (|y| + p): IEEE sqrt is correctly
+ *          rounded, one rounding of the held result.
+ *   rsqrt  p = 1 / sqrt(x - e) - 1 / sqrt(x) when x - e > 0 (decreasing and convex: again the lower end), else
+ *          unbounded; own (fn_ulps + 2) u (|y| + p): production rsqrt is an estimate refined by Newton steps, allowed
+ *          the elementary-function error fn_ulps u, or 1 / sqrt(x) with two correctly rounded operations (2u).
+ *   storage u_s (|y| + p + own) (finish()).
+ * Where the value is an exact special (0, inf, NaN from an exact input) the budget is 0: a backend must return it. */
+static void sqrt_elem(int rs, double x, double e, const par_prec *pr, double *yo, double *eo)
+{
+    double y = rs ? 1.0 / sqrt(x) : sqrt(x);
+    if (!isfinite(y) || x == 0 || isinf(x)) {
+        /* 0, -0, inf, NaN: exact when the input is exact; a budgeted zero input may be held as a tiny positive
+         * (sqrt: then within sqrt(e); rsqrt: unbounded) */
+        *yo = y;
+        *eo = e == 0 ? 0 : (rs ? INFINITY : (isfinite(y) ? finish(y, sqrt(e), pr->u * sqrt(e), pr) : INFINITY));
+        return;
+    }
+    double p, own;
+    if (rs) {
+        p = x - e > 0 ? 1.0 / sqrt(x - e) - y : INFINITY;
+        own = (pr->fn_ulps + 2) * pr->u * (fabs(y) + p);
+    } else {
+        p = x - e >= 0 ? y - sqrt(x - e) : sqrt(x + e);
+        own = pr->u * (fabs(y) + p);
+    }
+    *yo = y;
+    *eo = finish(y, p, own, pr);
+}
+
+static par_status sqrt_kernel(const par_ref_ctx *c, int rs, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    const char *name = rs ? "rsqrt" : "sqrt";
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    if (!is_float(x->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", name,
+                        par_dtype_name(x->dtype));
+    if (x->numel != y->numel)
+        return par_msgf(msg, PAR_ERROR, "%s: output has %lld elements, input %lld", name, (long long)y->numel,
+                        (long long)x->numel);
+    for (int64_t i = 0; i < x->numel; i++) sqrt_elem(rs, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
+    return PAR_OK;
+}
+
+par_status par_ref_sqrt(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return sqrt_kernel(c, 0, in, out, msg);
+}
+
+par_status par_ref_rsqrt(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return sqrt_kernel(c, 1, in, out, msg);
 }

@@ -30,16 +30,64 @@ void par_ref_result_destroy(par_ref_result *r)
 
 static int is_quant(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
 
+/* ---- Flushed subnormals (PAR_ARITH_FLUSH_SUBNORMALS; docs/oracle.md, "Flushed subnormals") --------------------
+ * A backend that flushes may read any element below the smallest normal tau as a zero (DAZ) and write any result
+ * below tau as a zero (FTZ). The interpreter budgets both for every node, so that kernels only count the operations
+ * inside an op (par_eta): a leaf below tau may be read as 0 (its budget becomes |x|), and a node's result that may
+ * lie below tau may come out as 0 (flush_results). Each element's flush part f (reference.h) holds the worst-case
+ * share of its budget that flushing explains, kept out of the probabilistic scale s. */
+
+/* tau for a tensor of dtype dt: the profile's, or 2^-14 for an f16 tensor; 0 when the backend keeps subnormals or dt
+ * is not a float type. */
+static double flush_tau(const par_prec *p, par_dtype dt)
+{
+    if (!(p->flush > 0)) return 0;
+    if (dt == PAR_DTYPE_F16) return p->flush > 0x1p-14 ? p->flush : 0x1p-14;
+    return dt == PAR_DTYPE_F32 ? p->flush : 0;
+}
+
+/* Allocate t's flush parts, filled with NaN ("not computed", as the scales). */
+static par_status alloc_flush(par_rt *t, par_msg *msg)
+{
+    free(t->f);
+    t->f = malloc(sizeof *t->f * (size_t)(t->numel + 1));
+    if (!t->f) return par_msgf(msg, PAR_ERROR, "reference: out of memory");
+    for (int64_t i = 0; i < t->numel; i++) t->f[i] = NAN;
+    return PAR_OK;
+}
+
+/* A result that a correct backend may hold anywhere in [v - e, v + e] and flush to zero when it lies below tau: the
+ * element is then either within e of v or 0, so its budget becomes max(e, |v|), and its flush part grows by the size
+ * of the flushed value, at most min(tau, |v| + e) (still at most the budget). Elements that cannot lie below tau are
+ * untouched: an exact op stays exact except on a subnormal result, which may come out as a signed zero. */
+static void flush_results(par_rt *t, double tau)
+{
+    for (int64_t i = 0; i < t->numel; i++) {
+        if (isnan(t->f[i])) t->f[i] = t->e[i]; /* a part left uncomputed counts as all flush: the worst case */
+        double v = fabs(t->v[i]), e = t->e[i];
+        if (!(v < tau + e)) continue; /* NaN and infinite values too */
+        t->f[i] = fmin(fmin(tau, v + e) + t->f[i], fmax(e, v));
+        t->e[i] = fmax(e, v);
+    }
+}
+
 /* Load a graph input or constant: exact in its own dtype; a float tensor stored in a narrower format by the backend
- * (f16 storage of an f32 tensor) is rounded once at the boundary: u_store * |x|. */
+ * (f16 storage of an f32 tensor) is rounded once at the boundary: u_store * |x|. With flushing, an element below tau
+ * may be read as 0: budget |x|, all of it the flush part. */
 static par_status load_leaf(const par_value *val, const void *data, const par_prec *p, par_rt *t, par_msg *msg)
 {
     if (par_rt_alloc(t, val->dtype, val->rank, val->dims, msg) != PAR_OK) return PAR_ERROR;
     double boundary = (val->dtype == PAR_DTYPE_F32 && p->u_store > 0x1p-24) ? p->u_store : 0.0;
+    const double tau = flush_tau(p, val->dtype);
+    if (tau > 0 && alloc_flush(t, msg) != PAR_OK) return PAR_ERROR;
     for (int64_t i = 0; i < t->numel; i++) {
         t->v[i] = par_elem_get(val->dtype, data, i);
         t->e[i] = boundary * fabs(t->v[i]);
         t->s[i] = t->e[i];
+        if (tau > 0) {
+            t->f[i] = fabs(t->v[i]) < tau ? fabs(t->v[i]) : 0;
+            t->e[i] = fmax(t->e[i], t->f[i]);
+        }
     }
     return PAR_OK;
 }
@@ -261,11 +309,15 @@ static par_status scale_pass(const par_op_info *info, const par_ref_ctx *c, int3
     par_rt vin[64], tout[4];
     const par_rt *pin[64] = {NULL};
     par_rt *pout[4] = {NULL};
+    par_ref_ctx cs = *c;
+    cs.prec.flush = 0; /* flush errors are not mean-zero: they stay out of the scales (the flush pass below) */
+    c = &cs;
     for (int32_t i = 0; i < n_in; i++) {
         if (!in[i]) continue;
         vin[i] = *in[i];
         vin[i].e = (double *)par_rt_scales(in[i]);
         vin[i].s = NULL;
+        vin[i].f = NULL;
         pin[i] = &vin[i];
     }
     par_status st = PAR_OK;
@@ -300,6 +352,52 @@ static par_status carry_ties(const par_graph_desc *g, const par_node *n, par_rt 
     f->tie_zp = q->tie_zp;
     f->tie_scale = iv->scale;
     return PAR_OK;
+}
+
+/* Fill the flush parts of a node's outputs that its kernel left uncomputed (every kernel but the linear combinations,
+ * which propagate them worst case themselves): the kernel run on the inputs' flush parts in place of their budgets,
+ * with no rounding (u = u_store = fn_ulps = 0) and flushing on, so that it gives the inputs' flush parts through the
+ * op's sensitivity plus the flushes it counts inside the op (par_eta, underflow_abs). Like the scale pass, the
+ * sensitivity is taken over [x - f, x + f]. */
+static par_status flush_pass(const par_op_info *info, const par_ref_ctx *c, int32_t n_in, const par_rt *const *in,
+                             int32_t n_out, par_rt *const *out, par_msg *msg)
+{
+    int need = 0;
+    for (int32_t i = 0; i < n_out; i++)
+        if (out[i]->f && out[i]->numel > 0 && isnan(out[i]->f[0])) need = 1;
+    if (!need) return PAR_OK;
+    par_ref_ctx cf = *c;
+    cf.prec.u = cf.prec.u_store = cf.prec.fn_ulps = 0;
+    par_rt vin[64], tout[4];
+    double *zeros[64] = {NULL};
+    const par_rt *pin[64] = {NULL};
+    par_rt *pout[4] = {NULL};
+    par_status st = PAR_OK;
+    for (int32_t i = 0; i < n_in && st == PAR_OK; i++) {
+        if (!in[i]) continue;
+        vin[i] = *in[i];
+        if (!in[i]->f) {
+            zeros[i] = calloc((size_t)(in[i]->numel + 1), sizeof *zeros[i]);
+            if (!zeros[i]) st = par_msgf(msg, PAR_ERROR, "reference: out of memory");
+        }
+        vin[i].e = in[i]->f ? in[i]->f : zeros[i];
+        vin[i].s = NULL;
+        vin[i].f = NULL;
+        pin[i] = &vin[i];
+    }
+    int32_t made = 0;
+    for (int32_t i = 0; i < n_out && st == PAR_OK; i++, made++) {
+        st = par_rt_alloc(&tout[i], out[i]->dtype, out[i]->rank, out[i]->dims, msg);
+        pout[i] = &tout[i];
+    }
+    if (st == PAR_OK) st = par_ref_kernel(info->id)(&cf, pin, pout, msg);
+    for (int32_t i = 0; i < n_out && st == PAR_OK; i++)
+        if (out[i]->f && isnan(out[i]->f[0]))
+            for (int64_t k = 0; k < out[i]->numel; k++) /* f <= e by definition */
+                out[i]->f[k] = tout[i].e[k] < out[i]->e[k] ? tout[i].e[k] : out[i]->e[k];
+    for (int32_t i = 0; i < made; i++) par_rt_free(&tout[i]);
+    for (int32_t i = 0; i < n_in; i++) free(zeros[i]);
+    return st;
 }
 
 static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *p, par_rt *vals, par_msg *msg)
@@ -343,8 +441,14 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             }
             in[0] = &tmp_in[0];
         }
+        /* Flushing (PAR_ARITH_FLUSH_SUBNORMALS): the outputs carry flush parts, and their results may be flushed. */
+        for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++)
+            if (flush_tau(p, out[i]->dtype) > 0) st = alloc_flush(out[i], msg);
         if (st == PAR_OK) st = par_ref_kernel(info->id)(&c, in, out, msg);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
+        if (st == PAR_OK && p->flush > 0) st = flush_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
+        for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++)
+            if (out[i]->f) flush_results(out[i], flush_tau(p, out[i]->dtype));
         par_rt_free(&tmp_in[0]);
         if (st == PAR_OK && info->qform == PAR_QFORM_CONVERT) st = carry_ties(g, n, vals, msg);
     } else {
@@ -355,6 +459,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         /* The ideal real result: integer backends accumulate exactly, so no float rounding is budgeted inside
          * the op; requantization (below) is where their error lives. */
         c.prec.u = c.prec.u_store = c.prec.fn_ulps = 0;
+        c.prec.flush = 0; /* nor any flushing: integer arithmetic has no subnormals */
         for (int32_t i = 0; i < n->n_inputs && st == PAR_OK; i++) {
             in[i] = NULL;
             if (n->inputs[i] < 0) continue;

@@ -1,6 +1,8 @@
 /*
- * norm.c - the float64 reference kernel of batch_norm (inference form, docs/ops.md), with the
- * error budget of every output element (docs/budgets/elementwise.md).
+ * norm.c - the float64 reference kernels of batch_norm (inference form) and of the normalizations over the input's
+ * own statistics, layer_norm, group_norm and instance_norm (docs/ops.md), with the error budget of every output
+ * element (docs/budgets/elementwise.md for batch_norm, docs/budgets/norm-reduce.md for the others; the derivation
+ * of the latter is repeated above norm_group below).
  *
  * y = (x - mean[c]) / sqrt(var[c] + eps) * weight[c] + bias[c], c = dims[1] index of the element. The kernel
  * evaluates the definition directly in float64; it sees float tensors only and must not allocate.
@@ -18,6 +20,7 @@
  */
 #include "reference.h"
 #include "elem_util.h"
+#include "kernel_util.h"
 
 #include "core/shape.h"
 
@@ -64,10 +67,140 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
         double sa = (ew > 0 || ev > 0) ? (ve - ev > 0 ? (fabs(w->v[k]) + ew) / sqrt(ve - ev) : INFINITY) : fabs(s);
         double t = b->v[k] - mean->v[k] * s;
         double own = 6 * u * sa * (fabs(x->v[i]) + ex + fabs(mean->v[k]) + em) + u * (fabs(t) + eb + sa * em) +
-                     u * (fabs(v) + p);
+                     u * (fabs(v) + p) + par_eta(&c->prec, 3) * (1 + sa); /* flushing: x - mean, the product, s */
         double tot = p + own + us * (fabs(v) + p + own);
         y->v[i] = v;
         y->e[i] = (isfinite(v) && tot == tot) ? tot : INFINITY;
     }
     return PAR_OK;
+}
+
+/* ---- layer_norm, group_norm, instance_norm -----------------------------------------------------------------------
+ * Each group of n elements x_j (core/shape.h, par_norm_geom) is normalized with its own mean m and biased variance
+ * v (PyTorch: divisor n): y_j = (x_j - m) r w_k + b_k, r = 1 / sqrt(v + eps), k the weight index of element j.
+ *
+ * Budget (docs/budgets/norm-reduce.md). The forms covered: the mean as any sum of the n terms then a scaling, or
+ * Welford's running mean; the variance two-pass (sum of (x - m')^2), Welford's running M2, or one-pass
+ * E[x^2] - m'^2; r as sqrt then a division or reciprocal, or an rsqrt estimate with Newton steps; the output
+ * directly ((x - m') r w + b) or folded (x s + t with s = r w, t = b - m' s), with or without fused multiply-adds.
+ * A = mean |x_j|, M = max |x_j|, D = max |x_j - m| (held magnitudes: value plus budget), u the arithmetic's unit
+ * roundoff, fn = fn_ulps u:
+ *   mean      E_m = gamma(n + 2) A + 3u M   (n - 1 additions and the scaling: gamma(n) A; Welford's updates
+ *             m_k = m_{k-1} + (x_k - m_{k-1}) / k leave sum_k (k / n) (u |m_k| + 2u |x_k - m_{k-1}| / k)
+ *             <= u n A + 2u (A + M))
+ *   variance  E_v = gamma(n + 6) (v + D^2 + m^2) + 2 |m| E_m + E_m^2
+ *             two-pass: the squares and sum of n terms, gamma(n + 3) v, plus E_m^2 for the rounded mean (the sum of
+ *             (d_j - dm)^2 is n v + n dm^2 as sum d_j = 0); Welford: first order, an error in m_{k-1} cancels in the
+ *             increment (x_k - m_{k-1})(x_k - m_k), leaving 3u delta_k^2 per step (sum delta_k^2 <= 2n (v + D^2))
+ *             and the accumulation u n v; one-pass: gamma(n + 2) (v + m^2) for the mean square, 2 |m| E_m + E_m^2
+ *             + u m^2 for m'^2, u v for the subtraction: the cancellation when m^2 >> v is real and budgeted.
+ *   r         the held v + eps lies within V = E_v + (propagated) + u eps + u (v + eps) of v + eps; with
+ *             L = v + eps - V (L <= 0: unbounded), r' <= r_hi = (1 + (fn_ulps + 2) u) / sqrt(L), and
+ *             |r' - r| <= r_hi - r (1/sqrt is convex: the lower end moves it most).
+ *   y         |y' - y| <= (e_j + E_m') r_hi |w|' + |x_j - m| (r_hi - r) |w|' + |x_j - m| r e_w + e_b, with |w|' = |w| +
+ *             e_w and E_m' the mean's own error plus its propagated part; the final arithmetic 6u r_hi |w|' (|x_j| +
+ *             |m|) + u |t| + u |y| (batch_norm's count: both forms); storage u_s (|y| + ...).
+ * Propagation of the inputs' budgets e_j (scales s_j; par_prop_bound takes the smaller of the worst case and the
+ * probabilistic bound, reference.h): the held mean moves by P(e, s) / n, the held variance by
+ * 2 P(|d| e, |d| s) / n + sum e_j^2 / n (exact: var(x + dx) - var(x) = (2/n) sum d_j dx_j + (1/n) sum (dx_j -
+ * mean dx)^2), both entering the bounds above. */
+typedef struct norm_params {
+    const par_rt *w, *b; /* NULL when absent: weight 1, bias 0 */
+} norm_params;
+
+static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const norm_params *np, const par_prec *pr,
+                       par_rt *y)
+{
+    const double u = pr->u, n = (double)q->n;
+    const int64_t base = g * q->n;
+    const double *xs = par_rt_scales(x);
+    double sum = 0, mag = 0, M = 0, se = 0, ss2 = 0, se2 = 0, emax = 0;
+    for (int64_t j = 0; j < q->n; j++) {
+        double v = x->v[base + j], e = x->e[base + j], a = fabs(v) + e;
+        sum += v;
+        mag += a;
+        if (a > M) M = a;
+        se += e;
+        ss2 += bmul(xs[base + j], xs[base + j]);
+        se2 += bmul(e, e);
+        if (e > emax) emax = e;
+    }
+    const double m = sum / n;
+    double var = 0, D = 0, sde = 0, sds2 = 0;
+    for (int64_t j = 0; j < q->n; j++) {
+        double d = x->v[base + j] - m, sd = fabs(d) * xs[base + j];
+        var += d * d;
+        if (fabs(d) > D) D = fabs(d);
+        sde += bmul(fabs(d), x->e[base + j]);
+        sds2 += bmul(sd, sd);
+    }
+    var /= n;
+    /* propagated: the held mean and variance */
+    const double em_in = par_prop_bound(se, ss2) / n;
+    const double ev_in = 2 * par_prop_bound(sde, sds2) / n + se2 / n;
+    /* own: mean and variance of the held values */
+    /* Flushing (par_eta, zero unless declared): the n - 1 partial sums of the mean and its division flush at most
+     * (n - 1) eta / n + eta <= 2 eta; the variance's n differences, n squares and n - 1 sums, divided by n, at most
+     * 3 eta; the output's difference flush is scaled by r |w| (sh), its product, scaling and bias add 3 eta. */
+    const double em = par_gamma(q->n + 2, u) * mag / n + 3 * u * M + par_eta(pr, 2), mt = em + em_in;
+    const double mh = fabs(m) + em_in, dh = D + emax + em_in, vh = var + ev_in;
+    const double ev = par_gamma(q->n + 6, u) * (vh + dh * dh + mh * mh) + 2 * mh * em + em * em + par_eta(pr, 3);
+    const double ve = var + q->eps;
+    const double L = ve - ev - ev_in - u * q->eps - u * (ve + ev + ev_in);
+    const double r = 1.0 / sqrt(ve);
+    const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
+    for (int64_t j = 0; j < q->n; j++) {
+        int64_t k = (g % q->per_sample) * q->cpg + j / q->inner;
+        double wv = np->w ? np->w->v[k] : 1, ew = np->w ? np->w->e[k] : 0;
+        double bv = np->b ? np->b->v[k] : 0, eb = np->b ? np->b->e[k] : 0;
+        double xv = x->v[base + j], e = x->e[base + j];
+        double d = xv - m, v = d * r * wv + bv;
+        double wa = fabs(wv) + ew, sh = bmul(r_hi, wa);
+        double dev = bmul(e + mt, sh) + bmul(fabs(d) * wa, r_hi - r) + fabs(d) * r * ew + eb;
+        double own = 6 * u * bmul(sh, fabs(xv) + e + fabs(m) + mt) + u * (fabs(bv) + eb + bmul(fabs(m) + mt, sh)) +
+                     u * (fabs(v) + dev) + par_eta(pr, 1) * sh + par_eta(pr, 3);
+        y->v[base + j] = v;
+        y->e[base + j] = finish(v, dev, own, pr);
+    }
+}
+
+static par_status norm_kernel(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    const char *op = c->n->op;
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", op);
+    for (int32_t i = 0; i < 3; i++)
+        if (in[i] && !is_float(in[i]->dtype))
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d (%s): dtype %s reached the float kernel (only f32, "
+                            "f16, f64)", op, (int)i, par_norm_inputs[i], par_dtype_name(in[i]->dtype));
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    par_norm_geom q;
+    par_status st = par_norm_geom_of(c->n, x->rank, x->dims, &q, msg);
+    if (st != PAR_OK) return st;
+    if (y->numel != x->numel)
+        return par_msgf(msg, PAR_ERROR, "%s: output has %lld elements, input %lld", op, (long long)y->numel,
+                        (long long)x->numel);
+    int64_t wn = par_shape_numel(q.w_rank, q.w_dims);
+    for (int32_t i = 1; i < 3; i++)
+        if (in[i] && in[i]->numel != wn)
+            return par_msgf(msg, PAR_ERROR, "%s: input %d (%s) has %lld elements, expected %lld", op, (int)i,
+                            par_norm_inputs[i], (long long)in[i]->numel, (long long)wn);
+    norm_params np = {in[1], in[2]};
+    for (int64_t g = 0; g < q.groups; g++) norm_group(&q, g, x, &np, &c->prec, y);
+    return PAR_OK;
+}
+
+par_status par_ref_layer_norm(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return norm_kernel(c, in, out, msg);
+}
+
+par_status par_ref_group_norm(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return norm_kernel(c, in, out, msg);
+}
+
+par_status par_ref_instance_norm(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return norm_kernel(c, in, out, msg);
 }

@@ -1,7 +1,7 @@
 /*
  * pool.c - float64 reference kernels of max_pool2d, avg_pool2d, adaptive_avg_pool2d,
- * global_avg_pool2d and mean (docs/ops.md, PyTorch semantics), with the error budget of every output element
- * (docs/budgets/conv-pool.md).
+ * global_avg_pool2d and the reductions mean, sum and amax (docs/ops.md, PyTorch semantics), with the error budget of
+ * every output element (docs/budgets/conv-pool.md, docs/budgets/norm-reduce.md).
  *
  * Plain loops over the definition. The kernels see float tensors only (quantized operands are dequantized around
  * them by the interpreter) and must not allocate memory that outlives the call.
@@ -16,6 +16,9 @@
  *     propagated par_prop_bound(sum e(x_i), sum s(x_i)^2) / d  (reference.h: the smaller of the worst case and
  *                the probabilistic bound; the scale of y takes sqrt(sum s(x_i)^2) / d)
  *     storage    u_store * (|y| + rounding + propagated)
+ *   sum y = sum_{i<k} x_i: as an average without the scaling: k - 1 additions,
+ *     rounding   par_gamma(k - 1, u) * sum (|x_i| + e(x_i)), the propagated part and the storage as above.
+ *   amax is a selection over the reduced elements, budgeted as max_pool2d; NaN propagates (PyTorch).
  */
 #include "reference.h"
 #include "kernel_util.h"
@@ -33,7 +36,7 @@ static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg 
 /* Accumulator of an average: the sum, the magnitude sum (|x| + e(x)), the propagated sum e(x), the sum of the
  * squared scales s(x)^2, and the number of terms k. */
 typedef struct avg_acc {
-    double sum, mag, prop, prop2;
+    double sum, mag, prop, prop2, propf; /* propf: the flush parts, worst case (reference.h) */
     int64_t k;
 } avg_acc;
 
@@ -43,6 +46,7 @@ static void avg_add(avg_acc *a, const par_rt *x, int64_t xi)
     a->mag += fabs(x->v[xi]) + x->e[xi];
     a->prop += x->e[xi];
     a->prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
+    a->propf += x->f ? x->f[xi] : 0;
     a->k++;
 }
 
@@ -52,15 +56,18 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     double sum = a->sum, mag = a->mag, prop = a->prop, prop2 = a->prop2;
     int64_t k = a->k;
     double val = sum / d;
-    double round = bmul(par_gamma(k + 1, p->u), mag / d);
+    /* Flushing: the k - 1 partial sums, or k scaled terms and their k - 1 sums, may each flush (eta). */
+    double flush_own = par_eta(p, (double)(2 * k));
+    double round = bmul(par_gamma(k + 1, p->u), mag / d) + flush_own;
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
         double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + sqrt(prop2) / d;
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
-    double pre = round + par_prop_bound(prop, prop2) / d;
+    double pre = round + par_prop_bound_flush(prop, prop2, a->propf) / d;
     double *v = &y->v[yi], *e = &y->e[yi];
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
+    if (y->f) y->f[yi] = fmin(a->propf / d + flush_own, *e);
 }
 
 /* ---- max_pool2d and avg_pool2d ------------------------------------------------------------------------------- */
@@ -205,9 +212,29 @@ par_status par_ref_global_avg_pool2d(const par_ref_ctx *c, const par_rt *const *
     return adaptive_kernel(c, in, out, 1, msg);
 }
 
-/* ---- mean ----------------------------------------------------------------------------------------------------- */
+/* ---- mean, sum, amax ------------------------------------------------------------------------------------------ */
 
-par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX } red_kind;
+
+/* The sum of k terms: k - 1 additions (no scaling), else as avg_finish. */
+static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t yi)
+{
+    int64_t k = a->k;
+    /* Flushing: each of the k - 1 partial sums may flush (eta). */
+    double flush_own = par_eta(p, (double)(k > 1 ? k - 1 : 0));
+    double round = bmul(par_gamma(k - 1, p->u), a->mag) + flush_own;
+    if (y->s) {
+        double ps = bmul(sqrt((double)(k > 1 ? k - 1 : 0)) * p->u, a->mag) + sqrt(a->prop2);
+        y->s[yi] = ps + bmul(p->u_store, fabs(a->sum) + ps);
+    }
+    double pre = round + par_prop_bound_flush(a->prop, a->prop2, a->propf);
+    y->v[yi] = a->sum;
+    y->e[yi] = pre + bmul(p->u_store, fabs(a->sum) + pre);
+    if (y->f) y->f[yi] = fmin(a->propf + flush_own, y->e[yi]);
+}
+
+static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_rt *const *in, par_rt *const *out,
+                                par_msg *msg)
 {
     par_status st = check_io(in, out, msg);
     if (st != PAR_OK) return st;
@@ -235,6 +262,8 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             kept[nk++] = i;
         }
     }
+    if (kind == RED_AMAX && k == 0 && y->numel > 0)
+        return par_msgf(msg, PAR_ERROR, "amax: the reduced dimensions are empty (no identity; PyTorch's rule)");
     for (int64_t oi = 0; oi < y->numel; oi++) {
         /* Decode oi over the kept dims (row-major) into the base offset of its slice. */
         int64_t base = 0, rem = oi;
@@ -243,16 +272,43 @@ par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             rem /= x->dims[kept[j]];
         }
         avg_acc a = {0};
-        for (int64_t ri = 0; ri < k; ri++) {
-            int64_t off = base;
-            rem = ri;
-            for (int32_t j = nr - 1; j >= 0; j--) {
-                off += (rem % x->dims[red[j]]) * stride[red[j]];
-                rem /= x->dims[red[j]];
+        double m = -INFINITY, lower = -INFINITY, e = 0;
+        for (int pass = 0; pass < (kind == RED_AMAX ? 2 : 1); pass++)
+            for (int64_t ri = 0; ri < k; ri++) {
+                int64_t off = base;
+                rem = ri;
+                for (int32_t j = nr - 1; j >= 0; j--) {
+                    off += (rem % x->dims[red[j]]) * stride[red[j]];
+                    rem /= x->dims[red[j]];
+                }
+                if (kind != RED_AMAX) {
+                    avg_add(&a, x, off);
+                } else if (pass == 0) { /* the max (NaN wins) and the lower bound of what a backend's max can be */
+                    double v = x->v[off];
+                    if (v > m || isnan(v)) m = isnan(m) ? m : v;
+                    if (v - x->e[off] > lower) lower = v - x->e[off];
+                } else if ((x->v[off] + x->e[off] >= lower || x->v[off] == m) && x->e[off] > e) {
+                    e = x->e[off]; /* the largest budget among the elements a backend could select */
+                }
             }
-            avg_add(&a, x, off);
-        }
-        avg_finish(&a, (double)k, &c->prec, y, oi);
+        if (kind == RED_MEAN) avg_finish(&a, (double)k, &c->prec, y, oi);
+        else if (kind == RED_SUM) sum_finish(&a, &c->prec, y, oi);
+        else y->v[oi] = m, y->e[oi] = e;
     }
     return PAR_OK;
+}
+
+par_status par_ref_mean(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return reduce_kernel(c, RED_MEAN, in, out, msg);
+}
+
+par_status par_ref_sum(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return reduce_kernel(c, RED_SUM, in, out, msg);
+}
+
+par_status par_ref_amax(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return reduce_kernel(c, RED_AMAX, in, out, msg);
 }

@@ -53,6 +53,11 @@ typedef struct par_rt {
     int32_t tie_rule;
     int32_t tie_zp;
     double tie_scale;
+    /* The flush part of e, for backends that flush subnormals (par_prec.flush > 0; NULL otherwise, read as 0): a
+     * worst-case bound of the share of the element's error that flushing explains, 0 <= f <= e. Flush errors all go
+     * toward zero, so they are not mean-zero and stay out of s: a linear combination propagates them as
+     * sum_k |c_k| f(x_k) beside the probabilistic bound of the rest (par_prop_bound_flush; docs/oracle.md). */
+    double *f;
 } par_rt;
 
 /* The arithmetic the budgets are derived for (from the backend's par_arith). */
@@ -62,6 +67,15 @@ typedef struct par_prec {
     double fn_ulps;  /* error allowed to an elementary function (exp, log, tanh, ...), in units of u */
     par_requant requant; /* the requantization scheme of quantized nodes (PAR_PROC_REQUANT; fp32 by default) */
     int requant_exact;   /* the backend promises the scheme's integers exactly (PAR_PROC_REQUANT_EXACT): no labels */
+    /* The algorithm of every node (g->n_nodes entries, par_algo) that the backend declared (PAR_PROC_NODE_ALGO,
+     * validated by par_algo_check); NULL: every node PAR_ALGO_DIRECT. A declared Winograd conv2d is budgeted by
+     * conv_winograd.c (docs/budgets/winograd.md). Not owned: it must outlive the par_ref_run call. */
+    const int32_t *algo;
+    /* Subnormals flushed (PAR_ARITH_FLUSH_SUBNORMALS): the smallest normal number of the coarser of the arithmetic
+     * and storage formats (2^-126 for f32, 2^-14 when f16 is involved), the bound of eta in the standard model with
+     * underflow fl(x op y) = (x op y)(1 + d) + eta. 0 for gradual underflow, whose |eta| <= 2^-150 (f32) is
+     * negligible and not budgeted (docs/oracle.md, "Flushed subnormals"). */
+    double flush;
 } par_prec;
 
 typedef struct par_ref_ctx {
@@ -95,6 +109,21 @@ static inline double par_prop_bound(double sum_t, double sum_s2)
     return r < sum_t ? r : sum_t;
 }
 
+/* With flushing, the propagated bound of a linear combination: the probabilistic bound covers the mean-zero part of
+ * the inputs' errors only, and the flush parts f(x_k) add their worst case sum_f = sum_k |c_k| f(x_k) (plus the cross
+ * terms) to it. sum_f = 0 gives par_prop_bound. */
+static inline double par_prop_bound_flush(double sum_t, double sum_s2, double sum_f)
+{
+    double r = PAR_PROP_LAMBDA * sqrt(sum_s2) + sum_f;
+    return r < sum_t ? r : sum_t;
+}
+
+/* The absolute error of n operations of a kernel that may each flush a subnormal result to zero (a product or a
+ * partial sum inside the op; eta of the standard model): n * flush; 0 when the backend keeps subnormals. A kernel
+ * adds it to its own rounding for the intermediate operations it counts; the interpreter adds the flush of the
+ * inputs (DAZ) and of each node's results (FTZ) itself, so a kernel never counts those. */
+static inline double par_eta(const par_prec *p, double n) { return p->flush > 0 ? n * p->flush : 0.0; }
+
 /* The scales of a tensor (its budgets when it has none). */
 static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s : t->e; }
 
@@ -112,6 +141,8 @@ par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const pa
 
 /* The precision profile for a backend's declared arithmetic. */
 par_prec par_prec_for(par_arith a);
+/* Declare (flush != 0) or clear the flushing of subnormals in a profile: sets p->flush from its u and u_store. */
+void par_prec_set_flush(par_prec *p, int flush);
 
 /* Allocate / free a reference tensor (values and budgets zeroed). */
 par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg);

@@ -1,6 +1,11 @@
 /*
- * resize.c - float64 reference kernels of upsample_nearest2d and upsample_bilinear2d
- * (docs/ops.md, "Resampling"), with the error budget of every output element (docs/budgets/elementwise.md).
+ * resize.c - float64 reference kernels of upsample_nearest2d, upsample_nearest_exact2d, upsample_bilinear2d and
+ * upsample_bicubic2d (docs/ops.md, "Resampling"), with the error budget of every output element
+ * (docs/budgets/elementwise.md).
+ *
+ * PyTorch's same-size rule (1.13, scale_factor given, recompute_scale_factor unset): an axis whose output size equals
+ * its input size is copied, whatever the scale (nearest, bilinear, bicubic); nearest also maps dst to dst / 2 when
+ * the output size is twice the input size. nearest-exact has no such case.
  *
  * Source coordinates are computed exactly (integer arithmetic where the definition allows it, else float64), as the
  * definition reads. Backends compute them in f32, so the budget admits what a coordinate off by a few ulps can do:
@@ -77,19 +82,29 @@ static double coord_tol(double k, double r, double prod, double t, double u)
     return k * u * fmax(t, 1.0);
 }
 
-/* Nearest: the exact source index, and the range of indices a backend's f32 coordinate may give. */
-static void nearest_src(const axis_geom *a, int64_t dst, double u, int64_t *src, int64_t *lo, int64_t *hi)
+/* Nearest: the exact source index, and the range of indices a backend's f32 coordinate may give. exact: 0 for
+ * nearest, floor(dst * r); 1 for nearest-exact, floor((dst + 1/2) * r) (dst + 1/2 is exact in f32: one more
+ * rounding-free step, so the same 4u tolerance holds). */
+static void nearest_src(const axis_geom *a, int64_t dst, int exact, double u, int64_t *src, int64_t *lo, int64_t *hi)
 {
-    double t, r;
+    double t, r, d = exact ? (double)dst + 0.5 : (double)dst;
     int64_t s;
+    if (!exact && (a->out == a->in || a->out == 2 * a->in)) {
+        /* PyTorch's nearest_idx: the same size copies and the double size takes dst / 2, whatever the scale
+         * (docs/ops.md, "Resampling"); integer arithmetic, so no neighbour is ever taken */
+        s = a->out == a->in ? dst : dst / 2;
+        *src = *lo = *hi = s;
+        return;
+    }
     if (a->scale > 0) {
         r = 1.0 / a->scale;
-        t = (double)dst * r;
+        t = d * r;
         s = (int64_t)floor(t);
     } else {
         r = (double)a->in / (double)a->out;
-        s = dst * a->in / a->out; /* floor(dst * in / out), exactly */
-        t = (double)dst * (double)a->in / (double)a->out;
+        /* floor(dst * in / out) or floor((2 dst + 1) in / (2 out)), exactly */
+        s = exact ? (2 * dst + 1) * a->in / (2 * a->out) : dst * a->in / a->out;
+        t = d * (double)a->in / (double)a->out;
     }
     double tol = coord_tol(4, r, t, t, u);
     int64_t l = (int64_t)floor(t - tol), h = (int64_t)floor(t + tol);
@@ -101,24 +116,24 @@ static void nearest_src(const axis_geom *a, int64_t dst, double u, int64_t *src,
     *hi = h < top ? h : top;
 }
 
-par_status par_ref_upsample_nearest2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
-                                      par_msg *msg)
+static par_status nearest(const par_ref_ctx *c, const char *name, int exact, const par_rt *const *in,
+                          par_rt *const *out, par_msg *msg)
 {
-    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "upsample_nearest2d: input 0 (x) is required");
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
     const par_rt *x = in[0];
     par_rt *y = out[0];
     axis_geom ax[2];
-    par_status st = geometry(c, "upsample_nearest2d", x, y, ax, msg);
+    par_status st = geometry(c, name, x, y, ax, msg);
     if (st != PAR_OK) return st;
     int64_t H = ax[0].in, W = ax[1].in, OH = ax[0].out, OW = ax[1].out;
     for (int64_t nc = 0; nc < x->dims[0] * x->dims[1]; nc++) {
         const double *xv = x->v + nc * H * W, *xe = x->e + nc * H * W;
         for (int64_t oh = 0; oh < OH; oh++) {
             int64_t sh, hlo, hhi;
-            nearest_src(&ax[0], oh, c->prec.u, &sh, &hlo, &hhi);
+            nearest_src(&ax[0], oh, exact, c->prec.u, &sh, &hlo, &hhi);
             for (int64_t ow = 0; ow < OW; ow++) {
                 int64_t sw, wlo, whi;
-                nearest_src(&ax[1], ow, c->prec.u, &sw, &wlo, &whi);
+                nearest_src(&ax[1], ow, exact, c->prec.u, &sw, &wlo, &whi);
                 int64_t k = nc * OH * OW + oh * OW + ow;
                 double v = xv[sh * W + sw], e = xe[sh * W + sw];
                 /* A backend may select any candidate: the budget is the farthest one's distance plus its budget. */
@@ -132,9 +147,25 @@ par_status par_ref_upsample_nearest2d(const par_ref_ctx *c, const par_rt *const 
     return PAR_OK;
 }
 
+par_status par_ref_upsample_nearest2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                      par_msg *msg)
+{
+    return nearest(c, "upsample_nearest2d", 0, in, out, msg);
+}
+
+par_status par_ref_upsample_nearest_exact2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                            par_msg *msg)
+{
+    return nearest(c, "upsample_nearest_exact2d", 1, in, out, msg);
+}
+
 /* Bilinear source coordinate of docs/ops.md, in float64, and the tolerance of a backend's f32 one. */
 static double bilinear_src(const axis_geom *a, int64_t dst, int align_corners, double u, double *tol)
 {
+    if (a->in == a->out) { /* PyTorch: the same size copies along the axis, whatever the scale */
+        *tol = 0;
+        return (double)dst;
+    }
     if (align_corners) {
         if (a->out <= 1) {
             *tol = 0;
@@ -217,7 +248,126 @@ par_status par_ref_upsample_bilinear2d(const par_ref_ctx *c, const par_rt *const
                         if (i < bh.hi) dh = fmax(dh, fabs(xv[q + W] - xv[q]) + xe[q + W] + xe[q]);
                         if (j < bw.hi) dw = fmax(dw, fabs(xv[q + 1] - xv[q]) + xe[q + 1] + xe[q]);
                     }
-                double own = own_k * m + bh.tol * dh + bw.tol * dw;
+                double own = own_k * m + bh.tol * dh + bw.tol * dw + par_eta(pr, 10); /* flushing: the 10 roundings */
+                double t = p + own + pr->u_store * (fabs(v) + p + own);
+                int64_t k = nc * OH * OW + oh * OW + ow;
+                y->v[k] = v;
+                y->e[k] = (isfinite(v) && t == t) ? t : INFINITY;
+            }
+        }
+    }
+    return PAR_OK;
+}
+
+/* ------------------------------------------------------------------------------------------------------------- */
+/* bicubic (PyTorch's cubic convolution, A = -0.75; taps at floor(src) - 1 .. floor(src) + 2, each index clamped to
+ * [0, in - 1]; the source coordinate is not clamped, unlike bilinear's).
+ *
+ * Budget (docs/budgets/elementwise.md, "Bicubic"), per output element, M = max over the 16 taps of |x| + e:
+ *   coefficients: a backend evaluates each of the 4 weights per axis in f32 by Horner's rule. cc2(x) = ((A x - 5A) x
+ *     + 8A) x - 4A at x = t + 1 or 2 - t in [1, 2]: six roundings whose results are at most 1.5, 3, 6, 3, 6, 3, each
+ *     carried through the later multiplications by x <= 2: 1.5u 4 + 3u 4 + 6u 2 + 3u 2 + 6u + 3u = 45u, plus the
+ *     argument's rounding (2u) times |cc2'| <= 0.75: <= 47u. cc1(x) = ((A + 2) x - (A + 3)) x x + 1 at x = t or 1 - t
+ *     in [0, 1]: intermediates at most 1.25, 2.25, 2.25, 2.25, 1, x <= 1: 9u, plus the argument's rounding times
+ *     |cc1'| <= 1.35: <= 11u. Per axis sum |dw| <= 2 (47 + 11) u = 116u <= 120u.
+ *   sum |w| <= 1.375 on each axis (the two negative lobes are at most 0.094 each, and the weights sum to 1), so the
+ *     coefficient errors move y by at most 120u 1.375 M (outer axis) + 1.375 120u M (inner) = 330u M; the two 4-term
+ *     sums add gamma_4 1.375 M (inner, then carried by the outer weights: x 1.375) and gamma_4 1.375^2 M: 16u M.
+ *     Own: 360u M (f32: 2.1e-5 relative to the taps).
+ *   coordinate: src off by tol = 6u max(|src|, 1) as bilinear's; the interpolant is continuously differentiable in
+ *     src with |dy/dsrc| <= sum |w'| (<= 4.2: 0.75 + 1.35 + 1.35 + 0.75) times the spread of the taps carried by the
+ *     other axis' weights (<= 1.375): 6 R per axis, R = the largest difference of two held taps of the window
+ *     widened by the tolerance (values plus both budgets).
+ *   propagation sum |w_h w_w| e; storage u_s (|y| + p + own + coord).
+ * ------------------------------------------------------------------------------------------------------------- */
+#define CUBIC_A (-0.75)
+
+static double cc1(double x) { return ((CUBIC_A + 2) * x - (CUBIC_A + 3)) * x * x + 1; }
+static double cc2(double x) { return ((CUBIC_A * x - 5 * CUBIC_A) * x + 8 * CUBIC_A) * x - 4 * CUBIC_A; }
+
+typedef struct cub_axis {
+    int64_t i[4];   /* the four taps, clamped */
+    double w[4];
+    double tol;
+    int64_t lo, hi; /* clamped index range of the taps of every coordinate within tol */
+} cub_axis;
+
+static int64_t clampi(int64_t v, int64_t top) { return v < 0 ? 0 : v > top ? top : v; }
+
+static void cubic_axis(const axis_geom *a, int64_t dst, int align_corners, double u, cub_axis *b)
+{
+    double s;
+    if (a->in == a->out) { /* PyTorch: the same size copies along the axis (docs/ops.md, "Resampling") */
+        s = (double)dst;
+        b->tol = 0;
+    } else if (align_corners) {
+        double r = a->out > 1 ? (double)(a->in - 1) / (double)(a->out - 1) : 0;
+        s = a->out > 1 ? (double)(dst * (a->in - 1)) / (double)(a->out - 1) : 0;
+        b->tol = coord_tol(6, r, s, s, u);
+    } else {
+        double r = a->scale > 0 ? 1.0 / a->scale : (double)a->in / (double)a->out;
+        double prod = ((double)dst + 0.5) * r;
+        s = prod - 0.5;
+        b->tol = coord_tol(6, r, prod, fabs(s), u);
+    }
+    int64_t f = (int64_t)floor(s), top = a->in - 1;
+    double t = s - (double)f;
+    b->w[0] = cc2(t + 1);
+    b->w[1] = cc1(t);
+    b->w[2] = cc1(1 - t);
+    b->w[3] = cc2(2 - t);
+    for (int k = 0; k < 4; k++) b->i[k] = clampi(f - 1 + k, top);
+    b->lo = clampi((int64_t)floor(s - b->tol) - 1, top);
+    b->hi = clampi((int64_t)floor(s + b->tol) + 2, top);
+}
+
+par_status par_ref_upsample_bicubic2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                      par_msg *msg)
+{
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "upsample_bicubic2d: input 0 (x) is required");
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    axis_geom ax[2];
+    par_status st = geometry(c, "upsample_bicubic2d", x, y, ax, msg);
+    if (st != PAR_OK) return st;
+    int64_t acv = par_attr_int(c->n, "align_corners", 0);
+    if (acv != 0 && acv != 1)
+        return par_msgf(msg, PAR_ERROR, "upsample_bicubic2d: attribute 'align_corners': %lld, must be 0 or 1",
+                        (long long)acv);
+    const par_prec *pr = &c->prec;
+    int64_t H = ax[0].in, W = ax[1].in, OH = ax[0].out, OW = ax[1].out;
+    for (int64_t nc = 0; nc < x->dims[0] * x->dims[1]; nc++) {
+        const double *xv = x->v + nc * H * W, *xe = x->e + nc * H * W;
+        for (int64_t oh = 0; oh < OH; oh++) {
+            cub_axis bh;
+            cubic_axis(&ax[0], oh, (int)acv, pr->u, &bh);
+            for (int64_t ow = 0; ow < OW; ow++) {
+                cub_axis bw;
+                cubic_axis(&ax[1], ow, (int)acv, pr->u, &bw);
+                double v = 0, p = 0, m = 0;
+                for (int a = 0; a < 4; a++) {
+                    double r = 0;
+                    for (int b = 0; b < 4; b++) {
+                        int64_t q = bh.i[a] * W + bw.i[b];
+                        r += bw.w[b] * xv[q];
+                        p += fabs(bh.w[a] * bw.w[b]) * xe[q];
+                        m = fmax(m, fabs(xv[q]) + xe[q]);
+                    }
+                    v += bh.w[a] * r;
+                }
+                double coord = 0;
+                if (bh.tol > 0 || bw.tol > 0) {
+                    double hi = -INFINITY, lo = INFINITY, emax = 0;
+                    for (int64_t i = bh.lo; i <= bh.hi; i++)
+                        for (int64_t j = bw.lo; j <= bw.hi; j++) {
+                            hi = fmax(hi, xv[i * W + j]);
+                            lo = fmin(lo, xv[i * W + j]);
+                            emax = fmax(emax, xe[i * W + j]);
+                        }
+                    coord = (bh.tol + bw.tol) * 6 * (hi - lo + 2 * emax);
+                }
+                /* flushing: 16 products and 15 sums (31 eta), and the 8 weights, each flushed costs eta M */
+                double own = par_gamma(360, pr->u) * m + coord + par_eta(pr, 31) + par_eta(pr, 8) * m;
                 double t = p + own + pr->u_store * (fabs(v) + p + own);
                 int64_t k = nc * OH * OW + oh * OW + ow;
                 y->v[k] = v;

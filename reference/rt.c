@@ -15,6 +15,7 @@ par_prec par_prec_for(par_arith a)
     p.fn_ulps = 8.0;
     p.requant = PAR_REQUANT_FP32;
     p.requant_exact = 0;
+    p.flush = 0; /* gradual underflow unless the backend declares PAR_ARITH_FLUSH_SUBNORMALS (par_prec_flush) */
     switch (a) {
     case PAR_ARITH_F16_STORAGE:
         p.u = 0x1p-24;
@@ -31,6 +32,13 @@ par_prec par_prec_for(par_arith a)
         break;
     }
     return p;
+}
+
+void par_prec_set_flush(par_prec *p, int flush)
+{
+    /* The smallest normal number of the coarser format: an f16 storage flushes below 2^-14 even where the arithmetic
+     * inside ops is f32 (a conservative bound for the f32 operations there). */
+    p->flush = !flush ? 0.0 : (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
 }
 
 par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg)
@@ -63,7 +71,8 @@ void par_rt_free(par_rt *t)
     free(t->ql);
     free(t->qh);
     free(t->tie);
-    t->v = t->e = t->s = t->ql = t->qh = t->tie = NULL;
+    free(t->f);
+    t->v = t->e = t->s = t->ql = t->qh = t->tie = t->f = NULL;
 }
 
 void par_rt_strides(const par_rt *t, int64_t *strides)

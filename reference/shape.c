@@ -3,7 +3,9 @@
  * pad and slice (docs/ops.md, "Shape and data movement").
  *
  * These ops select or move elements and compute nothing, so a correct backend is bit-exact: each output element
- * carries its source element's value and budget unchanged. The one exception is pad's fill value, which a backend
+ * carries its source element's value and budget unchanged. pad's modes follow PyTorch's F.pad: constant fills with
+ * the value; reflect mirrors about the edge element without repeating it (each pad below the dimension's size);
+ * replicate repeats the edge element. The one exception is pad's fill value, which a backend
  * holds in its own format: a value that the format cannot represent exactly (0.1, not 0 or 1) is allowed one
  * rounding to the arithmetic format and one to the storage format. The kernels copy v and e whatever the dtype
  * (pad's fill needs a float dtype); they must not allocate nor read anything but their inputs.
@@ -121,6 +123,12 @@ par_status par_ref_pad(const par_ref_ctx *c, const par_rt *const *in, par_rt *co
     double value = par_attr_float(c->n, "value", 0);
     /* The fill value as the backend holds it. */
     double fill_e = const_rounding(value, &c->prec);
+    const int mode = par_pad_mode(c->n);
+    if (mode == PAR_PAD_REFLECT)
+        for (int32_t i = 0; i < 2 * x->rank; i++)
+            if (pads[i] >= x->dims[i / 2])
+                return par_msgf(msg, PAR_ERROR, "pad: mode reflect: pad %lld on dimension %d of size %lld (must be "
+                                "smaller)", (long long)pads[i], (int)(i / 2), (long long)x->dims[i / 2]);
     int64_t xs[PAR_MAX_RANK];
     par_rt_strides(x, xs);
     int64_t idx[PAR_MAX_RANK] = {0};
@@ -128,8 +136,12 @@ par_status par_ref_pad(const par_ref_ctx *c, const par_rt *const *in, par_rt *co
         int64_t off = 0;
         int inside = 1;
         for (int32_t d = 0; d < y->rank; d++) {
-            int64_t s = idx[d] - pads[2 * d];
-            if (s < 0 || s >= x->dims[d]) inside = 0;
+            int64_t s = idx[d] - pads[2 * d], n = x->dims[d];
+            if (mode == PAR_PAD_REFLECT) /* mirror about the edge element, which is not repeated */
+                s = s < 0 ? -s : s >= n ? 2 * (n - 1) - s : s;
+            else if (mode == PAR_PAD_REPLICATE) /* the edge element repeated */
+                s = s < 0 ? 0 : s >= n ? n - 1 : s;
+            if (s < 0 || s >= n) inside = 0;
             off += s * xs[d];
         }
         y->v[k] = inside ? x->v[off] : value;

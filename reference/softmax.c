@@ -83,7 +83,8 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
                 double dbar = fabs(d) + ej + emax;
                 if (!log_form) {
                     double p = ybar * (ej + sum_ye);
-                    double own = ybar * (u * dbar + fn + rel_s + 2 * u) + 2 * eta;
+                    /* flushing: the len - 1 partial sums of the exps (the sum is >= 1) */
+                    double own = ybar * (u * dbar + fn + rel_s + 2 * u + par_eta(pr, (double)len)) + 2 * eta;
                     y->v[k] = yj;
                     y->e[k] = finish(yj, p, own, pr);
                 } else {
@@ -91,7 +92,7 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
                     double p = ej + sum_ye;
                     double lbar = fabs(lg) + emax;
                     double own = u * fmax(dbar, fabs(m) + emax + lbar) + u * (fabs(v) + p) +
-                                 (rel_s < 0.5 ? rel_s / (1 - rel_s) : INFINITY) + fn * lbar;
+                                 (rel_s < 0.5 ? rel_s / (1 - rel_s) : INFINITY) + fn * lbar + par_eta(pr, (double)len);
                     y->v[k] = v;
                     y->e[k] = finish(v, p, own, pr);
                 }

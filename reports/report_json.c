@@ -15,6 +15,7 @@
 #include "report.h"
 
 #include "core/requant.h"
+#include "reference/conv_winograd.h" /* par_algo_name */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -218,6 +219,11 @@ static json_object *backend_json(const par_backend_inst *bi)
     const char *rq = par_requant_name((par_requant)bi->requant);
     put(o, "requant", bi->probed ? jstr(rq ? rq : "fp32") : NULL);
     put(o, "requant_exact", bi->probed ? json_object_new_boolean(bi->requant_exact != 0) : NULL);
+    json_object *flags = bi->probed ? json_object_new_array() : NULL; /* PAR_PROC_ARITH_FLAGS, by name */
+    for (uint32_t bit = 1; flags && bit; bit <<= 1)
+        if ((bi->arith_flags & bit) && par_arith_flag_name(bit))
+            json_object_array_add(flags, jstr(par_arith_flag_name(bit)));
+    put(o, "arith_flags", flags);
     put(o, "usable", json_object_new_boolean(bi->usable != 0));
     put(o, "reason", bi->usable ? NULL : jstr(bi->unusable_reason));
     return o;
@@ -313,6 +319,26 @@ static json_object *worst_json(const par_metrics *m)
     return o;
 }
 
+/* The nodes the backend declared a non-direct algorithm for (PAR_PROC_NODE_ALGO): {"count", "nodes": [{"node",
+ * "name", "algorithm"}]}; NULL when none. */
+static json_object *algos_json(const par_result *res)
+{
+    if (res->n_algos <= 0) return NULL;
+    json_object *o = json_object_new_object(), *arr = json_object_new_array();
+    put(o, "count", json_object_new_int64(res->n_algos));
+    for (int32_t i = 0; i < res->n_algos && i < PAR_RESULT_ALGOS; i++) {
+        const par_result_algo *a = &res->algos[i];
+        const char *name = par_algo_name(a->algo);
+        json_object *n = json_object_new_object();
+        put(n, "node", json_object_new_int64(a->node));
+        put(n, "name", jstr(a->node_name));
+        put(n, "algorithm", name ? jstr(name) : NULL);
+        json_object_array_add(arr, n);
+    }
+    put(o, "nodes", arr);
+    return o;
+}
+
 static json_object *record_json(const par_report *r, int32_t c, int32_t b)
 {
     const par_result *res = &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
@@ -331,6 +357,7 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
     put(o, "output", res->output_bytes > 0 ? jstr(res->output) : NULL);
     put(o, "output_bytes", json_object_new_int64(res->output_bytes));
     put(o, "output_dropped", json_object_new_int64(res->output_dropped));
+    if (res->n_algos > 0) put(o, "algorithms", algos_json(res));
     return o;
 }
 

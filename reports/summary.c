@@ -6,6 +6,7 @@
 #include "summary.h"
 
 #include "core/requant.h"
+#include "reference/conv_winograd.h" /* par_algo_name */
 
 #include <math.h>
 #include <stdlib.h>
@@ -101,6 +102,33 @@ static void print_ties(FILE *f, const par_report *r)
     }
 }
 
+/* One line when some backend declared non-direct algorithms (PAR_PROC_NODE_ALGO): per backend, the records and the
+ * listed nodes of each algorithm, which the oracle judged with that algorithm's budget. Nothing otherwise. */
+static void print_algos(FILE *f, const par_report *r)
+{
+    int any = 0;
+    for (int32_t b = 0; b < r->n_backends; b++) {
+        int64_t recs = 0, nodes[PAR_ALGO_COUNT] = {0};
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->n_algos <= 0) continue;
+            recs++;
+            for (int32_t i = 0; i < x->n_algos && i < PAR_RESULT_ALGOS; i++)
+                if (x->algos[i].algo > 0 && x->algos[i].algo < PAR_ALGO_COUNT) nodes[x->algos[i].algo]++;
+        }
+        if (!recs) continue;
+        char label[160];
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        fprintf(f, "%s%s: %lld record%s", any ? "; " : "declared algorithms (judged with their budgets): ", label,
+                (long long)recs, recs == 1 ? "" : "s");
+        for (int32_t a = 1; a < PAR_ALGO_COUNT; a++)
+            if (nodes[a])
+                fprintf(f, ", %s on %lld node%s", par_algo_name(a), (long long)nodes[a], nodes[a] == 1 ? "" : "s");
+        any = 1;
+    }
+    if (any) fprintf(f, "\n");
+}
+
 void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_failures)
 {
     int32_t nb = r->n_backends, nc = r->n_cases;
@@ -135,6 +163,14 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     }
     free(ratios);
     print_ties(f, r);
+    print_algos(f, r);
+    /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
+    for (int32_t b = 0; b < nb; b++)
+        if (r->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) {
+            char label[160];
+            par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+            fprintf(f, "%-24s declares flushed subnormals (FTZ/DAZ): budgeted, a subnormal may come out as 0\n", label);
+        }
 
     /* failures, worst first, each ending with its repro command */
     int64_t nf = 0;

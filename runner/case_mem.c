@@ -5,7 +5,9 @@
  *               constant in its dtype.
  *   ref_values  reference/interp.c: par_rt_alloc gives every value, inputs and constants included, three float64
  *               arrays (v, e, s: 24 bytes per element), and requant_exact adds ql and qh (16 bytes) to the output of
- *               every quantized node; nothing is freed before the whole graph is done.
+ *               every quantized node; with flushed subnormals declared (opts flush), every f32/f16 value has its
+ *               flush parts f too (8 bytes); nothing is freed before the whole graph is done. The flush pass's
+ *               temporaries are those of the scale pass, freed before it.
  *   ref_temp    the largest per-node temporaries, on top of the values:
  *               - a float node: scale_pass allocates a full par_rt per output (24 bytes per output element) to run
  *                 the kernel again on the scales; a dequantize of a labelled input first copies it (24 per input
@@ -94,6 +96,7 @@ void par_case_mem_parts(const par_graph_desc *g, int32_t n_backends, const par_c
         const par_value *v = &g->values[i];
         any_q |= is_q(v->dtype);
         int64_t r = REF_BYTES * v->numel + (labelled(g, i) ? LABEL_BYTES * v->numel : 0);
+        if (o && o->flush && (v->dtype == PAR_DTYPE_F32 || v->dtype == PAR_DTYPE_F16)) r += 8 * v->numel;
         m->ref_values += r;
         if (v->kind == PAR_VALUE_CONST) consts += bytes_of(v);
         int out = 0;
@@ -106,7 +109,8 @@ void par_case_mem_parts(const par_graph_desc *g, int32_t n_backends, const par_c
         if (t > m->ref_temp) m->ref_temp = t;
     }
     int32_t nb = n_backends > 0 ? n_backends : 1;
-    int32_t np = o && o->n_profiles > 0 ? o->n_profiles : (any_q ? nb : (nb < 3 ? nb : 3));
+    const int32_t n_float = o && o->flush ? 6 : 3; /* arith, and flushed subnormals when some backend declares it */
+    int32_t np = o && o->n_profiles > 0 ? o->n_profiles : (any_q ? nb : (nb < n_float ? nb : n_float));
     m->ref_kept = (int64_t)(np - 1) * (o && o->outputs_only ? outs_ref : m->ref_values);
 
     int64_t in_bytes = 0;

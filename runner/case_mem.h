@@ -37,6 +37,9 @@ typedef struct par_case_mem_opts {
                           * n_backends for a graph with quantized values (the requantization scheme varies too) */
     int outputs_only;    /* 1: a kept reference holds the graph outputs only (par_refcache_run); 0: every value
                           * (par_ref_run) */
+    int flush;           /* 1: some backend declares flushed subnormals: its reference carries the flush part f of
+                          * every f32/f16 value (8 bytes per element), and the flush is one more variable of the
+                          * profile (min(n_backends, 6) float profiles) */
 } par_case_mem_opts;
 
 /* The parts for g run on n_backends backends (o may be NULL: the defaults above, outputs_only 0). */

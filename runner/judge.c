@@ -104,10 +104,10 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
 }
 
 /* The reference for backend inst's precision profile, computed on first use and kept per profile (arith, requant,
- * strict: the scheme only matters for graphs with quantized values); NULL with the reason in msg when the reference
- * refuses the case. Served by the on-disk cache (runner/refcache.c). */
+ * strict, flushed subnormals: the scheme only matters for graphs with quantized values); NULL with the reason in msg
+ * when the reference refuses the case. Served by the on-disk cache (runner/refcache.c). */
 static par_ref_result *reference_for(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g, int quant,
-                                     void **inputs, par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2], par_status *st,
+                                     void **inputs, par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4], par_status *st,
                                      par_msg *msg)
 {
     par_prec p = par_prec_of_backend(inst); /* the probe's answers */
@@ -117,7 +117,7 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
     }
     unsigned a = (unsigned)inst->arith < 3 ? (unsigned)inst->arith : 0;
     unsigned q = (unsigned)p.requant < PAR_REQUANT_N_SCHEMES ? (unsigned)p.requant : 0;
-    unsigned e = p.requant_exact ? 1u : 0u;
+    unsigned e = (p.requant_exact ? 1u : 0u) | (p.flush > 0 ? 2u : 0u); /* strict mode, flushed subnormals */
     par_ref_result **ref = &refs[a][q][e];
     *st = PAR_OK;
     if (!*ref) {
@@ -128,13 +128,46 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
     return *ref;
 }
 
+/* A backend that declared non-direct algorithms for some nodes (PAR_PROC_NODE_ALGO, validated by exec/) is judged
+ * against a reference of its own: the budgets of those nodes follow the algorithm (docs/oracle.md, "Declared
+ * algorithms"). The per-node array is part of the cache key (runner/refcache.c). The record lists the nodes. */
+static par_ref_result *reference_declared(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g,
+                                          int quant, void **inputs, const par_exec_out *out, par_status *st,
+                                          par_msg *msg)
+{
+    par_prec p = par_prec_of_backend(inst);
+    if (!quant) {
+        p.requant = PAR_REQUANT_FP32;
+        p.requant_exact = 0;
+    }
+    p.algo = out->algo;
+    par_ref_result *ref = NULL;
+    *st = par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
+    return *st == PAR_OK ? ref : NULL;
+}
+
+static void note_algos(const par_graph_desc *g, const par_exec_out *out, par_result *r)
+{
+    r->n_algos = 0;
+    for (int32_t i = 0; out->algo && i < out->n_algo && i < g->n_nodes; i++) {
+        if (out->algo[i] == PAR_ALGO_DIRECT) continue;
+        if (r->n_algos < PAR_RESULT_ALGOS) {
+            par_result_algo *a = &r->algos[r->n_algos];
+            a->node = i;
+            a->algo = out->algo[i];
+            snprintf(a->node_name, sizeof a->node_name, "%s", g->nodes[i].name ? g->nodes[i].name : "");
+        }
+        r->n_algos++;
+    }
+}
+
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
 {
     const par_graph_desc *g = par_graph_desc_of(c->graph);
     void **inputs = NULL;
     par_msg msg = {{0}};
     int internal = 0;
-    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][2] = {{{NULL}}};
+    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
     const int quant = has_quant(g);
     par_result *r = malloc(sizeof *r);
     if (!r) return 1;
@@ -143,6 +176,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
      * refused before anything is allocated for it (runner/case_mem.c, docs/reliability.md). */
     par_case_mem mem;
     par_case_mem_opts mo = {.n_profiles = 0, .outputs_only = 1};
+    for (int32_t b = 0; b < cfg->n_backends; b++)
+        mo.flush |= (cfg->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) != 0;
     par_case_mem_parts(g, cfg->n_backends, &mo, &mem);
     int64_t limit = par_case_mem_limit() / (cfg->jobs > 1 ? cfg->jobs : 1);
     char refused[PAR_REASON_LEN] = "";
@@ -186,7 +221,11 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                 if (out->verdict == PAR_V_PASS) {
                     par_msg rm = {{0}};
                     par_status rs;
-                    const par_ref_result *ref = reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                    par_ref_result *own = out->algo ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
+                                                    : NULL;
+                    const par_ref_result *ref =
+                        out->algo ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                    note_algos(g, out, r);
                     if (ref) {
                         const char *scheme = par_requant_name(par_prec_of_backend(inst).requant);
                         judge(g, ref, out, scheme ? scheme : "fp32", r);
@@ -195,6 +234,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                         snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);
                         if (rs != PAR_UNSUPPORTED) internal = 1;
                     }
+                    par_ref_result_destroy(own);
                 } else {
                     r->verdict = out->verdict;
                     snprintf(r->reason, sizeof r->reason, "%s", out->reason);
@@ -209,8 +249,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     free(r);
     for (int k = 0; k < 3; k++)
         for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
-            par_ref_result_destroy(refs[k][j][0]);
-            par_ref_result_destroy(refs[k][j][1]);
+            for (int f = 0; f < 4; f++) par_ref_result_destroy(refs[k][j][f]);
         }
     if (inputs) par_case_free_inputs(c, inputs);
     return internal;

@@ -260,6 +260,7 @@ void par_refcache_key(const par_graph_desc *g, const par_prec *p, const void *co
     h_f64(&s, p->fn_ulps);
     h_i64(&s, p->requant);
     h_i64(&s, p->requant_exact);
+    h_f64(&s, p->flush);
     h_i64(&s, g->n_values);
     for (int32_t i = 0; i < g->n_values; i++) {
         const par_value *v = &g->values[i];
@@ -286,6 +287,14 @@ void par_refcache_key(const par_graph_desc *g, const par_prec *p, const void *co
         h_i64(&s, n->n_attrs);
         for (int32_t k = 0; k < n->n_attrs; k++) h_attr(&s, &n->attrs[k]);
     }
+    /* The declared algorithms change the budgets of their nodes: each non-direct one enters the key (tagged, so it
+     * cannot alias what follows); a graph with none keeps the key it had before algorithms existed. */
+    for (int32_t i = 0; p->algo && i < g->n_nodes; i++)
+        if (p->algo[i] != PAR_ALGO_DIRECT) {
+            h_str(&s, "algo");
+            h_i64(&s, i);
+            h_i64(&s, p->algo[i]);
+        }
     h_i64(&s, g->n_outputs);
     for (int32_t i = 0; i < g->n_outputs; i++) h_i64(&s, g->outputs[i]);
     h_i64(&s, g->n_inputs);

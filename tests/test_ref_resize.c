@@ -123,6 +123,9 @@ static void test_nearest_budget_f32(void)
             for (int64_t i = 0; i < oh; i++)
                 for (int64_t j = 0; j < ow; j++) {
                     int64_t si = (int64_t)floorf((float)i * rh), sj = (int64_t)floorf((float)j * rw);
+                    /* PyTorch's same-size and double-size rules (docs/ops.md): integer indices, whatever the scale */
+                    if (oh == h || oh == 2 * h) si = oh == h ? i : i / 2;
+                    if (ow == w || ow == 2 * w) sj = ow == w ? j : j / 2;
                     si = si < h - 1 ? si : h - 1;
                     sj = sj < w - 1 ? sj : w - 1;
                     int64_t k = (c * oh + i) * ow + j;
@@ -202,6 +205,7 @@ static void test_bilinear_scale_vs_size(void)
 /* The test's own source coordinate (docs/ops.md), in double or in float. */
 static double coord(int64_t dst, int64_t in, int64_t out, double scale, int ac)
 {
+    if (in == out) return (double)dst; /* the same size copies the axis (docs/ops.md) */
     if (ac) return out > 1 ? (double)dst * (double)(in - 1) / (double)(out - 1) : 0;
     double r = scale > 0 ? 1 / scale : (double)in / (double)out;
     return fmax(0, (dst + 0.5) * r - 0.5);
@@ -209,6 +213,7 @@ static double coord(int64_t dst, int64_t in, int64_t out, double scale, int ac)
 
 static float coord_f(int64_t dst, int64_t in, int64_t out, double scale, int ac)
 {
+    if (in == out) return (float)dst;
     if (ac) return out > 1 ? (float)dst * ((float)(in - 1) / (float)(out - 1)) : 0.0f;
     float r = scale > 0 ? (float)(1 / scale) : (float)in / (float)out;
     return fmaxf(0.0f, ((float)dst + 0.5f) * r - 0.5f);

@@ -223,6 +223,7 @@ par_status cpu_lower_binary(cpu_plan *p, cpu_step *s, par_msg *msg)
  * ------------------------------------------------------------------------------------------------------------- */
 typedef enum unary_kind {
     UN_CLAMP, UN_LEAKY, UN_SIGMOID, UN_TANH, UN_HARDSIGMOID, UN_HARDSWISH, UN_ELU, UN_SILU, UN_GELU, UN_GELU_TANH,
+    UN_SQRT, UN_RSQRT,
 } unary_kind;
 
 typedef struct unary_state {
@@ -280,6 +281,9 @@ static void unary_tile(void *ctx, size_t tile)
     case UN_SILU: for (int64_t i = 0; i < len; i++) y[i] = silu_of(x[i]); break;
     case UN_GELU: for (int64_t i = 0; i < len; i++) y[i] = gelu_of(x[i]); break;
     case UN_GELU_TANH: for (int64_t i = 0; i < len; i++) y[i] = gelu_tanh_of(x[i]); break;
+    /* IEEE sqrt is correctly rounded; rsqrt as 1 / sqrt (two roundings): sqrt(-0) = -0, 1 / -0 = -inf */
+    case UN_SQRT: for (int64_t i = 0; i < len; i++) y[i] = sqrtf(x[i]); break;
+    case UN_RSQRT: for (int64_t i = 0; i < len; i++) y[i] = 1.0f / sqrtf(x[i]); break;
     }
 }
 
@@ -325,6 +329,8 @@ par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
     else if (strcmp(op, "hardsigmoid") == 0) kind = UN_HARDSIGMOID;
     else if (strcmp(op, "hardswish") == 0) kind = UN_HARDSWISH;
     else if (strcmp(op, "elu") == 0) kind = UN_ELU, alpha = (float)par_attr_float(n, "alpha", 1.0);
+    else if (strcmp(op, "sqrt") == 0) kind = UN_SQRT;
+    else if (strcmp(op, "rsqrt") == 0) kind = UN_RSQRT;
     else return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
     return lower_unary_kind(p, s, kind, lo, hi, alpha, msg);
 }

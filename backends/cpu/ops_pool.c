@@ -1,7 +1,7 @@
 /*
  * ops_pool.c - the cpu backend's pooling, reduction and resampling ops on NHWC tensors: max_pool2d, avg_pool2d
- * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean over any axes (any layout), and
- * upsample nearest / bilinear.
+ * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean, sum and amax over any axes (any
+ * layout), and upsample nearest, nearest-exact, bilinear and bicubic.
  *
  * In NHWC every window is a set of pixels, each a contiguous run of C channels: the inner loops run over channels
  * (vectorized by the compiler) and the output pixels are split across the thread pool, each written by exactly one
@@ -131,15 +131,25 @@ par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * mean over axes, any layout: y is cleared, every x element is added into the y element it reduces to (walking x in
- * its physical order, y strided with 0 along reduced axes), then divided by the count. One thread: the order of
- * the sums is fixed.
+ * mean, sum and amax over axes, any layout: y is set to the identity (0, or -inf for amax), every x element is
+ * accumulated into the y element it reduces to (walking x in its physical order, y strided with 0 along reduced
+ * axes), then mean divides by the count. amax propagates NaN (PyTorch): once a NaN is held, `v > acc` is false for
+ * every later v and the NaN stays. One thread: the order of the sums is fixed.
  * ------------------------------------------------------------------------------------------------------------- */
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX } red_kind;
+
 typedef struct mean_state {
+    red_kind kind;
     int32_t rank;
     int64_t dims[PAR_MAX_RANK], xs[PAR_MAX_RANK], ys[PAR_MAX_RANK];
     int64_t count;
 } mean_state;
+
+static inline float red_acc(red_kind kind, float acc, float v)
+{
+    if (kind != RED_AMAX) return acc + v;
+    return (v > acc || v != v) ? v : acc;
+}
 
 static void run_mean(const cpu_plan *p, const cpu_step *s)
 {
@@ -147,18 +157,26 @@ static void run_mean(const cpu_plan *p, const cpu_step *s)
     const cpu_tensor *yt = &p->t[s->out];
     const float *x = p->t[s->in[0]].data;
     float *y = yt->data;
-    for (int64_t i = 0; i < yt->numel; i++) y[i] = 0.0f;
+    const red_kind kind = st->kind;
+    const float init = kind == RED_AMAX ? -INFINITY : 0.0f;
+    for (int64_t i = 0; i < yt->numel; i++) y[i] = init;
     const int32_t r = st->rank;
     const int64_t n = st->dims[r - 1], xsi = st->xs[r - 1], ysi = st->ys[r - 1];
     int64_t idx[PAR_MAX_RANK] = {0}, outer = 1, xo = 0, yo = 0;
     for (int32_t i = 0; i < r - 1; i++) outer *= st->dims[i];
     for (int64_t o = 0; o < outer; o++) {
-        if (ysi == 0) {
+        if (ysi == 0 && kind != RED_AMAX) {
             float acc = y[yo];
             for (int64_t k = 0; k < n; k++) acc += x[xo + k * xsi];
             y[yo] = acc;
-        } else {
+        } else if (ysi == 0) {
+            float acc = y[yo];
+            for (int64_t k = 0; k < n; k++) acc = red_acc(RED_AMAX, acc, x[xo + k * xsi]);
+            y[yo] = acc;
+        } else if (kind != RED_AMAX) {
             for (int64_t k = 0; k < n; k++) y[yo + k * ysi] += x[xo + k * xsi];
+        } else {
+            for (int64_t k = 0; k < n; k++) y[yo + k * ysi] = red_acc(RED_AMAX, y[yo + k * ysi], x[xo + k * xsi]);
         }
         for (int32_t i = r - 2; i >= 0; i--) {
             xo += st->xs[i], yo += st->ys[i];
@@ -167,11 +185,12 @@ static void run_mean(const cpu_plan *p, const cpu_step *s)
             idx[i] = 0;
         }
     }
+    if (kind != RED_MEAN) return;
     const float dv = (float)st->count;
     for (int64_t i = 0; i < yt->numel; i++) y[i] = y[i] / dv;
 }
 
-par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg)
+par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
     const par_node *n = s->node;
     const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];
@@ -187,6 +206,7 @@ par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = free_state;
+    st->kind = strcmp(n->op, "sum") == 0 ? RED_SUM : strcmp(n->op, "amax") == 0 ? RED_AMAX : RED_MEAN;
     /* y's stride seen from each x dim: 0 where reduced; y dims follow x's, minus the reduced ones without keepdims */
     int64_t xs[PAR_MAX_RANK], ys[PAR_MAX_RANK], d[PAR_MAX_RANK];
     int32_t yd = 0;
@@ -224,17 +244,22 @@ par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * upsample_nearest2d / upsample_bilinear2d, NHWC: per output pixel, one source pixel (nearest) or four (bilinear),
- * C channels each. The source indices and weights of every output row and column are computed at prepare, exactly
- * as docs/ops.md defines them (nearest in integers or double; bilinear coordinates in f32 as PyTorch does).
+ * upsample_nearest2d / upsample_nearest_exact2d / upsample_bilinear2d / upsample_bicubic2d, NHWC: per output pixel,
+ * one source pixel (nearest, nearest-exact), 2 x 2 (bilinear) or 4 x 4 (bicubic), C channels each. The source
+ * indices and weights of every output row and column are computed at prepare, as docs/ops.md defines them (nearest
+ * indices in integers or double; bilinear and bicubic coordinates and weights in f32 as PyTorch does), with
+ * PyTorch's same-size rule: an axis whose output size equals its input size is copied, whatever the scale (and
+ * nearest maps dst to dst / 2 at twice the size).
  * ------------------------------------------------------------------------------------------------------------- */
+enum { UP_NEAREST, UP_NEAREST_EXACT, UP_BILINEAR, UP_BICUBIC };
+
 typedef struct axis_map {
-    int64_t i0, i1;
-    float w0, w1;
+    int64_t i[4]; /* source indices (taps), clamped to [0, in - 1] */
+    float w[4];   /* their weights */
 } axis_map;
 
 typedef struct upsample_state {
-    int bilinear;
+    int kind, taps;
     int64_t N, H, W, C, OH, OW;
     axis_map *mh, *mw; /* OH and OW entries */
     const float *x;
@@ -249,31 +274,46 @@ static void upsample_destroy(void *p)
     free(st);
 }
 
-static axis_map map_axis(const par_node *n, int bilinear, int axis, int64_t dst, int64_t in, int64_t out)
+#define CUBIC_A (-0.75f)
+static float cc1(float x) { return ((CUBIC_A + 2.0f) * x - (CUBIC_A + 3.0f)) * x * x + 1.0f; }
+static float cc2(float x) { return ((CUBIC_A * x - 5.0f * CUBIC_A) * x + 8.0f * CUBIC_A) * x - 4.0f * CUBIC_A; }
+
+static int64_t clamp_tap(int64_t i, int64_t in) { return i < 0 ? 0 : i > in - 1 ? in - 1 : i; }
+
+static axis_map map_axis(const par_node *n, int kind, int axis, int64_t dst, int64_t in, int64_t out)
 {
     const int has_size = par_attr_count(n, "size") == 2;
-    axis_map m = {0, 0, 1.0f, 0.0f};
-    if (!bilinear) {
-        int64_t src = has_size ? dst * in / out
-                               : (int64_t)floor((double)dst * (1.0 / par_attr_floats_at(n, "scale", axis, 1.0)));
-        m.i0 = m.i1 = src < in - 1 ? src : in - 1;
+    const double inv_scale = 1.0 / par_attr_floats_at(n, "scale", axis, 1.0);
+    axis_map m = {{0, 0, 0, 0}, {1.0f, 0.0f, 0.0f, 0.0f}};
+    if (kind == UP_NEAREST || kind == UP_NEAREST_EXACT) {
+        int64_t src;
+        if (kind == UP_NEAREST && (out == in || out == 2 * in)) src = out == in ? dst : dst / 2;
+        else if (kind == UP_NEAREST) src = has_size ? dst * in / out : (int64_t)floor((double)dst * inv_scale);
+        else src = has_size ? (2 * dst + 1) * in / (2 * out) : (int64_t)floor(((double)dst + 0.5) * inv_scale);
+        m.i[0] = src < in - 1 ? src : in - 1;
         return m;
     }
+    const int ac = par_attr_int(n, "align_corners", 0) != 0;
     float src;
-    if (par_attr_int(n, "align_corners", 0)) {
-        const float r = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
-        src = r * (float)dst;
-    } else {
-        const float r = has_size ? (float)in / (float)out : (float)(1.0 / par_attr_floats_at(n, "scale", axis, 1.0));
-        src = r * ((float)dst + 0.5f) - 0.5f;
-        if (src < 0.0f) src = 0.0f;
+    if (in == out) src = (float)dst;
+    else if (ac) src = (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) * (float)dst;
+    else src = (has_size ? (float)in / (float)out : (float)inv_scale) * ((float)dst + 0.5f) - 0.5f;
+    if (kind == UP_BICUBIC) { /* taps floor(src) - 1 .. + 2, the source coordinate not clamped */
+        const float f = floorf(src), t = src - f;
+        for (int k = 0; k < 4; k++) m.i[k] = clamp_tap((int64_t)f - 1 + k, in);
+        m.w[0] = cc2(t + 1.0f);
+        m.w[1] = cc1(t);
+        m.w[2] = cc1(1.0f - t);
+        m.w[3] = cc2(2.0f - t);
+        return m;
     }
-    m.i0 = (int64_t)src;
-    if (m.i0 > in - 1) m.i0 = in - 1;
-    m.i1 = m.i0 + 1 < in ? m.i0 + 1 : in - 1;
-    m.w1 = src - (float)m.i0;
-    if (m.w1 > 1.0f) m.w1 = 1.0f;
-    m.w0 = 1.0f - m.w1;
+    if (src < 0.0f) src = 0.0f;
+    m.i[0] = (int64_t)src;
+    if (m.i[0] > in - 1) m.i[0] = in - 1;
+    m.i[1] = m.i[0] + 1 < in ? m.i[0] + 1 : in - 1;
+    m.w[1] = src - (float)m.i[0];
+    if (m.w[1] > 1.0f) m.w[1] = 1.0f;
+    m.w[0] = 1.0f - m.w[1];
     return m;
 }
 
@@ -286,16 +326,29 @@ static void upsample_row(void *ctx, size_t task)
     for (int64_t ow = 0; ow < st->OW; ow++) {
         const axis_map w = st->mw[ow];
         float *y = st->y + ((n * st->OH + oh) * st->OW + ow) * C;
-        if (!st->bilinear) {
-            memcpy(y, x + (h.i0 * W + w.i0) * C, (size_t)C * sizeof(float));
+        if (st->taps == 1) {
+            memcpy(y, x + (h.i[0] * W + w.i[0]) * C, (size_t)C * sizeof(float));
             continue;
         }
-        const float *a = x + (h.i0 * W + w.i0) * C, *b = x + (h.i0 * W + w.i1) * C;
-        const float *c2 = x + (h.i1 * W + w.i0) * C, *d = x + (h.i1 * W + w.i1) * C;
-        for (int64_t c = 0; c < C; c++) {
-            const float top = w.w0 * a[c] + w.w1 * b[c];
-            const float bottom = w.w0 * c2[c] + w.w1 * d[c];
-            y[c] = h.w0 * top + h.w1 * bottom;
+        if (st->taps == 2) {
+            const float *a = x + (h.i[0] * W + w.i[0]) * C, *b = x + (h.i[0] * W + w.i[1]) * C;
+            const float *c2 = x + (h.i[1] * W + w.i[0]) * C, *d = x + (h.i[1] * W + w.i[1]) * C;
+            for (int64_t c = 0; c < C; c++) {
+                const float top = w.w[0] * a[c] + w.w[1] * b[c];
+                const float bottom = w.w[0] * c2[c] + w.w[1] * d[c];
+                y[c] = h.w[0] * top + h.w[1] * bottom;
+            }
+            continue;
+        }
+        for (int64_t c = 0; c < C; c++) { /* bicubic: each row along w, then the rows along h */
+            float acc = 0.0f;
+            for (int a = 0; a < 4; a++) {
+                const float *row = x + h.i[a] * W * C + c;
+                const float r = w.w[0] * row[w.i[0] * C] + w.w[1] * row[w.i[1] * C] + w.w[2] * row[w.i[2] * C] +
+                                w.w[3] * row[w.i[3] * C];
+                acc += h.w[a] * r;
+            }
+            y[c] = acc;
         }
     }
 }
@@ -317,14 +370,18 @@ par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = upsample_destroy;
-    st->bilinear = strcmp(n->op, "upsample_bilinear2d") == 0;
+    st->kind = strcmp(n->op, "upsample_bilinear2d") == 0        ? UP_BILINEAR
+               : strcmp(n->op, "upsample_bicubic2d") == 0       ? UP_BICUBIC
+               : strcmp(n->op, "upsample_nearest_exact2d") == 0 ? UP_NEAREST_EXACT
+                                                                : UP_NEAREST;
+    st->taps = st->kind == UP_BILINEAR ? 2 : st->kind == UP_BICUBIC ? 4 : 1;
     st->N = x->dims[0], st->C = x->dims[1], st->H = x->dims[2], st->W = x->dims[3];
     st->OH = y->dims[2], st->OW = y->dims[3];
     st->mh = malloc((size_t)(st->OH + st->OW) * sizeof *st->mh);
     if (!st->mh) return par_msgf(msg, PAR_ERROR, "out of memory");
     st->mw = st->mh + st->OH;
-    for (int64_t i = 0; i < st->OH; i++) st->mh[i] = map_axis(n, st->bilinear, 0, i, st->H, st->OH);
-    for (int64_t i = 0; i < st->OW; i++) st->mw[i] = map_axis(n, st->bilinear, 1, i, st->W, st->OW);
+    for (int64_t i = 0; i < st->OH; i++) st->mh[i] = map_axis(n, st->kind, 0, i, st->H, st->OH);
+    for (int64_t i = 0; i < st->OW; i++) st->mw[i] = map_axis(n, st->kind, 1, i, st->W, st->OW);
     s->run = run_upsample;
     return PAR_OK;
 }

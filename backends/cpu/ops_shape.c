@@ -121,12 +121,39 @@ par_status cpu_lower_concat(cpu_plan *p, cpu_step *s, par_msg *msg)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * pad: y filled with the value, then x copied into y's sub-view at the begin pads.
+ * pad, mode constant: y filled with the value, then x copied into y's sub-view at the begin pads. Modes reflect and
+ * replicate (PyTorch's F.pad): every y element reads x at its logical index minus the begin pad, mirrored about the
+ * edge element (reflect) or clamped to the edge (replicate), per dimension.
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct pad_state {
     int64_t offset;
     float value;
+    int mode;                     /* 0 constant, 1 reflect, 2 replicate */
+    int64_t begin[PAR_MAX_RANK];  /* begin pads */
 } pad_state;
+
+static void run_pad_mode(const cpu_plan *p, const cpu_step *s)
+{
+    const pad_state *st = s->state;
+    const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];
+    int64_t idx[PAR_MAX_RANK] = {0};
+    for (int64_t k = 0; k < y->numel; k++) {
+        int64_t yo = 0, xo = 0;
+        for (int32_t d = 0; d < y->rank; d++) {
+            const int64_t n = x->dims[d];
+            int64_t i = idx[d] - st->begin[d];
+            if (st->mode == 1) i = i < 0 ? -i : i >= n ? 2 * (n - 1) - i : i;
+            else i = i < 0 ? 0 : i >= n ? n - 1 : i;
+            yo += idx[d] * y->strides[d];
+            xo += i * x->strides[d];
+        }
+        y->data[yo] = x->data[xo];
+        for (int32_t d = y->rank - 1; d >= 0; d--) {
+            if (++idx[d] < y->dims[d]) break;
+            idx[d] = 0;
+        }
+    }
+}
 
 static void run_pad(const cpu_plan *p, const cpu_step *s)
 {
@@ -147,8 +174,16 @@ par_status cpu_lower_pad(cpu_plan *p, cpu_step *s, par_msg *msg)
     s->state = st;
     s->destroy = free_state;
     st->value = (float)par_attr_float(s->node, "value", 0.0);
-    for (int32_t d = 0; d < x->rank; d++) st->offset += par_attr_ints_at(s->node, "pads", 2 * d, 0) * y->strides[d];
-    s->run = run_pad;
+    const char *mode = par_attr_str(s->node, "mode", "constant");
+    st->mode = strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "replicate") == 0 ? 2 : 0;
+    for (int32_t d = 0; d < x->rank; d++) {
+        st->begin[d] = par_attr_ints_at(s->node, "pads", 2 * d, 0);
+        st->offset += st->begin[d] * y->strides[d];
+        if (st->mode == 1 && (st->begin[d] >= x->dims[d] || par_attr_ints_at(s->node, "pads", 2 * d + 1, 0) >= x->dims[d]))
+            return par_msgf(msg, PAR_ERROR, "mode reflect: a pad of dimension %d is not below its size %lld", (int)d,
+                            (long long)x->dims[d]);
+    }
+    s->run = st->mode ? run_pad_mode : run_pad;
     return PAR_OK;
 }
 

@@ -20,6 +20,7 @@
  *                statistics): they must be constants and are not tensors of the plan; 0 = none.
  *   fuse         FUSE_BN: a following batch_norm folds into the weights (conv2d); FUSE_CLAMP: a following relu /
  *                relu6 / hardtanh / clamp becomes the epilogue clamp (conv2d, linear).
+ * Every input is f32, except the raw inputs listed after the table.
  * ------------------------------------------------------------------------------------------------------------- */
 enum { FUSE_BN = 1, FUSE_CLAMP = 2 };
 
@@ -49,6 +50,8 @@ static const op_entry op_table[] = {
     {"hardsigmoid", cpu_lower_unary, 0, 0},
     {"hardswish", cpu_lower_unary, 0, 0},
     {"elu", cpu_lower_unary, 0, 0},
+    {"sqrt", cpu_lower_unary, 0, 0},
+    {"rsqrt", cpu_lower_unary, 0, 0},
     {"silu", cpu_lower_silu, 0, 0},
     {"gelu", cpu_lower_gelu, 0, 0},
     {"prelu", cpu_lower_prelu, 0, 0},
@@ -56,7 +59,9 @@ static const op_entry op_table[] = {
     {"avg_pool2d", cpu_lower_pool2d, 0, 0},
     {"adaptive_avg_pool2d", cpu_lower_pool2d, 0, 0},
     {"global_avg_pool2d", cpu_lower_pool2d, 0, 0},
-    {"mean", cpu_lower_mean, 0, 0},
+    {"mean", cpu_lower_reduce, 0, 0},
+    {"sum", cpu_lower_reduce, 0, 0},
+    {"amax", cpu_lower_reduce, 0, 0},
     {"softmax", cpu_lower_softmax, 0, 0},
     {"log_softmax", cpu_lower_softmax, 0, 0},
     {"upsample_nearest2d", cpu_lower_upsample, 0, 0},
@@ -68,7 +73,38 @@ static const op_entry op_table[] = {
     {"pad", cpu_lower_pad, 0, 0},
     {"slice", cpu_lower_slice, 0, 0},
     {"batch_norm", cpu_lower_batch_norm, 1, 0},
+    {"layer_norm", cpu_lower_norm, 0, 0},
+    {"group_norm", cpu_lower_norm, 0, 0},
+    {"instance_norm", cpu_lower_norm, 0, 0},
+    /* selection and resampling (ops_select.c, ops_pool.c) */
+    {"where", cpu_lower_where, 0, 0},
+    {"masked_fill", cpu_lower_masked_fill, 0, 0},
+    {"gather", cpu_lower_gather, 0, 0},
+    {"embedding", cpu_lower_embedding, 0, 0},
+    {"upsample_nearest_exact2d", cpu_lower_upsample, 0, 0},
+    {"upsample_bicubic2d", cpu_lower_upsample, 0, 0},
 };
+
+/* Raw inputs: the one input of an op that is not f32 (a bool condition or mask, i32 indices). It must have this
+ * dtype, and is read in place in it, row-major (a raw tensor is never converted to NHWC; plan.h). */
+static const struct raw_input {
+    const char *op;
+    int32_t input;
+    par_dtype dtype;
+} raw_inputs[] = {
+    {"where", 0, PAR_DTYPE_BOOL},
+    {"masked_fill", 1, PAR_DTYPE_BOOL},
+    {"gather", 1, PAR_DTYPE_I32},
+    {"embedding", 0, PAR_DTYPE_I32},
+};
+
+/* The dtype input i of op must have when it is raw, else PAR_DTYPE_INVALID (it must be f32). */
+static par_dtype raw_dtype(const char *op, int32_t i)
+{
+    for (size_t k = 0; k < sizeof raw_inputs / sizeof raw_inputs[0]; k++)
+        if (raw_inputs[k].input == i && strcmp(raw_inputs[k].op, op) == 0) return raw_inputs[k].dtype;
+    return PAR_DTYPE_INVALID;
+}
 
 static const op_entry *op_find(const char *op)
 {
@@ -94,6 +130,13 @@ par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
         if (!v) continue;
+        const par_dtype raw = raw_dtype(n->op, i);
+        if (raw != PAR_DTYPE_INVALID) {
+            if (v->dtype != raw)
+                return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the cpu backend takes %s there",
+                                n->op, i, v->name, par_dtype_name(v->dtype), par_dtype_name(raw));
+            continue;
+        }
         if (v->dtype != PAR_DTYPE_F32)
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the cpu backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
@@ -118,7 +161,8 @@ static void tensor_init(cpu_tensor *t, const par_value *v)
     t->rank = v->rank;
     t->numel = v->numel;
     for (int32_t d = 0; d < v->rank; d++) t->dims[d] = v->dims[d];
-    t->nhwc = v->rank == 4;
+    t->raw = v->dtype != PAR_DTYPE_F32;
+    t->nhwc = v->rank == 4 && !t->raw;
     if (t->nhwc) {
         const int64_t C = v->dims[1], H = v->dims[2], W = v->dims[3];
         t->strides[0] = H * W * C;
@@ -336,11 +380,17 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     p->in_buf = calloc((size_t)(g->n_inputs > 0 ? g->n_inputs : 1), sizeof *p->in_buf);
     if (!p->t || !p->out_copy || !p->out_buf || !p->in_buf) FAIL(PAR_ERROR, "prepare: out of memory");
     for (int32_t i = 0; i < nv; i++) {
-        if (g->values[i].dtype != PAR_DTYPE_F32)
+        /* bool and i32 values are only read in place as a node's raw input (supports() checks where) */
+        const par_dtype dt = g->values[i].dtype;
+        if (dt != PAR_DTYPE_F32 && (g->values[i].kind == PAR_VALUE_NODE || (dt != PAR_DTYPE_BOOL && dt != PAR_DTYPE_I32)))
             FAIL(PAR_UNSUPPORTED, "value '%s' is %s; the cpu backend runs f32 graphs only", g->values[i].name,
-                 par_dtype_name(g->values[i].dtype));
+                 par_dtype_name(dt));
         tensor_init(&p->t[i], &g->values[i]);
     }
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        if (p->t[g->outputs[i]].raw)
+            FAIL(PAR_UNSUPPORTED, "graph output '%s' is %s; the cpu backend outputs f32 only",
+                 g->values[g->outputs[i]].name, par_dtype_name(g->values[g->outputs[i]].dtype));
     for (int32_t i = 0; i < nn; i++) {
         par_status s2 = cpu_plan_supports(g, i, msg);
         if (s2 != PAR_OK) {

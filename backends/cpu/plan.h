@@ -51,6 +51,8 @@ typedef struct cpu_tensor {
     int64_t strides[PAR_MAX_RANK];  /* physical stride of each logical dim, in elements */
     int64_t numel;
     int nhwc;                       /* rank 4, stored NHWC */
+    int raw;                        /* bool or i32 (a condition, mask or index tensor): data points to its bytes,
+                                     * row-major, read in place (a bound input or a constant), never NHWC */
     cpu_tensor_kind kind;
     int32_t first, last;            /* steps that define and last read it (arena liveness) */
     size_t offset;                  /* in the arena */
@@ -146,8 +148,15 @@ par_status cpu_lower_silu(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_pool.c */
 par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg);
-par_status cpu_lower_mean(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg); /* mean, sum, amax */
 par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_norm.c: layer_norm, group_norm, instance_norm */
+par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_select.c: where, masked_fill, gather, embedding (their bool / i32 input is raw) */
+par_status cpu_lower_where(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_masked_fill(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_gather(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_embedding(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_shape.c */
 par_status cpu_lower_copy(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_permute(cpu_plan *p, cpu_step *s, par_msg *msg);

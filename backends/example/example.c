@@ -3,7 +3,7 @@
  * for f32 graphs. It is the template to copy when writing a backend; docs/writing-a-backend.md explains the ABI.
  *
  * This file holds the backend table and its life cycle; the kernels (one short function per op, plain NCHW loops in
- * float32 arithmetic) are in example_conv.c, example_eltwise.c and example_shape.c.
+ * float32 arithmetic) are in example_conv.c, example_eltwise.c, example_norm.c and example_shape.c.
  *
  * Life cycle, as the harness drives it (every call from one thread, each case in its own child process):
  *
@@ -50,6 +50,10 @@ typedef enum ex_io {
     EX_IO_F32 = 0,    /* every input and output f32 */
     EX_IO_QUANTIZE,   /* f32 in, qu8/qs8 out */
     EX_IO_DEQUANTIZE, /* qu8/qs8 in, f32 out */
+    EX_IO_BOOL0,      /* input 0 bool (where's condition), the others f32 */
+    EX_IO_BOOL1,      /* input 1 bool (masked_fill's mask), the others f32 */
+    EX_IO_I32_0,      /* input 0 i32 (embedding's indices), the others f32 */
+    EX_IO_I32_1,      /* input 1 i32 (gather's indices), the others f32 */
 } ex_io;
 
 typedef struct ex_op {
@@ -78,6 +82,8 @@ static const ex_op kernel_table[] = {
     {"hardsigmoid", ex_hardsigmoid, EX_IO_F32},
     {"hardswish", ex_hardswish, EX_IO_F32},
     {"elu", ex_elu, EX_IO_F32},
+    {"sqrt", ex_sqrt, EX_IO_F32},
+    {"rsqrt", ex_rsqrt, EX_IO_F32},
     {"silu", ex_silu, EX_IO_F32},
     {"gelu", ex_gelu, EX_IO_F32},
     {"max_pool2d", ex_max_pool2d, EX_IO_F32},
@@ -85,6 +91,8 @@ static const ex_op kernel_table[] = {
     {"adaptive_avg_pool2d", ex_adaptive_avg_pool2d, EX_IO_F32},
     {"global_avg_pool2d", ex_global_avg_pool2d, EX_IO_F32},
     {"mean", ex_mean, EX_IO_F32},
+    {"sum", ex_sum, EX_IO_F32},
+    {"amax", ex_amax, EX_IO_F32},
     {"softmax", ex_softmax, EX_IO_F32},
     {"log_softmax", ex_log_softmax, EX_IO_F32},
     {"upsample_nearest2d", ex_upsample_nearest2d, EX_IO_F32},
@@ -96,8 +104,18 @@ static const ex_op kernel_table[] = {
     {"pad", ex_pad, EX_IO_F32},
     {"slice", ex_slice, EX_IO_F32},
     {"batch_norm", ex_batch_norm, EX_IO_F32},
+    {"layer_norm", ex_layer_norm, EX_IO_F32},
+    {"group_norm", ex_group_norm, EX_IO_F32},
+    {"instance_norm", ex_instance_norm, EX_IO_F32},
     {"quantize", ex_quantize, EX_IO_QUANTIZE},
     {"dequantize", ex_dequantize, EX_IO_DEQUANTIZE},
+    /* selection and resampling (example_select.c) */
+    {"where", ex_where, EX_IO_BOOL0},
+    {"masked_fill", ex_masked_fill, EX_IO_BOOL1},
+    {"gather", ex_gather, EX_IO_I32_1},
+    {"embedding", ex_embedding, EX_IO_I32_0},
+    {"upsample_nearest_exact2d", ex_upsample_nearest_exact2d, EX_IO_F32},
+    {"upsample_bicubic2d", ex_upsample_bicubic2d, EX_IO_F32},
 };
 
 static const ex_op *kernel_find(const char *op)
@@ -112,12 +130,17 @@ static int is_quantized(par_dtype t)
     return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
 }
 
-/* Whether an input (is_input) or output of dtype t fits the op's io column. */
-static int dtype_ok(const ex_op *e, int is_input, par_dtype t)
+/* Whether input `input` (-1: an output) of dtype t fits the op's io column. */
+static int dtype_ok(const ex_op *e, int32_t input, par_dtype t)
 {
+    const int is_input = input >= 0;
     switch (e->io) {
     case EX_IO_QUANTIZE: return is_input ? t == PAR_DTYPE_F32 : is_quantized(t);
     case EX_IO_DEQUANTIZE: return is_input ? is_quantized(t) : t == PAR_DTYPE_F32;
+    case EX_IO_BOOL0: if (input == 0) return t == PAR_DTYPE_BOOL; break;
+    case EX_IO_BOOL1: if (input == 1) return t == PAR_DTYPE_BOOL; break;
+    case EX_IO_I32_0: if (input == 0) return t == PAR_DTYPE_I32; break;
+    case EX_IO_I32_1: if (input == 1) return t == PAR_DTYPE_I32; break;
     case EX_IO_F32: break;
     }
     return t == PAR_DTYPE_F32;
@@ -182,13 +205,13 @@ static par_status ex_supports(void *ctx, const par_graph_desc *g, int32_t node, 
         return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by the example backend", n->op);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
-        if (v && !dtype_ok(e, 1, v->dtype))
-            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the example backend runs f32 graphs only",
+        if (v && !dtype_ok(e, i, v->dtype))
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: input %d ('%s') is %s; the example backend does not take that dtype there",
                             n->op, i, v->name, par_dtype_name(v->dtype));
     }
     for (int32_t i = 0; i < n->n_outputs; i++) {
         const par_value *v = par_node_output(g, n, i);
-        if (!dtype_ok(e, 0, v->dtype))
+        if (!dtype_ok(e, -1, v->dtype))
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: output %d ('%s') is %s; the example backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
     }

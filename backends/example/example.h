@@ -52,6 +52,12 @@ static inline const float *ex_in(const ex_plan *p, const par_node *n, int32_t i)
     return (i < n->n_inputs && n->inputs[i] >= 0) ? (const float *)p->src[n->inputs[i]] : NULL;
 }
 
+/* Input i's bytes, for the inputs that are not f32 (bool conditions and masks, i32 indices). */
+static inline const void *ex_in_raw(const ex_plan *p, const par_node *n, int32_t i)
+{
+    return (i < n->n_inputs && n->inputs[i] >= 0) ? p->src[n->inputs[i]] : NULL;
+}
+
 static inline float *ex_out(const ex_plan *p, const par_node *n)
 {
     return (float *)p->dst[n->outputs[0]];
@@ -129,6 +135,15 @@ EX_HIDDEN void ex_batch_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_quantize(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_dequantize(const ex_plan *p, const par_node *n);
 
+/* Kernels (example_norm.c: sqrt, rsqrt, the reductions sum and amax, the norms over the input's own statistics). */
+EX_HIDDEN void ex_sqrt(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_rsqrt(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_sum(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_amax(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_layer_norm(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_group_norm(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_instance_norm(const ex_plan *p, const par_node *n);
+
 /* Kernels (example_shape.c: resampling and data movement). */
 EX_HIDDEN void ex_upsample_nearest2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_upsample_bilinear2d(const ex_plan *p, const par_node *n);
@@ -137,5 +152,13 @@ EX_HIDDEN void ex_copy(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_permute(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_pad(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_slice(const ex_plan *p, const par_node *n);
+
+/* Kernels (example_select.c: selection by condition, mask and index; nearest-exact and bicubic resampling). */
+EX_HIDDEN void ex_where(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_masked_fill(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_gather(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_embedding(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_upsample_nearest_exact2d(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_upsample_bicubic2d(const ex_plan *p, const par_node *n);
 
 #endif

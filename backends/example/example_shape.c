@@ -26,6 +26,9 @@ static int has_size(const par_node *n)
  * integer; the reference admits that, but exact is simpler than arguing about it.) */
 static int64_t nearest_src(const par_node *n, int axis, int64_t dst, int64_t in, int64_t out)
 {
+    /* PyTorch's same-size and double-size rules, whatever the scale (docs/ops.md, "Resampling") */
+    if (out == in) return dst;
+    if (out == 2 * in) return dst / 2;
     const int64_t src = has_size(n) ? dst * in / out
                                     : (int64_t)floor((double)dst * (1.0 / par_attr_floats_at(n, "scale", axis, 1.0)));
     return src < in - 1 ? src : in - 1;
@@ -59,6 +62,10 @@ typedef struct lerp {
 static lerp bilinear_axis(const par_node *n, int axis, int64_t dst, int64_t in, int64_t out)
 {
     float src;
+    if (in == out) { /* PyTorch: the same size copies along the axis, whatever the scale */
+        lerp l = {dst, dst, 1.0f, 0.0f};
+        return l;
+    }
     if (par_attr_int(n, "align_corners", 0)) {
         const float r = out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f;
         src = r * (float)dst;
@@ -141,18 +148,24 @@ void ex_permute(const ex_plan *p, const par_node *n)
     for (int64_t j = 0; j < yv->numel; j++) y[j] = x[ex_offset(j, yv->dims, yv->rank, s)];
 }
 
-/* pad: pads [b0, e0, b1, e1, ...] per dimension from the first; new elements take `value`. */
+/* pad: pads [b0, e0, b1, e1, ...] per dimension from the first; mode constant: new elements take `value`;
+ * reflect: the mirror image about the edge element; replicate: the edge element. */
 void ex_pad(const ex_plan *p, const par_node *n)
 {
     const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
     const float *x = ex_in(p, n, 0);
     float *y = ex_out(p, n);
     const float value = (float)par_attr_float(n, "value", 0.0);
+    const char *mode = par_attr_str(n, "mode", "constant");
+    const int reflect = strcmp(mode, "reflect") == 0, replicate = strcmp(mode, "replicate") == 0;
     for (int64_t j = 0; j < yv->numel; j++) {
         int64_t rest = j, off = 0, stride = 1;
         int inside = 1;
         for (int32_t d = yv->rank - 1; d >= 0; d--) {
-            const int64_t xi = rest % yv->dims[d] - par_attr_ints_at(n, "pads", 2 * d, 0);
+            int64_t xi = rest % yv->dims[d] - par_attr_ints_at(n, "pads", 2 * d, 0);
+            const int64_t size = xv->dims[d];
+            if (reflect) xi = xi < 0 ? -xi : xi >= size ? 2 * (size - 1) - xi : xi; /* mirror, edge not repeated */
+            if (replicate) xi = xi < 0 ? 0 : xi >= size ? size - 1 : xi;          /* the edge repeated */
             rest /= yv->dims[d];
             if (xi < 0 || xi >= xv->dims[d]) inside = 0;
             off += xi * stride;

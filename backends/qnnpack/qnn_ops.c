@@ -399,11 +399,14 @@ static par_status resize_axis(qnn_plan *p, const par_node *n, int axis, int64_t 
     for (int64_t d = 0; d < out; d++) {
         if (!bilinear) {
             int64_t s = scale > 0 ? (int64_t)floor((double)d * (1.0 / scale)) : d * in / out;
+            if (out == in || out == 2 * in) s = out == in ? d : d / 2; /* PyTorch's same-size rules, docs/ops.md */
             a[d] = s < in - 1 ? s : in - 1;
             continue;
         }
         double s;
-        if (ac) {
+        if (in == out) {
+            s = (double)d; /* the same size copies the axis, whatever the scale */
+        } else if (ac) {
             s = out <= 1 ? 0.0 : (double)(d * (in - 1)) / (double)(out - 1);
         } else {
             double r = scale > 0 ? 1.0 / scale : (double)in / (double)out;

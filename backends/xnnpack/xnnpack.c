@@ -150,9 +150,19 @@ static par_requant xa_requant(void *ctx)
     return PAR_REQUANT_FP32;
 }
 
+/* Subnormals are flushed: xnn_run_operator hands every operator to pthreadpool with
+ * PTHREADPOOL_FLAG_DISABLE_DENORMALS, which sets MXCSR's FTZ and DAZ bits around the work, on the caller's thread too
+ * when the pool is NULL (docs/findings.md, finding 1). The oracle then budgets the flushes (docs/oracle.md). */
+static uint32_t xa_arith_flags(void *ctx)
+{
+    (void)ctx;
+    return PAR_ARITH_FLUSH_SUBNORMALS;
+}
+
 static void *xa_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
+    if (strcmp(name, PAR_PROC_ARITH_FLAGS) == 0) return (void *)(par_arith_flags_fn)xa_arith_flags;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)xa_requant;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)xa_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)xa_describe;

@@ -102,6 +102,9 @@ par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_
                                 (long long)x->dims[2 + i], (long long)y->dims[2 + i]);
         }
     }
+    if (is_op(n, "pad") && strcmp(par_attr_str(n, "mode", "constant"), "constant") != 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "pad mode %s: XNNPACK 2022-02 pads with a constant only "
+                                              "(constant_pad_nd)", par_attr_str(n, "mode", "constant"));
     if (is_op(n, "slice") && par_attr_int(n, "step", 1) != 1)
         return par_msgf(msg, PAR_UNSUPPORTED, "slice with step %lld: XNNPACK 2022-02 has no strided slice "
                                               "(only strided copies with unit steps)",

@@ -1,6 +1,6 @@
 /*
  * conv.c - sweep specs of conv2d and conv_transpose2d: geometry (kernels 1x1, 2x2, 3x3, 5x5, 1xk, kx1, strides 1-3
- * and asymmetric, explicit symmetric and asymmetric paddings, same and valid modes, dilations 1-2), channel counts
+ * and asymmetric, explicit symmetric and asymmetric paddings, same and valid modes, dilations 1-2, and 4-18 as in DeepLabV3's ASPP), channel counts
  * below, at and above the vector widths, groups (depthwise with multiplier 1 and 2, grouped), batch > 1, no bias,
  * layer shapes of real networks (full only), and quantize -> conv2d -> dequantize graphs (qu8, qs8).
  *
@@ -152,6 +152,24 @@ void par_sweep_conv2d(par_sweep *s)
                         set_pad(&p, pk);
                         conv_emit(&gr, p, k < KQ && st < SQ && pk < PQ && d < DQ && hw < HWQ);
                     }
+
+    /* Large dilations: DeepLabV3's ASPP branches (3x3, dilation 6 / 12 / 18, padding = dilation, so the output keeps
+     * the input's size) on inputs larger than the dilated extent, plain and depthwise; 4 to 6 in quick, with the
+     * padding dilation (same size), none (valid) and 1 (taps mostly in the padding on one side). */
+    static const int DL[][4] = {/* dilation h, w, input size, channels */
+                                {4, 4, 11, 3}, {5, 5, 13, 4}, {4, 2, 12, 3}, {6, 6, 33, 8}, {12, 12, 33, 8},
+                                {18, 18, 45, 16}, {6, 12, 40, 4}, {12, 12, 65, 4}, {18, 18, 65, 2}};
+    enum { DLQ = 4, DLN = 9 };
+    for (int i = 0; i < DLN; i++)
+        for (int pk = 0; pk < 3; pk++)
+            for (int dw = 0; dw < 2; dw++) {
+                conv_pt p = conv_base();
+                p.dh = DL[i][0]; p.dw = DL[i][1]; p.h = p.w = DL[i][2]; p.c = DL[i][3]; p.o = dw ? p.c : 5;
+                if (dw) p.g = p.c;
+                if (pk == 0) { p.pt = p.pb = p.dh; p.pl = p.pr = p.dw; }
+                if (pk == 2) p.pt = p.pl = p.pb = p.pr = 1;
+                conv_emit(&gr, p, i < DLQ && (pk == 0 || !dw));
+            }
 
     /* Channels: 3x3 (pad 1) and 1x1 (a GEMM) kernels over channel counts around the vector widths. */
     for (int k = 0; k < 2; k++)

@@ -1,6 +1,7 @@
 /*
- * misc.c - sweep specs of softmax and log_softmax (every axis, narrow and wide input ranges), upsample_nearest2d and
- * upsample_bilinear2d (size and scale, up and down, align_corners both ways), batch_norm (ranks 2-4, eps, small
+ * misc.c - sweep specs of softmax and log_softmax (every axis, narrow and wide input ranges), the resampling ops
+ * upsample_nearest2d, upsample_nearest_exact2d, upsample_bilinear2d and upsample_bicubic2d (size and scale, up and
+ * down, scales exact and inexact in binary, output sizes equal to the input's, align_corners both ways), batch_norm (ranks 2-4, eps, small
  * variances), the shape ops (concat, reshape, flatten, permute, pad, slice; edge values, as they are exact) and
  * quantize / dequantize (round trips, saturation, round-half-even ties at power-of-two scales).
  *
@@ -77,43 +78,53 @@ void par_sweep_softmax(par_sweep *s)
  * upsample_nearest2d, upsample_bilinear2d
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct up_pt {
-    int bilinear, n, c, h, w, by_scale, oh, ow, sh4, sw4, ac, edge, dt; /* scales in quarters: sh = sh4 / 4 */
+    int kind, n, c, h, w, by_scale, oh, ow, sh, sw, ac, edge, dt; /* sh, sw: indices into UP_SCALES */
 } up_pt;
+
+enum { UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT, UP_BICUBIC, UP_KINDS };
+static const char *const UP_OPS[UP_KINDS] = {"upsample_nearest2d", "upsample_bilinear2d", "upsample_nearest_exact2d",
+                                             "upsample_bicubic2d"};
+/* Scales: multiples of 1/4 (0..7, exact in binary), then others (1.3, 0.7, 1/3, 2.5, 1.1, 1.15, 2.05): their
+ * coordinates are inexact in f32; 1.1 / 1.15 on small sizes give an output size equal to the input's (floor(5 * 1.1)
+ * = 5) and 2.05 twice the input's below 20 (floor(5 * 2.05) = 10): the same-size rules of docs/ops.md. */
+static const double UP_SCALES[] = {2.0, 1.5, 0.5, 3.0, 2.5, 1.25, 1.0, 0.75, 1.3, 0.7, 1.0 / 3.0, 4.0, 1.1, 1.15, 2.05};
 
 static void up_emit(grid *gr, up_pt p, int quick)
 {
-    if (!p.bilinear) p.ac = 0;
+    int interp = p.kind == UP_BILINEAR || p.kind == UP_BICUBIC;
+    if (!interp) p.ac = 0;
     if (p.by_scale) {
-        p.oh = p.h * p.sh4 / 4; /* floor(in * scale) */
-        p.ow = p.w * p.sw4 / 4;
+        p.oh = (int)floor(p.h * UP_SCALES[p.sh]); /* floor(in * scale), as par_resize_sizes */
+        p.ow = (int)floor(p.w * UP_SCALES[p.sw]);
     } else {
-        p.sh4 = p.sw4 = 0;
+        p.sh = p.sw = 0;
     }
     if (p.oh < 1 || p.ow < 1) return;
     int64_t xd[4] = {p.n, p.c, p.h, p.w}, yd[4] = {p.n, p.c, p.oh, p.ow};
     int key_oh = p.oh, key_ow = p.ow;
     if (p.by_scale) p.oh = p.ow = 0; /* derived: not part of the point */
-    int taken = grid_take(gr, &p, quick, su_max64(su_numel(4, xd), su_numel(4, yd)), 4 * su_numel(4, yd));
+    int taken = grid_take(gr, &p, quick, su_max64(su_numel(4, xd), su_numel(4, yd)),
+                          (p.kind == UP_BICUBIC ? 16 : 4) * su_numel(4, yd));
     p.oh = key_oh; p.ow = key_ow;
     if (!taken) return;
-    const char *op = p.bilinear ? "upsample_bilinear2d" : "upsample_nearest2d";
+    const char *op = UP_OPS[p.kind];
     char xs[64], how[64], tail[32] = "";
     su_shape(xs, sizeof xs, 4, xd);
     if (p.by_scale)
-        snprintf(how, sizeof how, "scale=[%g,%g]", p.sh4 / 4.0, p.sw4 / 4.0);
+        snprintf(how, sizeof how, "scale=[%g,%g]", UP_SCALES[p.sh], UP_SCALES[p.sw]);
     else
         snprintf(how, sizeof how, "size=[%d,%d]", p.oh, p.ow);
-    if (p.bilinear) snprintf(tail, sizeof tail, ",ac=%d", p.ac);
+    if (interp) snprintf(tail, sizeof tail, ",ac=%d", p.ac);
     if (p.edge) snprintf(tail + strlen(tail), sizeof tail - strlen(tail), ",x=edge");
     if (p.dt) snprintf(tail + strlen(tail), sizeof tail - strlen(tail), ",dt=%s", su_dt((par_dtype)p.dt));
     par_case *c = par_sweep_case(gr->s, op, "%s(in=%s,%s%s)", op, xs, how, tail);
     if (!c) return;
     int64_t size[2] = {p.oh, p.ow};
-    double scale[2] = {p.sh4 / 4.0, p.sw4 / 4.0};
+    double scale[2] = {UP_SCALES[p.sh], UP_SCALES[p.sw]};
     par_attr at[2];
     int na = 0;
     at[na++] = p.by_scale ? par_a_floats("scale", 2, scale) : par_a_ints("size", 2, size);
-    if (p.bilinear) at[na++] = par_a_int("align_corners", p.ac);
+    if (interp) at[na++] = par_a_int("align_corners", p.ac);
     su_unary_graph(c, op, (par_dtype)p.dt, 4, xd, p.edge ? su_edge(4.0) : su_uniform(-1.0, 1.0), na, at);
     par_sweep_done(gr->s, c);
 }
@@ -124,18 +135,21 @@ void par_sweep_upsample(par_sweep *s)
     enum { INQ = 3, INN = 8 };
     /* output sizes as a function of the input: 0 2x, 1 3x/2 rounded up, 2 halved, 3 same, 4 [1,1], 5 odd [2h+1,3w] */
     enum { OKQ = 5, OKN = 6 };
-    static const int SC[][2] = {{8, 8}, {6, 6}, {2, 2}, {12, 8}, {10, 5}, {4, 4}, {16, 16}, {3, 7}};
-    enum { SCQ = 4, SCN = 8 };
+    /* scale pairs (indices into UP_SCALES): the first SCQ quick, then the inexact ones (SCX on) */
+    static const int SC[][2] = {{0, 0}, {1, 1}, {2, 2}, {3, 0}, {4, 5}, {6, 6}, {11, 11}, {7, 7},
+                                {8, 8}, {9, 9}, {10, 10}, {8, 9}, {12, 12}, {13, 12}, {10, 4}, {14, 12}};
+    enum { SCQ = 4, SCX = 8, SCN = 16 };
     grid gr;
     grid_init(&gr, s, sizeof(up_pt));
-    for (int bl = 0; bl < 2; bl++)
-        for (int ac = 0; ac <= bl; ac++)
+    for (int kind = 0; kind < UP_KINDS; kind++) {
+        int interp = kind == UP_BILINEAR || kind == UP_BICUBIC;
+        for (int ac = 0; ac <= interp; ac++)
             for (int i = 0; i < INN; i++) {
                 for (int ok = 0; ok < OKN; ok++)
                     for (int ch = 0; ch < 2; ch++) {
                         up_pt p;
                         memset(&p, 0, sizeof p);
-                        p.bilinear = bl; p.ac = ac; p.n = ch ? 2 : 1; p.c = ch ? 17 : 3; p.h = IN[i][0]; p.w = IN[i][1];
+                        p.kind = kind; p.ac = ac; p.n = ch ? 2 : 1; p.c = ch ? 17 : 3; p.h = IN[i][0]; p.w = IN[i][1];
                         int h = p.h, w = p.w;
                         int oh[6] = {2 * h, (3 * h + 1) / 2, h / 2, h, 1, 2 * h + 1};
                         int ow[6] = {2 * w, (3 * w + 1) / 2, w / 2, w, 1, 3 * w};
@@ -145,26 +159,35 @@ void par_sweep_upsample(par_sweep *s)
                 for (int sc = 0; sc < SCN; sc++) {
                     up_pt p;
                     memset(&p, 0, sizeof p);
-                    p.bilinear = bl; p.ac = ac; p.n = 1; p.c = 3; p.h = IN[i][0]; p.w = IN[i][1];
-                    p.by_scale = 1; p.sh4 = SC[sc][0]; p.sw4 = SC[sc][1];
-                    up_emit(&gr, p, i < INQ && sc < SCQ);
+                    p.kind = kind; p.ac = ac; p.n = 1; p.c = 3; p.h = IN[i][0]; p.w = IN[i][1];
+                    p.by_scale = 1; p.sh = SC[sc][0]; p.sw = SC[sc][1];
+                    /* quick: the first scales on the small inputs, the inexact ones on [5,5] and [7,9] */
+                    up_emit(&gr, p, (i < INQ && sc < SCQ) || (sc >= SCX && (i == 2 || (i == 3 && sc < SCX + 4))));
                 }
             }
-    /* Edge values for nearest (exact), quantized forms of both. */
-    for (int i = 0; i < 3; i++) {
-        up_pt p;
-        memset(&p, 0, sizeof p);
-        p.n = 1; p.c = 4; p.h = IN[i + 1][0]; p.w = IN[i + 1][1]; p.oh = 2 * p.h; p.ow = 3 * p.w; p.edge = 1;
-        up_emit(&gr, p, 1);
     }
-    for (int bl = 0; bl < 2; bl++)
+    /* Edge values for the selections (exact), quantized forms of nearest, nearest-exact and bilinear. */
+    for (int kind = 0; kind < UP_KINDS; kind += 2)
+        for (int i = 0; i < 3; i++) {
+            up_pt p;
+            memset(&p, 0, sizeof p);
+            p.kind = kind; p.n = 1; p.c = 4; p.h = IN[i + 1][0]; p.w = IN[i + 1][1]; p.oh = 2 * p.h; p.ow = 3 * p.w;
+            p.edge = 1;
+            up_emit(&gr, p, 1);
+        }
+    static const int QK[3] = {UP_NEAREST, UP_BILINEAR, UP_NEAREST_EXACT};
+    for (int bl = 0; bl < 3; bl++)
         for (int dt = 0; dt < 2; dt++)
             for (int i = 0; i < 2; i++) {
                 up_pt p;
                 memset(&p, 0, sizeof p);
-                p.bilinear = bl; p.n = 1; p.c = 8; p.h = 5; p.w = 6; p.oh = 10; p.ow = 12; p.ac = i;
+                p.kind = QK[bl]; p.n = 1; p.c = 8; p.h = 5; p.w = 6; p.oh = 10; p.ow = 12; p.ac = i;
                 p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-                if (!bl && i) { p.oh = 7; p.ow = 9; }
+                if (p.kind != UP_BILINEAR && i) { p.oh = 7; p.ow = 9; }
+                if (p.kind != UP_BILINEAR) p.ac = 0;
+                up_emit(&gr, p, 1);
+                /* by scale [2.05, 1.1] on [5,6]: [10, 6], twice and the same size (the rules of docs/ops.md) */
+                p.by_scale = 1; p.sh = 14; p.sw = 12; p.ac = 0;
                 up_emit(&gr, p, 1);
             }
     grid_free(&gr);
@@ -302,12 +325,13 @@ static const char *const SHAPE_OPS[S_N] = {"concat", "reshape", "flatten", "perm
 #define END_MAX 1000000 /* slice: end absent (the schema's default, INT64_MAX) */
 
 /* a[]: concat: n, axis, sizes[4]; reshape: rank, dims[6]; flatten: start, end; permute: perm[4];
- * pad: pads[8], value index; slice: dim, start, end, step. */
+ * pad: pads[8], value index, mode (PAD_MODES); slice: dim, start, end, step. */
 typedef struct sh_pt {
-    int op, rank, d[4], a[12], edge, dt;
+    int op, rank, d[6], a[12], edge, dt;
 } sh_pt;
 
 static const double PAD_VALUES[3] = {0.0, -1.5, 7.0};
+static const char *const PAD_MODES[3] = {"constant", "reflect", "replicate"};
 
 static int64_t slice_count(int64_t size, int64_t start, int64_t end, int64_t step)
 {
@@ -320,7 +344,7 @@ static int64_t slice_count(int64_t size, int64_t start, int64_t end, int64_t ste
 
 static void sh_emit(grid *gr, sh_pt p, int quick)
 {
-    int64_t xd[4], big = 0;
+    int64_t xd[6], big = 0;
     char xs[64], args[160] = "", dts[24] = "";
     for (int i = 0; i < p.rank; i++) xd[i] = p.d[i];
     big = su_numel(p.rank, xd);
@@ -330,7 +354,7 @@ static void sh_emit(grid *gr, sh_pt p, int quick)
         int64_t tot = 0;
         size_t k = (size_t)snprintf(args, sizeof args, "x=[");
         for (int i = 0; i < p.a[0]; i++) {
-            int64_t di[4];
+            int64_t di[6];
             memcpy(di, xd, sizeof di);
             di[ax] = p.a[2 + i];
             tot += di[ax];
@@ -349,7 +373,7 @@ static void sh_emit(grid *gr, sh_pt p, int quick)
     } else if (p.op == S_FLATTEN) {
         snprintf(args, sizeof args, "x=%s,start=%d,end=%d", xs, p.a[0], p.a[1]);
     } else if (p.op == S_PERMUTE) {
-        int64_t t[4];
+        int64_t t[6];
         for (int i = 0; i < p.rank; i++) t[i] = p.a[i];
         char b[64];
         snprintf(args, sizeof args, "x=%s,perm=%s", xs, su_shape(b, sizeof b, p.rank, t));
@@ -359,7 +383,12 @@ static void sh_emit(grid *gr, sh_pt p, int quick)
         for (int i = 0; i < p.rank; i++) n *= xd[i] + t[2 * i] + t[2 * i + 1];
         big = su_max64(big, n);
         char b[64];
-        snprintf(args, sizeof args, "x=%s,pads=%s,value=%g", xs, su_shape(b, sizeof b, 2 * p.rank, t), PAD_VALUES[p.a[8]]);
+        if (p.a[9])
+            snprintf(args, sizeof args, "x=%s,pads=%s,mode=%s", xs, su_shape(b, sizeof b, 2 * p.rank, t),
+                     PAD_MODES[p.a[9]]);
+        else
+            snprintf(args, sizeof args, "x=%s,pads=%s,value=%g", xs, su_shape(b, sizeof b, 2 * p.rank, t),
+                     PAD_VALUES[p.a[8]]);
     } else {
         int dim = p.a[0] < 0 ? p.a[0] + p.rank : p.a[0];
         if (dim < 0 || dim >= p.rank || slice_count(xd[dim], p.a[1], p.a[2] == END_MAX ? INT64_MAX : p.a[2], p.a[3]) < 1)
@@ -383,7 +412,7 @@ static void sh_emit(grid *gr, sh_pt p, int quick)
     par_gen g = p.edge ? su_edge(8.0) : su_uniform(-1.0, 1.0);
     for (int i = 0; i < (p.op == S_CONCAT ? p.a[0] : 1); i++) {
         char name[8];
-        int64_t di[4];
+        int64_t di[6];
         memcpy(di, xd, sizeof di);
         if (p.op == S_CONCAT) di[p.a[1] < 0 ? p.a[1] + p.rank : p.a[1]] = p.a[2 + i];
         snprintf(name, sizeof name, "x%d", i);
@@ -404,7 +433,8 @@ static void sh_emit(grid *gr, sh_pt p, int quick)
     case S_PAD:
         for (int i = 0; i < 2 * p.rank; i++) ia[i] = p.a[i];
         at[na++] = par_a_ints("pads", 2 * p.rank, ia);
-        at[na++] = par_a_float("value", PAD_VALUES[p.a[8]]);
+        if (p.a[9]) at[na++] = par_a_str("mode", PAD_MODES[p.a[9]]);
+        else at[na++] = par_a_float("value", PAD_VALUES[p.a[8]]);
         break;
     default:
         at[na++] = par_a_int("dim", p.a[0]);
@@ -515,6 +545,32 @@ static void shape_permute(grid *gr)
     }
 }
 
+/* Ranks 5 and 6 as models use them: channel shuffle (ShuffleNet: [N, g, C/g, H, W], swap the group axes) and pixel
+ * shuffle (ESPCN / PixelShuffle: [N, C, r, r, H, W] -> [N, C, H, r, W, r]), then a few other rank-5/6 orders. */
+static void shape_permute_high(grid *gr)
+{
+    static const int P[][14] = {
+        /* rank, dims..., perm... */
+        {5, 1, 2, 4, 5, 5, 0, 2, 1, 3, 4},             {5, 2, 4, 8, 7, 7, 0, 2, 1, 3, 4},
+        {5, 1, 3, 16, 14, 14, 0, 2, 1, 3, 4},          {5, 2, 3, 4, 5, 6, 4, 3, 2, 1, 0},
+        {5, 2, 3, 4, 5, 6, 0, 3, 4, 1, 2},             {6, 1, 3, 2, 2, 5, 5, 0, 1, 4, 2, 5, 3},
+        {6, 2, 4, 3, 3, 4, 6, 0, 1, 4, 2, 5, 3},       {6, 1, 8, 4, 4, 8, 8, 0, 1, 4, 2, 5, 3},
+        {6, 2, 3, 2, 3, 2, 3, 5, 4, 3, 2, 1, 0},       {6, 2, 3, 2, 3, 2, 3, 0, 2, 4, 1, 3, 5},
+    };
+    enum { PQ = 7, PN = 10 };
+    for (int k = 0; k < PN; k++) {
+        sh_pt p;
+        memset(&p, 0, sizeof p);
+        p.op = S_PERMUTE;
+        p.rank = P[k][0];
+        for (int i = 0; i < p.rank; i++) {
+            p.d[i] = P[k][1 + i];
+            p.a[i] = P[k][1 + p.rank + i];
+        }
+        sh_emit(gr, p, k < PQ && k != 2);
+    }
+}
+
 static void shape_pad(grid *gr)
 {
     for (int sh = 0; sh < SSN; sh++)
@@ -535,6 +591,39 @@ static void shape_pad(grid *gr)
                 p.a[8] = v;
                 sh_emit(gr, p, sh < SSQ && (v == 0 || k == 1) && k != 5);
                 if (v == 0 && k == 1) {
+                    p.edge = 1;
+                    sh_emit(gr, p, sh < SSQ);
+                }
+            }
+}
+
+/* reflect and replicate: per dimension, symmetric and asymmetric, up to the largest reflect pad (size - 1) */
+static void shape_pad_modes(grid *gr)
+{
+    for (int sh = 0; sh < SSN; sh++)
+        for (int mode = 1; mode < 3; mode++)
+            for (int k = 0; k < 6; k++) {
+                sh_pt p = sh_base(S_PAD, sh);
+                int r = p.rank, last = p.d[r - 1] - 1, first = p.d[0] - 1;
+                /* 0 last dim (1,1); 1 last dim (0,2); 2 last two dims (2,1),(1,0); 3 last dim maximal (size-1 both);
+                 * 4 every dim (1,1) where size > 1; 5 first dim maximal begin, 1 at the end of the last dim */
+                switch (k) {
+                case 0: p.a[2 * r - 2] = p.a[2 * r - 1] = 1; break;
+                case 1: p.a[2 * r - 1] = 2; break;
+                case 2: if (r < 2) continue; p.a[2 * r - 4] = 2; p.a[2 * r - 3] = 1; p.a[2 * r - 2] = 1; break;
+                case 3: p.a[2 * r - 2] = p.a[2 * r - 1] = last; break;
+                case 4: for (int i = 0; i < r; i++) p.a[2 * i] = p.a[2 * i + 1] = p.d[i] > 1; break;
+                default: p.a[0] = first; p.a[2 * r - 1] = 1; break;
+                }
+                int ok = 1, any = 0;
+                for (int i = 0; i < 2 * r; i++) {
+                    if (mode == 1 && p.a[i] >= p.d[i / 2]) ok = 0; /* reflect needs pad < size */
+                    any |= p.a[i] != 0;
+                }
+                if (!ok || !any) continue;
+                p.a[9] = mode;
+                sh_emit(gr, p, sh < SSQ && k != 4);
+                if (k == 2) {
                     p.edge = 1;
                     sh_emit(gr, p, sh < SSQ);
                 }
@@ -564,7 +653,9 @@ void par_sweep_shape(par_sweep *s)
     shape_reshape(&gr);
     shape_flatten(&gr);
     shape_permute(&gr);
+    shape_permute_high(&gr);
     shape_pad(&gr);
+    shape_pad_modes(&gr);
     shape_slice(&gr);
     /* Quantized forms of the ops that have one (all but pad). */
     for (int op = 0; op < S_N; op++) {

@@ -9,7 +9,8 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/pa
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
 
-# test_exec loads them from the folder beside its own executable.
+# test_exec and test_ftz load them from the folder beside their own executable.
 $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
 # test_ties runs build/parity with tieaway.so.
 $(BUILD)/tests/test_ties: | $(TEST_PLUGINS)
+$(BUILD)/tests/test_ftz: | $(TEST_PLUGINS)

@@ -1,0 +1,125 @@
+/*
+ * example_norm.c - the example backend's kernels of sqrt, rsqrt, sum, amax, layer_norm, group_norm and
+ * instance_norm: plain float32 loops over logical NCHW, row-major tensors.
+ *
+ * The norms compute the statistics in one pass, as many production kernels do (the cpu backend is two-pass, so the
+ * harness sees each form):
+ *   layer_norm                    Welford's running mean and M2 (m += (x - m) / k; M2 += (x - m_old) (x - m))
+ *   group_norm, instance_norm     the sums of x and of x^2, var = E[x^2] - mean^2 (clamped at 0); this form
+ *                                 loses accuracy when mean^2 >> var, which the oracle's budget accounts for
+ * then (x - mean) * rsqrt(var + eps) * w + b. Kernels do not allocate.
+ */
+#include <math.h>
+
+#include "example.h"
+
+/* sqrt is correctly rounded (IEEE); rsqrt is computed in double and rounded once. sqrt(-0) = -0 and 1 / -0 = -inf,
+ * as IEEE and PyTorch. */
+void ex_sqrt(const ex_plan *p, const par_node *n)
+{
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    for (int64_t i = 0; i < ex_out_value(p, n)->numel; i++) y[i] = sqrtf(x[i]);
+}
+
+void ex_rsqrt(const ex_plan *p, const par_node *n)
+{
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    for (int64_t i = 0; i < ex_out_value(p, n)->numel; i++) y[i] = (float)(1.0 / sqrt((double)x[i]));
+}
+
+/* sum / amax: every input element is folded into the output element it reduces to (0 stride along reduced axes).
+ * amax keeps a NaN once it has one (v > NaN is false), as PyTorch's NaN propagation. */
+static void reduce(const ex_plan *p, const par_node *n, int amax)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
+    const float *x = ex_in(p, n, 0);
+    float *y = ex_out(p, n);
+    const int32_t rank = xv->rank;
+    int reduced[PAR_MAX_RANK] = {0};
+    for (int32_t i = 0; i < par_attr_count(n, "axes"); i++) {
+        int64_t ax = par_attr_ints_at(n, "axes", i, 0);
+        reduced[ax < 0 ? ax + rank : ax] = 1;
+    }
+    int64_t ostride[PAR_MAX_RANK], s = 1;
+    for (int32_t d = rank - 1; d >= 0; d--) {
+        ostride[d] = reduced[d] ? 0 : s;
+        if (!reduced[d]) s *= xv->dims[d];
+    }
+    for (int64_t i = 0; i < yv->numel; i++) y[i] = amax ? -INFINITY : 0.0f;
+    for (int64_t i = 0; i < xv->numel; i++) {
+        float *o = &y[ex_offset(i, xv->dims, rank, ostride)];
+        if (!amax) *o += x[i];
+        else if (x[i] > *o || x[i] != x[i]) *o = x[i];
+    }
+}
+
+void ex_sum(const ex_plan *p, const par_node *n)
+{
+    reduce(p, n, 0);
+}
+
+void ex_amax(const ex_plan *p, const par_node *n)
+{
+    reduce(p, n, 1);
+}
+
+/* Normalize groups of `len` contiguous elements; element j of group g takes weight index
+ * (g % per_sample) * cpg + j / inner. welford: 1 Welford, 0 E[x^2] - mean^2. */
+static void norm(const ex_plan *p, const par_node *n, int64_t len, int64_t per_sample, int64_t cpg, int64_t inner,
+                 int welford)
+{
+    const float *x = ex_in(p, n, 0), *w = ex_in(p, n, 1), *b = ex_in(p, n, 2);
+    float *y = ex_out(p, n);
+    const float eps = (float)par_attr_float(n, "eps", 1e-5);
+    const int64_t groups = len > 0 ? ex_in_value(p, n, 0)->numel / len : 0;
+    for (int64_t g = 0; g < groups; g++) {
+        const float *xg = x + g * len;
+        float *yg = y + g * len;
+        float mean = 0.0f, var;
+        if (welford) {
+            float m2 = 0.0f;
+            for (int64_t j = 0; j < len; j++) {
+                const float d = xg[j] - mean;
+                mean += d / (float)(j + 1);
+                m2 += d * (xg[j] - mean);
+            }
+            var = m2 / (float)len;
+        } else {
+            float s1 = 0.0f, s2 = 0.0f;
+            for (int64_t j = 0; j < len; j++) s1 += xg[j], s2 += xg[j] * xg[j];
+            mean = s1 / (float)len;
+            var = s2 / (float)len - mean * mean;
+            if (var < 0.0f) var = 0.0f;
+        }
+        const float r = 1.0f / sqrtf(var + eps);
+        for (int64_t j = 0; j < len; j++) {
+            const int64_t k = (g % per_sample) * cpg + j / inner;
+            yg[j] = (xg[j] - mean) * r * (w ? w[k] : 1.0f) + (b ? b[k] : 0.0f);
+        }
+    }
+}
+
+void ex_layer_norm(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0);
+    const int32_t k = par_attr_count(n, "normalized_shape");
+    const int64_t len = ex_prod(xv->dims, xv->rank - k, xv->rank);
+    norm(p, n, len, 1, len, 1, 1);
+}
+
+void ex_group_norm(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0);
+    const int64_t groups = par_attr_int(n, "num_groups", 1), cpg = xv->dims[1] / groups;
+    const int64_t inner = ex_prod(xv->dims, 2, xv->rank);
+    norm(p, n, cpg * inner, groups, cpg, inner, 0);
+}
+
+void ex_instance_norm(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0);
+    const int64_t inner = ex_prod(xv->dims, 2, xv->rank);
+    norm(p, n, inner, xv->dims[1], 1, inner, 0);
+}

@@ -1,0 +1,203 @@
+/*
+ * select.c - sweep spec of the selection ops: where (cond, a and b broadcast in every way: equal shapes, each one a
+ * scalar, each one missing leading dimensions, size-1 dimensions on each side), masked_fill (masks broadcast to x's
+ * shape from every rank, fill values exact, inexact and infinite), gather (every axis, negative too, index tensors of
+ * rank 0 to 2, repeated indices) and embedding (tables [V, D] with V up to 3000 in full). Masks come all true, all
+ * false, half true and sparse (about 1 in 11 true); values are uniform or edge values (the ops are exact).
+ *
+ * It must not encode expected results; it only describes cases.
+ */
+#include "sweep_util.h"
+
+enum { MASK_RANDOM, MASK_TRUE, MASK_FALSE, MASK_SPARSE, MASK_N };
+static const char *const MASK_NAMES[MASK_N] = {"random", "true", "false", "sparse"};
+
+static par_gen mask_gen(int kind)
+{
+    switch (kind) {
+    case MASK_TRUE: return (par_gen){PAR_DIST_CONST, 1, 0, 0, 0};
+    case MASK_FALSE: return (par_gen){PAR_DIST_CONST, 0, 0, 0, 0};
+    /* normal(0, 0.37) rounded and saturated to [0, 1]: true when the draw exceeds 0.5, P(z > 1.35) ~ 0.09 */
+    case MASK_SPARSE: return (par_gen){PAR_DIST_NORMAL, 0, 0.37, 0, 0};
+    default: return (par_gen){PAR_DIST_UNIFORM, 0, 1, 0, 0};
+    }
+}
+
+/* A grid point: op, three shapes (rank + dims), mask kind, edge values, one parameter (fill value / axis). */
+typedef struct sel_pt {
+    int op, r[3], d[3][4], mask, edge, param;
+} sel_pt;
+
+enum { OP_WHERE, OP_MASKED_FILL, OP_GATHER, OP_EMBEDDING };
+static const char *const SEL_OPS[4] = {"where", "masked_fill", "gather", "embedding"};
+static const double FILL_VALUES[5] = {0.0, -1e9, 0.1, 3.5, -INFINITY};
+
+static void dims_of(const sel_pt *p, int i, int64_t *d)
+{
+    for (int k = 0; k < p->r[i]; k++) d[k] = p->d[i][k];
+}
+
+static void sel_emit(grid *gr, sel_pt p, int quick)
+{
+    int64_t d[3][4], big = 0;
+    char s[3][64];
+    int n_in = p.op == OP_WHERE ? 3 : 2;
+    for (int i = 0; i < n_in; i++) {
+        dims_of(&p, i, d[i]);
+        su_shape(s[i], sizeof s[i], p.r[i], d[i]);
+        big = su_max64(big, su_numel(p.r[i], d[i]));
+    }
+    /* the output's size: the broadcast (where), x (masked_fill), gathered rows */
+    if (p.op == OP_WHERE) {
+        int64_t n = 1;
+        for (int k = 1; k <= 4; k++) {
+            int64_t m = 1;
+            for (int i = 0; i < 3; i++)
+                if (p.r[i] - k >= 0 && d[i][p.r[i] - k] > m) m = d[i][p.r[i] - k];
+            n *= m;
+        }
+        big = su_max64(big, n);
+    } else if (p.op == OP_GATHER) {
+        int ax = p.param < 0 ? p.param + p.r[0] : p.param;
+        big = su_max64(big, su_numel(p.r[0], d[0]) / d[0][ax] * su_numel(p.r[1], d[1]));
+    } else if (p.op == OP_EMBEDDING) {
+        big = su_max64(big, su_numel(p.r[0], d[0]) * d[1][1]);
+    }
+    if (!grid_take(gr, &p, quick, big, 0)) return;
+    const char *op = SEL_OPS[p.op];
+    char args[256], tail[48] = "";
+    switch (p.op) {
+    case OP_WHERE: snprintf(args, sizeof args, "cond=%s,a=%s,b=%s,mask=%s", s[0], s[1], s[2], MASK_NAMES[p.mask]); break;
+    case OP_MASKED_FILL:
+        snprintf(args, sizeof args, "x=%s,mask=%s,value=%g,fill=%s", s[0], s[1], FILL_VALUES[p.param],
+                 MASK_NAMES[p.mask]);
+        break;
+    case OP_GATHER: snprintf(args, sizeof args, "x=%s,indices=%s,axis=%d", s[0], s[1], p.param); break;
+    default: snprintf(args, sizeof args, "indices=%s,weight=%s", s[0], s[1]); break;
+    }
+    if (p.edge) snprintf(tail, sizeof tail, ",x=edge");
+    par_case *c = par_sweep_case(gr->s, op, "%s(%s%s)", op, args, tail);
+    if (!c) return;
+    par_gen vals = p.edge ? su_edge(8.0) : su_uniform(-1.0, 1.0);
+    int32_t in[3];
+    par_attr at[1];
+    int na = 0;
+    switch (p.op) {
+    case OP_WHERE:
+        in[0] = par_case_input(c, "cond", PAR_DTYPE_BOOL, p.r[0], d[0], mask_gen(p.mask));
+        in[1] = par_case_input(c, "a", PAR_DTYPE_F32, p.r[1], d[1], vals);
+        /* b in a range apart from a's, so that a wrong choice is never close */
+        in[2] = par_case_input(c, "b", PAR_DTYPE_F32, p.r[2], d[2], p.edge ? vals : su_uniform(2.0, 3.0));
+        break;
+    case OP_MASKED_FILL:
+        in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.r[0], d[0], vals);
+        in[1] = par_case_input(c, "mask", PAR_DTYPE_BOOL, p.r[1], d[1], mask_gen(p.mask));
+        at[na++] = par_a_float("value", FILL_VALUES[p.param]);
+        break;
+    case OP_GATHER: {
+        int ax = p.param < 0 ? p.param + p.r[0] : p.param;
+        in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.r[0], d[0], vals);
+        /* indices uniform in [0, n - 1]: with more indices than rows they repeat */
+        in[1] = par_case_input(c, "indices", PAR_DTYPE_I32, p.r[1], d[1], su_uniform(0, (double)(d[0][ax] - 1)));
+        at[na++] = par_a_int("axis", p.param);
+        break;
+    }
+    default:
+        in[0] = par_case_input(c, "indices", PAR_DTYPE_I32, p.r[0], d[0], su_uniform(0, (double)(d[1][0] - 1)));
+        in[1] = par_case_input(c, "weight", PAR_DTYPE_F32, 2, d[1], p.edge ? vals : su_weight());
+        break;
+    }
+    par_out_spec o = {"y", 0, 0.0f, 0};
+    par_case_output(c, par_case_node(c, op, n_in, in, na, at, &o));
+    par_sweep_done(gr->s, c);
+}
+
+static void set_shape(sel_pt *p, int i, const int *s)
+{
+    p->r[i] = s[0];
+    for (int k = 0; k < s[0]; k++) p->d[i][k] = s[1 + k];
+}
+
+/* where: {cond, a, b} shapes, each row "rank, dims...". The first WQ rows are quick. */
+static const int WSH[][3][5] = {
+    {{3, 2, 3, 4}, {3, 2, 3, 4}, {3, 2, 3, 4}},       /* equal */
+    {{3, 2, 3, 4}, {1, 4}, {0}},                      /* a missing leading dims, b a scalar */
+    {{2, 3, 1}, {2, 1, 4}, {2, 3, 4}},                /* size-1 dims on cond and a */
+    {{1, 1}, {3, 2, 3, 4}, {3, 2, 1, 4}},             /* cond one element, b size 1 in the middle */
+    {{0}, {2, 5, 6}, {2, 5, 1}},                      /* cond a scalar */
+    {{2, 5, 6}, {0}, {0}},                            /* a and b scalars */
+    {{4, 2, 1, 1, 5}, {3, 3, 1, 1}, {3, 1, 4, 5}},    /* every input broadcast on some dim */
+    {{4, 1, 1, 8, 8}, {4, 2, 4, 8, 8}, {4, 2, 4, 8, 8}}, /* an attention-style mask */
+    {{3, 4, 16, 33}, {3, 4, 16, 33}, {3, 4, 16, 33}},
+    {{2, 64, 1}, {3, 2, 64, 64}, {1, 64}},
+    {{4, 1, 12, 64, 64}, {4, 1, 12, 64, 64}, {0}},
+};
+enum { WQ = 7, WN = 11 };
+
+/* masked_fill: {x, mask} shapes. */
+static const int MSH[][2][5] = {
+    {{3, 2, 3, 4}, {3, 2, 3, 4}}, {{3, 2, 3, 4}, {1, 4}},  {{3, 2, 3, 4}, {2, 3, 1}}, {{3, 2, 3, 4}, {0}},
+    {{4, 2, 4, 7, 7}, {2, 7, 7}}, {{4, 2, 4, 7, 7}, {4, 2, 1, 1, 7}}, {{1, 9}, {1, 1}},
+    {{4, 1, 12, 64, 64}, {4, 1, 1, 64, 64}}, {{3, 8, 16, 33}, {3, 8, 16, 33}},
+};
+enum { MQ = 7, MN = 9 };
+
+/* gather: x shapes and index shapes (rank 0 to 2). */
+static const int GX[][5] = {{1, 5}, {2, 4, 6}, {3, 3, 5, 7}, {4, 2, 3, 4, 5}, {2, 1000, 16}, {3, 4, 300, 9}};
+enum { GXQ = 4, GXN = 6 };
+static const int GI[][3] = {{0}, {1, 3}, {1, 12}, {2, 2, 4}, {2, 1, 1}};
+enum { GIQ = 4, GIN = 5 };
+
+/* embedding: tables [V, D] and index shapes. */
+static const int EW[][2] = {{10, 4}, {100, 16}, {7, 1}, {1000, 64}, {3000, 32}, {2500, 128}};
+enum { EWQ = 3, EWN = 6 };
+static const int EI[][3] = {{0}, {1, 7}, {2, 2, 5}, {2, 4, 16}};
+
+void par_sweep_select(par_sweep *s)
+{
+    grid gr;
+    grid_init(&gr, s, sizeof(sel_pt));
+    for (int i = 0; i < WN; i++)
+        for (int m = 0; m < MASK_N; m++)
+            for (int e = 0; e < 2; e++) {
+                sel_pt p;
+                memset(&p, 0, sizeof p);
+                p.op = OP_WHERE; p.mask = m; p.edge = e;
+                for (int k = 0; k < 3; k++) set_shape(&p, k, WSH[i][k]);
+                sel_emit(&gr, p, i < WQ && (m == MASK_RANDOM || i < 2) && (!e || m == MASK_RANDOM));
+            }
+    for (int i = 0; i < MN; i++)
+        for (int m = 0; m < MASK_N; m++)
+            for (int v = 0; v < 5; v++) {
+                sel_pt p;
+                memset(&p, 0, sizeof p);
+                p.op = OP_MASKED_FILL; p.mask = m; p.param = v;
+                for (int k = 0; k < 2; k++) set_shape(&p, k, MSH[i][k]);
+                sel_emit(&gr, p, i < MQ && (m == MASK_RANDOM || i == 0) && (v == 0 || v == 4 || i < 2));
+                if (m == MASK_RANDOM && v == 2) {
+                    p.edge = 1;
+                    sel_emit(&gr, p, i < 2);
+                }
+            }
+    for (int i = 0; i < GXN; i++)
+        for (int ax = -1; ax < GX[i][0]; ax++)
+            for (int j = 0; j < GIN; j++) {
+                sel_pt p;
+                memset(&p, 0, sizeof p);
+                p.op = OP_GATHER; p.param = ax;
+                set_shape(&p, 0, GX[i]);
+                set_shape(&p, 1, GI[j]);
+                sel_emit(&gr, p, i < GXQ && j < GIQ && (ax >= 0 || j == 1));
+            }
+    for (int i = 0; i < EWN; i++)
+        for (int j = 0; j < 4; j++)
+            for (int e = 0; e < 2; e++) {
+                sel_pt p;
+                memset(&p, 0, sizeof p);
+                p.op = OP_EMBEDDING; p.edge = e;
+                set_shape(&p, 0, EI[j]);
+                p.r[1] = 2; p.d[1][0] = EW[i][0]; p.d[1][1] = EW[i][1];
+                sel_emit(&gr, p, i < EWQ && (!e || j == 2));
+            }
+    grid_free(&gr);
+}
