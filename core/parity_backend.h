@@ -312,12 +312,18 @@ typedef size_t (*par_describe_fn)(void *ctx, char *buf, size_t len);
 typedef par_status (*par_microbench_fn)(void *ctx, const char *name, double *value, char *unit, size_t unit_len,
                                         par_msg *msg);
 
-/* Requantization schemes of quantized (qu8/qs8) ops, as a backend declares them (docs/oracle.md, "Quantized
- * tensors"): the reference computes the exact integer result under the declared scheme. */
+/* Requantization schemes of quantized (qu8/qs8) ops, as a backend declares them (docs/quantization.md): the
+ * reference computes the exact integer result under the declared scheme. Each scheme has a tie rule (how an exact
+ * half step of its own arithmetic rounds); where a single op's inputs are exact the oracle measures the rule the
+ * backend follows at those ties and fails a record whose ties contradict the declared one, also outside strict mode.
+ * New values are appended; the numbers never change. */
 typedef enum par_requant {
     PAR_REQUANT_FP32 = 0,     /* float multiply by the scale ratio, round to nearest even (XNNPACK fp32) */
     PAR_REQUANT_RNDNU = 1,    /* 64-bit fixed-point multiply, shift, round half up (XNNPACK rndnu) */
     PAR_REQUANT_GEMMLOWP = 2, /* saturating rounding doubling high multiply, rounding divide by 2^n (NNAPI, TFLite) */
+    PAR_REQUANT_RNDNA = 3,    /* rndnu's fixed-point multiply and shift, round half away from zero (XNNPACK rndna) */
+    PAR_REQUANT_PYTORCH_QNNP = 4, /* PyTorch's QNNPACK: fp32 requantization (half to even); add with 22-bit
+                                   * multipliers rounded half away from zero (pytorch_qnnp_add_quantize) */
 } par_requant;
 
 /* par_requant requant(void *ctx): the scheme of the backend's quantized ops; PAR_REQUANT_FP32 when absent. */

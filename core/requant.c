@@ -1,5 +1,5 @@
 /*
- * requant.c - the three requantization schemes (fp32, rndnu, gemmlowp), bit-exact, their parameter builders, the
+ * requant.c - the requantization schemes (fp32, rndnu, gemmlowp, rndna, pytorch_qnnp), bit-exact, their tie rules, their parameter builders, the
  * quantized add formula, lookup tables of elementwise functions and fused-activation clamps (docs/quantization.md).
  *
  * Every function here is the definition a backend is compared against bit for bit: keep each one literal to the
@@ -12,7 +12,8 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const scheme_names[PAR_REQUANT_N_SCHEMES] = {"fp32", "rndnu", "gemmlowp"};
+static const char *const scheme_names[PAR_REQUANT_N_SCHEMES] = {"fp32", "rndnu", "gemmlowp", "rndna",
+                                                                  "pytorch_qnnp"};
 
 const char *par_requant_name(par_requant s)
 {
@@ -98,7 +99,7 @@ par_status par_requant_params_init(par_requant_params *p, par_requant scheme, do
     p->scale = (float)scale;
     if (scheme != PAR_REQUANT_GEMMLOWP && !(p->scale < 256.0f))
         return par_msgf(msg, PAR_ERROR, "requant: scale ratio %.17g rounds to 256 in float", scale);
-    if (scheme == PAR_REQUANT_RNDNU) {
+    if (scheme == PAR_REQUANT_RNDNU || scheme == PAR_REQUANT_RNDNA) {
         /* The float ratio is exactly m * 2^-n with m its 24-bit significand (implicit bit restored) and n = 127 + 23
          * - biased exponent: scale in [2^-32, 2^8) gives n in [16, 55], so acc * m (|acc| <= 2^31, m < 2^24) and
          * the rounding constant 2^(n-1) fit in 63 bits. The result is round-half-up of acc * scale_f exactly. */
@@ -154,6 +155,18 @@ int32_t par_requant_rndnu(int64_t acc, const par_requant_params *p)
     return clamp_out(v + p->zero_point, p);
 }
 
+/* rndna (XNNPACK xnn_qs8_requantize_rndna, scalar signed64; QNNPACK's "precise"): rndnu's product, minus one when
+ * acc is negative, then rounded half up: a negative exact half (-2.5) becomes -2.5 - 2^-n, which rounds to -3, so
+ * ties round away from zero for both signs and nothing else changes (the product of an integer and m is a multiple
+ * of 2^-n, never strictly between it and the tie). */
+int32_t par_requant_rndna(int64_t acc, const par_requant_params *p)
+{
+    int32_t a = sat32(acc);
+    int64_t prod = (int64_t)a * (int64_t)p->multiplier - (a < 0 ? 1 : 0);
+    int64_t v = asr(prod + p->rounding, p->shift);
+    return clamp_out(v + p->zero_point, p);
+}
+
 /* gemmlowp SaturatingRoundingDoublingHighMul: the high 32 bits of 2ab, rounded half away from zero (the nudge is
  * +2^30 or 1 - 2^30, and the 64-bit division truncates toward zero); the one overflowing case, a = b = INT32_MIN,
  * saturates to INT32_MAX. */
@@ -195,6 +208,8 @@ int32_t par_requant_apply(int64_t acc, const par_requant_params *p)
     switch (p->scheme) {
     case PAR_REQUANT_RNDNU: return par_requant_rndnu(acc, p);
     case PAR_REQUANT_GEMMLOWP: return par_requant_gemmlowp(acc, p);
+    case PAR_REQUANT_RNDNA: return par_requant_rndna(acc, p);
+    case PAR_REQUANT_PYTORCH_QNNP:
     case PAR_REQUANT_FP32:
     default: return par_requant_fp32(acc, p);
     }
@@ -216,9 +231,10 @@ par_status par_requant_add_params_init(par_requant_add_params *p, par_requant sc
         return par_msgf(msg, PAR_ERROR, "requant add: input/output scale ratios %g, %g outside [2^-10, 2^8)",
                         (double)ra, (double)rb);
     /* shift = 127 + 20 - biased exponent of the larger ratio: the larger multiplier is then in [2^20, 2^21) and,
-     * with |q - z| <= 255, each product stays below 2^29 and their sum below 2^30. */
+     * with |q - z| <= 255, each product stays below 2^29 and their sum below 2^30. PyTorch's QNNPACK takes one bit
+     * more (shift = 21 - unbiased exponent, multipliers below 2^22, the sum below 2^31). */
     const float rmax = ra > rb ? ra : rb;
-    const int32_t shift = (int32_t)(127 + 20 - (f32_bits(rmax) >> 23));
+    const int32_t shift = (int32_t)(127 + (scheme == PAR_REQUANT_PYTORCH_QNNP ? 21 : 20) - (f32_bits(rmax) >> 23));
     p->scheme = scheme;
     p->shift = shift;
     p->a_multiplier = (int32_t)lrintf(ldexpf(ra, shift));
@@ -245,12 +261,88 @@ int32_t par_requant_add_acc(int64_t acc, const par_requant_add_params *p)
     int64_t fl = asr(acc, n), rem = acc & mask, v;
     switch (p->scheme) {
     case PAR_REQUANT_RNDNU: v = asr(acc + half, n); break;                            /* half up */
-    case PAR_REQUANT_GEMMLOWP: v = fl + (rem > half - (acc < 0 ? 0 : 1) ? 1 : 0); break; /* half away */
+    case PAR_REQUANT_GEMMLOWP:
+    case PAR_REQUANT_RNDNA:
+    case PAR_REQUANT_PYTORCH_QNNP: v = fl + (rem > half - (acc < 0 ? 0 : 1) ? 1 : 0); break; /* half away */
     case PAR_REQUANT_FP32:
     default: v = fl + (rem > half || (rem == half && (fl & 1)) ? 1 : 0); break;     /* half even */
     }
     v += p->zero_point;
     return v < p->qmin ? p->qmin : v > p->qmax ? p->qmax : (int32_t)v;
+}
+
+static const char *const tie_names[PAR_TIE_N_RULES] = {"even", "away", "up", "down", "zero"};
+static const char *const tie_words[PAR_TIE_N_RULES] = {"half to even", "half away from zero", "half up",
+                                                       "half down", "half toward zero"};
+
+const char *par_tie_rule_name(par_tie_rule r) { return (unsigned)r < PAR_TIE_N_RULES ? tie_names[r] : NULL; }
+const char *par_tie_rule_words(par_tie_rule r) { return (unsigned)r < PAR_TIE_N_RULES ? tie_words[r] : NULL; }
+
+double par_tie_round(double t, par_tie_rule r)
+{
+    const double k = floor(t); /* t = k + 1/2 */
+    switch (r) {
+    case PAR_TIE_EVEN: return fmod(k, 2.0) == 0 ? k : k + 1;
+    case PAR_TIE_AWAY: return t > 0 ? k + 1 : k;
+    case PAR_TIE_UP: return k + 1;
+    case PAR_TIE_DOWN: return k;
+    case PAR_TIE_ZERO:
+    default: return t > 0 ? k : k + 1;
+    }
+}
+
+par_tie_rule par_requant_tie_rule(par_requant s, int add)
+{
+    switch (s) {
+    case PAR_REQUANT_RNDNU: return PAR_TIE_UP;
+    case PAR_REQUANT_GEMMLOWP:
+    case PAR_REQUANT_RNDNA: return PAR_TIE_AWAY;
+    case PAR_REQUANT_PYTORCH_QNNP: return add ? PAR_TIE_AWAY : PAR_TIE_EVEN;
+    case PAR_REQUANT_FP32:
+    default: return PAR_TIE_EVEN;
+    }
+}
+
+int par_requant_tie(int64_t acc, const par_requant_params *p, double *t)
+{
+    const int32_t a = sat32(acc);
+    switch (p->scheme) {
+    case PAR_REQUANT_RNDNU:
+    case PAR_REQUANT_RNDNA: {
+        const int64_t prod = (int64_t)a * (int64_t)p->multiplier, mask = (INT64_C(1) << p->shift) - 1;
+        if ((prod & mask) != p->rounding) return 0;
+        *t = (double)asr(prod, p->shift) + 0.5;
+        return 1;
+    }
+    case PAR_REQUANT_GEMMLOWP: {
+        const int32_t left = p->shift > 0 ? p->shift : 0, right = p->shift > 0 ? 0 : -p->shift;
+        if (right < 1) return 0;
+        int32_t x = left ? sat32((int64_t)a * (INT64_C(1) << left)) : a;
+        x = par_requant_srdhm(x, p->multiplier);
+        const int64_t mask = (INT64_C(1) << right) - 1;
+        if (((int64_t)x & mask) != (INT64_C(1) << (right - 1))) return 0;
+        *t = (double)asr(x, right) + 0.5;
+        return 1;
+    }
+    case PAR_REQUANT_FP32:
+    case PAR_REQUANT_PYTORCH_QNNP:
+    default: {
+        /* the float product, where the magic-number addition rounds it (|f| < 2^22: below that every half-integer
+         * is a float, and the clamp in float would have decided the value first otherwise) */
+        const float f = (float)a * p->scale;
+        if (!(fabsf(f) < 0x1p22f) || f - floorf(f) != 0.5f) return 0;
+        *t = (double)f;
+        return 1;
+    }
+    }
+}
+
+int par_requant_add_tie(int64_t acc, const par_requant_add_params *p, double *t)
+{
+    const int64_t half = INT64_C(1) << (p->shift - 1), mask = (INT64_C(1) << p->shift) - 1;
+    if ((acc & mask) != half) return 0;
+    *t = (double)asr(acc, p->shift) + 0.5;
+    return 1;
 }
 
 void par_requant_lut(double (*f)(double), par_dtype in_dtype, float in_scale, int32_t in_zp, float out_scale,

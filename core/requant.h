@@ -11,6 +11,10 @@
  *   gemmlowp r as a Q31 multiplier M in [2^30, 2^31) and an exponent; saturating rounding doubling high multiply
  *            (round half away from zero), then rounding divide by a power of two (round half away from zero): two
  *            roundings (gemmlowp, TFLite, NNAPI).
+ *   rndna    rndnu's representation; the exact product rounded half away from zero (XNNPACK "rndna", formerly
+ *            "precise").
+ *   pytorch_qnnp  PyTorch's QNNPACK: fp32 for conv, linear, averages and products; its add formula (22-bit
+ *            multipliers) rounds half away from zero (pytorch_qnnp_add_quantize).
  * They agree except near ties of the exact product, where they differ by one step.
  *
  * Backends may use these functions directly (they are header-declared, plain C, no harness dependency beyond
@@ -24,22 +28,22 @@
 
 #include "parity_backend.h"
 
-#define PAR_REQUANT_N_SCHEMES 3
+#define PAR_REQUANT_N_SCHEMES 5
 
 /* Parameters of one requantization, built once per output tensor (or per output channel) at prepare time. */
 typedef struct par_requant_params {
     par_requant scheme;
     double real_scale;   /* the real ratio r = s_acc / s_out the params were built from (double) */
     float scale;         /* fp32: r rounded to float (as XNNPACK computes it; see par_requant_scale_f32) */
-    int32_t multiplier;  /* rndnu: 24-bit mantissa in [2^23, 2^24); gemmlowp: Q31 multiplier in [2^30, 2^31) */
-    int32_t shift;       /* rndnu: right shift in [24, 56); gemmlowp: TFLite's exponent (> 0: left shift of the
+    int32_t multiplier;  /* rndnu, rndna: 24-bit mantissa in [2^23, 2^24); gemmlowp: Q31 multiplier in [2^30, 2^31) */
+    int32_t shift;       /* rndnu, rndna: right shift in [16, 56); gemmlowp: TFLite's exponent (> 0: left shift of the
                           * input, < 0: rounding right shift), in [-31, 30] */
-    int64_t rounding;    /* rndnu: 2^(shift - 1) */
+    int64_t rounding;    /* rndnu, rndna: 2^(shift - 1) */
     int32_t zero_point;  /* output zero point */
     int32_t qmin, qmax;  /* output clamp in stored integers (fused activation already folded in) */
 } par_requant_params;
 
-/* Scheme names, "fp32", "rndnu", "gemmlowp"; NULL for an unknown value. */
+/* Scheme names, "fp32", "rndnu", "gemmlowp", "rndna", "pytorch_qnnp"; NULL for an unknown value. */
 const char *par_requant_name(par_requant s);
 /* Parse a name; returns 0 and sets *s, or -1 for an unknown name. */
 int par_requant_parse(const char *name, par_requant *s);
@@ -69,7 +73,8 @@ par_status par_requant_params_for(par_requant_params *p, par_requant scheme, flo
 int32_t par_requant_fp32(int64_t acc, const par_requant_params *p);
 int32_t par_requant_rndnu(int64_t acc, const par_requant_params *p);
 int32_t par_requant_gemmlowp(int64_t acc, const par_requant_params *p);
-/* Dispatch on p->scheme. */
+int32_t par_requant_rndna(int64_t acc, const par_requant_params *p);
+/* Dispatch on p->scheme (pytorch_qnnp requantizes as fp32). */
 int32_t par_requant_apply(int64_t acc, const par_requant_params *p);
 
 /* The gemmlowp primitives, exposed for backends and tests (gemmlowp/fixedpoint/fixedpoint.h semantics). */
@@ -82,12 +87,15 @@ int32_t par_requant_rdivpot(int32_t x, int32_t exponent);     /* RoundingDivideB
  *   acc = m_a (qa - za) + m_b (qb - zb)   (exact; |acc| < 2^30)
  *   q   = clamp(zp + round_scheme(acc / 2^shift), qmin, qmax)
  * where round_scheme is round-half-even (fp32), round-half-up (rndnu, which is XNNPACK's qs8/qu8 vadd bit for bit)
- * or round-half-away-from-zero (gemmlowp). Both ratios must lie in [2^-10, 2^8) (XNNPACK's range). */
+ * or round-half-away-from-zero (gemmlowp, rndna). pytorch_qnnp is PyTorch QNNPACK's q8vadd
+ * (pytorch_qnnp_compute_scalar_add_quantization_params and pytorch_qnnp_add_quantize): the same formula with the
+ * larger multiplier in [2^21, 2^22) (shift one more), rounded half away from zero. Both ratios must lie in
+ * [2^-10, 2^8) (XNNPACK's and QNNPACK's range). */
 typedef struct par_requant_add_params {
     par_requant scheme;
     int32_t a_multiplier, b_multiplier;
     int32_t a_zero_point, b_zero_point;
-    int32_t shift;       /* in [12, 30] */
+    int32_t shift;       /* in [12, 31] */
     int32_t zero_point, qmin, qmax;
 } par_requant_add_params;
 
@@ -98,6 +106,34 @@ int32_t par_requant_add(int32_t qa, int32_t qb, const par_requant_add_params *p)
 /* The final step alone: clamp(zp + round_scheme(acc / 2^shift)) of an accumulator acc = m_a (qa - za) + m_b (qb -
  * zb) computed elsewhere (broadcasting loops). */
 int32_t par_requant_add_acc(int64_t acc, const par_requant_add_params *p);
+
+/* Tie rules: how a value exactly halfway between two integers k and k + 1 rounds. */
+typedef enum par_tie_rule {
+    PAR_TIE_EVEN = 0,  /* to the even one */
+    PAR_TIE_AWAY = 1,  /* away from zero */
+    PAR_TIE_UP = 2,    /* toward +infinity */
+    PAR_TIE_DOWN = 3,  /* toward -infinity */
+    PAR_TIE_ZERO = 4,  /* toward zero */
+} par_tie_rule;
+#define PAR_TIE_N_RULES 5
+
+/* "even", "away", "up", "down", "zero"; NULL for an unknown value. */
+const char *par_tie_rule_name(par_tie_rule r);
+/* Words for a reason: "half to even", "half away from zero", ... */
+const char *par_tie_rule_words(par_tie_rule r);
+/* The integer a rule picks for the tie t = k + 1/2 (t a half-integer, before the zero point). */
+double par_tie_round(double t, par_tie_rule r);
+/* The tie rule of a scheme's requantization (add: 0) or of its add formula (add: 1). */
+par_tie_rule par_requant_tie_rule(par_requant s, int add);
+
+/* Ties of a scheme's own arithmetic: 1 when acc requantized by p lands exactly halfway between two integers before
+ * its final rounding, with *t that value (k + 1/2, before the zero point and the clamp); 0 otherwise. fp32 and
+ * pytorch_qnnp: the float product (float)acc * scale; rndnu and rndna: the 64-bit product acc * m over 2^shift;
+ * gemmlowp: the SRDHM result over 2^right (its final rounding; the first may itself have rounded). The rule that
+ * decides such a tie is par_requant_tie_rule's. */
+int par_requant_tie(int64_t acc, const par_requant_params *p, double *t);
+/* The same for the add formula: acc / 2^shift exactly halfway. */
+int par_requant_add_tie(int64_t acc, const par_requant_add_params *p, double *t);
 
 /* The lookup table of an elementwise function f for a quantized input (qmin..qmax of in_dtype, per-tensor in_scale,
  * in_zp) and output (out_scale, out_zp, [out_qmin, out_qmax]): table[q - in_qmin] = the fp32-scheme quantization of

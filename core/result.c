@@ -90,8 +90,11 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     if (r->done != 0 && r->done != 1) bad = "field done is neither 0 nor 1";
     else if ((int)r->verdict < 0 || (int)r->verdict >= PAR_V_COUNT) bad = "verdict out of range";
     else if (r->m.worst_output < 0 || r->m.worst_rank < 0 || r->m.worst_rank > PAR_MAX_RANK || r->m.n < 0 ||
-             r->m.n_over < 0 || r->t.runs < 0 || r->output_bytes < 0 || r->output_dropped < 0 || r->n_algos < 0)
+             r->m.n_over < 0 || r->t.runs < 0 || r->output_bytes < 0 || r->output_dropped < 0 || r->n_algos < 0 ||
+             r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES)
         bad = "a count or index out of range";
+    for (int k = 0; !bad && k < PAR_TIE_RULES; k++)
+        if (r->m.tie_rule_n[k] < 0 || r->m.tie_rule_n[k] > r->m.tie_n) bad = "a tie count out of range";
     for (int32_t i = 0; !bad && i < r->n_algos && i < PAR_RESULT_ALGOS; i++)
         if (r->algos[i].node < 0 || r->algos[i].algo <= PAR_ALGO_DIRECT || r->algos[i].algo >= PAR_ALGO_COUNT)
             bad = "a declared algorithm out of range";

@@ -21,6 +21,9 @@ typedef enum par_verdict {
 
 const char *par_verdict_name(par_verdict v); /* "PASS", "FAIL", ... */
 
+/* Tie rules counted (core/requant.h, par_tie_rule: even, away, up, down, zero). */
+#define PAR_TIE_RULES 5
+
 /* Step-difference histogram of integer outputs: bins <= -3, -2, -1, 0, +1, +2, >= +3. */
 #define PAR_HIST_BINS 7
 #define PAR_HIST_ZERO 3
@@ -49,6 +52,15 @@ typedef struct par_metrics {
     int64_t hist[PAR_HIST_BINS]; /* step differences backend - reference: <=-3, -2, -1, 0, +1, +2, >=+3 */
     double bias_bound;       /* the largest |mean signed difference| rounding can explain, on the side of the bias */
     int32_t bias_over;       /* 1 when |bias| exceeds bias_bound: a FAIL even with every element in range */
+    /* Ties (docs/quantization.md, "Ties"): elements where the declared scheme's own arithmetic lands exactly halfway
+     * between two integers k and k + 1 and the node's inputs are exact, so the backend's integer shows its tie
+     * rule. Zero when none. */
+    int64_t tie_n;           /* ties judged */
+    int64_t tie_rule_n[PAR_TIE_RULES]; /* ties whose integer is that rule's choice (par_tie_rule order: even, away,
+                                        * up, down, zero); one tie counts for every rule choosing its integer */
+    int64_t tie_other;       /* ties whose integer is neither k nor k + 1 */
+    int32_t tie_declared;    /* the declared scheme's rule (par_tie_rule) at those ties; -1 when none */
+    int32_t tie_over;        /* 1 when some tie contradicts the declared rule: a FAIL, also outside strict mode */
 } par_metrics;
 
 typedef struct par_timing {

@@ -32,6 +32,7 @@
 #include "xsup.h"
 #include "gblob.h"
 
+#include "core/requant.h"
 #include "reference/conv_winograd.h" /* par_algo_check */
 
 #include <errno.h>
@@ -107,7 +108,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
             if (m.type == XM_PROBE && !got_probe) {
                 got_probe = 1;
                 par_text_clean(inst->describe, sizeof inst->describe, m.text, sizeof m.text, 1);
-                if (m.requant < 0 || m.requant > PAR_REQUANT_GEMMLOWP)
+                if (m.requant < 0 || m.requant >= PAR_REQUANT_N_SCHEMES)
                     par_xdecide(&s, PAR_V_ERROR, "declares unknown requantization scheme %d", (int)m.requant);
                 inst->requant = m.requant;
                 inst->requant_exact = m.requant_exact != 0;

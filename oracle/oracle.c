@@ -9,12 +9,46 @@
 
 #include <math.h>
 
+#include "core/requant.h"
 #include "core/tensor.h"
+
+_Static_assert(PAR_TIE_RULES == PAR_TIE_N_RULES, "result.h counts every rule of requant.h");
 
 void par_metrics_init(par_metrics *m)
 {
     memset(m, 0, sizeof *m);
     m->worst_index = -1;
+    m->tie_declared = -1;
+}
+
+/* Ties (docs/quantization.md, "Ties"): at every element where the reference recorded an exact tie t = k + 1/2 of the
+ * declared scheme's arithmetic (inputs exact), the backend's integer b (read back from a dequantized float when the
+ * tensor is one) is one rule's choice or another's; each rule choosing b counts the tie. A tie whose integer is not
+ * the declared rule's contradicts the declared scheme: no correct backend of that scheme rounds it otherwise, so
+ * the output fails whatever its range allows. Ties are pinned only by ops with an integer formula; the reference
+ * records none elsewhere (bilinear, softmax, tables). */
+static int64_t judge_ties(const par_rt *ref, const void *got, par_metrics *m)
+{
+    if (!ref->tie || (unsigned)ref->tie_rule >= PAR_TIE_N_RULES) return 0;
+    for (int64_t i = 0; i < ref->numel; i++) {
+        const double t = ref->tie[i];
+        if (isnan(t)) continue;
+        double x = par_elem_get(ref->dtype, got, i);
+        if (ref->tie_scale > 0) x = nearbyint(x / ref->tie_scale);
+        else x -= ref->tie_zp;
+        m->tie_n++;
+        int any = 0;
+        for (int r = 0; r < PAR_TIE_N_RULES; r++)
+            if (par_tie_round(t, (par_tie_rule)r) == x) {
+                m->tie_rule_n[r]++;
+                any = 1;
+            }
+        m->tie_other += !any;
+    }
+    if (m->tie_n == 0) return 0;
+    m->tie_declared = ref->tie_rule;
+    m->tie_over = m->tie_rule_n[ref->tie_rule] < m->tie_n;
+    return m->tie_over;
 }
 
 /* Ordered integer line of f16 bits (for ULP distances of f16 outputs). */
@@ -87,8 +121,9 @@ static int64_t compare_quant(const par_rt *ref, const void *got, par_metrics *m)
 int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
 {
     par_metrics_init(m);
+    const int64_t tie_bad = judge_ties(ref, got, m);
     if (ref->dtype == PAR_DTYPE_QU8 || ref->dtype == PAR_DTYPE_QS8) {
-        int64_t bad = compare_quant(ref, got, m);
+        int64_t bad = compare_quant(ref, got, m) + tie_bad;
         if (m->worst_index >= 0) {
             m->worst_rank = ref->rank;
             int64_t rem = m->worst_index;
@@ -156,7 +191,7 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
             rem /= ref->dims[k];
         }
     }
-    return m->n_over + m->n_nonfinite;
+    return m->n_over + m->n_nonfinite + tie_bad;
 }
 
 void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
@@ -180,6 +215,11 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
     acc->n_labelled += m->n_labelled;
     for (int k = 0; k < PAR_HIST_BINS; k++) acc->hist[k] += m->hist[k];
     acc->max_ratio = fmax(acc->max_ratio, m->max_ratio);
+    acc->tie_n += m->tie_n;
+    acc->tie_other += m->tie_other;
+    for (int k = 0; k < PAR_TIE_RULES; k++) acc->tie_rule_n[k] += m->tie_rule_n[k];
+    if (acc->tie_declared < 0 || (m->tie_over && !acc->tie_over)) acc->tie_declared = m->tie_declared;
+    acc->tie_over |= m->tie_over;
     if (take_worst && m->worst_index >= 0) {
         acc->worst_output = output;
         acc->worst_index = m->worst_index;
@@ -195,8 +235,8 @@ par_prec par_prec_of_backend(const par_backend_inst *inst)
 {
     par_arith a = (inst->arith >= 0 && inst->arith <= PAR_ARITH_F16) ? (par_arith)inst->arith : PAR_ARITH_F32;
     par_prec p = par_prec_for(a);
-    p.requant = (inst->requant >= 0 && inst->requant <= PAR_REQUANT_GEMMLOWP) ? (par_requant)inst->requant
-                                                                               : PAR_REQUANT_FP32;
+    p.requant = (inst->requant >= 0 && inst->requant < PAR_REQUANT_N_SCHEMES) ? (par_requant)inst->requant
+                                                                                : PAR_REQUANT_FP32;
     p.requant_exact = inst->requant_exact != 0;
     par_prec_set_flush(&p, (inst->arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) != 0);
     return p;

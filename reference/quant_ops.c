@@ -28,6 +28,12 @@
 /* softmax: implementations differ in the exp table and the division; any value may round either way. */
 #define WIN_SOFTMAX 0.5
 
+/* The scheme whose ties are recorded: the declared one. */
+static int declared(const par_ref_ctx *c)
+{
+    return (unsigned)c->prec.requant < PAR_REQUANT_N_SCHEMES ? (int)c->prec.requant : 0;
+}
+
 static int is_q(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
 
 static void qrange(par_dtype t, int32_t *lo, int32_t *hi)
@@ -115,7 +121,7 @@ static int acc_fits(double a) { return a >= -2147483648.0 && a <= 2147483647.0; 
 /* conv2d, conv_transpose2d and linear: acc = sum (qx - zx)(qw - zw) + qb, requantized per output channel with the
  * ratio s_x * s_w[c] / s_out. Output channel: axis 1 (NCHW) for the convolutions, the last axis for linear. */
 static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
-                              par_msg *msg)
+                              double *tie, par_msg *msg)
 {
     const par_value *xv = val_in(c, 0), *wv = val_in(c, 1), *bv = val_in(c, 2);
     if (!xv || !wv || !is_q(xv->dtype) || !is_q(wv->dtype))
@@ -167,6 +173,8 @@ static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, con
         }
         for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++)
             q[s][i] = par_requant_apply((int64_t)acc.v[i], &pc[(i / inner) % oc]);
+        for (int64_t i = 0; tie && s == declared(c) && i < acc.numel && st == PAR_OK; i++)
+            if (!par_requant_tie((int64_t)acc.v[i], &pc[(i / inner) % oc], &tie[i])) tie[i] = NAN;
     }
     free(pc);
 out4:
@@ -183,7 +191,7 @@ out2:
  * requantized with s_a s_b / s_out; matmul (PAR_QFORM_MUL too): the kernel's exact sum over k of
  * (qa[.., i, k] - za)(qb[.., k, j] - zb), the same ratio. Broadcasting is the kernel's. */
 static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
-                          double *win, par_msg *msg)
+                          double *win, double *tie, par_msg *msg)
 {
     const par_value *av = val_in(c, 0), *bv = val_in(c, 1);
     if (!av || !bv || !is_q(av->dtype) || !is_q(bv->dtype) || av->quant_axis >= 0 || bv->quant_axis >= 0)
@@ -191,7 +199,8 @@ static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const p
     int32_t lo, hi;
     qrange(ov->dtype, &lo, &hi);
     const int add = par_op_of(c->n)->qform == PAR_QFORM_ADD;
-    /* the add multipliers and shift are the same under every scheme; only the final rounding differs */
+    /* the add multipliers and shift are the same under every scheme but pytorch_qnnp (one bit more); only the
+     * final rounding differs otherwise. The accumulator is computed once per distinct set of multipliers. */
     par_requant_add_params pa[PAR_REQUANT_N_SCHEMES];
     par_requant_params pm[PAR_REQUANT_N_SCHEMES];
     par_status st = PAR_OK;
@@ -201,34 +210,50 @@ static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const p
                  : par_requant_params_for(&pm[s], (par_requant)s, av->scale, bv->scale, ov->scale, ov->zero_point, lo,
                                           hi, msg);
     if (st != PAR_OK) return st;
-    par_rt ta, tb, acc;
-    if ((st = int_tensor(in[0], av->zero_point, add ? pa[0].a_multiplier : 1.0, &ta, msg)) != PAR_OK) return st;
-    if ((st = int_tensor(in[1], bv->zero_point, add ? pa[0].b_multiplier : 1.0, &tb, msg)) != PAR_OK) {
-        par_rt_free(&ta);
-        return st;
-    }
-    const par_rt *tin[2] = {&ta, &tb};
     par_rt shape = {.rank = ov->rank};
     memcpy(shape.dims, ov->dims, sizeof shape.dims);
-    if ((st = run_kernel(c, tin, &shape, &acc, msg)) == PAR_OK) {
-        /* the add multipliers are rounded to integers: up to 1/2 unit of 2^-shift each, times |q - z| <= 255 */
-        double wadd = add ? 255.0 * ldexp(1.0, -pa[0].shift) : 0;
-        for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++) {
-            if (!acc_fits(acc.v[i])) {
-                st = par_msgf(msg, PAR_ERROR, "quantized %s: accumulator overflows int32 at element %lld", c->n->op,
-                              (long long)i);
-                break;
-            }
-            for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
-                if (q[s])
-                    q[s][i] = add ? par_requant_add_acc((int64_t)acc.v[i], &pa[s])
-                                  : par_requant_apply((int64_t)acc.v[i], &pm[s]);
-            if (win) win[i] += wadd;
+    /* the add multipliers are rounded to integers: up to 1/2 unit of 2^-shift each, times |q - z| <= 255 (the
+     * coarser of the sets, 2^-20 for the larger multiplier) */
+    if (win && add)
+        for (int64_t i = 0; i < ov->numel; i++) win[i] += 255.0 * ldexp(1.0, -pa[0].shift);
+    int done[PAR_REQUANT_N_SCHEMES] = {0};
+    for (int s0 = 0; s0 < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s0++) {
+        if (done[s0]) continue;
+        par_rt ta, tb, acc;
+        if ((st = int_tensor(in[0], av->zero_point, add ? pa[s0].a_multiplier : 1.0, &ta, msg)) != PAR_OK) break;
+        if ((st = int_tensor(in[1], bv->zero_point, add ? pa[s0].b_multiplier : 1.0, &tb, msg)) != PAR_OK) {
+            par_rt_free(&ta);
+            break;
         }
-        par_rt_free(&acc);
+        const par_rt *tin[2] = {&ta, &tb};
+        if ((st = run_kernel(c, tin, &shape, &acc, msg)) == PAR_OK) {
+            /* the schemes sharing these multipliers */
+            int same[PAR_REQUANT_N_SCHEMES] = {0};
+            for (int s = s0; s < PAR_REQUANT_N_SCHEMES; s++)
+                same[s] = !done[s] && (!add || (pa[s].shift == pa[s0].shift && pa[s].a_multiplier == pa[s0].a_multiplier &&
+                                                pa[s].b_multiplier == pa[s0].b_multiplier));
+            for (int64_t i = 0; i < acc.numel && st == PAR_OK; i++) {
+                if (!acc_fits(acc.v[i])) {
+                    st = par_msgf(msg, PAR_ERROR, "quantized %s: accumulator overflows int32 at element %lld",
+                                  c->n->op, (long long)i);
+                    break;
+                }
+                for (int s = s0; s < PAR_REQUANT_N_SCHEMES; s++)
+                    if (same[s] && q[s])
+                        q[s][i] = add ? par_requant_add_acc((int64_t)acc.v[i], &pa[s])
+                                      : par_requant_apply((int64_t)acc.v[i], &pm[s]);
+                const int d = declared(c);
+                if (tie && same[d] &&
+                    !(add ? par_requant_add_tie((int64_t)acc.v[i], &pa[d], &tie[i])
+                          : par_requant_tie((int64_t)acc.v[i], &pm[d], &tie[i])))
+                    tie[i] = NAN;
+            }
+            for (int s = s0; s < PAR_REQUANT_N_SCHEMES; s++) done[s] |= same[s];
+            par_rt_free(&acc);
+        }
+        par_rt_free(&ta);
+        par_rt_free(&tb);
     }
-    par_rt_free(&ta);
-    par_rt_free(&tb);
     return st;
 }
 
@@ -348,7 +373,7 @@ static int64_t avg_divisor(const avg_geom *g, int64_t i)
  * elements of (q - zin), requantized with s_in / (s_out d), d the op's divisor (avg_divisor). The kernel's average
  * times d recovers acc exactly (it is an integer below 2^31 and the average carries 53 bits). */
 static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
-                      par_msg *msg)
+                      double *tie, par_msg *msg)
 {
     const par_value *xv = val_in(c, 0);
     avg_geom g;
@@ -396,10 +421,12 @@ static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_v
         par_requant_params p;
         if (!acc_fits(a)) st = par_msgf(msg, PAR_ERROR, "quantized %s: accumulator overflows int32", c->n->op);
         for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++)
-            if (q[s] && (st = par_requant_params_init(&p, (par_requant)s,
-                                                      (double)xv->scale / ((double)ov->scale * (double)d),
-                                                      ov->zero_point, lo, hi, msg)) == PAR_OK)
-                q[s][i] = par_requant_apply((int64_t)a, &p);
+            if ((q[s] || (tie && s == declared(c))) &&
+                (st = par_requant_params_init(&p, (par_requant)s, (double)xv->scale / ((double)ov->scale * (double)d),
+                                              ov->zero_point, lo, hi, msg)) == PAR_OK) {
+                if (q[s]) q[s][i] = par_requant_apply((int64_t)a, &p);
+                if (tie && s == declared(c) && !par_requant_tie((int64_t)a, &p, &tie[i])) tie[i] = NAN;
+            }
     }
     par_rt_free(&acc);
     par_rt_free(&tx);
@@ -417,7 +444,7 @@ static par_status movement(const par_ref_ctx *c, const par_rt *const *in, const 
 }
 
 par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const par_rt *ideal, double *const *q,
-                         double *win, par_msg *msg)
+                         double *win, double *tie, par_msg *msg)
 {
     const par_value *ov = &c->g->values[c->n->outputs[0]];
     if (!is_q(ov->dtype) || ov->quant_axis >= 0 || !(ov->scale > 0))
@@ -429,16 +456,18 @@ par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const pa
             double x = ideal->v[i] / ov->scale;
             win[i] = wfix + WIN_REL * fabs(x) + WIN_ABS;
         }
+    /* ties are recorded only where an op's integer formula pins them (below); none elsewhere */
+    for (int64_t i = 0; tie && i < ideal->numel; i++) tie[i] = NAN;
     switch (form) {
     case PAR_QFORM_ACC_AXIS1:
-    case PAR_QFORM_ACC_LAST: return conv_linear(c, in, ov, q, msg);
+    case PAR_QFORM_ACC_LAST: return conv_linear(c, in, ov, q, tie, msg);
     case PAR_QFORM_ADD:
-    case PAR_QFORM_MUL: return add_mul(c, in, ov, q, win, msg);
+    case PAR_QFORM_MUL: return add_mul(c, in, ov, q, win, tie, msg);
     case PAR_QFORM_MOVE:
     case PAR_QFORM_SELECT:
     case PAR_QFORM_CLAMP: return movement(c, in, ov, q, msg);
     case PAR_QFORM_LUT: return lut(c, in, ov, q, msg);
-    case PAR_QFORM_AVG: return avg(c, in, ov, q, msg);
+    case PAR_QFORM_AVG: return avg(c, in, ov, q, tie, msg);
     case PAR_QFORM_ROUND_INTERP:
     case PAR_QFORM_ROUND_FREE: {
         int32_t lo, hi;

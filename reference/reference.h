@@ -44,6 +44,15 @@ typedef struct par_rt {
      * negative, both >= 0) that rounding explains: the tie fraction of its own labels plus the systematic share of
      * its propagated budget (docs/quantization.md, "Bias"). Meaningful when ql is set; 0 otherwise. */
     double qb_up, qb_down;
+    /* Ties (docs/quantization.md, "Ties"): NULL, or per element NaN or the value t = k + 1/2 (before the zero point)
+     * at which the declared scheme's own arithmetic put the node's result exactly halfway between two integers, its
+     * inputs being exact there; the rule tie_rule (par_tie_rule) decides it. Set on a quantized node's output, and
+     * carried to a dequantize output, whose backend value x reads as the integer tie_zp + rint(x / tie_scale);
+     * tie_scale is 0 on the integer tensor itself. */
+    double *tie;
+    int32_t tie_rule;
+    int32_t tie_zp;
+    double tie_scale;
     /* The flush part of e, for backends that flush subnormals (par_prec.flush > 0; NULL otherwise, read as 0): a
      * worst-case bound of the share of the element's error that flushing explains, 0 <= f <= e. Flush errors all go
      * toward zero, so they are not mean-zero and stay out of s: a linear combination propagates them as
@@ -121,12 +130,14 @@ static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s 
 /* The integer result of quantized node c->n (docs/quantization.md, "Per-op integer semantics") under each
  * requantization scheme: in[i] are the node's inputs as reference tensors (stored integers in v for qu8/qs8/i32),
  * ideal its output 0 computed on the dequantized reals (f64, in real units), q[s] (output 0's numel each; NULL to
- * skip) receives the stored integers under scheme s for s in 0..2 (par_requant), and win (may be NULL) the half-width,
- * in output steps, of the window around a rounding tie of the ideal value inside which a correct backend may round
- * either way. The accumulators are computed once for all schemes. PAR_UNSUPPORTED for an op without an integer
- * form. (quant_ops.c) */
+ * skip) receives the stored integers under scheme s for s in 0..PAR_REQUANT_N_SCHEMES - 1 (par_requant), win (may be
+ * NULL) the half-width, in output steps, of the window around a rounding tie of the ideal value inside which a
+ * correct backend may round either way, and tie (may be NULL) per element the value k + 1/2 (before the zero point)
+ * where the declared scheme's (c->prec.requant) own arithmetic lands exactly on a tie, NaN elsewhere and for ops
+ * whose formula does not pin ties (docs/quantization.md, "Ties"). The accumulators are computed once for all schemes
+ * sharing them. PAR_UNSUPPORTED for an op without an integer form. (quant_ops.c) */
 par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const par_rt *ideal, double *const *q,
-                         double *win, par_msg *msg);
+                         double *win, double *tie, par_msg *msg);
 
 /* The precision profile for a backend's declared arithmetic. */
 par_prec par_prec_for(par_arith a);

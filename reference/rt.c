@@ -70,8 +70,9 @@ void par_rt_free(par_rt *t)
     free(t->s);
     free(t->ql);
     free(t->qh);
+    free(t->tie);
     free(t->f);
-    t->v = t->e = t->s = t->ql = t->qh = t->f = NULL;
+    t->v = t->e = t->s = t->ql = t->qh = t->tie = t->f = NULL;
 }
 
 void par_rt_strides(const par_rt *t, int64_t *strides)

@@ -14,6 +14,7 @@
  */
 #include "report.h"
 
+#include "core/requant.h"
 #include "reference/conv_winograd.h" /* par_algo_name */
 
 #include <errno.h>
@@ -215,8 +216,8 @@ static json_object *backend_json(const par_backend_inst *bi)
     put(o, "knobs", knobs);
     put(o, "describe", jstr(bi->describe));
     put(o, "plugin", jstr_or_null(bi->plugin_path));
-    static const char *const requant_names[] = {"fp32", "rndnu", "gemmlowp"};
-    put(o, "requant", bi->probed ? jstr(requant_names[(unsigned)bi->requant <= 2 ? bi->requant : 0]) : NULL);
+    const char *rq = par_requant_name((par_requant)bi->requant);
+    put(o, "requant", bi->probed ? jstr(rq ? rq : "fp32") : NULL);
     put(o, "requant_exact", bi->probed ? json_object_new_boolean(bi->requant_exact != 0) : NULL);
     json_object *flags = bi->probed ? json_object_new_array() : NULL; /* PAR_PROC_ARITH_FLAGS, by name */
     for (uint32_t bit = 1; flags && bit; bit <<= 1)
@@ -266,6 +267,24 @@ static json_object *quant_json(const par_metrics *m)
     return q;
 }
 
+/* Ties (docs/quantization.md, "Ties"): how many, how many each rule explains, the rules consistent with all of them,
+ * the declared scheme's rule and whether they contradict it. */
+static json_object *ties_json(const par_metrics *m)
+{
+    json_object *t = json_object_new_object(), *cons = json_object_new_array();
+    put(t, "n", json_object_new_int64(m->tie_n));
+    for (int k = 0; k < PAR_TIE_RULES; k++) {
+        put(t, par_tie_rule_name((par_tie_rule)k), json_object_new_int64(m->tie_rule_n[k]));
+        if (m->tie_n > 0 && m->tie_rule_n[k] == m->tie_n)
+            json_object_array_add(cons, jstr(par_tie_rule_name((par_tie_rule)k)));
+    }
+    put(t, "other", json_object_new_int64(m->tie_other));
+    put(t, "consistent", cons);
+    put(t, "declared", m->tie_declared >= 0 ? jstr(par_tie_rule_name((par_tie_rule)m->tie_declared)) : NULL);
+    put(t, "contradicts", json_object_new_boolean(m->tie_over != 0));
+    return t;
+}
+
 static json_object *metrics_json(const par_metrics *m)
 {
     json_object *o = json_object_new_object();
@@ -280,6 +299,7 @@ static json_object *metrics_json(const par_metrics *m)
     put(o, "max_ratio", jnum(m->max_ratio));
     put(o, "max_ratio_infinite", json_object_new_boolean(isinf(m->max_ratio) != 0));
     if (m->quant) put(o, "quant", quant_json(m));
+    if (m->tie_n > 0) put(o, "ties", ties_json(m));
     return o;
 }
 
@@ -369,7 +389,10 @@ static json_object *summary_json(const par_report *r, int *oom)
     double *ratios = malloc(sizeof(double) * (size_t)(r->n_cases > 0 ? r->n_cases : 1));
     if (!ratios) *oom = 1;
     for (int32_t b = 0; b < r->n_backends && ratios; b++) {
-        int64_t cnt[PAR_V_COUNT] = {0}, records = 0, q_records = 0, q_labelled_records = 0;
+        int64_t cnt[PAR_V_COUNT] = {0}, records = 0, q_records = 0, q_labelled_records = 0, t_records = 0,
+                t_contra = 0;
+        par_metrics tsum;
+        memset(&tsum, 0, sizeof tsum);
         par_metrics qsum;
         memset(&qsum, 0, sizeof qsum);
         size_t nr = 0;
@@ -386,6 +409,13 @@ static json_object *summary_json(const par_report *r, int *oom)
                 qsum.n_exact += res->m.n_exact;
                 qsum.n_labelled += res->m.n_labelled;
                 for (int k = 0; k < PAR_HIST_BINS; k++) qsum.hist[k] += res->m.hist[k];
+            }
+            if (res->m.tie_n > 0) {
+                t_records++;
+                t_contra += res->m.tie_over != 0;
+                tsum.tie_n += res->m.tie_n;
+                tsum.tie_other += res->m.tie_other;
+                for (int k = 0; k < PAR_TIE_RULES; k++) tsum.tie_rule_n[k] += res->m.tie_rule_n[k];
             }
             ratios[nr++] = res->m.max_ratio;
             if (worst < 0 ||
@@ -428,6 +458,14 @@ static json_object *summary_json(const par_report *r, int *oom)
             put(q, "n_labelled", json_object_new_int64(qsum.n_labelled));
             put(q, "step_histogram", hist_json(qsum.hist));
             put(o, "quant", q);
+        }
+        if (t_records > 0) {
+            json_object *t = ties_json(&tsum);
+            json_object_object_del(t, "declared");
+            json_object_object_del(t, "contradicts");
+            put(t, "records", json_object_new_int64(t_records));
+            put(t, "records_contradicting", json_object_new_int64(t_contra));
+            put(o, "ties", t);
         }
         if (worst >= 0) {
             const par_result *res = &r->results[(size_t)worst * (size_t)r->n_backends + (size_t)b];

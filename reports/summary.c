@@ -5,6 +5,7 @@
  */
 #include "summary.h"
 
+#include "core/requant.h"
 #include "reference/conv_winograd.h" /* par_algo_name */
 
 #include <math.h>
@@ -68,6 +69,39 @@ static const par_result *rec(const par_report *r, int32_t c, int32_t b)
     return &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
 }
 
+/* One line per backend whose records had judged ties (docs/quantization.md, "Ties"): how many, the rules consistent
+ * with all of them, the declared scheme's rule, and the records they contradict. */
+static void print_ties(FILE *f, const par_report *r)
+{
+    int header = 0;
+    for (int32_t b = 0; b < r->n_backends; b++) {
+        int64_t n = 0, by[PAR_TIE_RULES] = {0}, contra = 0;
+        int32_t declared = -1;
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->m.tie_n <= 0) continue;
+            n += x->m.tie_n;
+            for (int k = 0; k < PAR_TIE_RULES; k++) by[k] += x->m.tie_rule_n[k];
+            contra += x->m.tie_over != 0;
+            if (declared < 0 || x->m.tie_over) declared = x->m.tie_declared;
+        }
+        if (n == 0) continue;
+        if (!header) fprintf(f, "\nties (exact ties of the declared scheme at nodes with exact inputs):\n");
+        header = 1;
+        char label[160], rules[64] = "";
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        for (int k = 0; k < PAR_TIE_RULES; k++)
+            if (by[k] == n)
+                snprintf(rules + strlen(rules), sizeof rules - strlen(rules), "%s%s", rules[0] ? ", " : "",
+                         par_tie_rule_name((par_tie_rule)k));
+        const char *scheme = par_requant_name((par_requant)r->backends[b].requant);
+        fprintf(f, "  %-22s %lld ties, rounded as: %s; declared %s rounds %s; %lld record%s contradict%s\n", label,
+                (long long)n, rules[0] ? rules : "no single rule", scheme ? scheme : "fp32",
+                declared >= 0 ? par_tie_rule_words((par_tie_rule)declared) : "?", (long long)contra,
+                contra == 1 ? "" : "s", contra == 1 ? "s" : "");
+    }
+}
+
 /* One line when some backend declared non-direct algorithms (PAR_PROC_NODE_ALGO): per backend, the records and the
  * listed nodes of each algorithm, which the oracle judged with that algorithm's budget. Nothing otherwise. */
 static void print_algos(FILE *f, const par_report *r)
@@ -128,6 +162,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
             fprintf(f, "-\n");
     }
     free(ratios);
+    print_ties(f, r);
     print_algos(f, r);
     /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
     for (int32_t b = 0; b < nb; b++)

@@ -37,8 +37,22 @@ static int has_quant(const par_graph_desc *g)
     return 0;
 }
 
+/* The reason of a record whose ties contradict the declared scheme's rule (docs/quantization.md, "Ties"): the rule
+ * that explains most of them (the first in par_tie_rule order among equals) against the declared one. */
+static void tie_reason(const par_metrics *m, const char *scheme, char *buf, size_t len)
+{
+    int best = m->tie_declared == 0 ? 1 : 0;
+    for (int k = 0; k < PAR_TIE_RULES; k++)
+        if (k != m->tie_declared && m->tie_rule_n[k] > m->tie_rule_n[best]) best = k;
+    snprintf(buf, len, "ties: %lld of %lld rounded %s; declared %s rounds %s (%lld of %lld)",
+             (long long)m->tie_rule_n[best], (long long)m->tie_n, par_tie_rule_words((par_tie_rule)best), scheme,
+             par_tie_rule_words((par_tie_rule)m->tie_declared), (long long)m->tie_rule_n[m->tie_declared],
+             (long long)m->tie_n);
+}
+
 /* Judge a backend's outputs against the reference. */
-static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out, par_result *r)
+static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out, const char *scheme,
+                  par_result *r)
 {
     par_metrics_init(&r->m);
     int64_t bad = 0;
@@ -64,7 +78,9 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
     fmt_coords(m, coords, sizeof coords);
     const char *oname = g->values[g->outputs[m->worst_output]].name;
     r->verdict = PAR_V_FAIL;
-    if (m->quant && m->bias_over && m->n_over == 0)
+    if (m->tie_over && m->n_over == 0 && m->n_nonfinite == 0 && !m->bias_over)
+        tie_reason(m, scheme, r->reason, sizeof r->reason);
+    else if (m->quant && m->bias_over && m->n_over == 0)
         snprintf(r->reason, sizeof r->reason,
                  "output '%s': bias %.4g steps exceeds %.4g, what rounding can cause (every element of %lld within "
                  "its range; %lld labelled)",
@@ -211,7 +227,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                         out->algo ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
                     note_algos(g, out, r);
                     if (ref) {
-                        judge(g, ref, out, r);
+                        const char *scheme = par_requant_name(par_prec_of_backend(inst).requant);
+                        judge(g, ref, out, scheme ? scheme : "fp32", r);
                     } else {
                         r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
                         snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);

@@ -6,10 +6,10 @@
  *
  *     header  magic "PARREFC\0" | u32 format | u32 order mark 0x01020304 | key[32] | u64 payload bytes |
  *             u64 payload checksum
- *     payload n outputs (u64), then per graph output, in the graph's output order, 13 words:
- *             value index, dtype, rank, flags (1: s present, 2: ql and qh present), dims[6], numel,
- *             qb_up and qb_down (their f64 bits)
- *             followed by its arrays of numel f64 each: v, e, then s, ql, qh when flagged.
+ *     payload n outputs (u64), then per graph output, in the graph's output order, 16 words:
+ *             value index, dtype, rank, flags (1: s present, 2: ql and qh present, 4: tie present), dims[6],
+ *             numel, qb_up and qb_down (their f64 bits), tie_rule, tie_scale (its f64 bits), tie_zp
+ *             followed by its arrays of numel f64 each: v, e, then s, ql, qh, tie when flagged.
  *
  * The payload is a whole number of 8-byte words; its checksum is a four-lane multiply-rotate hash over the words
  * (64-bit, not cryptographic: it detects damage, and the key in the header detects a foreign file). It runs at
@@ -416,9 +416,10 @@ static double env_num(const char *name, double def)
 
 static const char MAGIC[8] = {'P', 'A', 'R', 'R', 'E', 'F', 'C', 0};
 #define ORDER_MARK 0x01020304u
-#define REC_WORDS 13
+#define REC_WORDS 16
 #define F_S 1
 #define F_Q 2
+#define F_T 4
 
 typedef struct file_hdr {
     char magic[8];
@@ -442,11 +443,14 @@ static void rec_words(const par_rt *t, int32_t value, int64_t w[REC_WORDS])
     w[0] = value;
     w[1] = t->dtype;
     w[2] = t->rank;
-    w[3] = (t->s ? F_S : 0) | (t->ql && t->qh ? F_Q : 0);
+    w[3] = (t->s ? F_S : 0) | (t->ql && t->qh ? F_Q : 0) | (t->tie ? F_T : 0);
     for (int32_t d = 0; d < t->rank && d < PAR_MAX_RANK; d++) w[4 + d] = t->dims[d];
     w[10] = t->numel;
     memcpy(&w[11], &t->qb_up, 8);
     memcpy(&w[12], &t->qb_down, 8);
+    w[13] = t->tie_rule;
+    memcpy(&w[14], &t->tie_scale, 8);
+    w[15] = t->tie_zp;
 }
 
 /* The payload as a list of pieces (pointer, bytes), in file order; the caller frees *pieces and *words. */
@@ -458,7 +462,7 @@ typedef struct piece {
 static int payload_pieces(const par_graph_desc *g, const par_ref_result *r, piece **pieces, int64_t **words,
                           size_t *n_pieces, uint64_t *total)
 {
-    size_t np = 1 + 6 * (size_t)g->n_outputs;
+    size_t np = 1 + 7 * (size_t)g->n_outputs;
     piece *pc = malloc(sizeof *pc * np);
     int64_t *w = malloc(sizeof *w * (1 + REC_WORDS * (size_t)g->n_outputs));
     if (!pc || !w) {
@@ -483,6 +487,7 @@ static int payload_pieces(const par_graph_desc *g, const par_ref_result *r, piec
             pc[k++] = (piece){t->ql, ab};
             pc[k++] = (piece){t->qh, ab};
         }
+        if (rw[3] & F_T) pc[k++] = (piece){t->tie, ab};
     }
     for (size_t i = 0; i < k; i++) sum += pc[i].bytes;
     *pieces = pc;
@@ -633,11 +638,12 @@ static par_ref_result *load(const char *dir, const uint8_t key[32], const par_gr
         int32_t vi = g->outputs[o];
         const par_value *v = &g->values[vi];
         par_rt *t = &r->values[vi];
-        ok = w[0] == vi && w[1] == v->dtype && w[2] == v->rank && w[10] == v->numel && (w[3] & ~(F_S | F_Q)) == 0;
+        ok = w[0] == vi && w[1] == v->dtype && w[2] == v->rank && w[10] == v->numel && (w[3] & ~(F_S | F_Q | F_T)) == 0;
         for (int32_t d = 0; d < v->rank && ok; d++) ok = w[4 + d] == v->dims[d];
         if (!ok) break;
         if (t->v) { /* an output listed twice: stored twice, read once */
-            size_t skip = sizeof(double) * (size_t)v->numel * (2 + (w[3] & F_S ? 1 : 0) + (w[3] & F_Q ? 2 : 0));
+            size_t skip = sizeof(double) * (size_t)v->numel *
+                          (2 + (w[3] & F_S ? 1 : 0) + (w[3] & F_Q ? 2 : 0) + (w[3] & F_T ? 1 : 0));
             double *tmpv = malloc(skip ? skip : 1);
             ok = tmpv && left >= skip && read_all(fd, tmpv, skip) == 0;
             if (ok) ck_update(&ck, tmpv, skip);
@@ -647,10 +653,13 @@ static par_ref_result *load(const char *dir, const uint8_t key[32], const par_gr
         }
         memcpy(&t->qb_up, &w[11], 8);
         memcpy(&t->qb_down, &w[12], 8);
+        t->tie_rule = (int32_t)w[13];
+        memcpy(&t->tie_scale, &w[14], 8);
+        t->tie_zp = (int32_t)w[15];
         size_t ab = sizeof(double) * (size_t)v->numel;
-        double **arr[5] = {&t->v, &t->e, (w[3] & F_S) ? &t->s : NULL, (w[3] & F_Q) ? &t->ql : NULL,
-                           (w[3] & F_Q) ? &t->qh : NULL};
-        for (int a = 0; a < 5 && ok; a++) {
+        double **arr[6] = {&t->v, &t->e, (w[3] & F_S) ? &t->s : NULL, (w[3] & F_Q) ? &t->ql : NULL,
+                           (w[3] & F_Q) ? &t->qh : NULL, (w[3] & F_T) ? &t->tie : NULL};
+        for (int a = 0; a < 6 && ok; a++) {
             if (!arr[a]) continue;
             *arr[a] = malloc(ab ? ab : 1);
             ok = *arr[a] && left >= ab && read_all(fd, *arr[a], ab) == 0;
@@ -703,7 +712,7 @@ par_status par_refcache_run(const par_case *c, const par_graph_desc *g, const pa
     double bytes = 0;
     for (int32_t i = 0; i < g->n_outputs; i++) {
         const par_rt *t = &(*out)->values[g->outputs[i]];
-        bytes += 8.0 * (double)t->numel * (2 + (t->s != NULL) + 2 * (t->ql && t->qh));
+        bytes += 8.0 * (double)t->numel * (2 + (t->s != NULL) + 2 * (t->ql && t->qh) + (t->tie != NULL));
     }
     if (ms < env_num("PARITY_CACHE_MIN_MS", 20) || bytes > env_num("PARITY_CACHE_MAX_MB", 512) * 1048576.0) {
         stats.skipped++;

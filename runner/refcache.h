@@ -37,7 +37,7 @@
 #include "reference/reference.h"
 
 /* The cache format version: part of every key and of the file header. Bump it with any change of the layout. */
-#define PAR_REFCACHE_FORMAT 1
+#define PAR_REFCACHE_FORMAT 2
 
 /* The same contract as par_ref_run(g, p, inputs, out, msg), through the cache. c (may be NULL) names the case in
  * the one warning a failing cache prints. The result holds the graph outputs' tensors; every other value has its

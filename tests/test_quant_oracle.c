@@ -2,7 +2,8 @@
  * test_quant_oracle.c - the integer oracle (docs/quantization.md): a correct integer result passes exactly; a result
  * computed under another requantization scheme passes with its one-step differences labelled; a two-step difference
  * fails, and so does a one-step difference no scheme or tie explains; a systematic +1 bias over many elements fails
- * even when every element is within its own range. The "backends" here are integer convolutions written in this
+ * even when every element is within its own range; ties of the declared scheme's arithmetic rounded by another rule
+ * fail although their steps are labelled (docs/quantization.md, "Ties"). The "backends" here are integer convolutions written in this
  * file (direct loops), requantized by an independent fp32 model or by the requant.c schemes. Last, the quantized
  * twin of a float case (oracle/quantize.c).
  */
@@ -181,13 +182,23 @@ static void test_exact(void)
         n_tie += t->qh[i] > t->ql[i];
     }
     CU_ASSERT(n_tie > 10); /* the power-of-two ratios make ties frequent */
+    CU_ASSERT(m.tie_n > 10 && m.tie_n <= n_tie); /* the fp32 product's exact ties, each rounded half to even */
+    CU_ASSERT_EQUAL(m.tie_rule_n[PAR_TIE_EVEN], m.tie_n);
+    CU_ASSERT(m.tie_rule_n[PAR_TIE_UP] < m.tie_n && m.tie_rule_n[PAR_TIE_DOWN] < m.tie_n); /* ties of both parities */
+    CU_ASSERT(m.tie_declared == PAR_TIE_EVEN && !m.tie_over && m.tie_other == 0);
     par_ref_result_destroy(r);
-    /* a reference declared rndnu against a rndnu backend: exact too */
-    backend1(&f, PAR_REQUANT_RNDNU, y);
-    r = reference(&f, PAR_REQUANT_RNDNU);
-    CU_ASSERT_EQUAL(par_oracle_compare(out_ref(&f, r), y, &m), 0);
-    CU_ASSERT_EQUAL(m.n_exact, NOUT);
-    par_ref_result_destroy(r);
+    /* a reference declared rndnu (rndna) against a rndnu (rndna) backend: exact too, every tie the declared rule's */
+    const int same[] = {PAR_REQUANT_RNDNU, PAR_REQUANT_RNDNA, PAR_REQUANT_PYTORCH_QNNP};
+    const par_tie_rule rule[] = {PAR_TIE_UP, PAR_TIE_AWAY, PAR_TIE_EVEN};
+    for (int k = 0; k < 3; k++) {
+        backend1(&f, same[k], y);
+        r = reference(&f, (par_requant)same[k]);
+        CU_ASSERT_EQUAL(par_oracle_compare(out_ref(&f, r), y, &m), 0);
+        CU_ASSERT_EQUAL(m.n_exact, NOUT);
+        CU_ASSERT(m.tie_n > 10 && m.tie_rule_n[rule[k]] == m.tie_n && m.tie_declared == (int32_t)rule[k]);
+        CU_ASSERT(!m.tie_over);
+        par_ref_result_destroy(r);
+    }
     par_graph_destroy(f.g);
 }
 
@@ -197,13 +208,19 @@ static void test_other_scheme_labelled(void)
     fill(&f, 12);
     build(&f, 0);
     par_ref_result *r = reference(&f, PAR_REQUANT_FP32);
-    const int others[] = {PAR_REQUANT_RNDNU, PAR_REQUANT_GEMMLOWP};
-    for (int k = 0; k < 2; k++) {
+    /* every element within its labelled range; but at the fp32 product's exact ties each rounds by its own rule,
+     * which contradicts the declared half to even: the comparison fails on the ties alone */
+    const int others[] = {PAR_REQUANT_RNDNU, PAR_REQUANT_GEMMLOWP, PAR_REQUANT_RNDNA};
+    const par_tie_rule rule[] = {PAR_TIE_UP, PAR_TIE_AWAY, PAR_TIE_AWAY};
+    for (int k = 0; k < 3; k++) {
         uint8_t y[NOUT];
         backend1(&f, others[k], y);
         assert_varied(y, NOUT);
         par_metrics m;
-        CU_ASSERT_EQUAL(par_oracle_compare(out_ref(&f, r), y, &m), 0);
+        CU_ASSERT_EQUAL(par_oracle_compare(out_ref(&f, r), y, &m), 1);
+        CU_ASSERT_EQUAL(m.n_over, 0);
+        CU_ASSERT(m.tie_over == 1 && m.tie_declared == PAR_TIE_EVEN);
+        CU_ASSERT(m.tie_n > 10 && m.tie_rule_n[rule[k]] == m.tie_n && m.tie_rule_n[PAR_TIE_EVEN] < m.tie_n);
         CU_ASSERT(m.n_labelled > 0);
         CU_ASSERT_EQUAL(m.n_exact + m.n_labelled, NOUT);
         CU_ASSERT_EQUAL(m.hist[PAR_HIST_ZERO - 1] + m.hist[PAR_HIST_ZERO + 1], m.n_labelled);
@@ -251,9 +268,10 @@ static void test_steps_fail(void)
     memcpy(z, y, sizeof z);
     z[up] -= 1;
     CU_ASSERT(par_oracle_compare(t, z, &m) >= 1);
-    z[up] += 2; /* and up by one: labelled */
-    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), 0);
+    z[up] += 2; /* and up by one: labelled, but an exact tie of the fp32 product rounded against half to even */
+    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), 1);
     CU_ASSERT_EQUAL(m.n_labelled, 1);
+    CU_ASSERT(m.n_over == 0 && m.tie_over == 1 && m.tie_rule_n[PAR_TIE_EVEN] == m.tie_n - 1);
     par_ref_result_destroy(r);
     par_graph_destroy(f.g);
 }
@@ -274,9 +292,12 @@ static void test_bias(void)
     par_metrics m;
     CU_ASSERT_EQUAL(par_oracle_compare(t, y, &m), 0);
     CU_ASSERT_EQUAL(m.n_exact, NOUT);
+    CU_ASSERT(!m.tie_over);
     backend2(&f, PAR_REQUANT_RNDNU, z);
-    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), 0);
-    CU_ASSERT(!m.bias_over);
+    /* in range and unbiased; conv2's ties with exact inputs (if any) show rndnu's rule */
+    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), m.tie_over);
+    CU_ASSERT(m.n_over == 0 && !m.bias_over);
+    CU_ASSERT_EQUAL(m.tie_rule_n[PAR_TIE_UP], m.tie_n);
     int64_t n_prop = 0, n_up = 0;
     for (int64_t i = 0; i < NOUT; i++) {
         n_prop += t->e[i] >= 1;
@@ -292,13 +313,14 @@ static void test_bias(void)
     CU_ASSERT_EQUAL(m.hist[PAR_HIST_ZERO + 1], n_up);
     CU_ASSERT(m.bias_over == 1);             /* but the bias is beyond rounding */
     CU_ASSERT(m.bias > m.bias_bound);
-    CU_ASSERT_EQUAL(bad, 1);
+    CU_ASSERT_EQUAL(bad, 1 + m.tie_over);
     par_ref_result_destroy(r);
     par_graph_destroy(f.g);
 }
 
-/* Through a dequantize: the float output's budget carries the labelled range, so another scheme's integers pass the
- * float oracle; two steps off do not. */
+/* Through a dequantize: the float output's budget carries the labelled range, so another scheme's integers are
+ * within the float oracle's budget; two steps off are not. The ties come through too: read back from the floats,
+ * rndnu's integers round the fp32 product's exact ties half up, which fails the declared fp32. */
 static void test_dequantized(void)
 {
     fixture f;
@@ -317,19 +339,27 @@ static void test_dequantized(void)
     }
     CU_ASSERT(n_diff > 0);
     par_metrics m;
-    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), 0);
-    CU_ASSERT(m.quant == 0 && m.max_abs == SO);
+    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), 1);
+    CU_ASSERT(m.quant == 0 && m.max_abs == SO && m.n_over == 0);
+    CU_ASSERT(m.tie_over == 1 && m.tie_n > 10 && m.tie_rule_n[PAR_TIE_UP] == m.tie_n);
+    /* the fp32 integers through the same dequantize: no contradiction */
+    float zf[NOUT];
+    for (int i = 0; i < NOUT; i++) zf[i] = SO * (float)(q->v[i] - ZO);
+    CU_ASSERT_EQUAL(par_oracle_compare(t, zf, &m), 0);
+    CU_ASSERT(m.tie_n > 10 && m.tie_rule_n[PAR_TIE_EVEN] == m.tie_n && !m.tie_over);
     int64_t mid = -1;
     for (int i = 0; i < NOUT && mid < 0; i++)
         if (y[i] > 10 && y[i] < 245 && y[i] == q->v[i]) mid = i;
     CU_ASSERT_FATAL(mid >= 0);
     z[mid] += 2 * SO;
-    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), 1);
+    CU_ASSERT_EQUAL(par_oracle_compare(t, z, &m), 2); /* the element over budget, and the ties */
+    CU_ASSERT_EQUAL(m.n_over, 1);
     par_ref_result_destroy(r);
     par_graph_destroy(f.g);
 }
 
-/* A single element at a tie, rounded the other way: the bias is the whole difference and still explained. */
+/* Every labelled element rounded up: the bias is the whole difference and still explained by the labels, but the
+ * exact ties among them now contradict half to even. */
 static void test_bias_single_tie(void)
 {
     fixture f;
@@ -347,8 +377,9 @@ static void test_bias_single_tie(void)
         }
     CU_ASSERT(n_up > 0);
     par_metrics m;
-    CU_ASSERT_EQUAL(par_oracle_compare(t, y, &m), 0); /* every tie up: the largest bias rounding causes */
-    CU_ASSERT(m.bias > 0 && m.bias <= m.bias_bound);
+    CU_ASSERT_EQUAL(par_oracle_compare(t, y, &m), 1); /* every tie up: the largest bias rounding causes */
+    CU_ASSERT(m.bias > 0 && m.bias <= m.bias_bound && !m.bias_over && m.n_over == 0);
+    CU_ASSERT(m.tie_over && m.tie_rule_n[PAR_TIE_UP] == m.tie_n);
     CU_ASSERT_EQUAL(m.n_labelled, n_up);
     par_ref_result_destroy(r);
     par_graph_destroy(f.g);

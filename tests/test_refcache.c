@@ -85,15 +85,16 @@ static par_case *float_case(variant v)
     return c;
 }
 
-/* qu8 x, y [2,16] -> add -> qu8: a quantized output, with labelled ranges (ql, qh) and bias bounds. */
+/* qu8 x, y [2,16] -> add -> qu8: a quantized output, with labelled ranges (ql, qh), bias bounds and, its ratios
+ * being 1/2, exact ties (docs/quantization.md, "Ties"). */
 static par_case *quant_case(void)
 {
     par_case *c = par_case_create("refcache_quant", 7);
     int32_t x = par_case_input(c, "x", PAR_DTYPE_QU8, 2, (int64_t[]){2, 16}, (par_gen){PAR_DIST_UNIFORM, 0, 255, 0, 0});
     int32_t y = par_case_input(c, "y", PAR_DTYPE_QU8, 2, (int64_t[]){2, 16}, (par_gen){PAR_DIST_UNIFORM, 0, 255, 0, 0});
     par_case_quant(c, x, 0.05f, 128);
-    par_case_quant(c, y, 0.03f, 120);
-    par_out_spec o = {.name = "z", .dtype = PAR_DTYPE_QU8, .scale = 0.07f, .zero_point = 125};
+    par_case_quant(c, y, 0.05f, 120);
+    par_out_spec o = {.name = "z", .dtype = PAR_DTYPE_QU8, .scale = 0.1f, .zero_point = 125};
     int32_t z = par_case_node(c, "add", 2, (int32_t[]){x, y}, 0, NULL, &o);
     par_case_output(c, z);
     CU_ASSERT_FATAL(par_case_finish(c) == PAR_OK);
@@ -117,7 +118,8 @@ static void check_same(const par_graph_desc *g, const par_ref_result *got, const
         CU_ASSERT_EQUAL(a->numel, g->values[i].numel);
         CU_ASSERT_EQUAL(a->dtype, g->values[i].dtype);
         if (!out) {
-            CU_ASSERT(a->v == NULL && a->e == NULL && a->s == NULL && a->ql == NULL && a->qh == NULL);
+            CU_ASSERT(a->v == NULL && a->e == NULL && a->s == NULL && a->ql == NULL && a->qh == NULL &&
+                      a->tie == NULL);
             continue;
         }
         CU_ASSERT_EQUAL(a->rank, b->rank);
@@ -130,6 +132,9 @@ static void check_same(const par_graph_desc *g, const par_ref_result *got, const
         CU_ASSERT(same_array(a->qh, b->qh, a->numel));
         CU_ASSERT(memcmp(&a->qb_up, &b->qb_up, sizeof a->qb_up) == 0);
         CU_ASSERT(memcmp(&a->qb_down, &b->qb_down, sizeof a->qb_down) == 0);
+        CU_ASSERT(same_array(a->tie, b->tie, a->numel));
+        CU_ASSERT(a->tie_rule == b->tie_rule && a->tie_zp == b->tie_zp &&
+                  memcmp(&a->tie_scale, &b->tie_scale, sizeof a->tie_scale) == 0);
     }
 }
 
@@ -243,9 +248,10 @@ static void test_hit_is_bit_identical(void)
     const par_rt *z = &r->values[par_graph_desc_of(q->graph)->outputs[0]];
     CU_ASSERT_PTR_NOT_NULL(z->ql);
     CU_ASSERT_PTR_NOT_NULL(z->qh);
+    CU_ASSERT_PTR_NOT_NULL(z->tie);
     par_ref_result_destroy(r);
     par_case_free_inputs(q, in);
-    CU_ASSERT_EQUAL(count_files(NULL, 0), 4);
+    CU_ASSERT_EQUAL(count_files(NULL, 0), 1 + PAR_REQUANT_N_SCHEMES);
     par_case_destroy(q);
     par_case_destroy(c);
     remove_dir();

@@ -51,11 +51,14 @@ static void test_names(void)
     par_requant s;
     guard g;
     guard_init(&g);
-    for (int i = 0; i < 3; i++) {
-        CU_ASSERT(par_requant_parse(par_requant_name(schemes[i]), &s) == 0);
-        CU_ASSERT(s == schemes[i]);
+    for (int i = 0; i < PAR_REQUANT_N_SCHEMES; i++) {
+        CU_ASSERT(par_requant_parse(par_requant_name((par_requant)i), &s) == 0);
+        CU_ASSERT(s == (par_requant)i);
         seen(&g, (int32_t)s);
     }
+    CU_ASSERT_STRING_EQUAL(par_requant_name(PAR_REQUANT_RNDNA), "rndna");
+    CU_ASSERT_STRING_EQUAL(par_requant_name(PAR_REQUANT_PYTORCH_QNNP), "pytorch_qnnp");
+    CU_ASSERT(par_requant_name((par_requant)PAR_REQUANT_N_SCHEMES) == NULL);
     CU_ASSERT(par_requant_parse("fp16", &s) == -1);
     CU_ASSERT(par_requant_name((par_requant)7) == NULL);
     par_requant_params p;
@@ -311,6 +314,153 @@ static void test_add(void)
 static double sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 
 /* Lookup tables: monotone for a monotone function, exact at representable points, clamped; clamp ranges. */
+/* The half-away schemes, hand-derived. rndna at ratio 2^-k: every half-integer rounds away from zero, both signs. */
+static void test_half_away(void)
+{
+    guard g;
+    guard_init(&g);
+    for (int k = 1; k <= 20; k++)
+        for (int32_t m = -60; m <= 60; m++) {
+            int64_t acc = (2 * (int64_t)m + 1) * (INT64_C(1) << (k - 1));
+            par_requant_params pa = mk(PAR_REQUANT_RNDNA, ldexp(1.0, -k), 0, -128, 127);
+            par_requant_params pq = mk(PAR_REQUANT_PYTORCH_QNNP, ldexp(1.0, -k), 0, -128, 127);
+            CU_ASSERT_EQUAL(seen(&g, par_requant_rndna(acc, &pa)), (int32_t)rha(m + 0.5));
+            CU_ASSERT_EQUAL(seen(&g, par_requant_apply(acc, &pq)), (int32_t)rne(m + 0.5)); /* its fp32 epilogue */
+        }
+    /* ratio 3/8: 4 -> 1.5 -> 2, 12 -> 4.5 -> 5, -4 -> -2, -12 -> -5; off ties as the others: 5 -> 1.875 -> 2 */
+    par_requant_params p = mk(PAR_REQUANT_RNDNA, 0.375, 0, -128, 127);
+    CU_ASSERT_EQUAL(par_requant_rndna(4, &p), 2);
+    CU_ASSERT_EQUAL(par_requant_rndna(12, &p), 5);
+    CU_ASSERT_EQUAL(par_requant_rndna(-4, &p), -2);
+    CU_ASSERT_EQUAL(par_requant_rndna(-12, &p), -5);
+    CU_ASSERT_EQUAL(par_requant_rndna(5, &p), 2);
+    CU_ASSERT_EQUAL(par_requant_rndna(-5, &p), -2);
+    CU_ASSERT_EQUAL(par_requant_rndna(-3, &p), -1); /* -1.125 */
+    /* the add formula: ratios 1/2 and 1/2 into scale 1. QNNPACK's shift is 22 (multipliers 2^21), one more than
+     * parity's 21; (1 + 2) / 2 = 1.5 -> 2, (1 + 4) / 2 = 2.5 -> 3, and the negatives -> -2, -3 (away) where the
+     * fp32 add gives 2, 2, -2, -2 (even) */
+    par_msg msg = {{0}};
+    par_requant_add_params ap;
+    const par_requant away[2] = {PAR_REQUANT_RNDNA, PAR_REQUANT_PYTORCH_QNNP};
+    for (int i = 0; i < 2; i++) {
+        CU_ASSERT_FATAL(par_requant_add_params_init(&ap, away[i], 0.5f, 0, 0.5f, 0, 1.0f, 0, -128, 127, &msg) == PAR_OK);
+        CU_ASSERT_EQUAL(ap.shift, i ? 22 : 21);
+        CU_ASSERT_EQUAL(ap.a_multiplier, i ? 1 << 21 : 1 << 20);
+        CU_ASSERT_EQUAL(seen(&g, par_requant_add(1, 2, &ap)), 2);
+        CU_ASSERT_EQUAL(seen(&g, par_requant_add(1, 4, &ap)), 3);
+        CU_ASSERT_EQUAL(seen(&g, par_requant_add(-1, -2, &ap)), -2);
+        CU_ASSERT_EQUAL(seen(&g, par_requant_add(-1, -4, &ap)), -3);
+        CU_ASSERT_EQUAL(par_requant_add(-1, -1, &ap), -1); /* no tie */
+    }
+    guard_check(&g);
+}
+
+/* PyTorch QNNPACK's scalar add (pytorch_qnnp_compute_scalar_add_quantization_params, pytorch_qnnp_add_quantize),
+ * transcribed here with its own bit tricks: uint8 inputs, zero point product, remainder mask and threshold. */
+static uint8_t qnnp_add(uint8_t a, uint8_t b, uint8_t za, uint8_t zb, uint8_t zy, float ra, float rb)
+{
+    const float rmax = ra > rb ? ra : rb;
+    uint32_t bits, ab, bb;
+    memcpy(&bits, &rmax, 4);
+    const uint32_t shift = (uint32_t)(21 - ((int32_t)(bits >> 23) - 127));
+    float fa, fb;
+    memcpy(&ab, &ra, 4);
+    memcpy(&bb, &rb, 4);
+    ab += shift << 23;
+    bb += shift << 23;
+    memcpy(&fa, &ab, 4);
+    memcpy(&fb, &bb, 4);
+    const uint32_t am = (uint32_t)(int32_t)lrintf(fa), bm = (uint32_t)(int32_t)lrintf(fb);
+    const int32_t zpp = (int32_t) - (am * (uint32_t)za + bm * (uint32_t)zb);
+    const int32_t mask = (int32_t)((UINT32_C(1) << shift) - 1), thr = mask >> 1;
+    int32_t acc = zpp + (int32_t)((uint32_t)a * am) + (int32_t)((uint32_t)b * bm);
+    const int32_t rem = (acc & mask) - (int32_t)(acc < 0);
+    acc = (acc >> shift) + (int32_t)(rem > thr); /* arithmetic on gcc and clang */
+    int32_t y = acc + zy;
+    return (uint8_t)(y < 0 ? 0 : y > 255 ? 255 : y);
+}
+
+static void test_pytorch_qnnp_add(void)
+{
+    par_prng r;
+    par_prng_seed(&r, 78);
+    guard g;
+    guard_init(&g);
+    par_msg m = {{0}};
+    par_requant_add_params p;
+    int64_t n_tie = 0;
+    for (int it = 0; it < 2000; it++) {
+        float sa = (float)(0.01 + par_prng_uniform(&r) * 0.1), sb = (float)(0.01 + par_prng_uniform(&r) * 0.1);
+        float so = (float)(0.02 + par_prng_uniform(&r) * 0.2);
+        if (it % 4 == 0) sa = sb = 0.25f, so = 0.5f; /* ratios 1/2: many exact ties */
+        uint8_t za = (uint8_t)(par_prng_uniform(&r) * 256), zb = (uint8_t)(par_prng_uniform(&r) * 256);
+        uint8_t zo = (uint8_t)(par_prng_uniform(&r) * 256);
+        CU_ASSERT_FATAL(par_requant_add_params_init(&p, PAR_REQUANT_PYTORCH_QNNP, sa, za, sb, zb, so, zo, 0, 255,
+                                                    &m) == PAR_OK);
+        for (int k = 0; k < 8; k++) {
+            uint8_t qa = (uint8_t)(par_prng_uniform(&r) * 256), qb = (uint8_t)(par_prng_uniform(&r) * 256);
+            int32_t q = seen(&g, par_requant_add(qa, qb, &p));
+            CU_ASSERT_EQUAL(q, qnnp_add(qa, qb, za, zb, zo, sa / so, sb / so));
+            double t;
+            n_tie += par_requant_add_tie((int64_t)p.a_multiplier * (qa - za) + (int64_t)p.b_multiplier * (qb - zb),
+                                         &p, &t);
+        }
+    }
+    CU_ASSERT(n_tie > 100);
+    guard_check(&g);
+}
+
+/* Where each scheme's arithmetic lands exactly on a tie, and what each rule picks there. */
+static void test_tie_detection(void)
+{
+    double t = 0;
+    /* the rules at 2.5, -2.5, 1.5, -1.5: even, away, up, down, toward zero */
+    const double at[4] = {2.5, -2.5, 1.5, -1.5};
+    const double want[4][PAR_TIE_N_RULES] = {{2, 3, 3, 2, 2}, {-2, -3, -2, -3, -2}, {2, 2, 2, 1, 1}, {-2, -2, -1, -2, -1}};
+    for (int i = 0; i < 4; i++)
+        for (int r = 0; r < PAR_TIE_N_RULES; r++) CU_ASSERT_EQUAL(par_tie_round(at[i], (par_tie_rule)r), want[i][r]);
+    CU_ASSERT_STRING_EQUAL(par_tie_rule_name(PAR_TIE_AWAY), "away");
+    CU_ASSERT_STRING_EQUAL(par_tie_rule_words(PAR_TIE_EVEN), "half to even");
+    CU_ASSERT(par_tie_rule_name((par_tie_rule)PAR_TIE_N_RULES) == NULL);
+    /* the rule each scheme declares */
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_FP32, 0), PAR_TIE_EVEN);
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_FP32, 1), PAR_TIE_EVEN);
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_RNDNU, 1), PAR_TIE_UP);
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_GEMMLOWP, 0), PAR_TIE_AWAY);
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_RNDNA, 0), PAR_TIE_AWAY);
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_PYTORCH_QNNP, 0), PAR_TIE_EVEN);
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_PYTORCH_QNNP, 1), PAR_TIE_AWAY);
+    /* fp32 at 1/2: 5 -> 2.5 and -5 -> -2.5 are ties, 4 is not */
+    par_requant_params p = mk(PAR_REQUANT_FP32, 0.5, 0, -128, 127);
+    CU_ASSERT(par_requant_tie(5, &p, &t) == 1 && t == 2.5);
+    CU_ASSERT(par_requant_tie(-5, &p, &t) == 1 && t == -2.5);
+    CU_ASSERT(par_requant_tie(4, &p, &t) == 0);
+    /* rndnu and rndna at 3/8: 4 -> 1.5, -12 -> -4.5; 5 (1.875) is none */
+    for (int i = 0; i < 2; i++) {
+        p = mk(i ? PAR_REQUANT_RNDNA : PAR_REQUANT_RNDNU, 0.375, 0, -128, 127);
+        CU_ASSERT(par_requant_tie(4, &p, &t) == 1 && t == 1.5);
+        CU_ASSERT(par_requant_tie(-12, &p, &t) == 1 && t == -4.5);
+        CU_ASSERT(par_requant_tie(5, &p, &t) == 0);
+        CU_ASSERT(par_requant_tie(-5, &p, &t) == 0);
+    }
+    /* gemmlowp at 1/4 (SRDHM halves, RDivByPOT by 1): 10 -> 5 / 2 = 2.5; 9 -> SRDHM 4.5 -> 5, then 2.5 as well (the
+     * tie of its final rounding); 8 -> 2 is none; -10 -> -2.5 */
+    p = mk(PAR_REQUANT_GEMMLOWP, 0.25, 0, -128, 127);
+    CU_ASSERT(par_requant_tie(10, &p, &t) == 1 && t == 2.5);
+    CU_ASSERT(par_requant_tie(9, &p, &t) == 1 && t == 2.5);
+    CU_ASSERT(par_requant_tie(8, &p, &t) == 0);
+    CU_ASSERT(par_requant_tie(-10, &p, &t) == 1 && t == -2.5);
+    /* the add formula at ratios 1/2: acc = 2^20 (1 + 2) over 2^21 = 1.5 */
+    par_requant_add_params ap;
+    par_msg msg = {{0}};
+    CU_ASSERT_FATAL(par_requant_add_params_init(&ap, PAR_REQUANT_FP32, 0.5f, 0, 0.5f, 0, 1.0f, 0, -128, 127, &msg) ==
+                    PAR_OK);
+    CU_ASSERT(par_requant_add_tie((INT64_C(1) << 20) * 3, &ap, &t) == 1 && t == 1.5);
+    CU_ASSERT(par_requant_add_tie(-(INT64_C(1) << 20) * 5, &ap, &t) == 1 && t == -2.5);
+    CU_ASSERT(par_requant_add_tie((INT64_C(1) << 20) * 4, &ap, &t) == 0);
+    CU_ASSERT(par_requant_add_tie((INT64_C(1) << 20) * 3 + 1, &ap, &t) == 0);
+}
+
 static void test_lut_clamp(void)
 {
     uint8_t t[256];
@@ -344,6 +494,9 @@ static const CU_TestInfo tests[] = {
     {"int32 extremes", test_extremes},
     {"random against a double model", test_random},
     {"add formula", test_add},
+    {"half-away schemes: rndna, pytorch_qnnp", test_half_away},
+    {"pytorch_qnnp add against QNNPACK's scalar formula", test_pytorch_qnnp_add},
+    {"tie detection and tie rules", test_tie_detection},
     {"lookup tables and clamps", test_lut_clamp},
     CU_TEST_INFO_NULL,
 };

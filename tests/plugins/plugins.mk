@@ -1,4 +1,4 @@
-# tests/plugins/plugins.mk - the test plugins of tests/test_exec.c: every tests/plugins/<name>.c becomes
+# tests/plugins/plugins.mk - the test plugins of tests/test_exec.c (and test_ties.c): every tests/plugins/<name>.c becomes
 # $(BUILD)/tests/plugins/<name>.so, built like a backend plugin (the public header only). Included from the Makefile.
 TEST_PLUGIN_SRC := $(wildcard tests/plugins/*.c)
 TEST_PLUGINS    := $(TEST_PLUGIN_SRC:tests/plugins/%.c=$(BUILD)/tests/plugins/%.so)
@@ -11,4 +11,6 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/pa
 
 # test_exec and test_ftz load them from the folder beside their own executable.
 $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
+# test_ties runs build/parity with tieaway.so.
+$(BUILD)/tests/test_ties: | $(TEST_PLUGINS)
 $(BUILD)/tests/test_ftz: | $(TEST_PLUGINS)

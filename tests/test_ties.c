@@ -1,0 +1,177 @@
+/*
+ * test_ties.c - the tie rule a backend follows, measured and judged end to end (docs/quantization.md, "Ties"):
+ * tests/plugins/tieaway.c computes the quantized add formula exactly but rounds its ties by a rule of its own and
+ * declares the scheme it is told. Over the quick suite's quantized add cases (quantize -> add -> dequantize, qu8
+ * and qs8, with broadcasting) in the default (non-strict) mode:
+ *   - ties rounded half away from zero while declaring fp32: FAIL, the reason naming both rules;
+ *   - the same integers declaring rndna, or PyTorch QNNPACK's multipliers declaring pytorch_qnnp: PASS;
+ *   - ties rounded half up (rndnu's rule) while declaring fp32: FAIL; declaring rndnu: PASS;
+ *   - qnnpack (fp32, exact): PASS, every tie half to even.
+ * It runs build/parity as a user does and reads report.json.
+ */
+#include <json-c/json.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tmain.h"
+
+static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];
+static char out[1 << 16];
+static json_object *report; /* the one run's report, read once */
+static char summary[sizeof out]; /* the run's terminal summary */
+
+static int sh(const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[8400];
+    snprintf(full, sizeof full, "%s 2>&1", cmd);
+    FILE *p = popen(full, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The six backends of the run, by label. */
+#define TA "tp_tieaway"
+static const char *const BACKENDS[] = {TA, TA "[declare=rndna]", TA "[mult=qnnp,declare=pytorch_qnnp]", TA "[rule=up]",
+                                       TA "[rule=up,declare=rndnu]", "qnnpack"};
+
+static void run_once(void)
+{
+    if (report) return;
+    char blist[1024] = "";
+    for (size_t i = 0; i < sizeof BACKENDS / sizeof *BACKENDS; i++)
+        snprintf(blist + strlen(blist), sizeof blist - strlen(blist), "%s%s", i ? "," : "", BACKENDS[i]);
+    /* failures are expected: exit 1 */
+    int rc = sh("PARITY_CACHE=0 %s run --suite quick -o add --plugin %s/tests/plugins/tieaway.so -b '%s' "
+                "--no-progress --out %s/run",
+                exe, build_dir, blist, tmp_dir);
+    CU_ASSERT_EQUAL(rc, 1);
+    if (rc != 1) fprintf(stderr, "\n%s\n", out);
+    memcpy(summary, out, sizeof summary);
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/run/report.json", tmp_dir);
+    report = json_object_from_file(path);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(report);
+}
+
+static json_object *get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static int64_t geti(json_object *o, const char *key) { return json_object_get_int64(get(o, key)); }
+
+static int has_str(json_object *arr, const char *s)
+{
+    for (size_t i = 0; arr && i < json_object_array_length(arr); i++)
+        if (strcmp(json_object_get_string(json_object_array_get_idx(arr, i)), s) == 0) return 1;
+    return 0;
+}
+
+/* Checks every quantized add record of backend `label`: its verdict, the rule all its ties follow, the reason. */
+static void check_backend(const char *label, const char *verdict, const char *rule, const char *declared,
+                          const char *reason)
+{
+    run_once();
+    json_object *results = get(report, "results");
+    int seen = 0;
+    for (size_t i = 0; i < json_object_array_length(results); i++) {
+        json_object *r = json_object_array_get_idx(results, i);
+        const char *c = json_object_get_string(get(r, "case"));
+        if (strcmp(json_object_get_string(get(r, "backend")), label) != 0 || !strstr(c, "dt=q")) continue;
+        seen++;
+        CU_ASSERT_STRING_EQUAL(json_object_get_string(get(r, "verdict")), verdict);
+        json_object *t = get(get(r, "metrics"), "ties");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        int64_t n = geti(t, "n");
+        CU_ASSERT(n >= 10); /* the add cases have ties: the check can fail */
+        CU_ASSERT_EQUAL(geti(t, rule), n);
+        CU_ASSERT(geti(t, "even") < n || geti(t, "away") < n); /* ties that tell the rules apart */
+        CU_ASSERT(has_str(get(t, "consistent"), rule));
+        CU_ASSERT_STRING_EQUAL(json_object_get_string(get(t, "declared")), declared);
+        CU_ASSERT_EQUAL(json_object_get_boolean(get(t, "contradicts")), strcmp(verdict, "FAIL") == 0);
+        const char *why = json_object_get_string(get(r, "reason"));
+        if (reason && !strstr(why, reason)) {
+            fprintf(stderr, "\n    expected '%s' in the reason: %s\n", reason, why);
+            CU_FAIL("reason lacks the rules");
+        }
+    }
+    CU_ASSERT_EQUAL(seen, 6); /* qu8 and qs8, three shapes each */
+    /* the summary counts the backend's ties and the records they fail */
+    json_object *bs = get(get(report, "summary"), "backends");
+    int found = 0;
+    for (size_t i = 0; i < json_object_array_length(bs); i++) {
+        json_object *b = json_object_array_get_idx(bs, i);
+        if (strcmp(json_object_get_string(get(b, "backend")), label) != 0) continue;
+        found = 1;
+        json_object *t = get(b, "ties");
+        CU_ASSERT_EQUAL(geti(t, "records"), 6);
+        CU_ASSERT_EQUAL(geti(t, "records_contradicting"), strcmp(verdict, "FAIL") == 0 ? 6 : 0);
+        CU_ASSERT(has_str(get(t, "consistent"), rule));
+    }
+    CU_ASSERT(found);
+}
+
+static void test_away_declaring_fp32_fails(void)
+{
+    check_backend(TA, "FAIL", "away", "even", "rounded half away from zero; declared fp32 rounds half to even");
+    /* the terminal summary's tie line of that backend and of qnnpack */
+    CU_ASSERT_PTR_NOT_NULL(strstr(summary, "rounded as: away; declared fp32 rounds half to even; 6 records contradict"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(summary, "rounded as: even; declared fp32 rounds half to even; 0 records contradict"));
+}
+
+static void test_away_declaring_half_away_passes(void)
+{
+    check_backend(TA "[declare=rndna]", "PASS", "away", "away", NULL);
+    check_backend(TA "[mult=qnnp,declare=pytorch_qnnp]", "PASS", "away", "away", NULL);
+}
+
+static void test_up_declaring_fp32_fails(void)
+{
+    check_backend(TA "[rule=up]", "FAIL", "up", "even", "rounded half up; declared fp32 rounds half to even");
+    check_backend(TA "[rule=up,declare=rndnu]", "PASS", "up", "up", NULL);
+}
+
+static void test_qnnpack_passes(void) { check_backend("qnnpack", "PASS", "even", "even", NULL); }
+
+static const CU_TestInfo tests[] = {
+    {"ties half away declaring fp32: FAIL naming the rules", test_away_declaring_fp32_fails},
+    {"the same ties declaring rndna or pytorch_qnnp: PASS", test_away_declaring_half_away_passes},
+    {"ties half up declaring fp32: FAIL; declaring rndnu: PASS", test_up_declaring_fp32_fails},
+    {"qnnpack (fp32, exact): PASS, ties half to even", test_qnnpack_passes},
+    CU_TEST_INFO_NULL,
+};
+
+__attribute__((constructor)) static void locate(void)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) return;
+    self[n] = 0;
+    snprintf(build_dir, sizeof build_dir, "%s", dirname(dirname(self)));
+    snprintf(exe, sizeof exe, "%s/parity", build_dir);
+    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/parity_test_ties.XXXXXX");
+    if (!mkdtemp(tmp_dir)) snprintf(tmp_dir, sizeof tmp_dir, "/tmp");
+}
+
+__attribute__((destructor)) static void cleanup(void)
+{
+    if (report) json_object_put(report);
+    if (strncmp(tmp_dir, "/tmp/parity_test_ties.", 22) == 0) sh("rm -rf '%s'", tmp_dir);
+}
+
+PAR_TEST_MAIN("ties", tests)
