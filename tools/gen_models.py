@@ -52,15 +52,23 @@ class Model:
         self.counts[base] = k + 1
         return base if k == 0 else "%s_%d" % (base, k)
 
-    def input(self, name, shape, low=-1.0, high=1.0):
-        self.case["inputs"].append({"name": name, "dtype": "f32", "shape": list(shape),
+    def input(self, name, shape, low=-1.0, high=1.0, dtype="f32"):
+        self.case["inputs"].append({"name": name, "dtype": dtype, "shape": list(shape),
                                     "init": {"dist": "uniform", "low": low, "high": high}})
         self.shapes[name] = list(shape)
         return name
 
-    def const(self, name, shape, init):
+    def const(self, name, shape, init=None, dtype="f32", data=None, quant=None):
+        """A constant from a generator (init) or inline data (a flat list), with its quantization if any."""
         name = self._name(name)
-        self.case["constants"].append({"name": name, "dtype": "f32", "shape": list(shape), "init": init})
+        t = {"name": name, "dtype": dtype, "shape": list(shape)}
+        if data is not None:
+            t["data"] = list(data)
+        else:
+            t["init"] = init
+        if quant is not None:
+            t["quant"] = quant
+        self.case["constants"].append(t)
         self.shapes[name] = list(shape)
         return name
 
@@ -158,9 +166,9 @@ class Model:
         return self.node("concat", xs, s, {"axis": 1}, name)
 
 
-def conv_bn_act(m, x, out_c, k, stride=1, groups=1, act="relu6", name="c"):
+def conv_bn_act(m, x, out_c, k, stride=1, groups=1, act="relu6", dilation=1, name="c"):
     gain = SQRT2 if act in ("relu", "relu6", "hardswish") else 1.0
-    y = m.conv(x, out_c, k, stride, groups=groups, gain=gain, name=name)
+    y = m.conv(x, out_c, k, stride, groups=groups, dilation=dilation, gain=gain, name=name)
     y = m.bn(y, name=name + "_bn")
     return m.act(y, act, name=name + "_" + act) if act else y
 
@@ -168,17 +176,23 @@ def conv_bn_act(m, x, out_c, k, stride=1, groups=1, act="relu6", name="c"):
 # ---------------------------------------------------------------------------------------------------------------
 # Models
 # ---------------------------------------------------------------------------------------------------------------
-def mobilenet_v2():
-    """torchvision.models.mobilenet_v2 (width 1.0), 224x224, batch 1, inference (dropout omitted)."""
-    m = Model("mobilenet_v2", "MobileNetV2 (torchvision, width 1.0), 224x224x3, batch 1, seeded weights; batch_norm "
-              "nodes as torchvision has them (not folded)", 2)
-    x = m.input("image", [1, 3, 224, 224])
+def mobilenet_v2_features(m, x, output_stride=32):
+    """torchvision's MobileNetV2 features0 to features17 (the stem and the 17 inverted residual blocks, up to the
+    320-channel output; not the 1x1 conv to 1280). With output_stride 16 or 8, the stages that would reduce the
+    resolution further keep stride 1 and dilate their depthwise convolutions instead, from their first block on
+    (the dilation doubling at each such stage), as torchvision's dilated MobileNetV3 backbones for segmentation."""
     x = conv_bn_act(m, x, 32, 3, 2, name="features0")
     settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
                 (6, 320, 1, 1)]
     block = 1
     in_c = 32
+    current_stride = 2
+    dilation = 1
     for t, c, n, s in settings:
+        if s > 1 and current_stride >= output_stride:
+            dilation *= s
+            s = 1
+        current_stride *= s
         for i in range(n):
             stride = s if i == 0 else 1
             hidden = in_c * t
@@ -186,13 +200,22 @@ def mobilenet_v2():
             y = x
             if t != 1:
                 y = conv_bn_act(m, y, hidden, 1, name=p + "_expand")
-            y = conv_bn_act(m, y, hidden, 3, stride, groups=hidden, name=p + "_dw")
+            y = conv_bn_act(m, y, hidden, 3, stride, groups=hidden, dilation=dilation, name=p + "_dw")
             y = conv_bn_act(m, y, c, 1, act=None, name=p + "_project")
             if stride == 1 and in_c == c:
                 y = m.add(x, y, name=p + "_add")
             x = y
             in_c = c
             block += 1
+    return x
+
+
+def mobilenet_v2():
+    """torchvision.models.mobilenet_v2 (width 1.0), 224x224, batch 1, inference (dropout omitted)."""
+    m = Model("mobilenet_v2", "MobileNetV2 (torchvision, width 1.0), 224x224x3, batch 1, seeded weights; batch_norm "
+              "nodes as torchvision has them (not folded)", 2)
+    x = m.input("image", [1, 3, 224, 224])
+    x = mobilenet_v2_features(m, x)
     x = conv_bn_act(m, x, 1280, 1, name="features18")
     x = m.gap(x, name="avgpool")
     x = m.flatten(x)
@@ -309,13 +332,94 @@ def audio_denoiser():
     return m
 
 
+def deeplabv3_mobilenet_v2():
+    """DeepLabV3 (torchvision's DeepLabHead and ASPP) on a MobileNetV2 backbone at output stride 16, 21 classes
+    (Pascal VOC), bilinear upsampling of the logits to the input size."""
+    m = Model("deeplabv3_mobilenet_v2", "DeepLabV3, MobileNetV2 backbone (features0-17, 320 channels) at output "
+              "stride 16 (the 160 and 320 stages at stride 1 with dilation 2), ASPP (1x1, 3x3 with dilation 6, 12, "
+              "18, image pooling), 3x3 head, 1x1 classifier to 21 classes, upsample_bilinear2d (align_corners 0) to "
+              "the input size; 160x160x3, batch 1, seeded weights, batch_norm nodes not folded", 7)
+    x = m.input("image", [1, 3, 160, 160])
+    f = mobilenet_v2_features(m, x, output_stride=16)
+    size = m.shapes[f][2:]
+    branches = [conv_bn_act(m, f, 256, 1, act="relu", name="aspp0")]
+    for i, rate in enumerate((6, 12, 18)):
+        branches.append(conv_bn_act(m, f, 256, 3, act="relu", dilation=rate, name="aspp%d" % (i + 1)))
+    z = m.gap(f, name="aspp4_pool")
+    z = conv_bn_act(m, z, 256, 1, act="relu", name="aspp4")
+    branches.append(m.upsample(z, size, name="aspp4_up"))
+    y = m.concat(branches, name="aspp_cat")
+    y = conv_bn_act(m, y, 256, 1, act="relu", name="aspp_project")
+    y = conv_bn_act(m, y, 256, 3, act="relu", name="head")
+    y = m.conv(y, 21, 1, bias=True, gain=1.0, name="classifier")
+    y = m.upsample(y, m.shapes[x][2:], name="logits")
+    m.output(y)
+    return m
+
+
+def efficientnet_lite0():
+    """EfficientNet-Lite0 (TensorFlow's efficientnet_lite_builder; timm's efficientnet_lite0): EfficientNet-B0's
+    block table without squeeze-excitation, relu6, stem (32) and head (1280) not scaled; PyTorch's symmetric
+    padding (k // 2) as timm's port has it, not TensorFlow's 'same'."""
+    m = Model("efficientnet_lite0", "EfficientNet-Lite0, 224x224x3, batch 1, seeded weights: MBConv blocks "
+              "(1x1 expand, 3x3 or 5x5 depthwise, 1x1 project, residual add) without squeeze-excitation, relu6, "
+              "stem 32, head 1x1 conv to 1280, global_avg_pool2d, linear 1000; batch_norm nodes not folded", 8)
+    x = m.input("image", [1, 3, 224, 224])
+    x = conv_bn_act(m, x, 32, 3, 2, name="stem")
+    # expansion, kernel, stride, out_c, repeats (EfficientNet-B0, depth and width multipliers 1.0)
+    table = [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
+             (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]
+    in_c = 32
+    for si, (e, k, s, c, r) in enumerate(table):
+        for i in range(r):
+            stride = s if i == 0 else 1
+            p = "blocks%d_%d" % (si, i)
+            y = x
+            if e != 1:
+                y = conv_bn_act(m, y, in_c * e, 1, name=p + "_expand")
+            y = conv_bn_act(m, y, in_c * e, k, stride, groups=in_c * e, name=p + "_dw")
+            y = conv_bn_act(m, y, c, 1, act=None, name=p + "_project")
+            if stride == 1 and in_c == c:
+                y = m.add(x, y, name=p + "_add")
+            x = y
+            in_c = c
+    x = conv_bn_act(m, x, 1280, 1, name="head")
+    x = m.gap(x, name="avgpool")
+    x = m.flatten(x)
+    x = m.linear(x, 1000, name="classifier")
+    m.output(x)
+    return m
+
+
 MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v3_small": mobilenet_v3_small,
     "mlp": mlp,
     "segmentation": segmentation,
     "audio_denoiser": audio_denoiser,
+    "deeplabv3_mobilenet_v2": deeplabv3_mobilenet_v2,
+    "efficientnet_lite0": efficientnet_lite0,
 }
+
+
+def stats(m):
+    """(parameters, multiply-accumulates) of a model: the constants' elements (masks and scalars included) and the
+    products of conv2d, conv_transpose2d, linear, linear_dynamic and matmul nodes."""
+    shapes = m.shapes
+    params = sum(int(math.prod(c["shape"])) for c in m.case["constants"])
+    macs = 0
+    for n in m.case["nodes"]:
+        out = int(math.prod(shapes[n["outputs"][0]]))
+        if n["op"] in ("conv2d",):
+            macs += out * int(math.prod(shapes[n["inputs"][1]][1:]))
+        elif n["op"] == "conv_transpose2d":
+            w = shapes[n["inputs"][1]]
+            macs += int(math.prod(shapes[n["inputs"][0]])) * int(math.prod(w[1:]))
+        elif n["op"] in ("linear", "linear_dynamic"):
+            macs += out * shapes[n["inputs"][1]][-1]
+        elif n["op"] == "matmul":
+            macs += out * shapes[n["inputs"][0]][-1]
+    return params, macs
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -344,11 +448,19 @@ def to_sidecar(m, out_dir, name):
     offset = 0
     with open(os.path.join(out_dir, bin_name), "wb") as f:
         for c in m.case["constants"]:
+            if "init" not in c:
+                continue  # inline data (masks, scalars) stays in the JSON
             vals = sample(c["init"], c["shape"], rng)
-            f.write(struct.pack("<%df" % len(vals), *vals))
+            if c["dtype"] == "qs8":
+                vals = [max(-128, min(127, round(v))) for v in vals]
+                f.write(struct.pack("<%db" % len(vals), *vals))
+                size = 1
+            else:
+                f.write(struct.pack("<%df" % len(vals), *vals))
+                size = 4
             del c["init"]
             c["data"] = {"file": bin_name, "offset": offset}
-            offset += 4 * len(vals)
+            offset += size * len(vals)
     m.case["description"] += "; constants from the sidecar " + bin_name
 
 
@@ -380,7 +492,10 @@ def main(argv):
         path = os.path.join(out_dir, n + ".json")
         with open(path, "w") as f:
             f.write(dumps(m.case))
-        print("%s: %d nodes, %d constants" % (os.path.relpath(path), len(m.case["nodes"]), len(m.case["constants"])))
+        params, macs = stats(m)
+        print("%s: %d nodes, %d constants, %.3g M parameters, %.3g M multiply-accumulates, %d bytes"
+              % (os.path.relpath(path), len(m.case["nodes"]), len(m.case["constants"]), params / 1e6, macs / 1e6,
+                 os.path.getsize(path)))
     return 0
 
 
