@@ -391,6 +391,99 @@ def efficientnet_lite0():
     return m
 
 
+def qs8_scales(rng, n, std):
+    """Per-channel scales of seeded qs8 weights (q normal with std 127/4) whose real values have about the given
+    std: std / (127/4) per channel, times U[0.8, 1.2) for the channel-to-channel spread of a trained layer; each
+    rounded to f32 and written with the fewest digits that read back to it."""
+    out = []
+    for _ in range(n):
+        v = struct.unpack("<f", struct.pack("<f", std / 31.75 * (0.8 + 0.4 * rng.random())))[0]
+        for digits in range(6, 10):
+            t = float("%.*g" % (digits, v))
+            if struct.unpack("<f", struct.pack("<f", t))[0] == v:
+                break
+        out.append(t)
+    return out
+
+
+def transformer_encoder(dynamic_quant=False):
+    """Token embedding + learned positional embedding, then two post-norm torch.nn.TransformerEncoderLayer
+    (d_model 64, 4 heads, dim_feedforward 256, gelu, norm_first False, dropout omitted) with a causal attention mask.
+    dynamic_quant: every linear as linear_dynamic with qs8 weights, per-channel scales on axis 0, f32 biases, as
+    torch.ao.quantization.quantize_dynamic with a per-channel weight observer makes it (the weights are a seeded
+    statistical twin, not the float model's numbers; everything else is the float model's, byte for byte)."""
+    S, V, D, H, F = 16, 1000, 64, 4, 256
+    dh = D // H
+    if dynamic_quant:
+        m = Model("transformer_encoder_dynq", "the transformer_encoder with every linear dynamically quantized "
+                  "(linear_dynamic: f32 activations quantized per call, qs8 weights with per-channel scales on axis "
+                  "0, f32 biases; reduce_range 0 as on mobile), as torch.ao.quantization.quantize_dynamic makes it; "
+                  "seeded qs8 weights", 9)
+    else:
+        m = Model("transformer_encoder", "transformer encoder, 16 tokens (i32 ids in [0, 1000)), embedding 1000x64 "
+                  "+ learned positional embedding, two post-norm torch.nn.TransformerEncoderLayer (d_model 64, "
+                  "4 heads, dim_feedforward 256, gelu, norm_first False) with a causal mask (masked_fill -inf before "
+                  "softmax); seeded weights", 9)
+    rng = random.Random(9)
+
+    def lin(x, out_f, gain=1.0, name="fc"):
+        if not dynamic_quant:
+            return m.linear(x, out_f, gain=gain, name=name)
+        k = m.shapes[x][-1]
+        w = m.const(name + "_w", [out_f, k], {"dist": "normal", "mean": 0, "std": 31.75}, dtype="qs8",
+                    quant={"axis": 0, "scales": qs8_scales(rng, out_f, gain / math.sqrt(k))})
+        b = m.const(name + "_b", [out_f], {"dist": "uniform", "low": -0.1, "high": 0.1})
+        return m.node("linear_dynamic", [x, w, b], m.shapes[x][:-1] + [out_f], None, name)
+
+    def layer_norm(x, name):
+        c = m.shapes[x][-1]
+        ps = [m.const(name + "_weight", [c], {"dist": "uniform", "low": 0.5, "high": 1.5}),
+              m.const(name + "_bias", [c], {"dist": "uniform", "low": -0.1, "high": 0.1})]
+        return m.node("layer_norm", [x] + ps, m.shapes[x], {"normalized_shape": [c]}, name)
+
+    def reshape(x, shape, name):
+        return m.node("reshape", [x], shape, {"shape": list(shape)}, name)
+
+    def permute(x, perm, name):
+        s = m.shapes[x]
+        return m.node("permute", [x], [s[p] for p in perm], {"perm": list(perm)}, name)
+
+    tokens = m.input("tokens", [1, S], 0, V - 1, dtype="i32")
+    table = m.const("embedding_weight", [V, D], {"dist": "normal", "mean": 0, "std": 1})
+    x = m.node("embedding", [tokens, table], [1, S, D], None, "embedding")
+    pos = m.const("pos_embedding", [1, S, D], {"dist": "normal", "mean": 0, "std": 1})
+    x = m.add(x, pos, name="pos_add")
+    # the causal mask (True above the diagonal: key j > query i is masked); row i keeps keys 0..i, none is empty
+    mask = m.const("causal_mask", [S, S], dtype="bool", data=[1 if j > i else 0 for i in range(S) for j in range(S)])
+    scale = m.const("attn_scale", [1], data=[1.0 / math.sqrt(dh)])
+    for li in range(2):
+        p = "layer%d" % li
+        q = lin(x, D, name=p + "_q")
+        k = lin(x, D, name=p + "_k")
+        v = lin(x, D, name=p + "_v")
+        q = permute(reshape(q, [1, S, H, dh], p + "_q_heads"), [0, 2, 1, 3], p + "_q_t")       # [1,H,S,dh]
+        k = permute(reshape(k, [1, S, H, dh], p + "_k_heads"), [0, 2, 3, 1], p + "_k_t")       # [1,H,dh,S]
+        v = permute(reshape(v, [1, S, H, dh], p + "_v_heads"), [0, 2, 1, 3], p + "_v_t")       # [1,H,S,dh]
+        a = m.node("matmul", [q, k], [1, H, S, S], None, p + "_scores")
+        a = m.mul(a, scale, name=p + "_scaled")
+        a = m.node("masked_fill", [a, mask], [1, H, S, S], {"value": "-inf"}, p + "_masked")
+        a = m.node("softmax", [a], [1, H, S, S], {"axis": -1}, p + "_attn")
+        o = m.node("matmul", [a, v], [1, H, S, dh], None, p + "_context")
+        o = reshape(permute(o, [0, 2, 1, 3], p + "_context_t"), [1, S, D], p + "_context_merge")
+        o = lin(o, D, name=p + "_out")
+        x = layer_norm(m.add(x, o, name=p + "_res1"), p + "_norm1")
+        f = lin(x, F, gain=SQRT2, name=p + "_ff1")
+        f = m.node("gelu", [f], m.shapes[f], None, p + "_gelu")
+        f = lin(f, D, name=p + "_ff2")
+        x = layer_norm(m.add(x, f, name=p + "_res2"), p + "_norm2")
+    m.output(x)
+    return m
+
+
+def transformer_encoder_dynq():
+    return transformer_encoder(dynamic_quant=True)
+
+
 MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v3_small": mobilenet_v3_small,
@@ -399,6 +492,8 @@ MODELS = {
     "audio_denoiser": audio_denoiser,
     "deeplabv3_mobilenet_v2": deeplabv3_mobilenet_v2,
     "efficientnet_lite0": efficientnet_lite0,
+    "transformer_encoder": transformer_encoder,
+    "transformer_encoder_dynq": transformer_encoder_dynq,
 }
 
 
