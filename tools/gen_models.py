@@ -4,7 +4,10 @@
 Each model is a whole network graph whose weights are seeded generators (no downloads): convolution and linear
 weights normal with fan_in scaling (He: std sqrt(2) / sqrt(fan_in) before a ReLU-like activation, 1 / sqrt(fan_in)
 otherwise), batch_norm parameters in the ranges of trained networks. The architectures follow torchvision
-(mobilenet_v2, mobilenet_v3_small) layer by layer, batch_norm nodes included (not folded into the convolutions).
+(mobilenet_v2, mobilenet_v3_small, DeepLabV3's head on a dilated MobileNetV2), timm / TensorFlow (efficientnet_lite0)
+and torch.nn.TransformerEncoderLayer (transformer_encoder, and its quantize_dynamic form transformer_encoder_dynq)
+layer by layer, batch_norm nodes included (not folded into the convolutions). The qs8 twins of cases/models/
+(*_quant.json, *_qs8.json) are not written here but by `parity quantize` (docs/quantization.md).
 
     python3 tools/gen_models.py                      # (re)writes cases/models/*.json
     python3 tools/gen_models.py --out DIR            # elsewhere
