@@ -4,7 +4,10 @@
 Each model is a whole network graph whose weights are seeded generators (no downloads): convolution and linear
 weights normal with fan_in scaling (He: std sqrt(2) / sqrt(fan_in) before a ReLU-like activation, 1 / sqrt(fan_in)
 otherwise), batch_norm parameters in the ranges of trained networks. The architectures follow torchvision
-(mobilenet_v2, mobilenet_v3_small) layer by layer, batch_norm nodes included (not folded into the convolutions).
+(mobilenet_v2, mobilenet_v3_small, DeepLabV3's head on a dilated MobileNetV2), timm / TensorFlow (efficientnet_lite0)
+and torch.nn.TransformerEncoderLayer (transformer_encoder, and its quantize_dynamic form transformer_encoder_dynq)
+layer by layer, batch_norm nodes included (not folded into the convolutions). The qs8 twins of cases/models/
+(*_quant.json, *_qs8.json) are not written here but by `parity quantize` (docs/quantization.md).
 
     python3 tools/gen_models.py                      # (re)writes cases/models/*.json
     python3 tools/gen_models.py --out DIR            # elsewhere
@@ -52,15 +55,23 @@ class Model:
         self.counts[base] = k + 1
         return base if k == 0 else "%s_%d" % (base, k)
 
-    def input(self, name, shape, low=-1.0, high=1.0):
-        self.case["inputs"].append({"name": name, "dtype": "f32", "shape": list(shape),
+    def input(self, name, shape, low=-1.0, high=1.0, dtype="f32"):
+        self.case["inputs"].append({"name": name, "dtype": dtype, "shape": list(shape),
                                     "init": {"dist": "uniform", "low": low, "high": high}})
         self.shapes[name] = list(shape)
         return name
 
-    def const(self, name, shape, init):
+    def const(self, name, shape, init=None, dtype="f32", data=None, quant=None):
+        """A constant from a generator (init) or inline data (a flat list), with its quantization if any."""
         name = self._name(name)
-        self.case["constants"].append({"name": name, "dtype": "f32", "shape": list(shape), "init": init})
+        t = {"name": name, "dtype": dtype, "shape": list(shape)}
+        if data is not None:
+            t["data"] = list(data)
+        else:
+            t["init"] = init
+        if quant is not None:
+            t["quant"] = quant
+        self.case["constants"].append(t)
         self.shapes[name] = list(shape)
         return name
 
@@ -158,9 +169,9 @@ class Model:
         return self.node("concat", xs, s, {"axis": 1}, name)
 
 
-def conv_bn_act(m, x, out_c, k, stride=1, groups=1, act="relu6", name="c"):
+def conv_bn_act(m, x, out_c, k, stride=1, groups=1, act="relu6", dilation=1, name="c"):
     gain = SQRT2 if act in ("relu", "relu6", "hardswish") else 1.0
-    y = m.conv(x, out_c, k, stride, groups=groups, gain=gain, name=name)
+    y = m.conv(x, out_c, k, stride, groups=groups, dilation=dilation, gain=gain, name=name)
     y = m.bn(y, name=name + "_bn")
     return m.act(y, act, name=name + "_" + act) if act else y
 
@@ -168,17 +179,23 @@ def conv_bn_act(m, x, out_c, k, stride=1, groups=1, act="relu6", name="c"):
 # ---------------------------------------------------------------------------------------------------------------
 # Models
 # ---------------------------------------------------------------------------------------------------------------
-def mobilenet_v2():
-    """torchvision.models.mobilenet_v2 (width 1.0), 224x224, batch 1, inference (dropout omitted)."""
-    m = Model("mobilenet_v2", "MobileNetV2 (torchvision, width 1.0), 224x224x3, batch 1, seeded weights; batch_norm "
-              "nodes as torchvision has them (not folded)", 2)
-    x = m.input("image", [1, 3, 224, 224])
+def mobilenet_v2_features(m, x, output_stride=32):
+    """torchvision's MobileNetV2 features0 to features17 (the stem and the 17 inverted residual blocks, up to the
+    320-channel output; not the 1x1 conv to 1280). With output_stride 16 or 8, the stages that would reduce the
+    resolution further keep stride 1 and dilate their depthwise convolutions instead, from their first block on
+    (the dilation doubling at each such stage), as torchvision's dilated MobileNetV3 backbones for segmentation."""
     x = conv_bn_act(m, x, 32, 3, 2, name="features0")
     settings = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1), (6, 160, 3, 2),
                 (6, 320, 1, 1)]
     block = 1
     in_c = 32
+    current_stride = 2
+    dilation = 1
     for t, c, n, s in settings:
+        if s > 1 and current_stride >= output_stride:
+            dilation *= s
+            s = 1
+        current_stride *= s
         for i in range(n):
             stride = s if i == 0 else 1
             hidden = in_c * t
@@ -186,13 +203,22 @@ def mobilenet_v2():
             y = x
             if t != 1:
                 y = conv_bn_act(m, y, hidden, 1, name=p + "_expand")
-            y = conv_bn_act(m, y, hidden, 3, stride, groups=hidden, name=p + "_dw")
+            y = conv_bn_act(m, y, hidden, 3, stride, groups=hidden, dilation=dilation, name=p + "_dw")
             y = conv_bn_act(m, y, c, 1, act=None, name=p + "_project")
             if stride == 1 and in_c == c:
                 y = m.add(x, y, name=p + "_add")
             x = y
             in_c = c
             block += 1
+    return x
+
+
+def mobilenet_v2():
+    """torchvision.models.mobilenet_v2 (width 1.0), 224x224, batch 1, inference (dropout omitted)."""
+    m = Model("mobilenet_v2", "MobileNetV2 (torchvision, width 1.0), 224x224x3, batch 1, seeded weights; batch_norm "
+              "nodes as torchvision has them (not folded)", 2)
+    x = m.input("image", [1, 3, 224, 224])
+    x = mobilenet_v2_features(m, x)
     x = conv_bn_act(m, x, 1280, 1, name="features18")
     x = m.gap(x, name="avgpool")
     x = m.flatten(x)
@@ -309,13 +335,189 @@ def audio_denoiser():
     return m
 
 
+def deeplabv3_mobilenet_v2():
+    """DeepLabV3 (torchvision's DeepLabHead and ASPP) on a MobileNetV2 backbone at output stride 16, 21 classes
+    (Pascal VOC), bilinear upsampling of the logits to the input size."""
+    m = Model("deeplabv3_mobilenet_v2", "DeepLabV3, MobileNetV2 backbone (features0-17, 320 channels) at output "
+              "stride 16 (the 160 and 320 stages at stride 1 with dilation 2), ASPP (1x1, 3x3 with dilation 6, 12, "
+              "18, image pooling), 3x3 head, 1x1 classifier to 21 classes, upsample_bilinear2d (align_corners 0) to "
+              "the input size; 160x160x3, batch 1, seeded weights, batch_norm nodes not folded", 7)
+    x = m.input("image", [1, 3, 160, 160])
+    f = mobilenet_v2_features(m, x, output_stride=16)
+    size = m.shapes[f][2:]
+    branches = [conv_bn_act(m, f, 256, 1, act="relu", name="aspp0")]
+    for i, rate in enumerate((6, 12, 18)):
+        branches.append(conv_bn_act(m, f, 256, 3, act="relu", dilation=rate, name="aspp%d" % (i + 1)))
+    z = m.gap(f, name="aspp4_pool")
+    z = conv_bn_act(m, z, 256, 1, act="relu", name="aspp4")
+    branches.append(m.upsample(z, size, name="aspp4_up"))
+    y = m.concat(branches, name="aspp_cat")
+    y = conv_bn_act(m, y, 256, 1, act="relu", name="aspp_project")
+    y = conv_bn_act(m, y, 256, 3, act="relu", name="head")
+    y = m.conv(y, 21, 1, bias=True, gain=1.0, name="classifier")
+    y = m.upsample(y, m.shapes[x][2:], name="logits")
+    m.output(y)
+    return m
+
+
+def efficientnet_lite0():
+    """EfficientNet-Lite0 (TensorFlow's efficientnet_lite_builder; timm's efficientnet_lite0): EfficientNet-B0's
+    block table without squeeze-excitation, relu6, stem (32) and head (1280) not scaled; PyTorch's symmetric
+    padding (k // 2) as timm's port has it, not TensorFlow's 'same'."""
+    m = Model("efficientnet_lite0", "EfficientNet-Lite0, 224x224x3, batch 1, seeded weights: MBConv blocks "
+              "(1x1 expand, 3x3 or 5x5 depthwise, 1x1 project, residual add) without squeeze-excitation, relu6, "
+              "stem 32, head 1x1 conv to 1280, global_avg_pool2d, linear 1000; batch_norm nodes not folded", 8)
+    x = m.input("image", [1, 3, 224, 224])
+    x = conv_bn_act(m, x, 32, 3, 2, name="stem")
+    # expansion, kernel, stride, out_c, repeats (EfficientNet-B0, depth and width multipliers 1.0)
+    table = [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3), (6, 5, 1, 112, 3),
+             (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]
+    in_c = 32
+    for si, (e, k, s, c, r) in enumerate(table):
+        for i in range(r):
+            stride = s if i == 0 else 1
+            p = "blocks%d_%d" % (si, i)
+            y = x
+            if e != 1:
+                y = conv_bn_act(m, y, in_c * e, 1, name=p + "_expand")
+            y = conv_bn_act(m, y, in_c * e, k, stride, groups=in_c * e, name=p + "_dw")
+            y = conv_bn_act(m, y, c, 1, act=None, name=p + "_project")
+            if stride == 1 and in_c == c:
+                y = m.add(x, y, name=p + "_add")
+            x = y
+            in_c = c
+    x = conv_bn_act(m, x, 1280, 1, name="head")
+    x = m.gap(x, name="avgpool")
+    x = m.flatten(x)
+    x = m.linear(x, 1000, name="classifier")
+    m.output(x)
+    return m
+
+
+def qs8_scales(rng, n, std):
+    """Per-channel scales of seeded qs8 weights (q normal with std 127/4) whose real values have about the given
+    std: std / (127/4) per channel, times U[0.8, 1.2) for the channel-to-channel spread of a trained layer; each
+    rounded to f32 and written with the fewest digits that read back to it."""
+    out = []
+    for _ in range(n):
+        v = struct.unpack("<f", struct.pack("<f", std / 31.75 * (0.8 + 0.4 * rng.random())))[0]
+        for digits in range(6, 10):
+            t = float("%.*g" % (digits, v))
+            if struct.unpack("<f", struct.pack("<f", t))[0] == v:
+                break
+        out.append(t)
+    return out
+
+
+def transformer_encoder(dynamic_quant=False):
+    """Token embedding + learned positional embedding, then two post-norm torch.nn.TransformerEncoderLayer
+    (d_model 64, 4 heads, dim_feedforward 256, gelu, norm_first False, dropout omitted) with a causal attention mask.
+    dynamic_quant: every linear as linear_dynamic with qs8 weights, per-channel scales on axis 0, f32 biases, as
+    torch.ao.quantization.quantize_dynamic with a per-channel weight observer makes it (the weights are a seeded
+    statistical twin, not the float model's numbers; everything else is the float model's, byte for byte)."""
+    S, V, D, H, F = 16, 1000, 64, 4, 256
+    dh = D // H
+    if dynamic_quant:
+        m = Model("transformer_encoder_dynq", "the transformer_encoder with every linear dynamically quantized "
+                  "(linear_dynamic: f32 activations quantized per call, qs8 weights with per-channel scales on axis "
+                  "0, f32 biases; reduce_range 0 as on mobile), as torch.ao.quantization.quantize_dynamic makes it; "
+                  "seeded qs8 weights", 9)
+    else:
+        m = Model("transformer_encoder", "transformer encoder, 16 tokens (i32 ids in [0, 1000)), embedding 1000x64 "
+                  "+ learned positional embedding, two post-norm torch.nn.TransformerEncoderLayer (d_model 64, "
+                  "4 heads, dim_feedforward 256, gelu, norm_first False) with a causal mask (masked_fill -inf before "
+                  "softmax); seeded weights", 9)
+    rng = random.Random(9)
+
+    def lin(x, out_f, gain=1.0, name="fc"):
+        if not dynamic_quant:
+            return m.linear(x, out_f, gain=gain, name=name)
+        k = m.shapes[x][-1]
+        w = m.const(name + "_w", [out_f, k], {"dist": "normal", "mean": 0, "std": 31.75}, dtype="qs8",
+                    quant={"axis": 0, "scales": qs8_scales(rng, out_f, gain / math.sqrt(k))})
+        b = m.const(name + "_b", [out_f], {"dist": "uniform", "low": -0.1, "high": 0.1})
+        return m.node("linear_dynamic", [x, w, b], m.shapes[x][:-1] + [out_f], None, name)
+
+    def layer_norm(x, name):
+        c = m.shapes[x][-1]
+        ps = [m.const(name + "_weight", [c], {"dist": "uniform", "low": 0.5, "high": 1.5}),
+              m.const(name + "_bias", [c], {"dist": "uniform", "low": -0.1, "high": 0.1})]
+        return m.node("layer_norm", [x] + ps, m.shapes[x], {"normalized_shape": [c]}, name)
+
+    def reshape(x, shape, name):
+        return m.node("reshape", [x], shape, {"shape": list(shape)}, name)
+
+    def permute(x, perm, name):
+        s = m.shapes[x]
+        return m.node("permute", [x], [s[p] for p in perm], {"perm": list(perm)}, name)
+
+    tokens = m.input("tokens", [1, S], 0, V - 1, dtype="i32")
+    table = m.const("embedding_weight", [V, D], {"dist": "normal", "mean": 0, "std": 1})
+    x = m.node("embedding", [tokens, table], [1, S, D], None, "embedding")
+    pos = m.const("pos_embedding", [1, S, D], {"dist": "normal", "mean": 0, "std": 1})
+    x = m.add(x, pos, name="pos_add")
+    # the causal mask (True above the diagonal: key j > query i is masked); row i keeps keys 0..i, none is empty
+    mask = m.const("causal_mask", [S, S], dtype="bool", data=[1 if j > i else 0 for i in range(S) for j in range(S)])
+    scale = m.const("attn_scale", [1], data=[1.0 / math.sqrt(dh)])
+    for li in range(2):
+        p = "layer%d" % li
+        q = lin(x, D, name=p + "_q")
+        k = lin(x, D, name=p + "_k")
+        v = lin(x, D, name=p + "_v")
+        q = permute(reshape(q, [1, S, H, dh], p + "_q_heads"), [0, 2, 1, 3], p + "_q_t")       # [1,H,S,dh]
+        k = permute(reshape(k, [1, S, H, dh], p + "_k_heads"), [0, 2, 3, 1], p + "_k_t")       # [1,H,dh,S]
+        v = permute(reshape(v, [1, S, H, dh], p + "_v_heads"), [0, 2, 1, 3], p + "_v_t")       # [1,H,S,dh]
+        a = m.node("matmul", [q, k], [1, H, S, S], None, p + "_scores")
+        a = m.mul(a, scale, name=p + "_scaled")
+        a = m.node("masked_fill", [a, mask], [1, H, S, S], {"value": "-inf"}, p + "_masked")
+        a = m.node("softmax", [a], [1, H, S, S], {"axis": -1}, p + "_attn")
+        o = m.node("matmul", [a, v], [1, H, S, dh], None, p + "_context")
+        o = reshape(permute(o, [0, 2, 1, 3], p + "_context_t"), [1, S, D], p + "_context_merge")
+        o = lin(o, D, name=p + "_out")
+        x = layer_norm(m.add(x, o, name=p + "_res1"), p + "_norm1")
+        f = lin(x, F, gain=SQRT2, name=p + "_ff1")
+        f = m.node("gelu", [f], m.shapes[f], None, p + "_gelu")
+        f = lin(f, D, name=p + "_ff2")
+        x = layer_norm(m.add(x, f, name=p + "_res2"), p + "_norm2")
+    m.output(x)
+    return m
+
+
+def transformer_encoder_dynq():
+    return transformer_encoder(dynamic_quant=True)
+
+
 MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "mobilenet_v3_small": mobilenet_v3_small,
     "mlp": mlp,
     "segmentation": segmentation,
     "audio_denoiser": audio_denoiser,
+    "deeplabv3_mobilenet_v2": deeplabv3_mobilenet_v2,
+    "efficientnet_lite0": efficientnet_lite0,
+    "transformer_encoder": transformer_encoder,
+    "transformer_encoder_dynq": transformer_encoder_dynq,
 }
+
+
+def stats(m):
+    """(parameters, multiply-accumulates) of a model: the constants' elements (masks and scalars included) and the
+    products of conv2d, conv_transpose2d, linear, linear_dynamic and matmul nodes."""
+    shapes = m.shapes
+    params = sum(int(math.prod(c["shape"])) for c in m.case["constants"])
+    macs = 0
+    for n in m.case["nodes"]:
+        out = int(math.prod(shapes[n["outputs"][0]]))
+        if n["op"] in ("conv2d",):
+            macs += out * int(math.prod(shapes[n["inputs"][1]][1:]))
+        elif n["op"] == "conv_transpose2d":
+            w = shapes[n["inputs"][1]]
+            macs += int(math.prod(shapes[n["inputs"][0]])) * int(math.prod(w[1:]))
+        elif n["op"] in ("linear", "linear_dynamic"):
+            macs += out * shapes[n["inputs"][1]][-1]
+        elif n["op"] == "matmul":
+            macs += out * shapes[n["inputs"][0]][-1]
+    return params, macs
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -344,11 +546,19 @@ def to_sidecar(m, out_dir, name):
     offset = 0
     with open(os.path.join(out_dir, bin_name), "wb") as f:
         for c in m.case["constants"]:
+            if "init" not in c:
+                continue  # inline data (masks, scalars) stays in the JSON
             vals = sample(c["init"], c["shape"], rng)
-            f.write(struct.pack("<%df" % len(vals), *vals))
+            if c["dtype"] == "qs8":
+                vals = [max(-128, min(127, round(v))) for v in vals]
+                f.write(struct.pack("<%db" % len(vals), *vals))
+                size = 1
+            else:
+                f.write(struct.pack("<%df" % len(vals), *vals))
+                size = 4
             del c["init"]
             c["data"] = {"file": bin_name, "offset": offset}
-            offset += 4 * len(vals)
+            offset += size * len(vals)
     m.case["description"] += "; constants from the sidecar " + bin_name
 
 
@@ -380,7 +590,10 @@ def main(argv):
         path = os.path.join(out_dir, n + ".json")
         with open(path, "w") as f:
             f.write(dumps(m.case))
-        print("%s: %d nodes, %d constants" % (os.path.relpath(path), len(m.case["nodes"]), len(m.case["constants"])))
+        params, macs = stats(m)
+        print("%s: %d nodes, %d constants, %.3g M parameters, %.3g M multiply-accumulates, %d bytes"
+              % (os.path.relpath(path), len(m.case["nodes"]), len(m.case["constants"]), params / 1e6, macs / 1e6,
+                 os.path.getsize(path)))
     return 0
 
 
