@@ -20,11 +20,19 @@
  *                 error rel_s is off by at most rel_s / (1 - rel_s); log's own fn relative to L; Lbar = log s + E)
  *   log_softmax propagation: e_i + sum_j ybar_j e_j
  *   storage: u_s (|y| + p + own).
+ * An exact -inf input (a masked position) is an exact 0 term: its output is exactly 0 (log_softmax -inf), budget 0,
+ * and it is left out of the row's bounds (exact_neg_inf).
  */
 #include "reference.h"
 #include "elem_util.h"
 
 #include <math.h>
+
+/* An element that is exactly -inf (budget 0) in a row whose max is finite: a masked position (masked_fill with
+ * -inf before an attention softmax). Its term exp(-inf - m) is exactly 0 in every arithmetic, its output exactly 0
+ * (log_softmax: -inf), and it adds nothing to the row's sum or to the other elements' budgets. Left in the general
+ * bounds it would turn them into 0 * inf = NaN for the whole row. */
+static int exact_neg_inf(double v, double e, double m) { return isinf(v) && v < 0 && e == 0 && isfinite(m); }
 
 static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_rt *const *in, par_rt *const *out,
                                  par_msg *msg)
@@ -66,6 +74,7 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
             /* Bounds over the held inputs: sum ybar_j e_j, sum ybar_j dbar_j. */
             double sum_ye = 0, sum_yd = 0;
             for (int64_t j = 0; j < len; j++) {
+                if (exact_neg_inf(xv[j * inner], xe[j * inner], m)) continue; /* an exact 0 term: nothing to bound */
                 double yj = exp(xv[j * inner] - m) / s;
                 double grow = xe[j * inner] + emax;
                 double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
@@ -76,6 +85,11 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
             double rel_s = fn + u * sum_yd + gam;
             for (int64_t j = 0; j < len; j++) {
                 int64_t k = base + j * inner;
+                if (exact_neg_inf(x->v[k], x->e[k], m)) { /* exp(-inf) = 0 exactly in any arithmetic */
+                    y->v[k] = log_form ? -INFINITY : 0.0;
+                    y->e[k] = 0;
+                    continue;
+                }
                 double d = x->v[k] - m, ej = x->e[k];
                 double grow = ej + emax;
                 double yj = exp(d) / s;

@@ -482,6 +482,32 @@ static void test_softmax_values(void)
     rt_del(y), rt_del(x), rt_del(xt);
 }
 
+/* A masked attention row: [1, -inf, 3, -inf] (masked_fill with -inf before softmax). exp(-inf) = 0 exactly, so the
+ * row is softmax([1, 3]) at the unmasked places: e / (e + e^3) = 1 / (1 + e^2) = 0.1192029, e^2 / (1 + e^2) =
+ * 0.8807971, and exactly 0 (log_softmax: -inf) with budget 0 at the masked ones. The unmasked budgets must stay
+ * finite and close to those of the unmasked row [1, 3]: the masked terms add nothing but their count. */
+static void test_softmax_masked_row(void)
+{
+    int64_t d14[2] = {1, 4}, d12[2] = {1, 2};
+    double xv[4] = {1, -INFINITY, 3, -INFINITY}, xr[2] = {1, 3};
+    double w[4] = {1 / (1 + exp(2)), 0, exp(2) / (1 + exp(2)), 0};
+    par_rt *x = rt_of(2, d14, xv), *xs = rt_of(2, d12, xr), *y, *ys;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(softmax_op(par_ref_softmax, "softmax", x, 1, &y, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(softmax_op(par_ref_softmax, "softmax", xs, 1, &ys, &msg), PAR_OK);
+    expect_values(y, w, 1e-15);
+    CU_ASSERT(fabs(y->v[0] - 0.1192029) < 1e-7);
+    CU_ASSERT(y->e[1] == 0 && y->e[3] == 0);
+    CU_ASSERT(isfinite(y->e[0]) && isfinite(y->e[2]) && y->e[0] > 0);
+    /* the sum's gamma counts all 4 terms (a backend adds the zeros), so at least the unmasked row's, and close */
+    CU_ASSERT(y->e[0] >= ys->e[0] && y->e[0] < 2 * ys->e[0] && y->e[2] >= ys->e[1] && y->e[2] < 2 * ys->e[1]);
+    rt_del(y), rt_del(ys);
+    CU_ASSERT_EQUAL_FATAL(softmax_op(par_ref_log_softmax, "log_softmax", x, 1, &y, &msg), PAR_OK);
+    CU_ASSERT(isinf(y->v[1]) && y->v[1] < 0 && y->e[1] == 0);
+    CU_ASSERT(fabs(y->v[0] - (1 - 3 - log(1 + exp(-2)))) < 1e-15 && isfinite(y->e[0]));
+    rt_del(y), rt_del(x), rt_del(xs);
+}
+
 /* softmax == exp(log_softmax) on random [4,5,6] tensors along every axis. */
 static void test_softmax_vs_exp_log_softmax(void)
 {
@@ -780,6 +806,7 @@ static const CU_TestInfo tests[] = {
     {"gelu values", test_gelu_values},
     {"activation budgets f32", test_activation_budgets_f32},
     {"softmax values", test_softmax_values},
+    {"softmax of a masked row", test_softmax_masked_row},
     {"softmax vs exp(log_softmax)", test_softmax_vs_exp_log_softmax},
     {"softmax budgets f32", test_softmax_budgets_f32},
     {"softmax budget f16 storage", test_softmax_budget_f16_storage},
