@@ -90,7 +90,7 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     if (r->done != 0 && r->done != 1) bad = "field done is neither 0 nor 1";
     else if ((int)r->verdict < 0 || (int)r->verdict >= PAR_V_COUNT) bad = "verdict out of range";
     else if (r->m.worst_output < 0 || r->m.worst_rank < 0 || r->m.worst_rank > PAR_MAX_RANK || r->m.n < 0 ||
-             r->m.n_over < 0 || r->t.runs < 0 || r->output_bytes < 0 || r->output_dropped < 0 || r->n_algos < 0 ||
+             r->m.n_over < 0 || r->m.n_unbounded < 0 || r->t.runs < 0 || r->output_bytes < 0 || r->output_dropped < 0 || r->n_algos < 0 ||
              r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES)
         bad = "a count or index out of range";
     for (int k = 0; !bad && k < PAR_TIE_RULES; k++)

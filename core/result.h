@@ -33,6 +33,7 @@ typedef struct par_metrics {
     int64_t n;               /* elements compared */
     int64_t n_over;          /* elements with |d| > budget */
     int64_t n_nonfinite;     /* elements failing the NaN/Inf policy */
+    int64_t n_unbounded;     /* finite reference elements whose budget is infinite: not judged (docs/oracle.md) */
     double max_abs;          /* max |backend - reference| over finite pairs */
     double max_rel;          /* max |d| / |reference| over elements with reference != 0 */
     double max_ulp;          /* max distance in ULPs of the output dtype from the reference rounded to it */

@@ -157,6 +157,7 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
             } else {
                 ratio = ad == 0 ? 0 : (e > 0 ? ad / e : INFINITY);
                 if (ad > e) m->n_over++;
+                if (isinf(e)) m->n_unbounded++;
                 if (ad > m->max_abs) m->max_abs = ad;
                 if (r != 0 && ad / fabs(r) > m->max_rel) m->max_rel = ad / fabs(r);
                 double ulp = ulp_distance(ref->dtype, r, x);
@@ -201,6 +202,7 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
     acc->n += m->n;
     acc->n_over += m->n_over;
     acc->n_nonfinite += m->n_nonfinite;
+    acc->n_unbounded += m->n_unbounded;
     acc->max_abs = fmax(acc->max_abs, m->max_abs);
     acc->max_rel = fmax(acc->max_rel, m->max_rel);
     acc->max_ulp = fmax(acc->max_ulp, m->max_ulp);

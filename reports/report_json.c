@@ -291,6 +291,7 @@ static json_object *metrics_json(const par_metrics *m)
     put(o, "n", json_object_new_int64(m->n));
     put(o, "n_over", json_object_new_int64(m->n_over));
     put(o, "n_nonfinite", json_object_new_int64(m->n_nonfinite));
+    put(o, "n_unbounded", json_object_new_int64(m->n_unbounded));
     put(o, "max_abs", jnum(m->max_abs));
     put(o, "max_rel", jnum(m->max_rel));
     put(o, "max_ulp", jnum(m->max_ulp));

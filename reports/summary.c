@@ -129,6 +129,29 @@ static void print_algos(FILE *f, const par_report *r)
     if (any) fprintf(f, "\n");
 }
 
+/* One line when some passing records have output elements with an infinite budget (not judged): per backend, the
+ * records and elements, so that a PASS that judged little is visible. Nothing otherwise. */
+static void print_unbounded(FILE *f, const par_report *r)
+{
+    int any = 0;
+    for (int32_t b = 0; b < r->n_backends; b++) {
+        int64_t recs = 0, elems = 0;
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->verdict != PAR_V_PASS || x->m.n_unbounded <= 0) continue;
+            recs++;
+            elems += x->m.n_unbounded;
+        }
+        if (!recs) continue;
+        char label[160];
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        fprintf(f, "%s%s: %lld record%s, %lld element%s", any ? "; " : "infinite budgets (passed, not judged): ",
+                label, (long long)recs, recs == 1 ? "" : "s", (long long)elems, elems == 1 ? "" : "s");
+        any = 1;
+    }
+    if (any) fprintf(f, "\n");
+}
+
 void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_failures)
 {
     int32_t nb = r->n_backends, nc = r->n_cases;
@@ -164,6 +187,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     free(ratios);
     print_ties(f, r);
     print_algos(f, r);
+    print_unbounded(f, r);
     /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
     for (int32_t b = 0; b < nb; b++)
         if (r->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) {

@@ -8,6 +8,7 @@
  */
 #include "judge.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,20 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
                   par_result *r)
 {
     par_metrics_init(&r->m);
+    /* A NaN budget beside a non-NaN reference value would pass any backend value (no |d| exceeds NaN): the oracle
+     * cannot judge that output, which is an ERROR of the reference, never a PASS. */
+    for (int32_t k = 0; k < g->n_outputs; k++) {
+        const par_rt *t = &ref->values[g->outputs[k]];
+        for (int64_t i = 0; t->e && i < t->numel; i++)
+            if (isnan(t->e[i]) && !isnan(t->v[i])) {
+                r->verdict = PAR_V_ERROR;
+                snprintf(r->reason, sizeof r->reason,
+                         "reference: output '%s' element %lld (value %.9g) has a NaN error budget: the budget "
+                         "derivation of some node does not cover this input, so the oracle cannot judge it",
+                         g->values[g->outputs[k]].name, (long long)i, t->v[i]);
+                return;
+            }
+    }
     int64_t bad = 0;
     for (int32_t k = 0; k < g->n_outputs; k++) {
         par_metrics m;
@@ -71,6 +86,11 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
                      (long long)r->m.n_labelled, (long long)r->m.n, (long long)r->m.hist[PAR_HIST_ZERO - 2],
                      (long long)r->m.hist[PAR_HIST_ZERO - 1], (long long)r->m.hist[PAR_HIST_ZERO + 1],
                      (long long)r->m.hist[PAR_HIST_ZERO + 2], r->m.bias, r->m.bias_bound);
+        else if (r->m.n_unbounded > 0)
+            snprintf(r->reason, sizeof r->reason,
+                     "%lld of %lld output elements have an infinite budget and were not judged (the budget "
+                     "derivation admits any value there: docs/oracle.md)",
+                     (long long)r->m.n_unbounded, (long long)r->m.n);
         return;
     }
     const par_metrics *m = &r->m;

@@ -190,6 +190,12 @@ static void test_nonfinite_policy(void)
     float one_ulp[4] = {1.0f, INFINITY, NAN, nextafterf(-2.0f, 0.0f)}; /* zero budget: exact required */
     CU_ASSERT_EQUAL(par_oracle_compare(&t, one_ulp, &m), 1);
     CU_ASSERT_EQUAL(m.max_ulp, 1.0);
+    CU_ASSERT_EQUAL(m.n_unbounded, 0);
+    /* An infinite budget at a finite reference admits any finite value: it passes, and is counted as not judged. */
+    t.e[0] = INFINITY;
+    float far[4] = {1e30f, INFINITY, NAN, -2.0f};
+    CU_ASSERT_EQUAL(par_oracle_compare(&t, far, &m), 0);
+    CU_ASSERT_EQUAL(m.n_unbounded, 1);
     par_rt_free(&t);
 }
 
