@@ -83,10 +83,13 @@ static const op_entry op_table[] = {
     {"embedding", cpu_lower_embedding, 0, 0},
     {"upsample_nearest_exact2d", cpu_lower_upsample, 0, 0},
     {"upsample_bicubic2d", cpu_lower_upsample, 0, 0},
+    /* dynamically quantized linear (ops_dynamic.c): qs8 weights and an f32 bias, read at prepare */
+    {"linear_dynamic", cpu_lower_linear_dynamic, 1, 0},
 };
 
-/* Raw inputs: the one input of an op that is not f32 (a bool condition or mask, i32 indices). It must have this
- * dtype, and is read in place in it, row-major (a raw tensor is never converted to NHWC; plan.h). */
+/* Raw inputs: the one input of an op that is not f32 (a bool condition or mask, i32 indices, qs8 weights). It must
+ * have this dtype, and is read in place in it, row-major (a raw tensor is never converted to NHWC; plan.h); a raw
+ * parameter (params_from) is read from its constant at prepare. */
 static const struct raw_input {
     const char *op;
     int32_t input;
@@ -96,6 +99,7 @@ static const struct raw_input {
     {"masked_fill", 1, PAR_DTYPE_BOOL},
     {"gather", 1, PAR_DTYPE_I32},
     {"embedding", 0, PAR_DTYPE_I32},
+    {"linear_dynamic", 1, PAR_DTYPE_QS8},
 };
 
 /* The dtype input i of op must have when it is raw, else PAR_DTYPE_INVALID (it must be f32). */
@@ -104,6 +108,14 @@ static par_dtype raw_dtype(const char *op, int32_t i)
     for (size_t k = 0; k < sizeof raw_inputs / sizeof raw_inputs[0]; k++)
         if (raw_inputs[k].input == i && strcmp(raw_inputs[k].op, op) == 0) return raw_inputs[k].dtype;
     return PAR_DTYPE_INVALID;
+}
+
+/* Whether some op takes a raw input of this dtype. */
+static int is_raw_dtype(par_dtype dt)
+{
+    for (size_t k = 0; k < sizeof raw_inputs / sizeof raw_inputs[0]; k++)
+        if (raw_inputs[k].dtype == dt) return 1;
+    return 0;
 }
 
 static const op_entry *op_find(const char *op)
@@ -380,9 +392,9 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     p->in_buf = calloc((size_t)(g->n_inputs > 0 ? g->n_inputs : 1), sizeof *p->in_buf);
     if (!p->t || !p->out_copy || !p->out_buf || !p->in_buf) FAIL(PAR_ERROR, "prepare: out of memory");
     for (int32_t i = 0; i < nv; i++) {
-        /* bool and i32 values are only read in place as a node's raw input (supports() checks where) */
+        /* a value of a raw dtype is only read as a node's raw input (supports() checks where), never computed */
         const par_dtype dt = g->values[i].dtype;
-        if (dt != PAR_DTYPE_F32 && (g->values[i].kind == PAR_VALUE_NODE || (dt != PAR_DTYPE_BOOL && dt != PAR_DTYPE_I32)))
+        if (dt != PAR_DTYPE_F32 && (g->values[i].kind == PAR_VALUE_NODE || !is_raw_dtype(dt)))
             FAIL(PAR_UNSUPPORTED, "value '%s' is %s; the cpu backend runs f32 graphs only", g->values[i].name,
                  par_dtype_name(dt));
         tensor_init(&p->t[i], &g->values[i]);

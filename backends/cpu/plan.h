@@ -157,6 +157,8 @@ par_status cpu_lower_where(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_masked_fill(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_gather(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_embedding(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_dynamic.c: linear_dynamic (run-time qu8 input, qs8 weights, f32 epilogue) */
+par_status cpu_lower_linear_dynamic(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_shape.c */
 par_status cpu_lower_copy(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_permute(cpu_plan *p, cpu_step *s, par_msg *msg);
