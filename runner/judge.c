@@ -128,9 +128,11 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
     return *ref;
 }
 
-/* A backend that declared non-direct algorithms for some nodes (PAR_PROC_NODE_ALGO, validated by exec/) is judged
- * against a reference of its own: the budgets of those nodes follow the algorithm (docs/oracle.md, "Declared
- * algorithms"). The per-node array is part of the cache key (runner/refcache.c). The record lists the nodes. */
+/* A backend that declared non-direct algorithms for some nodes (PAR_PROC_NODE_ALGO), or schemes other than its
+ * backend-wide one for some quantized nodes (PAR_PROC_NODE_REQUANT), validated by exec/, is judged against a
+ * reference of its own: the budgets of those nodes follow the algorithm (docs/oracle.md, "Declared algorithms"), their
+ * integers and tie rule the scheme (docs/quantization.md, "Schemes per node"). The per-node arrays are part of the
+ * cache key (runner/refcache.c). The record lists the nodes. */
 static par_ref_result *reference_declared(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g,
                                           int quant, void **inputs, const par_exec_out *out, par_status *st,
                                           par_msg *msg)
@@ -141,6 +143,7 @@ static par_ref_result *reference_declared(const par_backend_inst *inst, const pa
         p.requant_exact = 0;
     }
     p.algo = out->algo;
+    if (quant) p.requant_node = out->requant;
     par_ref_result *ref = NULL;
     *st = par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
     return *st == PAR_OK ? ref : NULL;
@@ -159,6 +162,50 @@ static void note_algos(const par_graph_desc *g, const par_exec_out *out, par_res
         }
         r->n_algos++;
     }
+}
+
+static void note_requants(const par_graph_desc *g, const par_exec_out *out, par_result *r)
+{
+    r->n_requants = 0;
+    for (int32_t i = 0; out->requant && i < out->n_requant && i < g->n_nodes; i++) {
+        if (out->requant[i] < 0) continue;
+        if (r->n_requants < PAR_RESULT_ALGOS) {
+            par_result_requant *a = &r->requants[r->n_requants];
+            a->node = i;
+            a->requant = out->requant[i];
+            snprintf(a->node_name, sizeof a->node_name, "%s", g->nodes[i].name ? g->nodes[i].name : "");
+        }
+        r->n_requants++;
+    }
+}
+
+/* The scheme a record's tie reason names: the backend-wide one, or with schemes declared per node, those of the
+ * record's quantized nodes ("rndnu", "fp32/rndnu"), in par_requant order. */
+static const char *record_scheme(const par_graph_desc *g, const par_backend_inst *inst, const par_exec_out *out,
+                                 char *buf, size_t len)
+{
+    const par_requant wide = par_prec_of_backend(inst).requant;
+    const char *w = par_requant_name(wide);
+    if (!out->requant) return w ? w : "fp32";
+    unsigned used = 0;
+    for (int32_t i = 0; i < g->n_nodes && i < out->n_requant; i++) {
+        int32_t s = out->requant[i];
+        if (s >= 0 && s < PAR_REQUANT_N_SCHEMES) {
+            used |= 1u << s;
+            continue;
+        }
+        for (int32_t k = 0; k < g->nodes[i].n_outputs; k++) {
+            par_dtype dt = g->values[g->nodes[i].outputs[k]].dtype;
+            if (dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8) used |= 1u << wide;
+        }
+    }
+    buf[0] = 0;
+    for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+        if (used & (1u << s)) {
+            const char *n = par_requant_name((par_requant)s);
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "/" : "", n ? n : "?");
+        }
+    return buf;
 }
 
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
@@ -221,14 +268,16 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                 if (out->verdict == PAR_V_PASS) {
                     par_msg rm = {{0}};
                     par_status rs;
-                    par_ref_result *own = out->algo ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
-                                                    : NULL;
+                    const int declared = out->algo || (quant && out->requant);
+                    par_ref_result *own = declared ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
+                                                   : NULL;
                     const par_ref_result *ref =
-                        out->algo ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                        declared ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
                     note_algos(g, out, r);
+                    note_requants(g, out, r);
                     if (ref) {
-                        const char *scheme = par_requant_name(par_prec_of_backend(inst).requant);
-                        judge(g, ref, out, scheme ? scheme : "fp32", r);
+                        char sbuf[64];
+                        judge(g, ref, out, record_scheme(g, inst, out, sbuf, sizeof sbuf), r);
                     } else {
                         r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
                         snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);
