@@ -154,6 +154,35 @@ static void print_algos(FILE *f, const par_report *r)
     if (any) fprintf(f, "\n");
 }
 
+/* One line when some backend declared schemes per node (PAR_PROC_NODE_REQUANT): per backend, the records and the
+ * listed nodes of each scheme, whose integers and ties the oracle judged by that scheme. Nothing otherwise. */
+static void print_node_schemes(FILE *f, const par_report *r)
+{
+    int any = 0;
+    for (int32_t b = 0; b < r->n_backends; b++) {
+        int64_t recs = 0, nodes[PAR_REQUANT_N_SCHEMES] = {0};
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->n_requants <= 0) continue;
+            recs++;
+            for (int32_t i = 0; i < x->n_requants && i < PAR_RESULT_ALGOS; i++)
+                if (x->requants[i].requant >= 0 && x->requants[i].requant < PAR_REQUANT_N_SCHEMES)
+                    nodes[x->requants[i].requant]++;
+        }
+        if (!recs) continue;
+        char label[160];
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        fprintf(f, "%s%s: %lld record%s", any ? "; " : "schemes declared per node (their integers and tie rules judged): ",
+                label, (long long)recs, recs == 1 ? "" : "s");
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+            if (nodes[s])
+                fprintf(f, ", %s on %lld node%s", par_requant_name((par_requant)s), (long long)nodes[s],
+                        nodes[s] == 1 ? "" : "s");
+        any = 1;
+    }
+    if (any) fprintf(f, "\n");
+}
+
 void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_failures)
 {
     int32_t nb = r->n_backends, nc = r->n_cases;
@@ -189,6 +218,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     free(ratios);
     print_ties(f, r);
     print_algos(f, r);
+    print_node_schemes(f, r);
     /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
     for (int32_t b = 0; b < nb; b++)
         if (r->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) {
