@@ -16,6 +16,7 @@
 #include "refcache.h"
 
 #include "oracle/oracle.h"
+#include "core/ops.h"
 #include "core/requant.h"
 
 static void fmt_coords(const par_metrics *m, char *buf, size_t len)
@@ -39,8 +40,9 @@ static int has_quant(const par_graph_desc *g)
 
 /* The reason of a record whose ties contradict the declared scheme's rule (docs/quantization.md, "Ties"): the rule
  * that explains most of them (the first in par_tie_rule order among equals) against the declared one. */
-static void tie_reason(const par_metrics *m, const char *scheme, char *buf, size_t len)
+static void tie_reason(const par_metrics *m, const char *const *schemes, char *buf, size_t len)
 {
+    const char *scheme = (unsigned)m->tie_declared < PAR_TIE_RULES ? schemes[m->tie_declared] : "?";
     int best = m->tie_declared == 0 ? 1 : 0;
     for (int k = 0; k < PAR_TIE_RULES; k++)
         if (k != m->tie_declared && m->tie_rule_n[k] > m->tie_rule_n[best]) best = k;
@@ -51,8 +53,8 @@ static void tie_reason(const par_metrics *m, const char *scheme, char *buf, size
 }
 
 /* Judge a backend's outputs against the reference. */
-static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out, const char *scheme,
-                  par_result *r)
+static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out,
+                  const char *const *schemes, par_result *r)
 {
     par_metrics_init(&r->m);
     int64_t bad = 0;
@@ -79,7 +81,7 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
     const char *oname = g->values[g->outputs[m->worst_output]].name;
     r->verdict = PAR_V_FAIL;
     if (m->tie_over && m->n_over == 0 && m->n_nonfinite == 0 && !m->bias_over)
-        tie_reason(m, scheme, r->reason, sizeof r->reason);
+        tie_reason(m, schemes, r->reason, sizeof r->reason);
     else if (m->quant && m->bias_over && m->n_over == 0)
         snprintf(r->reason, sizeof r->reason,
                  "output '%s': bias %.4g steps exceeds %.4g, what rounding can cause (every element of %lld within "
@@ -179,33 +181,38 @@ static void note_requants(const par_graph_desc *g, const par_exec_out *out, par_
     }
 }
 
-/* The scheme a record's tie reason names: the backend-wide one, or with schemes declared per node, those of the
- * record's quantized nodes ("rndnu", "fp32/rndnu"), in par_requant order. */
-static const char *record_scheme(const par_graph_desc *g, const par_backend_inst *inst, const par_exec_out *out,
-                                 char *buf, size_t len)
+/* The schemes a record's tie reason names, per tie rule: the backend-wide one, or with schemes declared per node,
+ * those of the record's requantizing nodes whose tie rule it is ("rndnu" for the half-up ties of an add declared
+ * rndnu, "fp32" for a convolution's half-to-even ones), in par_requant order; names[r] points into buf. */
+static void record_schemes(const par_graph_desc *g, const par_backend_inst *inst, const par_exec_out *out,
+                           char buf[PAR_TIE_RULES][64], const char *names[PAR_TIE_RULES])
 {
     const par_requant wide = par_prec_of_backend(inst).requant;
     const char *w = par_requant_name(wide);
-    if (!out->requant) return w ? w : "fp32";
-    unsigned used = 0;
-    for (int32_t i = 0; i < g->n_nodes && i < out->n_requant; i++) {
-        int32_t s = out->requant[i];
-        if (s >= 0 && s < PAR_REQUANT_N_SCHEMES) {
-            used |= 1u << s;
-            continue;
+    unsigned used[PAR_TIE_RULES] = {0};
+    for (int32_t i = 0; out->requant && i < g->n_nodes && i < out->n_requant; i++) {
+        const par_node *n = &g->nodes[i];
+        const par_op_info *info = par_op_of(n);
+        if (!info || info->qform == PAR_QFORM_CONVERT) continue;
+        int q = 0;
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            par_dtype dt = g->values[n->outputs[k]].dtype;
+            q |= dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8;
         }
-        for (int32_t k = 0; k < g->nodes[i].n_outputs; k++) {
-            par_dtype dt = g->values[g->nodes[i].outputs[k]].dtype;
-            if (dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8) used |= 1u << wide;
-        }
+        if (!q) continue;
+        const int32_t s = out->requant[i] >= 0 && out->requant[i] < PAR_REQUANT_N_SCHEMES ? out->requant[i] : (int32_t)wide;
+        const par_tie_rule r = par_requant_tie_rule((par_requant)s, info->qform == PAR_QFORM_ADD);
+        if ((unsigned)r < PAR_TIE_RULES) used[r] |= 1u << s;
     }
-    buf[0] = 0;
-    for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
-        if (used & (1u << s)) {
-            const char *n = par_requant_name((par_requant)s);
-            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? "/" : "", n ? n : "?");
-        }
-    return buf;
+    for (int r = 0; r < PAR_TIE_RULES; r++) {
+        buf[r][0] = 0;
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+            if (used[r] & (1u << s)) {
+                const char *nm = par_requant_name((par_requant)s);
+                snprintf(buf[r] + strlen(buf[r]), 64 - strlen(buf[r]), "%s%s", buf[r][0] ? "/" : "", nm ? nm : "?");
+            }
+        names[r] = buf[r][0] ? buf[r] : w ? w : "fp32";
+    }
 }
 
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
@@ -276,8 +283,10 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                     note_algos(g, out, r);
                     note_requants(g, out, r);
                     if (ref) {
-                        char sbuf[64];
-                        judge(g, ref, out, record_scheme(g, inst, out, sbuf, sizeof sbuf), r);
+                        char sbuf[PAR_TIE_RULES][64];
+                        const char *schemes[PAR_TIE_RULES];
+                        record_schemes(g, inst, out, sbuf, schemes);
+                        judge(g, ref, out, schemes, r);
                     } else {
                         r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
                         snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);

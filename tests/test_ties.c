@@ -8,8 +8,9 @@
  *   - ties rounded half up (rndnu's rule) while declaring fp32: FAIL; declaring rndnu: PASS;
  *   - qnnpack (fp32, exact): PASS, every tie half to even;
  *   - schemes per node (PAR_PROC_NODE_REQUANT): declaring fp32 overall and rndnu for its add nodes, ties rounded
- *     half up PASS, the records listing the node; declaring fp32 there FAILs; a value outside par_requant is an
- *     ERROR naming backend, node and value; the reference cache's key changes with a declaration.
+ *     half up PASS, the records listing the node; declaring fp32 there FAILs, and so do ties half away there, the
+ *     reason naming the node's scheme; a value outside par_requant is an ERROR naming backend, node and value; the
+ *     reference cache's key changes with a declaration.
  * It runs build/parity as a user does and reads report.json.
  */
 #include <json-c/json.h>
@@ -51,7 +52,7 @@ static int sh(const char *fmt, ...)
 #define TA "tp_tieaway"
 static const char *const BACKENDS[] = {TA, TA "[declare=rndna]", TA "[mult=qnnp,declare=pytorch_qnnp]", TA "[rule=up]",
                                        TA "[rule=up,declare=rndnu]", "qnnpack", TA "[rule=up,node=rndnu]",
-                                       TA "[rule=up,node=fp32]", TA "[node=77]"};
+                                       TA "[rule=up,node=fp32]", TA "[node=77]", TA "[node=rndnu]"};
 
 static void run_once(void)
 {
@@ -187,6 +188,9 @@ static void test_node_scheme(void)
     /* fp32 declared at the add too (the backend-wide scheme: nothing differs) */
     check_backend(TA "[rule=up,node=fp32]", "FAIL", "up", "even", "rounded half up; declared fp32 rounds half to even");
     check_node_schemes(TA "[rule=up,node=fp32]", NULL);
+    /* ties half away at an add declared rndnu: FAIL, the reason naming the node's scheme, not the backend's */
+    check_backend(TA "[node=rndnu]", "FAIL", "away", "up", "rounded half away from zero; declared rndnu rounds half up");
+    check_node_schemes(TA "[node=rndnu]", "rndnu");
 }
 
 static void test_node_scheme_bad_value(void)
