@@ -13,7 +13,7 @@
  * Life cycle (it follows XNNPACK's operator life cycle, so that latency can be reported per phase):
  *
  *     init -> [set knobs] -> supports(node) for every node -> prepare(graph) -> [node_algo(node) for every node]
- *          -> bind(buffers) -> run x N -> release -> destroy
+ *          -> [node_requant(node) for every quantized node] -> bind(buffers) -> run x N -> release -> destroy
  *
  * The harness calls every entry point of one backend context from one thread. It runs each case in a child process
  * with a time limit, so a backend that crashes or hangs costs that case (verdict CRASH or TIMEOUT), not the run.
@@ -329,6 +329,15 @@ typedef enum par_requant {
 /* par_requant requant(void *ctx): the scheme of the backend's quantized ops; PAR_REQUANT_FP32 when absent. */
 #define PAR_PROC_REQUANT "parity_requant"
 typedef par_requant (*par_requant_fn)(void *ctx);
+
+/* par_requant node_requant(void *ctx, void *prepared, int32_t node): the scheme the prepared graph requantizes node
+ * `node` with, for a backend whose operators do not all follow one scheme (XNNPACK rounds its add half up and its
+ * convolutions half to even). Asked once per quantized node (a node with a qu8 or qs8 output) after prepare and
+ * after node_algo, before bind. Absent, or returning the backend-wide scheme (PAR_PROC_REQUANT): that scheme
+ * applies. The declared scheme picks the node's reference integers and the tie rule its ties are judged by; a value
+ * outside par_requant is an ERROR naming the node and the value. PAR_PROC_REQUANT_EXACT applies to every node. */
+#define PAR_PROC_NODE_REQUANT "parity_node_requant"
+typedef par_requant (*par_node_requant_fn)(void *ctx, void *prepared, int32_t node);
 
 /* int requant_exact(void *ctx): non-zero when the backend promises that the integers of every quantized op it
  * supports are exactly the declared scheme's (docs/quantization.md, "Strict mode"). The oracle then labels no

@@ -3,6 +3,7 @@
  * text cleaner every string from a backend goes through (core/result.h). Plain data only: no I/O, no allocation.
  */
 #include "result.h"
+#include "requant.h"
 
 #include <string.h>
 
@@ -90,7 +91,8 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     if (r->done != 0 && r->done != 1) bad = "field done is neither 0 nor 1";
     else if ((int)r->verdict < 0 || (int)r->verdict >= PAR_V_COUNT) bad = "verdict out of range";
     else if (r->m.worst_output < 0 || r->m.worst_rank < 0 || r->m.worst_rank > PAR_MAX_RANK || r->m.n < 0 ||
-             r->m.n_over < 0 || r->m.n_unbounded < 0 || r->t.runs < 0 || r->output_bytes < 0 || r->output_dropped < 0 || r->n_algos < 0 ||
+             r->m.n_over < 0 || r->m.n_unbounded < 0 || r->t.runs < 0 || r->output_bytes < 0 ||
+             r->output_dropped < 0 || r->n_algos < 0 || r->n_requants < 0 ||
              r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES)
         bad = "a count or index out of range";
     for (int k = 0; !bad && k < PAR_TIE_RULES; k++)
@@ -98,6 +100,9 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     for (int32_t i = 0; !bad && i < r->n_algos && i < PAR_RESULT_ALGOS; i++)
         if (r->algos[i].node < 0 || r->algos[i].algo <= PAR_ALGO_DIRECT || r->algos[i].algo >= PAR_ALGO_COUNT)
             bad = "a declared algorithm out of range";
+    for (int32_t i = 0; !bad && i < r->n_requants && i < PAR_RESULT_ALGOS; i++)
+        if (r->requants[i].node < 0 || r->requants[i].requant < 0 || r->requants[i].requant >= PAR_REQUANT_N_SCHEMES)
+            bad = "a declared requantization scheme out of range";
     if (bad) {
         if (why && why_len) snprintf(why, why_len, "%s", bad);
         return -1;
@@ -107,6 +112,8 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     fixed |= clean_field(r->output, sizeof r->output, 0);
     for (int32_t i = 0; i < r->n_algos && i < PAR_RESULT_ALGOS; i++)
         fixed |= clean_field(r->algos[i].node_name, sizeof r->algos[i].node_name, 1);
+    for (int32_t i = 0; i < r->n_requants && i < PAR_RESULT_ALGOS; i++)
+        fixed |= clean_field(r->requants[i].node_name, sizeof r->requants[i].node_name, 1);
     if (fixed && why && why_len) snprintf(why, why_len, "a string was not terminated or not valid UTF-8");
     return fixed ? 1 : 0;
 }

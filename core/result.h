@@ -83,6 +83,14 @@ typedef struct par_result_algo {
     char node_name[64];      /* the node's name (valid UTF-8, cut to fit) */
 } par_result_algo;
 
+/* A quantized node whose backend declared a requantization scheme other than its backend-wide one
+ * (PAR_PROC_NODE_REQUANT), as a record lists it. */
+typedef struct par_result_requant {
+    int32_t node;            /* node index */
+    int32_t requant;         /* par_requant */
+    char node_name[64];      /* the node's name (valid UTF-8, cut to fit) */
+} par_result_requant;
+
 typedef struct par_result {
     int32_t done;            /* 1 when filled */
     par_verdict verdict;
@@ -98,6 +106,11 @@ typedef struct par_result {
      * budget: n_algos in all, the first PAR_RESULT_ALGOS of them listed; 0 when none (every node direct). */
     int32_t n_algos;
     par_result_algo algos[PAR_RESULT_ALGOS];
+    /* The quantized nodes the backend declared a scheme for other than its backend-wide one, whose integers and
+     * ties the oracle judged under that scheme: n_requants in all, the first PAR_RESULT_ALGOS of them listed; 0 when
+     * none. */
+    int32_t n_requants;
+    par_result_requant requants[PAR_RESULT_ALGOS];
 } par_result;
 
 /* Check a record that came from another process: done is 0 or 1, the verdict in range, the strings terminated and

@@ -1,8 +1,8 @@
 /*
  * child.c - the backend child's side of a job (exec/xproto.h): the backend's life cycle, one phase at a time,
  * reported over the job's socket. A probe is init, knobs, describe, requantization scheme and promise, destroy; a
- * run is init, knobs, supports, prepare, the nodes' declared algorithms, bind, then one run per XC_RUN command
- * (the worker checks the buffers between runs and re-poisons the outputs), then release and destroy.
+ * run is init, knobs, supports, prepare, the nodes' declared algorithms and schemes, bind, then one run per XC_RUN
+ * command (the worker checks the buffers between runs and re-poisons the outputs), then release and destroy.
  *
  * This file runs in the process (or thread, with --no-isolate) where the backend's code runs, so it holds no
  * verdict: it reports what the backend returned and how long it took, and the worker decides. It must not touch the
@@ -170,6 +170,30 @@ static void send_algos(const par_xjob *j, void *ctx, void *prep)
     }
 }
 
+/* Then the scheme of every quantized node (PAR_PROC_NODE_REQUANT), one XM_REQUANT per node whose scheme is not the
+ * backend-wide one (PAR_PROC_REQUANT, fp32 when absent), as the backend returned it (the worker validates it). */
+static void send_requants(const par_xjob *j, void *ctx, void *prep)
+{
+    const par_backend *be = j->inst->be;
+    par_node_requant_fn fn = be->get_proc ? (par_node_requant_fn)be->get_proc(ctx, PAR_PROC_NODE_REQUANT) : NULL;
+    if (!fn) return;
+    par_requant_fn wide = (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT);
+    const int32_t base = wide ? (int32_t)wide(ctx) : (int32_t)PAR_REQUANT_FP32;
+    phase(j, PH_REQUANT);
+    for (int32_t i = 0; i < j->g->n_nodes; i++) {
+        if (!par_x_node_quantized(j->g, i)) continue;
+        int32_t r = (int32_t)fn(ctx, prep, i);
+        if (r == base) continue;
+        par_xmsg m;
+        memset(&m, 0, sizeof m);
+        m.type = XM_REQUANT;
+        m.phase = PH_REQUANT;
+        m.index = i;
+        m.requant = r;
+        xsend(j->sock, &m);
+    }
+}
+
 void par_xchild_main(const par_xjob *j)
 {
     const par_backend *be = j->inst->be;
@@ -216,6 +240,7 @@ void par_xchild_main(const par_xjob *j)
         goto out;
     }
     send_algos(j, ctx, prep);
+    send_requants(j, ctx, prep);
     phase(j, PH_BIND);
     msg.text[0] = '\0';
     st = be->bind ? be->bind(ctx, prep, (const void *const *)j->in, j->out, &msg) : PAR_OK;

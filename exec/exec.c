@@ -445,6 +445,43 @@ static void take_algo(par_xsup *s, const par_graph_desc *g, const par_xmsg *m, i
     (*algo)[m->index] = m->algo;
 }
 
+/* One XM_REQUANT: the scheme the backend declared for a node, checked (a par_requant value, a quantized node) and
+ * kept in *rq (allocated on the first, -1 for every other node: the backend-wide scheme). A bad declaration decides
+ * the job: ERROR, naming the backend, the node and the value. */
+static void take_requant(par_xsup *s, const par_graph_desc *g, const par_xmsg *m, int32_t **rq)
+{
+    const char *be = s->inst->label;
+    const int32_t i = m->index;
+    if (i < 0 || i >= g->n_nodes) {
+        par_xdecide(s, PAR_V_ERROR, "backend '%s': declared requantization scheme %d for node %d, not a node of the "
+                    "graph (%s)", be, (int)m->requant, (int)i, PAR_PROC_NODE_REQUANT);
+        return;
+    }
+    const par_node *n = &g->nodes[i];
+    const char *name = n->name ? n->name : "", *op = n->op ? n->op : "?";
+    if (m->requant < 0 || m->requant >= PAR_REQUANT_N_SCHEMES) {
+        par_xdecide(s, PAR_V_ERROR, "backend '%s': node %d '%s' (%s): declared requantization scheme %d, not a "
+                    "par_requant value (0..%d) (%s)", be, (int)i, name, op, (int)m->requant,
+                    PAR_REQUANT_N_SCHEMES - 1, PAR_PROC_NODE_REQUANT);
+        return;
+    }
+    if (!par_x_node_quantized(g, i)) {
+        par_xdecide(s, PAR_V_ERROR, "backend '%s': node %d '%s' (%s): declared requantization scheme %d (%s), but its "
+                    "output is not quantized (%s)", be, (int)i, name, op, (int)m->requant,
+                    par_requant_name((par_requant)m->requant), PAR_PROC_NODE_REQUANT);
+        return;
+    }
+    if (!*rq) {
+        *rq = malloc(sizeof **rq * (size_t)g->n_nodes);
+        if (!*rq) {
+            par_xdecide(s, PAR_V_ERROR, "%s", "out of memory for the nodes' schemes");
+            return;
+        }
+        for (int32_t k = 0; k < g->n_nodes; k++) (*rq)[k] = -1;
+    }
+    (*rq)[i] = m->requant;
+}
+
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *opts, par_exec_out *out)
 {
@@ -466,6 +503,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     uint8_t *in_base = MAP_FAILED;
     size_t in_total = 0;
     int32_t *algo = NULL; /* the nodes' declared algorithms (XM_ALGO), until handed to out */
+    int32_t *rq = NULL;   /* the nodes' declared schemes (XM_REQUANT), until handed to out */
     par_xsup s;
     memset(&s, 0, sizeof s);
     s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
@@ -525,8 +563,9 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     if (par_xstart(&s, &xj) == 0) {
         par_xmsg m;
         int got = par_xawait(&s, &m);
-        while (got && m.type == XM_ALGO && !s.decided) {
-            take_algo(&s, g, &m, &algo);
+        while (got && (m.type == XM_ALGO || m.type == XM_REQUANT) && !s.decided) {
+            if (m.type == XM_ALGO) take_algo(&s, g, &m, &algo);
+            else take_requant(&s, g, &m, &rq);
             if (!s.decided) got = par_xawait(&s, &m);
         }
         if (got && !s.decided) {
@@ -556,6 +595,11 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         out->n_algo = g->n_nodes;
         algo = NULL;
     }
+    if (rq) {
+        out->requant = rq;
+        out->n_requant = g->n_nodes;
+        rq = NULL;
+    }
 
     /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
     out->outputs = calloc((size_t)n_out, sizeof *out->outputs);
@@ -571,6 +615,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     }
 done:
     free(algo);
+    free(rq);
     if (s.out_fd >= 0) close(s.out_fd);
     if (s.in_fd >= 0) close(s.in_fd);
     if (s.blob_fd >= 0) close(s.blob_fd);
@@ -598,4 +643,7 @@ void par_exec_out_free(par_exec_out *out)
     free(out->algo);
     out->algo = NULL;
     out->n_algo = 0;
+    free(out->requant);
+    out->requant = NULL;
+    out->n_requant = 0;
 }

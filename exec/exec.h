@@ -37,6 +37,12 @@ typedef struct par_exec_out {
      * NULL (n_algo 0) when every node is PAR_ALGO_DIRECT. */
     int32_t n_algo;
     int32_t *algo;
+    /* The requantization scheme the backend declared for each quantized node after prepare (PAR_PROC_NODE_REQUANT)
+     * where it is not the backend-wide one, validated (a value outside par_requant, or one for a node without a
+     * quantized output, is an ERROR naming node and value): malloc'ed, n_requant = g->n_nodes entries, -1 for a
+     * node under the backend-wide scheme; NULL (n_requant 0) when every node is. */
+    int32_t n_requant;
+    int32_t *requant;
 } par_exec_out;
 
 /* Start the backend once in a child (init, knobs, describe, requantization scheme and promise, destroy) and record

@@ -6,7 +6,9 @@
  *
  *   child -> worker   XM_PHASE (each phase as it starts), XM_ALGO (after prepare, one per node whose declared
  *                     algorithm, PAR_PROC_NODE_ALGO, is not PAR_ALGO_DIRECT: index the node, algo the value as the
- *                     backend returned it), XM_READY (after bind), XM_RUN (after each run, then it waits), XM_PROBE
+ *                     backend returned it), XM_REQUANT (then, one per quantized node whose declared scheme,
+                     PAR_PROC_NODE_REQUANT, is not the backend-wide one: index the node, requant the value as the
+                     backend returned it), XM_READY (after bind), XM_RUN (after each run, then it waits), XM_PROBE
  *                     (the probe's answers), XM_INPUT_WRITE (from the fault handler), XM_END (last; its phase and
  *                     status say where and how the job ended)
  *   worker -> child   XC_RUN (run once more), XC_END (release, destroy, exit)
@@ -20,10 +22,10 @@
 
 enum xphase {
     PH_START, PH_INIT, PH_KNOBS, PH_SUPPORTS, PH_PREPARE, PH_BIND, PH_RUN, PH_RELEASE, PH_DESTROY, PH_DESCRIBE,
-    PH_DONE, PH_ALGO, PH_COUNT
+    PH_DONE, PH_ALGO, PH_REQUANT, PH_COUNT
 };
 
-enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_TYPE_END };
+enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_REQUANT, XM_TYPE_END };
 enum xcmd { XC_RUN = 'R', XC_END = 'E' };
 
 #define PAR_DESCRIBE_LEN 512
@@ -32,11 +34,12 @@ typedef struct par_xmsg {
     int32_t type;          /* enum xmsg_type */
     int32_t phase;         /* enum xphase */
     int32_t status;        /* the backend's par_status, as it returned it */
-    int32_t index;         /* XM_RUN: run number (1-based); knobs: knob index; supports, XM_ALGO: node; input writes:
+    int32_t index;         /* XM_RUN: run number (1-based); knobs: knob index; supports, XM_ALGO, XM_REQUANT: node;
+                            * input writes:
                             * input */
     int64_t offset;        /* XM_INPUT_WRITE: byte offset of the faulting address within the input */
     double ms;             /* XM_READY: prepare time; XM_RUN: run time */
-    int32_t requant;       /* XM_PROBE */
+    int32_t requant;       /* XM_PROBE; XM_REQUANT: the par_requant declared for node `index`, unchecked */
     int32_t requant_exact; /* XM_PROBE */
     int32_t algo;          /* XM_ALGO: the par_algo the backend declared for node `index`, unchecked */
     uint32_t arith_flags;  /* XM_PROBE: PAR_PROC_ARITH_FLAGS, as the backend returned it (validated by the worker) */
@@ -73,6 +76,19 @@ typedef struct par_srv_req {
 typedef struct par_srv_rep {
     int32_t kind, pid, code, status;
 } par_srv_rep;
+
+/* A quantized node: one with a qu8 or qs8 output (the nodes PAR_PROC_NODE_REQUANT is asked for). */
+static inline int par_x_node_quantized(const par_graph_desc *g, int32_t node)
+{
+    if (node < 0 || node >= g->n_nodes) return 0;
+    const par_node *n = &g->nodes[node];
+    for (int32_t k = 0; k < n->n_outputs; k++) {
+        int32_t v = n->outputs[k];
+        if (v >= 0 && v < g->n_values && (g->values[v].dtype == PAR_DTYPE_QU8 || g->values[v].dtype == PAR_DTYPE_QS8))
+            return 1;
+    }
+    return 0;
+}
 
 /* Kill and reap every child of the calling thread (orphans adopted as subreaper included) until none remain. */
 void par_x_reap_all(void);

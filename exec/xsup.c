@@ -27,7 +27,7 @@
 
 static const char *const phase_names[PH_COUNT] = {"start", "init", "knobs", "supports", "prepare", "bind", "run",
                                                   "release", "destroy", "describe", "done",
-                                                  "node_algo"};
+                                                  "node_algo", "node_requant"};
 
 double par_xnow_s(void)
 {

@@ -423,6 +423,9 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             if (is_quant(g->values[n->outputs[i]].dtype)) quant = 1;
     }
     par_ref_ctx c = {.g = g, .n = n, .prec = *p};
+    /* a scheme declared for this node (PAR_PROC_NODE_REQUANT) is the node's: its integers and its tie rule */
+    if (p->requant_node && p->requant_node[ni] >= 0 && p->requant_node[ni] < PAR_REQUANT_N_SCHEMES)
+        c.prec.requant = (par_requant)p->requant_node[ni];
     par_status st = PAR_OK;
     for (int32_t i = 0; i < n->n_outputs; i++) {
         const par_value *ov = &g->values[n->outputs[i]];

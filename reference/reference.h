@@ -71,6 +71,10 @@ typedef struct par_prec {
      * validated by par_algo_check); NULL: every node PAR_ALGO_DIRECT. A declared Winograd conv2d is budgeted by
      * conv_winograd.c (docs/budgets/winograd.md). Not owned: it must outlive the par_ref_run call. */
     const int32_t *algo;
+    /* The requantization scheme of every node (g->n_nodes entries) that the backend declared per node
+     * (PAR_PROC_NODE_REQUANT, validated by exec/): a par_requant value replaces `requant` at that quantized node (its
+     * integers and its tie rule), -1 keeps `requant`; NULL: every node under `requant`. Not owned, like algo. */
+    const int32_t *requant_node;
     /* Subnormals flushed (PAR_ARITH_FLUSH_SUBNORMALS): the smallest normal number of the coarser of the arithmetic
      * and storage formats (2^-126 for f32, 2^-14 when f16 is involved), the bound of eta in the standard model with
      * underflow fl(x op y) = (x op y)(1 + d) + eta. 0 for gradual underflow, whose |eta| <= 2^-150 (f32) is

@@ -340,6 +340,26 @@ static json_object *algos_json(const par_result *res)
     return o;
 }
 
+/* The quantized nodes the backend declared a scheme for other than its backend-wide one (PAR_PROC_NODE_REQUANT):
+ * {"count", "nodes": [{"node", "name", "scheme"}]}; NULL when none. */
+static json_object *requants_json(const par_result *res)
+{
+    if (res->n_requants <= 0) return NULL;
+    json_object *o = json_object_new_object(), *arr = json_object_new_array();
+    put(o, "count", json_object_new_int64(res->n_requants));
+    for (int32_t i = 0; i < res->n_requants && i < PAR_RESULT_ALGOS; i++) {
+        const par_result_requant *a = &res->requants[i];
+        const char *name = par_requant_name((par_requant)a->requant);
+        json_object *n = json_object_new_object();
+        put(n, "node", json_object_new_int64(a->node));
+        put(n, "name", jstr(a->node_name));
+        put(n, "scheme", name ? jstr(name) : NULL);
+        json_object_array_add(arr, n);
+    }
+    put(o, "nodes", arr);
+    return o;
+}
+
 static json_object *record_json(const par_report *r, int32_t c, int32_t b)
 {
     const par_result *res = &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
@@ -359,6 +379,7 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
     put(o, "output_bytes", json_object_new_int64(res->output_bytes));
     put(o, "output_dropped", json_object_new_int64(res->output_dropped));
     if (res->n_algos > 0) put(o, "algorithms", algos_json(res));
+    if (res->n_requants > 0) put(o, "node_schemes", requants_json(res));
     return o;
 }
 

@@ -69,14 +69,27 @@ static const par_result *rec(const par_report *r, int32_t c, int32_t b)
     return &r->results[(size_t)c * (size_t)r->n_backends + (size_t)b];
 }
 
+/* The rules that explain all n ties counted in by, comma-separated into buf ("no single rule" when none). */
+static const char *consistent_rules(int64_t n, const int64_t *by, char *buf, size_t len)
+{
+    buf[0] = 0;
+    for (int k = 0; k < PAR_TIE_RULES; k++)
+        if (by[k] == n)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", buf[0] ? ", " : "",
+                     par_tie_rule_name((par_tie_rule)k));
+    return buf[0] ? buf : "no single rule";
+}
+
 /* One line per backend whose records had judged ties (docs/quantization.md, "Ties"): how many, the rules consistent
- * with all of them, the declared scheme's rule, and the records they contradict. */
+ * with all of them, the declared scheme's rule, and the records they contradict. When the records' declared rules
+ * differ (schemes declared per node, PAR_PROC_NODE_REQUANT), the ties are counted per declared rule. */
 static void print_ties(FILE *f, const par_report *r)
 {
     int header = 0;
     for (int32_t b = 0; b < r->n_backends; b++) {
         int64_t n = 0, by[PAR_TIE_RULES] = {0}, contra = 0;
-        int32_t declared = -1;
+        int64_t nd[PAR_TIE_RULES] = {0}, byd[PAR_TIE_RULES][PAR_TIE_RULES] = {{0}};
+        int32_t declared = -1, n_declared = 0, per_node = 0;
         for (int32_t c = 0; c < r->n_cases; c++) {
             const par_result *x = rec(r, c, b);
             if (!x->done || x->m.tie_n <= 0) continue;
@@ -84,19 +97,31 @@ static void print_ties(FILE *f, const par_report *r)
             for (int k = 0; k < PAR_TIE_RULES; k++) by[k] += x->m.tie_rule_n[k];
             contra += x->m.tie_over != 0;
             if (declared < 0 || x->m.tie_over) declared = x->m.tie_declared;
+            per_node |= x->n_requants > 0;
+            const int32_t d = x->m.tie_declared;
+            if (d < 0 || d >= PAR_TIE_RULES) continue;
+            n_declared += nd[d] == 0;
+            nd[d] += x->m.tie_n;
+            for (int k = 0; k < PAR_TIE_RULES; k++) byd[d][k] += x->m.tie_rule_n[k];
         }
         if (n == 0) continue;
         if (!header) fprintf(f, "\nties (exact ties of the declared scheme at nodes with exact inputs):\n");
         header = 1;
-        char label[160], rules[64] = "";
+        char label[160], rules[64];
         par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
-        for (int k = 0; k < PAR_TIE_RULES; k++)
-            if (by[k] == n)
-                snprintf(rules + strlen(rules), sizeof rules - strlen(rules), "%s%s", rules[0] ? ", " : "",
-                         par_tie_rule_name((par_tie_rule)k));
         const char *scheme = par_requant_name((par_requant)r->backends[b].requant);
+        if (n_declared > 1 || per_node) {
+            fprintf(f, "  %-22s %lld ties (schemes declared per node)", label, (long long)n);
+            for (int d = 0; d < PAR_TIE_RULES; d++)
+                if (nd[d] > 0)
+                    fprintf(f, "; %lld where the declared rule is %s, rounded as: %s", (long long)nd[d],
+                            par_tie_rule_words((par_tie_rule)d), consistent_rules(nd[d], byd[d], rules, sizeof rules));
+            fprintf(f, "; %lld record%s contradict%s\n", (long long)contra, contra == 1 ? "" : "s",
+                    contra == 1 ? "s" : "");
+            continue;
+        }
         fprintf(f, "  %-22s %lld ties, rounded as: %s; declared %s rounds %s; %lld record%s contradict%s\n", label,
-                (long long)n, rules[0] ? rules : "no single rule", scheme ? scheme : "fp32",
+                (long long)n, consistent_rules(n, by, rules, sizeof rules), scheme ? scheme : "fp32",
                 declared >= 0 ? par_tie_rule_words((par_tie_rule)declared) : "?", (long long)contra,
                 contra == 1 ? "" : "s", contra == 1 ? "s" : "");
     }
@@ -124,6 +149,35 @@ static void print_algos(FILE *f, const par_report *r)
         for (int32_t a = 1; a < PAR_ALGO_COUNT; a++)
             if (nodes[a])
                 fprintf(f, ", %s on %lld node%s", par_algo_name(a), (long long)nodes[a], nodes[a] == 1 ? "" : "s");
+        any = 1;
+    }
+    if (any) fprintf(f, "\n");
+}
+
+/* One line when some backend declared schemes per node (PAR_PROC_NODE_REQUANT): per backend, the records and the
+ * listed nodes of each scheme, whose integers and ties the oracle judged by that scheme. Nothing otherwise. */
+static void print_node_schemes(FILE *f, const par_report *r)
+{
+    int any = 0;
+    for (int32_t b = 0; b < r->n_backends; b++) {
+        int64_t recs = 0, nodes[PAR_REQUANT_N_SCHEMES] = {0};
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->n_requants <= 0) continue;
+            recs++;
+            for (int32_t i = 0; i < x->n_requants && i < PAR_RESULT_ALGOS; i++)
+                if (x->requants[i].requant >= 0 && x->requants[i].requant < PAR_REQUANT_N_SCHEMES)
+                    nodes[x->requants[i].requant]++;
+        }
+        if (!recs) continue;
+        char label[160];
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        fprintf(f, "%s%s: %lld record%s", any ? "; " : "schemes declared per node (their integers and tie rules judged): ",
+                label, (long long)recs, recs == 1 ? "" : "s");
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+            if (nodes[s])
+                fprintf(f, ", %s on %lld node%s", par_requant_name((par_requant)s), (long long)nodes[s],
+                        nodes[s] == 1 ? "" : "s");
         any = 1;
     }
     if (any) fprintf(f, "\n");
@@ -187,6 +241,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     free(ratios);
     print_ties(f, r);
     print_algos(f, r);
+    print_node_schemes(f, r);
     print_unbounded(f, r);
     /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
     for (int32_t b = 0; b < nb; b++)

@@ -17,6 +17,7 @@
 #include "refcache.h"
 
 #include "oracle/oracle.h"
+#include "core/ops.h"
 #include "core/requant.h"
 
 static void fmt_coords(const par_metrics *m, char *buf, size_t len)
@@ -40,8 +41,9 @@ static int has_quant(const par_graph_desc *g)
 
 /* The reason of a record whose ties contradict the declared scheme's rule (docs/quantization.md, "Ties"): the rule
  * that explains most of them (the first in par_tie_rule order among equals) against the declared one. */
-static void tie_reason(const par_metrics *m, const char *scheme, char *buf, size_t len)
+static void tie_reason(const par_metrics *m, const char *const *schemes, char *buf, size_t len)
 {
+    const char *scheme = (unsigned)m->tie_declared < PAR_TIE_RULES ? schemes[m->tie_declared] : "?";
     int best = m->tie_declared == 0 ? 1 : 0;
     for (int k = 0; k < PAR_TIE_RULES; k++)
         if (k != m->tie_declared && m->tie_rule_n[k] > m->tie_rule_n[best]) best = k;
@@ -52,8 +54,8 @@ static void tie_reason(const par_metrics *m, const char *scheme, char *buf, size
 }
 
 /* Judge a backend's outputs against the reference. */
-static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out, const char *scheme,
-                  par_result *r)
+static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out,
+                  const char *const *schemes, par_result *r)
 {
     par_metrics_init(&r->m);
     /* A NaN budget beside a non-NaN reference value would pass any backend value (no |d| exceeds NaN): the oracle
@@ -99,7 +101,7 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
     const char *oname = g->values[g->outputs[m->worst_output]].name;
     r->verdict = PAR_V_FAIL;
     if (m->tie_over && m->n_over == 0 && m->n_nonfinite == 0 && !m->bias_over)
-        tie_reason(m, scheme, r->reason, sizeof r->reason);
+        tie_reason(m, schemes, r->reason, sizeof r->reason);
     else if (m->quant && m->bias_over && m->n_over == 0)
         snprintf(r->reason, sizeof r->reason,
                  "output '%s': bias %.4g steps exceeds %.4g, what rounding can cause (every element of %lld within "
@@ -148,9 +150,11 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
     return *ref;
 }
 
-/* A backend that declared non-direct algorithms for some nodes (PAR_PROC_NODE_ALGO, validated by exec/) is judged
- * against a reference of its own: the budgets of those nodes follow the algorithm (docs/oracle.md, "Declared
- * algorithms"). The per-node array is part of the cache key (runner/refcache.c). The record lists the nodes. */
+/* A backend that declared non-direct algorithms for some nodes (PAR_PROC_NODE_ALGO), or schemes other than its
+ * backend-wide one for some quantized nodes (PAR_PROC_NODE_REQUANT), validated by exec/, is judged against a
+ * reference of its own: the budgets of those nodes follow the algorithm (docs/oracle.md, "Declared algorithms"), their
+ * integers and tie rule the scheme (docs/quantization.md, "Schemes per node"). The per-node arrays are part of the
+ * cache key (runner/refcache.c). The record lists the nodes. */
 static par_ref_result *reference_declared(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g,
                                           int quant, void **inputs, const par_exec_out *out, par_status *st,
                                           par_msg *msg)
@@ -161,6 +165,7 @@ static par_ref_result *reference_declared(const par_backend_inst *inst, const pa
         p.requant_exact = 0;
     }
     p.algo = out->algo;
+    if (quant) p.requant_node = out->requant;
     par_ref_result *ref = NULL;
     *st = par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
     return *st == PAR_OK ? ref : NULL;
@@ -178,6 +183,55 @@ static void note_algos(const par_graph_desc *g, const par_exec_out *out, par_res
             snprintf(a->node_name, sizeof a->node_name, "%s", g->nodes[i].name ? g->nodes[i].name : "");
         }
         r->n_algos++;
+    }
+}
+
+static void note_requants(const par_graph_desc *g, const par_exec_out *out, par_result *r)
+{
+    r->n_requants = 0;
+    for (int32_t i = 0; out->requant && i < out->n_requant && i < g->n_nodes; i++) {
+        if (out->requant[i] < 0) continue;
+        if (r->n_requants < PAR_RESULT_ALGOS) {
+            par_result_requant *a = &r->requants[r->n_requants];
+            a->node = i;
+            a->requant = out->requant[i];
+            snprintf(a->node_name, sizeof a->node_name, "%s", g->nodes[i].name ? g->nodes[i].name : "");
+        }
+        r->n_requants++;
+    }
+}
+
+/* The schemes a record's tie reason names, per tie rule: the backend-wide one, or with schemes declared per node,
+ * those of the record's requantizing nodes whose tie rule it is ("rndnu" for the half-up ties of an add declared
+ * rndnu, "fp32" for a convolution's half-to-even ones), in par_requant order; names[r] points into buf. */
+static void record_schemes(const par_graph_desc *g, const par_backend_inst *inst, const par_exec_out *out,
+                           char buf[PAR_TIE_RULES][64], const char *names[PAR_TIE_RULES])
+{
+    const par_requant wide = par_prec_of_backend(inst).requant;
+    const char *w = par_requant_name(wide);
+    unsigned used[PAR_TIE_RULES] = {0};
+    for (int32_t i = 0; out->requant && i < g->n_nodes && i < out->n_requant; i++) {
+        const par_node *n = &g->nodes[i];
+        const par_op_info *info = par_op_of(n);
+        if (!info || info->qform == PAR_QFORM_CONVERT) continue;
+        int q = 0;
+        for (int32_t k = 0; k < n->n_outputs; k++) {
+            par_dtype dt = g->values[n->outputs[k]].dtype;
+            q |= dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8;
+        }
+        if (!q) continue;
+        const int32_t s = out->requant[i] >= 0 && out->requant[i] < PAR_REQUANT_N_SCHEMES ? out->requant[i] : (int32_t)wide;
+        const par_tie_rule r = par_requant_tie_rule((par_requant)s, info->qform == PAR_QFORM_ADD);
+        if ((unsigned)r < PAR_TIE_RULES) used[r] |= 1u << s;
+    }
+    for (int r = 0; r < PAR_TIE_RULES; r++) {
+        buf[r][0] = 0;
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
+            if (used[r] & (1u << s)) {
+                const char *nm = par_requant_name((par_requant)s);
+                snprintf(buf[r] + strlen(buf[r]), 64 - strlen(buf[r]), "%s%s", buf[r][0] ? "/" : "", nm ? nm : "?");
+            }
+        names[r] = buf[r][0] ? buf[r] : w ? w : "fp32";
     }
 }
 
@@ -241,14 +295,18 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                 if (out->verdict == PAR_V_PASS) {
                     par_msg rm = {{0}};
                     par_status rs;
-                    par_ref_result *own = out->algo ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
-                                                    : NULL;
+                    const int declared = out->algo || (quant && out->requant);
+                    par_ref_result *own = declared ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
+                                                   : NULL;
                     const par_ref_result *ref =
-                        out->algo ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                        declared ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
                     note_algos(g, out, r);
+                    note_requants(g, out, r);
                     if (ref) {
-                        const char *scheme = par_requant_name(par_prec_of_backend(inst).requant);
-                        judge(g, ref, out, scheme ? scheme : "fp32", r);
+                        char sbuf[PAR_TIE_RULES][64];
+                        const char *schemes[PAR_TIE_RULES];
+                        record_schemes(g, inst, out, sbuf, schemes);
+                        judge(g, ref, out, schemes, r);
                     } else {
                         r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
                         snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);

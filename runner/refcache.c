@@ -295,6 +295,14 @@ void par_refcache_key(const par_graph_desc *g, const par_prec *p, const void *co
             h_i64(&s, i);
             h_i64(&s, p->algo[i]);
         }
+    /* So do the schemes declared per node (PAR_PROC_NODE_REQUANT) where they differ from the backend-wide one: each
+     * enters the key, tagged; a graph with none keeps its key. */
+    for (int32_t i = 0; p->requant_node && i < g->n_nodes; i++)
+        if (p->requant_node[i] >= 0 && p->requant_node[i] != (int32_t)p->requant) {
+            h_str(&s, "requant");
+            h_i64(&s, i);
+            h_i64(&s, p->requant_node[i]);
+        }
     h_i64(&s, g->n_outputs);
     for (int32_t i = 0; i < g->n_outputs; i++) h_i64(&s, g->outputs[i]);
     h_i64(&s, g->n_inputs);

@@ -6,7 +6,8 @@
  * The key is a SHA-256 over: the cache format version, the harness revision (PAR_GIT_REV; a "-dirty" or unknown
  * revision adds the executable's size, modification time and inode, so a rebuilt dirty tree never reads results of
  * another build), the compiler, the precision profile (u, u_store, fn_ulps, requantization scheme, strict promise,
- * the algorithm of each node declared other than direct), the graph (every value's kind, dtype, shape,
+ * the algorithm of each node declared other than direct, the scheme of each node declared other than the
+ * backend-wide one), the graph (every value's kind, dtype, shape,
  * quantization and constant bytes; every node's op, attributes, inputs and outputs; the graph's input and output
  * lists; names are left out: they change no number) and the input bytes.
  *

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "xnnpack_internal.h"
+#include "core/requant.h"
 
 #ifndef PAR_XNN_VERSION
 #define PAR_XNN_VERSION "unknown"
@@ -24,6 +25,9 @@
 
 typedef struct xa_ctx {
     int threads;
+    int strict;         /* knob strict=1: PAR_PROC_REQUANT_EXACT (a measurement tool, docs/backends/xnnpack.md) */
+    char decl_op[32];   /* knob declare=OP:SCHEME: the scheme declared for OP's quantized nodes instead of the measured */
+    par_requant decl;   /* one (what-if measurements: docs/findings.md, finding 5); decl_op "" when not set */
     int prepared;
     pthreadpool_t pool; /* created at the first prepare when threads > 1 */
 } xa_ctx;
@@ -54,9 +58,26 @@ static par_status xa_set_knob(void *ctx, const char *key, const char *value, par
 {
     xa_ctx *c = ctx;
     if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (strcmp(key, "strict") == 0) {
+        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+            return par_msgf(msg, PAR_ERROR, "knob 'strict': '%s' is not 0 or 1", value);
+        c->strict = value[0] == '1';
+        return PAR_OK;
+    }
+    if (strcmp(key, "declare") == 0) {
+        const char *colon = strchr(value, ':');
+        par_requant r;
+        if (!colon || colon == value || (size_t)(colon - value) >= sizeof c->decl_op || par_requant_parse(colon + 1, &r) != 0)
+            return par_msgf(msg, PAR_ERROR, "knob 'declare': '%s' is not OP:SCHEME (a scheme: fp32, rndnu, gemmlowp, "
+                            "rndna, pytorch_qnnp)", value);
+        memcpy(c->decl_op, value, (size_t)(colon - value));
+        c->decl_op[colon - value] = 0;
+        c->decl = r;
+        return PAR_OK;
+    }
     if (strcmp(key, "threads") != 0)
-        return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the xnnpack backend has one knob: threads=1..%d)", key,
-                        XA_MAX_THREADS);
+        return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the xnnpack backend has threads=1..%d, strict=0|1, "
+                        "declare=OP:SCHEME)", key, XA_MAX_THREADS);
     char *end = NULL;
     long v = strtol(value, &end, 10);
     if (!*value || *end || v < 1 || v > XA_MAX_THREADS)
@@ -68,8 +89,10 @@ static par_status xa_set_knob(void *ctx, const char *key, const char *value, par
 static size_t xa_describe(void *ctx, char *buf, size_t len)
 {
     const xa_ctx *c = ctx;
-    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator;requant=fp32", c->threads,
-                        PAR_XNN_VERSION);
+    const char *decl = c->decl_op[0] ? par_requant_name(c->decl) : NULL;
+    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator;requant=fp32%s%s%s%s%s", c->threads,
+                        PAR_XNN_VERSION, c->strict ? ";strict=1" : "", decl ? ";declare=" : "", decl ? c->decl_op : "",
+                        decl ? ":" : "", decl ? decl : "");
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -150,6 +173,23 @@ static par_requant xa_requant(void *ctx)
     return PAR_REQUANT_FP32;
 }
 
+/* The scheme of each quantized node: its operator's, as measured (par_xnn_requant_q8), or the knob declare's. */
+static par_requant xa_node_requant(void *ctx, void *prepared, int32_t node)
+{
+    const xa_ctx *c = ctx;
+    const xa_plan *p = prepared;
+    const par_node *n = &p->g->nodes[node];
+    if (c->decl_op[0] && strcmp(n->op, c->decl_op) == 0) return c->decl;
+    return par_xnn_requant_q8(p->g, n);
+}
+
+/* Knob strict=1: the promise that every integer is the declared scheme's, so that the oracle labels no
+ * alternative (docs/quantization.md, "Strict mode"): how the schemes per operator were measured. */
+static int xa_requant_exact(void *ctx)
+{
+    return ((const xa_ctx *)ctx)->strict;
+}
+
 /* Subnormals are flushed: xnn_run_operator hands every operator to pthreadpool with
  * PTHREADPOOL_FLAG_DISABLE_DENORMALS, which sets MXCSR's FTZ and DAZ bits around the work, on the caller's thread too
  * when the pool is NULL (docs/findings.md, finding 1). The oracle then budgets the flushes (docs/oracle.md). */
@@ -164,6 +204,8 @@ static void *xa_get_proc(void *ctx, const char *name)
     (void)ctx;
     if (strcmp(name, PAR_PROC_ARITH_FLAGS) == 0) return (void *)(par_arith_flags_fn)xa_arith_flags;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)xa_requant;
+    if (strcmp(name, PAR_PROC_NODE_REQUANT) == 0) return (void *)(par_node_requant_fn)xa_node_requant;
+    if (strcmp(name, PAR_PROC_REQUANT_EXACT) == 0) return (void *)(par_requant_exact_fn)xa_requant_exact;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)xa_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)xa_describe;
     if (strcmp(name, PAR_PROC_MICROBENCH) == 0) return (void *)(par_microbench_fn)xa_microbench;

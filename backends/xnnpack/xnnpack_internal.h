@@ -176,6 +176,9 @@ par_status par_xnn_lower_pad(xa_plan *p, int32_t ni, par_msg *msg);
 int par_xnn_is_q8_node(const par_graph_desc *g, const par_node *n);
 /* par_xnn_check for quantized nodes whose op has a quantized lowering. */
 par_status par_xnn_check_q8(const par_graph_desc *g, const par_node *n, par_msg *msg);
+/* The requantization scheme of the XNNPACK operator node n is lowered to (PAR_PROC_NODE_REQUANT), as measured
+ * (docs/findings.md, finding 5). */
+par_requant par_xnn_requant_q8(const par_graph_desc *g, const par_node *n);
 /* The clamps that fold into a quantized producer's output_min/output_max (same scale and zero point). */
 void par_xnn_plan_fusions_q8(xa_plan *p);
 par_status par_xnn_lower_conv_q8(xa_plan *p, int32_t ni, par_msg *msg); /* conv2d, linear */

@@ -13,8 +13,8 @@
  * name: an activation whose output has its own scale or zero point (a calibrated relu6) needs a requantization,
  * which this snapshot has no operator for (convert_nc_qs8 came later); it runs as XNNPACK's add of the input and a
  * zero (one element holding the second operand's zero point), whose result is the requantized input with the
- * activation's bounds as the integer output clamp. Its rounding is the add's (a 20-bit multiplier, half up), within
- * the tie window and labels the oracle gives a requantization.
+ * activation's bounds as the integer output clamp. Its integers are rndnu's requantization's (measured; such nodes
+ * declare rndnu, par_xnn_requant_q8).
  *
  * Whatever XNNPACK lacks is UNSUPPORTED with the reason; nothing here computes an integer in C.
  */
@@ -225,6 +225,21 @@ par_status par_xnn_check_q8(const par_graph_desc *g, const par_node *n, par_msg 
     if (is_op(n, "max_pool2d") || is_op(n, "softmax") || is_op(n, "upsample_bilinear2d") || is_op(n, "slice"))
         return par_xnn_check_params(g, n, msg);
     return PAR_OK;
+}
+
+/* The scheme of each lowering, as measured against the library in strict mode (docs/findings.md, finding 5): the
+ * snapshot's quantized convolution, fully connected, mul and global average pooling operators requantize with fp32
+ * (the backend-wide scheme, round half to even); its add (vadd) is rndnu's add formula bit for bit (round half up),
+ * and so the requantizing add of an activation with its own parameters gives rndnu's integers; its qu8 average
+ * pooling gives rndna's (the float scale's 24-bit mantissa as multiplier, round half away from zero). */
+par_requant par_xnn_requant_q8(const par_graph_desc *g, const par_node *n)
+{
+    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
+    if (!y || !is_q8(y->dtype)) return PAR_REQUANT_FP32;
+    if (is_op(n, "add")) return PAR_REQUANT_RNDNU;
+    if (is_act_clamp(n) && x && !same_q(x, y)) return PAR_REQUANT_RNDNU;
+    if (is_op(n, "avg_pool2d") && y->dtype == PAR_DTYPE_QU8) return PAR_REQUANT_RNDNA;
+    return PAR_REQUANT_FP32;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

@@ -8,6 +8,8 @@
  *   rule=even            ties half to even (fp32)
  *   mult=parity (default) the larger multiplier in [2^20, 2^21); mult=qnnp: in [2^21, 2^22) (PyTorch's QNNPACK)
  *   declare=fp32 (default), rndnu, gemmlowp, rndna or pytorch_qnnp: the scheme PAR_PROC_REQUANT answers
+ *   node=SCHEME or node=N (any integer, in or out of par_requant): what PAR_PROC_NODE_REQUANT answers for its add
+ *                        nodes (every other node: the declare scheme); absent, the entry is absent too
  * With the defaults it is a backend that follows PyTorch QNNPACK's tie rule while declaring fp32: the oracle must
  * fail it on the ties, with their rule named.
  */
@@ -24,6 +26,8 @@ typedef struct ta_ctx {
     int rule;     /* 0 even, 1 away, 2 up */
     int qnnp;     /* multipliers one bit wider */
     par_requant declared;
+    int node_set; /* knob node given */
+    int32_t node; /* its value: what node_requant answers for add nodes */
 } ta_ctx;
 
 typedef struct ta_val {
@@ -253,16 +257,38 @@ static par_status set_knob(void *ctx, const char *key, const char *value, par_ms
             }
         return par_msgf(msg, PAR_ERROR, "declare: unknown scheme '%s'", value);
     }
+    if (strcmp(key, "node") == 0) {
+        c->node_set = 1;
+        for (int s = 0; s < (int)(sizeof scheme_names / sizeof *scheme_names); s++)
+            if (strcmp(value, scheme_names[s]) == 0) {
+                c->node = s;
+                return PAR_OK;
+            }
+        char *end = NULL;
+        long v = strtol(value, &end, 10);
+        if (!*value || *end) return par_msgf(msg, PAR_ERROR, "node: a scheme or an integer");
+        c->node = (int32_t)v;
+        return PAR_OK;
+    }
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s'", key);
 }
 
 static par_requant requant(void *ctx) { return ((const ta_ctx *)ctx)->declared; }
 
+/* add nodes: the knob node's value; every other (quantize) node: the backend-wide scheme */
+static par_requant node_requant(void *ctx, void *prepared, int32_t node)
+{
+    const ta_ctx *c = ctx;
+    const ta_prep *p = prepared;
+    return p->nodes[node].op == 1 ? (par_requant)c->node : c->declared;
+}
+
 static void *get_proc(void *ctx, const char *name)
 {
-    (void)ctx;
+    const ta_ctx *c = ctx;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)set_knob;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)requant;
+    if (strcmp(name, PAR_PROC_NODE_REQUANT) == 0 && c && c->node_set) return (void *)node_requant;
     return NULL;
 }
 
