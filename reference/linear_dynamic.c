@@ -46,7 +46,7 @@
 #define LD_SMALL_SCALE 6.1e-5f /* PyTorch's SMALL_SCALE_THRESHOLD */
 
 static par_status qparams(const float *x, int64_t n, int reduce_range, float *scale, int32_t *zero_point,
-                        int *zp_tie)
+                        int *zp_tie, double *z_ideal, double *range_min)
 {
     int32_t qmin = 0, qmax = 255;
     if (reduce_range) qmin /= 2, qmax /= 2;
@@ -78,7 +78,31 @@ static par_status qparams(const float *x, int64_t n, int reduce_range, float *sc
     if (zp_tie) *zp_tie = z0 >= qmin && z0 <= qmax && fabs(z0 - floor(z0) - 0.5) <= LD_WIN * (fabs(z0) + 1);
     *scale = (float)s;
     *zero_point = z;
+    *z_ideal = z0;
+    *range_min = mn;
     return PAR_OK;
+}
+
+/* clamp(rne(z)) of a zero point's ideal value. */
+static double zclamp(double z, double qmin, double qmax) { return z < qmin ? qmin : z > qmax ? qmax : nearbyint(z); }
+
+/* How far (in steps) the offset q - z of an input element can move in a correct backend whose input is within e of
+ * x: its scale s' is within ds of sx (>= slo), so t' = x' / s' is within d = (e + |x| ds / slo) / slo of t = x / sx
+ * (plus the tie window of part (a)); its zero point within zshift of zx. q' - z' = clamp(z' + rne(t')) - z' is
+ * monotone in t' and in z', so the extremes are at the corners. 0 unless a rounding boundary or a clamp is within
+ * reach. */
+static double offset_reach(double x, double e, float sx, double slo, double ds, int32_t zx, int32_t zshift,
+                           double qmin, double qmax)
+{
+    const double t = x / (double)sx, d = (e + fabs(x) * ds / slo) / slo + LD_WIN * (fabs(t) + fabs((double)zx) + 1);
+    const double r = nearbyint(t), q = fmin(fmax(r + zx, qmin), qmax) - zx;
+    double m = 0;
+    for (int a = 0; a < 2; a++)
+        for (int b = 0; b < 2; b++) {
+            const double zz = zx + (a ? zshift : -zshift), rr = nearbyint(b ? t + d : t - d);
+            m = fmax(m, fabs(fmin(fmax(rr + zz, qmin), qmax) - zz - q));
+        }
+    return m;
 }
 
 par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
@@ -125,7 +149,8 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
     float sx;
     int32_t zx;
     int zp_tie = 0;
-    if (qparams(xf, x->numel, rr, &sx, &zx, &zp_tie) != PAR_OK) {
+    double z0, mn;
+    if (qparams(xf, x->numel, rr, &sx, &zx, &zp_tie, &z0, &mn) != PAR_OK) {
         free(xf), free(qx), free(alt);
         return par_msgf(msg, PAR_ERROR, "linear_dynamic: input 0 (x) holds a NaN or an infinity: no quantization "
                         "parameters exist");
@@ -139,16 +164,31 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
     }
     const double u = c->prec.u, us = c->prec.u_store;
     const double sxp = (double)sx + 2 * emax / (qmax - qmin);
+    /* (c) per element, when the perturbed scale stays in the regular regime (above the small-scale threshold): the
+     * integer offsets (q - z) a correct backend can reach (dq, below); else every term may move by a step. */
+    const double ds = 2 * emax / (qmax - qmin), slo = (double)sx - ds;
+    const int tight = emax > 0 && slo > (double)LD_SMALL_SCALE;
+    int32_t zshift = 0;
+    if (tight) {
+        double dz = (emax + fabs(mn) * ds / slo) / slo + LD_WIN * (fabs(z0) + 1);
+        zshift = (int32_t)fmax(fabs(zclamp(z0 - dz, qmin, qmax) - zx), fabs(zclamp(z0 + dz, qmin, qmax) - zx));
+    }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t o = 0; o < oo; o++) {
             const double sw = wv->quant_axis == 0 ? (double)wv->channel_scales[o] : (double)wv->scale;
             const double zw = wv->quant_axis == 0 ? 0 : (double)wv->zero_point;
-            double acc = 0, ties = 0, worst = 0, rss = 0;
+            double acc = 0, ties = 0, worst = 0, rss = 0, sys = 0;
             for (int64_t k = 0; k < kk; k++) {
                 double cw = w->v[o * kk + k] - zw, xi = qx[r * kk + k] - zx;
                 acc += xi * cw; /* integers below 2^53: exact */
                 if (alt[r * kk + k]) ties += fabs(cw);
-                if (emax > 0) {
+                if (tight) {
+                    double dq = offset_reach(x->v[r * kk + k], x->e[r * kk + k], sx, slo, ds, zx, zshift, qmin, qmax);
+                    double t = (double)sx * sw * fabs(cw) * dq;
+                    worst += t;
+                    rss += t * t;
+                    sys += ds * sw * fabs(cw) * (fabs(xi) + dq);
+                } else if (emax > 0 && cw != 0) { /* (a zero weight moves nothing, even by an infinite budget) */
                     double t = sw * fabs(cw) * (0.5 * ((double)sx + sxp) + x->e[r * kk + k]);
                     worst += t;
                     rss += t * t;
@@ -160,9 +200,10 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
             if (b) e += b->e[o];
             double s = e;
             if (emax > 0) {
-                double prob = 6 * sqrt(rss);
-                e += worst < prob ? worst : prob;
-                s += sqrt(rss);
+                /* a zero point that can move shifts every term together: no independence, worst case */
+                double prob = zshift ? worst : 6 * sqrt(rss);
+                e += (worst < prob ? worst : prob) + sys;
+                s += (zshift ? worst : sqrt(rss)) + sys;
             }
             y->v[r * oo + o] = yv;
             y->e[r * oo + o] = e;

@@ -158,7 +158,7 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
         double wa = fabs(wv) + ew, sh = bmul(r_hi, wa);
         double dev = bmul(e + mt, sh) + bmul(fabs(d) * wa, r_hi - r) + fabs(d) * r * ew + eb;
         double own = 6 * u * bmul(sh, fabs(xv) + e + fabs(m) + mt) + u * (fabs(bv) + eb + bmul(fabs(m) + mt, sh)) +
-                     u * (fabs(v) + dev) + par_eta(pr, 1) * sh + par_eta(pr, 3);
+                     u * (fabs(v) + dev) + bmul(par_eta(pr, 1), sh) + par_eta(pr, 3);
         y->v[base + j] = v;
         y->e[base + j] = finish(v, dev, own, pr);
     }

@@ -367,7 +367,7 @@ par_status par_ref_upsample_bicubic2d(const par_ref_ctx *c, const par_rt *const 
                     coord = (bh.tol + bw.tol) * 6 * (hi - lo + 2 * emax);
                 }
                 /* flushing: 16 products and 15 sums (31 eta), and the 8 weights, each flushed costs eta M */
-                double own = par_gamma(360, pr->u) * m + coord + par_eta(pr, 31) + par_eta(pr, 8) * m;
+                double own = par_gamma(360, pr->u) * m + coord + par_eta(pr, 31) + (pr->flush > 0 ? par_eta(pr, 8) * m : 0);
                 double t = p + own + pr->u_store * (fabs(v) + p + own);
                 int64_t k = nc * OH * OW + oh * OW + ow;
                 y->v[k] = v;

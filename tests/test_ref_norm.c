@@ -272,6 +272,22 @@ static void test_layer_norm_values(void)
     rt_del(y), rt_del(x), rt_del(w), rt_del(b);
 }
 
+/* Inputs whose budgets exceed their spread (x = [1, 2, 3, 4] each within 10, with weight and bias): the variance
+ * may be 0 for all the budgets know, so r = 1 / sqrt(var + eps) is unbounded only through eps; the budget must be a
+ * number (finite or +inf), never NaN: a NaN budget would make the record an ERROR of the reference. */
+static void test_layer_norm_huge_input_budgets(void)
+{
+    int64_t d[2] = {1, 4}, w4[1] = {4}, ns[1] = {4};
+    par_rt *x = rt_of(2, d, (const double[]){1, 2, 3, 4});
+    par_rt *w = rt_of(1, w4, (const double[]){1, 2, 3, 4}), *b = rt_of(1, w4, (const double[]){0.5, 0, 0, 0});
+    for (int i = 0; i < 4; i++) x->e[i] = 10;
+    par_rt *y = NULL;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(layer_norm(1, ns, 1e-5, x, w, b, &y, &msg), PAR_OK);
+    for (int i = 0; i < 4; i++) CU_ASSERT(!isnan(y->e[i]) && y->e[i] > 1);
+    rt_del(y), rt_del(x), rt_del(w), rt_del(b);
+}
+
 /* layer_norm over two trailing dims: x [2,2,2] = [[[0,2],[4,6]], [[1,1],[1,1]]], normalized_shape [2,2], eps 4:
  * first sample mean 3, var (9 + 1 + 1 + 9) / 4 = 5, r = 1/3: [-1, -1/3, 1/3, 1]; second sample constant: var 0,
  * x - mean = 0: [0, 0, 0, 0].
@@ -492,6 +508,7 @@ static const CU_TestInfo tests[] = {
     {"sum budget vs f32", test_sum_vs_f32},
     {"sum budget propagation", test_sum_propagation},
     {"layer_norm values", test_layer_norm_values},
+    {"layer_norm with input budgets beyond the spread", test_layer_norm_huge_input_budgets},
     {"layer_norm 2 dims, group_norm values", test_layer2_group_norm_values},
     {"instance_norm values", test_instance_norm_values},
     {"norm budget sound vs f32 forms", test_norm_budget_sound},

@@ -475,6 +475,12 @@ def transformer_encoder(dynamic_quant=False):
         o = reshape(permute(o, [0, 2, 1, 3], p + "_context_t"), [1, S, D], p + "_context_merge")
         o = lin(o, D, name=p + "_out")
         x = layer_norm(m.add(x, o, name=p + "_res1"), p + "_norm1")
+        if dynamic_quant and li == 0:
+            # The first attention block's output is a graph output too: a budget that reaches a linear_dynamic
+            # can flip whole quantization steps of its run-time quantization (docs/budgets/linear-dynamic.md), so
+            # after the first feed-forward block the budgets are unbounded in the default mode, and this is the
+            # deepest output the oracle can still judge.
+            m.output(x)
         f = lin(x, F, gain=SQRT2, name=p + "_ff1")
         f = m.node("gelu", [f], m.shapes[f], None, p + "_gelu")
         f = lin(f, D, name=p + "_ff2")
