@@ -18,28 +18,9 @@
 #include <unistd.h>
 
 #include "core/graph.h"
+#include "cli_helpers.h"
 #include "tmain.h"
 
-static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];
-static char out[1 << 16];
-
-/* Run a shell command line; captures stdout+stderr into out; returns the exit code. */
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    char full[8400];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static void expect_in_output(const char *needle)
 {
@@ -350,17 +331,6 @@ static const CU_TestInfo tests[] = {
     CU_TEST_INFO_NULL,
 };
 
-/* Locate build/parity from this program's path (build/tests/test_cli) and make a scratch folder. */
-__attribute__((constructor)) static void locate(void)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return;
-    self[n] = 0;
-    snprintf(build_dir, sizeof build_dir, "%s", dirname(dirname(self)));
-    snprintf(exe, sizeof exe, "%s/parity", build_dir);
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/parity_test_cli.XXXXXX");
-    if (!mkdtemp(tmp_dir)) snprintf(tmp_dir, sizeof tmp_dir, "/tmp");
-}
+PAR_CLI_LOCATE("test_cli")
 
 PAR_TEST_MAIN("cli", tests)

@@ -24,29 +24,11 @@
 #include <unistd.h>
 
 #include "runner/refcache.h"
+#include "cli_helpers.h"
 #include "tmain.h"
 
-static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];
-static char out[1 << 16];
 static json_object *report; /* the one run's report, read once */
 static char summary[sizeof out]; /* the run's terminal summary */
-
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    char full[8400];
-    snprintf(full, sizeof full, "%s 2>&1", cmd);
-    FILE *p = popen(full, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 /* The backends of the run, by label. */
 #define TA "tp_tieaway"
@@ -257,17 +239,7 @@ static const CU_TestInfo tests[] = {
     CU_TEST_INFO_NULL,
 };
 
-__attribute__((constructor)) static void locate(void)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return;
-    self[n] = 0;
-    snprintf(build_dir, sizeof build_dir, "%s", dirname(dirname(self)));
-    snprintf(exe, sizeof exe, "%s/parity", build_dir);
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/parity_test_ties.XXXXXX");
-    if (!mkdtemp(tmp_dir)) snprintf(tmp_dir, sizeof tmp_dir, "/tmp");
-}
+PAR_CLI_LOCATE("test_ties")
 
 __attribute__((destructor)) static void cleanup(void)
 {

@@ -20,9 +20,10 @@
 #include "core/result.h"
 #include "reference/conv_winograd.h"
 #include "runner/refcache.h"
+#define PAR_CLI_NO_SH /* runs the CLI with system() into files */
+#include "cli_helpers.h"
 #include "ref_helpers.h"
 
-static char exe[PATH_MAX], build_dir[PATH_MAX], tmp_dir[PATH_MAX];
 
 /* ---- the matrices ------------------------------------------------------------------------------------------- */
 
@@ -566,17 +567,6 @@ static const CU_TestInfo tests[] = {
     CU_TEST_INFO_NULL,
 };
 
-/* Locate build/parity from this program's path (build/tests/test_winograd) and make a scratch folder. */
-__attribute__((constructor)) static void locate(void)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) return;
-    self[n] = 0;
-    snprintf(build_dir, sizeof build_dir, "%s", dirname(dirname(self)));
-    snprintf(exe, sizeof exe, "%s/parity", build_dir);
-    snprintf(tmp_dir, sizeof tmp_dir, "/tmp/parity_test_winograd.XXXXXX");
-    if (!mkdtemp(tmp_dir)) snprintf(tmp_dir, sizeof tmp_dir, "/tmp");
-}
+PAR_CLI_LOCATE("test_winograd")
 
 PAR_TEST_MAIN("winograd", tests)
