@@ -39,6 +39,7 @@ typedef struct bench_be {
     int ok;
     char note[PAR_MSG_LEN];
     const char *verdict;
+    int32_t *algo, *rq; /* per-node declarations (par_exec_declarations), NULL when none */
 } bench_be;
 
 static double now_ms(void)
@@ -342,6 +343,10 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 continue;
             }
             x->prepare_ms = now_ms() - t0;
+            if (par_exec_declarations(x->inst, x->ctx, x->prep, g, &x->algo, &x->rq, &m) != PAR_OK) {
+                snprintf(x->note, sizeof x->note, "declarations: %s", m.text);
+                continue;
+            }
             if (be->bind(x->ctx, x->prep, (const void *const *)inputs, x->outs, &m) != PAR_OK) {
                 snprintf(x->note, sizeof x->note, "bind: %s", m.text);
                 continue;
@@ -373,7 +378,13 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             if (!x->ok) continue;
             par_prec p = par_prec_of_backend(x->inst); /* the probe's answers: the same as parity run */
             unsigned a = (unsigned)x->inst->arith < 3 ? (unsigned)x->inst->arith : 0;
+            par_ref_result *own = NULL; /* a backend with per-node declarations gets a reference of its own */
             par_ref_result **ref = &refs[a][p.requant][(p.requant_exact ? 1 : 0) | (p.flush > 0 ? 2 : 0)];
+            if (x->algo || x->rq) {
+                p.algo = x->algo;
+                p.requant_node = x->rq;
+                ref = &own;
+            }
             if (!*ref) par_ref_run(g, &p, (const void *const *)inputs, ref, &msg);
             if (!*ref) continue;
             int64_t bad = 0;
@@ -381,6 +392,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 par_metrics m;
                 bad += par_oracle_compare(&(*ref)->values[g->outputs[k]], x->outs[k], &m);
             }
+            par_ref_result_destroy(own);
             x->verdict = bad ? "FAIL" : "PASS";
             if (bad) exit_code = exit_code ? exit_code : PAR_EXIT_FAIL;
         }
@@ -426,6 +438,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             for (int32_t k = 0; x->outs && k < g->n_outputs; k++) free(x->outs[k]);
             free(x->outs);
             free(x->samples);
+            free(x->algo);
+            free(x->rq);
         }
         json_object_object_add(jc, "backends", jbs);
         json_object_array_add(jcases, jc);

@@ -448,27 +448,32 @@ static void take_algo(par_xsup *s, const par_graph_desc *g, const par_xmsg *m, i
 /* One XM_REQUANT: the scheme the backend declared for a node, checked (a par_requant value, a quantized node) and
  * kept in *rq (allocated on the first, -1 for every other node: the backend-wide scheme). A bad declaration decides
  * the job: ERROR, naming the backend, the node and the value. */
-static void take_requant(par_xsup *s, const par_graph_desc *g, const par_xmsg *m, int32_t **rq)
+/* Whether scheme r may be declared for node i of g (a node of the graph, a par_requant value, a quantized output):
+ * PAR_OK, or PAR_ERROR with the reason naming the backend be, the node and the value. */
+static par_status requant_decl_check(const par_graph_desc *g, int32_t i, int32_t r, const char *be, par_msg *msg)
 {
-    const char *be = s->inst->label;
-    const int32_t i = m->index;
-    if (i < 0 || i >= g->n_nodes) {
-        par_xdecide(s, PAR_V_ERROR, "backend '%s': declared requantization scheme %d for node %d, not a node of the "
-                    "graph (%s)", be, (int)m->requant, (int)i, PAR_PROC_NODE_REQUANT);
-        return;
-    }
+    if (i < 0 || i >= g->n_nodes)
+        return par_msgf(msg, PAR_ERROR, "backend '%s': declared requantization scheme %d for node %d, not a node of "
+                        "the graph (%s)", be, (int)r, (int)i, PAR_PROC_NODE_REQUANT);
     const par_node *n = &g->nodes[i];
     const char *name = n->name ? n->name : "", *op = n->op ? n->op : "?";
-    if (m->requant < 0 || m->requant >= PAR_REQUANT_N_SCHEMES) {
-        par_xdecide(s, PAR_V_ERROR, "backend '%s': node %d '%s' (%s): declared requantization scheme %d, not a "
-                    "par_requant value (0..%d) (%s)", be, (int)i, name, op, (int)m->requant,
-                    PAR_REQUANT_N_SCHEMES - 1, PAR_PROC_NODE_REQUANT);
-        return;
-    }
-    if (!par_x_node_quantized(g, i)) {
-        par_xdecide(s, PAR_V_ERROR, "backend '%s': node %d '%s' (%s): declared requantization scheme %d (%s), but its "
-                    "output is not quantized (%s)", be, (int)i, name, op, (int)m->requant,
-                    par_requant_name((par_requant)m->requant), PAR_PROC_NODE_REQUANT);
+    if (r < 0 || r >= PAR_REQUANT_N_SCHEMES)
+        return par_msgf(msg, PAR_ERROR, "backend '%s': node %d '%s' (%s): declared requantization scheme %d, not a "
+                        "par_requant value (0..%d) (%s)", be, (int)i, name, op, (int)r, PAR_REQUANT_N_SCHEMES - 1,
+                        PAR_PROC_NODE_REQUANT);
+    if (!par_x_node_quantized(g, i))
+        return par_msgf(msg, PAR_ERROR, "backend '%s': node %d '%s' (%s): declared requantization scheme %d (%s), but "
+                        "its output is not quantized (%s)", be, (int)i, name, op, (int)r,
+                        par_requant_name((par_requant)r), PAR_PROC_NODE_REQUANT);
+    return PAR_OK;
+}
+
+static void take_requant(par_xsup *s, const par_graph_desc *g, const par_xmsg *m, int32_t **rq)
+{
+    const int32_t i = m->index;
+    par_msg msg;
+    if (requant_decl_check(g, i, m->requant, s->inst->label, &msg) != PAR_OK) {
+        par_xdecide(s, PAR_V_ERROR, "%s", msg.text);
         return;
     }
     if (!*rq) {
@@ -480,6 +485,46 @@ static void take_requant(par_xsup *s, const par_graph_desc *g, const par_xmsg *m
         for (int32_t k = 0; k < g->n_nodes; k++) (*rq)[k] = -1;
     }
     (*rq)[i] = m->requant;
+}
+
+par_status par_exec_declarations(const par_backend_inst *inst, void *ctx, void *prep, const par_graph_desc *g,
+                                 int32_t **algo, int32_t **rq, par_msg *msg)
+{
+    const par_backend *be = inst->be;
+    *algo = *rq = NULL;
+    par_node_algo_fn fa = be->get_proc ? (par_node_algo_fn)be->get_proc(ctx, PAR_PROC_NODE_ALGO) : NULL;
+    par_node_requant_fn fr = be->get_proc ? (par_node_requant_fn)be->get_proc(ctx, PAR_PROC_NODE_REQUANT) : NULL;
+    par_requant_fn wide = be->get_proc ? (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT) : NULL;
+    const int32_t base = wide ? (int32_t)wide(ctx) : (int32_t)PAR_REQUANT_FP32;
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const int32_t a = fa ? (int32_t)fa(ctx, prep, i) : (int32_t)PAR_ALGO_DIRECT;
+        const int32_t r = fr && par_x_node_quantized(g, i) ? (int32_t)fr(ctx, prep, i) : base;
+        par_msg m;
+        if (a != (int32_t)PAR_ALGO_DIRECT) {
+            if (par_algo_check(g, i, a, &m) != PAR_OK) goto bad_algo;
+            if (!*algo && !(*algo = calloc((size_t)g->n_nodes, sizeof **algo))) goto oom;
+            (*algo)[i] = a;
+        }
+        if (r != base) {
+            if (requant_decl_check(g, i, r, inst->label, msg) != PAR_OK) goto fail;
+            if (!*rq) {
+                if (!(*rq = malloc(sizeof **rq * (size_t)g->n_nodes))) goto oom;
+                for (int32_t k = 0; k < g->n_nodes; k++) (*rq)[k] = -1; /* -1: the backend-wide scheme */
+            }
+            (*rq)[i] = r;
+        }
+        continue;
+    bad_algo:
+        par_msgf(msg, PAR_ERROR, "backend '%s': %s (%s)", inst->label, m.text, PAR_PROC_NODE_ALGO);
+        goto fail;
+    }
+    return PAR_OK;
+oom:
+    par_msgf(msg, PAR_ERROR, "out of memory for the nodes' declarations");
+fail:
+    free(*algo), free(*rq);
+    *algo = *rq = NULL;
+    return PAR_ERROR;
 }
 
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,

@@ -56,6 +56,13 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
                   const par_exec_opts *o, par_exec_out *out);
 void par_exec_out_free(par_exec_out *out);
 
+/* The per-node declarations of a graph prepared in this process (parity bench runs backends in process): asks
+ * PAR_PROC_NODE_ALGO and PAR_PROC_NODE_REQUANT as the backend child does and checks the answers as the worker checks
+ * the child's, into the arrays par_exec_out holds (*algo, *rq: malloc'ed, g->n_nodes entries, NULL when nothing is
+ * declared; the caller frees them). PAR_ERROR naming the backend, the node and the value for a bad declaration. */
+par_status par_exec_declarations(const par_backend_inst *inst, void *ctx, void *prep, const par_graph_desc *g,
+                                 int32_t **algo, int32_t **rq, par_msg *msg);
+
 /* Fork servers (exec/server.c): one per (worker slot, backend instance), started from the main process after the
  * backends are resolved and before any case is loaded; each forks the backend child of every job it is sent.
  * par_exec_server_forget closes this process's end without waiting (a worker forgets the other workers' servers);
