@@ -494,6 +494,39 @@ static run_stats run_plugin(const char *suite, const char *spec, const char *tag
     return r;
 }
 
+/* parity bench judges as parity run does: on a depthwise 3x3 case where F(4x4,3x3) exceeds the direct budget
+ * (6.7x, measured with parity run), the undeclared instance's check is FAIL, the declared one's PASS, and a
+ * declaration outside the enum is an error naming the value. */
+static void test_bench_judges_declarations(void)
+{
+    char cmd[4 * PATH_MAX], path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/bench_case.json", tmp_dir);
+    snprintf(cmd, sizeof cmd, "%s export 'conv2d(in=[1,8,7,7],w=[8,1,3,3],s=[1,1],p=[1,1,1,1],d=[1,1],g=8,bias=0)"
+             "#seed=1' --out %s", exe, path);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s bench %s --plugin %s/tests/plugins/winograd.so -b 'winograd[variant=f43,declare=0],"
+             "winograd[variant=f43],winograd[variant=f43,declare=77]' --repeat 1 --warmup 0 --json %s.out.json "
+             "> /dev/null 2>&1", exe, path, build_dir, path);
+    (void)system(cmd);
+    char jpath[PATH_MAX + 48];
+    snprintf(jpath, sizeof jpath, "%s.out.json", path);
+    json_object *root = json_object_from_file(jpath), *cases, *c0, *bes;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    CU_ASSERT_FATAL(json_object_object_get_ex(root, "cases", &cases) && json_object_array_length(cases) == 1);
+    c0 = json_object_array_get_idx(cases, 0);
+    CU_ASSERT_FATAL(json_object_object_get_ex(c0, "backends", &bes) && json_object_array_length(bes) == 3);
+    const char *want[3] = {"FAIL", "PASS", NULL};
+    for (size_t i = 0; i < 3; i++) {
+        json_object *b = json_object_array_get_idx(bes, i), *x;
+        if (want[i]) {
+            CU_ASSERT(json_object_object_get_ex(b, "check", &x) && strcmp(json_object_get_string(x), want[i]) == 0);
+        } else {
+            CU_ASSERT(json_object_object_get_ex(b, "error", &x) && strstr(json_object_get_string(x), "algorithm 77"));
+        }
+    }
+    json_object_put(root);
+}
+
 /* (a) Declared, a correct F(2x2,3x3) and F(4x4,3x3) pass every conv2d case of the full suite they support, and each
  * record names the algorithm. */
 static void test_declared_pass_full_suite(void)
@@ -564,6 +597,7 @@ static const CU_TestInfo tests[] = {
     {"a wrong transform entry fails", test_transform_bug_fails},
     {"undeclared Winograd judged as direct", test_undeclared},
     {"a declaration outside the enum is an ERROR", test_bad_declaration_is_error},
+    {"bench judges declared algorithms as run does", test_bench_judges_declarations},
     CU_TEST_INFO_NULL,
 };
 
