@@ -4,8 +4,9 @@
  * (docs/budgets/elementwise.md).
  *
  * PyTorch's same-size rule (1.13, scale_factor given, recompute_scale_factor unset): an axis whose output size equals
- * its input size is copied, whatever the scale (nearest, bilinear, bicubic); nearest also maps dst to dst / 2 when
- * the output size is twice the input size. nearest-exact has no such case.
+ * its input size is copied, whatever the scale (nearest, bilinear); nearest also maps dst to dst / 2 when the output
+ * size is twice the input size. nearest-exact and bicubic have no such case (PyTorch's cubic index helper computes
+ * every coordinate from the scale).
  *
  * Source coordinates are computed exactly (integer arithmetic where the definition allows it, else float64), as the
  * definition reads. Backends compute them in f32, so the budget admits what a coordinate off by a few ulps can do:
@@ -297,10 +298,7 @@ static int64_t clampi(int64_t v, int64_t top) { return v < 0 ? 0 : v > top ? top
 static void cubic_axis(const axis_geom *a, int64_t dst, int align_corners, double u, cub_axis *b)
 {
     double s;
-    if (a->in == a->out) { /* PyTorch: the same size copies along the axis (docs/ops.md, "Resampling") */
-        s = (double)dst;
-        b->tol = 0;
-    } else if (align_corners) {
+    if (align_corners) { /* no same-size rule for bicubic: PyTorch's cubic indices take the scale as given */
         double r = a->out > 1 ? (double)(a->in - 1) / (double)(a->out - 1) : 0;
         s = a->out > 1 ? (double)(dst * (a->in - 1)) / (double)(a->out - 1) : 0;
         b->tol = coord_tol(6, r, s, s, u);

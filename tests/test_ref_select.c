@@ -224,7 +224,10 @@ static void test_nearest_exact(void)
 /* PyTorch's same-size rule. x [1,1,1,5] = [0,1,2,3,4] with scale [1, 1.1]: floor(5 * 1.1) = 5, so the axis is copied:
  * y = x for nearest and bilinear (by the scale alone nearest would take floor(d / 1.1) = 0,0,1,2,3, and bilinear
  * src = (d + 0.5) / 1.1 - 0.5 = 0, 0.86, ...). And x [1,1,1,10] = [0..9] with scale [1, 2.05]: floor(20.5) = 20 =
- * 2 * 10, so nearest takes d / 2: y[12] = 6 (the scale would give floor(12 / 2.05) = floor(5.85) = 5). */
+ * 2 * 10, so nearest takes d / 2: y[12] = 6 (the scale would give floor(12 / 2.05) = floor(5.85) = 5).
+ * Bicubic has no such rule (PyTorch's cubic indices come from the scale alone): with scale [1, 1.1], W keeps its size
+ * and d = 1 maps to src = 1.5 / 1.1 - 0.5 = 0.8636364, floor 0, t = 0.8636364, taps -1,0,1,2 clamped to 0,0,1,2:
+ * 0 (taps at 0) + cc1(0.1363636) * 1 + cc2(1.1363636) * 2 = 0.9613309 + 2 (-0.0762820) = 0.8087669, not 1. */
 static void test_same_size_rule(void)
 {
     int64_t d5[4] = {1, 1, 1, 5}, d10[4] = {1, 1, 1, 10};
@@ -245,6 +248,10 @@ static void test_same_size_rule(void)
                                  &y, &msg), PAR_OK);
     CU_ASSERT_EQUAL_FATAL(y->numel, 20);
     for (int d = 0; d < 20; d++) CU_ASSERT_EQUAL(y->v[d], d / 2);
+    rt_del(y);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_upsample2d, par_ref_upsample_bicubic2d, "upsample_bicubic2d", 1, ina, at, 1,
+                                 &y, &msg), PAR_OK);
+    CU_ASSERT(fabs(y->v[1] - 0.8087669) < 1e-6);
     rt_del(y);
     rt_del(a);
     rt_del(b);

@@ -248,8 +248,9 @@ par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg)
  * one source pixel (nearest, nearest-exact), 2 x 2 (bilinear) or 4 x 4 (bicubic), C channels each. The source
  * indices and weights of every output row and column are computed at prepare, as docs/ops.md defines them (nearest
  * indices in integers or double; bilinear and bicubic coordinates and weights in f32 as PyTorch does), with
- * PyTorch's same-size rule: an axis whose output size equals its input size is copied, whatever the scale (and
- * nearest maps dst to dst / 2 at twice the size).
+ * PyTorch's same-size rules: for nearest and bilinear an axis whose output size equals its input size is copied,
+ * whatever the scale (and nearest maps dst to dst / 2 at twice the size); bicubic has none (it resamples with the
+ * scale).
  * ------------------------------------------------------------------------------------------------------------- */
 enum { UP_NEAREST, UP_NEAREST_EXACT, UP_BILINEAR, UP_BICUBIC };
 
@@ -295,7 +296,7 @@ static axis_map map_axis(const par_node *n, int kind, int axis, int64_t dst, int
     }
     const int ac = par_attr_int(n, "align_corners", 0) != 0;
     float src;
-    if (in == out) src = (float)dst;
+    if (in == out && kind == UP_BILINEAR) src = (float)dst; /* bilinear's same-size rule; bicubic has none */
     else if (ac) src = (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) * (float)dst;
     else src = (has_size ? (float)in / (float)out : (float)inv_scale) * ((float)dst + 0.5f) - 0.5f;
     if (kind == UP_BICUBIC) { /* taps floor(src) - 1 .. + 2, the source coordinate not clamped */

@@ -117,13 +117,12 @@ typedef struct cubic {
     float w[4];
 } cubic;
 
-/* align_corners = 1: src = dst (in - 1) / (out - 1); else src = (dst + 0.5) r - 0.5, not clamped. An axis whose
- * output size equals its input size is copied (PyTorch), which src = dst gives exactly (weights 0, 1, 0, 0). */
+/* align_corners = 1: src = dst (in - 1) / (out - 1); else src = (dst + 0.5) r - 0.5, not clamped. Unlike nearest and
+ * bilinear, PyTorch's bicubic has no same-size rule: an axis of unchanged size is resampled with the scale given. */
 static cubic cubic_axis(const par_node *n, int axis, int64_t dst, int64_t in, int64_t out)
 {
     float src;
-    if (in == out) src = (float)dst;
-    else if (par_attr_int(n, "align_corners", 0)) src = (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) * (float)dst;
+    if (par_attr_int(n, "align_corners", 0)) src = (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) * (float)dst;
     else src = (float)ratio(n, axis, in, out) * ((float)dst + 0.5f) - 0.5f;
     const float f = floorf(src), t = src - f;
     cubic c;
