@@ -150,10 +150,20 @@ static void test_mobilenet_v2_qs8_strict(void)
     strict_mode = 0;
 }
 
+/* The transformer encoder: a masked attention softmax (-inf at the masked keys), layer norms and a gelu MLP. Its
+ * budgets must stay finite through both layers (an exact -inf term once turned every budget of a masked row into
+ * NaN, and the model passed anything): a value bias element of the first layer dropped, and two output rows of the
+ * last feed-forward weight swapped, must fail at the output. */
+static void test_transformer_encoder(void)
+{
+    check_model("cases/models/transformer_encoder.json", "layer0_v_b", 5, "layer1_ff2_w", 64, 0.01);
+}
+
 static const CU_TestInfo tests[] = {
     {"mlp: one-layer bugs caught at the output", test_mlp},
     {"mobilenet_v2: one-layer bugs caught at the output", test_mobilenet_v2},
     {"mobilenet_v2_qs8, strict mode: one-layer bugs caught at the output", test_mobilenet_v2_qs8_strict},
+    {"transformer_encoder: one-layer bugs caught at the output", test_transformer_encoder},
     CU_TEST_INFO_NULL,
 };
 
