@@ -15,6 +15,21 @@
 
 static inline int is_float(par_dtype t) { return t == PAR_DTYPE_F32 || t == PAR_DTYPE_F16 || t == PAR_DTYPE_F64; }
 
+/* The checks of a one-input float kernel whose output has its input's element count (activations, sqrt, softmax):
+ * input 0 and output 0 present, a float dtype (else UNSUPPORTED: a quantized value reached the float kernel), equal
+ * element counts. name is the op's, for the message. */
+static inline par_status float_unary_io(const char *name, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
+    if (!is_float(in[0]->dtype))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", name,
+                        par_dtype_name(in[0]->dtype));
+    if (in[0]->numel != out[0]->numel)
+        return par_msgf(msg, PAR_ERROR, "%s: output has %lld elements, input %lld", name,
+                        (long long)out[0]->numel, (long long)in[0]->numel);
+    return PAR_OK;
+}
+
 /* Underflow of a result that is tiny while its inputs are not (sigmoid of a large negative x, the exp terms of
  * softmax): IEEE gradual underflow errs by at most half the smallest subnormal, and a backend that flushes
  * subnormals to zero by at most the smallest normal number of the format. The allowance is that smallest normal

@@ -156,15 +156,10 @@ static void sqrt_elem(int rs, double x, double e, const par_prec *pr, double *yo
 static par_status sqrt_kernel(const par_ref_ctx *c, int rs, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     const char *name = rs ? "rsqrt" : "sqrt";
-    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
+    par_status io = float_unary_io(name, in, out, msg);
+    if (io != PAR_OK) return io;
     const par_rt *x = in[0];
     par_rt *y = out[0];
-    if (!is_float(x->dtype))
-        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", name,
-                        par_dtype_name(x->dtype));
-    if (x->numel != y->numel)
-        return par_msgf(msg, PAR_ERROR, "%s: output has %lld elements, input %lld", name, (long long)y->numel,
-                        (long long)x->numel);
     for (int64_t i = 0; i < x->numel; i++) sqrt_elem(rs, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
     return PAR_OK;
 }

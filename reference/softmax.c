@@ -38,15 +38,10 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
                                  par_msg *msg)
 {
     const char *name = log_form ? "log_softmax" : "softmax";
-    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
+    par_status io = float_unary_io(name, in, out, msg);
+    if (io != PAR_OK) return io;
     const par_rt *x = in[0];
     par_rt *y = out[0];
-    if (!is_float(x->dtype))
-        return par_msgf(msg, PAR_UNSUPPORTED, "%s: dtype %s reached the float kernel (only f32, f16, f64)", name,
-                        par_dtype_name(x->dtype));
-    if (y->numel != x->numel)
-        return par_msgf(msg, PAR_ERROR, "%s: output has %lld elements, input %lld", name, (long long)y->numel,
-                        (long long)x->numel);
     int64_t axis = par_attr_int(c->n, "axis", -1);
     if (axis < 0) axis += x->rank;
     if (axis < 0 || axis >= x->rank)
