@@ -206,20 +206,29 @@ static void bilinear_axis(const axis_geom *a, int64_t dst, int align_corners, do
     b->hi = hi < top ? hi : top;
 }
 
-par_status par_ref_upsample_bilinear2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
-                                       par_msg *msg)
+/* The operands, geometry and align_corners (0 or 1) of an interpolating resize (bilinear, bicubic). */
+static par_status interp_prologue(const par_ref_ctx *c, const char *name, const par_rt *const *in, par_rt *const *out,
+                                  axis_geom *ax, int *ac, par_msg *msg)
 {
-    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "upsample_bilinear2d: input 0 (x) is required");
-    const par_rt *x = in[0];
-    par_rt *y = out[0];
-    axis_geom ax[2];
-    par_status st = geometry(c, "upsample_bilinear2d", x, y, ax, msg);
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
+    par_status st = geometry(c, name, in[0], out[0], ax, msg);
     if (st != PAR_OK) return st;
     int64_t acv = par_attr_int(c->n, "align_corners", 0);
     if (acv != 0 && acv != 1)
-        return par_msgf(msg, PAR_ERROR, "upsample_bilinear2d: attribute 'align_corners': %lld, must be 0 or 1",
-                        (long long)acv);
-    int ac = (int)acv;
+        return par_msgf(msg, PAR_ERROR, "%s: attribute 'align_corners': %lld, must be 0 or 1", name, (long long)acv);
+    *ac = (int)acv;
+    return PAR_OK;
+}
+
+par_status par_ref_upsample_bilinear2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
+                                       par_msg *msg)
+{
+    axis_geom ax[2];
+    int ac;
+    par_status st = interp_prologue(c, "upsample_bilinear2d", in, out, ax, &ac, msg);
+    if (st != PAR_OK) return st;
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
     const par_prec *pr = &c->prec;
     const double own_k = par_gamma(10, pr->u);
     int64_t H = ax[0].in, W = ax[1].in, OH = ax[0].out, OW = ax[1].out;
@@ -322,26 +331,22 @@ static void cubic_axis(const axis_geom *a, int64_t dst, int align_corners, doubl
 par_status par_ref_upsample_bicubic2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out,
                                       par_msg *msg)
 {
-    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "upsample_bicubic2d: input 0 (x) is required");
+    axis_geom ax[2];
+    int acv;
+    par_status st = interp_prologue(c, "upsample_bicubic2d", in, out, ax, &acv, msg);
+    if (st != PAR_OK) return st;
     const par_rt *x = in[0];
     par_rt *y = out[0];
-    axis_geom ax[2];
-    par_status st = geometry(c, "upsample_bicubic2d", x, y, ax, msg);
-    if (st != PAR_OK) return st;
-    int64_t acv = par_attr_int(c->n, "align_corners", 0);
-    if (acv != 0 && acv != 1)
-        return par_msgf(msg, PAR_ERROR, "upsample_bicubic2d: attribute 'align_corners': %lld, must be 0 or 1",
-                        (long long)acv);
     const par_prec *pr = &c->prec;
     int64_t H = ax[0].in, W = ax[1].in, OH = ax[0].out, OW = ax[1].out;
     for (int64_t nc = 0; nc < x->dims[0] * x->dims[1]; nc++) {
         const double *xv = x->v + nc * H * W, *xe = x->e + nc * H * W;
         for (int64_t oh = 0; oh < OH; oh++) {
             cub_axis bh;
-            cubic_axis(&ax[0], oh, (int)acv, pr->u, &bh);
+            cubic_axis(&ax[0], oh, acv, pr->u, &bh);
             for (int64_t ow = 0; ow < OW; ow++) {
                 cub_axis bw;
-                cubic_axis(&ax[1], ow, (int)acv, pr->u, &bw);
+                cubic_axis(&ax[1], ow, acv, pr->u, &bw);
                 double v = 0, p = 0, m = 0;
                 for (int a = 0; a < 4; a++) {
                     double r = 0;
