@@ -147,18 +147,18 @@ EX_HIDDEN void ex_instance_norm(const ex_plan *p, const par_node *n);
 /* Kernels (example_shape.c: resampling and data movement). */
 EX_HIDDEN void ex_upsample_nearest2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_upsample_bilinear2d(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_upsample_nearest_exact2d(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_upsample_bicubic2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_concat(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_copy(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_permute(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_pad(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_slice(const ex_plan *p, const par_node *n);
 
-/* Kernels (example_select.c: selection by condition, mask and index; nearest-exact and bicubic resampling). */
+/* Kernels (example_select.c: selection by condition, mask and index). */
 EX_HIDDEN void ex_where(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_masked_fill(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_gather(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_embedding(const ex_plan *p, const par_node *n);
-EX_HIDDEN void ex_upsample_nearest_exact2d(const ex_plan *p, const par_node *n);
-EX_HIDDEN void ex_upsample_bicubic2d(const ex_plan *p, const par_node *n);
 
 #endif
