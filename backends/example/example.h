@@ -109,7 +109,6 @@ EX_HIDDEN void ex_max_pool2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_avg_pool2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_adaptive_avg_pool2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_global_avg_pool2d(const ex_plan *p, const par_node *n);
-EX_HIDDEN void ex_mean(const ex_plan *p, const par_node *n);
 
 /* Kernels (example_eltwise.c: elementwise, activations, softmax, batch norm, quantization). */
 EX_HIDDEN void ex_add(const ex_plan *p, const par_node *n);
@@ -135,10 +134,11 @@ EX_HIDDEN void ex_batch_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_quantize(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_dequantize(const ex_plan *p, const par_node *n);
 
-/* Kernels (example_norm.c: sqrt, rsqrt, the reductions sum and amax, the norms over the input's own statistics). */
+/* Kernels (example_norm.c: sqrt, rsqrt, the reductions sum, mean and amax, the norms over the input's own statistics). */
 EX_HIDDEN void ex_sqrt(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_rsqrt(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_sum(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_mean(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_amax(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_layer_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_group_norm(const ex_plan *p, const par_node *n);

@@ -1,5 +1,5 @@
 /*
- * example_conv.c - the example backend's convolution, matrix, pooling and reduction kernels.
+ * example_conv.c - the example backend's convolution, matrix and pooling kernels.
  *
  * Each kernel is the definition of docs/ops.md written as NCHW loops in float32: float accumulators, terms summed in
  * the obvious order, the bias as the first term. That is the arithmetic the oracle budgets for (PAR_ARITH_F32): a
@@ -254,30 +254,4 @@ void ex_global_avg_pool2d(const ex_plan *p, const par_node *n)
         for (int64_t i = 0; i < HW; i++) sum += x[nc * HW + i];
         y[nc] = sum / (float)HW;
     }
-}
-
-/* mean over `axes`: every input element is added into the output element it reduces to (in input order, so each
- * output is a plain left-to-right sum), then each sum is divided by the number of terms. keepdims only changes the
- * output's shape, not its element order. */
-void ex_mean(const ex_plan *p, const par_node *n)
-{
-    const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
-    const float *x = ex_in(p, n, 0);
-    float *y = ex_out(p, n);
-    const int32_t rank = xv->rank;
-    int reduced[PAR_MAX_RANK] = {0};
-    for (int32_t i = 0; i < par_attr_count(n, "axes"); i++) {
-        int64_t ax = par_attr_ints_at(n, "axes", i, 0);
-        reduced[ax < 0 ? ax + rank : ax] = 1;
-    }
-    /* Output strides seen from the input's index: 0 along reduced axes. */
-    int64_t ostride[PAR_MAX_RANK], s = 1, count = 1;
-    for (int32_t d = rank - 1; d >= 0; d--) {
-        ostride[d] = reduced[d] ? 0 : s;
-        if (reduced[d]) count *= xv->dims[d];
-        else s *= xv->dims[d];
-    }
-    for (int64_t i = 0; i < yv->numel; i++) y[i] = 0.0f;
-    for (int64_t i = 0; i < xv->numel; i++) y[ex_offset(i, xv->dims, rank, ostride)] += x[i];
-    for (int64_t i = 0; i < yv->numel; i++) y[i] /= (float)count;
 }

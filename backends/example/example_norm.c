@@ -1,6 +1,6 @@
 /*
- * example_norm.c - the example backend's kernels of sqrt, rsqrt, sum, amax, layer_norm, group_norm and
- * instance_norm: plain float32 loops over logical NCHW, row-major tensors.
+ * example_norm.c - the example backend's kernels of sqrt, rsqrt, the reductions (sum, mean, amax), layer_norm,
+ * group_norm and instance_norm: plain float32 loops over logical NCHW, row-major tensors.
  *
  * The norms compute the statistics in one pass, as many production kernels do (the cpu backend is two-pass, so the
  * harness sees each form):
@@ -29,9 +29,13 @@ void ex_rsqrt(const ex_plan *p, const par_node *n)
     for (int64_t i = 0; i < ex_out_value(p, n)->numel; i++) y[i] = (float)(1.0 / sqrt((double)x[i]));
 }
 
-/* sum / amax: every input element is folded into the output element it reduces to (0 stride along reduced axes).
- * amax keeps a NaN once it has one (v > NaN is false), as PyTorch's NaN propagation. */
-static void reduce(const ex_plan *p, const par_node *n, int amax)
+/* sum, mean, amax over `axes`: every input element is folded into the output element it reduces to (0 stride along
+ * reduced axes), in input order, so each sum is a plain left-to-right sum; mean then divides by the number of terms.
+ * keepdims only changes the output's shape, not its element order. amax keeps a NaN once it has one (v > NaN is
+ * false), as PyTorch's NaN propagation. */
+typedef enum red_kind { RED_SUM, RED_MEAN, RED_AMAX } red_kind;
+
+static void reduce(const ex_plan *p, const par_node *n, red_kind kind)
 {
     const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
     const float *x = ex_in(p, n, 0);
@@ -42,27 +46,35 @@ static void reduce(const ex_plan *p, const par_node *n, int amax)
         int64_t ax = par_attr_ints_at(n, "axes", i, 0);
         reduced[ax < 0 ? ax + rank : ax] = 1;
     }
-    int64_t ostride[PAR_MAX_RANK], s = 1;
+    int64_t ostride[PAR_MAX_RANK], s = 1, count = 1;
     for (int32_t d = rank - 1; d >= 0; d--) {
         ostride[d] = reduced[d] ? 0 : s;
-        if (!reduced[d]) s *= xv->dims[d];
+        if (reduced[d]) count *= xv->dims[d];
+        else s *= xv->dims[d];
     }
-    for (int64_t i = 0; i < yv->numel; i++) y[i] = amax ? -INFINITY : 0.0f;
+    for (int64_t i = 0; i < yv->numel; i++) y[i] = kind == RED_AMAX ? -INFINITY : 0.0f;
     for (int64_t i = 0; i < xv->numel; i++) {
         float *o = &y[ex_offset(i, xv->dims, rank, ostride)];
-        if (!amax) *o += x[i];
+        if (kind != RED_AMAX) *o += x[i];
         else if (x[i] > *o || x[i] != x[i]) *o = x[i];
     }
+    if (kind == RED_MEAN)
+        for (int64_t i = 0; i < yv->numel; i++) y[i] /= (float)count;
 }
 
 void ex_sum(const ex_plan *p, const par_node *n)
 {
-    reduce(p, n, 0);
+    reduce(p, n, RED_SUM);
+}
+
+void ex_mean(const ex_plan *p, const par_node *n)
+{
+    reduce(p, n, RED_MEAN);
 }
 
 void ex_amax(const ex_plan *p, const par_node *n)
 {
-    reduce(p, n, 1);
+    reduce(p, n, RED_AMAX);
 }
 
 /* Normalize groups of `len` contiguous elements; element j of group g takes weight index
