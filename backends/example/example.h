@@ -134,7 +134,7 @@ EX_HIDDEN void ex_batch_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_quantize(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_dequantize(const ex_plan *p, const par_node *n);
 
-/* Kernels (example_norm.c: sqrt, rsqrt, the reductions sum, mean and amax, the norms over the input's own statistics). */
+/* Kernels (example_norm.c: sqrt, rsqrt, the reductions sum, mean and amax, the norms over their own statistics). */
 EX_HIDDEN void ex_sqrt(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_rsqrt(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_sum(const ex_plan *p, const par_node *n);
