@@ -55,6 +55,17 @@ static par_status new_state(cpu_step *s, sel_state **out, par_msg *msg)
     return PAR_OK;
 }
 
+/* The state of an elementwise selection: st[0] the output's strides, st[1 + i] input i's broadcast to the output. */
+static par_status broadcast_state(cpu_plan *p, cpu_step *s, int32_t n_in, sel_state **out, par_msg *msg)
+{
+    const cpu_tensor *y = &p->t[s->out];
+    par_status r = new_state(s, out, msg);
+    if (r != PAR_OK) return r;
+    for (int32_t d = 0; d < y->rank; d++) (*out)->st[0][d] = y->strides[d];
+    for (int32_t i = 0; i < n_in; i++) bcast_strides(&p->t[s->in[i]], y->rank, (*out)->st[1 + i]);
+    return PAR_OK;
+}
+
 /* ---- where: operands y, cond, a, b --------------------------------------------------------------------------- */
 static void run_where(const cpu_plan *p, const cpu_step *s)
 {
@@ -71,12 +82,9 @@ static void run_where(const cpu_plan *p, const cpu_step *s)
 
 par_status cpu_lower_where(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
-    const cpu_tensor *y = &p->t[s->out];
     sel_state *st = NULL;
-    par_status r = new_state(s, &st, msg);
+    par_status r = broadcast_state(p, s, 3, &st, msg);
     if (r != PAR_OK) return r;
-    for (int32_t d = 0; d < y->rank; d++) st->st[0][d] = y->strides[d];
-    for (int32_t i = 0; i < 3; i++) bcast_strides(&p->t[s->in[i]], y->rank, st->st[1 + i]);
     s->run = run_where;
     return PAR_OK;
 }
@@ -97,13 +105,9 @@ static void run_masked_fill(const cpu_plan *p, const cpu_step *s)
 
 par_status cpu_lower_masked_fill(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
-    const cpu_tensor *y = &p->t[s->out];
     sel_state *st = NULL;
-    par_status r = new_state(s, &st, msg);
+    par_status r = broadcast_state(p, s, 2, &st, msg);
     if (r != PAR_OK) return r;
-    for (int32_t d = 0; d < y->rank; d++) st->st[0][d] = y->strides[d];
-    bcast_strides(&p->t[s->in[0]], y->rank, st->st[1]);
-    bcast_strides(&p->t[s->in[1]], y->rank, st->st[2]);
     st->value = (float)par_attr_float(s->node, "value", 0.0);
     s->run = run_masked_fill;
     return PAR_OK;
