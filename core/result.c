@@ -98,10 +98,10 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     for (int k = 0; !bad && k < PAR_TIE_RULES; k++)
         if (r->m.tie_rule_n[k] < 0 || r->m.tie_rule_n[k] > r->m.tie_n) bad = "a tie count out of range";
     for (int32_t i = 0; !bad && i < r->n_algos && i < PAR_RESULT_ALGOS; i++)
-        if (r->algos[i].node < 0 || r->algos[i].algo <= PAR_ALGO_DIRECT || r->algos[i].algo >= PAR_ALGO_COUNT)
+        if (r->algos[i].node < 0 || r->algos[i].value <= PAR_ALGO_DIRECT || r->algos[i].value >= PAR_ALGO_COUNT)
             bad = "a declared algorithm out of range";
     for (int32_t i = 0; !bad && i < r->n_requants && i < PAR_RESULT_ALGOS; i++)
-        if (r->requants[i].node < 0 || r->requants[i].requant < 0 || r->requants[i].requant >= PAR_REQUANT_N_SCHEMES)
+        if (r->requants[i].node < 0 || r->requants[i].value < 0 || r->requants[i].value >= PAR_REQUANT_N_SCHEMES)
             bad = "a declared requantization scheme out of range";
     if (bad) {
         if (why && why_len) snprintf(why, why_len, "%s", bad);

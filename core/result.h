@@ -75,21 +75,17 @@ typedef struct par_timing {
 
 #define PAR_OUTPUT_TAIL 4096
 
-/* A node whose backend declared an algorithm other than PAR_ALGO_DIRECT (PAR_PROC_NODE_ALGO), as a record lists it. */
+/* How many declared nodes (of each kind) a record lists by name; it counts them all. */
 #define PAR_RESULT_ALGOS 8
-typedef struct par_result_algo {
-    int32_t node;            /* node index */
-    int32_t algo;            /* par_algo, 1 .. PAR_ALGO_COUNT - 1 */
-    char node_name[64];      /* the node's name (valid UTF-8, cut to fit) */
-} par_result_algo;
 
-/* A quantized node whose backend declared a requantization scheme other than its backend-wide one
- * (PAR_PROC_NODE_REQUANT), as a record lists it. */
-typedef struct par_result_requant {
+/* A node for which the backend declared something other than the default after prepare, as a record lists it: an
+ * algorithm other than direct summation (PAR_PROC_NODE_ALGO; value a par_algo, 1 .. PAR_ALGO_COUNT - 1), or a
+ * requantization scheme other than its backend-wide one (PAR_PROC_NODE_REQUANT; value a par_requant). */
+typedef struct par_result_decl {
     int32_t node;            /* node index */
-    int32_t requant;         /* par_requant */
+    int32_t value;           /* the declared par_algo or par_requant */
     char node_name[64];      /* the node's name (valid UTF-8, cut to fit) */
-} par_result_requant;
+} par_result_decl;
 
 typedef struct par_result {
     int32_t done;            /* 1 when filled */
@@ -105,12 +101,12 @@ typedef struct par_result {
     /* The nodes the backend declared a non-direct algorithm for, which the oracle judged with that algorithm's
      * budget: n_algos in all, the first PAR_RESULT_ALGOS of them listed; 0 when none (every node direct). */
     int32_t n_algos;
-    par_result_algo algos[PAR_RESULT_ALGOS];
+    par_result_decl algos[PAR_RESULT_ALGOS];
     /* The quantized nodes the backend declared a scheme for other than its backend-wide one, whose integers and
      * ties the oracle judged under that scheme: n_requants in all, the first PAR_RESULT_ALGOS of them listed; 0 when
      * none. */
     int32_t n_requants;
-    par_result_requant requants[PAR_RESULT_ALGOS];
+    par_result_decl requants[PAR_RESULT_ALGOS];
 } par_result;
 
 /* Check a record that came from another process: done is 0 or 1, the verdict in range, the strings terminated and

@@ -320,41 +320,24 @@ static json_object *worst_json(const par_metrics *m)
     return o;
 }
 
-/* The nodes the backend declared a non-direct algorithm for (PAR_PROC_NODE_ALGO): {"count", "nodes": [{"node",
- * "name", "algorithm"}]}; NULL when none. */
-static json_object *algos_json(const par_result *res)
-{
-    if (res->n_algos <= 0) return NULL;
-    json_object *o = json_object_new_object(), *arr = json_object_new_array();
-    put(o, "count", json_object_new_int64(res->n_algos));
-    for (int32_t i = 0; i < res->n_algos && i < PAR_RESULT_ALGOS; i++) {
-        const par_result_algo *a = &res->algos[i];
-        const char *name = par_algo_name(a->algo);
-        json_object *n = json_object_new_object();
-        put(n, "node", json_object_new_int64(a->node));
-        put(n, "name", jstr(a->node_name));
-        put(n, "algorithm", name ? jstr(name) : NULL);
-        json_object_array_add(arr, n);
-    }
-    put(o, "nodes", arr);
-    return o;
-}
+/* The value names of a per-node declaration (par_algo_name, par_requant_name). */
+static const char *algo_value_name(int32_t v) { return par_algo_name(v); }
+static const char *scheme_value_name(int32_t v) { return par_requant_name((par_requant)v); }
 
-/* The quantized nodes the backend declared a scheme for other than its backend-wide one (PAR_PROC_NODE_REQUANT):
- * {"count", "nodes": [{"node", "name", "scheme"}]}; NULL when none. */
-static json_object *requants_json(const par_result *res)
+/* The nodes a record lists as declared (PAR_PROC_NODE_ALGO: key "algorithm"; PAR_PROC_NODE_REQUANT: key "scheme"):
+ * {"count", "nodes": [{"node", "name", key}]}. */
+static json_object *decls_json(int32_t n, const par_result_decl *list, const char *key,
+                               const char *(*name_of)(int32_t))
 {
-    if (res->n_requants <= 0) return NULL;
     json_object *o = json_object_new_object(), *arr = json_object_new_array();
-    put(o, "count", json_object_new_int64(res->n_requants));
-    for (int32_t i = 0; i < res->n_requants && i < PAR_RESULT_ALGOS; i++) {
-        const par_result_requant *a = &res->requants[i];
-        const char *name = par_requant_name((par_requant)a->requant);
-        json_object *n = json_object_new_object();
-        put(n, "node", json_object_new_int64(a->node));
-        put(n, "name", jstr(a->node_name));
-        put(n, "scheme", name ? jstr(name) : NULL);
-        json_object_array_add(arr, n);
+    put(o, "count", json_object_new_int64(n));
+    for (int32_t i = 0; i < n && i < PAR_RESULT_ALGOS; i++) {
+        const char *name = name_of(list[i].value);
+        json_object *e = json_object_new_object();
+        put(e, "node", json_object_new_int64(list[i].node));
+        put(e, "name", jstr(list[i].node_name));
+        put(e, key, name ? jstr(name) : NULL);
+        json_object_array_add(arr, e);
     }
     put(o, "nodes", arr);
     return o;
@@ -378,8 +361,9 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
     put(o, "output", res->output_bytes > 0 ? jstr(res->output) : NULL);
     put(o, "output_bytes", json_object_new_int64(res->output_bytes));
     put(o, "output_dropped", json_object_new_int64(res->output_dropped));
-    if (res->n_algos > 0) put(o, "algorithms", algos_json(res));
-    if (res->n_requants > 0) put(o, "node_schemes", requants_json(res));
+    if (res->n_algos > 0) put(o, "algorithms", decls_json(res->n_algos, res->algos, "algorithm", algo_value_name));
+    if (res->n_requants > 0)
+        put(o, "node_schemes", decls_json(res->n_requants, res->requants, "scheme", scheme_value_name));
     return o;
 }
 

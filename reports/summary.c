@@ -127,57 +127,35 @@ static void print_ties(FILE *f, const par_report *r)
     }
 }
 
-/* One line when some backend declared non-direct algorithms (PAR_PROC_NODE_ALGO): per backend, the records and the
- * listed nodes of each algorithm, which the oracle judged with that algorithm's budget. Nothing otherwise. */
-static void print_algos(FILE *f, const par_report *r)
-{
-    int any = 0;
-    for (int32_t b = 0; b < r->n_backends; b++) {
-        int64_t recs = 0, nodes[PAR_ALGO_COUNT] = {0};
-        for (int32_t c = 0; c < r->n_cases; c++) {
-            const par_result *x = rec(r, c, b);
-            if (!x->done || x->n_algos <= 0) continue;
-            recs++;
-            for (int32_t i = 0; i < x->n_algos && i < PAR_RESULT_ALGOS; i++)
-                if (x->algos[i].algo > 0 && x->algos[i].algo < PAR_ALGO_COUNT) nodes[x->algos[i].algo]++;
-        }
-        if (!recs) continue;
-        char label[160];
-        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
-        fprintf(f, "%s%s: %lld record%s", any ? "; " : "declared algorithms (judged with their budgets): ", label,
-                (long long)recs, recs == 1 ? "" : "s");
-        for (int32_t a = 1; a < PAR_ALGO_COUNT; a++)
-            if (nodes[a])
-                fprintf(f, ", %s on %lld node%s", par_algo_name(a), (long long)nodes[a], nodes[a] == 1 ? "" : "s");
-        any = 1;
-    }
-    if (any) fprintf(f, "\n");
-}
+/* The value names of a per-node declaration. */
+static const char *algo_value_name(int32_t v) { return par_algo_name(v); }
+static const char *scheme_value_name(int32_t v) { return par_requant_name((par_requant)v); }
 
-/* One line when some backend declared schemes per node (PAR_PROC_NODE_REQUANT): per backend, the records and the
- * listed nodes of each scheme, whose integers and ties the oracle judged by that scheme. Nothing otherwise. */
-static void print_node_schemes(FILE *f, const par_report *r)
+/* One line when some backend declared per-node values of one kind (algos: PAR_PROC_NODE_ALGO, values 1 .. n_values
+ * - 1; else PAR_PROC_NODE_REQUANT, values 0 .. n_values - 1): per backend, the records and the listed nodes of each
+ * value, which the oracle judged by it. Nothing otherwise. */
+static void print_decls(FILE *f, const par_report *r, int algos, int32_t n_values, const char *title,
+                        const char *(*name_of)(int32_t))
 {
     int any = 0;
     for (int32_t b = 0; b < r->n_backends; b++) {
-        int64_t recs = 0, nodes[PAR_REQUANT_N_SCHEMES] = {0};
+        int64_t recs = 0, nodes[16] = {0};
         for (int32_t c = 0; c < r->n_cases; c++) {
             const par_result *x = rec(r, c, b);
-            if (!x->done || x->n_requants <= 0) continue;
+            const int32_t n = algos ? x->n_algos : x->n_requants;
+            const par_result_decl *list = algos ? x->algos : x->requants;
+            if (!x->done || n <= 0) continue;
             recs++;
-            for (int32_t i = 0; i < x->n_requants && i < PAR_RESULT_ALGOS; i++)
-                if (x->requants[i].requant >= 0 && x->requants[i].requant < PAR_REQUANT_N_SCHEMES)
-                    nodes[x->requants[i].requant]++;
+            for (int32_t i = 0; i < n && i < PAR_RESULT_ALGOS; i++)
+                if (list[i].value >= 0 && list[i].value < n_values && list[i].value < 16) nodes[list[i].value]++;
         }
         if (!recs) continue;
         char label[160];
         par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
-        fprintf(f, "%s%s: %lld record%s", any ? "; " : "schemes declared per node (their integers and tie rules judged): ",
-                label, (long long)recs, recs == 1 ? "" : "s");
-        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++)
-            if (nodes[s])
-                fprintf(f, ", %s on %lld node%s", par_requant_name((par_requant)s), (long long)nodes[s],
-                        nodes[s] == 1 ? "" : "s");
+        fprintf(f, "%s%s: %lld record%s", any ? "; " : title, label, (long long)recs, recs == 1 ? "" : "s");
+        for (int32_t v = 0; v < n_values && v < 16; v++)
+            if (nodes[v])
+                fprintf(f, ", %s on %lld node%s", name_of(v), (long long)nodes[v], nodes[v] == 1 ? "" : "s");
         any = 1;
     }
     if (any) fprintf(f, "\n");
@@ -240,8 +218,9 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     }
     free(ratios);
     print_ties(f, r);
-    print_algos(f, r);
-    print_node_schemes(f, r);
+    print_decls(f, r, 1, PAR_ALGO_COUNT, "declared algorithms (judged with their budgets): ", algo_value_name);
+    print_decls(f, r, 0, PAR_REQUANT_N_SCHEMES, "schemes declared per node (their integers and tie rules judged): ",
+                scheme_value_name);
     print_unbounded(f, r);
     /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
     for (int32_t b = 0; b < nb; b++)

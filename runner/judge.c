@@ -171,33 +171,21 @@ static par_ref_result *reference_declared(const par_backend_inst *inst, const pa
     return *st == PAR_OK ? ref : NULL;
 }
 
-static void note_algos(const par_graph_desc *g, const par_exec_out *out, par_result *r)
+/* The declared nodes of an exec out array (decl[i] for node i; skip: the value that means "not declared") into a
+ * record's list: *n all of them, the first PAR_RESULT_ALGOS listed. */
+static void note_decls(const par_graph_desc *g, const int32_t *decl, int32_t n_decl, int32_t skip,
+                       par_result_decl *list, int32_t *n)
 {
-    r->n_algos = 0;
-    for (int32_t i = 0; out->algo && i < out->n_algo && i < g->n_nodes; i++) {
-        if (out->algo[i] == PAR_ALGO_DIRECT) continue;
-        if (r->n_algos < PAR_RESULT_ALGOS) {
-            par_result_algo *a = &r->algos[r->n_algos];
+    *n = 0;
+    for (int32_t i = 0; decl && i < n_decl && i < g->n_nodes; i++) {
+        if (decl[i] == skip) continue;
+        if (*n < PAR_RESULT_ALGOS) {
+            par_result_decl *a = &list[*n];
             a->node = i;
-            a->algo = out->algo[i];
+            a->value = decl[i];
             snprintf(a->node_name, sizeof a->node_name, "%s", g->nodes[i].name ? g->nodes[i].name : "");
         }
-        r->n_algos++;
-    }
-}
-
-static void note_requants(const par_graph_desc *g, const par_exec_out *out, par_result *r)
-{
-    r->n_requants = 0;
-    for (int32_t i = 0; out->requant && i < out->n_requant && i < g->n_nodes; i++) {
-        if (out->requant[i] < 0) continue;
-        if (r->n_requants < PAR_RESULT_ALGOS) {
-            par_result_requant *a = &r->requants[r->n_requants];
-            a->node = i;
-            a->requant = out->requant[i];
-            snprintf(a->node_name, sizeof a->node_name, "%s", g->nodes[i].name ? g->nodes[i].name : "");
-        }
-        r->n_requants++;
+        (*n)++;
     }
 }
 
@@ -300,8 +288,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                                                    : NULL;
                     const par_ref_result *ref =
                         declared ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
-                    note_algos(g, out, r);
-                    note_requants(g, out, r);
+                    note_decls(g, out->algo, out->n_algo, PAR_ALGO_DIRECT, r->algos, &r->n_algos);
+                    note_decls(g, out->requant, out->n_requant, -1, r->requants, &r->n_requants);
                     if (ref) {
                         char sbuf[PAR_TIE_RULES][64];
                         const char *schemes[PAR_TIE_RULES];
