@@ -382,3 +382,35 @@ void par_requant_clamp_range(par_dtype dt, float scale, int32_t zp, double lo, d
         if (q < *qmax) *qmax = q < tmin ? tmin : (int32_t)q;
     }
 }
+
+void par_requant_dynamic_qparams(float mn, float mx, int reduce_range, float *scale, int32_t *zero_point,
+                                 double *z_ideal, double *range_min)
+{
+    const int32_t qmin = 0, qmax = reduce_range ? 127 : 255;
+    const float small = 6.1e-5f; /* PyTorch's SMALL_SCALE_THRESHOLD */
+    mn = mn < 0.0f ? mn : 0.0f;
+    mx = mx > 0.0f ? mx : 0.0f;
+    double s = ((double)mx - mn) / (double)(qmax - qmin);
+    if ((float)s == 0.0f || isinf(1.0f / (float)s)) s = 0.1;
+    if (s < small) {
+        const float org = (float)s;
+        s = small;
+        if (mn == 0.0f) {
+            mx = small * (float)(qmax - qmin);
+        } else if (mx == 0.0f) {
+            mn = -small * (float)(qmax - qmin);
+        } else {
+            const float amp = small / org;
+            mn *= amp;
+            mx *= amp;
+        }
+    }
+    const double zmin = qmin - mn / s, zmax = qmax - mx / s;
+    const double emin = fabs((double)qmin) - fabs(mn / s), emax = fabs((double)qmax) - fabs(mx / s);
+    double z0 = emin < emax ? zmin : zmax;
+    if (z0 != z0) z0 = qmin;
+    *zero_point = z0 < qmin ? qmin : z0 > qmax ? qmax : (int32_t)nearbyint(z0);
+    *scale = (float)s;
+    if (z_ideal) *z_ideal = z0;
+    if (range_min) *range_min = mn;
+}

@@ -153,4 +153,16 @@ void par_requant_lut_values(const double fx[256], float out_scale, int32_t out_z
 void par_requant_clamp_range(par_dtype dt, float scale, int32_t zp, double lo, double hi, int32_t *qmin,
                              int32_t *qmax);
 
+/* The run-time quantization parameters of a dynamically quantized input (linear_dynamic, PyTorch's
+ * quantized::linear_dynamic): ChooseQuantizationParams (aten/src/ATen/native/quantized/cpu/QuantUtils.h, sparsity
+ * preservation and power-of-two scales off) over [min(mn, 0), max(mx, 0)], in PyTorch's precisions: qmin 0, qmax 255
+ * (127 with reduce_range); the scale ((double)max - min) / (qmax - qmin), 0.1 when its float is 0 or its reciprocal
+ * overflows, at least 6.1e-5 with the range widened as PyTorch widens it; the zero point qmin - min / scale or qmax -
+ * max / scale, whichever error term |qmin| - |min / scale|, |qmax| - |max / scale| is smaller, clamped to [qmin,
+ * qmax], else rounded to nearest. *scale is the scale's float. z_ideal and range_min (either may be NULL) receive the
+ * unrounded zero point and the range's low end after widening (the reference's tie analysis reads them). A NaN from
+ * non-finite mn or mx gives the zero point qmin (no result is defined there; the reference refuses such input). */
+void par_requant_dynamic_qparams(float mn, float mx, int reduce_range, float *scale, int32_t *zero_point,
+                                 double *z_ideal, double *range_min);
+
 #endif

@@ -37,6 +37,7 @@
  * It must not allocate memory that outlives the call.
  */
 #include "reference.h"
+#include "core/requant.h"
 #include "core/shape.h"
 
 #include <math.h>
@@ -45,41 +46,21 @@
 #define LD_WIN 0x1p-20
 #define LD_SMALL_SCALE 6.1e-5f /* PyTorch's SMALL_SCALE_THRESHOLD */
 
+/* The run-time qparams (core/requant.h, PyTorch's rule) of the input's float values, and whether the zero point's
+ * ideal value lies within the tie window of a half-integer. PAR_ERROR for a non-finite input. */
 static par_status qparams(const float *x, int64_t n, int reduce_range, float *scale, int32_t *zero_point,
-                        int *zp_tie, double *z_ideal, double *range_min)
+                          int *zp_tie, double *z_ideal, double *range_min)
 {
-    int32_t qmin = 0, qmax = 255;
-    if (reduce_range) qmin /= 2, qmax /= 2;
+    const int32_t qmin = 0, qmax = reduce_range ? 127 : 255;
     float mn = 0.0f, mx = 0.0f;
     for (int64_t i = 0; i < n; i++) {
         if (!isfinite(x[i])) return PAR_ERROR;
         mn = x[i] < mn ? x[i] : mn;
         mx = x[i] > mx ? x[i] : mx;
     }
-    double s = ((double)mx - mn) / (double)(qmax - qmin);
-    if ((float)s == 0.0f || isinf(1.0f / (float)s)) s = 0.1;
-    if (s < LD_SMALL_SCALE) {
-        float org = (float)s;
-        s = LD_SMALL_SCALE;
-        if (mn == 0.0f) {
-            mx = LD_SMALL_SCALE * (float)(qmax - qmin);
-        } else if (mx == 0.0f) {
-            mn = -LD_SMALL_SCALE * (float)(qmax - qmin);
-        } else {
-            float amp = LD_SMALL_SCALE / org;
-            mn *= amp;
-            mx *= amp;
-        }
-    }
-    double zmin = qmin - mn / s, zmax = qmax - mx / s;
-    double emin = fabs((double)qmin) - fabs(mn / s), emax = fabs((double)qmax) - fabs(mx / s);
-    double z0 = emin < emax ? zmin : zmax;
-    int32_t z = z0 < qmin ? qmin : z0 > qmax ? qmax : (int32_t)nearbyint(z0);
+    par_requant_dynamic_qparams(mn, mx, reduce_range, scale, zero_point, z_ideal, range_min);
+    const double z0 = *z_ideal;
     if (zp_tie) *zp_tie = z0 >= qmin && z0 <= qmax && fabs(z0 - floor(z0) - 0.5) <= LD_WIN * (fabs(z0) + 1);
-    *scale = (float)s;
-    *zero_point = z;
-    *z_ideal = z0;
-    *range_min = mn;
     return PAR_OK;
 }
 

@@ -485,7 +485,38 @@ static void test_lut_clamp(void)
     guard_check(&g);
 }
 
+/* PyTorch's ChooseQuantizationParams, by hand:
+ *   [-1, 3], qu8: s = 4 / 255; the ideal zero point 0 + 1 / s = 63.75 (= 255 - 3 / s), rounded 64.
+ *   [-1, 1], reduce_range: s = 2 / 127, ideal 63.5, rounded to even: 64.
+ *   [0, 0]: s = 0, so 0.1, zero point 0.   [0, 1e-6]: s = 3.9e-9 < 6.1e-5, so 6.1e-5 and the range widens, zp 0.
+ *   [-3, -1] (the range always holds 0: [-3, 0]): s = 3 / 255, ideal 0 + 3 / s = 255. */
+static void test_dynamic_qparams(void)
+{
+    float s;
+    int32_t z;
+    double z0, lo;
+    par_requant_dynamic_qparams(-1.0f, 3.0f, 0, &s, &z, &z0, &lo);
+    CU_ASSERT_EQUAL(s, (float)(4.0 / 255.0));
+    CU_ASSERT_EQUAL(z, 64);
+    CU_ASSERT_DOUBLE_EQUAL(z0, 63.75, 1e-12);
+    CU_ASSERT_EQUAL(lo, -1.0);
+    par_requant_dynamic_qparams(-1.0f, 1.0f, 1, &s, &z, &z0, NULL);
+    CU_ASSERT_EQUAL(s, (float)(2.0 / 127.0));
+    CU_ASSERT_DOUBLE_EQUAL(z0, 63.5, 1e-12);
+    CU_ASSERT_EQUAL(z, 64);
+    par_requant_dynamic_qparams(0.0f, 0.0f, 0, &s, &z, NULL, NULL);
+    CU_ASSERT_EQUAL(s, 0.1f);
+    CU_ASSERT_EQUAL(z, 0);
+    par_requant_dynamic_qparams(0.0f, 1e-6f, 0, &s, &z, NULL, NULL);
+    CU_ASSERT_EQUAL(s, 6.1e-5f);
+    CU_ASSERT_EQUAL(z, 0);
+    par_requant_dynamic_qparams(-3.0f, -1.0f, 0, &s, &z, NULL, NULL);
+    CU_ASSERT_EQUAL(s, (float)(3.0 / 255.0));
+    CU_ASSERT_EQUAL(z, 255);
+}
+
 static const CU_TestInfo tests[] = {
+    {"dynamic quantization parameters (PyTorch's rule) by hand", test_dynamic_qparams},
     {"names and params", test_names},
     {"exact power-of-two scales", test_exact_pow2},
     {"ties each way", test_ties},

@@ -4,16 +4,14 @@
  * axis 0), the int32 accumulator sum_k (qx_k - zx)(qw_ok - zw) is exact, and y = (float)acc * (sx * sw[o]) + b[o] in
  * f32.
  *
- * The run-time qparams follow PyTorch's ChooseQuantizationParams (aten/src/ATen/native/quantized/cpu/QuantUtils.h):
- * qmin = 0, qmax = 255 (reduce_range: 0 and 127), the range [min(x, 0), max(x, 0)], the scale in double rounded to
- * float (0.1 when it is 0 or its reciprocal overflows; at least 6.1e-5 with the range widened accordingly), the zero
- * point from whichever end has the smaller error term, clamped, else rounded to nearest. Each element is then
- * clamp(zx + rne(x / sx)) with the division in double. The integer work runs in rows over the plan's pool; nothing
+ * The run-time qparams are PyTorch's ChooseQuantizationParams, whose one definition is in core/requant.h. Each
+ * element is then clamp(zx + rne(x / sx)) with the division in double. The integer work runs in rows over the plan's pool; nothing
  * allocates at run time.
  */
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/requant.h"
 #include "plan_util.h"
 
 typedef struct dyn_state {
@@ -40,34 +38,6 @@ static void dyn_destroy(void *p)
     free(st->w_scale);
     free(st->bias);
     free(st);
-}
-
-#define DYN_SMALL_SCALE 6.1e-5f
-
-static void choose_qparams(float mn, float mx, int reduce_range, float *scale, int32_t *zp)
-{
-    const int32_t qmin = 0, qmax = reduce_range ? 127 : 255;
-    mn = fminf(mn, 0.0f);
-    mx = fmaxf(mx, 0.0f);
-    double s = ((double)mx - (double)mn) / (double)(qmax - qmin);
-    if ((float)s == 0.0f || isinf(1.0f / (float)s)) s = 0.1;
-    if (s < DYN_SMALL_SCALE) {
-        const float org = (float)s;
-        s = DYN_SMALL_SCALE;
-        if (mn == 0.0f) {
-            mx = DYN_SMALL_SCALE * (float)(qmax - qmin);
-        } else if (mx == 0.0f) {
-            mn = -DYN_SMALL_SCALE * (float)(qmax - qmin);
-        } else {
-            mn *= DYN_SMALL_SCALE / org;
-            mx *= DYN_SMALL_SCALE / org;
-        }
-    }
-    const double z_from_min = qmin - mn / s, z_from_max = qmax - mx / s;
-    const double err_min = fabs((double)qmin) - fabs(mn / s), err_max = fabs((double)qmax) - fabs(mx / s);
-    const double z = err_min < err_max ? z_from_min : z_from_max;
-    *zp = z < qmin ? qmin : z > qmax ? qmax : (int32_t)nearbyint(z);
-    *scale = (float)s;
 }
 
 /* One row: quantize it, then its O dot products. */
@@ -116,7 +86,7 @@ static void run_linear_dynamic(const cpu_plan *p, const cpu_step *s)
         mn = x[i] < mn ? x[i] : mn;
         mx = x[i] > mx ? x[i] : mx;
     }
-    choose_qparams(mn, mx, st->reduce_range, &st->sx, &st->zx);
+    par_requant_dynamic_qparams(mn, mx, st->reduce_range, &st->sx, &st->zx, NULL, NULL);
     st->x = x;
     st->y = y;
     st->qx = (uint8_t *)scr;

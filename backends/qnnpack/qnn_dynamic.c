@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 
+#include "core/requant.h"
 #include "qnn_common.h"
 
 typedef struct dyn_op {
@@ -47,30 +48,6 @@ par_status par_qnn_check_dynamic(const par_graph_desc *g, const par_node *n, par
     return PAR_OK;
 }
 
-/* PyTorch's ChooseQuantizationParams (QuantUtils.h) with preserve_sparsity and force_scale_power_of_two off. */
-static void choose_qparams(float mn, float mx, int reduce_range, float *scale, int32_t *zp)
-{
-    int32_t qmin = 0, qmax = reduce_range ? 127 : 255;
-    mn = mn < 0.0f ? mn : 0.0f;
-    mx = mx > 0.0f ? mx : 0.0f;
-    double s = ((double)mx - mn) / (qmax - qmin);
-    if ((float)s == 0.0f || isinf(1.0f / (float)s)) s = 0.1;
-    const float small = 6.1e-5f;
-    if (s < small) {
-        float org = (float)s;
-        s = small;
-        if (mn == 0.0f) mx = small * (float)(qmax - qmin);
-        else if (mx == 0.0f) mn = -small * (float)(qmax - qmin);
-        else mn *= small / org, mx *= small / org;
-    }
-    double zfmin = qmin - mn / s, zfmax = qmax - mx / s;
-    double efmin = abs(qmin) - fabs(mn / s), efmax = abs(qmax) - fabs(mx / s);
-    double z0 = efmin < efmax ? zfmin : zfmax;
-    if (z0 != z0) z0 = qmin; /* a non-finite input (no defined result; the reference reports it): no UB here */
-    *zp = z0 < qmin ? qmin : z0 > qmax ? qmax : (int32_t)nearbyint(z0);
-    *scale = (float)s;
-}
-
 static void dyn_run(const void *opv, qnn_plan *p)
 {
     const dyn_op *o = opv;
@@ -80,7 +57,7 @@ static void dyn_run(const void *opv, qnn_plan *p)
     for (size_t i = 0; i < n; i++) mn = x[i] < mn ? x[i] : mn, mx = x[i] > mx ? x[i] : mx;
     float sx;
     int32_t zx;
-    choose_qparams(mn, mx, o->reduce_range, &sx, &zx);
+    par_requant_dynamic_qparams(mn, mx, o->reduce_range, &sx, &zx, NULL, NULL);
     const float qmax = o->reduce_range ? 127.0f : 255.0f;
     for (size_t i = 0; i < n; i++) { /* ATen's quantize_val: zp + nearbyint(x / scale), clamped */
         float t = nearbyintf(x[i] / sx) + (float)zx;
