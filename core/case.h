@@ -19,13 +19,37 @@ typedef enum par_dist {
     PAR_DIST_NORMAL = 2,  /* mean a, standard deviation b (Irwin-Hall approximation, bounded to +-6 sigma) */
     PAR_DIST_CONST = 3,   /* every element a */
     PAR_DIST_EDGE = 4,    /* edge values: +-0, +-1, ties x.5, tiny, values near +-b; see docs/case-format.md */
+    PAR_DIST_HAZARD = 5,  /* a hazard (par_hazard, the generator's `hazard`): values that break careless kernels and
+                           * careless error analysis; see docs/case-format.md */
 } par_dist;
+
+/* The hazard generators (PAR_DIST_HAZARD). Unless a line says otherwise, a and b give the range [a, b) of the
+ * ordinary elements mixed with the hazardous ones. JSON names in parentheses. */
+typedef enum par_hazard {
+    PAR_HAZARD_NAN_INF = 1,    /* ("nan_inf") ordinary values with some NaN, +Inf and -Inf */
+    PAR_HAZARD_HUGE = 2,       /* ("huge") magnitudes far outside [-88, 88] (exp overflows in f32), both signs */
+    PAR_HAZARD_SUBNORMAL = 3,  /* ("subnormal") f32 subnormals of both signs mixed with ordinary values */
+    PAR_HAZARD_SIGNED_ZERO = 4,/* ("signed_zero") +0 and -0 mixed with ordinary values */
+    PAR_HAZARD_TIES = 5,       /* ("ties") exact rounding ties of a quantization step: (k + 1/2) a for integers k in
+                                * [-b, b); integer dtypes: ordinary uniform integers */
+    PAR_HAZARD_SATURATION = 6, /* ("saturation") real dtypes: values at and beyond +-b, the range the next quantize
+                                * saturates at; integer dtypes: the dtype's extremes and their neighbours */
+    PAR_HAZARD_CANCEL = 7,     /* ("cancel") large values of both signs whose sums cancel, mixed with small ones */
+    PAR_HAZARD_NEAR_OVERFLOW = 8, /* ("near_overflow") magnitudes within a factor 16 of the largest finite f32 */
+    PAR_HAZARD_ALL_EQUAL = 9,  /* ("all_equal") every element the same value, drawn from [a, b) */
+    PAR_HAZARD_COUNT
+} par_hazard;
+
+/* The JSON name of a hazard ("nan_inf"), NULL when out of range; and back (0 when unknown). */
+const char *par_hazard_name(par_hazard h);
+par_hazard par_hazard_find(const char *name);
 
 typedef struct par_gen {
     par_dist dist;
     double a, b;
     int fan_in;     /* scale a and b by 1/sqrt(fan_in), fan_in = prod(dims[1:]) for rank >= 2, else dims[0] */
     uint64_t seed;  /* 0: derived from the case seed and the tensor's name (par_hash_str) */
+    par_hazard hazard; /* PAR_DIST_HAZARD only: which hazard */
 } par_gen;
 
 /* Fill n elements of dtype dt at out. The seed must be resolved (non-zero) by the caller. */

@@ -137,6 +137,26 @@ static int64_t fan_in_of(int32_t rank, const int64_t *dims)
     return f;
 }
 
+static const char *const HAZARD_NAMES[PAR_HAZARD_COUNT] = {
+    [PAR_HAZARD_NAN_INF] = "nan_inf",         [PAR_HAZARD_HUGE] = "huge",
+    [PAR_HAZARD_SUBNORMAL] = "subnormal",     [PAR_HAZARD_SIGNED_ZERO] = "signed_zero",
+    [PAR_HAZARD_TIES] = "ties",               [PAR_HAZARD_SATURATION] = "saturation",
+    [PAR_HAZARD_CANCEL] = "cancel",           [PAR_HAZARD_NEAR_OVERFLOW] = "near_overflow",
+    [PAR_HAZARD_ALL_EQUAL] = "all_equal",
+};
+
+const char *par_hazard_name(par_hazard h)
+{
+    return h > 0 && h < PAR_HAZARD_COUNT ? HAZARD_NAMES[h] : NULL;
+}
+
+par_hazard par_hazard_find(const char *name)
+{
+    for (int h = 1; h < PAR_HAZARD_COUNT; h++)
+        if (strcmp(HAZARD_NAMES[h], name) == 0) return (par_hazard)h;
+    return (par_hazard)0;
+}
+
 par_status par_gen_check(const par_gen *g, par_dtype dt, par_msg *msg)
 {
     if (par_dtype_size(dt) == 0) return par_msgf(msg, PAR_ERROR, "invalid dtype %d", (int)dt);

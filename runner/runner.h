@@ -39,6 +39,10 @@ typedef struct par_case_set {
 /* Resolve the selection. Returns 0, or 2 with a message for bad input (unknown suite, malformed file, no match). */
 int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg);
 void par_case_set_free(par_case_set *s);
+/* Append a built case to a set (a zeroed par_case_set is an empty one), which then owns it: how the fuzzer, the
+ * localizer and the reducer run cases they made through the normal runner. origin NULL: c->origin. Returns 0, or
+ * -1 when out of memory (c is destroyed). */
+int par_case_set_adopt(par_case_set *s, par_case *c, const char *origin);
 /* Build (or hand out) case i of the set; the caller destroys what it got when *owned is 1. */
 par_case *par_case_set_get(const par_case_set *s, int32_t i, int *owned, par_msg *msg);
 

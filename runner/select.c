@@ -292,6 +292,23 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
     return 0;
 }
 
+int par_case_set_adopt(par_case_set *s, par_case *c, const char *origin)
+{
+    par_sel_case *v = realloc(s->cases, (size_t)(s->n + 1) * sizeof *v);
+    if (!v) {
+        par_case_destroy(c);
+        return -1;
+    }
+    s->cases = v;
+    par_sel_case *e = &v[s->n++];
+    memset(e, 0, sizeof *e);
+    e->loaded = c;
+    snprintf(e->id, sizeof e->id, "%s", c->id);
+    snprintf(e->origin, sizeof e->origin, "%s", origin ? origin : (c->origin ? c->origin : "-"));
+    graph_ops(par_graph_desc_of(c->graph), e->ops, sizeof e->ops);
+    return 0;
+}
+
 void par_case_set_free(par_case_set *s)
 {
     if (!s) return;

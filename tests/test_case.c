@@ -29,7 +29,7 @@ static void test_gen_deterministic_and_in_range(void)
 {
     const int64_t dims[2] = {50, 40};
     float a[2000], b[2000], c[2000];
-    par_gen g = {PAR_DIST_UNIFORM, -2.0, 3.0, 0, 11};
+    par_gen g = {.dist = PAR_DIST_UNIFORM, .a = -2.0, .b = 3.0, .seed = 11};
     par_gen_fill(&g, PAR_DTYPE_F32, 2, dims, a);
     par_gen_fill(&g, PAR_DTYPE_F32, 2, dims, b);
     g.seed = 12;
@@ -41,7 +41,7 @@ static void test_gen_deterministic_and_in_range(void)
     CU_ASSERT(lo >= -2.0f && hi <= 3.0f);
     CU_ASSERT(lo < -1.9f && hi > 2.9f); /* actually spread over the range */
 
-    par_gen n = {PAR_DIST_NORMAL, 10.0, 0.5, 0, 3};
+    par_gen n = {.dist = PAR_DIST_NORMAL, .a = 10.0, .b = 0.5, .seed = 3};
     par_gen_fill(&n, PAR_DTYPE_F32, 2, dims, a);
     double sum = 0;
     int bounded = 1;
@@ -52,7 +52,7 @@ static void test_gen_deterministic_and_in_range(void)
     CU_ASSERT(bounded);
     CU_ASSERT(fabs(sum / 2000 - 10.0) < 6 * 0.5 / sqrt(2000.0));
 
-    par_gen k = {PAR_DIST_CONST, 0.1, 0, 0, 1};
+    par_gen k = {.dist = PAR_DIST_CONST, .a = 0.1, .b = 0, .seed = 1};
     par_gen_fill(&k, PAR_DTYPE_F32, 2, dims, a);
     CU_ASSERT_EQUAL(a[0], 0.1f);
     CU_ASSERT_EQUAL(a[1999], 0.1f);
@@ -75,7 +75,7 @@ static void test_gen_integers(void)
     uint8_t q[3000];
     int8_t s[3000];
     int32_t w[3000];
-    par_gen g = {PAR_DIST_UNIFORM, 10, 20, 0, 4};
+    par_gen g = {.dist = PAR_DIST_UNIFORM, .a = 10, .b = 20, .seed = 4};
     par_gen_fill(&g, PAR_DTYPE_QU8, 1, dims, q);
     int seen[256] = {0}, in = 1;
     for (int i = 0; i < 3000; i++) {
@@ -85,20 +85,20 @@ static void test_gen_integers(void)
     CU_ASSERT(in);
     CU_ASSERT(seen[10] && seen[20]); /* both ends are inclusive */
 
-    g = (par_gen){PAR_DIST_UNIFORM, -1000, 1000, 0, 4}; /* clamped to the type */
+    g = (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1000, .b = 1000, .seed = 4}; /* clamped to the type */
     par_gen_fill(&g, PAR_DTYPE_QS8, 1, dims, s);
     int lo = 0, hi = 0;
     for (int i = 0; i < 3000; i++) lo += s[i] == -128, hi += s[i] == 127;
     CU_ASSERT(lo > 1000 && hi > 1000);
 
-    g = (par_gen){PAR_DIST_CONST, 2.5, 0, 0, 4}; /* round half to even */
+    g = (par_gen){.dist = PAR_DIST_CONST, .a = 2.5, .b = 0, .seed = 4}; /* round half to even */
     par_gen_fill(&g, PAR_DTYPE_I32, 1, dims, w);
     CU_ASSERT_EQUAL(w[0], 2);
     g.a = -3.5;
     par_gen_fill(&g, PAR_DTYPE_I32, 1, dims, w);
     CU_ASSERT_EQUAL(w[7], -4);
 
-    g = (par_gen){PAR_DIST_EDGE, 0, 100, 0, 4};
+    g = (par_gen){.dist = PAR_DIST_EDGE, .a = 0, .b = 100, .seed = 4};
     par_gen_fill(&g, PAR_DTYPE_QS8, 1, dims, s);
     int emin = 0, emax = 0, zero = 0, inr = 1;
     for (int i = 0; i < 3000; i++) {
@@ -114,7 +114,7 @@ static void test_gen_edge_contents(void)
 {
     const int64_t dims[1] = {4800};
     static float v[4800];
-    par_gen g = {PAR_DIST_EDGE, 0, 4.0, 0, 21};
+    par_gen g = {.dist = PAR_DIST_EDGE, .a = 0, .b = 4.0, .seed = 21};
     par_gen_fill(&g, PAR_DTYPE_F32, 1, dims, v);
     int pz = 0, nz = 0, one = 0, mone = 0, half = 0, tie = 0, tiny = 0, sub = 0, max = 0, mmax = 0, near = 0, out = 0;
     for (int i = 0; i < 4800; i++) {
@@ -137,7 +137,7 @@ static void test_gen_fan_in(void)
 {
     const int64_t dims[4] = {4, 3, 3, 3}; /* fan_in = 27 */
     float w[108];
-    par_gen g = {PAR_DIST_CONST, 1.0, 0, 1, 1};
+    par_gen g = {.dist = PAR_DIST_CONST, .a = 1.0, .b = 0, .fan_in = 1, .seed = 1};
     par_gen_fill(&g, PAR_DTYPE_F32, 4, dims, w);
     CU_ASSERT_EQUAL(w[0], (float)(1.0 / sqrt(27.0)));
     CU_ASSERT_EQUAL(w[107], (float)(1.0 / sqrt(27.0)));
@@ -150,19 +150,19 @@ static void test_gen_fan_in(void)
 static void test_gen_check(void)
 {
     par_msg m;
-    par_gen g = {PAR_DIST_UNIFORM, 2, 1, 0, 0};
+    par_gen g = {.dist = PAR_DIST_UNIFORM, .a = 2, .b = 1};
     CU_ASSERT_EQUAL(par_gen_check(&g, PAR_DTYPE_F32, &m), PAR_ERROR);
     CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "greater than high"));
-    g = (par_gen){PAR_DIST_UNIFORM, -1e6, 1e6, 0, 0};
+    g = (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1e6, .b = 1e6};
     CU_ASSERT_EQUAL(par_gen_check(&g, PAR_DTYPE_F16, &m), PAR_ERROR); /* beyond f16's 65504 */
     CU_ASSERT_EQUAL(par_gen_check(&g, PAR_DTYPE_F32, &m), PAR_OK);
-    g = (par_gen){PAR_DIST_NORMAL, 0, -1, 0, 0};
+    g = (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = -1};
     CU_ASSERT_EQUAL(par_gen_check(&g, PAR_DTYPE_F32, &m), PAR_ERROR);
-    g = (par_gen){PAR_DIST_UNIFORM, 0.2, 0.8, 0, 0};
+    g = (par_gen){.dist = PAR_DIST_UNIFORM, .a = 0.2, .b = 0.8};
     CU_ASSERT_EQUAL(par_gen_check(&g, PAR_DTYPE_QU8, &m), PAR_ERROR); /* no integer inside */
-    g = (par_gen){PAR_DIST_CONST, NAN, 0, 0, 0};
+    g = (par_gen){.dist = PAR_DIST_CONST, .a = NAN, .b = 0};
     CU_ASSERT_EQUAL(par_gen_check(&g, PAR_DTYPE_F32, &m), PAR_ERROR);
-    g = (par_gen){(par_dist)9, 0, 1, 0, 0};
+    g = (par_gen){.dist = (par_dist)9, .a = 0, .b = 1};
     CU_ASSERT_EQUAL(par_gen_check(&g, PAR_DTYPE_F32, &m), PAR_ERROR);
 }
 
@@ -174,10 +174,10 @@ static par_case *build_small(uint64_t seed)
 {
     const int64_t xd[2] = {3, 5}, wd[2] = {4, 5};
     par_case *c = par_case_create("linear(3x5->4)#seed=1", seed);
-    par_gen u = {PAR_DIST_UNIFORM, -1, 1, 0, 0};
+    par_gen u = {.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1};
     int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, xd, u);
     int32_t z = par_case_input(c, "z", PAR_DTYPE_F32, 2, xd, u);
-    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 2, wd, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
+    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 2, wd, (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = 1, .fan_in = 1});
     int32_t s = par_case_node(c, "add", 2, (int32_t[]){x, z}, 0, NULL, NULL);
     int32_t y = par_case_node(c, "linear", 2, (int32_t[]){s, w}, 0, NULL, NULL);
     par_case_output(c, y);
@@ -221,7 +221,7 @@ static void test_builder_sticky_error(void)
 {
     const int64_t bad[2] = {3, 0}, good[1] = {4};
     par_case *c = par_case_create("sticky", 1);
-    par_gen u = {PAR_DIST_UNIFORM, -1, 1, 0, 0};
+    par_gen u = {.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1};
     CU_ASSERT_EQUAL(par_case_input(c, "x", PAR_DTYPE_F32, 2, bad, u), -1);
     CU_ASSERT_EQUAL(c->status, PAR_ERROR);
     char first[PAR_MSG_LEN];
@@ -237,7 +237,7 @@ static void test_builder_sticky_error(void)
     par_case_destroy(c);
 
     c = par_case_create("bad gen", 1);
-    CU_ASSERT_EQUAL(par_case_input(c, "x", PAR_DTYPE_F32, 1, good, (par_gen){PAR_DIST_UNIFORM, 1, -1, 0, 0}), -1);
+    CU_ASSERT_EQUAL(par_case_input(c, "x", PAR_DTYPE_F32, 1, good, (par_gen){.dist = PAR_DIST_UNIFORM, .a = 1, .b = -1}), -1);
     CU_ASSERT_PTR_NOT_NULL(strstr(c->err.text, "input 'x': init: uniform"));
     par_case_destroy(c);
     par_case_destroy(NULL);
@@ -249,9 +249,9 @@ static void test_inline_round_trip_bits(void)
 {
     const int64_t d[1] = {600};
     par_case *c = par_case_create("edges", 3);
-    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 1, d, (par_gen){PAR_DIST_EDGE, 0, 1e30, 0, 0});
-    int32_t h = par_case_input(c, "h", PAR_DTYPE_F16, 1, d, (par_gen){PAR_DIST_EDGE, 0, 60000, 0, 0});
-    int32_t k = par_case_const(c, "k", PAR_DTYPE_F32, 1, d, (par_gen){PAR_DIST_UNIFORM, -1e-3, 1e-3, 0, 0});
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 1, d, (par_gen){.dist = PAR_DIST_EDGE, .a = 0, .b = 1e30});
+    int32_t h = par_case_input(c, "h", PAR_DTYPE_F16, 1, d, (par_gen){.dist = PAR_DIST_EDGE, .a = 0, .b = 60000});
+    int32_t k = par_case_const(c, "k", PAR_DTYPE_F32, 1, d, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1e-3, .b = 1e-3});
     int32_t y = par_case_node(c, "add", 2, (int32_t[]){x, k}, 0, NULL, NULL);
     int32_t z = par_case_node(c, "relu", 1, (int32_t[]){h}, 0, NULL, NULL);
     par_case_output(c, y);
@@ -264,7 +264,7 @@ static void test_inline_round_trip_bits(void)
     float bad[2] = {1.0f, NAN};
     const int64_t d2[1] = {2};
     c = par_case_create("nan", 1);
-    x = par_case_input(c, "x", PAR_DTYPE_F32, 1, d2, (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
+    x = par_case_input(c, "x", PAR_DTYPE_F32, 1, d2, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1});
     k = par_case_const_data(c, "k", PAR_DTYPE_F32, 1, d2, bad);
     par_case_output(c, par_case_node(c, "add", 2, (int32_t[]){x, k}, 0, NULL, NULL));
     CU_ASSERT_EQUAL_FATAL(par_case_finish(c), PAR_OK);

@@ -290,9 +290,9 @@ static void test_twin_static(void)
 {
     par_case *c = par_case_create("nf", 5);
     int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, (int64_t[]){1, 4, 5, 5},
-                               (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
-    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 4, (int64_t[]){4, 3, 2, 2}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
-    int32_t b = par_case_const(c, "b", PAR_DTYPE_F32, 1, (int64_t[]){3}, (par_gen){PAR_DIST_UNIFORM, -0.1, 0.1, 0, 0});
+                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1});
+    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 4, (int64_t[]){4, 3, 2, 2}, (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = 1, .fan_in = 1});
+    int32_t b = par_case_const(c, "b", PAR_DTYPE_F32, 1, (int64_t[]){3}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -0.1, .b = 0.1});
     par_attr st[1] = {par_a_ints("stride", 2, (int64_t[]){2, 2})};
     int32_t y = par_case_node(c, "conv_transpose2d", 3, (int32_t[]){x, w, b}, 1, st, NULL);
     par_attr sl[1] = {par_a_float("negative_slope", 0.2)};
@@ -354,10 +354,10 @@ static void test_twin_dynamic(void)
 {
     for (int relu = 0; relu < 2; relu++) {
         par_case *c = par_case_create("mlp", 7);
-        int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, (int64_t[]){3, 16}, (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
-        int32_t w1 = par_case_const(c, "w1", PAR_DTYPE_F32, 2, (int64_t[]){8, 16}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
-        int32_t b1 = par_case_const(c, "b1", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){PAR_DIST_UNIFORM, -0.1, 0.1, 0, 0});
-        int32_t w2 = par_case_const(c, "w2", PAR_DTYPE_F32, 2, (int64_t[]){4, 8}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
+        int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, (int64_t[]){3, 16}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1});
+        int32_t w1 = par_case_const(c, "w1", PAR_DTYPE_F32, 2, (int64_t[]){8, 16}, (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = 1, .fan_in = 1});
+        int32_t b1 = par_case_const(c, "b1", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -0.1, .b = 0.1});
+        int32_t w2 = par_case_const(c, "w2", PAR_DTYPE_F32, 2, (int64_t[]){4, 8}, (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = 1, .fan_in = 1});
         int32_t y = par_case_node(c, "linear", 3, (int32_t[]){x, w1, b1}, 0, NULL, NULL);
         if (relu) y = par_case_node(c, "relu", 1, &y, 0, NULL, NULL);
         y = par_case_node(c, "linear", 2, (int32_t[]){y, w2}, 0, NULL, NULL);

@@ -390,14 +390,14 @@ static void test_bias_single_tie(void)
 static par_case *float_case(void)
 {
     par_case *c = par_case_create("twin", 3);
-    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, (int64_t[]){1, 3, 8, 8}, (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
-    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 4, (int64_t[]){8, 3, 3, 3}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
-    int32_t b = par_case_const(c, "b", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){PAR_DIST_UNIFORM, -0.1, 0.1, 0, 0});
-    int32_t ga = par_case_const(c, "ga", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){PAR_DIST_UNIFORM, 0.5, 1.5, 0, 0});
-    int32_t be = par_case_const(c, "be", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){PAR_DIST_UNIFORM, -0.1, 0.1, 0, 0});
-    int32_t mu = par_case_const(c, "mu", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){PAR_DIST_UNIFORM, -0.1, 0.1, 0, 0});
-    int32_t va = par_case_const(c, "va", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){PAR_DIST_UNIFORM, 0.5, 1.5, 0, 0});
-    int32_t l = par_case_const(c, "l", PAR_DTYPE_F32, 2, (int64_t[]){10, 8}, (par_gen){PAR_DIST_NORMAL, 0, 1, 1, 0});
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, (int64_t[]){1, 3, 8, 8}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1});
+    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 4, (int64_t[]){8, 3, 3, 3}, (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = 1, .fan_in = 1});
+    int32_t b = par_case_const(c, "b", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -0.1, .b = 0.1});
+    int32_t ga = par_case_const(c, "ga", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = 0.5, .b = 1.5});
+    int32_t be = par_case_const(c, "be", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -0.1, .b = 0.1});
+    int32_t mu = par_case_const(c, "mu", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -0.1, .b = 0.1});
+    int32_t va = par_case_const(c, "va", PAR_DTYPE_F32, 1, (int64_t[]){8}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = 0.5, .b = 1.5});
+    int32_t l = par_case_const(c, "l", PAR_DTYPE_F32, 2, (int64_t[]){10, 8}, (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = 1, .fan_in = 1});
     par_attr a[] = {par_a_ints("padding", 4, (int64_t[]){1, 1, 1, 1})};
     int32_t y = par_case_node(c, "conv2d", 3, (int32_t[]){x, w, b}, 1, a, NULL);
     y = par_case_node(c, "batch_norm", 5, (int32_t[]){y, ga, be, mu, va}, 0, NULL, NULL);

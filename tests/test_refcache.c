@@ -73,7 +73,7 @@ static par_case *float_case(variant v)
     static const float b[4] = {0.25f, -0.5f, 0.125f, 0};
     par_case *c = par_case_create("refcache_float", v.seed);
     int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, (int64_t[]){1, 3, 6, 6},
-                               (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
+                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1});
     int32_t wi = par_case_const_data(c, "w", PAR_DTYPE_F32, 4, (int64_t[]){4, 3, 3, 3}, w);
     int32_t bi = par_case_const_data(c, "b", PAR_DTYPE_F32, 1, (int64_t[]){4}, b);
     par_attr a[] = {par_a_ints("padding", 4, (int64_t[]){v.pad, v.pad, v.pad, v.pad})};
@@ -90,8 +90,8 @@ static par_case *float_case(variant v)
 static par_case *quant_case(void)
 {
     par_case *c = par_case_create("refcache_quant", 7);
-    int32_t x = par_case_input(c, "x", PAR_DTYPE_QU8, 2, (int64_t[]){2, 16}, (par_gen){PAR_DIST_UNIFORM, 0, 255, 0, 0});
-    int32_t y = par_case_input(c, "y", PAR_DTYPE_QU8, 2, (int64_t[]){2, 16}, (par_gen){PAR_DIST_UNIFORM, 0, 255, 0, 0});
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_QU8, 2, (int64_t[]){2, 16}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = 0, .b = 255});
+    int32_t y = par_case_input(c, "y", PAR_DTYPE_QU8, 2, (int64_t[]){2, 16}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = 0, .b = 255});
     par_case_quant(c, x, 0.05f, 128);
     par_case_quant(c, y, 0.05f, 120);
     par_out_spec o = {.name = "z", .dtype = PAR_DTYPE_QU8, .scale = 0.1f, .zero_point = 125};
@@ -449,7 +449,7 @@ static void test_concurrent_writers(void)
     /* a relu of 32,768 elements: a 786 kB file, written in several pieces, so a reader racing a writer that wrote
      * in place would often catch it half-way */
     par_case *c = par_case_create("refcache_race", 9);
-    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, (int64_t[]){128, 256}, (par_gen){PAR_DIST_UNIFORM, -1, 1, 0, 0});
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, (int64_t[]){128, 256}, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1});
     par_case_output(c, par_case_node(c, "relu", 1, &x, 0, NULL, NULL));
     CU_ASSERT_FATAL(par_case_finish(c) == PAR_OK);
     par_refcache_stats d;

@@ -18,26 +18,28 @@ rank_of() {
     core) echo 0 ;;
     reference | cases | backends/*) echo 1 ;;
     oracle) echo 2 ;;
-    exec | reports) echo 3 ;;
+    exec | reports | fuzz) echo 3 ;;
     runner) echo 4 ;;
-    cli) echo 5 ;;
-    tests | tests/* | fuzz) echo 9 ;;
+    campaign) echo 5 ;;
+    cli) echo 6 ;;
+    tests | tests/* | fuzz/targets) echo 9 ;;
     *) echo "" ;;
     esac
 }
 
-# The layer folder of a path: its top folder, or backends/<name> (each backend is its own folder), cases/ops is
-# part of cases, tests/plugins part of tests.
+# The layer folder of a path: its top folder, or backends/<name> (each backend is its own folder) or fuzz/targets
+# (the libFuzzer programs, above everything, while fuzz/ itself is the graph generator); cases/ops is part of cases,
+# tests/plugins part of tests.
 folder_of() {
     case "$1" in
-    backends/*/*) echo "$1" | cut -d/ -f1-2 ;;
+    backends/*/* | fuzz/targets/*) echo "$1" | cut -d/ -f1-2 ;;
     */*) echo "$1" | cut -d/ -f1 ;;
     *) echo "." ;;
     esac
 }
 
 files=$(git ls-files 'core/*' 'reference/*' 'cases/*.[ch]' 'cases/ops/*' 'oracle/*' 'exec/*' 'reports/*' 'runner/*' \
-    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 2>/dev/null | grep -E '\.(c|h|def|inc)$')
+    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'campaign/*' 2>/dev/null | grep -E '\.(c|h|def|inc)$')
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 bad=0

@@ -42,14 +42,14 @@ static void lin_emit(grid *gr, lin_pt p, int quick)
         su_qparams(dt, -1.0, 1.0, &xsc, &xz);
         in[0] = su_qinput(c, "x", dt, p.rank, xd, -1.0, 1.0);
         in[1] = par_case_const(c, "w", p.pc ? PAR_DTYPE_QS8 : dt, 2, wd,
-                               (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = wz - 100, .b = wz + 100});
         if (p.pc) /* qs8 weights, per-output-channel scales on axis 0 */
             su_channel_quant(c, in[1], 0, p.o, wsc);
         else
             par_case_quant(c, in[1], wsc, wz);
         if (p.bias) {
             double bq = 0.1 / ((double)xsc * (double)wsc);
-            in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){PAR_DIST_UNIFORM, -bq, bq, 0, 0});
+            in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bq, .b = bq});
             par_case_quant(c, in[2], xsc * wsc, 0);
         }
         par_out_spec o = su_qout_spec("y_q", dt, -2.0, 2.0);
@@ -243,13 +243,13 @@ static void ld_emit(grid *gr, ld_pt p, int quick)
                                  p.bias, p.pc ? "pc" : p.wz ? "zp" : "sym", p.rr, XR[p.xr]);
     if (!c) return;
     static const double LO[4] = {-1.0, 0.5, 0.0, -3.0}, HI[4] = {1.0, 2.0, 0.0, 0.25};
-    par_gen gx = p.xr == 2 ? (par_gen){PAR_DIST_CONST, 0, 0, 0, 0} : su_uniform(LO[p.xr], HI[p.xr]);
+    par_gen gx = p.xr == 2 ? (par_gen){.dist = PAR_DIST_CONST, .a = 0, .b = 0} : su_uniform(LO[p.xr], HI[p.xr]);
     int32_t in[3] = {-1, -1, -1};
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, 2, xd, gx);
     /* weights q in [-100, 100] (around the zero point 5 for "zp"), real range +-1/sqrt(K) */
     float ws = (float)(1.0 / (100.0 * sqrt((double)p.k)));
     int32_t wz = p.wz ? 5 : 0;
-    in[1] = par_case_const(c, "w", PAR_DTYPE_QS8, 2, wd, (par_gen){PAR_DIST_UNIFORM, wz - 100, wz + 100, 0, 0});
+    in[1] = par_case_const(c, "w", PAR_DTYPE_QS8, 2, wd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = wz - 100, .b = wz + 100});
     if (p.pc)
         su_channel_quant(c, in[1], 0, p.o, ws);
     else

@@ -15,11 +15,11 @@ static const char *const MASK_NAMES[MASK_N] = {"random", "true", "false", "spars
 static par_gen mask_gen(int kind)
 {
     switch (kind) {
-    case MASK_TRUE: return (par_gen){PAR_DIST_CONST, 1, 0, 0, 0};
-    case MASK_FALSE: return (par_gen){PAR_DIST_CONST, 0, 0, 0, 0};
+    case MASK_TRUE: return (par_gen){.dist = PAR_DIST_CONST, .a = 1, .b = 0};
+    case MASK_FALSE: return (par_gen){.dist = PAR_DIST_CONST, .a = 0, .b = 0};
     /* normal(0, 0.37) rounded and saturated to [0, 1]: true when the draw exceeds 0.5, P(z > 1.35) ~ 0.09 */
-    case MASK_SPARSE: return (par_gen){PAR_DIST_NORMAL, 0, 0.37, 0, 0};
-    default: return (par_gen){PAR_DIST_UNIFORM, 0, 1, 0, 0};
+    case MASK_SPARSE: return (par_gen){.dist = PAR_DIST_NORMAL, .a = 0, .b = 0.37};
+    default: return (par_gen){.dist = PAR_DIST_UNIFORM, .a = 0, .b = 1};
     }
 }
 

@@ -137,21 +137,21 @@ static inline const char *su_shape(char *buf, size_t len, int rank, const int64_
 
 static inline par_gen su_uniform(double lo, double hi)
 {
-    par_gen g = {PAR_DIST_UNIFORM, lo, hi, 0, 0};
+    par_gen g = {.dist = PAR_DIST_UNIFORM, .a = lo, .b = hi};
     return g;
 }
 
 /* Weights: normal, std 1 / sqrt(fan_in), so that a dot product of unit-range inputs stays near unit range. */
 static inline par_gen su_weight(void)
 {
-    par_gen g = {PAR_DIST_NORMAL, 0.0, 1.0, 1, 0};
+    par_gen g = {.dist = PAR_DIST_NORMAL, .a = 0.0, .b = 1.0, .fan_in = 1};
     return g;
 }
 
 /* Edge values (+-0, +-1, ties, tiny numbers, values near +-b) for the exact ops. */
 static inline par_gen su_edge(double b)
 {
-    par_gen g = {PAR_DIST_EDGE, 0.0, b, 0, 0};
+    par_gen g = {.dist = PAR_DIST_EDGE, .a = 0.0, .b = b};
     return g;
 }
 
