@@ -377,6 +377,12 @@ int par_findings_open(par_findings *f, const char *out_dir, par_msg *msg)
             }
             snprintf(e.dir, sizeof e.dir, "%s", dir);
             snprintf(e.case_id, sizeof e.case_id, "%s", cid ? cid : "");
+            /* finding.json is updated at every occurrence, the index at the end of a campaign: the folder's file
+             * wins when it is readable (a campaign that died after counting) */
+            par_finding fe;
+            par_msg fm = {{0}};
+            memset(&fe, 0, sizeof fe);
+            if (entry_from_finding(f, dir, &fe, &fm) == 0 && par_signature_eq(&fe.sig, &e.sig)) e = fe;
             par_finding *slot = find_dir(f, dir) < 0 ? push(f) : NULL;
             if (slot) *slot = e;
         }

@@ -157,8 +157,8 @@ static par_ref_result *reference_for(const par_run_config *cfg, const par_backen
  * integers and tie rule the scheme (docs/quantization.md, "Schemes per node"). The per-node arrays are part of the
  * cache key (runner/refcache.c). The record lists the nodes. */
 static par_ref_result *reference_declared(const par_run_config *cfg, const par_backend_inst *inst,
-                                          const par_case *c, const par_graph_desc *g, int quant, void **inputs, const par_exec_out *out, par_status *st,
-                                          par_msg *msg)
+                                          const par_case *c, const par_graph_desc *g, int quant, void **inputs,
+                                          const par_exec_out *out, par_status *st, par_msg *msg)
 {
     par_prec p = par_prec_of_backend(inst);
     if (!quant) {
