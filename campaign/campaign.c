@@ -274,15 +274,13 @@ static void finding(campaign *k, const par_case *c, uint64_t seed, int32_t b, co
 
 /* ---- batches ---------------------------------------------------------------------------------------------------- */
 
-/* The next graph index of this shard at or after i. */
-static int64_t shard_next(const par_campaign_opts *o, int64_t i)
+int64_t par_campaign_graph_index(int32_t shard_k, int32_t shard_n, int64_t j)
 {
-    if (o->shard_n <= 1) return i;
-    int64_t want = o->shard_k - 1, r = i % o->shard_n;
-    return r <= want ? i + (want - r) : i + (o->shard_n - r) + want;
+    if (shard_n < 1 || shard_k < 1 || shard_k > shard_n) return j;
+    return (int64_t)(shard_k - 1) + j * (int64_t)shard_n;
 }
 
-/* Run one batch of up to n graphs from graph index *next; returns the graphs built. */
+/* Run one batch of up to n graphs, this shard's graphs *next, *next + 1, ...; returns the graphs tried. */
 static int32_t run_batch(campaign *k, int64_t *next, int32_t n)
 {
     par_case_set set;
@@ -294,8 +292,7 @@ static int32_t run_batch(campaign *k, int64_t *next, int32_t n)
     }
     int32_t tried = 0;
     while (tried < n && !stop_signal) {
-        int64_t i = shard_next(k->o, *next);
-        *next = i + 1;
+        int64_t i = par_campaign_graph_index(k->o->shard_k, k->o->shard_n, (*next)++);
         tried++;
         uint64_t seed = k->o->seed + (uint64_t)i;
         par_msg m = {{0}};

@@ -45,6 +45,10 @@ typedef struct par_campaign_stats {
     char report_path[4200];  /* DIR/report.json, "" when it could not be written */
 } par_campaign_stats;
 
+/* The graph index of the j-th graph (from 0) of shard K/N: K - 1 + j N (j itself without a shard: 0/0). Graph
+ * index i has the graph seed seed + i. */
+int64_t par_campaign_graph_index(int32_t shard_k, int32_t shard_n, int64_t j);
+
 /* Run a campaign on cfg's backends (probed; cfg->exec and cfg->jobs as the caller wants them, cfg->servers NULL:
  * the campaign starts its fork servers itself, before it builds any case, and stops them). Writes DIR/report.json
  * (reports/report.h, with the "campaign" object) and DIR/findings/. Returns the exit code: 0 no finding,
