@@ -233,6 +233,27 @@ static int exp_like(const par_op_info *op)
            (op->infer == par_infer_same && gen_has_attr(op, "axis"));
 }
 
+/* Each op's tickets in a graph of this kind; returns their total. */
+static int64_t op_tickets(const par_fuzz_opts *o, par_hazard hz, int quant, int64_t *t)
+{
+    int64_t total = 0;
+    for (int i = 0; i < PAR_OP_COUNT; i++) {
+        const par_op_info *op = par_op_get((par_op_id)i);
+        t[i] = tickets(o->weight[i]);
+        /* NaN, Inf and overflow flow through the graph: only ops whose rules for them are defined */
+        if (hz && nonfinite_hazard(hz) && !(op->flags & PAR_OPF_NONFINITE)) t[i] = 0;
+        if (hz == PAR_HAZARD_HUGE && exp_like(op)) t[i] *= 4;
+        /* The quantizer (oracle/quantize.h) refuses graphs with quantize / dequantize nodes and with bool masks
+         * (as graph inputs: f32 only; as constants: it gives them quantization): a quantized graph leaves out the
+         * ops that need them, or it would stay float. */
+        if (quant && (op->infer == par_infer_quantize || op->infer == par_infer_dequantize ||
+                      op->infer == par_infer_where || op->infer == par_infer_masked_fill))
+            t[i] = 0;
+        total += t[i];
+    }
+    return total;
+}
+
 static const par_op_info *draw_op(gen_ctx *g, const int64_t *t, int64_t total)
 {
     int64_t k = gen_range(g->src, 0, total - 1);
@@ -300,17 +321,12 @@ static par_case *build(gen_src *src, uint64_t seed, const par_fuzz_opts *o, cons
     /* the graph's kind: quantized, and which hazard */
     int quant = gen_chance(src, o->quant_share);
     par_hazard hz = gen_chance(src, o->hazard_share) ? (par_hazard)gen_range(src, 1, PAR_HAZARD_COUNT - 1) : 0;
-    int64_t t[PAR_OP_COUNT], total = 0;
-    for (int i = 0; i < PAR_OP_COUNT; i++) {
-        const par_op_info *op = par_op_get((par_op_id)i);
-        t[i] = tickets(o->weight[i]);
-        if (hz && nonfinite_hazard(hz) && !(op->flags & PAR_OPF_NONFINITE)) t[i] = 0;
-        if (hz == PAR_HAZARD_HUGE && exp_like(op)) t[i] *= 4;
-        total += t[i];
-    }
+    g.quant = quant;
+    int64_t t[PAR_OP_COUNT];
+    int64_t total = op_tickets(o, hz, quant, t);
     if (total == 0 && hz) {
         hz = 0; /* no op takes this hazard yet: an ordinary graph */
-        for (int i = 0; i < PAR_OP_COUNT; i++) total += t[i] = tickets(o->weight[i]);
+        total = op_tickets(o, hz, quant, t);
     }
     if (total == 0) {
         gen_ctx_free(&g);

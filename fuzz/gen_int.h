@@ -43,6 +43,8 @@ typedef struct gen_ctx {
     uint8_t *flags;         /* per graph value */
     double *mag;            /* per graph value: a rough bound of |x| (for quantize scales) */
     int32_t *uses;          /* per graph value: consumers so far */
+    int quant;              /* the graph will be quantized: index tensors and masks are constants (the quantizer
+                             * takes f32 graph inputs only) */
     par_msg err;            /* first internal error */
     int failed;
 } gen_ctx;

@@ -181,7 +181,7 @@ static gen_in bool_mask(gen_ctx *g, int32_t r, const int64_t *d)
     int64_t md[PAR_MAX_RANK];
     int32_t mr = gen_chance(g->src, 0.5) ? r : gen_bcast(g, r, d, md);
     if (mr == r) memcpy(md, d, sizeof(int64_t) * (size_t)r);
-    return gen_in_uniform(gen_chance(g->src, 0.3), PAR_DTYPE_BOOL, mr, md, 0, 1);
+    return gen_in_uniform(g->quant || gen_chance(g->src, 0.3), PAR_DTYPE_BOOL, mr, md, 0, 1);
 }
 
 int32_t gen_op_where(gen_ctx *g, const par_op_info *op, int32_t room)
@@ -233,7 +233,7 @@ static gen_in indices(gen_ctx *g, int32_t r, int64_t n)
 {
     int64_t d[PAR_MAX_RANK];
     gen_shape(g, r, 6, 64, d);
-    return gen_in_uniform(gen_chance(g->src, 0.3), PAR_DTYPE_I32, r, d, 0, (double)(n - 1));
+    return gen_in_uniform(g->quant || gen_chance(g->src, 0.3), PAR_DTYPE_I32, r, d, 0, (double)(n - 1));
 }
 
 int32_t gen_op_gather(gen_ctx *g, const par_op_info *op, int32_t room)
