@@ -51,13 +51,26 @@ static void slice(const unsigned char *src, int32_t rank, const int64_t *sdims, 
     }
 }
 
+par_gen par_case_edit_fresh_gen(const par_value *val)
+{
+    par_gen g = {.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1};
+    switch (val->dtype) {
+    case PAR_DTYPE_QU8: g.a = 0, g.b = 255; break;
+    case PAR_DTYPE_QS8: g.a = -128, g.b = 127; break;
+    case PAR_DTYPE_I32: g.a = -100, g.b = 100; break;
+    case PAR_DTYPE_BOOL: g.a = 0, g.b = 1; break;
+    default: break;
+    }
+    return g;
+}
+
 /* Add input or constant v of c to the new case nc with the edit's dims and generator; returns the new index. */
 static int32_t add_source(par_case *nc, const par_case *c, const par_case_edit *e, int32_t v)
 {
     const par_graph_desc *d = par_graph_desc_of(c->graph);
     const par_value *val = &d->values[v];
     const par_tensor_src *s = par_case_src_of(c, v);
-    int is_const = val->kind == PAR_VALUE_CONST;
+    int is_const = val->kind == PAR_VALUE_CONST, cut = val->kind == PAR_VALUE_NODE;
     int64_t dims[PAR_MAX_RANK];
     memcpy(dims, val->dims, sizeof dims);
     if (e->dims && e->dims[(size_t)v * PAR_MAX_RANK] > 0) {
@@ -73,12 +86,18 @@ static int32_t add_source(par_case *nc, const par_case *c, const par_case_edit *
         }
     }
     int32_t nv = -1;
+    const void *over = e->data ? e->data[v] : NULL;
     const par_gen *g = (e->gen && e->gen[v].dist) ? &e->gen[v] : (s && s->kind == PAR_SRC_GEN ? &s->gen : NULL);
-    if (g) {
+    par_gen fresh;
+    if (cut && !g) {
+        fresh = par_case_edit_fresh_gen(val);
+        g = &fresh;
+    }
+    if (g && !over) {
         nv = is_const ? par_case_const(nc, val->name, val->dtype, val->rank, dims, *g)
                       : par_case_input(nc, val->name, val->dtype, val->rank, dims, *g);
     } else {
-        const void *data = is_const ? val->data : (s ? s->data : NULL);
+        const void *data = over ? over : is_const ? val->data : (s ? s->data : NULL);
         if (!data) {
             par_msgf(&nc->err, PAR_ERROR, "'%s': no data to copy", val->name);
             nc->status = PAR_ERROR;
@@ -131,11 +150,56 @@ par_case *par_case_edited(const par_case *c, const par_case_edit *e, const char 
     if (c->origin) nc->origin = strdup(c->origin);
     if (c->description) nc->description = strdup(c->description);
 
-    /* which values the kept nodes and the outputs read */
+    /* which nodes stay: kept, not cut off (every output an input), and with prune reaching an output */
     int32_t n_out = e->n_outputs > 0 ? e->n_outputs : d->n_outputs;
     const int32_t *outs = e->n_outputs > 0 ? e->outputs : d->outputs;
+    uint8_t *live = malloc((size_t)(d->n_nodes ? d->n_nodes : 1));
+    if (!live) {
+        free(map);
+        free(used);
+        par_case_destroy(nc);
+        par_msgf(msg, PAR_ERROR, "out of memory");
+        return NULL;
+    }
     for (int32_t k = 0; k < d->n_nodes; k++) {
-        if (e->keep && !e->keep[k]) continue;
+        int all_cut = d->nodes[k].n_outputs > 0;
+        for (int32_t j = 0; j < d->nodes[k].n_outputs; j++)
+            all_cut &= e->as_input && e->as_input[d->nodes[k].outputs[j]];
+        live[k] = (!e->keep || e->keep[k]) && !all_cut;
+    }
+    if (e->prune) {
+        /* backwards from the outputs; a value read through a substitution is the value its reader sees */
+        uint8_t *need = calloc((size_t)(nvals ? nvals : 1), 1);
+        if (!need) {
+            free(live);
+            free(map);
+            free(used);
+            par_case_destroy(nc);
+            par_msgf(msg, PAR_ERROR, "out of memory");
+            return NULL;
+        }
+        for (int32_t i = 0; i < n_out; i++) {
+            int32_t v = resolve(e, nvals, outs[i]);
+            if (v >= 0 && v < nvals) need[v] = 1;
+        }
+        for (int32_t k = d->n_nodes - 1; k >= 0; k--) {
+            int any = 0;
+            for (int32_t j = 0; j < d->nodes[k].n_outputs; j++)
+                any |= need[d->nodes[k].outputs[j]] && !(e->as_input && e->as_input[d->nodes[k].outputs[j]]);
+            if (!live[k] || !any) {
+                live[k] = 0;
+                continue;
+            }
+            for (int32_t i = 0; i < d->nodes[k].n_inputs; i++) {
+                int32_t v = resolve(e, nvals, d->nodes[k].inputs[i]);
+                if (v >= 0 && v < nvals) need[v] = 1;
+            }
+        }
+        free(need);
+    }
+    /* which values the kept nodes and the outputs read */
+    for (int32_t k = 0; k < d->n_nodes; k++) {
+        if (!live[k]) continue;
         for (int32_t i = 0; i < d->nodes[k].n_inputs; i++) {
             int32_t v = resolve(e, nvals, d->nodes[k].inputs[i]);
             if (v >= 0 && v < nvals) used[v] = 1;
@@ -146,10 +210,11 @@ par_case *par_case_edited(const par_case *c, const par_case_edit *e, const char 
         if (v >= 0 && v < nvals) used[v] = 1;
     }
     for (int32_t v = 0; v < nvals && nc->status == PAR_OK; v++)
-        if (used[v] && d->values[v].kind != PAR_VALUE_NODE) map[v] = add_source(nc, c, e, v);
+        if (used[v] && (d->values[v].kind != PAR_VALUE_NODE || (e->as_input && e->as_input[v])))
+            map[v] = add_source(nc, c, e, v);
 
     for (int32_t k = 0; k < d->n_nodes && nc->status == PAR_OK; k++) {
-        if (e->keep && !e->keep[k]) continue;
+        if (!live[k]) continue;
         const par_node *n = &d->nodes[k];
         int32_t ins[16];
         par_out_spec os[4];
@@ -180,7 +245,9 @@ par_case *par_case_edited(const par_case *c, const par_case_edit *e, const char 
             break;
         }
         const par_graph_desc *nd = par_graph_desc_of(nc->graph);
-        for (int32_t j = 0; j < n->n_outputs; j++) map[n->outputs[j]] = nd->nodes[nk].outputs[j];
+        /* an output made an input keeps the input (it was added first, under the output's name) */
+        for (int32_t j = 0; j < n->n_outputs; j++)
+            if (map[n->outputs[j]] < 0) map[n->outputs[j]] = nd->nodes[nk].outputs[j];
     }
     for (int32_t i = 0; i < n_out && nc->status == PAR_OK; i++) {
         int32_t v = resolve(e, nvals, outs[i]);
@@ -195,6 +262,7 @@ par_case *par_case_edited(const par_case *c, const par_case_edit *e, const char 
         for (int32_t j = 0; j < nd->n_outputs; j++) dup |= nd->outputs[j] == map[v];
         if (!dup) par_case_output(nc, map[v]);
     }
+    free(live);
     free(map);
     free(used);
     if (par_case_finish(nc) != PAR_OK) {

@@ -132,9 +132,65 @@ static void test_localize(void)
     par_case_destroy(c);
 }
 
+/* Reduce the eight-node case on the buggy plugin: at most 3 nodes, the same signature, and the reduced case passes on
+ * the correct example plugin (the reducer kept the bug, not something any backend fails). */
+static void test_reduce(void)
+{
+    par_backend_inst inst, example;
+    CU_ASSERT_EQUAL_FATAL(load_inst(&inst, "plugins/offbyone.so", "tp_offbyone"), 0);
+    CU_ASSERT_EQUAL_FATAL(load_inst(&example, "../plugins/libparity_example.so", "example"), 0);
+    par_case *c = eight_node_case();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    par_run_config cfg = config(&inst);
+    par_signature sig, sig2;
+    par_msg m = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(c, &cfg, &sig, NULL, &m), 0);
+    par_reduce_opts o = {.time_s = 30, .max_tests = 500, .verbose = par_test_verbose_()};
+    par_reduce_stats st;
+    par_case *r = par_reduce(c, &cfg, &sig, &o, &st, &m);
+    if (!r) fprintf(stderr, "par_reduce: %s\n", m.text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    const par_graph_desc *d = par_graph_desc_of(r->graph);
+    PAR_TEST_NOTE("reduce: %d -> %d nodes, %lld -> %lld elements, %d tests, %.2f s\n", (int)st.nodes_before,
+                  (int)st.nodes_after, (long long)st.elems_before, (long long)st.elems_after, (int)st.tests, st.wall_s);
+    CU_ASSERT_EQUAL(st.nodes_before, 8);
+    CU_ASSERT_EQUAL(st.nodes_after, d->n_nodes);
+    CU_ASSERT(d->n_nodes <= 3);
+    CU_ASSERT(st.elems_after < st.elems_before);
+    CU_ASSERT_EQUAL(st.budget_hit, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->id, "-reduced"));
+    int has_conv = 0;
+    for (int32_t k = 0; k < d->n_nodes; k++) has_conv |= strcmp(d->nodes[k].op, "conv2d") == 0;
+    CU_ASSERT(has_conv);
+    /* the reduced case still fails the same way, and the example plugin passes it */
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(r, &cfg, &sig2, NULL, &m), 0);
+    CU_ASSERT(par_signature_eq(&sig, &sig2));
+    par_run_config ecfg = config(&example);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(r, &ecfg, &sig2, NULL, &m), 0);
+    CU_ASSERT_EQUAL(sig2.verdict, PAR_V_PASS);
+    /* it survives the case format: written and read back, it fails the same way */
+    char *json = par_case_to_json(r, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+    par_case *back = par_case_parse(json, strlen(json), "reduced.json", &m);
+    if (!back) fprintf(stderr, "reduced.json: %s\n", m.text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(back, &cfg, &sig2, NULL, &m), 0);
+    CU_ASSERT(par_signature_eq(&sig, &sig2));
+    par_case_destroy(back);
+    free(json);
+    par_case_destroy(r);
+    /* a signature the case does not show is refused */
+    par_signature other = sig;
+    snprintf(other.op, sizeof other.op, "softmax");
+    CU_ASSERT_PTR_NULL(par_reduce(c, &cfg, &other, &o, &st, &m));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "not"));
+    par_case_destroy(c);
+}
+
 static const CU_TestInfo tests[] = {
     {"prefix", test_prefix},
     {"localize", test_localize},
+    {"reduce", test_reduce},
     CU_TEST_INFO_NULL,
 };
 
