@@ -1,0 +1,197 @@
+/*
+ * test_reduce.c - localization of the first divergent node (campaign/localize.h), the reducer and the C repro
+ * (campaign/reduce.h), against the test plugin tests/plugins/offbyone.c, whose conv2d leaves out the last input
+ * channel, and the example plugin, which is correct. The case is built here by hand: eight nodes around one conv2d,
+ * so every claim (which node, how small, same signature, still failing, passing elsewhere) is checked against a
+ * bug whose place is known.
+ */
+#include <libgen.h>
+#include <unistd.h>
+
+#include "tmain.h"
+#include "campaign/case_edit.h"
+#include "campaign/localize.h"
+#include "campaign/reduce.h"
+#include "exec/exec.h"
+
+static const char *build_path(const char *rel)
+{
+    static char path[4096 + 128];
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return "";
+    exe[n] = '\0';
+    snprintf(path, sizeof path, "%s/%s", dirname(exe), rel);
+    return path;
+}
+
+/* A probed instance of the plugin at rel (beside this program); spec gives its label and knobs. */
+static int load_inst(par_backend_inst *inst, const char *rel, const char *spec)
+{
+    par_msg m = {{0}};
+    memset(inst, 0, sizeof *inst);
+    if (par_backend_spec_parse(spec, inst, &m) != PAR_OK) return fprintf(stderr, "%s\n", m.text), -1;
+    snprintf(inst->plugin_path, sizeof inst->plugin_path, "%s", build_path(rel));
+    if (par_plugin_load(inst->plugin_path, &inst->be, &m) != PAR_OK) return fprintf(stderr, "%s\n", m.text), -1;
+    par_exec_probe(inst, 10.0);
+    return inst->usable ? 0 : -1;
+}
+
+static par_run_config config(par_backend_inst *inst)
+{
+    par_run_config cfg = {0};
+    cfg.backends = inst;
+    cfg.n_backends = 1;
+    cfg.exec = (par_exec_opts){.warmup = 0, .repeat = 2, .timeout_s = 10, .isolate = 1};
+    cfg.jobs = 2;
+    return cfg;
+}
+
+/* x -> sigmoid(0) -> mul(1) -> add(2) -> conv2d(3) -> relu(4) -> add(5) -> softmax(6) -> mul(7), with branches
+ * reading x, node 0 and node 2: the conv2d (node 3, 4 input channels) is where the values first diverge. */
+static par_case *eight_node_case(void)
+{
+    par_case *c = par_case_create("reduce-test-8", 5);
+    int64_t xd[4] = {1, 4, 6, 6}, wd[4] = {4, 4, 3, 3}, bd[1] = {4};
+    par_gen u = {.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1};
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 4, xd, u);
+    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 4, wd, u);
+    int32_t b = par_case_const(c, "b", PAR_DTYPE_F32, 1, bd, u);
+    int32_t s = par_case_node(c, "sigmoid", 1, &x, 0, NULL, NULL);
+    int32_t m = par_case_node(c, "mul", 2, (int32_t[]){x, s}, 0, NULL, NULL);
+    int32_t a = par_case_node(c, "add", 2, (int32_t[]){m, x}, 0, NULL, NULL);
+    int64_t pad[4] = {1, 1, 1, 1};
+    par_attr pa = par_a_ints("padding", 4, pad);
+    int32_t cv = par_case_node(c, "conv2d", 3, (int32_t[]){a, w, b}, 1, &pa, NULL);
+    int32_t r = par_case_node(c, "relu", 1, &cv, 0, NULL, NULL);
+    int32_t a2 = par_case_node(c, "add", 2, (int32_t[]){r, a}, 0, NULL, NULL);
+    par_attr ax = par_a_int("axis", 1);
+    int32_t sm = par_case_node(c, "softmax", 1, &a2, 1, &ax, NULL);
+    int32_t out = par_case_node(c, "mul", 2, (int32_t[]){sm, s}, 0, NULL, NULL);
+    par_case_output(c, out);
+    if (par_case_finish(c) != PAR_OK) {
+        fprintf(stderr, "eight_node_case: %s\n", c->err.text);
+        par_case_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
+static void test_prefix(void)
+{
+    par_case *c = eight_node_case();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    par_msg m = {{0}};
+    /* node 3's prefix: its ancestors 0, 1, 2 and itself; its output the graph's */
+    par_case *p = par_case_prefix(c, 3, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    const par_graph_desc *d = par_graph_desc_of(p->graph);
+    CU_ASSERT_EQUAL(d->n_nodes, 4);
+    CU_ASSERT_EQUAL(d->n_outputs, 1);
+    CU_ASSERT_STRING_EQUAL(d->nodes[3].op, "conv2d");
+    CU_ASSERT_EQUAL(d->values[d->outputs[0]].producer, 3);
+    par_case_destroy(p);
+    /* node 0's prefix reads x alone: the weights are dropped */
+    p = par_case_prefix(c, 0, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    CU_ASSERT_EQUAL(par_graph_desc_of(p->graph)->n_nodes, 1);
+    CU_ASSERT_EQUAL(p->n_srcs, 1);
+    par_case_destroy(p);
+    CU_ASSERT_PTR_NULL(par_case_prefix(c, 8, &m));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "node 8"));
+    par_case_destroy(c);
+}
+
+static void test_localize(void)
+{
+    par_backend_inst inst;
+    CU_ASSERT_EQUAL_FATAL(load_inst(&inst, "plugins/offbyone.so", "tp_offbyone"), 0);
+    par_case *c = eight_node_case();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    par_run_config cfg = config(&inst);
+    par_divergence dv;
+    par_msg m = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_localize(c, &cfg, &dv, &m), 0);
+    CU_ASSERT_EQUAL(dv.node, 3);
+    CU_ASSERT_STRING_EQUAL(dv.op, "conv2d");
+    CU_ASSERT_EQUAL(dv.rec.verdict, PAR_V_FAIL);
+    par_signature sig;
+    par_result rec;
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(c, &cfg, &sig, &rec, &m), 0);
+    CU_ASSERT_EQUAL(sig.verdict, PAR_V_FAIL);
+    CU_ASSERT_EQUAL(rec.verdict, PAR_V_FAIL);
+    CU_ASSERT_STRING_EQUAL(sig.op, "conv2d");
+    CU_ASSERT_STRING_EQUAL(sig.backend, "tp_offbyone");
+    /* with the bug turned off, the same case passes and has no divergent node */
+    par_backend_inst fixed;
+    CU_ASSERT_EQUAL_FATAL(load_inst(&fixed, "plugins/offbyone.so", "tp_offbyone[bug=off]"), 0);
+    cfg = config(&fixed);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(c, &cfg, &sig, &rec, &m), 0);
+    CU_ASSERT_EQUAL(sig.verdict, PAR_V_PASS);
+    CU_ASSERT_STRING_EQUAL(sig.op, "");
+    par_case_destroy(c);
+}
+
+/* Reduce the eight-node case on the buggy plugin: at most 3 nodes, the same signature, and the reduced case passes on
+ * the correct example plugin (the reducer kept the bug, not something any backend fails). */
+static void test_reduce(void)
+{
+    par_backend_inst inst, example;
+    CU_ASSERT_EQUAL_FATAL(load_inst(&inst, "plugins/offbyone.so", "tp_offbyone"), 0);
+    CU_ASSERT_EQUAL_FATAL(load_inst(&example, "../plugins/libparity_example.so", "example"), 0);
+    par_case *c = eight_node_case();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    par_run_config cfg = config(&inst);
+    par_signature sig, sig2;
+    par_msg m = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(c, &cfg, &sig, NULL, &m), 0);
+    par_reduce_opts o = {.time_s = 30, .max_tests = 500, .verbose = par_test_verbose_()};
+    par_reduce_stats st;
+    par_case *r = par_reduce(c, &cfg, &sig, &o, &st, &m);
+    if (!r) fprintf(stderr, "par_reduce: %s\n", m.text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    const par_graph_desc *d = par_graph_desc_of(r->graph);
+    PAR_TEST_NOTE("reduce: %d -> %d nodes, %lld -> %lld elements, %d tests, %.2f s\n", (int)st.nodes_before,
+                  (int)st.nodes_after, (long long)st.elems_before, (long long)st.elems_after, (int)st.tests, st.wall_s);
+    CU_ASSERT_EQUAL(st.nodes_before, 8);
+    CU_ASSERT_EQUAL(st.nodes_after, d->n_nodes);
+    CU_ASSERT(d->n_nodes <= 3);
+    CU_ASSERT(st.elems_after < st.elems_before);
+    CU_ASSERT_EQUAL(st.budget_hit, 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r->id, "-reduced"));
+    int has_conv = 0;
+    for (int32_t k = 0; k < d->n_nodes; k++) has_conv |= strcmp(d->nodes[k].op, "conv2d") == 0;
+    CU_ASSERT(has_conv);
+    /* the reduced case still fails the same way, and the example plugin passes it */
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(r, &cfg, &sig2, NULL, &m), 0);
+    CU_ASSERT(par_signature_eq(&sig, &sig2));
+    par_run_config ecfg = config(&example);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(r, &ecfg, &sig2, NULL, &m), 0);
+    CU_ASSERT_EQUAL(sig2.verdict, PAR_V_PASS);
+    /* it survives the case format: written and read back, it fails the same way */
+    char *json = par_case_to_json(r, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+    par_case *back = par_case_parse(json, strlen(json), "reduced.json", &m);
+    if (!back) fprintf(stderr, "reduced.json: %s\n", m.text);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(back, &cfg, &sig2, NULL, &m), 0);
+    CU_ASSERT(par_signature_eq(&sig, &sig2));
+    par_case_destroy(back);
+    free(json);
+    par_case_destroy(r);
+    /* a signature the case does not show is refused */
+    par_signature other = sig;
+    snprintf(other.op, sizeof other.op, "softmax");
+    CU_ASSERT_PTR_NULL(par_reduce(c, &cfg, &other, &o, &st, &m));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "not"));
+    par_case_destroy(c);
+}
+
+static const CU_TestInfo tests[] = {
+    {"prefix", test_prefix},
+    {"localize", test_localize},
+    {"reduce", test_reduce},
+    CU_TEST_INFO_NULL,
+};
+
+PAR_TEST_MAIN("reduce", tests)
