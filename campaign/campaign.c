@@ -92,8 +92,9 @@ static void status_line(campaign *k, int final)
         int64_t bad = 0;
         for (int v = 0; v < PAR_V_COUNT; v++)
             if (v != PAR_V_PASS && v != PAR_V_UNSUPPORTED) bad += c[v];
-        n += snprintf(line + n, sizeof line - (size_t)n, " %s %lld pass %lld unsup %lld bad |", k->cfg.backends[b].label,
-                      (long long)c[PAR_V_PASS], (long long)c[PAR_V_UNSUPPORTED], (long long)bad);
+        n += snprintf(line + n, sizeof line - (size_t)n, " %s %lld pass %lld unsup %lld bad |",
+                      k->cfg.backends[b].label, (long long)c[PAR_V_PASS], (long long)c[PAR_V_UNSUPPORTED],
+                      (long long)bad);
     }
     fprintf(stderr, "%s\033[K%s", line, final ? "\n" : "");
     fflush(stderr);
@@ -254,6 +255,14 @@ static void finding(campaign *k, const par_case *c, uint64_t seed, int32_t b, co
     note_seen(k, &k->fs.list[ei], b, r, seed);
     if (!is_new) return;
     k->st->new_signatures++;
+    {
+        char text[256], folder[4400];
+        par_signature_text(&sig, text, sizeof text);
+        par_findings_path(&k->fs, ei, NULL, folder, sizeof folder);
+        /* one line per new signature, above the status line */
+        fprintf(stderr, "%sparity fuzz: new finding: %s (graph seed %llu): %s\n", k->status_shown ? "\r\033[K" : "",
+                text, (unsigned long long)seed, folder);
+    }
     if (!k->o->reduce || stop_signal) return;
     /* 4. reduce, in a child */
     char folder[4400];

@@ -355,9 +355,10 @@ int par_findings_open(par_findings *f, const char *out_dir, par_msg *msg)
     if (access(path, F_OK) == 0) {
         json_object *o = read_json(path, msg), *arr;
         const char *schema = o ? get_str(o, "schema") : NULL;
-        if (!o || !schema || strcmp(schema, PAR_FINDINGS_SCHEMA) != 0 || !json_object_object_get_ex(o, "findings", &arr) ||
-            !json_object_is_type(arr, json_type_array)) {
-            if (o) par_msgf(msg, PAR_ERROR, "%s: not a %s index (schema or findings missing)", path, PAR_FINDINGS_SCHEMA);
+        if (!o || !schema || strcmp(schema, PAR_FINDINGS_SCHEMA) != 0 ||
+            !json_object_object_get_ex(o, "findings", &arr) || !json_object_is_type(arr, json_type_array)) {
+            if (o)
+                par_msgf(msg, PAR_ERROR, "%s: not a %s index (schema or findings missing)", path, PAR_FINDINGS_SCHEMA);
             json_object_put(o);
             return -1;
         }
@@ -366,9 +367,10 @@ int par_findings_open(par_findings *f, const char *out_dir, par_msg *msg)
             par_finding e;
             memset(&e, 0, sizeof e);
             const char *dir = get_str(it, "folder"), *cid = get_str(it, "case");
-            if (!dir || strchr(dir, '/') || !dir[0] || dir[0] == '.' || !json_object_object_get_ex(it, "signature", &sj) ||
-                sig_from_json(sj, &e.sig) != 0 || get_i64(it, "count", &e.count) != 0 || e.count < 1 ||
-                get_u64(it, "first_seed", &e.first_seed) != 0 || get_u64(it, "last_seed", &e.last_seed) != 0) {
+            if (!dir || strchr(dir, '/') || !dir[0] || dir[0] == '.' ||
+                !json_object_object_get_ex(it, "signature", &sj) || sig_from_json(sj, &e.sig) != 0 ||
+                get_i64(it, "count", &e.count) != 0 || e.count < 1 || get_u64(it, "first_seed", &e.first_seed) != 0 ||
+                get_u64(it, "last_seed", &e.last_seed) != 0) {
                 par_msgf(msg, PAR_ERROR, "%s: $.findings[%zu]: folder, signature, count, first_seed or last_seed "
                                          "missing or malformed", path, i);
                 json_object_put(o);

@@ -58,7 +58,8 @@ static void fuzz_usage(FILE *f)
             "the reference and every backend through the normal runner; a record that is neither PASS nor\n"
             "UNSUPPORTED is a finding, written at once to DIR/findings/<signature>/ (case.json, finding.json), then\n"
             "localized to its first divergent op and reduced (reduced.json, repro.c). Findings are deduplicated by\n"
-            "signature (backend, verdict, op); a second campaign into DIR adds to them. DIR/report.json is the report.\n"
+            "signature (backend, verdict, op); a second campaign into DIR adds to them. DIR/report.json is the\n"
+            "report.\n"
             "\n"
             "graphs:\n"
             "  --time S           run for S seconds (default 60 when --count is not given)\n"
@@ -170,7 +171,8 @@ static int merge(int n, char **dirs, const char *out_dir)
     int64_t total = 0;
     for (int32_t i = 0; i < f.n; i++) total += f.list[i].count;
     if (rc == PAR_EXIT_OK)
-        printf("fuzz merge: %d folders merged from %d campaigns: %d signatures (%d new), %lld findings in %s/index.json\n",
+        printf("fuzz merge: %d folders merged from %d campaigns: %d signatures (%d new), %lld findings in "
+               "%s/index.json\n",
                (int)k, n, (int)f.n, (int)(f.n - before), (long long)total, f.root);
     par_findings_close(&f);
     return rc;
