@@ -6,6 +6,7 @@
  * bug whose place is known.
  */
 #include <libgen.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "tmain.h"
@@ -187,10 +188,69 @@ static void test_reduce(void)
     par_case_destroy(c);
 }
 
+/* Write the C repro of c for inst into dir, compile it as its comment says, run it; returns its exit status, or -1
+ * when it could not be written or compiled. */
+static int repro_status(const par_case *c, const par_backend_inst *inst, const char *dir, const char *name)
+{
+    char path[4096], line[8192], exe[4096];
+    snprintf(path, sizeof path, "%s/%s.c", dir, name);
+    par_msg m = {{0}};
+    if (par_repro_write_c(c, inst, NULL, path, &m) != PAR_OK) return fprintf(stderr, "repro: %s\n", m.text), -1;
+    par_repro_compile_line(inst, path, line, sizeof line);
+    par_repro_exe_path(path, exe, sizeof exe);
+    /* the compile line is the one the file's comment gives */
+    FILE *f = fopen(path, "r");
+    char *text = f ? calloc(1, 1 << 20) : NULL;
+    if (text) fread(text, 1, (1 << 20) - 1, f);
+    if (f) fclose(f);
+    int in_comment = text && strstr(text, line) != NULL;
+    free(text);
+    if (!in_comment) return fprintf(stderr, "repro: %s: the compile line is not in the file\n", path), -1;
+    char cmd[16384];
+    snprintf(cmd, sizeof cmd, "%s 2>&1", line);
+    if (system(cmd) != 0) return fprintf(stderr, "repro: %s failed\n", line), -1;
+    snprintf(cmd, sizeof cmd, "%s > %s.out 2>&1", exe, exe);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* The reduced case's C repro compiles with -Wall -Werror, reproduces on the buggy plugin (1), not with its bug
+ * knob off (0: the knob is applied), nor on the example plugin (0). */
+static void test_repro(void)
+{
+    par_backend_inst inst, fixed, example;
+    CU_ASSERT_EQUAL_FATAL(load_inst(&inst, "plugins/offbyone.so", "tp_offbyone"), 0);
+    CU_ASSERT_EQUAL_FATAL(load_inst(&fixed, "plugins/offbyone.so", "tp_offbyone[bug=off]"), 0);
+    CU_ASSERT_EQUAL_FATAL(load_inst(&example, "../plugins/libparity_example.so", "example"), 0);
+    par_case *c = eight_node_case();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char dir[] = "/tmp/par_repro_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    /* the whole eight-node case as well as its reduction */
+    CU_ASSERT_EQUAL(repro_status(c, &inst, dir, "whole"), 1);
+    par_run_config cfg = config(&inst);
+    par_signature sig;
+    par_msg m = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(c, &cfg, &sig, NULL, &m), 0);
+    par_reduce_opts o = {.time_s = 30, .max_tests = 500};
+    par_case *r = par_reduce(c, &cfg, &sig, &o, NULL, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(repro_status(r, &inst, dir, "reduced"), 1);
+    CU_ASSERT_EQUAL(repro_status(r, &fixed, dir, "fixed"), 0);
+    CU_ASSERT_EQUAL(repro_status(r, &example, dir, "example"), 0);
+    CU_ASSERT_EQUAL(repro_status(c, &example, dir, "example_whole"), 0);
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    CU_ASSERT_EQUAL(system(cmd), 0);
+    par_case_destroy(r);
+    par_case_destroy(c);
+}
+
 static const CU_TestInfo tests[] = {
     {"prefix", test_prefix},
     {"localize", test_localize},
     {"reduce", test_reduce},
+    {"repro", test_repro},
     CU_TEST_INFO_NULL,
 };
 
