@@ -239,6 +239,16 @@ static void test_repro(void)
     CU_ASSERT_EQUAL(repro_status(r, &fixed, dir, "fixed"), 0);
     CU_ASSERT_EQUAL(repro_status(r, &example, dir, "example"), 0);
     CU_ASSERT_EQUAL(repro_status(c, &example, dir, "example_whole"), 0);
+    /* a built-in backend: the program links parity's library and calls par_backend_cpu() */
+    int32_t nb = 0;
+    const par_backend *const *builtin = par_builtin_backends(&nb);
+    par_backend_inst cpu = {0};
+    for (int32_t i = 0; i < nb; i++)
+        if (strcmp(builtin[i]->name, "cpu") == 0) cpu.be = builtin[i];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cpu.be);
+    snprintf(cpu.label, sizeof cpu.label, "cpu");
+    par_exec_probe(&cpu, 10.0);
+    CU_ASSERT_EQUAL(repro_status(r, &cpu, dir, "cpu"), 0);
     char cmd[256];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     CU_ASSERT_EQUAL(system(cmd), 0);
