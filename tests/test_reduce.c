@@ -6,6 +6,7 @@
  * bug whose place is known.
  */
 #include <libgen.h>
+#include <stdarg.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -256,11 +257,88 @@ static void test_repro(void)
     par_case_destroy(c);
 }
 
+/* Run a shell command quietly; its exit status (-1 when it did not exit). */
+static int sh(const char *fmt, ...)
+{
+    char cmd[16384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    strcat(cmd, " > /dev/null 2>&1");
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fputs(text, f);
+    return fclose(f);
+}
+
+/* `parity reduce` on a case file and on a findings folder, and its exit codes 1 and 2. */
+static void test_cli(void)
+{
+    char dir[] = "/tmp/par_reduce_cli_XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(dir));
+    char parity[4096 + 64], plug[4096 + 64], example[4096 + 64], path[4096];
+    snprintf(parity, sizeof parity, "%s", build_path("../parity"));
+    snprintf(plug, sizeof plug, "%s", build_path("plugins/offbyone.so"));
+    snprintf(example, sizeof example, "%s", build_path("../plugins/libparity_example.so"));
+    par_case *c = eight_node_case();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char *json = par_case_to_json(c, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(json);
+    snprintf(path, sizeof path, "%s/case.json", dir);
+    CU_ASSERT_EQUAL_FATAL(write_file(path, json), 0);
+    free(json);
+    par_case_destroy(c);
+
+    /* a case file: reduced.json (at most 3 nodes, a case file run accepts) and repro.c in --out */
+    CU_ASSERT_EQUAL(sh("%s reduce %s -b tp_offbyone --plugin %s --out %s/o", parity, path, plug, dir), 0);
+    snprintf(path, sizeof path, "%s/o/reduced.json", dir);
+    par_msg m = {{0}};
+    par_case *r = par_case_load(path, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT(par_graph_desc_of(r->graph)->n_nodes <= 3);
+    par_case_destroy(r);
+    CU_ASSERT_EQUAL(sh("%s run %s -b tp_offbyone --plugin %s --out %s/run --no-progress", parity, path, plug, dir), 1);
+    CU_ASSERT_EQUAL(sh("%s run %s -b example --plugin %s --out %s/run --no-progress", parity, path, example, dir), 0);
+    CU_ASSERT_EQUAL(sh("test -s %s/o/repro.c", dir), 0);
+
+    /* a findings folder: the backend from finding.json, the results beside the case */
+    CU_ASSERT_EQUAL(sh("mkdir -p %s/findings/f1 && cp %s/case.json %s/findings/f1/", dir, dir, dir), 0);
+    snprintf(path, sizeof path, "%s/findings/f1/finding.json", dir);
+    CU_ASSERT_EQUAL(write_file(path, "{\"signature\": {\"backend\": \"tp_offbyone\", \"verdict\": \"FAIL\"}}\n"), 0);
+    CU_ASSERT_EQUAL(sh("%s reduce %s/findings/f1 --plugin %s", parity, dir, plug), 0);
+    CU_ASSERT_EQUAL(sh("test -s %s/findings/f1/reduced.json && test -s %s/findings/f1/repro.c", dir, dir), 0);
+
+    /* 1: the case does not fail there */
+    CU_ASSERT_EQUAL(sh("%s reduce %s/case.json -b example --plugin %s --out %s/o2", parity, dir, example, dir), 1);
+    CU_ASSERT_EQUAL(sh("%s reduce %s/case.json -b 'tp_offbyone[bug=off]' --plugin %s --out %s/o2", parity, dir, plug,
+                       dir), 1);
+    /* 2: usage and input errors */
+    CU_ASSERT_EQUAL(sh("%s reduce %s/case.json --plugin %s", parity, dir, plug), 2);            /* no -b */
+    CU_ASSERT_EQUAL(sh("%s reduce %s/missing.json -b cpu", parity, dir), 2);                   /* no such case */
+    CU_ASSERT_EQUAL(sh("%s reduce %s/case.json -b cpu --time -1", parity, dir), 2);            /* bad budget */
+    CU_ASSERT_EQUAL(sh("%s reduce %s/case.json -b cpu,example --plugin %s", parity, dir, example), 2);
+    CU_ASSERT_EQUAL(sh("%s reduce %s/case.json %s/case.json -b cpu", parity, dir, dir), 2);    /* two cases */
+    CU_ASSERT_EQUAL(sh("mkdir -p %s/findings/empty", dir), 0);
+    CU_ASSERT_EQUAL(sh("%s reduce %s/findings/empty -b cpu", parity, dir), 2);                 /* no case.json */
+    CU_ASSERT_EQUAL(sh("cp %s/case.json %s/findings/empty/ && echo '{}' > %s/findings/empty/finding.json", dir, dir,
+                       dir), 0);
+    CU_ASSERT_EQUAL(sh("%s reduce %s/findings/empty", parity, dir), 2);                        /* no backend */
+    CU_ASSERT_EQUAL(sh("rm -rf '%s'", dir), 0);
+}
+
 static const CU_TestInfo tests[] = {
     {"prefix", test_prefix},
     {"localize", test_localize},
     {"reduce", test_reduce},
     {"repro", test_repro},
+    {"cli", test_cli},
     CU_TEST_INFO_NULL,
 };
 

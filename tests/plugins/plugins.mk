@@ -14,5 +14,5 @@ $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
 # test_ties runs build/parity with tieaway.so.
 $(BUILD)/tests/test_ties: | $(TEST_PLUGINS)
 $(BUILD)/tests/test_ftz: | $(TEST_PLUGINS)
-# test_reduce runs offbyone.so and the example plugin.
-$(BUILD)/tests/test_reduce: | $(TEST_PLUGINS) $(EXAMPLE_PLUGIN)
+# test_reduce runs offbyone.so and the example plugin, and build/parity reduce.
+$(BUILD)/tests/test_reduce: | $(TEST_PLUGINS) $(EXAMPLE_PLUGIN) $(EXE)
