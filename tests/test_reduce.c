@@ -79,6 +79,32 @@ static par_case *eight_node_case(void)
     return c;
 }
 
+/* Seven nodes with a row-broadcast add at node 2 and two outputs (nodes 5 and 6): for the add and pair bugs. */
+static par_case *broadcast_case(void)
+{
+    par_case *c = par_case_create("reduce-test-bcast", 9);
+    int64_t xd[3] = {2, 3, 5}, cd[2] = {3, 1}, wd[2] = {4, 5};
+    par_gen u = {.dist = PAR_DIST_UNIFORM, .a = -1, .b = 1};
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 3, xd, u);
+    int32_t col = par_case_const(c, "col", PAR_DTYPE_F32, 2, cd, u);
+    int32_t w = par_case_const(c, "w", PAR_DTYPE_F32, 2, wd, u);
+    int32_t s = par_case_node(c, "sigmoid", 1, &x, 0, NULL, NULL);
+    int32_t m = par_case_node(c, "mul", 2, (int32_t[]){s, x}, 0, NULL, NULL);
+    int32_t a = par_case_node(c, "add", 2, (int32_t[]){m, col}, 0, NULL, NULL);
+    int32_t r = par_case_node(c, "relu", 1, &a, 0, NULL, NULL);
+    int32_t l = par_case_node(c, "linear", 2, (int32_t[]){r, w}, 0, NULL, NULL);
+    int32_t sm = par_case_node(c, "softmax", 1, &l, 0, NULL, NULL);
+    int32_t s2 = par_case_node(c, "sigmoid", 1, &r, 0, NULL, NULL);
+    par_case_output(c, sm);
+    par_case_output(c, s2);
+    if (par_case_finish(c) != PAR_OK) {
+        fprintf(stderr, "broadcast_case: %s\n", c->err.text);
+        par_case_destroy(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void test_prefix(void)
 {
     par_case *c = eight_node_case();
@@ -333,10 +359,61 @@ static void test_cli(void)
     CU_ASSERT_EQUAL(sh("rm -rf '%s'", dir), 0);
 }
 
+/* The add bug: localized at the add (node 2), reduced to at most 3 nodes around it. The pair bug: no single node
+ * fails (node -1, no op in the signature), and the reduction keeps two outputs. */
+static void test_other_bugs(void)
+{
+    par_backend_inst add_bug, pair_bug;
+    CU_ASSERT_EQUAL_FATAL(load_inst(&add_bug, "plugins/offbyone.so", "tp_offbyone[bug=add]"), 0);
+    CU_ASSERT_EQUAL_FATAL(load_inst(&pair_bug, "plugins/offbyone.so", "tp_offbyone[bug=pair]"), 0);
+    par_case *c = broadcast_case();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    par_msg m = {{0}};
+    par_divergence dv;
+    par_signature sig, sig2;
+    par_reduce_opts o = {.time_s = 30, .max_tests = 500};
+    par_reduce_stats st;
+
+    par_run_config cfg = config(&add_bug);
+    CU_ASSERT_EQUAL_FATAL(par_localize(c, &cfg, &dv, &m), 0);
+    CU_ASSERT_EQUAL(dv.node, 2);
+    CU_ASSERT_STRING_EQUAL(dv.op, "add");
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(c, &cfg, &sig, NULL, &m), 0);
+    CU_ASSERT_STRING_EQUAL(sig.op, "add");
+    par_case *r = par_reduce(c, &cfg, &sig, &o, &st, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    PAR_TEST_NOTE("add bug: %d -> %d nodes, %lld -> %lld elements, %d tests, %.2f s\n", (int)st.nodes_before,
+                  (int)st.nodes_after, (long long)st.elems_before, (long long)st.elems_after, (int)st.tests, st.wall_s);
+    CU_ASSERT(st.nodes_after <= 3);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(r, &cfg, &sig2, NULL, &m), 0);
+    CU_ASSERT(par_signature_eq(&sig, &sig2));
+    par_case_destroy(r);
+
+    cfg = config(&pair_bug);
+    CU_ASSERT_EQUAL_FATAL(par_localize(c, &cfg, &dv, &m), 0);
+    CU_ASSERT_EQUAL(dv.node, -1);
+    CU_ASSERT_STRING_EQUAL(dv.op, "");
+    CU_ASSERT_EQUAL(dv.rec.verdict, PAR_V_FAIL);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(c, &cfg, &sig, NULL, &m), 0);
+    CU_ASSERT_EQUAL(sig.verdict, PAR_V_FAIL);
+    CU_ASSERT_STRING_EQUAL(sig.op, "");
+    r = par_reduce(c, &cfg, &sig, &o, &st, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    PAR_TEST_NOTE("pair bug: %d -> %d nodes, %lld -> %lld elements, %d tests, %.2f s\n", (int)st.nodes_before,
+                  (int)st.nodes_after, (long long)st.elems_before, (long long)st.elems_after, (int)st.tests, st.wall_s);
+    CU_ASSERT_EQUAL(par_graph_desc_of(r->graph)->n_outputs, 2);
+    CU_ASSERT(st.nodes_after < st.nodes_before);
+    CU_ASSERT_EQUAL_FATAL(par_reduce_signature(r, &cfg, &sig2, NULL, &m), 0);
+    CU_ASSERT(par_signature_eq(&sig, &sig2));
+    par_case_destroy(r);
+    par_case_destroy(c);
+}
+
 static const CU_TestInfo tests[] = {
     {"prefix", test_prefix},
     {"localize", test_localize},
     {"reduce", test_reduce},
+    {"other_bugs", test_other_bugs},
     {"repro", test_repro},
     {"cli", test_cli},
     CU_TEST_INFO_NULL,
