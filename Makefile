@@ -78,6 +78,8 @@ include $(sort $(wildcard backends/*/builtin.mk))
 CORE_SRC += $(BUILTIN_SRC)
 CPPFLAGS += $(BUILTIN_CPPFLAGS)
 LDLIBS  := $(BUILTIN_LIBS) $(LDLIBS)
+# The C repro of `parity reduce` names the libraries a program linking libparity.a needs (campaign/repro.c).
+$(BUILD)/obj/campaign/repro.o: CPPFLAGS += -DPAR_LINK_LIBS='"$(LDLIBS)"'
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ := $(BUILD)/obj/cli/main.o
 LIB      := $(BUILD)/libparity.a

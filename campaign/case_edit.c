@@ -218,7 +218,7 @@ par_case *par_case_edited(const par_case *c, const par_case_edit *e, const char 
         const par_node *n = &d->nodes[k];
         int32_t ins[16];
         par_out_spec os[4];
-        if (n->n_inputs > 16 || n->n_outputs > 4) {
+        if (n->n_inputs > 16 || n->n_outputs > 4 || n->n_attrs > 32) {
             par_msgf(&nc->err, PAR_ERROR, "node '%s': too many inputs or outputs to edit", n->name);
             nc->status = PAR_ERROR;
             break;
@@ -238,8 +238,11 @@ par_case *par_case_edited(const par_case *c, const par_case_edit *e, const char 
                                    .zero_point = ov->zero_point};
         }
         if (nc->status != PAR_OK) break;
-        int32_t nk = par_graph_add_node(nc->graph, n->op, n->name, n->n_inputs, ins, n->n_attrs, n->attrs, os,
-                                        &nc->err);
+        par_attr attrs[32];
+        int32_t na = 0;
+        for (int32_t a = 0; a < n->n_attrs && na < 32; a++)
+            if (!(e->drop_attr && e->drop_attr[0] == k && e->drop_attr[1] == a)) attrs[na++] = n->attrs[a];
+        int32_t nk = par_graph_add_node(nc->graph, n->op, n->name, n->n_inputs, ins, na, attrs, os, &nc->err);
         if (nk < 0) {
             nc->status = PAR_ERROR;
             break;

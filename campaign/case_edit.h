@@ -25,6 +25,8 @@ typedef struct par_case_edit {
                               * when dims changes them); NULL entries keep */
     const uint8_t *as_input; /* per value: 1 turns a node's output into a graph input of its shape, dtype and
                               * quantization (the node is cut off: its consumers read the new input); NULL: none */
+    const int32_t *drop_attr;/* {node, attribute index}: that attribute of that node left out, so the graph builder
+                              * gives it its default; NULL: none */
     int prune;               /* 1: also drop the kept nodes whose outputs reach no graph output */
 } par_case_edit;
 

@@ -48,21 +48,23 @@ par_case *par_case_prefix(const par_case *c, int32_t node, par_msg *msg)
     return p;
 }
 
-int par_loc_plan_add(par_case_set *set, const par_case *c, par_loc_plan *p, par_msg *msg)
+int par_loc_plan_add(par_case_set *set, const par_case *c, int32_t k0, int32_t k1, int whole, par_loc_plan *p,
+                     par_msg *msg)
 {
     const par_graph_desc *d = par_graph_desc_of(c->graph);
     memset(p, 0, sizeof *p);
+    p->whole = -1;
     p->n_nodes = d->n_nodes;
     p->slot = malloc(sizeof *p->slot * (size_t)(d->n_nodes ? d->n_nodes : 1));
-    par_case *whole = p->slot ? par_case_copy(c, NULL, msg) : NULL;
-    if (!whole) {
-        if (!p->slot) par_msgf(msg, PAR_ERROR, "out of memory");
-        return -1;
+    if (!p->slot) return par_msgf(msg, PAR_ERROR, "out of memory"), -1;
+    for (int32_t k = 0; k < d->n_nodes; k++) p->slot[k] = -1;
+    if (whole) {
+        par_case *w = par_case_copy(c, NULL, msg);
+        if (!w) return -1;
+        if (par_case_set_adopt(set, w, NULL) != 0) return par_msgf(msg, PAR_ERROR, "out of memory"), -1;
+        p->whole = set->n - 1;
     }
-    if (par_case_set_adopt(set, whole, NULL) != 0) return par_msgf(msg, PAR_ERROR, "out of memory"), -1;
-    p->whole = set->n - 1;
-    for (int32_t k = 0; k < d->n_nodes; k++) {
-        p->slot[k] = -1;
+    for (int32_t k = k0 < 0 ? 0 : k0; k < k1 && k < d->n_nodes; k++) {
         par_msg pm = {{0}};
         par_case *pc = par_case_prefix(c, k, &pm);
         if (!pc) continue; /* a prefix the case model refuses has no verdict: it is skipped like UNSUPPORTED */
@@ -76,11 +78,15 @@ void par_loc_plan_read(const par_loc_plan *p, const par_case *c, const par_resul
                        par_result *whole)
 {
     const par_graph_desc *d = par_graph_desc_of(c->graph);
-    memset(out, 0, sizeof *out);
-    out->node = -1;
-    out->rec = results[p->whole];
-    if (whole) *whole = results[p->whole];
-    for (int32_t k = 0; k < p->n_nodes; k++) {
+    if (p->whole >= 0) {
+        memset(out, 0, sizeof *out);
+        out->node = -1;
+        out->rec = results[p->whole];
+        if (whole) *whole = results[p->whole];
+    }
+    /* a whole case that passes has no failure to localize, whatever a prefix of it does */
+    if (out->rec.verdict == PAR_V_PASS || out->rec.verdict == PAR_V_UNSUPPORTED) return;
+    for (int32_t k = 0; k < p->n_nodes && out->node < 0; k++) {
         if (p->slot[k] < 0) continue;
         const par_result *r = &results[p->slot[k]];
         if (!r->done || r->verdict == PAR_V_PASS || r->verdict == PAR_V_UNSUPPORTED) continue;
@@ -88,7 +94,6 @@ void par_loc_plan_read(const par_loc_plan *p, const par_case *c, const par_resul
         snprintf(out->node_name, sizeof out->node_name, "%s", d->nodes[k].name);
         snprintf(out->op, sizeof out->op, "%s", d->nodes[k].op);
         out->rec = *r;
-        break;
     }
 }
 
@@ -121,24 +126,40 @@ int par_loc_run_set(const par_case_set *set, const par_run_config *cfg, par_run_
     return 0;
 }
 
+/* How many prefixes of c go in one case set: all of them for the small graphs of fuzzing, fewer for a model, whose
+ * prefixes would otherwise hold its weights many times over at once (2^24 elements of data per set at most). */
+static int32_t chunk_of(const par_case *c)
+{
+    int64_t elems = par_case_data_elems(c);
+    int64_t n = elems > 0 ? (INT64_C(1) << 24) / elems : 1024;
+    return n < 1 ? 1 : n > 1024 ? 1024 : (int32_t)n;
+}
+
 int par_loc_run(const par_case *c, const par_run_config *cfg, par_divergence *out, par_result *whole_rec,
                 par_msg *msg)
 {
     memset(out, 0, sizeof *out);
     out->node = -1;
     if (par_loc_check_cfg(cfg, msg) != 0) return -1;
-    par_case_set set = {0};
-    set.seed = c->seed;
-    par_loc_plan plan;
-    int ret = par_loc_plan_add(&set, c, &plan, msg) == 0 ? 0 : -1;
-    par_run_result res = {0};
-    if (ret == 0 && par_loc_run_set(&set, cfg, &res, msg) != 0) ret = -1;
-    if (ret == 0) {
-        par_loc_plan_read(&plan, c, res.results, out, whole_rec);
-        par_run_result_free(&res);
+    int32_t n = par_graph_desc_of(c->graph)->n_nodes, chunk = chunk_of(c);
+    int ret = 0;
+    /* the whole case with the first chunk of prefixes, then chunk after chunk until a prefix fails */
+    for (int32_t k0 = 0; ret == 0 && (k0 == 0 || (k0 < n && out->node < 0 && out->rec.verdict != PAR_V_PASS &&
+                                                  out->rec.verdict != PAR_V_UNSUPPORTED));
+         k0 += chunk) {
+        par_case_set set = {0};
+        set.seed = c->seed;
+        par_loc_plan plan;
+        ret = par_loc_plan_add(&set, c, k0, k0 + chunk, k0 == 0, &plan, msg) == 0 ? 0 : -1;
+        par_run_result res = {0};
+        if (ret == 0 && par_loc_run_set(&set, cfg, &res, msg) != 0) ret = -1;
+        if (ret == 0) {
+            par_loc_plan_read(&plan, c, res.results, out, whole_rec);
+            par_run_result_free(&res);
+        }
+        par_loc_plan_free(&plan);
+        par_case_set_free(&set);
     }
-    par_loc_plan_free(&plan);
-    par_case_set_free(&set);
     return ret;
 }
 

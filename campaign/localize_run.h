@@ -7,16 +7,21 @@
 
 #include "localize.h"
 
-/* The records of one case in a case set: the whole case, and node k's prefix (-1: none could be built). */
+/* The records of one case in a case set: the whole case (-1: not in the set), and node k's prefix (-1: not in the
+ * set, or it could not be built). */
 typedef struct par_loc_plan {
     int32_t whole;
     int32_t n_nodes;
     int32_t *slot;
 } par_loc_plan;
 
-/* Append c and its prefixes to set (which owns them). Returns 0, or -1 with msg (free the plan in both cases). */
-int par_loc_plan_add(par_case_set *set, const par_case *c, par_loc_plan *p, par_msg *msg);
-/* The divergence (and the whole case's record, whole may be NULL) from the run of the set. */
+/* Append to set (which owns them) the whole case c (when whole is 1) and the prefixes of nodes k0 .. k1 - 1. Returns
+ * 0, or -1 with msg (free the plan in both cases). */
+int par_loc_plan_add(par_case_set *set, const par_case *c, int32_t k0, int32_t k1, int whole, par_loc_plan *p,
+                     par_msg *msg);
+/* The divergence from the run of the set: with the whole case in the plan, out is reset and filled (and *whole, which
+ * may be NULL); without it, out (node -1 so far, the whole case's record in out->rec) takes the first failing prefix
+ * of the plan, if any. A whole case that passes (or is unsupported) has node -1. */
 void par_loc_plan_read(const par_loc_plan *p, const par_case *c, const par_result *results, par_divergence *out,
                        par_result *whole);
 void par_loc_plan_free(par_loc_plan *p);

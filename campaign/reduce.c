@@ -94,7 +94,7 @@ static int try_batch(reducer *r, par_case **cands, char (*whats)[160], int32_t n
     memset(plans, 0, sizeof plans);
     int accepted = 0, ok = 1;
     for (int32_t j = 0; j < n && ok; j++)
-        if (par_loc_plan_add(&set, cands[j], &plans[j], r->msg) != 0) ok = 0;
+        if (par_loc_plan_add(&set, cands[j], 0, INT32_MAX, 1, &plans[j], r->msg) != 0) ok = 0;
     par_run_result res = {0};
     if (ok) {
         int rc = par_loc_run_set(&set, r->cfg, &res, r->msg);

@@ -36,11 +36,18 @@ par_case *par_reduce(const par_case *c, const par_run_config *cfg, const par_sig
                      const par_reduce_opts *o, par_reduce_stats *st, par_msg *msg);
 
 /* Write a standalone C program (repro.c) that builds c's graph with its input and constant data inline through the
- * public header alone, loads the backend (a built-in backend through the parity executable's library, or the plugin
- * of inst->plugin_path), applies inst's knobs, runs the graph, and prints the reference's and the backend's values
- * of the worst elements and whether the failure reproduces (exit 1 when it does). ref_values: the reference's
- * outputs as f64 (one array per graph output; NULL: only the backend's values are printed). */
+ * public header alone, loads the backend (a built-in backend through parity's library, build/libparity.a, or the
+ * plugin of inst->plugin_path), applies inst's knobs, runs the graph once, and prints the reference's value, the
+ * budget and the backend's value of the worst elements and whether the failure reproduces (exit 1 when it does, 0
+ * when not, 2 when the backend does not run the graph). The reference values and budgets are computed here, for
+ * inst's precision profile (par_prec_of_backend), and written as arrays. ref_values: NULL (the usual), or the
+ * reference's values of each graph output (f64) to print and judge against instead of the computed ones. */
 par_status par_repro_write_c(const par_case *c, const par_backend_inst *inst, const double *const *ref_values,
                              const char *path, par_msg *msg);
+
+/* The command line that compiles the program written at c_path for inst (the comment at its top shows it too), and
+ * the executable it makes (c_path without ".c", beside it). */
+void par_repro_compile_line(const par_backend_inst *inst, const char *c_path, char *buf, size_t len);
+void par_repro_exe_path(const char *c_path, char *buf, size_t len);
 
 #endif

@@ -16,7 +16,7 @@
 
 const char *par_rd_pass_name(par_rd_pass pass)
 {
-    static const char *const names[PAR_RD_PASS_COUNT] = {"outputs", "nodes", "dims", "dim", "data"};
+    static const char *const names[PAR_RD_PASS_COUNT] = {"outputs", "nodes", "attrs", "dims", "dim", "data"};
     return pass < PAR_RD_PASS_COUNT ? names[pass] : "?";
 }
 
@@ -115,6 +115,60 @@ static par_case *nodes_cand(const par_case *cur, int32_t div_node, int32_t i, ch
             par_case *r = par_case_edited(cur, &e, NULL, &m);
             free(subst);
             free(keep);
+            return r;
+        }
+    }
+    *end = 1;
+    return NULL;
+}
+
+/* ---- attributes ---------------------------------------------------------------------------------------------- */
+
+static int same_attr(const par_attr *a, const par_attr *b)
+{
+    if (a->type != b->type) return 0;
+    switch (a->type) {
+    case PAR_ATTR_INT: return a->i == b->i;
+    case PAR_ATTR_FLOAT: return a->f == b->f || (a->f != a->f && b->f != b->f);
+    case PAR_ATTR_STRING: return strcmp(a->s ? a->s : "", b->s ? b->s : "") == 0;
+    case PAR_ATTR_INTS:
+        if (a->count != b->count) return 0;
+        for (int32_t i = 0; i < a->count; i++)
+            if (a->ints[i] != b->ints[i]) return 0;
+        return 1;
+    case PAR_ATTR_FLOATS:
+        if (a->count != b->count) return 0;
+        for (int32_t i = 0; i < a->count; i++)
+            if (a->floats[i] != b->floats[i]) return 0;
+        return 1;
+    }
+    return 0;
+}
+
+static par_case *attrs_cand(const par_case *cur, int32_t i, char *what, size_t wl, int *end)
+{
+    const par_graph_desc *d = par_graph_desc_of(cur->graph);
+    int32_t idx = 0;
+    for (int32_t k = 0; k < d->n_nodes; k++) {
+        const par_node *n = &d->nodes[k];
+        for (int32_t a = 0; a < n->n_attrs; a++) {
+            if (idx++ != i) continue;
+            int32_t drop[2] = {k, a};
+            par_case_edit e = {.drop_attr = drop, .prune = 1};
+            par_msg m;
+            par_case *r = par_case_edited(cur, &e, NULL, &m);
+            if (!r) return NULL;
+            /* an attribute already at its default gives the same node: no candidate */
+            const par_graph_desc *rd = par_graph_desc_of(r->graph);
+            for (int32_t t = 0; t < rd->n_nodes; t++) {
+                if (strcmp(rd->nodes[t].name, n->name) != 0) continue;
+                const par_attr *now = par_node_attr(&rd->nodes[t], n->attrs[a].name);
+                if (now && same_attr(now, &n->attrs[a])) {
+                    par_case_destroy(r);
+                    return NULL;
+                }
+            }
+            snprintf(what, wl, "node '%s' (%s): attribute '%s' to its default", n->name, n->op, n->attrs[a].name);
             return r;
         }
     }
@@ -308,6 +362,7 @@ par_case *par_rd_candidate(const par_case *cur, par_rd_pass pass, int32_t div_no
     switch (pass) {
     case PAR_RD_OUTPUTS: return outputs_cand(cur, i, what, what_len, end);
     case PAR_RD_NODES: return nodes_cand(cur, div_node, i, what, what_len, end);
+    case PAR_RD_ATTRS: return attrs_cand(cur, i, what, what_len, end);
     case PAR_RD_DIMS_ALL: return dims_all_cand(cur, i, what, what_len, end);
     case PAR_RD_DIMS_ONE: return dims_one_cand(cur, i, what, what_len, end);
     case PAR_RD_DATA: return data_cand(cur, i, what, what_len, end);

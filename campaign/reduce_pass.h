@@ -11,6 +11,7 @@ typedef enum par_rd_pass {
     PAR_RD_OUTPUTS = 0, /* drop graph outputs: keep one alone, or all but one */
     PAR_RD_NODES,       /* the prefix of the first divergent node; cut a node (its consumers read a new input of its
                          * shape); bypass a node (its consumers read its input of the same shape and dtype) */
+    PAR_RD_ATTRS,       /* one attribute of one node back to its default (padding 0, stride 1, ...) */
     PAR_RD_DIMS_ALL,    /* one dimension value shrunk everywhere it appears in the inputs and constants */
     PAR_RD_DIMS_ONE,    /* one dimension of one input or constant shrunk */
     PAR_RD_DATA,        /* an input's or constant's data replaced by constant 0, constant 1, or integers in [-2, 2] */

@@ -1,9 +1,13 @@
 /*
  * offbyone.c - a test plugin with one planted bug, for the localizer and the reducer (tests/test_reduce.c): an f32
- * backend for graphs of add, mul, relu, sigmoid, conv2d, linear and softmax, correct except that conv2d leaves out
- * the last input channel of each group when a group has more than one. Its knob bug=on|off (default on) turns the
- * bug off, so the C repro's knob handling shows in its result. Sums are accumulated in double and rounded once, so
- * every correct op is well inside the f32 budgets.
+ * backend for graphs of add, mul, relu, sigmoid, conv2d, linear and softmax, correct except for the bug its knob
+ * `bug` chooses:
+ *   conv (the default)  conv2d leaves out the last input channel of each group when a group has more than one
+ *   add                 add ignores an operand broadcast along the last axis except at the first element of a row
+ *   pair                a graph with more than one output gets its last output's first element off by one: every
+ *                       single-output prefix passes, so no one node is to blame
+ *   off                 no bug (so the C repro's knob handling shows in its result)
+ * Sums are accumulated in double and rounded once, so every correct op is well inside the f32 budgets.
  */
 #include "parity_backend.h"
 
@@ -13,7 +17,8 @@
 
 const par_backend *parity_backend_entry(uint32_t harness_api_version);
 
-static int bug_on = 1;
+enum { BUG_OFF, BUG_CONV, BUG_ADD, BUG_PAIR };
+static int bug = BUG_CONV;
 
 typedef struct ob_prep {
     const par_graph_desc *g;
@@ -116,8 +121,16 @@ static void run_binary(const ob_prep *p, const par_node *n, int mul)
     const par_value *o = &p->g->values[n->outputs[0]];
     const float *x = p->buf[n->inputs[0]], *y = p->buf[n->inputs[1]];
     float *z = p->buf[n->outputs[0]];
+    int64_t last = o->rank ? o->dims[o->rank - 1] : 1;
+    /* the planted add bug: an operand broadcast along the last axis counts only at a row's first element */
+    int a_row = a->rank == 0 || a->dims[a->rank - 1] == 1, b_row = b->rank == 0 || b->dims[b->rank - 1] == 1;
+    int buggy = bug == BUG_ADD && !mul && last > 1;
     for (int64_t i = 0; i < o->numel; i++) {
         float u = x[bcast_index(a, o, i)], w = y[bcast_index(b, o, i)];
+        if (buggy && i % last > 0) {
+            if (a_row) u = 0.0f;
+            if (b_row) w = 0.0f;
+        }
         z[i] = mul ? u * w : u + w;
     }
 }
@@ -137,7 +150,7 @@ static void run_conv(const ob_prep *p, const par_node *n)
     int64_t dh = par_attr_ints_at(n, "dilation", 0, 1), dw = par_attr_ints_at(n, "dilation", 1, 1);
     int64_t groups = par_attr_int(n, "groups", 1), cg = C / groups, kg = K / groups;
     /* the planted bug: the last input channel of each group is left out of the sum */
-    int64_t cused = bug_on && cg > 1 ? cg - 1 : cg;
+    int64_t cused = bug == BUG_CONV && cg > 1 ? cg - 1 : cg;
     for (int64_t nn = 0; nn < N; nn++)
         for (int64_t k = 0; k < K; k++)
             for (int64_t oh = 0; oh < OH; oh++)
@@ -214,6 +227,7 @@ static par_status ob_run(void *ctx, void *prepared, par_msg *msg)
         else if (strcmp(n->op, "linear") == 0) run_linear(p, n);
         else if (strcmp(n->op, "softmax") == 0) run_softmax(p, n);
     }
+    if (bug == BUG_PAIR && g->n_outputs > 1) p->buf[g->outputs[g->n_outputs - 1]][0] += 1.0f;
     return PAR_OK;
 }
 
@@ -221,10 +235,13 @@ static par_status set_knob(void *ctx, const char *key, const char *value, par_ms
 {
     (void)ctx;
     if (strcmp(key, "bug") != 0) return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (known: bug)", key);
-    if (strcmp(value, "on") != 0 && strcmp(value, "off") != 0)
-        return par_msgf(msg, PAR_ERROR, "bug must be on or off, not '%s'", value);
-    bug_on = strcmp(value, "on") == 0;
-    return PAR_OK;
+    static const char *const names[] = {"off", "conv", "add", "pair"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(value, names[i]) == 0) {
+            bug = i;
+            return PAR_OK;
+        }
+    return par_msgf(msg, PAR_ERROR, "bug must be conv, add, pair or off, not '%s'", value);
 }
 
 static void *ob_get_proc(void *ctx, const char *name)

@@ -14,6 +14,6 @@ $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
 # test_ties runs build/parity with tieaway.so.
 $(BUILD)/tests/test_ties: | $(TEST_PLUGINS)
 $(BUILD)/tests/test_ftz: | $(TEST_PLUGINS)
-# test_reduce runs offbyone.so and the example plugin; test_campaign fuzzes toggle.so.
-$(BUILD)/tests/test_reduce: | $(TEST_PLUGINS) $(EXAMPLE_PLUGIN)
-$(BUILD)/tests/test_campaign: | $(TEST_PLUGINS)
+# test_reduce runs offbyone.so and the example plugin, and build/parity reduce; test_campaign fuzzes toggle.so.
+$(BUILD)/tests/test_reduce: | $(TEST_PLUGINS) $(EXAMPLE_PLUGIN) $(EXE)
+$(BUILD)/tests/test_campaign: | $(TEST_PLUGINS) $(EXE)
