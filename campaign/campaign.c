@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -84,9 +85,9 @@ static void status_line(campaign *k, int final)
     k->last_status = t;
     double el = t - k->t0;
     char line[1024];
-    int n = snprintf(line, sizeof line, "\rfuzz: %lld graphs  %.0f/s  %lld findings (%d signatures)  %.0fs |",
+    int n = snprintf(line, sizeof line, "\rfuzz: %lld graphs  %.0f/s  %lld findings (%d signature%s)  %.0fs |",
                      (long long)k->st->graphs, el > 0 ? (double)k->st->graphs / el : 0.0,
-                     (long long)k->st->findings, (int)k->fs.n, el);
+                     (long long)k->st->findings, (int)k->n_seen, k->n_seen == 1 ? "" : "s", el);
     for (int32_t b = 0; b < k->cfg.n_backends && b < PAR_CAMPAIGN_MAX_BACKENDS && n > 0 && n < (int)sizeof line; b++) {
         const int64_t *c = k->st->by_backend[b];
         int64_t bad = 0;
@@ -96,6 +97,11 @@ static void status_line(campaign *k, int final)
                       k->cfg.backends[b].label, (long long)c[PAR_V_PASS], (long long)c[PAR_V_UNSUPPORTED],
                       (long long)bad);
     }
+    /* cut to the terminal's width: a line that wraps would not be overwritten by the next one */
+    struct winsize ws;
+    if (ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 8 && (size_t)ws.ws_col < sizeof line &&
+        strlen(line) > (size_t)ws.ws_col)
+        line[ws.ws_col] = 0; /* the leading '\r' takes no column */
     fprintf(stderr, "%s\033[K%s", line, final ? "\n" : "");
     fflush(stderr);
     k->status_shown = 1;
