@@ -3,12 +3,17 @@
  * findings written atomically (no temporary file left) and deduplicated by signature, index.json read back and
  * merged with another campaign's, a provisional folder left by a dead fuzzer adopted, the shard partition, a short
  * campaign on a test plugin that writes out of bounds (a finding folder with case.json and finding.json, exit 1,
- * the report's campaign object), and `parity fuzz` refusing bad options with the option named.
+ * the report's campaign object), SIGTERM (exit 143, the partial report and the findings kept), and `parity fuzz`
+ * refusing bad options with the option named.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "campaign/campaign.h"
@@ -338,6 +343,45 @@ static void test_correct_backend_no_finding(void)
     }
 }
 
+static void test_sigterm_keeps_report_and_findings(void)
+{
+    /* a campaign of 60 s on a backend that fails every graph, stopped by SIGTERM after about 1.5 s */
+    char plugin[PATH_MAX], outd[PATH_MAX];
+    snprintf(plugin, sizeof plugin, "%s/tests/plugins/toggle.so", build_dir);
+    snprintf(outd, sizeof outd, "%s/term", tmp_dir);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        int fd = open("/dev/null", O_WRONLY);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+        }
+        execl(exe, exe, "fuzz", "--plugin", plugin, "-b", "tp_toggle", "--time", "60", "--max-nodes", "1",
+              "--weights", "*=0,relu=1", "--quant-share", "0", "--hazard-share", "0", "--no-reduce", "--out", outd,
+              (char *)NULL);
+        _exit(127);
+    }
+    struct timespec ts = {1, 500000000};
+    nanosleep(&ts, NULL);
+    kill(pid, SIGTERM);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    CU_ASSERT(WIFEXITED(st) && WEXITSTATUS(st) == 143);
+    json_object *rep = load("%s/%s", outd, "report.json");
+    CU_ASSERT_FATAL(rep != NULL);
+    json_object *v, *camp;
+    CU_ASSERT(json_object_object_get_ex(rep, "interrupted", &v) && json_object_get_boolean(v));
+    CU_ASSERT(json_object_object_get_ex(rep, "campaign", &camp) && jint(camp, "graphs") > 0);
+    json_object_put(rep);
+    json_object *idx = load("%s/findings/%s", outd, "index.json");
+    CU_ASSERT_FATAL(idx != NULL);
+    json_object *arr;
+    CU_ASSERT(json_object_object_get_ex(idx, "findings", &arr) && json_object_array_length(arr) >= 1 &&
+              jint(json_object_array_get_idx(arr, 0), "count") >= 1);
+    json_object_put(idx);
+}
+
 /* A bad option: exit 2 and a message naming it. */
 static void refused(const char *args, const char *needle)
 {
@@ -376,6 +420,7 @@ static const CU_TestInfo tests[] = {
     {"shard_partition", test_shard_partition},
     {"campaign_finds_out_of_bounds_writes", test_campaign_finds_out_of_bounds_writes},
     {"correct_backend_no_finding", test_correct_backend_no_finding},
+    {"sigterm_keeps_report_and_findings", test_sigterm_keeps_report_and_findings},
     {"cli_refuses_bad_options", test_cli_refuses_bad_options},
     CU_TEST_INFO_NULL,
 };
