@@ -303,6 +303,13 @@ int par_cmd_fuzz(int argc, char **argv, const char *exe)
         return PAR_EXIT_USAGE;
     }
     if (!have_time && o.count == 0) o.time_s = 60;
+    /* the output folder is the user's input: one that cannot be made is a usage error, before anything runs */
+    char fdir[4200];
+    snprintf(fdir, sizeof fdir, "%s/findings", o.out_dir);
+    if (par_mkdir_p(fdir) != 0) {
+        fprintf(stderr, "parity fuzz: --out: cannot create '%s': %s\n", fdir, strerror(errno));
+        return PAR_EXIT_USAGE;
+    }
 
     par_backends *bs = calloc(1, sizeof *bs);
     if (!bs) return PAR_EXIT_INTERNAL;

@@ -410,6 +410,8 @@ static void test_cli_refuses_bad_options(void)
     refused("-b nosuchbackend --count 1", "no backend named 'nosuchbackend'");
     refused("-b cpu stray", "unexpected argument 'stray'");
     refused("-b cpu --frobnicate", "usage: parity fuzz");
+    CU_ASSERT_EQUAL(sh("%s fuzz -b cpu --count 1 --out /proc/version/x", exe), 2);
+    CU_ASSERT(strstr(out, "--out: cannot create '/proc/version/x/findings'") != NULL);
     CU_ASSERT_EQUAL(sh("%s fuzz --help", exe), 0);
     CU_ASSERT(strstr(out, "--shard K/N") != NULL);
 }
