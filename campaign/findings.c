@@ -717,6 +717,13 @@ int32_t par_findings_merge(par_findings *f, int32_t n_src, char **src_dirs, par_
     int32_t merged = 0;
     for (int32_t s = 0; s < n_src; s++) {
         par_findings src;
+        char probe[4200];
+        snprintf(probe, sizeof probe, "%s/findings", src_dirs[s]);
+        struct stat sb;
+        if (stat(probe, &sb) != 0 || !S_ISDIR(sb.st_mode)) { /* not a campaign folder: create nothing there */
+            par_msgf(msg, PAR_ERROR, "%s: not a campaign folder (no %s)", src_dirs[s], probe);
+            return -1;
+        }
         if (par_findings_open(&src, src_dirs[s], msg) != 0) return -1;
         if (strcmp(src.root, f->root) == 0) {
             par_findings_close(&src);

@@ -231,6 +231,8 @@ static void test_findings_merge(void)
     e = par_findings_find(&f, &s);
     CU_ASSERT(e && e->count == 4);
     par_findings_close(&f);
+    CU_ASSERT_EQUAL(sh("%s fuzz --merge %s/nosuch --out %s", exe, tmp_dir, dst), 2);
+    CU_ASSERT(strstr(out, "nosuch: not a campaign folder") != NULL);
     CU_ASSERT_EQUAL(sh("%s fuzz --merge --out %s", exe, dst), 2);
     CU_ASSERT(strstr(out, "--merge") != NULL);
 }
