@@ -241,6 +241,45 @@ static void test_quant_share(void)
     CU_ASSERT(qs8 > 20);
 }
 
+/* The hazard share: valid cases whatever the share; hazard inputs appear once the case model implements the hazard
+ * generators (par_gen_check accepts them), and NaN / Inf / overflow hazards only in graphs whose every op has
+ * PAR_OPF_NONFINITE. */
+static void test_hazard_share(void)
+{
+    par_fuzz_opts o;
+    par_fuzz_opts_default(&o);
+    o.hazard_share = 1.0;
+    o.quant_share = 0.3;
+    par_gen probe = {.dist = PAR_DIST_HAZARD, .a = -1, .b = 1, .hazard = PAR_HAZARD_SUBNORMAL};
+    par_msg m;
+    int implemented = par_gen_check(&probe, PAR_DTYPE_F32, &m) == PAR_OK;
+    int with = 0;
+    for (uint64_t s = 1; s <= 400; s++) {
+        par_case *c = par_fuzz_case(s, &o, &m);
+        CU_ASSERT(case_ok(c, &o));
+        if (!c) continue;
+        const par_graph_desc *d = par_graph_desc_of(c->graph);
+        int nonfinite = 0, any = 0;
+        for (int32_t i = 0; i < c->n_srcs; i++) {
+            if (c->srcs[i].kind != PAR_SRC_GEN || c->srcs[i].gen.dist != PAR_DIST_HAZARD) continue;
+            any = 1;
+            par_hazard h = c->srcs[i].gen.hazard;
+            nonfinite |= h == PAR_HAZARD_NAN_INF || h == PAR_HAZARD_HUGE || h == PAR_HAZARD_NEAR_OVERFLOW;
+        }
+        with += any;
+        for (int32_t j = 0; nonfinite && j < d->n_nodes; j++)
+            CU_ASSERT(par_op_of(&d->nodes[j])->flags & PAR_OPF_NONFINITE);
+        par_case_destroy(c);
+    }
+    PAR_TEST_NOTE("hazard generators %s: %d of 400 cases with hazard inputs\n",
+                  implemented ? "implemented" : "not implemented yet", with);
+    if (implemented) {
+        CU_ASSERT(with > 100);
+    } else {
+        CU_ASSERT_EQUAL(with, 0);
+    }
+}
+
 static void test_speed(void)
 {
     par_fuzz_opts o;
@@ -270,6 +309,7 @@ static const CU_TestInfo tests[] = {
     {"id_roundtrip", test_id_roundtrip},
     {"from_bytes", test_from_bytes},
     {"quant_share", test_quant_share},
+    {"hazard_share", test_hazard_share},
     {"speed", test_speed},
     CU_TEST_INFO_NULL,
 };
