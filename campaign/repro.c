@@ -30,6 +30,10 @@
 #ifndef PAR_LINK_LIBS
 #define PAR_LINK_LIBS "-ljson-c -ldl -lpthread -lm"
 #endif
+/* The sanitizer flags of a sanitized build (empty otherwise): its plugins and library need their runtime. */
+#ifndef PAR_REPRO_CFLAGS
+#define PAR_REPRO_CFLAGS ""
+#endif
 
 /* ---- where the library is -------------------------------------------------------------------------------------- */
 
@@ -71,13 +75,15 @@ void par_repro_compile_line(const par_backend_inst *inst, const char *c_path, ch
 {
     char exe[4096];
     par_repro_exe_path(c_path, exe, sizeof exe);
+    const char *san = PAR_REPRO_CFLAGS;
     if (inst->plugin_path[0]) {
-        snprintf(buf, len, "cc -std=c11 -Wall -Werror -I%s/core %s -o %s -ldl", PAR_SOURCE_DIR, c_path, exe);
+        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s/core %s -o %s -ldl", san[0] ? " " : "", san,
+                 PAR_SOURCE_DIR, c_path, exe);
     } else {
         char lib[4096];
         lib_path(lib, sizeof lib);
-        snprintf(buf, len, "cc -std=c11 -Wall -Werror -I%s/core %s %s -o %s %s", PAR_SOURCE_DIR, c_path, lib, exe,
-                 PAR_LINK_LIBS);
+        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s/core %s %s -o %s %s", san[0] ? " " : "", san,
+                 PAR_SOURCE_DIR, c_path, lib, exe, PAR_LINK_LIBS);
     }
 }
 

@@ -228,7 +228,7 @@ static int repro_status(const par_case *c, const par_backend_inst *inst, const c
     /* the compile line is the one the file's comment gives */
     FILE *f = fopen(path, "r");
     char *text = f ? calloc(1, 1 << 20) : NULL;
-    if (text) fread(text, 1, (1 << 20) - 1, f);
+    if (text && fread(text, 1, (1 << 20) - 1, f) == 0) text[0] = '\0';
     if (f) fclose(f);
     int in_comment = text && strstr(text, line) != NULL;
     free(text);
@@ -238,7 +238,19 @@ static int repro_status(const par_case *c, const par_backend_inst *inst, const c
     if (system(cmd) != 0) return fprintf(stderr, "repro: %s failed\n", line), -1;
     snprintf(cmd, sizeof cmd, "%s > %s.out 2>&1", exe, exe);
     int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    /* the verdict line must agree with the status (an aborted program exits 1 too) */
+    snprintf(cmd, sizeof cmd, "%s.out", exe);
+    char out[1 << 14] = "";
+    f = fopen(cmd, "r");
+    if (f) {
+        size_t n = fread(out, 1, sizeof out - 1, f);
+        out[n] = '\0';
+        fclose(f);
+    }
+    const char *want = code == 1 ? "REPRODUCED: " : code == 0 ? "not reproduced: " : NULL;
+    if (!want || !strstr(out, want)) return fprintf(stderr, "repro: %s exited %d:\n%s\n", exe, code, out), -1;
+    return code;
 }
 
 /* The reduced case's C repro compiles with -Wall -Werror, reproduces on the buggy plugin (1), not with its bug
