@@ -78,8 +78,9 @@ include $(sort $(wildcard backends/*/builtin.mk))
 CORE_SRC += $(BUILTIN_SRC)
 CPPFLAGS += $(BUILTIN_CPPFLAGS)
 LDLIBS  := $(BUILTIN_LIBS) $(LDLIBS)
-# The C repro of `parity reduce` names the libraries a program linking libparity.a needs (campaign/repro.c).
-$(BUILD)/obj/campaign/repro.o: CPPFLAGS += -DPAR_LINK_LIBS='"$(LDLIBS)"'
+# The C repro of `parity reduce` names the libraries a program linking libparity.a needs, and the sanitizer flags of
+# a sanitized build, whose library and plugins need them in the program too (campaign/repro.c).
+$(BUILD)/obj/campaign/repro.o: CPPFLAGS += -DPAR_LINK_LIBS='"$(LDLIBS)"' -DPAR_REPRO_CFLAGS='"$(SANFLAGS)"'
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ := $(BUILD)/obj/cli/main.o
 LIB      := $(BUILD)/libparity.a

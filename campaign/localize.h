@@ -22,8 +22,9 @@ typedef struct par_divergence {
  * is c's with "@<node name>". NULL with msg when it cannot be built. */
 par_case *par_case_prefix(const par_case *c, int32_t node, par_msg *msg);
 
-/* Localize the failure of c on cfg's one backend (cfg->n_backends == 1). Returns 0 (out filled), or -1 with msg on
- * an internal error. */
+/* Localize the failure of c on cfg's one backend (cfg->n_backends == 1; cfg->servers, when set, that backend's fork
+ * servers, else NULL: the workers fork the backend children themselves). Returns 0 (out filled), or -1 with msg on
+ * an internal error or an interrupted run. */
 int par_localize(const par_case *c, const par_run_config *cfg, par_divergence *out, par_msg *msg);
 
 #endif

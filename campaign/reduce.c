@@ -45,7 +45,7 @@ typedef struct reducer {
     int32_t max_tests;
     par_case *cur;
     int32_t div_node;        /* cur's first divergent node */
-    int stop;                /* 1: budget spent; 2: an internal error or an interruption (msg) */
+    int stop;                /* 1: budget spent; 2: an internal error (msg); 3: interrupted by a signal */
     par_msg *msg;
 } reducer;
 
@@ -96,11 +96,13 @@ static int try_batch(reducer *r, par_case **cands, char (*whats)[160], int32_t n
     for (int32_t j = 0; j < n && ok; j++)
         if (par_loc_plan_add(&set, cands[j], 0, INT32_MAX, 1, &plans[j], r->msg) != 0) ok = 0;
     par_run_result res = {0};
+    int rc = 0;
     if (ok) {
-        int rc = par_loc_run_set(&set, r->cfg, &res, r->msg);
+        rc = par_loc_run_set(&set, r->cfg, &res, r->msg);
         if (rc != 0) ok = 0;
     }
-    if (!ok) r->stop = 2;
+    if (!ok) r->stop = rc >= 128 ? 3 : 2;
+    if (rc >= 128) r->st->interrupted_by = rc - 128;
     r->st->tests += n;
     for (int32_t j = 0; j < n && ok && !accepted; j++) {
         par_signature sig;

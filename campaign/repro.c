@@ -30,6 +30,10 @@
 #ifndef PAR_LINK_LIBS
 #define PAR_LINK_LIBS "-ljson-c -ldl -lpthread -lm"
 #endif
+/* The sanitizer flags of a sanitized build (empty otherwise): its plugins and library need their runtime. */
+#ifndef PAR_REPRO_CFLAGS
+#define PAR_REPRO_CFLAGS ""
+#endif
 
 /* ---- where the library is -------------------------------------------------------------------------------------- */
 
@@ -71,13 +75,15 @@ void par_repro_compile_line(const par_backend_inst *inst, const char *c_path, ch
 {
     char exe[4096];
     par_repro_exe_path(c_path, exe, sizeof exe);
+    const char *san = PAR_REPRO_CFLAGS;
     if (inst->plugin_path[0]) {
-        snprintf(buf, len, "cc -std=c11 -Wall -Werror -I%s/core %s -o %s -ldl", PAR_SOURCE_DIR, c_path, exe);
+        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s/core %s -o %s -ldl", san[0] ? " " : "", san,
+                 PAR_SOURCE_DIR, c_path, exe);
     } else {
         char lib[4096];
         lib_path(lib, sizeof lib);
-        snprintf(buf, len, "cc -std=c11 -Wall -Werror -I%s/core %s %s -o %s %s", PAR_SOURCE_DIR, c_path, lib, exe,
-                 PAR_LINK_LIBS);
+        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s/core %s %s -o %s %s", san[0] ? " " : "", san,
+                 PAR_SOURCE_DIR, c_path, lib, exe, PAR_LINK_LIBS);
     }
 }
 
@@ -376,7 +382,9 @@ static const char *const repro_main =
     "    par_status st = be->init(&ctx, &msg);\n"
     "    if (st != PAR_OK) return fprintf(stderr, \"repro: init: %s\\n\", msg.text), 2;\n"
     "    for (int i = 0; i < N_KNOBS; i++) {\n"
-    "        par_set_knob_fn set = be->get_proc ? (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB) : NULL;\n"
+    "        void *sym = be->get_proc ? be->get_proc(ctx, PAR_PROC_SET_KNOB) : NULL;\n"
+    "        par_set_knob_fn set = NULL;\n"
+    "        if (sym) memcpy(&set, &sym, sizeof set); /* object pointer to function pointer, as for dlsym */\n"
     "        if (!set || set(ctx, knob_key[i], knob_val[i], &msg) != PAR_OK)\n"
     "            return fprintf(stderr, \"repro: knob %s=%s: %s\\n\", knob_key[i], knob_val[i],\n"
     "                           set ? msg.text : \"the backend has no knobs\"), 2;\n"
@@ -387,7 +395,9 @@ static const char *const repro_main =
     "                           msg.text), 2;\n"
     "    if ((st = be->prepare(ctx, &graph, &prepared, &msg)) != PAR_OK)\n"
     "        return fprintf(stderr, \"repro: prepare: %s\\n\", msg.text), 2;\n"
-    "    par_node_algo_fn algo = be->get_proc ? (par_node_algo_fn)be->get_proc(ctx, PAR_PROC_NODE_ALGO) : NULL;\n"
+    "    void *algo_sym = be->get_proc ? be->get_proc(ctx, PAR_PROC_NODE_ALGO) : NULL;\n"
+    "    par_node_algo_fn algo = NULL;\n"
+    "    if (algo_sym) memcpy(&algo, &algo_sym, sizeof algo);\n"
     "    for (int32_t k = 0; algo && k < graph.n_nodes; k++)\n"
     "        if (algo(ctx, prepared, k) != PAR_ALGO_DIRECT)\n"
     "            printf(\"note: node %s declares algorithm %d: these budgets assume direct summation\\n\",\n"
@@ -421,14 +431,21 @@ static const char *const repro_main =
     "            if (at < WORST) worst[at].out = j, worst[at].i = i, worst[at].ratio = ratio, worst[at].bad = bad;\n"
     "        }\n"
     "    }\n"
-    "    printf(\"%-16s %10s %-24s %-16s %-24s %s\\n\", \"output\", \"element\", \"reference\", \"budget\", \"backend\",\n"
-    "           \"|d|/budget\");\n"
+    "    printf(\"%-16s %-24s %-16s %-24s %-10s %s\\n\", \"output\", \"reference\", \"budget\", \"backend\", \"|d|/budget\",\n"
+    "           \"     element\");\n"
     "    for (int w = 0; w < n_worst; w++) {\n"
     "        const expect_t *x = &expects[worst[w].out];\n"
     "        const par_value *v = &values[graph_outputs[worst[w].out]];\n"
     "        int64_t i = worst[w].i;\n"
-    "        printf(\"%-16s %10lld %-24.17g %-16.6g %-24.17g %.3g%s\\n\", v->name, (long long)i, x->ref[i], x->budget[i],\n"
-    "               element(v->dtype, outs[worst[w].out], i), worst[w].ratio, worst[w].bad > 0 ? \"  FAIL\" : \"\");\n"
+    "        int64_t co[PAR_MAX_RANK], rest = i;\n"
+    "        for (int32_t a = v->rank - 1; a >= 0; a--) {\n"
+    "            co[a] = rest % v->dims[a];\n"
+    "            rest /= v->dims[a];\n"
+    "        }\n"
+    "        printf(\"%-16s %-24.17g %-16.6g %-24.17g %-10.3g %s[\", v->name, x->ref[i], x->budget[i],\n"
+    "               element(v->dtype, outs[worst[w].out], i), worst[w].ratio, worst[w].bad > 0 ? \"FAIL \" : \"ok   \");\n"
+    "        for (int32_t a = 0; a < v->rank; a++) printf(\"%s%lld\", a ? \",\" : \"\", (long long)co[a]);\n"
+    "        printf(\"]\\n\");\n"
     "    }\n"
     "    be->release(ctx, prepared);\n"
     "    be->destroy(ctx);\n"

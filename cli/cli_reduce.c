@@ -51,7 +51,8 @@ static void reduce_usage(FILE *f)
             "  -j, --jobs N       candidates run in parallel (default 2)\n"
             "  -v, --verbose      one line per reduction step\n"
             "\n"
-            "Exit codes: 0 reduced, 1 the case does not fail on that backend, 2 usage or input error, 3 internal.\n");
+            "Exit codes: 0 reduced, 1 the case does not fail on that backend, 2 usage or input error, 3 internal,\n"
+            "130 / 143 interrupted by SIGINT / SIGTERM (the smallest case so far is written).\n");
 }
 
 static int mkdir_p(const char *path)
@@ -142,7 +143,7 @@ static int reduce_case(const par_case *c, par_run_config *cfg, const par_reduce_
     }
     printf("reduced:   %d -> %d nodes, %lld -> %lld elements, %d tests, %.1f s%s\n", (int)st.nodes_before,
            (int)st.nodes_after, (long long)st.elems_before, (long long)st.elems_after, (int)st.tests, st.wall_s,
-           st.budget_hit ? " (budget reached)" : "");
+           st.interrupted_by ? " (interrupted: the smallest so far)" : st.budget_hit ? " (budget reached)" : "");
     const par_graph_desc *d = par_graph_desc_of(r->graph);
     printf("nodes:    ");
     for (int32_t k = 0; k < d->n_nodes; k++) printf(" %s(%s)", d->nodes[k].name, d->nodes[k].op);
@@ -171,6 +172,7 @@ static int reduce_case(const par_case *c, par_run_config *cfg, const par_reduce_
         printf("\nrepro:     %s && %s\n", line, exe_path);
     }
     par_case_destroy(r);
+    if (rc == PAR_EXIT_OK && st.interrupted_by) rc = 128 + st.interrupted_by;
     return rc;
 }
 

@@ -8,12 +8,14 @@
 #include <libgen.h>
 #include <stdarg.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tmain.h"
 #include "campaign/case_edit.h"
 #include "campaign/localize.h"
 #include "campaign/reduce.h"
+#include "campaign/reduce_pass.h"
 #include "exec/exec.h"
 
 static const char *build_path(const char *rel)
@@ -228,7 +230,7 @@ static int repro_status(const par_case *c, const par_backend_inst *inst, const c
     /* the compile line is the one the file's comment gives */
     FILE *f = fopen(path, "r");
     char *text = f ? calloc(1, 1 << 20) : NULL;
-    if (text) fread(text, 1, (1 << 20) - 1, f);
+    if (text && fread(text, 1, (1 << 20) - 1, f) == 0) text[0] = '\0';
     if (f) fclose(f);
     int in_comment = text && strstr(text, line) != NULL;
     free(text);
@@ -238,7 +240,19 @@ static int repro_status(const par_case *c, const par_backend_inst *inst, const c
     if (system(cmd) != 0) return fprintf(stderr, "repro: %s failed\n", line), -1;
     snprintf(cmd, sizeof cmd, "%s > %s.out 2>&1", exe, exe);
     int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    int code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    /* the verdict line must agree with the status (an aborted program exits 1 too) */
+    snprintf(cmd, sizeof cmd, "%s.out", exe);
+    char out[1 << 14] = "";
+    f = fopen(cmd, "r");
+    if (f) {
+        size_t n = fread(out, 1, sizeof out - 1, f);
+        out[n] = '\0';
+        fclose(f);
+    }
+    const char *want = code == 1 ? "REPRODUCED: " : code == 0 ? "not reproduced: " : NULL;
+    if (!want || !strstr(out, want)) return fprintf(stderr, "repro: %s exited %d:\n%s\n", exe, code, out), -1;
+    return code;
 }
 
 /* The reduced case's C repro compiles with -Wall -Werror, reproduces on the buggy plugin (1), not with its bug
@@ -409,8 +423,64 @@ static void test_other_bugs(void)
     par_case_destroy(c);
 }
 
+/* Every pass's candidates on cases of every kind of data (generated, inline, a sidecar file, quantized per tensor and
+ * per channel, dynamically quantized, an infinite attribute): each candidate is a finished case smaller than the
+ * original in what its pass shrinks, and survives the case format. */
+static void test_candidates(void)
+{
+    static const char *const files[] = {
+        "tests/data/cases/qs8_conv.json", "tests/data/cases/quant_add.json", "tests/data/cases/sidecar.json",
+        "tests/data/cases/clamp_inf.json", "tests/data/cases/conv_small.json", "cases/models/mlp.json",
+        "cases/models/transformer_encoder_dynq.json",
+    };
+    for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", PAR_SOURCE_DIR, files[f]);
+        par_msg m = {{0}};
+        par_case *c = par_case_load(path, &m);
+        if (!c) fprintf(stderr, "%s\n", m.text);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        const par_graph_desc *d = par_graph_desc_of(c->graph);
+        int64_t elems = par_case_data_elems(c);
+        int built = 0, bad = 0;
+        for (int p = 0; p < PAR_RD_PASS_COUNT; p++) {
+            int end = 0;
+            /* the first candidates of each pass: the models' weights are generated again for every one */
+            for (int32_t i = 0; i < 10 && !end; i++) {
+                char what[160];
+                par_case *k = par_rd_candidate(c, (par_rd_pass)p, d->n_nodes - 1, i, what, sizeof what, &end);
+                if (!k) continue;
+                built++;
+                const par_graph_desc *kd = par_graph_desc_of(k->graph);
+                /* a node candidate has fewer nodes or outputs (a cut may trade weights for a larger input), an output
+                 * candidate fewer outputs, the others no more data */
+                int ok = k->status == PAR_OK && kd->n_outputs >= 1 && kd->n_nodes <= d->n_nodes;
+                if (p == PAR_RD_NODES) ok = ok && (kd->n_nodes < d->n_nodes || kd->n_outputs < d->n_outputs);
+                else if (p == PAR_RD_OUTPUTS) ok = ok && kd->n_outputs < d->n_outputs;
+                else ok = ok && par_case_data_elems(k) <= elems;
+                char *json = par_case_to_json(k, 0);
+                par_case *back = json ? par_case_parse(json, strlen(json), "candidate", &m) : NULL;
+                ok = ok && back && par_graph_desc_of(back->graph)->n_nodes == kd->n_nodes;
+                if (!ok) {
+                    fprintf(stderr, "%s: %s candidate %d (%s): %s\n", files[f], par_rd_pass_name((par_rd_pass)p),
+                            (int)i, what, back ? "not smaller" : m.text);
+                    bad++;
+                }
+                par_case_destroy(back);
+                free(json);
+                par_case_destroy(k);
+            }
+        }
+        PAR_TEST_NOTE("%s: %d candidates, %.2f s\n", files[f], built, (double)clock() / CLOCKS_PER_SEC);
+        CU_ASSERT(built > 0);
+        CU_ASSERT_EQUAL(bad, 0);
+        par_case_destroy(c);
+    }
+}
+
 static const CU_TestInfo tests[] = {
     {"prefix", test_prefix},
+    {"candidates", test_candidates},
     {"localize", test_localize},
     {"reduce", test_reduce},
     {"other_bugs", test_other_bugs},
