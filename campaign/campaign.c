@@ -319,7 +319,7 @@ static int32_t run_batch(campaign *k, int64_t *next, int32_t n)
                         m.text);
             continue;
         }
-        if (par_case_set_adopt(&set, c, "fuzz") != 0) {
+        if (par_case_set_adopt(&set, c, "suite:fuzz") != 0) {
             k->internal = 1;
             break;
         }

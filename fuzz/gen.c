@@ -320,7 +320,7 @@ static par_case *build(gen_src *src, uint64_t seed, const par_fuzz_opts *o, cons
         return par_msgf(msg, PAR_ERROR, "fuzz: max_nodes must lie in 1..64 and max_elems be >= 1"), NULL;
     par_case *c = par_case_create(id, seed);
     if (!c) return par_msgf(msg, PAR_ERROR, "fuzz: out of memory"), NULL;
-    c->origin = strdup("fuzz");
+    c->origin = strdup("suite:fuzz");
     gen_ctx g;
     if (!gen_ctx_init(&g, src, c, o)) {
         gen_ctx_free(&g);
