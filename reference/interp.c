@@ -297,6 +297,17 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
     return st;
 }
 
+/* Gradual underflow of a computed result (docs/oracle.md, "Flushed subnormals"): rounded to its storage format, a
+ * result in the subnormal range errs by up to half the smallest subnormal (2^-150 in f32, 2^-25 in f16) whatever its
+ * relative budget says; the kernels' u_store |v| covers normal results only. Added to every element of a non-exact
+ * op's float output (exact ops select an input element, which is stored already). */
+static void gradual_results(par_rt *t, const par_prec *p)
+{
+    if (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16) return;
+    const double eta = t->dtype == PAR_DTYPE_F16 ? 0x1p-25 : par_eta_gradual(p);
+    for (int64_t i = 0; i < t->numel; i++) t->e[i] += eta;
+}
+
 /* Fill the scales of a node's outputs that its kernel left uncomputed (every kernel but the linear combinations):
  * the same kernel run on the inputs' scales in place of their budgets. Kernels other than linear combinations
  * propagate budgets deterministically (own rounding plus sup|f'| times the input's), so this gives their outputs'
@@ -452,6 +463,8 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         if (st == PAR_OK) st = par_ref_kernel(info->id)(&c, in, out, msg);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         if (st == PAR_OK && p->flush > 0) st = flush_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
+        if (st == PAR_OK && !(p->flush > 0) && !(info->flags & PAR_OPF_EXACT))
+            for (int32_t i = 0; i < n->n_outputs; i++) gradual_results(out[i], p);
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++)
             if (out[i]->f) flush_results(out[i], flush_tau(p, out[i]->dtype));
         par_rt_free(&tmp_in[0]);

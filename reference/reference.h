@@ -122,11 +122,23 @@ static inline double par_prop_bound_flush(double sum_t, double sum_s2, double su
     return r < sum_t ? r : sum_t;
 }
 
-/* The absolute error of n operations of a kernel that may each flush a subnormal result to zero (a product or a
- * partial sum inside the op; eta of the standard model): n * flush; 0 when the backend keeps subnormals. A kernel
- * adds it to its own rounding for the intermediate operations it counts; the interpreter adds the flush of the
- * inputs (DAZ) and of each node's results (FTZ) itself, so a kernel never counts those. */
-static inline double par_eta(const par_prec *p, double n) { return p->flush > 0 ? n * p->flush : 0.0; }
+/* The absolute error of gradual underflow in one operation of the arithmetic (eta of the standard model without
+ * flushing): half the smallest subnormal, 2^-150 for f32, 2^-25 when f16 is involved; 0 for the ideal result. */
+static inline double par_eta_gradual(const par_prec *p)
+{
+    if (p->u == 0 && p->u_store == 0) return 0.0;
+    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-25 : 0x1p-150;
+}
+
+/* The absolute error of n operations of a kernel whose results may underflow (a product or a partial sum inside the
+ * op; eta of the standard model): n * flush when the backend flushes subnormals to zero, else n times the gradual
+ * underflow's half subnormal (docs/oracle.md, "Flushed subnormals"). A kernel adds it to its own rounding for the
+ * intermediate operations it counts; the interpreter adds the flush of the inputs (DAZ) and the underflow of each
+ * node's results (FTZ, or the gradual eta of the stored result) itself, so a kernel never counts those. */
+static inline double par_eta(const par_prec *p, double n)
+{
+    return p->flush > 0 ? n * p->flush : n * par_eta_gradual(p);
+}
 
 /* The scales of a tensor (its budgets when it has none). */
 static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s : t->e; }
