@@ -86,7 +86,23 @@ typedef struct par_ref_ctx {
     const par_graph_desc *g;
     const par_node *n;               /* the node being computed; its values: g->values[n->inputs[i]] etc. */
     par_prec prec;
+    /* Output 0's elements whose evaluation in the backend's arithmetic may overflow an intermediate although the ideal
+     * result is finite (a partial sum of huge terms, x * 6 inside hardswish): a kernel sets any[i] = 1 there
+     * (par_mark_any), and the interpreter makes the element "anything" (docs/oracle.md, "NaN and Inf policy"): value
+     * NaN, budget +Inf, any backend value passes and is counted unbounded. NULL: no marks wanted (the scale and flush
+     * passes). */
+    uint8_t *any;
 } par_ref_ctx;
+
+/* The largest magnitude an intermediate of the arithmetic holds without overflowing: FLT_MAX, or 65504 when the
+ * arithmetic is f16. */
+static inline double par_ovf_arith(const par_prec *p) { return p->u > 0x1p-20 ? 65504.0 : 0x1.fffffep127; }
+
+/* Mark element i of output 0 as "anything" (an intermediate may overflow; see par_ref_ctx.any). */
+static inline void par_mark_any(const par_ref_ctx *c, int64_t i)
+{
+    if (c->any) c->any[i] = 1;
+}
 
 /* gamma_k = k u / (1 - k u): the forward error bound factor of a k-term sum (Higham, Accuracy and Stability of
  * Numerical Algorithms, 2nd ed., section 3.1). */
