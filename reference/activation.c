@@ -114,7 +114,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
     double y = 0, p = 0, own = 0;
     if (isnan(x)) { /* every activation propagates NaN (PyTorch; docs/ops.md, "NaN and Inf") */
         *yo = x;
-        *eo = 0;
+        *eo = INFINITY; /* the interpreter's NaN rule sets the budget (interp.c, nonfinite_rules) */
         return;
     }
     /* A margin beyond which the flat parts of hardsigmoid / hardswish are certain even after the backend's own

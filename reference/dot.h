@@ -58,8 +58,9 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
         propf += b->f ? b->f[o] : 0;
         k++;
     }
-    /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta). */
-    double flush_own = par_eta(p, (double)(2 * k));
+    /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta); under
+     * gradual underflow only the k products round there. */
+    double flush_own = par_eta_ops(p, (double)k, (double)k);
     double round = bmul(par_gamma(k, p->u), mag) + flush_own;
     if (y->s) {
         /* The scale: the root-sum-square of the bounds of the op's own roundings (k products, each at most

@@ -66,7 +66,7 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     int64_t k = a->k;
     double val = sum / d;
     /* Flushing: the k - 1 partial sums, or k scaled terms and their k - 1 sums, may each flush (eta). */
-    double flush_own = par_eta(p, (double)(2 * k));
+    double flush_own = par_eta_ops(p, (double)k, (double)k); /* gradual: the k scalings only */
     double round = bmul(par_gamma(k + 1, p->u), mag / d) + flush_own;
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
         double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + sqrt(prop2) / d;
@@ -232,7 +232,7 @@ static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t y
 {
     int64_t k = a->k;
     /* Flushing: each of the k - 1 partial sums may flush (eta). */
-    double flush_own = par_eta(p, (double)(k > 1 ? k - 1 : 0));
+    double flush_own = par_eta_ops(p, 0, (double)(k > 1 ? k - 1 : 0)); /* gradual: additions are exact there */
     double round = bmul(par_gamma(k - 1, p->u), a->mag) + flush_own;
     if (y->s) {
         double ps = bmul(sqrt((double)(k > 1 ? k - 1 : 0)) * p->u, a->mag) + sqrt(a->prop2);

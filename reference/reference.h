@@ -156,6 +156,14 @@ static inline double par_eta(const par_prec *p, double n)
     return p->flush > 0 ? n * p->flush : n * par_eta_gradual(p);
 }
 
+/* par_eta for a kernel that tells its n_mul multiplications (divisions, elementary functions) from its n_add
+ * additions: flushing may hit any of them, (n_mul + n_add) tau; under gradual underflow an addition whose result is
+ * subnormal is exact (Higham, section 2.1), so only the n_mul others count. */
+static inline double par_eta_ops(const par_prec *p, double n_mul, double n_add)
+{
+    return p->flush > 0 ? (n_mul + n_add) * p->flush : n_mul * par_eta_gradual(p);
+}
+
 /* The scales of a tensor (its budgets when it has none). */
 static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s : t->e; }
 

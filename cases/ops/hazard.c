@@ -28,10 +28,13 @@ typedef struct hz_op {
     int na;
     par_attr at[3];
     int quant; /* also as a quantized graph (qu8 and qs8) under ties and saturation */
+    const char *tag; /* spelled in the ID after the shape when an op is listed twice ("d=2"), else NULL */
+    int full_only;   /* only in the full suite */
 } hz_op;
 
 static const int64_t K2[2] = {2, 2}, AX_LAST[1] = {-1}, AX_HW[2] = {2, 3}, PERM[4] = {0, 2, 3, 1};
 static const int64_t PADS[8] = {0, 0, 0, 0, 1, 1, 2, 0}, RESH[2] = {-1, 14}, CPAD[4] = {1, 1, 1, 1};
+static const int64_t CPAD2[4] = {2, 2, 2, 2}, DIL2[2] = {2, 2};
 
 #define A1(x) 1, {x}
 #define A2(x, y) 2, {x, y}
@@ -46,38 +49,42 @@ static const hz_op *hz_ops(int *n)
         return ops;
     }
     const hz_op t[] = {
-        {"relu", HZ_UNARY, 0, {{0}}, 1},
-        {"relu6", HZ_UNARY, 0, {{0}}, 0},
-        {"hardtanh", HZ_UNARY, 0, {{0}}, 0},
-        {"clamp", HZ_UNARY, A2(par_a_float("min", -1.5), par_a_float("max", 1.5)), 1},
-        {"leaky_relu", HZ_UNARY, 0, {{0}}, 0},
-        {"sigmoid", HZ_UNARY, 0, {{0}}, 0},
-        {"tanh", HZ_UNARY, 0, {{0}}, 0},
-        {"hardsigmoid", HZ_UNARY, 0, {{0}}, 0},
-        {"hardswish", HZ_UNARY, 0, {{0}}, 0},
-        {"silu", HZ_UNARY, 0, {{0}}, 0},
-        {"gelu", HZ_UNARY, 0, {{0}}, 0},
-        {"elu", HZ_UNARY, 0, {{0}}, 0},
-        {"add", HZ_BINARY, 0, {{0}}, 1},
-        {"sub", HZ_BINARY, 0, {{0}}, 0},
-        {"mul", HZ_BINARY, 0, {{0}}, 0},
-        {"div", HZ_DIV, 0, {{0}}, 0},
-        {"max_pool2d", HZ_UNARY, A2(par_a_ints("kernel", 2, K2), par_a_ints("stride", 2, K2)), 1},
-        {"avg_pool2d", HZ_UNARY, A2(par_a_ints("kernel", 2, K2), par_a_ints("stride", 2, K2)), 1},
-        {"global_avg_pool2d", HZ_UNARY, 0, {{0}}, 0},
-        {"sum", HZ_UNARY, A1(par_a_ints("axes", 1, AX_LAST)), 0},
-        {"mean", HZ_UNARY, A1(par_a_ints("axes", 2, AX_HW)), 1},
-        {"amax", HZ_UNARY, A1(par_a_ints("axes", 1, AX_LAST)), 0},
-        {"softmax", HZ_UNARY, 0, {{0}}, 0},
-        {"log_softmax", HZ_UNARY, 0, {{0}}, 0},
-        {"reshape", HZ_UNARY, A1(par_a_ints("shape", 2, RESH)), 0},
-        {"permute", HZ_UNARY, A1(par_a_ints("perm", 4, PERM)), 0},
-        {"pad", HZ_UNARY, A2(par_a_ints("pads", 8, PADS), par_a_float("value", 0.25)), 0},
-        {"slice", HZ_UNARY, A3(par_a_int("dim", 3), par_a_int("start", 1), par_a_int("end", 6)), 0},
-        {"concat", HZ_CONCAT, A1(par_a_int("axis", 1)), 0},
-        {"linear", HZ_LINEAR, 0, {{0}}, 0},
-        {"matmul", HZ_MATMUL, 0, {{0}}, 0},
-        {"conv2d", HZ_CONV, A1(par_a_ints("padding", 4, CPAD)), 0},
+        {"relu", HZ_UNARY, 0, {{0}}, 1, NULL, 0},
+        {"relu6", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"hardtanh", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"clamp", HZ_UNARY, A2(par_a_float("min", -1.5), par_a_float("max", 1.5)), 1, NULL, 0},
+        {"leaky_relu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"sigmoid", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"tanh", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"hardsigmoid", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"hardswish", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"silu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"gelu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"elu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"add", HZ_BINARY, 0, {{0}}, 1, NULL, 0},
+        {"sub", HZ_BINARY, 0, {{0}}, 0, NULL, 0},
+        {"mul", HZ_BINARY, 0, {{0}}, 0, NULL, 0},
+        {"div", HZ_DIV, 0, {{0}}, 0, NULL, 0},
+        {"max_pool2d", HZ_UNARY, A2(par_a_ints("kernel", 2, K2), par_a_ints("stride", 2, K2)), 1, NULL, 0},
+        {"avg_pool2d", HZ_UNARY, A2(par_a_ints("kernel", 2, K2), par_a_ints("stride", 2, K2)), 1, NULL, 0},
+        {"global_avg_pool2d", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"sum", HZ_UNARY, A1(par_a_ints("axes", 1, AX_LAST)), 0, NULL, 0},
+        {"mean", HZ_UNARY, A1(par_a_ints("axes", 2, AX_HW)), 1, NULL, 0},
+        {"amax", HZ_UNARY, A1(par_a_ints("axes", 1, AX_LAST)), 0, NULL, 0},
+        {"softmax", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"log_softmax", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"reshape", HZ_UNARY, A1(par_a_ints("shape", 2, RESH)), 0, NULL, 0},
+        {"permute", HZ_UNARY, A1(par_a_ints("perm", 4, PERM)), 0, NULL, 0},
+        {"pad", HZ_UNARY, A2(par_a_ints("pads", 8, PADS), par_a_float("value", 0.25)), 0, NULL, 0},
+        {"slice", HZ_UNARY, A3(par_a_int("dim", 3), par_a_int("start", 1), par_a_int("end", 6)), 0, NULL, 0},
+        {"concat", HZ_CONCAT, A1(par_a_int("axis", 1)), 0, NULL, 0},
+        {"linear", HZ_LINEAR, 0, {{0}}, 0, NULL, 0},
+        {"matmul", HZ_MATMUL, 0, {{0}}, 0, NULL, 0},
+        /* quick: dilated, which no Winograd algorithm takes, so that a backend declaring Winograd is judged on
+         * its direct path there; full: the 3x3 stride-1 form too, where a declared Winograd tile mixes every input
+         * (conv_winograd.c) */
+        {"conv2d", HZ_CONV, A2(par_a_ints("padding", 4, CPAD2), par_a_ints("dilation", 2, DIL2)), 0, "d=2", 0},
+        {"conv2d", HZ_CONV, A1(par_a_ints("padding", 4, CPAD)), 0, NULL, 1},
     };
     count = (int)(sizeof t / sizeof t[0]);
     memcpy(ops, t, sizeof t);
@@ -111,7 +118,8 @@ static void hz_emit(par_sweep *s, const hz_op *o, par_hazard h, const int64_t *x
     int rank = 4;
     if (o->kind == HZ_LINEAR || o->kind == HZ_MATMUL) xd[0] = xd4[0] * xd4[1] * xd4[2], xd[1] = xd4[3], rank = 2;
     su_shape(sh, sizeof sh, rank, xd);
-    par_case *c = qdt ? par_sweep_case(s, o->op, "%s(x=%s,dt=%s,in=hazard:%s)", o->op, sh, su_dt((par_dtype)qdt), hn)
+    if (o->tag) snprintf(sh + strlen(sh), sizeof sh - strlen(sh), ",%s", o->tag);
+    par_case *c = qdt ? par_sweep_case(s, o->op, "%s(x=%s,quant=%s,in=hazard:%s)", o->op, sh, su_dt((par_dtype)qdt), hn)
                       : par_sweep_case(s, o->op, "%s(x=%s,in=hazard:%s)", o->op, sh, hn);
     if (!c) return;
     if (qdt) {
@@ -176,6 +184,7 @@ void par_sweep_hazard(par_sweep *s)
     const hz_op *ops = hz_ops(&n);
     const int n_shapes = par_sweep_level(s) == PAR_SUITE_FULL ? 2 : 1;
     for (int k = 0; k < n; k++) {
+        if (ops[k].full_only && n_shapes == 1) continue;
         const par_op_info *info = par_op_find(ops[k].op);
         const int nonfinite_ok = info && (info->flags & PAR_OPF_NONFINITE);
         for (int si = 0; si < n_shapes; si++)
