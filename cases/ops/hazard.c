@@ -20,6 +20,7 @@ typedef enum hz_kind {
     HZ_LINEAR,  /* x [rows, K] hazard, weight normal(0, 1/sqrt(K)), bias */
     HZ_MATMUL,  /* x [rows, K] hazard, b [K, 5] uniform */
     HZ_CONV,    /* x [N, C, H, W] hazard, weight [3, C, 3, 3] normal(0, 1/sqrt(fan_in)), bias, padding 1 */
+    HZ_LNORM,   /* layer_norm over the last dimension */
 } hz_kind;
 
 typedef struct hz_op {
@@ -35,6 +36,7 @@ typedef struct hz_op {
 static const int64_t K2[2] = {2, 2}, AX_LAST[1] = {-1}, AX_HW[2] = {2, 3}, PERM[4] = {0, 2, 3, 1};
 static const int64_t PADS[8] = {0, 0, 0, 0, 1, 1, 2, 0}, RESH[2] = {-1, 14}, CPAD[4] = {1, 1, 1, 1};
 static const int64_t CPAD2[4] = {2, 2, 2, 2}, DIL2[2] = {2, 2};
+static const double SCALE2[2] = {2, 2};
 
 #define A1(x) 1, {x}
 #define A2(x, y) 2, {x, y}
@@ -78,6 +80,9 @@ static const hz_op *hz_ops(int *n)
         {"pad", HZ_UNARY, A2(par_a_ints("pads", 8, PADS), par_a_float("value", 0.25)), 0, NULL, 0},
         {"slice", HZ_UNARY, A3(par_a_int("dim", 3), par_a_int("start", 1), par_a_int("end", 6)), 0, NULL, 0},
         {"concat", HZ_CONCAT, A1(par_a_int("axis", 1)), 0, NULL, 0},
+        /* ops without NaN and Inf rules: the other hazards only */
+        {"layer_norm", HZ_LNORM, 0, {{0}}, 0, NULL, 0},
+        {"upsample_bilinear2d", HZ_UNARY, A1(par_a_floats("scale", 2, SCALE2)), 0, NULL, 0},
         {"linear", HZ_LINEAR, 0, {{0}}, 0, NULL, 0},
         {"matmul", HZ_MATMUL, 0, {{0}}, 0, NULL, 0},
         /* quick: dilated, which no Winograd algorithm takes, so that a backend declaring Winograd is judged on
@@ -174,7 +179,12 @@ static void hz_emit(par_sweep *s, const hz_op *o, par_hazard h, const int64_t *x
     default: break;
     }
     par_out_spec y = {"y", 0, 0.0f, 0};
-    par_case_output(c, par_case_node(c, o->op, n_in, in, o->na, o->at, &y));
+    if (o->kind == HZ_LNORM) {
+        par_attr ns = par_a_ints("normalized_shape", 1, &xd[rank - 1]);
+        par_case_output(c, par_case_node(c, o->op, n_in, in, 1, &ns, &y));
+    } else {
+        par_case_output(c, par_case_node(c, o->op, n_in, in, o->na, o->at, &y));
+    }
     par_sweep_done(s, c);
 }
 
