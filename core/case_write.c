@@ -168,7 +168,7 @@ static void wtensor(wbuf *w, const par_case *c, const par_value *v, const par_te
     /* NaN and Inf have no JSON number: a nan_inf tensor keeps its generator even when data is asked for inline */
     const int nonfinite = s && s->kind == PAR_SRC_GEN && s->gen.dist == PAR_DIST_HAZARD &&
                           s->gen.hazard == PAR_HAZARD_NAN_INF &&
-                          (v->dtype == PAR_DTYPE_F32 || v->dtype == PAR_DTYPE_F16);
+                          (v->dtype == PAR_DTYPE_F32 || v->dtype == PAR_DTYPE_F16 || v->dtype == PAR_DTYPE_F64);
     if (s && s->kind == PAR_SRC_GEN && (!inline_data || nonfinite)) {
         wput(w, ",\n      \"init\": ");
         wgen(w, &s->gen, par_case_derive_seed(v->name, c->seed));
