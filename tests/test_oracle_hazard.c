@@ -71,6 +71,18 @@ static void test_signed_zero(void)
     CU_ASSERT_EQUAL(judge(g, in, flipped, &m), 0);
     CU_ASSERT(judge(g, in, wrong, &m) > 0); /* even the smallest subnormal is more than an exact 0 allows */
     par_graph_destroy(g);
+    /* a quotient by a zero takes the zero's sign, which is not pinned: either infinity passes; 0 / 0 is NaN */
+    g = one_node("div", 2, D1, R1, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const float n[4] = {1, 1, 0, 2}, z[4] = {0.0f, -0.0f, 0.0f, 4};
+    const void *dz[2] = {n, z};
+    const float y1[4] = {INFINITY, -INFINITY, NAN, 0.5f}, y2[4] = {-INFINITY, INFINITY, NAN, 0.5f};
+    const float y3[4] = {INFINITY, INFINITY, 0, 0.5f};
+    CU_ASSERT_EQUAL(judge(g, dz, y1, &m), 0);
+    CU_ASSERT_EQUAL(judge(g, dz, y2, &m), 0);
+    CU_ASSERT_EQUAL(m.n_unbounded, 2);
+    CU_ASSERT_EQUAL(judge(g, dz, y3, &m), 1);
+    par_graph_destroy(g);
 }
 
 /* NaN and Inf through elementwise ops, clamps and max pooling (PyTorch's rules, docs/ops.md). */
