@@ -152,17 +152,20 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
     }
     case ACT_SIGMOID: {
         y = sigmoid(x);
+        /* s'(t) = s(t) s(-t), evaluated at -|t| so that neither factor is 1 - (a number that rounds to 1): for
+         * |t| > 37, 1 - s(|t|) is 0 in double while s'(t) = e^-|t| is what carries the input's error into a tiny
+         * result (sigmoid(-55) of an input held within u |x| is off by 55 u relative) */
         double t = closest_to_zero(x, e);
-        double st = sigmoid(t);
-        p = st * (1 - st) * e;
+        double sn = sigmoid(-t);
+        p = sn * (1 - sn) * e;
         /* exp (fn), 1 + exp(-x) (u), the division (u): relative errors that stay relative through 1/(1 + E). */
         own = (fn + 2 * u) * (fabs(y) + p) + underflow_abs(pr);
         break;
     }
     case ACT_TANH: {
         y = tanh(x);
-        double tt = tanh(closest_to_zero(x, e));
-        p = (1 - tt * tt) * e;
+        double ch = cosh(closest_to_zero(x, e)); /* 1 - tanh^2 = 1 / cosh^2, without 1 - (a number near 1) */
+        p = e / (ch * ch);
         own = fn * (fabs(y) + p) + 2 * eta; /* x * x in a polynomial, or exp(2x) in 1 - 2 / (exp(2x) + 1) */
         break;
     }
