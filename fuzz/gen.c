@@ -281,14 +281,21 @@ static void apply_hazard(gen_ctx *g, par_case *c, par_hazard h)
     if (n == 0) return;
     /* NaN, Inf and overflow only where every node's rules for them are defined (a quantized twin adds quantize and
      * dequantize nodes the draw did not see) */
-    for (int32_t j = 0; j < d->n_nodes && nonfinite_hazard(h); j++) {
+    int all_nonfinite = 1;
+    for (int32_t j = 0; j < d->n_nodes; j++) {
         const par_op_info *op = par_op_of(&d->nodes[j]);
-        if (!op || !(op->flags & PAR_OPF_NONFINITE)) return;
+        if (!op || !(op->flags & PAR_OPF_NONFINITE)) all_nonfinite = 0;
     }
+    if (nonfinite_hazard(h) && !all_nonfinite) return;
     int32_t must = (int32_t)gen_below(g->src, (uint32_t)n);
     for (int32_t k = 0; k < n; k++) {
         if (k != must && !gen_chance(g->src, 0.5)) continue;
         par_tensor_src *s = &c->srcs[cand[k]];
+        /* An input drawn positive feeds a sqrt, an rsqrt or a divisor (the emitter's well-conditioning): a hazard
+         * with zeros or negative values would make NaN or Inf there, which only ops with defined rules may see. So
+         * it takes only all_equal (within its own range) unless every node has PAR_OPF_NONFINITE. */
+        const int positive = s->gen.dist == PAR_DIST_UNIFORM && s->gen.a > 0;
+        if (positive && h != PAR_HAZARD_ALL_EQUAL && !all_nonfinite) continue;
         par_gen hg = s->gen;
         hg.dist = PAR_DIST_HAZARD;
         hg.hazard = h;
@@ -308,6 +315,7 @@ static void apply_hazard(gen_ctx *g, par_case *c, par_hazard h)
             }
         }
         if (h == PAR_HAZARD_TIES && hg.a == -1.0) hg.a = 1.0 / 64.0, hg.b = 64;
+        if (positive && h == PAR_HAZARD_ALL_EQUAL) hg.a = s->gen.a, hg.b = s->gen.b;
         par_msg m;
         /* Kept only when the generator accepts it (a hazard kind the case model does not implement is skipped). */
         if (par_gen_check(&hg, PAR_DTYPE_F32, &m) == PAR_OK) s->gen = hg;
