@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include <unistd.h>
 
 #include "reports/report.h"
+#include "reports/json_out.h"
 
 /* ---- files ----------------------------------------------------------------------------------------------------- */
 
@@ -157,25 +157,6 @@ static void remove_folder(const char *path)
 
 /* ---- JSON of a finding ------------------------------------------------------------------------------------------ */
 
-static json_object *jnum(double d)
-{
-    if (!isfinite(d)) return NULL; /* NaN and Infinity are not JSON */
-    char t[40];
-    snprintf(t, sizeof t, "%.9g", d);
-    return json_object_new_double_s(d, t);
-}
-
-static json_object *jstr(const char *s)
-{
-    size_t n = strlen(s ? s : ""), cap = 3 * n + 1;
-    char *buf = malloc(cap);
-    if (!buf) return json_object_new_string("");
-    par_text_clean(buf, cap, s ? s : "", n + 1, 0);
-    json_object *o = json_object_new_string(buf);
-    free(buf);
-    return o;
-}
-
 static void put(json_object *o, const char *k, json_object *v)
 {
     json_object_object_add(o, k, v);
@@ -189,20 +170,20 @@ static int compared(const par_result *r)
 static json_object *record_json(const par_result *r)
 {
     json_object *o = json_object_new_object();
-    put(o, "verdict", jstr(par_verdict_name(r->verdict)));
-    put(o, "reason", jstr(r->reason));
+    put(o, "verdict", par_json_str(par_verdict_name(r->verdict)));
+    put(o, "reason", par_json_str(r->reason));
     if (compared(r)) {
         const par_metrics *m = &r->m;
         json_object *mj = json_object_new_object();
         put(mj, "n", json_object_new_int64(m->n));
         put(mj, "n_over", json_object_new_int64(m->n_over));
         put(mj, "n_nonfinite", json_object_new_int64(m->n_nonfinite));
-        put(mj, "max_abs", jnum(m->max_abs));
-        put(mj, "max_rel", jnum(m->max_rel));
-        put(mj, "max_ulp", jnum(m->max_ulp));
-        put(mj, "nmse", jnum(m->nmse));
-        put(mj, "bias", jnum(m->bias));
-        put(mj, "max_ratio", jnum(m->max_ratio));
+        put(mj, "max_abs", par_json_num(m->max_abs));
+        put(mj, "max_rel", par_json_num(m->max_rel));
+        put(mj, "max_ulp", par_json_num(m->max_ulp));
+        put(mj, "nmse", par_json_num(m->nmse));
+        put(mj, "bias", par_json_num(m->bias));
+        put(mj, "max_ratio", par_json_num(m->max_ratio));
         put(o, "metrics", mj);
         if (m->worst_index >= 0) {
             json_object *w = json_object_new_object(), *co = json_object_new_array();
@@ -211,9 +192,9 @@ static json_object *record_json(const par_result *r)
             for (int32_t k = 0; k < m->worst_rank && k < PAR_MAX_RANK; k++)
                 json_object_array_add(co, json_object_new_int64(m->worst_coords[k]));
             put(w, "coords", co);
-            put(w, "got", jnum(m->worst_got));
-            put(w, "want", jnum(m->worst_ref));
-            put(w, "budget", jnum(m->worst_budget));
+            put(w, "got", par_json_num(m->worst_got));
+            put(w, "want", par_json_num(m->worst_ref));
+            put(w, "budget", par_json_num(m->worst_budget));
             put(o, "worst", w);
         } else {
             put(o, "worst", NULL);
@@ -222,7 +203,7 @@ static json_object *record_json(const par_result *r)
         put(o, "metrics", NULL);
         put(o, "worst", NULL);
     }
-    put(o, "output", r->output_bytes > 0 ? jstr(r->output) : NULL);
+    put(o, "output", r->output_bytes > 0 ? par_json_str(r->output) : NULL);
     return o;
 }
 
@@ -231,10 +212,10 @@ static json_object *sig_json(const par_signature *s)
     char text[256];
     par_signature_text(s, text, sizeof text);
     json_object *o = json_object_new_object();
-    put(o, "backend", jstr(s->backend));
-    put(o, "verdict", jstr(par_verdict_name(s->verdict)));
-    put(o, "op", s->op[0] ? jstr(s->op) : NULL);
-    put(o, "text", jstr(text));
+    put(o, "backend", par_json_str(s->backend));
+    put(o, "verdict", par_json_str(par_verdict_name(s->verdict)));
+    put(o, "op", s->op[0] ? par_json_str(s->op) : NULL);
+    put(o, "text", par_json_str(text));
     return o;
 }
 
@@ -425,14 +406,14 @@ void par_findings_close(par_findings *f)
 int par_findings_write_index(const par_findings *f, par_msg *msg)
 {
     json_object *o = json_object_new_object(), *arr = json_object_new_array();
-    put(o, "schema", jstr(PAR_FINDINGS_SCHEMA));
+    put(o, "schema", par_json_str(PAR_FINDINGS_SCHEMA));
     put(o, "version", json_object_new_int(PAR_FINDINGS_VERSION));
     for (int32_t i = 0; i < f->n; i++) {
         const par_finding *e = &f->list[i];
         json_object *it = json_object_new_object();
         put(it, "signature", sig_json(&e->sig));
-        put(it, "folder", jstr(e->dir));
-        put(it, "case", jstr(e->case_id));
+        put(it, "folder", par_json_str(e->dir));
+        put(it, "case", par_json_str(e->case_id));
         put(it, "count", json_object_new_int64(e->count));
         put(it, "first_seed", json_object_new_uint64(e->first_seed));
         put(it, "last_seed", json_object_new_uint64(e->last_seed));
@@ -481,16 +462,16 @@ int32_t par_findings_add_pending(par_findings *f, const par_finding_info *fi, pa
     char repro[2048];
     repro_command(f, dir, fi->inst, fi->parity_exe, repro, sizeof repro);
     json_object *o = json_object_new_object();
-    put(o, "schema", jstr(PAR_FINDING_SCHEMA));
+    put(o, "schema", par_json_str(PAR_FINDING_SCHEMA));
     put(o, "version", json_object_new_int(PAR_FINDINGS_VERSION));
     put(o, "signature", sig_json(fi->sig));
-    put(o, "folder", jstr(dir));
+    put(o, "folder", par_json_str(dir));
     put(o, "graph_seed", json_object_new_uint64(fi->seed));
-    put(o, "case", jstr(fi->c->id));
-    put(o, "case_file", jstr("case.json"));
-    put(o, "plugin", fi->inst->plugin_path[0] ? jstr(fi->inst->plugin_path) : NULL);
+    put(o, "case", par_json_str(fi->c->id));
+    put(o, "case_file", par_json_str("case.json"));
+    put(o, "plugin", fi->inst->plugin_path[0] ? par_json_str(fi->inst->plugin_path) : NULL);
     put(o, "record", record_json(fi->rec));
-    put(o, "repro", jstr(repro));
+    put(o, "repro", par_json_str(repro));
     put(o, "count", json_object_new_int64(1));
     put(o, "first_seed", json_object_new_uint64(fi->seed));
     put(o, "last_seed", json_object_new_uint64(fi->seed));
@@ -587,8 +568,8 @@ static void do_settle(json_object *o, void *u)
 {
     settle_edit *se = u;
     put(o, "signature", sig_json(se->sig));
-    put(o, "folder", jstr(se->dir));
-    put(o, "repro", jstr(se->repro));
+    put(o, "folder", par_json_str(se->dir));
+    put(o, "repro", par_json_str(se->repro));
     put(o, "localized", json_object_get(se->loc));
 }
 
@@ -707,8 +688,8 @@ static void do_folder(json_object *o, void *u)
 {
     folder_edit *fe = u;
     count_edit ce = {fe->e};
-    put(o, "folder", jstr(fe->dir));
-    put(o, "repro", jstr(fe->repro));
+    put(o, "folder", par_json_str(fe->dir));
+    put(o, "repro", par_json_str(fe->repro));
     do_count(o, &ce);
 }
 

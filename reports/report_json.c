@@ -2,7 +2,7 @@
  * report_json.c - writes the JSON report (docs/report-schema.md), the source of truth for every renderer, and
  * builds the repro command of a record.
  *
- * Numbers: every double goes through jnum(): finite values are written with 9 significant digits (%.9g: enough to
+ * Numbers: every double goes through par_json_num(): finite values are written with 9 significant digits (%.9g: enough to
  * give back any f32 exactly, and stable across runs for diffs), non-finite ones (an infinite ratio when a budget is
  * 0, a NaN a backend produced) as null, since NaN and Infinity are not JSON and json-c would write them bare.
  *
@@ -15,11 +15,11 @@
 #include "report.h"
 
 #include "core/requant.h"
+#include "json_out.h"
 #include "reference/conv_winograd.h" /* par_algo_name */
 
 #include <errno.h>
 #include <fcntl.h>
-#include <json-c/json.h>
 #include <libgen.h>
 #include <math.h>
 #include <stdlib.h>
@@ -133,34 +133,10 @@ void par_report_repro(const par_report *r, int32_t c, int32_t b, char *buf, size
  * JSON building
  * ------------------------------------------------------------------------------------------------------------- */
 
-/* A double as a JSON number, or NULL (written as null) when it is not finite. */
-static json_object *jnum(double d)
-{
-    if (!isfinite(d)) return NULL;
-    char t[40];
-    snprintf(t, sizeof t, "%.9g", d);
-    return json_object_new_double_s(d, t);
-}
-
-/* Every string goes out as valid UTF-8: names, descriptions, describe texts and messages come from backends, and
- * an invalid sequence becomes U+FFFD (json-c escapes control characters itself). */
-static json_object *jstr(const char *s)
-{
-    if (!s) s = "";
-    size_t n = strlen(s), cap = 3 * n + 1;
-    char small[1024];
-    char *buf = cap <= sizeof small ? small : malloc(cap);
-    if (!buf) return json_object_new_string("");
-    par_text_clean(buf, cap, s, n + 1, 0);
-    json_object *o = json_object_new_string(buf);
-    if (buf != small) free(buf);
-    return o;
-}
-
 /* A string, or null when empty. */
 static json_object *jstr_or_null(const char *s)
 {
-    return (s && s[0]) ? jstr(s) : NULL;
+    return (s && s[0]) ? par_json_str(s) : NULL;
 }
 
 static void put(json_object *o, const char *key, json_object *v)
@@ -184,7 +160,7 @@ static json_object *env_json(void)
     par_env_collect(&e);
     json_object *env = json_object_new_object(), *cpu = json_object_new_object(), *os = json_object_new_object();
     json_object *feat = json_object_new_array();
-    put(cpu, "model", jstr(e.cpu_model));
+    put(cpu, "model", par_json_str(e.cpu_model));
     put(cpu, "cores", json_object_new_int(e.cores));
     char f[sizeof e.cpu_features];
     memcpy(f, e.cpu_features, sizeof f);
@@ -192,14 +168,14 @@ static json_object *env_json(void)
     for (char *w = strtok_r(f, " ", &save); w; w = strtok_r(NULL, " ", &save))
         json_object_array_add(feat, json_object_new_string(w));
     put(cpu, "features", feat);
-    put(os, "name", jstr(e.os_name));
-    put(os, "release", jstr(e.os_release));
-    put(os, "version", jstr(e.os_version));
-    put(os, "machine", jstr(e.machine));
+    put(os, "name", par_json_str(e.os_name));
+    put(os, "release", par_json_str(e.os_release));
+    put(os, "version", par_json_str(e.os_version));
+    put(os, "machine", par_json_str(e.machine));
     put(env, "cpu", cpu);
     put(env, "os", os);
-    put(env, "compiler", jstr(e.compiler));
-    put(env, "json_c", jstr(e.json_c));
+    put(env, "compiler", par_json_str(e.compiler));
+    put(env, "json_c", par_json_str(e.json_c));
     return env;
 }
 
@@ -207,25 +183,25 @@ static json_object *backend_json(const par_backend_inst *bi)
 {
     json_object *o = json_object_new_object(), *knobs = json_object_new_object();
     const par_backend *be = bi->be;
-    put(o, "label", jstr(bi->label));
-    put(o, "name", be ? jstr(be->name) : NULL);
-    put(o, "version", be ? jstr(be->version) : NULL);
-    put(o, "description", be ? jstr(be->description) : NULL);
-    put(o, "arith", be ? jstr(arith_name(be->arith)) : NULL);
-    for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) put(knobs, bi->knob_key[k], jstr(bi->knob_val[k]));
+    put(o, "label", par_json_str(bi->label));
+    put(o, "name", be ? par_json_str(be->name) : NULL);
+    put(o, "version", be ? par_json_str(be->version) : NULL);
+    put(o, "description", be ? par_json_str(be->description) : NULL);
+    put(o, "arith", be ? par_json_str(arith_name(be->arith)) : NULL);
+    for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) put(knobs, bi->knob_key[k], par_json_str(bi->knob_val[k]));
     put(o, "knobs", knobs);
-    put(o, "describe", jstr(bi->describe));
+    put(o, "describe", par_json_str(bi->describe));
     put(o, "plugin", jstr_or_null(bi->plugin_path));
     const char *rq = par_requant_name((par_requant)bi->requant);
-    put(o, "requant", bi->probed ? jstr(rq ? rq : "fp32") : NULL);
+    put(o, "requant", bi->probed ? par_json_str(rq ? rq : "fp32") : NULL);
     put(o, "requant_exact", bi->probed ? json_object_new_boolean(bi->requant_exact != 0) : NULL);
     json_object *flags = bi->probed ? json_object_new_array() : NULL; /* PAR_PROC_ARITH_FLAGS, by name */
     for (uint32_t bit = 1; flags && bit; bit <<= 1)
         if ((bi->arith_flags & bit) && par_arith_flag_name(bit))
-            json_object_array_add(flags, jstr(par_arith_flag_name(bit)));
+            json_object_array_add(flags, par_json_str(par_arith_flag_name(bit)));
     put(o, "arith_flags", flags);
     put(o, "usable", json_object_new_boolean(bi->usable != 0));
-    put(o, "reason", bi->usable ? NULL : jstr(bi->unusable_reason));
+    put(o, "reason", bi->usable ? NULL : par_json_str(bi->unusable_reason));
     return o;
 }
 
@@ -233,11 +209,11 @@ static json_object *timing_json(const par_timing *t)
 {
     json_object *o = json_object_new_object();
     put(o, "runs", json_object_new_int(t->runs));
-    put(o, "prepare_ms", jnum(t->prepare_ms));
-    put(o, "run_median_ms", t->runs ? jnum(t->run_median_ms) : NULL);
-    put(o, "run_p10_ms", t->runs ? jnum(t->run_p10_ms) : NULL);
-    put(o, "run_p90_ms", t->runs ? jnum(t->run_p90_ms) : NULL);
-    put(o, "run_min_ms", t->runs ? jnum(t->run_min_ms) : NULL);
+    put(o, "prepare_ms", par_json_num(t->prepare_ms));
+    put(o, "run_median_ms", t->runs ? par_json_num(t->run_median_ms) : NULL);
+    put(o, "run_p10_ms", t->runs ? par_json_num(t->run_p10_ms) : NULL);
+    put(o, "run_p90_ms", t->runs ? par_json_num(t->run_p90_ms) : NULL);
+    put(o, "run_min_ms", t->runs ? par_json_num(t->run_min_ms) : NULL);
     return o;
 }
 
@@ -262,7 +238,7 @@ static json_object *quant_json(const par_metrics *m)
     put(q, "n_exact", json_object_new_int64(m->n_exact));
     put(q, "n_labelled", json_object_new_int64(m->n_labelled));
     put(q, "step_histogram", hist_json(m->hist));
-    put(q, "bias_bound", jnum(m->bias_bound));
+    put(q, "bias_bound", par_json_num(m->bias_bound));
     put(q, "bias_over", json_object_new_boolean(m->bias_over != 0));
     return q;
 }
@@ -276,11 +252,11 @@ static json_object *ties_json(const par_metrics *m)
     for (int k = 0; k < PAR_TIE_RULES; k++) {
         put(t, par_tie_rule_name((par_tie_rule)k), json_object_new_int64(m->tie_rule_n[k]));
         if (m->tie_n > 0 && m->tie_rule_n[k] == m->tie_n)
-            json_object_array_add(cons, jstr(par_tie_rule_name((par_tie_rule)k)));
+            json_object_array_add(cons, par_json_str(par_tie_rule_name((par_tie_rule)k)));
     }
     put(t, "other", json_object_new_int64(m->tie_other));
     put(t, "consistent", cons);
-    put(t, "declared", m->tie_declared >= 0 ? jstr(par_tie_rule_name((par_tie_rule)m->tie_declared)) : NULL);
+    put(t, "declared", m->tie_declared >= 0 ? par_json_str(par_tie_rule_name((par_tie_rule)m->tie_declared)) : NULL);
     put(t, "contradicts", json_object_new_boolean(m->tie_over != 0));
     return t;
 }
@@ -292,12 +268,12 @@ static json_object *metrics_json(const par_metrics *m)
     put(o, "n_over", json_object_new_int64(m->n_over));
     put(o, "n_nonfinite", json_object_new_int64(m->n_nonfinite));
     put(o, "n_unbounded", json_object_new_int64(m->n_unbounded));
-    put(o, "max_abs", jnum(m->max_abs));
-    put(o, "max_rel", jnum(m->max_rel));
-    put(o, "max_ulp", jnum(m->max_ulp));
-    put(o, "nmse", jnum(m->nmse));
-    put(o, "bias", jnum(m->bias));
-    put(o, "max_ratio", jnum(m->max_ratio));
+    put(o, "max_abs", par_json_num(m->max_abs));
+    put(o, "max_rel", par_json_num(m->max_rel));
+    put(o, "max_ulp", par_json_num(m->max_ulp));
+    put(o, "nmse", par_json_num(m->nmse));
+    put(o, "bias", par_json_num(m->bias));
+    put(o, "max_ratio", par_json_num(m->max_ratio));
     put(o, "max_ratio_infinite", json_object_new_boolean(isinf(m->max_ratio) != 0));
     if (m->quant) put(o, "quant", quant_json(m));
     if (m->tie_n > 0) put(o, "ties", ties_json(m));
@@ -313,10 +289,10 @@ static json_object *worst_json(const par_metrics *m)
     for (int32_t i = 0; i < m->worst_rank && i < PAR_MAX_RANK; i++)
         json_object_array_add(coords, json_object_new_int64(m->worst_coords[i]));
     put(o, "coords", coords);
-    put(o, "reference", jnum(m->worst_ref));
-    put(o, "backend", jnum(m->worst_got));
-    put(o, "backend_class", jstr(isnan(m->worst_got) ? "nan" : isinf(m->worst_got) ? "inf" : "finite"));
-    put(o, "budget", jnum(m->worst_budget));
+    put(o, "reference", par_json_num(m->worst_ref));
+    put(o, "backend", par_json_num(m->worst_got));
+    put(o, "backend_class", par_json_str(isnan(m->worst_got) ? "nan" : isinf(m->worst_got) ? "inf" : "finite"));
+    put(o, "budget", par_json_num(m->worst_budget));
     return o;
 }
 
@@ -335,8 +311,8 @@ static json_object *decls_json(int32_t n, const par_result_decl *list, const cha
         const char *name = name_of(list[i].value);
         json_object *e = json_object_new_object();
         put(e, "node", json_object_new_int64(list[i].node));
-        put(e, "name", jstr(list[i].node_name));
-        put(e, key, name ? jstr(name) : NULL);
+        put(e, "name", par_json_str(list[i].node_name));
+        put(e, key, name ? par_json_str(name) : NULL);
         json_object_array_add(arr, e);
     }
     put(o, "nodes", arr);
@@ -349,16 +325,16 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
     json_object *o = json_object_new_object();
     char repro[2048];
     par_report_repro(r, c, b, repro, sizeof repro);
-    put(o, "case", jstr(r->cases[c].id));
-    put(o, "backend", jstr(r->backends[b].label));
-    put(o, "ops", jstr(r->cases[c].ops));
-    put(o, "verdict", jstr(par_verdict_name(res->verdict)));
-    put(o, "reason", jstr(res->reason));
-    put(o, "repro", jstr(repro));
+    put(o, "case", par_json_str(r->cases[c].id));
+    put(o, "backend", par_json_str(r->backends[b].label));
+    put(o, "ops", par_json_str(r->cases[c].ops));
+    put(o, "verdict", par_json_str(par_verdict_name(res->verdict)));
+    put(o, "reason", par_json_str(res->reason));
+    put(o, "repro", par_json_str(repro));
     put(o, "metrics", compared(res) ? metrics_json(&res->m) : NULL);
     put(o, "worst", compared(res) ? worst_json(&res->m) : NULL);
     put(o, "timing", timing_json(&res->t));
-    put(o, "output", res->output_bytes > 0 ? jstr(res->output) : NULL);
+    put(o, "output", res->output_bytes > 0 ? par_json_str(res->output) : NULL);
     put(o, "output_bytes", json_object_new_int64(res->output_bytes));
     put(o, "output_dropped", json_object_new_int64(res->output_dropped));
     if (res->n_algos > 0) put(o, "algorithms", decls_json(res->n_algos, res->algos, "algorithm", algo_value_name));
@@ -430,7 +406,7 @@ static json_object *summary_json(const par_report *r, int *oom)
                 worst = c;
         }
         json_object *o = json_object_new_object(), *counts = json_object_new_object();
-        put(o, "backend", jstr(r->backends[b].label));
+        put(o, "backend", par_json_str(r->backends[b].label));
         put(o, "records", json_object_new_int64(records));
         for (int v = 0; v < PAR_V_COUNT; v++) {
             put(counts, par_verdict_name((par_verdict)v), json_object_new_int64(cnt[v]));
@@ -441,10 +417,10 @@ static json_object *summary_json(const par_report *r, int *oom)
         put(dist, "compared", json_object_new_int64((int64_t)nr));
         if (nr > 0) {
             qsort(ratios, nr, sizeof *ratios, cmp_ratio);
-            put(dist, "median", jnum(nearest_rank(ratios, nr, 50)));
-            put(dist, "p90", jnum(nearest_rank(ratios, nr, 90)));
-            put(dist, "p99", jnum(nearest_rank(ratios, nr, 99)));
-            put(dist, "max", jnum(ratios[nr - 1]));
+            put(dist, "median", par_json_num(nearest_rank(ratios, nr, 50)));
+            put(dist, "p90", par_json_num(nearest_rank(ratios, nr, 90)));
+            put(dist, "p99", par_json_num(nearest_rank(ratios, nr, 99)));
+            put(dist, "max", par_json_num(ratios[nr - 1]));
             size_t n_inf = 0;
             for (size_t i = 0; i < nr; i++) n_inf += !isfinite(ratios[i]);
             put(dist, "nonfinite", json_object_new_int64((int64_t)n_inf));
@@ -478,10 +454,10 @@ static json_object *summary_json(const par_report *r, int *oom)
             json_object *w = json_object_new_object();
             char repro[2048];
             par_report_repro(r, worst, b, repro, sizeof repro);
-            put(w, "case", jstr(r->cases[worst].id));
-            put(w, "verdict", jstr(par_verdict_name(res->verdict)));
-            put(w, "max_ratio", jnum(res->m.max_ratio));
-            put(w, "repro", jstr(repro));
+            put(w, "case", par_json_str(r->cases[worst].id));
+            put(w, "verdict", par_json_str(par_verdict_name(res->verdict)));
+            put(w, "max_ratio", par_json_num(res->m.max_ratio));
+            put(w, "repro", par_json_str(repro));
             put(o, "worst", w);
         } else {
             put(o, "worst", NULL);
@@ -500,17 +476,17 @@ static json_object *summary_json(const par_report *r, int *oom)
 static json_object *report_json(const par_report *r, int *oom)
 {
     json_object *root = json_object_new_object();
-    put(root, "schema", jstr(PAR_REPORT_SCHEMA));
+    put(root, "schema", par_json_str(PAR_REPORT_SCHEMA));
     put(root, "version", json_object_new_int(PAR_REPORT_VERSION));
     char created[32] = "";
     time_t now = time(NULL);
     struct tm tm;
     if (gmtime_r(&now, &tm)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    put(root, "created", jstr(created));
-    put(root, "command_line", jstr(r->command_line));
+    put(root, "created", par_json_str(created));
+    put(root, "command_line", par_json_str(r->command_line));
     json_object *par = json_object_new_object();
-    put(par, "version", jstr(PAR_VERSION));
-    put(par, "git_revision", jstr(PAR_GIT_REV));
+    put(par, "version", par_json_str(PAR_VERSION));
+    put(par, "git_revision", par_json_str(PAR_GIT_REV));
     put(par, "backend_api_version", json_object_new_int(PAR_BACKEND_API_VERSION));
     put(root, "parity", par);
     put(root, "environment", env_json());
@@ -518,10 +494,10 @@ static json_object *report_json(const par_report *r, int *oom)
     put(cfg, "seed", json_object_new_uint64(r->seed));
     put(cfg, "repeat", json_object_new_int(r->repeat));
     put(cfg, "warmup", json_object_new_int(r->warmup));
-    put(cfg, "timeout_s", jnum(r->timeout_s));
+    put(cfg, "timeout_s", par_json_num(r->timeout_s));
     put(cfg, "jobs", json_object_new_int(r->jobs));
     put(root, "config", cfg);
-    put(root, "wall_s", jnum(r->wall_s));
+    put(root, "wall_s", par_json_num(r->wall_s));
     put(root, "interrupted", json_object_new_boolean(r->interrupted != 0));
     if (r->campaign) put(root, "campaign", par_report_campaign_json(r));
 
@@ -531,9 +507,9 @@ static json_object *report_json(const par_report *r, int *oom)
     json_object *cases = json_object_new_array();
     for (int32_t c = 0; c < r->n_cases; c++) {
         json_object *o = json_object_new_object();
-        put(o, "id", jstr(r->cases[c].id));
-        put(o, "origin", jstr(r->cases[c].origin));
-        put(o, "ops", jstr(r->cases[c].ops));
+        put(o, "id", par_json_str(r->cases[c].id));
+        put(o, "origin", par_json_str(r->cases[c].origin));
+        put(o, "ops", par_json_str(r->cases[c].ops));
         json_object_array_add(cases, o);
     }
     put(root, "cases", cases);
