@@ -19,47 +19,6 @@
 
 /* ---- files ----------------------------------------------------------------------------------------------------- */
 
-int par_mkdir_p(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    return (mkdir(buf, 0777) == 0 || errno == EEXIST) ? 0 : -1;
-}
-
-int par_write_file_atomic(const char *path, const char *text, par_msg *msg)
-{
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        par_msgf(msg, PAR_ERROR, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-        return -1;
-    }
-    size_t n = strlen(text), off = 0;
-    int err = 0;
-    while (off < n && !err) {
-        ssize_t w = write(fd, text + off, n - off);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) err = errno ? errno : EIO;
-        else off += (size_t)w;
-    }
-    if (!err && fsync(fd) != 0) err = errno;
-    if (close(fd) != 0 && !err) err = errno;
-    if (!err && rename(tmp, path) != 0) err = errno;
-    if (err) {
-        unlink(tmp);
-        par_msgf(msg, PAR_ERROR, "%s: cannot write: %s", path, strerror(err));
-        return -1;
-    }
-    return 0;
-}
-
 static int write_json(const char *path, json_object *o, par_msg *msg)
 {
     const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -22,6 +22,7 @@
 
 #include "signature.h"
 #include "core/case.h"
+#include "core/files.h"
 
 #define PAR_FINDING_SCHEMA "parity.finding"
 #define PAR_FINDINGS_SCHEMA "parity.findings"
@@ -88,10 +89,5 @@ void par_findings_path(const par_findings *f, int32_t i, const char *file, char 
 /* Merge the findings folders of src_dirs (campaign DIRs, e.g. shards) into f: a signature f has adds its count and
  * seed range; another is copied with its files. Returns the number of entries merged, or -1 with msg. */
 int32_t par_findings_merge(par_findings *f, int32_t n_src, char **src_dirs, par_msg *msg);
-
-/* Write text to path atomically (temporary file in the same folder, fsync, rename). 0 or -1 with msg. */
-int par_write_file_atomic(const char *path, const char *text, par_msg *msg);
-/* mkdir -p. 0 or -1 (errno). */
-int par_mkdir_p(const char *path);
 
 #endif

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "campaign/localize.h"
 #include "campaign/reduce.h"
+#include "core/files.h"
 
 enum { OPT_PLUGIN = 1000, OPT_OUT, OPT_TIME, OPT_MAX_TESTS, OPT_TIMEOUT };
 
@@ -55,19 +56,6 @@ static void reduce_usage(FILE *f)
             "130 / 143 interrupted by SIGINT / SIGTERM (the smallest case so far is written).\n");
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        mkdir(buf, 0777);
-        *p = '/';
-    }
-    return (mkdir(buf, 0777) == 0 || errno == EEXIST) ? 0 : -1;
-}
-
 static int is_dir(const char *p)
 {
     struct stat st;
@@ -101,15 +89,6 @@ static int parse_pos(const char *opt, const char *s, double lo, double hi, doubl
     }
     *out = v;
     return 0;
-}
-
-static int write_text(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    if (!f) return -1;
-    int bad = fputs(text, f) < 0;
-    bad |= fclose(f) != 0;
-    return bad ? -1 : 0;
 }
 
 /* Reduce c on the one instance of cfg and write the results into out_dir. Returns the exit code. */
@@ -154,8 +133,11 @@ static int reduce_case(const par_case *c, par_run_config *cfg, const par_reduce_
     snprintf(json_path, sizeof json_path, "%s/reduced.json", out_dir);
     snprintf(c_path, sizeof c_path, "%s/repro.c", out_dir);
     char *json = par_case_to_json(r, 0);
-    if (mkdir_p(out_dir) != 0 || !json || write_text(json_path, json) != 0) {
+    if (par_mkdir_p(out_dir) != 0 || !json) {
         fprintf(stderr, "parity reduce: cannot write %s: %s\n", json_path, json ? strerror(errno) : "out of memory");
+        rc = PAR_EXIT_INTERNAL;
+    } else if (par_write_file_atomic(json_path, json, &msg) != 0) {
+        fprintf(stderr, "parity reduce: %s\n", msg.text);
         rc = PAR_EXIT_INTERNAL;
     }
     free(json);

@@ -12,6 +12,7 @@
 #include "cases/sweep.h"
 #include "reports/report.h"
 #include "reports/summary.h"
+#include "core/files.h"
 
 /* Returns 0, or -1 with the message printed (a plugin named like a backend already available). */
 static int add_avail(par_backends *bs, const par_backend *be, const char *plugin)
@@ -260,19 +261,6 @@ static int64_t default_mem_limit(int32_t jobs)
     return lim < cap ? lim : cap;
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        mkdir(buf, 0777);
-        *p = '/';
-    }
-    return (mkdir(buf, 0777) == 0 || errno == EEXIST) ? 0 : -1;
-}
-
 static char *join_args(int argc, char **argv, const char *exe)
 {
     size_t len = strlen(exe) + 8;
@@ -439,7 +427,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                 char path[4096];
                 par_msg wm = {{0}};
                 snprintf(path, sizeof path, "%s/report.json", out_dir);
-                if (mkdir_p(out_dir) != 0 || par_report_write_json(&rep, path, &wm) != PAR_OK) {
+                if (par_mkdir_p(out_dir) != 0 || par_report_write_json(&rep, path, &wm) != PAR_OK) {
                     fprintf(stderr, "parity: cannot write the report %s: %s\n", path,
                             wm.text[0] ? wm.text : strerror(errno));
                     if (!res.interrupted_by) rc = PAR_EXIT_INTERNAL;

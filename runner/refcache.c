@@ -18,6 +18,7 @@
  * It must not change any number: it stores and returns the bits of par_ref_run's arrays.
  */
 #include "refcache.h"
+#include "core/files.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -329,22 +330,6 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (char *q = buf + 1; *q; q++) {
-        if (*q != '/') continue;
-        *q = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-        *q = '/';
-    }
-    return (mkdir(buf, 0777) == 0 || errno == EEXIST) && is_dir(buf) ? 0 : -1;
-}
-
 /* The default folder: <build>/cache where <build> is the folder named "build" that holds the executable, at most
  * two levels up (build/parity, build/tests/test_x, build/san/parity); else the source tree's build/ when it exists
  * (PAR_SOURCE_DIR); else $XDG_CACHE_HOME/parity or ~/.cache/parity (an installed binary). */
@@ -399,7 +384,7 @@ const char *par_refcache_dir(void)
     }
     if (env && *env) snprintf(dir_buf, sizeof dir_buf, "%s", env);
     else default_dir(dir_buf, sizeof dir_buf);
-    if (mkdir_p(dir_buf) != 0) {
+    if (par_mkdir_p(dir_buf) != 0) {
         disable("cannot create", dir_buf, errno, NULL);
         return NULL;
     }
