@@ -163,8 +163,11 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
                           * mean is exactly 0 whatever the input's error, and the direct output is b exactly. The
                           * folded output x s + (b - m s) computes the same product P = x s twice (equal bits, or
                           * exact in an FMA) and rounds b - P and the sum: |y - b| <= 2 u (|b| + |P|) */
+            /* and the variance of one element is exactly 0 in every form (x - m = 0, x^2 - m^2 = 0), so s is
+             * within (fn + 2) u of w / sqrt(eps), whatever bound the general statistics above would allow */
+            const double s1 = bmul((1 + (pr->fn_ulps + 2) * u) / sqrt(q->eps), wa);
             v = bv, dev = eb;
-            own = 2 * u * (bmul(fabs(xv) + e, sh) + fabs(bv) + eb) * (1 + 4 * u) + par_eta(pr, 3);
+            own = 2 * u * (bmul(fabs(xv) + e, s1) + fabs(bv) + eb) * (1 + 4 * u) + par_eta(pr, 3);
         }
         y->v[base + j] = v;
         y->e[base + j] = finish(v, dev, own, pr);
