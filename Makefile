@@ -202,9 +202,9 @@ install: $(EXE)
 	$(if $(wildcard cases/models/*),install -m 644 $(wildcard cases/models/*) $(DESTDIR)$(PREFIX)/share/parity/cases/models/,)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
 
-# libFuzzer targets (clang): make fuzz builds build/fuzz/fuzz_case; fuzz/Makefile.inc has the run targets.
+# libFuzzer targets (clang): make fuzz builds every fuzz/targets/fuzz_*.c into build/fuzz/; make fuzz-run runs one
+# (fuzz/Makefile.inc); make nightly is the nightly fuzzing job (tools/nightly.sh, docs/fuzzing.md).
 include fuzz/Makefile.inc
-fuzz: fuzz-case
 
 clean:
 	rm -rf build out
