@@ -84,7 +84,8 @@ for bin in $targets; do
         failed=1
         say "libfuzzer $name: exit $rc without an input kept (log $log)"
     else
-        say "libfuzzer $name: nothing found (${secs}s, ${execs:-?} execs, cov ${cov:-?}, corpus $(ls "$corpus" | wc -l))"
+        size=$(ls "$corpus" | wc -l)
+        say "libfuzzer $name: nothing found (${secs}s, ${execs:-?} execs, cov ${cov:-?}, corpus $size)"
     fi
 done
 
