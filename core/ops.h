@@ -12,6 +12,7 @@
 #define PAR_OPF_QUANT_OK 2u /* has a quantized form in the reference: set from the qform column, never in ops.def */
 #define PAR_OPF_OUT_01 4u   /* the output lies in [0, 1] whatever the input */
 #define PAR_OPF_OUT_PM1 8u  /* the output lies in [-1, 1] whatever the input */
+#define PAR_OPF_NONFINITE 16u /* the op's NaN and Inf rules are defined (docs/ops.md): hazard inputs with NaN, Inf and overflow are fair */
 
 /* The integer form of a quantized op (the qform column of ops.def, where each family is described). */
 typedef enum par_qform {

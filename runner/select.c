@@ -11,6 +11,7 @@
 
 #include "runner.h"
 #include "cases/sweep.h"
+#include "fuzz/gen.h"
 
 const char *par_cases_dir(void)
 {
@@ -228,7 +229,24 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
     }
     for (int32_t i = 0; i < sel->n_paths && rc == 0; i++) rc = add_path(&l, sel->paths[i], 0, msg);
     if (rc == 0 && sel->suite) rc = add_suite(&l, sel->suite, seed, msg);
-    if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0) {
+    if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0 && par_fuzz_is_id(sel->case_id)) {
+        /* a fuzz case ID: the generator rebuilds it from its options and seed */
+        par_case *fc = par_fuzz_case_by_id(sel->case_id, msg);
+        par_sel_case *e = fc ? cand_push(&l) : NULL;
+        if (!fc) {
+            rc = 2;
+        } else if (!e) {
+            par_case_destroy(fc);
+            par_msgf(msg, PAR_ERROR, "out of memory");
+            rc = 2;
+        } else {
+            e->loaded = fc;
+            snprintf(e->id, sizeof e->id, "%s", fc->id);
+            snprintf(e->origin, sizeof e->origin, "fuzz");
+            graph_ops(par_graph_desc_of(fc->graph), e->ops, sizeof e->ops);
+            seed = fc->seed;
+        }
+    } else if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0) {
         /* a bare --case: search the full suite (a superset of quick) with the ID's own seed, then the models */
         uint64_t s = id_seed(sel->case_id);
         if (!s) {

@@ -132,7 +132,8 @@ static void run_linear(const cpu_plan *p, const cpu_step *s)
     const linear_state *st = s->state;
     const cpu_tensor *xt = &p->t[s->in[0]], *yt = &p->t[s->out];
     const float *x = xt->data;
-    float *xs = s->scratch, *ys = s->scratch + (st->x_direct ? 0 : xt->numel);
+    /* no scratch at all when x and y are both direct (NULL + 0 is undefined behaviour) */
+    float *xs = s->scratch, *ys = s->scratch ? s->scratch + (st->x_direct ? 0 : xt->numel) : NULL;
     int64_t rm[PAR_MAX_RANK];
     if (!st->x_direct) {
         cpu_rowmajor_strides(xt->rank, xt->dims, rm);

@@ -1,0 +1,455 @@
+/*
+ * gen_ops_nn.c - constraint functions of the compute families: convolutions, linear and matmul, elementwise binary
+ * and unary ops, pooling, reductions, resampling, normalizations, and quantize / dequantize. Each draws a
+ * configuration its op accepts (docs/ops.md; the ranges of the sweeps in cases/ops/), exploring every attribute of the schema;
+ * gen_emit checks it against the op's shape function and the size limit, and a refused attempt is retried.
+ * Inputs stay well-conditioned: weights normal with 1/sqrt(fan_in), divisors and sqrt / rsqrt operands positive and
+ * away from 0, batch_norm variances in [0.5, 2).
+ */
+#include "fuzz/gen_int.h"
+
+#define TRIES 4
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static double mag_of(const gen_ctx *g, const gen_in *in)
+{
+    return in->v >= 0 ? g->mag[in->v] : in->mag;
+}
+
+static int pos_of(const gen_ctx *g, const gen_in *in)
+{
+    return in->v >= 0 ? (g->flags[in->v] & GV_POS) != 0 : in->pos;
+}
+
+/* A divisor of n, uniformly among them. */
+static int64_t divisor(gen_ctx *g, int64_t n)
+{
+    int64_t d[64];
+    int32_t k = 0;
+    for (int64_t i = 1; i <= n && k < 64; i++)
+        if (n % i == 0) d[k++] = i;
+    return k ? d[gen_below(g->src, (uint32_t)k)] : 1;
+}
+
+/* A bias of n elements, or absent. */
+static gen_in maybe_bias(gen_ctx *g, int64_t n)
+{
+    if (gen_chance(g->src, 0.3)) return gen_in_absent();
+    return gen_in_uniform(1, PAR_DTYPE_F32, 1, &n, -0.5, 0.5);
+}
+
+int32_t gen_op_conv2d(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[3];
+        ins[0] = gen_act(g, 4, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        int64_t c = xd[1], h = xd[2], w = xd[3];
+        int64_t groups = 1;
+        uint32_t gk = gen_below(g->src, 4);
+        if (gk == 1) groups = c;                            /* depthwise */
+        else if (gk == 2) groups = divisor(g, c);
+        int64_t per = gk == 1 ? gen_range(g->src, 1, 2) : gen_range(g->src, 1, max64(1, min64(8, 16 / groups)));
+        int64_t o = groups * per;
+        int64_t kh = gen_range(g->src, 1, min64(5, h + 2)), kw = gen_range(g->src, 1, min64(5, w + 2));
+        int64_t dil[2] = {gen_chance(g->src, 0.2) ? 2 : 1, gen_chance(g->src, 0.2) ? 2 : 1};
+        int64_t st[2] = {gen_range(g->src, 1, 3), gen_range(g->src, 1, 3)};
+        if (gen_chance(g->src, 0.5)) st[1] = st[0];
+        gen_attrs at;
+        gen_attrs_schema(g, op, 4, &at);
+        int64_t pad[4] = {gen_range(g->src, 0, (kh - 1) * dil[0]), gen_range(g->src, 0, (kw - 1) * dil[1]), 0, 0};
+        pad[2] = gen_chance(g->src, 0.7) ? pad[0] : gen_range(g->src, 0, (kh - 1) * dil[0]);
+        pad[3] = gen_chance(g->src, 0.7) ? pad[1] : gen_range(g->src, 0, (kw - 1) * dil[1]);
+        gen_attr_set_ints(&at, "stride", 2, st);
+        gen_attr_set_ints(&at, "dilation", 2, dil);
+        gen_attr_set_ints(&at, "padding", 4, pad);
+        gen_attr_set_int(&at, "groups", groups);
+        int64_t wd[4] = {o, c / groups, kh, kw};
+        ins[1] = gen_in_weight(4, wd, wd[1] * kh * kw);
+        ins[2] = maybe_bias(g, o);
+        double m = mag_of(g, &ins[0]) * 2.0 + 0.5;
+        int32_t v = gen_emit(g, op, ins[2].absent && gen_chance(g->src, 0.5) ? 2 : 3, ins, &at, 0, 0, 0, 0, m);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_conv_transpose2d(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[3];
+        ins[0] = gen_act(g, 4, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        int64_t c = xd[1];
+        int64_t groups = gen_chance(g->src, 0.3) ? divisor(g, c) : 1;
+        int64_t o = groups * gen_range(g->src, 1, max64(1, min64(4, 8 / groups)));
+        int64_t kh = gen_range(g->src, 1, 4), kw = gen_range(g->src, 1, 4);
+        int64_t st[2] = {gen_range(g->src, 1, 3), gen_range(g->src, 1, 3)};
+        int64_t dil[2] = {gen_chance(g->src, 0.2) ? 2 : 1, gen_chance(g->src, 0.2) ? 2 : 1};
+        int64_t pad[4];
+        for (int i = 0; i < 4; i++) {
+            int64_t k = i % 2 ? kw : kh, d = dil[i % 2];
+            pad[i] = gen_chance(g->src, 0.5) ? 0 : gen_range(g->src, 0, (k - 1) * d);
+        }
+        int64_t opad[2];
+        for (int i = 0; i < 2; i++) opad[i] = gen_chance(g->src, 0.7) ? 0 : gen_range(g->src, 0, max64(st[i], dil[i]) - 1);
+        gen_attrs at;
+        gen_attrs_schema(g, op, 4, &at);
+        gen_attr_set_ints(&at, "stride", 2, st);
+        gen_attr_set_ints(&at, "dilation", 2, dil);
+        gen_attr_set_ints(&at, "padding", 4, pad);
+        gen_attr_set_ints(&at, "output_padding", 2, opad);
+        gen_attr_set_int(&at, "groups", groups);
+        int64_t wd[4] = {c, o / groups, kh, kw};
+        int64_t fan = max64(1, (c / groups) * kh * kw / (st[0] * st[1]));
+        ins[1] = gen_in_weight(4, wd, fan);
+        ins[2] = maybe_bias(g, o);
+        double m = mag_of(g, &ins[0]) * 2.0 + 0.5;
+        int32_t v = gen_emit(g, op, 3, ins, &at, 0, 0, 0, 0, m);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_linear(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[3];
+        ins[0] = gen_act(g, 1, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        int64_t k = xd[r - 1], o = gen_range(g->src, 1, 16);
+        int64_t wd[2] = {o, k};
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        if (op->qform == PAR_QFORM_CONVERT) {
+            /* linear_dynamic: qs8 weights (per tensor or per output channel, zero point 0) at a real range of
+             * about +-1/sqrt(K), as a float weight of std 1/sqrt(K) quantizes to. */
+            ins[1] = gen_in_uniform(1, PAR_DTYPE_QS8, 2, wd, -127, 127);
+            double s = 1.0;
+            for (int64_t i = 1; i * i <= k; i++) s = 1.0 / (double)(i * 127);
+            ins[1].scale = (float)s;
+            ins[1].zp = 0;
+            if (gen_chance(g->src, 0.5)) ins[1].ch_axis = 0;
+        } else {
+            ins[1] = gen_in_weight(2, wd, k);
+        }
+        ins[2] = maybe_bias(g, o);
+        double m = mag_of(g, &ins[0]) * 2.0 + 0.5;
+        int32_t v = gen_emit(g, op, ins[2].absent && gen_chance(g->src, 0.5) ? 2 : 3, ins, &at, 0, 0, 0, 0, m);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_matmul(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[2];
+        ins[0] = gen_act(g, 2, 4, 0);
+        int32_t ra;
+        const int64_t *ad = gen_in_dims(g, &ins[0], &ra);
+        int32_t rb = (int32_t)gen_range(g->src, 2, ra);
+        int64_t bd[PAR_MAX_RANK];
+        for (int32_t i = 0; i < rb - 2; i++) bd[i] = gen_chance(g->src, 0.3) ? 1 : ad[ra - rb + i];
+        bd[rb - 2] = ad[ra - 1];
+        bd[rb - 1] = gen_range(g->src, 1, 16);
+        int32_t ex = gen_find(g, rb, bd, 0);
+        if (ex >= 0 && gen_chance(g->src, 0.5)) ins[1] = gen_in_val(g, ex);
+        else if (gen_chance(g->src, 0.5)) ins[1] = gen_in_new(g, 0, rb, bd, 0);
+        else {
+            ins[1] = gen_in_weight(rb, bd, 1);
+            double s = 1.0;
+            for (int64_t i = 1; i * i <= bd[rb - 2]; i++) s = 1.0 / (double)i; /* 1/floor(sqrt(K)) */
+            ins[1].gen.b = s;
+            ins[1].mag = 6.0 * s;
+        }
+        if (gen_chance(g->src, 0.2)) {
+            gen_in tmp = ins[0];                            /* the activation on the right */
+            ins[0] = ins[1];
+            ins[1] = tmp;
+        }
+        double m = mag_of(g, &ins[0]) * mag_of(g, &ins[1]) * 4.0 + 0.5;
+        int32_t v = gen_emit(g, op, 2, ins, NULL, 0, 0, 0, 0, m);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_binary(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    int div = op->id == PAR_OP_DIV; /* the divisor must stay away from 0 */
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[2];
+        ins[0] = gen_act(g, 1, 4, 0);
+        int32_t r;
+        const int64_t *ad = gen_in_dims(g, &ins[0], &r);
+        int64_t bd[PAR_MAX_RANK];
+        int32_t rb = r;
+        memcpy(bd, ad, sizeof(int64_t) * (size_t)r);
+        uint32_t how = gen_below(g->src, 4);
+        if (how == 1 || how == 2) rb = gen_bcast(g, r, ad, bd);
+        else if (how == 3) rb = 1, bd[0] = 1;
+        int32_t ex = gen_find(g, rb, bd, div);
+        if (ex >= 0 && gen_chance(g->src, 0.6)) ins[1] = gen_in_val(g, ex);
+        else ins[1] = gen_in_new(g, gen_chance(g->src, 0.5), rb, bd, div);
+        if (gen_chance(g->src, 0.3) && (!div || pos_of(g, &ins[0]))) {
+            gen_in tmp = ins[0];                            /* the broadcast operand on the left */
+            ins[0] = ins[1];
+            ins[1] = tmp;
+        }
+        double ma = mag_of(g, &ins[0]), mb = mag_of(g, &ins[1]);
+        int pa = pos_of(g, &ins[0]), pb = pos_of(g, &ins[1]);
+        double m = op->id == PAR_OP_MUL ? ma * mb : div ? ma * 2.0 : ma + mb;
+        int pos = pa && pb && op->id != PAR_OP_SUB;
+        int32_t v = gen_emit(g, op, 2, ins, NULL, 0, 0, 0, pos, m);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_unary(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    /* sqrt and rsqrt: a positive operand (their NaN / Inf rules are the hazards' business) */
+    int need_pos = op->id == PAR_OP_SQRT || op->id == PAR_OP_RSQRT;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in x = gen_act(g, 1, 4, need_pos);
+        int32_t r;
+        gen_in_dims(g, &x, &r);
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        /* Ordered bounds (hardtanh's min_val <= max_val, clamp's min <= max, either of clamp's may be infinite). */
+        const char *lo_name = gen_has_attr(op, "min_val") ? "min_val" : gen_has_attr(op, "min") ? "min" : NULL;
+        if (lo_name) {
+            const char *hi_name = lo_name[3] ? "max_val" : "max";
+            double lo = gen_real(g->src, -2.0, 0.5), hi = lo + gen_real(g->src, 0.0, 3.0);
+            if (!lo_name[3] && gen_chance(g->src, 0.25)) lo = -1.0 / 0.0;
+            if (!lo_name[3] && gen_chance(g->src, 0.25)) hi = 1.0 / 0.0;
+            gen_attr_set_float(&at, lo_name, lo);
+            gen_attr_set_float(&at, hi_name, hi);
+        }
+        double m = mag_of(g, &x);
+        if (op->flags & (PAR_OPF_OUT_01 | PAR_OPF_OUT_PM1)) m = 1.0;
+        else if (op->id == PAR_OP_RSQRT) m = 2.0;
+        else m = m + 1.0;
+        int pos = need_pos && pos_of(g, &x);
+        int32_t v = gen_emit(g, op, 1, &x, &at, 0, 0, 0, pos, m);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_prelu(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[2];
+        ins[0] = gen_act(g, 1, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        int64_t n = r >= 2 && gen_chance(g->src, 0.7) ? xd[1] : 1;
+        ins[1] = gen_in_uniform(1, PAR_DTYPE_F32, 1, &n, 0.0, 0.5);
+        int32_t v = gen_emit(g, op, 2, ins, NULL, 0, 0, 0, 0, mag_of(g, &ins[0]));
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_pool(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    int has_dil = gen_has_attr(op, "dilation");
+    for (int t = 0; t < TRIES; t++) {
+        gen_in x = gen_act(g, 4, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &x, &r);
+        int64_t k[2] = {gen_range(g->src, 1, min64(4, xd[2] + 1)), gen_range(g->src, 1, min64(4, xd[3] + 1))};
+        int64_t st[2] = {gen_range(g->src, 1, 3), gen_range(g->src, 1, 3)};
+        int64_t dil[2] = {1, 1};
+        if (has_dil && gen_chance(g->src, 0.2)) dil[0] = dil[1] = 2;
+        int64_t pad[4];
+        for (int i = 0; i < 4; i++) {
+            /* at most half the kernel's extent, as PyTorch requires */
+            int64_t ext = dil[i % 2] * (k[i % 2] - 1) + 1;
+            pad[i] = gen_chance(g->src, 0.5) ? 0 : gen_range(g->src, 0, (has_dil ? ext : k[i % 2]) / 2);
+        }
+        gen_attrs at;
+        gen_attrs_schema(g, op, 4, &at);
+        gen_attr_set_ints(&at, "kernel", 2, k);
+        gen_attr_set_ints(&at, "stride", 2, st);
+        gen_attr_set_ints(&at, "padding", 4, pad);
+        if (has_dil) gen_attr_set_ints(&at, "dilation", 2, dil);
+        int32_t v = gen_emit(g, op, 1, &x, &at, 0, 0, 0, (op->flags & PAR_OPF_EXACT) && pos_of(g, &x),
+                             mag_of(g, &x));
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_adaptive_pool(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in x = gen_act(g, 4, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &x, &r);
+        gen_attrs at;
+        gen_attrs_schema(g, op, 4, &at);
+        if (gen_has_attr(op, "output_size")) {
+            int64_t os[2] = {gen_range(g->src, 1, min64(8, xd[2] * 2)), gen_range(g->src, 1, min64(8, xd[3] * 2))};
+            gen_attr_set_ints(&at, "output_size", 2, os);
+        }
+        int32_t v = gen_emit(g, op, 1, &x, &at, 0, 0, 0, pos_of(g, &x), mag_of(g, &x));
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_reduce(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in x = gen_act(g, 1, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &x, &r);
+        int64_t axes[PAR_MAX_RANK], prod = 1;
+        int32_t n = 0;
+        for (int32_t i = 0; i < r; i++)
+            if (gen_chance(g->src, 0.4)) axes[n++] = i;
+        if (n == 0) axes[n++] = gen_range(g->src, 0, r - 1);
+        for (int32_t i = 0; i < n; i++) prod *= xd[axes[i]];
+        for (int32_t i = n - 1; i > 0; i--) {               /* any order, some counted from the end */
+            int32_t j = (int32_t)gen_range(g->src, 0, i);
+            int64_t tmp = axes[i];
+            axes[i] = axes[j];
+            axes[j] = tmp;
+        }
+        for (int32_t i = 0; i < n; i++)
+            if (gen_chance(g->src, 0.3)) axes[i] -= r;
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        gen_attr_set_ints(&at, "axes", n, axes);
+        double m = mag_of(g, &x) * (op->id == PAR_OP_SUM ? (double)prod : 1.0);
+        int pos = (op->flags & PAR_OPF_EXACT || op->qform == PAR_QFORM_AVG) && pos_of(g, &x);
+        int32_t v = gen_emit(g, op, 1, &x, &at, 0, 0, 0, pos, m);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_upsample(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    static const double scales[] = {0.5, 0.75, 1.0, 1.1, 1.5, 2.0, 2.05, 2.5, 3.0};
+    for (int t = 0; t < TRIES; t++) {
+        gen_in x = gen_act(g, 4, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &x, &r);
+        gen_attrs at;
+        gen_attrs_schema(g, op, 4, &at);
+        if (gen_chance(g->src, 0.5)) {
+            int64_t sz[2] = {gen_range(g->src, 1, xd[2] * 3), gen_range(g->src, 1, xd[3] * 3)};
+            gen_attr_set_ints(&at, "size", 2, sz);
+            gen_attr_set_floats(&at, "scale", 0, NULL);
+        } else {
+            double sc[2] = {scales[gen_below(g->src, 9)], scales[gen_below(g->src, 9)]};
+            if (gen_chance(g->src, 0.5)) sc[1] = sc[0];
+            gen_attr_set_floats(&at, "scale", 2, sc);
+            gen_attr_set_ints(&at, "size", 0, NULL);
+        }
+        /* bicubic overshoots by up to about 1.4x */
+        int32_t v = gen_emit(g, op, 1, &x, &at, 0, 0, 0, (op->flags & PAR_OPF_EXACT) && pos_of(g, &x),
+                             mag_of(g, &x) * 1.5);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+int32_t gen_op_norm(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    int bn = op->infer == par_infer_batch_norm, ln = op->infer == par_infer_layer_norm;
+    int gn = op->infer == par_infer_group_norm, in = op->infer == par_infer_instance_norm;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[5];
+        ins[0] = gen_act(g, in ? 3 : ln ? 1 : 2, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        int32_t n;
+        if (bn) {
+            int64_t c = xd[1];
+            ins[1] = gen_in_uniform(1, PAR_DTYPE_F32, 1, &c, 0.5, 1.5);
+            ins[2] = gen_in_uniform(1, PAR_DTYPE_F32, 1, &c, -0.5, 0.5);
+            ins[3] = gen_in_uniform(1, PAR_DTYPE_F32, 1, &c, -0.5, 0.5);
+            ins[4] = gen_in_uniform(1, PAR_DTYPE_F32, 1, &c, 0.5, 2.0); /* variance: well away from 0 */
+            n = 5;
+        } else {
+            int64_t pd[PAR_MAX_RANK];
+            int32_t pr = 1;
+            if (ln) {
+                pr = (int32_t)gen_range(g->src, 1, r < 3 ? r : 3);
+                memcpy(pd, xd + r - pr, sizeof(int64_t) * (size_t)pr);
+                gen_attr_set_ints(&at, "normalized_shape", pr, pd);
+            } else {
+                pd[0] = xd[1];
+                if (gn) gen_attr_set_int(&at, "num_groups", divisor(g, xd[1]));
+            }
+            uint32_t which = gen_below(g->src, 4);  /* none, weight, weight and bias, bias only */
+            n = which == 0 ? 1 : which == 1 ? 2 : 3;
+            ins[1] = which == 3 ? gen_in_absent() : gen_in_uniform(1, PAR_DTYPE_F32, pr, pd, 0.5, 1.5);
+            ins[2] = gen_in_uniform(1, PAR_DTYPE_F32, pr, pd, -0.5, 0.5);
+        }
+        int32_t v = gen_emit(g, op, n, ins, &at, 0, 0, 0, 0, bn ? mag_of(g, &ins[0]) * 2.0 + 1.0 : 8.0);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+/* A quantized value's parameters for real values within +-m. */
+static void qparams(gen_ctx *g, par_dtype dt, double m, float *scale, int32_t *zp)
+{
+    double s = (m < 0.25 ? 0.25 : m > 64 ? 64 : m) / 100.0;
+    *scale = (float)s;
+    *zp = dt == PAR_DTYPE_QU8 ? (int32_t)gen_range(g->src, 100, 156) : (int32_t)gen_range(g->src, -20, 20);
+}
+
+int32_t gen_op_quant(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    const par_op_info *deq = par_op_get(PAR_OP_DEQUANTIZE);
+    par_dtype dt = gen_chance(g->src, 0.5) ? PAR_DTYPE_QU8 : PAR_DTYPE_QS8;
+    if (op->infer == par_infer_dequantize && (room < 2 || gen_chance(g->src, 0.5))) {
+        /* dequantize of a quantized graph input */
+        if (room < 1) return -1;
+        int64_t d[PAR_MAX_RANK];
+        int32_t r = (int32_t)gen_range(g->src, 1, 4);
+        gen_shape(g, r, 12, g->o->max_elems, d);
+        gen_in q = dt == PAR_DTYPE_QU8 ? gen_in_uniform(0, dt, r, d, 0, 255) : gen_in_uniform(0, dt, r, d, -128, 127);
+        q.pos = 0;
+        qparams(g, dt, 1.0 + gen_real(g->src, 0.0, 3.0), &q.scale, &q.zp);
+        q.mag = q.scale * 256.0;
+        return gen_emit(g, deq, 1, &q, NULL, 0, 0, 0, 0, q.mag);
+    }
+    /* quantize -> dequantize: the float graph goes on from the dequantized value */
+    if (room < 2) return -1;
+    const par_op_info *qop = par_op_get(PAR_OP_QUANTIZE);
+    gen_in x = gen_act(g, 1, 4, 0);
+    float scale;
+    int32_t zp;
+    qparams(g, dt, mag_of(g, &x), &scale, &zp);
+    int32_t q = gen_emit(g, qop, 1, &x, NULL, dt, scale, zp, 0, mag_of(g, &x));
+    if (q < 0) return -1;
+    gen_in qi = gen_in_val(g, q);
+    return gen_emit(g, deq, 1, &qi, NULL, 0, 0, 0, 0, mag_of(g, &x));
+}
