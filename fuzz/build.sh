@@ -33,7 +33,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # Without pthreadpool and cpuinfo (older base images) the built-in backends cannot be built: then only core/ is,
 # and only the targets that include nothing else are built; the others are named as left out.
-core_only=0
+# (PARITY_FUZZ_CORE_ONLY=1 asks for that build anywhere, to test it.)
+core_only=${PARITY_FUZZ_CORE_ONLY:-0}
 if [ ! -f /usr/include/pthreadpool.h ] || [ ! -f /usr/include/cpuinfo.h ]; then core_only=1; fi
 
 # The library: the flags go in through OPT (the Makefile's optimisation slot), SANITIZE stays empty (CFLAGS has
@@ -81,7 +82,7 @@ for src in "$root"/fuzz/targets/fuzz_*.c; do
     ldd "$OUT/$t" | awk '/=> \// {print $3}' | while read -r so; do
         case $(basename "$so") in
         libc.so* | libm.so* | libdl.so* | libpthread.so* | librt.so* | ld-linux* | libstdc++.so* | libgcc_s.so*) ;;
-        *) cp -L "$so" "$OUT/lib/" ;;
+        *) [ -e "$OUT/lib/$(basename "$so")" ] || cp -L "$so" "$OUT/lib/" ;;
         esac
     done
     echo "fuzz/build.sh: $OUT/$t"
