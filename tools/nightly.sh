@@ -70,7 +70,7 @@ for bin in $targets; do
     [ -f "fuzz/$name.dict" ] && dict=-dict=fuzz/$name.dict
     before=$(ls "$art" | wc -l)
     # -seed: the night's seed and the shard, so that a night's run can be repeated; distinct per shard.
-    "$bin" -max_total_time="$secs" -rss_limit_mb=4096 -timeout=30 -seed=$(((seed % 1000000007) * 16 + k)) \
+    "$bin" -max_total_time="$secs" -rss_limit_mb=4096 -timeout=30 -seed=$(((seed % 100000000) * 16 + k)) \
         -artifact_prefix="$art/" -print_final_stats=1 $dict "$corpus" >"$log" 2>&1
     rc=$?
     after=$(ls "$art" | wc -l)
