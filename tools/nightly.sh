@@ -101,18 +101,24 @@ else
     [ -f "$plugin" ] && set -- "$@" --plugin "$plugin"
     [ -n "${NIGHTLY_BACKENDS:-}" ] && set -- "$@" -b "$NIGHTLY_BACKENDS"
     log=$fuzzdir/logs/nightly-campaign-$stamp.log
+    # Findings folders (one per signature) accumulate across nights: the new ones are tonight's.
+    count_findings() {
+        if [ -d "$out/findings" ]; then find "$out/findings" -mindepth 1 -maxdepth 1 -type d | wc -l; else echo 0; fi
+    }
+    before=$(count_findings)
     "$parity" "$@" >"$log" 2>&1
     rc=$?
-    findings=0
-    if [ -d "$out/findings" ]; then
-        findings=$(find "$out/findings" -mindepth 1 -maxdepth 1 -type d | wc -l)
-    fi
-    case $rc in
-    0) say "campaign: nothing found (${left}s, seed $seed, shard $shard; $out/report.json, log $log)" ;;
-    1)
+    total=$(count_findings)
+    new=$((total - before))
+    stats=$(grep '^fuzz: ' "$log" | tail -n 1)
+    if [ "$rc" = 1 ] || [ "$new" -gt 0 ]; then
         found=1
-        say "campaign: $findings finding(s) in $out/findings/ (index $out/findings/index.json; log $log)"
-        ;;
+        say "campaign: $new new signature(s), $total in all, in $out/findings/ (index.json there; log $log)"
+    fi
+    [ -n "$stats" ] && say "campaign: ${stats#fuzz: }"
+    case $rc in
+    0) say "campaign: nothing found (${left}s, seed $seed, shard $shard; $out/report.json)" ;;
+    1) ;;
     *)
         failed=1
         say "campaign: parity fuzz exited $rc (log $log):"
