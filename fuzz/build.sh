@@ -48,7 +48,7 @@ if [ "$core_only" = 0 ]; then
         "$build/libparity.a"
     libs=$(make -C "$root" --no-print-directory -s BUILD="$build" fuzz-print-libs | tail -n 1)
 else
-    echo "fuzz/build.sh: pthreadpool.h or cpuinfo.h missing: building core/ only"
+    echo "fuzz/build.sh: building core/ only (pthreadpool.h or cpuinfo.h missing, or PARITY_FUZZ_CORE_ONLY=1)"
     mkdir -p "$build/core"
     rm -f "$build/libparity.a"
     for c in "$root"/core/*.c; do
