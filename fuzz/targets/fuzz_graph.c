@@ -6,7 +6,8 @@
  * value and count, and wrong names), set per-tensor and per-channel quantization, mark outputs, and finally
  * finalize. Every call must return an error or succeed; nothing may crash, leak or trip UBSan.
  *
- * Checks that trap (so libFuzzer keeps the input): a failed call without a message; the view (par_graph_desc_of)
+ * Checks that trap (so libFuzzer keeps the input): a failed call without a message; a call that changed the graph
+ * after it was finalized; the view (par_graph_desc_of)
  * holding an index that points nowhere or a shape outside the limits; and, when the graph finalized, its case
  * (inputs drawn by a constant generator, constants inline) must write (par_case_to_json), read back
  * (par_case_parse) and write the very same text again, unless it is one the reader refuses on purpose (more
@@ -167,6 +168,7 @@ static void pick_shape(rd *r, int32_t *rank, int64_t *dims, int is_const)
 
 typedef struct state {
     par_graph *g;
+    int finalized;       /* finalize succeeded: every later call that would change the graph must be refused */
     int nonfinite_const; /* a constant holds NaN or infinity: the writer refuses it (JSON has no such numbers) */
     unsigned char data[MAX_CONST_ELEMS * 4];
 } state;
@@ -185,6 +187,13 @@ static void trap_unless_msg(par_status st, const par_msg *m)
     if (st != PAR_OK && !m->text[0]) __builtin_trap();
 }
 
+/* The result of a call that changes the graph: an error has a message, and after finalize there is only errors. */
+static void changed(const state *s, par_status st, const par_msg *m)
+{
+    trap_unless_msg(st, m);
+    if (st == PAR_OK && s->finalized) broken("a call changed a finalized graph", NULL, NULL);
+}
+
 static void do_input(state *s, rd *r)
 {
     char nb[256];
@@ -194,7 +203,7 @@ static void do_input(state *s, rd *r)
     par_dtype dt = pick_dtype(r);
     pick_shape(r, &rank, dims, 0);
     par_msg m = {{0}};
-    if (par_graph_add_input(s->g, name, dt, rank, dims, &m) < 0) trap_unless_msg(PAR_ERROR, &m);
+    changed(s, par_graph_add_input(s->g, name, dt, rank, dims, &m) < 0 ? PAR_ERROR : PAR_OK, &m);
 }
 
 /* Constant data from the input bytes, made valid for its dtype (bool 0/1) most of the time. */
@@ -236,10 +245,9 @@ static void do_const(state *s, rd *r)
     int before = s->nonfinite_const;
     fill_const(s, r, dt, bytes);
     par_msg m = {{0}};
-    if (par_graph_add_const(s->g, name, dt, rank, dims, u8(r) == 255 ? NULL : s->data, &m) < 0) {
-        trap_unless_msg(PAR_ERROR, &m);
-        s->nonfinite_const = before; /* refused: not in the graph */
-    }
+    int32_t v = par_graph_add_const(s->g, name, dt, rank, dims, u8(r) == 255 ? NULL : s->data, &m);
+    changed(s, v < 0 ? PAR_ERROR : PAR_OK, &m);
+    if (v < 0) s->nonfinite_const = before; /* refused: not in the graph */
 }
 
 /* An attribute: a name from the op's schema (or a wrong one), a type that mostly matches, values of every kind. */
@@ -329,8 +337,8 @@ static void do_node(state *s, rd *r)
         outs[k].zero_point = pick_zp(r);
     }
     par_msg m = {{0}};
-    if (par_graph_add_node(s->g, op, name, n_in, inputs, n_attrs, attrs, with_outs ? outs : NULL, &m) < 0)
-        trap_unless_msg(PAR_ERROR, &m);
+    int32_t k = par_graph_add_node(s->g, op, name, n_in, inputs, n_attrs, attrs, with_outs ? outs : NULL, &m);
+    changed(s, k < 0 ? PAR_ERROR : PAR_OK, &m);
 }
 
 static void do_quant(state *s, rd *r)
@@ -339,7 +347,7 @@ static void do_quant(state *s, rd *r)
     float scale = pick_scale(r);
     int32_t zp = pick_zp(r);
     par_msg m = {{0}};
-    trap_unless_msg(par_graph_set_quant(s->g, v, scale, zp, &m), &m);
+    changed(s, par_graph_set_quant(s->g, v, scale, zp, &m), &m);
 }
 
 static void do_channel_quant(state *s, rd *r)
@@ -359,7 +367,7 @@ static void do_channel_quant(state *s, rd *r)
         if (ax >= 0 && ax < pv->rank && pv->dims[ax] == n) n = 64;
     }
     par_msg m = {{0}};
-    trap_unless_msg(par_graph_set_channel_quant(s->g, v, axis, scales, n, &m), &m);
+    changed(s, par_graph_set_channel_quant(s->g, v, axis, scales, n, &m), &m);
 }
 
 /* The view must hold only indices that point at something and shapes within the limits. */
@@ -446,6 +454,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!s) return 0;
     s->g = par_graph_create(u8(&r) & 1 ? "fuzz" : NULL);
     s->nonfinite_const = 0;
+    s->finalized = 0;
     if (!s->g) {
         free(s);
         return 0;
@@ -461,9 +470,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 5: do_node(s, &r); break;
         case 6: do_quant(s, &r); break;
         case 7: do_channel_quant(s, &r); break;
-        case 8: trap_unless_msg(par_graph_mark_output(s->g, pick_value(&r, s->g), &m), &m); break;
+        case 8: changed(s, par_graph_mark_output(s->g, pick_value(&r, s->g), &m), &m); break;
         default: /* finalize in the middle: every later call must be refused */
-            if (u8(&r) < 32) trap_unless_msg(par_graph_finalize(s->g, &m), &m);
+            if (u8(&r) < 32) {
+                par_status st = par_graph_finalize(s->g, &m);
+                trap_unless_msg(st, &m);
+                if (st == PAR_OK) s->finalized = 1;
+            }
             break;
         }
     }
