@@ -4,7 +4,7 @@
 #   make          build build/parity, the plugins and the tests
 #   make check    unit tests + the quick conformance suite on the example plugin; ends with one line,
 #                 `check: N passed, N failed[, N skipped]` (tools/check_sum.sh), exit status 1 if anything failed
-#   make unit-check / conformance-check / layers-check    the parts of check on their own
+#   make unit-check / conformance-check / fuzz-check / layers-check    the parts of check on their own
 #   make run      the default suite on every usable backend; summary on screen, out/report.json
 #   make bench    latency benchmarks
 #   make install  PREFIX=/usr/local DESTDIR=
@@ -81,6 +81,9 @@ include $(sort $(wildcard backends/*/builtin.mk))
 CORE_SRC += $(BUILTIN_SRC)
 CPPFLAGS += $(BUILTIN_CPPFLAGS)
 LDLIBS  := $(BUILTIN_LIBS) $(LDLIBS)
+# The C repro of `parity reduce` names the libraries a program linking libparity.a needs, and the sanitizer flags of
+# a sanitized build, whose library and plugins need them in the program too (campaign/repro.c).
+$(BUILD)/obj/campaign/repro.o: CPPFLAGS += -DPAR_LINK_LIBS='"$(LDLIBS)"' -DPAR_REPRO_CFLAGS='"$(SANFLAGS)"'
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ := $(BUILD)/obj/cli/main.o
 LIB      := $(BUILD)/libparity.a
@@ -94,7 +97,7 @@ EXAMPLE_PLUGIN := $(BUILD)/plugins/libparity_example.so
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit-check conformance-check layers-check run bench install clean fuzz
+.PHONY: all deps check unit-check conformance-check fuzz-check layers-check run bench install clean fuzz
 all: $(EXE) $(PLUGINS) $(TESTS)
 	@: # (a recipe, so that an up-to-date build prints nothing, not "Nothing to be done")
 
@@ -148,7 +151,26 @@ conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-quick \
 	  $(EXE) run --suite quick --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
 	  --no-progress --out $(BUILD)/check || :
+	$(if $(REGRESSION_CASES),@$(call msg,RUN,conformance cases/regressions -b $(CHECK_BACKENDS)))
+	$(if $(REGRESSION_CASES),$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-regressions \
+	  $(EXE) run cases/regressions --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
+	  --no-progress --out $(BUILD)/check-regressions || :)
 	$(Q)$(call CHECK_SUM,conformance-check,$(CHECK_LOGS)/conformance)
+
+# The reduced cases of fixed fuzzing findings (cases/regressions/README.md), run by conformance-check when any exist.
+REGRESSION_CASES := $(shell find cases/regressions -name '*.json' 2>/dev/null)
+
+# A smoke fuzzing campaign (about 20 s) on the backends of conformance-check: fixed seed and count, so a finding is
+# reproducible; it fails when the campaign finds anything or runs no graph (tools/check_fuzz.sh prints the count
+# line). Findings are localized, not reduced (DIR/findings/<signature>/case.json is the repro).
+FUZZ_CHECK_COUNT ?= 3000
+fuzz-check: $(EXE) $(EXAMPLE_PLUGIN)
+	@rm -rf $(CHECK_LOGS)/fuzz $(BUILD)/check-fuzz
+	@$(call msg,FUZZ,--count $(FUZZ_CHECK_COUNT) --seed 1 -b $(CHECK_BACKENDS))
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/fuzz fuzz-smoke sh tools/check_fuzz.sh $(EXE) \
+	  --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' --count $(FUZZ_CHECK_COUNT) --seed 1 -j $(JOBS) \
+	  --no-reduce --no-progress --out $(BUILD)/check-fuzz || :
+	$(Q)$(call CHECK_SUM,fuzz-check,$(CHECK_LOGS)/fuzz)
 
 # No #include and no call (object symbols) runs up the layers or closes a cycle (tools/check_layers.sh).
 layers-check: $(CORE_OBJ) $(MAIN_OBJ)
@@ -167,8 +189,9 @@ check: deps
 	@rm -rf $(CHECK_LOGS)
 	@$(MAKEQ) unit-check CHECK_NOSUM=1
 	@$(MAKEQ) conformance-check CHECK_NOSUM=1
+	@$(MAKEQ) fuzz-check CHECK_NOSUM=1
 	$(if $(filter 1,$(LAYERS_CHECK)),@$(MAKEQ) layers-check CHECK_NOSUM=1)
-	@sh tools/check_sum.sh check $(CHECK_LOGS)/unit $(CHECK_LOGS)/conformance \
+	@sh tools/check_sum.sh check $(CHECK_LOGS)/unit $(CHECK_LOGS)/conformance $(CHECK_LOGS)/fuzz \
 	  $(if $(filter 1,$(LAYERS_CHECK)),$(CHECK_LOGS)/layers)
 
 run: deps

@@ -12,6 +12,9 @@
 #include "fuzz/gen.h"
 #include "runner/runner.h"
 
+#define PAR_CAMPAIGN_MAX_BACKENDS 32
+#define PAR_CAMPAIGN_BATCH 128     /* graphs per runner call by default */
+
 typedef struct par_campaign_opts {
     par_fuzz_opts gen;
     uint64_t seed;           /* the first graph seed (default 1) */
@@ -24,6 +27,8 @@ typedef struct par_campaign_opts {
     int progress;            /* the status line (only when stderr is a terminal) */
     const char *command_line;/* recorded in the report */
     const char *parity_exe;  /* used in repro commands */
+    const char *weights;     /* the --weights spec as given (recorded in the report), NULL: the defaults */
+    int32_t batch;           /* graphs per runner call; <= 0: PAR_CAMPAIGN_BATCH */
 } par_campaign_opts;
 
 typedef struct par_campaign_stats {
@@ -34,10 +39,20 @@ typedef struct par_campaign_stats {
     double wall_s;
     double graphs_per_s;
     int interrupted_by;      /* SIGINT / SIGTERM, else 0 */
+    int64_t by_backend[PAR_CAMPAIGN_MAX_BACKENDS][PAR_V_COUNT]; /* records by verdict per backend of cfg */
+    int64_t generator_errors;/* graphs the generator failed to build (a generator bug: exit 3) */
+    int32_t new_signatures;  /* signatures this campaign created a folder for */
+    char report_path[4200];  /* DIR/report.json, "" when it could not be written */
 } par_campaign_stats;
 
-/* Run a campaign on cfg's backends. Returns the exit code: 0 no finding, 1 findings, 3 internal error,
- * 130 / 143 interrupted (the report and every finding written so far are kept). */
+/* The graph index of the j-th graph (from 0) of shard K/N: K - 1 + j N (j itself without a shard: 0/0). Graph
+ * index i has the graph seed seed + i. */
+int64_t par_campaign_graph_index(int32_t shard_k, int32_t shard_n, int64_t j);
+
+/* Run a campaign on cfg's backends (probed; cfg->exec and cfg->jobs as the caller wants them, cfg->servers NULL:
+ * the campaign starts its fork servers itself, before it builds any case, and stops them). Writes DIR/report.json
+ * (reports/report.h, with the "campaign" object) and DIR/findings/. Returns the exit code: 0 no finding,
+ * 1 findings, 3 internal error, 130 / 143 interrupted (the report and every finding written so far are kept). */
 int par_campaign_run(const par_campaign_opts *o, const par_run_config *cfg, par_campaign_stats *st);
 
 #endif

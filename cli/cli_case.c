@@ -42,6 +42,15 @@ static void gen_text(const par_tensor_src *s, char *buf, size_t len)
         case PAR_DIST_NORMAL: snprintf(buf, len, "normal(%g,%g)%s seed=%llu", g->a, g->b, fan, (unsigned long long)g->seed); break;
         case PAR_DIST_CONST: snprintf(buf, len, "const %g", g->a); break;
         case PAR_DIST_EDGE: snprintf(buf, len, "edge(max %g) seed=%llu", g->b, (unsigned long long)g->seed); break;
+        case PAR_DIST_HAZARD: {
+            const char *hn = par_hazard_name(g->hazard) ? par_hazard_name(g->hazard) : "?";
+            unsigned long long seed = (unsigned long long)g->seed;
+            if (g->hazard == PAR_HAZARD_TIES)
+                snprintf(buf, len, "hazard ties(step %g, count %g) seed=%llu", g->a, g->b, seed);
+            else
+                snprintf(buf, len, "hazard %s[%g,%g)%s seed=%llu", hn, g->a, g->b, fan, seed);
+            break;
+        }
         default: snprintf(buf, len, "?");
         }
         break;

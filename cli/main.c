@@ -21,6 +21,8 @@ static void usage(FILE *f)
             "  export CASE        write a case with its inputs and reference outputs inline, as JSON\n"
             "  bench              latency per backend, side by side, for a model or a suite\n"
             "  quantize CASE      write the quantized twin (qu8/qs8) of a float case\n"
+            "  fuzz               differential fuzzing campaign: random graphs on every backend, findings reduced\n"
+            "  reduce FINDING     localize and shrink a failing case on one backend; reduced.json and a C repro\n"
             "\n"
             "'parity <command> --help' explains a command. Exit codes: 0 all passed or unsupported, 1 a conformance\n"
             "failure, 2 usage or input error, 3 internal error, 130/143 run interrupted by SIGINT/SIGTERM (partial\n"
@@ -49,6 +51,8 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "export")) return par_cmd_export(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "bench")) return par_cmd_bench(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "quantize")) return par_cmd_quantize(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "fuzz")) return par_cmd_fuzz(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "reduce")) return par_cmd_reduce(argc - 1, argv + 1, exe);
     fprintf(stderr, "parity: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return PAR_EXIT_USAGE;

@@ -43,12 +43,14 @@ static int parse_gen(reader *r, json_object *o, const jpath *path, par_dtype dt,
     static const char *const k_normal[] = {"dist", "mean", "std", "fan_in", "seed", NULL};
     static const char *const k_const[] = {"dist", "value", "fan_in", "seed", NULL};
     static const char *const k_edge[] = {"dist", "max", "fan_in", "seed", NULL};
+    static const char *const k_hazard[] = {"dist", "hazard", "low", "high", "fan_in", "seed", NULL};
+    static const char *const k_ties[] = {"dist", "hazard", "step", "count", "seed", NULL};
     json_object *v;
     const char *dist;
     memset(g, 0, sizeof *g);
     if (!par_cj_want(r, o, json_type_object, path, "an object")) return 0;
     jpath dp = par_cj_pkey(path, "dist");
-    if (!par_cj_has(o, "dist", &v)) return par_cj_perr(r, &dp, "missing (uniform, normal, const or edge)");
+    if (!par_cj_has(o, "dist", &v)) return par_cj_perr(r, &dp, "missing (uniform, normal, const, edge or hazard)");
     if (!par_cj_get_str(r, v, &dp, &dist)) return 0;
     const char *a_key = NULL, *b_key = NULL;
     const char *const *keys;
@@ -56,9 +58,24 @@ static int parse_gen(reader *r, json_object *o, const jpath *path, par_dtype dt,
     else if (strcmp(dist, "normal") == 0) g->dist = PAR_DIST_NORMAL, a_key = "mean", b_key = "std", keys = k_normal;
     else if (strcmp(dist, "const") == 0) g->dist = PAR_DIST_CONST, a_key = "value", keys = k_const;
     else if (strcmp(dist, "edge") == 0) g->dist = PAR_DIST_EDGE, b_key = "max", keys = k_edge;
-    else {
+    else if (strcmp(dist, "hazard") == 0) {
+        /* which hazard first: ties names its parameters step and count, the others low and high */
+        const char *hn;
+        jpath hp = par_cj_pkey(path, "hazard");
+        g->dist = PAR_DIST_HAZARD;
+        if (!par_cj_has(o, "hazard", &v)) return par_cj_perr(r, &hp, "missing (required for hazard)");
+        if (!par_cj_get_str(r, v, &hp, &hn)) return 0;
+        g->hazard = par_hazard_find(hn);
+        if (!g->hazard) {
+            char b[80];
+            return par_cj_perr(r, &hp, "unknown hazard '%s' (expected nan_inf, huge, subnormal, signed_zero, ties, "
+                               "saturation, cancel, near_overflow or all_equal)", par_cj_san(hn, b, sizeof b));
+        }
+        if (g->hazard == PAR_HAZARD_TIES) a_key = "step", b_key = "count", keys = k_ties;
+        else a_key = "low", b_key = "high", keys = k_hazard;
+    } else {
         char b[80];
-        return par_cj_perr(r, &dp, "unknown distribution '%s' (expected uniform, normal, const or edge)",
+        return par_cj_perr(r, &dp, "unknown distribution '%s' (expected uniform, normal, const, edge or hazard)",
                            par_cj_san(dist, b, sizeof b));
     }
     if (!par_cj_check_keys(r, o, path, keys)) return 0;

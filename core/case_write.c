@@ -139,6 +139,16 @@ static void wgen(wbuf *w, const par_gen *g, uint64_t derived)
     case PAR_DIST_NORMAL: wput(w, "{\"dist\": \"normal\", \"mean\": "), wf64(w, g->a), wput(w, ", \"std\": "); break;
     case PAR_DIST_CONST: wput(w, "{\"dist\": \"const\", \"value\": "), wf64(w, g->a); break;
     case PAR_DIST_EDGE: wput(w, "{\"dist\": \"edge\", \"max\": "); break;
+    case PAR_DIST_HAZARD:
+        if (!par_hazard_name(g->hazard)) {
+            w->bad = 1;
+            return;
+        }
+        wputf(w, "{\"dist\": \"hazard\", \"hazard\": \"%s\", \"%s\": ", par_hazard_name(g->hazard),
+              g->hazard == PAR_HAZARD_TIES ? "step" : "low");
+        wf64(w, g->a);
+        wput(w, g->hazard == PAR_HAZARD_TIES ? ", \"count\": " : ", \"high\": ");
+        break;
     default: w->bad = 1; return;
     }
     if (g->dist != PAR_DIST_CONST) wf64(w, g->b);
@@ -155,7 +165,11 @@ static void wtensor(wbuf *w, const par_case *c, const par_value *v, const par_te
     wshape(w, v->rank, v->dims);
     const void *data = v->kind == PAR_VALUE_CONST ? v->data : s ? s->data : NULL;
     void *tmp = NULL;
-    if (s && s->kind == PAR_SRC_GEN && !inline_data) {
+    /* NaN and Inf have no JSON number: a nan_inf tensor keeps its generator even when data is asked for inline */
+    const int nonfinite = s && s->kind == PAR_SRC_GEN && s->gen.dist == PAR_DIST_HAZARD &&
+                          s->gen.hazard == PAR_HAZARD_NAN_INF &&
+                          (v->dtype == PAR_DTYPE_F32 || v->dtype == PAR_DTYPE_F16 || v->dtype == PAR_DTYPE_F64);
+    if (s && s->kind == PAR_SRC_GEN && (!inline_data || nonfinite)) {
         wput(w, ",\n      \"init\": ");
         wgen(w, &s->gen, par_case_derive_seed(v->name, c->seed));
     } else if (s && s->kind == PAR_SRC_FILE && !inline_data) {

@@ -246,6 +246,9 @@ static int64_t op_tickets(const par_fuzz_opts *o, par_hazard hz, int quant, int6
         /* The quantizer (oracle/quantize.h) refuses graphs with quantize / dequantize nodes and with bool masks
          * (as graph inputs: f32 only; as constants: it gives them quantization): a quantized graph leaves out the
          * ops that need them, or it would stay float. */
+        /* a quantized graph mostly of ops with a quantized form: the others stay float between a dequantize and a
+         * quantize, which int8-only backends cannot run */
+        if (quant && op->qform == PAR_QFORM_NONE) t[i] = (t[i] + 7) / 8;
         if (quant && (op->infer == par_infer_quantize || op->infer == par_infer_dequantize ||
                       op->infer == par_infer_where || op->infer == par_infer_masked_fill))
             t[i] = 0;
@@ -276,6 +279,12 @@ static void apply_hazard(gen_ctx *g, par_case *c, par_hazard h)
             cand[n++] = i;
     }
     if (n == 0) return;
+    /* NaN, Inf and overflow only where every node's rules for them are defined (a quantized twin adds quantize and
+     * dequantize nodes the draw did not see) */
+    for (int32_t j = 0; j < d->n_nodes && nonfinite_hazard(h); j++) {
+        const par_op_info *op = par_op_of(&d->nodes[j]);
+        if (!op || !(op->flags & PAR_OPF_NONFINITE)) return;
+    }
     int32_t must = (int32_t)gen_below(g->src, (uint32_t)n);
     for (int32_t k = 0; k < n; k++) {
         if (k != must && !gen_chance(g->src, 0.5)) continue;
@@ -311,7 +320,7 @@ static par_case *build(gen_src *src, uint64_t seed, const par_fuzz_opts *o, cons
         return par_msgf(msg, PAR_ERROR, "fuzz: max_nodes must lie in 1..64 and max_elems be >= 1"), NULL;
     par_case *c = par_case_create(id, seed);
     if (!c) return par_msgf(msg, PAR_ERROR, "fuzz: out of memory"), NULL;
-    c->origin = strdup("fuzz");
+    c->origin = strdup("suite:fuzz");
     gen_ctx g;
     if (!gen_ctx_init(&g, src, c, o)) {
         gen_ctx_free(&g);

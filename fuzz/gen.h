@@ -16,7 +16,9 @@ typedef struct par_fuzz_opts {
     int32_t max_nodes;              /* most op nodes in a graph (1 .. 64; default 8) */
     int64_t max_elems;              /* most elements of any tensor (default 4096) */
     double weight[PAR_OP_COUNT];    /* relative weight of each op; 0: never drawn (defaults: 1, see gen.c) */
-    double hazard_share;            /* share of the graphs whose inputs use hazard generators (default 0.25) */
+    double hazard_share;            /* share of the graphs whose inputs use hazard generators (default 0.25): a hazard
+                                     * kind the case model refuses (par_gen_check) is left out, and NaN / Inf /
+                                     * overflow hazards go only to graphs of PAR_OPF_NONFINITE ops */
     double quant_share;             /* share of the graphs made quantized (default 0.2) */
 } par_fuzz_opts;
 
@@ -27,8 +29,12 @@ void par_fuzz_opts_default(par_fuzz_opts *o);
 par_status par_fuzz_weights_parse(par_fuzz_opts *o, const char *spec, par_msg *msg);
 
 /* The case of graph seed `seed`. Its ID names the options that differ from the defaults and the seed, e.g.
- * "fuzz(max_nodes=4)#seed=17", so that par_fuzz_case_by_id rebuilds it. NULL with msg only on an internal error
- * (a generator bug): the generator never produces an invalid graph. */
+ * "fuzz(max_nodes=4)#seed=17", so that par_fuzz_case_by_id rebuilds it. Options in this order: max_nodes,
+ * max_elems, hazard_share, quant_share (shortest decimal that reads back), then weights: "w[*]=x" when more than half
+ * of the ops share a weight x other than 1, and "w[op]=y" for each op whose weight differs, in table order. A
+ * quantized case (the quantized twin of the float graph, oracle/quantize.h) keeps the same ID; a graph the quantizer
+ * refuses stays float. NULL with msg when every weight is 0, when the options are out of range or do not fit an ID,
+ * or on an internal error (a generator bug): the generator never produces an invalid graph. */
 par_case *par_fuzz_case(uint64_t seed, const par_fuzz_opts *o, par_msg *msg);
 
 /* Rebuild a case from an ID par_fuzz_case gave. Returns NULL with msg when id is not a fuzz ID or is malformed. */
@@ -36,8 +42,10 @@ par_case *par_fuzz_case_by_id(const char *id, par_msg *msg);
 /* 1 when id starts like a fuzz ID ("fuzz(" or "fuzz#"). */
 int par_fuzz_is_id(const char *id);
 
-/* The case decoded from arbitrary bytes (the structured libFuzzer target): every choice reads the next bytes, and
- * running out of bytes reads zeros, so any input decodes to a valid graph. NULL only on an internal error. */
+/* The case decoded from arbitrary bytes (the structured libFuzzer target): the first 8 bytes are the case seed (the
+ * input generators'), every later choice reads the next bytes, and running out of bytes reads zeros (the simplest
+ * option of every choice), so any input decodes to a valid graph. Its ID, "fuzz-bytes#seed=N", is not a fuzz ID:
+ * the bytes, not the ID, reproduce it. NULL only on an internal error. */
 par_case *par_fuzz_case_from_bytes(const uint8_t *data, size_t n, const par_fuzz_opts *o, par_msg *msg);
 
 #endif

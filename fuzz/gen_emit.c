@@ -171,7 +171,7 @@ gen_in gen_act(gen_ctx *g, int32_t lo, int32_t hi, int pos)
             if (is_act(g, v, lo, hi, pos) && k-- == 0) return gen_in_val(g, v);
         return gen_in_val(g, last);
     }
-    int32_t hi_new = hi < 4 ? hi : 4;
+    int32_t hi_new = hi < 4 ? hi : hi >= 5 && gen_chance(g->src, 0.1) ? 5 : 4;
     int32_t rank = (int32_t)gen_range(g->src, lo, hi_new < lo ? lo : hi_new);
     int64_t dims[PAR_MAX_RANK];
     int64_t budget = g->o->max_elems >> gen_below(g->src, 3);

@@ -28,6 +28,9 @@ int gen_chance(gen_src *s, double p);                       /* 1 with probabilit
 double gen_real(gen_src *s, double lo, double hi);          /* [lo, hi) in 2^-16 steps: exact, no libm */
 
 /* ---- the value pool and the emitter (gen_emit.c) ---- */
+/* The highest rank an op of any rank is offered (new graph inputs: rank 4 at most, 5 now and then). */
+#define GEN_RANK PAR_MAX_RANK
+
 enum {
     GV_ACT = 1,  /* an f32 activation other nodes may consume */
     GV_POS = 2,  /* positive and bounded away from 0 (for sqrt, rsqrt, divisors) */

@@ -56,7 +56,7 @@ int32_t gen_op_generic(gen_ctx *g, const par_op_info *op, int32_t room)
         gen_in ins[8];
         int32_t n = (int32_t)gen_range(g->src, op->in_min, op->in_max < op->in_min + 2 ? op->in_max : op->in_min + 2);
         if (n < 1) n = op->in_min;
-        for (int32_t i = 0; i < n; i++) ins[i] = gen_act(g, 1, 4, 0);
+        for (int32_t i = 0; i < n; i++) ins[i] = gen_act(g, 1, GEN_RANK, 0);
         int32_t rank0 = 0;
         if (n > 0) gen_in_dims(g, &ins[0], &rank0);
         gen_attrs at;

@@ -30,7 +30,7 @@ int32_t gen_op_concat(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[4];
-        ins[0] = gen_act(g, 1, 4, 0);
+        ins[0] = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &ins[0], &r);
         int64_t d[PAR_MAX_RANK];
@@ -64,7 +64,7 @@ int32_t gen_op_concat(gen_ctx *g, const par_op_info *op, int32_t room)
 int32_t gen_op_reshape(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
-    gen_in x = gen_act(g, 1, 4, 0);
+    gen_in x = gen_act(g, 1, GEN_RANK, 0);
     int32_t r;
     const int64_t *xd = gen_in_dims(g, &x, &r);
     int64_t rem = 1;
@@ -91,7 +91,7 @@ int32_t gen_op_reshape(gen_ctx *g, const par_op_info *op, int32_t room)
 int32_t gen_op_flatten(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
-    gen_in x = gen_act(g, 1, 4, 0);
+    gen_in x = gen_act(g, 1, GEN_RANK, 0);
     int32_t r;
     gen_in_dims(g, &x, &r);
     int64_t s = gen_range(g->src, 0, r - 1), e = gen_range(g->src, s, r - 1);
@@ -105,7 +105,7 @@ int32_t gen_op_flatten(gen_ctx *g, const par_op_info *op, int32_t room)
 int32_t gen_op_permute(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
-    gen_in x = gen_act(g, 2, 4, 0);
+    gen_in x = gen_act(g, 2, GEN_RANK, 0);
     int32_t r;
     gen_in_dims(g, &x, &r);
     int64_t perm[PAR_MAX_RANK];
@@ -126,7 +126,7 @@ int32_t gen_op_pad(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
-        gen_in x = gen_act(g, 1, 4, 0);
+        gen_in x = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &x, &r);
         gen_attrs at;
@@ -157,7 +157,7 @@ int32_t gen_op_slice(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
-        gen_in x = gen_act(g, 1, 4, 0);
+        gen_in x = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &x, &r);
         int32_t dim = (int32_t)gen_range(g->src, 0, r - 1);
@@ -189,7 +189,7 @@ int32_t gen_op_where(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[3];
-        gen_in a = gen_act(g, 1, 4, 0);
+        gen_in a = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *ad = gen_in_dims(g, &a, &r);
         int64_t bd[PAR_MAX_RANK];
@@ -213,7 +213,7 @@ int32_t gen_op_masked_fill(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[2];
-        ins[0] = gen_act(g, 1, 4, 0);
+        ins[0] = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &ins[0], &r);
         ins[1] = bool_mask(g, r, xd);
@@ -241,7 +241,7 @@ int32_t gen_op_gather(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[2];
-        ins[0] = gen_act(g, 1, 4, 0);
+        ins[0] = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &ins[0], &r);
         int32_t axis = (int32_t)gen_range(g->src, 0, r - 1);

@@ -122,7 +122,7 @@ int32_t gen_op_linear(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[3];
-        ins[0] = gen_act(g, 1, 4, 0);
+        ins[0] = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &ins[0], &r);
         int64_t k = xd[r - 1], o = gen_range(g->src, 1, 16);
@@ -154,7 +154,7 @@ int32_t gen_op_matmul(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[2];
-        ins[0] = gen_act(g, 2, 4, 0);
+        ins[0] = gen_act(g, 2, GEN_RANK, 0);
         int32_t ra;
         const int64_t *ad = gen_in_dims(g, &ins[0], &ra);
         int32_t rb = (int32_t)gen_range(g->src, 2, ra);
@@ -190,7 +190,7 @@ int32_t gen_op_binary(gen_ctx *g, const par_op_info *op, int32_t room)
     int div = op->id == PAR_OP_DIV; /* the divisor must stay away from 0 */
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[2];
-        ins[0] = gen_act(g, 1, 4, 0);
+        ins[0] = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *ad = gen_in_dims(g, &ins[0], &r);
         int64_t bd[PAR_MAX_RANK];
@@ -223,7 +223,7 @@ int32_t gen_op_unary(gen_ctx *g, const par_op_info *op, int32_t room)
     /* sqrt and rsqrt: a positive operand (their NaN / Inf rules are the hazards' business) */
     int need_pos = op->id == PAR_OP_SQRT || op->id == PAR_OP_RSQRT;
     for (int t = 0; t < TRIES; t++) {
-        gen_in x = gen_act(g, 1, 4, need_pos);
+        gen_in x = gen_act(g, 1, GEN_RANK, need_pos);
         int32_t r;
         gen_in_dims(g, &x, &r);
         gen_attrs at;
@@ -254,7 +254,7 @@ int32_t gen_op_prelu(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[2];
-        ins[0] = gen_act(g, 1, 4, 0);
+        ins[0] = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &ins[0], &r);
         int64_t n = r >= 2 && gen_chance(g->src, 0.7) ? xd[1] : 1;
@@ -319,7 +319,7 @@ int32_t gen_op_reduce(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
     for (int t = 0; t < TRIES; t++) {
-        gen_in x = gen_act(g, 1, 4, 0);
+        gen_in x = gen_act(g, 1, GEN_RANK, 0);
         int32_t r;
         const int64_t *xd = gen_in_dims(g, &x, &r);
         int64_t axes[PAR_MAX_RANK], prod = 1;
@@ -444,7 +444,7 @@ int32_t gen_op_quant(gen_ctx *g, const par_op_info *op, int32_t room)
     /* quantize -> dequantize: the float graph goes on from the dequantized value */
     if (room < 2) return -1;
     const par_op_info *qop = par_op_get(PAR_OP_QUANTIZE);
-    gen_in x = gen_act(g, 1, 4, 0);
+    gen_in x = gen_act(g, 1, GEN_RANK, 0);
     float scale;
     int32_t zp;
     qparams(g, dt, mag_of(g, &x), &scale, &zp);

@@ -240,6 +240,31 @@ static int32_t copy_input(qctx *q, par_case *c, int32_t v)
     return -1;
 }
 
+/* Ranges too narrow to quantize by. A value whose elements are all equal (a relu of negative values, a convolution
+ * reading only padding, an all-equal input) would get a scale near 1e-6 / 255, and a requantization ratio
+ * s_in s_w / s_out near 1e5 where it is produced, beyond what every integer scheme accepts (< 256): the twin could
+ * not run at all. Such a range gets width 1 (its one value is still exact: the range holds it and 0); and the
+ * emitter keeps every node's output scale at least 1/64 of its first input's (wider_out). Widening costs only
+ * resolution, which the oracle's integer budgets follow from the scales. */
+static void widen_ranges(qctx *q)
+{
+    for (int32_t v = 0; v < q->g->n_values; v++)
+        if (!(q->hi[v] - q->lo[v] > 1e-6)) q->hi[v] = q->lo[v] + 1.0;
+}
+
+/* The output range of a node whose quantized first input has scale s_in, widened around its middle (still holding
+ * 0) to at least 255 s_in / 64: a ratio s_in s_w / s_out of at most 64 s_w for a convolution, 64 for a move, a clamp
+ * or a table, whatever the calibration saw (a relu6 after a tanh whose fixed output scale is 1/128 while its
+ * values span 0.004). */
+static void wider_out(double s_in, double *lo, double *hi)
+{
+    const double need = 255.0 * s_in / 64.0;
+    if (!(s_in > 0) || *hi - *lo >= need) return;
+    const double mid = 0.5 * (*lo + *hi);
+    *lo = fmin(0.0, fmin(*lo, mid - 0.5 * need));
+    *hi = fmax(0.0, fmax(*hi, mid + 0.5 * need));
+}
+
 static par_status calibrate(qctx *q)
 {
     const par_graph_desc *g = q->g;
@@ -305,6 +330,7 @@ static par_status calibrate(qctx *q)
         }
         par_ref_result_destroy(r);
         if (bufs) par_case_free_inputs(c, bufs);
+        if (st == PAR_OK) widen_ranges(q);
     }
     par_case_destroy(c);
     free(map);
@@ -403,8 +429,10 @@ static void emit_quant_node(qctx *q, int32_t ni)
     int32_t n_in = n->n_inputs;
     float s_out;
     int32_t z_out;
-    act_params(q, q->lo[out], q->hi[out], &s_out, &z_out);
     const int32_t x0 = n->inputs[0];
+    double lo = q->lo[out], hi = q->hi[out];
+    if (ins[0] >= 0) wider_out(q->qs[x0], &lo, &hi);
+    act_params(q, lo, hi, &s_out, &z_out);
     if (keeps_params(n->op)) {
         s_out = q->qs[x0];
         z_out = q->qz[x0];

@@ -112,6 +112,11 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
      * the input and of y itself is the interpreter's). Sigmoid and silu count theirs in underflow_abs. */
     const double eta = par_eta(pr, 1);
     double y = 0, p = 0, own = 0;
+    if (isnan(x)) { /* every activation propagates NaN (PyTorch; docs/ops.md, "NaN and Inf") */
+        *yo = x;
+        *eo = INFINITY; /* the interpreter's NaN rule sets the budget (interp.c, nonfinite_rules) */
+        return;
+    }
     /* A margin beyond which the flat parts of hardsigmoid / hardswish are certain even after the backend's own
      * roundings of x + 3 or x / 6 + 1/2 (a few u relative, 16 u is generous). */
     const double flat_margin = 16 * u * (fabs(x) + 3);
@@ -277,7 +282,14 @@ static par_status unary(const par_ref_ctx *c, const act_params *ap, const par_rt
     if (io != PAR_OK) return io;
     const par_rt *x = in[0];
     par_rt *y = out[0];
-    for (int64_t i = 0; i < x->numel; i++) act_elem(ap, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
+    for (int64_t i = 0; i < x->numel; i++) {
+        act_elem(ap, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
+        /* hardswish's x * relu6(x + 3) reaches 6 |x| before its division by 6 (PyTorch's order): beyond the
+         * arithmetic's largest finite value / 6 a correct backend may hold Inf where the ideal is finite */
+        if (ap->op == ACT_HARDSWISH && isfinite(x->v[i]) && x->v[i] + x->e[i] > -3 &&
+            !(6 * (fabs(x->v[i]) + x->e[i]) < par_ovf_arith(&c->prec)))
+            par_mark_any(c, i);
+    }
     return PAR_OK;
 }
 

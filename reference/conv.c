@@ -84,7 +84,7 @@ par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt 
                             }
                         }
                     int64_t yi = ((n * q.o + o) * q.oh + oh) * q.ow + ow;
-                    dot_finish(&a, b, o, &c->prec, y, yi);
+                    if (dot_finish(&a, b, o, &c->prec, y, yi)) par_mark_any(c, yi);
                 }
         }
     return PAR_OK;
@@ -126,7 +126,7 @@ par_status par_ref_conv_transpose2d(const par_ref_ctx *c, const par_rt *const *i
                             }
                         }
                     int64_t yi = ((n * q.o + o) * q.oh + oh) * q.ow + ow;
-                    dot_finish(&a, b, o, &c->prec, y, yi);
+                    if (dot_finish(&a, b, o, &c->prec, y, yi)) par_mark_any(c, yi);
                 }
         }
     return PAR_OK;

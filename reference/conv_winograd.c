@@ -330,6 +330,11 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
             for (int64_t th = 0; th < q->oh; th += m)
                 for (int64_t tw = 0; tw < q->ow; tw += m) {
                     par_winograd_tile(algo, q, x, w, u, n, o, th, tw, &tile);
+                    /* a non-finite entry anywhere in the tile may reach every output of it: a backend computing
+                     * the output transform as a matrix product multiplies its zero coefficients by Inf too */
+                    int tile_nonfinite = 0;
+                    for (int32_t k = 0; k < tile.t * tile.t; k++)
+                        tile_nonfinite |= !(tile.m[k] + tile.dm[k] < INFINITY);
                     for (int32_t ra = 0; ra < m && th + ra < q->oh; ra++)
                         for (int32_t rb = 0; rb < m && tw + rb < q->ow; rb++) {
                             const int64_t oh = th + ra, ow = tw + rb;
@@ -364,6 +369,12 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
                             double pre = own + par_prop_bound(prop, prop2);
                             y->v[yi] = val;
                             y->e[yi] = pre + bmul(c->prec.u_store, fabs(val) + pre);
+                            /* Non-finite or huge data in the tile: the transforms mix every input of the tile into
+                             * every output (an Inf becomes Inf - Inf = NaN), and own >= u * held bounds the
+                             * magnitudes the transforms and products hold within the sum of |coefficients| of a
+                             * transform row (< 64 for F(2,3) and F(4,3)): beyond u * OVF / 64 an intermediate may
+                             * overflow, so the element is "anything" (docs/budgets/winograd.md). */
+                            if (tile_nonfinite || !(own < u * par_ovf_arith(&c->prec) / 64)) par_mark_any(c, yi);
                         }
                 }
         }

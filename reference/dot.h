@@ -16,6 +16,8 @@ typedef struct dot_acc {
     double prop;   /* propagated input budgets: sum of the terms */
     double prop2;  /* sum of the squares of the same terms from the inputs' scales (par_prop_bound) */
     double propf;  /* the flush parts of the terms, worst case (par_prop_bound_flush; 0 without flushing) */
+    double magf;   /* mag over the terms whose factors are finite: what the backend's partial sums may reach before
+                    * an infinite term enters (dot_finish's overflow rule) */
     int64_t k;     /* number of terms */
 } dot_acc;
 
@@ -25,6 +27,7 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     double x = xt->v[xi], ex = xt->e[xi], sx = par_rt_scales(xt)[xi];
     a->v += w * x;
     a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
+    if (isfinite(w) && isfinite(x)) a->magf += bmul(fabs(w) + ew, fabs(x) + ex);
     a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
     double ts = bmul(fabs(w), sx) + bmul(fabs(x), sw) + bmul(sw, sx);
     a->prop2 += bmul(ts, ts);
@@ -35,22 +38,29 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     a->k++;
 }
 
-/* Add the optional bias term and write value and budget. */
-static inline void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
+/* Add the optional bias term and write value and budget. Returns 1 when an intermediate of the backend's sum may
+ * overflow (docs/oracle.md, "NaN and Inf policy"): the finite terms' magnitude, grown by the sum's rounding, reaches
+ * the arithmetic's largest finite value, so that some order of summation may hold an infinite partial sum (and an
+ * opposite one later makes it NaN) although the ideal sum is finite; the caller marks the element (par_mark_any).
+ * Below that no partial sum of finite terms overflows in any order, and the infinite terms (an Inf input) give the
+ * backend the same Inf or NaN as the float64 sum. */
+static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
 {
-    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2, propf = a->propf;
+    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2, propf = a->propf, magf = a->magf;
     int64_t k = a->k;
     if (b) {
         double sb = par_rt_scales(b)[o];
         val += b->v[o];
         mag += fabs(b->v[o]) + b->e[o];
+        if (isfinite(b->v[o])) magf += fabs(b->v[o]) + b->e[o];
         prop += b->e[o];
         prop2 += bmul(sb, sb);
         propf += b->f ? b->f[o] : 0;
         k++;
     }
-    /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta). */
-    double flush_own = par_eta(p, (double)(2 * k));
+    /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta); under
+     * gradual underflow only the k products round there. */
+    double flush_own = par_eta_ops(p, (double)k, (double)k);
     double round = bmul(par_gamma(k, p->u), mag) + flush_own;
     if (y->s) {
         /* The scale: the root-sum-square of the bounds of the op's own roundings (k products, each at most
@@ -65,6 +75,7 @@ static inline void dot_finish(const dot_acc *a, const par_rt *b, int64_t o, cons
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
     if (y->f) y->f[yi] = fmin(propf + flush_own, *e);
+    return !(magf * (1 + par_gamma(k, p->u)) < par_ovf_arith(p));
 }
 
 #endif

@@ -85,6 +85,10 @@ static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *i
     int64_t oa = 0, ob = 0;
     for (int64_t i = 0; i < y->numel; i++) {
         bin_elem(op, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i]);
+        /* a / +-0 is an infinity whose sign is the zero's, and the oracle does not pin the sign of a zero (a
+         * correct backend may hold -0 where the reference has +0, docs/oracle.md): either infinity is right, so the
+         * element is "anything" (0 / 0 and NaN / 0 stay NaN) */
+        if (op == BIN_DIV && b->v[ob] == 0 && a->v[oa] != 0 && !isnan(a->v[oa])) par_mark_any(c, i);
         /* Advance the row-major output index and the two input offsets. */
         for (int32_t k = y->rank - 1; k >= 0; k--) {
             idx[k]++;
@@ -160,7 +164,10 @@ static par_status sqrt_kernel(const par_ref_ctx *c, int rs, const par_rt *const 
     if (io != PAR_OK) return io;
     const par_rt *x = in[0];
     par_rt *y = out[0];
-    for (int64_t i = 0; i < x->numel; i++) sqrt_elem(rs, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
+    for (int64_t i = 0; i < x->numel; i++) {
+        sqrt_elem(rs, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
+        if (rs && x->v[i] == 0) par_mark_any(c, i); /* rsqrt(+-0) = +-inf: the zero's sign is not pinned (div) */
+    }
     return PAR_OK;
 }
 

@@ -71,6 +71,8 @@ static void flush_results(par_rt *t, double tau)
     }
 }
 
+static void nonfinite_rules(par_rt *t, const par_prec *p, const uint8_t *any, int taint_nan, int taint_inf);
+
 /* Load a graph input or constant: exact in its own dtype; a float tensor stored in a narrower format by the backend
  * (f16 storage of an f32 tensor) is rounded once at the boundary: u_store * |x|. With flushing, an element below tau
  * may be read as 0: budget |x|, all of it the flush part. */
@@ -89,6 +91,7 @@ static par_status load_leaf(const par_value *val, const void *data, const par_pr
             t->e[i] = fmax(t->e[i], t->f[i]);
         }
     }
+    nonfinite_rules(t, p, NULL, 0, 0);
     return PAR_OK;
 }
 
@@ -297,6 +300,68 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
     return st;
 }
 
+/* The smallest magnitude that rounds to infinity when stored in t's storage format: 2^128 - 2^103 for f32 (the
+ * midpoint above FLT_MAX rounds to even, 2^128), 65520 for f16 and for an f32 tensor the backend stores in f16; 0 for
+ * tensors that are not stored in a float format the backend rounds to. */
+static double storage_overflow(const par_rt *t, const par_prec *p)
+{
+    if (t->dtype == PAR_DTYPE_F16 || (t->dtype == PAR_DTYPE_F32 && p->u_store > 0x1p-20)) return 65520.0;
+    return t->dtype == PAR_DTYPE_F32 ? 0x1p128 - 0x1p103 : 0;
+}
+
+/* The NaN, Inf and overflow rules of a float tensor (docs/oracle.md, "NaN and Inf policy"), applied to every leaf and
+ * every node output after its kernel: at a non-finite value the budget encodes what a backend may give, 0 for
+ * exactly this NaN or Inf, +Inf for anything (NaN included); a finite value whose whole interval [v - e, v + e] lies
+ * beyond the storage's overflow threshold is stored as that Inf by every correct backend, and one whose interval
+ * reaches it may be stored as Inf: unbounded. The flags: any (NULL or per element: a kernel marked an intermediate
+ * overflow), taint_nan (an input holds an "anything" element: a NaN output may be anything), taint_inf (an input
+ * holds an anything or an unbounded element: a backend's input may be any Inf there, so an output that is infinite,
+ * or whose budget is infinite or NaN, may be anything; only for ops that compute, exact ops move values as they
+ * are). */
+static void nonfinite_rules(par_rt *t, const par_prec *p, const uint8_t *any, int taint_nan, int taint_inf)
+{
+    if (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16 && t->dtype != PAR_DTYPE_F64) return;
+    const double lim = storage_overflow(t, p);
+    for (int64_t i = 0; i < t->numel; i++) {
+        double v = t->v[i], e = t->e[i], ne;
+        if (any && any[i]) v = NAN, ne = INFINITY;
+        else if (isnan(v)) ne = taint_nan || taint_inf ? INFINITY : 0;
+        else if (isinf(v)) ne = taint_inf ? INFINITY : 0;
+        else if (taint_inf && !(e < INFINITY)) ne = INFINITY, v = NAN;
+        else if (lim > 0 && fabs(v) - e >= lim) v = copysign(INFINITY, v), ne = 0;
+        else if (lim > 0 && fabs(v) + e >= lim) ne = INFINITY;
+        else continue;
+        t->v[i] = v;
+        t->e[i] = ne;
+        if (t->s) t->s[i] = ne;
+        if (t->f) t->f[i] = 0;
+    }
+}
+
+/* Whether a float tensor holds an "anything" element (NaN with an infinite budget), or an unbounded one (finite with
+ * an infinite budget). */
+static void taint_of(const par_rt *t, int *any_el, int *unbounded_el)
+{
+    if (!t || !t->v || (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16 && t->dtype != PAR_DTYPE_F64)) return;
+    for (int64_t i = 0; i < t->numel; i++) {
+        if (!(t->e[i] < INFINITY)) {
+            if (isnan(t->v[i])) *any_el = 1;
+            else if (isfinite(t->v[i])) *unbounded_el = 1;
+        }
+    }
+}
+
+/* Gradual underflow of a computed result (docs/oracle.md, "Flushed subnormals"): rounded to its storage format, a
+ * result in the subnormal range errs by up to half the smallest subnormal (2^-150 in f32, 2^-25 in f16) whatever its
+ * relative budget says; the kernels' u_store |v| covers normal results only. Added to every element of a non-exact
+ * op's float output (exact ops select an input element, which is stored already). */
+static void gradual_results(par_rt *t, const par_prec *p)
+{
+    if (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16) return;
+    const double eta = t->dtype == PAR_DTYPE_F16 ? 0x1p-25 : par_eta_gradual(p);
+    for (int64_t i = 0; i < t->numel; i++) t->e[i] += eta;
+}
+
 /* Fill the scales of a node's outputs that its kernel left uncomputed (every kernel but the linear combinations):
  * the same kernel run on the inputs' scales in place of their budgets. Kernels other than linear combinations
  * propagate budgets deterministically (own rounding plus sup|f'| times the input's), so this gives their outputs'
@@ -312,6 +377,7 @@ static par_status scale_pass(const par_op_info *info, const par_ref_ctx *c, int3
     const par_rt *pin[64] = {NULL};
     par_rt *pout[4] = {NULL};
     par_ref_ctx cs = *c;
+    cs.any = NULL; /* the marks are the value pass's */
     cs.prec.flush = 0; /* flush errors are not mean-zero: they stay out of the scales (the flush pass below) */
     c = &cs;
     for (int32_t i = 0; i < n_in; i++) {
@@ -369,6 +435,7 @@ static par_status flush_pass(const par_op_info *info, const par_ref_ctx *c, int3
         if (out[i]->f && out[i]->numel > 0 && isnan(out[i]->f[0])) need = 1;
     if (!need) return PAR_OK;
     par_ref_ctx cf = *c;
+    cf.any = NULL;
     cf.prec.u = cf.prec.u_store = cf.prec.fn_ulps = 0;
     par_rt vin[64], tout[4];
     double *zeros[64] = {NULL};
@@ -423,6 +490,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             if (is_quant(g->values[n->outputs[i]].dtype)) quant = 1;
     }
     par_ref_ctx c = {.g = g, .n = n, .prec = *p};
+    uint8_t *any = NULL;
     /* a scheme declared for this node (PAR_PROC_NODE_REQUANT) is the node's: its integers and its tie rule */
     if (p->requant_node && p->requant_node[ni] >= 0 && p->requant_node[ni] < PAR_REQUANT_N_SCHEMES)
         c.prec.requant = (par_requant)p->requant_node[ni];
@@ -446,14 +514,30 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             }
             in[0] = &tmp_in[0];
         }
+        /* the kernel's marks of intermediate overflows in output 0 (par_mark_any) */
+        if (n->n_outputs > 0 && out[0]->numel > 0) {
+            any = calloc((size_t)out[0]->numel, 1);
+            if (!any) st = par_msgf(msg, PAR_ERROR, "out of memory");
+            c.any = any;
+        }
         /* Flushing (PAR_ARITH_FLUSH_SUBNORMALS): the outputs carry flush parts, and their results may be flushed. */
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++)
             if (flush_tau(p, out[i]->dtype) > 0) st = alloc_flush(out[i], msg);
         if (st == PAR_OK) st = par_ref_kernel(info->id)(&c, in, out, msg);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         if (st == PAR_OK && p->flush > 0) st = flush_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
+        if (st == PAR_OK && !(p->flush > 0) && !(info->flags & PAR_OPF_EXACT))
+            for (int32_t i = 0; i < n->n_outputs; i++) gradual_results(out[i], p);
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++)
             if (out[i]->f) flush_results(out[i], flush_tau(p, out[i]->dtype));
+        if (st == PAR_OK) {
+            int any_el = 0, unb_el = 0;
+            for (int32_t i = 0; i < n->n_inputs; i++) taint_of(in[i], &any_el, &unb_el);
+            const int exact = (info->flags & PAR_OPF_EXACT) != 0;
+            for (int32_t i = 0; i < n->n_outputs; i++)
+                nonfinite_rules(out[i], p, i == 0 ? any : NULL, any_el, !exact && (any_el || unb_el));
+        }
+        free(any);
         par_rt_free(&tmp_in[0]);
         if (st == PAR_OK && info->qform == PAR_QFORM_CONVERT) st = carry_ties(g, n, vals, msg);
     } else {

@@ -42,7 +42,7 @@ par_status par_ref_linear(const par_ref_ctx *c, const par_rt *const *in, par_rt 
             dot_acc a = {0};
             for (int64_t k = 0; k < kk; k++)
                 dot_add(&a, w, o * kk + k, x, r * kk + k);
-            dot_finish(&a, b, o, &c->prec, y, r * oo + o);
+            if (dot_finish(&a, b, o, &c->prec, y, r * oo + o)) par_mark_any(c, r * oo + o);
         }
     return PAR_OK;
 }
@@ -92,7 +92,7 @@ par_status par_ref_matmul(const par_ref_ctx *c, const par_rt *const *in, par_rt 
                     dot_add(&acc, a, ai, b, bj);
                 }
                 int64_t yi = (bi * m + i) * nn + j;
-                dot_finish(&acc, NULL, 0, &c->prec, y, yi);
+                if (dot_finish(&acc, NULL, 0, &c->prec, y, yi)) par_mark_any(c, yi);
             }
     }
     return PAR_OK;

@@ -160,8 +160,11 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
         double own = 6 * u * bmul(sh, fabs(xv) + e + fabs(m) + mt) + u * (fabs(bv) + eb + bmul(fabs(m) + mt, sh)) +
                      u * (fabs(v) + dev) + bmul(par_eta(pr, 1), sh) + par_eta(pr, 3);
         if (q->n == 1) { /* one element: its mean is itself in every form (a sum of one term, divided by 1), so x -
-                          * mean is exactly 0 whatever the input's error and y = b exactly: the budget is b's */
-            v = bv, dev = eb, own = 0;
+                          * mean is exactly 0 whatever the input's error, and the direct output is b exactly. The
+                          * folded output x s + (b - m s) computes the same product P = x s twice (equal bits, or
+                          * exact in an FMA) and rounds b - P and the sum: |y - b| <= 2 u (|b| + |P|) */
+            v = bv, dev = eb;
+            own = 2 * u * (bmul(fabs(xv) + e, sh) + fabs(bv) + eb) * (1 + 4 * u) + par_eta(pr, 3);
         }
         y->v[base + j] = v;
         y->e[base + j] = finish(v, dev, own, pr);

@@ -37,6 +37,7 @@ static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg 
  * squared scales s(x)^2, and the number of terms k. */
 typedef struct avg_acc {
     double sum, mag, prop, prop2, propf; /* propf: the flush parts, worst case (reference.h) */
+    double magf; /* mag over the finite terms (dot.h's overflow rule, avg_overflows) */
     int64_t k;
 } avg_acc;
 
@@ -44,10 +45,18 @@ static void avg_add(avg_acc *a, const par_rt *x, int64_t xi)
 {
     a->sum += x->v[xi];
     a->mag += fabs(x->v[xi]) + x->e[xi];
+    if (isfinite(x->v[xi])) a->magf += fabs(x->v[xi]) + x->e[xi];
     a->prop += x->e[xi];
     a->prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
     a->propf += x->f ? x->f[xi] : 0;
     a->k++;
+}
+
+/* Whether a partial sum of the finite terms may overflow the backend's arithmetic although the ideal is finite (the
+ * rule of reference/dot.h's dot_finish): then the kernel marks the element "anything" (par_mark_any). */
+static int avg_overflows(const avg_acc *a, const par_prec *p)
+{
+    return !(a->magf * (1 + par_gamma(a->k + 1, p->u)) < par_ovf_arith(p));
 }
 
 /* Average of the a->k terms with divisor d: value and budget into y at yi. */
@@ -57,7 +66,7 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     int64_t k = a->k;
     double val = sum / d;
     /* Flushing: the k - 1 partial sums, or k scaled terms and their k - 1 sums, may each flush (eta). */
-    double flush_own = par_eta(p, (double)(2 * k));
+    double flush_own = par_eta_ops(p, (double)k, (double)k); /* gradual: the k scalings only */
     double round = bmul(par_gamma(k + 1, p->u), mag / d) + flush_own;
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
         double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + sqrt(prop2) / d;
@@ -164,6 +173,7 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                                     (long long)oh, (long long)ow);
                 int64_t yi = (nc * q.oh + oh) * q.ow + ow;
                 avg_finish(&a, (double)d, &c->prec, y, yi);
+                if (avg_overflows(&a, &c->prec)) par_mark_any(c, yi);
             }
     return PAR_OK;
 }
@@ -196,6 +206,7 @@ static par_status adaptive_kernel(const par_ref_ctx *c, const par_rt *const *in,
                     for (int64_t iw = w0; iw < w1; iw++) avg_add(&a, x, (nc * h + ih) * w + iw);
                 /* the window is never empty: h0 < h1 and w0 < w1, so a.k = (h1 - h0) * (w1 - w0) */
                 avg_finish(&a, (double)a.k, &c->prec, y, (nc * oh_n + oh) * ow_n + ow);
+                if (avg_overflows(&a, &c->prec)) par_mark_any(c, (nc * oh_n + oh) * ow_n + ow);
             }
     return PAR_OK;
 }
@@ -221,7 +232,7 @@ static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t y
 {
     int64_t k = a->k;
     /* Flushing: each of the k - 1 partial sums may flush (eta). */
-    double flush_own = par_eta(p, (double)(k > 1 ? k - 1 : 0));
+    double flush_own = par_eta_ops(p, 0, (double)(k > 1 ? k - 1 : 0)); /* gradual: additions are exact there */
     double round = bmul(par_gamma(k - 1, p->u), a->mag) + flush_own;
     if (y->s) {
         double ps = bmul(sqrt((double)(k > 1 ? k - 1 : 0)) * p->u, a->mag) + sqrt(a->prop2);
@@ -294,6 +305,7 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
         if (kind == RED_MEAN) avg_finish(&a, (double)k, &c->prec, y, oi);
         else if (kind == RED_SUM) sum_finish(&a, &c->prec, y, oi);
         else y->v[oi] = m, y->e[oi] = e;
+        if (kind != RED_AMAX && avg_overflows(&a, &c->prec)) par_mark_any(c, oi);
     }
     return PAR_OK;
 }

@@ -86,7 +86,23 @@ typedef struct par_ref_ctx {
     const par_graph_desc *g;
     const par_node *n;               /* the node being computed; its values: g->values[n->inputs[i]] etc. */
     par_prec prec;
+    /* Output 0's elements whose evaluation in the backend's arithmetic may overflow an intermediate although the ideal
+     * result is finite (a partial sum of huge terms, x * 6 inside hardswish): a kernel sets any[i] = 1 there
+     * (par_mark_any), and the interpreter makes the element "anything" (docs/oracle.md, "NaN and Inf policy"): value
+     * NaN, budget +Inf, any backend value passes and is counted unbounded. NULL: no marks wanted (the scale and flush
+     * passes). */
+    uint8_t *any;
 } par_ref_ctx;
+
+/* The largest magnitude an intermediate of the arithmetic holds without overflowing: FLT_MAX, or 65504 when the
+ * arithmetic is f16. */
+static inline double par_ovf_arith(const par_prec *p) { return p->u > 0x1p-20 ? 65504.0 : 0x1.fffffep127; }
+
+/* Mark element i of output 0 as "anything" (an intermediate may overflow; see par_ref_ctx.any). */
+static inline void par_mark_any(const par_ref_ctx *c, int64_t i)
+{
+    if (c->any) c->any[i] = 1;
+}
 
 /* gamma_k = k u / (1 - k u): the forward error bound factor of a k-term sum (Higham, Accuracy and Stability of
  * Numerical Algorithms, 2nd ed., section 3.1). */
@@ -122,11 +138,31 @@ static inline double par_prop_bound_flush(double sum_t, double sum_s2, double su
     return r < sum_t ? r : sum_t;
 }
 
-/* The absolute error of n operations of a kernel that may each flush a subnormal result to zero (a product or a
- * partial sum inside the op; eta of the standard model): n * flush; 0 when the backend keeps subnormals. A kernel
- * adds it to its own rounding for the intermediate operations it counts; the interpreter adds the flush of the
- * inputs (DAZ) and of each node's results (FTZ) itself, so a kernel never counts those. */
-static inline double par_eta(const par_prec *p, double n) { return p->flush > 0 ? n * p->flush : 0.0; }
+/* The absolute error of gradual underflow in one operation of the arithmetic (eta of the standard model without
+ * flushing): half the smallest subnormal, 2^-150 for f32, 2^-25 when f16 is involved; 0 for the ideal result. */
+static inline double par_eta_gradual(const par_prec *p)
+{
+    if (p->u == 0 && p->u_store == 0) return 0.0;
+    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-25 : 0x1p-150;
+}
+
+/* The absolute error of n operations of a kernel whose results may underflow (a product or a partial sum inside the
+ * op; eta of the standard model): n * flush when the backend flushes subnormals to zero, else n times the gradual
+ * underflow's half subnormal (docs/oracle.md, "Flushed subnormals"). A kernel adds it to its own rounding for the
+ * intermediate operations it counts; the interpreter adds the flush of the inputs (DAZ) and the underflow of each
+ * node's results (FTZ, or the gradual eta of the stored result) itself, so a kernel never counts those. */
+static inline double par_eta(const par_prec *p, double n)
+{
+    return p->flush > 0 ? n * p->flush : n * par_eta_gradual(p);
+}
+
+/* par_eta for a kernel that tells its n_mul multiplications (divisions, elementary functions) from its n_add
+ * additions: flushing may hit any of them, (n_mul + n_add) tau; under gradual underflow an addition whose result is
+ * subnormal is exact (Higham, section 2.1), so only the n_mul others count. */
+static inline double par_eta_ops(const par_prec *p, double n_mul, double n_add)
+{
+    return p->flush > 0 ? (n_mul + n_add) * p->flush : n_mul * par_eta_gradual(p);
+}
 
 /* The scales of a tensor (its budgets when it has none). */
 static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s : t->e; }

@@ -11,6 +11,7 @@
 par_prec par_prec_for(par_arith a)
 {
     par_prec p;
+    memset(&p, 0, sizeof p); /* no per-node declarations (algo, requant_node): every field a caller does not set */
     /* fn_ulps = 8 u = 4 ULP: the accuracy asked of exp, log, tanh and sigmoid implementations (docs/oracle.md). */
     p.fn_ulps = 8.0;
     p.requant = PAR_REQUANT_FP32;

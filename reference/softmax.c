@@ -21,7 +21,9 @@
  *   log_softmax propagation: e_i + sum_j ybar_j e_j
  *   storage: u_s (|y| + p + own).
  * An exact -inf input (a masked position) is an exact 0 term: its output is exactly 0 (log_softmax -inf), budget 0,
- * and it is left out of the row's bounds (exact_neg_inf).
+ * and it is left out of the row's bounds (exact_neg_inf), unless the row holds a NaN: then every output of the row is
+ * NaN (PyTorch: the sum is NaN and 0 / NaN is NaN), as the formulas give. A row holding +inf has m = +inf and
+ * exp(inf - inf) = NaN: every output NaN, again as the formulas (and PyTorch) give; docs/ops.md, "NaN and Inf".
  */
 #include "reference.h"
 #include "elem_util.h"
@@ -69,7 +71,7 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
             /* Bounds over the held inputs: sum ybar_j e_j, sum ybar_j dbar_j. */
             double sum_ye = 0, sum_yd = 0;
             for (int64_t j = 0; j < len; j++) {
-                if (exact_neg_inf(xv[j * inner], xe[j * inner], m)) continue; /* an exact 0 term: nothing to bound */
+                if (exact_neg_inf(xv[j * inner], xe[j * inner], m) && !isnan(s)) continue; /* an exact 0 term */
                 double yj = exp(xv[j * inner] - m) / s;
                 double grow = xe[j * inner] + emax;
                 double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
@@ -80,7 +82,7 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
             double rel_s = fn + u * sum_yd + gam;
             for (int64_t j = 0; j < len; j++) {
                 int64_t k = base + j * inner;
-                if (exact_neg_inf(x->v[k], x->e[k], m)) { /* exp(-inf) = 0 exactly in any arithmetic */
+                if (exact_neg_inf(x->v[k], x->e[k], m) && !isnan(s)) { /* exp(-inf) = 0 exactly in any arithmetic */
                     y->v[k] = log_form ? -INFINITY : 0.0;
                     y->e[k] = 0;
                     continue;

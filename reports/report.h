@@ -16,6 +16,40 @@ typedef struct par_report_case {
     char ops[256];           /* the ops of the graph, comma-separated, sorted */
 } par_report_case;
 
+/* A fuzzing campaign's block of the report (the optional "campaign" object; written by reports/report_campaign.c). */
+typedef struct par_report_finding {
+    char backend[128];
+    char verdict[16];
+    char op[64];                     /* "" when not localized */
+    char text[256];                  /* the signature in words */
+    char folder[256];                /* under the campaign's findings folder */
+    char case_id[PAR_ID_LEN];        /* the case of the folder */
+    int64_t count;                   /* occurrences in this campaign */
+    int64_t count_total;             /* in the findings folder, over every campaign into it */
+    uint64_t first_seed;             /* the first graph seed of this campaign that showed it */
+    int32_t is_new;                  /* 1: the folder was created by this campaign */
+} par_report_finding;
+
+typedef struct par_report_campaign {
+    int64_t graphs;                  /* graphs run */
+    uint64_t seed;                   /* the campaign's seed: graph i has the graph seed seed + i */
+    uint64_t first_seed, last_seed;  /* the graph seeds run (0, 0 when none) */
+    int32_t shard_k, shard_n;        /* 0/0: no shard */
+    int32_t max_nodes;
+    int64_t max_elems;
+    double hazard_share, quant_share;
+    const char *weights;             /* the --weights spec, NULL when the defaults */
+    int32_t reduce;
+    double reduce_time_s;
+    int32_t batch;                   /* graphs per runner call */
+    double wall_s, graphs_per_s;
+    const int64_t (*counts)[PAR_V_COUNT]; /* records by verdict per backend of the report ([n_backends]) */
+    int64_t generator_errors;        /* graphs the generator failed to build */
+    const char *findings_dir;        /* DIR/findings */
+    int32_t n_findings;
+    const par_report_finding *findings;
+} par_report_campaign;
+
 typedef struct par_report {
     const char *command_line;
     uint64_t seed;
@@ -29,6 +63,7 @@ typedef struct par_report {
     const par_report_case *cases;
     const par_result *results;       /* [case * n_backends + backend]; records with done == 0 are skipped */
     int interrupted;                 /* 1: the run was stopped (SIGINT/SIGTERM); the records are what finished */
+    const par_report_campaign *campaign; /* NULL except for `parity fuzz` */
 } par_report;
 
 /* The one-line repro command of a record, e.g. "build/parity run --case 'relu(shape=[3])#seed=1' -b example
@@ -37,6 +72,9 @@ void par_report_repro(const par_report *r, int32_t c, int32_t b, char *buf, size
 
 /* Write the report to path atomically. */
 par_status par_report_write_json(const par_report *r, const char *path, par_msg *msg);
+
+/* The "campaign" object of a report (a json_object *, returned as void * so that this header needs no json-c). */
+void *par_report_campaign_json(const par_report *r);
 
 /* The machine and the build a run happened on (reports/env.c), as recorded in the report's "environment". */
 typedef struct par_env {

@@ -523,6 +523,7 @@ static json_object *report_json(const par_report *r, int *oom)
     put(root, "config", cfg);
     put(root, "wall_s", jnum(r->wall_s));
     put(root, "interrupted", json_object_new_boolean(r->interrupted != 0));
+    if (r->campaign) put(root, "campaign", par_report_campaign_json(r));
 
     json_object *bes = json_object_new_array();
     for (int32_t b = 0; b < r->n_backends; b++) json_object_array_add(bes, backend_json(&r->backends[b]));

@@ -128,9 +128,9 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
 /* The reference for backend inst's precision profile, computed on first use and kept per profile (arith, requant,
  * strict, flushed subnormals: the scheme only matters for graphs with quantized values); NULL with the reason in msg
  * when the reference refuses the case. Served by the on-disk cache (runner/refcache.c). */
-static par_ref_result *reference_for(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g, int quant,
-                                     void **inputs, par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4], par_status *st,
-                                     par_msg *msg)
+static par_ref_result *reference_for(const par_run_config *cfg, const par_backend_inst *inst, const par_case *c,
+                                     const par_graph_desc *g, int quant, void **inputs,
+                                     par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4], par_status *st, par_msg *msg)
 {
     par_prec p = par_prec_of_backend(inst); /* the probe's answers */
     if (!quant) {
@@ -143,8 +143,9 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
     par_ref_result **ref = &refs[a][q][e];
     *st = PAR_OK;
     if (!*ref) {
-        /* The one reference call of the runner. */
-        *st = par_refcache_run(c, g, &p, (const void *const *)inputs, ref, msg);
+        /* The one reference call of the runner (the cache is skipped for one-off cases: par_run_config). */
+        *st = cfg->no_refcache ? par_ref_run(g, &p, (const void *const *)inputs, ref, msg)
+                               : par_refcache_run(c, g, &p, (const void *const *)inputs, ref, msg);
         if (*st != PAR_OK) *ref = NULL;
     }
     return *ref;
@@ -155,9 +156,9 @@ static par_ref_result *reference_for(const par_backend_inst *inst, const par_cas
  * reference of its own: the budgets of those nodes follow the algorithm (docs/oracle.md, "Declared algorithms"), their
  * integers and tie rule the scheme (docs/quantization.md, "Schemes per node"). The per-node arrays are part of the
  * cache key (runner/refcache.c). The record lists the nodes. */
-static par_ref_result *reference_declared(const par_backend_inst *inst, const par_case *c, const par_graph_desc *g,
-                                          int quant, void **inputs, const par_exec_out *out, par_status *st,
-                                          par_msg *msg)
+static par_ref_result *reference_declared(const par_run_config *cfg, const par_backend_inst *inst,
+                                          const par_case *c, const par_graph_desc *g, int quant, void **inputs,
+                                          const par_exec_out *out, par_status *st, par_msg *msg)
 {
     par_prec p = par_prec_of_backend(inst);
     if (!quant) {
@@ -167,7 +168,8 @@ static par_ref_result *reference_declared(const par_backend_inst *inst, const pa
     p.algo = out->algo;
     if (quant) p.requant_node = out->requant;
     par_ref_result *ref = NULL;
-    *st = par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
+    *st = cfg->no_refcache ? par_ref_run(g, &p, (const void *const *)inputs, &ref, msg)
+                           : par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
     return *st == PAR_OK ? ref : NULL;
 }
 
@@ -284,10 +286,10 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                     par_msg rm = {{0}};
                     par_status rs;
                     const int declared = out->algo || (quant && out->requant);
-                    par_ref_result *own = declared ? reference_declared(inst, c, g, quant, inputs, out, &rs, &rm)
+                    par_ref_result *own = declared ? reference_declared(cfg, inst, c, g, quant, inputs, out, &rs, &rm)
                                                    : NULL;
                     const par_ref_result *ref =
-                        declared ? own : reference_for(inst, c, g, quant, inputs, refs, &rs, &rm);
+                        declared ? own : reference_for(cfg, inst, c, g, quant, inputs, refs, &rs, &rm);
                     note_decls(g, out->algo, out->n_algo, PAR_ALGO_DIRECT, r->algos, &r->n_algos);
                     note_decls(g, out->requant, out->n_requant, -1, r->requants, &r->n_requants);
                     if (ref) {

@@ -351,7 +351,8 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
         }
         /* Only the workers talk to the servers: a server whose worker dies then sees its socket hang up and ends
          * the job's child. */
-        for (int32_t k = 0; cfg->servers && k < cfg->max_workers * nb; k++) par_exec_server_forget(cfg->servers[k]);
+        for (int32_t k = 0; cfg->servers && !cfg->keep_servers && k < cfg->max_workers * nb; k++)
+            par_exec_server_forget(cfg->servers[k]);
         struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
         for (;;) {
             int open_fds = 0;
@@ -399,6 +400,12 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    /* the caller's own handler learns of the interruption (a campaign stops between batches) */
+    if (got_signal) {
+        const struct sigaction *old = got_signal == SIGINT ? &old_int : &old_term;
+        if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
+            old->sa_handler(got_signal);
+    }
     if (tty) draw_progress(cl.done, cl.bad, (long)n_rec, t0, 1);
     out->wall_s = now_s() - t0;
     out->interrupted_by = got_signal;

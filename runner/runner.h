@@ -59,6 +59,14 @@ typedef struct par_run_config {
      * worker forks its backend children itself. */
     par_exec_server **servers;
     int32_t max_workers;
+    /* 1: par_run_cases keeps this process's ends of the servers open, so that later calls (a fuzzing campaign's
+     * batches) reuse them; 0: the first run hands them to its workers alone (a server whose worker dies then sees
+     * its socket hang up). With 1, a run that reports an internal error should be followed by a restart of the
+     * servers (par_run_servers_stop, par_run_servers_start). */
+    int keep_servers;
+    /* 1: compute every reference afresh, never through the on-disk cache (runner/refcache.h): for one-off cases,
+     * whose key would cost a SHA-256 of their inputs and a lookup that can never hit. */
+    int no_refcache;
 } par_run_config;
 
 /* Start the fork servers of cfg (jobs x backends) from this process: call it after the backends are probed and
@@ -77,7 +85,9 @@ typedef struct par_run_result {
 } par_run_result;
 
 /* Run; fills out (free it with par_run_result_free) and returns the exit code: 0 all passed or unsupported, 1 a
- * conformance failure, 3 internal error, 128 + the signal (130, 143) when interrupted by SIGINT or SIGTERM. */
+ * conformance failure, 3 internal error, 128 + the signal (130, 143) when interrupted by SIGINT or SIGTERM. The run
+ * catches SIGINT and SIGTERM while it lasts; when it was interrupted and the caller had a handler of its own
+ * installed, that handler is then called with the signal, so a caller that runs many batches sees it too. */
 int par_run_cases(const par_case_set *cases, const par_run_config *cfg, par_run_result *out);
 void par_run_result_free(par_run_result *r);
 

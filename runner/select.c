@@ -242,7 +242,7 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
         } else {
             e->loaded = fc;
             snprintf(e->id, sizeof e->id, "%s", fc->id);
-            snprintf(e->origin, sizeof e->origin, "fuzz");
+            snprintf(e->origin, sizeof e->origin, "suite:fuzz");
             graph_ops(par_graph_desc_of(fc->graph), e->ops, sizeof e->ops);
             seed = fc->seed;
         }

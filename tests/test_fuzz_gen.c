@@ -10,6 +10,7 @@
 
 #include "core/prng.h"
 #include "fuzz/gen.h"
+#include "runner/runner.h"
 #include "tmain.h"
 
 /* Checks one generated case: finished, at most max_nodes nodes, every tensor within max_elems. */
@@ -188,6 +189,35 @@ static void test_id_roundtrip(void)
     CU_ASSERT_EQUAL(par_fuzz_is_id("conv2d(x)#seed=1"), 0);
 }
 
+/* --case with a fuzz ID selects the generator's case (what a report's repro command runs). */
+static void test_select_by_id(void)
+{
+    par_selection sel = {.case_id = "fuzz(max_nodes=4)#seed=17"};
+    par_case_set set;
+    par_msg m = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_select_cases(&sel, &set, &m), 0);
+    CU_ASSERT_EQUAL(set.n, 1);
+    CU_ASSERT_EQUAL(set.seed, 17);
+    if (set.n == 1) {
+        CU_ASSERT_STRING_EQUAL(set.cases[0].id, "fuzz(max_nodes=4)#seed=17");
+        par_fuzz_opts o;
+        par_fuzz_opts_default(&o);
+        o.max_nodes = 4;
+        par_case *want = par_fuzz_case(17, &o, &m);
+        int owned = 0;
+        par_case *got = par_case_set_get(&set, 0, &owned, &m);
+        char *a = want ? par_case_to_json(want, 0) : NULL, *b = got ? par_case_to_json(got, 0) : NULL;
+        CU_ASSERT(a && b && strcmp(a, b) == 0);
+        free(a), free(b);
+        par_case_destroy(want);
+        if (owned) par_case_destroy(got);
+    }
+    par_case_set_free(&set);
+    sel.case_id = "fuzz(nosuch=1)#seed=1";
+    CU_ASSERT_EQUAL(par_select_cases(&sel, &set, &m), 2);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "nosuch"));
+}
+
 static void test_from_bytes(void)
 {
     par_fuzz_opts o;
@@ -208,6 +238,17 @@ static void test_from_bytes(void)
         par_case_destroy(c);
     }
     CU_ASSERT_EQUAL(bad, 0);
+    /* the same bytes decode to the same case */
+    for (int i = 0; i < 50; i++) {
+        size_t n = (size_t)par_prng_int(&r, 0, sizeof buf);
+        for (size_t k = 0; k < n; k++) buf[k] = (uint8_t)par_prng_next(&r);
+        par_msg m1, m2;
+        par_case *a = par_fuzz_case_from_bytes(buf, n, &o, &m1), *b = par_fuzz_case_from_bytes(buf, n, &o, &m2);
+        char *ta = a ? par_case_to_json(a, 0) : NULL, *tb = b ? par_case_to_json(b, 0) : NULL;
+        CU_ASSERT(ta && tb && strcmp(ta, tb) == 0);
+        free(ta), free(tb);
+        par_case_destroy(a), par_case_destroy(b);
+    }
     par_msg m;
     par_case *c = par_fuzz_case_from_bytes(NULL, 0, &o, &m); /* nothing at all: the simplest graph */
     CU_ASSERT(case_ok(c, &o));
@@ -241,6 +282,45 @@ static void test_quant_share(void)
     CU_ASSERT(qs8 > 20);
 }
 
+/* The hazard share: valid cases whatever the share; hazard inputs appear once the case model implements the hazard
+ * generators (par_gen_check accepts them), and NaN / Inf / overflow hazards only in graphs whose every op has
+ * PAR_OPF_NONFINITE. */
+static void test_hazard_share(void)
+{
+    par_fuzz_opts o;
+    par_fuzz_opts_default(&o);
+    o.hazard_share = 1.0;
+    o.quant_share = 0.3;
+    par_gen probe = {.dist = PAR_DIST_HAZARD, .a = -1, .b = 1, .hazard = PAR_HAZARD_SUBNORMAL};
+    par_msg m;
+    int implemented = par_gen_check(&probe, PAR_DTYPE_F32, &m) == PAR_OK;
+    int with = 0;
+    for (uint64_t s = 1; s <= 400; s++) {
+        par_case *c = par_fuzz_case(s, &o, &m);
+        CU_ASSERT(case_ok(c, &o));
+        if (!c) continue;
+        const par_graph_desc *d = par_graph_desc_of(c->graph);
+        int nonfinite = 0, any = 0;
+        for (int32_t i = 0; i < c->n_srcs; i++) {
+            if (c->srcs[i].kind != PAR_SRC_GEN || c->srcs[i].gen.dist != PAR_DIST_HAZARD) continue;
+            any = 1;
+            par_hazard h = c->srcs[i].gen.hazard;
+            nonfinite |= h == PAR_HAZARD_NAN_INF || h == PAR_HAZARD_HUGE || h == PAR_HAZARD_NEAR_OVERFLOW;
+        }
+        with += any;
+        for (int32_t j = 0; nonfinite && j < d->n_nodes; j++)
+            CU_ASSERT(par_op_of(&d->nodes[j])->flags & PAR_OPF_NONFINITE);
+        par_case_destroy(c);
+    }
+    PAR_TEST_NOTE("hazard generators %s: %d of 400 cases with hazard inputs\n",
+                  implemented ? "implemented" : "not implemented yet", with);
+    if (implemented) {
+        CU_ASSERT(with > 100);
+    } else {
+        CU_ASSERT_EQUAL(with, 0);
+    }
+}
+
 static void test_speed(void)
 {
     par_fuzz_opts o;
@@ -268,8 +348,10 @@ static const CU_TestInfo tests[] = {
     {"weight_zero_never_drawn", test_weight_zero_never_drawn},
     {"deterministic", test_deterministic},
     {"id_roundtrip", test_id_roundtrip},
+    {"select_by_id", test_select_by_id},
     {"from_bytes", test_from_bytes},
     {"quant_share", test_quant_share},
+    {"hazard_share", test_hazard_share},
     {"speed", test_speed},
     CU_TEST_INFO_NULL,
 };

@@ -42,7 +42,7 @@ static void pool_row(void *ctx, size_t task)
     for (int64_t ow = 0; ow < st->OW; ow++) {
         float *y = st->y + ((n * st->OH + oh) * st->OW + ow) * C;
         if (st->kind == POOL_MAX) {
-            /* padding never wins: only in-image taps are read */
+            /* padding never wins: only in-image taps are read; a NaN wins and stays (PyTorch), as in red_acc */
             for (int64_t c = 0; c < C; c++) y[c] = -INFINITY;
             for (int64_t i = 0; i < st->kh; i++) {
                 const int64_t ih = oh * st->sh - st->pt + i * st->dh;
@@ -51,7 +51,7 @@ static void pool_row(void *ctx, size_t task)
                     const int64_t iw = ow * st->sw - st->pl + j * st->dw;
                     if (iw < 0 || iw >= W) continue;
                     const float *xp = x + (ih * W + iw) * C;
-                    for (int64_t c = 0; c < C; c++) y[c] = xp[c] > y[c] ? xp[c] : y[c];
+                    for (int64_t c = 0; c < C; c++) y[c] = (xp[c] > y[c] || xp[c] != xp[c]) ? xp[c] : y[c];
                 }
             }
             continue;

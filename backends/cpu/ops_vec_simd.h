@@ -18,6 +18,8 @@
  *    rounds to 1. The sign is copied back. tests/test_cpu.c asserts at most 4 ULP on every ISA present.
  *  - hardswish x * relu6(x + 3) * (1/6), hardsigmoid relu6(x + 3) * (1/6): formulation (a) of
  *    docs/budgets/elementwise.md.
+ * NaN propagates as in PyTorch (docs/ops.md, "NaN and Inf"): VMAX and VMIN return their second operand when one is
+ * NaN (x86 maxps/minps), so the data always goes second: VMIN(hi, VMAX(lo, x)).
  */
 #include <math.h>
 
@@ -49,7 +51,7 @@ static inline VF VNAME(vexp)(VF z)
 static inline VF VNAME(vsigmoid)(VF x)
 {
     const VF absmask = VSET1_BITS(0x7fffffff), zero = VSPLAT(0.0), one = VSPLAT(1.0), lo = VSPLAT(EXP_LO);
-    const VF z = VMAX(VSUB(zero, VAND(x, absmask)), lo); /* -|x|, kept where 2^n is normal */
+    const VF z = VMAX(lo, VSUB(zero, VAND(x, absmask))); /* -|x|, kept where 2^n is normal; NaN kept */
     const VF e = VNAME(vexp)(z);
     const VF num = VSEL_LT(x, zero, e, one);
     const VF y = VDIV(num, VADD(one, e));
@@ -72,7 +74,7 @@ static inline VF VNAME(vtanh)(VF x)
     p = VFMA(p, t, VSPLAT(-1.0 / 3.0));
     const VF small = VFMA(VMUL(ax, t), p, ax);
     /* large: 1 - 2 / (exp(2 ax) + 1), 2 ax capped at 18 where the result is already 1 */
-    const VF e = VNAME(vexp)(VMIN(VADD(ax, ax), VSPLAT(18.0)));
+    const VF e = VNAME(vexp)(VMIN(VSPLAT(18.0), VADD(ax, ax))); /* NaN kept (VMIN) */
     const VF large = VSUB(VSPLAT(1.0), VDIV(VSPLAT(2.0), VADD(e, VSPLAT(1.0))));
     const VF y = VSEL_LT(ax, VSPLAT(0.5493061443), small, large);
     return VOR(y, VAND(x, signmask));
@@ -94,16 +96,16 @@ static inline VF VNAME(vtanh)(VF x)
 
 VEC_UNARY(sigmoid, VNAME(vsigmoid)(x))
 VEC_UNARY(tanh_, VNAME(vtanh)(x))
-VEC_UNARY(exp_, VSEL_LT(x, VSPLAT(EXP_LO), VSPLAT(0.0), VNAME(vexp)(VMAX(x, VSPLAT(EXP_LO)))))
-VEC_UNARY(hardswish, VMUL(VMUL(x, VMIN(VMAX(VADD(x, VSPLAT(3.0)), VSPLAT(0.0)), VSPLAT(6.0))), VSPLAT(1.0 / 6.0)))
-VEC_UNARY(hardsigmoid, VMUL(VMIN(VMAX(VADD(x, VSPLAT(3.0)), VSPLAT(0.0)), VSPLAT(6.0)), VSPLAT(1.0 / 6.0)))
+VEC_UNARY(exp_, VSEL_LT(x, VSPLAT(EXP_LO), VSPLAT(0.0), VNAME(vexp)(VMAX(VSPLAT(EXP_LO), x))))
+VEC_UNARY(hardswish, VMUL(VMUL(x, VMIN(VSPLAT(6.0), VMAX(VSPLAT(0.0), VADD(x, VSPLAT(3.0))))), VSPLAT(1.0 / 6.0)))
+VEC_UNARY(hardsigmoid, VMUL(VMIN(VSPLAT(6.0), VMAX(VSPLAT(0.0), VADD(x, VSPLAT(3.0)))), VSPLAT(1.0 / 6.0)))
 
 static void VNAME(clamp)(int64_t n, const float *xp, float *yp, float lo_, float hi_)
 {
     const VF lo = VSET1(lo_), hi = VSET1(hi_);
     int64_t i = 0;
-    for (; i + VN <= n; i += VN) VSTORE(yp + i, VMIN(VMAX(VLOAD(xp + i), lo), hi));
-    if (i < n) VSTOREN(yp + i, VMIN(VMAX(VLOADN(xp + i, n - i), lo), hi), n - i);
+    for (; i + VN <= n; i += VN) VSTORE(yp + i, VMIN(hi, VMAX(lo, VLOAD(xp + i))));
+    if (i < n) VSTOREN(yp + i, VMIN(hi, VMAX(lo, VLOADN(xp + i, n - i))), n - i);
 }
 
 static void VNAME(scale_shift)(int64_t n, const float *xp, const float *sp, const float *tp, float *yp)

@@ -155,7 +155,8 @@ void ex_matmul(const ex_plan *p, const par_node *n)
  * Pooling. Output sizes (with ceil_mode and its dropped last window) come from the shape-inferred graph.
  * ------------------------------------------------------------------------------------------------------------- */
 
-/* max_pool2d: padding never wins (it is -inf), so only in-image taps are read. A selection: bit-exact. */
+/* max_pool2d: padding never wins (it is -inf), so only in-image taps are read. A selection: bit-exact. A NaN in the
+ * window gives NaN (PyTorch). */
 void ex_max_pool2d(const ex_plan *p, const par_node *n)
 {
     const par_value *xv = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
@@ -179,7 +180,7 @@ void ex_max_pool2d(const ex_plan *p, const par_node *n)
                         const int64_t iw = ow * sw - pl + kw * dw;
                         if (iw < 0 || iw >= W) continue;
                         const float v = x[(nc * H + ih) * W + iw];
-                        if (v > m) m = v;
+                        if (v > m || v != v) m = v; /* a NaN wins and stays (PyTorch) */
                     }
                 }
                 y[(nc * OH + oh) * OW + ow] = m;

@@ -60,7 +60,7 @@ static float clampf(float v, float lo, float hi)
 void ex_relu(const ex_plan *p, const par_node *n)
 {
     UNARY_BEGIN
-    for (int64_t i = 0; i < count; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+    for (int64_t i = 0; i < count; i++) y[i] = x[i] > 0.0f || x[i] != x[i] ? x[i] : 0.0f; /* NaN propagates */
 }
 
 void ex_relu6(const ex_plan *p, const par_node *n)

@@ -171,6 +171,7 @@ void par_sweep_binary(par_sweep *s)
                 bin_emit(&gr, p, i < 3);
             }
     grid_free(&gr);
+    par_sweep_hazard(s); /* every family's hazard cases (hazard.c) */
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

@@ -233,4 +233,7 @@ static inline void su_channel_quant(par_case *c, int32_t value, int32_t axis, in
     free(sc);
 }
 
+/* The hazard cases of every op family (hazard.c), walked once per suite by the binary ops' spec. */
+void par_sweep_hazard(par_sweep *s);
+
 #endif

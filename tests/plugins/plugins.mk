@@ -9,8 +9,11 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/pa
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
 
-# test_exec and test_ftz load them from the folder beside their own executable.
+# test_exec and test_ftz load them from the folder beside their own executable; test_campaign fuzzes one.
 $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
 # test_ties runs build/parity with tieaway.so.
 $(BUILD)/tests/test_ties: | $(TEST_PLUGINS)
 $(BUILD)/tests/test_ftz: | $(TEST_PLUGINS)
+# test_reduce runs offbyone.so and the example plugin, and build/parity reduce; test_campaign fuzzes toggle.so.
+$(BUILD)/tests/test_reduce: | $(TEST_PLUGINS) $(EXAMPLE_PLUGIN) $(EXE)
+$(BUILD)/tests/test_campaign: | $(TEST_PLUGINS) $(EXE)
