@@ -8,6 +8,8 @@
 #   make run      the default suite on every usable backend; summary on screen, out/report.json
 #   make bench    latency benchmarks
 #   make install  PREFIX=/usr/local DESTDIR=
+#   make fuzz     the libFuzzer targets (clang, ASan + UBSan) in build/fuzz/; make fuzz-run FUZZ_TARGET=graph
+#   make nightly  the nightly fuzzing job: NIGHTLY_SECONDS=3600 SHARD=K/N (docs/fuzzing.md)
 #   SANITIZE=address,undefined make check    everything built with sanitizers (in build/san)
 #   make V=1 ...  print the full commands (by default one short line per step: `  CC      core/graph.o`)
 #
@@ -39,7 +41,8 @@ BUILD   := build/san
 endif
 
 PKGS    := json-c cunit
-DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev \
+# (clang, libclang-rt-dev: make fuzz; llvm: llvm-symbolizer, which names the lines of a sanitizer's report)
+DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev llvm \
             libpthreadpool-dev libcpuinfo-dev libxnnpack-dev
 # (2>/dev/null: before `make deps` has installed them these are empty, and the build step says what is missing.)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
@@ -225,9 +228,19 @@ install: $(EXE)
 	$(if $(wildcard cases/models/*),install -m 644 $(wildcard cases/models/*) $(DESTDIR)$(PREFIX)/share/parity/cases/models/,)
 	sed -e 's|@PREFIX@|$(PREFIX)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
 
-# libFuzzer targets (clang): make fuzz builds build/fuzz/fuzz_case; fuzz/Makefile.inc has the run targets.
+# libFuzzer targets (clang): make fuzz builds every fuzz/targets/fuzz_*.c into build/fuzz/; make fuzz-run runs one
+# (fuzz/Makefile.inc).
 include fuzz/Makefile.inc
-fuzz: fuzz-case
+
+# The nightly job: each libFuzzer target for NIGHTLY_SHARE percent of NIGHTLY_SECONDS, then a differential campaign
+# (parity fuzz) for the rest, on shard SHARD=K/N; out/nightly/summary.txt; exit 1 when anything was found.
+NIGHTLY_SECONDS ?= 3600
+SHARD ?= 1/1
+.PHONY: nightly
+nightly: deps
+	@$(MAKEQ) $(CHECK_J) $(EXE) $(PLUGINS)
+	@$(MAKEQ) $(CHECK_J) fuzz
+	@NIGHTLY_SECONDS='$(NIGHTLY_SECONDS)' SHARD='$(SHARD)' PARITY=$(EXE) PLUGIN=$(EXAMPLE_PLUGIN) sh tools/nightly.sh
 
 clean:
 	rm -rf build out

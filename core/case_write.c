@@ -227,6 +227,30 @@ static void wattr_float(wbuf *w, double f)
     else wf64(w, f); /* NaN marks the text bad */
 }
 
+/* The dtype output k of node n has when its declaration names none: input 0's (f32 for dequantize), then what shape
+ * inference sets, as the builder does. An output whose dtype differs was declared so and is written with it, so
+ * that the reader rebuilds the same graph; PAR_DTYPE_INVALID when inference fails without the declaration. */
+static par_dtype undeclared_dtype(const par_graph_desc *d, const par_node *n, const par_op_info *info, int32_t k)
+{
+    par_value ov[4];
+    if (!info || info->n_out > 4) return PAR_DTYPE_INVALID;
+    memset(ov, 0, sizeof ov);
+    par_dtype dt = n->n_inputs > 0 && n->inputs[0] >= 0 ? d->values[n->inputs[0]].dtype : PAR_DTYPE_F32;
+    if (info->id == PAR_OP_DEQUANTIZE) dt = PAR_DTYPE_F32;
+    for (int32_t i = 0; i < info->n_out; i++) {
+        ov[i].dtype = dt;
+        ov[i].quant_axis = -1;
+        ov[i].scale = 1.0f;
+        if (n->n_inputs > 0 && n->inputs[0] >= 0 && (dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8)) {
+            ov[i].scale = d->values[n->inputs[0]].scale;
+            ov[i].zero_point = d->values[n->inputs[0]].zero_point;
+        }
+    }
+    par_msg m;
+    if (info->infer(d, n, ov, &m) != PAR_OK) return PAR_DTYPE_INVALID;
+    return ov[k].dtype;
+}
+
 static void wnode(wbuf *w, const par_graph_desc *d, const par_node *n)
 {
     const par_op_info *info = par_op_find(n->op);
@@ -279,6 +303,10 @@ static void wnode(wbuf *w, const par_graph_desc *d, const par_node *n)
             wputf(w, ", \"dtype\": \"%s\", \"scale\": ", par_dtype_name(v->dtype));
             wf32(w, v->scale);
             wputf(w, ", \"zero_point\": %d}", (int)v->zero_point);
+        } else if (v->dtype != undeclared_dtype(d, n, info, i)) {
+            wput(w, "{\"name\": ");
+            wstr(w, v->name);
+            wputf(w, ", \"dtype\": \"%s\"}", par_dtype_name(v->dtype));
         } else {
             wstr(w, v->name);
         }

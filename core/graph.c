@@ -190,6 +190,18 @@ int32_t par_graph_add_const(par_graph *g, const char *name, par_dtype dt, int32_
     return v;
 }
 
+/* Quantization is set before any node reads the value: shape inference may have copied it into a node's output
+ * (where takes its operands'), and a case read back sets it first, so a later change would not survive writing. */
+static par_status check_unread(const par_graph *g, const par_value *v, int32_t value, par_msg *msg)
+{
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        for (int32_t k = 0; k < g->nodes[i].n_inputs; k++)
+            if (g->nodes[i].inputs[k] == value)
+                return par_msgf(msg, PAR_ERROR, "value '%s' is already read by node '%s': set its quantization first",
+                                v->name, g->nodes[i].name);
+    return PAR_OK;
+}
+
 static par_status check_quant(par_dtype dt, float scale, int32_t zp, par_msg *msg)
 {
     if (!(scale > 0.0f) || !isfinite(scale))
@@ -208,6 +220,12 @@ par_status par_graph_set_quant(par_graph *g, int32_t value, float scale, int32_t
 {
     if (g->finalized || value < 0 || value >= g->n_values) return par_msgf(msg, PAR_ERROR, "no such value");
     par_value *v = &g->values[value];
+    /* A node's output gets its quantization from its declaration or from shape inference (which may take it from
+     * an input, as where does): set here, it would be lost when the case is written and read back. */
+    if (v->kind == PAR_VALUE_NODE)
+        return par_msgf(msg, PAR_ERROR, "value '%s' is a node output: declare its quantization with the node",
+                        v->name);
+    if (check_unread(g, v, value, msg) != PAR_OK) return PAR_ERROR;
     par_msg m;
     if (check_quant(v->dtype, scale, zero_point, &m) != PAR_OK)
         return par_msgf(msg, PAR_ERROR, "value '%s': %s", v->name, m.text);
@@ -225,6 +243,7 @@ par_status par_graph_set_channel_quant(par_graph *g, int32_t value, int32_t axis
     par_value *v = &g->values[value];
     if (v->dtype != PAR_DTYPE_QS8 || v->kind != PAR_VALUE_CONST)
         return par_msgf(msg, PAR_ERROR, "value '%s': per-channel scales are for qs8 constants only", v->name);
+    if (check_unread(g, v, value, msg) != PAR_OK) return PAR_ERROR;
     int32_t ax = par_axis_norm(axis, v->rank);
     if (ax < 0) return par_msgf(msg, PAR_ERROR, "value '%s': quant axis %d out of range", v->name, (int)axis);
     if (n != v->dims[ax])

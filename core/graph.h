@@ -32,7 +32,8 @@ int32_t par_graph_add_input(par_graph *g, const char *name, par_dtype dt, int32_
 /* Copies numel * dtype-size bytes from data. */
 int32_t par_graph_add_const(par_graph *g, const char *name, par_dtype dt, int32_t rank, const int64_t *dims,
                             const void *data, par_msg *msg);
-/* Quantization of an input or constant (per-tensor), or per-channel scales (qs8 constants only). */
+/* Quantization of an input or constant (per-tensor; a node output is refused: its node declares it), or per-channel
+ * scales (qs8 constants only). */
 par_status par_graph_set_quant(par_graph *g, int32_t value, float scale, int32_t zero_point, par_msg *msg);
 par_status par_graph_set_channel_quant(par_graph *g, int32_t value, int32_t axis, const float *scales, int64_t n,
                                        par_msg *msg);

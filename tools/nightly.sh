@@ -1,0 +1,134 @@
+#!/bin/sh
+# nightly.sh - the nightly fuzzing job (`make nightly`, which builds what it needs first; docs/fuzzing.md,
+# "Nightly campaigns and deployment").
+#
+#   1. every libFuzzer target (build/fuzz/fuzz_*, AddressSanitizer + UndefinedBehaviorSanitizer) for its share of
+#      the budget, on its corpus kept across nights in build/fuzz/corpus/<name>/ (seeded from fuzz/corpus/<name>/),
+#      with its dictionary fuzz/<name>.dict when there is one; crashes, leaks, timeouts and out-of-memory inputs go
+#      to $OUT/libfuzzer/<name>/, the output to build/fuzz/logs/;
+#   2. a differential campaign for the rest of the budget: `parity fuzz` over every usable backend and the example
+#      plugin, seeded from the date (or NIGHTLY_SEED), on shard SHARD; its report and findings go to $OUT;
+#   3. a summary ($OUT/summary.txt, also printed): crashes per target, the campaign's findings.
+#
+# Environment: NIGHTLY_SECONDS (total budget, default 3600), SHARD (K/N, default 1/1: this machine's share of the
+# campaign; every shard fuzzes every libFuzzer target), NIGHTLY_SEED (default: the UTC date, YYYYMMDD, so that all
+# shards of one night share it), NIGHTLY_SHARE (percent of the budget per libFuzzer target, default 10),
+# NIGHTLY_BACKENDS (a -b list for the campaign; default: every usable backend), NIGHTLY_OUT (default out/nightly),
+# PARITY (default build/parity), PLUGIN (default build/plugins/libparity_example.so).
+# Exit status: 0 nothing found, 1 something found (see the summary; also when a part failed), 2 bad settings, 3 the
+# job itself failed (a target or the campaign could not run) and nothing was found.
+# POSIX sh.
+
+set -u
+
+budget=${NIGHTLY_SECONDS:-3600}
+shard=${SHARD:-1/1}
+seed=${NIGHTLY_SEED:-$(date -u +%Y%m%d)}
+share=${NIGHTLY_SHARE:-10}
+out=${NIGHTLY_OUT:-out/nightly}
+parity=${PARITY:-build/parity}
+plugin=${PLUGIN:-build/plugins/libparity_example.so}
+fuzzdir=build/fuzz
+
+case $budget in '' | *[!0-9]*) echo "nightly: NIGHTLY_SECONDS='$budget' is not a number of seconds"; exit 2 ;; esac
+case $share in '' | *[!0-9]*) echo "nightly: NIGHTLY_SHARE='$share' is not a percentage"; exit 2 ;; esac
+case $seed in '' | *[!0-9]*) echo "nightly: NIGHTLY_SEED='$seed' is not a number"; exit 2 ;; esac
+k=${shard%/*}
+n=${shard#*/}
+case "$k/$n" in
+*[!0-9/]* | /* | */ | *//*) echo "nightly: SHARD='$shard' is not K/N"; exit 2 ;;
+esac
+if [ "$k" -lt 1 ] || [ "$k" -gt "$n" ]; then echo "nightly: SHARD='$shard': K must be in 1..N"; exit 2; fi
+
+mkdir -p "$out/libfuzzer" "$fuzzdir/logs" "$fuzzdir/corpus"
+stamp=$(date -u +%Y%m%dT%H%M%S)
+summary=$out/summary.txt
+: >"$summary"
+say() { echo "$*" | tee -a "$summary"; }
+
+start=$(date +%s)
+found=0
+failed=0
+say "nightly $stamp: budget ${budget}s, shard $shard, seed $seed"
+
+# 1. libFuzzer targets, one after the other.
+targets=$(ls "$fuzzdir"/fuzz_* 2>/dev/null | grep -v '\.' || true)
+[ -n "$targets" ] || { say "nightly: no libFuzzer target in $fuzzdir (make fuzz builds them)"; failed=1; }
+for bin in $targets; do
+    [ -x "$bin" ] || continue
+    t=$(basename "$bin")
+    name=${t#fuzz_}
+    secs=$((budget * share / 100))
+    [ "$secs" -ge 1 ] || secs=1
+    corpus=$fuzzdir/corpus/$name
+    art=$out/libfuzzer/$name
+    log=$fuzzdir/logs/nightly-$name-$stamp.log
+    mkdir -p "$corpus" "$art"
+    # The committed seeds join the kept corpus every night (new seeds included); libFuzzer dedups by content.
+    if [ -d "fuzz/corpus/$name" ]; then cp -r "fuzz/corpus/$name/." "$corpus/"; fi
+    dict=
+    [ -f "fuzz/$name.dict" ] && dict=-dict=fuzz/$name.dict
+    before=$(ls "$art" | wc -l)
+    # -seed: the night's seed and the shard, so that a night's run can be repeated; distinct per shard.
+    "$bin" -max_total_time="$secs" -rss_limit_mb=4096 -timeout=30 -seed=$(((seed % 100000000) * 16 + k)) \
+        -artifact_prefix="$art/" -print_final_stats=1 $dict "$corpus" >"$log" 2>&1
+    rc=$?
+    after=$(ls "$art" | wc -l)
+    new=$((after - before))
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | cut -d' ' -f2)
+    if [ "$new" -gt 0 ]; then
+        found=1
+        say "libfuzzer $name: $new new crash input(s) in $art/ (${secs}s, ${execs:-?} execs, log $log)"
+    elif [ "$rc" -ne 0 ]; then
+        failed=1
+        say "libfuzzer $name: exit $rc without an input kept (log $log)"
+    else
+        size=$(ls "$corpus" | wc -l)
+        say "libfuzzer $name: nothing found (${secs}s, ${execs:-?} execs, cov ${cov:-?}, corpus $size)"
+    fi
+done
+
+# 2. The differential campaign for what is left of the budget.
+now=$(date +%s)
+left=$((budget - (now - start)))
+[ "$left" -ge 10 ] || left=10
+if [ ! -x "$parity" ]; then
+    say "campaign: $parity is missing (make builds it)"
+    failed=1
+else
+    set -- fuzz --time "$left" --seed "$seed" --shard "$shard" --out "$out" --no-progress
+    [ -f "$plugin" ] && set -- "$@" --plugin "$plugin"
+    [ -n "${NIGHTLY_BACKENDS:-}" ] && set -- "$@" -b "$NIGHTLY_BACKENDS"
+    log=$fuzzdir/logs/nightly-campaign-$stamp.log
+    # Findings folders (one per signature) accumulate across nights: the new ones are tonight's.
+    count_findings() {
+        if [ -d "$out/findings" ]; then find "$out/findings" -mindepth 1 -maxdepth 1 -type d | wc -l; else echo 0; fi
+    }
+    before=$(count_findings)
+    "$parity" "$@" >"$log" 2>&1
+    rc=$?
+    total=$(count_findings)
+    new=$((total - before))
+    stats=$(grep '^fuzz: ' "$log" | tail -n 1)
+    if [ "$rc" = 1 ] || [ "$new" -gt 0 ]; then
+        found=1
+        say "campaign: $new new signature(s), $total in all, in $out/findings/ (index.json there; log $log)"
+    fi
+    [ -n "$stats" ] && say "campaign: ${stats#fuzz: }"
+    case $rc in
+    0) say "campaign: nothing found (${left}s, seed $seed, shard $shard; $out/report.json)" ;;
+    1) ;;
+    *)
+        failed=1
+        say "campaign: parity fuzz exited $rc (log $log):"
+        tail -n 5 "$log" | tee -a "$summary"
+        ;;
+    esac
+fi
+
+[ "$failed" = 1 ] && say "nightly: the job did not run completely (see above)"
+[ "$found" = 1 ] && { say "nightly: findings (see above)"; exit 1; }
+[ "$failed" = 1 ] && exit 3
+say "nightly: nothing found"
+exit 0
