@@ -50,7 +50,7 @@ static void dyn_row(void *ctx, size_t r)
     const int32_t qmax = st->reduce_range ? 127 : 255;
     for (int64_t k = 0; k < K; k++) {
         const double v = nearbyint((double)x[k] / (double)st->sx) + st->zx;
-        q[k] = (uint8_t)(v < 0 ? 0 : v > qmax ? qmax : v);
+        q[k] = (uint8_t)(!(v >= 0) ? 0 : v > qmax ? qmax : v); /* NaN -> 0: converting it is undefined behaviour */
     }
     float *y = st->y + (int64_t)r * O;
     for (int64_t o = 0; o < O; o++) {
