@@ -132,9 +132,15 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
     int zp_tie = 0;
     double z0, mn;
     if (qparams(xf, x->numel, rr, &sx, &zx, &zp_tie, &z0, &mn) != PAR_OK) {
+        /* x holds a NaN or an infinity (an element upstream is "anything", docs/oracle.md): no quantization
+         * parameters exist, and every output depends on them, so every output is anything too */
         free(xf), free(qx), free(alt);
-        return par_msgf(msg, PAR_ERROR, "linear_dynamic: input 0 (x) holds a NaN or an infinity: no quantization "
-                        "parameters exist");
+        for (int64_t i = 0; i < y->numel; i++) {
+            y->v[i] = NAN;
+            y->e[i] = INFINITY;
+            par_mark_any(c, i);
+        }
+        return PAR_OK;
     }
     for (int64_t i = 0; i < x->numel; i++) {
         double t = (double)xf[i] / (double)sx, r = t - remainder(t, 1.0);
