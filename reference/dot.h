@@ -67,6 +67,10 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
          * u |w x|, and k - 1 additions, each at most u sum |w x|: together at most sqrt(k) u sum |w x|), plus the
          * root-sum-square of the propagated scales. */
         double ps = bmul(sqrt((double)k) * p->u, mag) + sqrt(prop2);
+        /* Gradual underflow's roundings (eta each, mean-zero like any rounding) belong to the scale too: without
+         * them a linear combination of subnormal data propagated a scale far below its budget, and the next
+         * linear combination's probabilistic bound lost them (flushing's are not mean-zero: the flush parts) */
+        if (!(p->flush > 0)) ps += flush_own;
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
     prop = par_prop_bound_flush(prop, prop2, propf);

@@ -360,6 +360,9 @@ static void gradual_results(par_rt *t, const par_prec *p)
     if (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16) return;
     const double eta = t->dtype == PAR_DTYPE_F16 ? 0x1p-25 : par_eta_gradual(p);
     for (int64_t i = 0; i < t->numel; i++) t->e[i] += eta;
+    /* a rounding like any other, mean-zero: in the scale too, or a linear combination downstream loses it */
+    if (t->s)
+        for (int64_t i = 0; i < t->numel; i++) t->s[i] += eta;
 }
 
 /* Fill the scales of a node's outputs that its kernel left uncomputed (every kernel but the linear combinations):

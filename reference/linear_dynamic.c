@@ -150,11 +150,21 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
                  (zp_tie && (r + zx + 1 > qmax || r + zx - 1 < qmin));
     }
     const double u = c->prec.u, us = c->prec.u_store;
-    const double sxp = (double)sx + 2 * emax / (qmax - qmin);
+    double sxp = (double)sx + 2 * emax / (qmax - qmin);
     /* (c) per element, when the perturbed scale stays in the regular regime (above the small-scale threshold): the
      * integer offsets (q - z) a correct backend can reach (dq, below); else every term may move by a step. */
     const double ds = 2 * emax / (qmax - qmin), slo = (double)sx - ds;
-    const int tight = emax > 0 && slo > (double)LD_SMALL_SCALE;
+    int tight = emax > 0 && slo > (double)LD_SMALL_SCALE;
+    /* A range that may collapse: when every element may be 0 in a correct backend (|x| <= e; an all-zero reference
+     * is the common case), its range may be 0 where the reference's is not, or not where the reference's is, and
+     * ChooseQuantizationParams jumps there (scale 0.1 for an empty range, else at least the small-scale threshold):
+     * the scale is not continuous in the data, so the per-element reach (c) does not hold; every term may move by
+     * half of the larger scale, 0.1 included. (A fuzzed instance_norm of an all-equal tensor, exactly 0 in the
+     * reference and -3e-5 in a correct backend, into linear_dynamic failed by 1e39 before.) */
+    int collapsible = emax > 0 && x->numel > 0;
+    for (int64_t i = 0; i < x->numel && collapsible; i++)
+        if (!(fabs(x->v[i]) <= x->e[i])) collapsible = 0;
+    if (collapsible) tight = 0, sxp = fmax(sxp, 0.1);
     int32_t zshift = 0;
     if (tight) {
         double dz = (emax + fabs(mn) * ds / slo) / slo + LD_WIN * (fabs(z0) + 1);

@@ -70,6 +70,7 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     double round = bmul(par_gamma(k + 1, p->u), mag / d) + flush_own;
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
         double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + sqrt(prop2) / d;
+        if (!(p->flush > 0)) ps += flush_own; /* gradual underflow's roundings, as reference/dot.h */
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
     double pre = round + par_prop_bound_flush(prop, prop2, a->propf) / d;
@@ -236,6 +237,7 @@ static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t y
     double round = bmul(par_gamma(k - 1, p->u), a->mag) + flush_own;
     if (y->s) {
         double ps = bmul(sqrt((double)(k > 1 ? k - 1 : 0)) * p->u, a->mag) + sqrt(a->prop2);
+        if (!(p->flush > 0)) ps += flush_own; /* gradual underflow's roundings, as reference/dot.h */
         y->s[yi] = ps + bmul(p->u_store, fabs(a->sum) + ps);
     }
     double pre = round + par_prop_bound_flush(a->prop, a->prop2, a->propf);
