@@ -163,7 +163,7 @@ REGRESSION_CASES := $(shell find cases/regressions -name '*.json' 2>/dev/null)
 # A smoke fuzzing campaign (about 20 s) on the backends of conformance-check: fixed seed and count, so a finding is
 # reproducible; it fails when the campaign finds anything or runs no graph (tools/check_fuzz.sh prints the count
 # line). Findings are localized, not reduced (DIR/findings/<signature>/case.json is the repro).
-FUZZ_CHECK_COUNT ?= 3000
+FUZZ_CHECK_COUNT ?= 10000
 fuzz-check: $(EXE) $(EXAMPLE_PLUGIN)
 	@rm -rf $(CHECK_LOGS)/fuzz $(BUILD)/check-fuzz
 	@$(call msg,FUZZ,--count $(FUZZ_CHECK_COUNT) --seed 1 -b $(CHECK_BACKENDS))
