@@ -39,19 +39,13 @@
 #include "findings.h"
 #include "localize.h"
 #include "reports/report.h"
+#include "core/clock.h"
 
 static volatile sig_atomic_t stop_signal;
 
 static void on_signal(int sig)
 {
     stop_signal = sig;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* This campaign's view of a signature: the report's finding and its one record. */
@@ -80,7 +74,7 @@ typedef struct campaign {
 static void status_line(campaign *k, int final)
 {
     if (!k->o->progress || !isatty(STDERR_FILENO)) return;
-    double t = now_s();
+    double t = par_now_s();
     if (!final && t - k->last_status < 0.25) return;
     k->last_status = t;
     double el = t - k->t0;
@@ -480,7 +474,7 @@ int par_campaign_run(const par_campaign_opts *o, const par_run_config *cfg, par_
     sigaction(SIGTERM, &sa, &old_term);
 
     int32_t batch = o->batch > 0 ? o->batch : PAR_CAMPAIGN_BATCH;
-    k.t0 = now_s();
+    k.t0 = par_now_s();
     int64_t next = 0, tried = 0;
     while (!stop_signal) {
         int32_t n = batch;
@@ -489,7 +483,7 @@ int par_campaign_run(const par_campaign_opts *o, const par_run_config *cfg, par_
             if (o->count - tried < n) n = (int32_t)(o->count - tried);
         }
         if (o->time_s > 0) {
-            double el = now_s() - k.t0, left = o->time_s - el;
+            double el = par_now_s() - k.t0, left = o->time_s - el;
             if (left <= 0) break;
             /* near the end, a batch sized to the time left at the rate so far */
             if (el > 0.5 && st->graphs > 0) {
@@ -498,11 +492,11 @@ int par_campaign_run(const par_campaign_opts *o, const par_run_config *cfg, par_
             }
         }
         tried += run_batch(&k, &next, n);
-        st->wall_s = now_s() - k.t0;
+        st->wall_s = par_now_s() - k.t0;
         status_line(&k, 0);
         if (k.internal && st->graphs == 0) break; /* nothing runs: do not spin */
     }
-    st->wall_s = now_s() - k.t0;
+    st->wall_s = par_now_s() - k.t0;
     st->graphs_per_s = st->wall_s > 0 ? (double)st->graphs / st->wall_s : 0;
     st->signatures = 0;
     for (int32_t i = 0; i < k.n_seen; i++) st->signatures++;

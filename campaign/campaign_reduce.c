@@ -21,13 +21,7 @@
 
 #include "findings.h"
 #include "oracle/oracle.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+#include "core/clock.h"
 
 /* The reference values of r's outputs (for repro.c's comparison), or NULL when the reference refuses the case. */
 static par_ref_result *reference_of(const par_case *r, const par_backend_inst *inst)
@@ -109,11 +103,11 @@ int par_campaign_reduce_child(const par_case *c, const par_run_config *cfg1, con
     }
     close(p[1]);
     /* the reducer keeps to its budget; the margin covers its last candidate (a case may run to its timeout) */
-    double deadline = now_s() + time_s + 2.0 * (cfg1->exec.timeout_s > 0 ? cfg1->exec.timeout_s : 60.0) + 10.0;
+    double deadline = par_now_s() + time_s + 2.0 * (cfg1->exec.timeout_s > 0 ? cfg1->exec.timeout_s : 60.0) + 10.0;
     size_t got = 0;
     char *dst = (char *)out;
     while (got < sizeof *out) {
-        if (*stop || now_s() > deadline) {
+        if (*stop || par_now_s() > deadline) {
             kill(pid, SIGKILL);
             out->killed = 1;
             break;

@@ -9,6 +9,7 @@
 #include "localize_run.h"
 #include "case_edit.h"
 #include "reduce_pass.h"
+#include "core/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,17 +52,10 @@ typedef struct reducer {
 
 #define RD_BATCH_MAX 8
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static int budget_left(reducer *r)
 {
     if (r->stop) return 0;
-    if (now_s() - r->t0 >= r->time_s || r->st->tests >= r->max_tests) {
+    if (par_now_s() - r->t0 >= r->time_s || r->st->tests >= r->max_tests) {
         r->stop = 1;
         r->st->budget_hit = 1;
         return 0;
@@ -117,7 +111,7 @@ static int try_batch(reducer *r, par_case **cands, char (*whats)[160], int32_t n
         if (r->o && r->o->verbose)
             fprintf(stderr, "reduce: %s: %d nodes, %lld elements (%d tests, %.1f s)\n", whats[j],
                     (int)par_graph_desc_of(r->cur->graph)->n_nodes, (long long)par_case_data_elems(r->cur),
-                    (int)r->st->tests, now_s() - r->t0);
+                    (int)r->st->tests, par_now_s() - r->t0);
     }
     if (ok) par_run_result_free(&res);
     for (int32_t j = 0; j < n; j++) {
@@ -159,7 +153,7 @@ par_case *par_reduce(const par_case *c, const par_run_config *cfg, const par_sig
         return NULL;
     }
     if (par_loc_check_cfg(cfg, msg) != 0) return NULL;
-    reducer r = {.cfg = cfg, .sig = sig, .o = o, .st = st, .msg = msg, .t0 = now_s()};
+    reducer r = {.cfg = cfg, .sig = sig, .o = o, .st = st, .msg = msg, .t0 = par_now_s()};
     r.time_s = o && o->time_s > 0 ? o->time_s : 60;
     r.max_tests = o && o->max_tests > 0 ? o->max_tests : 2000;
     st->nodes_before = par_graph_desc_of(c->graph)->n_nodes;
@@ -197,7 +191,7 @@ par_case *par_reduce(const par_case *c, const par_run_config *cfg, const par_sig
         for (int p = 0; p < PAR_RD_PASS_COUNT && !r.stop; p++)
             while (sweep(&r, (par_rd_pass)p, batch)) progress = 1;
     }
-    st->wall_s = now_s() - r.t0;
+    st->wall_s = par_now_s() - r.t0;
     if (r.stop == 2) {
         par_case_destroy(r.cur);
         return NULL;

@@ -33,6 +33,7 @@
 #include "gblob.h"
 
 #include "core/requant.h"
+#include "core/clock.h"
 #include "reference/conv_winograd.h" /* par_algo_check */
 
 #include <errno.h>
@@ -274,14 +275,14 @@ static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_tim
         for (int32_t k = 0; k < o->n; k++) memset(o->base + o->off[k], poison, o->size[k]);
         s->phase = PH_RUN;
         s->run = r + 1;
-        double t0 = par_xnow_s();
+        double t0 = par_now_s();
         par_xsend_cmd(s, XC_RUN);
         par_xmsg m;
         if (!par_xawait(s, &m)) {
             rc = -1;
             break;
         }
-        double wall_ms = (par_xnow_s() - t0) * 1e3;
+        double wall_ms = (par_now_s() - t0) * 1e3;
         if (m.type == XM_END) {
             par_xdecide(s, PAR_V_CRASH, "the backend child ended during run %d without reporting it", (int)r + 1);
             rc = -1;

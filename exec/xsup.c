@@ -9,6 +9,7 @@
  * an input, a malformed report).
  */
 #include "xsup.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,13 +29,6 @@
 static const char *const phase_names[PH_COUNT] = {"start", "init", "knobs", "supports", "prepare", "bind", "run",
                                                   "release", "destroy", "describe", "done",
                                                   "node_algo", "node_requant"};
-
-double par_xnow_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
@@ -233,7 +227,7 @@ int par_xawait(par_xsup *s, par_xmsg *m)
             return 0;
         }
         /* nothing yet: wait */
-        double t = par_xnow_s();
+        double t = par_now_s();
         double wake = s->deadline;
         if (s->mem_limit > 0 && (wake < 0 || s->next_rss < wake)) wake = s->next_rss;
         if (s->isolated && s->pidfd < 0 && (wake < 0 || t + 0.02 < wake)) wake = t + 0.02; /* no pidfd: poll */
@@ -273,7 +267,7 @@ int par_xawait(par_xsup *s, par_xmsg *m)
             child_gone(s);
             return 0;
         }
-        t = par_xnow_s();
+        t = par_now_s();
         if (s->mem_limit > 0 && t >= s->next_rss) {
             s->next_rss = t + RSS_POLL_S;
             int64_t rss = child_rss(s->pid);
@@ -337,7 +331,7 @@ void par_x_reap_all(void)
 {
     char path[64];
     par_xfmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
-    double give_up = par_xnow_s() + 2.0;
+    double give_up = par_now_s() + 2.0;
     for (;;) {
         int st;
         pid_t w;
@@ -355,7 +349,7 @@ void par_x_reap_all(void)
             if (e == p) break;
             if (pid > 0) kill((pid_t)pid, SIGKILL), any = 1;
         }
-        if (!any || par_xnow_s() > give_up) return;
+        if (!any || par_now_s() > give_up) return;
         while (waitpid(-1, &st, 0) < 0 && errno == EINTR) {}
     }
 }
@@ -413,8 +407,8 @@ int par_xstart(par_xsup *s, par_xjob *xj)
     }
     s->sock = sv[0];
     xj->sock = sv[1];
-    s->deadline = s->isolated && s->timeout_s > 0 ? par_xnow_s() + s->timeout_s : -1.0;
-    s->next_rss = par_xnow_s() + RSS_POLL_S;
+    s->deadline = s->isolated && s->timeout_s > 0 ? par_now_s() + s->timeout_s : -1.0;
+    s->next_rss = par_now_s() + RSS_POLL_S;
     if (!s->isolated) {
         xj->isolated = 0;
         s->thread_sock = sv[1];

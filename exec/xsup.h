@@ -6,6 +6,7 @@
 #define PAR_XSUP_H
 
 #include "xproto.h"
+#include "core/clock.h"
 
 #include <pthread.h>
 #include <sys/types.h>
@@ -37,8 +38,6 @@ typedef struct par_xsup {
     int64_t out_total;
 } par_xsup;
 
-/* Helpers shared with exec.c: the monotonic clock in seconds; snprintf that never overruns (messages are cut). */
-double par_xnow_s(void);
 #if defined(__GNUC__)
 __attribute__((format(printf, 3, 4)))
 #endif

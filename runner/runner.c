@@ -28,6 +28,7 @@
 #include "cases/sweep.h"
 #include "judge.h"
 #include "refcache.h"
+#include "core/clock.h"
 
 #define RECORD_MAGIC 0x70617231u /* "par1" */
 
@@ -52,13 +53,6 @@ static volatile sig_atomic_t got_signal;
 static void on_signal(int sig)
 {
     got_signal = sig;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -199,7 +193,7 @@ static void draw_progress(long done, long bad, long total, double t0, int final)
     char bar[64];
     for (int i = 0; i < width; i++) bar[i] = i < fill ? '#' : '.';
     bar[width] = 0;
-    fprintf(stderr, "\r[%s] %ld/%ld  %ld not passing  %.1fs%s", bar, done, total, bad, now_s() - t0,
+    fprintf(stderr, "\r[%s] %ld/%ld  %ld not passing  %.1fs%s", bar, done, total, bad, par_now_s() - t0,
             final ? "\n" : "");
     fflush(stderr);
 }
@@ -277,7 +271,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
         fprintf(stderr, "parity: cannot allocate %zu records\n", n_rec);
         return 3;
     }
-    double t0 = now_s();
+    double t0 = par_now_s();
     int32_t jobs = cfg->jobs < 1 ? 1 : cfg->jobs;
     if (jobs > set->n) jobs = set->n > 0 ? set->n : 1;
     if (cfg->servers && jobs > cfg->max_workers) jobs = cfg->max_workers;
@@ -407,7 +401,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             old->sa_handler(got_signal);
     }
     if (tty) draw_progress(cl.done, cl.bad, (long)n_rec, t0, 1);
-    out->wall_s = now_s() - t0;
+    out->wall_s = par_now_s() - t0;
     out->interrupted_by = got_signal;
 
     /* records a dead worker left unfinished (an interrupted run leaves them out instead) */
