@@ -40,6 +40,17 @@ static gen_in maybe_bias(gen_ctx *g, int64_t n)
     return gen_in_uniform(1, PAR_DTYPE_F32, 1, &n, -0.5, 0.5);
 }
 
+/* A weighted op's last step: a bias of n elements or none (the absent slot dropped half the time when may_drop,
+ * so both arities occur), the output magnitude bound, the emit. */
+static int32_t emit_weighted(gen_ctx *g, const par_op_info *op, gen_in *ins, const gen_attrs *at, int64_t n,
+                             int may_drop)
+{
+    ins[2] = maybe_bias(g, n);
+    double m = mag_of(g, &ins[0]) * 2.0 + 0.5;
+    int32_t n_in = may_drop && ins[2].absent && gen_chance(g->src, 0.5) ? 2 : 3;
+    return gen_emit(g, op, n_in, ins, at, 0, 0, 0, 0, m);
+}
+
 int32_t gen_op_conv2d(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
@@ -70,9 +81,7 @@ int32_t gen_op_conv2d(gen_ctx *g, const par_op_info *op, int32_t room)
         gen_attr_set_int(&at, "groups", groups);
         int64_t wd[4] = {o, c / groups, kh, kw};
         ins[1] = gen_in_weight(4, wd, wd[1] * kh * kw);
-        ins[2] = maybe_bias(g, o);
-        double m = mag_of(g, &ins[0]) * 2.0 + 0.5;
-        int32_t v = gen_emit(g, op, ins[2].absent && gen_chance(g->src, 0.5) ? 2 : 3, ins, &at, 0, 0, 0, 0, m);
+        int32_t v = emit_weighted(g, op, ins, &at, o, 1);
         if (v >= 0 || g->failed) return v;
     }
     return -1;
@@ -109,9 +118,7 @@ int32_t gen_op_conv_transpose2d(gen_ctx *g, const par_op_info *op, int32_t room)
         int64_t wd[4] = {c, o / groups, kh, kw};
         int64_t fan = max64(1, (c / groups) * kh * kw / (st[0] * st[1]));
         ins[1] = gen_in_weight(4, wd, fan);
-        ins[2] = maybe_bias(g, o);
-        double m = mag_of(g, &ins[0]) * 2.0 + 0.5;
-        int32_t v = gen_emit(g, op, 3, ins, &at, 0, 0, 0, 0, m);
+        int32_t v = emit_weighted(g, op, ins, &at, o, 0);
         if (v >= 0 || g->failed) return v;
     }
     return -1;
@@ -141,9 +148,7 @@ int32_t gen_op_linear(gen_ctx *g, const par_op_info *op, int32_t room)
         } else {
             ins[1] = gen_in_weight(2, wd, k);
         }
-        ins[2] = maybe_bias(g, o);
-        double m = mag_of(g, &ins[0]) * 2.0 + 0.5;
-        int32_t v = gen_emit(g, op, ins[2].absent && gen_chance(g->src, 0.5) ? 2 : 3, ins, &at, 0, 0, 0, 0, m);
+        int32_t v = emit_weighted(g, op, ins, &at, o, 1);
         if (v >= 0 || g->failed) return v;
     }
     return -1;
