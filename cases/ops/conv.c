@@ -81,17 +81,7 @@ static void conv_emit(grid *gr, conv_pt p, int quick)
         int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 && !p.pc ? 128 : 0;
         su_qparams(dt, -1.0, 1.0, &xs_, &xz);
         in[0] = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
-        par_dtype wdt = p.pc ? PAR_DTYPE_QS8 : dt;
-        in[1] = par_case_const(c, "w", wdt, 4, wd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = wz - 100, .b = wz + 100});
-        if (p.pc)
-            su_channel_quant(c, in[1], 0, p.o, ws_);
-        else
-            par_case_quant(c, in[1], ws_, wz);
-        if (p.bias) {
-            double bq = 0.1 / ((double)xs_ * (double)ws_);
-            in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bq, .b = bq});
-            par_case_quant(c, in[2], xs_ * ws_, 0);
-        }
+        su_qweights(c, dt, p.pc, 0, p.o, 4, wd, ws_, wz, xs_, p.bias, bd, in);
         par_out_spec o = su_qout_spec("y_q", dt, -2.0, 2.0);
         su_qoutput(c, par_case_node(c, "conv2d", p.bias ? 3 : 2, in, na, at, &o));
     }
@@ -340,17 +330,7 @@ static void convt_emit(grid *gr, convt_pt p, int quick)
         int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 && !p.pc ? 128 : 0;
         su_qparams(dt, -1.0, 1.0, &xs_, &xz);
         in[0] = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
-        in[1] = par_case_const(c, "w", p.pc ? PAR_DTYPE_QS8 : dt, 4, wd,
-                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = wz - 100, .b = wz + 100});
-        if (p.pc)
-            su_channel_quant(c, in[1], 1, p.o / p.g, ws_);
-        else
-            par_case_quant(c, in[1], ws_, wz);
-        if (p.bias) {
-            double bq = 0.1 / ((double)xs_ * (double)ws_);
-            in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bq, .b = bq});
-            par_case_quant(c, in[2], xs_ * ws_, 0);
-        }
+        su_qweights(c, dt, p.pc, 1, p.o / p.g, 4, wd, ws_, wz, xs_, p.bias, bd, in);
         par_out_spec o = su_qout_spec("y_q", dt, -2.0, 2.0);
         su_qoutput(c, par_case_node(c, "conv_transpose2d", p.bias ? 3 : 2, in, 5, at, &o));
         par_sweep_done(gr->s, c);

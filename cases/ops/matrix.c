@@ -41,17 +41,7 @@ static void lin_emit(grid *gr, lin_pt p, int quick)
         int32_t xz = 0, wz = dt == PAR_DTYPE_QU8 && !p.pc ? 128 : 0;
         su_qparams(dt, -1.0, 1.0, &xsc, &xz);
         in[0] = su_qinput(c, "x", dt, p.rank, xd, -1.0, 1.0);
-        in[1] = par_case_const(c, "w", p.pc ? PAR_DTYPE_QS8 : dt, 2, wd,
-                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = wz - 100, .b = wz + 100});
-        if (p.pc) /* qs8 weights, per-output-channel scales on axis 0 */
-            su_channel_quant(c, in[1], 0, p.o, wsc);
-        else
-            par_case_quant(c, in[1], wsc, wz);
-        if (p.bias) {
-            double bq = 0.1 / ((double)xsc * (double)wsc);
-            in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bq, .b = bq});
-            par_case_quant(c, in[2], xsc * wsc, 0);
-        }
+        su_qweights(c, dt, p.pc, 0, p.o, 2, wd, wsc, wz, xsc, p.bias, bd, in); /* per channel: on axis 0 */
         par_out_spec o = su_qout_spec("y_q", dt, -2.0, 2.0);
         su_qoutput(c, par_case_node(c, "linear", p.bias ? 3 : 2, in, 0, NULL, &o));
     }

@@ -233,6 +233,26 @@ static inline void su_channel_quant(par_case *c, int32_t value, int32_t axis, in
     free(sc);
 }
 
+/* The weights and bias of a quantized conv2d / conv_transpose2d / linear: in[1] the integers wz +- 100 of dtype dt
+ * and scale ws, or, per channel (pc), qs8 with zero point 0 and the scales of su_channel_quant along axis
+ * (n channels); with bias, in[2] an i32 bias of scale xs ws whose real range is +-0.1. */
+static inline void su_qweights(par_case *c, par_dtype dt, int pc, int32_t axis, int64_t n, int32_t rank,
+                               const int64_t *wd, float ws, int32_t wz, float xs, int bias, const int64_t *bd,
+                               int32_t *in)
+{
+    in[1] = par_case_const(c, "w", pc ? PAR_DTYPE_QS8 : dt, rank, wd,
+                           (par_gen){.dist = PAR_DIST_UNIFORM, .a = wz - 100, .b = wz + 100});
+    if (pc)
+        su_channel_quant(c, in[1], axis, n, ws);
+    else
+        par_case_quant(c, in[1], ws, wz);
+    if (bias) {
+        double bq = 0.1 / ((double)xs * (double)ws);
+        in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bq, .b = bq});
+        par_case_quant(c, in[2], xs * ws, 0);
+    }
+}
+
 /* The hazard cases of every op family (hazard.c), walked once per suite by the binary ops' spec. */
 void par_sweep_hazard(par_sweep *s);
 
