@@ -97,7 +97,7 @@ EXAMPLE_PLUGIN := $(BUILD)/plugins/libparity_example.so
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all deps check unit-check conformance-check fuzz-check layers-check run bench install clean fuzz
+.PHONY: all deps check unit-check conformance-check fuzz-check report-check layers-check run bench install clean fuzz
 all: $(EXE) $(PLUGINS) $(TESTS)
 	@: # (a recipe, so that an up-to-date build prints nothing, not "Nothing to be done")
 
@@ -172,6 +172,17 @@ fuzz-check: $(EXE) $(EXAMPLE_PLUGIN)
 	  --no-reduce --no-progress --out $(BUILD)/check-fuzz || :
 	$(Q)$(call CHECK_SUM,fuzz-check,$(CHECK_LOGS)/fuzz)
 
+# The report tools end to end (tests/report/test_*.sh, tests/report/lib.sh): each runs build/parity and checks what
+# it wrote with real parsers and renderers (xmllint, headless Chromium); the files they keep go to $(BUILD)/report/.
+REPORT_TESTS := $(sort $(wildcard tests/report/test_*.sh))
+report-check: $(EXE) $(TEST_PLUGINS) $(EXAMPLE_PLUGIN)
+	@rm -rf $(CHECK_LOGS)/report
+	$(Q)for t in $(REPORT_TESTS); do \
+	  n=$${t##*/}; n=$${n%.sh}; \
+	  sh tools/check_step.sh $(CHECK_LOGS)/report $$n env BUILD=$(BUILD) sh $$t || :; \
+	done
+	$(Q)$(call CHECK_SUM,report-check,$(CHECK_LOGS)/report)
+
 # No #include and no call (object symbols) runs up the layers or closes a cycle (tools/check_layers.sh).
 layers-check: $(CORE_OBJ) $(MAIN_OBJ)
 	@rm -rf $(CHECK_LOGS)/layers
@@ -190,8 +201,9 @@ check: deps
 	@$(MAKEQ) unit-check CHECK_NOSUM=1
 	@$(MAKEQ) conformance-check CHECK_NOSUM=1
 	@$(MAKEQ) fuzz-check CHECK_NOSUM=1
+	@$(MAKEQ) report-check CHECK_NOSUM=1
 	$(if $(filter 1,$(LAYERS_CHECK)),@$(MAKEQ) layers-check CHECK_NOSUM=1)
-	@sh tools/check_sum.sh check $(CHECK_LOGS)/unit $(CHECK_LOGS)/conformance $(CHECK_LOGS)/fuzz \
+	@sh tools/check_sum.sh check $(CHECK_LOGS)/unit $(CHECK_LOGS)/conformance $(CHECK_LOGS)/fuzz $(CHECK_LOGS)/report \
 	  $(if $(filter 1,$(LAYERS_CHECK)),$(CHECK_LOGS)/layers)
 
 run: deps

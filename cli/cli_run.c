@@ -407,6 +407,11 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                 snprintf(rcases[i].id, sizeof rcases[i].id, "%s", set.cases[i].id);
                 snprintf(rcases[i].origin, sizeof rcases[i].origin, "%s", set.cases[i].origin);
                 snprintf(rcases[i].ops, sizeof rcases[i].ops, "%s", set.cases[i].ops);
+                rcases[i].index = set.cases[i].index;
+                for (int32_t b = 0; b < bs->n && !rcases[i].dtype[0]; b++) {
+                    const par_result *r = &res.results[(size_t)i * (size_t)bs->n + (size_t)b];
+                    if (r->done) snprintf(rcases[i].dtype, sizeof rcases[i].dtype, "%s", r->case_dtype);
+                }
             }
             par_report rep = {.command_line = cmdline ? cmdline : "parity run",
                               .seed = set.seed,
@@ -421,7 +426,15 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                               .n_cases = set.n,
                               .cases = rcases,
                               .results = res.results,
-                              .interrupted = res.interrupted_by != 0};
+                              .interrupted = res.interrupted_by != 0,
+                              .sel = {.suite = sel.suite,
+                                      .n_paths = sel.n_paths,
+                                      .paths = (const char *const *)sel.paths,
+                                      .case_id = sel.case_id,
+                                      .ops = sel.ops,
+                                      .filter = sel.id_regex,
+                                      .shard_k = sel.shard_k,
+                                      .shard_n = sel.shard_n}};
             par_summary_print(stdout, &rep, color, max_failures);
             if (out_dir) {
                 char path[4096];

@@ -490,3 +490,17 @@ const par_graph_desc *par_graph_desc_of(const par_graph *g)
     mg->desc.outputs = g->outputs;
     return &mg->desc;
 }
+
+par_dtype par_graph_compute_dtype(const par_graph_desc *g)
+{
+    static const par_dtype order[] = {PAR_DTYPE_QS8, PAR_DTYPE_QU8, PAR_DTYPE_F16, PAR_DTYPE_F32, PAR_DTYPE_I32,
+                                      PAR_DTYPE_BOOL};
+    unsigned seen = 0;
+    for (int32_t n = 0; n < g->n_nodes; n++)
+        for (int32_t o = 0; o < g->nodes[n].n_outputs; o++) seen |= 1u << g->values[g->nodes[n].outputs[o]].dtype;
+    if (g->n_nodes == 0)
+        for (int32_t o = 0; o < g->n_outputs; o++) seen |= 1u << g->values[g->outputs[o]].dtype;
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (seen & (1u << order[k])) return order[k];
+    return PAR_DTYPE_INVALID;
+}

@@ -54,6 +54,10 @@ const par_graph_desc *par_graph_desc_of(const par_graph *g);
 int32_t par_graph_find_value(const par_graph *g, const char *name); /* -1 if none */
 const char *par_graph_name(const par_graph *g);
 
+/* The dtype a graph computes in, for grouping cases in reports: the first of qs8, qu8, f16, f32, i32, bool that
+ * some node's output (or, in a graph without nodes, some graph output) has. */
+par_dtype par_graph_compute_dtype(const par_graph_desc *g);
+
 /* Attribute constructors for builders (the graph copies what they point to). */
 static inline par_attr par_a_int(const char *name, int64_t v)
 {

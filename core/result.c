@@ -91,7 +91,8 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     if (r->done != 0 && r->done != 1) bad = "field done is neither 0 nor 1";
     else if ((int)r->verdict < 0 || (int)r->verdict >= PAR_V_COUNT) bad = "verdict out of range";
     else if (r->m.worst_output < 0 || r->m.worst_rank < 0 || r->m.worst_rank > PAR_MAX_RANK || r->m.n < 0 ||
-             r->m.n_over < 0 || r->m.n_unbounded < 0 || r->t.runs < 0 || r->output_bytes < 0 ||
+             r->m.n_over < 0 || r->m.n_unbounded < 0 || r->t.runs < 0 || r->t.n_samples < 0 ||
+             r->t.n_samples > PAR_TIMING_SAMPLES || r->t.n_samples > r->t.runs || r->output_bytes < 0 ||
              r->output_dropped < 0 || r->n_algos < 0 || r->n_requants < 0 ||
              r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES)
         bad = "a count or index out of range";
@@ -110,6 +111,7 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     int fixed = 0;
     fixed |= clean_field(r->reason, sizeof r->reason, 1);
     fixed |= clean_field(r->output, sizeof r->output, 0);
+    fixed |= clean_field(r->case_dtype, sizeof r->case_dtype, 1);
     for (int32_t i = 0; i < r->n_algos && i < PAR_RESULT_ALGOS; i++)
         fixed |= clean_field(r->algos[i].node_name, sizeof r->algos[i].node_name, 1);
     for (int32_t i = 0; i < r->n_requants && i < PAR_RESULT_ALGOS; i++)

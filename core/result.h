@@ -64,10 +64,15 @@ typedef struct par_metrics {
     int32_t tie_over;        /* 1 when some tie contradicts the declared rule: a FAIL, also outside strict mode */
 } par_metrics;
 
+/* The first timed runs a record keeps one by one (in run order), for significance tests between reports. */
+#define PAR_TIMING_SAMPLES 64
+
 typedef struct par_timing {
     int32_t runs;            /* timed runs (after warm-up) */
     double prepare_ms;
     double run_median_ms, run_p10_ms, run_p90_ms, run_min_ms;
+    int32_t n_samples;       /* min(runs, PAR_TIMING_SAMPLES) */
+    double samples_ms[PAR_TIMING_SAMPLES]; /* the first n_samples timed runs, in run order, milliseconds */
 } par_timing;
 
 #define PAR_ID_LEN 256
@@ -87,8 +92,13 @@ typedef struct par_result_decl {
     char node_name[64];      /* the node's name (valid UTF-8, cut to fit) */
 } par_result_decl;
 
+#define PAR_DTYPE_LEN 8
+
 typedef struct par_result {
     int32_t done;            /* 1 when filled */
+    /* The case's compute dtype (par_graph_compute_dtype's name: "f32", "qu8", ...), "" when the case was not built;
+     * a property of the case, carried by each of its records from the worker that built it. */
+    char case_dtype[PAR_DTYPE_LEN];
     par_verdict verdict;
     char reason[PAR_REASON_LEN]; /* one line: why not PASS (or a PASS note) */
     par_metrics m;

@@ -247,6 +247,8 @@ static void fill_timing(par_timing *t, double *ms, int32_t n)
 {
     t->runs = n;
     if (n <= 0) return;
+    t->n_samples = n < PAR_TIMING_SAMPLES ? n : PAR_TIMING_SAMPLES;
+    memcpy(t->samples_ms, ms, (size_t)t->n_samples * sizeof *ms);
     qsort(ms, (size_t)n, sizeof *ms, cmp_double);
     t->run_min_ms = ms[0];
     t->run_median_ms = quantile(ms, n, 0.5);

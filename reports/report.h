@@ -14,7 +14,41 @@ typedef struct par_report_case {
     char id[PAR_ID_LEN];
     char origin[256];        /* case file path, or "suite:quick" */
     char ops[256];           /* the ops of the graph, comma-separated, sorted */
+    char dtype[PAR_DTYPE_LEN]; /* the dtype the graph computes in (par_graph_compute_dtype), "" when unknown */
+    int64_t index;           /* position in the selection before --shard: shards of one run merge by it */
 } par_report_case;
+
+/* The machine and the build a run happened on (reports/env.c), as recorded in the report's "environment". */
+typedef struct par_env {
+    char cpu_model[128];     /* /proc/cpuinfo "model name" (or the nearest field on other CPUs), "unknown" */
+    char cpu_features[256];  /* the SIMD features backends care about that this CPU has, space-separated */
+    int32_t cores;           /* online logical CPUs */
+    char os_name[64], os_release[128], os_version[256], machine[64]; /* uname */
+    char compiler[128];      /* the compiler that built parity */
+    char json_c[32];         /* json-c version at run time */
+} par_env;
+
+void par_env_collect(par_env *e);
+
+/* What a run selected (the report's config.selection): reports of shards of one run have the same selection and
+ * differ only in the shard. */
+typedef struct par_report_selection {
+    const char *suite;               /* --suite, NULL when none */
+    int32_t n_paths;
+    const char *const *paths;        /* case files and folders as given */
+    const char *case_id, *ops, *filter; /* --case, -o, -k; NULL when not given */
+    int32_t shard_k, shard_n;        /* --shard K/N; 0/0 when none (or a merged report of every shard) */
+} par_report_selection;
+
+/* One shard report a merged report was made from (the report's "shards"). */
+typedef struct par_report_shard {
+    int32_t k, n;                    /* shard K/N */
+    const char *path;                /* the shard report's file as merged */
+    const char *created, *command_line, *git_revision;
+    double wall_s;
+    int32_t n_cases;
+    par_env env;
+} par_report_shard;
 
 /* A fuzzing campaign's block of the report (the optional "campaign" object; written by reports/report_campaign.c). */
 typedef struct par_report_finding {
@@ -50,7 +84,17 @@ typedef struct par_report_campaign {
     const par_report_finding *findings;
 } par_report_campaign;
 
+/* A report: what the runner produced, or what reports/report_read.h read back from a file (then every pointer is
+ * into the read document, and each backend table holds only name, description, version and arith). Renderers read
+ * nothing else, so a report from another machine, another shard or last month renders the same. */
 typedef struct par_report {
+    const char *created;             /* ISO 8601 UTC, "2025-01-31T12:00:00Z"; NULL: now */
+    const char *parity_version;      /* NULL: this build's */
+    const char *git_revision;        /* NULL: this build's */
+    const par_env *env;              /* NULL: this machine's (par_env_collect) */
+    par_report_selection sel;
+    int32_t n_shards;                /* a merged report: the shard reports it was made from; 0 otherwise */
+    const par_report_shard *shards;
     const char *command_line;
     uint64_t seed;
     int32_t repeat, warmup, jobs;
@@ -75,17 +119,5 @@ par_status par_report_write_json(const par_report *r, const char *path, par_msg 
 
 /* The "campaign" object of a report (a json_object *, returned as void * so that this header needs no json-c). */
 void *par_report_campaign_json(const par_report *r);
-
-/* The machine and the build a run happened on (reports/env.c), as recorded in the report's "environment". */
-typedef struct par_env {
-    char cpu_model[128];     /* /proc/cpuinfo "model name" (or the nearest field on other CPUs), "unknown" */
-    char cpu_features[256];  /* the SIMD features backends care about that this CPU has, space-separated */
-    int32_t cores;           /* online logical CPUs */
-    char os_name[64], os_release[128], os_version[256], machine[64]; /* uname */
-    char compiler[128];      /* the compiler that built parity */
-    char json_c[32];         /* json-c version at run time */
-} par_env;
-
-void par_env_collect(par_env *e);
 
 #endif

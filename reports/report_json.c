@@ -154,10 +154,11 @@ static const char *arith_name(par_arith a)
     }
 }
 
-static json_object *env_json(void)
+static json_object *env_json(const par_env *given)
 {
     par_env e;
-    par_env_collect(&e);
+    if (given) e = *given;
+    else par_env_collect(&e);
     json_object *env = json_object_new_object(), *cpu = json_object_new_object(), *os = json_object_new_object();
     json_object *feat = json_object_new_array();
     put(cpu, "model", par_json_str(e.cpu_model));
@@ -214,6 +215,10 @@ static json_object *timing_json(const par_timing *t)
     put(o, "run_p10_ms", t->runs ? par_json_num(t->run_p10_ms) : NULL);
     put(o, "run_p90_ms", t->runs ? par_json_num(t->run_p90_ms) : NULL);
     put(o, "run_min_ms", t->runs ? par_json_num(t->run_min_ms) : NULL);
+    json_object *samples = json_object_new_array();
+    for (int32_t i = 0; i < t->n_samples && i < PAR_TIMING_SAMPLES; i++)
+        json_object_array_add(samples, par_json_num(t->samples_ms[i]));
+    put(o, "samples_ms", samples);
     return o;
 }
 
@@ -473,6 +478,45 @@ static json_object *summary_json(const par_report *r, int *oom)
     return sum;
 }
 
+static json_object *shard_json(int32_t k, int32_t n)
+{
+    if (n <= 0) return NULL;
+    char t[32];
+    snprintf(t, sizeof t, "%d/%d", (int)k, (int)n);
+    return par_json_str(t);
+}
+
+static json_object *selection_json(const par_report_selection *sel)
+{
+    json_object *o = json_object_new_object(), *paths = json_object_new_array();
+    put(o, "suite", jstr_or_null(sel->suite));
+    for (int32_t i = 0; i < sel->n_paths && sel->paths; i++) json_object_array_add(paths, par_json_str(sel->paths[i]));
+    put(o, "paths", paths);
+    put(o, "case", jstr_or_null(sel->case_id));
+    put(o, "ops", jstr_or_null(sel->ops));
+    put(o, "filter", jstr_or_null(sel->filter));
+    return o;
+}
+
+static json_object *shards_json(const par_report *r)
+{
+    json_object *arr = json_object_new_array();
+    for (int32_t i = 0; i < r->n_shards; i++) {
+        const par_report_shard *sh = &r->shards[i];
+        json_object *o = json_object_new_object();
+        put(o, "shard", shard_json(sh->k, sh->n));
+        put(o, "path", par_json_str(sh->path ? sh->path : ""));
+        put(o, "created", par_json_str(sh->created ? sh->created : ""));
+        put(o, "command_line", par_json_str(sh->command_line ? sh->command_line : ""));
+        put(o, "git_revision", par_json_str(sh->git_revision ? sh->git_revision : ""));
+        put(o, "wall_s", par_json_num(sh->wall_s));
+        put(o, "cases", json_object_new_int(sh->n_cases));
+        put(o, "environment", env_json(&sh->env));
+        json_object_array_add(arr, o);
+    }
+    return arr;
+}
+
 static json_object *report_json(const par_report *r, int *oom)
 {
     json_object *root = json_object_new_object();
@@ -482,21 +526,25 @@ static json_object *report_json(const par_report *r, int *oom)
     time_t now = time(NULL);
     struct tm tm;
     if (gmtime_r(&now, &tm)) strftime(created, sizeof created, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    put(root, "created", par_json_str(created));
+    put(root, "created", par_json_str(r->created ? r->created : created));
     put(root, "command_line", par_json_str(r->command_line));
     json_object *par = json_object_new_object();
-    put(par, "version", par_json_str(PAR_VERSION));
-    put(par, "git_revision", par_json_str(PAR_GIT_REV));
+    put(par, "version", par_json_str(r->parity_version ? r->parity_version : PAR_VERSION));
+    put(par, "git_revision", par_json_str(r->git_revision ? r->git_revision : PAR_GIT_REV));
     put(par, "backend_api_version", json_object_new_int(PAR_BACKEND_API_VERSION));
+    put(par, "executable", par_json_str(r->parity_exe && r->parity_exe[0] ? r->parity_exe : "parity"));
     put(root, "parity", par);
-    put(root, "environment", env_json());
+    put(root, "environment", env_json(r->env));
     json_object *cfg = json_object_new_object();
     put(cfg, "seed", json_object_new_uint64(r->seed));
     put(cfg, "repeat", json_object_new_int(r->repeat));
     put(cfg, "warmup", json_object_new_int(r->warmup));
     put(cfg, "timeout_s", par_json_num(r->timeout_s));
     put(cfg, "jobs", json_object_new_int(r->jobs));
+    put(cfg, "selection", selection_json(&r->sel));
+    put(cfg, "shard", shard_json(r->sel.shard_k, r->sel.shard_n));
     put(root, "config", cfg);
+    if (r->n_shards > 0) put(root, "shards", shards_json(r));
     put(root, "wall_s", par_json_num(r->wall_s));
     put(root, "interrupted", json_object_new_boolean(r->interrupted != 0));
     if (r->campaign) put(root, "campaign", par_report_campaign_json(r));
@@ -510,6 +558,8 @@ static json_object *report_json(const par_report *r, int *oom)
         put(o, "id", par_json_str(r->cases[c].id));
         put(o, "origin", par_json_str(r->cases[c].origin));
         put(o, "ops", par_json_str(r->cases[c].ops));
+        put(o, "dtype", jstr_or_null(r->cases[c].dtype));
+        put(o, "index", json_object_new_int64(r->cases[c].index));
         json_object_array_add(cases, o);
     }
     put(root, "cases", cases);

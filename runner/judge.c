@@ -256,6 +256,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
         const par_backend_inst *inst = &cfg->backends[b];
         memset(r, 0, sizeof *r);
         par_metrics_init(&r->m);
+        snprintf(r->case_dtype, sizeof r->case_dtype, "%s", par_dtype_name(par_graph_compute_dtype(g)));
         if (refused[0]) {
             r->verdict = PAR_V_ERROR;
             snprintf(r->reason, sizeof r->reason, "%s", refused);

@@ -28,6 +28,7 @@ typedef struct par_sel_case {
     par_case *loaded;         /* file cases: loaded at selection */
     const char *suite;        /* suite cases: the suite walked */
     int64_t walk_index;
+    int64_t index;            /* position in the selection before --shard (shards of one selection merge by it) */
 } par_sel_case;
 
 typedef struct par_case_set {

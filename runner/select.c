@@ -288,8 +288,13 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
         if (sel->case_id && strcmp(c->id, sel->case_id) != 0) ok = 0;
         if (ok && sel->ops && !ops_match(c->ops, sel->ops)) ok = 0;
         if (ok && have_re && regexec(&re, c->id, 0, NULL, 0) != 0) ok = 0;
-        if (ok && sel->shard_n && (match++ % sel->shard_n) != sel->shard_k - 1) ok = 0;
-        if (ok) l.v[kept++] = *c;
+        int64_t index = match;
+        if (ok) match++;
+        if (ok && sel->shard_n && (index % sel->shard_n) != sel->shard_k - 1) ok = 0;
+        if (ok) {
+            c->index = index;
+            l.v[kept++] = *c;
+        }
         else par_case_destroy(c->loaded);
     }
     if (have_re) regfree(&re);
@@ -321,6 +326,7 @@ int par_case_set_adopt(par_case_set *s, par_case *c, const char *origin)
     par_sel_case *e = &v[s->n++];
     memset(e, 0, sizeof *e);
     e->loaded = c;
+    e->index = s->n - 1;
     snprintf(e->id, sizeof e->id, "%s", c->id);
     snprintf(e->origin, sizeof e->origin, "%s", origin ? origin : (c->origin ? c->origin : "-"));
     graph_ops(par_graph_desc_of(c->graph), e->ops, sizeof e->ops);
