@@ -1,0 +1,105 @@
+/*
+ * diff.h - two reports compared (BASE, an earlier run; NEW, this one) and a gate for CI: PASS, WARN or FAIL.
+ *
+ * Records are matched by (case ID, backend label). The diff lists new failures, fixed failures, every other verdict
+ * change, cases and backends present on one side only, accuracy drift (metrics.max_ratio, error / budget, moved by
+ * a factor) and latency changes judged by a significance test on the per-run samples (timing.samples_ms) with the
+ * Holm correction over the records judged, together with an effect threshold on the ratio of medians.
+ * docs/reports-diff.md explains each choice and its default.
+ *
+ * The gate: FAIL on a new failure or a latency regression (significant, ratio of medians at least 1 + latency_fail);
+ * WARN on a verdict change, lost coverage (a passing record, case or backend gone, PASS -> UNSUPPORTED), accuracy
+ * drift for the worse, or a smaller significant slowdown (at least 1 + latency_warn); PASS otherwise.
+ */
+#ifndef PAR_DIFF_H
+#define PAR_DIFF_H
+
+#include <stdio.h>
+
+#include "report.h"
+
+typedef enum par_gate { PAR_GATE_PASS = 0, PAR_GATE_WARN = 1, PAR_GATE_FAIL = 2 } par_gate;
+
+const char *par_gate_name(par_gate g); /* "PASS", "WARN", "FAIL" */
+
+typedef struct par_diff_opts {
+    double latency_warn;     /* WARN when significantly slower by at least this fraction (0.05) */
+    double latency_fail;     /* FAIL when significantly slower by at least this fraction (0.15) */
+    double alpha;            /* family-wise error rate of the latency tests, after Holm (0.01) */
+    int32_t min_samples;     /* a record's latency is judged only with at least this many samples on both sides (5) */
+    double latency_floor_ms; /* nor when both medians are below this (0.01 ms) */
+    double drift_factor;     /* accuracy drift: error / budget moved by at least this factor (4) */
+    double drift_floor;      /* ... and the larger of the two ratios is at least this (0.01) */
+} par_diff_opts;
+
+void par_diff_opts_default(par_diff_opts *o);
+
+/* What an item says, in the order items are listed (worst first): the gate of each kind is par_diff_kind_gate. */
+typedef enum par_diff_kind {
+    PAR_DIFF_NEW_FAILURE = 0,   /* PASS or UNSUPPORTED (or absent) in BASE, failing in NEW: FAIL */
+    PAR_DIFF_LATENCY_FAIL,      /* significantly slower, ratio of medians >= 1 + latency_fail: FAIL */
+    PAR_DIFF_CHANGED,           /* failing in both with another verdict, or failing -> UNSUPPORTED: WARN */
+    PAR_DIFF_COVERAGE_LOST,     /* PASS -> UNSUPPORTED, or a passing record not run in NEW: WARN */
+    PAR_DIFF_CASE_GONE,         /* a case of BASE absent from NEW: WARN */
+    PAR_DIFF_BACKEND_GONE,      /* a backend of BASE absent from NEW: WARN */
+    PAR_DIFF_DRIFT_WORSE,       /* error / budget grew by drift_factor or more: WARN */
+    PAR_DIFF_LATENCY_WARN,      /* significantly slower, ratio >= 1 + latency_warn: WARN */
+    PAR_DIFF_FIXED,             /* failing in BASE, PASS in NEW */
+    PAR_DIFF_COVERAGE_GAINED,   /* UNSUPPORTED in BASE, PASS in NEW */
+    PAR_DIFF_DRIFT_BETTER,      /* error / budget shrank by drift_factor or more */
+    PAR_DIFF_FASTER,            /* significantly faster, ratio <= 1 / (1 + latency_warn) */
+    PAR_DIFF_CASE_ADDED,        /* a case of NEW absent from BASE */
+    PAR_DIFF_BACKEND_ADDED,     /* a backend of NEW absent from BASE */
+    PAR_DIFF_KIND_COUNT
+} par_diff_kind;
+
+const char *par_diff_kind_name(par_diff_kind k); /* "new failure", "latency regression", ... */
+par_gate par_diff_kind_gate(par_diff_kind k);
+
+typedef struct par_diff_item {
+    par_diff_kind kind;
+    int32_t c, b;                /* case and backend in NEW, -1 when absent there */
+    char case_id[PAR_ID_LEN];    /* "" for a backend item */
+    char backend[128];           /* "" for a case item */
+    int32_t v_base, v_new;       /* verdicts (par_verdict), -1 when the record is absent on that side */
+    char reason[PAR_REASON_LEN]; /* NEW's reason (BASE's for a fixed failure or a record gone) */
+    double ratio_base, ratio_new; /* metrics.max_ratio (drift items) */
+    double med_base, med_new;    /* median run time, ms (latency items) */
+    int32_t n_base, n_new;       /* samples */
+    double p, p_adj;             /* one-sided Mann-Whitney p-value, and Holm-adjusted */
+    double effect;               /* the ratio of medians (latency) or of error / budget (drift), new / base */
+    char repro[1024];            /* the record's repro command on NEW, "" when not in NEW */
+} par_diff_item;
+
+typedef struct par_diff {
+    par_diff_opts opts;
+    par_gate gate;
+    int64_t counts[PAR_DIFF_KIND_COUNT];
+    int32_t n_items;
+    par_diff_item *items;        /* worst first */
+    int64_t records_base, records_new, records_both; /* records that ran */
+    int64_t latency_judged;      /* records in both with >= min_samples samples on each side, above the floor */
+    int64_t latency_few;         /* records in both with samples, but fewer than min_samples on a side */
+    int64_t latency_below_floor; /* judged out: both medians below latency_floor_ms */
+    int64_t drift_compared;      /* records compared by the oracle on both sides (metrics present) */
+    int base_interrupted, new_interrupted;
+} par_diff;
+
+/* Compare base and cur (o NULL: the defaults). Returns PAR_OK and *out (free with par_diff_free), or PAR_ERROR with
+ * msg (bad options, out of memory). */
+par_status par_diff_compute(const par_report *base, const par_report *cur, const par_diff_opts *o, par_diff **out,
+                            par_msg *msg);
+
+par_gate par_diff_gate(const par_diff *d);
+
+/* The summary (the gate, the counts per kind, what latency judged), then the items worst first with their repro
+ * commands, at most max_items (< 0: all; the rest are counted). Texts from reports are printed with control
+ * characters escaped, so each item stays on its lines. */
+void par_diff_print(FILE *f, const par_diff *d, int color, int32_t max_items);
+
+/* The diff as a self-contained HTML page, written atomically (reports/diff_html.c). */
+par_status par_diff_write_html(const par_diff *d, const char *path, par_msg *msg);
+
+void par_diff_free(par_diff *d);
+
+#endif
