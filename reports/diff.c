@@ -7,8 +7,11 @@
  * the floor on one side at least), a one-sided Mann-Whitney test of NEW's samples against BASE's for "slower" and
  * another for "faster" (reports/stats.h); each family of p-values is adjusted with Holm over the records judged, so
  * the chance that any record of the report is called slower when none is stays below alpha whatever the report's
- * size. A significant record then counts by its effect, the ratio of medians NEW / BASE: significance alone would
- * flag a 1% change given enough samples, and an effect alone would flag noise. docs/reports-diff.md.
+ * size. A significant record then counts by its effect, the ratio of medians NEW / BASE, which the ratio of the
+ * fastest runs must confirm: significance alone would flag a 1% change given enough samples, an effect alone would
+ * flag noise, and other processes on the machine (which stretch a burst of runs, never shorten one) move the median
+ * of a record but rarely its fastest run, whereas a slower backend is slower in its best run too.
+ * docs/reports-diff.md.
  */
 #include "diff.h"
 
@@ -203,8 +206,16 @@ static void drift(builder *bl, const par_diff_opts *o, const par_report *cur, in
 typedef struct lat {
     int32_t c, b;
     const par_result *rb, *rn;
-    double med_b, med_n, p_slower, p_faster;
+    double med_b, med_n, min_b, min_n, p_slower, p_faster;
 } lat;
+
+static double min_of(const double *v, int32_t n)
+{
+    double m = v[0];
+    for (int32_t i = 1; i < n; i++)
+        if (v[i] < m) m = v[i];
+    return m;
+}
 
 static int cmp_item(const void *pa, const void *pb)
 {
@@ -262,17 +273,20 @@ static void judge_latency(builder *bl, const par_diff_opts *o, lat *l, int32_t n
     for (int32_t i = 0; i < nl; i++) ps[i] = l[i].p_slower, pf[i] = l[i].p_faster;
     if (par_holm(ps, nl, ps) < 0 || par_holm(pf, nl, pf) < 0) bl->oom = 1;
     for (int32_t i = 0; i < nl && !bl->oom; i++) {
-        const double ratio = l[i].med_n / l[i].med_b;
+        const double ratio = l[i].med_n / l[i].med_b, rmin = l[i].min_b > 0 ? l[i].min_n / l[i].min_b : ratio;
+        const double slower = ratio < rmin ? ratio : rmin, faster = ratio > rmin ? ratio : rmin;
         par_diff_kind k;
         double p, adj;
-        if (ps[i] <= o->alpha && ratio >= 1 + o->latency_fail) k = PAR_DIFF_LATENCY_FAIL, p = l[i].p_slower, adj = ps[i];
-        else if (ps[i] <= o->alpha && ratio >= 1 + o->latency_warn) k = PAR_DIFF_LATENCY_WARN, p = l[i].p_slower, adj = ps[i];
-        else if (pf[i] <= o->alpha && ratio <= 1 / (1 + o->latency_warn)) k = PAR_DIFF_FASTER, p = l[i].p_faster, adj = pf[i];
+        if (ps[i] <= o->alpha && slower >= 1 + o->latency_fail) k = PAR_DIFF_LATENCY_FAIL, p = l[i].p_slower, adj = ps[i];
+        else if (ps[i] <= o->alpha && slower >= 1 + o->latency_warn) k = PAR_DIFF_LATENCY_WARN, p = l[i].p_slower, adj = ps[i];
+        else if (pf[i] <= o->alpha && faster <= 1 / (1 + o->latency_warn)) k = PAR_DIFF_FASTER, p = l[i].p_faster, adj = pf[i];
         else continue;
         par_diff_item *it = add_record(bl, k, bl->cur, l[i].c, l[i].b, l[i].rb, l[i].rn);
         if (!it) break;
         it->med_base = l[i].med_b;
         it->med_new = l[i].med_n;
+        it->min_base = l[i].min_b;
+        it->min_new = l[i].min_n;
         it->n_base = l[i].rb->t.n_samples;
         it->n_new = l[i].rn->t.n_samples;
         it->p = p;
@@ -311,6 +325,12 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
     d->opts = *o;
     d->base_interrupted = base->interrupted;
     d->new_interrupted = cur->interrupted;
+    d->seeds_differ = base->seed != cur->seed;
+    if (base->env && cur->env) {
+        snprintf(d->cpu_base, sizeof d->cpu_base, "%s", base->env->cpu_model);
+        snprintf(d->cpu_new, sizeof d->cpu_new, "%s", cur->env->cpu_model);
+        d->machines_differ = strcmp(d->cpu_base, d->cpu_new) != 0;
+    }
 
     for (int32_t b = 0; b < cur->n_backends; b++) {
         bmap[b] = find_backend(base, cur->backends[b].label);
@@ -363,6 +383,8 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
             *x = (lat){.c = c, .b = b, .rb = rb, .rn = rn};
             x->med_b = par_median(rb->t.samples_ms, sb);
             x->med_n = par_median(rn->t.samples_ms, sn);
+            x->min_b = min_of(rb->t.samples_ms, sb);
+            x->min_n = min_of(rn->t.samples_ms, sn);
             if (!(x->med_b > 0) || !isfinite(x->med_n) || !isfinite(x->med_b)) continue;
             if (x->med_b < o->latency_floor_ms && x->med_n < o->latency_floor_ms) {
                 d->latency_below_floor++;
@@ -419,8 +441,10 @@ static void item_detail(FILE *f, const par_diff_item *it, const char *s)
     case PAR_DIFF_LATENCY_FAIL:
     case PAR_DIFF_LATENCY_WARN:
     case PAR_DIFF_FASTER:
-        fprintf(f, "median %.4g -> %.4g ms (x%.3f, %+.1f%%), %d/%d samples, p %.2g, Holm %.2g", it->med_base,
-                it->med_new, it->effect, 100 * (it->effect - 1), (int)it->n_base, (int)it->n_new, it->p, it->p_adj);
+        fprintf(f, "median %.4g -> %.4g ms (x%.3f, %+.1f%%), fastest %.4g -> %.4g ms (x%.3f), %d/%d samples, p %.2g, "
+                   "Holm %.2g",
+                it->med_base, it->med_new, it->effect, 100 * (it->effect - 1), it->min_base, it->min_new,
+                it->min_base > 0 ? it->min_new / it->min_base : NAN, (int)it->n_base, (int)it->n_new, it->p, it->p_adj);
         break;
     case PAR_DIFF_DRIFT_WORSE:
     case PAR_DIFF_DRIFT_BETTER:
@@ -459,9 +483,18 @@ void par_diff_print(FILE *f, const par_diff *d, int color, int32_t max_items)
     }
     fprintf(f,
             "latency: %lld records judged (one-sided Mann-Whitney, Holm over the records judged, alpha %g; warn "
-            "+%g%%, fail +%g%% of the median), %lld with fewer than %d samples on a side, %lld below %g ms\n",
+            "+%g%%, fail +%g%% of the median and of the fastest run), %lld with fewer than %d samples on a side, "
+            "%lld below %g ms\n",
             (long long)d->latency_judged, o->alpha, 100 * o->latency_warn, 100 * o->latency_fail,
             (long long)d->latency_few, (int)o->min_samples, (long long)d->latency_below_floor, o->latency_floor_ms);
+    if (d->seeds_differ)
+        fprintf(f, "note: the runs' seeds differ: a case whose ID sets no #seed= had other inputs on each side\n");
+    if (d->machines_differ) {
+        char a[128], b[128];
+        par_text_clean(a, sizeof a, d->cpu_base, sizeof d->cpu_base, 1);
+        par_text_clean(b, sizeof b, d->cpu_new, sizeof d->cpu_new, 1);
+        fprintf(f, "note: the runs were on different CPUs (%s; %s): latency compares the machines too\n", a, b);
+    }
     fprintf(f, "accuracy: %lld records compared on both sides; drift when error/budget moves by x%g or more with the "
                "larger ratio at least %g\n",
             (long long)d->drift_compared, o->drift_factor, o->drift_floor);

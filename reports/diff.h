@@ -7,7 +7,8 @@
  * Holm correction over the records judged, together with an effect threshold on the ratio of medians.
  * docs/reports-diff.md explains each choice and its default.
  *
- * The gate: FAIL on a new failure or a latency regression (significant, ratio of medians at least 1 + latency_fail);
+ * The gate: FAIL on a new failure or a latency regression (significant, and both the ratio of medians and the ratio
+ * of the fastest runs at least 1 + latency_fail);
  * WARN on a verdict change, lost coverage (a passing record, case or backend gone, PASS -> UNSUPPORTED), accuracy
  * drift for the worse, or a smaller significant slowdown (at least 1 + latency_warn); PASS otherwise.
  */
@@ -65,9 +66,10 @@ typedef struct par_diff_item {
     char reason[PAR_REASON_LEN]; /* NEW's reason (BASE's for a fixed failure or a record gone) */
     double ratio_base, ratio_new; /* metrics.max_ratio (drift items) */
     double med_base, med_new;    /* median run time, ms (latency items) */
+    double min_base, min_new;    /* the fastest run, ms (latency items) */
     int32_t n_base, n_new;       /* samples */
     double p, p_adj;             /* one-sided Mann-Whitney p-value, and Holm-adjusted */
-    double effect;               /* the ratio of medians (latency) or of error / budget (drift), new / base */
+    double effect;               /* new / base: the ratio of medians (latency) or of error / budget (drift) */
     char repro[1024];            /* the record's repro command on NEW, "" when not in NEW */
 } par_diff_item;
 
@@ -83,6 +85,9 @@ typedef struct par_diff {
     int64_t latency_below_floor; /* judged out: both medians below latency_floor_ms */
     int64_t drift_compared;      /* records compared by the oracle on both sides (metrics present) */
     int base_interrupted, new_interrupted;
+    int seeds_differ;            /* the runs' seeds differ: a case whose ID fixes no seed had other inputs */
+    int machines_differ;         /* the environments name different CPU models (latency compares machines) */
+    char cpu_base[128], cpu_new[128];
 } par_diff;
 
 /* Compare base and cur (o NULL: the defaults). Returns PAR_OK and *out (free with par_diff_free), or PAR_ERROR with
