@@ -270,7 +270,7 @@ static void testcase(xbuf *b, const par_report *r, int32_t c, int32_t bk, const 
     xb_puts(b, "    <testcase");
     xml_attr(b, "classname", classname);
     xml_attr(b, "name", pc->id);
-    xb_printf(b, " time=\"%.6f\">\n", rec_time(x));
+    xb_printf(b, " time=\"%.9f\">\n", rec_time(x));
     const char *vname = par_verdict_name(x->verdict);
     if (x->verdict == PAR_V_UNSUPPORTED) {
         xb_puts(b, "      <skipped");
@@ -336,7 +336,7 @@ char *par_report_junit_text(const par_report *r)
         snprintf(name, sizeof name, "parity.%s", bi->label);
         xb_puts(&b, "  <testsuite");
         xml_attr(&b, "name", name);
-        xb_printf(&b, " id=\"%d\" tests=\"%lld\" failures=\"%lld\" errors=\"%lld\" skipped=\"%lld\" time=\"%.6f\"",
+        xb_printf(&b, " id=\"%d\" tests=\"%lld\" failures=\"%lld\" errors=\"%lld\" skipped=\"%lld\" time=\"%.9f\"",
                   (int)bk, (long long)n[0], (long long)n[1], (long long)n[2], (long long)n[3], time_s);
         if (ts[0]) xml_attr(&b, "timestamp", ts);
         /* The report does not record the host's name; "unknown" rather than the name of the machine rendering. */

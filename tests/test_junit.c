@@ -116,7 +116,7 @@ static void test_counts_and_elements(void)
     CU_ASSERT_EQUAL(count(s0, "<testcase "), 3);
     CU_ASSERT_PTR_NOT_NULL(strstr(s0, "timestamp=\"2025-01-31T12:00:00\""));
     /* the PASS record: 250 ms median is 0.25 s */
-    CU_ASSERT_PTR_NOT_NULL(strstr(s0, "classname=\"parity.tb.relu\" name=\"relu(shape=[3])#seed=1\" time=\"0.250000\">"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(s0, "classname=\"parity.tb.relu\" name=\"relu(shape=[3])#seed=1\" time=\"0.250000000\">"));
     /* the FAIL record: escaped ID, '+'-joined ops, the reason, the worst element and the repro */
     CU_ASSERT_PTR_NOT_NULL(strstr(s0, "classname=\"parity.tb.conv2d+relu\" name=\"odd &lt;&amp;&quot;'&gt; id\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(s0, "<failure type=\"FAIL\" message=\"2 elements over budget &amp; more\">"));
