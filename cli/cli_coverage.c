@@ -150,7 +150,7 @@ int par_cmd_coverage(int argc, char **argv, const char *exe)
         for (int32_t b = 0; b < r->n_backends; b++) {
             if (b) strcat(report_list, ",");
             strcat(report_list, r->backends[b].label);
-            if (r->backends[b].plugin_path[0] &&
+            if (!blist && r->backends[b].plugin_path[0] &&
                 add_plugin(plugins, &n_plugins, (char *)r->backends[b].plugin_path) < 0)
                 fail = 1;
         }
