@@ -37,7 +37,7 @@ static void report_usage(FILE *f)
                "  --junit FILE       write the report as JUnit XML (docs/reports-junit-coverage.md)\n"
                "\n"
                "Exit codes: 0 the report has no failure, 1 it has failures, 2 the file cannot be read (the message\n"
-               "names the file, the JSON field and the reason), 3 a file could not be written.\n");
+               "names the file, the JSON field and the reason) or an output file cannot be written.\n");
 }
 
 /* Does the report hold a failing record (what 'parity run' would have exited 1 for)? */

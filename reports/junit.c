@@ -339,8 +339,8 @@ char *par_report_junit_text(const par_report *r)
         xb_printf(&b, " id=\"%d\" tests=\"%lld\" failures=\"%lld\" errors=\"%lld\" skipped=\"%lld\" time=\"%.9f\"",
                   (int)bk, (long long)n[0], (long long)n[1], (long long)n[2], (long long)n[3], time_s);
         if (ts[0]) xml_attr(&b, "timestamp", ts);
-        /* The report does not record the host's name; "unknown" rather than the name of the machine rendering. */
-        xml_attr(&b, "hostname", "unknown");
+        /* the machine that ran (not the one rendering); "unknown" in a report from before it was recorded */
+        xml_attr(&b, "hostname", env->hostname[0] ? env->hostname : "unknown");
         xb_puts(&b, ">\n");
         suite_properties(&b, r, bi, env);
         for (int32_t c = 0; c < r->n_cases; c++) {

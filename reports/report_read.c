@@ -63,6 +63,7 @@ static void read_env(rd *x, json_object *e, const char *where, par_env *env)
     }
     rr_buf(x, e, where, "compiler", 1, env->compiler, sizeof env->compiler, 1);
     rr_buf(x, e, where, "json_c", 1, env->json_c, sizeof env->json_c, 1);
+    rr_buf(x, e, where, "hostname", 1, env->hostname, sizeof env->hostname, 1);
 }
 
 /* "K/N" (or null: 0/0). */
