@@ -127,4 +127,11 @@ rc=$?
 [ $rc -eq 2 ] && ok || no "a missing report exited $rc, expected 2"
 [ ! -e "$T/m.xml" ] && ok || no "a JUnit file was written for a missing report"
 
+# parity run --junit renders the same XML from the report it wrote as parity report --junit does
+fixture_report "$T/runj" --junit "$T/runj/junit.xml" || no "fixture run with --junit"
+"$PARITY" report "$T/runj/report.json" --junit "$T/runj/again.xml" >/dev/null 2>&1
+if [ -s "$T/runj/junit.xml" ] && cmp -s "$T/runj/junit.xml" "$T/runj/again.xml"; then ok; else
+    no "parity run --junit differs from parity report --junit on the same report"; fi
+grep -q "^junit: $T/runj/junit.xml\$" "$T/runj.log" && ok || no "parity run --junit does not name the file it wrote"
+
 finish
