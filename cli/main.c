@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  reduce FINDING     localize and shrink a failing case on one backend; reduced.json and a C repro\n"
             "  report FILE        render a report.json: the terminal summary, HTML, JUnit XML\n"
             "  merge SHARDS -o F  merge the reports of 'run --shard K/N' from several machines into one\n"
+            "  coverage [REPORT]  per backend: the ops and dtypes it claims, which have cases, which pass\n"
             "  diff BASE NEW      compare two reports: new failures, drift, latency regressions; a CI gate\n"
             "\n"
             "'parity <command> --help' explains a command. Exit codes: 0 all passed or unsupported, 1 a conformance\n"
@@ -58,6 +59,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "reduce")) return par_cmd_reduce(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "report")) return par_cmd_report(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "merge")) return par_cmd_merge(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "coverage")) return par_cmd_coverage(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "diff")) return par_cmd_diff(argc - 1, argv + 1, exe);
     fprintf(stderr, "parity: unknown command '%s'\n\n", cmd);
     usage(stderr);
