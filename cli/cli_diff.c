@@ -97,7 +97,8 @@ int par_cmd_diff(int argc, char **argv, const char *exe)
         case OPT_ALPHA: bad = parse_num("--alpha", optarg, 1e-300, 0.5, &o.alpha); break;
         case OPT_MIN_SAMPLES:
             bad = parse_num("--min-samples", optarg, 1, PAR_TIMING_SAMPLES, &v);
-            if (!bad && v != floor(v)) bad = fprintf(stderr, "parity diff: --min-samples: '%s' is not a count\n", optarg);
+            if (!bad && v != floor(v))
+                bad = fprintf(stderr, "parity diff: --min-samples: '%s' is not a count\n", optarg);
             o.min_samples = bad ? 0 : (int32_t)v;
             break;
         case OPT_LAT_FLOOR: bad = parse_num("--latency-floor-ms", optarg, 0, 1e9, &o.latency_floor_ms); break;

@@ -167,8 +167,7 @@ static par_diff_item *add_item(builder *bl, par_diff_kind kind, const char *case
 static par_diff_item *add_record(builder *bl, par_diff_kind kind, const par_report *cur, int32_t c, int32_t b,
                                  const par_result *rb, const par_result *rn)
 {
-    par_diff_item *it =
-        add_item(bl, kind, cur->cases[c].id, cur->backends[b].label, rn ? c : -1, rn ? b : -1);
+    par_diff_item *it = add_item(bl, kind, cur->cases[c].id, cur->backends[b].label, c, b);
     if (!it) return NULL;
     it->v_base = rb ? (int32_t)rb->verdict : -1;
     it->v_new = rn ? (int32_t)rn->verdict : -1;
@@ -260,7 +259,7 @@ static int opts_bad(const par_diff_opts *o, par_msg *msg)
     return 0;
 }
 
-static void judge_latency(builder *bl, const par_diff_opts *o, lat *l, int32_t nl, par_msg *msg)
+static void judge_latency(builder *bl, const par_diff_opts *o, lat *l, int32_t nl)
 {
     if (nl == 0) return;
     double *ps = malloc(sizeof *ps * (size_t)nl), *pf = malloc(sizeof *pf * (size_t)nl);
@@ -275,12 +274,14 @@ static void judge_latency(builder *bl, const par_diff_opts *o, lat *l, int32_t n
     for (int32_t i = 0; i < nl && !bl->oom; i++) {
         const double ratio = l[i].med_n / l[i].med_b, rmin = l[i].min_b > 0 ? l[i].min_n / l[i].min_b : ratio;
         const double slower = ratio < rmin ? ratio : rmin, faster = ratio > rmin ? ratio : rmin;
+        const int sig_slower = ps[i] <= o->alpha, sig_faster = pf[i] <= o->alpha;
         par_diff_kind k;
-        double p, adj;
-        if (ps[i] <= o->alpha && slower >= 1 + o->latency_fail) k = PAR_DIFF_LATENCY_FAIL, p = l[i].p_slower, adj = ps[i];
-        else if (ps[i] <= o->alpha && slower >= 1 + o->latency_warn) k = PAR_DIFF_LATENCY_WARN, p = l[i].p_slower, adj = ps[i];
-        else if (pf[i] <= o->alpha && faster <= 1 / (1 + o->latency_warn)) k = PAR_DIFF_FASTER, p = l[i].p_faster, adj = pf[i];
+        if (sig_slower && slower >= 1 + o->latency_fail) k = PAR_DIFF_LATENCY_FAIL;
+        else if (sig_slower && slower >= 1 + o->latency_warn) k = PAR_DIFF_LATENCY_WARN;
+        else if (sig_faster && faster <= 1 / (1 + o->latency_warn)) k = PAR_DIFF_FASTER;
         else continue;
+        const int fast = k == PAR_DIFF_FASTER;
+        const double p = fast ? l[i].p_faster : l[i].p_slower, adj = fast ? pf[i] : ps[i];
         par_diff_item *it = add_record(bl, k, bl->cur, l[i].c, l[i].b, l[i].rb, l[i].rn);
         if (!it) break;
         it->med_base = l[i].med_b;
@@ -295,7 +296,6 @@ static void judge_latency(builder *bl, const par_diff_opts *o, lat *l, int32_t n
     }
     free(ps);
     free(pf);
-    (void)msg;
 }
 
 par_status par_diff_compute(const par_report *base, const par_report *cur, const par_diff_opts *o, par_diff **out,
@@ -401,7 +401,7 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
         }
     }
     d->latency_judged = nl;
-    if (!bl.oom) judge_latency(&bl, o, l, nl, msg);
+    if (!bl.oom) judge_latency(&bl, o, l, nl);
     if (!bl.oom && d->n_items > 1) qsort(d->items, (size_t)d->n_items, sizeof *d->items, cmp_item);
     d->gate = PAR_GATE_PASS;
     for (int k = 0; k < PAR_DIFF_KIND_COUNT; k++)

@@ -55,8 +55,9 @@ static void item_row(FILE *f, const par_diff_item *it)
     case PAR_DIFF_LATENCY_FAIL:
     case PAR_DIFF_LATENCY_WARN:
     case PAR_DIFF_FASTER:
-        fprintf(f, "median %.4g &rarr; %.4g ms (&times;%.3f), fastest %.4g &rarr; %.4g ms (&times;%.3f), %d/%d samples, "
-                   "p %.2g, Holm %.2g",
+        fprintf(f,
+                "median %.4g &rarr; %.4g ms (&times;%.3f), fastest %.4g &rarr; %.4g ms (&times;%.3f), %d/%d "
+                "samples, p %.2g, Holm %.2g",
                 it->med_base, it->med_new, it->effect, it->min_base, it->min_new,
                 it->min_base > 0 ? it->min_new / it->min_base : NAN, (int)it->n_base, (int)it->n_new, it->p, it->p_adj);
         break;
@@ -103,7 +104,10 @@ static void page(FILE *f, const par_diff *d)
     fputs("<table><tr><th>kind</th><th>count</th><th>gate</th></tr>\n", f);
     for (int k = 0; k < PAR_DIFF_KIND_COUNT; k++) {
         const par_gate g = par_diff_kind_gate((par_diff_kind)k);
-        fprintf(f, "<tr%s><td>", d->counts[k] && g != PAR_GATE_PASS ? (g == PAR_GATE_FAIL ? " class=\"fail\"" : " class=\"warn\"") : "");
+        const char *cls = !d->counts[k] || g == PAR_GATE_PASS ? ""
+                          : g == PAR_GATE_FAIL                ? " class=\"fail\""
+                                                              : " class=\"warn\"";
+        fprintf(f, "<tr%s><td>", cls);
         html_text(f, par_diff_kind_name((par_diff_kind)k));
         fprintf(f, "</td><td>%lld</td><td>%s</td></tr>\n", (long long)d->counts[k],
                 g == PAR_GATE_PASS ? "" : par_gate_name(g));
@@ -111,7 +115,8 @@ static void page(FILE *f, const par_diff *d)
     fputs("</table>\n", f);
     fprintf(f,
             "<p>Latency: %lld records judged (one-sided Mann-Whitney, Holm over the records judged, alpha %g; warn "
-            "+%g%%, fail +%g%% of the median and of the fastest run); %lld with fewer than %d samples on a side; %lld below %g ms.<br>\n"
+            "+%g%%, fail +%g%% of the median and of the fastest run); %lld with fewer than %d samples on a side; "
+            "%lld below %g ms.<br>\n"
             "Accuracy: %lld records compared on both sides; drift when error/budget moves by &times;%g or more with "
             "the larger ratio at least %g.</p>\n",
             (long long)d->latency_judged, o->alpha, 100 * o->latency_warn, 100 * o->latency_fail,

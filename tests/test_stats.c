@@ -79,7 +79,8 @@ static void test_small_by_hand(void)
 
 /* The published tables of critical values (e.g. Mann and Whitney 1947; Siegel's tables): for n1 = n2 = 10 the
  * smaller U must be at most 27 to reject at one-tailed 0.05, at most 23 at two-tailed 0.05 (one-tailed 0.025), at most
- * 19 at one-tailed 0.01, and at most 16 at two-tailed 0.01 (one-tailed 0.005). So P(U <= c) <= level < P(U <= c + 1); P(U <= c) = P(U >= 100 - c). */
+ * 19 at one-tailed 0.01, and at most 16 at two-tailed 0.01 (one-tailed 0.005). So P(U <= c) <= level < P(U <= c + 1),
+ * and P(U <= c) = P(U >= 100 - c). */
 static void test_critical_values(void)
 {
     static const struct {

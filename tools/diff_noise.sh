@@ -61,8 +61,10 @@ while [ $i -le "$n" ]; do
     gate=$(sed -n 's/^parity diff: \([A-Z]*\).*/\1/p' "$D/diff$i.txt")
     case $gate in PASS) pass=$((pass + 1)) ;; WARN) warn=$((warn + 1)) ;; FAIL) fail=$((fail + 1)) ;; *)
         echo "diff_noise: try $i: diff exit $rc: $(head -3 "$D/diff$i.txt")" >&2; exit 3 ;; esac
-    echo "try $i: $(grep '^parity diff:' "$D/diff$i.txt"); $(sed -n 's/^latency: \([0-9]*\) records judged.*/\1 records judged/p' "$D/diff$i.txt")"
+    judged=$(sed -n 's/^latency: \([0-9]*\) records judged.*/\1 records judged/p' "$D/diff$i.txt")
+    echo "try $i: $(grep '^parity diff:' "$D/diff$i.txt"); $judged"
     grep -E '^  (FAIL|WARN|    ) (latency regression|slower|faster) ' "$D/diff$i.txt" | sed 's/^/    /'
     i=$((i + 1))
 done
-echo "diff_noise: $n tries: $pass PASS, $warn WARN, $fail FAIL${extra:+ (second run of each pair with PARITY_TP_SLOW_EXTRA=$extra)}"
+note=${extra:+ (second run of each pair with PARITY_TP_SLOW_EXTRA=$extra)}
+echo "diff_noise: $n tries: $pass PASS, $warn WARN, $fail FAIL$note"

@@ -44,7 +44,8 @@ grep -q "repro: .*parity run tests/data/diff/matmul_[0-9]*.json -b tp_slow --plu
 "$PARITY" diff "$T/base/report.json" "$T/same/report.json" >"$T/same.diff" 2>&1
 rc=$?
 if [ $rc -eq 0 ] && [ "$(count "latency regression" "$T/same.diff")" = 0 ]; then ok; else
-    no "the same build twice: exit $rc (expected 0, no FAIL)"; sed 's/^/    /' "$T/same.diff" | grep -E 'x[01]\.|parity diff'; fi
+    no "the same build twice: exit $rc (expected 0, no FAIL)"
+    sed 's/^/    /' "$T/same.diff" | grep -E 'x[01]\.|parity diff'; fi
 grep -q '^latency: 3 records judged' "$T/same.diff" && ok || no "the same build twice: not 3 records judged"
 
 # too few samples: nothing judged, said so
@@ -70,7 +71,8 @@ passing = [r for r in res if r["verdict"] == "PASS" and r["metrics"] and r["metr
 fail = next(r for r in res if r["verdict"] == "FAIL")
 crash, unsup = passing[0], passing[1]
 drift = next(r for r in passing[2:] if 0.01 <= r["metrics"]["max_ratio"] < 0.1)
-crash["verdict"], crash["reason"], crash["metrics"] = "CRASH", "killed by signal 11 (Segmentation fault) during run", None
+crash["verdict"], crash["metrics"] = "CRASH", None
+crash["reason"] = "killed by signal 11 (Segmentation fault) during run"
 unsup["verdict"], unsup["reason"], unsup["metrics"] = "UNSUPPORTED", "no longer supported", None
 fail["verdict"], fail["reason"] = "PASS", ""
 drift["metrics"]["max_ratio"] *= 10
@@ -109,12 +111,14 @@ PY
     # every failing record of a backend absent from BASE is a new failure
     "$PARITY" run --suite quick -o relu,add,conv2d,softmax,linear -b cpu,qnnpack --no-progress --out "$T/clean" \
         >"$T/clean.log" 2>&1 || no "the run without tp_offbyone: exit $?"
-    want=$(python3 -c "import json,sys; print(sum(r['verdict'] not in ('PASS','UNSUPPORTED') for r in json.load(open(sys.argv[1]))['results']))" "$T/fx/report.json")
+    want=$(python3 -c "import json,sys; rs=json.load(open(sys.argv[1]))['results']
+print(sum(r['verdict'] not in ('PASS','UNSUPPORTED') for r in rs))" "$T/fx/report.json")
     "$PARITY" diff "$T/clean/report.json" "$T/fx/report.json" >"$T/clean.diff" 2>&1
     rc=$?
     got=$(count "new failure" "$T/clean.diff")
-    [ $rc -eq 1 ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ] && [ "$(count "backend only in NEW" "$T/clean.diff")" = 1 ] &&
-        ok || no "backend only in NEW: exit $rc, $got new failures (expected $want)"
+    [ $rc -eq 1 ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ] &&
+        [ "$(count "backend only in NEW" "$T/clean.diff")" = 1 ] && ok ||
+        no "backend only in NEW: exit $rc, $got new failures (expected $want)"
     # and the other way round the failures leave with their backend: WARN (coverage), not FAIL
     "$PARITY" diff "$T/fx/report.json" "$T/clean/report.json" >"$T/back.diff" 2>&1
     rc=$?
@@ -141,7 +145,8 @@ bad "truncated NEW" "$T/trunc.json" "$T/fx/report.json" "$T/trunc.json"
 bad "truncated BASE" "$T/trunc.json" "$T/trunc.json" "$T/fx/report.json"
 bad "missing file" "$T/nosuch.json" "$T/fx/report.json" "$T/nosuch.json"
 [ -f "$T/v2.json" ] && bad "another schema version" "$T/v2.json" "$T/fx/report.json" "$T/v2.json"
-bad "unwritable --html" "$T/no/such/dir/diff.html" "$T/fx/report.json" "$T/fx/report.json" --html "$T/no/such/dir/diff.html"
+bad "unwritable --html" "$T/no/such/dir/diff.html" "$T/fx/report.json" "$T/fx/report.json" \
+    --html "$T/no/such/dir/diff.html"
 bad "fail threshold below warn" "--latency-fail" "$T/fx/report.json" "$T/fx/report.json" --latency-fail 0.01
 bad "one report" "expected two report files" "$T/fx/report.json"
 
