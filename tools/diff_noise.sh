@@ -18,7 +18,7 @@
 #       --plugin build/tests/plugins/slow.so --repeat 30                        # detections of +20%
 set -u
 PARITY=${PARITY:-build/parity}
-n=10 extra= keep=0 diff_opts=
+n=10 extra='' keep=0 diff_opts=''
 while [ $# -gt 0 ]; do
     case $1 in
     -n) n=$2; shift 2 ;;
