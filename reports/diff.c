@@ -353,8 +353,9 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
         for (int32_t b = 0; b < cur->n_backends && !bl.oom; b++) {
             const par_result *rn = rec(cur, c, b), *rb = rec(base, cmap[c], bmap[b]);
             d->records_new += rn != NULL;
-            if (!rn) {
+            if (!rn) { /* the case and backend are in NEW, the record did not run (an interrupted run) */
                 if (rb && rb->verdict == PAR_V_PASS) add_record(&bl, PAR_DIFF_COVERAGE_LOST, cur, c, b, rb, NULL);
+                else if (rb && failing(rb->verdict)) add_record(&bl, PAR_DIFF_CHANGED, cur, c, b, rb, NULL);
                 continue;
             }
             if (!rb) {

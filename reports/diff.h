@@ -39,7 +39,7 @@ void par_diff_opts_default(par_diff_opts *o);
 typedef enum par_diff_kind {
     PAR_DIFF_NEW_FAILURE = 0,   /* PASS or UNSUPPORTED (or absent) in BASE, failing in NEW: FAIL */
     PAR_DIFF_LATENCY_FAIL,      /* significantly slower, ratio of medians >= 1 + latency_fail: FAIL */
-    PAR_DIFF_CHANGED,           /* failing in both with another verdict, or failing -> UNSUPPORTED: WARN */
+    PAR_DIFF_CHANGED,           /* failing in both with another verdict, failing -> UNSUPPORTED or not run: WARN */
     PAR_DIFF_COVERAGE_LOST,     /* PASS -> UNSUPPORTED, or a passing record not run in NEW: WARN */
     PAR_DIFF_CASE_GONE,         /* a case of BASE absent from NEW: WARN */
     PAR_DIFF_BACKEND_GONE,      /* a backend of BASE absent from NEW: WARN */

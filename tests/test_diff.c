@@ -77,8 +77,10 @@ static void test_verdicts(void)
     }
     add_case(&A, "gone", PAR_V_PASS);
     add_case(&B, "added it's", PAR_V_TIMEOUT); /* failing in NEW, absent from BASE */
-    /* a passing record of BASE not run in NEW */
+    /* a passing and a failing record of BASE not run in NEW */
     res(&B, 5, 1)->done = 0;
+    res(&A, 4, 1)->verdict = PAR_V_FLAKY;
+    res(&B, 4, 1)->done = 0;
     par_diff *d;
     par_msg msg = {{0}};
     CU_ASSERT_EQUAL_FATAL(par_diff_compute(&A.r, &B.r, NULL, &d, &msg), PAR_OK);
@@ -86,13 +88,13 @@ static void test_verdicts(void)
     CU_ASSERT_EQUAL(d->counts[PAR_DIFF_FIXED], 1);
     CU_ASSERT_EQUAL(d->counts[PAR_DIFF_COVERAGE_LOST], 2); /* pu, and pp on backend 1 not run */
     CU_ASSERT_EQUAL(d->counts[PAR_DIFF_COVERAGE_GAINED], 1);
-    CU_ASSERT_EQUAL(d->counts[PAR_DIFF_CHANGED], 1);
+    CU_ASSERT_EQUAL(d->counts[PAR_DIFF_CHANGED], 2); /* fc: FAIL -> CRASH, and FLAKY -> not run */
     CU_ASSERT_EQUAL(d->counts[PAR_DIFF_CASE_GONE], 1);
     CU_ASSERT_EQUAL(d->counts[PAR_DIFF_CASE_ADDED], 1);
     CU_ASSERT_EQUAL(d->counts[PAR_DIFF_BACKEND_GONE], 0);
     CU_ASSERT_EQUAL(d->records_base, 14);
-    CU_ASSERT_EQUAL(d->records_new, 13);
-    CU_ASSERT_EQUAL(d->records_both, 11);
+    CU_ASSERT_EQUAL(d->records_new, 12);
+    CU_ASSERT_EQUAL(d->records_both, 10);
     CU_ASSERT_EQUAL(par_diff_gate(d), PAR_GATE_FAIL);
     /* worst first: the TIMEOUT before the FAIL, both before everything else */
     CU_ASSERT_EQUAL(d->items[0].kind, PAR_DIFF_NEW_FAILURE);
@@ -105,6 +107,16 @@ static void test_verdicts(void)
     const par_diff_item *fx = find(d, PAR_DIFF_FIXED, "fp");
     CU_ASSERT_PTR_NOT_NULL(fx);
     if (fx) CU_ASSERT_STRING_EQUAL(fx->reason, "3 elements over budget"); /* BASE's reason: what was fixed */
+    int not_run = 0;
+    for (int32_t i = 0; i < d->n_items; i++) {
+        const par_diff_item *it = &d->items[i];
+        if (it->kind != PAR_DIFF_CHANGED || it->v_new != -1) continue;
+        not_run++;
+        CU_ASSERT_STRING_EQUAL(it->backend, "cpu[threads=2]");
+        CU_ASSERT_EQUAL(it->v_base, PAR_V_FLAKY);
+        CU_ASSERT_STRING_EQUAL(it->repro, "build/parity run --case 'fc' -b 'cpu[threads=2]'");
+    }
+    CU_ASSERT_EQUAL(not_run, 1);
     const par_diff_item *gone = find(d, PAR_DIFF_CASE_GONE, "gone");
     CU_ASSERT(gone && gone->repro[0] == 0 && gone->c == -1);
     for (int32_t i = 1; i < d->n_items; i++) CU_ASSERT(d->items[i - 1].kind <= d->items[i].kind);
@@ -119,7 +131,7 @@ static void test_verdicts(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  coverage lost                 2  WARN\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "FAIL new failure            added it's  cpu  absent -> TIMEOUT"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "       repro: build/parity run --case 'added it'\\''s' -b cpu\n"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "... and 8 more (--max-items)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "... and 9 more (--max-items)"));
     free(text);
     par_diff_free(d);
 
