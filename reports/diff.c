@@ -191,8 +191,8 @@ static void drift(builder *bl, const par_diff_opts *o, const par_report *cur, in
     bl->d->drift_compared++;
     if ((x > y ? x : y) < o->drift_floor) return;
     par_diff_kind k;
-    if (y >= o->drift_factor * x) k = PAR_DIFF_DRIFT_WORSE;
-    else if (x >= o->drift_factor * y) k = PAR_DIFF_DRIFT_BETTER;
+    if (y > x && y >= o->drift_factor * x) k = PAR_DIFF_DRIFT_WORSE; /* y > x: two zero ratios did not drift */
+    else if (x > y && x >= o->drift_factor * y) k = PAR_DIFF_DRIFT_BETTER;
     else return;
     par_diff_item *it = add_record(bl, k, cur, c, b, rb, rn);
     if (!it) return;

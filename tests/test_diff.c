@@ -185,6 +185,7 @@ static void test_drift(void)
         {"from zero", 0, 0.02, PAR_DIFF_DRIFT_WORSE},
         {"better", 0.5, 0.1, PAR_DIFF_DRIFT_BETTER},
         {"failing both", 2, 9, PAR_DIFF_DRIFT_WORSE},
+        {"zero both", 0, 0, -1}, /* also with the floor at 0 (below) */
     };
     const int n = sizeof t / sizeof t[0];
     for (int i = 0; i < n; i++) {
