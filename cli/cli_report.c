@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include "reports/html.h"
 #include "reports/report_read.h"
 #include "reports/summary.h"
 
@@ -14,11 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_MAX_FAIL = 1000, OPT_SUMMARY };
+enum { OPT_MAX_FAIL = 1000, OPT_SUMMARY, OPT_HTML };
 
 static const struct option report_opts[] = {
     {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
     {"summary", no_argument, NULL, OPT_SUMMARY},
+    {"html", required_argument, NULL, OPT_HTML},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -30,6 +32,7 @@ static void report_usage(FILE *f)
                "Renders a report file (out/report.json of 'parity run', a shard's, or a merged one) without running\n"
                "anything. With no output option, prints the terminal summary of the run (as 'parity run' does).\n"
                "\n"
+               "  --html OUT         write the HTML report to OUT (one self-contained page; docs/reports-html.md)\n"
                "  --summary          print the terminal summary also when writing files\n"
                "  --max-failures N   failures listed in the summary (default 20)\n"
                "\n"
@@ -52,6 +55,7 @@ int par_cmd_report(int argc, char **argv, const char *exe)
 {
     int32_t max_failures = 20;
     int summary = 0, outputs = 0;
+    const char *html = NULL;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", report_opts, NULL)) != -1) {
@@ -67,6 +71,7 @@ int par_cmd_report(int argc, char **argv, const char *exe)
             break;
         }
         case OPT_SUMMARY: summary = 1; break;
+        case OPT_HTML: html = optarg; outputs++; break;
         case 'h': report_usage(stdout); return PAR_EXIT_OK;
         default: report_usage(stderr); return PAR_EXIT_USAGE;
         }
@@ -84,6 +89,10 @@ int par_cmd_report(int argc, char **argv, const char *exe)
     }
     const par_report *r = par_report_doc_report(doc);
     int rc = has_failures(r) ? PAR_EXIT_FAIL : PAR_EXIT_OK;
+    if (html && par_report_write_html(r, html, &msg) != PAR_OK) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        rc = PAR_EXIT_USAGE;
+    }
     if (summary || !outputs) par_summary_print(stdout, r, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"), max_failures);
     fflush(stdout);
     par_report_doc_free(doc);

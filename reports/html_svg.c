@@ -294,9 +294,9 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest)
     int rlo, rhi, plo, phi;
     log_range(rmin, rmax, &rlo, &rhi);
     log_range(pmin, pmax, &plo, &phi);
-    const double lab = 200, rx = 210, rw = 520, px = 790, pw = 300, rh = 16, top = 34;
+    const double lab = 200, rx = 210, rw = 520, px = 800, pw = 280, rh = 16, top = 34;
     double height = top + (double)(rows + n) * rh + 10;
-    fprintf(f, "<svg width=\"1110\" height=\"%.0f\" role=\"img\" aria-label=\"latency per case and backend\">\n",
+    fprintf(f, "<svg width=\"1180\" height=\"%.0f\" role=\"img\" aria-label=\"latency per case and backend\">\n",
             height);
     fprintf(f, "<text x=\"%.0f\" y=\"12\" font-weight=\"bold\">run (p10..p90, median)</text>"
                "<text x=\"%.0f\" y=\"12\" font-weight=\"bold\">prepare</text>\n",
