@@ -37,7 +37,8 @@ static void report_usage(FILE *f)
                "  --max-failures N   failures listed in the summary (default 20)\n"
                "\n"
                "Exit codes: 0 the report has no failure, 1 it has failures, 2 the file cannot be read (the message\n"
-               "names the file, the JSON field and the reason), 3 a file could not be written.\n");
+               "names the file, the JSON field and the reason) or an output (--html) cannot be written, 3 an\n"
+               "internal error.\n");
 }
 
 /* Does the report hold a failing record (what 'parity run' would have exited 1 for)? */

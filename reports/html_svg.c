@@ -228,11 +228,13 @@ static double ax(double v, int lo, int hi, double x0, double w)
 
 static void decade_ticks(FILE *f, int lo, int hi, double x0, double w, double y0, double y1)
 {
+    /* a line per decade, a label every `every` decades so that labels stay 60 px apart */
+    int every = (int)ceil(60.0 / (w / (hi - lo)));
     for (int k = lo; k <= hi; k++) {
         double x = ax(pow(10, k), lo, hi, x0, w);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>"
-                   "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g ms</text>\n",
-                x, y0, x, y1, x, y0 - 4, pow(10, k));
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#ddd\"/>\n", x, y0, x, y1);
+        if ((k - lo) % every == 0)
+            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%g ms</text>\n", x, y0 - 4, pow(10, k));
     }
 }
 
