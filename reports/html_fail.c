@@ -5,8 +5,9 @@
  * node schemes, the backend's output and the repro command.
  *
  * Size: the page lists at most `cap` failures and says how many more the report has. The backend's output is shown
- * in full (the report keeps its last 4 KiB) for CRASH, TIMEOUT and ERROR, whose output usually says why; for FAIL and
- * FLAKY, whose reason and metrics say why, its last 512 bytes, so that 2,000 rows stay a few megabytes.
+ * whole (the report keeps its last 4 KiB) in the first 100 rows, the worst, where crashes come first and their
+ * output says why; in the rows after them its last 256 bytes. Each row's details are compact tables. So 2,000 rows
+ * stay within about 3 MB (docs/reports-html.md).
  *
  * This file must not judge anything: it lists what the records say, in the order their verdicts and ratios give.
  */
@@ -19,7 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define OUTPUT_SHORT 512
+/* The backend output shown: the whole tail the report keeps (4 KiB) in the first OUTPUT_FULL_ROWS rows, the worst
+ * (crashes come first), and its last OUTPUT_SHORT bytes in the others. */
+#define OUTPUT_FULL_ROWS 100
+#define OUTPUT_SHORT 256
 
 const par_result *par_html_rec(const par_report *r, int32_t c, int32_t b)
 {
@@ -58,72 +62,64 @@ static int compared(const par_result *x)
     return (x->verdict == PAR_V_PASS || x->verdict == PAR_V_FAIL) && x->m.n > 0;
 }
 
-static void kv_i(FILE *f, const char *k, int64_t v)
+/* The details of a row are compact tables, a row of names over a row of values, with the closing tags HTML makes
+ * implicit left out: 2,000 of them must stay a few megabytes. */
+static void cell_d(FILE *f, double v)
 {
-    fprintf(f, "<tr><th>%s</th><td class=\"n\">%lld</td></tr>", k, (long long)v);
-}
-
-static void kv_d(FILE *f, const char *k, double v)
-{
-    fprintf(f, "<tr><th>%s</th><td class=\"n\">", k);
+    fputs("<td>", f);
     if (isnan(v) || isinf(v)) par_html_num(f, v);
     else fprintf(f, "%.6g", v);
-    fprintf(f, "</td></tr>");
 }
 
 static void metrics(FILE *f, const par_metrics *m)
 {
-    static const char *const bins[PAR_HIST_BINS] = {"&#8804;-3", "-2", "-1", "0", "+1", "+2", "&#8805;+3"};
-    fprintf(f, "<h3>Metrics</h3><table class=\"kv\">");
-    kv_i(f, "elements compared", m->n);
-    kv_i(f, "over budget", m->n_over);
-    kv_i(f, "non-finite failures", m->n_nonfinite);
-    kv_i(f, "unbounded (not judged)", m->n_unbounded);
-    kv_d(f, "max |d|", m->max_abs);
-    kv_d(f, "max relative", m->max_rel);
-    kv_d(f, "max ULP", m->max_ulp);
-    kv_d(f, "NMSE", m->nmse);
-    kv_d(f, "bias (mean d)", m->bias);
-    kv_d(f, "max error/budget", m->max_ratio);
+    fprintf(f, "<table class=\"m\"><tr><th>compared<th>over budget<th>non-finite<th>unbounded<th>max |d|"
+               "<th>max rel<th>max ULP<th>NMSE<th>bias (mean d)<th>error/budget<tr><td>%lld<td>%lld<td>%lld<td>%lld",
+            (long long)m->n, (long long)m->n_over, (long long)m->n_nonfinite, (long long)m->n_unbounded);
+    cell_d(f, m->max_abs);
+    cell_d(f, m->max_rel);
+    cell_d(f, m->max_ulp);
+    cell_d(f, m->nmse);
+    cell_d(f, m->bias);
+    cell_d(f, m->max_ratio);
+    fputs("</table>", f);
     if (m->quant) {
-        kv_i(f, "exact integers", m->n_exact);
-        kv_i(f, "labelled (another scheme, a tie)", m->n_labelled);
-        fprintf(f, "<tr><th>step differences</th><td>");
-        for (int k = 0; k < PAR_HIST_BINS; k++) fprintf(f, "%s%s: %lld", k ? ", " : "", bins[k], (long long)m->hist[k]);
-        fprintf(f, "</td></tr>");
-        kv_d(f, "bias bound", m->bias_bound);
-        fprintf(f, "<tr><th>bias over bound</th><td>%s</td></tr>", m->bias_over ? "yes" : "no");
+        fprintf(f, "<table class=\"m\"><tr><th>exact<th>labelled<th>&#8804;-3<th>-2<th>-1<th>0<th>+1<th>+2"
+                   "<th>&#8805;+3<th>bias bound<th>bias over<tr><td>%lld<td>%lld",
+                (long long)m->n_exact, (long long)m->n_labelled);
+        for (int k = 0; k < PAR_HIST_BINS; k++) fprintf(f, "<td>%lld", (long long)m->hist[k]);
+        cell_d(f, m->bias_bound);
+        fprintf(f, "<td>%s</table>", m->bias_over ? "yes" : "no");
     }
     if (m->tie_n > 0) {
-        fprintf(f, "<tr><th>ties</th><td>%lld judged", (long long)m->tie_n);
+        fprintf(f, "<p>Ties: %lld judged", (long long)m->tie_n);
         for (int k = 0; k < PAR_TIE_RULES; k++)
             fprintf(f, "; %s %lld", par_tie_rule_name((par_tie_rule)k), (long long)m->tie_rule_n[k]);
-        fprintf(f, "; other %lld; declared %s%s</td></tr>", (long long)m->tie_other,
+        fprintf(f, "; other %lld; declared %s%s</p>", (long long)m->tie_other,
                 m->tie_declared >= 0 ? par_tie_rule_name((par_tie_rule)m->tie_declared) : "-",
                 m->tie_over ? "; CONTRADICTS the declared rule" : "");
     }
-    fprintf(f, "</table>");
 }
 
 static void worst(FILE *f, const par_metrics *m)
 {
     if (m->worst_index < 0) return;
-    fprintf(f, "<h3>Worst element</h3><table class=\"kv\"><tr><th>output, flat index</th><td>%d, %lld</td></tr>"
-               "<tr><th>coordinates</th><td>[",
+    fprintf(f, "<table class=\"m\"><tr><th>worst: output<th>flat index<th>coordinates<th>reference<th>backend"
+               "<th>budget<tr><td>%d<td>%lld<td>[",
             (int)m->worst_output, (long long)m->worst_index);
     for (int32_t i = 0; i < m->worst_rank && i < PAR_MAX_RANK; i++)
         fprintf(f, "%s%lld", i ? "," : "", (long long)m->worst_coords[i]);
-    fprintf(f, "]</td></tr>");
-    kv_d(f, "reference", m->worst_ref);
-    kv_d(f, "backend", m->worst_got);
-    kv_d(f, "budget", m->worst_budget);
-    fprintf(f, "</table>");
+    fputc(']', f);
+    cell_d(f, m->worst_ref);
+    cell_d(f, m->worst_got);
+    cell_d(f, m->worst_budget);
+    fputs("</table>", f);
 }
 
 static void decls(FILE *f, const char *title, int32_t n, const par_result_decl *list, int algos)
 {
     if (n <= 0) return;
-    fprintf(f, "<h3>%s (%d)</h3><ul>", title, (int)n);
+    fprintf(f, "<p>%s (%d):</p><ul>", title, (int)n);
     for (int32_t i = 0; i < n && i < PAR_RESULT_ALGOS; i++) {
         const char *v = algos ? par_algo_name(list[i].value) : par_requant_name((par_requant)list[i].value);
         fprintf(f, "<li>node %d <code>", (int)list[i].node);
@@ -136,22 +132,21 @@ static void decls(FILE *f, const char *title, int32_t n, const par_result_decl *
     fprintf(f, "</ul>");
 }
 
-static void output_tail(FILE *f, const par_result *x)
+static void output_tail(FILE *f, const par_result *x, int full)
 {
     if (x->output_bytes <= 0 || !x->output[0]) return;
     const char *s = x->output;
     size_t len = strnlen(s, sizeof x->output);
     int64_t before = x->output_dropped;
-    int shortened = x->verdict == PAR_V_FAIL || x->verdict == PAR_V_FLAKY;
-    if (shortened && len > OUTPUT_SHORT) {
+    if (!full && len > OUTPUT_SHORT) {
         size_t skip = len - OUTPUT_SHORT;
         while (skip < len && ((unsigned char)s[skip] & 0xC0) == 0x80) skip++;
         before += (int64_t)skip;
         s += skip;
     }
-    fprintf(f, "<h3>Backend output (last bytes");
+    fprintf(f, "<p>Backend output (last bytes");
     if (before > 0) fprintf(f, "; %lld bytes before them not shown", (long long)before);
-    fprintf(f, ")</h3><pre>");
+    fprintf(f, "):</p><pre>");
     par_html_text(f, s);
     fprintf(f, "</pre>");
 }
@@ -181,22 +176,19 @@ static void row(FILE *f, const par_report *r, const par_html_fail *fl, int64_t i
     par_html_text(f, pc->id);
     fprintf(f, "</code><br>");
     par_html_text(f, x->reason);
-    fprintf(f, "</summary><table class=\"kv\"><tr><th>case</th><td><code>");
-    par_html_text(f, pc->id);
-    fprintf(f, "</code></td></tr><tr><th>origin</th><td>");
+    fprintf(f, "</summary><p>origin ");
     par_html_text(f, pc->origin);
-    fprintf(f, "</td></tr><tr><th>runs, median</th><td>%d, %.4g ms</td></tr></table>", (int)x->t.runs,
-            x->t.run_median_ms);
+    fprintf(f, "; %d timed runs, median %.4g ms</p>", (int)x->t.runs, x->t.run_median_ms);
     if (compared(x)) {
         worst(f, &x->m);
         metrics(f, &x->m);
     }
     decls(f, "Declared algorithms", x->n_algos, x->algos, 1);
     decls(f, "Node requantization schemes", x->n_requants, x->requants, 0);
-    output_tail(f, x);
+    output_tail(f, x, i < OUTPUT_FULL_ROWS);
     char repro[2048];
     par_report_repro(r, fl->c, fl->b, repro, sizeof repro);
-    fprintf(f, "<h3>Repro</h3><pre class=\"repro\"><code>");
+    fprintf(f, "<p>Repro:</p><pre class=\"repro\"><code>");
     par_html_text(f, repro);
     fprintf(f, "</code></pre></details></td></tr>\n");
 }

@@ -128,7 +128,7 @@ static const char css[] =
     "text-align:left;vertical-align:top}\n"
     "th{background:#f0f0f0;position:sticky;top:0;z-index:1}\n"
     "table.sortable th{cursor:pointer}td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}\n"
-    "table.kv th{position:static;width:14em}\n"
+    "table.kv th{position:static;width:14em}table.m{font-size:12px}table.m th{position:static;font-weight:500}\n"
     ".b{display:inline-block;padding:0 4px;border-radius:3px;font-weight:600;white-space:nowrap}\n"
     ".vP{background:var(--pass)}.vF{background:var(--fail);color:#fff}.vC{background:var(--crash);color:#fff}\n"
     ".vT{background:var(--timeout)}.vK{background:var(--flaky)}.vE{background:var(--error)}"
