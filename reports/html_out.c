@@ -146,7 +146,8 @@ static const char css[] =
 
 /* Sorting: a click on a header of table.sortable sorts its first tbody by that column (numbers by value when the
  * cell has data-v, else by text), again to reverse. Filtering: input[data-filter] hides the rows of the named
- * table whose text does not contain the input (case-insensitive). A link to a closed <details> opens it. */
+ * table whose text does not contain the input (case-insensitive). A link to a closed <details>, to an element
+ * inside one, or to a table row holding one opens it. */
 static const char script[] =
     "(function(){\n"
     "function key(td){var v=td.getAttribute('data-v');return v===null?td.textContent:parseFloat(v);}\n"
@@ -162,7 +163,8 @@ static const char script[] =
     " inp.addEventListener('input',function(){var q=inp.value.toLowerCase();\n"
     "  Array.prototype.forEach.call(t.tBodies[0].rows,function(r){"
     "r.style.display=r.textContent.toLowerCase().indexOf(q)<0?'none':'';});});});\n"
-    "function openHash(){var h=location.hash.slice(1);if(!h)return;var e=document.getElementById(h);\n"
+    "function openHash(){var h=location.hash.slice(1);if(!h)return;var e=document.getElementById(h);if(!e)return;\n"
+    " if(e.tagName==='TR'){var d=e.querySelector('details');if(d)d.open=true;}\n"
     " for(;e;e=e.parentElement)if(e.tagName==='DETAILS')e.open=true;}\n"
     "window.addEventListener('hashchange',openHash);openHash();\n"
     "window.addEventListener('beforeprint',function(){document.querySelectorAll('#failures details')"

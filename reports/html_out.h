@@ -43,7 +43,8 @@ void par_html_num(FILE *f, double x);
 void par_html_page_begin(FILE *f, const char *title);
 
 /* The script (sorting of table.sortable by a click on a header, filtering of the rows of the table whose id an
- * <input data-filter="ID"> names, opening the <details> a link targets, opening every details before printing)
+ * <input data-filter="ID"> names, opening the <details> a link targets (or the one inside a targeted table row),
+ * opening every details of table#failures before printing)
  * and </body></html>. */
 void par_html_page_end(FILE *f);
 
