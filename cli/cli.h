@@ -38,6 +38,7 @@ int par_cmd_fuzz(int argc, char **argv, const char *exe);
 int par_cmd_reduce(int argc, char **argv, const char *exe);
 int par_cmd_report(int argc, char **argv, const char *exe);
 int par_cmd_merge(int argc, char **argv, const char *exe);
+int par_cmd_coverage(int argc, char **argv, const char *exe);
 
 /* Resolve a case argument: an existing file, or a case ID (suites, then models). */
 par_case *par_cli_load_case(const char *arg, par_msg *msg);

@@ -33,7 +33,7 @@ static void merge_usage(FILE *f)
                "\n"
                "  -o, --output FILE  the merged report (written atomically; required)\n"
                "\n"
-               "Exit codes: 0 merged, 2 a report cannot be read or the reports are not shards of one run, 3 the\n"
+               "Exit codes: 0 merged, 2 a report cannot be read, the reports are not shards of one run, or the\n"
                "output cannot be written.\n");
 }
 
@@ -88,10 +88,10 @@ int par_cmd_merge(int argc, char **argv, const char *exe)
         char *dir = strdup(out_path);
         if (!dir || par_mkdir_p(dirname(dir)) != 0) {
             fprintf(stderr, "parity: cannot make the folder of %s: %s\n", out_path, strerror(errno));
-            rc = PAR_EXIT_INTERNAL;
+            rc = PAR_EXIT_USAGE;
         } else if (par_report_write_json(r, out_path, &msg) != PAR_OK) {
             fprintf(stderr, "parity: %s\n", msg.text);
-            rc = PAR_EXIT_INTERNAL;
+            rc = PAR_EXIT_USAGE;
         } else {
             int64_t records = 0;
             for (size_t k = 0; k < (size_t)r->n_cases * (size_t)r->n_backends; k++) records += r->results[k].done;

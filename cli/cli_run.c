@@ -10,7 +10,9 @@
 
 #include "cli.h"
 #include "cases/sweep.h"
+#include "reports/junit.h"
 #include "reports/report.h"
+#include "reports/report_read.h"
 #include "reports/summary.h"
 #include "core/files.h"
 
@@ -142,7 +144,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
-    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_HELP
+    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_HELP
 };
 
 static const struct option run_opts[] = {
@@ -163,6 +165,7 @@ static const struct option run_opts[] = {
     {"no-progress", no_argument, NULL, OPT_NO_PROGRESS},
     {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
     {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
+    {"junit", required_argument, NULL, OPT_JUNIT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -198,6 +201,7 @@ static void run_usage(FILE *f)
             "output:\n"
             "  --out DIR          write DIR/report.json (default out)\n"
             "  --max-failures N   failures listed in the summary (default 20)\n"
+            "  --junit FILE       also write the report as JUnit XML, rendered from DIR/report.json\n"
             "  --no-progress      no progress bar (there is none when stderr is not a terminal)\n"
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
@@ -275,13 +279,35 @@ static char *join_args(int argc, char **argv, const char *exe)
     return s;
 }
 
+/* What --junit asks for, rendered from the report file just written, through the reader every renderer uses (so
+ * the run's JUnit is the one 'parity report --junit' gives). 0, or the exit code of the failure. */
+static int render_from_file(const char *path, const char *junit)
+{
+    if (!junit) return 0;
+    par_report_doc *doc;
+    par_msg msg = {{0}};
+    if (par_report_read(path, &doc, &msg) != PAR_OK) {
+        fprintf(stderr, "parity: reading back %s\n", msg.text);
+        return PAR_EXIT_INTERNAL;
+    }
+    int rc = 0;
+    if (par_report_write_junit(par_report_doc_report(doc), junit, &msg) != PAR_OK) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        rc = PAR_EXIT_USAGE;
+    } else {
+        printf("junit: %s\n", junit);
+    }
+    par_report_doc_free(doc);
+    return rc;
+}
+
 int par_cmd_run(int argc, char **argv, const char *exe)
 {
     par_selection sel = {0};
     par_run_config cfg = {0};
     char *plugins[PAR_MAX_PLUGINS];
     int32_t n_plugins = 0;
-    const char *blist = NULL, *out_dir = "out";
+    const char *blist = NULL, *out_dir = "out", *junit = NULL;
     int32_t max_failures = 20;
     int64_t mem_limit = -1;
     cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
@@ -333,6 +359,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
             break;
         }
         case OPT_OUT: out_dir = optarg; break;
+        case OPT_JUNIT: junit = optarg; break;
         case OPT_MEM_LIMIT:
             if (parse_size("--mem-limit", optarg, &mem_limit) < 0) return PAR_EXIT_USAGE;
             break;
@@ -446,6 +473,8 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                     if (!res.interrupted_by) rc = PAR_EXIT_INTERNAL;
                 } else {
                     printf("report: %s%s\n", path, res.interrupted_by ? " (interrupted: partial)" : "");
+                    int rrc = render_from_file(path, junit);
+                    if (rrc && rc == PAR_EXIT_OK) rc = rrc;
                 }
             }
             if (res.interrupted_by)

@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  reduce FINDING     localize and shrink a failing case on one backend; reduced.json and a C repro\n"
             "  report FILE        render a report.json: the terminal summary, HTML, JUnit XML\n"
             "  merge SHARDS -o F  merge the reports of 'run --shard K/N' from several machines into one\n"
+            "  coverage [REPORT]  per backend: the ops and dtypes it claims, which have cases, which pass\n"
             "\n"
             "'parity <command> --help' explains a command. Exit codes: 0 all passed or unsupported, 1 a conformance\n"
             "failure, 2 usage or input error, 3 internal error, 130/143 run interrupted by SIGINT/SIGTERM (partial\n"
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "reduce")) return par_cmd_reduce(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "report")) return par_cmd_report(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "merge")) return par_cmd_merge(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "coverage")) return par_cmd_coverage(argc - 1, argv + 1, exe);
     fprintf(stderr, "parity: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return PAR_EXIT_USAGE;

@@ -85,6 +85,8 @@ void par_env_collect(par_env *e)
     read_cpuinfo(e);
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     e->cores = n > 0 ? (int32_t)n : 0;
+    if (gethostname(e->hostname, sizeof e->hostname) != 0) e->hostname[0] = '\0';
+    e->hostname[sizeof e->hostname - 1] = '\0';
     struct utsname u;
     if (uname(&u) == 0) {
         copy_trim(e->os_name, sizeof e->os_name, u.sysname);

@@ -26,6 +26,7 @@ typedef struct par_env {
     char os_name[64], os_release[128], os_version[256], machine[64]; /* uname */
     char compiler[128];      /* the compiler that built parity */
     char json_c[32];         /* json-c version at run time */
+    char hostname[256];      /* gethostname(), "" when unknown (a report from before it was recorded) */
 } par_env;
 
 void par_env_collect(par_env *e);

@@ -177,6 +177,7 @@ static json_object *env_json(const par_env *given)
     put(env, "os", os);
     put(env, "compiler", par_json_str(e.compiler));
     put(env, "json_c", par_json_str(e.json_c));
+    put(env, "hostname", jstr_or_null(e.hostname));
     return env;
 }
 

@@ -22,6 +22,9 @@ typedef struct par_report_doc par_report_doc;
  * with msg. */
 par_status par_report_read(const char *path, par_report_doc **out, par_msg *msg);
 
+/* The same from text in memory (len bytes; need not be NUL-terminated); name stands for the file in messages. */
+par_status par_report_parse(const char *name, const char *text, size_t len, par_report_doc **out, par_msg *msg);
+
 /* The report of a document (valid until the document is freed). */
 const par_report *par_report_doc_report(const par_report_doc *d);
 

@@ -2,12 +2,14 @@
  * test_report.c - the JSON report (reports/report_json.c), its reproduction lines, and the environment it records
  * (reports/env.c): a sample report of fixed cases, backends and results (a pass, a failure with a NaN output and an
  * infinite ratio, an unsupported and a crashed record, one not run) written, parsed back and checked field by field;
- * strict JSON (no bare NaN or Infinity); write errors that name the path and leave no temporary file behind.
+ * strict JSON (no bare NaN or Infinity); write errors that name the path and leave no temporary file behind; the
+ * reader (reports/report_read.c) giving back every field of the sample, the non-finite ones included.
  *
  * Files go to a temporary folder under /tmp, removed by the last test.
  */
 #include "exec/exec.h"
 #include "reports/report.h"
+#include "reports/report_read.h"
 #include "reports/summary.h"
 #include "tmain.h"
 
@@ -332,7 +334,7 @@ static void test_env(void)
 static void cleanup_tmpdir(void)
 {
     if (!tmpdir[0]) return;
-    const char *names[] = {"report.json", "keep.json", "utf8.json"};
+    const char *names[] = {"report.json", "keep.json", "utf8.json", "readback.json"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) unlink(tmp_path(names[i]));
     rmdir(tmpdir);
 }
@@ -388,11 +390,100 @@ static void test_zz_cleanup(void)
     CU_ASSERT(!tmpdir[0] || stat(tmpdir, &st) != 0);
 }
 
+
+/* The reader gives back what the writer was given: the sample's fields compared with the in-memory originals, the
+ * values JSON cannot hold (an infinite ratio, a NaN output) included, and a record that did not run stays absent. */
+static void test_read_back(void)
+{
+    par_report r = sample_report();
+    rcases[0].index = 7;
+    snprintf(rcases[0].dtype, sizeof rcases[0].dtype, "f32");
+    par_result *p = &rresults[0 * RB + 0];
+    p->t.runs = 3;
+    p->t.n_samples = 3;
+    p->t.samples_ms[0] = 0.25, p->t.samples_ms[1] = 0.125, p->t.samples_ms[2] = 0.5;
+    rresults[2 * RB + 0].m.quant = 1;
+    rresults[2 * RB + 0].m.hist[PAR_HIST_ZERO + 1] = 5;
+    const char *sel_paths[] = {"cases/models"};
+    r.sel = (par_report_selection){.suite = "quick", .n_paths = 1, .paths = sel_paths, .ops = "relu",
+                                   .shard_k = 2, .shard_n = 3};
+    const char *path = tmp_path("readback.json");
+    par_msg msg = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_report_write_json(&r, path, &msg), PAR_OK);
+    par_report_doc *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(par_report_read(path, &d, &msg), PAR_OK);
+    const par_report *q = par_report_doc_report(d);
+    CU_ASSERT_EQUAL(q->n_cases, RC);
+    CU_ASSERT_EQUAL(q->n_backends, RB);
+    CU_ASSERT_EQUAL(q->seed, 18446744073709551615ull);
+    CU_ASSERT_EQUAL(q->repeat, 2);
+    CU_ASSERT_EQUAL(q->jobs, 2);
+    CU_ASSERT_STRING_EQUAL(q->parity_exe, "build/parity");
+    CU_ASSERT_STRING_EQUAL(q->sel.suite, "quick");
+    CU_ASSERT_EQUAL(q->sel.n_paths, 1);
+    CU_ASSERT_STRING_EQUAL(q->sel.paths[0], "cases/models");
+    CU_ASSERT_STRING_EQUAL(q->sel.ops, "relu");
+    CU_ASSERT_PTR_NULL(q->sel.case_id);
+    CU_ASSERT_EQUAL(q->sel.shard_k, 2);
+    CU_ASSERT_EQUAL(q->sel.shard_n, 3);
+    for (int c = 0; c < RC; c++) {
+        CU_ASSERT_STRING_EQUAL(q->cases[c].id, rcases[c].id);
+        CU_ASSERT_STRING_EQUAL(q->cases[c].origin, rcases[c].origin);
+        CU_ASSERT_STRING_EQUAL(q->cases[c].ops, rcases[c].ops);
+        CU_ASSERT_EQUAL(q->cases[c].index, rcases[c].index);
+    }
+    CU_ASSERT_STRING_EQUAL(q->cases[0].dtype, "f32");
+    CU_ASSERT_STRING_EQUAL(q->backends[1].label, "tb[threads=2]");
+    CU_ASSERT_STRING_EQUAL(q->backends[1].plugin_path, "build/plugins/libparity_tb.so");
+    CU_ASSERT_EQUAL(q->backends[1].n_knobs, 1);
+    CU_ASSERT_STRING_EQUAL(q->backends[1].knob_key[0], "threads");
+    CU_ASSERT_STRING_EQUAL(q->backends[1].knob_val[0], "2");
+    CU_ASSERT_EQUAL(q->backends[0].usable, 1);
+    CU_ASSERT_EQUAL(q->backends[1].usable, 0);
+    CU_ASSERT_STRING_EQUAL(q->backends[1].unusable_reason, "no device");
+    CU_ASSERT_STRING_EQUAL(q->backends[0].describe, "threads=1");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(q->backends[0].be);
+    CU_ASSERT_STRING_EQUAL(q->backends[0].be->name, "tb");
+    CU_ASSERT_STRING_EQUAL(q->backends[0].be->description, "test relu");
+    for (int c = 0; c < RC; c++)
+        for (int b = 0; b < RB; b++) {
+            const par_result *o = &rresults[c * RB + b], *n = par_report_record(q, c, b);
+            CU_ASSERT_EQUAL(n != NULL, o->done != 0);
+            if (!n || !o->done) continue;
+            CU_ASSERT_EQUAL(n->verdict, o->verdict);
+            CU_ASSERT_STRING_EQUAL(n->reason, o->reason);
+            CU_ASSERT_EQUAL(n->t.runs, o->t.runs);
+        }
+    const par_result *fail = par_report_record(q, 1, 0), *pass = par_report_record(q, 0, 0);
+    CU_ASSERT_TRUE(isinf(fail->m.max_ratio) && fail->m.max_ratio > 0);
+    CU_ASSERT_TRUE(isnan(fail->m.worst_got));
+    CU_ASSERT_TRUE(isnan(fail->m.max_abs)); /* written as null, read as not a number */
+    CU_ASSERT_EQUAL(fail->m.worst_rank, 2);
+    CU_ASSERT_EQUAL(fail->m.worst_coords[1], 1);
+    CU_ASSERT_DOUBLE_EQUAL(pass->m.max_ratio, 0.25, 0);
+    CU_ASSERT_EQUAL((float)pass->m.worst_got, 0.1f); /* 9 digits: an f32 reads back exactly as f32 */
+    CU_ASSERT_EQUAL(pass->t.n_samples, 3);
+    CU_ASSERT_DOUBLE_EQUAL(pass->t.samples_ms[1], 0.125, 0);
+    CU_ASSERT_EQUAL(par_report_record(q, 2, 0)->m.quant, 1);
+    CU_ASSERT_EQUAL(par_report_record(q, 2, 0)->m.hist[PAR_HIST_ZERO + 1], 5);
+    CU_ASSERT_PTR_NULL(par_report_record(q, 2, 1)); /* not run */
+    CU_ASSERT_EQUAL(par_report_find_case(q, "conv it's"), 1);
+    CU_ASSERT_EQUAL(par_report_find_backend(q, "tb[threads=2]"), 1);
+    CU_ASSERT_EQUAL(par_report_find_backend(q, "nope"), -1);
+    par_report_doc_free(d);
+    memset(&msg, 0, sizeof msg);
+    const char *partial = "{\"schema\": \"parity.report\", \"version\": 1}";
+    CU_ASSERT_EQUAL(par_report_parse("mem.json", partial, strlen(partial), &d, &msg), PAR_ERROR);
+    CU_ASSERT_PTR_NULL(d);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "mem.json: config: missing"));
+}
+
 static const CU_TestInfo tests[] = {
     {"summary from the records alone", test_summary},
     {"UTF-8 and interrupted in the report", test_report_utf8_and_interrupted},
     {"repro", test_repro},
     {"report roundtrip", test_report_roundtrip},
+    {"report read back", test_read_back},
     {"report write errors", test_report_write_errors},
     {"env", test_env},
     {"cleanup", test_zz_cleanup},
