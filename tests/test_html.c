@@ -3,7 +3,8 @@
  * written by hand: every report string escaped (case IDs, reasons, labels, output, command line with markup in
  * them), failures worst first (CRASH, then FAIL by error/budget with the infinite one first), the cap on listed
  * failures and the count of the rest, the heatmap's worst-verdict cell, the error/budget bins at their edges, the
- * step histogram's mean, a report without records, and write errors that name the path. The page scaffolding
+ * step histogram's mean, a report without records, the header of an interrupted shard and the environment of an
+ * unusable backend, and write errors that name the path. The page scaffolding
  * (reports/html_out.h) is checked on its own.
  *
  * Files go to a temporary folder under /tmp, removed by the last test.
@@ -255,6 +256,37 @@ static void test_empty_report(void)
     sample_free(&s);
 }
 
+/* The header says when a run was interrupted and which shard a report holds; the environment shows each backend
+ * as probed, an unusable one with its reason (escaped). */
+static void test_header_and_environment(void)
+{
+    sample s;
+    sample_init(&s, 1);
+    s.r.interrupted = 1;
+    s.r.sel.shard_k = 2;
+    s.r.sel.shard_n = 3;
+    s.be[1].usable = 0;
+    snprintf(s.be[1].unusable_reason, sizeof s.be[1].unusable_reason, "needs <AVX-512>");
+    s.be[0].n_knobs = 1;
+    snprintf(s.be[0].knob_key[0], sizeof s.be[0].knob_key[0], "kernels");
+    snprintf(s.be[0].knob_val[0], sizeof s.be[0].knob_val[0], "scalar");
+    par_env env;
+    memset(&env, 0, sizeof env);
+    snprintf(env.cpu_model, sizeof env.cpu_model, "Test CPU <9000>");
+    env.cores = 7;
+    s.r.env = &env;
+    char *p = render(&s.r, "header.html");
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<strong>INTERRUPTED:</strong>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<tr><th>shard</th><td>2/3 "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<tr><th>interrupted</th><td>yes</td>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<strong>no</strong>: needs &lt;AVX-512&gt;"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<code>kernels=scalar</code>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<tr><th>CPU</th><td>Test CPU &lt;9000&gt;</td></tr>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<tr><th>cores</th><td>7</td></tr>"));
+    free(p);
+    sample_free(&s);
+}
+
 static void test_write_errors(void)
 {
     sample s;
@@ -273,7 +305,7 @@ static void test_write_errors(void)
 
 static void test_cleanup(void)
 {
-    static const char *const files[] = {"esc.html", "cap.html", "hist.html", "empty.html"};
+    static const char *const files[] = {"esc.html", "cap.html", "hist.html", "empty.html", "header.html"};
     char path[128];
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
@@ -290,6 +322,7 @@ static const CU_TestInfo tests[] = {
     {"failure_cap", test_failure_cap},
     {"step_histogram", test_step_histogram},
     {"empty_report", test_empty_report},
+    {"header_and_environment", test_header_and_environment},
     {"write_errors", test_write_errors},
     {"cleanup", test_cleanup},
     CU_TEST_INFO_NULL,
