@@ -138,7 +138,7 @@ static const char css[] =
     "figcaption{font-weight:600;margin:4px 0}\n"
     "svg text{font-family:system-ui,sans-serif;font-size:11px}\n"
     "details>summary{cursor:pointer}\n"
-    "#heatmap td a,pre.cl a{color:inherit;text-decoration:none}#heatmap td{white-space:nowrap}\n"
+    "#heatmap td[class] a,pre.cl a{color:inherit;text-decoration:none}#heatmap td{white-space:nowrap}\n"
     "pre.repro{user-select:all}\n"
     "input[data-filter]{margin:4px 0;padding:3px;width:30em}\n"
     "@media print{th{position:static}input[data-filter]{display:none}body{max-width:none}"
