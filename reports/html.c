@@ -6,8 +6,9 @@
  *
  * Heatmap rows: a single-op case is filed under its op and dtype ("conv2d qu8"); a multi-op case (a model, a fuzz
  * graph) under its case file's name when it came from a file, else under "graphs". A cell is coloured by the worst
- * verdict of its records (CRASH > TIMEOUT > FAIL > FLAKY > ERROR > UNSUPPORTED > PASS), carries that verdict's
- * letter and "passed/run" (run: records not UNSUPPORTED), and links to its row's case list.
+ * verdict of the records that ran (CRASH > TIMEOUT > FAIL > FLAKY > ERROR > PASS; UNSUPPORTED only when every record
+ * was), carries that verdict's letter and "passed/run" (run: records not UNSUPPORTED) and how many were
+ * unsupported, and links to its row's case list.
  *
  * Size: the case lists are one line per case (a verdict letter per backend and the ID) inside a <details> closed by
  * default, which the browser does not lay out until opened, so the full suite (15,334 cases x 3 backends) stays
@@ -111,14 +112,16 @@ static int heat_build(heat *h, const par_report *r)
     return 0;
 }
 
-/* The worst verdict among counts, or -1 when there is no record. */
+/* The worst verdict among the records that ran (UNSUPPORTED records did not: a backend that passes what it supports
+ * is shown passing), UNSUPPORTED when every record was, or -1 when there is no record. */
 static int worst_of(const int64_t *cnt)
 {
     int w = -1;
     for (int v = 0; v < PAR_V_COUNT; v++)
-        if (cnt[v] > 0 && (w < 0 || par_html_verdict_rank((par_verdict)v) > par_html_verdict_rank((par_verdict)w)))
+        if (v != PAR_V_UNSUPPORTED && cnt[v] > 0 &&
+            (w < 0 || par_html_verdict_rank((par_verdict)v) > par_html_verdict_rank((par_verdict)w)))
             w = v;
-    return w;
+    return w >= 0 ? w : cnt[PAR_V_UNSUPPORTED] > 0 ? PAR_V_UNSUPPORTED : -1;
 }
 
 static void counts_words(FILE *f, const int64_t *cnt)
@@ -188,8 +191,9 @@ static void heatmap(FILE *f, const par_report *r, const heat *h)
 {
     size_t nb = (size_t)r->n_backends;
     fprintf(f, "<section>\n<h2>Heatmap: op and dtype x backend</h2>\n<p class=\"muted\">Each cell: the worst verdict "
-               "of its records (colour and letter: C CRASH, T TIMEOUT, F FAIL, K FLAKY, E ERROR, U UNSUPPORTED, "
-               "P PASS), then passed/run (run: records not UNSUPPORTED; \"U n\" when all n were unsupported). Hover "
+               "of the records that ran (colour and letter: C CRASH, T TIMEOUT, F FAIL, K FLAKY, E ERROR, P PASS), "
+               "then passed/run (run: records not UNSUPPORTED) and \"+n U\" for the n unsupported; \"U n\" when all n "
+               "were unsupported. Hover "
                "for the counts; a cell or row name leads to the row's case list.</p>\n");
     fprintf(f, "<table id=\"heatmap\" class=\"sortable\"><thead><tr><th>op dtype / file</th><th class=\"n\">cases"
                "</th>");
@@ -222,6 +226,8 @@ static void heatmap(FILE *f, const par_report *r, const heat *h)
             fprintf(f, "\"><a href=\"#g%d\">%c ", (int)i, par_html_verdict_letter((par_verdict)w));
             if (run == 0) fprintf(f, "%lld", (long long)cnt[PAR_V_UNSUPPORTED]);
             else fprintf(f, "%lld/%lld", (long long)cnt[PAR_V_PASS], (long long)run);
+            if (run > 0 && cnt[PAR_V_UNSUPPORTED] > 0)
+                fprintf(f, " <small>+%lld U</small>", (long long)cnt[PAR_V_UNSUPPORTED]);
             fprintf(f, "</a></td>");
         }
         fprintf(f, "</tr>\n");

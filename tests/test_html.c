@@ -185,7 +185,7 @@ static void test_escaping_and_order(void)
     CU_ASSERT(c3 && c3 > r3);
     /* the heatmap's one row: tb's worst is FAIL (3 passed of 4 run: one UNSUPPORTED), the other's CRASH */
     CU_ASSERT_PTR_NOT_NULL(strstr(p, "<td class=\"vF\" data-v=\"4\""));
-    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<a href=\"#g0\">F 2/4</a>"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(p, "<a href=\"#g0\">F 2/4 <small>+1 U</small></a>"));
     CU_ASSERT_PTR_NOT_NULL(strstr(p, "<a href=\"#g0\">C 3/5</a>"));
     CU_ASSERT_PTR_NOT_NULL(strstr(p, "4 records did not pass"));
     free(p);
