@@ -5,7 +5,7 @@
 #   make check    unit tests + the quick conformance suite on the example plugin; ends with one line,
 #                 `check: N passed, N failed[, N skipped]` (tools/check_sum.sh), exit status 1 if anything failed
 #   make unit-check / conformance-check / fuzz-check / layers-check    the parts of check on their own
-#   make run      the default suite on every usable backend; summary on screen, out/report.json
+#   make run      the default suite on every usable backend; summary on screen, out/report.json and out/report.html (its path printed last)
 #   make bench    latency benchmarks
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make fuzz     the libFuzzer targets (clang, ASan + UBSan) in build/fuzz/; make fuzz-run FUZZ_TARGET=graph
@@ -43,7 +43,7 @@ endif
 PKGS    := json-c cunit
 # (clang, libclang-rt-dev: make fuzz; llvm: llvm-symbolizer, which names the lines of a sanitizer's report)
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev llvm \
-            libpthreadpool-dev libcpuinfo-dev libxnnpack-dev libxml2-utils
+            libpthreadpool-dev libcpuinfo-dev libxnnpack-dev libxml2-utils chromium
 # (2>/dev/null: before `make deps` has installed them these are empty, and the build step says what is missing.)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
@@ -213,6 +213,8 @@ run: deps
 	@$(EXE) run --suite default --plugin $(EXAMPLE_PLUGIN) -j $(JOBS) --max-failures 10 --out out; rc=$$?; \
 	if [ $$rc -eq 1 ]; then echo "make run: conformance failures found (listed above; details in out/report.json)"; \
 	elif [ $$rc -ne 0 ]; then exit $$rc; fi
+	@$(EXE) report out/report.json --html out/report.html; rc=$$?; [ $$rc -le 1 ] || exit $$rc; \
+	echo "report: out/report.html"
 
 # The standard benchmark set: MobileNetV2 and MobileNetV3-Small side by side at 1 and 2 threads, and the GEMM
 # micro-kernel against this machine's measured peak; JSON in $(BUILD)/bench/. Override the backends with e.g.

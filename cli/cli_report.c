@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_read.h"
 #include "reports/summary.h"
@@ -15,12 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_MAX_FAIL = 1000, OPT_SUMMARY, OPT_JUNIT };
+enum { OPT_MAX_FAIL = 1000, OPT_SUMMARY, OPT_JUNIT, OPT_HTML };
 
 static const struct option report_opts[] = {
     {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"junit", required_argument, NULL, OPT_JUNIT},
+    {"html", required_argument, NULL, OPT_HTML},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -32,6 +34,7 @@ static void report_usage(FILE *f)
                "Renders a report file (out/report.json of 'parity run', a shard's, or a merged one) without running\n"
                "anything. With no output option, prints the terminal summary of the run (as 'parity run' does).\n"
                "\n"
+               "  --html OUT         write the HTML report to OUT (one self-contained page; docs/reports-html.md)\n"
                "  --summary          print the terminal summary also when writing files\n"
                "  --max-failures N   failures listed in the summary (default 20)\n"
                "  --junit FILE       write the report as JUnit XML (docs/reports-junit-coverage.md)\n"
@@ -56,6 +59,7 @@ int par_cmd_report(int argc, char **argv, const char *exe)
     int32_t max_failures = 20;
     int summary = 0, outputs = 0;
     const char *junit = NULL;
+    const char *html = NULL;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "h", report_opts, NULL)) != -1) {
@@ -72,6 +76,7 @@ int par_cmd_report(int argc, char **argv, const char *exe)
         }
         case OPT_SUMMARY: summary = 1; break;
         case OPT_JUNIT: junit = optarg, outputs++; break;
+        case OPT_HTML: html = optarg; outputs++; break;
         case 'h': report_usage(stdout); return PAR_EXIT_OK;
         default: report_usage(stderr); return PAR_EXIT_USAGE;
         }
@@ -90,6 +95,10 @@ int par_cmd_report(int argc, char **argv, const char *exe)
     const par_report *r = par_report_doc_report(doc);
     int rc = has_failures(r) ? PAR_EXIT_FAIL : PAR_EXIT_OK;
     if (junit && par_report_write_junit(r, junit, &msg) != PAR_OK) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        rc = PAR_EXIT_USAGE;
+    }
+    if (html && par_report_write_html(r, html, &msg) != PAR_OK) {
         fprintf(stderr, "parity: %s\n", msg.text);
         rc = PAR_EXIT_USAGE;
     }
