@@ -153,8 +153,8 @@ bad "one report" "expected two report files" "$T/fx/report.json"
 # --- HTML -----------------------------------------------------------------------------------------------------------
 "$PARITY" diff "$T/base/report.json" "$T/slower/report.json" --html "$T/diff.html" >/dev/null 2>&1
 rc=$?
-[ $rc -eq 1 ] && grep -q '<h1>parity diff: <span class="gate fail">FAIL</span></h1>' "$T/diff.html" &&
-    [ "$(grep -c '<tr class="fail"><td>FAIL</td><td>latency regression' "$T/diff.html")" -ge 1 ] && ok ||
+[ $rc -eq 1 ] && grep -q '<h1>parity diff: <span class="gate vF">FAIL</span></h1>' "$T/diff.html" &&
+    [ "$(grep -c '<tr><td class="vF">FAIL</td><td>latency regression' "$T/diff.html")" -ge 1 ] && ok ||
     no "--html: exit $rc, the page lacks the gate or the regressions"
 if command -v xmllint >/dev/null 2>&1; then
     xmllint --html --noout "$T/diff.html" 2>"$T/xmllint.out" && [ ! -s "$T/xmllint.out" ] && ok ||
