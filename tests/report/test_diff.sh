@@ -1,10 +1,10 @@
 # test_diff.sh - the report diff and its gate, end to end (reports/diff.c, cli/cli_diff.c):
 #   - a deliberate 20% latency regression (the test plugin tp_slow with PARITY_TP_SLOW_EXTRA=0.2, the three matmul
-#     cases of tests/data/diff, 50 timed runs each, 25 to 100 ms a record) is a FAIL (exit 1), listed as a latency regression with its repro
-#     command; two runs of the same build are no FAIL (exit 0). How often each holds over many tries is what
-#     tools/diff_noise.sh measures: on a machine shared with other work, a burst of another process on the same core
-#     slows every run of one record alike, which no test on that record's samples can tell from a regression; so
-#     this test asks for the gate (at least one of the three records a regression) rather than all three;
+#     cases of tests/data/diff, 50 timed runs each, 25 to 100 ms a record) is a FAIL (exit 1), listed as a latency
+#     regression with its repro command; two runs of the same build are no FAIL (exit 0). How often each holds over
+#     many tries is what tools/diff_noise.sh measures: on a machine shared with other work, a burst of another
+#     process can slow every run of one record alike, which no test on that record's runs can tell from a
+#     regression; so this test asks for the gate (at least one of the three records a regression), not all three;
 #   - verdict changes made in a copy of the fixture report: a PASS turned CRASH is a new failure (FAIL, exit 1), a FAIL
 #     turned PASS is fixed, a PASS turned UNSUPPORTED is lost coverage, a ratio multiplied by 10 is accuracy drift, a
 #     case removed is a case only in BASE; the fixture against itself is PASS with every count 0;
