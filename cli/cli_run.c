@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cases/sweep.h"
+#include "reports/diff.h"
 #include "reports/junit.h"
 #include "reports/report.h"
 #include "reports/report_read.h"
@@ -144,7 +145,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
-    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_HELP
+    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_ROUNDS, OPT_BASELINE, OPT_HELP
 };
 
 static const struct option run_opts[] = {
@@ -166,6 +167,8 @@ static const struct option run_opts[] = {
     {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
     {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
     {"junit", required_argument, NULL, OPT_JUNIT},
+    {"rounds", required_argument, NULL, OPT_ROUNDS},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -193,6 +196,8 @@ static void run_usage(FILE *f)
             "execution:\n"
             "  --repeat N         timed runs per case (default 3); runs that differ bit-wise are FLAKY\n"
             "  --warmup N         untimed runs first (default 1)\n"
+            "  --rounds R         run the whole selection R times, each job in a fresh process (default 1); a\n"
+            "                     record keeps every round's timed runs and the worst verdict (for latency gates)\n"
             "  --timeout S        time limit per case and backend, seconds (default 60): then TIMEOUT\n"
             "  -j, --jobs N       cases in parallel (default 1)\n"
             "  --mem-limit SIZE   resident memory a backend child may use, e.g. 512M, 4G, or 0 for none (default\n"
@@ -202,6 +207,8 @@ static void run_usage(FILE *f)
             "  --out DIR          write DIR/report.json (default out)\n"
             "  --max-failures N   failures listed in the summary (default 20)\n"
             "  --junit FILE       also write the report as JUnit XML, rendered from DIR/report.json\n"
+            "  --baseline BASE    compare DIR/report.json with the report BASE as 'parity diff BASE' does, print the\n"
+            "                     diff, and exit 1 when its gate is FAIL (docs/reports-diff.md)\n"
             "  --no-progress      no progress bar (there is none when stderr is not a terminal)\n"
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
@@ -279,11 +286,12 @@ static char *join_args(int argc, char **argv, const char *exe)
     return s;
 }
 
-/* What --junit asks for, rendered from the report file just written, through the reader every renderer uses (so
- * the run's JUnit is the one 'parity report --junit' gives). 0, or the exit code of the failure. */
-static int render_from_file(const char *path, const char *junit)
+/* What --junit and --baseline ask for, rendered from the report file just written, through the reader every renderer
+ * uses (so the run's JUnit and diff are the ones 'parity report --junit' and 'parity diff' give). 0, PAR_EXIT_FAIL
+ * when the diff's gate is FAIL, or the exit code of a failure. */
+static int render_from_file(const char *path, const char *junit, const par_report_doc *base, int color)
 {
-    if (!junit) return 0;
+    if (!junit && !base) return 0;
     par_report_doc *doc;
     par_msg msg = {{0}};
     if (par_report_read(path, &doc, &msg) != PAR_OK) {
@@ -291,12 +299,22 @@ static int render_from_file(const char *path, const char *junit)
         return PAR_EXIT_INTERNAL;
     }
     int rc = 0;
-    if (par_report_write_junit(par_report_doc_report(doc), junit, &msg) != PAR_OK) {
+    if (junit && par_report_write_junit(par_report_doc_report(doc), junit, &msg) != PAR_OK) {
         fprintf(stderr, "parity: %s\n", msg.text);
         rc = PAR_EXIT_USAGE;
-    } else {
+    } else if (junit) {
         printf("junit: %s\n", junit);
     }
+    par_diff *d = NULL;
+    if (base && par_diff_compute(par_report_doc_report(base), par_report_doc_report(doc), NULL, &d, &msg) != PAR_OK) {
+        fprintf(stderr, "parity: --baseline: %s\n", msg.text);
+        rc = PAR_EXIT_INTERNAL;
+    } else if (base) {
+        printf("\nbaseline %s:\n", par_report_doc_path(base));
+        par_diff_print(stdout, d, color, 50);
+        if (par_diff_gate(d) == PAR_GATE_FAIL && rc == 0) rc = PAR_EXIT_FAIL;
+    }
+    par_diff_free(d);
     par_report_doc_free(doc);
     return rc;
 }
@@ -307,7 +325,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     par_run_config cfg = {0};
     char *plugins[PAR_MAX_PLUGINS];
     int32_t n_plugins = 0;
-    const char *blist = NULL, *out_dir = "out", *junit = NULL;
+    const char *blist = NULL, *out_dir = "out", *junit = NULL, *baseline = NULL;
     int32_t max_failures = 20;
     int64_t mem_limit = -1;
     cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
@@ -360,6 +378,10 @@ int par_cmd_run(int argc, char **argv, const char *exe)
         }
         case OPT_OUT: out_dir = optarg; break;
         case OPT_JUNIT: junit = optarg; break;
+        case OPT_BASELINE: baseline = optarg; break;
+        case OPT_ROUNDS:
+            if (parse_int("--rounds", optarg, 1, 64, &cfg.rounds) < 0) return PAR_EXIT_USAGE;
+            break;
         case OPT_MEM_LIMIT:
             if (parse_size("--mem-limit", optarg, &mem_limit) < 0) return PAR_EXIT_USAGE;
             break;
@@ -420,6 +442,18 @@ int par_cmd_run(int argc, char **argv, const char *exe)
         free(bs);
         return PAR_EXIT_USAGE;
     }
+    /* the baseline is read before anything runs: a path that does not hold a report stops the command here */
+    par_report_doc *base = NULL;
+    if (baseline) {
+        par_msg bm = {{0}};
+        if (par_report_read(baseline, &base, &bm) != PAR_OK) {
+            fprintf(stderr, "parity: --baseline: %s\n", bm.text);
+            par_case_set_free(&set);
+            par_run_servers_stop(&cfg);
+            free(bs);
+            return PAR_EXIT_USAGE;
+        }
+    }
     cfg.exec.mem_limit = mem_limit >= 0 ? mem_limit : default_mem_limit(cfg.jobs);
     int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     char *cmdline = join_args(argc - 1, argv + 1, "parity run");
@@ -443,6 +477,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
             par_report rep = {.command_line = cmdline ? cmdline : "parity run",
                               .seed = set.seed,
                               .repeat = cfg.exec.repeat,
+                              .rounds = cfg.rounds > 1 ? cfg.rounds : 1,
                               .warmup = cfg.exec.warmup,
                               .jobs = res.jobs,
                               .timeout_s = cfg.exec.timeout_s,
@@ -473,7 +508,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                     if (!res.interrupted_by) rc = PAR_EXIT_INTERNAL;
                 } else {
                     printf("report: %s%s\n", path, res.interrupted_by ? " (interrupted: partial)" : "");
-                    int rrc = render_from_file(path, junit);
+                    int rrc = render_from_file(path, junit, base, color);
                     if (rrc && rc == PAR_EXIT_OK) rc = rrc;
                 }
             }
@@ -487,6 +522,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     par_run_servers_stop(&cfg);
     par_run_result_free(&res);
     free(cmdline);
+    par_report_doc_free(base);
     par_case_set_free(&set);
     free(bs);
     return rc;

@@ -99,6 +99,7 @@ typedef struct par_report {
     const char *command_line;
     uint64_t seed;
     int32_t repeat, warmup, jobs;
+    int32_t rounds;                  /* --rounds (1 when not given; 0 reads as 1) */
     double timeout_s;
     double wall_s;
     const char *parity_exe;          /* argv[0]-derived path used in repro commands */

@@ -540,6 +540,7 @@ static json_object *report_json(const par_report *r, int *oom)
     put(cfg, "seed", json_object_new_uint64(r->seed));
     put(cfg, "repeat", json_object_new_int(r->repeat));
     put(cfg, "warmup", json_object_new_int(r->warmup));
+    put(cfg, "rounds", json_object_new_int(r->rounds > 1 ? r->rounds : 1));
     put(cfg, "timeout_s", par_json_num(r->timeout_s));
     put(cfg, "jobs", json_object_new_int(r->jobs));
     put(cfg, "selection", selection_json(&r->sel));

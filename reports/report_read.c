@@ -92,6 +92,7 @@ static void read_config(rd *x, json_object *root)
     rr_i32(x, cfg, "config", "repeat", 0, 0, 1 << 30, 0, &r->repeat);
     rr_i32(x, cfg, "config", "warmup", 0, 0, 1 << 30, 0, &r->warmup);
     rr_i32(x, cfg, "config", "jobs", 0, 0, 1 << 20, 0, &r->jobs);
+    rr_i32(x, cfg, "config", "rounds", 1, 1, 1 << 20, 1, &r->rounds);
     r->timeout_s = rr_num_or(x, cfg, "config", "timeout_s", 0, 0);
     par_report_selection *sel = &x->d->sel;
     json_object *s = rr_obj(x, cfg, "config", "selection", 1);

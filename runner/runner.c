@@ -36,6 +36,7 @@
 typedef struct wire_rec {
     uint32_t magic;
     int32_t c, b;
+    int32_t round;            /* 0 .. rounds - 1 */
     par_result r;
 } wire_rec;
 
@@ -46,6 +47,7 @@ typedef struct run_ctx {
     int fd;                   /* the pipe to the parent; -1: in process (no-isolate), records go to results */
     par_result *results;      /* in process only */
     int internal;
+    int32_t round;            /* the round being run */
 } run_ctx;
 
 static volatile sig_atomic_t got_signal;
@@ -68,17 +70,72 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* How bad a verdict is, for keeping the worst of a record's rounds. */
+static int severity(par_verdict v)
+{
+    static const int s[PAR_V_COUNT] = {[PAR_V_PASS] = 0,  [PAR_V_UNSUPPORTED] = 1, [PAR_V_ERROR] = 2,
+                                       [PAR_V_FLAKY] = 3, [PAR_V_FAIL] = 4,        [PAR_V_TIMEOUT] = 5,
+                                       [PAR_V_CRASH] = 6};
+    return (unsigned)v < PAR_V_COUNT ? s[v] : 7;
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between closest ranks of a sorted array (as exec/exec.c computes a record's quantiles). */
+static double quantile(const double *v, int32_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    int32_t lo = (int32_t)pos;
+    if (lo >= n - 1) return v[n - 1];
+    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+/* Round `round` (>= 1) of a record into the record of the earlier rounds: its timed runs appended (up to
+ * PAR_TIMING_SAMPLES; the quantiles are then those of the kept runs), and its verdict, reason, metrics and output
+ * when it is worse than the worst so far (the reason then says which round). prepare_ms stays the first round's. */
+static void add_round(par_result *into, const par_result *more, int32_t round, int32_t rounds)
+{
+    par_timing t = into->t;
+    if (severity(more->verdict) > severity(into->verdict)) {
+        *into = *more;
+        char why[PAR_REASON_LEN];
+        snprintf(why, sizeof why, "round %d of %d: %s", (int)round + 1, (int)rounds, more->reason);
+        memcpy(into->reason, why, sizeof why);
+    }
+    int32_t n = t.n_samples;
+    for (int32_t i = 0; i < more->t.n_samples && n < PAR_TIMING_SAMPLES; i++) t.samples_ms[n++] = more->t.samples_ms[i];
+    t.n_samples = n;
+    t.runs += more->t.runs;
+    if (n > 0) {
+        double s[PAR_TIMING_SAMPLES];
+        memcpy(s, t.samples_ms, (size_t)n * sizeof *s);
+        qsort(s, (size_t)n, sizeof *s, cmp_ms);
+        t.run_min_ms = s[0];
+        t.run_median_ms = quantile(s, n, 0.5);
+        t.run_p10_ms = quantile(s, n, 0.1);
+        t.run_p90_ms = quantile(s, n, 0.9);
+    }
+    into->t = t;
+}
+
 static void emit(void *user, int32_t ci, int32_t b, const par_result *r)
 {
     run_ctx *rc = user;
     if (rc->fd < 0) {
-        rc->results[(size_t)ci * (size_t)rc->cfg->n_backends + (size_t)b] = *r;
+        par_result *into = &rc->results[(size_t)ci * (size_t)rc->cfg->n_backends + (size_t)b];
+        if (rc->round == 0) *into = *r;
+        else add_round(into, r, rc->round, rc->cfg->rounds);
         return;
     }
     static wire_rec w; /* one per worker process */
     w.magic = RECORD_MAGIC;
     w.c = ci;
     w.b = b;
+    w.round = rc->round;
     w.r = *r;
     if (write_all(rc->fd, &w, sizeof w) != 0) _exit(3); /* the parent is gone */
 }
@@ -134,7 +191,15 @@ static int cmp_i64_pair(const void *a, const void *b)
     return (x[0] > y[0]) - (x[0] < y[0]);
 }
 
+static void worker_round(run_ctx *rc);
+
 static void worker_main(run_ctx *rc)
+{
+    int32_t rounds = rc->cfg->rounds > 1 ? rc->cfg->rounds : 1;
+    for (rc->round = 0; rc->round < rounds && !got_signal; rc->round++) worker_round(rc);
+}
+
+static void worker_round(run_ctx *rc)
 {
     const par_case_set *set = rc->set;
     for (int32_t i = 0; i < set->n && !got_signal; i++) {
@@ -209,7 +274,7 @@ typedef struct wstate {
 
 typedef struct collect {
     const par_case_set *set;
-    int32_t nb, jobs;
+    int32_t nb, jobs, rounds;
     par_result *res;
     long done, bad;
     int internal;
@@ -221,13 +286,26 @@ static void store(collect *cl, int32_t w, wire_rec *x)
     char why[128] = "";
     int chk = par_result_check(&x->r, why, sizeof why);
     if (x->magic != RECORD_MAGIC || x->c < 0 || x->c >= cl->set->n || x->b < 0 || x->b >= cl->nb ||
-        x->c % cl->jobs != w || chk < 0 || x->r.done != 1) {
+        x->c % cl->jobs != w || chk < 0 || x->r.done != 1 || x->round < 0 || x->round >= cl->rounds) {
         fprintf(stderr, "parity: internal error: worker %d sent an invalid record (%s); discarded\n", (int)w,
-                chk < 0 ? why : "magic, case or backend index out of range, or not its case");
+                chk < 0 ? why : "magic, case, backend or round out of range, or not its case");
         cl->internal = 1;
         return;
     }
     par_result *r = &cl->res[(size_t)x->c * (size_t)cl->nb + (size_t)x->b];
+    if (x->round > 0) { /* a later round of a record the worker sent before: its rounds come in order */
+        int was_bad = r->done && r->verdict != PAR_V_PASS && r->verdict != PAR_V_UNSUPPORTED;
+        if (!r->done) {
+            fprintf(stderr, "parity: internal error: worker %d sent round %d of record (%d, %d) before its first; "
+                            "discarded\n", (int)w, (int)x->round + 1, (int)x->c, (int)x->b);
+            cl->internal = 1;
+            return;
+        }
+        add_round(r, &x->r, x->round, cl->rounds);
+        cl->done++;
+        if (!was_bad && r->verdict != PAR_V_PASS && r->verdict != PAR_V_UNSUPPORTED) cl->bad++;
+        return;
+    }
     if (r->done) {
         fprintf(stderr, "parity: internal error: worker %d sent record (%d, %d) twice; kept the first\n", (int)w,
                 (int)x->c, (int)x->b);
@@ -277,7 +355,8 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     if (cfg->servers && jobs > cfg->max_workers) jobs = cfg->max_workers;
     out->jobs = jobs;
     int tty = cfg->progress && isatty(STDERR_FILENO);
-    collect cl = {.set = set, .nb = nb, .jobs = jobs, .res = out->results};
+    const int32_t rounds = cfg->rounds > 1 ? cfg->rounds : 1;
+    collect cl = {.set = set, .nb = nb, .jobs = jobs, .rounds = rounds, .res = out->results};
 
     got_signal = 0;
     struct sigaction sa, old_int, old_term;
@@ -370,7 +449,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
                     ws[w].fd = -1;
                 }
             }
-            if (tty) draw_progress(cl.done, cl.bad, (long)n_rec, t0, 0);
+            if (tty) draw_progress(cl.done, cl.bad, (long)(n_rec * (size_t)rounds), t0, 0);
         }
         if (got_signal) kill_workers(ws, jobs);
         for (int32_t w = 0; w < jobs; w++) {
@@ -400,7 +479,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
         if (!(old->sa_flags & SA_SIGINFO) && old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN)
             old->sa_handler(got_signal);
     }
-    if (tty) draw_progress(cl.done, cl.bad, (long)n_rec, t0, 1);
+    if (tty) draw_progress(cl.done, cl.bad, (long)(n_rec * (size_t)rounds), t0, 1);
     out->wall_s = par_now_s() - t0;
     out->interrupted_by = got_signal;
 

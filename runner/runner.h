@@ -68,6 +68,11 @@ typedef struct par_run_config {
     /* 1: compute every reference afresh, never through the on-disk cache (runner/refcache.h): for one-off cases,
      * whose key would cost a SHA-256 of their inputs and a lookup that can never hit. */
     int no_refcache;
+    /* Rounds (--rounds R; 0 or 1: one): the whole selection is run R times, one round after the other, each job in
+     * a fresh backend process with its own warm-up and exec.repeat timed runs. A record keeps every round's timed
+     * runs (up to PAR_TIMING_SAMPLES) and the worst verdict of its rounds, so that its latency samples come from R
+     * processes spread over the run's time rather than one burst in one process (docs/reports-diff.md). */
+    int32_t rounds;
 } par_run_config;
 
 /* Start the fork servers of cfg (jobs x backends) from this process: call it after the backends are probed and
