@@ -1,7 +1,8 @@
 # test_diff.sh - the report diff and its gate, end to end (reports/diff.c, cli/cli_diff.c):
 #   - a deliberate 20% latency regression (the test plugin tp_slow with PARITY_TP_SLOW_EXTRA=0.2, the three matmul
-#     cases of tests/data/diff, 50 timed runs each, 25 to 100 ms a record) is a FAIL (exit 1), listed as a latency
-#     regression with its repro command; two runs of the same build are no FAIL (exit 0). How often each holds over
+#     cases of tests/data/diff, 5 rounds of 10 timed runs each) is a FAIL (exit 1), listed as a latency regression
+#     with its repro command, and `parity run --baseline` exits 1 on it; two runs of the same build are no FAIL
+#     (exit 0, also through --baseline). How often each holds over
 #     many tries is what tools/diff_noise.sh measures: on a machine shared with other work, a burst of another
 #     process can slow every run of one record alike, which no test on that record's runs can tell from a
 #     regression; so this test asks for the gate (at least one of the three records a regression), not all three;
@@ -17,18 +18,27 @@
 . tests/report/lib.sh
 
 SLOW="$BUILD/tests/plugins/slow.so"
-slow_run() { # OUT [ENV...]: the three matmul cases on tp_slow, 50 timed runs each
+slow_run() { # OUT [--baseline BASE] [ENV...]: the three matmul cases on tp_slow, 5 rounds of 10 timed runs each
     out=$1
     shift
-    env "$@" "$PARITY" run tests/data/diff -b tp_slow --plugin "$SLOW" --repeat 50 -j 1 --no-progress \
-        --out "$out" >"$out.log" 2>&1
+    bl=''
+    [ "${1:-}" = --baseline ] && bl="--baseline $2" && shift 2
+    env "$@" "$PARITY" run tests/data/diff -b tp_slow --plugin "$SLOW" --repeat 10 --rounds 5 -j 1 --no-progress \
+        --out "$out" $bl >"$out.log" 2>&1
 }
 # count KIND FILE: the count printed for KIND in the diff's summary
 count() { sed -n "s/^  $1  *\([0-9][0-9]*\).*/\1/p" "$2"; }
 
 # --- latency ------------------------------------------------------------------------------------------------------
-slow_run "$T/base" && slow_run "$T/same" && slow_run "$T/slower" PARITY_TP_SLOW_EXTRA=0.2 && ok ||
-    no "tp_slow runs failed: $(tail -3 "$T/base.log" "$T/same.log" "$T/slower.log")"
+slow_run "$T/base" && ok || no "tp_slow run failed: $(tail -3 "$T/base.log")"
+slow_run "$T/same" --baseline "$T/base/report.json"
+rc=$?
+[ $rc -eq 0 ] && grep -q '^parity diff: ' "$T/same.log" && ok ||
+    no "the same build with --baseline: exit $rc (expected 0 and the diff printed): $(tail -3 "$T/same.log")"
+slow_run "$T/slower" --baseline "$T/base/report.json" PARITY_TP_SLOW_EXTRA=0.2
+rc=$?
+[ $rc -eq 1 ] && grep -q '^parity diff: FAIL' "$T/slower.log" && ok ||
+    no "+20% with --baseline: exit $rc (expected 1, the gate FAIL): $(grep -E '^parity diff|x1\.' "$T/slower.log")"
 
 "$PARITY" diff "$T/base/report.json" "$T/slower/report.json" >"$T/slower.diff" 2>&1
 rc=$?
@@ -52,7 +62,7 @@ grep -q '^latency: 3 records judged' "$T/same.diff" && ok || no "the same build 
 "$PARITY" diff "$T/base/report.json" "$T/slower/report.json" --min-samples 51 >"$T/few.diff" 2>&1
 rc=$?
 [ $rc -eq 0 ] && grep -q '^latency: 0 records judged .* 3 with fewer than 51 samples' "$T/few.diff" && ok ||
-    no "--min-samples 51 on 50 samples: exit $rc, $(grep '^latency' "$T/few.diff")"
+    no "--min-samples 51 on 50 samples (5 rounds of 10): exit $rc, $(grep '^latency' "$T/few.diff")"
 
 # --- verdicts, coverage, drift ------------------------------------------------------------------------------------
 fixture_report "$T/fx" || { no "fixture run"; finish; exit 1; }
