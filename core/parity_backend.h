@@ -399,6 +399,17 @@ typedef par_algo (*par_node_algo_fn)(void *ctx, void *prepared, int32_t node);
 /* Every flag this version defines; a backend declaring any other bit is an ERROR naming it. */
 #define PAR_ARITH_FLAGS_KNOWN 0x1u
 
+/* The name of an arith as reports show it: "f32", "f16_storage", "f16", or "unknown". */
+static inline const char *par_arith_name(par_arith a)
+{
+    switch (a) {
+    case PAR_ARITH_F32: return "f32";
+    case PAR_ARITH_F16_STORAGE: return "f16_storage";
+    case PAR_ARITH_F16: return "f16";
+    default: return "unknown";
+    }
+}
+
 /* The name of one flag bit as reports show it ("flush_subnormals"), or NULL for a bit this version does not define. */
 static inline const char *par_arith_flag_name(uint32_t bit)
 {

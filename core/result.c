@@ -3,6 +3,8 @@
  * text cleaner every string from a backend goes through (core/result.h). Plain data only: no I/O, no allocation.
  */
 #include "result.h"
+
+#include <stdlib.h>
 #include "requant.h"
 
 #include <string.h>
@@ -11,6 +13,44 @@ const char *par_verdict_name(par_verdict v)
 {
     static const char *names[PAR_V_COUNT] = {"PASS", "FAIL", "UNSUPPORTED", "ERROR", "CRASH", "TIMEOUT", "FLAKY"};
     return (v >= 0 && v < PAR_V_COUNT) ? names[v] : "?";
+}
+
+int par_verdict_severity(par_verdict v)
+{
+    switch (v) {
+    case PAR_V_CRASH: return 6;
+    case PAR_V_TIMEOUT: return 5;
+    case PAR_V_FAIL: return 4;
+    case PAR_V_FLAKY: return 3;
+    case PAR_V_ERROR: return 2;
+    case PAR_V_UNSUPPORTED: return 1;
+    case PAR_V_PASS: return 0;
+    default: return 7;
+    }
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *v, int32_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    int32_t lo = (int32_t)pos;
+    if (lo >= n - 1) return v[n - 1];
+    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
+}
+
+void par_timing_quantiles(par_timing *t, double *ms, int32_t n)
+{
+    if (n <= 0) return;
+    qsort(ms, (size_t)n, sizeof *ms, cmp_ms);
+    t->run_min_ms = ms[0];
+    t->run_median_ms = quantile(ms, n, 0.5);
+    t->run_p10_ms = quantile(ms, n, 0.1);
+    t->run_p90_ms = quantile(ms, n, 0.9);
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes available), or 0 when it is not one. Overlong forms,

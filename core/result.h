@@ -21,6 +21,10 @@ typedef enum par_verdict {
 
 const char *par_verdict_name(par_verdict v); /* "PASS", "FAIL", ... */
 
+/* How bad a verdict is, for listing records worst first and keeping the worst of several: CRASH 6 > TIMEOUT 5 >
+ * FAIL 4 > FLAKY 3 > ERROR 2 > UNSUPPORTED 1 > PASS 0 (7 for a value out of range). */
+int par_verdict_severity(par_verdict v);
+
 /* Tie rules counted (core/requant.h, par_tie_rule: even, away, up, down, zero). */
 #define PAR_TIE_RULES 5
 
@@ -74,6 +78,10 @@ typedef struct par_timing {
     int32_t n_samples;       /* min(runs, PAR_TIMING_SAMPLES) */
     double samples_ms[PAR_TIMING_SAMPLES]; /* the first n_samples timed runs, in run order, milliseconds */
 } par_timing;
+
+/* The quantiles of timed runs: sorts ms[0..n) in place and sets t's run_min_ms, run_median_ms, run_p10_ms and
+ * run_p90_ms (linear interpolation between closest ranks); nothing when n <= 0. */
+void par_timing_quantiles(par_timing *t, double *ms, int32_t n);
 
 #define PAR_ID_LEN 256
 #define PAR_REASON_LEN 512

@@ -227,33 +227,13 @@ static int compare_runs(par_xsup *s, const outs *o, int32_t k, int32_t run, uint
     return 1;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Linear interpolation between closest ranks of a sorted array. */
-static double quantile(const double *v, int32_t n, double q)
-{
-    double pos = q * (double)(n - 1);
-    int32_t lo = (int32_t)pos;
-    if (lo >= n - 1) return v[n - 1];
-    double f = pos - (double)lo;
-    return v[lo] + f * (v[lo + 1] - v[lo]);
-}
-
 static void fill_timing(par_timing *t, double *ms, int32_t n)
 {
     t->runs = n;
     if (n <= 0) return;
     t->n_samples = n < PAR_TIMING_SAMPLES ? n : PAR_TIMING_SAMPLES;
     memcpy(t->samples_ms, ms, (size_t)t->n_samples * sizeof *ms);
-    qsort(ms, (size_t)n, sizeof *ms, cmp_double);
-    t->run_min_ms = ms[0];
-    t->run_median_ms = quantile(ms, n, 0.5);
-    t->run_p10_ms = quantile(ms, n, 0.1);
-    t->run_p90_ms = quantile(ms, n, 0.9);
+    par_timing_quantiles(t, ms, n);
 }
 
 static size_t value_bytes(const par_value *v)

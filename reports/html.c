@@ -119,7 +119,7 @@ static int worst_of(const int64_t *cnt)
     int w = -1;
     for (int v = 0; v < PAR_V_COUNT; v++)
         if (v != PAR_V_UNSUPPORTED && cnt[v] > 0 &&
-            (w < 0 || par_html_verdict_rank((par_verdict)v) > par_html_verdict_rank((par_verdict)w)))
+            (w < 0 || par_verdict_severity((par_verdict)v) > par_verdict_severity((par_verdict)w)))
             w = v;
     return w >= 0 ? w : cnt[PAR_V_UNSUPPORTED] > 0 ? PAR_V_UNSUPPORTED : -1;
 }
@@ -217,7 +217,7 @@ static void heatmap(FILE *f, const par_report *r, const heat *h)
             int64_t run = 0;
             for (int v = 0; v < PAR_V_COUNT; v++) run += v == PAR_V_UNSUPPORTED ? 0 : cnt[v];
             fprintf(f, "<td class=\"%s\" data-v=\"%d\" title=\"", par_html_verdict_class((par_verdict)w),
-                    par_html_verdict_rank((par_verdict)w));
+                    par_verdict_severity((par_verdict)w));
             par_html_text(f, h->name[i]);
             fprintf(f, " on ");
             par_html_text(f, r->backends[b].label);

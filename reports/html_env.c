@@ -12,28 +12,12 @@
 
 #include <string.h>
 
-#ifndef PAR_GIT_REV
-#define PAR_GIT_REV "unknown"
-#endif
-#ifndef PAR_VERSION
-#define PAR_VERSION "0.1.0"
-#endif
 
 static void kv(FILE *f, const char *k, const char *v)
 {
     fprintf(f, "<tr><th>%s</th><td>", k);
     par_html_text(f, v && v[0] ? v : "-");
     fprintf(f, "</td></tr>\n");
-}
-
-static const char *arith_name(int32_t a)
-{
-    switch (a) {
-    case PAR_ARITH_F32: return "f32";
-    case PAR_ARITH_F16_STORAGE: return "f16_storage";
-    case PAR_ARITH_F16: return "f16";
-    default: return "unknown";
-    }
 }
 
 static void env_rows(FILE *f, const par_env *e)
@@ -59,7 +43,7 @@ static void backend(FILE *f, const par_backend_inst *bi)
     kv(f, "name", be ? be->name : NULL);
     kv(f, "version", be ? be->version : NULL);
     kv(f, "description", be ? be->description : NULL);
-    kv(f, "arith", be ? arith_name(be->arith) : NULL);
+    kv(f, "arith", be ? par_arith_name(be->arith) : NULL);
     fprintf(f, "<tr><th>knobs</th><td>");
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) {
         fprintf(f, "%s<code>", k ? ", " : "");
@@ -105,8 +89,8 @@ void par_html_environment(FILE *f, const par_report *r)
     char buf[512];
     fprintf(f, "<section id=\"environment\">\n<h2>Environment</h2>\n<table class=\"kv\">\n");
     env_rows(f, e);
-    kv(f, "parity version", r->parity_version ? r->parity_version : PAR_VERSION);
-    kv(f, "git revision", r->git_revision ? r->git_revision : PAR_GIT_REV);
+    kv(f, "parity version", par_report_version(r));
+    kv(f, "git revision", par_report_git_revision(r));
     kv(f, "executable", r->parity_exe);
     fprintf(f, "</table>\n<h3>Configuration</h3>\n<table class=\"kv\">\n");
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)r->seed);

@@ -49,9 +49,9 @@ int64_t par_html_fails_collect(const par_report *r, par_html_fail **out)
     for (int32_t c = 0; c < r->n_cases; c++)
         for (int32_t b = 0; b < r->n_backends; b++) {
             const par_result *x = par_html_rec(r, c, b);
-            if (!x || par_html_verdict_rank(x->verdict) < 2) continue;
+            if (!x || par_verdict_severity(x->verdict) < 2) continue;
             double ratio = isnan(x->m.max_ratio) ? INFINITY : x->m.max_ratio;
-            (*out)[n++] = (par_html_fail){c, b, par_html_verdict_rank(x->verdict), ratio};
+            (*out)[n++] = (par_html_fail){c, b, par_verdict_severity(x->verdict), ratio};
         }
     qsort(*out, (size_t)n, sizeof **out, cmp_fail);
     return n;

@@ -15,7 +15,7 @@ const par_result *par_html_rec(const par_report *r, int32_t c, int32_t b);
 /* A not-passing record (verdict worse than UNSUPPORTED), ranked worst first. */
 typedef struct par_html_fail {
     int32_t c, b;
-    int rank;          /* par_html_verdict_rank */
+    int rank;          /* par_verdict_severity */
     double ratio;      /* metrics.max_ratio, NaN counted as infinite */
 } par_html_fail;
 

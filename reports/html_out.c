@@ -95,19 +95,6 @@ char par_html_verdict_letter(par_verdict v)
     return (int)v >= 0 && v < PAR_V_COUNT ? letters[v] : '?';
 }
 
-int par_html_verdict_rank(par_verdict v)
-{
-    switch (v) {
-    case PAR_V_CRASH: return 6;
-    case PAR_V_TIMEOUT: return 5;
-    case PAR_V_FAIL: return 4;
-    case PAR_V_FLAKY: return 3;
-    case PAR_V_ERROR: return 2;
-    case PAR_V_UNSUPPORTED: return 1;
-    default: return 0;
-    }
-}
-
 void par_html_verdict_badge(FILE *f, par_verdict v)
 {
     const char *name = (int)v >= 0 && v < PAR_V_COUNT ? par_verdict_name(v) : "?";

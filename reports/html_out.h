@@ -54,7 +54,5 @@ const char *par_html_verdict_class(par_verdict v);
 char par_html_verdict_letter(par_verdict v);
 void par_html_verdict_badge(FILE *f, par_verdict v);
 
-/* Badness of a verdict for "worst first": CRASH 6 > TIMEOUT 5 > FAIL 4 > FLAKY 3 > ERROR 2 > UNSUPPORTED 1 > PASS 0. */
-int par_html_verdict_rank(par_verdict v);
 
 #endif

@@ -161,16 +161,6 @@ static int is_error(par_verdict v)
     return v == PAR_V_ERROR || v == PAR_V_CRASH || v == PAR_V_TIMEOUT || v == PAR_V_FLAKY;
 }
 
-static const char *arith_name(int32_t a)
-{
-    switch (a) {
-    case PAR_ARITH_F32: return "f32";
-    case PAR_ARITH_F16_STORAGE: return "f16_storage";
-    case PAR_ARITH_F16: return "f16";
-    default: return "unknown";
-    }
-}
-
 /* The JUnit timestamp (xs:dateTime without a zone, the junit-4 schema's pattern) from the report's ISO 8601 UTC
  * "2025-01-31T12:00:00Z"; "" when it does not have that form. */
 static void timestamp(const char *created, char *buf, size_t len)
@@ -191,7 +181,7 @@ static void suite_properties(xbuf *b, const par_report *r, const par_backend_ins
     char v[512];
     xb_puts(b, "    <properties>\n");
     xml_property(b, "parity.version", r->parity_version ? r->parity_version : "unknown");
-    xml_property(b, "parity.git_revision", r->git_revision ? r->git_revision : "unknown");
+    xml_property(b, "parity.git_revision", par_report_git_revision(r));
     snprintf(v, sizeof v, "%llu", (unsigned long long)r->seed);
     xml_property(b, "seed", v);
     snprintf(v, sizeof v, "%d", (int)r->repeat);
@@ -205,7 +195,7 @@ static void suite_properties(xbuf *b, const par_report *r, const par_backend_ins
         xml_property(b, "backend.name", bi->be->name);
         xml_property(b, "backend.version", bi->be->version);
         xml_property(b, "backend.description", bi->be->description);
-        xml_property(b, "backend.arith", arith_name(bi->be->arith));
+        xml_property(b, "backend.arith", par_arith_name(bi->be->arith));
     }
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) {
         char name[96];

@@ -116,6 +116,10 @@ typedef struct par_report {
  * --plugin build/plugins/libparity_example.so". */
 void par_report_repro(const par_report *r, int32_t c, int32_t b, char *buf, size_t len);
 
+/* The parity version and git revision a report names: its own (read from a file), else this build's. */
+const char *par_report_version(const par_report *r);
+const char *par_report_git_revision(const par_report *r);
+
 /* Write the report to path atomically. */
 par_status par_report_write_json(const par_report *r, const char *path, par_msg *msg);
 

@@ -35,6 +35,16 @@
 #define PAR_VERSION "0.1.0"
 #endif
 
+const char *par_report_version(const par_report *r)
+{
+    return r && r->parity_version ? r->parity_version : PAR_VERSION;
+}
+
+const char *par_report_git_revision(const par_report *r)
+{
+    return r && r->git_revision ? r->git_revision : PAR_GIT_REV;
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * Repro commands
  * ------------------------------------------------------------------------------------------------------------- */
@@ -144,16 +154,6 @@ static void put(json_object *o, const char *key, json_object *v)
     json_object_object_add(o, key, v);
 }
 
-static const char *arith_name(par_arith a)
-{
-    switch (a) {
-    case PAR_ARITH_F32: return "f32";
-    case PAR_ARITH_F16_STORAGE: return "f16_storage";
-    case PAR_ARITH_F16: return "f16";
-    default: return "unknown";
-    }
-}
-
 static json_object *env_json(const par_env *given)
 {
     par_env e;
@@ -189,7 +189,7 @@ static json_object *backend_json(const par_backend_inst *bi)
     put(o, "name", be ? par_json_str(be->name) : NULL);
     put(o, "version", be ? par_json_str(be->version) : NULL);
     put(o, "description", be ? par_json_str(be->description) : NULL);
-    put(o, "arith", be ? par_json_str(arith_name(be->arith)) : NULL);
+    put(o, "arith", be ? par_json_str(par_arith_name(be->arith)) : NULL);
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) put(knobs, bi->knob_key[k], par_json_str(bi->knob_val[k]));
     put(o, "knobs", knobs);
     put(o, "describe", par_json_str(bi->describe));
@@ -530,8 +530,8 @@ static json_object *report_json(const par_report *r, int *oom)
     put(root, "created", par_json_str(r->created ? r->created : created));
     put(root, "command_line", par_json_str(r->command_line));
     json_object *par = json_object_new_object();
-    put(par, "version", par_json_str(r->parity_version ? r->parity_version : PAR_VERSION));
-    put(par, "git_revision", par_json_str(r->git_revision ? r->git_revision : PAR_GIT_REV));
+    put(par, "version", par_json_str(par_report_version(r)));
+    put(par, "git_revision", par_json_str(par_report_git_revision(r)));
     put(par, "backend_api_version", json_object_new_int(PAR_BACKEND_API_VERSION));
     put(par, "executable", par_json_str(r->parity_exe && r->parity_exe[0] ? r->parity_exe : "parity"));
     put(root, "parity", par);

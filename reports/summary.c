@@ -27,18 +27,6 @@ static double quantile(const double *sorted, int64_t n, double q)
     return sorted[i];
 }
 
-static int severity(par_verdict v)
-{
-    switch (v) {
-    case PAR_V_CRASH: return 6;
-    case PAR_V_TIMEOUT: return 5;
-    case PAR_V_FAIL: return 4;
-    case PAR_V_FLAKY: return 3;
-    case PAR_V_ERROR: return 2;
-    default: return 0;
-    }
-}
-
 typedef struct fail_ref {
     int32_t c, b;
     int sev;
@@ -236,8 +224,9 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     for (int32_t c = 0; c < nc && fails; c++)
         for (int32_t b = 0; b < nb; b++) {
             const par_result *x = rec(r, c, b);
-            if (x->done && (int)x->verdict >= 0 && x->verdict < PAR_V_COUNT && severity(x->verdict) > 0)
-                fails[nf++] = (fail_ref){c, b, severity(x->verdict), x->m.max_ratio};
+            if (x->done && (int)x->verdict >= 0 && x->verdict < PAR_V_COUNT &&
+                par_verdict_severity(x->verdict) >= par_verdict_severity(PAR_V_ERROR))
+                fails[nf++] = (fail_ref){c, b, par_verdict_severity(x->verdict), x->m.max_ratio};
         }
     if (nf && fails) {
         qsort(fails, (size_t)nf, sizeof *fails, cmp_fail);

@@ -70,37 +70,13 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-/* How bad a verdict is, for keeping the worst of a record's rounds. */
-static int severity(par_verdict v)
-{
-    static const int s[PAR_V_COUNT] = {[PAR_V_PASS] = 0,  [PAR_V_UNSUPPORTED] = 1, [PAR_V_ERROR] = 2,
-                                       [PAR_V_FLAKY] = 3, [PAR_V_FAIL] = 4,        [PAR_V_TIMEOUT] = 5,
-                                       [PAR_V_CRASH] = 6};
-    return (unsigned)v < PAR_V_COUNT ? s[v] : 7;
-}
-
-static int cmp_ms(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Linear interpolation between closest ranks of a sorted array (as exec/exec.c computes a record's quantiles). */
-static double quantile(const double *v, int32_t n, double q)
-{
-    double pos = q * (double)(n - 1);
-    int32_t lo = (int32_t)pos;
-    if (lo >= n - 1) return v[n - 1];
-    return v[lo] + (pos - (double)lo) * (v[lo + 1] - v[lo]);
-}
-
 /* Round `round` (>= 1) of a record into the record of the earlier rounds: its timed runs appended (up to
  * PAR_TIMING_SAMPLES; the quantiles are then those of the kept runs), and its verdict, reason, metrics and output
  * when it is worse than the worst so far (the reason then says which round). prepare_ms stays the first round's. */
 static void add_round(par_result *into, const par_result *more, int32_t round, int32_t rounds)
 {
     par_timing t = into->t;
-    if (severity(more->verdict) > severity(into->verdict)) {
+    if (par_verdict_severity(more->verdict) > par_verdict_severity(into->verdict)) {
         *into = *more;
         char why[PAR_REASON_LEN];
         snprintf(why, sizeof why, "round %d of %d: %s", (int)round + 1, (int)rounds, more->reason);
@@ -110,15 +86,9 @@ static void add_round(par_result *into, const par_result *more, int32_t round, i
     for (int32_t i = 0; i < more->t.n_samples && n < PAR_TIMING_SAMPLES; i++) t.samples_ms[n++] = more->t.samples_ms[i];
     t.n_samples = n;
     t.runs += more->t.runs;
-    if (n > 0) {
-        double s[PAR_TIMING_SAMPLES];
-        memcpy(s, t.samples_ms, (size_t)n * sizeof *s);
-        qsort(s, (size_t)n, sizeof *s, cmp_ms);
-        t.run_min_ms = s[0];
-        t.run_median_ms = quantile(s, n, 0.5);
-        t.run_p10_ms = quantile(s, n, 0.1);
-        t.run_p90_ms = quantile(s, n, 0.9);
-    }
+    double s[PAR_TIMING_SAMPLES];
+    memcpy(s, t.samples_ms, (size_t)n * sizeof *s);
+    par_timing_quantiles(&t, s, n);
     into->t = t;
 }
 

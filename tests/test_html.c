@@ -117,12 +117,12 @@ static void test_text_escaping(void)
     free(buf);
     CU_ASSERT_EQUAL(par_html_verdict_letter(PAR_V_FLAKY), 'K');
     CU_ASSERT_EQUAL(par_html_verdict_letter(PAR_V_CRASH), 'C');
-    CU_ASSERT(par_html_verdict_rank(PAR_V_CRASH) > par_html_verdict_rank(PAR_V_TIMEOUT));
-    CU_ASSERT(par_html_verdict_rank(PAR_V_TIMEOUT) > par_html_verdict_rank(PAR_V_FAIL));
-    CU_ASSERT(par_html_verdict_rank(PAR_V_FAIL) > par_html_verdict_rank(PAR_V_FLAKY));
-    CU_ASSERT(par_html_verdict_rank(PAR_V_FLAKY) > par_html_verdict_rank(PAR_V_ERROR));
-    CU_ASSERT(par_html_verdict_rank(PAR_V_ERROR) > par_html_verdict_rank(PAR_V_UNSUPPORTED));
-    CU_ASSERT(par_html_verdict_rank(PAR_V_UNSUPPORTED) > par_html_verdict_rank(PAR_V_PASS));
+    CU_ASSERT(par_verdict_severity(PAR_V_CRASH) > par_verdict_severity(PAR_V_TIMEOUT));
+    CU_ASSERT(par_verdict_severity(PAR_V_TIMEOUT) > par_verdict_severity(PAR_V_FAIL));
+    CU_ASSERT(par_verdict_severity(PAR_V_FAIL) > par_verdict_severity(PAR_V_FLAKY));
+    CU_ASSERT(par_verdict_severity(PAR_V_FLAKY) > par_verdict_severity(PAR_V_ERROR));
+    CU_ASSERT(par_verdict_severity(PAR_V_ERROR) > par_verdict_severity(PAR_V_UNSUPPORTED));
+    CU_ASSERT(par_verdict_severity(PAR_V_UNSUPPORTED) > par_verdict_severity(PAR_V_PASS));
 }
 
 /* Bins: 0 exact 0; 1 (0, 1e-6]; 2 (1e-6, 1e-5] ... 7 (0.1, 1]; 8 (1, 10] ... 10 (100, 1e3]; 11 above; 12 inf/NaN. */
