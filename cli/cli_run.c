@@ -286,39 +286,6 @@ static char *join_args(int argc, char **argv, const char *exe)
     return s;
 }
 
-/* What --junit and --baseline ask for, rendered from the report file just written, through the reader every renderer
- * uses (so the run's JUnit and diff are the ones 'parity report --junit' and 'parity diff' give). 0, PAR_EXIT_FAIL
- * when the diff's gate is FAIL, or the exit code of a failure. */
-static int render_from_file(const char *path, const char *junit, const par_report_doc *base, int color)
-{
-    if (!junit && !base) return 0;
-    par_report_doc *doc;
-    par_msg msg = {{0}};
-    if (par_report_read(path, &doc, &msg) != PAR_OK) {
-        fprintf(stderr, "parity: reading back %s\n", msg.text);
-        return PAR_EXIT_INTERNAL;
-    }
-    int rc = 0;
-    if (junit && par_report_write_junit(par_report_doc_report(doc), junit, &msg) != PAR_OK) {
-        fprintf(stderr, "parity: %s\n", msg.text);
-        rc = PAR_EXIT_USAGE;
-    } else if (junit) {
-        printf("junit: %s\n", junit);
-    }
-    par_diff *d = NULL;
-    if (base && par_diff_compute(par_report_doc_report(base), par_report_doc_report(doc), NULL, &d, &msg) != PAR_OK) {
-        fprintf(stderr, "parity: --baseline: %s\n", msg.text);
-        rc = PAR_EXIT_INTERNAL;
-    } else if (base) {
-        printf("\nbaseline %s:\n", par_report_doc_path(base));
-        par_diff_print(stdout, d, color, 50);
-        if (par_diff_gate(d) == PAR_GATE_FAIL && rc == 0) rc = PAR_EXIT_FAIL;
-    }
-    par_diff_free(d);
-    par_report_doc_free(doc);
-    return rc;
-}
-
 int par_cmd_run(int argc, char **argv, const char *exe)
 {
     par_selection sel = {0};
@@ -508,7 +475,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                     if (!res.interrupted_by) rc = PAR_EXIT_INTERNAL;
                 } else {
                     printf("report: %s%s\n", path, res.interrupted_by ? " (interrupted: partial)" : "");
-                    int rrc = render_from_file(path, junit, base, color);
+                    int rrc = par_cli_after_run(path, junit, base, &set, &cfg, color);
                     if (rrc && rc == PAR_EXIT_OK) rc = rrc;
                 }
             }

@@ -53,6 +53,7 @@ static const struct {
     [PAR_DIFF_BACKEND_GONE] = {"backend only in BASE", PAR_GATE_WARN},
     [PAR_DIFF_DRIFT_WORSE] = {"accuracy drift (worse)", PAR_GATE_WARN},
     [PAR_DIFF_LATENCY_WARN] = {"slower", PAR_GATE_WARN},
+    [PAR_DIFF_LATENCY_UNCONFIRMED] = {"regression unconfirmed", PAR_GATE_WARN},
     [PAR_DIFF_FIXED] = {"fixed", PAR_GATE_PASS},
     [PAR_DIFF_COVERAGE_GAINED] = {"coverage gained", PAR_GATE_PASS},
     [PAR_DIFF_DRIFT_BETTER] = {"accuracy drift (better)", PAR_GATE_PASS},
@@ -157,7 +158,7 @@ static par_diff_item *add_item(builder *bl, par_diff_kind kind, const char *case
     it->b = b;
     it->v_base = it->v_new = -1;
     it->ratio_base = it->ratio_new = it->med_base = it->med_new = NAN;
-    it->p = it->p_adj = it->effect = NAN;
+    it->p = it->p_adj = it->effect = it->confirm_effect = NAN;
     snprintf(it->case_id, sizeof it->case_id, "%s", case_id ? case_id : "");
     snprintf(it->backend, sizeof it->backend, "%s", backend ? backend : "");
     if (c >= 0 && b >= 0) par_report_repro(bl->cur, c, b, it->repro, sizeof it->repro);
@@ -232,6 +233,7 @@ static int cmp_item(const void *pa, const void *pb)
     }
     case PAR_DIFF_LATENCY_FAIL:
     case PAR_DIFF_LATENCY_WARN:
+    case PAR_DIFF_LATENCY_UNCONFIRMED:
     case PAR_DIFF_DRIFT_WORSE: ex = x->effect, ey = y->effect; break;
     case PAR_DIFF_FASTER:
     case PAR_DIFF_DRIFT_BETTER: ex = -x->effect, ey = -y->effect; break;
@@ -240,6 +242,41 @@ static int cmp_item(const void *pa, const void *pb)
     if (ex != ey) return ex > ey ? -1 : 1;
     int s = strcmp(x->case_id, y->case_id);
     return s ? s : strcmp(x->backend, y->backend);
+}
+
+/* Items worst first, and the gate of the worst kind present. */
+static void order_and_gate(par_diff *d)
+{
+    if (d->n_items > 1) qsort(d->items, (size_t)d->n_items, sizeof *d->items, cmp_item);
+    d->gate = PAR_GATE_PASS;
+    for (int k = 0; k < PAR_DIFF_KIND_COUNT; k++)
+        if (d->counts[k] && kinds[k].gate > d->gate) d->gate = kinds[k].gate;
+}
+
+int64_t par_diff_confirm(par_diff *d, const par_diff *again)
+{
+    int64_t kept = 0;
+    for (int32_t i = 0; d && i < d->n_items; i++) {
+        par_diff_item *it = &d->items[i];
+        if (it->kind != PAR_DIFF_LATENCY_FAIL) continue;
+        const par_diff_item *second = NULL;
+        for (int32_t j = 0; again && j < again->n_items && !second; j++) {
+            const par_diff_item *a = &again->items[j];
+            if ((a->kind == PAR_DIFF_LATENCY_FAIL || a->kind == PAR_DIFF_LATENCY_WARN || a->kind == PAR_DIFF_FASTER) &&
+                !strcmp(a->case_id, it->case_id) && !strcmp(a->backend, it->backend))
+                second = a;
+        }
+        it->confirm_effect = second ? second->effect : NAN;
+        if (second && second->kind == PAR_DIFF_LATENCY_FAIL) {
+            kept++;
+            continue;
+        }
+        it->kind = PAR_DIFF_LATENCY_UNCONFIRMED;
+        d->counts[PAR_DIFF_LATENCY_FAIL]--;
+        d->counts[PAR_DIFF_LATENCY_UNCONFIRMED]++;
+    }
+    if (d) order_and_gate(d);
+    return kept;
 }
 
 static int opts_bad(const par_diff_opts *o, par_msg *msg)
@@ -403,10 +440,7 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
     }
     d->latency_judged = nl;
     if (!bl.oom) judge_latency(&bl, o, l, nl);
-    if (!bl.oom && d->n_items > 1) qsort(d->items, (size_t)d->n_items, sizeof *d->items, cmp_item);
-    d->gate = PAR_GATE_PASS;
-    for (int k = 0; k < PAR_DIFF_KIND_COUNT; k++)
-        if (d->counts[k] && kinds[k].gate > d->gate) d->gate = kinds[k].gate;
+    if (!bl.oom) order_and_gate(d);
 done:
     par_mw_cache_free(cache);
     free(bix);
@@ -441,11 +475,16 @@ static void item_detail(FILE *f, const par_diff_item *it, const char *s)
     switch (it->kind) {
     case PAR_DIFF_LATENCY_FAIL:
     case PAR_DIFF_LATENCY_WARN:
+    case PAR_DIFF_LATENCY_UNCONFIRMED:
     case PAR_DIFF_FASTER:
         fprintf(f, "median %.4g -> %.4g ms (x%.3f, %+.1f%%), fastest %.4g -> %.4g ms (x%.3f), %d/%d samples, p %.2g, "
                    "Holm %.2g",
                 it->med_base, it->med_new, it->effect, 100 * (it->effect - 1), it->min_base, it->min_new,
                 it->min_base > 0 ? it->min_new / it->min_base : NAN, (int)it->n_base, (int)it->n_new, it->p, it->p_adj);
+        if (it->kind == PAR_DIFF_LATENCY_UNCONFIRMED && isnan(it->confirm_effect))
+            fprintf(f, "; a second timing: no significant change");
+        else if (it->kind == PAR_DIFF_LATENCY_UNCONFIRMED || (it->kind == PAR_DIFF_LATENCY_FAIL && !isnan(it->confirm_effect)))
+            fprintf(f, "; a second timing: x%.3f", it->confirm_effect);
         break;
     case PAR_DIFF_DRIFT_WORSE:
     case PAR_DIFF_DRIFT_BETTER:

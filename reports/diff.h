@@ -45,6 +45,7 @@ typedef enum par_diff_kind {
     PAR_DIFF_BACKEND_GONE,      /* a backend of BASE absent from NEW: WARN */
     PAR_DIFF_DRIFT_WORSE,       /* error / budget grew by drift_factor or more: WARN */
     PAR_DIFF_LATENCY_WARN,      /* significantly slower, ratio >= 1 + latency_warn: WARN */
+    PAR_DIFF_LATENCY_UNCONFIRMED, /* a latency regression that a second timing did not show (par_diff_confirm): WARN */
     PAR_DIFF_FIXED,             /* failing in BASE, PASS in NEW */
     PAR_DIFF_COVERAGE_GAINED,   /* UNSUPPORTED in BASE, PASS in NEW */
     PAR_DIFF_DRIFT_BETTER,      /* error / budget shrank by drift_factor or more */
@@ -70,6 +71,8 @@ typedef struct par_diff_item {
     int32_t n_base, n_new;       /* samples */
     double p, p_adj;             /* one-sided Mann-Whitney p-value, and Holm-adjusted */
     double effect;               /* new / base: the ratio of medians (latency) or of error / budget (drift) */
+    double confirm_effect;       /* latency regressions after par_diff_confirm: the second timing's ratio of
+                                  * medians when it showed a significant change, NaN when it showed none or none ran */
     char repro[1024];            /* the record's repro command on NEW, "" when not in NEW */
 } par_diff_item;
 
@@ -96,6 +99,12 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
                             par_msg *msg);
 
 par_gate par_diff_gate(const par_diff *d);
+
+/* A second opinion on the latency regressions of d: again is the diff of the same BASE against a second timing of
+ * (at least) d's regressed records, made in fresh processes after the first (`parity run --baseline` does this). A
+ * regression stays one only when again has it too (the same case and backend, again a latency regression); the
+ * others become PAR_DIFF_LATENCY_UNCONFIRMED (WARN), and the counts and the gate follow. Returns how many stayed. */
+int64_t par_diff_confirm(par_diff *d, const par_diff *again);
 
 /* The summary (the gate, the counts per kind, what latency judged), then the items worst first with their repro
  * commands, at most max_items (< 0: all; the rest are counted). Texts from reports are printed with control

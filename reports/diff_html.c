@@ -39,6 +39,7 @@ static void item_row(FILE *f, const par_diff_item *it)
     switch (it->kind) {
     case PAR_DIFF_LATENCY_FAIL:
     case PAR_DIFF_LATENCY_WARN:
+    case PAR_DIFF_LATENCY_UNCONFIRMED:
     case PAR_DIFF_FASTER:
         fprintf(f,
                 "median %.4g &rarr; %.4g ms (&times;%.3f), fastest %.4g &rarr; %.4g ms (&times;%.3f), %d/%d "

@@ -290,6 +290,58 @@ static void test_latency(void)
     par_diff_free(d);
 }
 
+/* A second timing (par_diff_confirm): a regression it shows again stays a FAIL; one it shows only a little slower, or
+ * not at all, becomes "regression not reproduced" (WARN), and the gate follows. Three records +20% in the first
+ * timing; in the second, "again" is +20% still, "gone" is as fast as the base, "half" is +8% (significant, below the
+ * fail threshold). */
+static void test_confirm(void)
+{
+    side_init(&A, 1);
+    side_init(&B, 1);
+    static side C;
+    side_init(&C, 1);
+    const char *names[3] = {"again", "gone", "half"};
+    const double second[3] = {1.2, 1.0, 1.08};
+    for (int i = 0; i < 3; i++) {
+        int c = add_case(&A, names[i], PAR_V_PASS);
+        set_samples(res(&A, c, 0), 10, 1.0, 0.001);
+        c = add_case(&B, names[i], PAR_V_PASS);
+        set_samples(res(&B, c, 0), 10, 1.2, 0.001);
+        c = add_case(&C, names[i], PAR_V_PASS);
+        set_samples(res(&C, c, 0), 10, second[i], 0.001);
+    }
+    par_diff *d, *again;
+    par_msg msg = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_diff_compute(&A.r, &B.r, NULL, &d, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(d->counts[PAR_DIFF_LATENCY_FAIL], 3);
+    CU_ASSERT_EQUAL_FATAL(par_diff_compute(&A.r, &C.r, NULL, &again, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(par_diff_confirm(d, again), 1);
+    CU_ASSERT_EQUAL(d->counts[PAR_DIFF_LATENCY_FAIL], 1);
+    CU_ASSERT_EQUAL(d->counts[PAR_DIFF_LATENCY_UNCONFIRMED], 2);
+    CU_ASSERT_EQUAL(par_diff_gate(d), PAR_GATE_FAIL);
+    const par_diff_item *kept = find(d, PAR_DIFF_LATENCY_FAIL, "again"), *gone = find(d, PAR_DIFF_LATENCY_UNCONFIRMED,
+                                                                                     "gone"),
+                        *half = find(d, PAR_DIFF_LATENCY_UNCONFIRMED, "half");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kept);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(gone);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(half);
+    CU_ASSERT_DOUBLE_EQUAL(kept->confirm_effect, 1.2045 / 1.0045, 1e-12);
+    CU_ASSERT_TRUE(isnan(gone->confirm_effect)); /* no significant change in the second timing */
+    CU_ASSERT_DOUBLE_EQUAL(half->confirm_effect, 1.0845 / 1.0045, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(gone->effect, 1.2045 / 1.0045, 1e-12); /* the first timing's effect stays shown */
+    /* the items are still worst first: the FAIL, then the WARNs */
+    CU_ASSERT_EQUAL(d->items[0].kind, PAR_DIFF_LATENCY_FAIL);
+    par_diff_free(again);
+    /* a second timing with no regression at all: nothing stays, the gate is WARN */
+    CU_ASSERT_EQUAL_FATAL(par_diff_compute(&A.r, &A.r, NULL, &again, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(par_diff_confirm(d, again), 0);
+    CU_ASSERT_EQUAL(d->counts[PAR_DIFF_LATENCY_FAIL], 0);
+    CU_ASSERT_EQUAL(d->counts[PAR_DIFF_LATENCY_UNCONFIRMED], 3);
+    CU_ASSERT_EQUAL(par_diff_gate(d), PAR_GATE_WARN);
+    par_diff_free(again);
+    par_diff_free(d);
+}
+
 static void test_html(void)
 {
     side_init(&A, 1);
@@ -353,6 +405,7 @@ static const CU_TestInfo tests[] = {
     {"backends", test_backends},
     {"drift", test_drift},
     {"latency", test_latency},
+    {"confirm", test_confirm},
     {"html", test_html},
     {"bad_options", test_bad_options},
     CU_TEST_INFO_NULL,
