@@ -1,0 +1,47 @@
+#version 450
+#extension GL_GOOGLE_include_directive : enable
+// pool.comp - max (OP 0) and average (OP 1) 2-D pooling, global average pooling as the window of the whole image.
+// One work item per output element. p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw), p2 = (pb, pr,
+// count_include_pad, -). Max: padding never wins, a NaN in the window propagates. Average: the window is clipped
+// to the padded extent [-pt, H + pb) x [-pl, W + pr); the divisor is that clipped area with count_include_pad,
+// else the number of in-image elements.
+#include "common.glsl"
+
+void main()
+{
+    int k = work_item();
+    if (k >= pc.total) return;
+    ivec4 i = coords(pc.od, k);
+    int KH = pc.p0.x, KW = pc.p0.y, sh = pc.p0.z, sw = pc.p0.w;
+    int pt = pc.p1.x, pl = pc.p1.y, dh = pc.p1.z, dw = pc.p1.w;
+    int pb = pc.p2.x, pr = pc.p2.y;
+    int H = pc.ad.z, W = pc.ad.w;
+    float r;
+    if (OP == 0) {
+        r = uintBitsToFloat(0xff800000u); // -inf
+        bool nan = false;
+        for (int kh = 0; kh < KH; kh++) {
+            int ih = i.z * sh - pt + kh * dh;
+            if (ih < 0 || ih >= H) continue;
+            for (int kw = 0; kw < KW; kw++) {
+                int iw = i.w * sw - pl + kw * dw;
+                if (iw < 0 || iw >= W) continue;
+                float v = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw))];
+                if (isnan(v) && !nan) { nan = true; r = v; }
+                if (!nan && v > r) r = v;
+            }
+        }
+    } else {
+        int h0 = i.z * sh - pt, w0 = i.w * sw - pl;
+        int h1 = min(h0 + KH, H + pb), w1 = min(w0 + KW, W + pr);
+        int pool_area = (h1 - h0) * (w1 - w0);
+        int hs = max(h0, 0), ws = max(w0, 0), he = min(h1, H), we = min(w1, W);
+        float s = 0.0;
+        for (int ih = hs; ih < he; ih++)
+            for (int iw = ws; iw < we; iw++)
+                s += a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw))];
+        int n = pc.p2.z != 0 ? pool_area : (he - hs) * (we - ws);
+        r = s / float(n);
+    }
+    o[off(pc.od, out_nc4(), i)] = r;
+}

@@ -1,0 +1,370 @@
+/*
+ * vk_graph.c - a prepared graph of the vulkan backend. prepare: place every tensor (values, and one host-visible
+ * staging tensor per graph input and output) in the sub-allocator, upload the constants, lower every node to
+ * dispatches (vk_ops.c) between the edge conversions (NCHW staging -> internal layout for each input, internal ->
+ * NCHW staging for each output), create the pipelines (one per shader and OP), write one descriptor set per
+ * dispatch, and record ONE command buffer: the dispatches with a buffer memory barrier (compute write -> compute
+ * read) before each dispatch for every input an earlier dispatch wrote, and a final compute -> host barrier on the
+ * output staging. run: copy the inputs into staging, one vkQueueSubmit, one fence wait, copy the outputs out. The
+ * command buffer is replayed, never re-recorded.
+ *
+ * Internal layout: 4-D activations (graph inputs and node outputs) are NC4HW4; constants and other ranks are plain.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint32_t total, par_msg *msg)
+{
+    if (vg->n_disp == vg->cap_disp) {
+        int cap = vg->cap_disp ? 2 * vg->cap_disp : 16;
+        vk_dispatch *d = realloc(vg->disp, (size_t)cap * sizeof *d);
+        if (!d) {
+            par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+            return NULL;
+        }
+        vg->disp = d;
+        vg->cap_disp = cap;
+    }
+    vk_dispatch *d = &vg->disp[vg->n_disp++];
+    memset(d, 0, sizeof *d);
+    d->shader = shader;
+    d->op = op;
+    for (int s = 0; s < VK_MAX_SLOTS; s++) d->slot[s] = -1;
+    /* Work items beyond one row of workgroups go to a second dimension (maxComputeWorkGroupCount[0] is at least
+     * 65535). */
+    uint32_t groups = (total + VK_WG_SIZE - 1) / VK_WG_SIZE;
+    uint32_t maxx = vg->ctx->props.limits.maxComputeWorkGroupCount[0];
+    d->groups_x = groups < maxx ? groups : maxx;
+    if (d->groups_x == 0) d->groups_x = 1;
+    d->groups_y = (groups + d->groups_x - 1) / d->groups_x;
+    if (d->groups_y == 0) d->groups_y = 1;
+    return d;
+}
+
+static VkDescriptorBufferInfo buffer_info(vk_graph *vg, int t)
+{
+    const vk_tensor *T = &vg->tensors[t];
+    VkDescriptorBufferInfo bi = {
+        .buffer = vg->pools[T->pool].blocks[T->block].buf,
+        .offset = T->offset,
+        .range = T->bytes,
+    };
+    return bi;
+}
+
+/* The shader module of `name`, created once per graph. */
+static par_status module_of(vk_graph *vg, const char *name, VkShaderModule *out, par_msg *msg)
+{
+    for (int i = 0; i < vg->n_shader_modules; i++)
+        if (strcmp(vg->module_names[i], name) == 0) {
+            *out = vg->modules[i];
+            return PAR_OK;
+        }
+    const vk_shader_code *code = vk_shader_find(name);
+    if (!code) return par_msgf(msg, PAR_ERROR, "vulkan: internal: no shader '%s' in the table", name);
+    VkShaderModule *m = realloc(vg->modules, (size_t)(vg->n_shader_modules + 1) * sizeof *m);
+    if (!m) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    vg->modules = m;
+    const char **nm = realloc(vg->module_names, (size_t)(vg->n_shader_modules + 1) * sizeof *nm);
+    if (!nm) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    vg->module_names = nm;
+    VkShaderModuleCreateInfo ci = {
+        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+        .codeSize = code->n_words * 4,
+        .pCode = code->words,
+    };
+    VkResult r = vkCreateShaderModule(vg->ctx->device, &ci, NULL, out);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateShaderModule(%s): %s", name, vk_result_name(r));
+    vg->modules[vg->n_shader_modules] = *out;
+    vg->module_names[vg->n_shader_modules++] = name;
+    return PAR_OK;
+}
+
+static par_status create_pipelines(vk_graph *vg, par_msg *msg)
+{
+    VkDevice dev = vg->ctx->device;
+    for (int i = 0; i < vg->n_disp; i++) {
+        vk_dispatch *d = &vg->disp[i];
+        for (int j = 0; j < i && !d->pipeline; j++)
+            if (strcmp(vg->disp[j].shader, d->shader) == 0 && vg->disp[j].op == d->op) d->pipeline = vg->disp[j].pipeline;
+        if (d->pipeline) continue;
+        VkShaderModule mod;
+        par_status st = module_of(vg, d->shader, &mod, msg);
+        if (st != PAR_OK) return st;
+        uint32_t spec_data[2] = {VK_WG_SIZE, (uint32_t)d->op};
+        VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
+        VkSpecializationInfo spec = {2, entries, sizeof spec_data, spec_data};
+        VkComputePipelineCreateInfo ci = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = mod,
+                      .pName = "main",
+                      .pSpecializationInfo = &spec},
+            .layout = vg->pipe_layout,
+        };
+        VkResult r = vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, NULL, &d->pipeline);
+        if (r != VK_SUCCESS) {
+            d->pipeline = VK_NULL_HANDLE;
+            return par_msgf(msg, PAR_ERROR, "vkCreateComputePipelines(%s, op %d): %s", d->shader, d->op,
+                            vk_result_name(r));
+        }
+    }
+    return PAR_OK;
+}
+
+static par_status create_layouts_and_sets(vk_graph *vg, par_msg *msg)
+{
+    VkDevice dev = vg->ctx->device;
+    VkDescriptorSetLayoutBinding bind[VK_MAX_SLOTS];
+    for (uint32_t s = 0; s < VK_MAX_SLOTS; s++)
+        bind[s] = (VkDescriptorSetLayoutBinding){s, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
+                                                 NULL};
+    VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = VK_MAX_SLOTS,
+                                           .pBindings = bind};
+    VkResult r = vkCreateDescriptorSetLayout(dev, &lci, NULL, &vg->set_layout);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateDescriptorSetLayout: %s", vk_result_name(r));
+    VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(vk_push)};
+    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &vg->set_layout,
+                                      .pushConstantRangeCount = 1,
+                                      .pPushConstantRanges = &pcr};
+    r = vkCreatePipelineLayout(dev, &pci, NULL, &vg->pipe_layout);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreatePipelineLayout: %s", vk_result_name(r));
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(vg->n_disp * VK_MAX_SLOTS)};
+    VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
+                                       .maxSets = (uint32_t)vg->n_disp,
+                                       .poolSizeCount = 1,
+                                       .pPoolSizes = &ps};
+    r = vkCreateDescriptorPool(dev, &dpci, NULL, &vg->desc_pool);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateDescriptorPool: %s", vk_result_name(r));
+    for (int i = 0; i < vg->n_disp; i++) {
+        vk_dispatch *d = &vg->disp[i];
+        VkDescriptorSetAllocateInfo ai = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO,
+                                          .descriptorPool = vg->desc_pool,
+                                          .descriptorSetCount = 1,
+                                          .pSetLayouts = &vg->set_layout};
+        r = vkAllocateDescriptorSets(dev, &ai, &d->set);
+        if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkAllocateDescriptorSets: %s", vk_result_name(r));
+        VkDescriptorBufferInfo bi[VK_MAX_SLOTS];
+        VkWriteDescriptorSet w[VK_MAX_SLOTS];
+        for (int s = 0; s < VK_MAX_SLOTS; s++) {
+            /* An unused slot is bound to the output (never read by that shader) so every binding is valid. */
+            bi[s] = buffer_info(vg, d->slot[s] >= 0 ? d->slot[s] : d->slot[0]);
+            w[s] = (VkWriteDescriptorSet){.sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                          .dstSet = d->set,
+                                          .dstBinding = (uint32_t)s,
+                                          .descriptorCount = 1,
+                                          .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                          .pBufferInfo = &bi[s]};
+        }
+        vkUpdateDescriptorSets(dev, VK_MAX_SLOTS, w, 0, NULL);
+    }
+    return PAR_OK;
+}
+
+static VkBufferMemoryBarrier barrier_of(vk_graph *vg, int t, VkAccessFlags src, VkAccessFlags dst)
+{
+    VkDescriptorBufferInfo bi = buffer_info(vg, t);
+    return (VkBufferMemoryBarrier){.sType = VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER,
+                                   .srcAccessMask = src,
+                                   .dstAccessMask = dst,
+                                   .srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED,
+                                   .buffer = bi.buffer,
+                                   .offset = bi.offset,
+                                   .size = bi.range};
+}
+
+static par_status record(vk_graph *vg, int first_out_staging, par_msg *msg)
+{
+    VkDevice dev = vg->ctx->device;
+    VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
+                                    .queueFamilyIndex = vg->ctx->queue_family};
+    VkResult r = vkCreateCommandPool(dev, &cpci, NULL, &vg->cmd_pool);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateCommandPool: %s", vk_result_name(r));
+    VkCommandBufferAllocateInfo cai = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = vg->cmd_pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1};
+    r = vkAllocateCommandBuffers(dev, &cai, &vg->cmd);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkAllocateCommandBuffers: %s", vk_result_name(r));
+    VkFenceCreateInfo fci = {.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    r = vkCreateFence(dev, &fci, NULL, &vg->fence);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateFence: %s", vk_result_name(r));
+
+    VkCommandBufferBeginInfo bi = {.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    r = vkBeginCommandBuffer(vg->cmd, &bi);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkBeginCommandBuffer: %s", vk_result_name(r));
+    /* writer[t]: the index of the dispatch that wrote tensor t, or -1. */
+    int *writer = malloc((size_t)vg->n_tensors * sizeof *writer);
+    VkBufferMemoryBarrier *bar = malloc((size_t)(vg->n_tensors + VK_MAX_SLOTS) * sizeof *bar);
+    if (!writer || !bar) {
+        free(writer);
+        free(bar);
+        return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    }
+    for (int t = 0; t < vg->n_tensors; t++) writer[t] = -1;
+    for (int i = 0; i < vg->n_disp; i++) {
+        vk_dispatch *d = &vg->disp[i];
+        uint32_t nb = 0;
+        for (int s = 1; s < VK_MAX_SLOTS; s++) {
+            int t = d->slot[s];
+            int dup = 0;
+            for (int s2 = 1; s2 < s; s2++) dup |= d->slot[s2] == t;
+            if (t >= 0 && !dup && writer[t] >= 0)
+                bar[nb++] = barrier_of(vg, t, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_SHADER_READ_BIT);
+        }
+        if (nb)
+            vkCmdPipelineBarrier(vg->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0,
+                                 0, NULL, nb, bar, 0, NULL);
+        vkCmdBindPipeline(vg->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d->pipeline);
+        vkCmdBindDescriptorSets(vg->cmd, VK_PIPELINE_BIND_POINT_COMPUTE, vg->pipe_layout, 0, 1, &d->set, 0, NULL);
+        vkCmdPushConstants(vg->cmd, vg->pipe_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof d->pc, &d->pc);
+        vkCmdDispatch(vg->cmd, d->groups_x, d->groups_y, 1);
+        writer[d->slot[0]] = i;
+    }
+    /* The output staging: shader writes -> host reads after the fence. */
+    uint32_t nb = 0;
+    for (int t = first_out_staging; t < vg->n_tensors; t++)
+        bar[nb++] = barrier_of(vg, t, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT);
+    if (nb)
+        vkCmdPipelineBarrier(vg->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, NULL, nb,
+                             bar, 0, NULL);
+    free(writer);
+    free(bar);
+    r = vkEndCommandBuffer(vg->cmd);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkEndCommandBuffer: %s", vk_result_name(r));
+    return PAR_OK;
+}
+
+static par_status prepare(vk_graph *vg, par_msg *msg)
+{
+    const par_graph_desc *g = vg->g;
+    vg->n_tensors = g->n_values + g->n_inputs + g->n_outputs;
+    vg->tensors = calloc((size_t)vg->n_tensors, sizeof *vg->tensors);
+    if (!vg->tensors) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    par_status st = vk_pools_init(vg, msg);
+    if (st != PAR_OK) return st;
+    /* Values. */
+    for (int v = 0; v < g->n_values; v++) {
+        const par_value *V = &g->values[v];
+        vk_tensor *T = &vg->tensors[v];
+        if (vk_dims4(V, T->d4) != 0)
+            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: value '%s' has rank %d (ranks up to 4 are implemented)",
+                            V->name, V->rank);
+        if (V->dtype != PAR_DTYPE_F32)
+            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: value '%s' is %s (only f32 is implemented)", V->name,
+                            par_dtype_name(V->dtype));
+        int is_const = V->kind == PAR_VALUE_CONST;
+        T->nc4 = !is_const && V->rank == 4;
+        uint64_t count = T->nc4 ? vk_nc4_count(T->d4) : (uint64_t)V->numel;
+        st = vk_tensor_place(vg, v, is_const ? VK_POOL_HOST : VK_POOL_DEVICE, count * 4, msg);
+        if (st != PAR_OK) return st;
+    }
+    /* Staging: plain NCHW, host-visible. */
+    for (int i = 0; i < g->n_inputs + g->n_outputs; i++) {
+        int v = i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs];
+        vk_tensor *T = &vg->tensors[g->n_values + i];
+        memcpy(T->d4, vg->tensors[v].d4, sizeof T->d4);
+        st = vk_tensor_place(vg, g->n_values + i, VK_POOL_HOST, (uint64_t)g->values[v].numel * 4, msg);
+        if (st != PAR_OK) return st;
+    }
+    /* Dispatches: inputs in, the nodes, outputs out. */
+    for (int i = 0; i < g->n_inputs; i++)
+        if ((st = vk_emit_copy(vg, g->inputs[i], g->n_values + i, msg)) != PAR_OK) return st;
+    for (int n = 0; n < g->n_nodes; n++)
+        if ((st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
+    for (int i = 0; i < g->n_outputs; i++)
+        if ((st = vk_emit_copy(vg, g->n_values + g->n_inputs + i, g->outputs[i], msg)) != PAR_OK) return st;
+
+    if ((st = vk_pools_commit(vg, msg)) != PAR_OK) return st;
+    for (int v = 0; v < g->n_values; v++)
+        if (g->values[v].kind == PAR_VALUE_CONST) {
+            void *p = vk_tensor_map(vg, v);
+            if (!p) return par_msgf(msg, PAR_ERROR, "vulkan: internal: constant '%s' is not mapped", g->values[v].name);
+            memcpy(p, g->values[v].data, (size_t)g->values[v].numel * 4);
+        }
+    for (int i = 0; i < g->n_inputs + g->n_outputs; i++)
+        if (!vk_tensor_map(vg, g->n_values + i)) return par_msgf(msg, PAR_ERROR, "vulkan: internal: staging not mapped");
+    if ((st = create_layouts_and_sets(vg, msg)) != PAR_OK) return st;
+    if ((st = create_pipelines(vg, msg)) != PAR_OK) return st;
+    return record(vg, g->n_values + g->n_inputs, msg);
+}
+
+par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg)
+{
+    *out = NULL;
+    par_status st = vk_ctx_open(c, msg);
+    if (st != PAR_OK) return st;
+    vk_graph *vg = calloc(1, sizeof *vg);
+    if (!vg) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    vg->ctx = c;
+    vg->g = g;
+    st = prepare(vg, msg);
+    if (st != PAR_OK) {
+        vk_graph_release(vg);
+        return st;
+    }
+    *out = vg;
+    return PAR_OK;
+}
+
+par_status vk_graph_bind(vk_graph *vg, const void *const *inputs, void *const *outputs, par_msg *msg)
+{
+    vg->inputs = inputs;
+    vg->outputs = outputs;
+    return PAR_OK;
+}
+
+par_status vk_graph_run(vk_graph *vg, par_msg *msg)
+{
+    const par_graph_desc *g = vg->g;
+    if (!vg->inputs || !vg->outputs) return par_msgf(msg, PAR_ERROR, "run: no buffers bound");
+    for (int i = 0; i < g->n_inputs; i++)
+        memcpy(vk_tensor_map(vg, g->n_values + i), vg->inputs[i], (size_t)g->values[g->inputs[i]].numel * 4);
+    VkDevice dev = vg->ctx->device;
+    VkResult r = vkResetFences(dev, 1, &vg->fence);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkResetFences: %s", vk_result_name(r));
+    VkSubmitInfo si = {.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO, .commandBufferCount = 1, .pCommandBuffers = &vg->cmd};
+    r = vkQueueSubmit(vg->ctx->queue, 1, &si, vg->fence);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkQueueSubmit: %s", vk_result_name(r));
+    r = vkWaitForFences(dev, 1, &vg->fence, VK_TRUE, UINT64_MAX);
+    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkWaitForFences: %s", vk_result_name(r));
+    for (int i = 0; i < g->n_outputs; i++)
+        memcpy(vg->outputs[i], vk_tensor_map(vg, g->n_values + g->n_inputs + i),
+               (size_t)g->values[g->outputs[i]].numel * 4);
+    return PAR_OK;
+}
+
+void vk_graph_release(vk_graph *vg)
+{
+    if (!vg) return;
+    VkDevice dev = vg->ctx->device;
+    if (dev) {
+        vkDeviceWaitIdle(dev);
+        if (vg->fence) vkDestroyFence(dev, vg->fence, NULL);
+        if (vg->cmd_pool) vkDestroyCommandPool(dev, vg->cmd_pool, NULL);
+        for (int i = 0; i < vg->n_disp; i++) {
+            VkPipeline p = vg->disp[i].pipeline;
+            if (!p) continue;
+            for (int j = i; j < vg->n_disp; j++)
+                if (vg->disp[j].pipeline == p) vg->disp[j].pipeline = VK_NULL_HANDLE;
+            vkDestroyPipeline(dev, p, NULL);
+        }
+        for (int i = 0; i < vg->n_shader_modules; i++) vkDestroyShaderModule(dev, vg->modules[i], NULL);
+        if (vg->desc_pool) vkDestroyDescriptorPool(dev, vg->desc_pool, NULL);
+        if (vg->pipe_layout) vkDestroyPipelineLayout(dev, vg->pipe_layout, NULL);
+        if (vg->set_layout) vkDestroyDescriptorSetLayout(dev, vg->set_layout, NULL);
+        vk_pools_free(vg);
+    }
+    free(vg->modules);
+    free(vg->module_names);
+    free(vg->disp);
+    free(vg->tensors);
+    free(vg);
+}

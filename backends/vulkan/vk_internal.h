@@ -1,0 +1,183 @@
+/*
+ * vk_internal.h - the vulkan backend's internal types: the context (instance, chosen device, queue), the
+ * sub-allocator, the tensors and dispatches of a prepared graph, and the shader table. Shared by vk_device.c,
+ * vk_mem.c, vk_graph.c, vk_ops.c and vulkan.c; nothing outside backends/vulkan includes it (tests/test_vulkan.c
+ * excepted, for the pure pieces: device choice, arena placement, the NC4HW4 mapping).
+ */
+#ifndef VK_INTERNAL_H
+#define VK_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <vulkan/vulkan.h>
+
+#include "core/parity_backend.h"
+
+#define VK_NAME "vulkan"
+#define VK_WG_SIZE 64u          /* workgroup size (specialization constant 0 of every shader) */
+#define VK_MAX_SLOTS 4          /* storage buffers per dispatch: 0 output, 1..3 inputs */
+#define VK_BLOCK_BYTES (64u << 20) /* one VkDeviceMemory block of the sub-allocator (larger tensors get their own) */
+#define VK_MAX_DEVICES 16
+
+/* ---- Device choice (pure; vk_device.c) ---- */
+typedef struct vk_devinfo {
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    VkPhysicalDeviceType type;
+    int has_compute;            /* a queue family with VK_QUEUE_COMPUTE_BIT */
+} vk_devinfo;
+
+/* The index of the device to use among n: want NULL or "" or "auto": the first discrete or integrated GPU with a
+ * compute queue, else the first device with one (lavapipe). want all digits: that index. Otherwise the first device
+ * whose name contains want (case-insensitive). -1 with a one-line reason in err when none fits. */
+int vk_choose_device(const vk_devinfo *devs, int n, const char *want, char *err, size_t errlen);
+
+const char *vk_result_name(VkResult r);
+const char *vk_device_type_name(VkPhysicalDeviceType t);
+
+/* ---- The context ---- */
+typedef struct vk_ctx {
+    VkInstance instance;
+    int n_phys;
+    VkPhysicalDevice phys[VK_MAX_DEVICES];
+    vk_devinfo info[VK_MAX_DEVICES];
+    int chosen;                 /* index into phys */
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    char driver[128];           /* driverName / driverInfo when VK_KHR_driver_properties is there, else "" */
+    uint32_t queue_family;
+    VkDevice device;            /* created at the first prepare, after the knobs */
+    VkQueue queue;
+    int prepared_once;          /* knobs are refused after this */
+} vk_ctx;
+
+par_status vk_ctx_create(vk_ctx **out, par_msg *msg);
+void vk_ctx_destroy(vk_ctx *c);
+/* Chooses the physical device by the `device` knob's value. */
+par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg);
+/* Creates the logical device and the compute queue if not yet done. */
+par_status vk_ctx_open(vk_ctx *c, par_msg *msg);
+
+/* ---- The sub-allocator (vk_mem.c) ---- */
+typedef enum vk_pool_kind {
+    VK_POOL_DEVICE = 0,         /* intermediates: device-local when the device has it */
+    VK_POOL_HOST = 1,           /* staging and constants: host-visible and host-coherent, persistently mapped */
+    VK_POOL_COUNT
+} vk_pool_kind;
+
+/* Placement only (pure, tested without a device): blocks of `block_bytes` (a larger request gets a block of its own
+ * size), offsets aligned to `align` (a power of two), bump allocation within the newest block. */
+typedef struct vk_arena {
+    uint64_t block_bytes;
+    uint64_t align;
+    int n_blocks;
+    int cap_blocks;
+    uint64_t *block_size;       /* size of each block */
+    uint64_t *block_used;       /* bytes used in each block */
+} vk_arena;
+
+void vk_arena_init(vk_arena *a, uint64_t block_bytes, uint64_t align);
+void vk_arena_free(vk_arena *a);
+/* Places `size` bytes: *block and *offset; returns 0, or -1 when out of host memory for the bookkeeping. */
+int vk_arena_place(vk_arena *a, uint64_t size, int *block, uint64_t *offset);
+
+typedef struct vk_block {
+    VkDeviceMemory mem;
+    VkBuffer buf;
+    void *map;                  /* mapped pointer (host pool, and a device pool whose memory is host-visible) */
+} vk_block;
+
+typedef struct vk_pool {
+    vk_arena arena;
+    vk_block *blocks;           /* arena.n_blocks of them once vk_pool_commit has run */
+    uint32_t type_index;        /* memory type */
+    int host_visible;
+} vk_pool;
+
+/* NC4HW4 (channel-packed by 4) mapping of logical NCHW: the element's float offset, and the tensor's float count. */
+uint64_t vk_nc4_offset(const int64_t d[4], const int64_t i[4]);
+uint64_t vk_nc4_count(const int64_t d[4]);
+
+/* ---- Shaders (generated table, $(BUILD)/gen/backends/vulkan/vk_shaders.c) ---- */
+typedef struct vk_shader_code {
+    const char *name;
+    const uint32_t *words;
+    size_t n_words;
+} vk_shader_code;
+const vk_shader_code *vk_shader_find(const char *name);
+
+/* ---- A prepared graph ---- */
+/* The push constants every shader declares (shaders/common.glsl, struct P): 112 bytes. */
+typedef struct vk_push {
+    int32_t od[4], ad[4], bd[4];
+    int32_t p0[4], p1[4], p2[4];
+    int32_t lay;                /* bit 0: output NC4HW4, bit 1: input a NC4HW4, bit 2: input b NC4HW4 */
+    int32_t total;              /* work items */
+    float f0, f1;
+} vk_push;
+
+typedef struct vk_tensor {
+    int pool;                   /* vk_pool_kind */
+    int block;
+    uint64_t offset, bytes;
+    int nc4;                    /* stored NC4HW4 (4-D activations) */
+    int64_t d4[4];              /* logical dims right-aligned to 4 (leading 1s) */
+} vk_tensor;
+
+typedef struct vk_dispatch {
+    const char *shader;         /* name in the shader table */
+    int32_t op;                 /* specialization constant 1 */
+    int slot[VK_MAX_SLOTS];     /* tensor indices; -1 unused */
+    vk_push pc;
+    uint32_t groups_x, groups_y;
+    VkPipeline pipeline;        /* shared with other dispatches of the same shader and op */
+    VkDescriptorSet set;
+} vk_dispatch;
+
+typedef struct vk_graph {
+    vk_ctx *ctx;
+    const par_graph_desc *g;
+    vk_pool pools[VK_POOL_COUNT];
+    int n_tensors;
+    vk_tensor *tensors;         /* [0, n_values): the values; then one staging per graph input, then per output */
+    int n_disp, cap_disp;
+    vk_dispatch *disp;
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipe_layout;
+    VkDescriptorPool desc_pool;
+    int n_shader_modules;
+    VkShaderModule *modules;
+    const char **module_names;
+    VkCommandPool cmd_pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+    const void *const *inputs;  /* bound */
+    void *const *outputs;
+} vk_graph;
+
+/* vk_mem.c */
+par_status vk_pools_init(vk_graph *vg, par_msg *msg);
+/* Places a tensor of `bytes` in pool `kind`. */
+par_status vk_tensor_place(vk_graph *vg, int t, int kind, uint64_t bytes, par_msg *msg);
+/* Creates the blocks (VkDeviceMemory + one VkBuffer over each) for every placement made. */
+par_status vk_pools_commit(vk_graph *vg, par_msg *msg);
+void vk_pools_free(vk_graph *vg);
+/* The mapped pointer of tensor t, or NULL when its memory is not host-visible. */
+void *vk_tensor_map(vk_graph *vg, int t);
+
+/* vk_ops.c */
+par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg);
+/* Appends the dispatches of node `node` (its tensors are placed). */
+par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg);
+/* Appends a layout-converting copy from tensor src to tensor dst (same logical dims). */
+par_status vk_emit_copy(vk_graph *vg, int dst, int src, par_msg *msg);
+/* 4-D right-aligned dims of a value; -1 when its rank is above 4. */
+int vk_dims4(const par_value *v, int64_t d4[4]);
+
+/* vk_graph.c */
+par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg);
+par_status vk_graph_bind(vk_graph *vg, const void *const *inputs, void *const *outputs, par_msg *msg);
+par_status vk_graph_run(vk_graph *vg, par_msg *msg);
+void vk_graph_release(vk_graph *vg);
+vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint32_t total, par_msg *msg);
+
+#endif /* VK_INTERNAL_H */

@@ -1,0 +1,233 @@
+/*
+ * vk_ops.c - the vulkan backend's op table: which nodes it runs (supports: f32 only, ranks up to 4) and the
+ * dispatches each one lowers to (a shader of shaders/, its OP specialization constant and push constants). Ops are
+ * per docs/ops.md; everything not in the table is UNSUPPORTED with a reason naming the op.
+ *
+ * It must not touch Vulkan objects: it only fills vk_dispatch records (vk_graph.c creates pipelines and records).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+/* OP numbers of unary.comp. */
+enum {
+    VK_UNARY_COPY = 0, VK_UNARY_RELU, VK_UNARY_RELU6, VK_UNARY_SIGMOID, VK_UNARY_TANH, VK_UNARY_HARDSWISH,
+    VK_UNARY_HARDSIGMOID, VK_UNARY_GELU_TANH, VK_UNARY_SILU, VK_UNARY_ELU, VK_UNARY_LEAKY_RELU, VK_UNARY_CLAMP,
+};
+
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX } vk_kind;
+
+static const struct {
+    const char *op;
+    vk_kind kind;
+    int32_t code;
+} OPS[] = {
+    {"relu", K_UNARY, VK_UNARY_RELU},
+    {"relu6", K_UNARY, VK_UNARY_RELU6},
+    {"sigmoid", K_UNARY, VK_UNARY_SIGMOID},
+    {"tanh", K_UNARY, VK_UNARY_TANH},
+    {"hardswish", K_UNARY, VK_UNARY_HARDSWISH},
+    {"hardsigmoid", K_UNARY, VK_UNARY_HARDSIGMOID},
+    {"gelu", K_UNARY, VK_UNARY_GELU_TANH},
+    {"silu", K_UNARY, VK_UNARY_SILU},
+    {"elu", K_UNARY, VK_UNARY_ELU},
+    {"leaky_relu", K_UNARY, VK_UNARY_LEAKY_RELU},
+    {"clamp", K_UNARY, VK_UNARY_CLAMP},
+    {"hardtanh", K_UNARY, VK_UNARY_CLAMP},
+    {"add", K_BINARY, 0},
+    {"sub", K_BINARY, 1},
+    {"mul", K_BINARY, 2},
+    {"div", K_BINARY, 3},
+    {"conv2d", K_CONV, 0},
+    {"linear", K_LINEAR, 1},
+    {"matmul", K_MATMUL, 0},
+    {"max_pool2d", K_MAXPOOL, 0},
+    {"avg_pool2d", K_AVGPOOL, 1},
+    {"global_avg_pool2d", K_GAP, 1},
+    {"softmax", K_SOFTMAX, 0},
+    {"log_softmax", K_SOFTMAX, 1},
+};
+
+static int find_op(const char *op)
+{
+    for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
+        if (strcmp(OPS[i].op, op) == 0) return (int)i;
+    return -1;
+}
+
+int vk_dims4(const par_value *v, int64_t d4[4])
+{
+    if (v->rank > 4) return -1;
+    int lead = 4 - v->rank;
+    for (int k = 0; k < 4; k++) d4[k] = k < lead ? 1 : v->dims[k - lead];
+    return 0;
+}
+
+par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
+{
+    const par_node *n = &g->nodes[node];
+    int k = find_op(n->op);
+    if (k < 0) return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: op '%s' has no shader yet", n->op);
+    for (int32_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
+        const par_value *v = i < n->n_inputs ? par_node_input(g, n, i) : par_node_output(g, n, i - n->n_inputs);
+        if (!v) continue;
+        if (v->dtype != PAR_DTYPE_F32)
+            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s on %s tensors (only f32 is implemented)", n->op,
+                            par_dtype_name(v->dtype));
+        if (v->rank > 4)
+            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s on a rank-%d tensor (ranks up to 4 are implemented)",
+                            n->op, v->rank);
+        if (v->numel > INT32_MAX / 4)
+            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s on a tensor of %lld elements (32-bit indexing)", n->op,
+                            (long long)v->numel);
+    }
+    if (strcmp(n->op, "gelu") == 0 && strcmp(par_attr_str(n, "approximate", "none"), "tanh") != 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: gelu with approximate=none needs erf, not in the shaders yet");
+    if (OPS[k].kind == K_SOFTMAX && par_node_input(g, n, 0)->rank == 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s of a rank-0 tensor", n->op);
+    return PAR_OK;
+}
+
+static void dims32(int32_t out[4], const int64_t d[4])
+{
+    for (int k = 0; k < 4; k++) out[k] = (int32_t)d[k];
+}
+
+/* A dispatch of `shader` with output tensor `o` and inputs a, b, c (-1 absent), `total` work items. */
+static vk_dispatch *emit(vk_graph *vg, const char *shader, int32_t op, int o, int a, int b, int c, int64_t total,
+                         par_msg *msg)
+{
+    vk_dispatch *d = vk_new_dispatch(vg, shader, op, (uint32_t)total, msg);
+    if (!d) return NULL;
+    int s[VK_MAX_SLOTS] = {o, a, b, c};
+    memcpy(d->slot, s, sizeof s);
+    const vk_tensor *T = vg->tensors;
+    dims32(d->pc.od, T[o].d4);
+    if (a >= 0) dims32(d->pc.ad, T[a].d4);
+    if (b >= 0) dims32(d->pc.bd, T[b].d4);
+    d->pc.lay = (T[o].nc4 ? 1 : 0) | (a >= 0 && T[a].nc4 ? 2 : 0) | (b >= 0 && T[b].nc4 ? 4 : 0);
+    d->pc.total = (int32_t)total;
+    return d;
+}
+
+par_status vk_emit_copy(vk_graph *vg, int dst, int src, par_msg *msg)
+{
+    const int64_t *d = vg->tensors[dst].d4;
+    return emit(vg, "unary", VK_UNARY_COPY, dst, src, -1, -1, d[0] * d[1] * d[2] * d[3], msg) ? PAR_OK : PAR_ERROR;
+}
+
+/* Explicit padding [pt, pl, pb, pr] of a conv2d, from pad_mode (docs/ops.md: same and valid as NNAPI). */
+static void conv_padding(const par_node *n, const int64_t in[4], const int64_t out[4], int64_t kh, int64_t kw,
+                         int64_t pad[4])
+{
+    const char *mode = par_attr_str(n, "pad_mode", "explicit");
+    for (int k = 0; k < 4; k++) pad[k] = par_attr_ints_at(n, "padding", k, 0);
+    if (strcmp(mode, "valid") == 0) {
+        for (int k = 0; k < 4; k++) pad[k] = 0;
+    } else if (strcmp(mode, "same") == 0) {
+        int64_t kk[2] = {kh, kw};
+        for (int s = 0; s < 2; s++) {
+            int64_t st = par_attr_ints_at(n, "stride", s, 1), dl = par_attr_ints_at(n, "dilation", s, 1);
+            int64_t total = (out[2 + s] - 1) * st + (kk[s] - 1) * dl + 1 - in[2 + s];
+            if (total < 0) total = 0;
+            pad[s] = total / 2;
+            pad[2 + s] = total - total / 2;
+        }
+    }
+}
+
+par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
+{
+    const par_graph_desc *g = vg->g;
+    const par_node *n = &g->nodes[node];
+    int k = find_op(n->op);
+    if (k < 0) return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: op '%s' has no shader yet", n->op);
+    int o = n->outputs[0];
+    int a = n->inputs[0];
+    int b = n->n_inputs > 1 ? n->inputs[1] : -1;
+    int c = n->n_inputs > 2 ? n->inputs[2] : -1;
+    const vk_tensor *T = vg->tensors;
+    int64_t total = T[o].d4[0] * T[o].d4[1] * T[o].d4[2] * T[o].d4[3];
+    vk_dispatch *d = NULL;
+    switch (OPS[k].kind) {
+    case K_UNARY:
+        d = emit(vg, "unary", OPS[k].code, o, a, -1, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        if (OPS[k].code == VK_UNARY_ELU) d->pc.f0 = (float)par_attr_float(n, "alpha", 1.0);
+        if (OPS[k].code == VK_UNARY_LEAKY_RELU) d->pc.f0 = (float)par_attr_float(n, "negative_slope", 0.01);
+        if (strcmp(n->op, "clamp") == 0) {
+            d->pc.f0 = (float)par_attr_float(n, "min", -INFINITY);
+            d->pc.f1 = (float)par_attr_float(n, "max", INFINITY);
+        } else if (strcmp(n->op, "hardtanh") == 0) {
+            d->pc.f0 = (float)par_attr_float(n, "min_val", -1.0);
+            d->pc.f1 = (float)par_attr_float(n, "max_val", 1.0);
+        }
+        return PAR_OK;
+    case K_BINARY:
+        return emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg) ? PAR_OK : PAR_ERROR;
+    case K_CONV: {
+        d = emit(vg, "conv2d", 0, o, a, b, c >= 0 ? c : a, total, msg);
+        if (!d) return PAR_ERROR;
+        int64_t pad[4];
+        const int64_t *wd = T[b].d4;
+        conv_padding(n, T[a].d4, T[o].d4, wd[2], wd[3], pad);
+        int32_t p0[4] = {(int32_t)wd[2], (int32_t)wd[3], (int32_t)par_attr_ints_at(n, "stride", 0, 1),
+                         (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
+        int32_t p1[4] = {(int32_t)pad[0], (int32_t)pad[1], (int32_t)par_attr_ints_at(n, "dilation", 0, 1),
+                         (int32_t)par_attr_ints_at(n, "dilation", 1, 1)};
+        int32_t p2[4] = {(int32_t)par_attr_int(n, "groups", 1), c >= 0, 0, 0};
+        memcpy(d->pc.p0, p0, sizeof p0);
+        memcpy(d->pc.p1, p1, sizeof p1);
+        memcpy(d->pc.p2, p2, sizeof p2);
+        return PAR_OK;
+    }
+    case K_LINEAR:
+    case K_MATMUL: {
+        d = emit(vg, "matmul", OPS[k].code, o, a, b, c >= 0 ? c : a, total, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = (int32_t)T[a].d4[3];
+        d->pc.p0[1] = c >= 0;
+        return PAR_OK;
+    }
+    case K_MAXPOOL:
+    case K_AVGPOOL:
+    case K_GAP: {
+        d = emit(vg, "pool", OPS[k].code, o, a, -1, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        if (OPS[k].kind == K_GAP) {
+            int32_t p0[4] = {(int32_t)T[a].d4[2], (int32_t)T[a].d4[3], 1, 1}, p1[4] = {0, 0, 1, 1},
+                    p2[4] = {0, 0, 1, 0};
+            memcpy(d->pc.p0, p0, sizeof p0);
+            memcpy(d->pc.p1, p1, sizeof p1);
+            memcpy(d->pc.p2, p2, sizeof p2);
+            return PAR_OK;
+        }
+        int is_max = OPS[k].kind == K_MAXPOOL;
+        int32_t p0[4] = {(int32_t)par_attr_ints_at(n, "kernel", 0, 1), (int32_t)par_attr_ints_at(n, "kernel", 1, 1),
+                         (int32_t)par_attr_ints_at(n, "stride", 0, 1), (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
+        int32_t p1[4] = {(int32_t)par_attr_ints_at(n, "padding", 0, 0), (int32_t)par_attr_ints_at(n, "padding", 1, 0),
+                         is_max ? (int32_t)par_attr_ints_at(n, "dilation", 0, 1) : 1,
+                         is_max ? (int32_t)par_attr_ints_at(n, "dilation", 1, 1) : 1};
+        int32_t p2[4] = {(int32_t)par_attr_ints_at(n, "padding", 2, 0), (int32_t)par_attr_ints_at(n, "padding", 3, 0),
+                         is_max ? 0 : (int32_t)par_attr_int(n, "count_include_pad", 1), 0};
+        memcpy(d->pc.p0, p0, sizeof p0);
+        memcpy(d->pc.p1, p1, sizeof p1);
+        memcpy(d->pc.p2, p2, sizeof p2);
+        return PAR_OK;
+    }
+    case K_SOFTMAX: {
+        const par_value *x = &g->values[a];
+        int64_t axis = par_attr_int(n, "axis", -1);
+        if (axis < 0) axis += x->rank;
+        int ax4 = (int)axis + 4 - x->rank;
+        int64_t rows = total / T[o].d4[ax4];
+        d = emit(vg, "softmax", OPS[k].code, o, a, -1, -1, rows, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = ax4;
+        return PAR_OK;
+    }
+    }
+    return par_msgf(msg, PAR_ERROR, "vulkan: internal: op '%s' has no lowering", n->op);
+}

@@ -1,0 +1,142 @@
+/*
+ * vulkan.c - the vulkan backend's table: a Vulkan compute backend of the kind mobile GPU runtimes use (NC4HW4
+ * activations, GLSL compute shaders compiled at build time, one recorded command buffer replayed per run), built
+ * into parity. This file holds the entry points, the knobs and describe; the device is vk_device.c, the memory
+ * vk_mem.c, the prepared graph vk_graph.c, the op table vk_ops.c, the shaders in shaders/.
+ *
+ * Knobs (before the first prepare):
+ *   device=auto|N|NAME   the physical device: auto (default) the first discrete or integrated GPU, else the first
+ *                        device with a compute queue (lavapipe's "llvmpipe"); N its index in the loader's order;
+ *                        NAME a case-insensitive substring of its name.
+ *   precision=fp32       the only precision so far (fp16 storage and relaxed fp16 are planned): any other value is
+ *                        UNSUPPORTED, naming what is missing.
+ *
+ * init returns PAR_UNSUPPORTED with one line when there is no Vulkan loader, no device, or no compute queue.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vk_internal.h"
+
+static par_status vk_init(void **out, par_msg *msg)
+{
+    vk_ctx *c = NULL;
+    par_status st = vk_ctx_create(&c, msg);
+    *out = c;
+    return st;
+}
+
+static void vk_destroy(void *ctx)
+{
+    vk_ctx_destroy(ctx);
+}
+
+static par_status vk_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
+{
+    vk_ctx *c = ctx;
+    if (c->prepared_once || c->device)
+        return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (strcmp(key, "device") == 0) return vk_ctx_select(c, value, msg);
+    if (strcmp(key, "precision") == 0) {
+        if (strcmp(value, "fp32") == 0) return PAR_OK;
+        if (strcmp(value, "fp16") == 0 || strcmp(value, "fp16_storage") == 0)
+            return par_msgf(msg, PAR_UNSUPPORTED,
+                            "knob 'precision=%s': fp16 shaders (16-bit storage, relaxed arithmetic) are not "
+                            "implemented yet; only fp32", value);
+        return par_msgf(msg, PAR_UNSUPPORTED, "knob 'precision': '%s' is not a precision (only fp32 is implemented)",
+                        value);
+    }
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the vulkan backend has device=auto|N|NAME and precision=fp32)",
+                    key);
+}
+
+static size_t vk_describe(void *ctx, char *buf, size_t len)
+{
+    const vk_ctx *c = ctx;
+    uint32_t v = c->props.apiVersion;
+    int need = snprintf(buf, len, "device=%d:%s;type=%s;driver=%s;api=%u.%u.%u;precision=fp32;layout=nc4hw4",
+                        c->chosen, c->props.deviceName, vk_device_type_name(c->props.deviceType),
+                        c->driver[0] ? c->driver : "unknown", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
+                        VK_API_VERSION_PATCH(v));
+    return need < 0 ? 0 : (size_t)need;
+}
+
+/* Vulkan does not promise subnormal f32 to be preserved (shaderDenormPreserveFloat32 is optional and the shaders
+ * do not ask for it): lavapipe's LLVM code runs with flush-to-zero, as most GPUs do. */
+static uint32_t vk_arith_flags(void *ctx)
+{
+    (void)ctx;
+    return PAR_ARITH_FLUSH_SUBNORMALS;
+}
+
+static void *vk_get_proc(void *ctx, const char *name)
+{
+    (void)ctx;
+    if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)vk_set_knob;
+    if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)vk_describe;
+    if (strcmp(name, PAR_PROC_ARITH_FLAGS) == 0) return (void *)(par_arith_flags_fn)vk_arith_flags;
+    return NULL;
+}
+
+static par_status vk_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
+{
+    (void)ctx;
+    return vk_op_supports(g, node, msg);
+}
+
+static par_status vk_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
+{
+    vk_ctx *c = ctx;
+    *prepared = NULL;
+    c->prepared_once = 1;
+    vk_graph *vg = NULL;
+    par_status st = vk_graph_prepare(c, g, &vg, msg);
+    if (st == PAR_OK) *prepared = vg;
+    return st;
+}
+
+static par_status vk_bind(void *ctx, void *prepared, const void *const *inputs, void *const *outputs, par_msg *msg)
+{
+    (void)ctx;
+    if (!prepared) return par_msgf(msg, PAR_ERROR, "bind: no prepared graph");
+    return vk_graph_bind(prepared, inputs, outputs, msg);
+}
+
+static par_status vk_run(void *ctx, void *prepared, par_msg *msg)
+{
+    (void)ctx;
+    if (!prepared) return par_msgf(msg, PAR_ERROR, "run: no prepared graph");
+    return vk_graph_run(prepared, msg);
+}
+
+static void vk_release(void *ctx, void *prepared)
+{
+    (void)ctx;
+    vk_graph_release(prepared);
+}
+
+static const par_backend vulkan_backend = {
+    .api_version = PAR_BACKEND_API_VERSION,
+    .struct_size = sizeof(par_backend),
+    .name = VK_NAME,
+    .description = "Vulkan compute: NC4HW4 activations, GLSL shaders built in, one command buffer replayed per run",
+    .version = "0.1",
+    /* f32 storage and f32 arithmetic in every shader (fp16 modes are planned). */
+    .arith = PAR_ARITH_F32,
+    .init = vk_init,
+    .destroy = vk_destroy,
+    .supports = vk_supports,
+    .prepare = vk_prepare,
+    .bind = vk_bind,
+    .run = vk_run,
+    .release = vk_release,
+    .get_proc = vk_get_proc,
+};
+
+const par_backend *par_backend_vulkan(void);
+
+const par_backend *par_backend_vulkan(void)
+{
+    return &vulkan_backend;
+}
