@@ -22,12 +22,12 @@ void main()
     float s = 0.0;
     for (int t = 0; t < L; t++) {
         i[ax] = t;
-        s += exp(a[off(pc.ad, a_nc4(), i)] - m);
+        s += exp_(a[off(pc.ad, a_nc4(), i)] - m);
     }
     float ls = log(s);
     for (int t = 0; t < L; t++) {
         i[ax] = t;
         float x = a[off(pc.ad, a_nc4(), i)] - m;
-        o[off(pc.od, out_nc4(), i)] = OP == 0 ? exp(x) / s : x - ls;
+        o[off(pc.od, out_nc4(), i)] = OP == 0 ? exp_(x) / s : x - ls;
     }
 }

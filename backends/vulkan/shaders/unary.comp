@@ -21,7 +21,7 @@ float expm1_(float x)
         s = s * x + 1.0;
         return s * x;
     }
-    return exp(x) - 1.0;
+    return exp_(x) - 1.0;
 }
 
 float tanh_(float x)
@@ -38,12 +38,13 @@ float tanh_(float x)
 float sigmoid_(float x)
 {
     if (isnan(x)) return x;
-    if (x < -88.0) return exp(x); // 1 / (1 + e^-x) with e^-x beyond f32: e^x (to within its rounding)
-    return 1.0 / (1.0 + exp(-x));
+    if (x < -88.0) return exp_(x); // 1 / (1 + e^-x) with e^-x beyond f32: e^x (to within its rounding)
+    return 1.0 / (1.0 + exp_(-x));
 }
 
 float f(float x)
 {
+    if (isnan(x)) return x; // NaN propagates through every op (min, max and comparisons would drop it)
     switch (OP) {
     case 0: return x;                                              // copy
     case 1: return x > 0.0 ? x : 0.0;                              // relu
