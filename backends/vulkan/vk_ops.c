@@ -15,9 +15,10 @@
 enum {
     VK_UNARY_COPY = 0, VK_UNARY_RELU, VK_UNARY_RELU6, VK_UNARY_SIGMOID, VK_UNARY_TANH, VK_UNARY_HARDSWISH,
     VK_UNARY_HARDSIGMOID, VK_UNARY_GELU_TANH, VK_UNARY_SILU, VK_UNARY_ELU, VK_UNARY_LEAKY_RELU, VK_UNARY_CLAMP,
+    VK_UNARY_SQRT, VK_UNARY_RSQRT,
 };
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU } vk_kind;
 
 static const struct {
     const char *op;
@@ -36,6 +37,11 @@ static const struct {
     {"leaky_relu", K_UNARY, VK_UNARY_LEAKY_RELU},
     {"clamp", K_UNARY, VK_UNARY_CLAMP},
     {"hardtanh", K_UNARY, VK_UNARY_CLAMP},
+    {"sqrt", K_UNARY, VK_UNARY_SQRT},
+    {"rsqrt", K_UNARY, VK_UNARY_RSQRT},
+    {"reshape", K_UNARY, VK_UNARY_COPY},
+    {"flatten", K_UNARY, VK_UNARY_COPY},
+    {"prelu", K_PRELU, 4},
     {"add", K_BINARY, 0},
     {"sub", K_BINARY, 1},
     {"mul", K_BINARY, 2},
@@ -85,6 +91,8 @@ par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
     }
     if (strcmp(n->op, "gelu") == 0 && strcmp(par_attr_str(n, "approximate", "none"), "tanh") != 0)
         return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: gelu with approximate=none needs erf, not in the shaders yet");
+    if (OPS[k].kind == K_PRELU && par_node_input(g, n, 0)->rank < 2)
+        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: prelu of a rank-%d tensor", par_node_input(g, n, 0)->rank);
     if (OPS[k].kind == K_SOFTMAX && par_node_input(g, n, 0)->rank == 0)
         return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s of a rank-0 tensor", n->op);
     return PAR_OK;
@@ -164,6 +172,11 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
             d->pc.f0 = (float)par_attr_float(n, "min_val", -1.0);
             d->pc.f1 = (float)par_attr_float(n, "max_val", 1.0);
         }
+        return PAR_OK;
+    case K_PRELU:
+        d = emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = 4 - g->values[a].rank + 1; /* dims[1] of x in the 4-D view */
         return PAR_OK;
     case K_BINARY:
         return emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg) ? PAR_OK : PAR_ERROR;

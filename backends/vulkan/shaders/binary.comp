@@ -10,6 +10,11 @@ void main()
     if (k >= pc.total) return;
     ivec4 i = coords(pc.od, k);
     float x = a[off(pc.ad, a_nc4(), bcast(i, pc.ad))];
+    if (OP == 4) {
+        float slope = b[pc.bd.w == 1 ? 0 : i[pc.p0.x]];
+        o[off(pc.od, out_nc4(), i)] = x >= 0.0 ? x : slope * x;
+        return;
+    }
     float y = b[off(pc.bd, b_nc4(), bcast(i, pc.bd))];
     float r;
     switch (OP) {

@@ -1,8 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : enable
 // unary.comp - the elementwise unary ops, one work item per logical element of the output; OP (specialization
-// constant 1) picks the function (the VK_UNARY_* numbers of vk_ops.c); f0, f1 are its float parameters. OP 0 is the
-// identity: the layout conversion (NCHW <-> NC4HW4) at the graph's edges.
+// constant 1) picks the function (the VK_UNARY_* numbers of vk_ops.c); f0, f1 are its float parameters. The input
+// element is the one of the same row-major index in its own dims, so OP 0 (the identity) is both the layout
+// conversion (NCHW <-> NC4HW4) at the graph's edges and reshape / flatten.
 #include "common.glsl"
 
 float expm1_(float x)
@@ -64,6 +65,8 @@ float f(float x)
     case 9: return x > 0.0 ? x : pc.f0 * expm1_(x);                // elu (alpha = f0)
     case 10: return x >= 0.0 ? x : pc.f0 * x;                      // leaky_relu (negative_slope = f0)
     case 11: return min(max(x, pc.f0), pc.f1);                     // clamp, hardtanh (min f0, max f1)
+    case 12: return sqrt(x);                                       // sqrt
+    case 13: return 1.0 / sqrt(x);                                 // rsqrt
     }
     return x;
 }
@@ -72,6 +75,5 @@ void main()
 {
     int k = work_item();
     if (k >= pc.total) return;
-    ivec4 i = coords(pc.od, k);
-    o[off(pc.od, out_nc4(), i)] = f(a[off(pc.ad, a_nc4(), i)]);
+    o[off(pc.od, out_nc4(), coords(pc.od, k))] = f(a[off(pc.ad, a_nc4(), coords(pc.ad, k))]);
 }
