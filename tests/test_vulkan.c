@@ -1,0 +1,214 @@
+/*
+ * test_vulkan.c - the vulkan backend's own pieces: the NC4HW4 index mapping (hand-computed offsets, and every
+ * logical element at a distinct slot), the sub-allocator's placement (offsets, alignment, block sizes), the choice
+ * of a physical device (auto, index, name; the errors), and on a real device: the knobs and describe, and one
+ * prepared graph (relu then a broadcast add, C = 5 so NC4HW4 has padding) replayed with two different inputs.
+ * The device tests are skipped, never passed, when there is no Vulkan device (or the backend is not built).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tmain.h"
+
+#ifdef PAR_HAVE_VULKAN
+#include "backends/vulkan/vk_internal.h"
+
+const par_backend *par_backend_vulkan(void);
+
+static void test_nc4_offsets(void)
+{
+    const int64_t d[4] = {2, 5, 3, 2}; /* C = 5: two channel blocks, the second holding 1 real channel of 4 */
+    CU_ASSERT_EQUAL(vk_nc4_count(d), 96u); /* 2 * 2 * 3 * 2 * 4 */
+    const int64_t i0[4] = {0, 0, 0, 0}, i1[4] = {0, 1, 0, 0}, i2[4] = {0, 4, 0, 0}, i3[4] = {1, 4, 2, 1},
+                  i4[4] = {0, 3, 1, 1};
+    CU_ASSERT_EQUAL(vk_nc4_offset(d, i0), 0u);
+    CU_ASSERT_EQUAL(vk_nc4_offset(d, i1), 1u);
+    CU_ASSERT_EQUAL(vk_nc4_offset(d, i2), 24u);  /* block 1 of image 0: (1 * 3 * 2) * 4 */
+    CU_ASSERT_EQUAL(vk_nc4_offset(d, i3), 92u);  /* ((1*2 + 1)*3 + 2)*2 + 1 = 23 pixels, * 4, lane 0 */
+    CU_ASSERT_EQUAL(vk_nc4_offset(d, i4), 15u);  /* pixel (1, 1) = 3, * 4, lane 3 */
+    /* Every logical element at its own slot; the padding lanes (channels 5..7) stay unused. */
+    unsigned char used[96] = {0};
+    int dup = 0, out = 0, n = 0;
+    for (int64_t a = 0; a < 2; a++)
+        for (int64_t b = 0; b < 5; b++)
+            for (int64_t c = 0; c < 3; c++)
+                for (int64_t e = 0; e < 2; e++) {
+                    const int64_t i[4] = {a, b, c, e};
+                    uint64_t o = vk_nc4_offset(d, i);
+                    if (o >= 96) {
+                        out++;
+                        continue;
+                    }
+                    dup += used[o]++ != 0;
+                    n++;
+                }
+    CU_ASSERT_EQUAL(dup, 0);
+    CU_ASSERT_EQUAL(out, 0);
+    CU_ASSERT_EQUAL(n, 60);
+    CU_ASSERT_EQUAL(used[3], 1); /* channel 3 of the first block */
+    CU_ASSERT_EQUAL(used[24 + 1], 0); /* channel 5: padding */
+}
+
+static void test_arena(void)
+{
+    vk_arena a;
+    vk_arena_init(&a, 1000, 256);
+    int b = -1;
+    uint64_t off = 1;
+    CU_ASSERT_EQUAL(vk_arena_place(&a, 100, &b, &off), 0);
+    CU_ASSERT(b == 0 && off == 0);
+    CU_ASSERT_EQUAL(vk_arena_place(&a, 100, &b, &off), 0);
+    CU_ASSERT(b == 0 && off == 256); /* aligned up from 100 */
+    CU_ASSERT_EQUAL(vk_arena_place(&a, 400, &b, &off), 0);
+    CU_ASSERT(b == 0 && off == 512); /* 356 aligned up to 512; ends at 912 <= 1000 */
+    CU_ASSERT_EQUAL(vk_arena_place(&a, 900, &b, &off), 0); /* at 1024 it would end at 1924 > 1000: a new block */
+    CU_ASSERT(b == 1 && off == 0);
+    CU_ASSERT_EQUAL(a.block_size[1], 1000u);
+    CU_ASSERT_EQUAL(vk_arena_place(&a, 5000, &b, &off), 0); /* larger than a block: a block of its own */
+    CU_ASSERT(b == 2 && off == 0);
+    CU_ASSERT_EQUAL(a.block_size[2], 5120u); /* 5000 aligned up to 256 */
+    CU_ASSERT_EQUAL(vk_arena_place(&a, 100, &b, &off), 0); /* the newest block is full: another */
+    CU_ASSERT(b == 3 && off == 0);
+    CU_ASSERT_EQUAL(a.n_blocks, 4);
+    /* Every offset is a multiple of the alignment. */
+    for (int k = 0; k < 20; k++) {
+        CU_ASSERT_EQUAL(vk_arena_place(&a, 1 + (uint64_t)k * 7, &b, &off), 0);
+        CU_ASSERT_EQUAL(off % 256, 0u);
+        CU_ASSERT(off + 1 + (uint64_t)k * 7 <= a.block_size[b]);
+    }
+    vk_arena_free(&a);
+}
+
+static void test_choose_device(void)
+{
+    vk_devinfo two[2] = {{"llvmpipe (LLVM 15.0.6, 256 bits)", VK_PHYSICAL_DEVICE_TYPE_CPU, 1},
+                         {"NVIDIA GeForce RTX 3060", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, 1}};
+    char err[256];
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, NULL, err, sizeof err), 1); /* a GPU before the CPU device */
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, "auto", err, sizeof err), 1);
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, "0", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, "LLVMpipe", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, "rtx", err, sizeof err), 1);
+    err[0] = 0;
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, "2", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "does not exist"));
+    err[0] = 0;
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, "radeon", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'radeon'"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "llvmpipe")); /* the error lists the devices */
+    CU_ASSERT_EQUAL(vk_choose_device(two, 1, NULL, err, sizeof err), 0); /* only the CPU device: it */
+    two[1].has_compute = 0;
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, NULL, err, sizeof err), 0); /* a GPU without compute is passed over */
+    err[0] = 0;
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, "1", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "no compute queue"));
+    two[0].has_compute = 0;
+    CU_ASSERT_EQUAL(vk_choose_device(two, 2, NULL, err, sizeof err), -1);
+    CU_ASSERT_EQUAL(vk_choose_device(two, 0, NULL, err, sizeof err), -1);
+}
+
+static par_msg m;
+
+/* The backend's context on this machine's default device, or NULL (the test is then skipped). */
+static void *open_backend(const par_backend **be)
+{
+    *be = par_backend_vulkan();
+    void *ctx = NULL;
+    if ((*be)->init(&ctx, &m) != PAR_OK) return NULL;
+    return ctx;
+}
+
+static void test_knobs(void)
+{
+    const par_backend *be;
+    void *ctx = open_backend(&be);
+    if (!ctx) PAR_TEST_SKIP(m.text);
+    par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+    par_describe_fn describe = (par_describe_fn)be->get_proc(ctx, PAR_PROC_DESCRIBE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(knob);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(describe);
+    CU_ASSERT_EQUAL(knob(ctx, "device", "0", &m), PAR_OK);
+    char buf[512];
+    describe(ctx, buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "device=0:"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "api=1."));
+    CU_ASSERT_EQUAL(knob(ctx, "device", "99", &m), PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "does not exist"));
+    CU_ASSERT_EQUAL(knob(ctx, "device", "no-such-gpu-name", &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(knob(ctx, "precision", "fp32", &m), PAR_OK);
+    CU_ASSERT_EQUAL(knob(ctx, "precision", "fp16", &m), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "fp16"));
+    CU_ASSERT_EQUAL(knob(ctx, "threads", "2", &m), PAR_ERROR);
+    be->destroy(ctx);
+}
+
+/* y = relu(x) + c, x [1, 5, 2, 3] (NC4HW4 inside, a padded second channel block), c [5, 1, 1] a constant broadcast
+ * over H and W. Run twice with different inputs: the replayed command buffer must see the new input. */
+static void test_replay(void)
+{
+    const par_backend *be;
+    void *ctx = open_backend(&be);
+    if (!ctx) PAR_TEST_SKIP(m.text);
+    static const float cdata[5] = {0.5f, -1.0f, 2.0f, 0.25f, -3.0f};
+    par_value v[4] = {
+        {.name = "x", .dtype = PAR_DTYPE_F32, .rank = 4, .dims = {1, 5, 2, 3}, .numel = 30, .kind = PAR_VALUE_INPUT,
+         .producer = -1, .quant_axis = -1},
+        {.name = "r", .dtype = PAR_DTYPE_F32, .rank = 4, .dims = {1, 5, 2, 3}, .numel = 30, .kind = PAR_VALUE_NODE,
+         .producer = 0, .quant_axis = -1},
+        {.name = "c", .dtype = PAR_DTYPE_F32, .rank = 3, .dims = {5, 1, 1}, .numel = 5, .kind = PAR_VALUE_CONST,
+         .producer = -1, .data = cdata, .quant_axis = -1},
+        {.name = "y", .dtype = PAR_DTYPE_F32, .rank = 4, .dims = {1, 5, 2, 3}, .numel = 30, .kind = PAR_VALUE_NODE,
+         .producer = 1, .quant_axis = -1},
+    };
+    static const int32_t in0[1] = {0}, out0[1] = {1}, in1[2] = {1, 2}, out1[1] = {3}, gin[1] = {0}, gout[1] = {3};
+    par_node nodes[2] = {
+        {.name = "relu0", .op = "relu", .n_inputs = 1, .inputs = in0, .n_outputs = 1, .outputs = out0},
+        {.name = "add0", .op = "add", .n_inputs = 2, .inputs = in1, .n_outputs = 1, .outputs = out1},
+    };
+    par_graph_desc g = {.name = "replay", .n_values = 4, .values = v, .n_nodes = 2, .nodes = nodes,
+                        .n_inputs = 1, .inputs = gin, .n_outputs = 1, .outputs = gout};
+    CU_ASSERT_EQUAL(be->supports(ctx, &g, 0, &m), PAR_OK);
+    CU_ASSERT_EQUAL(be->supports(ctx, &g, 1, &m), PAR_OK);
+    void *prep = NULL;
+    par_status st = be->prepare(ctx, &g, &prep, &m);
+    CU_ASSERT_EQUAL_FATAL(st, PAR_OK);
+    float x[30], y[30];
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    CU_ASSERT_EQUAL(be->bind(ctx, prep, ins, outs, &m), PAR_OK);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 30; i++) x[i] = (float)((i * 7 + round * 5) % 11) - 5.0f; /* integers in [-5, 5] */
+        for (int i = 0; i < 30; i++) y[i] = NAN;
+        CU_ASSERT_EQUAL(be->run(ctx, prep, &m), PAR_OK);
+        int bad = 0;
+        for (int i = 0; i < 30; i++) {
+            float want = (x[i] > 0 ? x[i] : 0.0f) + cdata[i / 6]; /* exact: small integers and quarters */
+            bad += y[i] != want;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+    }
+    be->release(ctx, prep);
+    be->destroy(ctx);
+}
+
+static const CU_TestInfo tests[] = {
+    {"nc4_offsets", test_nc4_offsets},
+    {"arena", test_arena},
+    {"choose_device", test_choose_device},
+    {"knobs", test_knobs},
+    {"replay", test_replay},
+    CU_TEST_INFO_NULL,
+};
+#else
+static void test_not_built(void)
+{
+    PAR_TEST_SKIP("the vulkan backend is not built (no Vulkan headers or glslc)");
+}
+static const CU_TestInfo tests[] = {
+    {"not_built", test_not_built},
+    CU_TEST_INFO_NULL,
+};
+#endif
+
+PAR_TEST_MAIN("vulkan", tests)
