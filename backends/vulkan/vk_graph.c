@@ -15,34 +15,6 @@
 
 #include "vk_internal.h"
 
-vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint32_t total, par_msg *msg)
-{
-    if (vg->n_disp == vg->cap_disp) {
-        int cap = vg->cap_disp ? 2 * vg->cap_disp : 16;
-        vk_dispatch *d = realloc(vg->disp, (size_t)cap * sizeof *d);
-        if (!d) {
-            par_msgf(msg, PAR_ERROR, "prepare: out of memory");
-            return NULL;
-        }
-        vg->disp = d;
-        vg->cap_disp = cap;
-    }
-    vk_dispatch *d = &vg->disp[vg->n_disp++];
-    memset(d, 0, sizeof *d);
-    d->shader = shader;
-    d->op = op;
-    for (int s = 0; s < VK_MAX_SLOTS; s++) d->slot[s] = -1;
-    /* Work items beyond one row of workgroups go to a second dimension (maxComputeWorkGroupCount[0] is at least
-     * 65535). */
-    uint32_t groups = (total + VK_WG_SIZE - 1) / VK_WG_SIZE;
-    uint32_t maxx = vg->ctx->props.limits.maxComputeWorkGroupCount[0];
-    d->groups_x = groups < maxx ? groups : maxx;
-    if (d->groups_x == 0) d->groups_x = 1;
-    d->groups_y = (groups + d->groups_x - 1) / d->groups_x;
-    if (d->groups_y == 0) d->groups_y = 1;
-    return d;
-}
-
 static VkDescriptorBufferInfo buffer_info(vk_graph *vg, int t)
 {
     const vk_tensor *T = &vg->tensors[t];

@@ -172,12 +172,13 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg);
 par_status vk_emit_copy(vk_graph *vg, int dst, int src, par_msg *msg);
 /* 4-D right-aligned dims of a value; -1 when its rank is above 4. */
 int vk_dims4(const par_value *v, int64_t d4[4]);
+/* Appends a dispatch of `total` work items (groups over x, then y beyond maxComputeWorkGroupCount[0]). */
+vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint32_t total, par_msg *msg);
 
 /* vk_graph.c */
 par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg);
 par_status vk_graph_bind(vk_graph *vg, const void *const *inputs, void *const *outputs, par_msg *msg);
 par_status vk_graph_run(vk_graph *vg, par_msg *msg);
 void vk_graph_release(vk_graph *vg);
-vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint32_t total, par_msg *msg);
 
 #endif /* VK_INTERNAL_H */
