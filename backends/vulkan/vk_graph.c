@@ -152,7 +152,7 @@ static VkBufferMemoryBarrier barrier_of(vk_graph *vg, int t, VkAccessFlags src, 
                                    .size = bi.range};
 }
 
-static par_status record(vk_graph *vg, int first_out_staging, par_msg *msg)
+static par_status record(vk_graph *vg, int first_out_staging, int end_out_staging, par_msg *msg)
 {
     VkDevice dev = vg->ctx->device;
     VkCommandPoolCreateInfo cpci = {.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO,
@@ -202,7 +202,7 @@ static par_status record(vk_graph *vg, int first_out_staging, par_msg *msg)
     }
     /* The output staging: shader writes -> host reads after the fence. */
     uint32_t nb = 0;
-    for (int t = first_out_staging; t < vg->n_tensors; t++)
+    for (int t = first_out_staging; t < end_out_staging; t++)
         bar[nb++] = barrier_of(vg, t, VK_ACCESS_SHADER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT);
     if (nb)
         vkCmdPipelineBarrier(vg->cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 0, NULL, nb,
@@ -217,7 +217,7 @@ static par_status record(vk_graph *vg, int first_out_staging, par_msg *msg)
 static par_status prepare(vk_graph *vg, par_msg *msg)
 {
     const par_graph_desc *g = vg->g;
-    vg->n_tensors = g->n_values + g->n_inputs + g->n_outputs;
+    vg->n_tensors = vg->cap_tensors = g->n_values + g->n_inputs + g->n_outputs;
     vg->tensors = calloc((size_t)vg->n_tensors, sizeof *vg->tensors);
     if (!vg->tensors) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     par_status st = vk_pools_init(vg, msg);
@@ -261,11 +261,14 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
             if (!p) return par_msgf(msg, PAR_ERROR, "vulkan: internal: constant '%s' is not mapped", g->values[v].name);
             memcpy(p, g->values[v].data, (size_t)g->values[v].numel * 4);
         }
-    for (int i = 0; i < g->n_inputs + g->n_outputs; i++)
-        if (!vk_tensor_map(vg, g->n_values + i)) return par_msgf(msg, PAR_ERROR, "vulkan: internal: staging not mapped");
+    for (int t = g->n_values; t < vg->n_tensors; t++) {
+        void *p = vk_tensor_map(vg, t);
+        if (!p) return par_msgf(msg, PAR_ERROR, "vulkan: internal: host tensor %d is not mapped", t);
+        if (vg->tensors[t].init) memcpy(p, vg->tensors[t].init, vg->tensors[t].bytes);
+    }
     if ((st = create_layouts_and_sets(vg, msg)) != PAR_OK) return st;
     if ((st = create_pipelines(vg, msg)) != PAR_OK) return st;
-    return record(vg, g->n_values + g->n_inputs, msg);
+    return record(vg, g->n_values + g->n_inputs, g->n_values + g->n_inputs + g->n_outputs, msg);
 }
 
 par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg)
@@ -337,6 +340,7 @@ void vk_graph_release(vk_graph *vg)
     free(vg->modules);
     free(vg->module_names);
     free(vg->disp);
+    for (int t = 0; vg->tensors && t < vg->n_tensors; t++) free(vg->tensors[t].init);
     free(vg->tensors);
     free(vg);
 }

@@ -121,6 +121,7 @@ typedef struct vk_tensor {
     uint64_t offset, bytes;
     int nc4;                    /* stored NC4HW4 (4-D activations) */
     int64_t d4[4];              /* logical dims right-aligned to 4 (leading 1s) */
+    float *init;                /* a tensor the lowering derived (folded parameters): its data, uploaded at commit */
 } vk_tensor;
 
 typedef struct vk_dispatch {
@@ -137,8 +138,9 @@ typedef struct vk_graph {
     vk_ctx *ctx;
     const par_graph_desc *g;
     vk_pool pools[VK_POOL_COUNT];
-    int n_tensors;
-    vk_tensor *tensors;         /* [0, n_values): the values; then one staging per graph input, then per output */
+    int n_tensors, cap_tensors;
+    vk_tensor *tensors;         /* [0, n_values): the values; then one staging per graph input, then per output;
+                                 * then the tensors the lowering adds (vk_add_tensor) */
     int n_disp, cap_disp;
     vk_dispatch *disp;
     VkDescriptorSetLayout set_layout;
@@ -158,6 +160,8 @@ typedef struct vk_graph {
 par_status vk_pools_init(vk_graph *vg, par_msg *msg);
 /* Places a tensor of `bytes` in pool `kind`. */
 par_status vk_tensor_place(vk_graph *vg, int t, int kind, uint64_t bytes, par_msg *msg);
+/* Adds a host-pool tensor of n floats holding `data` (taken over, freed at release); its index, or -1. */
+int vk_add_tensor(vk_graph *vg, float *data, int64_t n, par_msg *msg);
 /* Creates the blocks (VkDeviceMemory + one VkBuffer over each) for every placement made. */
 par_status vk_pools_commit(vk_graph *vg, par_msg *msg);
 void vk_pools_free(vk_graph *vg);

@@ -161,6 +161,29 @@ par_status vk_pools_commit(vk_graph *vg, par_msg *msg)
     return PAR_OK;
 }
 
+int vk_add_tensor(vk_graph *vg, float *data, int64_t n, par_msg *msg)
+{
+    if (vg->n_tensors == vg->cap_tensors) {
+        int cap = vg->cap_tensors ? 2 * vg->cap_tensors : 8;
+        vk_tensor *t = realloc(vg->tensors, (size_t)cap * sizeof *t);
+        if (!t) {
+            free(data);
+            par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+            return -1;
+        }
+        vg->tensors = t;
+        vg->cap_tensors = cap;
+    }
+    int k = vg->n_tensors++;
+    vk_tensor *T = &vg->tensors[k];
+    memset(T, 0, sizeof *T);
+    T->init = data;
+    T->d4[0] = T->d4[1] = T->d4[2] = 1;
+    T->d4[3] = n;
+    if (vk_tensor_place(vg, k, VK_POOL_HOST, (uint64_t)n * 4, msg) != PAR_OK) return -1;
+    return k;
+}
+
 void *vk_tensor_map(vk_graph *vg, int t)
 {
     const vk_tensor *T = &vg->tensors[t];

@@ -18,7 +18,7 @@ enum {
     VK_UNARY_SQRT, VK_UNARY_RSQRT,
 };
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM } vk_kind;
 
 static const struct {
     const char *op;
@@ -42,6 +42,7 @@ static const struct {
     {"reshape", K_UNARY, VK_UNARY_COPY},
     {"flatten", K_UNARY, VK_UNARY_COPY},
     {"prelu", K_PRELU, 4},
+    {"batch_norm", K_BATCHNORM, 5},
     {"add", K_BINARY, 0},
     {"sub", K_BINARY, 1},
     {"mul", K_BINARY, 2},
@@ -119,6 +120,15 @@ par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
     }
     if (strcmp(n->op, "gelu") == 0 && strcmp(par_attr_str(n, "approximate", "none"), "tanh") != 0)
         return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: gelu with approximate=none needs erf, not in the shaders yet");
+    if (OPS[k].kind == K_BATCHNORM) {
+        for (int32_t i = 1; i < 5; i++)
+            if (!par_node_input(g, n, i) || par_node_input(g, n, i)->kind != PAR_VALUE_CONST)
+                return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: batch_norm with a non-constant input %d (the "
+                                "parameters are folded at prepare)", i);
+        if (par_node_input(g, n, 0)->rank < 2)
+            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: batch_norm of a rank-%d tensor",
+                            par_node_input(g, n, 0)->rank);
+    }
     if (OPS[k].kind == K_PRELU && par_node_input(g, n, 0)->rank < 2)
         return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: prelu of a rank-%d tensor", par_node_input(g, n, 0)->rank);
     if (OPS[k].kind == K_SOFTMAX && par_node_input(g, n, 0)->rank == 0)
@@ -206,6 +216,37 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
         if (!d) return PAR_ERROR;
         d->pc.p0[0] = 4 - g->values[a].rank + 1; /* dims[1] of x in the 4-D view */
         return PAR_OK;
+    case K_BATCHNORM: {
+        /* Folded at prepare, in double: scale = weight / sqrt(var + eps), shift = bias - mean * scale; the shader
+         * computes x * scale + shift (binary.comp OP 5). */
+        const par_value *x = &g->values[a];
+        int64_t C = x->dims[1];
+        double eps = par_attr_float(n, "eps", 1e-5);
+        const float *w = g->values[n->inputs[1]].data, *bi = g->values[n->inputs[2]].data;
+        const float *mu = g->values[n->inputs[3]].data, *var = g->values[n->inputs[4]].data;
+        float *sc = malloc((size_t)C * sizeof *sc), *sh = malloc((size_t)C * sizeof *sh);
+        if (!sc || !sh) {
+            free(sc);
+            free(sh);
+            return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+        }
+        for (int64_t ch = 0; ch < C; ch++) {
+            double s = (double)w[ch] / sqrt((double)var[ch] + eps);
+            sc[ch] = (float)s;
+            sh[ch] = (float)((double)bi[ch] - (double)mu[ch] * s);
+        }
+        int ts = vk_add_tensor(vg, sc, C, msg);
+        if (ts < 0) {
+            free(sh);
+            return PAR_ERROR;
+        }
+        int th = vk_add_tensor(vg, sh, C, msg);
+        if (th < 0) return PAR_ERROR;
+        d = emit(vg, "binary", OPS[k].code, o, a, ts, th, total, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = 4 - x->rank + 1; /* the channel dim in the 4-D view */
+        return PAR_OK;
+    }
     case K_BINARY:
         return emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg) ? PAR_OK : PAR_ERROR;
     case K_CONV: {

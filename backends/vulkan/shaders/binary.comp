@@ -15,6 +15,11 @@ void main()
         o[off(pc.od, out_nc4(), i)] = x >= 0.0 ? x : slope * x;
         return;
     }
+    if (OP == 5) {
+        int ch = i[pc.p0.x];
+        o[off(pc.od, out_nc4(), i)] = x * b[ch] + c[ch];
+        return;
+    }
     float y = b[off(pc.bd, b_nc4(), bcast(i, pc.bd))];
     float r;
     switch (OP) {
