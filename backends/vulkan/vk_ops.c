@@ -15,10 +15,10 @@
 enum {
     VK_UNARY_COPY = 0, VK_UNARY_RELU, VK_UNARY_RELU6, VK_UNARY_SIGMOID, VK_UNARY_TANH, VK_UNARY_HARDSWISH,
     VK_UNARY_HARDSIGMOID, VK_UNARY_GELU_TANH, VK_UNARY_SILU, VK_UNARY_ELU, VK_UNARY_LEAKY_RELU, VK_UNARY_CLAMP,
-    VK_UNARY_SQRT, VK_UNARY_RSQRT,
+    VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE,
 };
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR } vk_kind;
 
 static const struct {
     const char *op;
@@ -43,6 +43,8 @@ static const struct {
     {"flatten", K_UNARY, VK_UNARY_COPY},
     {"prelu", K_PRELU, 4},
     {"batch_norm", K_BATCHNORM, 5},
+    {"concat", K_CONCAT, VK_UNARY_PLACE},
+    {"upsample_bilinear2d", K_BILINEAR, 0},
     {"add", K_BINARY, 0},
     {"sub", K_BINARY, 1},
     {"mul", K_BINARY, 2},
@@ -129,6 +131,9 @@ par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
             return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: batch_norm of a rank-%d tensor",
                             par_node_input(g, n, 0)->rank);
     }
+    if (OPS[k].kind == K_BILINEAR && par_node_input(g, n, 0)->rank != 4)
+        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: upsample_bilinear2d of a rank-%d tensor",
+                        par_node_input(g, n, 0)->rank);
     if (OPS[k].kind == K_PRELU && par_node_input(g, n, 0)->rank < 2)
         return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: prelu of a rank-%d tensor", par_node_input(g, n, 0)->rank);
     if (OPS[k].kind == K_SOFTMAX && par_node_input(g, n, 0)->rank == 0)
@@ -245,6 +250,38 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
         d = emit(vg, "binary", OPS[k].code, o, a, ts, th, total, msg);
         if (!d) return PAR_ERROR;
         d->pc.p0[0] = 4 - x->rank + 1; /* the channel dim in the 4-D view */
+        return PAR_OK;
+    }
+    case K_CONCAT: {
+        int rank = g->values[o].rank;
+        int64_t axis = par_attr_int(n, "axis", 1);
+        if (axis < 0) axis += rank;
+        int ax4 = (int)axis + 4 - rank;
+        int64_t at = 0;
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            int in = n->inputs[i];
+            const int64_t *id = vg->tensors[in].d4;
+            d = emit(vg, "unary", OPS[k].code, o, in, -1, -1, id[0] * id[1] * id[2] * id[3], msg);
+            if (!d) return PAR_ERROR;
+            d->pc.p0[0] = ax4;
+            d->pc.p0[1] = (int32_t)at;
+            at += id[ax4];
+        }
+        return PAR_OK;
+    }
+    case K_BILINEAR: {
+        d = emit(vg, "resize", OPS[k].code, o, a, -1, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = (int32_t)par_attr_int(n, "align_corners", 0);
+        /* r = in / out with size, 1 / scale with scale; in f32 as PyTorch computes it for float tensors. */
+        float r[2];
+        for (int s = 0; s < 2; s++) {
+            double sc = par_attr_floats_at(n, "scale", s, 0.0);
+            r[s] = par_attr_count(n, "scale") == 2 && sc > 0 ? (float)(1.0 / sc)
+                                                              : (float)T[a].d4[2 + s] / (float)T[o].d4[2 + s];
+        }
+        d->pc.f0 = r[0];
+        d->pc.f1 = r[1];
         return PAR_OK;
     }
     case K_BINARY:

@@ -3,7 +3,8 @@
 // unary.comp - the elementwise unary ops, one work item per logical element of the output; OP (specialization
 // constant 1) picks the function (the VK_UNARY_* numbers of vk_ops.c); f0, f1 are its float parameters. The input
 // element is the one of the same row-major index in its own dims, so OP 0 (the identity) is both the layout
-// conversion (NCHW <-> NC4HW4) at the graph's edges and reshape / flatten.
+// conversion (NCHW <-> NC4HW4) at the graph's edges and reshape / flatten. OP 14 places its input into a slice of
+// the output: element i of a goes to i shifted by p0.y along the 4-D axis p0.x (one input of concat).
 #include "common.glsl"
 
 float expm1_(float x)
@@ -75,5 +76,12 @@ void main()
 {
     int k = work_item();
     if (k >= pc.total) return;
+    if (OP == 14) {
+        ivec4 i = coords(pc.ad, k);
+        float v = a[off(pc.ad, a_nc4(), i)];
+        i[pc.p0.x] += pc.p0.y;
+        o[off(pc.od, out_nc4(), i)] = v;
+        return;
+    }
     o[off(pc.od, out_nc4(), coords(pc.od, k))] = f(a[off(pc.ad, a_nc4(), coords(pc.ad, k))]);
 }
