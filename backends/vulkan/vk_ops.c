@@ -18,7 +18,7 @@ enum {
     VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE,
 };
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD } vk_kind;
 
 static const struct {
     const char *op;
@@ -45,6 +45,12 @@ static const struct {
     {"batch_norm", K_BATCHNORM, 5},
     {"concat", K_CONCAT, VK_UNARY_PLACE},
     {"upsample_bilinear2d", K_BILINEAR, 0},
+    {"sum", K_REDUCE, 0},
+    {"mean", K_REDUCE, 1},
+    {"amax", K_REDUCE, 2},
+    {"slice", K_SLICE, 0},
+    {"permute", K_PERMUTE, 1},
+    {"pad", K_PAD, 2},
     {"add", K_BINARY, 0},
     {"sub", K_BINARY, 1},
     {"mul", K_BINARY, 2},
@@ -282,6 +288,54 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
         }
         d->pc.f0 = r[0];
         d->pc.f1 = r[1];
+        return PAR_OK;
+    }
+    case K_REDUCE: {
+        const par_value *x = &g->values[a];
+        int64_t rows = 1;
+        int32_t red[4] = {0, 0, 0, 0};
+        for (int32_t j = 0; j < par_attr_count(n, "axes"); j++) {
+            int64_t ax = par_attr_ints_at(n, "axes", j, 0);
+            if (ax < 0) ax += x->rank;
+            red[ax + 4 - x->rank] = 1;
+        }
+        for (int j = 0; j < 4; j++) rows *= red[j] ? 1 : T[a].d4[j];
+        d = emit(vg, "reduce", OPS[k].code, o, a, -1, -1, rows, msg);
+        if (!d) return PAR_ERROR;
+        memcpy(d->pc.p0, red, sizeof red);
+        return PAR_OK;
+    }
+    case K_SLICE: {
+        const par_value *x = &g->values[a];
+        int64_t dim = par_attr_int(n, "dim", 0);
+        if (dim < 0) dim += x->rank;
+        int64_t size = x->dims[dim], start = par_attr_int(n, "start", 0);
+        if (start < 0) start += size;
+        if (start < 0) start = 0;
+        if (start > size) start = size;
+        d = emit(vg, "move", OPS[k].code, o, a, -1, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = (int32_t)dim + 4 - x->rank;
+        d->pc.p0[1] = (int32_t)start;
+        d->pc.p0[2] = (int32_t)par_attr_int(n, "step", 1);
+        return PAR_OK;
+    }
+    case K_PERMUTE: {
+        int rank = g->values[a].rank, lead = 4 - rank;
+        d = emit(vg, "move", OPS[k].code, o, a, -1, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        for (int j = 0; j < 4; j++)
+            d->pc.p1[j] = j < lead ? j : (int32_t)par_attr_ints_at(n, "perm", j - lead, j - lead) + lead;
+        return PAR_OK;
+    }
+    case K_PAD: {
+        int rank = g->values[a].rank, lead = 4 - rank;
+        const char *mode = par_attr_str(n, "mode", "constant");
+        d = emit(vg, "move", OPS[k].code, o, a, -1, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "replicate") == 0 ? 2 : 0;
+        for (int j = 0; j < 4; j++) d->pc.p1[j] = j < lead ? 0 : (int32_t)par_attr_ints_at(n, "pads", 2 * (j - lead), 0);
+        d->pc.f0 = (float)par_attr_float(n, "value", 0.0);
         return PAR_OK;
     }
     case K_BINARY:

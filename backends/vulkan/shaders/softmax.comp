@@ -17,7 +17,8 @@ void main()
     float m = uintBitsToFloat(0xff800000u);
     for (int t = 0; t < L; t++) {
         i[ax] = t;
-        m = max(m, a[off(pc.ad, a_nc4(), i)]);
+        float v = a[off(pc.ad, a_nc4(), i)];
+        m = (isnan(v) || v > m) ? v : m; // a NaN in the row makes m NaN (then every output)
     }
     float s = 0.0;
     for (int t = 0; t < L; t++) {

@@ -1,0 +1,39 @@
+#version 450
+#extension GL_GOOGLE_include_directive : enable
+// resize.comp - upsample_bilinear2d (OP 0) per docs/ops.md: one work item per output element. p0.x: align_corners;
+// f0, f1: the coordinate ratios r of H and W (in / out from the sizes, or 1 / scale), computed by the host in f32
+// as PyTorch does. An axis whose output size equals its input size is copied (PyTorch's same-size rule).
+#include "common.glsl"
+
+// Source index pair and weight along one axis.
+void src_of(int dst, int in_, int out_, float r, out int i0, out int i1, out float l)
+{
+    if (in_ == out_) {
+        i0 = dst; i1 = dst; l = 0.0;
+        return;
+    }
+    float s;
+    if (pc.p0.x != 0) s = out_ > 1 ? float(dst) * float(in_ - 1) / float(out_ - 1) : 0.0;
+    else s = max(0.0, (float(dst) + 0.5) * r - 0.5);
+    i0 = int(floor(s));
+    if (i0 > in_ - 1) i0 = in_ - 1;
+    i1 = min(i0 + 1, in_ - 1);
+    l = s - float(i0);
+}
+
+void main()
+{
+    int k = work_item();
+    if (k >= pc.total) return;
+    ivec4 i = coords(pc.od, k);
+    int h0, h1, w0, w1;
+    float lh, lw;
+    src_of(i.z, pc.ad.z, pc.od.z, pc.f0, h0, h1, lh);
+    src_of(i.w, pc.ad.w, pc.od.w, pc.f1, w0, w1, lw);
+    float x00 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h0, w0))];
+    float x01 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h0, w1))];
+    float x10 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h1, w0))];
+    float x11 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h1, w1))];
+    o[off(pc.od, out_nc4(), i)] = (1.0 - lh) * (1.0 - lw) * x00 + (1.0 - lh) * lw * x01 + lh * (1.0 - lw) * x10 +
+                                  lh * lw * x11;
+}
