@@ -18,7 +18,7 @@ enum {
     VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE,
 };
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV } vk_kind;
 
 static const struct {
     const char *op;
@@ -45,6 +45,10 @@ static const struct {
     {"batch_norm", K_BATCHNORM, 5},
     {"concat", K_CONCAT, VK_UNARY_PLACE},
     {"upsample_bilinear2d", K_BILINEAR, 0},
+    {"upsample_nearest2d", K_BILINEAR, 1},
+    {"upsample_nearest_exact2d", K_BILINEAR, 2},
+    {"adaptive_avg_pool2d", K_ADAPTIVE, 2},
+    {"conv_transpose2d", K_DECONV, 0},
     {"sum", K_REDUCE, 0},
     {"mean", K_REDUCE, 1},
     {"amax", K_REDUCE, 2},
@@ -137,8 +141,8 @@ par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
             return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: batch_norm of a rank-%d tensor",
                             par_node_input(g, n, 0)->rank);
     }
-    if (OPS[k].kind == K_BILINEAR && par_node_input(g, n, 0)->rank != 4)
-        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: upsample_bilinear2d of a rank-%d tensor",
+    if (OPS[k].kind == K_BILINEAR && par_node_input(g, n, 0)->rank != 4) /* upsample_* */
+        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s of a rank-%d tensor", n->op,
                         par_node_input(g, n, 0)->rank);
     if (OPS[k].kind == K_PRELU && par_node_input(g, n, 0)->rank < 2)
         return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: prelu of a rank-%d tensor", par_node_input(g, n, 0)->rank);
@@ -340,6 +344,22 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     }
     case K_BINARY:
         return emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg) ? PAR_OK : PAR_ERROR;
+    case K_DECONV: {
+        d = emit(vg, "deconv2d", 0, o, a, b, c >= 0 ? c : a, total, msg);
+        if (!d) return PAR_ERROR;
+        const int64_t *wd = T[b].d4;
+        int32_t p0[4] = {(int32_t)wd[2], (int32_t)wd[3], (int32_t)par_attr_ints_at(n, "stride", 0, 1),
+                         (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
+        int32_t p1[4] = {(int32_t)par_attr_ints_at(n, "padding", 0, 0), (int32_t)par_attr_ints_at(n, "padding", 1, 0),
+                         (int32_t)par_attr_ints_at(n, "dilation", 0, 1), (int32_t)par_attr_ints_at(n, "dilation", 1, 1)};
+        int32_t p2[4] = {(int32_t)par_attr_int(n, "groups", 1), c >= 0, 0, 0};
+        memcpy(d->pc.p0, p0, sizeof p0);
+        memcpy(d->pc.p1, p1, sizeof p1);
+        memcpy(d->pc.p2, p2, sizeof p2);
+        return PAR_OK;
+    }
+    case K_ADAPTIVE:
+        return emit(vg, "pool", OPS[k].code, o, a, -1, -1, total, msg) ? PAR_OK : PAR_ERROR;
     case K_CONV: {
         d = emit(vg, "conv2d", 0, o, a, b, c >= 0 ? c : a, total, msg);
         if (!d) return PAR_ERROR;

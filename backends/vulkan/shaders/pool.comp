@@ -4,7 +4,8 @@
 // One work item per output element. p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw), p2 = (pb, pr,
 // count_include_pad, -). Max: padding never wins, a NaN in the window propagates. Average: the window is clipped
 // to the padded extent [-pt, H + pb) x [-pl, W + pr); the divisor is that clipped area with count_include_pad,
-// else the number of in-image elements.
+// else the number of in-image elements. OP 2: adaptive average pooling, rows [floor(oh H / OH), ceil((oh + 1) H / OH)),
+// likewise columns.
 #include "common.glsl"
 
 void main()
@@ -31,6 +32,14 @@ void main()
                 if (!nan && v > r) r = v;
             }
         }
+    } else if (OP == 2) {
+        int hs = (i.z * H) / pc.od.z, he = ((i.z + 1) * H + pc.od.z - 1) / pc.od.z;
+        int ws = (i.w * W) / pc.od.w, we = ((i.w + 1) * W + pc.od.w - 1) / pc.od.w;
+        float s = 0.0;
+        for (int ih = hs; ih < he; ih++)
+            for (int iw = ws; iw < we; iw++)
+                s += a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw))];
+        r = s / float((he - hs) * (we - ws));
     } else {
         int h0 = i.z * sh - pt, w0 = i.w * sw - pl;
         int h1 = min(h0 + KH, H + pb), w1 = min(w0 + KW, W + pr);

@@ -1,8 +1,10 @@
 #version 450
 #extension GL_GOOGLE_include_directive : enable
-// resize.comp - upsample_bilinear2d (OP 0) per docs/ops.md: one work item per output element. p0.x: align_corners;
-// f0, f1: the coordinate ratios r of H and W (in / out from the sizes, or 1 / scale), computed by the host in f32
-// as PyTorch does. An axis whose output size equals its input size is copied (PyTorch's same-size rule).
+// resize.comp - upsample_bilinear2d (OP 0), upsample_nearest2d (OP 1) and upsample_nearest_exact2d (OP 2) per
+// docs/ops.md: one work item per output element. p0.x: align_corners (bilinear); f0, f1: the coordinate ratios r of
+// H and W (in / out from the sizes, or 1 / scale), computed by the host in f32 as PyTorch does. PyTorch's same-size
+// rule: an axis whose output size equals its input size is copied (bilinear, nearest); nearest also takes dst / 2
+// where the output size is twice the input size.
 #include "common.glsl"
 
 // Source index pair and weight along one axis.
@@ -21,11 +23,24 @@ void src_of(int dst, int in_, int out_, float r, out int i0, out int i1, out flo
     l = s - float(i0);
 }
 
+int nearest_of(int dst, int in_, int out_, float r)
+{
+    if (OP == 1 && in_ == out_) return dst;
+    if (OP == 1 && out_ == 2 * in_) return dst / 2;
+    float s = OP == 1 ? float(dst) * r : (float(dst) + 0.5) * r;
+    return min(int(floor(s)), in_ - 1);
+}
+
 void main()
 {
     int k = work_item();
     if (k >= pc.total) return;
     ivec4 i = coords(pc.od, k);
+    if (OP != 0) {
+        int h = nearest_of(i.z, pc.ad.z, pc.od.z, pc.f0), w = nearest_of(i.w, pc.ad.w, pc.od.w, pc.f1);
+        o[off(pc.od, out_nc4(), i)] = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h, w))];
+        return;
+    }
     int h0, h1, w0, w1;
     float lh, lw;
     src_of(i.z, pc.ad.z, pc.od.z, pc.f0, h0, h1, lh);
