@@ -18,7 +18,7 @@ enum {
     VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE,
 };
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM } vk_kind;
 
 static const struct {
     const char *op;
@@ -49,6 +49,9 @@ static const struct {
     {"upsample_nearest_exact2d", K_BILINEAR, 2},
     {"adaptive_avg_pool2d", K_ADAPTIVE, 2},
     {"conv_transpose2d", K_DECONV, 0},
+    {"layer_norm", K_NORM, 0},
+    {"group_norm", K_NORM, 1},
+    {"instance_norm", K_NORM, 1},
     {"sum", K_REDUCE, 0},
     {"mean", K_REDUCE, 1},
     {"amax", K_REDUCE, 2},
@@ -356,6 +359,26 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
         memcpy(d->pc.p0, p0, sizeof p0);
         memcpy(d->pc.p1, p1, sizeof p1);
         memcpy(d->pc.p2, p2, sizeof p2);
+        return PAR_OK;
+    }
+    case K_NORM: {
+        const par_value *x = &g->values[a];
+        int64_t L;
+        if (OPS[k].code == 0) {
+            L = 1;
+            for (int32_t j = 0; j < par_attr_count(n, "normalized_shape"); j++)
+                L *= par_attr_ints_at(n, "normalized_shape", j, 1);
+        } else {
+            int64_t groups = strcmp(n->op, "group_norm") == 0 ? par_attr_int(n, "num_groups", 1) : x->dims[1];
+            L = x->numel / x->dims[0] / groups;
+        }
+        d = emit(vg, "norm", OPS[k].code, o, a, b >= 0 ? b : a, c >= 0 ? c : a, x->numel / L, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = (int32_t)L;
+        d->pc.p0[1] = 4 - x->rank + 1;
+        d->pc.p0[2] = b >= 0;
+        d->pc.p0[3] = c >= 0;
+        d->pc.f0 = (float)par_attr_float(n, "eps", 1e-5);
         return PAR_OK;
     }
     case K_ADAPTIVE:
