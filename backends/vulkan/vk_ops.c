@@ -15,7 +15,7 @@
 enum {
     VK_UNARY_COPY = 0, VK_UNARY_RELU, VK_UNARY_RELU6, VK_UNARY_SIGMOID, VK_UNARY_TANH, VK_UNARY_HARDSWISH,
     VK_UNARY_HARDSIGMOID, VK_UNARY_GELU_TANH, VK_UNARY_SILU, VK_UNARY_ELU, VK_UNARY_LEAKY_RELU, VK_UNARY_CLAMP,
-    VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE,
+    VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE, VK_UNARY_GELU_ERF,
 };
 
 typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM } vk_kind;
@@ -133,8 +133,6 @@ par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
             return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s on a tensor of %lld elements (32-bit indexing)", n->op,
                             (long long)v->numel);
     }
-    if (strcmp(n->op, "gelu") == 0 && strcmp(par_attr_str(n, "approximate", "none"), "tanh") != 0)
-        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: gelu with approximate=none needs erf, not in the shaders yet");
     if (OPS[k].kind == K_BATCHNORM) {
         for (int32_t i = 1; i < 5; i++)
             if (!par_node_input(g, n, i) || par_node_input(g, n, i)->kind != PAR_VALUE_CONST)
@@ -219,6 +217,8 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     case K_UNARY:
         d = emit(vg, "unary", OPS[k].code, o, a, -1, -1, total, msg);
         if (!d) return PAR_ERROR;
+        if (OPS[k].code == VK_UNARY_GELU_TANH && strcmp(par_attr_str(n, "approximate", "none"), "tanh") != 0)
+            d->op = VK_UNARY_GELU_ERF;
         if (OPS[k].code == VK_UNARY_ELU) d->pc.f0 = (float)par_attr_float(n, "alpha", 1.0);
         if (OPS[k].code == VK_UNARY_LEAKY_RELU) d->pc.f0 = (float)par_attr_float(n, "negative_slope", 0.01);
         if (strcmp(n->op, "clamp") == 0) {

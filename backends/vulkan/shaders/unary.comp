@@ -44,6 +44,49 @@ float sigmoid_(float x)
     return 1.0 / (1.0 + exp_(-x));
 }
 
+// x * Phi(x) = 0.5 x (1 + erf(x / sqrt 2)), gelu with approximate = none. |x| < 0.7: erf's Taylor series (z^2 < 0.25,
+// 9 terms: truncation below 1e-10 relative). Else erfc(z), z = |x| / sqrt 2, by Numerical Recipes' erfcc (relative
+// error below 1.2e-7 everywhere): t exp(-z^2 + P(t)), t = 1 / (1 + z / 2), with exp(-z^2) = exp(-x^2 / 2) taken from
+// x split into a 12-bit head and its tail, so that the square, whose rounding erfc would amplify by 2 z^2, is exact.
+float gelu_erf(float x)
+{
+    if (isinf(x)) return x > 0.0 ? x : -0.0;
+    float ax = abs(x);
+    if (ax < 0.7) {
+        float z = x * 0.70710678118654752;
+        float z2 = z * z;
+        // erf(z) = 2 / sqrt(pi) * sum_n (-1)^n z^(2n+1) / (n! (2n+1)), n = 0..8, Horner in z^2.
+        float s = 1.0 / 685440.0;
+        s = s * z2 - 1.0 / 75600.0;
+        s = s * z2 + 1.0 / 9360.0;
+        s = s * z2 - 1.0 / 1320.0;
+        s = s * z2 + 1.0 / 216.0;
+        s = s * z2 - 1.0 / 42.0;
+        s = s * z2 + 1.0 / 10.0;
+        s = s * z2 - 1.0 / 3.0;
+        s = s * z2 + 1.0;
+        float erf_ = 1.1283791670955126 * z * s;
+        return 0.5 * x * (1.0 + erf_);
+    }
+    float z = ax * 0.70710678118654752;
+    float t = 1.0 / (1.0 + 0.5 * z);
+    float p = 0.17087277;
+    p = p * t - 0.82215223;
+    p = p * t + 1.48851587;
+    p = p * t - 1.13520398;
+    p = p * t + 0.27886807;
+    p = p * t - 0.18628806;
+    p = p * t + 0.09678418;
+    p = p * t + 0.37409196;
+    p = p * t + 1.00002368;
+    p = p * t - 1.26551223;
+    float xh = uintBitsToFloat(floatBitsToUint(ax) & 0xfffff000u);
+    precise float head = -(xh * xh) * 0.5;
+    precise float tail = -((ax - xh) * (ax + xh)) * 0.5;
+    float erfc_ = t * exp_(head) * exp_(tail + p);
+    return x < 0.0 ? 0.5 * x * erfc_ : x - 0.5 * x * erfc_;
+}
+
 float f(float x)
 {
     if (isnan(x)) return x; // NaN propagates through every op (min, max and comparisons would drop it)
@@ -68,6 +111,7 @@ float f(float x)
     case 11: return min(max(x, pc.f0), pc.f1);                     // clamp, hardtanh (min f0, max f1)
     case 12: return sqrt(x);                                       // sqrt
     case 13: return 1.0 / sqrt(x);                                 // rsqrt
+    case 15: return gelu_erf(x);                                   // gelu, approximate = none
     }
     return x;
 }
