@@ -229,26 +229,37 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
         if (vk_dims4(V, T->d4) != 0)
             return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: value '%s' has rank %d (ranks up to 4 are implemented)",
                             V->name, V->rank);
-        if (V->dtype != PAR_DTYPE_F32)
-            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: value '%s' is %s (only f32 is implemented)", V->name,
-                            par_dtype_name(V->dtype));
+        int raw = V->dtype != PAR_DTYPE_F32;
+        if (raw && (V->kind == PAR_VALUE_NODE || (V->dtype != PAR_DTYPE_I32 && V->dtype != PAR_DTYPE_BOOL)))
+            return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: value '%s' is %s (only f32 is computed; i32 and bool "
+                            "only as inputs and constants)", V->name, par_dtype_name(V->dtype));
         int is_const = V->kind == PAR_VALUE_CONST;
-        T->nc4 = !is_const && V->rank == 4;
-        uint64_t count = T->nc4 ? vk_nc4_count(T->d4) : (uint64_t)V->numel;
-        st = vk_tensor_place(vg, v, is_const ? VK_POOL_HOST : VK_POOL_DEVICE, count * 4, msg);
+        /* i32 and bool values stay raw and plain in host-visible memory; a graph input of them is its own staging. */
+        T->nc4 = !raw && !is_const && V->rank == 4;
+        uint64_t bytes = T->nc4 ? vk_nc4_count(T->d4) * 4 : ((uint64_t)V->numel * par_dtype_size(V->dtype) + 3) / 4 * 4;
+        st = vk_tensor_place(vg, v, is_const || raw ? VK_POOL_HOST : VK_POOL_DEVICE, bytes, msg);
         if (st != PAR_OK) return st;
     }
     /* Staging: plain NCHW, host-visible. */
     for (int i = 0; i < g->n_inputs + g->n_outputs; i++) {
         int v = i < g->n_inputs ? g->inputs[i] : g->outputs[i - g->n_inputs];
         vk_tensor *T = &vg->tensors[g->n_values + i];
+        if (g->values[v].dtype != PAR_DTYPE_F32) {
+            if (i >= g->n_inputs)
+                return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: graph output '%s' is %s (only f32 outputs)",
+                                g->values[v].name, par_dtype_name(g->values[v].dtype));
+            *T = vg->tensors[v]; /* the raw input is its own staging */
+            continue;
+        }
         memcpy(T->d4, vg->tensors[v].d4, sizeof T->d4);
         st = vk_tensor_place(vg, g->n_values + i, VK_POOL_HOST, (uint64_t)g->values[v].numel * 4, msg);
         if (st != PAR_OK) return st;
     }
     /* Dispatches: inputs in, the nodes, outputs out. */
     for (int i = 0; i < g->n_inputs; i++)
-        if ((st = vk_emit_copy(vg, g->inputs[i], g->n_values + i, msg)) != PAR_OK) return st;
+        if (g->values[g->inputs[i]].dtype == PAR_DTYPE_F32 &&
+            (st = vk_emit_copy(vg, g->inputs[i], g->n_values + i, msg)) != PAR_OK)
+            return st;
     for (int n = 0; n < g->n_nodes; n++)
         if ((st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
     for (int i = 0; i < g->n_outputs; i++)
@@ -259,7 +270,7 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
         if (g->values[v].kind == PAR_VALUE_CONST) {
             void *p = vk_tensor_map(vg, v);
             if (!p) return par_msgf(msg, PAR_ERROR, "vulkan: internal: constant '%s' is not mapped", g->values[v].name);
-            memcpy(p, g->values[v].data, (size_t)g->values[v].numel * 4);
+            memcpy(p, g->values[v].data, (size_t)g->values[v].numel * par_dtype_size(g->values[v].dtype));
         }
     for (int t = g->n_values; t < vg->n_tensors; t++) {
         void *p = vk_tensor_map(vg, t);
@@ -301,7 +312,8 @@ par_status vk_graph_run(vk_graph *vg, par_msg *msg)
     const par_graph_desc *g = vg->g;
     if (!vg->inputs || !vg->outputs) return par_msgf(msg, PAR_ERROR, "run: no buffers bound");
     for (int i = 0; i < g->n_inputs; i++)
-        memcpy(vk_tensor_map(vg, g->n_values + i), vg->inputs[i], (size_t)g->values[g->inputs[i]].numel * 4);
+        memcpy(vk_tensor_map(vg, g->n_values + i), vg->inputs[i],
+               (size_t)g->values[g->inputs[i]].numel * par_dtype_size(g->values[g->inputs[i]].dtype));
     VkDevice dev = vg->ctx->device;
     VkResult r = vkResetFences(dev, 1, &vg->fence);
     if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkResetFences: %s", vk_result_name(r));

@@ -18,7 +18,7 @@ enum {
     VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE, VK_UNARY_GELU_ERF,
 };
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM, K_WHERE, K_MASKED_FILL, K_GATHER, K_EMBEDDING } vk_kind;
 
 static const struct {
     const char *op;
@@ -50,6 +50,10 @@ static const struct {
     {"adaptive_avg_pool2d", K_ADAPTIVE, 2},
     {"conv_transpose2d", K_DECONV, 0},
     {"layer_norm", K_NORM, 0},
+    {"where", K_WHERE, 0},
+    {"masked_fill", K_MASKED_FILL, 1},
+    {"gather", K_GATHER, 2},
+    {"embedding", K_EMBEDDING, 2},
     {"group_norm", K_NORM, 1},
     {"instance_norm", K_NORM, 1},
     {"sum", K_REDUCE, 0},
@@ -123,7 +127,12 @@ par_status vk_op_supports(const par_graph_desc *g, int32_t node, par_msg *msg)
     for (int32_t i = 0; i < n->n_inputs + n->n_outputs; i++) {
         const par_value *v = i < n->n_inputs ? par_node_input(g, n, i) : par_node_output(g, n, i - n->n_inputs);
         if (!v) continue;
-        if (v->dtype != PAR_DTYPE_F32)
+        /* The one non-f32 operand each op may have: the i32 indices of gather (input 1) and embedding (input 0),
+         * the bool condition of where (input 0) and mask of masked_fill (input 1). */
+        par_dtype want = PAR_DTYPE_F32;
+        if ((OPS[k].kind == K_GATHER && i == 1) || (OPS[k].kind == K_EMBEDDING && i == 0)) want = PAR_DTYPE_I32;
+        if ((OPS[k].kind == K_WHERE && i == 0) || (OPS[k].kind == K_MASKED_FILL && i == 1)) want = PAR_DTYPE_BOOL;
+        if (v->dtype != want)
             return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: %s on %s tensors (only f32 is implemented)", n->op,
                             par_dtype_name(v->dtype));
         if (v->rank > 4)
@@ -379,6 +388,31 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
         d->pc.p0[2] = b >= 0;
         d->pc.p0[3] = c >= 0;
         d->pc.f0 = (float)par_attr_float(n, "eps", 1e-5);
+        return PAR_OK;
+    }
+    case K_WHERE:
+    case K_MASKED_FILL: {
+        int cond = OPS[k].kind == K_WHERE ? a : b;
+        int x = OPS[k].kind == K_WHERE ? b : a, y = OPS[k].kind == K_WHERE ? c : -1;
+        d = emit(vg, "select", OPS[k].code, o, x, y, cond, total, msg);
+        if (!d) return PAR_ERROR;
+        for (int j = 0; j < 4; j++) d->pc.p0[j] = (int32_t)vg->tensors[cond].d4[j];
+        d->pc.f0 = (float)par_attr_float(n, "value", 0.0);
+        return PAR_OK;
+    }
+    case K_GATHER:
+    case K_EMBEDDING: {
+        int x = OPS[k].kind == K_GATHER ? a : b, idx = OPS[k].kind == K_GATHER ? b : a;
+        const par_value *X = &g->values[x];
+        int64_t axis = OPS[k].kind == K_GATHER ? par_attr_int(n, "axis", 0) : 0;
+        if (axis < 0) axis += X->rank;
+        int64_t Q = 1;
+        for (int j = (int)axis + 1; j < X->rank; j++) Q *= X->dims[j];
+        d = emit(vg, "select", OPS[k].code, o, x, idx, -1, total, msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p1[0] = (int32_t)g->values[idx].numel;
+        d->pc.p1[1] = (int32_t)X->dims[axis];
+        d->pc.p1[2] = (int32_t)Q;
         return PAR_OK;
     }
     case K_ADAPTIVE:
