@@ -47,6 +47,7 @@ static const struct {
     {"upsample_bilinear2d", K_BILINEAR, 0},
     {"upsample_nearest2d", K_BILINEAR, 1},
     {"upsample_nearest_exact2d", K_BILINEAR, 2},
+    {"upsample_bicubic2d", K_BILINEAR, 3},
     {"adaptive_avg_pool2d", K_ADAPTIVE, 2},
     {"conv_transpose2d", K_DECONV, 0},
     {"layer_norm", K_NORM, 0},
