@@ -2,7 +2,8 @@
  * test_vulkan.c - the vulkan backend's own pieces: the NC4HW4 index mapping (hand-computed offsets, and every
  * logical element at a distinct slot), the sub-allocator's placement (offsets, alignment, block sizes), the choice
  * of a physical device (auto, index, name; the errors), and on a real device: the knobs and describe, and one
- * prepared graph (relu then a broadcast add, C = 5 so NC4HW4 has padding) replayed with two different inputs.
+ * prepared graph (relu then a broadcast add, C = 5 so NC4HW4 has padding) replayed with two different inputs, and
+ * a dispatch larger than one row of workgroups over a tensor larger than one memory block.
  * The device tests are skipped, never passed, when there is no Vulkan device (or the backend is not built).
  */
 #include <math.h>
@@ -192,12 +193,54 @@ static void test_replay(void)
     be->destroy(ctx);
 }
 
+/* relu over 17 000 003 elements: more workgroups than maxComputeWorkGroupCount[0] allows in x (the dispatch then
+ * spreads over y), and a tensor of 68 MB, more than one 64 MiB block of the sub-allocator (a block of its own). */
+static void test_large_grid(void)
+{
+    const par_backend *be;
+    void *ctx = open_backend(&be);
+    if (!ctx) PAR_TEST_SKIP(m.text);
+    enum { N = 17000003 };
+    par_value v[2] = {
+        {.name = "x", .dtype = PAR_DTYPE_F32, .rank = 1, .dims = {N}, .numel = N, .kind = PAR_VALUE_INPUT,
+         .producer = -1, .quant_axis = -1},
+        {.name = "y", .dtype = PAR_DTYPE_F32, .rank = 1, .dims = {N}, .numel = N, .kind = PAR_VALUE_NODE,
+         .producer = 0, .quant_axis = -1},
+    };
+    static const int32_t in0[1] = {0}, out0[1] = {1};
+    par_node node = {.name = "relu0", .op = "relu", .n_inputs = 1, .inputs = in0, .n_outputs = 1, .outputs = out0};
+    par_graph_desc g = {.name = "large", .n_values = 2, .values = v, .n_nodes = 1, .nodes = &node,
+                        .n_inputs = 1, .inputs = in0, .n_outputs = 1, .outputs = out0};
+    float *x = malloc((size_t)N * sizeof *x), *y = malloc((size_t)N * sizeof *y);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+    for (int i = 0; i < N; i++) {
+        x[i] = (float)(i % 1001) - 500.0f;
+        y[i] = NAN;
+    }
+    void *prep = NULL;
+    CU_ASSERT_EQUAL_FATAL(be->prepare(ctx, &g, &prep, &m), PAR_OK);
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    CU_ASSERT_EQUAL(be->bind(ctx, prep, ins, outs, &m), PAR_OK);
+    CU_ASSERT_EQUAL(be->run(ctx, prep, &m), PAR_OK);
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += y[i] != (i % 1001 > 500 ? (float)(i % 1001 - 500) : 0.0f);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(y[N - 1] == (float)((N - 1) % 1001 > 500 ? (N - 1) % 1001 - 500 : 0)); /* the last work item */
+    be->release(ctx, prep);
+    be->destroy(ctx);
+    free(x);
+    free(y);
+}
+
 static const CU_TestInfo tests[] = {
     {"nc4_offsets", test_nc4_offsets},
     {"arena", test_arena},
     {"choose_device", test_choose_device},
     {"knobs", test_knobs},
     {"replay", test_replay},
+    {"large_grid", test_large_grid},
     CU_TEST_INFO_NULL,
 };
 #else
