@@ -42,10 +42,8 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
         if (strcmp(value, "fp32") == 0) return PAR_OK;
         if (strcmp(value, "fp16") == 0 || strcmp(value, "fp16_storage") == 0)
             return par_msgf(msg, PAR_UNSUPPORTED,
-                            "knob 'precision=%s': fp16 shaders (16-bit storage, relaxed arithmetic) are not "
-                            "implemented yet; only fp32", value);
-        return par_msgf(msg, PAR_UNSUPPORTED, "knob 'precision': '%s' is not a precision (only fp32 is implemented)",
-                        value);
+                            "fp16 shaders (16-bit storage, relaxed arithmetic) are not implemented yet; only fp32");
+        return par_msgf(msg, PAR_UNSUPPORTED, "'%s' is not a precision (only fp32 is implemented)", value);
     }
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the vulkan backend has device=auto|N|NAME and precision=fp32)",
                     key);
