@@ -156,6 +156,9 @@ conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
 	$(if $(REGRESSION_CASES),$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-regressions \
 	  $(EXE) run cases/regressions --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
 	  --no-progress --out $(BUILD)/check-regressions || :)
+	@$(call msg,RUN,conformance --suite quick -b vulkan)
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-vulkan \
+	  sh tools/check_vulkan.sh $(EXE) $(BUILD)/check-vulkan $(JOBS) || :
 	$(Q)$(call CHECK_SUM,conformance-check,$(CHECK_LOGS)/conformance)
 
 # The reduced cases of fixed fuzzing findings (cases/regressions/README.md), run by conformance-check when any exist.
