@@ -12,6 +12,8 @@
 
 #include <json-c/json.h>
 
+#include "json_type.h"
+
 #include "case.h"
 
 typedef struct jpath {
@@ -39,7 +41,6 @@ __attribute__((format(printf, 3, 4)))
 int par_cj_perr(reader *r, const jpath *path, const char *fmt, ...);
 
 /* "a string", "an array", ...: the JSON type of v for a message. */
-const char *par_cj_jtype(json_object *v);
 
 /* 1 if key is present (its value, possibly JSON null = NULL, in *v); records no error. */
 int par_cj_has(json_object *o, const char *key, json_object **v);

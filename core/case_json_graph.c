@@ -163,7 +163,7 @@ int par_cj_parse_node(reader *r, par_case *c, json_object *o, const jpath *path)
             continue;
         }
         if (json_object_get_type(e) != json_type_string)
-            return par_cj_perr(r, &ep, "expected a value name or null, got %s", par_cj_jtype(e));
+            return par_cj_perr(r, &ep, "expected a value name or null, got %s", par_json_type_name(e));
         if (!par_cj_get_str(r, e, &ep, &vn)) return 0;
         in_idx[i] = par_graph_find_value(c->graph, vn);
         if (in_idx[i] < 0)

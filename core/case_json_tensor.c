@@ -377,7 +377,7 @@ int par_cj_parse_tensor(reader *r, par_case *c, json_object *o, const jpath *pat
         if (t == json_type_array) buf = parse_inline(r, data, &dp, dt, rank, dims);
         else if (t == json_type_object) buf = load_sidecar(r, data, &dp, dt, rank, dims, &file, &offset);
         else {
-            par_cj_perr(r, &dp, "expected an array of numbers or {\"file\": ...}, got %s", par_cj_jtype(data));
+            par_cj_perr(r, &dp, "expected an array of numbers or {\"file\": ...}, got %s", par_json_type_name(data));
             goto out;
         }
         if (!buf) goto out;

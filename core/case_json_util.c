@@ -75,7 +75,7 @@ int par_cj_perr(reader *r, const jpath *path, const char *fmt, ...)
     return 0;
 }
 
-const char *par_cj_jtype(json_object *v)
+const char *par_json_type_name(json_object *v)
 {
     switch (json_object_get_type(v)) {
     case json_type_null: return "null";
@@ -102,7 +102,7 @@ int par_cj_has(json_object *o, const char *key, json_object **v)
 
 int par_cj_want(reader *r, json_object *v, json_type t, const jpath *path, const char *what)
 {
-    if (json_object_get_type(v) != t) return par_cj_perr(r, path, "expected %s, got %s", what, par_cj_jtype(v));
+    if (json_object_get_type(v) != t) return par_cj_perr(r, path, "expected %s, got %s", what, par_json_type_name(v));
     return 1;
 }
 
@@ -166,7 +166,7 @@ int par_cj_get_num(reader *r, json_object *v, const jpath *path, double *out)
 {
     json_type t = json_object_get_type(v);
     if (t != json_type_int && t != json_type_double)
-        return par_cj_perr(r, path, "expected a number, got %s", par_cj_jtype(v));
+        return par_cj_perr(r, path, "expected a number, got %s", par_json_type_name(v));
     double d = json_object_get_double(v);
     if (isnan(d)) return par_cj_perr(r, path, "NaN is not allowed");
     if (isinf(d))

@@ -45,7 +45,7 @@ static void read_env(rd *x, json_object *e, const char *where, par_env *env)
             if (!json_object_is_type(s, json_type_string)) {
                 char k[32];
                 snprintf(k, sizeof k, "features[%zu]", i);
-                rr_fail(x, w, k, "is %s, expected a string", rr_type(s));
+                rr_fail(x, w, k, "is %s, expected a string", par_json_type_name(s));
                 break;
             }
             int n = snprintf(env->cpu_features + o, sizeof env->cpu_features - o, "%s%s", o ? " " : "",
@@ -87,7 +87,7 @@ static void read_config(rd *x, json_object *root)
     if (!cfg) return;
     json_object *seed = rr_field(x, cfg, "config", "seed", 0);
     if (seed && !json_object_is_type(seed, json_type_int)) rr_fail(x, "config", "seed", "is %s, expected an integer",
-                                                                rr_type(seed));
+                                                                par_json_type_name(seed));
     else if (seed) r->seed = json_object_get_uint64(seed);
     rr_i32(x, cfg, "config", "repeat", 0, 0, 1 << 30, 0, &r->repeat);
     rr_i32(x, cfg, "config", "warmup", 0, 0, 1 << 30, 0, &r->warmup);
@@ -112,7 +112,7 @@ static void read_config(rd *x, json_object *root)
             if (!json_object_is_type(e, json_type_string)) {
                 char k[32];
                 snprintf(k, sizeof k, "paths[%zu]", i);
-                rr_fail(x, "config.selection", k, "is %s, expected a string", rr_type(e));
+                rr_fail(x, "config.selection", k, "is %s, expected a string", par_json_type_name(e));
             } else {
                 x->d->paths[i] = rr_dup(x, json_object_get_string(e));
                 sel->n_paths = (int32_t)i + 1;
@@ -139,7 +139,7 @@ static void read_shards(rd *x, json_object *root)
         snprintf(w, sizeof w, "shards[%zu]", i);
         json_object *o = json_object_array_get_idx(a, i);
         if (!json_object_is_type(o, json_type_object)) {
-            rr_fail(x, w, NULL, "is %s, expected an object", rr_type(o));
+            rr_fail(x, w, NULL, "is %s, expected an object", par_json_type_name(o));
             break;
         }
         par_report_shard *sh = &x->d->shards[i];
@@ -198,7 +198,7 @@ static void read_backend(rd *x, json_object *o, const char *w, par_backend *t, p
                 break;
             }
             if (!json_object_is_type(v, json_type_string)) {
-                rr_fail(x, w, "knobs", "knob '%s' is %s, expected a string", k, rr_type(v));
+                rr_fail(x, w, "knobs", "knob '%s' is %s, expected a string", k, par_json_type_name(v));
                 break;
             }
             par_text_clean(bi->knob_key[bi->n_knobs], sizeof bi->knob_key[0], k, strlen(k) + 1, 1);
@@ -249,7 +249,7 @@ static void read_backends(rd *x, json_object *root)
         snprintf(w, sizeof w, "backends[%zu]", i);
         json_object *o = json_object_array_get_idx(a, i);
         if (!json_object_is_type(o, json_type_object)) {
-            rr_fail(x, w, NULL, "is %s, expected an object", rr_type(o));
+            rr_fail(x, w, NULL, "is %s, expected an object", par_json_type_name(o));
             break;
         }
         read_backend(x, o, w, &d->tables[i], &d->backends[i]);
@@ -281,7 +281,7 @@ static void read_cases(rd *x, json_object *root, id_map *map)
         snprintf(w, sizeof w, "cases[%zu]", i);
         json_object *o = json_object_array_get_idx(a, i);
         if (!json_object_is_type(o, json_type_object)) {
-            rr_fail(x, w, NULL, "is %s, expected an object", rr_type(o));
+            rr_fail(x, w, NULL, "is %s, expected an object", par_json_type_name(o));
             break;
         }
         par_report_case *c = &d->cases[i];
@@ -406,7 +406,7 @@ par_status par_report_parse(const char *path, const char *text, size_t len, par_
     const char *schema;
     int32_t version;
     if (!json_object_is_type(root, json_type_object)) rr_fail(&x, "", NULL, "is %s, not a report object",
-                                                           rr_type(root));
+                                                           par_json_type_name(root));
     rr_str(&x, root, "", "schema", 0, &schema);
     if (!x.bad && strcmp(schema, PAR_REPORT_SCHEMA) != 0)
         rr_fail(&x, "", "schema", "\"%s\" is not \"%s\"", schema, PAR_REPORT_SCHEMA);

@@ -52,20 +52,6 @@ oom:
     return NULL;
 }
 
-const char *rr_type(json_object *v)
-{
-    switch (json_object_get_type(v)) {
-    case json_type_null: return "null";
-    case json_type_boolean: return "a boolean";
-    case json_type_double: return "a number";
-    case json_type_int: return "an integer";
-    case json_type_object: return "an object";
-    case json_type_array: return "an array";
-    case json_type_string: return "a string";
-    }
-    return "something else";
-}
-
 /* ---------------------------------------------------------------------------------------------------------------
  * Typed getters: opt 1 means an absent field (or null) takes the default; opt 0 means it must be there.
  * ------------------------------------------------------------------------------------------------------------- */
@@ -83,7 +69,7 @@ json_object *rr_obj(rd *x, json_object *o, const char *where, const char *key, i
     json_object *v = rr_field(x, o, where, key, opt);
     if (!v) return NULL;
     if (!json_object_is_type(v, json_type_object)) {
-        rr_fail(x, where, key, "is %s, expected an object", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected an object", par_json_type_name(v));
         return NULL;
     }
     return v;
@@ -94,7 +80,7 @@ json_object *rr_arr(rd *x, json_object *o, const char *where, const char *key, i
     json_object *v = rr_field(x, o, where, key, opt);
     if (!v) return NULL;
     if (!json_object_is_type(v, json_type_array)) {
-        rr_fail(x, where, key, "is %s, expected an array", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected an array", par_json_type_name(v));
         return NULL;
     }
     return v;
@@ -107,7 +93,7 @@ void rr_str(rd *x, json_object *o, const char *where, const char *key, int opt, 
     json_object *v = rr_field(x, o, where, key, opt);
     if (!v) return;
     if (!json_object_is_type(v, json_type_string)) {
-        rr_fail(x, where, key, "is %s, expected a string", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected a string", par_json_type_name(v));
         return;
     }
     *out = rr_dup(x, json_object_get_string(v));
@@ -121,7 +107,7 @@ void rr_buf(rd *x, json_object *o, const char *where, const char *key, int opt, 
     json_object *v = rr_field(x, o, where, key, opt);
     if (!v) return;
     if (!json_object_is_type(v, json_type_string)) {
-        rr_fail(x, where, key, "is %s, expected a string", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected a string", par_json_type_name(v));
         return;
     }
     const char *s = json_object_get_string(v);
@@ -135,7 +121,7 @@ void rr_key(rd *x, json_object *o, const char *where, const char *key, char *buf
     json_object *v = rr_field(x, o, where, key, 0);
     if (!v) return;
     if (!json_object_is_type(v, json_type_string)) {
-        rr_fail(x, where, key, "is %s, expected a string", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected a string", par_json_type_name(v));
         return;
     }
     const char *s = json_object_get_string(v);
@@ -151,7 +137,7 @@ void rr_i64(rd *x, json_object *o, const char *where, const char *key, int opt, 
     json_object *v = rr_field(x, o, where, key, opt);
     if (!v || (opt && json_object_is_type(v, json_type_null))) return;
     if (!json_object_is_type(v, json_type_int)) {
-        rr_fail(x, where, key, "is %s, expected an integer", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected an integer", par_json_type_name(v));
         return;
     }
     errno = 0;
@@ -179,7 +165,7 @@ void rr_num(rd *x, json_object *o, const char *where, const char *key, int opt, 
     json_object *v = rr_field(x, o, where, key, opt);
     if (!v || json_object_is_type(v, json_type_null)) return;
     if (!json_object_is_type(v, json_type_int) && !json_object_is_type(v, json_type_double)) {
-        rr_fail(x, where, key, "is %s, expected a number", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected a number", par_json_type_name(v));
         return;
     }
     *out = json_object_get_double(v);
@@ -199,7 +185,7 @@ int rr_bool(rd *x, json_object *o, const char *where, const char *key, int opt, 
     json_object *v = rr_field(x, o, where, key, opt);
     if (!v || (opt && json_object_is_type(v, json_type_null))) return dflt;
     if (!json_object_is_type(v, json_type_boolean)) {
-        rr_fail(x, where, key, "is %s, expected true or false", rr_type(v));
+        rr_fail(x, where, key, "is %s, expected true or false", par_json_type_name(v));
         return dflt;
     }
     return json_object_get_boolean(v) != 0;

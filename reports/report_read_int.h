@@ -10,6 +10,8 @@
 
 #include <json-c/json.h>
 
+#include "core/json_type.h"
+
 struct par_report_doc {
     char *path;
     par_report r;
@@ -46,7 +48,6 @@ int32_t rr_map_find(const id_map *m, const par_report_case *cases, const char *i
 void rr_fail(rd *x, const char *where, const char *key, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* A copy the document owns, as valid UTF-8. */
 const char *rr_dup(rd *x, const char *s);
-const char *rr_type(json_object *v);
 
 /* Typed getters: opt 1 means an absent field (or null) takes the default; opt 0 means it must be there. */
 json_object *rr_field(rd *x, json_object *o, const char *where, const char *key, int opt);

@@ -105,7 +105,7 @@ static void read_timing(rd *x, json_object *o, const char *w, par_timing *t)
     for (size_t i = 0; i < n && !x->bad; i++) {
         json_object *e = json_object_array_get_idx(s, i);
         if (!json_object_is_type(e, json_type_int) && !json_object_is_type(e, json_type_double))
-            rr_fail(x, w, "samples_ms", "element %zu is %s, expected a number", i, rr_type(e));
+            rr_fail(x, w, "samples_ms", "element %zu is %s, expected a number", i, par_json_type_name(e));
         t->samples_ms[i] = json_object_get_double(e);
         if (!(t->samples_ms[i] >= 0) || !isfinite(t->samples_ms[i]))
             rr_fail(x, w, "samples_ms", "element %zu is not a time", i);
@@ -129,7 +129,7 @@ static void read_decls(rd *x, json_object *o, const char *w, const char *key, in
         snprintf(wn, sizeof wn, "%s.nodes[%zu]", w, i);
         json_object *e = json_object_array_get_idx(nodes, i);
         if (!json_object_is_type(e, json_type_object)) {
-            rr_fail(x, wn, NULL, "is %s, expected an object", rr_type(e));
+            rr_fail(x, wn, NULL, "is %s, expected an object", par_json_type_name(e));
             break;
         }
         rr_i32(x, e, wn, "node", 0, 0, INT32_MAX, 0, &list[i].node);
@@ -204,7 +204,7 @@ void rr_read_results(rd *x, json_object *root, const id_map *map)
         char w[32];
         snprintf(w, sizeof w, "results[%zu]", i);
         json_object *o = json_object_array_get_idx(a, i);
-        if (!json_object_is_type(o, json_type_object)) rr_fail(x, w, NULL, "is %s, expected an object", rr_type(o));
+        if (!json_object_is_type(o, json_type_object)) rr_fail(x, w, NULL, "is %s, expected an object", par_json_type_name(o));
         else read_record(x, o, w, map);
     }
     d->r.results = d->results;
