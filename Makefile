@@ -78,6 +78,8 @@ CORE_SRC := $(wildcard core/*.c) $(wildcard reference/*.c) $(wildcard cases/*.c)
 BUILTIN_SRC :=
 BUILTIN_LIBS :=
 BUILTIN_CPPFLAGS :=
+# The first rule of an included builtin.mk must not become the default goal: plain `make` builds everything.
+.DEFAULT_GOAL := all
 include $(sort $(wildcard backends/*/builtin.mk))
 CORE_SRC += $(BUILTIN_SRC)
 CPPFLAGS += $(BUILTIN_CPPFLAGS)

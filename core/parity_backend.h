@@ -13,7 +13,8 @@
  * Life cycle (it follows XNNPACK's operator life cycle, so that latency can be reported per phase):
  *
  *     init -> [set knobs] -> supports(node) for every node -> prepare(graph) -> [node_algo(node) for every node]
- *          -> [node_requant(node) for every quantized node] -> bind(buffers) -> run x N -> release -> destroy
+ *          -> [node_requant(node) for every quantized node] -> [diagnostics] -> bind(buffers)
+ *          -> (run -> [diagnostics, device_time]) x N -> release -> destroy
  *
  * The harness calls every entry point of one backend context from one thread. It runs each case in a child process
  * with a time limit, so a backend that crashes or hangs costs that case (verdict CRASH or TIMEOUT), not the run.
@@ -272,7 +273,7 @@ typedef struct par_backend {
     const char *name;       /* short, [a-z0-9_]+, e.g. "cpu" */
     const char *description;/* one line */
     const char *version;    /* the backend's own version string, reported */
-    par_arith arith;        /* arithmetic of float graphs */
+    par_arith arith;        /* arithmetic of float graphs (a context may change it: PAR_PROC_ARITH) */
 
     /* Create a backend context. Returning PAR_UNSUPPORTED means "not usable on this machine" (no device, ...). */
     par_status (*init)(void **ctx, par_msg *msg);
@@ -420,6 +421,35 @@ static inline const char *par_arith_flag_name(uint32_t bit)
  * once per backend instance, after init and knobs (a knob may change it). */
 #define PAR_PROC_ARITH_FLAGS "parity_arith_flags"
 typedef uint32_t (*par_arith_flags_fn)(void *ctx);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Per-context declarations, diagnostics and device time. Additive to version 2: a backend without an entry keeps
+ * the behaviour of before.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* par_arith arith(void *ctx): the arithmetic of float graphs for this context, when a knob can change it (for
+ * example precision=fp16 on a GPU backend). Asked once per backend instance, after init and knobs, with the
+ * arithmetic flags; it then replaces the table's `arith` for that instance: the oracle's precision profile and the
+ * reports follow it. Absent: the table's `arith`. A value outside par_arith is an ERROR naming the backend. */
+#define PAR_PROC_ARITH "parity_arith"
+typedef par_arith (*par_arith_fn)(void *ctx);
+
+/* size_t diagnostics(void *ctx, void *prepared, char *buf, size_t len): a defect the backend's own checking found
+ * during the last prepare or run, such as a message of a graphics API's validation layer. Asked after prepare and
+ * after every run; returning nonzero (the length it needed) with a one-line NUL-terminated text in buf makes the
+ * case's verdict FAIL with that text as the reason, whatever the output values (a worse verdict stays). A backend
+ * reports each message once: the text of one call is not repeated by the next. */
+#define PAR_PROC_DIAGNOSTICS "parity_diagnostics"
+typedef size_t (*par_diagnostics_fn)(void *ctx, void *prepared, char *buf, size_t len);
+
+/* int device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes): the device's own
+ * time of the last run in milliseconds, as its timestamps measured it (a GPU's timestamp queries around each
+ * dispatch): the whole run in *total_ms and node i's share in node_ms[i] (n_nodes is the graph's node count; a node
+ * with no work of its own on the device, or not timed apart, gets -1). Returns 1 when measured, 0 when the device
+ * cannot time (then nothing is reported). Asked after every run; reported beside the wall time, per run in
+ * report.json and per node by `parity bench`. */
+#define PAR_PROC_DEVICE_TIME "parity_device_time"
+typedef int (*par_device_time_fn)(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes);
 
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */
