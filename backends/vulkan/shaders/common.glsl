@@ -23,6 +23,13 @@ layout(std430, binding = 1) readonly buffer A { float a[]; };
 layout(std430, binding = 2) readonly buffer B { float b[]; };
 layout(std430, binding = 3) readonly buffer C { float c[]; };
 
+// Storage access: shaders read inputs and write the output only through these, so that a precision variant changes
+// the buffers' element type (and the conversions to and from the arithmetic's type) in this one place.
+#define LDA(i) a[i]
+#define LDB(i) b[i]
+#define LDC(i) c[i]
+#define STO(i, v) o[i] = (v)
+
 int work_item()
 {
     return int(gl_GlobalInvocationID.y * (gl_NumWorkGroups.x * gl_WorkGroupSize.x) + gl_GlobalInvocationID.x);
