@@ -49,8 +49,10 @@ static int32_t weights(nn_model *m, const par_value *w, int32_t x_type, uint32_t
             return -1;
         }
         int32_t o = par_nn_const(m, ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL, rank, dims, 0, 0, data, len);
-        if (o < 0) return -1;
-        m->opnd[o].ch_scales = w->channel_scales;
+        float *cs = par_nn_alloc(m, (size_t)w->dims[0] * sizeof *cs);
+        if (o < 0 || !cs) return -1;
+        memcpy(cs, w->channel_scales, (size_t)w->dims[0] * sizeof *cs);
+        m->opnd[o].ch_scales = cs;
         m->opnd[o].ch_dim = ch_dim;
         m->opnd[o].n_ch = (uint32_t)w->dims[0];
         return o;
