@@ -280,8 +280,10 @@ static par_status lower_mean(nn_model *m, int32_t node, par_msg *msg)
     const par_value *x = in_val(m, n, 0);
     par_status st = check_rank(x, msg);
     if (st != PAR_OK) return st;
-    if (x->dtype != PAR_DTYPE_F32 && !nn_is_q(x->dtype))
-        return par_msgf(msg, PAR_UNSUPPORTED, "mean of %s", par_dtype_name(x->dtype));
+    if (x->dtype != PAR_DTYPE_F32)
+        return par_msgf(msg, PAR_UNSUPPORTED, nn_is_q(x->dtype) ? "quantized MEAN truncates its integer average "
+                        "(Android's reference Mean); parity's mean rounds to nearest" : "mean of %s",
+                        par_dtype_name(x->dtype));
     int keep = (int)par_attr_int(n, "keepdims", 0);
     int32_t na = par_attr_count(n, "axes");
     int red[PAR_MAX_RANK] = {0};
@@ -455,6 +457,13 @@ static par_status lower_slice(nn_model *m, int32_t node, par_msg *msg)
         }
     }
     uint32_t r = (uint32_t)x->rank;
+    if (step == 1 && m->set.level >= 29) {
+        /* SLICE (level 29): begin and size. */
+        int32_t sz[PAR_MAX_RANK];
+        for (uint32_t i = 0; i < r; i++) sz[i] = e[i] - b[i];
+        int32_t in[3] = {a, par_nn_i32_vec(m, r, b), par_nn_i32_vec(m, r, sz)};
+        return emit1(m, node, ANEURALNETWORKS_SLICE, 3, in, nhwc, msg);
+    }
     int32_t in[7] = {a, par_nn_i32_vec(m, r, b), par_nn_i32_vec(m, r, e), par_nn_i32_vec(m, r, s),
                      par_nn_i32(m, 0), par_nn_i32(m, 0), par_nn_i32(m, 0)};
     return emit1(m, node, ANEURALNETWORKS_STRIDED_SLICE, 7, in, nhwc, msg);
@@ -526,6 +535,7 @@ static par_status lower_batch_norm(nn_model *m, int32_t node, par_msg *msg)
  * ------------------------------------------------------------------------------------------------------------- */
 static const nn_lower_entry TABLE[] = {
     {"conv2d", par_nn_lower_conv2d},
+    {"conv_transpose2d", par_nn_lower_conv_transpose2d},
     {"linear", par_nn_lower_linear},
     {"matmul", par_nn_lower_matmul},
     {"add", lower_binary},

@@ -20,6 +20,7 @@ const nn_lower_entry *par_nn_lower_find(const char *op);
 
 /* nn_ops_conv.c */
 par_status par_nn_lower_conv2d(nn_model *m, int32_t node, par_msg *msg);
+par_status par_nn_lower_conv_transpose2d(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_linear(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_matmul(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg);

@@ -186,6 +186,54 @@ par_status par_nn_lower_conv2d(nn_model *m, int32_t node, par_msg *msg)
     return emit(m, node, op, (uint32_t)k, in, 1, msg);
 }
 
+/* conv_transpose2d: TRANSPOSE_CONV_2D (level 29), one group, no dilation. Weights [C, O, KH, KW] -> [O, KH, KW, C];
+ * output_padding adds rows / columns at the end, which is the same as cropping less there: bottom and right
+ * padding reduced by it (UNSUPPORTED where that padding is smaller than output_padding). */
+par_status par_nn_lower_conv_transpose2d(nn_model *m, int32_t node, par_msg *msg)
+{
+    const par_node *n = &m->g->nodes[node];
+    const par_value *x = par_node_input(m->g, n, 0), *w = par_node_input(m->g, n, 1), *b = par_node_input(m->g, n, 2);
+    const par_value *y = &m->g->values[n->outputs[0]];
+    par_status st = check_wdt(m, n, x, w, b, y, msg);
+    if (st != PAR_OK) return st;
+    if (par_attr_int(n, "groups", 1) != 1) return par_msgf(msg, PAR_UNSUPPORTED, "TRANSPOSE_CONV_2D has no groups");
+    if (par_attr_ints_at(n, "dilation", 0, 1) != 1 || par_attr_ints_at(n, "dilation", 1, 1) != 1)
+        return par_msgf(msg, PAR_UNSUPPORTED, "TRANSPOSE_CONV_2D has no dilation");
+    if (w->quant_axis >= 0 && w->quant_axis != 1)
+        return par_msgf(msg, PAR_UNSUPPORTED, "per-channel weights on axis %d", w->quant_axis);
+    int64_t pt = par_attr_ints_at(n, "padding", 0, 0), pl = par_attr_ints_at(n, "padding", 1, 0);
+    int64_t pb = par_attr_ints_at(n, "padding", 2, 0) - par_attr_ints_at(n, "output_padding", 0, 0);
+    int64_t pr = par_attr_ints_at(n, "padding", 3, 0) - par_attr_ints_at(n, "output_padding", 1, 0);
+    if (pb < 0 || pr < 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "output_padding larger than the bottom / right padding needs negative "
+                        "padding in TRANSPOSE_CONV_2D");
+    if (m->set.level < 29) return par_msgf(msg, PAR_UNSUPPORTED, "TRANSPOSE_CONV_2D needs level 29");
+    int64_t C = w->dims[0], O = w->dims[1], KH = w->dims[2], KW = w->dims[3];
+    int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
+    if (xi < 0) return st;
+    size_t es = par_dtype_size(w->dtype);
+    char *f = par_nn_alloc(m, (size_t)w->numel * es);
+    if (!f) return OOM(msg);
+    const char *s = w->data;
+    for (int64_t c = 0; c < C; c++)
+        for (int64_t o = 0; o < O; o++)
+            for (int64_t k = 0; k < KH * KW; k++)
+                memcpy(f + (size_t)((o * KH * KW + k) * C + c) * es, s + (size_t)((c * O + o) * KH * KW + k) * es, es);
+    uint32_t fd[4] = {(uint32_t)O, (uint32_t)KH, (uint32_t)KW, (uint32_t)C};
+    /* per-channel scales are indexed by the output channel, axis 1 of parity's weights, axis 0 of NNAPI's */
+    par_value wv = *w;
+    wv.dims[0] = O;
+    int32_t wi = weights(m, &wv, m->opnd[xi].type, 4, fd, f, 0, &st, msg);
+    if (wi < 0) return st != PAR_OK ? st : OOM(msg);
+    int32_t in[11] = {xi, wi, bias(m, b, x, w, (uint32_t)O, msg),
+                      par_nn_i32(m, (int32_t)pl), par_nn_i32(m, (int32_t)pr),
+                      par_nn_i32(m, (int32_t)pt), par_nn_i32(m, (int32_t)pb),
+                      par_nn_i32(m, (int32_t)par_attr_ints_at(n, "stride", 1, 1)),
+                      par_nn_i32(m, (int32_t)par_attr_ints_at(n, "stride", 0, 1)),
+                      par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE), par_nn_bool(m, 0)};
+    return emit(m, node, ANEURALNETWORKS_TRANSPOSE_CONV_2D, 11, in, 1, msg);
+}
+
 /* ---------------------------------------------------------------------------------------------------------------
  * linear, matmul by a constant: FULLY_CONNECTED
  * ------------------------------------------------------------------------------------------------------------- */
@@ -320,12 +368,9 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
         if (maxp || strcmp(n->op, "global_avg_pool2d") != 0)
             return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s keeps its input's scale and zero point; the output's "
                             "differ", maxp ? "MAX_POOL_2D" : "AVERAGE_POOL_2D");
-        /* A global average with its own output scale: MEAN over H and W (level 28). */
-        int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
-        if (xi < 0) return st;
-        int32_t axes[2] = {1, 2};
-        int32_t in[3] = {xi, par_nn_i32_vec(m, 2, axes), par_nn_i32(m, 1)};
-        return emit(m, node, ANEURALNETWORKS_MEAN, 3, in, 1, msg);
+        /* NNAPI's other average, MEAN, keeps the parameters too and truncates its integer average. */
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized AVERAGE_POOL_2D keeps its input's scale and zero point; the "
+                        "output's differ");
     }
     int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
     if (xi < 0) return st;

@@ -28,6 +28,7 @@ typedef struct nn_ctx {
     nn_settings set;
     char lib_knob[256];
     int prepared_once;
+    int strict;
     /* supports() converts the whole graph once and answers every node from it */
     const par_graph_desc *cached_g;
     const par_node *cached_nodes;
@@ -107,6 +108,12 @@ static par_status nn_set_knob(void *ctx, const char *key, const char *value, par
         c->set.level = (int)v;
         return PAR_OK;
     }
+    if (strcmp(key, "strict") == 0) {
+        if (strcmp(value, "0") && strcmp(value, "1"))
+            return par_msgf(msg, PAR_ERROR, "knob 'strict': value '%s' is not 0 or 1", value);
+        c->strict = value[0] == '1';
+        return PAR_OK;
+    }
     if (strcmp(key, "lib") == 0) {
         nn_lib lib;
         par_status st = par_nn_lib_open(&lib, value, msg);
@@ -117,14 +124,15 @@ static par_status nn_set_knob(void *ctx, const char *key, const char *value, par
         return PAR_OK;
     }
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (nnapi knobs: profile=reference|npu-int8|gpu-fp16|old-android, "
-                    "level=27|28|29|30, lib=PATH)", key);
+                    "level=27|28|29|30, strict=0|1, lib=PATH)", key);
 }
 
 static size_t nn_describe(void *ctx, char *buf, size_t len)
 {
     const nn_ctx *c = ctx;
-    int need = snprintf(buf, len, "profile=%s;level=%d;relaxed_f16=%d;requant=gemmlowp;lib=%s;devices=%s",
+    int need = snprintf(buf, len, "profile=%s;level=%d;relaxed_f16=%d;requant=gemmlowp;strict=%d;lib=%s;devices=%s",
                         par_nn_profile_name(c->set.profile), c->set.level, c->set.relax_f16 && c->set.level >= 28,
+                        c->strict,
                         c->lib.path, c->lib._getDevice ? "api" : "none");
     return need < 0 ? 0 : (size_t)need;
 }
@@ -141,11 +149,33 @@ static par_requant nn_requant(void *ctx)
     return PAR_REQUANT_GEMMLOWP;
 }
 
-/* The reference profile is NNAPI's reference CPU implementation: gemmlowp integers exactly. */
+/* Strict only on request (knob strict=1): NNAPI's convolutions, fully connected layers, ADD and MUL are gemmlowp's
+ * integers exactly, but its quantized RESIZE_BILINEAR interpolates in float and rounds half away from zero, which no
+ * requantization scheme pins (docs/quantization.md: the ROUND_INTERP family keeps a tie window that strict mode
+ * removes). */
 static int nn_requant_exact(void *ctx)
 {
     const nn_ctx *c = ctx;
-    return c->set.profile == NN_PROFILE_REFERENCE;
+    return c->strict;
+}
+
+/* NNAPI's quantized AVERAGE_POOL_2D is not a requantization: Android computes (sum + n / 2) / n on the stored
+ * uint8 integers (TFLite's uint8 reference), round half up of the exact average, which is rndnu's rule; on int8
+ * (TENSOR_QUANT8_ASYMM_SIGNED, level 30) TFLite's integer reference rounds the stored sum half away from zero,
+ * rndna's rule (exact with zero point 0). Every other quantized node is gemmlowp's. */
+static par_requant nn_node_requant(void *ctx, void *prepared, int32_t node)
+{
+    (void)ctx;
+    const nn_prep *p = prepared;
+    if (!p) return PAR_REQUANT_GEMMLOWP;
+    for (int32_t i = 0; i < p->m.n_oper; i++) {
+        const nn_operation *op = &p->m.oper[i];
+        if (op->node != node || op->type != ANEURALNETWORKS_AVERAGE_POOL_2D) continue;
+        int32_t t = p->m.opnd[op->in[0]].type;
+        if (t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM) return PAR_REQUANT_RNDNU;
+        if (t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED) return PAR_REQUANT_RNDNA;
+    }
+    return PAR_REQUANT_GEMMLOWP;
 }
 
 static int nn_device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes)
@@ -166,6 +196,7 @@ static void *nn_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_ARITH) == 0) return (void *)(par_arith_fn)nn_arith;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)nn_requant;
     if (strcmp(name, PAR_PROC_REQUANT_EXACT) == 0) return (void *)(par_requant_exact_fn)nn_requant_exact;
+    if (strcmp(name, PAR_PROC_NODE_REQUANT) == 0) return (void *)(par_node_requant_fn)nn_node_requant;
     if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0) return (void *)(par_device_time_fn)nn_device_time;
     return NULL;
 }
@@ -280,6 +311,7 @@ static par_status compile(nn_ctx *c, nn_prep *p, par_msg *msg)
         if ((rc = L->_getDeviceCount(&count))) return nn_fail(c, msg, "ANeuralNetworks_getDeviceCount", rc, NULL);
         const char *want = par_nn_profile_name(c->set.profile);
         const ANeuralNetworksDevice *cpu = NULL, *dev = NULL;
+        int32_t dev_type = 0;
         char names[256] = "";
         for (uint32_t i = 0; i < count; i++) {
             ANeuralNetworksDevice *d = NULL;
@@ -290,14 +322,16 @@ static par_status compile(nn_ctx *c, nn_prep *p, par_msg *msg)
             size_t u = strlen(names);
             snprintf(names + u, sizeof names - u, "%s%s", u ? ", " : "", name);
             size_t nl = strlen(name), wl = strlen(want);
-            if (!dev && nl >= wl && strcmp(name + nl - wl, want) == 0) dev = d;
+            if (!dev && nl >= wl && strcmp(name + nl - wl, want) == 0) dev = d, dev_type = type;
             else if (!cpu && type == ANEURALNETWORKS_DEVICE_CPU) cpu = d;
         }
         if (!dev)
             return par_msgf(msg, PAR_UNSUPPORTED, "no NNAPI device for profile %s (devices: %s)", want,
                             *names ? names : "none");
         devs[nd++] = dev;
-        if (cpu && cpu != dev) devs[nd++] = cpu;
+        /* An accelerator or GPU gets the CPU device beside it for what it refuses; a CPU device (the reference, the
+         * old runtime) runs the whole model itself. */
+        if (cpu && cpu != dev && dev_type != ANEURALNETWORKS_DEVICE_CPU) devs[nd++] = cpu;
         const char *n0 = NULL, *n1 = NULL;
         L->Device_getName(devs[0], &n0);
         if (nd > 1) L->Device_getName(devs[1], &n1);
