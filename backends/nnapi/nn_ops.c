@@ -173,6 +173,29 @@ static int32_t clamp_code(double lo, double hi)
     return -1;
 }
 
+/* A quantized relu / relu6 / hardtanh(-1, 1) whose output has other parameters than its input: NNAPI's RELU family
+ * keeps the input's, so the node becomes ADD(x, 0) with the output's parameters and the clamp as the ADD's fused
+ * activation: one requantization to the output's parameters, then the clamp in the output's integers, which is
+ * parity's CLAMP family (docs/quantization.md). The activation is not fused into x's producer: that would replace
+ * two requantizations by one and change the integers. */
+static par_status requant_clamp(nn_model *m, int32_t node, int32_t type, par_msg *msg)
+{
+    const par_node *n = &m->g->nodes[node];
+    const par_value *x = in_val(m, n, 0);
+    par_status st;
+    int32_t a = nn_in(m, node, 0, NN_ANY, &st, msg);
+    if (a < 0) return st;
+    const nn_operand *xa = &m->opnd[a];
+    uint32_t one = 1;
+    uint8_t zero = (uint8_t)nn_zp(m, x); /* the stored integer of real 0 (an int8 zero point stored as its byte) */
+    int32_t z = par_nn_const(m, xa->type, 1, &one, xa->scale, xa->zp, &zero, 1);
+    int32_t fuse = type == ANEURALNETWORKS_RELU ? ANEURALNETWORKS_FUSED_RELU
+                 : type == ANEURALNETWORKS_RELU1 ? ANEURALNETWORKS_FUSED_RELU1
+                                                 : ANEURALNETWORKS_FUSED_RELU6;
+    int32_t in[3] = {a, z, par_nn_i32(m, fuse)};
+    return emit1(m, node, ANEURALNETWORKS_ADD, 3, in, xa->nhwc, msg);
+}
+
 static par_status lower_unary(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
@@ -205,8 +228,7 @@ static par_status lower_unary(nn_model *m, int32_t node, par_msg *msg)
                             sgn ? 0 : 128, (double)y->scale, y->zero_point);
         if ((type == ANEURALNETWORKS_RELU || type == ANEURALNETWORKS_RELU1 || type == ANEURALNETWORKS_RELU6) &&
             !nn_same_q(x, y))
-            return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s keeps its input's scale and zero point; the output's "
-                            "differ", par_nn_op_name(type));
+            return requant_clamp(m, node, type, msg);
     }
     int32_t a = nn_in(m, node, 0, NN_ANY, &st, msg);
     if (a < 0) return st;
