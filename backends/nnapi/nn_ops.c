@@ -259,6 +259,24 @@ static par_status lower_prelu(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_PRELU, 2, in, nhwc, msg);
 }
 
+/* leaky_relu (f32): PRELU (level 29) with a one-element slope, the same product x * slope for x < 0. */
+static par_status lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
+{
+    const par_node *n = &m->g->nodes[node];
+    const par_value *x = in_val(m, n, 0);
+    par_status st = check_rank(x, msg);
+    if (st != PAR_OK) return st;
+    if (x->dtype != PAR_DTYPE_F32)
+        return par_msgf(msg, PAR_UNSUPPORTED, "leaky_relu of %s: NNAPI's quantized PRELU requantizes the slope's "
+                        "product, parity's is a table of the float function", par_dtype_name(x->dtype));
+    int32_t a = nn_in(m, node, 0, NN_ANY, &st, msg);
+    if (a < 0) return st;
+    float slope = (float)par_attr_float(n, "negative_slope", 0.01);
+    uint32_t one = 1;
+    int32_t in[2] = {a, par_nn_const(m, ANEURALNETWORKS_TENSOR_FLOAT32, 1, &one, 0, 0, &slope, sizeof slope)};
+    return emit1(m, node, ANEURALNETWORKS_PRELU, 2, in, m->opnd[a].nhwc, msg);
+}
+
 static par_status lower_softmax(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
@@ -572,6 +590,7 @@ static const nn_lower_entry TABLE[] = {
     {"tanh", lower_unary},
     {"hardswish", lower_unary},
     {"prelu", lower_prelu},
+    {"leaky_relu", lower_leaky_relu},
     {"softmax", lower_softmax},
     {"log_softmax", lower_softmax},
     {"max_pool2d", par_nn_lower_pool},

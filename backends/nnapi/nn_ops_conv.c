@@ -361,16 +361,39 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
     int64_t eb = (OH - 1) * sh + kh - (H + pt + pb), er = (OW - 1) * sw + kw - (W + pl + pr);
     if (eb > 0) pb += eb;
     if (er > 0) pr += er;
+    /* (a window past the image, from ceil_mode, shows as padding from here on) */
     if ((H + pt + pb - kh) / sh + 1 != OH || (W + pl + pr - kw) / sw + 1 != OW)
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: NNAPI's output size differs from %lldx%lld", n->op,
                         (long long)OH, (long long)OW);
     if (nn_is_q(x->dtype) && !nn_same_q(x, y)) {
-        if (maxp || strcmp(n->op, "global_avg_pool2d") != 0)
-            return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s keeps its input's scale and zero point; the output's "
-                            "differ", maxp ? "MAX_POOL_2D" : "AVERAGE_POOL_2D");
-        /* NNAPI's other average, MEAN, keeps the parameters too and truncates its integer average. */
-        return par_msgf(msg, PAR_UNSUPPORTED, "quantized AVERAGE_POOL_2D keeps its input's scale and zero point; the "
-                        "output's differ");
+        /* Pools keep their input's parameters and MEAN truncates; a window average with its own output
+         * parameters is a DEPTHWISE_CONV_2D whose filter is all ones with scale 1 / (kh kw): acc = sum (q - z) over
+         * the window, requantized once with ratio s_in / (s_out kh kw), parity's AVG family under gemmlowp. Every
+         * window must be whole (no padding, no ceil_mode window): the divisor is then kh kw everywhere. */
+        if (maxp || pt || pl || pb || pr)
+            return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s with padding keeps its input's scale and zero point; "
+                            "the output's differ", maxp ? "MAX_POOL_2D" : "AVERAGE_POOL_2D");
+        int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
+        if (xi < 0) return st;
+        int64_t C = x->dims[1];
+        uint8_t *ones = par_nn_alloc(m, (size_t)(kh * kw * C));
+        int32_t *zb = par_nn_alloc(m, (size_t)C * 4);
+        if (!ones || !zb) return OOM(msg);
+        memset(ones, 1, (size_t)(kh * kw * C));
+        int32_t ft = m->opnd[xi].type;
+        float fs = (float)(1.0 / (double)(kh * kw));
+        if (m->set.level < 29 && !((double)y->scale > (double)x->scale * (double)fs))
+            return par_msgf(msg, PAR_UNSUPPORTED, "a quantized average as DEPTHWISE_CONV_2D before level 29 needs "
+                            "output scale > input scale / window (%g <= %g * %g)", (double)y->scale,
+                            (double)x->scale, (double)fs);
+        uint32_t fd[4] = {1, (uint32_t)kh, (uint32_t)kw, (uint32_t)C}, bd = (uint32_t)C;
+        int32_t in[11] = {xi, par_nn_const(m, ft, 4, fd, fs, 0, ones, (size_t)(kh * kw * C)),
+                          par_nn_const(m, ANEURALNETWORKS_TENSOR_INT32, 1, &bd, m->opnd[xi].scale * fs, 0, zb,
+                                       (size_t)C * 4),
+                          par_nn_i32(m, 0), par_nn_i32(m, 0), par_nn_i32(m, 0), par_nn_i32(m, 0),
+                          par_nn_i32(m, (int32_t)sw), par_nn_i32(m, (int32_t)sh), par_nn_i32(m, 1),
+                          par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE)};
+        return emit(m, node, ANEURALNETWORKS_DEPTHWISE_CONV_2D, 11, in, 1, msg);
     }
     int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
     if (xi < 0) return st;
