@@ -237,6 +237,58 @@ par_status par_nn_lower_conv_transpose2d(nn_model *m, int32_t node, par_msg *msg
 /* ---------------------------------------------------------------------------------------------------------------
  * linear, matmul by a constant: FULLY_CONNECTED
  * ------------------------------------------------------------------------------------------------------------- */
+/* RESHAPE of operand `src` to dims (the new operand keeps src's type and quantization); -1 when out of memory. */
+static int32_t reshape_to(nn_model *m, int32_t node, int32_t src, uint32_t rank, const uint32_t *dims,
+                          par_status *st, par_msg *msg)
+{
+    int32_t shape[PAR_MAX_RANK];
+    for (uint32_t i = 0; i < rank; i++) shape[i] = (int32_t)dims[i];
+    int32_t r = par_nn_operand(m, m->opnd[src].type, rank, dims, m->opnd[src].scale, m->opnd[src].zp);
+    int32_t sh = par_nn_i32_vec(m, rank, shape);
+    if (r < 0 || sh < 0) {
+        *st = OOM(msg);
+        return -1;
+    }
+    uint32_t in[2] = {(uint32_t)src, (uint32_t)sh}, out[1] = {(uint32_t)r};
+    *st = par_nn_op(m, ANEURALNETWORKS_RESHAPE, node, 2, in, 1, out, msg);
+    return *st == PAR_OK ? r : -1;
+}
+
+/* FULLY_CONNECTED has no per-channel weights at levels 27-30; a 1x1 CONV_2D over [batch, 1, 1, K] computes the same
+ * accumulator with per-channel filter scales (level 29): RESHAPE, CONV_2D, RESHAPE to y. */
+static par_status fc_per_channel(nn_model *m, int32_t node, int32_t xi, const par_value *x, const par_value *w,
+                                 const void *f, const par_value *b, const par_value *y, int64_t batch, int64_t O,
+                                 int64_t K, par_msg *msg)
+{
+    par_status st;
+    uint32_t xd[4] = {(uint32_t)batch, 1, 1, (uint32_t)K};
+    int32_t x4 = reshape_to(m, node, xi, 4, xd, &st, msg);
+    if (x4 < 0) return st;
+    uint32_t fd[4] = {(uint32_t)O, 1, 1, (uint32_t)K};
+    int32_t wi = weights(m, w, m->opnd[x4].type, 4, fd, f, 0, &st, msg);
+    if (wi < 0) return st != PAR_OK ? st : OOM(msg);
+    int32_t type, shift;
+    st = par_nn_tensor_type(m, y->dtype, &type, &shift, msg);
+    if (st != PAR_OK) return st;
+    uint32_t od[4] = {(uint32_t)batch, 1, 1, (uint32_t)O};
+    int32_t y4 = par_nn_operand(m, type, 4, od, y->scale, y->zero_point + shift);
+    int32_t in[10] = {x4, wi, bias(m, b, x, w, (uint32_t)O, msg), par_nn_i32(m, 0), par_nn_i32(m, 0),
+                      par_nn_i32(m, 0), par_nn_i32(m, 0), par_nn_i32(m, 1), par_nn_i32(m, 1),
+                      par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE)};
+    uint32_t ii[10], oo[1] = {(uint32_t)y4};
+    for (int i = 0; i < 10; i++) {
+        if (in[i] < 0 || y4 < 0) return OOM(msg);
+        ii[i] = (uint32_t)in[i];
+    }
+    st = par_nn_op(m, ANEURALNETWORKS_CONV_2D, node, 10, ii, 1, oo, msg);
+    if (st != PAR_OK) return st;
+    int32_t shape[PAR_MAX_RANK];
+    int32_t r = y->rank ? y->rank : 1;
+    for (int32_t i = 0; i < r; i++) shape[i] = y->rank ? (int32_t)y->dims[i] : 1;
+    int32_t in2[2] = {y4, par_nn_i32_vec(m, (uint32_t)r, shape)};
+    return emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in2, 0, msg);
+}
+
 /* FULLY_CONNECTED of x (any rank >= 1, its last axis K) by weights [O, K] held in f (already in NNAPI's order);
  * NNAPI's output is [numel / K, O], reshaped to y's shape when that has another rank. */
 static par_status fully_connected(nn_model *m, int32_t node, const par_value *x, const par_value *w, const void *f,
@@ -244,12 +296,11 @@ static par_status fully_connected(nn_model *m, int32_t node, const par_value *x,
 {
     const par_node *n = &m->g->nodes[node];
     par_status st;
-    if (w->quant_axis >= 0)
-        return par_msgf(msg, PAR_UNSUPPORTED, "FULLY_CONNECTED has no per-channel weights (levels 27-30)");
     if (x->rank > 4 || y->rank > 4) return par_msgf(msg, PAR_UNSUPPORTED, "rank > 4");
     int32_t xi = par_nn_value(m, n->inputs[0], NN_LOGICAL, node, &st, msg);
     if (xi < 0) return st;
     int64_t batch = x->numel / K;
+    if (w->quant_axis >= 0) return fc_per_channel(m, node, xi, x, w, f, b, y, batch, O, K, msg);
     if (x->rank < 2) {
         /* NNAPI's input has rank >= 2. */
         int32_t shape[2] = {1, (int32_t)K};
