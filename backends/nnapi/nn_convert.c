@@ -1,17 +1,17 @@
 /*
- * nn_convert.c - the nnapi backend's graph walk and its bookkeeping: operands and their NNAPI types, the layout of
+ * nn_convert.c - the nnapi converter's services: the model's memory, operands and their NNAPI types, the layout of
  * every value (4-D activations are held NHWC, NNAPI's order, and permuted on the host at the model's inputs and
- * outputs, as PyTorch's NNAPI runtime does), the feature-level gate of every operation, and the model's inputs and
- * outputs. Per-op lowering is in nn_ops.c and nn_ops_conv.c, reached through the table there.
+ * outputs, as PyTorch's NNAPI runtime does; the logical order through a cached TRANSPOSE where an op needs it), the
+ * feature-level gate of every operation, and the pure helpers (weight permutations, NCHW / NHWC, implicit padding).
+ * The walk is nn_walk.c; per-op lowering is nn_ops.c and nn_ops_conv.c, which call these services.
  *
- * The result is a description in memory (nn_model.h); this file must not call the NNAPI library, and must not
- * decide an op's semantics (the lowering does).
+ * The result is a description in memory (nn_model.h); this file must not call the NNAPI library, must not call the
+ * lowering or the walk, and must not decide an op's semantics (the lowering does).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "nn_model.h"
-#include "nn_ops.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Arena
@@ -404,98 +404,25 @@ int32_t par_nn_value(nn_model *m, int32_t v, int want, int32_t node, par_status 
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * The walk
+ * Helpers of the lowering files
  * ------------------------------------------------------------------------------------------------------------- */
-static par_status add_inputs(nn_model *m, par_msg *msg)
+int nn_is_q(par_dtype t)
 {
-    const par_graph_desc *g = m->g;
-    m->in = par_nn_alloc(m, ((size_t)g->n_inputs + 1) * sizeof *m->in);
-    if (!m->in) return par_msgf(msg, PAR_ERROR, "out of memory");
-    for (int32_t i = 0; i < g->n_inputs; i++) {
-        int32_t v = g->inputs[i];
-        const par_value *val = &g->values[v];
-        par_status st;
-        par_msg tmp;
-        /* 4-D inputs are held NHWC, permuted on the host at every run. */
-        int32_t o = par_nn_out(m, v, val->rank == 4, &st, &tmp);
-        if (o < 0 && st == PAR_ERROR) return par_msgf(msg, PAR_ERROR, "%s", tmp.text);
-        nn_io *io = &m->in[m->n_in++];
-        memset(io, 0, sizeof *io);
-        io->value = v;
-        io->operand = o;
-        io->nhwc = o >= 0 && m->opnd[o].nhwc;
-        io->xor80 = val->dtype == PAR_DTYPE_QS8 && m->set.level < 30;
-        io->elsize = par_dtype_size(val->dtype);
-        io->bytes = (size_t)val->numel * io->elsize;
-        for (int32_t k = 0; k < 4 && k < val->rank; k++) io->dims[k] = val->dims[k];
-        if (o < 0) m->val_opnd[v] = -1;
-    }
-    return PAR_OK;
+    return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
 }
 
-static par_status add_outputs(nn_model *m, par_msg *msg)
+int32_t nn_zp(const nn_model *m, const par_value *v)
 {
-    const par_graph_desc *g = m->g;
-    m->out = par_nn_alloc(m, ((size_t)g->n_outputs + 1) * sizeof *m->out);
-    if (!m->out) return par_msgf(msg, PAR_ERROR, "out of memory");
-    for (int32_t i = 0; i < g->n_outputs; i++) {
-        int32_t v = g->outputs[i];
-        const par_value *val = &g->values[v];
-        nn_io *io = &m->out[m->n_out++];
-        memset(io, 0, sizeof *io);
-        io->value = v;
-        io->operand = m->val_opnd[v];
-        io->xor80 = val->dtype == PAR_DTYPE_QS8 && m->set.level < 30;
-        io->elsize = par_dtype_size(val->dtype);
-        io->bytes = (size_t)val->numel * io->elsize;
-        for (int32_t k = 0; k < 4 && k < val->rank; k++) io->dims[k] = val->dims[k];
-        if (io->operand >= 0) io->nhwc = m->opnd[io->operand].nhwc;
-        if (m->failed >= 0) continue;
-        if (val->kind != PAR_VALUE_NODE) {
-            /* A graph output that no operation writes (an input or a constant passed through). */
-            m->failed = g->n_nodes ? 0 : -1;
-            return par_msgf(msg, PAR_UNSUPPORTED, "output '%s' is not computed by any node", val->name);
-        }
-        /* NNAPI forbids an operand being both a model output and another model output: give a repeated output
-         * its own operand is not needed here, since each graph output is a distinct value. */
-    }
-    return PAR_OK;
+    return v->zero_point + ((v->dtype == PAR_DTYPE_QS8 && m->set.level < 30) ? 128 : 0);
 }
 
-par_status par_nn_convert(nn_model *m, const par_graph_desc *g, const nn_settings *set, par_msg *msg)
+int nn_same_q(const par_value *a, const par_value *b)
 {
-    memset(m, 0, sizeof *m);
-    m->set = *set;
-    m->g = g;
-    m->failed = -1;
-    size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
-    m->val_opnd = par_nn_alloc(m, nv * sizeof *m->val_opnd);
-    m->val_nchw = par_nn_alloc(m, nv * sizeof *m->val_nchw);
-    m->node_st = par_nn_alloc(m, nn * sizeof *m->node_st);
-    m->node_msg = par_nn_alloc(m, nn * sizeof *m->node_msg);
-    if (!m->val_opnd || !m->val_nchw || !m->node_st || !m->node_msg) return par_msgf(msg, PAR_ERROR, "out of memory");
-    for (size_t v = 0; v < nv; v++) m->val_opnd[v] = m->val_nchw[v] = -1;
-    par_status st = add_inputs(m, msg);
-    if (st != PAR_OK) return st;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const par_node *n = &g->nodes[i];
-        par_msg *nm = &m->node_msg[i];
-        nm->text[0] = 0;
-        const nn_lower_entry *e = par_nn_lower_find(n->op);
-        if (!e) st = par_msgf(nm, PAR_UNSUPPORTED, "op '%s' has no NNAPI lowering", n->op);
-        else st = e->lower(m, i, nm);
-        m->node_st[i] = st;
-        if (st == PAR_OK) continue;
-        if (m->failed < 0) m->failed = i;
-        /* Placeholders for the outputs, so that later nodes can still be judged. */
-        for (int32_t k = 0; k < n->n_outputs; k++) {
-            if (m->val_opnd[n->outputs[k]] >= 0) continue;
-            par_status s2;
-            par_msg t2;
-            const par_value *ov = &g->values[n->outputs[k]];
-            if (par_nn_out(m, n->outputs[k], ov->rank == 4, &s2, &t2) < 0 && s2 == PAR_ERROR)
-                return par_msgf(msg, PAR_ERROR, "%s", t2.text);
-        }
-    }
-    return add_outputs(m, msg);
+    return a->dtype == b->dtype && (!nn_is_q(a->dtype) || (a->scale == b->scale && a->zero_point == b->zero_point));
+}
+
+int32_t nn_in(nn_model *m, int32_t node, int32_t k, int want, par_status *st, par_msg *msg)
+{
+    const par_node *n = &m->g->nodes[node];
+    return par_nn_value(m, n->inputs[k], want, node, st, msg);
 }

@@ -131,6 +131,15 @@ int32_t par_nn_value(nn_model *m, int32_t v, int want, int32_t node, par_status 
  * order; recorded as v's operand. -1 with *st/msg set on failure. */
 int32_t par_nn_out(nn_model *m, int32_t v, int nhwc, par_status *st, par_msg *msg);
 
+/* Helpers of the lowering files. */
+int nn_is_q(par_dtype t);
+/* The quantization parameters of a value as the model holds them (zero point shifted for qs8 below level 30). */
+int32_t nn_zp(const nn_model *m, const par_value *v);
+/* An input of node n as an operand (NN_ANY / NN_LOGICAL / NN_NHWC); -1 with *st, msg set. */
+int32_t nn_in(nn_model *m, int32_t node, int32_t k, int want, par_status *st, par_msg *msg);
+/* Same scale and zero point (NNAPI requires it of many quantized operations). */
+int nn_same_q(const par_value *a, const par_value *b);
+
 /* ---- pure helpers (tested by tests/test_nnapi.c) ---- */
 
 /* Minimum feature level of an NNAPI operation code (27 for the first set, ...); 0 for a code the converter does not

@@ -1,5 +1,5 @@
 /*
- * nn_ops.c - the nnapi backend's lowering table and the lowering of the ops that need no weights: elementwise
+ * nn_ops.c - the nnapi converter's lowering of the ops that need no weights: elementwise
  * arithmetic with broadcasting, activations, softmax, mean, data movement, quantize / dequantize and batch_norm
  * (folded into a MUL and an ADD). Each function appends NNAPI operations to the model description or returns
  * PAR_UNSUPPORTED with the reason; convolution, fully connected, pooling and resampling are in nn_ops_conv.c.
@@ -13,27 +13,6 @@
 #include <string.h>
 
 #include "nn_ops.h"
-
-int nn_is_q(par_dtype t)
-{
-    return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
-}
-
-int32_t nn_zp(const nn_model *m, const par_value *v)
-{
-    return v->zero_point + ((v->dtype == PAR_DTYPE_QS8 && m->set.level < 30) ? 128 : 0);
-}
-
-int nn_same_q(const par_value *a, const par_value *b)
-{
-    return a->dtype == b->dtype && (!nn_is_q(a->dtype) || (a->scale == b->scale && a->zero_point == b->zero_point));
-}
-
-int32_t nn_in(nn_model *m, int32_t node, int32_t k, int want, par_status *st, par_msg *msg)
-{
-    const par_node *n = &m->g->nodes[node];
-    return par_nn_value(m, n->inputs[k], want, node, st, msg);
-}
 
 #define OOM(msg) par_msgf(msg, PAR_ERROR, "out of memory")
 
@@ -109,7 +88,7 @@ static int32_t const_bcast(nn_model *m, const par_value *v, int32_t rank, int nh
 /* ---------------------------------------------------------------------------------------------------------------
  * Elementwise binary: ADD, SUB, MUL, DIV with NNAPI's (numpy's) broadcasting on the operands as held
  * ------------------------------------------------------------------------------------------------------------- */
-static par_status lower_binary(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_binary(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *a = in_val(m, n, 0), *b = in_val(m, n, 1), *y = out_val(m, n);
@@ -196,7 +175,7 @@ static par_status requant_clamp(nn_model *m, int32_t node, int32_t type, par_msg
     return emit1(m, node, ANEURALNETWORKS_ADD, 3, in, xa->nhwc, msg);
 }
 
-static par_status lower_unary(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_unary(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -236,7 +215,7 @@ static par_status lower_unary(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, type, 1, in, m->opnd[a].nhwc, msg);
 }
 
-static par_status lower_prelu(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_prelu(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *s = in_val(m, n, 1);
@@ -260,7 +239,7 @@ static par_status lower_prelu(nn_model *m, int32_t node, par_msg *msg)
 }
 
 /* leaky_relu (f32): PRELU (level 29) with a one-element slope, the same product x * slope for x < 0. */
-static par_status lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0);
@@ -277,7 +256,7 @@ static par_status lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_PRELU, 2, in, m->opnd[a].nhwc, msg);
 }
 
-static par_status lower_softmax(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_softmax(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -314,7 +293,7 @@ static par_status lower_softmax(nn_model *m, int32_t node, par_msg *msg)
 /* ---------------------------------------------------------------------------------------------------------------
  * Reductions and data movement
  * ------------------------------------------------------------------------------------------------------------- */
-static par_status lower_mean(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_mean(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0);
@@ -344,7 +323,7 @@ static par_status lower_mean(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_MEAN, 3, in, nhwc && keep, msg);
 }
 
-static par_status lower_concat(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_concat(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *y = out_val(m, n);
@@ -391,7 +370,7 @@ static par_status need_same_q(const nn_model *m, const par_node *n, const char *
 }
 
 /* reshape, flatten: RESHAPE of the logical order. */
-static par_status lower_reshape(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_reshape(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -408,7 +387,7 @@ static par_status lower_reshape(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_RESHAPE, 2, in, 0, msg);
 }
 
-static par_status lower_permute(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_permute(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -437,7 +416,7 @@ static par_status lower_permute(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_TRANSPOSE, 2, in, out_nhwc, msg);
 }
 
-static par_status lower_pad(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_pad(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0);
@@ -467,7 +446,7 @@ static par_status lower_pad(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_PAD_V2, 3, in, nhwc, msg);
 }
 
-static par_status lower_slice(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_slice(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -509,7 +488,7 @@ static par_status lower_slice(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_STRIDED_SLICE, 7, in, nhwc, msg);
 }
 
-static par_status lower_quantize(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_quantize(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -528,7 +507,7 @@ static par_status lower_quantize(nn_model *m, int32_t node, par_msg *msg)
 
 /* batch_norm (inference): y = x * s[c] + t[c], s = weight / sqrt(var + eps), t = bias - mean * s, folded in double
  * and rounded once to f32; a MUL and an ADD with the constants laid out along the channel axis as held. */
-static par_status lower_batch_norm(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_batch_norm(nn_model *m, int32_t node, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -568,52 +547,4 @@ static par_status lower_batch_norm(nn_model *m, int32_t node, par_msg *msg)
     (void)y;
     int32_t in[3] = {mid, ct, none};
     return emit1(m, node, ANEURALNETWORKS_ADD, 3, in, nhwc, msg);
-}
-
-/* ---------------------------------------------------------------------------------------------------------------
- * The table
- * ------------------------------------------------------------------------------------------------------------- */
-static const nn_lower_entry TABLE[] = {
-    {"conv2d", par_nn_lower_conv2d},
-    {"conv_transpose2d", par_nn_lower_conv_transpose2d},
-    {"linear", par_nn_lower_linear},
-    {"matmul", par_nn_lower_matmul},
-    {"add", lower_binary},
-    {"sub", lower_binary},
-    {"mul", lower_binary},
-    {"div", lower_binary},
-    {"relu", lower_unary},
-    {"relu6", lower_unary},
-    {"hardtanh", lower_unary},
-    {"clamp", lower_unary},
-    {"sigmoid", lower_unary},
-    {"tanh", lower_unary},
-    {"hardswish", lower_unary},
-    {"prelu", lower_prelu},
-    {"leaky_relu", lower_leaky_relu},
-    {"softmax", lower_softmax},
-    {"log_softmax", lower_softmax},
-    {"max_pool2d", par_nn_lower_pool},
-    {"avg_pool2d", par_nn_lower_pool},
-    {"global_avg_pool2d", par_nn_lower_pool},
-    {"adaptive_avg_pool2d", par_nn_lower_pool},
-    {"mean", lower_mean},
-    {"upsample_nearest2d", par_nn_lower_resize},
-    {"upsample_bilinear2d", par_nn_lower_resize},
-    {"concat", lower_concat},
-    {"reshape", lower_reshape},
-    {"flatten", lower_reshape},
-    {"permute", lower_permute},
-    {"pad", lower_pad},
-    {"slice", lower_slice},
-    {"quantize", lower_quantize},
-    {"dequantize", lower_quantize},
-    {"batch_norm", lower_batch_norm},
-};
-
-const nn_lower_entry *par_nn_lower_find(const char *op)
-{
-    for (size_t i = 0; i < sizeof TABLE / sizeof TABLE[0]; i++)
-        if (strcmp(TABLE[i].op, op) == 0) return &TABLE[i];
-    return NULL;
 }
