@@ -238,6 +238,35 @@ par_status par_nn_lower_prelu(nn_model *m, int32_t node, par_msg *msg)
     return emit1(m, node, ANEURALNETWORKS_PRELU, 2, in, nhwc, msg);
 }
 
+/* hardsigmoid (f32): min(max(x + 3, 0), 6) / 6 in PyTorch's order: ADD of 3 with RELU6 fused (the clamp is exact),
+ * then DIV by 6 (level 28); two roundings, as PyTorch's own kernel. */
+par_status par_nn_lower_hardsigmoid(nn_model *m, int32_t node, par_msg *msg)
+{
+    const par_node *n = &m->g->nodes[node];
+    const par_value *x = in_val(m, n, 0);
+    par_status st = check_rank(x, msg);
+    if (st != PAR_OK) return st;
+    if (x->dtype != PAR_DTYPE_F32)
+        return par_msgf(msg, PAR_UNSUPPORTED, "hardsigmoid of %s: NNAPI has no table lookup for it",
+                        par_dtype_name(x->dtype));
+    if (m->set.level < 28) return par_msgf(msg, PAR_UNSUPPORTED, "hardsigmoid as ADD and DIV needs level 28 (DIV)");
+    int32_t a = nn_in(m, node, 0, NN_ANY, &st, msg);
+    if (a < 0) return st;
+    uint32_t one = 1;
+    float three = 3.0f, six = 6.0f;
+    int32_t mid = par_nn_operand(m, ANEURALNETWORKS_TENSOR_FLOAT32, m->opnd[a].rank, m->opnd[a].dims, 0, 0);
+    int32_t c3 = par_nn_const(m, ANEURALNETWORKS_TENSOR_FLOAT32, 1, &one, 0, 0, &three, 4);
+    int32_t c6 = par_nn_const(m, ANEURALNETWORKS_TENSOR_FLOAT32, 1, &one, 0, 0, &six, 4);
+    int32_t f6 = par_nn_i32(m, ANEURALNETWORKS_FUSED_RELU6), f0 = par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE);
+    if (mid < 0 || c3 < 0 || c6 < 0 || f6 < 0 || f0 < 0) return OOM(msg);
+    m->opnd[mid].nhwc = m->opnd[a].nhwc;
+    uint32_t i1[3] = {(uint32_t)a, (uint32_t)c3, (uint32_t)f6}, o1[1] = {(uint32_t)mid};
+    st = par_nn_op(m, ANEURALNETWORKS_ADD, node, 3, i1, 1, o1, msg);
+    if (st != PAR_OK) return st;
+    int32_t in[3] = {mid, c6, f0};
+    return emit1(m, node, ANEURALNETWORKS_DIV, 3, in, m->opnd[a].nhwc, msg);
+}
+
 /* leaky_relu (f32): PRELU (level 29) with a one-element slope, the same product x * slope for x < 0. */
 par_status par_nn_lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
 {

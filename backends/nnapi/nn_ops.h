@@ -20,6 +20,7 @@ typedef struct nn_lower_entry {
 par_status par_nn_lower_batch_norm(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_binary(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_concat(nn_model *m, int32_t node, par_msg *msg);
+par_status par_nn_lower_hardsigmoid(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_mean(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_pad(nn_model *m, int32_t node, par_msg *msg);

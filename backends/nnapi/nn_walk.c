@@ -33,6 +33,7 @@ static const nn_lower_entry TABLE[] = {
     {"hardswish", par_nn_lower_unary},
     {"prelu", par_nn_lower_prelu},
     {"leaky_relu", par_nn_lower_leaky_relu},
+    {"hardsigmoid", par_nn_lower_hardsigmoid},
     {"softmax", par_nn_lower_softmax},
     {"log_softmax", par_nn_lower_softmax},
     {"max_pool2d", par_nn_lower_pool},
