@@ -2,8 +2,9 @@
  * ops_pool.c - AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D, MEAN, and the resizes RESIZE_BILINEAR and
  * RESIZE_NEAREST_NEIGHBOR, with NNAPI's semantics (NHWC, NCHW from level 29).
  *   Pools: explicit pads (left, right, top, bottom) or implicit SAME / VALID; windows count only the elements
- *   inside the input (padding excluded from the average, as TFLite and Android). Quantized average: (sum + n/2) / n
- *   in integers, then the activation clamp; quantized pools keep the input's scale and zero point.
+ *   inside the input (padding excluded from the average, as TFLite and Android). Quantized average: the integer
+ *   sum over n elements rounded half away from zero, (sum +- n/2) / n (TFLite's reference_integer_ops::AveragePool),
+ *   then the activation clamp; quantized pools keep the input's scale and zero point.
  *   MEAN: float sum then divide; quantized (same scale and zero point as the input) sums the stored integers and
  *   divides truncating, as Android's meanGeneric<uint8_t, int32_t> (TFLite reference Mean).
  *   Resizes: TFLite's coordinate rules (align_corners, half_pixel_centers from level 30); quantized bilinear
@@ -123,7 +124,9 @@ int nn_eval_pool(nn_ctx *c)
                         }
                     size_t yi = nn_img_at(&go, n, oy, ox, ch);
                     if (quant) {
-                        int32_t v = op == ANEURALNETWORKS_MAX_POOL_2D ? qmx : count ? (qacc + count / 2) / count : y->zp;
+                        int32_t v = op == ANEURALNETWORKS_MAX_POOL_2D ? qmx
+                                    : qacc >= 0 ? (qacc + count / 2) / count
+                                                : (qacc - count / 2) / count;
                         nn_q_set(y, yi, v < qmin ? qmin : v > qmax ? qmax : v);
                     } else {
                         float v = op == ANEURALNETWORKS_MAX_POOL_2D ? mx
