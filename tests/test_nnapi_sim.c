@@ -812,6 +812,103 @@ static void test_avgpool_quant_signed(void)
     ANeuralNetworksModel_free(b.m);
 }
 
+/* Quantized DEPTHWISE_CONV_2D, multiplier 2: x [1,2,1,1] scale 1 zp 0 {3, 5}; filter [1,2,1,2] scale 0.5 zp 10,
+ * [ky][kx][oc] = {12, 8; 11, 13} = (2, -2; 1, 3); bias scale 0.5 {1, 2}. acc0 = 6 + 5 + 1 = 12, acc1 = -6 + 15 + 2
+ * = 11; output scale 1 zp 0, ratio 0.5: 12 -> 6, 11 -> SRDHM(11, 2^30) = 5.5 half up = 6. */
+static void test_depthwise_quant(void)
+{
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2, 1, 1), 1, 0);
+    uint32_t w = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2, 1, 2), 0.5f, 10, (const uint8_t[]){12, 8, 11, 13}, 4);
+    uint32_t bias = cst(&b, ANEURALNETWORKS_TENSOR_INT32, D(2), 0.5f, 0, (const int32_t[]){1, 2}, 8);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 1, 2), 1, 0);
+    op(&b, ANEURALNETWORKS_DEPTHWISE_CONV_2D,
+       IDX(in, w, bias, i32(&b, ANEURALNETWORKS_PADDING_VALID), i32(&b, 1), i32(&b, 1), i32(&b, 2), i32(&b, 0)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    uint8_t got[2] = {0};
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){3, 5}, 2, got, 2), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(got[0] == 6 && got[1] == 6);
+    ANeuralNetworksModel_free(b.m);
+}
+
+/* Quantized FULLY_CONNECTED: x scale 0.5 zp 2 {6, 0} = (4, -2); w scale 0.25 zp 4 {8, 0} = (4, -4); bias 0.125 {4}:
+ * acc 16 + 8 + 4 = 28, output scale 0.5 (ratio 0.25): 7. Quantized SUB, scales 1, output zp 10: {5,2} - {3,4} =
+ * {12, 8}. */
+static void test_fc_sub_quant(void)
+{
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2), 0.5f, 2);
+    uint32_t w = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2), 0.25f, 4, (const uint8_t[]){8, 0}, 2);
+    uint32_t bias = cst(&b, ANEURALNETWORKS_TENSOR_INT32, D(1), 0.125f, 0, (const int32_t[]){4}, 4);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1), 0.5f, 0);
+    op(&b, ANEURALNETWORKS_FULLY_CONNECTED, IDX(in, w, bias, i32(&b, 0)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    uint8_t got[2] = {0};
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){6, 0}, 2, got, 1), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(got[0], 7);
+    ANeuralNetworksModel_free(b.m);
+
+    b = mb_new();
+    in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(2), 1, 0);
+    uint32_t c = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(2), 1, 0, (const uint8_t[]){3, 4}, 2);
+    y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(2), 1, 10);
+    op(&b, ANEURALNETWORKS_SUB, IDX(in, c, i32(&b, 0)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){5, 2}, 2, got, 2), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(got[0] == 12 && got[1] == 8);
+    ANeuralNetworksModel_free(b.m);
+}
+
+/* CONCATENATION of quant8 inputs with their own scales (level 29; level 27 needs the output's for all): a scale 0.5
+ * {4, 6} = (2, 3), b scale 1 zp 10 {12} = (2); output scale 0.25: {8, 12, 8}. With one quantization it runs on
+ * old-android, with two it does not. */
+static void test_concat_requant(void)
+{
+    for (int differ = 0; differ < 2; differ++) {
+        mb b = mb_new();
+        uint32_t a = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(2), differ ? 0.5f : 0.25f, 0);
+        uint32_t c = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1), differ ? 1.0f : 0.25f, differ ? 10 : 0,
+                         (const uint8_t[]){differ ? 12 : 8}, 1);
+        uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(3), 0.25f, 0);
+        op(&b, ANEURALNETWORKS_CONCATENATION, IDX(a, c, i32(&b, 0)), y);
+        finish(&b, IDX(a), IDX(y));
+        CU_ASSERT_FALSE(b.bad);
+        const ANeuralNetworksDevice *old = dev("parity-old-android");
+        bool sup = !differ;
+        CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+        CU_ASSERT_EQUAL(sup, !differ);
+        uint8_t got[3] = {0};
+        const uint8_t x[2] = {differ ? 4 : 8, differ ? 6 : 12};
+        CU_ASSERT_EQUAL(run1(b.m, x, 2, got, 3), ANEURALNETWORKS_NO_ERROR);
+        CU_ASSERT_TRUE(got[0] == 8 && got[1] == 12 && got[2] == 8);
+        ANeuralNetworksModel_free(b.m);
+    }
+}
+
+/* TENSOR_FLOAT16 (level 29): {1, 0.5} + {0.25, 2048} = {1.25, 2048.5}; 2048.5 is not a float16 (spacing 2 there)
+ * and rounds to 2048 (even). Bits: 1 0x3C00, 0.5 0x3800, 0.25 0x3400, 2048 0x6800, 1.25 0x3D00. parity-gpu-fp16
+ * takes it without relaxation; the level-27 device does not. */
+static void test_float16(void)
+{
+    mb b = mb_new();
+    uint32_t a = opnd(&b, ANEURALNETWORKS_TENSOR_FLOAT16, D(2), 0, 0);
+    uint32_t c = cst(&b, ANEURALNETWORKS_TENSOR_FLOAT16, D(2), 0, 0, (const uint16_t[]){0x3400, 0x6800}, 4);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_FLOAT16, D(2), 0, 0);
+    op(&b, ANEURALNETWORKS_ADD, IDX(a, c, i32(&b, 0)), y);
+    finish(&b, IDX(a), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    const ANeuralNetworksDevice *gpu = dev("parity-gpu-fp16"), *old = dev("parity-old-android");
+    uint16_t x[2] = {0x3C00, 0x3800}, got[2] = {0};
+    io in = {x, 4}, out = {got, 4};
+    CU_ASSERT_EQUAL(run_on(b.m, &gpu, 1, 1, &in, 1, &out, NULL, 0), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(got[0] == 0x3D00 && got[1] == 0x6800);
+    CU_ASSERT_EQUAL(run_on(b.m, &old, 1, 1, &in, 1, &out, NULL, 0), ANEURALNETWORKS_BAD_DATA);
+    ANeuralNetworksModel_free(b.m);
+}
+
 /* ---- partitioning ---- */
 
 /* quant8 CONV_2D (quant_conv_model's) -> DEQUANTIZE -> float RELU: one quantized operation, two that are not. */
@@ -1144,6 +1241,26 @@ static void test_contract_compile_execute(void)
     ANeuralNetworksModel_free(m);
 }
 
+/* An omitted required input (NULL, 0) fails the run instead of being read. */
+static void test_omitted_input(void)
+{
+    ANeuralNetworksModel *m = add_model();
+    float y[2];
+    CU_ASSERT_EQUAL(run1(m, NULL, 0, y, 8), ANEURALNETWORKS_BAD_DATA); /* not set at all */
+    ANeuralNetworksCompilation *c = NULL;
+    ANeuralNetworksExecution *e = NULL;
+    CU_ASSERT_EQUAL(ANeuralNetworksCompilation_create(m, &c), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksCompilation_finish(c), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksExecution_create(c, &e), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksExecution_setInput(e, 0, NULL, NULL, 0), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksExecution_setOutput(e, 0, NULL, y, 8), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksExecution_compute(e), ANEURALNETWORKS_OP_FAILED);
+    CU_ASSERT_TRUE(said("has no value"));
+    ANeuralNetworksExecution_free(e);
+    ANeuralNetworksCompilation_free(c);
+    ANeuralNetworksModel_free(m);
+}
+
 /* An output of unknown shape: the run sizes it; a buffer too small gives OUTPUT_INSUFFICIENT_SIZE and the shape it
  * needs. [2,1] + [3] -> [2,3]. */
 static void test_dynamic_output(void)
@@ -1258,11 +1375,16 @@ static const CU_TestInfo tests[] = {
     {"add_mul_quant", test_add_mul_quant},
     {"logistic_quant", test_logistic_quant},
     {"avgpool_quant_signed", test_avgpool_quant_signed},
+    {"depthwise_quant", test_depthwise_quant},
+    {"fc_sub_quant", test_fc_sub_quant},
+    {"concat_requant", test_concat_requant},
+    {"float16", test_float16},
     {"partition", test_partition},
     {"relaxed_fp16", test_relaxed_fp16},
     {"level_gates", test_level_gates},
     {"contract_model", test_contract_model},
     {"contract_compile_execute", test_contract_compile_execute},
+    {"omitted_input", test_omitted_input},
     {"dynamic_output", test_dynamic_output},
     {"memory", test_memory},
     {"client_under_valgrind", test_client_under_valgrind},

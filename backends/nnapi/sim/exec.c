@@ -349,6 +349,12 @@ static int run_operation(nn_run *r, uint32_t index)
     c.run = r;
     c.relaxed = comp->relaxed_op[index];
     int rc = OK;
+    for (uint32_t i = 0; i < op->n_in; i++) /* an omitted value is allowed where the operation has it optional */
+        if (!r->rt[op->in[i]].data && !(op->type == ANEURALNETWORKS_TRANSPOSE && i == 1)) {
+            snprintf(r->msg, sizeof r->msg, "operation %u (%s): input %u (operand %u) has no value", index, d->name, i,
+                     op->in[i]);
+            return ANEURALNETWORKS_OP_FAILED;
+        }
     for (uint32_t i = 0; i < op->n_in; i++) {
         nn_tensor *t = &r->rt[op->in[i]];
         c.in[i] = t;

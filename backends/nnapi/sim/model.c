@@ -432,8 +432,14 @@ int ANeuralNetworksModel_finish(ANeuralNetworksModel *m)
             return nn_err(ANEURALNETWORKS_BAD_DATA, fn, "operand %u is TENSOR_QUANT8_SYMM_PER_CHANNEL without scales",
                           i);
     }
-    for (uint32_t k = 0; k < m->n_ops; k++)
+    for (uint32_t k = 0; k < m->n_ops; k++) {
+        const nn_operation *op = &m->ops[k];
+        for (uint32_t i = 0; i < op->n_in; i++)
+            if (m->operands[op->in[i]].lifetime == NN_NO_VALUE && !(op->type == ANEURALNETWORKS_TRANSPOSE && i == 1))
+                return nn_err(ANEURALNETWORKS_BAD_DATA, fn, "operation %u (%s): input %u (operand %u) is required but "
+                              "was set to no value", k, nn_op_name(op->type), i, op->in[i]);
         if ((rc = check_operation(m, &m->ops[k], fn, k))) return rc;
+    }
     if ((rc = order_operations(m))) return rc;
     m->invalid = 0;
     m->finished = 1;

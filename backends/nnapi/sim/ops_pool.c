@@ -124,12 +124,14 @@ int nn_eval_pool(nn_ctx *c)
                         }
                     size_t yi = nn_img_at(&go, n, oy, ox, ch);
                     if (quant) {
-                        int32_t v = op == ANEURALNETWORKS_MAX_POOL_2D ? qmx
-                                    : qacc >= 0 ? (qacc + count / 2) / count
-                                                : (qacc - count / 2) / count;
+                        int32_t v = !count ? y->zp /* a window wholly in the padding */
+                                : op == ANEURALNETWORKS_MAX_POOL_2D ? qmx
+                                : qacc >= 0 ? (qacc + count / 2) / count
+                                            : (qacc - count / 2) / count;
                         nn_q_set(y, yi, v < qmin ? qmin : v > qmax ? qmax : v);
                     } else {
-                        float v = op == ANEURALNETWORKS_MAX_POOL_2D ? mx
+                        float v = !count ? 0
+                                  : op == ANEURALNETWORKS_MAX_POOL_2D ? mx
                                   : op == ANEURALNETWORKS_L2_POOL_2D ? sqrtf(acc / (float)count)
                                                                      : acc / (float)count;
                         ((float *)y->data)[yi] = v < lo ? lo : v > hi ? hi : v;
