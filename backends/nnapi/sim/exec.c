@@ -383,6 +383,7 @@ static int run_operation(nn_run *r, uint32_t index)
         }
     }
     if (op) rc = d->eval(&c);
+    if (rc == ANEURALNETWORKS_BAD_DATA) rc = ANEURALNETWORKS_OP_FAILED; /* a value only the run could see */
     for (uint32_t i = 0; op && i < op->n_out; i++) {
         if (r->real[i]) {
             if (!rc) {
