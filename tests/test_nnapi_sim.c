@@ -36,75 +36,131 @@ static const struct pin {
     const char *name;
     long have, want;
 } pins[] = {
-    {"FLOAT32", ANEURALNETWORKS_FLOAT32, 0}, {"INT32", ANEURALNETWORKS_INT32, 1},
-    {"UINT32", ANEURALNETWORKS_UINT32, 2}, {"TENSOR_FLOAT32", ANEURALNETWORKS_TENSOR_FLOAT32, 3},
-    {"TENSOR_INT32", ANEURALNETWORKS_TENSOR_INT32, 4}, {"TENSOR_QUANT8_ASYMM", ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, 5},
-    {"BOOL", ANEURALNETWORKS_BOOL, 6}, {"TENSOR_QUANT16_SYMM", ANEURALNETWORKS_TENSOR_QUANT16_SYMM, 7},
-    {"TENSOR_FLOAT16", ANEURALNETWORKS_TENSOR_FLOAT16, 8}, {"TENSOR_BOOL8", ANEURALNETWORKS_TENSOR_BOOL8, 9},
+    {"FLOAT32", ANEURALNETWORKS_FLOAT32, 0},
+    {"INT32", ANEURALNETWORKS_INT32, 1},
+    {"UINT32", ANEURALNETWORKS_UINT32, 2},
+    {"TENSOR_FLOAT32", ANEURALNETWORKS_TENSOR_FLOAT32, 3},
+    {"TENSOR_INT32", ANEURALNETWORKS_TENSOR_INT32, 4},
+    {"TENSOR_QUANT8_ASYMM", ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, 5},
+    {"BOOL", ANEURALNETWORKS_BOOL, 6},
+    {"TENSOR_QUANT16_SYMM", ANEURALNETWORKS_TENSOR_QUANT16_SYMM, 7},
+    {"TENSOR_FLOAT16", ANEURALNETWORKS_TENSOR_FLOAT16, 8},
+    {"TENSOR_BOOL8", ANEURALNETWORKS_TENSOR_BOOL8, 9},
     {"FLOAT16", ANEURALNETWORKS_FLOAT16, 10},
     {"TENSOR_QUANT8_SYMM_PER_CHANNEL", ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL, 11},
     {"TENSOR_QUANT16_ASYMM", ANEURALNETWORKS_TENSOR_QUANT16_ASYMM, 12},
     {"TENSOR_QUANT8_SYMM", ANEURALNETWORKS_TENSOR_QUANT8_SYMM, 13},
     {"TENSOR_QUANT8_ASYMM_SIGNED", ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED, 14},
-    {"MODEL", ANEURALNETWORKS_MODEL, 15}, {"ADD", ANEURALNETWORKS_ADD, 0},
-    {"AVERAGE_POOL_2D", ANEURALNETWORKS_AVERAGE_POOL_2D, 1}, {"CONCATENATION", ANEURALNETWORKS_CONCATENATION, 2},
-    {"CONV_2D", ANEURALNETWORKS_CONV_2D, 3}, {"DEPTHWISE_CONV_2D", ANEURALNETWORKS_DEPTHWISE_CONV_2D, 4},
-    {"DEPTH_TO_SPACE", ANEURALNETWORKS_DEPTH_TO_SPACE, 5}, {"DEQUANTIZE", ANEURALNETWORKS_DEQUANTIZE, 6},
-    {"EMBEDDING_LOOKUP", ANEURALNETWORKS_EMBEDDING_LOOKUP, 7}, {"FLOOR", ANEURALNETWORKS_FLOOR, 8},
+    {"MODEL", ANEURALNETWORKS_MODEL, 15},
+    {"ADD", ANEURALNETWORKS_ADD, 0},
+    {"AVERAGE_POOL_2D", ANEURALNETWORKS_AVERAGE_POOL_2D, 1},
+    {"CONCATENATION", ANEURALNETWORKS_CONCATENATION, 2},
+    {"CONV_2D", ANEURALNETWORKS_CONV_2D, 3},
+    {"DEPTHWISE_CONV_2D", ANEURALNETWORKS_DEPTHWISE_CONV_2D, 4},
+    {"DEPTH_TO_SPACE", ANEURALNETWORKS_DEPTH_TO_SPACE, 5},
+    {"DEQUANTIZE", ANEURALNETWORKS_DEQUANTIZE, 6},
+    {"EMBEDDING_LOOKUP", ANEURALNETWORKS_EMBEDDING_LOOKUP, 7},
+    {"FLOOR", ANEURALNETWORKS_FLOOR, 8},
     {"FULLY_CONNECTED", ANEURALNETWORKS_FULLY_CONNECTED, 9},
     {"HASHTABLE_LOOKUP", ANEURALNETWORKS_HASHTABLE_LOOKUP, 10},
-    {"L2_NORMALIZATION", ANEURALNETWORKS_L2_NORMALIZATION, 11}, {"L2_POOL_2D", ANEURALNETWORKS_L2_POOL_2D, 12},
+    {"L2_NORMALIZATION", ANEURALNETWORKS_L2_NORMALIZATION, 11},
+    {"L2_POOL_2D", ANEURALNETWORKS_L2_POOL_2D, 12},
     {"LOCAL_RESPONSE_NORMALIZATION", ANEURALNETWORKS_LOCAL_RESPONSE_NORMALIZATION, 13},
-    {"LOGISTIC", ANEURALNETWORKS_LOGISTIC, 14}, {"LSH_PROJECTION", ANEURALNETWORKS_LSH_PROJECTION, 15},
-    {"LSTM", ANEURALNETWORKS_LSTM, 16}, {"MAX_POOL_2D", ANEURALNETWORKS_MAX_POOL_2D, 17},
-    {"MUL", ANEURALNETWORKS_MUL, 18}, {"RELU", ANEURALNETWORKS_RELU, 19}, {"RELU1", ANEURALNETWORKS_RELU1, 20},
-    {"RELU6", ANEURALNETWORKS_RELU6, 21}, {"RESHAPE", ANEURALNETWORKS_RESHAPE, 22},
-    {"RESIZE_BILINEAR", ANEURALNETWORKS_RESIZE_BILINEAR, 23}, {"RNN", ANEURALNETWORKS_RNN, 24},
-    {"SOFTMAX", ANEURALNETWORKS_SOFTMAX, 25}, {"SPACE_TO_DEPTH", ANEURALNETWORKS_SPACE_TO_DEPTH, 26},
-    {"SVDF", ANEURALNETWORKS_SVDF, 27}, {"TANH", ANEURALNETWORKS_TANH, 28},
-    {"BATCH_TO_SPACE_ND", ANEURALNETWORKS_BATCH_TO_SPACE_ND, 29}, {"DIV", ANEURALNETWORKS_DIV, 30},
-    {"MEAN", ANEURALNETWORKS_MEAN, 31}, {"PAD", ANEURALNETWORKS_PAD, 32},
-    {"SPACE_TO_BATCH_ND", ANEURALNETWORKS_SPACE_TO_BATCH_ND, 33}, {"SQUEEZE", ANEURALNETWORKS_SQUEEZE, 34},
-    {"STRIDED_SLICE", ANEURALNETWORKS_STRIDED_SLICE, 35}, {"SUB", ANEURALNETWORKS_SUB, 36},
-    {"TRANSPOSE", ANEURALNETWORKS_TRANSPOSE, 37}, {"ABS", ANEURALNETWORKS_ABS, 38},
-    {"ARGMAX", ANEURALNETWORKS_ARGMAX, 39}, {"ARGMIN", ANEURALNETWORKS_ARGMIN, 40},
+    {"LOGISTIC", ANEURALNETWORKS_LOGISTIC, 14},
+    {"LSH_PROJECTION", ANEURALNETWORKS_LSH_PROJECTION, 15},
+    {"LSTM", ANEURALNETWORKS_LSTM, 16},
+    {"MAX_POOL_2D", ANEURALNETWORKS_MAX_POOL_2D, 17},
+    {"MUL", ANEURALNETWORKS_MUL, 18},
+    {"RELU", ANEURALNETWORKS_RELU, 19},
+    {"RELU1", ANEURALNETWORKS_RELU1, 20},
+    {"RELU6", ANEURALNETWORKS_RELU6, 21},
+    {"RESHAPE", ANEURALNETWORKS_RESHAPE, 22},
+    {"RESIZE_BILINEAR", ANEURALNETWORKS_RESIZE_BILINEAR, 23},
+    {"RNN", ANEURALNETWORKS_RNN, 24},
+    {"SOFTMAX", ANEURALNETWORKS_SOFTMAX, 25},
+    {"SPACE_TO_DEPTH", ANEURALNETWORKS_SPACE_TO_DEPTH, 26},
+    {"SVDF", ANEURALNETWORKS_SVDF, 27},
+    {"TANH", ANEURALNETWORKS_TANH, 28},
+    {"BATCH_TO_SPACE_ND", ANEURALNETWORKS_BATCH_TO_SPACE_ND, 29},
+    {"DIV", ANEURALNETWORKS_DIV, 30},
+    {"MEAN", ANEURALNETWORKS_MEAN, 31},
+    {"PAD", ANEURALNETWORKS_PAD, 32},
+    {"SPACE_TO_BATCH_ND", ANEURALNETWORKS_SPACE_TO_BATCH_ND, 33},
+    {"SQUEEZE", ANEURALNETWORKS_SQUEEZE, 34},
+    {"STRIDED_SLICE", ANEURALNETWORKS_STRIDED_SLICE, 35},
+    {"SUB", ANEURALNETWORKS_SUB, 36},
+    {"TRANSPOSE", ANEURALNETWORKS_TRANSPOSE, 37},
+    {"ABS", ANEURALNETWORKS_ABS, 38},
+    {"ARGMAX", ANEURALNETWORKS_ARGMAX, 39},
+    {"ARGMIN", ANEURALNETWORKS_ARGMIN, 40},
     {"AXIS_ALIGNED_BBOX_TRANSFORM", ANEURALNETWORKS_AXIS_ALIGNED_BBOX_TRANSFORM, 41},
     {"BIDIRECTIONAL_SEQUENCE_LSTM", ANEURALNETWORKS_BIDIRECTIONAL_SEQUENCE_LSTM, 42},
     {"BIDIRECTIONAL_SEQUENCE_RNN", ANEURALNETWORKS_BIDIRECTIONAL_SEQUENCE_RNN, 43},
-    {"BOX_WITH_NMS_LIMIT", ANEURALNETWORKS_BOX_WITH_NMS_LIMIT, 44}, {"CAST", ANEURALNETWORKS_CAST, 45},
+    {"BOX_WITH_NMS_LIMIT", ANEURALNETWORKS_BOX_WITH_NMS_LIMIT, 44},
+    {"CAST", ANEURALNETWORKS_CAST, 45},
     {"CHANNEL_SHUFFLE", ANEURALNETWORKS_CHANNEL_SHUFFLE, 46},
-    {"DETECTION_POSTPROCESSING", ANEURALNETWORKS_DETECTION_POSTPROCESSING, 47}, {"EQUAL", ANEURALNETWORKS_EQUAL, 48},
-    {"EXP", ANEURALNETWORKS_EXP, 49}, {"EXPAND_DIMS", ANEURALNETWORKS_EXPAND_DIMS, 50},
-    {"GATHER", ANEURALNETWORKS_GATHER, 51}, {"GENERATE_PROPOSALS", ANEURALNETWORKS_GENERATE_PROPOSALS, 52},
-    {"GREATER", ANEURALNETWORKS_GREATER, 53}, {"GREATER_EQUAL", ANEURALNETWORKS_GREATER_EQUAL, 54},
+    {"DETECTION_POSTPROCESSING", ANEURALNETWORKS_DETECTION_POSTPROCESSING, 47},
+    {"EQUAL", ANEURALNETWORKS_EQUAL, 48},
+    {"EXP", ANEURALNETWORKS_EXP, 49},
+    {"EXPAND_DIMS", ANEURALNETWORKS_EXPAND_DIMS, 50},
+    {"GATHER", ANEURALNETWORKS_GATHER, 51},
+    {"GENERATE_PROPOSALS", ANEURALNETWORKS_GENERATE_PROPOSALS, 52},
+    {"GREATER", ANEURALNETWORKS_GREATER, 53},
+    {"GREATER_EQUAL", ANEURALNETWORKS_GREATER_EQUAL, 54},
     {"GROUPED_CONV_2D", ANEURALNETWORKS_GROUPED_CONV_2D, 55},
     {"HEATMAP_MAX_KEYPOINT", ANEURALNETWORKS_HEATMAP_MAX_KEYPOINT, 56},
-    {"INSTANCE_NORMALIZATION", ANEURALNETWORKS_INSTANCE_NORMALIZATION, 57}, {"LESS", ANEURALNETWORKS_LESS, 58},
-    {"LESS_EQUAL", ANEURALNETWORKS_LESS_EQUAL, 59}, {"LOG", ANEURALNETWORKS_LOG, 60},
-    {"LOGICAL_AND", ANEURALNETWORKS_LOGICAL_AND, 61}, {"LOGICAL_NOT", ANEURALNETWORKS_LOGICAL_NOT, 62},
-    {"LOGICAL_OR", ANEURALNETWORKS_LOGICAL_OR, 63}, {"LOG_SOFTMAX", ANEURALNETWORKS_LOG_SOFTMAX, 64},
-    {"MAXIMUM", ANEURALNETWORKS_MAXIMUM, 65}, {"MINIMUM", ANEURALNETWORKS_MINIMUM, 66},
-    {"NEG", ANEURALNETWORKS_NEG, 67}, {"NOT_EQUAL", ANEURALNETWORKS_NOT_EQUAL, 68},
-    {"PAD_V2", ANEURALNETWORKS_PAD_V2, 69}, {"POW", ANEURALNETWORKS_POW, 70}, {"PRELU", ANEURALNETWORKS_PRELU, 71},
-    {"QUANTIZE", ANEURALNETWORKS_QUANTIZE, 72}, {"QUANTIZED_16BIT_LSTM", ANEURALNETWORKS_QUANTIZED_16BIT_LSTM, 73},
-    {"RANDOM_MULTINOMIAL", ANEURALNETWORKS_RANDOM_MULTINOMIAL, 74}, {"REDUCE_ALL", ANEURALNETWORKS_REDUCE_ALL, 75},
-    {"REDUCE_ANY", ANEURALNETWORKS_REDUCE_ANY, 76}, {"REDUCE_MAX", ANEURALNETWORKS_REDUCE_MAX, 77},
-    {"REDUCE_MIN", ANEURALNETWORKS_REDUCE_MIN, 78}, {"REDUCE_PROD", ANEURALNETWORKS_REDUCE_PROD, 79},
-    {"REDUCE_SUM", ANEURALNETWORKS_REDUCE_SUM, 80}, {"ROI_ALIGN", ANEURALNETWORKS_ROI_ALIGN, 81},
-    {"ROI_POOLING", ANEURALNETWORKS_ROI_POOLING, 82}, {"RSQRT", ANEURALNETWORKS_RSQRT, 83},
-    {"SELECT", ANEURALNETWORKS_SELECT, 84}, {"SIN", ANEURALNETWORKS_SIN, 85}, {"SLICE", ANEURALNETWORKS_SLICE, 86},
-    {"SPLIT", ANEURALNETWORKS_SPLIT, 87}, {"SQRT", ANEURALNETWORKS_SQRT, 88}, {"TILE", ANEURALNETWORKS_TILE, 89},
-    {"TOPK_V2", ANEURALNETWORKS_TOPK_V2, 90}, {"TRANSPOSE_CONV_2D", ANEURALNETWORKS_TRANSPOSE_CONV_2D, 91},
+    {"INSTANCE_NORMALIZATION", ANEURALNETWORKS_INSTANCE_NORMALIZATION, 57},
+    {"LESS", ANEURALNETWORKS_LESS, 58},
+    {"LESS_EQUAL", ANEURALNETWORKS_LESS_EQUAL, 59},
+    {"LOG", ANEURALNETWORKS_LOG, 60},
+    {"LOGICAL_AND", ANEURALNETWORKS_LOGICAL_AND, 61},
+    {"LOGICAL_NOT", ANEURALNETWORKS_LOGICAL_NOT, 62},
+    {"LOGICAL_OR", ANEURALNETWORKS_LOGICAL_OR, 63},
+    {"LOG_SOFTMAX", ANEURALNETWORKS_LOG_SOFTMAX, 64},
+    {"MAXIMUM", ANEURALNETWORKS_MAXIMUM, 65},
+    {"MINIMUM", ANEURALNETWORKS_MINIMUM, 66},
+    {"NEG", ANEURALNETWORKS_NEG, 67},
+    {"NOT_EQUAL", ANEURALNETWORKS_NOT_EQUAL, 68},
+    {"PAD_V2", ANEURALNETWORKS_PAD_V2, 69},
+    {"POW", ANEURALNETWORKS_POW, 70},
+    {"PRELU", ANEURALNETWORKS_PRELU, 71},
+    {"QUANTIZE", ANEURALNETWORKS_QUANTIZE, 72},
+    {"QUANTIZED_16BIT_LSTM", ANEURALNETWORKS_QUANTIZED_16BIT_LSTM, 73},
+    {"RANDOM_MULTINOMIAL", ANEURALNETWORKS_RANDOM_MULTINOMIAL, 74},
+    {"REDUCE_ALL", ANEURALNETWORKS_REDUCE_ALL, 75},
+    {"REDUCE_ANY", ANEURALNETWORKS_REDUCE_ANY, 76},
+    {"REDUCE_MAX", ANEURALNETWORKS_REDUCE_MAX, 77},
+    {"REDUCE_MIN", ANEURALNETWORKS_REDUCE_MIN, 78},
+    {"REDUCE_PROD", ANEURALNETWORKS_REDUCE_PROD, 79},
+    {"REDUCE_SUM", ANEURALNETWORKS_REDUCE_SUM, 80},
+    {"ROI_ALIGN", ANEURALNETWORKS_ROI_ALIGN, 81},
+    {"ROI_POOLING", ANEURALNETWORKS_ROI_POOLING, 82},
+    {"RSQRT", ANEURALNETWORKS_RSQRT, 83},
+    {"SELECT", ANEURALNETWORKS_SELECT, 84},
+    {"SIN", ANEURALNETWORKS_SIN, 85},
+    {"SLICE", ANEURALNETWORKS_SLICE, 86},
+    {"SPLIT", ANEURALNETWORKS_SPLIT, 87},
+    {"SQRT", ANEURALNETWORKS_SQRT, 88},
+    {"TILE", ANEURALNETWORKS_TILE, 89},
+    {"TOPK_V2", ANEURALNETWORKS_TOPK_V2, 90},
+    {"TRANSPOSE_CONV_2D", ANEURALNETWORKS_TRANSPOSE_CONV_2D, 91},
     {"UNIDIRECTIONAL_SEQUENCE_LSTM", ANEURALNETWORKS_UNIDIRECTIONAL_SEQUENCE_LSTM, 92},
     {"UNIDIRECTIONAL_SEQUENCE_RNN", ANEURALNETWORKS_UNIDIRECTIONAL_SEQUENCE_RNN, 93},
     {"RESIZE_NEAREST_NEIGHBOR", ANEURALNETWORKS_RESIZE_NEAREST_NEIGHBOR, 94},
-    {"QUANTIZED_LSTM", ANEURALNETWORKS_QUANTIZED_LSTM, 95}, {"IF", ANEURALNETWORKS_IF, 96},
-    {"WHILE", ANEURALNETWORKS_WHILE, 97}, {"ELU", ANEURALNETWORKS_ELU, 98},
-    {"HARD_SWISH", ANEURALNETWORKS_HARD_SWISH, 99}, {"FILL", ANEURALNETWORKS_FILL, 100},
-    {"RANK", ANEURALNETWORKS_RANK, 101}, {"NO_ERROR", ANEURALNETWORKS_NO_ERROR, 0},
-    {"OUT_OF_MEMORY", ANEURALNETWORKS_OUT_OF_MEMORY, 1}, {"INCOMPLETE", ANEURALNETWORKS_INCOMPLETE, 2},
-    {"UNEXPECTED_NULL", ANEURALNETWORKS_UNEXPECTED_NULL, 3}, {"BAD_DATA", ANEURALNETWORKS_BAD_DATA, 4},
-    {"OP_FAILED", ANEURALNETWORKS_OP_FAILED, 5}, {"BAD_STATE", ANEURALNETWORKS_BAD_STATE, 6},
+    {"QUANTIZED_LSTM", ANEURALNETWORKS_QUANTIZED_LSTM, 95},
+    {"IF", ANEURALNETWORKS_IF, 96},
+    {"WHILE", ANEURALNETWORKS_WHILE, 97},
+    {"ELU", ANEURALNETWORKS_ELU, 98},
+    {"HARD_SWISH", ANEURALNETWORKS_HARD_SWISH, 99},
+    {"FILL", ANEURALNETWORKS_FILL, 100},
+    {"RANK", ANEURALNETWORKS_RANK, 101},
+    {"NO_ERROR", ANEURALNETWORKS_NO_ERROR, 0},
+    {"OUT_OF_MEMORY", ANEURALNETWORKS_OUT_OF_MEMORY, 1},
+    {"INCOMPLETE", ANEURALNETWORKS_INCOMPLETE, 2},
+    {"UNEXPECTED_NULL", ANEURALNETWORKS_UNEXPECTED_NULL, 3},
+    {"BAD_DATA", ANEURALNETWORKS_BAD_DATA, 4},
+    {"OP_FAILED", ANEURALNETWORKS_OP_FAILED, 5},
+    {"BAD_STATE", ANEURALNETWORKS_BAD_STATE, 6},
     {"UNMAPPABLE", ANEURALNETWORKS_UNMAPPABLE, 7},
     {"OUTPUT_INSUFFICIENT_SIZE", ANEURALNETWORKS_OUTPUT_INSUFFICIENT_SIZE, 8},
     {"UNAVAILABLE_DEVICE", ANEURALNETWORKS_UNAVAILABLE_DEVICE, 9},
@@ -112,16 +168,24 @@ static const struct pin {
     {"MISSED_DEADLINE_PERSISTENT", ANEURALNETWORKS_MISSED_DEADLINE_PERSISTENT, 11},
     {"RESOURCE_EXHAUSTED_TRANSIENT", ANEURALNETWORKS_RESOURCE_EXHAUSTED_TRANSIENT, 12},
     {"RESOURCE_EXHAUSTED_PERSISTENT", ANEURALNETWORKS_RESOURCE_EXHAUSTED_PERSISTENT, 13},
-    {"DEAD_OBJECT", ANEURALNETWORKS_DEAD_OBJECT, 14}, {"FUSED_NONE", ANEURALNETWORKS_FUSED_NONE, 0},
-    {"FUSED_RELU", ANEURALNETWORKS_FUSED_RELU, 1}, {"FUSED_RELU1", ANEURALNETWORKS_FUSED_RELU1, 2},
-    {"FUSED_RELU6", ANEURALNETWORKS_FUSED_RELU6, 3}, {"PADDING_SAME", ANEURALNETWORKS_PADDING_SAME, 1},
-    {"PADDING_VALID", ANEURALNETWORKS_PADDING_VALID, 2}, {"PREFER_LOW_POWER", ANEURALNETWORKS_PREFER_LOW_POWER, 0},
+    {"DEAD_OBJECT", ANEURALNETWORKS_DEAD_OBJECT, 14},
+    {"FUSED_NONE", ANEURALNETWORKS_FUSED_NONE, 0},
+    {"FUSED_RELU", ANEURALNETWORKS_FUSED_RELU, 1},
+    {"FUSED_RELU1", ANEURALNETWORKS_FUSED_RELU1, 2},
+    {"FUSED_RELU6", ANEURALNETWORKS_FUSED_RELU6, 3},
+    {"PADDING_SAME", ANEURALNETWORKS_PADDING_SAME, 1},
+    {"PADDING_VALID", ANEURALNETWORKS_PADDING_VALID, 2},
+    {"PREFER_LOW_POWER", ANEURALNETWORKS_PREFER_LOW_POWER, 0},
     {"PREFER_FAST_SINGLE_ANSWER", ANEURALNETWORKS_PREFER_FAST_SINGLE_ANSWER, 1},
     {"PREFER_SUSTAINED_SPEED", ANEURALNETWORKS_PREFER_SUSTAINED_SPEED, 2},
-    {"DEVICE_UNKNOWN", ANEURALNETWORKS_DEVICE_UNKNOWN, 0}, {"DEVICE_OTHER", ANEURALNETWORKS_DEVICE_OTHER, 1},
-    {"DEVICE_CPU", ANEURALNETWORKS_DEVICE_CPU, 2}, {"DEVICE_GPU", ANEURALNETWORKS_DEVICE_GPU, 3},
-    {"DEVICE_ACCELERATOR", ANEURALNETWORKS_DEVICE_ACCELERATOR, 4}, {"PRIORITY_LOW", ANEURALNETWORKS_PRIORITY_LOW, 90},
-    {"PRIORITY_MEDIUM", ANEURALNETWORKS_PRIORITY_MEDIUM, 100}, {"PRIORITY_HIGH", ANEURALNETWORKS_PRIORITY_HIGH, 110},
+    {"DEVICE_UNKNOWN", ANEURALNETWORKS_DEVICE_UNKNOWN, 0},
+    {"DEVICE_OTHER", ANEURALNETWORKS_DEVICE_OTHER, 1},
+    {"DEVICE_CPU", ANEURALNETWORKS_DEVICE_CPU, 2},
+    {"DEVICE_GPU", ANEURALNETWORKS_DEVICE_GPU, 3},
+    {"DEVICE_ACCELERATOR", ANEURALNETWORKS_DEVICE_ACCELERATOR, 4},
+    {"PRIORITY_LOW", ANEURALNETWORKS_PRIORITY_LOW, 90},
+    {"PRIORITY_MEDIUM", ANEURALNETWORKS_PRIORITY_MEDIUM, 100},
+    {"PRIORITY_HIGH", ANEURALNETWORKS_PRIORITY_HIGH, 110},
     {"PRIORITY_DEFAULT", ANEURALNETWORKS_PRIORITY_DEFAULT, 100},
     {"DURATION_ON_HARDWARE", ANEURALNETWORKS_DURATION_ON_HARDWARE, 0},
     {"DURATION_IN_DRIVER", ANEURALNETWORKS_DURATION_IN_DRIVER, 1},
@@ -149,10 +213,10 @@ static void test_enum_values(void)
 typedef struct mb {
     ANeuralNetworksModel *m;
     uint32_t n;
-    int bad;  /* some call failed: the test asserts it did not */
+    int bad; /* some call failed: the test asserts it did not */
 } mb;
 
-#define D(...) ((const uint32_t[]){__VA_ARGS__}), (uint32_t)(sizeof((const uint32_t[]){__VA_ARGS__}) / 4)
+#define D(...)   ((const uint32_t[]){__VA_ARGS__}), (uint32_t)(sizeof((const uint32_t[]){__VA_ARGS__}) / 4)
 #define IDX(...) (uint32_t)(sizeof((const uint32_t[]){__VA_ARGS__}) / 4), ((const uint32_t[]){__VA_ARGS__})
 
 static mb mb_new(void)
@@ -169,8 +233,8 @@ static uint32_t opnd(mb *b, int32_t type, const uint32_t *dims, uint32_t rank, f
     return b->n++;
 }
 
-static uint32_t cst(mb *b, int32_t type, const uint32_t *dims, uint32_t rank, float scale, int32_t zp,
-                    const void *data, size_t bytes)
+static uint32_t cst(mb *b, int32_t type, const uint32_t *dims, uint32_t rank, float scale, int32_t zp, const void *data,
+                    size_t bytes)
 {
     uint32_t i = opnd(b, type, dims, rank, scale, zp);
     if (ANeuralNetworksModel_setOperandValue(b->m, (int32_t)i, data, bytes)) b->bad = 1;
@@ -257,7 +321,8 @@ static int run_on(ANeuralNetworksModel *m, const ANeuralNetworksDevice *const *d
         rc = parity_nnapi_sim_partition(c, names, n_names, &count);
     }
     if (!rc) rc = ANeuralNetworksExecution_create(c, &e);
-    for (uint32_t i = 0; !rc && i < n_in; i++) rc = ANeuralNetworksExecution_setInput(e, (int32_t)i, NULL, in[i].data, in[i].bytes);
+    for (uint32_t i = 0; !rc && i < n_in; i++)
+        rc = ANeuralNetworksExecution_setInput(e, (int32_t)i, NULL, in[i].data, in[i].bytes);
     for (uint32_t i = 0; !rc && i < n_out; i++)
         rc = ANeuralNetworksExecution_setOutput(e, (int32_t)i, NULL, (void *)out[i].data, out[i].bytes);
     if (!rc) rc = ANeuralNetworksExecution_compute(e);
@@ -287,7 +352,11 @@ static int close_all(const float *got, const float *want, size_t n, double tol)
 
 static void test_devices(void)
 {
-    static const struct { const char *name; int32_t type; int64_t level; } want[] = {
+    static const struct {
+        const char *name;
+        int32_t type;
+        int64_t level;
+    } want[] = {
         {"parity-reference", ANEURALNETWORKS_DEVICE_CPU, 30},
         {"parity-npu-int8", ANEURALNETWORKS_DEVICE_ACCELERATOR, 30},
         {"parity-gpu-fp16", ANEURALNETWORKS_DEVICE_GPU, 30},
@@ -324,7 +393,8 @@ static void binary_case(int32_t code, const uint32_t *ad, uint32_t ar, const flo
                         const float *bv, int32_t fuse, const float *want, size_t n)
 {
     mb b = mb_new();
-    uint32_t x = f32t(&b, ad, ar), c = f32c(&b, bd, br, bv), f = i32(&b, fuse), y = opnd(&b, ANEURALNETWORKS_TENSOR_FLOAT32, NULL, 0, 0, 0);
+    uint32_t x = f32t(&b, ad, ar), c = f32c(&b, bd, br, bv), f = i32(&b, fuse),
+             y = opnd(&b, ANEURALNETWORKS_TENSOR_FLOAT32, NULL, 0, 0, 0);
     /* y has unknown rank: a dynamic output (level 29), sized by the run */
     op(&b, code, IDX(x, c, f), y);
     finish(&b, IDX(x), IDX(y));
@@ -341,9 +411,11 @@ static void test_binary_float(void)
 {
     const float a[4] = {1, -2, 3, -4}, row[2] = {0.5f, 1};
     /* [2,2] with [2] broadcast over rows */
-    binary_case(ANEURALNETWORKS_ADD, D(2, 2), a, D(2), row, ANEURALNETWORKS_FUSED_RELU, (const float[]){1.5f, 0, 3.5f, 0}, 4);
+    binary_case(ANEURALNETWORKS_ADD, D(2, 2), a, D(2), row, ANEURALNETWORKS_FUSED_RELU,
+                (const float[]){1.5f, 0, 3.5f, 0}, 4);
     binary_case(ANEURALNETWORKS_SUB, D(2, 2), a, D(2), row, 0, (const float[]){0.5f, -3, 2.5f, -5}, 4);
-    binary_case(ANEURALNETWORKS_MUL, D(2, 2), a, D(2), row, ANEURALNETWORKS_FUSED_RELU1, (const float[]){0.5f, -1, 1, -1}, 4);
+    binary_case(ANEURALNETWORKS_MUL, D(2, 2), a, D(2), row, ANEURALNETWORKS_FUSED_RELU1,
+                (const float[]){0.5f, -1, 1, -1}, 4);
     binary_case(ANEURALNETWORKS_DIV, D(2, 2), a, D(2), row, 0, (const float[]){2, -2, 6, -4}, 4);
     /* [2,1] + [3] -> [2,3] */
     binary_case(ANEURALNETWORKS_ADD, D(2, 1), (const float[]){1, 2}, D(3), (const float[]){10, 20, 30}, 0,
@@ -358,7 +430,8 @@ static void test_conv_float(void)
     mb b = mb_new();
     uint32_t in = f32t(&b, D(1, 3, 3, 1)), w = f32c(&b, D(1, 2, 2, 1), ones), bias = f32c(&b, D(1), zero);
     uint32_t y = f32t(&b, D(1, 2, 2, 1));
-    op(&b, ANEURALNETWORKS_CONV_2D, IDX(in, w, bias, i32(&b, ANEURALNETWORKS_PADDING_SAME), i32(&b, 2), i32(&b, 2), i32(&b, 0)), y);
+    op(&b, ANEURALNETWORKS_CONV_2D,
+       IDX(in, w, bias, i32(&b, ANEURALNETWORKS_PADDING_SAME), i32(&b, 2), i32(&b, 2), i32(&b, 0)), y);
     finish(&b, IDX(in), IDX(y));
     CU_ASSERT_FALSE(b.bad);
     float got[4];
@@ -449,7 +522,8 @@ static void test_fully_connected_float(void)
 static void pool_case(int32_t code, int implicit, const float *want, uint32_t ow, uint32_t oh, double tol)
 {
     mb b = mb_new();
-    uint32_t in = f32t(&b, D(1, 2, 3, 1)), y = f32t(&b, D(1, oh, ow, 1)), z = i32(&b, 0), one = i32(&b, 1), two = i32(&b, 2);
+    uint32_t in = f32t(&b, D(1, 2, 3, 1)), y = f32t(&b, D(1, oh, ow, 1)), z = i32(&b, 0), one = i32(&b, 1),
+             two = i32(&b, 2);
     if (implicit)
         op(&b, code, IDX(in, i32(&b, ANEURALNETWORKS_PADDING_SAME), one, one, two, two, z), y);
     else
@@ -553,7 +627,8 @@ static void test_softmax_float(void)
     finish(&b, IDX(in), IDX(y));
     CU_ASSERT_FALSE(b.bad);
     CU_ASSERT_EQUAL(run1(b.m, (const float[]){1, 2, 3}, 12, got, 12), ANEURALNETWORKS_NO_ERROR);
-    CU_ASSERT_TRUE(close_all(got, (const float[]){(float)(-2 - log(s)), (float)(-1 - log(s)), (float)(-log(s))}, 3, 1e-6));
+    CU_ASSERT_TRUE(
+        close_all(got, (const float[]){(float)(-2 - log(s)), (float)(-1 - log(s)), (float)(-log(s))}, 3, 1e-6));
     ANeuralNetworksModel_free(b.m);
 }
 
@@ -566,8 +641,10 @@ static void shape_case(int32_t code, uint32_t n_extra, const uint32_t *extra_kin
     ins[n++] = f32t(&b, D(2, 3));
     for (uint32_t i = 0; i < n_extra; i++) {
         const int32_t *v = extra[i];
-        if (extra_kind[i] == 0) ins[n++] = i32(&b, v[0]);
-        else ins[n++] = i32c(&b, extra_kind[i] == 1 ? (const uint32_t[]){v[0]} : (const uint32_t[]){v[0], 2},
+        if (extra_kind[i] == 0)
+            ins[n++] = i32(&b, v[0]);
+        else
+            ins[n++] = i32c(&b, extra_kind[i] == 1 ? (const uint32_t[]){v[0]} : (const uint32_t[]){v[0], 2},
                             extra_kind[i], v + 1);
     }
     uint32_t y = f32t(&b, ydims, yrank);
@@ -594,8 +671,8 @@ static void test_shape_ops_float(void)
                (const float[]){0, 1, 2, 3, 0, 4, 5, 6, 0, 0, 0, 0}, D(3, 4));
     /* SLICE begin {0,1} size {2,-1}: columns 1..2 */
     shape_case(ANEURALNETWORKS_SLICE, 2, (const uint32_t[]){1, 1},
-               (const void *const[]){(const int32_t[]){2, 0, 1}, (const int32_t[]){2, 2, -1}}, (const float[]){2, 3, 5, 6},
-               D(2, 2));
+               (const void *const[]){(const int32_t[]){2, 0, 1}, (const int32_t[]){2, 2, -1}},
+               (const float[]){2, 3, 5, 6}, D(2, 2));
     /* MEAN over axis 1, keep_dims 0: {2, 5} */
     shape_case(ANEURALNETWORKS_MEAN, 2, (const uint32_t[]){1, 0},
                (const void *const[]){(const int32_t[]){1, 1}, (const int32_t[]){0}}, (const float[]){2, 5}, D(2));
@@ -686,11 +763,13 @@ static void test_conv_quant_per_channel(void)
     uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 4, 1), 1.0f, 128);
     uint32_t w = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL, D(2, 1, 1, 1), 0, 0);
     ANeuralNetworksSymmPerChannelQuantParams pc = {0, 2, (const float[]){0.5f, 0.25f}};
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(b.m, (int32_t)w, &pc), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(b.m, (int32_t)w, &pc),
+                    ANEURALNETWORKS_NO_ERROR);
     const int8_t wv[2] = {1, 1};
     CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValue(b.m, (int32_t)w, wv, 2), ANEURALNETWORKS_NO_ERROR);
     uint32_t bias = cst(&b, ANEURALNETWORKS_TENSOR_INT32, D(2), 0, 0, (const int32_t[]){0, 0}, 8);
-    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 4, 2), 1.0f, 100), z = i32(&b, 0), one = i32(&b, 1);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 4, 2), 1.0f, 100), z = i32(&b, 0),
+             one = i32(&b, 1);
     op(&b, ANEURALNETWORKS_CONV_2D, IDX(in, w, bias, z, z, z, z, one, one, z), y);
     finish(&b, IDX(in), IDX(y));
     CU_ASSERT_FALSE(b.bad);
@@ -740,7 +819,8 @@ static void test_conv_quant_bias(void)
     uint32_t bias = cst(&b, ANEURALNETWORKS_TENSOR_INT32, D(2), 0.2f, 0, (const int32_t[]){10, -7}, 8);
     uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 1, 2), 0.7f, 100);
     uint32_t ins[7] = {in, w, bias, i32(&b, 2), i32(&b, 1), i32(&b, 1), i32(&b, 0)};
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_CONV_2D, 7, ins, 1, &y), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_CONV_2D, 7, ins, 1, &y),
+                    ANEURALNETWORKS_BAD_DATA);
     CU_ASSERT_PTR_NOT_NULL(strstr(parity_nnapi_sim_last_error(), "bias scale"));
     ANeuralNetworksModel_free(b.m);
 }
@@ -786,7 +866,8 @@ static void test_logistic_quant(void)
     b = mb_new();
     in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(3), 0.1f, 128);
     y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(3), 1.0f / 128, 0);
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_LOGISTIC, 1, &in, 1, &y), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_LOGISTIC, 1, &in, 1, &y),
+                    ANEURALNETWORKS_BAD_DATA);
     ANeuralNetworksModel_free(b.m);
 }
 
@@ -807,7 +888,8 @@ static void test_avgpool_quant_signed(void)
     /* the level-30 signed type runs nowhere older */
     const ANeuralNetworksDevice *old = dev("parity-old-android");
     bool sup = true;
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup),
+                    ANEURALNETWORKS_NO_ERROR);
     CU_ASSERT_FALSE(sup);
     ANeuralNetworksModel_free(b.m);
 }
@@ -819,7 +901,8 @@ static void test_depthwise_quant(void)
 {
     mb b = mb_new();
     uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2, 1, 1), 1, 0);
-    uint32_t w = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2, 1, 2), 0.5f, 10, (const uint8_t[]){12, 8, 11, 13}, 4);
+    uint32_t w =
+        cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2, 1, 2), 0.5f, 10, (const uint8_t[]){12, 8, 11, 13}, 4);
     uint32_t bias = cst(&b, ANEURALNETWORKS_TENSOR_INT32, D(2), 0.5f, 0, (const int32_t[]){1, 2}, 8);
     uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 1, 2), 1, 0);
     op(&b, ANEURALNETWORKS_DEPTHWISE_CONV_2D,
@@ -878,7 +961,8 @@ static void test_concat_requant(void)
         CU_ASSERT_FALSE(b.bad);
         const ANeuralNetworksDevice *old = dev("parity-old-android");
         bool sup = !differ;
-        CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+        CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup),
+                        ANEURALNETWORKS_NO_ERROR);
         CU_ASSERT_EQUAL(sup, !differ);
         uint8_t got[3] = {0};
         const uint8_t x[2] = {differ ? 4 : 8, differ ? 6 : 12};
@@ -1025,13 +1109,16 @@ static void test_level_gates(void)
     /* SLICE came with level 29 */
     mb b = mb_new();
     uint32_t x = f32t(&b, D(4)), y = f32t(&b, D(2));
-    op(&b, ANEURALNETWORKS_SLICE, IDX(x, i32c(&b, D(1), (const int32_t[]){1}), i32c(&b, D(1), (const int32_t[]){2})), y);
+    op(&b, ANEURALNETWORKS_SLICE, IDX(x, i32c(&b, D(1), (const int32_t[]){1}), i32c(&b, D(1), (const int32_t[]){2})),
+       y);
     finish(&b, IDX(x), IDX(y));
     CU_ASSERT_FALSE(b.bad);
     bool sup = true;
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup),
+                    ANEURALNETWORKS_NO_ERROR);
     CU_ASSERT_FALSE(sup);
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &ref, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &ref, 1, &sup),
+                    ANEURALNETWORKS_NO_ERROR);
     CU_ASSERT_TRUE(sup);
     float xf[4] = {1, 2, 3, 4}, yf[2] = {0};
     io fin = {xf, 16}, fout = {yf, 8};
@@ -1062,13 +1149,13 @@ static void test_contract_model(void)
     CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperand(b.m, NULL), ANEURALNETWORKS_UNEXPECTED_NULL);
     /* operand types */
     ANeuralNetworksOperandType bad[] = {
-        {99, 0, NULL, 0, 0},                                                      /* unknown code */
-        {ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, 1, (const uint32_t[]){2}, 0, 0},    /* scale 0 */
-        {ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, 1, (const uint32_t[]){2}, 1, 300},  /* zero point out of range */
+        {99, 0, NULL, 0, 0},                                                     /* unknown code */
+        {ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, 1, (const uint32_t[]){2}, 0, 0},   /* scale 0 */
+        {ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, 1, (const uint32_t[]){2}, 1, 300}, /* zero point out of range */
         {ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED, 1, (const uint32_t[]){2}, 1, 128},
-        {ANEURALNETWORKS_INT32, 1, (const uint32_t[]){2}, 0, 0},                  /* a scalar with dimensions */
-        {ANEURALNETWORKS_TENSOR_FLOAT32, 1, (const uint32_t[]){2}, 1, 0},         /* float with a scale */
-        {ANEURALNETWORKS_TENSOR_FLOAT32, 2, NULL, 0, 0},                          /* dimensions NULL */
+        {ANEURALNETWORKS_INT32, 1, (const uint32_t[]){2}, 0, 0},          /* a scalar with dimensions */
+        {ANEURALNETWORKS_TENSOR_FLOAT32, 1, (const uint32_t[]){2}, 1, 0}, /* float with a scale */
+        {ANEURALNETWORKS_TENSOR_FLOAT32, 2, NULL, 0, 0},                  /* dimensions NULL */
         {ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL, 1, (const uint32_t[]){2}, 0.5f, 0}, /* per-channel scale */
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -1088,23 +1175,31 @@ static void test_contract_model(void)
     CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValue(b.m, (int32_t)c, v, 8), ANEURALNETWORKS_NO_ERROR);
     CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValue(b.m, (int32_t)s, &zero, 4), ANEURALNETWORKS_NO_ERROR);
     ANeuralNetworksSymmPerChannelQuantParams pc = {0, 2, v};
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(b.m, (int32_t)x, &pc), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(b.m, (int32_t)x, &pc),
+                    ANEURALNETWORKS_BAD_DATA);
     CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(b.m, (int32_t)x, NULL),
                     ANEURALNETWORKS_UNEXPECTED_NULL);
     /* operations */
     uint32_t ins3[3] = {x, c, s}, ins2[2] = {x, c}, far[3] = {x, c, 99};
     CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, 1000, 3, ins3, 1, &y), ANEURALNETWORKS_BAD_DATA);
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_LSTM, 3, ins3, 1, &y), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_LSTM, 3, ins3, 1, &y),
+                    ANEURALNETWORKS_BAD_DATA);
     CU_ASSERT_TRUE(said("not simulated"));
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, far, 1, &y), ANEURALNETWORKS_BAD_DATA);
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 2, ins2, 1, &y), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, far, 1, &y),
+                    ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 2, ins2, 1, &y),
+                    ANEURALNETWORKS_BAD_DATA);
     CU_ASSERT_TRUE(said("ANeuralNetworksModel_addOperation") && said("ADD"));
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, NULL, 1, &y), ANEURALNETWORKS_UNEXPECTED_NULL);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, NULL, 1, &y),
+                    ANEURALNETWORKS_UNEXPECTED_NULL);
     uint32_t q = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(2), 1, 0), mixed[3] = {x, q, s};
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, mixed, 1, &y), ANEURALNETWORKS_BAD_DATA);
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, ins3, 1, &y), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, mixed, 1, &y),
+                    ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, ins3, 1, &y),
+                    ANEURALNETWORKS_NO_ERROR);
     /* y is written once */
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, ins3, 1, &y), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, 3, ins3, 1, &y),
+                    ANEURALNETWORKS_BAD_DATA);
     /* a compilation needs a finished model */
     ANeuralNetworksCompilation *comp = NULL;
     CU_ASSERT_EQUAL(ANeuralNetworksCompilation_create(b.m, &comp), ANEURALNETWORKS_BAD_STATE);
@@ -1125,7 +1220,8 @@ static void test_contract_model(void)
     CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperand(b.m, &f), ANEURALNETWORKS_BAD_STATE);
     CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValue(b.m, (int32_t)c, v, 8), ANEURALNETWORKS_BAD_STATE);
     CU_ASSERT_TRUE(said("ANeuralNetworksModel_setOperandValue") && said("finished"));
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, IDX(x, c, s), 1, &y), ANEURALNETWORKS_BAD_STATE);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperation(b.m, ANEURALNETWORKS_ADD, IDX(x, c, s), 1, &y),
+                    ANEURALNETWORKS_BAD_STATE);
     CU_ASSERT_EQUAL(ANeuralNetworksModel_relaxComputationFloat32toFloat16(b.m, true), ANEURALNETWORKS_BAD_STATE);
     CU_ASSERT_EQUAL(ANeuralNetworksModel_identifyInputsAndOutputs(b.m, IDX(x), IDX(y)), ANEURALNETWORKS_BAD_STATE);
     ANeuralNetworksModel_free(b.m);
@@ -1301,13 +1397,17 @@ static void test_memory(void)
     const float content[4] = {5, 6, 1, 2}; /* input at 0, constant at 8 */
     CU_ASSERT_EQUAL(write(fd, content, sizeof content), (ssize_t)sizeof content);
     ANeuralNetworksMemory *mem = NULL;
-    CU_ASSERT_EQUAL(ANeuralNetworksMemory_createFromFd(16, PROT_READ | PROT_WRITE, fd, 0, NULL), ANEURALNETWORKS_UNEXPECTED_NULL);
+    CU_ASSERT_EQUAL(ANeuralNetworksMemory_createFromFd(16, PROT_READ | PROT_WRITE, fd, 0, NULL),
+                    ANEURALNETWORKS_UNEXPECTED_NULL);
     CU_ASSERT_EQUAL(ANeuralNetworksMemory_createFromFd(16, PROT_EXEC, fd, 0, &mem), ANEURALNETWORKS_BAD_DATA);
-    CU_ASSERT_EQUAL(ANeuralNetworksMemory_createFromFd(16, PROT_READ | PROT_WRITE, fd, 0, &mem), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksMemory_createFromFd(16, PROT_READ | PROT_WRITE, fd, 0, &mem),
+                    ANEURALNETWORKS_NO_ERROR);
     mb b = mb_new();
     uint32_t x = f32t(&b, D(2)), c = f32t(&b, D(2)), y = f32t(&b, D(2));
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValueFromMemory(b.m, (int32_t)c, mem, 12, 8), ANEURALNETWORKS_BAD_DATA);
-    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValueFromMemory(b.m, (int32_t)c, mem, 8, 8), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValueFromMemory(b.m, (int32_t)c, mem, 12, 8),
+                    ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_setOperandValueFromMemory(b.m, (int32_t)c, mem, 8, 8),
+                    ANEURALNETWORKS_NO_ERROR);
     op(&b, ANEURALNETWORKS_ADD, IDX(x, c, i32(&b, 0)), y);
     finish(&b, IDX(x), IDX(y));
     CU_ASSERT_FALSE(b.bad);

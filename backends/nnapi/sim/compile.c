@@ -15,7 +15,7 @@
 #include "nnsim.h"
 #include "parity_nnapi_sim.h"
 
-#define OK ANEURALNETWORKS_NO_ERROR
+#define OK       ANEURALNETWORKS_NO_ERROR
 #define FALLBACK (-1)
 
 static int new_compilation(ANeuralNetworksModel *m, ANeuralNetworksCompilation **out, const char *func)
@@ -58,8 +58,7 @@ int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *m, const A
         if (devs[k] != nn_device(devs[k]->id < 0 ? 0 : devs[k]->id))
             return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "devices[%u] is not a device of this library", k);
         for (uint32_t j = 0; j < k; j++)
-            if (devs[j] == devs[k])
-                return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "devices[%u] is listed twice", k);
+            if (devs[j] == devs[k]) return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "devices[%u] is listed twice", k);
     }
     int rc = new_compilation(m, out, __func__);
     if (rc) return rc;

@@ -62,8 +62,8 @@ int nn_device_supports(const ANeuralNetworksDevice *d, const ANeuralNetworksMode
         return 1;
     case NN_DEV_GPU_FP16:
         if (op->kind == NN_KIND_FLOAT16 || (op->kind == NN_KIND_FLOAT32 && m->relaxed)) return 1;
-        snprintf(why, why_len, op->kind == NN_KIND_FLOAT32 ? "float32 without relaxed computation"
-                                                            : "not a float operation");
+        snprintf(why, why_len,
+                 op->kind == NN_KIND_FLOAT32 ? "float32 without relaxed computation" : "not a float operation");
         return 0;
     case NN_DEV_OLD_ANDROID:
         if ((op->type == ANEURALNETWORKS_CONV_2D || op->type == ANEURALNETWORKS_DEPTHWISE_CONV_2D ||
@@ -79,8 +79,7 @@ int nn_device_supports(const ANeuralNetworksDevice *d, const ANeuralNetworksMode
             }
         }
         return 1;
-    default:
-        return 1;
+    default: return 1;
     }
 }
 
@@ -95,8 +94,7 @@ int ANeuralNetworks_getDevice(uint32_t index, ANeuralNetworksDevice **device)
 {
     if (!device) return nn_err(ANEURALNETWORKS_UNEXPECTED_NULL, __func__, "device is NULL");
     if (index >= NN_N_DEVICES)
-        return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "device index %u out of range [0, %d)", index,
-                      NN_N_DEVICES);
+        return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "device index %u out of range [0, %d)", index, NN_N_DEVICES);
     *device = (ANeuralNetworksDevice *)&devices[index];
     return OK;
 }

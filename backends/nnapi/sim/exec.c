@@ -114,16 +114,17 @@ static int bind(ANeuralNetworksExecution *e, int is_out, int32_t index, const AN
         return nn_err(ANEURALNETWORKS_BAD_DATA, func, "%s index %d out of range [0, %u)", is_out ? "output" : "input",
                       (int)index, n);
     nn_binding *b = is_out ? &e->out[index] : &e->in[index];
-    if (b->set) return nn_err(ANEURALNETWORKS_BAD_STATE, func, "%s %d is already set", is_out ? "output" : "input",
-                              (int)index);
+    if (b->set)
+        return nn_err(ANEURALNETWORKS_BAD_STATE, func, "%s %d is already set", is_out ? "output" : "input", (int)index);
     const nn_tensor *d = &m->operands[is_out ? m->outputs[index] : m->inputs[index]].t;
     nn_tensor t = *d;
     if (type) {
         if (type->type != d->type || type->scale != d->scale || type->zeroPoint != d->zp)
-            return nn_err(ANEURALNETWORKS_BAD_DATA, func, "%s %d: type %s (scale %g, zeroPoint %d) differs from the "
-                          "model's %s (scale %g, zeroPoint %d)", is_out ? "output" : "input", (int)index,
-                          nn_type_name(type->type), (double)type->scale, (int)type->zeroPoint, nn_type_name(d->type),
-                          (double)d->scale, (int)d->zp);
+            return nn_err(ANEURALNETWORKS_BAD_DATA, func,
+                          "%s %d: type %s (scale %g, zeroPoint %d) differs from the "
+                          "model's %s (scale %g, zeroPoint %d)",
+                          is_out ? "output" : "input", (int)index, nn_type_name(type->type), (double)type->scale,
+                          (int)type->zeroPoint, nn_type_name(d->type), (double)d->scale, (int)d->zp);
         if (type->dimensionCount) {
             if (!type->dimensions)
                 return nn_err(ANEURALNETWORKS_BAD_DATA, func, "dimensionCount %u with NULL dimensions",
@@ -252,9 +253,9 @@ int ANeuralNetworksExecution_setLoopTimeout(ANeuralNetworksExecution *e, uint64_
 
 typedef struct nn_run {
     ANeuralNetworksExecution *e;
-    nn_tensor *rt;        /* one per operand */
-    void **owned;         /* buffers the engine allocated, per operand */
-    int32_t *binding_of;  /* operand -> output index, or -1 */
+    nn_tensor *rt;       /* one per operand */
+    void **owned;        /* buffers the engine allocated, per operand */
+    int32_t *binding_of; /* operand -> output index, or -1 */
     /* the operation being run: float16 shadows of its outputs */
     nn_tensor shadow[NN_MAX_IO];
     nn_tensor *real[NN_MAX_IO];
@@ -272,8 +273,9 @@ static int set_out_shape(nn_ctx *c, uint32_t i, uint32_t rank, const uint32_t *d
                        declared->rank);
     for (uint32_t k = 0; k < rank; k++) {
         if (declared->rank && declared->dims[k] && declared->dims[k] != dims[k])
-            return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "output %u: computed dimension %u is %u, the model declares %u",
-                           i, k, dims[k], declared->dims[k]);
+            return nn_fail(c, ANEURALNETWORKS_OP_FAILED,
+                           "output %u: computed dimension %u is %u, the model declares %u", i, k, dims[k],
+                           declared->dims[k]);
         if (!dims[k]) return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "output %u: computed dimension %u is 0", i, k);
     }
     t->rank = rank;

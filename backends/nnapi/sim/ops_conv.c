@@ -70,9 +70,10 @@ static int conv_params_read(nn_ctx *c, int depthwise, conv_params *p)
         nn_param_i32(c, opt + 1, &p->dw), nn_param_i32(c, opt + 2, &p->dh);
     }
     if (p->implicit)
-        NN_CHECK(c, !c->in[3]->data || p->scheme == ANEURALNETWORKS_PADDING_SAME ||
-                        p->scheme == ANEURALNETWORKS_PADDING_VALID, "padding scheme %d is not SAME (1) or VALID (2)",
-                 (int)p->scheme);
+        NN_CHECK(c,
+                 !c->in[3]->data || p->scheme == ANEURALNETWORKS_PADDING_SAME ||
+                     p->scheme == ANEURALNETWORKS_PADDING_VALID,
+                 "padding scheme %d is not SAME (1) or VALID (2)", (int)p->scheme);
     NN_CHECK(c, p->pl >= 0 && p->pr >= 0 && p->pt >= 0 && p->pb >= 0, "negative padding");
     NN_CHECK(c, p->sw > 0 && p->sh > 0, "stride %d x %d must be positive", (int)p->sw, (int)p->sh);
     NN_CHECK(c, p->dw > 0 && p->dh > 0, "dilation %d x %d must be positive", (int)p->dw, (int)p->dh);
@@ -85,8 +86,9 @@ static int check_conv_types(nn_ctx *c, int allow_per_channel, uint32_t ch_dim)
 {
     const nn_tensor *x = c->in[0], *w = c->in[1], *b = c->in[2], *y = c->out[0];
     int32_t t = x->type;
-    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
-                    t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED,
+    NN_CHECK(c,
+             t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
+                 t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED,
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, y->type == t, "output type %s differs from the input's %s", nn_type_name(y->type), nn_type_name(t));
     if (nn_type_is_float(t)) {
@@ -149,7 +151,8 @@ static int check_conv_common(nn_ctx *c, int depthwise)
     NN_CHECK(c, w->rank == 4 && b->rank == 1, "filter rank %u (takes 4), bias rank %u (takes 1)", w->rank, b->rank);
     NN_CHECK(c, !w->dims[0] || !b->dims[0] || b->dims[0] == (depthwise ? w->dims[3] : w->dims[0]),
              "bias has %u values for %u output channels", b->dims[0], depthwise ? w->dims[3] : w->dims[0]);
-    if (depthwise) NN_CHECK(c, w->dims[0] == 1 || !w->dims[0], "depthwise filter dimension 0 is %u (takes 1)", w->dims[0]);
+    if (depthwise)
+        NN_CHECK(c, w->dims[0] == 1 || !w->dims[0], "depthwise filter dimension 0 is %u (takes 1)", w->dims[0]);
     if (nn_shape_known(x) && w->dims[3]) {
         uint32_t in_c = p.nchw ? x->dims[1] : x->dims[3];
         if (depthwise)
@@ -276,7 +279,8 @@ static int tconv_params_read(nn_ctx *c, tconv_params *p)
         NN_CHECK(c, nn_is_type(c, 4, ANEURALNETWORKS_INT32), "input 4 (padding scheme) must be INT32");
         nn_param_i32(c, k++, &p->scheme);
     } else {
-        for (uint32_t i = 3; i < 7; i++) NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_INT32), "input %u must be INT32", i);
+        for (uint32_t i = 3; i < 7; i++)
+            NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_INT32), "input %u must be INT32", i);
         nn_param_i32(c, k++, &p->pl), nn_param_i32(c, k++, &p->pr);
         nn_param_i32(c, k++, &p->pt), nn_param_i32(c, k++, &p->pb);
     }
@@ -321,7 +325,8 @@ int nn_eval_tconv(nn_ctx *c)
         for (int i = 0; i < 4; i++) NN_CHECK(c, sv[i] > 0, "output shape value %d is %d", i, (int)sv[i]);
         oh = (uint32_t)(p.nchw ? sv[2] : sv[1]);
         ow = (uint32_t)(p.nchw ? sv[3] : sv[2]);
-        int32_t th = (int32_t)((gi.h - 1) * p.sh + fh) - (int32_t)oh, tw = (int32_t)((gi.w - 1) * p.sw + fw) - (int32_t)ow;
+        int32_t th = (int32_t)((gi.h - 1) * p.sh + fh) - (int32_t)oh,
+                tw = (int32_t)((gi.w - 1) * p.sw + fw) - (int32_t)ow;
         if (p.scheme == ANEURALNETWORKS_PADDING_SAME) {
             th = th < 0 ? 0 : th, tw = tw < 0 ? 0 : tw;
             p.pt = th / 2, p.pb = th - th / 2, p.pl = tw / 2, p.pr = tw - tw / 2;
@@ -429,7 +434,8 @@ int nn_eval_fc(nn_ctx *c)
             } else {
                 float acc = 0;
                 for (uint32_t k = 0; k < isz; k++)
-                    acc += ((const float *)x->data)[(size_t)n * isz + k] * ((const float *)w->data)[(size_t)u * isz + k];
+                    acc +=
+                        ((const float *)x->data)[(size_t)n * isz + k] * ((const float *)w->data)[(size_t)u * isz + k];
                 float v = acc + ((const float *)b->data)[u];
                 ((float *)c->out[0]->data)[yi] = v < lo ? lo : v > hi ? hi : v;
             }
