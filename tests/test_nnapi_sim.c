@@ -1428,13 +1428,144 @@ static void test_memory(void)
     close(fd);
 }
 
+/* ---- robustness ----
+ * Seeded random single-operation models over the simulated operation codes: random operand types, shapes (a 0
+ * extent is "unknown"), scalar constants in [-2, 5], inputs of random bytes. Whatever the library makes of them, it
+ * must return a documented result code at every step and never crash or read out of bounds (the test runs under
+ * valgrind and the sanitizers too). */
+static uint32_t rnd_state = 12345u;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state = rnd_state * 1664525u + 1013904223u;
+    return (rnd_state >> 8) % n;
+}
+
+static int is_scalar(int32_t t)
+{
+    return t == ANEURALNETWORKS_INT32 || t == ANEURALNETWORKS_BOOL || t == ANEURALNETWORKS_FLOAT32;
+}
+
+static size_t elem_size(int32_t t)
+{
+    return t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ? 1
+           : t == ANEURALNETWORKS_TENSOR_FLOAT16                                                          ? 2
+                                                                                                          : 4;
+}
+
+static void test_random_models(void)
+{
+    /* operation codes with their usual input counts */
+    static const struct { int32_t code; uint32_t n[3]; } ops[] = {
+        {ANEURALNETWORKS_ADD, {3}},          {ANEURALNETWORKS_AVERAGE_POOL_2D, {7, 10, 11}},
+        {ANEURALNETWORKS_CONCATENATION, {3}}, {ANEURALNETWORKS_CONV_2D, {7, 10, 13}},
+        {ANEURALNETWORKS_DEPTHWISE_CONV_2D, {8, 11, 14}}, {ANEURALNETWORKS_DEQUANTIZE, {1}},
+        {ANEURALNETWORKS_FULLY_CONNECTED, {4}}, {ANEURALNETWORKS_L2_POOL_2D, {7, 10}},
+        {ANEURALNETWORKS_LOGISTIC, {1}},      {ANEURALNETWORKS_MAX_POOL_2D, {7, 10, 8}},
+        {ANEURALNETWORKS_MUL, {3}},           {ANEURALNETWORKS_RELU, {1}},
+        {ANEURALNETWORKS_RELU1, {1}},         {ANEURALNETWORKS_RELU6, {1}},
+        {ANEURALNETWORKS_RESHAPE, {2}},       {ANEURALNETWORKS_RESIZE_BILINEAR, {3, 4, 6}},
+        {ANEURALNETWORKS_SOFTMAX, {2, 3}},    {ANEURALNETWORKS_TANH, {1}},
+        {ANEURALNETWORKS_DIV, {3}},           {ANEURALNETWORKS_MEAN, {3}},
+        {ANEURALNETWORKS_PAD, {2}},           {ANEURALNETWORKS_SUB, {3}},
+        {ANEURALNETWORKS_TRANSPOSE, {2}},     {ANEURALNETWORKS_LOG_SOFTMAX, {3}},
+        {ANEURALNETWORKS_PRELU, {2}},         {ANEURALNETWORKS_QUANTIZE, {1}},
+        {ANEURALNETWORKS_SLICE, {3}},         {ANEURALNETWORKS_TRANSPOSE_CONV_2D, {9, 11}},
+        {ANEURALNETWORKS_RESIZE_NEAREST_NEIGHBOR, {4, 6}}, {ANEURALNETWORKS_HARD_SWISH, {1}},
+    };
+    static const int32_t main_types[] = {ANEURALNETWORKS_TENSOR_FLOAT32, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM,
+                                         ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED, ANEURALNETWORKS_TENSOR_FLOAT16};
+    unsigned ran = 0, added = 0, bad_code = 0;
+    for (int iter = 0; iter < 4000; iter++) {
+        ANeuralNetworksModel *m = NULL;
+        ANeuralNetworksModel_create(&m);
+        uint32_t pick = rnd(sizeof ops / sizeof ops[0]), n_in = ops[pick].n[rnd(3)];
+        if (!n_in || rnd(10) == 0) n_in = 1 + rnd(12);
+        int32_t code = ops[pick].code, main_t = main_types[rnd(4)];
+        uint32_t ins[16], out = n_in, model_in[16], n_model_in = 0, rank_of[17], dims_of[17][4];
+        int32_t type_of[17];
+        int rc = 0;
+        for (uint32_t i = 0; i <= n_in; i++) {
+            uint32_t roll = rnd(20);
+            int32_t t = i == 0 || i == n_in     ? main_t
+                        : roll < 10               ? ANEURALNETWORKS_INT32
+                        : roll < 14               ? main_t
+                        : roll < 16               ? ANEURALNETWORKS_TENSOR_INT32
+                        : roll < 18               ? ANEURALNETWORKS_BOOL
+                                                  : ANEURALNETWORKS_FLOAT32;
+            if (i == n_in && code == ANEURALNETWORKS_DEQUANTIZE) t = ANEURALNETWORKS_TENSOR_FLOAT32;
+            if (i == n_in && code == ANEURALNETWORKS_QUANTIZE) t = ANEURALNETWORKS_TENSOR_QUANT8_ASYMM;
+            uint32_t rank = is_scalar(t) || i == n_in ? 0 : (i == 0 && rnd(4)) ? 4 : 1 + rnd(4);
+            for (uint32_t d = 0; d < rank; d++) dims_of[i][d] = rnd(4);
+            int quant = t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED;
+            ANeuralNetworksOperandType ot = {t, rank, rank ? dims_of[i] : NULL, quant ? 0.5f : 0,
+                                             t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 128 : 0};
+            rc |= ANeuralNetworksModel_addOperand(m, &ot) > 14;
+            type_of[i] = t, rank_of[i] = rank;
+            if (i == n_in) break;
+            ins[i] = i;
+            if (!rank) { /* a scalar constant */
+                int32_t v = (int32_t)rnd(8) - 2;
+                float f = (float)v;
+                uint8_t bb = (uint8_t)(v & 1);
+                const void *p = t == ANEURALNETWORKS_INT32     ? (const void *)&v
+                                : t == ANEURALNETWORKS_FLOAT32 ? (const void *)&f
+                                                               : (const void *)&bb;
+                rc |= ANeuralNetworksModel_setOperandValue(m, (int32_t)i, p, t == ANEURALNETWORKS_BOOL ? 1 : 4) > 14;
+            } else {
+                model_in[n_model_in++] = i;
+            }
+        }
+        int r = ANeuralNetworksModel_addOperation(m, code, n_in, ins, 1, &out);
+        rc |= r > 14;
+        added += r == 0;
+        if (!r) {
+            rc |= ANeuralNetworksModel_identifyInputsAndOutputs(m, n_model_in, model_in, 1, &out) > 14;
+            r = ANeuralNetworksModel_finish(m);
+            rc |= r > 14;
+        }
+        if (!r) {
+            ANeuralNetworksCompilation *c = NULL;
+            ANeuralNetworksExecution *e = NULL;
+            r = ANeuralNetworksCompilation_create(m, &c);
+            if (!r) r = ANeuralNetworksCompilation_finish(c);
+            if (!r) r = ANeuralNetworksExecution_create(c, &e);
+            static unsigned char buf[16][512], obuf[1 << 16];
+            for (uint32_t k = 0; !r && k < n_model_in; k++) {
+                uint32_t o = model_in[k], dims[4];
+                size_t bytes = elem_size(type_of[o]);
+                for (uint32_t d = 0; d < rank_of[o]; d++) { /* the declared extent, or 1..3 where it is open */
+                    dims[d] = dims_of[o][d] ? dims_of[o][d] : 1 + rnd(3);
+                    bytes *= dims[d];
+                }
+                for (size_t b = 0; b < bytes; b++)
+                    buf[k][b] = (unsigned char)(type_of[o] == ANEURALNETWORKS_TENSOR_INT32 ? rnd(4) : rnd(256));
+                int quant = type_of[o] == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ||
+                            type_of[o] == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED;
+                ANeuralNetworksOperandType it = {type_of[o], rank_of[o], dims, quant ? 0.5f : 0,
+                                                 type_of[o] == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 128 : 0};
+                rc |= ANeuralNetworksExecution_setInput(e, (int32_t)k, &it, buf[k], bytes) > 14;
+            }
+            if (!r) {
+                rc |= ANeuralNetworksExecution_setOutput(e, 0, NULL, obuf, sizeof obuf) > 14;
+                r = ANeuralNetworksExecution_compute(e);
+                rc |= r > 14;
+                ran += r == 0;
+            }
+            ANeuralNetworksExecution_free(e);
+            ANeuralNetworksCompilation_free(c);
+        }
+        bad_code += rc != 0;
+        ANeuralNetworksModel_free(m);
+    }
+    CU_ASSERT_EQUAL(bad_code, 0);
+    CU_ASSERT_TRUE(ran > 0); /* some random models ran to the end: the loop reached the kernels */
+    PAR_TEST_NOTE("random models: %u of 4000 added, %u ran\n", added, ran);
+}
+
 /* ---- the unmodified client ---- */
 
 static void test_client_under_valgrind(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
-    PAR_TEST_SKIP("a sanitizer build: valgrind cannot run it");
-#else
     char exe[4096], dir[4096], cmd[12288];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     CU_ASSERT_TRUE_FATAL(n > 0);
@@ -1443,9 +1574,12 @@ static void test_client_under_valgrind(void)
     char *slash = strrchr(dir, '/');
     CU_ASSERT_PTR_NOT_NULL_FATAL(slash);
     *slash = 0;
-    /* without valgrind first: the plain run must pass */
+    /* the plain run first: it must pass wherever the library was built */
     snprintf(cmd, sizeof cmd, "LD_LIBRARY_PATH='%s/../lib' '%s/nnapi_client' >/dev/null 2>&1", dir, dir);
     CU_ASSERT_EQUAL(system(cmd), 0);
+#if defined(__SANITIZE_ADDRESS__)
+    PAR_TEST_SKIP("valgrind: a sanitizer build cannot run under it");
+#else
     if (system("command -v valgrind >/dev/null 2>&1") != 0) PAR_TEST_SKIP("valgrind is not installed");
     snprintf(cmd, sizeof cmd,
              "LD_LIBRARY_PATH='%s/../lib' valgrind -q --leak-check=full --errors-for-leak-kinds=all "
@@ -1487,6 +1621,7 @@ static const CU_TestInfo tests[] = {
     {"omitted_input", test_omitted_input},
     {"dynamic_output", test_dynamic_output},
     {"memory", test_memory},
+    {"random_models", test_random_models},
     {"client_under_valgrind", test_client_under_valgrind},
     CU_TEST_INFO_NULL,
 };

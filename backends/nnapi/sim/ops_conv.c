@@ -192,6 +192,7 @@ static int eval_conv_common(nn_ctx *c, int depthwise)
     NN_CHECK(c, depthwise ? w->dims[3] == gi.c * (uint32_t)p.mult : w->dims[3] == gi.c,
              "filter %u x %u x %u x %u does not fit %u input channels", w->dims[0], w->dims[1], w->dims[2], w->dims[3],
              gi.c);
+    NN_CHECK(c, b->rank == 1 && b->dims[0] == oc, "bias has %u values for %u output channels", b->dims[0], oc);
     if (p.implicit) {
         nn_implicit_pad(p.scheme, gi.w, (uint32_t)p.sw, fw, (uint32_t)p.dw, &p.pl, &p.pr);
         nn_implicit_pad(p.scheme, gi.h, (uint32_t)p.sh, fh, (uint32_t)p.dh, &p.pt, &p.pb);
@@ -317,6 +318,7 @@ int nn_eval_tconv(nn_ctx *c)
     nn_img gi = nn_img_of(x, p.nchw);
     uint32_t oc = w->dims[0], fh = w->dims[1], fw = w->dims[2];
     NN_CHECK(c, w->dims[3] == gi.c, "filter has %u input channels, the input %u", w->dims[3], gi.c);
+    NN_CHECK(c, b->rank == 1 && b->dims[0] == oc, "bias has %u values for %u output channels", b->dims[0], oc);
     uint32_t oh, ow, dims[4];
     if (p.implicit) {
         const nn_tensor *s = c->in[3];
@@ -413,6 +415,7 @@ int nn_eval_fc(nn_ctx *c)
     nn_param_i32(c, 3, &fuse);
     uint32_t units = w->dims[0], isz = w->dims[1];
     size_t total = nn_numel(x);
+    NN_CHECK(c, b->rank == 1 && b->dims[0] == units, "bias has %u values for %u units", b->dims[0], units);
     NN_CHECK(c, isz && total % isz == 0, "input of %zu values is not a multiple of the input size %u", total, isz);
     uint32_t batch = (uint32_t)(total / isz), dims[2] = {batch, units};
     int rc = c->alloc(c, 0, 2, dims);
