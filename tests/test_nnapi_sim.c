@@ -1367,6 +1367,10 @@ static void test_dynamic_output(void)
     op(&b, ANEURALNETWORKS_ADD, IDX(x, c, i32(&b, 0)), y);
     finish(&b, IDX(x), IDX(y));
     CU_ASSERT_FALSE(b.bad);
+    const ANeuralNetworksDevice *old = dev("parity-old-android");
+    bool sup = true; /* dynamic shapes came with level 29 */
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_FALSE(sup);
     for (int small = 0; small < 2; small++) {
         ANeuralNetworksCompilation *comp = NULL;
         ANeuralNetworksExecution *e = NULL;

@@ -253,6 +253,11 @@ static int check_operation(const ANeuralNetworksModel *m, nn_operation *op, cons
                     : 27;
         if (l > c.level) c.level = l;
     }
+    /* Dynamic shapes (an operation output, or a tensor input, without full dimensions) came with 29. */
+    for (uint32_t k = 0; k < op->n_in + op->n_out; k++) {
+        const nn_tensor *t = k < op->n_in ? c.in[k] : c.out[k - op->n_in];
+        if (!nn_type_is_scalar(t->type) && !nn_shape_known(t) && c.level < 29) c.level = 29;
+    }
     op->level = c.level;
     int32_t t0 = c.in[0]->type, to = c.out[0]->type;
     op->kind = (t0 == ANEURALNETWORKS_TENSOR_FLOAT32 && to == t0)   ? NN_KIND_FLOAT32
