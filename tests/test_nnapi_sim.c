@@ -846,6 +846,21 @@ static void test_add_mul_quant(void)
         if (k) CU_ASSERT_TRUE(got[0] == 1 && got[1] == 1 && got[2] == 0);
         ANeuralNetworksModel_free(b.m);
     }
+    /* Level 27's MUL needs output_scale > scale_a * scale_b: 0.125 = 0.5 * 0.25 is refused by old-android. */
+    for (int k = 0; k < 2; k++) {
+        mb b = mb_new();
+        uint32_t a = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(3), 0.5f, 0);
+        uint32_t c = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(3), 0.25f, 0, (const uint8_t[]){4, 1, 0}, 3);
+        uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(3), k ? 0.125f : 0.126f, 0);
+        op(&b, ANEURALNETWORKS_MUL, IDX(a, c, i32(&b, 0)), y);
+        finish(&b, IDX(a), IDX(y));
+        CU_ASSERT_FALSE(b.bad);
+        const ANeuralNetworksDevice *old = dev("parity-old-android");
+        bool sup = k;
+        CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+        CU_ASSERT_EQUAL(sup, !k);
+        ANeuralNetworksModel_free(b.m);
+    }
 }
 
 /* Quantized LOGISTIC: input scale 0.1 zp 128 {128, 138, 108} = 0, 1, -2; NNAPI prescribes output scale 1/256 and
@@ -990,6 +1005,57 @@ static void test_float16(void)
     CU_ASSERT_EQUAL(run_on(b.m, &gpu, 1, 1, &in, 1, &out, NULL, 0), ANEURALNETWORKS_NO_ERROR);
     CU_ASSERT_TRUE(got[0] == 0x3D00 && got[1] == 0x6800);
     CU_ASSERT_EQUAL(run_on(b.m, &old, 1, 1, &in, 1, &out, NULL, 0), ANEURALNETWORKS_BAD_DATA);
+    ANeuralNetworksModel_free(b.m);
+}
+
+/* Quantized MEAN (same quantization in and out) sums the stored integers and divides truncating, as Android's
+ * meanGeneric<uint8_t, int32_t>: {1,2,2,2} -> 7 / 4 = 1 (1.75 would round to 2). Quantized PAD (level 29) fills with
+ * the zero point: {7} padded by one on each side at zp 3 -> {3, 7, 3}. */
+static void test_mean_pad_quant(void)
+{
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 4), 1, 0);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1), 1, 0);
+    op(&b, ANEURALNETWORKS_MEAN, IDX(in, i32c(&b, D(1), (const int32_t[]){1}), i32(&b, 0)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    uint8_t got[3] = {0};
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){1, 2, 2, 2}, 4, got, 1), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(got[0], 1);
+    ANeuralNetworksModel_free(b.m);
+
+    b = mb_new();
+    in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1), 0.5f, 3);
+    y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(3), 0.5f, 3);
+    op(&b, ANEURALNETWORKS_PAD, IDX(in, i32c(&b, D(1, 2), (const int32_t[]){1, 1})), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){7}, 1, got, 3), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(got[0] == 3 && got[1] == 7 && got[2] == 3);
+    const ANeuralNetworksDevice *old = dev("parity-old-android");
+    bool sup = true;
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_getSupportedOperationsForDevices(b.m, &old, 1, &sup), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_FALSE(sup);
+    ANeuralNetworksModel_free(b.m);
+}
+
+/* Quantized TRANSPOSE_CONV_2D: x [1,1,1,1] scale 0.5 {4}; filter [1,2,2,1] scale 0.25 {1,2,3,4}; bias 0.125 {1};
+ * stride 1, no padding: out [1,2,2,1] acc = 4 * w + 1 = {5, 9, 13, 17}; output scale 0.25 zp 0, ratio 0.5:
+ * 2.5 -> 3 (SRDHM half up), 4.5 -> 5, 6.5 -> 7, 8.5 -> 9. */
+static void test_transpose_conv_quant(void)
+{
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 1, 1), 0.5f, 0);
+    uint32_t w = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2, 2, 1), 0.25f, 0, (const uint8_t[]){1, 2, 3, 4}, 4);
+    uint32_t bias = cst(&b, ANEURALNETWORKS_TENSOR_INT32, D(1), 0.125f, 0, (const int32_t[]){1}, 4);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 2, 2, 1), 0.25f, 0), z = i32(&b, 0),
+             one = i32(&b, 1);
+    op(&b, ANEURALNETWORKS_TRANSPOSE_CONV_2D, IDX(in, w, bias, z, z, z, z, one, one, z, flag(&b, 0)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    uint8_t got[4] = {0};
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){4}, 1, got, 4), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(got[0] == 3 && got[1] == 5 && got[2] == 7 && got[3] == 9);
     ANeuralNetworksModel_free(b.m);
 }
 
@@ -1617,6 +1683,8 @@ static const CU_TestInfo tests[] = {
     {"fc_sub_quant", test_fc_sub_quant},
     {"concat_requant", test_concat_requant},
     {"float16", test_float16},
+    {"mean_pad_quant", test_mean_pad_quant},
+    {"transpose_conv_quant", test_transpose_conv_quant},
     {"partition", test_partition},
     {"relaxed_fp16", test_relaxed_fp16},
     {"level_gates", test_level_gates},

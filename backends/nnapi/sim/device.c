@@ -7,7 +7,8 @@
  *                       computation (it computes in float16 and cannot honour float32 precision).
  *   parity-old-android  CPU, level 27 (Android 8.1): level-27 operations and operand types, and level 27's rule that a
  *                       quantized CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED needs output_scale > input_scale *
- *                       filter_scale.
+ *                       filter_scale, and a quantized MUL output_scale > input1_scale * input2_scale (its
+ *                       multipliers had to be below one).
  * Must not place operations (compile.c) nor run them (exec.c).
  */
 #include <stdio.h>
@@ -74,6 +75,16 @@ int nn_device_supports(const ANeuralNetworksDevice *d, const ANeuralNetworksMode
             double prod = (double)x->scale * w->scale;
             if (!((double)y->scale > prod)) {
                 snprintf(why, why_len, "level 27 needs output_scale %g > input_scale * filter_scale %g",
+                         (double)y->scale, prod);
+                return 0;
+            }
+        }
+        if (op->type == ANEURALNETWORKS_MUL && op->kind == NN_KIND_QUANT) { /* QuantizeMultiplierSmallerThanOne */
+            const nn_tensor *a = &m->operands[op->in[0]].t, *b = &m->operands[op->in[1]].t,
+                            *y = &m->operands[op->out[0]].t;
+            double prod = (double)a->scale * b->scale;
+            if (!((double)y->scale > prod)) {
+                snprintf(why, why_len, "level 27 needs MUL output_scale %g > input1_scale * input2_scale %g",
                          (double)y->scale, prod);
                 return 0;
             }
