@@ -73,6 +73,7 @@ void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *c)
     if (!c) return;
     free(c->placement);
     free(c->relaxed_op);
+    free(c->android27_op);
     free(c);
 }
 
@@ -138,7 +139,8 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c)
     const ANeuralNetworksModel *m = c->model;
     c->placement = malloc((m->n_ops ? m->n_ops : 1) * sizeof *c->placement);
     c->relaxed_op = calloc(m->n_ops ? m->n_ops : 1, sizeof *c->relaxed_op);
-    if (!c->placement || !c->relaxed_op) {
+    c->android27_op = calloc(m->n_ops ? m->n_ops : 1, sizeof *c->android27_op);
+    if (!c->placement || !c->relaxed_op || !c->android27_op) {
         c->failed = 1;
         return nn_err(ANEURALNETWORKS_OUT_OF_MEMORY, __func__, "out of memory");
     }
@@ -164,6 +166,7 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c)
         }
         c->placement[i] = where;
         c->relaxed_op[i] = where == NN_DEV_GPU_FP16 && m->ops[i].kind == NN_KIND_FLOAT32;
+        c->android27_op[i] = where == NN_DEV_OLD_ANDROID || (where == FALLBACK && fallback->id == NN_DEV_OLD_ANDROID);
         nn_info("PARITY_NNAPI_LOG_PARTITION", "partition: operation %u (%s) on %s%s", i, nn_op_name(m->ops[i].type),
                 placement_name(where), c->relaxed_op[i] ? " (relaxed float16)" : "");
     }

@@ -350,6 +350,7 @@ static int run_operation(nn_run *r, uint32_t index)
     c.alloc = engine_alloc;
     c.run = r;
     c.relaxed = comp->relaxed_op[index];
+    c.android27 = comp->android27_op[index];
     int rc = OK;
     for (uint32_t i = 0; i < op->n_in; i++) /* an omitted value is allowed where the operation has it optional */
         if (!r->rt[op->in[i]].data && !(op->type == ANEURALNETWORKS_TRANSPOSE && i == 1)) {

@@ -103,6 +103,7 @@ typedef struct nn_ctx {
     int validating; /* 1 at Model_finish: shapes may be unknown, data only for constants */
     int level;      /* validation: raised to the level the operation's form needs */
     int relaxed;    /* run: the device computes float32 in float16 (round each result) */
+    int android27;  /* run: the device is Android 8.1's CPU path (float requantization multipliers) */
     /* run: give output i its shape and get its buffer; NN error code */
     int (*alloc)(struct nn_ctx *c, uint32_t i, uint32_t rank, const uint32_t *dims);
     void *run;
@@ -247,7 +248,8 @@ struct ANeuralNetworksCompilation {
     int finished, failed;
     int32_t preference, priority;
     int *placement;  /* per operation: device id, or -1 the CPU fallback */
-    int *relaxed_op; /* per operation: computed in relaxed float16 */
+    int *relaxed_op;    /* per operation: computed in relaxed float16 */
+    int *android27_op;  /* per operation: placed on Android 8.1's CPU path (parity-old-android) */
 };
 
 /* ---- executions (exec.c) ---- */

@@ -5,7 +5,9 @@
  *   Padding explicit (left, right, top, bottom) or implicit (SAME / VALID, nn_implicit_pad); strides; dilation and
  *   the NCHW flag from level 29; fused NONE / RELU / RELU1 / RELU6.
  *   Quantized: integer accumulation of (x - x_zp) * (w - w_zp) plus the TENSOR_INT32 bias (scale input_scale *
- *   filter_scale, zero point 0), requantized by gemmlowp (core/requant.c, bit-exact: SRDHM then a rounding divide);
+ *   filter_scale, zero point 0), requantized by gemmlowp (core/requant.c, bit-exact: SRDHM then a rounding divide)
+ *   with the multiplier of Android's GetQuantizedConvolutionMultipler (float product of the scales, then a double
+ *   division; all float on Android 8.1, the old-android device);
  *   per-channel filters (TENSOR_QUANT8_SYMM_PER_CHANNEL, level 29) requantize each output channel with its own scale.
  *   Float: float32 accumulation in the loop order below, bias added last, then the activation clamp.
  * Must not allocate beyond one operation's scratch, nor know where the operation runs.
@@ -114,7 +116,7 @@ static int check_conv_types(nn_ctx *c, int allow_per_channel, uint32_t ch_dim)
 }
 
 /* Per output channel requantization of a quantized operation: the gemmlowp params of in_scale * w_scale[c] /
- * out_scale. */
+ * out_scale, computed in Android's precisions. */
 static int requant_setup(nn_ctx *c, uint32_t out_c, int32_t fuse, par_requant_params **out)
 {
     const nn_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
@@ -124,9 +126,12 @@ static int requant_setup(nn_ctx *c, uint32_t out_c, int32_t fuse, par_requant_pa
     if (!p) return nn_fail(c, ANEURALNETWORKS_OUT_OF_MEMORY, "out of memory");
     for (uint32_t k = 0; k < out_c; k++) {
         float ws = w->type == ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL ? w->ch_scales[k] : w->scale;
+        /* Android's GetQuantizedConvolutionMultipler: the product of the two float scales in float, divided by the
+         * output scale in double (levels 28-30) or in float (Android 8.1). */
+        float prod = x->scale * ws;
+        double real = c->android27 ? (double)(prod / y->scale) : (double)prod / (double)y->scale;
         par_msg msg;
-        if (par_requant_params_for(&p[k], PAR_REQUANT_GEMMLOWP, x->scale, ws, y->scale, y->zp, qmin, qmax, &msg) !=
-            PAR_OK) {
+        if (par_requant_params_init(&p[k], PAR_REQUANT_GEMMLOWP, real, y->zp, qmin, qmax, &msg) != PAR_OK) {
             free(p);
             return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "channel %u: %s", k, msg.text);
         }

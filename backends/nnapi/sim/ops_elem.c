@@ -108,7 +108,7 @@ int nn_eval_binary(nn_ctx *c)
     if (quant) {
         nn_fuse_qrange(fuse, y, &qmin, &qmax);
         if (op == ANEURALNETWORKS_MUL) {
-            quantize_multiplier((double)a->scale * b->scale / y->scale, &mo, &so);
+            quantize_multiplier((double)(a->scale * b->scale) / y->scale, &mo, &so); /* float product, as Android */
         } else {
             double twice_max = 2.0 * fmax(a->scale, b->scale);
             quantize_multiplier(a->scale / twice_max, &m1, &s1);
@@ -264,7 +264,7 @@ int nn_eval_prelu(nn_ctx *c)
     int s1 = 0, s2 = 0;
     if (quant) {
         quantize_multiplier((double)x->scale / y->scale, &m1, &s1);
-        quantize_multiplier((double)x->scale * al->scale / y->scale, &m2, &s2);
+        quantize_multiplier((double)(x->scale * al->scale) / y->scale, &m2, &s2);
     }
     size_t sa[NN_MAX_RANK], sb[NN_MAX_RANK], stx = 1, sta = 1;
     for (int i = (int)r - 1; i >= 0; i--) {
