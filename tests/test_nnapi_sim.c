@@ -1059,6 +1059,34 @@ static void test_transpose_conv_quant(void)
     ANeuralNetworksModel_free(b.m);
 }
 
+/* The requantization multiplier in Android's precisions (GetQuantizedConvolutionMultipler): scales x 0.02497048,
+ * w 0.01879747, out 0.16248474 (the floats below); acc = 1 * 1 + 40673 = 40674. The multipliers and results were
+ * worked out with an independent model of QuantizeMultiplier and gemmlowp (frexp, round half away, SRDHM, rounding
+ * divide) in Python over numpy float32:
+ *   levels 28-30: float(x * w) / out in double  -> 118 (TFLite's all-double product would give 117)
+ *   Android 8.1:  float(float(x * w) / out)      -> 117 */
+static void test_conv_quant_multiplier_precision(void)
+{
+    const float sx = 0.02497047930955887f, sw = 0.01879747211933136f, so = 0.16248473525047302f;
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 1, 1), sx, 0);
+    uint32_t w = cst(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 1, 1), sw, 0, (const uint8_t[]){1}, 1);
+    uint32_t bias = cst(&b, ANEURALNETWORKS_TENSOR_INT32, D(1), sx * sw, 0, (const int32_t[]){40673}, 4);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 1, 1), so, 0);
+    op(&b, ANEURALNETWORKS_CONV_2D,
+       IDX(in, w, bias, i32(&b, ANEURALNETWORKS_PADDING_VALID), i32(&b, 1), i32(&b, 1), i32(&b, 0)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    const ANeuralNetworksDevice *ref = dev("parity-reference"), *old = dev("parity-old-android");
+    uint8_t x = 1, got = 0;
+    io i1 = {&x, 1}, o1 = {&got, 1};
+    CU_ASSERT_EQUAL(run_on(b.m, &ref, 1, 1, &i1, 1, &o1, NULL, 0), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(got, 118);
+    CU_ASSERT_EQUAL(run_on(b.m, &old, 1, 1, &i1, 1, &o1, NULL, 0), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(got, 117);
+    ANeuralNetworksModel_free(b.m);
+}
+
 /* ---- partitioning ---- */
 
 /* quant8 CONV_2D (quant_conv_model's) -> DEQUANTIZE -> float RELU: one quantized operation, two that are not. */
@@ -1676,6 +1704,7 @@ static const CU_TestInfo tests[] = {
     {"quantize_dequantize", test_quantize_dequantize},
     {"conv_quant_per_channel", test_conv_quant_per_channel},
     {"conv_quant_bias", test_conv_quant_bias},
+    {"conv_quant_multiplier_precision", test_conv_quant_multiplier_precision},
     {"add_mul_quant", test_add_mul_quant},
     {"logistic_quant", test_logistic_quant},
     {"avgpool_quant_signed", test_avgpool_quant_signed},
