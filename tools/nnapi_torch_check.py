@@ -2,10 +2,11 @@
 """nnapi_torch_check.py - PyTorch's own NNAPI path run against parity's simulated libneuralnetworks.so.
 
 torch.backends._nnapi (PyTorch's converter from TorchScript to an NNAPI model, and its runtime, which dlopens
-"libneuralnetworks.so") is an unmodified client of the NNAPI C API. This converts three small models (float NHWC,
-float NCHW with depthwise conv, a quantized conv), runs each through the simulated library and compares with
-PyTorch's own CPU result: float within 1e-4 absolute, quantized within 1 step (PyTorch's QNNPACK requantizes in
-fp32, NNAPI with gemmlowp: ties may differ by one).
+"libneuralnetworks.so") is an unmodified client of the NNAPI C API. This converts small models (float NHWC and NCHW:
+conv, depthwise conv, relu, relu6, prelu, average and max pool, adaptive average pool, sigmoid, broadcast mul, add,
+cat, nearest upsampling, softmax, linear; quantized: conv, add, mul, relu, sigmoid), runs each through the simulated
+library and compares with PyTorch's own CPU result: float within 1e-4 absolute, quantized within 1 step (PyTorch's
+QNNPACK requantizes in fp32, NNAPI with gemmlowp: ties may differ by one).
 
     LD_LIBRARY_PATH=build/lib /usr/bin/python3 tools/nnapi_torch_check.py [build/lib/libneuralnetworks.so]
 
@@ -51,6 +52,40 @@ class QuantConv(torch.nn.Module):
         return self.conv(x)
 
 
+class Block(torch.nn.Module):
+    """A MobileNetV3-like block: 1x1 conv, relu6, depthwise conv, prelu, squeeze-excite gate, 1x1 conv, residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(4, 8, 1)
+        self.act = torch.nn.Hardtanh(0.0, 6.0)
+        self.dw = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+        self.pr = torch.nn.PReLU()
+        self.c2 = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x):
+        y = self.pr(self.dw(self.act(self.c1(x))))
+        y = y * torch.sigmoid(torch.nn.functional.adaptive_avg_pool2d(y, 1))
+        return self.c2(y) + x
+
+
+class Mix(torch.nn.Module):
+    def forward(self, x):
+        a = torch.cat([x, torch.sigmoid(x)], dim=1)
+        u = torch.nn.functional.interpolate(a, scale_factor=2.0, mode="nearest")
+        return torch.softmax(torch.nn.functional.max_pool2d(u, 2, 2).flatten(1), dim=1)
+
+
+class QuantAddMul(torch.nn.Module):
+    def forward(self, a):
+        return torch.ops.quantized.add(a, torch.ops.quantized.mul(a, a, 0.05, 120), 0.1, 100)
+
+
+class QuantReluSigmoid(torch.nn.Module):
+    def forward(self, a):
+        return torch.sigmoid(torch.nn.functional.relu(a))
+
+
 def main():
     ctypes.cdll.LoadLibrary(os.path.abspath(LIB))
     torch.manual_seed(0)
@@ -66,6 +101,13 @@ def main():
     qx = torch.quantize_per_tensor(torch.randn(1, 4, 6, 6), 0.03, 128, torch.quint8)
     ok &= check("quantized conv (quint8 activations, qint8 weights)", QuantConv(),
                 qx.contiguous(memory_format=torch.channels_last), 1, quant=True)
+    xb = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
+    ok &= check("MobileNetV3-like block (NHWC)", Block(), xb, 1e-4)
+    ok &= check("cat, sigmoid, nearest upsampling, max pool, softmax (NCHW)", Mix(), torch.randn(1, 2, 3, 3), 1e-4)
+    qa = torch.quantize_per_tensor(torch.randn(1, 4, 5, 5), 0.05, 128, torch.quint8)
+    qa = qa.contiguous(memory_format=torch.channels_last)
+    ok &= check("quantized add and mul", QuantAddMul(), qa, 1, quant=True)
+    ok &= check("quantized relu, sigmoid", QuantReluSigmoid(), qa, 1, quant=True)
     print("nnapi_torch_check: " + ("all agree" if ok else "FAILED"))
     return 0 if ok else 1
 
