@@ -1308,7 +1308,11 @@ static void test_contract_model(void)
     CU_ASSERT_EQUAL(ANeuralNetworksModel_identifyInputsAndOutputs(b.m, 1, &c, 1, &y), ANEURALNETWORKS_BAD_DATA);
     CU_ASSERT_EQUAL(ANeuralNetworksModel_identifyInputsAndOutputs(b.m, 1, &x, 1, (const uint32_t[]){42}),
                     ANEURALNETWORKS_BAD_DATA);
-    CU_ASSERT_EQUAL(finish(&b, IDX(x), IDX(y)), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_identifyInputsAndOutputs(b.m, IDX(x, x), IDX(y)), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_identifyInputsAndOutputs(b.m, IDX(x), IDX(y)), ANEURALNETWORKS_NO_ERROR);
+    /* x is an input now: it cannot be identified again */
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_identifyInputsAndOutputs(b.m, IDX(x), IDX(y)), ANEURALNETWORKS_BAD_DATA);
+    CU_ASSERT_EQUAL(ANeuralNetworksModel_finish(b.m), ANEURALNETWORKS_NO_ERROR);
     /* after finish nothing changes */
     CU_ASSERT_EQUAL(ANeuralNetworksModel_finish(b.m), ANEURALNETWORKS_BAD_STATE);
     CU_ASSERT_EQUAL(ANeuralNetworksModel_addOperand(b.m, &f), ANEURALNETWORKS_BAD_STATE);

@@ -340,8 +340,14 @@ int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNetworksModel *m, uint3
             return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "operand index %u out of range [0, %u)", k,
                           m->n_operands);
         const nn_operand *o = &m->operands[k];
-        if (o->lifetime == NN_CONST || o->lifetime == NN_NO_VALUE)
-            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "operand %u has a constant value", k);
+        /* Android: only a temporary may become an input or output (not a constant, not one already identified,
+         * not one listed twice). */
+        if (o->lifetime != NN_TEMP)
+            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__,
+                          "operand %u cannot be an input or output: it has a value or is already one", k);
+        for (uint32_t j = 0; j < i; j++)
+            if ((j < n_in ? inputs[j] : outputs[j - n_in]) == k)
+                return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "operand %u is listed twice", k);
         if (i < n_in && o->written)
             return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "input operand %u is written by an operation", k);
     }
@@ -351,9 +357,6 @@ int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNetworksModel *m, uint3
         free(po);
         return nn_err(ANEURALNETWORKS_OUT_OF_MEMORY, __func__, "out of memory");
     }
-    for (uint32_t i = 0; i < m->n_operands; i++)
-        if (m->operands[i].lifetime == NN_MODEL_INPUT || m->operands[i].lifetime == NN_MODEL_OUTPUT)
-            m->operands[i].lifetime = NN_TEMP;
     if (n_in) memcpy(pi, inputs, n_in * sizeof *pi);
     if (n_out) memcpy(po, outputs, n_out * sizeof *po);
     for (uint32_t i = 0; i < n_in; i++) m->operands[pi[i]].lifetime = NN_MODEL_INPUT;
