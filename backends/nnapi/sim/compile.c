@@ -15,7 +15,7 @@
 #include "nnsim.h"
 #include "parity_nnapi_sim.h"
 
-#define OK ANEURALNETWORKS_NO_ERROR
+#define OK       ANEURALNETWORKS_NO_ERROR
 #define FALLBACK (-1)
 
 static int new_compilation(ANeuralNetworksModel *m, ANeuralNetworksCompilation **out, const char *func)
@@ -58,8 +58,7 @@ int ANeuralNetworksCompilation_createForDevices(ANeuralNetworksModel *m, const A
         if (devs[k] != nn_device(devs[k]->id < 0 ? 0 : devs[k]->id))
             return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "devices[%u] is not a device of this library", k);
         for (uint32_t j = 0; j < k; j++)
-            if (devs[j] == devs[k])
-                return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "devices[%u] is listed twice", k);
+            if (devs[j] == devs[k]) return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "devices[%u] is listed twice", k);
     }
     int rc = new_compilation(m, out, __func__);
     if (rc) return rc;
@@ -74,6 +73,7 @@ void ANeuralNetworksCompilation_free(ANeuralNetworksCompilation *c)
     if (!c) return;
     free(c->placement);
     free(c->relaxed_op);
+    free(c->android27_op);
     free(c);
 }
 
@@ -139,7 +139,8 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c)
     const ANeuralNetworksModel *m = c->model;
     c->placement = malloc((m->n_ops ? m->n_ops : 1) * sizeof *c->placement);
     c->relaxed_op = calloc(m->n_ops ? m->n_ops : 1, sizeof *c->relaxed_op);
-    if (!c->placement || !c->relaxed_op) {
+    c->android27_op = calloc(m->n_ops ? m->n_ops : 1, sizeof *c->android27_op);
+    if (!c->placement || !c->relaxed_op || !c->android27_op) {
         c->failed = 1;
         return nn_err(ANEURALNETWORKS_OUT_OF_MEMORY, __func__, "out of memory");
     }
@@ -165,6 +166,7 @@ int ANeuralNetworksCompilation_finish(ANeuralNetworksCompilation *c)
         }
         c->placement[i] = where;
         c->relaxed_op[i] = where == NN_DEV_GPU_FP16 && m->ops[i].kind == NN_KIND_FLOAT32;
+        c->android27_op[i] = where == NN_DEV_OLD_ANDROID || (where == FALLBACK && fallback->id == NN_DEV_OLD_ANDROID);
         nn_info("PARITY_NNAPI_LOG_PARTITION", "partition: operation %u (%s) on %s%s", i, nn_op_name(m->ops[i].type),
                 placement_name(where), c->relaxed_op[i] ? " (relaxed float16)" : "");
     }

@@ -7,7 +7,8 @@
  *                       computation (it computes in float16 and cannot honour float32 precision).
  *   parity-old-android  CPU, level 27 (Android 8.1): level-27 operations and operand types, and level 27's rule that a
  *                       quantized CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED needs output_scale > input_scale *
- *                       filter_scale.
+ *                       filter_scale, and a quantized MUL output_scale > input1_scale * input2_scale (its
+ *                       multipliers had to be below one).
  * Must not place operations (compile.c) nor run them (exec.c).
  */
 #include <stdio.h>
@@ -62,8 +63,8 @@ int nn_device_supports(const ANeuralNetworksDevice *d, const ANeuralNetworksMode
         return 1;
     case NN_DEV_GPU_FP16:
         if (op->kind == NN_KIND_FLOAT16 || (op->kind == NN_KIND_FLOAT32 && m->relaxed)) return 1;
-        snprintf(why, why_len, op->kind == NN_KIND_FLOAT32 ? "float32 without relaxed computation"
-                                                            : "not a float operation");
+        snprintf(why, why_len,
+                 op->kind == NN_KIND_FLOAT32 ? "float32 without relaxed computation" : "not a float operation");
         return 0;
     case NN_DEV_OLD_ANDROID:
         if ((op->type == ANEURALNETWORKS_CONV_2D || op->type == ANEURALNETWORKS_DEPTHWISE_CONV_2D ||
@@ -78,9 +79,18 @@ int nn_device_supports(const ANeuralNetworksDevice *d, const ANeuralNetworksMode
                 return 0;
             }
         }
+        if (op->type == ANEURALNETWORKS_MUL && op->kind == NN_KIND_QUANT) { /* QuantizeMultiplierSmallerThanOne */
+            const nn_tensor *a = &m->operands[op->in[0]].t, *b = &m->operands[op->in[1]].t,
+                            *y = &m->operands[op->out[0]].t;
+            double prod = (double)a->scale * b->scale;
+            if (!((double)y->scale > prod)) {
+                snprintf(why, why_len, "level 27 needs MUL output_scale %g > input1_scale * input2_scale %g",
+                         (double)y->scale, prod);
+                return 0;
+            }
+        }
         return 1;
-    default:
-        return 1;
+    default: return 1;
     }
 }
 
@@ -95,8 +105,7 @@ int ANeuralNetworks_getDevice(uint32_t index, ANeuralNetworksDevice **device)
 {
     if (!device) return nn_err(ANEURALNETWORKS_UNEXPECTED_NULL, __func__, "device is NULL");
     if (index >= NN_N_DEVICES)
-        return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "device index %u out of range [0, %d)", index,
-                      NN_N_DEVICES);
+        return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "device index %u out of range [0, %d)", index, NN_N_DEVICES);
     *device = (ANeuralNetworksDevice *)&devices[index];
     return OK;
 }

@@ -114,16 +114,17 @@ static int bind(ANeuralNetworksExecution *e, int is_out, int32_t index, const AN
         return nn_err(ANEURALNETWORKS_BAD_DATA, func, "%s index %d out of range [0, %u)", is_out ? "output" : "input",
                       (int)index, n);
     nn_binding *b = is_out ? &e->out[index] : &e->in[index];
-    if (b->set) return nn_err(ANEURALNETWORKS_BAD_STATE, func, "%s %d is already set", is_out ? "output" : "input",
-                              (int)index);
+    if (b->set)
+        return nn_err(ANEURALNETWORKS_BAD_STATE, func, "%s %d is already set", is_out ? "output" : "input", (int)index);
     const nn_tensor *d = &m->operands[is_out ? m->outputs[index] : m->inputs[index]].t;
     nn_tensor t = *d;
     if (type) {
         if (type->type != d->type || type->scale != d->scale || type->zeroPoint != d->zp)
-            return nn_err(ANEURALNETWORKS_BAD_DATA, func, "%s %d: type %s (scale %g, zeroPoint %d) differs from the "
-                          "model's %s (scale %g, zeroPoint %d)", is_out ? "output" : "input", (int)index,
-                          nn_type_name(type->type), (double)type->scale, (int)type->zeroPoint, nn_type_name(d->type),
-                          (double)d->scale, (int)d->zp);
+            return nn_err(ANEURALNETWORKS_BAD_DATA, func,
+                          "%s %d: type %s (scale %g, zeroPoint %d) differs from the "
+                          "model's %s (scale %g, zeroPoint %d)",
+                          is_out ? "output" : "input", (int)index, nn_type_name(type->type), (double)type->scale,
+                          (int)type->zeroPoint, nn_type_name(d->type), (double)d->scale, (int)d->zp);
         if (type->dimensionCount) {
             if (!type->dimensions)
                 return nn_err(ANEURALNETWORKS_BAD_DATA, func, "dimensionCount %u with NULL dimensions",
@@ -252,9 +253,9 @@ int ANeuralNetworksExecution_setLoopTimeout(ANeuralNetworksExecution *e, uint64_
 
 typedef struct nn_run {
     ANeuralNetworksExecution *e;
-    nn_tensor *rt;        /* one per operand */
-    void **owned;         /* buffers the engine allocated, per operand */
-    int32_t *binding_of;  /* operand -> output index, or -1 */
+    nn_tensor *rt;       /* one per operand */
+    void **owned;        /* buffers the engine allocated, per operand */
+    int32_t *binding_of; /* operand -> output index, or -1 */
     /* the operation being run: float16 shadows of its outputs */
     nn_tensor shadow[NN_MAX_IO];
     nn_tensor *real[NN_MAX_IO];
@@ -272,8 +273,9 @@ static int set_out_shape(nn_ctx *c, uint32_t i, uint32_t rank, const uint32_t *d
                        declared->rank);
     for (uint32_t k = 0; k < rank; k++) {
         if (declared->rank && declared->dims[k] && declared->dims[k] != dims[k])
-            return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "output %u: computed dimension %u is %u, the model declares %u",
-                           i, k, dims[k], declared->dims[k]);
+            return nn_fail(c, ANEURALNETWORKS_OP_FAILED,
+                           "output %u: computed dimension %u is %u, the model declares %u", i, k, dims[k],
+                           declared->dims[k]);
         if (!dims[k]) return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "output %u: computed dimension %u is 0", i, k);
     }
     t->rank = rank;
@@ -348,7 +350,14 @@ static int run_operation(nn_run *r, uint32_t index)
     c.alloc = engine_alloc;
     c.run = r;
     c.relaxed = comp->relaxed_op[index];
+    c.android27 = comp->android27_op[index];
     int rc = OK;
+    for (uint32_t i = 0; i < op->n_in; i++) /* an omitted value is allowed where the operation has it optional */
+        if (!r->rt[op->in[i]].data && !(op->type == ANEURALNETWORKS_TRANSPOSE && i == 1)) {
+            snprintf(r->msg, sizeof r->msg, "operation %u (%s): input %u (operand %u) has no value", index, d->name, i,
+                     op->in[i]);
+            return ANEURALNETWORKS_OP_FAILED;
+        }
     for (uint32_t i = 0; i < op->n_in; i++) {
         nn_tensor *t = &r->rt[op->in[i]];
         c.in[i] = t;
@@ -377,6 +386,7 @@ static int run_operation(nn_run *r, uint32_t index)
         }
     }
     if (op) rc = d->eval(&c);
+    if (rc == ANEURALNETWORKS_BAD_DATA) rc = ANEURALNETWORKS_OP_FAILED; /* a value only the run could see */
     for (uint32_t i = 0; op && i < op->n_out; i++) {
         if (r->real[i]) {
             if (!rc) {

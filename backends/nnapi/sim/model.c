@@ -72,10 +72,12 @@ static int check_operand_type(const ANeuralNetworksOperandType *t, const char *f
     case ANEURALNETWORKS_TENSOR_QUANT8_ASYMM:
     case ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED:
     case ANEURALNETWORKS_TENSOR_QUANT16_ASYMM: {
-        int32_t lo = t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 0
-                     : t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ? -128 : 0;
-        int32_t hi = t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? 255
-                     : t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ? 127 : 65535;
+        int32_t lo = t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM          ? 0
+                     : t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ? -128
+                                                                             : 0;
+        int32_t hi = t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM          ? 255
+                     : t->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ? 127
+                                                                             : 65535;
         if (!(t->scale > 0))
             return nn_err(ANEURALNETWORKS_BAD_DATA, func, "%s: %s scale %g must be > 0", what, tn, (double)t->scale);
         if (t->zeroPoint < lo || t->zeroPoint > hi)
@@ -211,8 +213,7 @@ int ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(ANeuralNetworksMode
     if (!q->scales) return nn_err(ANEURALNETWORKS_UNEXPECTED_NULL, __func__, "scales is NULL");
     for (uint32_t i = 0; i < q->scaleCount; i++)
         if (!(q->scales[i] > 0))
-            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "scales[%u] = %g must be > 0", i,
-                          (double)q->scales[i]);
+            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "scales[%u] = %g must be > 0", i, (double)q->scales[i]);
     float *s = malloc(q->scaleCount * sizeof *s);
     if (!s) return nn_err(ANEURALNETWORKS_OUT_OF_MEMORY, __func__, "out of memory");
     memcpy(s, q->scales, q->scaleCount * sizeof *s);
@@ -248,16 +249,21 @@ static int check_operation(const ANeuralNetworksModel *m, nn_operation *op, cons
                    t == ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL || t == ANEURALNETWORKS_TENSOR_QUANT8_SYMM ||
                    t == ANEURALNETWORKS_TENSOR_QUANT16_SYMM || t == ANEURALNETWORKS_TENSOR_QUANT16_ASYMM ||
                    t == ANEURALNETWORKS_TENSOR_BOOL8)
-                      ? 29
-                      : 27;
+                    ? 29
+                    : 27;
         if (l > c.level) c.level = l;
+    }
+    /* Dynamic shapes (an operation output, or a tensor input, without full dimensions) came with 29. */
+    for (uint32_t k = 0; k < op->n_in + op->n_out; k++) {
+        const nn_tensor *t = k < op->n_in ? c.in[k] : c.out[k - op->n_in];
+        if (!nn_type_is_scalar(t->type) && !nn_shape_known(t) && c.level < 29) c.level = 29;
     }
     op->level = c.level;
     int32_t t0 = c.in[0]->type, to = c.out[0]->type;
-    op->kind = (t0 == ANEURALNETWORKS_TENSOR_FLOAT32 && to == t0) ? NN_KIND_FLOAT32
+    op->kind = (t0 == ANEURALNETWORKS_TENSOR_FLOAT32 && to == t0)   ? NN_KIND_FLOAT32
                : (t0 == ANEURALNETWORKS_TENSOR_FLOAT16 && to == t0) ? NN_KIND_FLOAT16
-               : (nn_type_is_quant8(t0) && nn_type_is_quant8(to)) ? NN_KIND_QUANT
-                                                                   : NN_KIND_OTHER;
+               : (nn_type_is_quant8(t0) && nn_type_is_quant8(to))   ? NN_KIND_QUANT
+                                                                    : NN_KIND_OTHER;
     return OK;
 }
 
@@ -279,8 +285,8 @@ int ANeuralNetworksModel_addOperation(ANeuralNetworksModel *m, ANeuralNetworksOp
     for (uint32_t i = 0; i < n_in + n_out; i++) {
         uint32_t k = i < n_in ? inputs[i] : outputs[i - n_in];
         if (k >= m->n_operands)
-            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "%s: operand index %u out of range [0, %u)", d->name,
-                          k, m->n_operands);
+            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "%s: operand index %u out of range [0, %u)", d->name, k,
+                          m->n_operands);
     }
     for (uint32_t i = 0; i < n_out; i++) {
         nn_operand *o = &m->operands[outputs[i]];
@@ -291,8 +297,7 @@ int ANeuralNetworksModel_addOperation(ANeuralNetworksModel *m, ANeuralNetworksOp
             return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "%s: operand %u is already written by another operation",
                           d->name, outputs[i]);
         if (nn_type_is_scalar(o->t.type))
-            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "%s: output operand %u is a scalar", d->name,
-                          outputs[i]);
+            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "%s: output operand %u is a scalar", d->name, outputs[i]);
     }
     if (m->n_ops == m->cap_ops) {
         uint32_t cap = m->cap_ops ? 2 * m->cap_ops : 8;
@@ -335,8 +340,14 @@ int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNetworksModel *m, uint3
             return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "operand index %u out of range [0, %u)", k,
                           m->n_operands);
         const nn_operand *o = &m->operands[k];
-        if (o->lifetime == NN_CONST || o->lifetime == NN_NO_VALUE)
-            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "operand %u has a constant value", k);
+        /* Android: only a temporary may become an input or output (not a constant, not one already identified,
+         * not one listed twice). */
+        if (o->lifetime != NN_TEMP)
+            return nn_err(ANEURALNETWORKS_BAD_DATA, __func__,
+                          "operand %u cannot be an input or output: it has a value or is already one", k);
+        for (uint32_t j = 0; j < i; j++)
+            if ((j < n_in ? inputs[j] : outputs[j - n_in]) == k)
+                return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "operand %u is listed twice", k);
         if (i < n_in && o->written)
             return nn_err(ANEURALNETWORKS_BAD_DATA, __func__, "input operand %u is written by an operation", k);
     }
@@ -346,9 +357,6 @@ int ANeuralNetworksModel_identifyInputsAndOutputs(ANeuralNetworksModel *m, uint3
         free(po);
         return nn_err(ANEURALNETWORKS_OUT_OF_MEMORY, __func__, "out of memory");
     }
-    for (uint32_t i = 0; i < m->n_operands; i++)
-        if (m->operands[i].lifetime == NN_MODEL_INPUT || m->operands[i].lifetime == NN_MODEL_OUTPUT)
-            m->operands[i].lifetime = NN_TEMP;
     if (n_in) memcpy(pi, inputs, n_in * sizeof *pi);
     if (n_out) memcpy(po, outputs, n_out * sizeof *po);
     for (uint32_t i = 0; i < n_in; i++) m->operands[pi[i]].lifetime = NN_MODEL_INPUT;
@@ -432,8 +440,16 @@ int ANeuralNetworksModel_finish(ANeuralNetworksModel *m)
             return nn_err(ANEURALNETWORKS_BAD_DATA, fn, "operand %u is TENSOR_QUANT8_SYMM_PER_CHANNEL without scales",
                           i);
     }
-    for (uint32_t k = 0; k < m->n_ops; k++)
+    for (uint32_t k = 0; k < m->n_ops; k++) {
+        const nn_operation *op = &m->ops[k];
+        for (uint32_t i = 0; i < op->n_in; i++)
+            if (m->operands[op->in[i]].lifetime == NN_NO_VALUE && !(op->type == ANEURALNETWORKS_TRANSPOSE && i == 1))
+                return nn_err(ANEURALNETWORKS_BAD_DATA, fn,
+                              "operation %u (%s): input %u (operand %u) is required but "
+                              "was set to no value",
+                              k, nn_op_name(op->type), i, op->in[i]);
         if ((rc = check_operation(m, &m->ops[k], fn, k))) return rc;
+    }
     if ((rc = order_operations(m))) return rc;
     m->invalid = 0;
     m->finished = 1;

@@ -17,31 +17,31 @@
 
 #include <android/NeuralNetworks.h>
 
-#define NN_MAX_RANK 6
-#define NN_MAX_IO 64      /* operands of one operation (CONCATENATION's inputs) */
-#define NN_LEVEL_MAX 30   /* the highest feature level simulated */
+#define NN_MAX_RANK  6
+#define NN_MAX_IO    64 /* operands of one operation (CONCATENATION's inputs) */
+#define NN_LEVEL_MAX 30 /* the highest feature level simulated */
 
 /* ---- logging (log.c) ---- */
-/* One line on stderr, "nnapi-sim: FUNC: reason", unless PARITY_NNAPI_LOG=0; kept as the last error (parity_nnapi_sim.h).
- * Returns code, so that `return nn_err(code, __func__, ...)` reads as the documented result. */
+/* One line on stderr, "nnapi-sim: FUNC: reason", unless PARITY_NNAPI_LOG=0; kept as the last error
+ * (parity_nnapi_sim.h). Returns code, so that `return nn_err(code, __func__, ...)` reads as the documented result. */
 int nn_err(int code, const char *func, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Informational lines (the partition) when the environment variable `var` is set and not "0". */
 void nn_info(const char *var, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- tensors ---- */
 typedef struct nn_tensor {
-    int32_t type;                 /* OperandCode */
+    int32_t type; /* OperandCode */
     uint32_t rank;
-    uint32_t dims[NN_MAX_RANK];   /* 0: not known yet */
+    uint32_t dims[NN_MAX_RANK]; /* 0: not known yet */
     float scale;
     int32_t zp;
-    const float *ch_scales;       /* TENSOR_QUANT8_SYMM_PER_CHANNEL */
+    const float *ch_scales; /* TENSOR_QUANT8_SYMM_PER_CHANNEL */
     uint32_t ch_dim, ch_count;
-    void *data;                   /* NULL: no value (an omitted optional operand, or not known at validation) */
-    size_t bytes;                 /* bytes of data */
+    void *data;   /* NULL: no value (an omitted optional operand, or not known at validation) */
+    size_t bytes; /* bytes of data */
 } nn_tensor;
 
-size_t nn_type_size(int32_t type);   /* bytes of one element; 0 for an unknown type */
+size_t nn_type_size(int32_t type); /* bytes of one element; 0 for an unknown type */
 int nn_type_is_scalar(int32_t type);
 int nn_type_is_quant8(int32_t type); /* QUANT8_ASYMM, QUANT8_ASYMM_SIGNED, QUANT8_SYMM, QUANT8_SYMM_PER_CHANNEL */
 int nn_type_is_float(int32_t type);  /* FLOAT32, FLOAT16, TENSOR_FLOAT32, TENSOR_FLOAT16 */
@@ -52,24 +52,27 @@ int nn_shape_known(const nn_tensor *t);
 /* IEEE half conversion, round to nearest even (f16 tensors and relaxed computation). */
 uint16_t nn_f32_to_f16(float x);
 float nn_f16_to_f32(uint16_t h);
-static inline float nn_round_f16(float x) { return nn_f16_to_f32(nn_f32_to_f16(x)); }
+static inline float nn_round_f16(float x)
+{
+    return nn_f16_to_f32(nn_f32_to_f16(x));
+}
 
 /* ---- models (model.c) ---- */
 enum { NN_TEMP = 0, NN_MODEL_INPUT, NN_MODEL_OUTPUT, NN_CONST, NN_NO_VALUE };
 
 typedef struct nn_operand {
-    nn_tensor t;      /* declared type; t.data = the constant's bytes (owned), NULL otherwise */
+    nn_tensor t; /* declared type; t.data = the constant's bytes (owned), NULL otherwise */
     int lifetime;
-    float *scales;    /* owned copy of the per-channel scales */
-    int written;      /* some operation writes it */
+    float *scales; /* owned copy of the per-channel scales */
+    int written;   /* some operation writes it */
 } nn_operand;
 
 typedef struct nn_operation {
     int32_t type;
     uint32_t n_in, n_out;
     uint32_t *in, *out;
-    int level;        /* the feature level the operation needs, as finish found it */
-    int kind;         /* NN_KIND_* of its main tensor type */
+    int level; /* the feature level the operation needs, as finish found it */
+    int kind;  /* NN_KIND_* of its main tensor type */
 } nn_operation;
 
 enum { NN_KIND_FLOAT32 = 0, NN_KIND_FLOAT16, NN_KIND_QUANT, NN_KIND_OTHER };
@@ -81,7 +84,7 @@ struct ANeuralNetworksModel {
     uint32_t n_ops, cap_ops;
     uint32_t *inputs, *outputs;
     uint32_t n_inputs, n_outputs;
-    uint32_t *order;  /* operations in an order that runs producers first (finish) */
+    uint32_t *order; /* operations in an order that runs producers first (finish) */
     int identified, finished, invalid, relaxed;
 };
 
@@ -97,9 +100,10 @@ typedef struct nn_ctx {
     nn_tensor *in[NN_MAX_IO];
     nn_tensor *out[NN_MAX_IO];
     uint32_t n_in, n_out;
-    int validating;   /* 1 at Model_finish: shapes may be unknown, data only for constants */
-    int level;        /* validation: raised to the level the operation's form needs */
-    int relaxed;      /* run: the device computes float32 in float16 (round each result) */
+    int validating; /* 1 at Model_finish: shapes may be unknown, data only for constants */
+    int level;      /* validation: raised to the level the operation's form needs */
+    int relaxed;    /* run: the device computes float32 in float16 (round each result) */
+    int android27;  /* run: the device is Android 8.1's CPU path (float requantization multipliers) */
     /* run: give output i its shape and get its buffer; NN error code */
     int (*alloc)(struct nn_ctx *c, uint32_t i, uint32_t rank, const uint32_t *dims);
     void *run;
@@ -109,9 +113,9 @@ typedef struct nn_ctx {
 typedef struct nn_op_def {
     int32_t code;
     const char *name;
-    int level;                       /* the level that introduced the operation */
-    int (*check)(nn_ctx *c);         /* counts, types and constant parameters; ANEURALNETWORKS_* */
-    int (*eval)(nn_ctx *c);          /* shapes, outputs and values */
+    int level;               /* the level that introduced the operation */
+    int (*check)(nn_ctx *c); /* counts, types and constant parameters; ANEURALNETWORKS_* */
+    int (*eval)(nn_ctx *c);  /* shapes, outputs and values */
 } nn_op_def;
 
 const nn_op_def *nn_op_find(int32_t code);
@@ -119,14 +123,14 @@ const char *nn_op_name(int32_t code);
 
 /* Failure with a reason in c->msg; returns code. */
 int nn_fail(nn_ctx *c, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-#define NN_CHECK(c, cond, ...)                                                                                       \
-    do {                                                                                                             \
-        if (!(cond)) return nn_fail((c), ANEURALNETWORKS_BAD_DATA, __VA_ARGS__);                                    \
+#define NN_CHECK(c, cond, ...)                                                                                         \
+    do {                                                                                                               \
+        if (!(cond)) return nn_fail((c), ANEURALNETWORKS_BAD_DATA, __VA_ARGS__);                                       \
     } while (0)
 
 /* Scalar parameters (a constant, or a model input at run time); validation: *known = 0 when not constant. */
 int nn_param_i32(const nn_ctx *c, uint32_t i, int32_t *v);
-int nn_param_f32(const nn_ctx *c, uint32_t i, float *v);  /* FLOAT32 or FLOAT16 */
+int nn_param_f32(const nn_ctx *c, uint32_t i, float *v); /* FLOAT32 or FLOAT16 */
 int nn_param_bool(const nn_ctx *c, uint32_t i, int *v);
 int nn_is_type(const nn_ctx *c, uint32_t i, int32_t type);
 int nn_quant_zp_min(int32_t type);
@@ -221,9 +225,9 @@ enum { NN_DEV_REFERENCE = 0, NN_DEV_NPU_INT8, NN_DEV_GPU_FP16, NN_DEV_OLD_ANDROI
 
 struct ANeuralNetworksDevice {
     int id;
-    const char *name;        /* "parity-reference" ... */
-    const char *profile;     /* "reference" ... (PARITY_NNAPI_PROFILE) */
-    int32_t type;            /* DeviceTypeCode */
+    const char *name;    /* "parity-reference" ... */
+    const char *profile; /* "reference" ... (PARITY_NNAPI_PROFILE) */
+    int32_t type;        /* DeviceTypeCode */
     int64_t level;
 };
 
@@ -239,17 +243,18 @@ struct ANeuralNetworksCompilation {
     ANeuralNetworksModel *model;
     const ANeuralNetworksDevice *devices[NN_N_DEVICES + 1];
     uint32_t n_devices;
-    int for_devices;          /* createForDevices: no CPU fallback beyond the listed devices */
-    int fallback_level;       /* feature level of the CPU fallback (create) */
+    int for_devices;    /* createForDevices: no CPU fallback beyond the listed devices */
+    int fallback_level; /* feature level of the CPU fallback (create) */
     int finished, failed;
     int32_t preference, priority;
-    int *placement;           /* per operation: device id, or -1 the CPU fallback */
-    int *relaxed_op;          /* per operation: computed in relaxed float16 */
+    int *placement;  /* per operation: device id, or -1 the CPU fallback */
+    int *relaxed_op;    /* per operation: computed in relaxed float16 */
+    int *android27_op;  /* per operation: placed on Android 8.1's CPU path (parity-old-android) */
 };
 
 /* ---- executions (exec.c) ---- */
 typedef struct nn_binding {
-    int set;                  /* 0 unset, 1 buffer, 2 memory, 3 omitted (NULL buffer, length 0) */
+    int set; /* 0 unset, 1 buffer, 2 memory, 3 omitted (NULL buffer, length 0) */
     void *data;
     size_t length;
     uint32_t rank;

@@ -60,12 +60,20 @@ const char *nn_op_name(int32_t code)
 size_t nn_type_size(int32_t type)
 {
     switch (type) {
-    case ANEURALNETWORKS_FLOAT32: case ANEURALNETWORKS_INT32: case ANEURALNETWORKS_UINT32:
-    case ANEURALNETWORKS_TENSOR_FLOAT32: case ANEURALNETWORKS_TENSOR_INT32: return 4;
-    case ANEURALNETWORKS_TENSOR_QUANT8_ASYMM: case ANEURALNETWORKS_BOOL: case ANEURALNETWORKS_TENSOR_BOOL8:
-    case ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL: case ANEURALNETWORKS_TENSOR_QUANT8_SYMM:
+    case ANEURALNETWORKS_FLOAT32:
+    case ANEURALNETWORKS_INT32:
+    case ANEURALNETWORKS_UINT32:
+    case ANEURALNETWORKS_TENSOR_FLOAT32:
+    case ANEURALNETWORKS_TENSOR_INT32: return 4;
+    case ANEURALNETWORKS_TENSOR_QUANT8_ASYMM:
+    case ANEURALNETWORKS_BOOL:
+    case ANEURALNETWORKS_TENSOR_BOOL8:
+    case ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL:
+    case ANEURALNETWORKS_TENSOR_QUANT8_SYMM:
     case ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED: return 1;
-    case ANEURALNETWORKS_TENSOR_QUANT16_SYMM: case ANEURALNETWORKS_TENSOR_FLOAT16: case ANEURALNETWORKS_FLOAT16:
+    case ANEURALNETWORKS_TENSOR_QUANT16_SYMM:
+    case ANEURALNETWORKS_TENSOR_FLOAT16:
+    case ANEURALNETWORKS_FLOAT16:
     case ANEURALNETWORKS_TENSOR_QUANT16_ASYMM: return 2;
     default: return 0;
     }
@@ -91,10 +99,22 @@ int nn_type_is_float(int32_t type)
 
 const char *nn_type_name(int32_t type)
 {
-    static const char *const names[] = {
-        "FLOAT32", "INT32", "UINT32", "TENSOR_FLOAT32", "TENSOR_INT32", "TENSOR_QUANT8_ASYMM", "BOOL",
-        "TENSOR_QUANT16_SYMM", "TENSOR_FLOAT16", "TENSOR_BOOL8", "FLOAT16", "TENSOR_QUANT8_SYMM_PER_CHANNEL",
-        "TENSOR_QUANT16_ASYMM", "TENSOR_QUANT8_SYMM", "TENSOR_QUANT8_ASYMM_SIGNED", "MODEL"};
+    static const char *const names[] = {"FLOAT32",
+                                        "INT32",
+                                        "UINT32",
+                                        "TENSOR_FLOAT32",
+                                        "TENSOR_INT32",
+                                        "TENSOR_QUANT8_ASYMM",
+                                        "BOOL",
+                                        "TENSOR_QUANT16_SYMM",
+                                        "TENSOR_FLOAT16",
+                                        "TENSOR_BOOL8",
+                                        "FLOAT16",
+                                        "TENSOR_QUANT8_SYMM_PER_CHANNEL",
+                                        "TENSOR_QUANT16_ASYMM",
+                                        "TENSOR_QUANT8_SYMM",
+                                        "TENSOR_QUANT8_ASYMM_SIGNED",
+                                        "MODEL"};
     return type >= 0 && type < (int32_t)(sizeof names / sizeof names[0]) ? names[type] : "(unknown type)";
 }
 

@@ -5,7 +5,9 @@
  *   Padding explicit (left, right, top, bottom) or implicit (SAME / VALID, nn_implicit_pad); strides; dilation and
  *   the NCHW flag from level 29; fused NONE / RELU / RELU1 / RELU6.
  *   Quantized: integer accumulation of (x - x_zp) * (w - w_zp) plus the TENSOR_INT32 bias (scale input_scale *
- *   filter_scale, zero point 0), requantized by gemmlowp (core/requant.c, bit-exact: SRDHM then a rounding divide);
+ *   filter_scale, zero point 0), requantized by gemmlowp (core/requant.c, bit-exact: SRDHM then a rounding divide)
+ *   with the multiplier of Android's GetQuantizedConvolutionMultipler (float product of the scales, then a double
+ *   division; all float on Android 8.1, the old-android device);
  *   per-channel filters (TENSOR_QUANT8_SYMM_PER_CHANNEL, level 29) requantize each output channel with its own scale.
  *   Float: float32 accumulation in the loop order below, bias added last, then the activation clamp.
  * Must not allocate beyond one operation's scratch, nor know where the operation runs.
@@ -70,9 +72,10 @@ static int conv_params_read(nn_ctx *c, int depthwise, conv_params *p)
         nn_param_i32(c, opt + 1, &p->dw), nn_param_i32(c, opt + 2, &p->dh);
     }
     if (p->implicit)
-        NN_CHECK(c, !c->in[3]->data || p->scheme == ANEURALNETWORKS_PADDING_SAME ||
-                        p->scheme == ANEURALNETWORKS_PADDING_VALID, "padding scheme %d is not SAME (1) or VALID (2)",
-                 (int)p->scheme);
+        NN_CHECK(c,
+                 !c->in[3]->data || p->scheme == ANEURALNETWORKS_PADDING_SAME ||
+                     p->scheme == ANEURALNETWORKS_PADDING_VALID,
+                 "padding scheme %d is not SAME (1) or VALID (2)", (int)p->scheme);
     NN_CHECK(c, p->pl >= 0 && p->pr >= 0 && p->pt >= 0 && p->pb >= 0, "negative padding");
     NN_CHECK(c, p->sw > 0 && p->sh > 0, "stride %d x %d must be positive", (int)p->sw, (int)p->sh);
     NN_CHECK(c, p->dw > 0 && p->dh > 0, "dilation %d x %d must be positive", (int)p->dw, (int)p->dh);
@@ -85,8 +88,9 @@ static int check_conv_types(nn_ctx *c, int allow_per_channel, uint32_t ch_dim)
 {
     const nn_tensor *x = c->in[0], *w = c->in[1], *b = c->in[2], *y = c->out[0];
     int32_t t = x->type;
-    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
-                    t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED,
+    NN_CHECK(c,
+             t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
+                 t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED,
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, y->type == t, "output type %s differs from the input's %s", nn_type_name(y->type), nn_type_name(t));
     if (nn_type_is_float(t)) {
@@ -112,7 +116,7 @@ static int check_conv_types(nn_ctx *c, int allow_per_channel, uint32_t ch_dim)
 }
 
 /* Per output channel requantization of a quantized operation: the gemmlowp params of in_scale * w_scale[c] /
- * out_scale. */
+ * out_scale, computed in Android's precisions. */
 static int requant_setup(nn_ctx *c, uint32_t out_c, int32_t fuse, par_requant_params **out)
 {
     const nn_tensor *x = c->in[0], *w = c->in[1], *y = c->out[0];
@@ -122,9 +126,12 @@ static int requant_setup(nn_ctx *c, uint32_t out_c, int32_t fuse, par_requant_pa
     if (!p) return nn_fail(c, ANEURALNETWORKS_OUT_OF_MEMORY, "out of memory");
     for (uint32_t k = 0; k < out_c; k++) {
         float ws = w->type == ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL ? w->ch_scales[k] : w->scale;
+        /* Android's GetQuantizedConvolutionMultipler: the product of the two float scales in float, divided by the
+         * output scale in double (levels 28-30) or in float (Android 8.1). */
+        float prod = x->scale * ws;
+        double real = c->android27 ? (double)(prod / y->scale) : (double)prod / (double)y->scale;
         par_msg msg;
-        if (par_requant_params_for(&p[k], PAR_REQUANT_GEMMLOWP, x->scale, ws, y->scale, y->zp, qmin, qmax, &msg) !=
-            PAR_OK) {
+        if (par_requant_params_init(&p[k], PAR_REQUANT_GEMMLOWP, real, y->zp, qmin, qmax, &msg) != PAR_OK) {
             free(p);
             return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "channel %u: %s", k, msg.text);
         }
@@ -149,7 +156,8 @@ static int check_conv_common(nn_ctx *c, int depthwise)
     NN_CHECK(c, w->rank == 4 && b->rank == 1, "filter rank %u (takes 4), bias rank %u (takes 1)", w->rank, b->rank);
     NN_CHECK(c, !w->dims[0] || !b->dims[0] || b->dims[0] == (depthwise ? w->dims[3] : w->dims[0]),
              "bias has %u values for %u output channels", b->dims[0], depthwise ? w->dims[3] : w->dims[0]);
-    if (depthwise) NN_CHECK(c, w->dims[0] == 1 || !w->dims[0], "depthwise filter dimension 0 is %u (takes 1)", w->dims[0]);
+    if (depthwise)
+        NN_CHECK(c, w->dims[0] == 1 || !w->dims[0], "depthwise filter dimension 0 is %u (takes 1)", w->dims[0]);
     if (nn_shape_known(x) && w->dims[3]) {
         uint32_t in_c = p.nchw ? x->dims[1] : x->dims[3];
         if (depthwise)
@@ -189,6 +197,7 @@ static int eval_conv_common(nn_ctx *c, int depthwise)
     NN_CHECK(c, depthwise ? w->dims[3] == gi.c * (uint32_t)p.mult : w->dims[3] == gi.c,
              "filter %u x %u x %u x %u does not fit %u input channels", w->dims[0], w->dims[1], w->dims[2], w->dims[3],
              gi.c);
+    NN_CHECK(c, b->rank == 1 && b->dims[0] == oc, "bias has %u values for %u output channels", b->dims[0], oc);
     if (p.implicit) {
         nn_implicit_pad(p.scheme, gi.w, (uint32_t)p.sw, fw, (uint32_t)p.dw, &p.pl, &p.pr);
         nn_implicit_pad(p.scheme, gi.h, (uint32_t)p.sh, fh, (uint32_t)p.dh, &p.pt, &p.pb);
@@ -276,7 +285,8 @@ static int tconv_params_read(nn_ctx *c, tconv_params *p)
         NN_CHECK(c, nn_is_type(c, 4, ANEURALNETWORKS_INT32), "input 4 (padding scheme) must be INT32");
         nn_param_i32(c, k++, &p->scheme);
     } else {
-        for (uint32_t i = 3; i < 7; i++) NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_INT32), "input %u must be INT32", i);
+        for (uint32_t i = 3; i < 7; i++)
+            NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_INT32), "input %u must be INT32", i);
         nn_param_i32(c, k++, &p->pl), nn_param_i32(c, k++, &p->pr);
         nn_param_i32(c, k++, &p->pt), nn_param_i32(c, k++, &p->pb);
     }
@@ -313,6 +323,7 @@ int nn_eval_tconv(nn_ctx *c)
     nn_img gi = nn_img_of(x, p.nchw);
     uint32_t oc = w->dims[0], fh = w->dims[1], fw = w->dims[2];
     NN_CHECK(c, w->dims[3] == gi.c, "filter has %u input channels, the input %u", w->dims[3], gi.c);
+    NN_CHECK(c, b->rank == 1 && b->dims[0] == oc, "bias has %u values for %u output channels", b->dims[0], oc);
     uint32_t oh, ow, dims[4];
     if (p.implicit) {
         const nn_tensor *s = c->in[3];
@@ -321,7 +332,8 @@ int nn_eval_tconv(nn_ctx *c)
         for (int i = 0; i < 4; i++) NN_CHECK(c, sv[i] > 0, "output shape value %d is %d", i, (int)sv[i]);
         oh = (uint32_t)(p.nchw ? sv[2] : sv[1]);
         ow = (uint32_t)(p.nchw ? sv[3] : sv[2]);
-        int32_t th = (int32_t)((gi.h - 1) * p.sh + fh) - (int32_t)oh, tw = (int32_t)((gi.w - 1) * p.sw + fw) - (int32_t)ow;
+        int32_t th = (int32_t)((gi.h - 1) * p.sh + fh) - (int32_t)oh,
+                tw = (int32_t)((gi.w - 1) * p.sw + fw) - (int32_t)ow;
         if (p.scheme == ANEURALNETWORKS_PADDING_SAME) {
             th = th < 0 ? 0 : th, tw = tw < 0 ? 0 : tw;
             p.pt = th / 2, p.pb = th - th / 2, p.pl = tw / 2, p.pr = tw - tw / 2;
@@ -408,6 +420,7 @@ int nn_eval_fc(nn_ctx *c)
     nn_param_i32(c, 3, &fuse);
     uint32_t units = w->dims[0], isz = w->dims[1];
     size_t total = nn_numel(x);
+    NN_CHECK(c, b->rank == 1 && b->dims[0] == units, "bias has %u values for %u units", b->dims[0], units);
     NN_CHECK(c, isz && total % isz == 0, "input of %zu values is not a multiple of the input size %u", total, isz);
     uint32_t batch = (uint32_t)(total / isz), dims[2] = {batch, units};
     int rc = c->alloc(c, 0, 2, dims);
@@ -429,7 +442,8 @@ int nn_eval_fc(nn_ctx *c)
             } else {
                 float acc = 0;
                 for (uint32_t k = 0; k < isz; k++)
-                    acc += ((const float *)x->data)[(size_t)n * isz + k] * ((const float *)w->data)[(size_t)u * isz + k];
+                    acc +=
+                        ((const float *)x->data)[(size_t)n * isz + k] * ((const float *)w->data)[(size_t)u * isz + k];
                 float v = acc + ((const float *)b->data)[u];
                 ((float *)c->out[0]->data)[yi] = v < lo ? lo : v > hi ? hi : v;
             }

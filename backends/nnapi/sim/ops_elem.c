@@ -71,8 +71,9 @@ int nn_check_binary(nn_ctx *c)
     const nn_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
     int32_t t = a->type;
     int quant = t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED;
-    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
-                    (quant && op != ANEURALNETWORKS_DIV),
+    NN_CHECK(c,
+             t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
+                 (quant && op != ANEURALNETWORKS_DIV),
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, b->type == t && y->type == t, "inputs and output must all be %s", nn_type_name(t));
     if (quant && op == ANEURALNETWORKS_SUB && c->level < 29) c->level = 29;
@@ -107,7 +108,7 @@ int nn_eval_binary(nn_ctx *c)
     if (quant) {
         nn_fuse_qrange(fuse, y, &qmin, &qmax);
         if (op == ANEURALNETWORKS_MUL) {
-            quantize_multiplier((double)a->scale * b->scale / y->scale, &mo, &so);
+            quantize_multiplier((double)(a->scale * b->scale) / y->scale, &mo, &so); /* float product, as Android */
         } else {
             double twice_max = 2.0 * fmax(a->scale, b->scale);
             quantize_multiplier(a->scale / twice_max, &m1, &s1);
@@ -134,8 +135,10 @@ int nn_eval_binary(nn_ctx *c)
             nn_q_set(y, k, v < qmin ? qmin : v > qmax ? qmax : v);
         } else {
             float va = ((const float *)a->data)[ia], vb = ((const float *)b->data)[ib], v;
-            v = op == ANEURALNETWORKS_ADD ? va + vb : op == ANEURALNETWORKS_SUB ? va - vb
-                : op == ANEURALNETWORKS_MUL ? va * vb : va / vb;
+            v = op == ANEURALNETWORKS_ADD   ? va + vb
+                : op == ANEURALNETWORKS_SUB ? va - vb
+                : op == ANEURALNETWORKS_MUL ? va * vb
+                                            : va / vb;
             ((float *)y->data)[k] = v < lo ? lo : v > hi ? hi : v;
         }
         for (int i = (int)r - 1; i >= 0; i--) { /* next coordinate */
@@ -154,8 +157,10 @@ int nn_eval_binary(nn_ctx *c)
 static int fixed_out_quant(nn_ctx *c, const nn_tensor *x, const nn_tensor *y, double scale, int32_t zp_u8)
 {
     int32_t zp = x->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? zp_u8 : zp_u8 - 128;
-    NN_CHECK(c, y->scale == (float)scale && y->zp == zp, "a quantized output needs scale %g and zeroPoint %d, not %g "
-             "and %d", scale, (int)zp, (double)y->scale, (int)y->zp);
+    NN_CHECK(c, y->scale == (float)scale && y->zp == zp,
+             "a quantized output needs scale %g and zeroPoint %d, not %g "
+             "and %d",
+             scale, (int)zp, (double)y->scale, (int)y->zp);
     return OK;
 }
 
@@ -189,9 +194,7 @@ static double act(int32_t op, double x)
     case ANEURALNETWORKS_RELU6: return x < 0 ? 0 : x > 6 ? 6 : x;
     case ANEURALNETWORKS_LOGISTIC: return 1 / (1 + exp(-x));
     case ANEURALNETWORKS_TANH: return tanh(x);
-    default: { /* HARD_SWISH */
-        double r = x + 3 < 0 ? 0 : x + 3 > 6 ? 6 : x + 3;
-        return x * r / 6;
+    default: { /* HARD_SWISH */ double r = x + 3 < 0 ? 0 : x + 3 > 6 ? 6 : x + 3; return x * r / 6;
     }
     }
 }
@@ -239,8 +242,9 @@ int nn_check_prelu(nn_ctx *c)
 {
     NN_CHECK(c, c->n_in == 2 && c->n_out == 1, "%u inputs, %u outputs (takes 2 and 1)", c->n_in, c->n_out);
     int32_t t = c->in[0]->type;
-    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
-                    t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED,
+    NN_CHECK(c,
+             t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
+                 t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED,
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, c->in[1]->type == t && c->out[0]->type == t, "alpha and output must be %s", nn_type_name(t));
     uint32_t r, dims[NN_MAX_RANK * 2];
@@ -260,7 +264,7 @@ int nn_eval_prelu(nn_ctx *c)
     int s1 = 0, s2 = 0;
     if (quant) {
         quantize_multiplier((double)x->scale / y->scale, &m1, &s1);
-        quantize_multiplier((double)x->scale * al->scale / y->scale, &m2, &s2);
+        quantize_multiplier((double)(x->scale * al->scale) / y->scale, &m2, &s2);
     }
     size_t sa[NN_MAX_RANK], sb[NN_MAX_RANK], stx = 1, sta = 1;
     for (int i = (int)r - 1; i >= 0; i--) {
@@ -304,7 +308,8 @@ int nn_check_softmax(nn_ctx *c)
     NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 || (quant && !log),
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, y->type == t, "output type %s differs from the input's %s", nn_type_name(y->type), nn_type_name(t));
-    NN_CHECK(c, nn_is_type(c, 1, t == ANEURALNETWORKS_TENSOR_FLOAT16 ? ANEURALNETWORKS_FLOAT16 : ANEURALNETWORKS_FLOAT32),
+    NN_CHECK(c,
+             nn_is_type(c, 1, t == ANEURALNETWORKS_TENSOR_FLOAT16 ? ANEURALNETWORKS_FLOAT16 : ANEURALNETWORKS_FLOAT32),
              "input 1 (beta) must be %s", t == ANEURALNETWORKS_TENSOR_FLOAT16 ? "FLOAT16" : "FLOAT32");
     float beta;
     if (nn_param_f32(c, 1, &beta)) NN_CHECK(c, beta > 0, "beta %g must be > 0", (double)beta);
@@ -342,7 +347,8 @@ int nn_eval_softmax(nn_ctx *c)
             size_t base = o * len * inner + in;
             if (quant) {
                 double mx = -INFINITY, sum = 0;
-                for (size_t k = 0; k < len; k++) mx = fmax(mx, x->scale * (double)(nn_q_get(x, base + k * inner) - x->zp));
+                for (size_t k = 0; k < len; k++)
+                    mx = fmax(mx, x->scale * (double)(nn_q_get(x, base + k * inner) - x->zp));
                 for (size_t k = 0; k < len; k++)
                     sum += exp(beta * (x->scale * (double)(nn_q_get(x, base + k * inner) - x->zp) - mx));
                 for (size_t k = 0; k < len; k++) {
@@ -369,8 +375,10 @@ int nn_check_quantize(nn_ctx *c)
 {
     NN_CHECK(c, c->n_in == 1 && c->n_out == 1, "%u inputs, %u outputs (takes 1 and 1)", c->n_in, c->n_out);
     int32_t t = c->in[0]->type, o = c->out[0]->type;
-    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16, "input type %s is not "
-             "TENSOR_FLOAT32 or TENSOR_FLOAT16", nn_type_name(t));
+    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16,
+             "input type %s is not "
+             "TENSOR_FLOAT32 or TENSOR_FLOAT16",
+             nn_type_name(t));
     NN_CHECK(c, o == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || o == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED,
              "output type %s is not an asymmetric quant8 type", nn_type_name(o));
     return OK;

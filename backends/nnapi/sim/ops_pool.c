@@ -2,8 +2,9 @@
  * ops_pool.c - AVERAGE_POOL_2D, MAX_POOL_2D, L2_POOL_2D, MEAN, and the resizes RESIZE_BILINEAR and
  * RESIZE_NEAREST_NEIGHBOR, with NNAPI's semantics (NHWC, NCHW from level 29).
  *   Pools: explicit pads (left, right, top, bottom) or implicit SAME / VALID; windows count only the elements
- *   inside the input (padding excluded from the average, as TFLite and Android). Quantized average: (sum + n/2) / n
- *   in integers, then the activation clamp; quantized pools keep the input's scale and zero point.
+ *   inside the input (padding excluded from the average, as TFLite and Android). Quantized average: the integer
+ *   sum over n elements rounded half away from zero, (sum +- n/2) / n (TFLite's reference_integer_ops::AveragePool),
+ *   then the activation clamp; quantized pools keep the input's scale and zero point.
  *   MEAN: float sum then divide; quantized (same scale and zero point as the input) sums the stored integers and
  *   divides truncating, as Android's meanGeneric<uint8_t, int32_t> (TFLite reference Mean).
  *   Resizes: TFLite's coordinate rules (align_corners, half_pixel_centers from level 30); quantized bilinear
@@ -32,7 +33,8 @@ static int pool_params_read(nn_ctx *c, pool_params *p)
     NN_CHECK(c, c->n_out == 1, "%u outputs (takes 1)", c->n_out);
     p->implicit = n < 10;
     uint32_t base = p->implicit ? 7 : 10;
-    for (uint32_t i = 1; i < base; i++) NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_INT32), "input %u must be INT32", i);
+    for (uint32_t i = 1; i < base; i++)
+        NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_INT32), "input %u must be INT32", i);
     uint32_t k = 1;
     if (p->implicit) {
         nn_param_i32(c, k++, &p->scheme);
@@ -66,12 +68,14 @@ int nn_check_pool(nn_ctx *c)
     const nn_tensor *x = c->in[0], *y = c->out[0];
     int32_t t = x->type;
     int quant = t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED;
-    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
-                    (quant && c->op->type != ANEURALNETWORKS_L2_POOL_2D),
+    NN_CHECK(c,
+             t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
+                 (quant && c->op->type != ANEURALNETWORKS_L2_POOL_2D),
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, y->type == t, "output type %s differs from the input's %s", nn_type_name(y->type), nn_type_name(t));
     NN_CHECK(c, !x->rank || x->rank == 4, "input rank %u (takes 4)", x->rank);
-    if (quant) NN_CHECK(c, x->scale == y->scale && x->zp == y->zp, "a quantized pool keeps the input's scale and zeroPoint");
+    if (quant)
+        NN_CHECK(c, x->scale == y->scale && x->zp == y->zp, "a quantized pool keeps the input's scale and zeroPoint");
     return OK;
 }
 
@@ -123,12 +127,16 @@ int nn_eval_pool(nn_ctx *c)
                         }
                     size_t yi = nn_img_at(&go, n, oy, ox, ch);
                     if (quant) {
-                        int32_t v = op == ANEURALNETWORKS_MAX_POOL_2D ? qmx : count ? (qacc + count / 2) / count : y->zp;
+                        int32_t v = !count                              ? y->zp /* a window wholly in the padding */
+                                    : op == ANEURALNETWORKS_MAX_POOL_2D ? qmx
+                                    : qacc >= 0                         ? (qacc + count / 2) / count
+                                                                        : (qacc - count / 2) / count;
                         nn_q_set(y, yi, v < qmin ? qmin : v > qmax ? qmax : v);
                     } else {
-                        float v = op == ANEURALNETWORKS_MAX_POOL_2D ? mx
-                                  : op == ANEURALNETWORKS_L2_POOL_2D ? sqrtf(acc / (float)count)
-                                                                     : acc / (float)count;
+                        float v = !count                              ? 0
+                                  : op == ANEURALNETWORKS_MAX_POOL_2D ? mx
+                                  : op == ANEURALNETWORKS_L2_POOL_2D  ? sqrtf(acc / (float)count)
+                                                                      : acc / (float)count;
                         ((float *)y->data)[yi] = v < lo ? lo : v > hi ? hi : v;
                     }
                 }
@@ -146,10 +154,12 @@ int nn_check_mean(nn_ctx *c)
     NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 || quant,
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, y->type == t, "output type %s differs from the input's %s", nn_type_name(y->type), nn_type_name(t));
-    NN_CHECK(c, nn_is_type(c, 1, ANEURALNETWORKS_TENSOR_INT32) && c->in[1]->rank == 1, "input 1 (axes) must be a "
+    NN_CHECK(c, nn_is_type(c, 1, ANEURALNETWORKS_TENSOR_INT32) && c->in[1]->rank == 1,
+             "input 1 (axes) must be a "
              "1-D TENSOR_INT32");
     NN_CHECK(c, nn_is_type(c, 2, ANEURALNETWORKS_INT32), "input 2 (keep_dims) must be INT32");
-    if (quant) NN_CHECK(c, x->scale == y->scale && x->zp == y->zp, "a quantized MEAN keeps the input's scale and zeroPoint");
+    if (quant)
+        NN_CHECK(c, x->scale == y->scale && x->zp == y->zp, "a quantized MEAN keeps the input's scale and zeroPoint");
     return OK;
 }
 
@@ -167,8 +177,10 @@ int nn_eval_mean(nn_ctx *c)
     }
     uint32_t dims[NN_MAX_RANK], rank = 0;
     for (int32_t i = 0; i < r; i++) {
-        if (!reduce[i]) dims[rank++] = x->dims[i];
-        else if (keep > 0) dims[rank++] = 1;
+        if (!reduce[i])
+            dims[rank++] = x->dims[i];
+        else if (keep > 0)
+            dims[rank++] = 1;
     }
     if (!rank) dims[rank++] = 1; /* every axis reduced without keep_dims: Android gives shape [1] */
     int rc = c->alloc(c, 0, rank, dims);
@@ -187,16 +199,20 @@ int nn_eval_mean(nn_ctx *c)
         size_t o = 0;
         for (int32_t i = 0; i < r; i++)
             if (!reduce[i]) o = o * x->dims[i] + coord[i];
-        if (quant) sumq[o] += nn_q_get(x, k);
-        else sumf[o] += ((const float *)x->data)[k];
+        if (quant)
+            sumq[o] += nn_q_get(x, k);
+        else
+            sumf[o] += ((const float *)x->data)[k];
         for (int32_t i = r - 1; i >= 0; i--) {
             if (++coord[i] < x->dims[i]) break;
             coord[i] = 0;
         }
     }
     for (size_t o = 0; o < n_out; o++) {
-        if (quant) nn_q_set(y, o, sumq[o] / (int32_t)count);
-        else ((float *)y->data)[o] = sumf[o] / (float)count;
+        if (quant)
+            nn_q_set(y, o, sumq[o] / (int32_t)count);
+        else
+            ((float *)y->data)[o] = sumf[o] / (float)count;
     }
     free(sumf), free(sumq);
     return OK;
@@ -219,7 +235,8 @@ static int resize_params_read(nn_ctx *c, resize_params *p)
     NN_CHECK(c, c->n_out == 1, "%u outputs (takes 1)", c->n_out);
     p->by_scale = !nn_is_type(c, 1, ANEURALNETWORKS_INT32);
     if (p->by_scale) {
-        int32_t st = c->in[0]->type == ANEURALNETWORKS_TENSOR_FLOAT16 ? ANEURALNETWORKS_FLOAT16 : ANEURALNETWORKS_FLOAT32;
+        int32_t st =
+            c->in[0]->type == ANEURALNETWORKS_TENSOR_FLOAT16 ? ANEURALNETWORKS_FLOAT16 : ANEURALNETWORKS_FLOAT32;
         NN_CHECK(c, nn_is_type(c, 1, st) && nn_is_type(c, 2, st), "inputs 1, 2 must be both INT32 or both %s",
                  nn_type_name(st));
         nn_param_f32(c, 1, &p->sw), nn_param_f32(c, 2, &p->sh);
@@ -300,8 +317,10 @@ int nn_eval_resize(nn_ctx *c)
                         ix = ix > (int32_t)gi.w - 1 ? (int32_t)gi.w - 1 : ix;
                         if (p.half) iy = iy < 0 ? 0 : iy, ix = ix < 0 ? 0 : ix;
                         size_t xi = nn_img_at(&gi, n, (uint32_t)iy, (uint32_t)ix, ch);
-                        if (quant) nn_q_set(y, yi, nn_q_get(x, xi));
-                        else ((float *)y->data)[yi] = ((const float *)x->data)[xi];
+                        if (quant)
+                            nn_q_set(y, yi, nn_q_get(x, xi));
+                        else
+                            ((float *)y->data)[yi] = ((const float *)x->data)[xi];
                         continue;
                     }
                     /* TFLite ComputeInterpolationValues */
@@ -320,8 +339,10 @@ int nn_eval_resize(nn_ctx *c)
                     }
                     float dy = fy - (float)y0, dx = fx - (float)x0;
                     v = a[0] * (1 - dy) * (1 - dx) + a[2] * dy * (1 - dx) + a[1] * (1 - dy) * dx + a[3] * dy * dx;
-                    if (quant) nn_q_set(y, yi, (int32_t)roundf(v));
-                    else ((float *)y->data)[yi] = v;
+                    if (quant)
+                        nn_q_set(y, yi, (int32_t)roundf(v));
+                    else
+                        ((float *)y->data)[yi] = v;
                 }
     return OK;
 }

@@ -14,9 +14,10 @@
 
 static int check_data_type(nn_ctx *c, int32_t t)
 {
-    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
-                    t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ||
-                    (t == ANEURALNETWORKS_TENSOR_INT32 && c->op->type != ANEURALNETWORKS_CONCATENATION),
+    NN_CHECK(c,
+             t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16 ||
+                 t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM || t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED ||
+                 (t == ANEURALNETWORKS_TENSOR_INT32 && c->op->type != ANEURALNETWORKS_CONCATENATION),
              "input type %s is not supported", nn_type_name(t));
     return OK;
 }
@@ -39,7 +40,8 @@ static int check_passthrough(nn_ctx *c)
 int nn_check_reshape(nn_ctx *c)
 {
     NN_CHECK(c, c->n_in == 2 && c->n_out == 1, "%u inputs, %u outputs (takes 2 and 1)", c->n_in, c->n_out);
-    NN_CHECK(c, nn_is_type(c, 1, ANEURALNETWORKS_TENSOR_INT32) && c->in[1]->rank == 1, "input 1 (shape) must be a 1-D "
+    NN_CHECK(c, nn_is_type(c, 1, ANEURALNETWORKS_TENSOR_INT32) && c->in[1]->rank == 1,
+             "input 1 (shape) must be a 1-D "
              "TENSOR_INT32");
     return check_passthrough(c);
 }
@@ -54,8 +56,10 @@ int nn_eval_reshape(nn_ctx *c)
     for (uint32_t i = 0; i < rank; i++) {
         int32_t d = ((const int32_t *)s->data)[i];
         NN_CHECK(c, d > 0 || (d == -1 && infer < 0), "shape value %u is %d", i, (int)d);
-        if (d == -1) infer = (int)i;
-        else known *= (size_t)d, dims[i] = (uint32_t)d;
+        if (d == -1)
+            infer = (int)i;
+        else
+            known *= (size_t)d, dims[i] = (uint32_t)d;
     }
     if (infer >= 0) {
         NN_CHECK(c, known && n % known == 0, "%zu values do not reshape with -1", n);
@@ -94,13 +98,18 @@ static void gather_copy(const nn_tensor *x, nn_tensor *y, const uint32_t *perm, 
         for (uint32_t i = 0; i < y->rank; i++) {
             uint32_t src = perm ? perm[i] : i;
             int64_t v = (int64_t)coord[i] + (begin ? begin[i] : 0);
-            if (v < 0 || v >= x->dims[src]) inside = 0;
-            else xi += (size_t)v * xs[src];
+            if (v < 0 || v >= x->dims[src])
+                inside = 0;
+            else
+                xi += (size_t)v * xs[src];
         }
         char *dst = (char *)y->data + k * es;
-        if (inside) memcpy(dst, (const char *)x->data + xi * es, es);
-        else if (nn_type_is_quant8(x->type)) nn_q_set(y, k, pad);
-        else memset(dst, 0, es);
+        if (inside)
+            memcpy(dst, (const char *)x->data + xi * es, es);
+        else if (nn_type_is_quant8(x->type))
+            nn_q_set(y, k, pad);
+        else
+            memset(dst, 0, es);
         for (int i = (int)y->rank - 1; i >= 0; i--) {
             if (++coord[i] < y->dims[i]) break;
             coord[i] = 0;
@@ -142,7 +151,8 @@ int nn_check_concat(nn_ctx *c)
     if (rc) return rc;
     for (uint32_t i = 0; i < n; i++) {
         const nn_tensor *x = c->in[i];
-        NN_CHECK(c, x->type == y->type, "input %u is %s, the output %s", i, nn_type_name(x->type), nn_type_name(y->type));
+        NN_CHECK(c, x->type == y->type, "input %u is %s, the output %s", i, nn_type_name(x->type),
+                 nn_type_name(y->type));
         NN_CHECK(c, !x->rank || !c->in[0]->rank || x->rank == c->in[0]->rank, "input %u has rank %u, input 0 %u", i,
                  x->rank, c->in[0]->rank);
         if (nn_type_is_quant8(y->type) && (x->scale != y->scale || x->zp != y->zp) && c->level < 29)
@@ -164,8 +174,10 @@ int nn_eval_concat(nn_ctx *c)
         const nn_tensor *x = c->in[i];
         NN_CHECK(c, x->rank == r, "input %u has rank %u, input 0 %u", i, x->rank, r);
         for (uint32_t d = 0; d < r; d++)
-            NN_CHECK(c, (int32_t)d == axis || x->dims[d] == c->in[0]->dims[d], "input %u dimension %u is %u, input 0's "
-                     "%u", i, d, x->dims[d], c->in[0]->dims[d]);
+            NN_CHECK(c, (int32_t)d == axis || x->dims[d] == c->in[0]->dims[d],
+                     "input %u dimension %u is %u, input 0's "
+                     "%u",
+                     i, d, x->dims[d], c->in[0]->dims[d]);
         dims[axis] += x->dims[axis];
     }
     int rc = c->alloc(c, 0, r, dims);
@@ -198,7 +210,8 @@ int nn_eval_concat(nn_ctx *c)
 int nn_check_pad(nn_ctx *c)
 {
     NN_CHECK(c, c->n_in == 2 && c->n_out == 1, "%u inputs, %u outputs (takes 2 and 1)", c->n_in, c->n_out);
-    NN_CHECK(c, nn_is_type(c, 1, ANEURALNETWORKS_TENSOR_INT32) && c->in[1]->rank == 2, "input 1 (paddings) must be a "
+    NN_CHECK(c, nn_is_type(c, 1, ANEURALNETWORKS_TENSOR_INT32) && c->in[1]->rank == 2,
+             "input 1 (paddings) must be a "
              "[rank, 2] TENSOR_INT32");
     NN_CHECK(c, c->in[0]->rank <= 4, "rank %u above 4", c->in[0]->rank);
     int rc = check_passthrough(c);
