@@ -886,6 +886,45 @@ static void test_logistic_quant(void)
     ANeuralNetworksModel_free(b.m);
 }
 
+/* Quantized LOGISTIC and TANH follow Android's integer path (gemmlowp fixed point): over every stored input at
+ * several input scales, uint8 and int8, the result is within one step of the exact function quantized by the test
+ * (round half away from zero), and equal to it for nearly all inputs; saturation far out is exact (0 / 255, -128 /
+ * 127). */
+static void test_logistic_tanh_fixed_point(void)
+{
+    static const float scales[] = {0.01f, 0.05f, 0.1f, 0.5f};
+    unsigned total = 0, exact = 0, far = 0;
+    for (int signed8 = 0; signed8 < 2; signed8++)
+        for (int tanh_op = 0; tanh_op < 2; tanh_op++)
+            for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+                int32_t t = signed8 ? ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED : ANEURALNETWORKS_TENSOR_QUANT8_ASYMM;
+                int32_t in_zp = signed8 ? 3 : 131, out_zp = tanh_op ? (signed8 ? 0 : 128) : (signed8 ? -128 : 0);
+                float out_scale = tanh_op ? 1.0f / 128 : 1.0f / 256;
+                mb b = mb_new();
+                uint32_t in = opnd(&b, t, D(256), scales[si], in_zp), y = opnd(&b, t, D(256), out_scale, out_zp);
+                op(&b, tanh_op ? ANEURALNETWORKS_TANH : ANEURALNETWORKS_LOGISTIC, IDX(in), y);
+                finish(&b, IDX(in), IDX(y));
+                CU_ASSERT_FALSE(b.bad);
+                uint8_t x[256], got[256];
+                for (int i = 0; i < 256; i++) x[i] = (uint8_t)i;
+                CU_ASSERT_EQUAL(run1(b.m, x, 256, got, 256), ANEURALNETWORKS_NO_ERROR);
+                for (int i = 0; i < 256; i++) {
+                    int32_t q = signed8 ? (int8_t)x[i] : x[i], o = signed8 ? (int8_t)got[i] : got[i];
+                    double r = scales[si] * (double)(q - in_zp);
+                    double f = tanh_op ? tanh(r) : 1 / (1 + exp(-r));
+                    double w = out_zp + round(f / out_scale);
+                    w = fmin(fmax(w, signed8 ? -128 : 0), signed8 ? 127 : 255);
+                    total++;
+                    exact += o == (int32_t)w;
+                    far += fabs(o - w) > 1;
+                }
+                ANeuralNetworksModel_free(b.m);
+            }
+    CU_ASSERT_EQUAL(far, 0);
+    CU_ASSERT_TRUE(exact >= total * 95 / 100);
+    PAR_TEST_NOTE("logistic/tanh fixed point: %u of %u equal to the rounded exact value\n", exact, total);
+}
+
 /* Quantized signed (level 30) average pool, 1x2 window, VALID, stored {-3, 2, 2}: sums -1 and 4 over 2 elements,
  * rounded half away from zero in integers: (-1 - 1) / 2 = -1, (4 + 1) / 2 = 2. */
 static void test_avgpool_quant_signed(void)
@@ -1711,6 +1750,7 @@ static const CU_TestInfo tests[] = {
     {"conv_quant_multiplier_precision", test_conv_quant_multiplier_precision},
     {"add_mul_quant", test_add_mul_quant},
     {"logistic_quant", test_logistic_quant},
+    {"logistic_tanh_fixed_point", test_logistic_tanh_fixed_point},
     {"avgpool_quant_signed", test_avgpool_quant_signed},
     {"depthwise_quant", test_depthwise_quant},
     {"fc_sub_quant", test_fc_sub_quant},

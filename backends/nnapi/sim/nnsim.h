@@ -158,6 +158,10 @@ int nn_check_fuse(nn_ctx *c, uint32_t i);
 void nn_implicit_pad(int32_t scheme, uint32_t in, uint32_t stride, uint32_t f, uint32_t dil, int32_t *before,
                      int32_t *after);
 
+/* gemmlowp's fixed-point logistic and tanh of a Q4.27 value, Q0.31 results (ops_fixed.c). */
+int32_t nn_fixed_logistic_q4(int32_t a);
+int32_t nn_fixed_tanh_q4(int32_t a);
+
 /* Kernels, one family per file. */
 int nn_check_conv(nn_ctx *c);
 int nn_eval_conv(nn_ctx *c);

@@ -6,10 +6,10 @@
  *   s_i / (2 max(s_a, s_b)) and the sum by 2 max(s_a, s_b) / (2^20 s_out), each a gemmlowp multiply (SRDHM, then a
  *   rounding divide); SUB negates the second multiplier. Quantized MUL: (qa - za)(qb - zb) requantized by
  *   s_a s_b / s_out. PRELU: two multipliers, s_x / s_out for x >= 0 and s_x s_alpha / s_out below.
- *   Quantized LOGISTIC (output scale 1/256, zero point 0 or -128), TANH (1/128, 128 or 0), SOFTMAX (1/256, 0 or
- *   -128) and HARD_SWISH: computed in double from the dequantized input and rounded half away from zero. Android's
- *   CPU path uses gemmlowp fixed-point approximations there, which may differ by one step: a simulator choice,
- *   documented in docs/backends/nnapi.md.
+ *   Quantized LOGISTIC (output scale 1/256, zero point 0 or -128) and TANH (1/128, 128 or 0): Android's integer
+ *   path, gemmlowp's fixed-point functions (ops_fixed.c). Quantized SOFTMAX (1/256, 0 or -128) and HARD_SWISH:
+ *   computed in double from the dequantized input and rounded half away from zero; Android's CPU path uses
+ *   fixed-point approximations there, which may differ by one step (docs/backends/nnapi.md).
  * Must not know where the operation runs (relaxed rounding is the engine's).
  */
 #include <math.h>
@@ -199,6 +199,42 @@ static double act(int32_t op, double x)
     }
 }
 
+/* Android's quantized LOGISTIC and TANH (logisticQuant8 / tanhQuant8 and their int8 twins): the input rescaled to
+ * Q4.27 by a multiplier above one (QuantizeMultiplierGreaterThanOne of in_scale * 2^27), inputs beyond the radius
+ * CalculateInputRadius gives saturate, the rest go through gemmlowp's fixed-point function; the Q0.31 result is
+ * divided by 2^23 (logistic, output scale 1/256) or 2^24 (tanh, 1/128) with rounding. 0 when the input scale is too
+ * small for that multiplier (below 2^-27): the caller then computes in double. */
+static int fixed_point_act(nn_ctx *c, int32_t op)
+{
+    const nn_tensor *x = c->in[0];
+    nn_tensor *y = c->out[0];
+    double real = (double)x->scale * (double)(1 << 27);
+    if (!(real > 1)) return 0;
+    int shift;
+    double q = frexp(real, &shift);
+    int64_t fixed = (int64_t)round(q * 2147483648.0);
+    if (fixed == 2147483648LL) fixed /= 2, shift++;
+    int32_t mult = (int32_t)fixed;
+    int32_t radius = (int32_t)floor(15.0 * (double)(1LL << 27) / (double)(1LL << shift));
+    int u8 = y->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, logistic = op == ANEURALNETWORKS_LOGISTIC;
+    size_t n = nn_numel(x);
+    for (size_t k = 0; k < n; k++) {
+        int32_t v = nn_q_get(x, k) - x->zp, o;
+        if (v <= -radius) {
+            o = u8 ? 0 : -128;
+        } else if (v >= radius) {
+            o = u8 ? 255 : 127;
+        } else {
+            int32_t q4 = par_requant_srdhm((int32_t)((int64_t)v * ((int64_t)1 << shift)), mult);
+            o = logistic ? par_requant_rdivpot(nn_fixed_logistic_q4(q4), 23) + (u8 ? 0 : -128)
+                         : par_requant_rdivpot(nn_fixed_tanh_q4(q4), 24) + (u8 ? 128 : 0);
+            if (u8 && o == 256) o = 255;
+        }
+        nn_q_set(y, k, o);
+    }
+    return 1;
+}
+
 int nn_eval_unary(nn_ctx *c)
 {
     const nn_tensor *x = c->in[0];
@@ -232,6 +268,7 @@ int nn_eval_unary(nn_ctx *c)
         }
         return OK;
     }
+    if ((op == ANEURALNETWORKS_LOGISTIC || op == ANEURALNETWORKS_TANH) && fixed_point_act(c, op)) return OK;
     for (size_t k = 0; k < n; k++) nn_q_set(y, k, nn_quantize(y, act(op, x->scale * (double)(nn_q_get(x, k) - x->zp))));
     return OK;
 }
