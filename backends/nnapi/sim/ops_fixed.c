@@ -63,7 +63,7 @@ static int32_t exp_quarter(int32_t a)
 }
 
 /* exp(a) for a <= 0 in Q(int_bits).(31 - int_bits); Q0.31 result. */
-static int32_t exp_negative(int32_t a, int int_bits)
+int32_t nn_fixed_exp_negative(int32_t a, int int_bits)
 {
     static const int32_t multipliers[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
     int frac = 31 - int_bits;
@@ -90,12 +90,17 @@ static int32_t reciprocal_q2(int32_t half_den)
     return x;
 }
 
+int32_t nn_fixed_one_over_one_plus_x(int32_t a)
+{
+    return mul_pot(reciprocal_q2(half_sum(a, INT32_MAX)), 1); /* Q1 read of the Q2 value (exact), then Q0 */
+}
+
 int32_t nn_fixed_logistic_q4(int32_t a)
 {
     if (a == 0) return (int32_t)1 << 30;
     int32_t abs_a = a > 0 ? a : sub(0, a);
-    int32_t e = exp_negative(sub(0, abs_a), 4);
-    int32_t pos = mul_pot(reciprocal_q2(half_sum(e, INT32_MAX)), 1); /* 1 / (1 + e): Q1 exact, then Q0 */
+    int32_t e = nn_fixed_exp_negative(sub(0, abs_a), 4);
+    int32_t pos = nn_fixed_one_over_one_plus_x(e);
     return a > 0 ? pos : sub(INT32_MAX, pos);
 }
 
@@ -103,7 +108,7 @@ int32_t nn_fixed_tanh_q4(int32_t a)
 {
     if (a == 0) return 0;
     int32_t n = a < 0 ? a : sub(0, a);
-    int32_t e = exp_negative(n, 5); /* exp(2n): the same raw value read as Q5.26 */
+    int32_t e = nn_fixed_exp_negative(n, 5); /* exp(2n): the same raw value read as Q5.26 */
     int32_t t = mul_pot(sub(reciprocal_q2(half_sum(e, INT32_MAX)), (int32_t)1 << 29), 2); /* (1 - e) / (1 + e) */
     return a < 0 ? sub(0, t) : t;
 }
