@@ -208,6 +208,14 @@ static void test_enum_values(void)
     CU_ASSERT_EQUAL(sizeof(ANeuralNetworksOperandType), 24); /* int32, uint32, pointer, float, int32 on LP64 */
 }
 
+/* A portable seeded PRNG for the randomized tests. */
+static uint32_t rnd_state = 12345u;
+static uint32_t rnd(uint32_t n)
+{
+    rnd_state = rnd_state * 1664525u + 1013904223u;
+    return (rnd_state >> 8) % n;
+}
+
 /* ---- model building ---- */
 
 typedef struct mb {
@@ -886,6 +894,100 @@ static void test_logistic_quant(void)
     ANeuralNetworksModel_free(b.m);
 }
 
+/* Quantized LOGISTIC and TANH follow Android's integer path (gemmlowp fixed point): over every stored input at
+ * several input scales, uint8 and int8, the result is within one step of the exact function quantized by the test
+ * (round half away from zero), and equal to it for nearly all inputs; saturation far out is exact (0 / 255, -128 /
+ * 127). */
+static void test_logistic_tanh_fixed_point(void)
+{
+    static const float scales[] = {0.01f, 0.05f, 0.1f, 0.5f};
+    unsigned total = 0, exact = 0, far = 0;
+    for (int signed8 = 0; signed8 < 2; signed8++)
+        for (int tanh_op = 0; tanh_op < 2; tanh_op++)
+            for (size_t si = 0; si < sizeof scales / sizeof scales[0]; si++) {
+                int32_t t = signed8 ? ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED : ANEURALNETWORKS_TENSOR_QUANT8_ASYMM;
+                int32_t in_zp = signed8 ? 3 : 131, out_zp = tanh_op ? (signed8 ? 0 : 128) : (signed8 ? -128 : 0);
+                float out_scale = tanh_op ? 1.0f / 128 : 1.0f / 256;
+                mb b = mb_new();
+                uint32_t in = opnd(&b, t, D(256), scales[si], in_zp), y = opnd(&b, t, D(256), out_scale, out_zp);
+                op(&b, tanh_op ? ANEURALNETWORKS_TANH : ANEURALNETWORKS_LOGISTIC, IDX(in), y);
+                finish(&b, IDX(in), IDX(y));
+                CU_ASSERT_FALSE(b.bad);
+                uint8_t x[256], got[256];
+                for (int i = 0; i < 256; i++) x[i] = (uint8_t)i;
+                CU_ASSERT_EQUAL(run1(b.m, x, 256, got, 256), ANEURALNETWORKS_NO_ERROR);
+                for (int i = 0; i < 256; i++) {
+                    int32_t q = signed8 ? (int8_t)x[i] : x[i], o = signed8 ? (int8_t)got[i] : got[i];
+                    double r = scales[si] * (double)(q - in_zp);
+                    double f = tanh_op ? tanh(r) : 1 / (1 + exp(-r));
+                    double w = out_zp + round(f / out_scale);
+                    w = fmin(fmax(w, signed8 ? -128 : 0), signed8 ? 127 : 255);
+                    total++;
+                    exact += o == (int32_t)w;
+                    far += fabs(o - w) > 1;
+                }
+                ANeuralNetworksModel_free(b.m);
+            }
+    CU_ASSERT_EQUAL(far, 0);
+    CU_ASSERT_TRUE(exact >= total * 95 / 100);
+    PAR_TEST_NOTE("logistic/tanh fixed point: %u of %u equal to the rounded exact value\n", exact, total);
+}
+
+/* Quantized SOFTMAX through Android's integer path: [1,3] at scale 0.1 zp 128, stored {138, 128, 118} = (1, 0, -1),
+ * beta 1: e / (e + 1 + 1/e) = 0.66524 -> 170.3 -> 170, 0.24473 -> 62.65 -> 63, 0.09003 -> 23.05 -> 23 (output
+ * scale 1/256). And over 64 rows of random stored values, uint8 and int8, within one step of the exact softmax
+ * quantized by the test. */
+static void test_softmax_quant(void)
+{
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 3), 0.1f, 128);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 3), 1.0f / 256, 0);
+    op(&b, ANEURALNETWORKS_SOFTMAX, IDX(in, f32s(&b, 1)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    uint8_t got[3] = {0};
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){138, 128, 118}, 3, got, 3), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(got[0] == 170 && got[1] == 63 && got[2] == 23);
+    ANeuralNetworksModel_free(b.m);
+
+    unsigned far = 0, exact = 0, total = 0;
+    for (int signed8 = 0; signed8 < 2; signed8++) {
+        int32_t t = signed8 ? ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED : ANEURALNETWORKS_TENSOR_QUANT8_ASYMM;
+        int32_t zp = signed8 ? -5 : 120, out_zp = signed8 ? -128 : 0;
+        const float scale = 0.07f, beta = 1.5f;
+        b = mb_new();
+        in = opnd(&b, t, D(64, 8), scale, zp);
+        y = opnd(&b, t, D(64, 8), 1.0f / 256, out_zp);
+        op(&b, ANEURALNETWORKS_SOFTMAX, IDX(in, f32s(&b, beta)), y);
+        finish(&b, IDX(in), IDX(y));
+        CU_ASSERT_FALSE(b.bad);
+        uint8_t x[512], o[512];
+        for (int i = 0; i < 512; i++) x[i] = (uint8_t)rnd(256);
+        CU_ASSERT_EQUAL(run1(b.m, x, 512, o, 512), ANEURALNETWORKS_NO_ERROR);
+        for (int r = 0; r < 64; r++) {
+            double mx = -1e30, sum = 0, v[8];
+            for (int k = 0; k < 8; k++) {
+                int32_t q = signed8 ? (int8_t)x[r * 8 + k] : x[r * 8 + k];
+                v[k] = scale * (double)(q - zp);
+                mx = fmax(mx, v[k]);
+            }
+            for (int k = 0; k < 8; k++) sum += exp(beta * (v[k] - mx));
+            for (int k = 0; k < 8; k++) {
+                double w = out_zp + round(exp(beta * (v[k] - mx)) / sum * 256);
+                w = fmin(fmax(w, signed8 ? -128 : 0), signed8 ? 127 : 255);
+                int32_t g = signed8 ? (int8_t)o[r * 8 + k] : o[r * 8 + k];
+                total++;
+                exact += g == (int32_t)w;
+                far += fabs(g - w) > 1;
+            }
+        }
+        ANeuralNetworksModel_free(b.m);
+    }
+    CU_ASSERT_EQUAL(far, 0);
+    CU_ASSERT_TRUE(exact >= total * 9 / 10);
+    PAR_TEST_NOTE("softmax fixed point: %u of %u equal to the rounded exact value\n", exact, total);
+}
+
 /* Quantized signed (level 30) average pool, 1x2 window, VALID, stored {-3, 2, 2}: sums -1 and 4 over 2 elements,
  * rounded half away from zero in integers: (-1 - 1) / 2 = -1, (4 + 1) / 2 = 2. */
 static void test_avgpool_quant_signed(void)
@@ -1535,12 +1637,6 @@ static void test_memory(void)
  * extent is "unknown"), scalar constants in [-2, 5], inputs of random bytes. Whatever the library makes of them, it
  * must return a documented result code at every step and never crash or read out of bounds (the test runs under
  * valgrind and the sanitizers too). */
-static uint32_t rnd_state = 12345u;
-static uint32_t rnd(uint32_t n)
-{
-    rnd_state = rnd_state * 1664525u + 1013904223u;
-    return (rnd_state >> 8) % n;
-}
 
 static int is_scalar(int32_t t)
 {
@@ -1711,6 +1807,8 @@ static const CU_TestInfo tests[] = {
     {"conv_quant_multiplier_precision", test_conv_quant_multiplier_precision},
     {"add_mul_quant", test_add_mul_quant},
     {"logistic_quant", test_logistic_quant},
+    {"logistic_tanh_fixed_point", test_logistic_tanh_fixed_point},
+    {"softmax_quant", test_softmax_quant},
     {"avgpool_quant_signed", test_avgpool_quant_signed},
     {"depthwise_quant", test_depthwise_quant},
     {"fc_sub_quant", test_fc_sub_quant},

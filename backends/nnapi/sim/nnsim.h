@@ -158,6 +158,13 @@ int nn_check_fuse(nn_ctx *c, uint32_t i);
 void nn_implicit_pad(int32_t scheme, uint32_t in, uint32_t stride, uint32_t f, uint32_t dil, int32_t *before,
                      int32_t *after);
 
+/* gemmlowp's fixed point (ops_fixed.c), Q0.31 results: exp of a value <= 0 in Q(int_bits); 1 / (1 + x) for x
+ * in [0, 1) in Q0.31; logistic and tanh of a Q4.27 value. */
+int32_t nn_fixed_exp_negative(int32_t a, int int_bits);
+int32_t nn_fixed_one_over_one_plus_x(int32_t a);
+int32_t nn_fixed_logistic_q4(int32_t a);
+int32_t nn_fixed_tanh_q4(int32_t a);
+
 /* Kernels, one family per file. */
 int nn_check_conv(nn_ctx *c);
 int nn_eval_conv(nn_ctx *c);

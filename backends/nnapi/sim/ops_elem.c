@@ -6,10 +6,10 @@
  *   s_i / (2 max(s_a, s_b)) and the sum by 2 max(s_a, s_b) / (2^20 s_out), each a gemmlowp multiply (SRDHM, then a
  *   rounding divide); SUB negates the second multiplier. Quantized MUL: (qa - za)(qb - zb) requantized by
  *   s_a s_b / s_out. PRELU: two multipliers, s_x / s_out for x >= 0 and s_x s_alpha / s_out below.
- *   Quantized LOGISTIC (output scale 1/256, zero point 0 or -128), TANH (1/128, 128 or 0), SOFTMAX (1/256, 0 or
- *   -128) and HARD_SWISH: computed in double from the dequantized input and rounded half away from zero. Android's
- *   CPU path uses gemmlowp fixed-point approximations there, which may differ by one step: a simulator choice,
- *   documented in docs/backends/nnapi.md.
+ *   Quantized LOGISTIC (output scale 1/256, zero point 0 or -128), TANH (1/128, 128 or 0) and SOFTMAX (1/256, 0
+ *   or -128): Android's integer paths, gemmlowp's fixed-point functions (ops_fixed.c). Quantized HARD_SWISH:
+ *   computed in double from the dequantized input and rounded half away from zero; Android's CPU path uses a
+ *   fixed-point approximation there, which may differ by one step (docs/backends/nnapi.md).
  * Must not know where the operation runs (relaxed rounding is the engine's).
  */
 #include <math.h>
@@ -199,6 +199,42 @@ static double act(int32_t op, double x)
     }
 }
 
+/* Android's quantized LOGISTIC and TANH (logisticQuant8 / tanhQuant8 and their int8 twins): the input rescaled to
+ * Q4.27 by a multiplier above one (QuantizeMultiplierGreaterThanOne of in_scale * 2^27), inputs beyond the radius
+ * CalculateInputRadius gives saturate, the rest go through gemmlowp's fixed-point function; the Q0.31 result is
+ * divided by 2^23 (logistic, output scale 1/256) or 2^24 (tanh, 1/128) with rounding. 0 when the input scale is too
+ * small for that multiplier (below 2^-27): the caller then computes in double. */
+static int fixed_point_act(nn_ctx *c, int32_t op)
+{
+    const nn_tensor *x = c->in[0];
+    nn_tensor *y = c->out[0];
+    double real = (double)x->scale * (double)(1 << 27);
+    if (!(real > 1)) return 0;
+    int shift;
+    double q = frexp(real, &shift);
+    int64_t fixed = (int64_t)round(q * 2147483648.0);
+    if (fixed == 2147483648LL) fixed /= 2, shift++;
+    int32_t mult = (int32_t)fixed;
+    int32_t radius = (int32_t)floor(15.0 * (double)(1LL << 27) / (double)(1LL << shift));
+    int u8 = y->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, logistic = op == ANEURALNETWORKS_LOGISTIC;
+    size_t n = nn_numel(x);
+    for (size_t k = 0; k < n; k++) {
+        int32_t v = nn_q_get(x, k) - x->zp, o;
+        if (v <= -radius) {
+            o = u8 ? 0 : -128;
+        } else if (v >= radius) {
+            o = u8 ? 255 : 127;
+        } else {
+            int32_t q4 = par_requant_srdhm((int32_t)((int64_t)v * ((int64_t)1 << shift)), mult);
+            o = logistic ? par_requant_rdivpot(nn_fixed_logistic_q4(q4), 23) + (u8 ? 0 : -128)
+                         : par_requant_rdivpot(nn_fixed_tanh_q4(q4), 24) + (u8 ? 128 : 0);
+            if (u8 && o == 256) o = 255;
+        }
+        nn_q_set(y, k, o);
+    }
+    return 1;
+}
+
 int nn_eval_unary(nn_ctx *c)
 {
     const nn_tensor *x = c->in[0];
@@ -232,6 +268,7 @@ int nn_eval_unary(nn_ctx *c)
         }
         return OK;
     }
+    if ((op == ANEURALNETWORKS_LOGISTIC || op == ANEURALNETWORKS_TANH) && fixed_point_act(c, op)) return OK;
     for (size_t k = 0; k < n; k++) nn_q_set(y, k, nn_quantize(y, act(op, x->scale * (double)(nn_q_get(x, k) - x->zp))));
     return OK;
 }
@@ -324,6 +361,69 @@ int nn_check_softmax(nn_ctx *c)
     return OK;
 }
 
+/* Android's quantized SOFTMAX (softmaxQuant8 / softmaxQuant8Impl, TFLite's integer softmax): differences to the
+ * maximum rescaled to Q5.26 by beta * in_scale * 2^26 (QuantizeMultiplierGreaterThanOne, capped at 2^31 - 1),
+ * those below -CalculateInputRadius(5, shift) dropped, exps summed in Q12.19, the sum's reciprocal by gemmlowp's
+ * Newton-Raphson, each output exp * reciprocal divided by 2^(num_bits_over_unit + 23) with rounding. */
+typedef struct softmax_q {
+    int32_t mult, shift, diff_min;
+} softmax_q;
+
+static int quantize_multiplier_gt1(double real, int32_t *m, int32_t *shift)
+{
+    if (!(real > 1)) return 0;
+    int e;
+    double q = frexp(real, &e);
+    int64_t f = (int64_t)round(q * 2147483648.0);
+    if (f == 2147483648LL) f /= 2, e++;
+    *m = (int32_t)f, *shift = e;
+    return 1;
+}
+
+static int32_t input_radius(int int_bits, int shift)
+{
+    double max_rescaled = 1.0 * ((1 << int_bits) - 1) * (double)(1LL << (31 - int_bits)) / (double)(1LL << shift);
+    return (int32_t)floor(max_rescaled);
+}
+
+static int softmax_fixed_setup(nn_ctx *c, float beta, softmax_q *q)
+{
+    double real = fmin(1.0 * beta * c->in[0]->scale * (double)(1 << 26), 2147483647.0);
+    if (!quantize_multiplier_gt1(real, &q->mult, &q->shift))
+        return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "beta * input scale %g is below 2^-26", real / (1 << 26));
+    q->diff_min = -input_radius(5, q->shift);
+    return OK;
+}
+
+static void softmax_fixed(const nn_tensor *x, nn_tensor *y, size_t base, size_t len, size_t inner, const softmax_q *q)
+{
+    int u8 = x->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM;
+    int32_t mx = u8 ? 0 : -128, sum = 0;
+    for (size_t k = 0; k < len; k++) mx = nn_q_get(x, base + k * inner) > mx ? nn_q_get(x, base + k * inner) : mx;
+    for (size_t k = 0; k < len; k++) {
+        int32_t d = nn_q_get(x, base + k * inner) - mx;
+        if (d < q->diff_min) continue;
+        int32_t e = nn_fixed_exp_negative(par_requant_srdhm((int32_t)((int64_t)d * ((int64_t)1 << q->shift)), q->mult), 5);
+        sum = (int32_t)((uint32_t)sum + (uint32_t)par_requant_rdivpot(e, 12)); /* Rescale<12> */
+    }
+    uint32_t fixed_sum = (uint32_t)sum;
+    int headroom = __builtin_clz(fixed_sum);
+    int32_t bits_over_unit = 12 - headroom;
+    int32_t shifted_minus_one = (int32_t)((fixed_sum << headroom) - (1u << 31));
+    int32_t scale = nn_fixed_one_over_one_plus_x(shifted_minus_one);
+    for (size_t k = 0; k < len; k++) {
+        int32_t d = nn_q_get(x, base + k * inner) - mx, o;
+        if (d < q->diff_min) {
+            o = u8 ? 0 : -128;
+        } else {
+            int32_t e =
+                nn_fixed_exp_negative(par_requant_srdhm((int32_t)((int64_t)d * ((int64_t)1 << q->shift)), q->mult), 5);
+            o = par_requant_rdivpot(par_requant_srdhm(scale, e), bits_over_unit + 31 - 8) - (u8 ? 0 : 128);
+        }
+        nn_q_set(y, base + k * inner, o);
+    }
+}
+
 int nn_eval_softmax(nn_ctx *c)
 {
     int log = c->op->type == ANEURALNETWORKS_LOG_SOFTMAX;
@@ -342,19 +442,13 @@ int nn_eval_softmax(nn_ctx *c)
     for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
     for (int32_t i = axis + 1; i < r; i++) inner *= x->dims[i];
     int quant = nn_type_is_quant8(x->type);
+    softmax_q sq = {0, 0, 0};
+    if (quant && (rc = softmax_fixed_setup(c, beta, &sq))) return rc;
     for (size_t o = 0; o < outer; o++)
         for (size_t in = 0; in < inner; in++) {
             size_t base = o * len * inner + in;
             if (quant) {
-                double mx = -INFINITY, sum = 0;
-                for (size_t k = 0; k < len; k++)
-                    mx = fmax(mx, x->scale * (double)(nn_q_get(x, base + k * inner) - x->zp));
-                for (size_t k = 0; k < len; k++)
-                    sum += exp(beta * (x->scale * (double)(nn_q_get(x, base + k * inner) - x->zp) - mx));
-                for (size_t k = 0; k < len; k++) {
-                    double v = exp(beta * (x->scale * (double)(nn_q_get(x, base + k * inner) - x->zp) - mx)) / sum;
-                    nn_q_set(y, base + k * inner, nn_quantize(y, v));
-                }
+                softmax_fixed(x, y, base, len, inner, &sq);
                 continue;
             }
             const float *xf = x->data;
