@@ -360,6 +360,155 @@ static void test_layout_ops(void)
     par_nn_model_free(&m);
 }
 
+/* x f32 -> [quantize to (qdt, 0.02, qzp)] -> op(x[, w]) -> output (odt, oscale, ozp); returns the graph. */
+typedef struct op_spec {
+    const char *op;
+    int32_t rank;
+    int64_t dims[4];
+    par_dtype qdt; /* PAR_DTYPE_F32: no quantize */
+    int32_t qzp;
+    int n_attrs;
+    par_attr attrs[3];
+    par_dtype odt;
+    float oscale;
+    int32_t ozp;
+    int64_t wo;    /* linear: output features (per-channel qs8 weights), 0: none */
+} op_spec;
+
+static par_graph *op_graph(const op_spec *s)
+{
+    par_msg m = {{0}};
+    par_graph *g = par_graph_create("t");
+    int32_t x = par_graph_add_input(g, "x", PAR_DTYPE_F32, s->rank, s->dims, &m);
+    if (s->qdt != PAR_DTYPE_F32) {
+        par_out_spec qo = {"xq", s->qdt, 0.02f, s->qzp};
+        int32_t qn = par_graph_add_node(g, "quantize", NULL, 1, &x, 0, NULL, &qo, &m);
+        x = par_graph_desc_of(g)->nodes[qn].outputs[0];
+    }
+    int32_t in[2] = {x, -1}, n_in = 1;
+    if (s->wo) {
+        int64_t wd[2] = {s->wo, s->dims[s->rank - 1]};
+        int8_t wv[64] = {0};
+        float cs[8];
+        for (int i = 0; i < 64; i++) wv[i] = (int8_t)(i - 20);
+        for (int i = 0; i < 8; i++) cs[i] = 0.001f * (float)(i + 1);
+        in[1] = par_graph_add_const(g, "w", PAR_DTYPE_QS8, 2, wd, wv, &m);
+        par_graph_set_channel_quant(g, in[1], 0, cs, s->wo, &m);
+        n_in = 2;
+    }
+    par_out_spec o = {"y", s->odt, s->oscale, s->ozp};
+    int32_t n = par_graph_add_node(g, s->op, "op", n_in, in, s->n_attrs, s->attrs, &o, &m);
+    if (n < 0) {
+        fprintf(stderr, "op_graph: %s\n", m.text);
+        par_graph_destroy(g);
+        return NULL;
+    }
+    par_graph_mark_output(g, par_graph_desc_of(g)->nodes[n].outputs[0], &m);
+    if (par_graph_finalize(g, &m) != PAR_OK) {
+        fprintf(stderr, "op_graph: %s\n", m.text);
+        par_graph_destroy(g);
+        return NULL;
+    }
+    return g;
+}
+
+static par_status convert_op(const op_spec *s, int level, nn_model *m, par_msg *msg)
+{
+    par_graph *g = op_graph(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    nn_settings set = {level, NN_PROFILE_REFERENCE, 0};
+    par_msg em = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_nn_convert(m, par_graph_desc_of(g), &set, &em), PAR_OK);
+    int32_t node = par_graph_desc_of(g)->n_nodes - 1;
+    par_status st = m->node_st[node];
+    *msg = m->node_msg[node];
+    m->g = NULL;
+    par_graph_destroy(g);
+    return st;
+}
+
+static void test_relu_requant(void)
+{
+    /* relu6 with other output parameters: ADD(x, 0) with RELU6 fused, the zero the input's zero point */
+    op_spec s = {.op = "relu6", .rank = 4, .dims = {1, 2, 3, 3}, .qdt = PAR_DTYPE_QU8, .qzp = 125,
+                 .odt = PAR_DTYPE_QU8, .oscale = 6.0f / 255, .ozp = 0};
+    nn_model m;
+    par_msg msg;
+    CU_ASSERT_EQUAL(convert_op(&s, 29, &m, &msg), PAR_OK);
+    CU_ASSERT_PTR_NULL(find_op(&m, ANEURALNETWORKS_RELU6));
+    const nn_operation *op = find_op(&m, ANEURALNETWORKS_ADD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+    const nn_operand *z = &m.opnd[op->in[1]], *y = &m.opnd[op->out[0]];
+    CU_ASSERT(z->data && ((const uint8_t *)z->data)[0] == 125 && z->zp == 125 && z->scale == 0.02f);
+    CU_ASSERT_EQUAL(scalar_i32(&m, op->in[2]), ANEURALNETWORKS_FUSED_RELU6);
+    CU_ASSERT(y->scale == 6.0f / 255 && y->zp == 0);
+    par_nn_model_free(&m);
+    /* the same parameters: RELU6 itself */
+    s.oscale = 0.02f, s.ozp = 125;
+    CU_ASSERT_EQUAL(convert_op(&s, 29, &m, &msg), PAR_OK);
+    CU_ASSERT_PTR_NOT_NULL(find_op(&m, ANEURALNETWORKS_RELU6));
+    CU_ASSERT_PTR_NULL(find_op(&m, ANEURALNETWORKS_ADD));
+    par_nn_model_free(&m);
+}
+
+static void test_linear_per_channel(void)
+{
+    /* qu8 [2, 4] by per-channel qs8 [3, 4]: RESHAPE to [2, 1, 1, 4], CONV_2D by [3, 1, 1, 4], RESHAPE to [2, 3] */
+    op_spec s = {.op = "linear", .rank = 2, .dims = {2, 4}, .qdt = PAR_DTYPE_QU8, .qzp = 128, .odt = PAR_DTYPE_QU8,
+                 .oscale = 0.05f, .ozp = 128, .wo = 3};
+    nn_model m;
+    par_msg msg;
+    CU_ASSERT_EQUAL(convert_op(&s, 29, &m, &msg), PAR_OK);
+    CU_ASSERT_PTR_NULL(find_op(&m, ANEURALNETWORKS_FULLY_CONNECTED));
+    const nn_operation *op = find_op(&m, ANEURALNETWORKS_CONV_2D);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+    const nn_operand *x = &m.opnd[op->in[0]], *f = &m.opnd[op->in[1]];
+    CU_ASSERT(x->rank == 4 && x->dims[0] == 2 && x->dims[1] == 1 && x->dims[2] == 1 && x->dims[3] == 4);
+    CU_ASSERT(f->type == ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL && f->dims[0] == 3 && f->dims[3] == 4);
+    CU_ASSERT(f->n_ch == 3 && f->ch_scales && f->ch_scales[2] == 0.003f);
+    CU_ASSERT_EQUAL(m.opnd[m.out[0].operand].rank, 2);
+    par_nn_model_free(&m);
+    CU_ASSERT_EQUAL(convert_op(&s, 28, &m, &msg), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "level 29"));
+    par_nn_model_free(&m);
+}
+
+static void test_resize_gates(void)
+{
+    /* bilinear, align_corners = 0: NNAPI's half_pixel_centers, level 30 */
+    int64_t size[2] = {8, 8};
+    op_spec s = {.op = "upsample_bilinear2d", .rank = 4, .dims = {1, 2, 4, 4}, .qdt = PAR_DTYPE_F32, .n_attrs = 1,
+                 .attrs = {par_a_ints("size", 2, size)}, .odt = PAR_DTYPE_F32};
+    nn_model m;
+    par_msg msg;
+    CU_ASSERT_EQUAL(convert_op(&s, 29, &m, &msg), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "half_pixel_centers"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "level 30"));
+    par_nn_model_free(&m);
+    CU_ASSERT_EQUAL(convert_op(&s, 30, &m, &msg), PAR_OK);
+    const nn_operation *op = find_op(&m, ANEURALNETWORKS_RESIZE_BILINEAR);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(op);
+    CU_ASSERT_EQUAL(op->n_in, 6);
+    CU_ASSERT_EQUAL(((const uint8_t *)m.opnd[op->in[4]].data)[0], 0); /* align_corners */
+    CU_ASSERT_EQUAL(((const uint8_t *)m.opnd[op->in[5]].data)[0], 1); /* half_pixel_centers */
+    par_nn_model_free(&m);
+    /* nearest by scale 1.5 on 4: 4 * 1.5 = 6 = out, the ratios agree; by 1.7: out 6, ratio 1/1.7 != 4/6 */
+    double sc[2] = {1.5, 1.5};
+    op_spec t = {.op = "upsample_nearest2d", .rank = 4, .dims = {1, 2, 4, 4}, .qdt = PAR_DTYPE_F32, .n_attrs = 1,
+                 .attrs = {par_a_floats("scale", 2, sc)}, .odt = PAR_DTYPE_F32};
+    CU_ASSERT_EQUAL(convert_op(&t, 29, &m, &msg), PAR_OK);
+    CU_ASSERT_PTR_NOT_NULL(find_op(&m, ANEURALNETWORKS_RESIZE_NEAREST_NEIGHBOR));
+    par_nn_model_free(&m);
+    CU_ASSERT_EQUAL(convert_op(&t, 28, &m, &msg), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "RESIZE_NEAREST_NEIGHBOR needs level 29"));
+    par_nn_model_free(&m);
+    sc[0] = sc[1] = 1.7;
+    t.attrs[0] = par_a_floats("scale", 2, sc);
+    CU_ASSERT_EQUAL(convert_op(&t, 30, &m, &msg), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "ratio"));
+    par_nn_model_free(&m);
+}
+
 static void test_backend(void)
 {
     const par_backend *be = par_backend_nnapi();
@@ -392,7 +541,15 @@ static void test_backend(void)
     par_arith_fn ar = (par_arith_fn)be->get_proc(ctx, PAR_PROC_ARITH);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ar);
     CU_ASSERT_EQUAL(ar(ctx), PAR_ARITH_F16);
+    par_describe_fn desc = (par_describe_fn)be->get_proc(ctx, PAR_PROC_DESCRIBE);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(desc);
+    char dsc[512];
+    CU_ASSERT_EQUAL(knob(ctx, "profile", "old-android", &m), PAR_OK);
+    desc(ctx, dsc, sizeof dsc);
+    CU_ASSERT_PTR_NOT_NULL(strstr(dsc, "profile=old-android;level=27;"));
     CU_ASSERT_EQUAL(knob(ctx, "profile", "reference", &m), PAR_OK);
+    desc(ctx, dsc, sizeof dsc);
+    CU_ASSERT_PTR_NOT_NULL(strstr(dsc, "profile=reference;level=30;"));
     CU_ASSERT_EQUAL(ar(ctx), PAR_ARITH_F32);
     par_requant_exact_fn ex = (par_requant_exact_fn)be->get_proc(ctx, PAR_PROC_REQUANT_EXACT);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ex);
@@ -425,6 +582,10 @@ static void test_backend(void)
                 if (fabs(y[o * 30 + p] - want) > 1e-4) bad++;
             }
         CU_ASSERT_EQUAL(bad, 0);
+        /* one device (reference): the device's own time of the run */
+        par_device_time_fn dt = (par_device_time_fn)be->get_proc(ctx, PAR_PROC_DEVICE_TIME);
+        double total = -1, per[1] = {0};
+        CU_ASSERT(dt && dt(ctx, prep, &total, per, 1) == 1 && total >= 0 && per[0] == -1);
         be->release(ctx, prep);
     } else {
         fprintf(stderr, "prepare: %s\n", m.text);
@@ -442,6 +603,9 @@ static const CU_TestInfo tests[] = {
     {"depthwise and grouped conv2d", test_conv_groups},
     {"quantized conv2d: types, shifts, bias scale, level gates", test_quant},
     {"layouts through flatten and pools, op level gates", test_layout_ops},
+    {"quantized relu6 with other output parameters: ADD with the clamp fused", test_relu_requant},
+    {"linear with per-channel weights as a 1x1 CONV_2D", test_linear_per_channel},
+    {"resampling: ratio agreement and level gates", test_resize_gates},
     {"the backend through the library, when present", test_backend},
     CU_TEST_INFO_NULL,
 };

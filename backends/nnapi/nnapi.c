@@ -29,6 +29,7 @@ typedef struct nn_ctx {
     char lib_knob[256];
     int prepared_once;
     int strict;
+    int level_set; /* the level knob was given (else old-android implies 27) */
     /* supports() converts the whole graph once and answers every node from it */
     const par_graph_desc *cached_g;
     const par_node *cached_nodes;
@@ -94,6 +95,8 @@ static par_status nn_set_knob(void *ctx, const char *key, const char *value, par
             if (strcmp(value, par_nn_profile_name((nn_profile)p)) == 0) {
                 c->set.profile = (nn_profile)p;
                 c->set.relax_f16 = p == NN_PROFILE_GPU_FP16;
+                /* Android 8.1's device knows level 27 only: the converter then uses no later feature. */
+                if (!c->level_set) c->set.level = p == NN_PROFILE_OLD_ANDROID ? 27 : NN_LEVEL_MAX;
                 return PAR_OK;
             }
         return par_msgf(msg, PAR_ERROR, "knob 'profile': value '%s' is not one of reference, npu-int8, gpu-fp16, "
@@ -106,6 +109,7 @@ static par_status nn_set_knob(void *ctx, const char *key, const char *value, par
         if (!*value || *end || errno || v < NN_LEVEL_MIN || v > NN_LEVEL_MAX)
             return par_msgf(msg, PAR_ERROR, "knob 'level': value '%s' is not a feature level in [27, 30]", value);
         c->set.level = (int)v;
+        c->level_set = 1;
         return PAR_OK;
     }
     if (strcmp(key, "strict") == 0) {
