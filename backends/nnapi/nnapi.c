@@ -49,6 +49,7 @@ typedef struct nn_prep {
     int timed;
     double device_ms;
     char devices[160];
+    char placement[256]; /* where the operations run (the simulator's partition query), for messages */
 } nn_prep;
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -302,6 +303,29 @@ static par_status build_model(nn_ctx *c, nn_prep *p, par_msg *msg)
     return PAR_OK;
 }
 
+/* " (on parity-npu-int8: 5 operations, cpu-fallback: 2)": where the compilation placed the operations, from the
+ * simulator's partition query when the library has it; named in the messages of failed runs. */
+static void placement(const nn_ctx *c, nn_prep *p)
+{
+    snprintf(p->placement, sizeof p->placement, " (devices %s)", p->devices);
+    uint32_t count = 0;
+    const char *names[256];
+    if (!c->lib.sim_partition || c->lib.sim_partition(p->comp, names, 256, &count) || count > 256) return;
+    char buf[256] = " (on ";
+    for (uint32_t i = 0; i < count; i++) {
+        int seen = 0;
+        for (uint32_t k = 0; k < i && !seen; k++) seen = names[k] && names[i] && !strcmp(names[k], names[i]);
+        if (seen || !names[i]) continue;
+        uint32_t n = 0;
+        for (uint32_t k = i; k < count; k++) n += names[k] && !strcmp(names[k], names[i]);
+        size_t u = strlen(buf);
+        snprintf(buf + u, sizeof buf - u, "%s%s: %u operation%s", u > 5 ? ", " : "", names[i], n, n == 1 ? "" : "s");
+    }
+    size_t u = strlen(buf);
+    snprintf(buf + u, sizeof buf - u, ")");
+    snprintf(p->placement, sizeof p->placement, "%s", buf);
+}
+
 /* The profile's device, found by name as an application finds a vendor's driver, plus the CPU device where the
  * library lists one (Android's fallback for operations the accelerator refuses). */
 static par_status compile(nn_ctx *c, nn_prep *p, par_msg *msg)
@@ -353,7 +377,11 @@ static par_status compile(nn_ctx *c, nn_prep *p, par_msg *msg)
     }
     if ((rc = L->Compilation_setPreference(p->comp, ANEURALNETWORKS_PREFER_FAST_SINGLE_ANSWER)))
         return nn_fail(c, msg, "ANeuralNetworksCompilation_setPreference", rc, NULL);
-    if ((rc = L->Compilation_finish(p->comp))) return nn_fail(c, msg, "ANeuralNetworksCompilation_finish", rc, NULL);
+    if ((rc = L->Compilation_finish(p->comp))) {
+        snprintf(p->placement, sizeof p->placement, " (devices %s)", p->devices);
+        return nn_fail(c, msg, "ANeuralNetworksCompilation_finish", rc, p->placement);
+    }
+    placement(c, p);
     return PAR_OK;
 }
 
@@ -463,13 +491,14 @@ static par_status nn_run(void *ctx, void *prepared, par_msg *msg)
                  L->Execution_setMeasureTiming(e, true) == ANEURALNETWORKS_NO_ERROR;
     if (st == PAR_OK) {
         if (L->Execution_compute) {
-            if ((rc = L->Execution_compute(e))) st = nn_fail(c, msg, "ANeuralNetworksExecution_compute", rc, NULL);
+            if ((rc = L->Execution_compute(e)))
+                st = nn_fail(c, msg, "ANeuralNetworksExecution_compute", rc, p->placement);
         } else {
             ANeuralNetworksEvent *ev = NULL;
             if ((rc = L->Execution_startCompute(e, &ev)))
-                st = nn_fail(c, msg, "ANeuralNetworksExecution_startCompute", rc, NULL);
+                st = nn_fail(c, msg, "ANeuralNetworksExecution_startCompute", rc, p->placement);
             else if ((rc = L->Event_wait(ev)))
-                st = nn_fail(c, msg, "ANeuralNetworksEvent_wait", rc, NULL);
+                st = nn_fail(c, msg, "ANeuralNetworksEvent_wait", rc, p->placement);
             if (ev) L->Event_free(ev);
         }
     }
