@@ -401,11 +401,31 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
         pb = par_attr_ints_at(n, "padding", 2, 0), pr = par_attr_ints_at(n, "padding", 3, 0);
         if (maxp && (par_attr_ints_at(n, "dilation", 0, 1) != 1 || par_attr_ints_at(n, "dilation", 1, 1) != 1))
             return par_msgf(msg, PAR_UNSUPPORTED, "MAX_POOL_2D has no dilation");
-        /* NNAPI's AVERAGE_POOL_2D divides by the window's elements inside the image: count_include_pad = 1 is the
-         * same only without padding. */
-        if (!maxp && par_attr_int(n, "count_include_pad", 1) && (pt || pl || pb || pr))
-            return par_msgf(msg, PAR_UNSUPPORTED,
-                            "AVERAGE_POOL_2D never counts padding; count_include_pad=1 with padding differs");
+    }
+    int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
+    if (xi < 0) return st;
+    /* NNAPI's AVERAGE_POOL_2D divides by the window's elements inside its input, never counting padding. PyTorch's
+     * count_include_pad = 1 counts the padding (but not what ceil_mode adds past it): the padding becomes real
+     * zeros first (PAD, level 28; quantized PAD pads with the zero point, the real 0), and only ceil_mode's
+     * extension stays NNAPI padding, uncounted, which is PyTorch's divisor exactly. */
+    if (!maxp && par_attr_int(n, "count_include_pad", 1) && (pt || pl || pb || pr)) {
+        if (m->set.level < (nn_is_q(x->dtype) ? 29 : 28))
+            return par_msgf(msg, PAR_UNSUPPORTED, "avg_pool2d with count_include_pad=1 and padding needs PAD (level "
+                            "%d): AVERAGE_POOL_2D never counts padding", nn_is_q(x->dtype) ? 29 : 28);
+        int32_t pads[8] = {0, 0, (int32_t)pt, (int32_t)pb, (int32_t)pl, (int32_t)pr, 0, 0};
+        uint32_t pd[2] = {4, 2}, dims[4];
+        memcpy(dims, m->opnd[xi].dims, sizeof dims);
+        dims[1] += (uint32_t)(pt + pb), dims[2] += (uint32_t)(pl + pr);
+        int32_t pt_op = par_nn_const(m, ANEURALNETWORKS_TENSOR_INT32, 2, pd, 0, 0, pads, sizeof pads);
+        int32_t xp = par_nn_operand(m, m->opnd[xi].type, 4, dims, m->opnd[xi].scale, m->opnd[xi].zp);
+        if (pt_op < 0 || xp < 0) return OOM(msg);
+        m->opnd[xp].nhwc = 1;
+        uint32_t i2[2] = {(uint32_t)xi, (uint32_t)pt_op}, o2[1] = {(uint32_t)xp};
+        st = par_nn_op(m, ANEURALNETWORKS_PAD, node, 2, i2, 1, o2, msg);
+        if (st != PAR_OK) return st;
+        xi = xp;
+        H += pt + pb, W += pl + pr;
+        pt = pl = pb = pr = 0;
     }
     /* ceil_mode: the windows PyTorch adds at the bottom / right start inside the image (or its padding), and
      * padding never counts in NNAPI's pools; extra end padding gives exactly those windows. */
@@ -424,8 +444,6 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
         if (maxp || pt || pl || pb || pr)
             return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s with padding keeps its input's scale and zero point; "
                             "the output's differ", maxp ? "MAX_POOL_2D" : "AVERAGE_POOL_2D");
-        int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
-        if (xi < 0) return st;
         int64_t C = x->dims[1];
         uint8_t *ones = par_nn_alloc(m, (size_t)(kh * kw * C));
         int32_t *zb = par_nn_alloc(m, (size_t)C * 4);
@@ -446,8 +464,6 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
                           par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE)};
         return emit(m, node, ANEURALNETWORKS_DEPTHWISE_CONV_2D, 11, in, 1, msg);
     }
-    int32_t xi = par_nn_value(m, n->inputs[0], NN_NHWC, node, &st, msg);
-    if (xi < 0) return st;
     int32_t in[10] = {xi,
                       par_nn_i32(m, (int32_t)pl), par_nn_i32(m, (int32_t)pr),
                       par_nn_i32(m, (int32_t)pt), par_nn_i32(m, (int32_t)pb),
