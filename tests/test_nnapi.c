@@ -509,6 +509,29 @@ static void test_resize_gates(void)
     par_nn_model_free(&m);
 }
 
+static void test_avg_pool_pad(void)
+{
+    /* count_include_pad = 1 with padding [1, 1, 1, 1]: PAD to [1, 7, 7, 2] (NHWC), then a pool without padding */
+    int64_t k[2] = {3, 3}, st[2] = {2, 2}, pd[4] = {1, 1, 1, 1};
+    op_spec s = {.op = "avg_pool2d", .rank = 4, .dims = {1, 2, 5, 5}, .qdt = PAR_DTYPE_F32, .n_attrs = 3,
+                 .attrs = {par_a_ints("kernel", 2, k), par_a_ints("stride", 2, st), par_a_ints("padding", 4, pd)},
+                 .odt = PAR_DTYPE_F32};
+    nn_model m;
+    par_msg msg;
+    CU_ASSERT_EQUAL(convert_op(&s, 28, &m, &msg), PAR_OK);
+    const nn_operation *pad = find_op(&m, ANEURALNETWORKS_PAD), *pool = find_op(&m, ANEURALNETWORKS_AVERAGE_POOL_2D);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pad);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pool);
+    const nn_operand *xp = &m.opnd[pad->out[0]];
+    CU_ASSERT(xp->dims[0] == 1 && xp->dims[1] == 7 && xp->dims[2] == 7 && xp->dims[3] == 2);
+    CU_ASSERT_EQUAL(pool->in[0], pad->out[0]);
+    for (int i = 1; i <= 4; i++) CU_ASSERT_EQUAL(scalar_i32(&m, pool->in[i]), 0);
+    par_nn_model_free(&m);
+    CU_ASSERT_EQUAL(convert_op(&s, 27, &m, &msg), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "level 28"));
+    par_nn_model_free(&m);
+}
+
 static void test_backend(void)
 {
     const par_backend *be = par_backend_nnapi();
@@ -606,6 +629,7 @@ static const CU_TestInfo tests[] = {
     {"quantized relu6 with other output parameters: ADD with the clamp fused", test_relu_requant},
     {"linear with per-channel weights as a 1x1 CONV_2D", test_linear_per_channel},
     {"resampling: ratio agreement and level gates", test_resize_gates},
+    {"avg_pool2d counting its padding: PAD, then a pool without padding", test_avg_pool_pad},
     {"the backend through the library, when present", test_backend},
     CU_TEST_INFO_NULL,
 };
