@@ -254,9 +254,9 @@ struct ANeuralNetworksCompilation {
     int fallback_level; /* feature level of the CPU fallback (create) */
     int finished, failed;
     int32_t preference, priority;
-    int *placement;  /* per operation: device id, or -1 the CPU fallback */
-    int *relaxed_op;    /* per operation: computed in relaxed float16 */
-    int *android27_op;  /* per operation: placed on Android 8.1's CPU path (parity-old-android) */
+    int *placement;    /* per operation: device id, or -1 the CPU fallback */
+    int *relaxed_op;   /* per operation: computed in relaxed float16 */
+    int *android27_op; /* per operation: placed on Android 8.1's CPU path (parity-old-android) */
 };
 
 /* ---- executions (exec.c) ---- */

@@ -403,7 +403,8 @@ static void softmax_fixed(const nn_tensor *x, nn_tensor *y, size_t base, size_t 
     for (size_t k = 0; k < len; k++) {
         int32_t d = nn_q_get(x, base + k * inner) - mx;
         if (d < q->diff_min) continue;
-        int32_t e = nn_fixed_exp_negative(par_requant_srdhm((int32_t)((int64_t)d * ((int64_t)1 << q->shift)), q->mult), 5);
+        int32_t e =
+            nn_fixed_exp_negative(par_requant_srdhm((int32_t)((int64_t)d * ((int64_t)1 << q->shift)), q->mult), 5);
         sum = (int32_t)((uint32_t)sum + (uint32_t)par_requant_rdivpot(e, 12)); /* Rescale<12> */
     }
     uint32_t fixed_sum = (uint32_t)sum;

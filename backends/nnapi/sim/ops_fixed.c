@@ -73,7 +73,8 @@ int32_t nn_fixed_exp_negative(int32_t a, int int_bits)
     int32_t remainder = sub(a_mod, a);
     for (int k = 0; k < 7; k++) { /* exp(-2^(k-2)) for each bit of the remainder */
         int exponent = k - 2;
-        if (int_bits > exponent && (remainder & ((int32_t)1 << (frac + exponent)))) result = mul(result, multipliers[k]);
+        if (int_bits > exponent && (remainder & ((int32_t)1 << (frac + exponent))))
+            result = mul(result, multipliers[k]);
     }
     if (int_bits > 5 && a < -((int32_t)1 << (36 - int_bits))) result = 0;
     return a == 0 ? INT32_MAX : result;
