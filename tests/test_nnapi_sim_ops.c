@@ -340,6 +340,36 @@ static void test_resize_float(void)
     resize_case(ANEURALNETWORKS_RESIZE_BILINEAR, 3, 3, 2, 1, (const float[]){1, 1.5f, 2, 2, 2.5f, 3, 3, 3.5f, 4});
 }
 
+/* NCHW (level 29) for pools and resizes, with two channels so that the layouts differ: x [1,2,2,2] channel 0
+ * {1,2,3,4}, channel 1 {10,20,30,40}. 2x2 max pool, VALID: {4, 40}. Bilinear 2x2 -> 3x3 (scale 2/3): positions 0,
+ * 2/3, 4/3 with the upper neighbour clamped; channel 0 rows {1, 5/3, 2}, {7/3, 3, 10/3}, {3, 11/3, 4}; channel 1 ten
+ * times that. */
+static void test_nchw_pool_resize(void)
+{
+    const float x[8] = {1, 2, 3, 4, 10, 20, 30, 40};
+    mb b = mb_new();
+    uint32_t in = f32t(&b, D(1, 2, 2, 2)), y = f32t(&b, D(1, 2, 1, 1)), z = i32(&b, 0), one = i32(&b, 1),
+             two = i32(&b, 2);
+    op(&b, ANEURALNETWORKS_MAX_POOL_2D, IDX(in, z, z, z, z, one, one, two, two, z, flag(&b, 1)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    float got[18];
+    CU_ASSERT_EQUAL(run1(b.m, x, sizeof x, got, 8), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(close_all(got, (const float[]){4, 40}, 2, 0));
+    ANeuralNetworksModel_free(b.m);
+
+    b = mb_new();
+    in = f32t(&b, D(1, 2, 2, 2)), y = f32t(&b, D(1, 2, 3, 3));
+    op(&b, ANEURALNETWORKS_RESIZE_BILINEAR, IDX(in, i32(&b, 3), i32(&b, 3), flag(&b, 1)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    float want[18] = {1, 5.0f / 3, 2, 7.0f / 3, 3, 10.0f / 3, 3, 11.0f / 3, 4};
+    for (int i = 0; i < 9; i++) want[9 + i] = 10 * want[i];
+    CU_ASSERT_EQUAL(run1(b.m, x, sizeof x, got, sizeof got), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(close_all(got, want, 18, 1e-5));
+    ANeuralNetworksModel_free(b.m);
+}
+
 /* QUANTIZE f32 -> quant8 asymm scale 0.5 zp 10: 10 + round(x / 0.5) half away from zero, clamped:
  * -10 -> -10 -> 0; 0.25 -> 0.5 -> 1 -> 11; 0.75 -> 1.5 -> 2 -> 12; 1 -> 12; 200 -> 410 -> 255.
  * DEQUANTIZE of {0, 10, 255} at the same parameters: {-5, 0, 122.5}. */
@@ -797,6 +827,7 @@ static const CU_TestInfo tests[] = {
     {"softmax_float", test_softmax_float},
     {"shape_ops_float", test_shape_ops_float},
     {"resize_float", test_resize_float},
+    {"nchw_pool_resize", test_nchw_pool_resize},
     {"quantize_dequantize", test_quantize_dequantize},
     {"conv_quant_per_channel", test_conv_quant_per_channel},
     {"conv_quant_bias", test_conv_quant_bias},
