@@ -612,6 +612,49 @@ static void test_softmax_quant(void)
     PAR_TEST_NOTE("softmax fixed point: %u of %u equal to the rounded exact value\n", exact, total);
 }
 
+/* Quantized HARD_SWISH (level 30) through TFLite's int16 fixed point, as Android: over every stored input, uint8 and
+ * int8, within one step of x * relu6(x + 3) / 6 quantized by the test; an output scale below input_scale / 128 (a
+ * left-shifting output multiplier, which Android refuses) fails the run with OP_FAILED. */
+static void test_hard_swish_quant(void)
+{
+    unsigned total = 0, exact = 0, far = 0;
+    for (int signed8 = 0; signed8 < 2; signed8++) {
+        int32_t t = signed8 ? ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED : ANEURALNETWORKS_TENSOR_QUANT8_ASYMM;
+        int32_t zp = signed8 ? 0 : 128, out_zp = signed8 ? -108 : 20;
+        const float scale = 0.05f, out_scale = 0.03f;
+        mb b = mb_new();
+        uint32_t in = opnd(&b, t, D(256), scale, zp), y = opnd(&b, t, D(256), out_scale, out_zp);
+        op(&b, ANEURALNETWORKS_HARD_SWISH, IDX(in), y);
+        finish(&b, IDX(in), IDX(y));
+        CU_ASSERT_FALSE(b.bad);
+        uint8_t x[256], got[256];
+        for (int i = 0; i < 256; i++) x[i] = (uint8_t)i;
+        CU_ASSERT_EQUAL(run1(b.m, x, 256, got, 256), ANEURALNETWORKS_NO_ERROR);
+        for (int i = 0; i < 256; i++) {
+            int32_t q = signed8 ? (int8_t)x[i] : x[i], o = signed8 ? (int8_t)got[i] : got[i];
+            double r = scale * (double)(q - zp), f = r * fmin(fmax(r + 3, 0), 6) / 6;
+            double w = fmin(fmax(out_zp + round(f / out_scale), signed8 ? -128 : 0), signed8 ? 127 : 255);
+            total++;
+            exact += o == (int32_t)w;
+            far += fabs(o - w) > 1;
+        }
+        ANeuralNetworksModel_free(b.m);
+    }
+    CU_ASSERT_EQUAL(far, 0);
+    CU_ASSERT_TRUE(exact >= total * 9 / 10);
+    PAR_TEST_NOTE("hard swish fixed point: %u of %u equal to the rounded exact value\n", exact, total);
+
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(2), 1.0f, 128);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(2), 1.0f / 256, 0);
+    op(&b, ANEURALNETWORKS_HARD_SWISH, IDX(in), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    uint8_t got[2];
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){128, 129}, 2, got, 2), ANEURALNETWORKS_OP_FAILED);
+    ANeuralNetworksModel_free(b.m);
+}
+
 /* Quantized signed (level 30) average pool, 1x2 window, VALID, stored {-3, 2, 2}: sums -1 and 4 over 2 elements,
  * rounded half away from zero in integers: (-1 - 1) / 2 = -1, (4 + 1) / 2 = 2. */
 static void test_avgpool_quant_signed(void)
@@ -836,6 +879,7 @@ static const CU_TestInfo tests[] = {
     {"logistic_quant", test_logistic_quant},
     {"logistic_tanh_fixed_point", test_logistic_tanh_fixed_point},
     {"softmax_quant", test_softmax_quant},
+    {"hard_swish_quant", test_hard_swish_quant},
     {"avgpool_quant_signed", test_avgpool_quant_signed},
     {"depthwise_quant", test_depthwise_quant},
     {"fc_sub_quant", test_fc_sub_quant},
