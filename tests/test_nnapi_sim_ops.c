@@ -370,6 +370,23 @@ static void test_nchw_pool_resize(void)
     ANeuralNetworksModel_free(b.m);
 }
 
+/* Quantized RESIZE_BILINEAR (level 29) truncates the float interpolation, as Android 11's TFLite reference
+ * (static_cast<uint8_t>): stored {0, 1} widened from 2 to 4 columns interpolates 0, 0.5, 1, 1 -> {0, 0, 1, 1}
+ * (rounding would give 1 for the 0.5). */
+static void test_resize_bilinear_quant(void)
+{
+    mb b = mb_new();
+    uint32_t in = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 2, 1), 1, 0);
+    uint32_t y = opnd(&b, ANEURALNETWORKS_TENSOR_QUANT8_ASYMM, D(1, 1, 4, 1), 1, 0);
+    op(&b, ANEURALNETWORKS_RESIZE_BILINEAR, IDX(in, i32(&b, 4), i32(&b, 1)), y);
+    finish(&b, IDX(in), IDX(y));
+    CU_ASSERT_FALSE(b.bad);
+    uint8_t got[4] = {9, 9, 9, 9};
+    CU_ASSERT_EQUAL(run1(b.m, (const uint8_t[]){0, 1}, 2, got, 4), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT_TRUE(got[0] == 0 && got[1] == 0 && got[2] == 1 && got[3] == 1);
+    ANeuralNetworksModel_free(b.m);
+}
+
 /* QUANTIZE f32 -> quant8 asymm scale 0.5 zp 10: 10 + round(x / 0.5) half away from zero, clamped:
  * -10 -> -10 -> 0; 0.25 -> 0.5 -> 1 -> 11; 0.75 -> 1.5 -> 2 -> 12; 1 -> 12; 200 -> 410 -> 255.
  * DEQUANTIZE of {0, 10, 255} at the same parameters: {-5, 0, 122.5}. */
@@ -871,6 +888,7 @@ static const CU_TestInfo tests[] = {
     {"shape_ops_float", test_shape_ops_float},
     {"resize_float", test_resize_float},
     {"nchw_pool_resize", test_nchw_pool_resize},
+    {"resize_bilinear_quant", test_resize_bilinear_quant},
     {"quantize_dequantize", test_quantize_dequantize},
     {"conv_quant_per_channel", test_conv_quant_per_channel},
     {"conv_quant_bias", test_conv_quant_bias},
