@@ -164,6 +164,15 @@ int32_t nn_fixed_exp_negative(int32_t a, int int_bits);
 int32_t nn_fixed_one_over_one_plus_x(int32_t a);
 int32_t nn_fixed_logistic_q4(int32_t a);
 int32_t nn_fixed_tanh_q4(int32_t a);
+/* Quantized HARD_SWISH as TFLite's reference_ops::HardSwish (int16 fixed point): the multipliers of an input and
+ * output scale (0 when the output multiplier would need a left shift, which Android refuses), and one stored input
+ * minus its zero point to the output before its zero point and clamp. */
+typedef struct nn_hswish_params {
+    int16_t out_mult, reluish_mult;
+    int out_exp, reluish_exp;
+} nn_hswish_params;
+int nn_fixed_hard_swish_params(float in_scale, float out_scale, nn_hswish_params *p);
+int32_t nn_fixed_hard_swish(int32_t v, const nn_hswish_params *p);
 
 /* Kernels, one family per file. */
 int nn_check_conv(nn_ctx *c);
@@ -254,9 +263,9 @@ struct ANeuralNetworksCompilation {
     int fallback_level; /* feature level of the CPU fallback (create) */
     int finished, failed;
     int32_t preference, priority;
-    int *placement;  /* per operation: device id, or -1 the CPU fallback */
-    int *relaxed_op;    /* per operation: computed in relaxed float16 */
-    int *android27_op;  /* per operation: placed on Android 8.1's CPU path (parity-old-android) */
+    int *placement;    /* per operation: device id, or -1 the CPU fallback */
+    int *relaxed_op;   /* per operation: computed in relaxed float16 */
+    int *android27_op; /* per operation: placed on Android 8.1's CPU path (parity-old-android) */
 };
 
 /* ---- executions (exec.c) ---- */

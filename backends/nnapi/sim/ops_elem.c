@@ -8,8 +8,7 @@
  *   s_a s_b / s_out. PRELU: two multipliers, s_x / s_out for x >= 0 and s_x s_alpha / s_out below.
  *   Quantized LOGISTIC (output scale 1/256, zero point 0 or -128), TANH (1/128, 128 or 0) and SOFTMAX (1/256, 0
  *   or -128): Android's integer paths, gemmlowp's fixed-point functions (ops_fixed.c). Quantized HARD_SWISH:
- *   computed in double from the dequantized input and rounded half away from zero; Android's CPU path uses a
- *   fixed-point approximation there, which may differ by one step (docs/backends/nnapi.md).
+ *   TFLite's int16 fixed point (ops_fixed.c), as Android's hardSwishQuant.
  * Must not know where the operation runs (relaxed rounding is the engine's).
  */
 #include <math.h>
@@ -269,6 +268,14 @@ int nn_eval_unary(nn_ctx *c)
         return OK;
     }
     if ((op == ANEURALNETWORKS_LOGISTIC || op == ANEURALNETWORKS_TANH) && fixed_point_act(c, op)) return OK;
+    if (op == ANEURALNETWORKS_HARD_SWISH) {
+        nn_hswish_params hp;
+        if (!nn_fixed_hard_swish_params(x->scale, y->scale, &hp))
+            return nn_fail(c, ANEURALNETWORKS_OP_FAILED, "HARD_SWISH output scale %g is below input scale / 128 (%g)",
+                           (double)y->scale, (double)x->scale / 128);
+        for (size_t k = 0; k < n; k++) nn_q_set(y, k, nn_fixed_hard_swish(nn_q_get(x, k) - x->zp, &hp) + y->zp);
+        return OK;
+    }
     for (size_t k = 0; k < n; k++) nn_q_set(y, k, nn_quantize(y, act(op, x->scale * (double)(nn_q_get(x, k) - x->zp))));
     return OK;
 }
@@ -403,7 +410,8 @@ static void softmax_fixed(const nn_tensor *x, nn_tensor *y, size_t base, size_t 
     for (size_t k = 0; k < len; k++) {
         int32_t d = nn_q_get(x, base + k * inner) - mx;
         if (d < q->diff_min) continue;
-        int32_t e = nn_fixed_exp_negative(par_requant_srdhm((int32_t)((int64_t)d * ((int64_t)1 << q->shift)), q->mult), 5);
+        int32_t e =
+            nn_fixed_exp_negative(par_requant_srdhm((int32_t)((int64_t)d * ((int64_t)1 << q->shift)), q->mult), 5);
         sum = (int32_t)((uint32_t)sum + (uint32_t)par_requant_rdivpot(e, 12)); /* Rescale<12> */
     }
     uint32_t fixed_sum = (uint32_t)sum;

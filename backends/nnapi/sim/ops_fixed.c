@@ -1,15 +1,17 @@
 /*
- * ops_fixed.c - gemmlowp's fixed-point logistic and tanh (gemmlowp/fixedpoint/fixedpoint.h), which Android's CPU
- * path uses for quantized LOGISTIC and TANH (TFLite's optimized_ops::Logistic / Tanh for uint8,
- * reference_integer_ops for int8). Inputs are Q4.27 (FixedPoint<int32, 4>), results Q0.31.
+ * ops_fixed.c - the fixed-point arithmetic of Android's quantized LOGISTIC, TANH, SOFTMAX and HARD_SWISH:
+ * gemmlowp's exp, 1 / (1 + x), logistic and tanh (gemmlowp/fixedpoint/fixedpoint.h; TFLite's optimized_ops for
+ * uint8, reference_integer_ops for int8, Android's softmaxQuant8Impl), Q0.31 results; and TFLite's int16
+ * reference_ops::HardSwish, which Android's hardSwishQuant calls.
  *
  * The arithmetic, restated: a product of two fixed-point numbers is SaturatingRoundingDoublingHighMul of the raw
  * values (integer bits add up); Rescale and the *ByPOT helpers are saturating left shifts or rounding right shifts;
  * exp on [-1/4, 0) is a 4th-order Taylor expansion around -1/8, extended to all negative inputs by a barrel shifter
  * over exp(-2^k); 1 / (1 + x) and (1 - x) / (1 + x) for x in (0, 1) are three Newton-Raphson steps from
  * 48/17 - 32/17 d. Constants are the raw values gemmlowp uses.
- * Must stay bit-exact: no floating point here.
+ * Must stay bit-exact: integers only, except where Android itself derives the HARD_SWISH multipliers in float.
  */
+#include <math.h>
 #include <stdint.h>
 
 #include "nnsim.h"
@@ -73,7 +75,8 @@ int32_t nn_fixed_exp_negative(int32_t a, int int_bits)
     int32_t remainder = sub(a_mod, a);
     for (int k = 0; k < 7; k++) { /* exp(-2^(k-2)) for each bit of the remainder */
         int exponent = k - 2;
-        if (int_bits > exponent && (remainder & ((int32_t)1 << (frac + exponent)))) result = mul(result, multipliers[k]);
+        if (int_bits > exponent && (remainder & ((int32_t)1 << (frac + exponent))))
+            result = mul(result, multipliers[k]);
     }
     if (int_bits > 5 && a < -((int32_t)1 << (36 - int_bits))) result = 0;
     return a == 0 ? INT32_MAX : result;
@@ -111,4 +114,71 @@ int32_t nn_fixed_tanh_q4(int32_t a)
     int32_t e = nn_fixed_exp_negative(n, 5); /* exp(2n): the same raw value read as Q5.26 */
     int32_t t = mul_pot(sub(reciprocal_q2(half_sum(e, INT32_MAX)), (int32_t)1 << 29), 2); /* (1 - e) / (1 + e) */
     return a < 0 ? sub(0, t) : t;
+}
+
+/* ---- int16 fixed point for HARD_SWISH (TFLite's reference_ops::HardSwish, which Android's hardSwishQuant calls) */
+
+static int16_t srdhm16(int16_t a, int16_t b) /* SaturatingRoundingDoublingHighMul<int16> */
+{
+    if (a == b && a == INT16_MIN) return INT16_MAX;
+    int32_t ab = (int32_t)a * b;
+    return (int16_t)((ab + (ab >= 0 ? (1 << 14) : (1 - (1 << 14)))) / (1 << 15));
+}
+
+static int16_t sdhm16(int16_t a, int16_t b) /* SaturatingDoublingHighMul: rounds toward zero */
+{
+    if (a == b && a == INT16_MIN) return INT16_MAX;
+    return (int16_t)(((int32_t)a * b) / (1 << 15));
+}
+
+static int16_t rdivpot16(int16_t x, int exponent)
+{
+    int16_t mask = (int16_t)((1 << exponent) - 1), remainder = (int16_t)(x & mask);
+    int16_t threshold = (int16_t)((mask >> 1) + (x < 0 ? 1 : 0));
+    return (int16_t)((x >> exponent) + (remainder > threshold ? 1 : 0));
+}
+
+static int16_t sat_shift16(int16_t x, int amount)
+{
+    int64_t r = (int64_t)x * ((int64_t)1 << amount);
+    return (int16_t)(r > INT16_MAX ? INT16_MAX : r < INT16_MIN ? INT16_MIN : r);
+}
+
+/* TFLite's DownScaleInt32ToInt16Multiplier: the Q31 multiplier's top 16 bits, rounded, saturated. */
+static int16_t downscale16(int32_t m)
+{
+    if (m >= INT32_MAX - (1 << 15)) return INT16_MAX;
+    return (int16_t)((m + (1 << 15)) >> 16);
+}
+
+int nn_fixed_hard_swish_params(float in_scale, float out_scale, nn_hswish_params *p)
+{
+    float hires = (1.0f / 128.0f) * in_scale;
+    float reluish = hires / (3.0f / 32768.0f), output = hires / out_scale;
+    int32_t m;
+    int e;
+    double q = frexp((double)output, &e);
+    int64_t f = (int64_t)round(q * 2147483648.0);
+    if (f == 2147483648LL) f /= 2, e++;
+    m = (int32_t)f;
+    if (e > 0) return 0; /* Android: output_multiplier_exponent must be <= 0 */
+    p->out_mult = downscale16(m), p->out_exp = e;
+    q = frexp((double)reluish, &e);
+    f = (int64_t)round(q * 2147483648.0);
+    if (f == 2147483648LL) f /= 2, e++;
+    p->reluish_mult = downscale16((int32_t)f), p->reluish_exp = e;
+    return 1;
+}
+
+int32_t nn_fixed_hard_swish(int32_t v, const nn_hswish_params *p)
+{
+    int16_t hires = (int16_t)(v * (1 << 7));
+    int16_t preshift_out = srdhm16(hires, p->out_mult);
+    int16_t r = hires;
+    if (p->reluish_exp > 0) r = sat_shift16(r, p->reluish_exp - 1);
+    r = srdhm16(r, p->reluish_mult);
+    if (p->reluish_exp > 0) r = sat_shift16(r, 1);
+    if (p->reluish_exp < 0) r = rdivpot16(r, -p->reluish_exp);
+    r = (int16_t)((r + (1 << 15)) >> 1); /* [-1, 1] -> [0, 1] */
+    return rdivpot16(sdhm16(r, preshift_out), -p->out_exp);
 }

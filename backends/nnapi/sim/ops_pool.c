@@ -8,7 +8,8 @@
  *   MEAN: float sum then divide; quantized (same scale and zero point as the input) sums the stored integers and
  *   divides truncating, as Android's meanGeneric<uint8_t, int32_t> (TFLite reference Mean).
  *   Resizes: TFLite's coordinate rules (align_corners, half_pixel_centers from level 30); quantized bilinear
- *   interpolates in float and rounds half away from zero.
+ *   interpolates in float and truncates toward zero, as the TFLite reference ResizeBilinear<T> of Android 11's
+ *   snapshot (static_cast<T>; later TFLite adds a rounding offset).
  * Must not know where the operation runs.
  */
 #include <math.h>
@@ -340,7 +341,7 @@ int nn_eval_resize(nn_ctx *c)
                     float dy = fy - (float)y0, dx = fx - (float)x0;
                     v = a[0] * (1 - dy) * (1 - dx) + a[2] * dy * (1 - dx) + a[1] * (1 - dy) * dx + a[3] * dy * dx;
                     if (quant)
-                        nn_q_set(y, yi, (int32_t)roundf(v));
+                        nn_q_set(y, yi, (int32_t)v); /* static_cast<T>: toward zero */
                     else
                         ((float *)y->data)[yi] = v;
                 }
