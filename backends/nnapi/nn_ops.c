@@ -196,6 +196,9 @@ par_status par_nn_lower_unary(nn_model *m, int32_t node, par_msg *msg)
     else if (!strcmp(n->op, "hardswish")) type = ANEURALNETWORKS_HARD_SWISH;
     if (y->dtype != PAR_DTYPE_F32 && !nn_is_q(y->dtype))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s of %s", n->op, par_dtype_name(y->dtype));
+    if (nn_is_q(y->dtype) && type == ANEURALNETWORKS_HARD_SWISH)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized HARD_SWISH is TFLite's int16 fixed-point approximation "
+                        "(Android 11), up to 2 steps from parity's table of the exact function");
     if (nn_is_q(y->dtype)) {
         int32_t zp = nn_zp(m, y);
         int sgn = y->dtype == PAR_DTYPE_QS8 && m->set.level >= 30;

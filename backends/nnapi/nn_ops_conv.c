@@ -496,6 +496,9 @@ par_status par_nn_lower_resize(nn_model *m, int32_t node, par_msg *msg)
     par_status st;
     if (x->dtype != PAR_DTYPE_F32 && !nn_is_q(x->dtype))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s of %s", n->op, par_dtype_name(x->dtype));
+    if (nn_is_q(x->dtype) && !nearest)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized RESIZE_BILINEAR truncates its float interpolation (Android "
+                        "11's TFLite reference); parity's bilinear rounds to nearest");
     if (nn_is_q(x->dtype) && m->set.level < 29)
         return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs level 29", par_nn_op_name(op));
     if (nn_is_q(x->dtype) && !nn_same_q(x, y))

@@ -155,9 +155,10 @@ static par_requant nn_requant(void *ctx)
 }
 
 /* Strict only on request (knob strict=1): NNAPI's convolutions, fully connected layers, ADD and MUL are gemmlowp's
- * integers exactly, but its quantized RESIZE_BILINEAR interpolates in float and rounds half away from zero, which no
- * requantization scheme pins (docs/quantization.md: the ROUND_INTERP family keeps a tie window that strict mode
- * removes). */
+ * integers, but Android's quantized AVERAGE_POOL_2D divides the window sum exactly, (sum + n / 2) / n, which no
+ * scheme's ratio representation reproduces at the ties of a window of 3, 6 or 9 elements, and Android's convolution
+ * multiplier takes the product of the scales in float (parity's gemmlowp in double): strict mode, which labels no
+ * tie, fails those. */
 static int nn_requant_exact(void *ctx)
 {
     const nn_ctx *c = ctx;
