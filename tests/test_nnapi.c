@@ -502,6 +502,12 @@ static void test_resize_gates(void)
     CU_ASSERT_EQUAL(convert_op(&t, 28, &m, &msg), PAR_UNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "RESIZE_NEAREST_NEIGHBOR needs level 29"));
     par_nn_model_free(&m);
+    /* quantized bilinear: Android truncates its interpolation */
+    op_spec q = s;
+    q.qdt = PAR_DTYPE_QU8, q.qzp = 128, q.odt = PAR_DTYPE_QU8, q.oscale = 0.02f, q.ozp = 128;
+    CU_ASSERT_EQUAL(convert_op(&q, 30, &m, &msg), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg.text, "truncates"));
+    par_nn_model_free(&m);
     sc[0] = sc[1] = 1.7;
     t.attrs[0] = par_a_floats("scale", 2, sc);
     CU_ASSERT_EQUAL(convert_op(&t, 30, &m, &msg), PAR_UNSUPPORTED);
