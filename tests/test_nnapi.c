@@ -544,6 +544,19 @@ static void test_backend(void)
     CU_ASSERT_STRING_EQUAL(be->name, "nnapi");
     be->destroy(NULL);
     be->release(NULL, NULL);
+    /* A library named by the environment that is not there: "not usable here", naming where it looked. */
+    {
+        const char *prev = getenv("PARITY_NNAPI_LIB");
+        char *saved = prev ? strdup(prev) : NULL;
+        setenv("PARITY_NNAPI_LIB", "/nonexistent/libneuralnetworks.so", 1);
+        void *c0 = NULL;
+        par_msg m0 = {{0}};
+        CU_ASSERT_EQUAL(be->init(&c0, &m0), PAR_UNSUPPORTED);
+        CU_ASSERT_PTR_NOT_NULL(strstr(m0.text, "PARITY_NNAPI_LIB=/nonexistent/libneuralnetworks.so"));
+        if (saved) setenv("PARITY_NNAPI_LIB", saved, 1);
+        else unsetenv("PARITY_NNAPI_LIB");
+        free(saved);
+    }
     /* The simulator the build makes, build/lib beside build/tests, unless the environment names a library. */
     char exe[4096], lib[4200];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -565,6 +578,9 @@ static void test_backend(void)
     par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
     CU_ASSERT_PTR_NOT_NULL_FATAL(knob);
     CU_ASSERT_EQUAL(knob(ctx, "level", "26", &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(knob(ctx, "lib", "/nonexistent/libneuralnetworks.so", &m), PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "lib=/nonexistent/libneuralnetworks.so"));
+    CU_ASSERT_EQUAL(knob(ctx, "colour", "blue", &m), PAR_ERROR);
     CU_ASSERT_EQUAL(knob(ctx, "profile", "tpu", &m), PAR_ERROR);
     CU_ASSERT_EQUAL(knob(ctx, "profile", "gpu-fp16", &m), PAR_OK);
     par_arith_fn ar = (par_arith_fn)be->get_proc(ctx, PAR_PROC_ARITH);

@@ -54,7 +54,7 @@ static int try_open(nn_lib *lib, const char *path, char *tried, size_t tried_len
         return 1;
     }
     size_t used = strlen(tried);
-    snprintf(tried + used, tried_len - used, "%s%s %s", used ? ", " : "", what, path);
+    snprintf(tried + used, tried_len - used, "%s%s%s", used ? ", " : "", what, path);
     return 0;
 }
 
@@ -69,10 +69,10 @@ par_status par_nn_lib_open(nn_lib *lib, const char *path, par_msg *msg)
     else if (env && *env) found = try_open(lib, env, tried, sizeof tried, "PARITY_NNAPI_LIB=");
     else {
         if (beside_exe(exe_path, sizeof exe_path) && access(exe_path, F_OK) == 0)
-            found = try_open(lib, exe_path, tried, sizeof tried, "beside the executable");
+            found = try_open(lib, exe_path, tried, sizeof tried, "beside the executable ");
         else if (beside_exe(exe_path, sizeof exe_path))
             snprintf(tried, sizeof tried, "beside the executable %s (absent)", exe_path);
-        if (!found) found = try_open(lib, SONAME, tried, sizeof tried, "the loader's path:");
+        if (!found) found = try_open(lib, SONAME, tried, sizeof tried, "the loader's path: ");
     }
     if (!found) return par_msgf(msg, PAR_UNSUPPORTED, "no NNAPI library: tried %s", tried);
     par_status st = bind_all(lib, msg);
