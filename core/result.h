@@ -79,16 +79,18 @@ typedef struct par_timing {
     double samples_ms[PAR_TIMING_SAMPLES]; /* the first n_samples timed runs, in run order, milliseconds */
     /* The device's own time of the timed runs (PAR_PROC_DEVICE_TIME: a GPU's timestamps), beside the wall times
      * above: device_n timed runs it measured (0: not measured, the other fields 0), their quantiles as for the wall
-     * times. */
+     * times, and the first device_n_samples of them in run order. */
     int32_t device_n;
     double device_median_ms, device_p10_ms, device_p90_ms;
+    int32_t device_n_samples; /* min(device_n, PAR_TIMING_SAMPLES) */
+    double device_samples_ms[PAR_TIMING_SAMPLES];
 } par_timing;
 
 /* The quantiles of timed runs: sorts ms[0..n) in place and sets t's run_min_ms, run_median_ms, run_p10_ms and
  * run_p90_ms (linear interpolation between closest ranks); nothing when n <= 0. */
 void par_timing_quantiles(par_timing *t, double *ms, int32_t n);
-/* The same for the device times of the timed runs: sorts ms[0..n) and sets device_n, device_median_ms,
- * device_p10_ms and device_p90_ms; with n <= 0, device_n 0. */
+/* The same for the device times of the timed runs: sorts ms[0..n) in place and sets t's device_median_ms,
+ * device_p10_ms and device_p90_ms; nothing when n <= 0. */
 void par_timing_device_quantiles(par_timing *t, double *ms, int32_t n);
 
 #define PAR_ID_LEN 256

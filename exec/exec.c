@@ -318,6 +318,9 @@ static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_tim
         }
     }
     fill_timing(t, ms, n_timed);
+    t->device_n = n_dev;
+    t->device_n_samples = n_dev < PAR_TIMING_SAMPLES ? n_dev : PAR_TIMING_SAMPLES;
+    if (n_dev > 0) memcpy(t->device_samples_ms, dev, (size_t)t->device_n_samples * sizeof *dev);
     par_timing_device_quantiles(t, dev, n_dev);
     free(ms);
     return rc;

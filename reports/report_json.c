@@ -226,6 +226,10 @@ static json_object *timing_json(const par_timing *t)
         put(d, "median_ms", par_json_num(t->device_median_ms));
         put(d, "p10_ms", par_json_num(t->device_p10_ms));
         put(d, "p90_ms", par_json_num(t->device_p90_ms));
+        json_object *ds = json_object_new_array();
+        for (int32_t i = 0; i < t->device_n_samples && i < PAR_TIMING_SAMPLES; i++)
+            json_object_array_add(ds, par_json_num(t->device_samples_ms[i]));
+        put(d, "samples_ms", ds);
         put(o, "device", d);
     }
     return o;

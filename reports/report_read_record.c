@@ -124,6 +124,20 @@ static void read_timing(rd *x, json_object *o, const char *w, par_timing *t)
             rr_num(x, d, wd, keys[k], 0, q[k]);
             if (!x->bad && !(*q[k] >= 0 && isfinite(*q[k]))) rr_fail(x, wd, keys[k], "%g is not a time", *q[k]);
         }
+        json_object *ds = rr_arr(x, d, wd, "samples_ms", 1);
+        size_t nd = ds ? json_object_array_length(ds) : 0;
+        if (!x->bad && (nd > PAR_TIMING_SAMPLES || (int64_t)nd > t->device_n))
+            rr_fail(x, wd, "samples_ms", "%zu samples of %d runs (at most %d are kept)", nd, (int)t->device_n,
+                    PAR_TIMING_SAMPLES);
+        for (size_t i = 0; i < nd && !x->bad; i++) {
+            json_object *e = json_object_array_get_idx(ds, i);
+            if (!json_object_is_type(e, json_type_int) && !json_object_is_type(e, json_type_double))
+                rr_fail(x, wd, "samples_ms", "element %zu is %s, expected a number", i, par_json_type_name(e));
+            t->device_samples_ms[i] = json_object_get_double(e);
+            if (!(t->device_samples_ms[i] >= 0) || !isfinite(t->device_samples_ms[i]))
+                rr_fail(x, wd, "samples_ms", "element %zu is not a time", i);
+        }
+        t->device_n_samples = x->bad ? 0 : (int32_t)nd;
         if (x->bad) t->device_n = 0;
     }
 }

@@ -9,7 +9,8 @@
 #     with "diagnostic: TEXT" as its reason, the count in the record and the oracle's metrics still there; with values
 #     that also fail, the values' reason follows; a crash stays CRASH (the diagnostic follows its reason);
 #   - PAR_PROC_DEVICE_TIME: a synthetic device time of exactly 2 ms per run is the record's timing.device (median,
-#     p10, p90 all 2, one per timed run), absent for a backend that does not time its device; the summary of the run
+#     p10, p90 and every sample 2, one per timed run; pooled over --rounds), absent for a backend that does not time
+#     its device; a report without it, or a malformed one, reads back as the schema says; the summary of the run
 #     and of `parity report` read back show it, the HTML page shows it; a device time longer than the run is an
 #     ERROR naming the backend; `parity bench` prints it beside the wall time and per node (1 ms), in its JSON too,
 #     and a diagnostic makes bench's check FAIL.
@@ -91,7 +92,8 @@ grep -q 'diagnostic: validation: test diagnostic after run 2' "$T/diag.xml" && o
 # ---- PAR_PROC_DEVICE_TIME ----------------------------------------------------------------------------------------
 run dev 'tp_context[device=2],tp_context'
 [ "$(cat "$T/dev.rc")" = 0 ] && ok || no "device time run exited $(cat "$T/dev.rc"), expected 0: $(tail -3 "$T/dev.log")"
-field dev 'x["tp_context[device=2]"]["timing"]["device"]' "{'runs': 3, 'median_ms': 2, 'p10_ms': 2, 'p90_ms': 2}"
+field dev 'x["tp_context[device=2]"]["timing"]["device"]' \
+    "{'runs': 3, 'median_ms': 2, 'p10_ms': 2, 'p90_ms': 2, 'samples_ms': [2, 2, 2]}"
 field dev 'x["tp_context[device=2]"]["timing"]["runs"]' 3
 field dev '"device" in x["tp_context"]["timing"]' False
 # each timed run took at least the device time (the plugin waits 0.5 ms longer)
@@ -104,6 +106,12 @@ grep -Eq '^tp_context\[device=2\] +device time of 1 record .*median 2 ms' "$T/de
 "$PARITY" report "$T/dev/report.json" --html "$T/dev.html" >/dev/null 2>&1
 grep -q 'device median 2 ms, p10 2, p90 2 (3 runs)' "$T/dev.html" && grep -q '(device 2 ms)' "$T/dev.html" && ok ||
     no "the HTML latency section does not show the device time"
+
+# with --rounds, the rounds' device times are pooled like the wall times
+"$PARITY" run --case "$C" -b 'tp_context[device=2]' --plugin "$P" --no-progress -j 1 --rounds 2 --out "$T/rounds" \
+    >"$T/rounds.log" 2>&1
+field rounds 'x["tp_context[device=2]"]["timing"]["device"]' \
+    "{'runs': 6, 'median_ms': 2, 'p10_ms': 2, 'p90_ms': 2, 'samples_ms': [2, 2, 2, 2, 2, 2]}"
 
 run devbad 'tp_context[device=2,device_bad=1]'
 field devbad 'x["tp_context[device=2,device_bad=1]"]["verdict"]' ERROR
