@@ -352,9 +352,10 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest)
                     x0, y + 3, x1 - x0, xm, y + 1, xm, y + 15);
             if (t->device_n > 0) {
                 double d0 = ax(t->device_p10_ms, rlo, rhi, rx, rw), d1 = ax(t->device_p90_ms, rlo, rhi, rx, rw);
-                if (d1 - d0 < 2) d1 = d0 + 2;
-                fprintf(f, "<rect class=\"device\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"3\" fill=\"#009e73\"/>",
-                        d0, y + 13, d1 - d0);
+                double dm = ax(t->device_median_ms, rlo, rhi, rx, rw);
+                if (d1 - d0 < 4) d0 = dm - 2, d1 = dm + 2;
+                fprintf(f, "<rect class=\"device\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"4\" fill=\"#009e73\"/>",
+                        d0, y + 12, d1 - d0);
                 if (d1 > x1) x1 = d1;
                 fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.3g ms (device %.3g ms)</text>", x1 + 4, y + 12,
                         t->run_median_ms, t->device_median_ms);
