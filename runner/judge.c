@@ -234,21 +234,22 @@ static void apply_diagnostics(const par_exec_out *out, par_result *r)
 {
     r->n_diagnostics = out->n_diag;
     if (out->n_diag <= 0) return;
-    char where[48], more[48] = "", diag[PAR_REASON_LEN];
+    /* the text cut (at a character) so that where it came and the count always fit in the reason */
+    char text[PAR_REASON_LEN - 128], where[64], more[48] = "", big[3 * PAR_REASON_LEN];
+    par_text_clean(text, sizeof text, out->diag, sizeof out->diag, 1);
     if (out->diag_run > 0) snprintf(where, sizeof where, "after run %d", (int)out->diag_run);
     else snprintf(where, sizeof where, "after prepare");
     if (out->n_diag > 1) snprintf(more, sizeof more, "; %d more", (int)out->n_diag - 1);
-    snprintf(diag, sizeof diag, "diagnostic: %s (%s%s)", out->diag, where, more);
-    char prev[PAR_REASON_LEN];
-    snprintf(prev, sizeof prev, "%s", r->reason);
     if (r->verdict == PAR_V_PASS || r->verdict == PAR_V_FAIL || r->verdict == PAR_V_UNSUPPORTED) {
         /* a PASS note (labelled integers, unbounded elements) gives way; a FAIL's reason follows */
-        const int keep = r->verdict == PAR_V_FAIL && prev[0];
+        const int keep = r->verdict == PAR_V_FAIL && r->reason[0];
+        snprintf(big, sizeof big, "diagnostic: %s (%s%s)%s%s", text, where, more, keep ? "; values: " : "",
+                 keep ? r->reason : "");
         r->verdict = PAR_V_FAIL;
-        snprintf(r->reason, sizeof r->reason, "%s%s%s", diag, keep ? "; values: " : "", keep ? prev : "");
     } else {
-        snprintf(r->reason, sizeof r->reason, "%s; %s", prev, diag);
+        snprintf(big, sizeof big, "%s; diagnostic: %s (%s%s)", r->reason, text, where, more);
     }
+    par_text_clean(r->reason, sizeof r->reason, big, sizeof big, 1); /* cut at a character, valid UTF-8 */
 }
 
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)

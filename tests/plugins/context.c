@@ -10,7 +10,10 @@
  *   round=f32|f16                the output's precision: f16 rounds every result to the nearest f16 (ties to even),
  *                                as a backend storing f16 does; the values are then right only under an f16_storage
  *                                budget (relu's f32 budget is 0)
- *   diag=prepare|N               report one diagnostic after prepare, or after run N (each once, as the ABI asks)
+ *   diag=prepare|N|every         report one diagnostic after prepare, or after run N (each once, as the ABI asks),
+ *                                or one after prepare and one after every run (each a new message)
+ *   diag_raw=1                   the diagnostic's text is every byte of the buffer: control characters, bytes that
+ *                                are not UTF-8 and no terminating NUL (the harness must clean and bound it)
  *   device=MS                    measure device time: every run lasts at least MS + 0.5 ms of wall time and reports
  *                                exactly MS ms of device time in all and 1 ms for each node; 0 (default): the
  *                                device cannot time (device_time returns 0)
@@ -31,6 +34,8 @@ typedef struct ctx_t {
     double device_ms;  /* 0: not measured */
     int device_bad;
     int crash;
+    int diag_every;    /* a diagnostic after prepare and after every run */
+    int diag_raw;
     int diag_pending;  /* a diagnostic not yet reported */
     char diag_text[96];
 } ctx_t;
@@ -69,7 +74,17 @@ static par_status cx_set_knob(void *ctx, const char *key, const char *value, par
         c->round16 = strcmp(value, "f16") == 0;
         return PAR_OK;
     }
+    if (strcmp(key, "diag") == 0 && strcmp(value, "every") == 0) {
+        c->diag_run = 0;
+        c->diag_every = 1;
+        return PAR_OK;
+    }
+    if (strcmp(key, "diag_raw") == 0 && (strcmp(value, "0") == 0 || strcmp(value, "1") == 0)) {
+        c->diag_raw = value[0] == '1';
+        return PAR_OK;
+    }
     if (strcmp(key, "diag") == 0) {
+        c->diag_every = 0;
         c->diag_run = strcmp(value, "prepare") == 0 ? 0 : strtol(value, &end, 10);
         if (strcmp(value, "prepare") != 0 && (!end || *end || c->diag_run < 1)) goto bad;
         return PAR_OK;
@@ -89,7 +104,7 @@ static par_status cx_set_knob(void *ctx, const char *key, const char *value, par
     }
 bad:
     return par_msgf(msg, PAR_ERROR, "unknown knob or value '%s=%s' (arith=f32|f16_storage|f16|N, round=f32|f16, "
-                    "diag=prepare|N, device=MS, device_bad=0|1, crash=0|1)", key, value);
+                    "diag=prepare|N|every, diag_raw=0|1, device=MS, device_bad=0|1, crash=0|1)", key, value);
 }
 
 static par_arith cx_arith(void *ctx)
@@ -143,7 +158,10 @@ static par_status cx_run(void *ctx, void *prepared, par_msg *msg)
     if (c->round16)
         for (int64_t i = 0; i < p->n; i++) p->out[i] = round_f16(p->out[i]);
     p->runs++;
-    if (c->diag_run > 0 && (long)p->runs == c->diag_run) c->diag_pending = 1;
+    if ((c->diag_run > 0 && (long)p->runs == c->diag_run) || c->diag_every) {
+        c->diag_pending = 1;
+        snprintf(c->diag_text, sizeof c->diag_text, "validation: test diagnostic after run %u", (unsigned)p->runs);
+    }
     if (c->device_ms > 0) { /* the run lasts longer than the device time it reports */
         while (now_ms() - t0 < c->device_ms + 0.5) {
             struct timespec ts = {0, 100000};
@@ -159,6 +177,11 @@ static size_t cx_diagnostics(void *ctx, void *prepared, char *buf, size_t len)
     (void)prepared;
     if (!c->diag_pending) return 0;
     c->diag_pending = 0;
+    if (c->diag_raw) {
+        static const char raw[] = "\x01" "bad" "\xff\xfe\n\x1b[31m";
+        for (size_t i = 0; i < len; i++) buf[i] = raw[i % (sizeof raw - 1)];
+        return len;
+    }
     return (size_t)snprintf(buf, len, "%s", c->diag_text) + 1;
 }
 

@@ -7,7 +7,8 @@
 #     (exit 2, naming the backend and the value);
 #   - PAR_PROC_DIAGNOSTICS: a diagnostic after prepare or after run 2 turns an otherwise passing record into FAIL
 #     with "diagnostic: TEXT" as its reason, the count in the record and the oracle's metrics still there; with values
-#     that also fail, the values' reason follows; a crash stays CRASH (the diagnostic follows its reason);
+#     that also fail, the values' reason follows; every message is counted, the first kept; a text of raw bytes
+#     without a terminator is cleaned and bounded; a crash stays CRASH (the diagnostic follows its reason);
 #   - PAR_PROC_DEVICE_TIME: a synthetic device time of exactly 2 ms per run is the record's timing.device (median,
 #     p10, p90 and every sample 2, one per timed run; pooled over --rounds), absent for a backend that does not time
 #     its device; a report without it, or a malformed one, reads back as the schema says; the summary of the run
@@ -84,6 +85,26 @@ field diag '" during run 1; diagnostic: validation" in x["tp_context[diag=prepar
 field diag 'x["tp_context[round=f16,diag=1]"]["reason"].startswith("diagnostic: validation")' True
 field diag '"; values: output" in x["tp_context[round=f16,diag=1]"]["reason"]' True
 field diag 'x["tp_context[round=f16,diag=1]"]["metrics"]["n_over"] > 0' True
+# every message counted, the first one kept (one after prepare, one after each of the 4 runs: 1 warm-up, 3 timed)
+run every 'tp_context[diag=every],tp_context[diag=prepare,diag_raw=1]'
+field every 'x["tp_context[diag=every]"]["diagnostics"]' 5
+field every 'x["tp_context[diag=every]"]["reason"]' \
+    'diagnostic: validation: test diagnostic after prepare (after prepare; 4 more)'
+# a text of raw bytes without a NUL: one line, valid UTF-8 (python3 decodes the file strictly), bounded, and where
+# it came still fits
+check "a raw diagnostic text is cleaned and bounded" python3 - "$T/every/report.json" <<'PY'
+import sys
+raw = open(sys.argv[1], "rb").read().decode("utf-8", errors="strict")
+import json
+r = json.loads(raw)
+x = [rec for rec in r["results"] if rec["backend"] == "tp_context[diag=prepare,diag_raw=1]"][0]
+reason = x["reason"]
+assert x["verdict"] == "FAIL", x["verdict"]
+assert reason.startswith("diagnostic: \\x01bad"), reason[:40]
+assert reason.endswith(" (after prepare)"), reason[-40:]
+assert not any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in reason), "a control character in the reason"
+assert len(reason.encode()) < 512, len(reason.encode())
+PY
 grep -q 'FAIL    tp_context\[diag=2\] .*diagnostic: validation: test diagnostic after run 2' "$T/diag.log" && ok ||
     no "the summary does not list the diagnostic's FAIL: $(grep -c FAIL "$T/diag.log") FAIL lines"
 "$PARITY" report "$T/diag/report.json" --junit "$T/diag.xml" >/dev/null 2>&1
