@@ -11,7 +11,8 @@
 #     without a terminator is cleaned and bounded; a crash stays CRASH (the diagnostic follows its reason);
 #   - PAR_PROC_DEVICE_TIME: a synthetic device time of exactly 2 ms per run is the record's timing.device (median,
 #     p10, p90 and every sample 2, one per timed run; pooled over --rounds), absent for a backend that does not time
-#     its device; a report without it, or a malformed one, reads back as the schema says; the summary of the run
+#     its device; a report without it, or a malformed one, reads back as the schema says; read and written again
+#     (`parity merge`), the arith, device times and diagnostics come out as they went in; the summary of the run
 #     and of `parity report` read back show it, the HTML page shows it; a device time longer than the run is an
 #     ERROR naming the backend; `parity bench` prints it beside the wall time and per node (1 ms), in its JSON too,
 #     and a diagnostic makes bench's check FAIL.
@@ -164,6 +165,28 @@ PY
 rc=$?
 [ $rc -eq 2 ] && grep -q 'timing.device.median_ms' "$T/baddev.txt" && ok ||
     no "a negative device time: exit $rc, $(head -2 "$T/baddev.txt")"
+
+# read back and written again (parity merge of one shard): the instance's arith, the device times and the count of
+# diagnostics come out as they went in
+"$PARITY" run --suite quick -o relu -b 'tp_context[arith=f16_storage,round=f16,device=1,diag=2]' --plugin "$P" \
+    --no-progress -j 1 --shard 1/1 --out "$T/shard" >"$T/shard.log" 2>&1
+"$PARITY" merge "$T/shard/report.json" -o "$T/merged.json" >"$T/merge.log" 2>&1 || no "merge: $(head -2 "$T/merge.log")"
+check "arith, device times and diagnostics survive the reader and the writer" python3 - "$T/shard/report.json" \
+    "$T/merged.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+assert [x["arith"] for x in a["backends"]] == [x["arith"] for x in b["backends"]] == ["f16_storage"], a["backends"]
+ra = {x["case"]: x for x in a["results"]}
+rb = {x["case"]: x for x in b["results"]}
+assert ra.keys() == rb.keys()
+timed = 0
+for k in ra:
+    assert ra[k]["timing"].get("device") == rb[k]["timing"].get("device"), k
+    assert ra[k].get("diagnostics") == rb[k].get("diagnostics"), k
+    assert ra[k]["verdict"] == rb[k]["verdict"] and ra[k]["reason"] == rb[k]["reason"], k
+    timed += "device" in ra[k]["timing"]
+assert timed > 10 and sum(1 for k in ra if ra[k].get("diagnostics") == 1) > 10, (timed, len(ra))
+PY
 
 # ---- parity bench ------------------------------------------------------------------------------------------------
 "$PARITY" export "$C" --out "$T/case.json" >/dev/null 2>&1 || no "parity export"
