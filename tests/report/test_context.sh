@@ -14,8 +14,9 @@
 #     its device; a report without it, or a malformed one, reads back as the schema says; read and written again
 #     (`parity merge`), the arith, device times and diagnostics come out as they went in; the summary of the run
 #     and of `parity report` read back show it, the HTML page shows it; a device time longer than the run is an
-#     ERROR naming the backend; `parity bench` prints it beside the wall time and per node (1 ms), in its JSON too,
-#     and a diagnostic makes bench's check FAIL.
+#     ERROR naming the backend; `parity diff` judges device times 1.5 times longer as latency regressions of the
+#     device time, labelled so; `parity bench` prints it beside the wall time and per node (1 ms), in its
+#     JSON too, and a diagnostic makes bench's check FAIL.
 . tests/report/lib.sh
 
 P="$BUILD/tests/plugins/context.so"
@@ -119,8 +120,8 @@ field dev 'x["tp_context[device=2]"]["timing"]["device"]' \
     "{'runs': 3, 'median_ms': 2, 'p10_ms': 2, 'p90_ms': 2, 'samples_ms': [2, 2, 2]}"
 field dev 'x["tp_context[device=2]"]["timing"]["runs"]' 3
 field dev '"device" in x["tp_context"]["timing"]' False
-# each timed run took at least the device time (the plugin waits 0.5 ms longer)
-field dev 'x["tp_context[device=2]"]["timing"]["run_p10_ms"] >= 2' True
+# each timed run took at least the device time (the plugin waits twice as long, and 0.5 ms)
+field dev 'x["tp_context[device=2]"]["timing"]["run_p10_ms"] >= 4.5' True
 grep -Eq '^tp_context\[device=2\] +device time of 1 record .*median 2 ms' "$T/dev.log" && ok ||
     no "the run's summary has no device time line: $(grep -i device "$T/dev.log" | head -3)"
 "$PARITY" report "$T/dev/report.json" >"$T/dev.summary" 2>&1
@@ -187,6 +188,19 @@ for k in ra:
     timed += "device" in ra[k]["timing"]
 assert timed > 10 and sum(1 for k in ra if ra[k].get("diagnostics") == 1) > 10, (timed, len(ra))
 PY
+
+# parity diff: device times 1.5 times longer (the wall times alike) are latency regressions of the device time, one
+# item per record, labelled
+"$PARITY" run --suite quick -o relu -k '^relu\(x=\[4\]' -b 'tp_context[device=1]' --plugin "$P" --no-progress -j 1 \
+    --repeat 10 --out "$T/dbase" >"$T/dbase.log" 2>&1
+PARITY_TP_CONTEXT_DEVICE_SCALE=1.5 "$PARITY" run --suite quick -o relu -k '^relu\(x=\[4\]' -b 'tp_context[device=1]' \
+    --plugin "$P" --no-progress -j 1 --repeat 10 --out "$T/dnew" >"$T/dnew.log" 2>&1
+"$PARITY" diff "$T/dbase/report.json" "$T/dnew/report.json" >"$T/ddiff.txt" 2>&1
+rc=$?
+n=$(grep -c '^  FAIL latency regression .*device time: median 1 -> 1.5 ms (x1.500' "$T/ddiff.txt")
+[ $rc -eq 1 ] && [ "$n" -eq 2 ] && ok || no "diff of device times: exit $rc, $n device regressions of 2: $(head -5 "$T/ddiff.txt")"
+grep -Eq '^device time: 2 of them judged' "$T/ddiff.txt" && ok || no "the diff does not count the 2 device tests"
+# (the wall times are not asserted on: they are the machine's, and a loaded machine may move them)
 
 # ---- parity bench ------------------------------------------------------------------------------------------------
 "$PARITY" export "$C" --out "$T/case.json" >/dev/null 2>&1 || no "parity export"
