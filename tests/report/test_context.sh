@@ -112,6 +112,13 @@ grep -q 'FAIL    tp_context\[diag=2\] .*diagnostic: validation: test diagnostic 
 "$PARITY" report "$T/diag/report.json" --junit "$T/diag.xml" >/dev/null 2>&1
 grep -q 'diagnostic: validation: test diagnostic after run 2' "$T/diag.xml" && ok ||
     no "the JUnit XML does not carry the diagnostic's reason"
+"$PARITY" report "$T/diag/report.json" --html "$T/diag.html" >/dev/null 2>&1
+python3 - "$T/diag.html" <<'PY' && ok || no "the HTML failures do not show the diagnostic's reason"
+import sys
+s = open(sys.argv[1]).read()
+f = s[s.index('id="failures"'):]
+assert "diagnostic: validation: test diagnostic after run 2 (after run 2)" in f
+PY
 
 # ---- PAR_PROC_DEVICE_TIME ----------------------------------------------------------------------------------------
 run dev 'tp_context[device=2],tp_context'
