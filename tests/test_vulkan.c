@@ -362,6 +362,15 @@ static void test_validate(void)
     PAR_TEST_NOTE("at prepare: %s\n", text);
     c->test_break = 0;
     be->release(ctx, prep);
+
+    /* At prepare, synchronization validation: add reads relu's output with no barrier after relu wrote it. */
+    c->test_break = VK_BREAK_BARRIER;
+    CU_ASSERT_EQUAL_FATAL(be->prepare(ctx, &t.g, &prep, &m), PAR_OK);
+    CU_ASSERT(diag(ctx, prep, text, sizeof text) > 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "SYNC-HAZARD-READ"));
+    PAR_TEST_NOTE("at prepare, no barrier: %s\n", text);
+    c->test_break = 0;
+    be->release(ctx, prep);
     be->destroy(ctx);
 }
 

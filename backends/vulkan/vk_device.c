@@ -226,14 +226,23 @@ static par_status instance_create(vk_ctx *c, int validate, par_msg *msg)
         .pfnUserCallback = on_message,
         .pUserData = c,
     };
+    /* Synchronization validation too: a missing or wrong barrier between dispatches is the defect this backend's
+     * recording is most likely to have, and core validation does not look for it. */
+    VkValidationFeatureEnableEXT enable[1] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .pNext = &mci,
+        .enabledValidationFeatureCount = 1,
+        .pEnabledValidationFeatures = enable,
+    };
     const char *layers[1] = {VK_VALIDATION_LAYER};
-    const char *exts[1] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME};
+    const char *exts[2] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
     if (validate) {
-        ici.pNext = &mci;
+        ici.pNext = &features;
         ici.enabledLayerCount = 1;
         ici.ppEnabledLayerNames = layers;
-        ici.enabledExtensionCount = 1;
+        ici.enabledExtensionCount = 2;
         ici.ppEnabledExtensionNames = exts;
     }
     VkResult r = vkCreateInstance(&ici, NULL, &c->instance);

@@ -76,6 +76,8 @@ typedef struct vk_ctx {
 #define VK_BREAK_DESC_RANGE 1u  /* prepare: an unused descriptor slot's range runs past its buffer (core validation) */
 #define VK_BREAK_RESUBMIT 2u    /* run: the command buffer submitted twice, the second while the first is pending
                                  * (core validation, at submit; it lacks SIMULTANEOUS_USE) */
+#define VK_BREAK_BARRIER 4u     /* prepare: no barrier between a dispatch and the one reading its output
+                                 * (synchronization validation, at record) */
 
 par_status vk_ctx_create(vk_ctx **out, par_msg *msg);
 void vk_ctx_destroy(vk_ctx *c);
