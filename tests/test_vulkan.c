@@ -26,6 +26,7 @@ const char *__asan_default_options(void) { return "detect_leaks=0"; }
 
 #ifdef PAR_HAVE_VULKAN
 #include "backends/vulkan/vk_internal.h"
+#include "core/clock.h"
 
 const par_backend *par_backend_vulkan(void);
 
@@ -119,6 +120,26 @@ static void test_choose_device(void)
     two[0].has_compute = 0;
     CU_ASSERT_EQUAL(vk_choose_device(two, 2, NULL, err, sizeof err), -1);
     CU_ASSERT_EQUAL(vk_choose_device(two, 0, NULL, err, sizeof err), -1);
+}
+
+/* Which messages of the layer count as defects: errors of any type but performance, warnings of validation only. */
+static void test_diag_policy(void)
+{
+    const VkDebugUtilsMessageSeverityFlagBitsEXT E = VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+                                                 W = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT,
+                                                 I = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT;
+    const VkDebugUtilsMessageTypeFlagsEXT V = VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+                                          G = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT,
+                                          P = VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
+    CU_ASSERT_EQUAL(vk_diag_counts(E, V), 1);
+    CU_ASSERT_EQUAL(vk_diag_counts(E, G), 1);
+    CU_ASSERT_EQUAL(vk_diag_counts(E, V | P), 1);
+    CU_ASSERT_EQUAL(vk_diag_counts(E, P), 0);
+    CU_ASSERT_EQUAL(vk_diag_counts(W, V), 1);
+    CU_ASSERT_EQUAL(vk_diag_counts(W, G), 0);
+    CU_ASSERT_EQUAL(vk_diag_counts(W, P), 0);
+    CU_ASSERT_EQUAL(vk_diag_counts(I, V), 0);
+    CU_ASSERT_EQUAL(vk_diag_counts(VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT, V), 0);
 }
 
 static par_msg m;
@@ -425,14 +446,17 @@ static void test_device_time(void)
     CU_ASSERT_EQUAL(dt(ctx, prep, &total, node, 4), 0); /* no run yet */
     CU_ASSERT_EQUAL(be->bind(ctx, prep, ins, outs, &m), PAR_OK);
     for (int round = 0; round < 3; round++) {
+        double t0 = par_now_s();
         CU_ASSERT_EQUAL_FATAL(be->run(ctx, prep, &m), PAR_OK);
+        double wall_ms = (par_now_s() - t0) * 1e3;
         CU_ASSERT_EQUAL_FATAL(dt(ctx, prep, &total, node, 4), 1);
         CU_ASSERT(total > 0);
         CU_ASSERT(node[0] > 0 && node[0] <= total);
         CU_ASSERT(node[1] > 0 && node[1] <= total);
         CU_ASSERT(node[0] + node[1] <= total); /* the edge conversions take the rest */
         CU_ASSERT(node[2] == -1 && node[3] == -1);
-        PAR_TEST_NOTE("device time: total %.4f ms, relu %.4f, add %.4f\n", total, node[0], node[1]);
+        PAR_TEST_NOTE("device time (%u valid bits, %g ns a tick): total %.4f ms, relu %.4f, add %.4f; wall %.4f ms\n",
+                      c->ts_bits, (double)c->ts_period, total, node[0], node[1], wall_ms);
     }
     CU_ASSERT_EQUAL(two_nodes_bad(&t, y), 0);
     be->release(ctx, prep);
@@ -525,6 +549,7 @@ static const CU_TestInfo tests[] = {
     {"nc4_offsets", test_nc4_offsets},
     {"arena", test_arena},
     {"choose_device", test_choose_device},
+    {"diag_policy", test_diag_policy},
     {"knobs", test_knobs},
     {"replay", test_replay},
     {"large_grid", test_large_grid},
