@@ -2,7 +2,8 @@
  * vk_internal.h - the vulkan backend's internal types: the context (instance, chosen device, queue), the
  * sub-allocator, the tensors and dispatches of a prepared graph, and the shader table. Shared by vk_device.c,
  * vk_mem.c, vk_graph.c, vk_ops.c and vulkan.c; nothing outside backends/vulkan includes it (tests/test_vulkan.c
- * excepted, for the pure pieces: device choice, arena placement, the NC4HW4 mapping).
+ * excepted, for the pure pieces: device choice, arena placement, the NC4HW4 mapping, the message policy; and for
+ * the test-only fields of vk_ctx, fail_nth and test_break).
  */
 #ifndef VK_INTERNAL_H
 #define VK_INTERNAL_H
