@@ -155,8 +155,16 @@ static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlag
     if (!c || !vk_diag_counts(severity, type)) return VK_FALSE;
     pthread_mutex_lock(&c->diag_lock);
     if (c->n_diag++ == 0) {
-        snprintf(c->diag, sizeof c->diag, "%s",
-                 data && data->pMessage ? data->pMessage : (data && data->pMessageIdName ? data->pMessageIdName : "?"));
+        /* The layer's text is "Validation Error: [ ID ] Object 0: handle = ..., type = ...; | MessageID = 0x... |
+         * what is wrong. The Vulkan spec states: ...": keep the ID and what follows the last header field, which
+         * say the rule and the fault without the handles' addresses first. */
+        const char *id = data && data->pMessageIdName ? data->pMessageIdName : "?";
+        const char *text = data && data->pMessage ? data->pMessage : "";
+        const char *mid = strstr(text, "| MessageID = ");
+        const char *bar = mid ? strstr(mid + 2, "| ") : NULL;
+        if (bar) text = bar + 2;
+        snprintf(c->diag, sizeof c->diag, "%s [%s] %s",
+                 severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning", id, text);
         for (char *p = c->diag; *p; p++)
             if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
     }
