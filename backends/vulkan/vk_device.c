@@ -229,7 +229,8 @@ static par_status instance_create(vk_ctx *c, int validate, par_msg *msg)
     };
     VkDebugUtilsMessengerCreateInfoEXT mci = {
         .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
-        .messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageSeverity =
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
         .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
         .pfnUserCallback = on_message,
         .pUserData = c,
@@ -383,7 +384,8 @@ par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg)
 par_status vk_ctx_open(vk_ctx *c, par_msg *msg)
 {
     if (c->device) return PAR_OK;
-    if (!c->instance || c->chosen < 0) return par_msgf(msg, PAR_ERROR, "vulkan: no instance (a knob failed to re-create it)");
+    if (!c->instance || c->chosen < 0)
+        return par_msgf(msg, PAR_ERROR, "vulkan: no instance (the validate knob failed to re-create it)");
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,

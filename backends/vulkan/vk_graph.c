@@ -101,7 +101,8 @@ static par_status create_layouts_and_sets(vk_graph *vg, par_msg *msg)
     VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                            .bindingCount = VK_MAX_SLOTS,
                                            .pBindings = bind};
-    VkResult r = VK_CALL(vg->ctx, "vkCreateDescriptorSetLayout", vkCreateDescriptorSetLayout(dev, &lci, NULL, &vg->set_layout));
+    VkResult r = VK_CALL(vg->ctx, "vkCreateDescriptorSetLayout",
+                         vkCreateDescriptorSetLayout(dev, &lci, NULL, &vg->set_layout));
     if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateDescriptorSetLayout: %s", vk_result_name(r));
     VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(vk_push)};
     VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
@@ -386,7 +387,7 @@ par_status vk_graph_run(vk_graph *vg, par_msg *msg)
     if (r != VK_SUCCESS) {
         /* The submission may still be executing: let it end before the command buffer is submitted again (a lost
          * device answers at once). */
-        vkQueueWaitIdle(c->queue);
+        vk_note(c, "vkQueueWaitIdle", vkQueueWaitIdle(c->queue));
         return par_msgf(msg, PAR_ERROR, "vkWaitForFences: %s", vk_result_name(r));
     }
     if (vg->qpool) {
