@@ -4,8 +4,9 @@
  * of a physical device (auto, index, name; the errors), and on a real device: the knobs and describe, and one
  * prepared graph (relu then a broadcast add, C = 5 so NC4HW4 has padding) replayed with two different inputs, and
  * a dispatch larger than one row of workgroups over a tensor larger than one memory block; validate=1 (a clean graph
- * reports nothing, two planted misuses of the API come back once each, a missing layer is UNSUPPORTED), the GPU
- * timestamps of PAR_PROC_DEVICE_TIME, and a failure planted at every checked Vulkan call in turn (device lost, out
+ * reports nothing, three planted misuses of the API come back once each, a missing layer is UNSUPPORTED), which
+ * layer messages count, the GPU timestamps of PAR_PROC_DEVICE_TIME (on the device, and their arithmetic on made-up
+ * values), and a failure planted at every checked Vulkan call in turn (device lost, out
  * of device memory).
  * The device tests are skipped, never passed, when there is no Vulkan device (or the backend is not built).
  */
@@ -140,6 +141,47 @@ static void test_diag_policy(void)
     CU_ASSERT_EQUAL(vk_diag_counts(W, P), 0);
     CU_ASSERT_EQUAL(vk_diag_counts(I, V), 0);
     CU_ASSERT_EQUAL(vk_diag_counts(VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT, V), 0);
+}
+
+/* The arithmetic of the device time on made-up timestamps (no device): a 36-bit counter that wraps between two
+ * timestamps, garbage above the valid bits, 2.5 ns a tick; groups: start, input conversion, node 0, node 2, output
+ * conversion. Expected values by hand: spans 50, 80, 100, 1000 ticks; total 1230 ticks. */
+static void test_device_time_math(void)
+{
+    vk_ctx c;
+    memset(&c, 0, sizeof c);
+    c.ts_bits = 36;
+    c.ts_period = 2.5f;
+    const uint64_t top = (uint64_t)1 << 36;
+    uint64_t ts[5] = {top - 100, top - 50, 30 | ((uint64_t)7 << 50), 130, 1130};
+    int32_t group[5] = {-1, -1, 0, 2, -1};
+    vk_graph vg;
+    memset(&vg, 0, sizeof vg);
+    vg.ctx = &c;
+    vg.qpool = (VkQueryPool)(uintptr_t)1; /* never used as a handle here */
+    vg.n_queries = 5;
+    vg.group_node = group;
+    vg.ts = ts;
+    double total = 0, node[4];
+    CU_ASSERT_EQUAL(vk_graph_device_time(&vg, &total, node, 4), 0); /* no run read yet */
+    vg.ts_valid = 1;
+    CU_ASSERT_EQUAL_FATAL(vk_graph_device_time(&vg, &total, node, 4), 1);
+    CU_ASSERT_DOUBLE_EQUAL(total, 1230 * 2.5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(node[0], 80 * 2.5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(node[1], -1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(node[2], 100 * 2.5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(node[3], -1, 0);
+    CU_ASSERT_EQUAL(vk_graph_device_time(&vg, &total, node, 2), 1); /* fewer slots than nodes: node 2 dropped */
+    CU_ASSERT_DOUBLE_EQUAL(node[0], 80 * 2.5e-6, 1e-12);
+    CU_ASSERT_EQUAL(vk_graph_device_time(&vg, NULL, NULL, 0), 1);
+    ts[3] = 20; /* before ts[2]: out of order */
+    CU_ASSERT_EQUAL(vk_graph_device_time(&vg, &total, node, 4), 0);
+    c.ts_bits = 64; /* the full counter: the same spans without the wrap */
+    uint64_t ts64[5] = {1000, 1050, 1130, 1230, 2230};
+    vg.ts = ts64;
+    CU_ASSERT_EQUAL_FATAL(vk_graph_device_time(&vg, &total, node, 4), 1);
+    CU_ASSERT_DOUBLE_EQUAL(total, 1230 * 2.5e-6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(node[2], 100 * 2.5e-6, 1e-12);
 }
 
 static par_msg m;
@@ -550,6 +592,7 @@ static const CU_TestInfo tests[] = {
     {"arena", test_arena},
     {"choose_device", test_choose_device},
     {"diag_policy", test_diag_policy},
+    {"device_time_math", test_device_time_math},
     {"knobs", test_knobs},
     {"replay", test_replay},
     {"large_grid", test_large_grid},
