@@ -257,8 +257,12 @@ static par_status instance_create(vk_ctx *c, int validate, par_msg *msg)
     VkResult r = vkCreateInstance(&ici, NULL, &c->instance);
     if (r != VK_SUCCESS) {
         c->instance = VK_NULL_HANDLE;
-        return par_msgf(msg, PAR_UNSUPPORTED, "no usable Vulkan loader or driver: vkCreateInstance%s: %s",
-                        validate ? " with " VK_VALIDATION_LAYER : "", vk_result_name(r));
+        if (validate)
+            return par_msgf(msg, PAR_ERROR, "validate=1: vkCreateInstance with " VK_VALIDATION_LAYER ", "
+                            VK_EXT_DEBUG_UTILS_EXTENSION_NAME " and " VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME ": %s",
+                            vk_result_name(r));
+        return par_msgf(msg, PAR_UNSUPPORTED, "no usable Vulkan loader or driver: vkCreateInstance: %s",
+                        vk_result_name(r));
     }
     if (validate) {
         PFN_vkCreateDebugUtilsMessengerEXT create =
@@ -313,6 +317,17 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
     return PAR_OK;
 }
 
+/* Chooses device `chosen` of a new instance again, if it is still the device called `name`. */
+static par_status reselect(vk_ctx *c, int chosen, const char *name, par_msg *msg)
+{
+    if (chosen < 0 || chosen >= c->n_phys || strcmp(c->info[chosen].name, name) != 0)
+        return par_msgf(msg, PAR_ERROR, "validate=%d: device %d '%s' is not found again in the new instance",
+                        c->validate, chosen, name);
+    char idx[16];
+    snprintf(idx, sizeof idx, "%d", chosen);
+    return vk_ctx_select(c, idx, msg);
+}
+
 par_status vk_ctx_set_validate(vk_ctx *c, int on, par_msg *msg)
 {
     if (on == c->validate && c->instance) return PAR_OK;
@@ -326,14 +341,13 @@ par_status vk_ctx_set_validate(vk_ctx *c, int on, par_msg *msg)
     snprintf(name, sizeof name, "%s", chosen >= 0 ? c->info[chosen].name : "");
     instance_destroy(c);
     c->chosen = -1;
-    par_status st = instance_create(c, on, msg);
-    if (st != PAR_OK) return st == PAR_UNSUPPORTED ? PAR_ERROR : st;
-    if (chosen < 0 || chosen >= c->n_phys || strcmp(c->info[chosen].name, name) != 0)
-        return par_msgf(msg, PAR_ERROR, "validate=%d: device %d '%s' is not found again in the new instance", on,
-                        chosen, name);
-    char idx[16];
-    snprintf(idx, sizeof idx, "%d", chosen);
-    return vk_ctx_select(c, idx, msg);
+    if (instance_create(c, on, msg) != PAR_OK) {
+        /* Back to an instance without the layer, so that the context stays as it was (the knob still fails). */
+        par_msg ignored;
+        if (on && instance_create(c, 0, &ignored) == PAR_OK) reselect(c, chosen, name, &ignored);
+        return PAR_ERROR;
+    }
+    return reselect(c, chosen, name, msg);
 }
 
 int vk_fault_due(vk_ctx *c)
