@@ -216,6 +216,11 @@ static void test_knobs(void)
     CU_ASSERT_EQUAL(knob(ctx, "precision", "fp16", &m), PAR_UNSUPPORTED);
     CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "fp16"));
     CU_ASSERT_EQUAL(knob(ctx, "threads", "2", &m), PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "timestamps=0|1"));
+    CU_ASSERT_EQUAL(knob(ctx, "timestamps", "yes", &m), PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "not 0 or 1"));
+    CU_ASSERT_EQUAL(knob(ctx, "timestamps", "0", &m), PAR_OK);
+    CU_ASSERT_EQUAL(knob(ctx, "validate", "0", &m), PAR_OK); /* already off: nothing to do */
     be->destroy(ctx);
 }
 

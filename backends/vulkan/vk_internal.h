@@ -59,8 +59,7 @@ typedef struct vk_ctx {
     char diag[1024];
     /* GPU timestamps (timestamps=1, the default): usable when ts_bits > 0 and ts_period > 0. */
     int timestamps;
-    uint32_t ts_bits;           /* timestampValidBits of the queue family (0 also without timestampComputeAndGraphics
-                                 * when the family's bits are 0) */
+    uint32_t ts_bits;           /* timestampValidBits of the queue family; 0: it cannot time */
     float ts_period;            /* nanoseconds per tick (limits.timestampPeriod) */
     /* Device loss: the call that returned VK_ERROR_DEVICE_LOST; "" while the device is fine. Once set, prepare and
      * run refuse with it. */

@@ -40,16 +40,15 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
     vk_ctx *c = ctx;
     if (c->prepared_once || c->device)
         return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
-    if (strcmp(key, "device") == 0) return vk_ctx_select(c, value, msg);
-    if (strcmp(key, "validate") == 0 || strcmp(key, "timestamps") == 0) {
-        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-            return par_msgf(msg, PAR_ERROR, "knob '%s': '%s' is not 0 or 1", key, value);
-        if (key[0] == 't') {
-            c->timestamps = value[0] == '1';
-            return PAR_OK;
-        }
-        return vk_ctx_set_validate(c, value[0] == '1', msg);
+    int on = strcmp(value, "1") == 0;
+    if ((strcmp(key, "validate") == 0 || strcmp(key, "timestamps") == 0) && !on && strcmp(value, "0") != 0)
+        return par_msgf(msg, PAR_ERROR, "knob '%s': '%s' is not 0 or 1", key, value);
+    if (strcmp(key, "validate") == 0) return vk_ctx_set_validate(c, on, msg);
+    if (strcmp(key, "timestamps") == 0) {
+        c->timestamps = on;
+        return PAR_OK;
     }
+    if (strcmp(key, "device") == 0) return vk_ctx_select(c, value, msg);
     if (strcmp(key, "precision") == 0) {
         if (strcmp(value, "fp32") == 0) return PAR_OK;
         if (strcmp(value, "fp16") == 0 || strcmp(value, "fp16_storage") == 0)
