@@ -307,17 +307,13 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
         if (g->values[g->inputs[i]].dtype == PAR_DTYPE_F32 &&
             (st = vk_emit_copy(vg, g->inputs[i], g->n_values + i, msg)) != PAR_OK)
             return st;
-    for (int i = 0; i < vg->n_disp; i++) vg->disp[i].node = -1;
     for (int n = 0; n < g->n_nodes; n++) {
         int first = vg->n_disp;
         if ((st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
         for (int i = first; i < vg->n_disp; i++) vg->disp[i].node = n;
     }
-    for (int i = 0; i < g->n_outputs; i++) {
-        int first = vg->n_disp;
+    for (int i = 0; i < g->n_outputs; i++)
         if ((st = vk_emit_copy(vg, g->n_values + g->n_inputs + i, g->outputs[i], msg)) != PAR_OK) return st;
-        for (int k = first; k < vg->n_disp; k++) vg->disp[k].node = -1;
-    }
 
     if ((st = vk_pools_commit(vg, msg)) != PAR_OK) return st;
     for (int v = 0; v < g->n_values; v++)
@@ -450,10 +446,10 @@ void vk_graph_release(vk_graph *vg)
     }
     free(vg->modules);
     free(vg->module_names);
-    free(vg->group_node);
-    free(vg->ts);
     free(vg->disp);
     for (int t = 0; vg->tensors && t < vg->n_tensors; t++) free(vg->tensors[t].init);
     free(vg->tensors);
+    free(vg->group_node);
+    free(vg->ts);
     free(vg);
 }

@@ -2,8 +2,7 @@
  * vk_internal.h - the vulkan backend's internal types: the context (instance, chosen device, queue), the
  * sub-allocator, the tensors and dispatches of a prepared graph, and the shader table. Shared by vk_device.c,
  * vk_mem.c, vk_graph.c, vk_ops.c and vulkan.c; nothing outside backends/vulkan includes it (tests/test_vulkan.c
- * excepted, for the pure pieces: device choice, arena placement, the NC4HW4 mapping, the message policy; and for
- * the test-only fields of vk_ctx, fail_nth and test_break).
+ * excepted, for the pure pieces: device choice, arena placement, the NC4HW4 mapping).
  */
 #ifndef VK_INTERNAL_H
 #define VK_INTERNAL_H
@@ -43,13 +42,6 @@ typedef struct vk_ctx {
     VkPhysicalDevice phys[VK_MAX_DEVICES];
     vk_devinfo info[VK_MAX_DEVICES];
     int chosen;                 /* index into phys */
-    VkPhysicalDeviceProperties props;
-    VkPhysicalDeviceMemoryProperties memprops;
-    char driver[128];           /* driverName / driverInfo when VK_KHR_driver_properties is there, else "" */
-    uint32_t queue_family;
-    VkDevice device;            /* created at the first prepare, after the knobs */
-    VkQueue queue;
-    int prepared_once;          /* knobs are refused after this */
     /* validate=1 (vk_device.c): the instance has VK_LAYER_KHRONOS_validation and a debug-utils messenger whose
      * callback keeps the first message counted (vk_diag_counts) and how many there were, until diagnostics asks. */
     int validate;
@@ -70,6 +62,13 @@ typedef struct vk_ctx {
     int fail_nth;
     VkResult fail_result;
     unsigned test_break;
+    VkPhysicalDeviceProperties props;
+    VkPhysicalDeviceMemoryProperties memprops;
+    char driver[128];           /* driverName / driverInfo when VK_KHR_driver_properties is there, else "" */
+    uint32_t queue_family;
+    VkDevice device;            /* created at the first prepare, after the knobs */
+    VkQueue queue;
+    int prepared_once;          /* knobs are refused after this */
 } vk_ctx;
 
 /* The planted misuses of test_break. */
@@ -175,7 +174,8 @@ typedef struct vk_dispatch {
     uint32_t groups_x, groups_y;
     VkPipeline pipeline;        /* shared with other dispatches of the same shader and op */
     VkDescriptorSet set;
-    int32_t node;               /* the graph node it computes; -1 an edge conversion (set by vk_graph.c's prepare) */
+    int32_t node;               /* the graph node it computes (set by vk_graph.c's prepare after lowering the node);
+                                 * -1 an edge conversion (vk_new_dispatch's default) */
 } vk_dispatch;
 
 typedef struct vk_graph {
@@ -196,6 +196,8 @@ typedef struct vk_graph {
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
+    const void *const *inputs;  /* bound */
+    void *const *outputs;
     /* Timestamps: query 0 at the start, query k after the k-th run of consecutive dispatches of one node (or of
      * edge conversions): span k is ts[k] - ts[k-1], and group_node[k] its node (-1 for conversions). */
     VkQueryPool qpool;
@@ -203,8 +205,6 @@ typedef struct vk_graph {
     int32_t *group_node;
     uint64_t *ts;
     int ts_valid;               /* the last run's timestamps were read */
-    const void *const *inputs;  /* bound */
-    void *const *outputs;
 } vk_graph;
 
 /* vk_mem.c */

@@ -35,19 +35,24 @@ static void vk_destroy(void *ctx)
     vk_ctx_destroy(ctx);
 }
 
-static par_status vk_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
+/* The switches validate=0|1 and timestamps=0|1 (before the first prepare, like every knob). */
+static par_status set_switch(vk_ctx *c, const char *key, const char *value, par_msg *msg)
 {
-    vk_ctx *c = ctx;
     if (c->prepared_once || c->device)
         return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
     int on = strcmp(value, "1") == 0;
-    if ((strcmp(key, "validate") == 0 || strcmp(key, "timestamps") == 0) && !on && strcmp(value, "0") != 0)
-        return par_msgf(msg, PAR_ERROR, "knob '%s': '%s' is not 0 or 1", key, value);
+    if (!on && strcmp(value, "0") != 0) return par_msgf(msg, PAR_ERROR, "knob '%s': '%s' is not 0 or 1", key, value);
     if (strcmp(key, "validate") == 0) return vk_ctx_set_validate(c, on, msg);
-    if (strcmp(key, "timestamps") == 0) {
-        c->timestamps = on;
-        return PAR_OK;
-    }
+    c->timestamps = on;
+    return PAR_OK;
+}
+
+static par_status vk_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
+{
+    vk_ctx *c = ctx;
+    if (strcmp(key, "validate") == 0 || strcmp(key, "timestamps") == 0) return set_switch(c, key, value, msg);
+    if (c->prepared_once || c->device)
+        return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
     if (strcmp(key, "device") == 0) return vk_ctx_select(c, value, msg);
     if (strcmp(key, "precision") == 0) {
         if (strcmp(value, "fp32") == 0) return PAR_OK;
