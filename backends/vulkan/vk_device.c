@@ -1,9 +1,11 @@
 /*
- * vk_device.c - the vulkan backend's device: the instance (API 1.1; with validate=1 re-created with
- * VK_LAYER_KHRONOS_validation and a debug-utils messenger that collects the layer's defects for diagnostics), the
- * choice of a physical device (the `device` knob, else the first discrete or integrated GPU, else the CPU device,
- * lavapipe) and its timestamp abilities, the logical device with one compute queue, the names of VkResult values for
- * messages, and the bookkeeping of VK_CALL (a lost device; the failures tests plant).
+ * vk_device.c - the vulkan backend's device: the instance (API 1.1), the choice of a physical device (the `device`
+ * knob, else the first discrete or integrated GPU, else the CPU device, lavapipe), the logical device with one
+ * compute queue, and the names of VkResult values for messages.
+ *
+ * Also: the validate knob (the instance re-created with VK_LAYER_KHRONOS_validation and a debug-utils messenger
+ * that collects the layer's defects for diagnostics), the chosen device's timestamp abilities, and the bookkeeping
+ * of VK_CALL (a lost device; the failures tests plant).
  *
  * It never sets VK_ICD_FILENAMES or any other environment (which drivers and layers the loader finds is the user's
  * business), never replaces the instance once a logical device exists, and never creates more than one logical
@@ -317,6 +319,76 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
     return PAR_OK;
 }
 
+par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg)
+{
+    char err[PAR_MSG_LEN];
+    int k = vk_choose_device(c->info, c->n_phys, want, err, sizeof err);
+    if (k < 0) return par_msgf(msg, PAR_ERROR, "%s", err);
+    c->chosen = k;
+    vkGetPhysicalDeviceProperties(c->phys[k], &c->props);
+    vkGetPhysicalDeviceMemoryProperties(c->phys[k], &c->memprops);
+    compute_family(c->phys[k], &c->queue_family);
+    c->ts_bits = 0;
+    c->ts_period = c->props.limits.timestampPeriod;
+    {
+        uint32_t nq = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(c->phys[k], &nq, NULL);
+        VkQueueFamilyProperties *q = nq ? calloc(nq, sizeof *q) : NULL;
+        if (q) {
+            vkGetPhysicalDeviceQueueFamilyProperties(c->phys[k], &nq, q);
+            /* timestampValidBits alone decides for the family: timestampComputeAndGraphics only promises it for
+             * every graphics and compute family at once. */
+            if (c->queue_family < nq) c->ts_bits = q[c->queue_family].timestampValidBits;
+            free(q);
+        }
+    }
+    c->driver[0] = 0;
+    /* The driver's name through VkPhysicalDeviceDriverProperties (core in 1.2), when the device has 1.2. */
+    if (c->props.apiVersion >= VK_API_VERSION_1_2) {
+        VkPhysicalDeviceDriverProperties dp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &dp};
+        vkGetPhysicalDeviceProperties2(c->phys[k], &p2);
+        snprintf(c->driver, sizeof c->driver, "%s %s", dp.driverName, dp.driverInfo);
+    }
+    return PAR_OK;
+}
+
+par_status vk_ctx_open(vk_ctx *c, par_msg *msg)
+{
+    if (c->device) return PAR_OK;
+    float prio = 1.0f;
+    VkDeviceQueueCreateInfo qci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
+        .queueFamilyIndex = c->queue_family,
+        .queueCount = 1,
+        .pQueuePriorities = &prio,
+    };
+    VkDeviceCreateInfo dci = {
+        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .queueCreateInfoCount = 1,
+        .pQueueCreateInfos = &qci,
+    };
+    VkResult r = vkCreateDevice(c->phys[c->chosen], &dci, NULL, &c->device);
+    if (r != VK_SUCCESS) {
+        c->device = VK_NULL_HANDLE;
+        return par_msgf(msg, PAR_UNSUPPORTED, "vkCreateDevice on '%s': %s", c->props.deviceName, vk_result_name(r));
+    }
+    vkGetDeviceQueue(c->device, c->queue_family, 0, &c->queue);
+    return PAR_OK;
+}
+
+void vk_ctx_destroy(vk_ctx *c)
+{
+    if (!c) return;
+    if (c->device) {
+        vkDeviceWaitIdle(c->device);
+        vkDestroyDevice(c->device, NULL);
+    }
+    instance_destroy(c);
+    pthread_mutex_destroy(&c->diag_lock);
+    free(c);
+}
+
 /* Chooses device `chosen` of a new instance again, if it is still the device called `name`. */
 static par_status reselect(vk_ctx *c, int chosen, const char *name, par_msg *msg)
 {
@@ -359,76 +431,4 @@ VkResult vk_note(vk_ctx *c, const char *name, VkResult r)
 {
     if (r == VK_ERROR_DEVICE_LOST && !c->lost[0]) snprintf(c->lost, sizeof c->lost, "%s", name);
     return r;
-}
-
-par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg)
-{
-    char err[PAR_MSG_LEN];
-    int k = vk_choose_device(c->info, c->n_phys, want, err, sizeof err);
-    if (k < 0) return par_msgf(msg, PAR_ERROR, "%s", err);
-    c->chosen = k;
-    vkGetPhysicalDeviceProperties(c->phys[k], &c->props);
-    vkGetPhysicalDeviceMemoryProperties(c->phys[k], &c->memprops);
-    compute_family(c->phys[k], &c->queue_family);
-    c->ts_bits = 0;
-    c->ts_period = c->props.limits.timestampPeriod;
-    {
-        uint32_t nq = 0;
-        vkGetPhysicalDeviceQueueFamilyProperties(c->phys[k], &nq, NULL);
-        VkQueueFamilyProperties *q = nq ? calloc(nq, sizeof *q) : NULL;
-        if (q) {
-            vkGetPhysicalDeviceQueueFamilyProperties(c->phys[k], &nq, q);
-            /* timestampValidBits alone decides for the family: timestampComputeAndGraphics only promises it for
-             * every graphics and compute family at once. */
-            if (c->queue_family < nq) c->ts_bits = q[c->queue_family].timestampValidBits;
-            free(q);
-        }
-    }
-    c->driver[0] = 0;
-    /* The driver's name through VkPhysicalDeviceDriverProperties (core in 1.2), when the device has 1.2. */
-    if (c->props.apiVersion >= VK_API_VERSION_1_2) {
-        VkPhysicalDeviceDriverProperties dp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
-        VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &dp};
-        vkGetPhysicalDeviceProperties2(c->phys[k], &p2);
-        snprintf(c->driver, sizeof c->driver, "%s %s", dp.driverName, dp.driverInfo);
-    }
-    return PAR_OK;
-}
-
-par_status vk_ctx_open(vk_ctx *c, par_msg *msg)
-{
-    if (c->device) return PAR_OK;
-    if (!c->instance || c->chosen < 0)
-        return par_msgf(msg, PAR_ERROR, "vulkan: no instance (the validate knob failed to re-create it)");
-    float prio = 1.0f;
-    VkDeviceQueueCreateInfo qci = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-        .queueFamilyIndex = c->queue_family,
-        .queueCount = 1,
-        .pQueuePriorities = &prio,
-    };
-    VkDeviceCreateInfo dci = {
-        .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
-        .queueCreateInfoCount = 1,
-        .pQueueCreateInfos = &qci,
-    };
-    VkResult r = vkCreateDevice(c->phys[c->chosen], &dci, NULL, &c->device);
-    if (r != VK_SUCCESS) {
-        c->device = VK_NULL_HANDLE;
-        return par_msgf(msg, PAR_UNSUPPORTED, "vkCreateDevice on '%s': %s", c->props.deviceName, vk_result_name(r));
-    }
-    vkGetDeviceQueue(c->device, c->queue_family, 0, &c->queue);
-    return PAR_OK;
-}
-
-void vk_ctx_destroy(vk_ctx *c)
-{
-    if (!c) return;
-    if (c->device) {
-        vkDeviceWaitIdle(c->device);
-        vkDestroyDevice(c->device, NULL);
-    }
-    instance_destroy(c);
-    pthread_mutex_destroy(&c->diag_lock);
-    free(c);
 }

@@ -338,6 +338,8 @@ par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, 
     if (c->lost[0])
         return par_msgf(msg, PAR_ERROR, "prepare: the Vulkan device was lost (VK_ERROR_DEVICE_LOST from %s); this "
                         "context does no more work", c->lost);
+    if (!c->instance || c->chosen < 0)
+        return par_msgf(msg, PAR_ERROR, "prepare: no Vulkan instance (the validate knob failed to re-create it)");
     par_status st = vk_ctx_open(c, msg);
     if (st != PAR_OK) return st;
     vk_graph *vg = calloc(1, sizeof *vg);
