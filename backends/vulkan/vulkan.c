@@ -5,14 +5,14 @@
  * vk_mem.c, the prepared graph vk_graph.c, the op table vk_ops.c, the shaders in shaders/.
  *
  * Knobs (before the first prepare):
+ *   validate=0|1         1: VK_LAYER_KHRONOS_validation on the instance; its errors and validation warnings come
+ *                        back through PAR_PROC_DIAGNOSTICS (the case FAILs). UNSUPPORTED when the layer is missing.
+ *   timestamps=1|0       GPU timestamps around each node's dispatches (PAR_PROC_DEVICE_TIME); 0 records none.
  *   device=auto|N|NAME   the physical device: auto (default) the first discrete or integrated GPU, else the first
  *                        device with a compute queue (lavapipe's "llvmpipe"); N its index in the loader's order;
  *                        NAME a case-insensitive substring of its name.
  *   precision=fp32       the only precision so far (fp16 storage and relaxed fp16 are planned): any other value is
  *                        UNSUPPORTED, naming what is missing.
- *   validate=0|1         1: VK_LAYER_KHRONOS_validation on the instance; its errors and validation warnings come
- *                        back through PAR_PROC_DIAGNOSTICS (the case FAILs). UNSUPPORTED when the layer is missing.
- *   timestamps=1|0       GPU timestamps around each node's dispatches (PAR_PROC_DEVICE_TIME); 0 records none.
  *
  * init returns PAR_UNSUPPORTED with one line when there is no Vulkan loader, no device, or no compute queue.
  */
@@ -65,6 +65,18 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
                     "validate=0|1 and timestamps=0|1)", key);
 }
 
+static size_t vk_diagnostics(void *ctx, void *prepared, char *buf, size_t len)
+{
+    (void)prepared; /* messages belong to the context: the layer does not say which graph a device call served */
+    return vk_ctx_diagnostics(ctx, buf, len);
+}
+
+static int vk_device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes)
+{
+    (void)ctx;
+    return prepared ? vk_graph_device_time(prepared, total_ms, node_ms, n_nodes) : 0;
+}
+
 static size_t vk_describe(void *ctx, char *buf, size_t len)
 {
     const vk_ctx *c = ctx;
@@ -86,26 +98,14 @@ static uint32_t vk_arith_flags(void *ctx)
     return PAR_ARITH_FLUSH_SUBNORMALS;
 }
 
-static size_t vk_diagnostics(void *ctx, void *prepared, char *buf, size_t len)
-{
-    (void)prepared; /* messages belong to the context: the layer does not say which graph a device call served */
-    return vk_ctx_diagnostics(ctx, buf, len);
-}
-
-static int vk_device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes)
-{
-    (void)ctx;
-    return prepared ? vk_graph_device_time(prepared, total_ms, node_ms, n_nodes) : 0;
-}
-
 static void *vk_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
+    if (strcmp(name, PAR_PROC_DIAGNOSTICS) == 0) return (void *)(par_diagnostics_fn)vk_diagnostics;
+    if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0) return (void *)(par_device_time_fn)vk_device_time;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)vk_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)vk_describe;
     if (strcmp(name, PAR_PROC_ARITH_FLAGS) == 0) return (void *)(par_arith_flags_fn)vk_arith_flags;
-    if (strcmp(name, PAR_PROC_DIAGNOSTICS) == 0) return (void *)(par_diagnostics_fn)vk_diagnostics;
-    if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0) return (void *)(par_device_time_fn)vk_device_time;
     return NULL;
 }
 
