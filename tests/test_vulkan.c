@@ -491,6 +491,10 @@ static void test_device_time(void)
     CU_ASSERT_EQUAL_FATAL(be->prepare(ctx, &t.g, &prep, &m), PAR_OK);
     double total = -7, node[4] = {-7, -7, -7, -7};
     CU_ASSERT_EQUAL(dt(ctx, prep, &total, node, 4), 0); /* no run yet */
+    /* The groups: the start, the input's conversion, relu, add, the output's conversion (no node). */
+    const vk_graph *vg = prep;
+    CU_ASSERT_EQUAL_FATAL(vg->n_queries, 5u);
+    CU_ASSERT(vg->group_node[1] == -1 && vg->group_node[2] == 0 && vg->group_node[3] == 1 && vg->group_node[4] == -1);
     CU_ASSERT_EQUAL(be->bind(ctx, prep, ins, outs, &m), PAR_OK);
     for (int round = 0; round < 3; round++) {
         double t0 = par_now_s();
