@@ -179,6 +179,16 @@ int vk_dims4(const par_value *v, int64_t d4[4]);
 /* Appends a dispatch of `total` work items (groups over x, then y beyond maxComputeWorkGroupCount[0]). */
 vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint32_t total, par_msg *msg);
 
+/* Appends a dispatch of `shader` with output tensor o and inputs a, b, c (-1 absent), `total` work items; the dims
+ * and layout bits of o, a, b are filled in. */
+vk_dispatch *vk_emit(vk_graph *vg, const char *shader, int32_t op, int o, int a, int b, int c, int64_t total,
+                     par_msg *msg);
+
+/* vk_ops_tiled.c: the tiled lowerings. Each returns 1 when it lowered the node (its status in *st), 0 when its
+ * conditions do not hold (the caller lowers it the general way). pad: conv2d's explicit [pt, pl, pb, pr]. */
+int vk_lower_conv_tiled(vk_graph *vg, int32_t node, const int64_t pad[4], par_status *st, par_msg *msg);
+int vk_lower_gemm_tiled(vk_graph *vg, int32_t node, int is_linear, par_status *st, par_msg *msg);
+
 /* vk_graph.c */
 par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg);
 par_status vk_graph_bind(vk_graph *vg, const void *const *inputs, void *const *outputs, par_msg *msg);
