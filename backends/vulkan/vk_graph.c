@@ -352,6 +352,7 @@ void vk_graph_release(vk_graph *vg)
     free(vg->modules);
     free(vg->module_names);
     free(vg->disp);
+    free(vg->skip);
     for (int t = 0; vg->tensors && t < vg->n_tensors; t++) free(vg->tensors[t].init);
     free(vg->tensors);
     free(vg);

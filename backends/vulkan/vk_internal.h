@@ -48,6 +48,7 @@ typedef struct vk_ctx {
     VkDevice device;            /* created at the first prepare, after the knobs */
     VkQueue queue;
     int prepared_once;          /* knobs are refused after this */
+    int direct_kernels;         /* knob kernels=direct: no tiled conv2d / linear / matmul shaders */
 } vk_ctx;
 
 par_status vk_ctx_create(vk_ctx **out, par_msg *msg);
@@ -152,6 +153,7 @@ typedef struct vk_graph {
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
+    unsigned char *skip;        /* per node: 1 when an earlier dispatch computes it (vk_ops_tiled.c's fusion) */
     const void *const *inputs;  /* bound */
     void *const *outputs;
 } vk_graph;

@@ -216,6 +216,7 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     const par_node *n = &g->nodes[node];
     int k = find_op(n->op);
     if (k < 0) return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: op '%s' has no shader yet", n->op);
+    if (vg->skip && vg->skip[node]) return PAR_OK; /* fused into an earlier dispatch (vk_ops_tiled.c) */
     int o = n->outputs[0];
     int a = n->inputs[0];
     int b = n->n_inputs > 1 ? n->inputs[1] : -1;

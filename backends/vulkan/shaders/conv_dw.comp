@@ -3,13 +3,14 @@
 // conv_dw.comp - depthwise conv2d (groups == C == O: one filter per channel; any kernel size, stride, padding,
 // dilation): one work item per 4 channels (a vec4, the NC4HW4 block) x RW consecutive output pixels of one row.
 // Each item keeps RW vec4 accumulators, and reads each tap's 4 weights once for its RW pixels; the taps are summed
-// in order (kh, kw) in float, then the bias is added. Lanes of channels >= C (padding of the last block) compute on
+// in order (kh, kw) in float, then the epilogue (bias, folded batch_norm, clamp) applies. Lanes of channels >= C (padding of the last block) compute on
 // whatever the padding holds and are never stored.
 //
 // a: x [N, C, H, W], NC4HW4 (the lowering checks); b: the weights packed at prepare as [ceil(C/4)][KH*KW][4]
-// floats (zeros beyond C); c: bias [C]. od: output dims; ad: input dims. p0 = (KH, KW, sh, sw),
-// p1 = (pt, pl, dh, dw), p2 = (-, has_bias, -, -). Work items: N * ceil(C/4) * OH * ceil(OW/RW) (pc.total).
+// floats (zeros beyond C); c: the bias, or bias, scale, shift [3][C] (epilogue.glsl). od: output dims; ad: input
+// dims. p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw), p2 = (-, epilogue flags, -, -); f0, f1 the clamp. Work items: N * ceil(C/4) * OH * ceil(OW/RW) (pc.total).
 #include "common.glsl"
+#include "epilogue.glsl"
 
 layout(constant_id = 2) const int RW = 4; // output pixels per work item along a row
 
@@ -47,14 +48,21 @@ void main()
             }
         }
     }
-    vec4 bias = vec4(0.0);
+    int flags = pc.p2.y;
     int nl = min(4, C - c4 * 4); // valid lanes
-    if (pc.p2.y != 0)
-        for (int l = 0; l < nl; l++) bias[l] = float(LDC(c4 * 4 + l));
+    vec4 bias = vec4(0.0), scale = vec4(1.0), shift = vec4(0.0);
+    for (int l = 0; l < nl; l++) {
+        int ch = c4 * 4 + l;
+        if ((flags & 1) != 0) bias[l] = float(LDC(ch));
+        if ((flags & 2) != 0) {
+            scale[l] = float(LDC(C + ch));
+            shift[l] = float(LDC(2 * C + ch));
+        }
+    }
     for (int j = 0; j < RW; j++) {
         int ow = ow0 + j;
         if (ow >= OW) break;
-        vec4 v = acc[j] + bias;
+        vec4 v = epilogue(acc[j], bias, scale, shift, flags);
         int oo = (((n * C4 + c4) * OH + oh) * OW + ow) * 4;
         for (int l = 0; l < nl; l++) STO(oo + l, v[l]);
     }

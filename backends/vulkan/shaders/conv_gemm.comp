@@ -15,18 +15,22 @@
 // plain GEMM, k = ci, no bounds or division per element.
 //
 // a: x [N, C, H, W] (either layout); b: the weights packed at prepare as [groups][KP][OP4] floats (KP = K rounded
-// up to TK, OP4 = O/groups rounded up to TO, zeros beyond); c: bias [O]. od: output dims; ad: input dims.
-// p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw), p2 = (groups, has_bias, K, OP4), p3 in bd = (KP, -, -, -).
+// up to TK, OP4 = O/groups rounded up to TO, zeros beyond); c: see p2. od: output dims; ad: input dims.
+// p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw), p2 = (groups, epilogue flags, K, OP4), bd.x = KP; f0, f1 the
+// clamp; c: the bias, or bias, scale, shift [3][O] (epilogue.glsl).
 // Workgroups: x over pixel tiles, y over (group, channel tile): y = g * ceil(OP4 / TO) + tile.
 #include "common.glsl"
+#include "epilogue.glsl"
 
 layout(constant_id = 2) const int TK = 16; // K rows per shared tile
 
 const int TO = 32; // output channels per workgroup (8 invocation rows x 4)
 const int TP = 32; // pixels per workgroup (8 invocation columns x 4, strided by 8)
 
-shared float ws[TK * TO];
-shared float xs[TK * TP];
+// Row r of the weight tile: 8 vec4 (channels 4i..4i+3); of the input tile: 8 vec4, vec4 i holding pixels
+// i, i + 8, i + 16, i + 24 (an invocation's 4 pixels): one shared load per operand and row.
+shared vec4 ws[TK * TO / 4];
+shared vec4 xs[TK * TP / 4];
 
 void main()
 {
@@ -63,7 +67,7 @@ void main()
     for (int k0 = 0; k0 < KP; k0 += TK) {
         for (int r = lk; r < TK; r += 2) {
             int k = k0 + r;
-            ws[r * TO + lp] = float(LDB(wbase + k * OP4 + lp));
+            ws[r * 8 + (lp >> 2)][lp & 3] = float(LDB(wbase + k * OP4 + lp));
             float x = 0.0;
             if (pvalid && k < K) {
                 if (OP == 1) {
@@ -76,32 +80,39 @@ void main()
                         x = float(LDA(off(pc.ad, a_nc4(), ivec4(pn, cbase + ci, ih, iw))));
                 }
             }
-            xs[r * TP + lp] = x;
+            xs[r * 8 + (lp & 7)][lp >> 3] = x;
         }
         barrier();
         for (int r = 0; r < TK; r++) {
-            vec4 w = vec4(ws[r * TO + ty * 4], ws[r * TO + ty * 4 + 1], ws[r * TO + ty * 4 + 2],
-                          ws[r * TO + ty * 4 + 3]);
-            acc0 += w * xs[r * TP + tx];
-            acc1 += w * xs[r * TP + tx + 8];
-            acc2 += w * xs[r * TP + tx + 16];
-            acc3 += w * xs[r * TP + tx + 24];
+            vec4 w = ws[r * 8 + ty], x = xs[r * 8 + tx];
+            acc0 += w * x.x;
+            acc1 += w * x.y;
+            acc2 += w * x.z;
+            acc3 += w * x.w;
         }
         barrier();
     }
 
-    vec4 bias = vec4(0.0);
+    // Epilogue (vk_ops_tiled.c): flags p2.y: 1 bias c[o], 2 scale c[O + o] and shift c[2 O + o], 4 clamp [f0, f1].
+    int flags = pc.p2.y, O = pc.od.y;
     int oc = o0 + ty * 4; // first of this invocation's 4 channels within the group
-    if (pc.p2.y != 0)
-        for (int l = 0; l < 4; l++)
-            if (oc + l < og) bias[l] = float(LDC(g * og + oc + l));
+    vec4 bias = vec4(0.0), scale = vec4(1.0), shift = vec4(0.0);
+    for (int l = 0; l < 4; l++) {
+        int ch = g * og + oc + l;
+        if (oc + l >= og) break;
+        if ((flags & 1) != 0) bias[l] = float(LDC(ch));
+        if ((flags & 2) != 0) {
+            scale[l] = float(LDC(O + ch));
+            shift[l] = float(LDC(2 * O + ch));
+        }
+    }
     vec4 accs[4] = vec4[4](acc0, acc1, acc2, acc3);
     for (int j = 0; j < 4; j++) {
         int q = p0 + tx + 8 * j;
         if (q >= P) continue;
         int ow = q % OW, t = q / OW;
         int oh = t % OH, n = t / OH;
-        vec4 v = accs[j] + bias;
+        vec4 v = epilogue(accs[j], bias, scale, shift, flags);
         for (int l = 0; l < 4; l++)
             if (oc + l < og) STO(off(pc.od, out_nc4(), ivec4(n, g * og + oc + l, oh, ow)), v[l]);
     }
