@@ -18,6 +18,7 @@
 #define VK_MAX_SLOTS 4          /* storage buffers per dispatch: 0 output, 1..3 inputs */
 #define VK_BLOCK_BYTES (64u << 20) /* one VkDeviceMemory block of the sub-allocator (larger tensors get their own) */
 #define VK_MAX_DEVICES 16
+#define VK_MAX_SPEC 2           /* specialization constants a dispatch may set beyond 0 (workgroup) and 1 (OP) */
 
 /* ---- Device choice (pure; vk_device.c) ---- */
 typedef struct vk_devinfo {
@@ -128,6 +129,7 @@ typedef struct vk_tensor {
 typedef struct vk_dispatch {
     const char *shader;         /* name in the shader table */
     int32_t op;                 /* specialization constant 1 */
+    uint32_t spec[VK_MAX_SPEC]; /* specialization constants 2, 3, ... (tile sizes); 0: the shader's default */
     int slot[VK_MAX_SLOTS];     /* tensor indices; -1 unused */
     vk_push pc;
     uint32_t groups_x, groups_y;

@@ -19,11 +19,12 @@
 
 #include "vk_internal.h"
 
-/* Must equal the shaders' tile constants: conv_gemm.comp and gemm.comp (TO = TP = TM = TN = 32, TK the default
- * of specialization constant 2). */
+/* The tile sizes. TILE_MN must equal the shaders' constants (conv_gemm.comp TO, TP; gemm.comp TM, TN); the others
+ * are set as specialization constant 2 of each dispatch: TILE_K (TK of conv_gemm.comp and gemm.comp; conv_gemm's
+ * weights are packed to a multiple of it) and DW_RW (RW of conv_dw.comp). */
 #define TILE_MN 32
 #define TILE_K 16
-#define DW_RW 4 /* conv_dw.comp's RW: output pixels per work item */
+#define DW_RW 4
 
 static int64_t round_up(int64_t x, int64_t m)
 {
@@ -45,6 +46,7 @@ static vk_dispatch *tiled_dispatch(vk_graph *vg, const char *shader, int32_t op,
     if (!d) return NULL;
     d->groups_x = gx;
     d->groups_y = gy;
+    d->spec[0] = TILE_K;
     return d;
 }
 
@@ -202,6 +204,7 @@ static par_status lower_dw(vk_graph *vg, const par_node *n, const int64_t pad[4]
     int64_t items = od[0] * C4 * od[2] * ((od[3] + DW_RW - 1) / DW_RW);
     vk_dispatch *d = vk_emit(vg, "conv_dw", 0, e.out, a, tw, e.c >= 0 ? e.c : a, items, msg);
     if (!d) return PAR_ERROR;
+    d->spec[0] = DW_RW;
     conv_params(d, n, pad, KH, KW);
     set_epilogue(d, &e);
     return PAR_OK;
