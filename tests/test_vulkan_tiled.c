@@ -5,12 +5,14 @@
  * which shaders the prepared graph dispatches (the tiled one, the fused nodes absent), so a silent fallback to the
  * general shaders fails. Edge cases: channel counts not multiples of 4 (NC4HW4 padding lanes), K not a multiple of
  * the K tile, groups, stride and dilation, batch > 1, broadcast matmul batches, a NaN through a fused clamp, and a
- * conv whose output is also a graph output (no fusion). Skipped, never passed, without a Vulkan device.
+ * conv whose output is also a graph output (no fusion); and MobileNetV2's prepared graph (one dispatch per conv, every
+ * batch_norm and relu6 absorbed). Skipped, never passed, without a Vulkan device.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/case.h"
 #include "tmain.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -341,12 +343,53 @@ static void test_gemm(void)
     be->destroy(ctx);
 }
 
+/* MobileNetV2 (cases/models): every conv2d takes a tiled shader and absorbs its batch_norm and relu6, so the
+ * prepared graph has one dispatch per conv plus the 10 adds, global_avg_pool2d, flatten, linear and the two edge
+ * copies; and kernels=direct keeps every node. Prepare only (the model's numerics are `parity run`'s job). */
+static void test_mobilenet_v2_dispatches(void)
+{
+    const par_backend *be = par_backend_vulkan();
+    void *ctx = NULL;
+    if (be->init(&ctx, &m) != PAR_OK) PAR_TEST_SKIP(m.text);
+    par_case *c = par_case_load(PAR_SOURCE_DIR "/cases/models/mobilenet_v2.json", &m);
+    CU_ASSERT_PTR_NOT_NULL(c);
+    if (c) {
+        const par_graph_desc *g = par_graph_desc_of(c->graph);
+        CU_ASSERT_EQUAL(g->n_nodes, 152); /* 52 conv2d, 52 batch_norm, 35 relu6, 10 add, gap, flatten, linear */
+        void *prep = NULL;
+        CU_ASSERT_EQUAL(be->prepare(ctx, g, &prep, &m), PAR_OK);
+        if (prep) {
+            CU_ASSERT_EQUAL(count_shader(prep, "conv_gemm") + count_shader(prep, "conv_dw"), 52);
+            CU_ASSERT_EQUAL(count_shader(prep, "conv_dw"), 17);
+            CU_ASSERT_EQUAL(count_shader(prep, "gemm"), 1);
+            CU_ASSERT_EQUAL(((vk_graph *)prep)->n_disp, 52 + 10 + 3 + 2);
+            be->release(ctx, prep);
+        }
+    }
+    be->destroy(ctx);
+    ctx = NULL;
+    if (c && be->init(&ctx, &m) == PAR_OK) {
+        par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+        CU_ASSERT_EQUAL(knob(ctx, "kernels", "direct", &m), PAR_OK);
+        void *prep = NULL;
+        CU_ASSERT_EQUAL(be->prepare(ctx, par_graph_desc_of(c->graph), &prep, &m), PAR_OK);
+        if (prep) {
+            CU_ASSERT_EQUAL(count_shader(prep, "conv2d"), 52);
+            CU_ASSERT_EQUAL(((vk_graph *)prep)->n_disp, 152 + 2);
+            be->release(ctx, prep);
+        }
+        be->destroy(ctx);
+    }
+    par_case_destroy(c);
+}
+
 static const CU_TestInfo tests[] = {
     {"conv_gemm_fused", test_conv_gemm_fused},
     {"conv_dw_fused", test_conv_dw_fused},
     {"pointwise_unfused", test_pointwise_unfused},
     {"pointwise_direct", test_pointwise_direct},
     {"gemm", test_gemm},
+    {"mobilenet_v2_dispatches", test_mobilenet_v2_dispatches},
     CU_TEST_INFO_NULL,
 };
 #else
