@@ -271,8 +271,11 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
         if (g->values[g->inputs[i]].dtype == PAR_DTYPE_F32 &&
             (st = vk_emit_copy(vg, g->inputs[i], g->n_values + i, msg)) != PAR_OK)
             return st;
-    for (int n = 0; n < g->n_nodes; n++)
-        if ((st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
+    for (int n = 0; n < g->n_nodes; n++) {
+        int done = 0; /* lowered (or absorbed) by the tiled lowerings; else the op table's general one */
+        if ((st = vk_lower_tiled(vg, n, &done, msg)) != PAR_OK) return st;
+        if (!done && (st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
+    }
     for (int i = 0; i < g->n_outputs; i++)
         if ((st = vk_emit_copy(vg, g->n_values + g->n_inputs + i, g->outputs[i], msg)) != PAR_OK) return st;
 

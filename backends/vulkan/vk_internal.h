@@ -188,10 +188,14 @@ vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint3
 vk_dispatch *vk_emit(vk_graph *vg, const char *shader, int32_t op, int o, int a, int b, int c, int64_t total,
                      par_msg *msg);
 
-/* vk_ops_tiled.c: the tiled lowerings. Each returns 1 when it lowered the node (its status in *st), 0 when its
- * conditions do not hold (the caller lowers it the general way). pad: conv2d's explicit [pt, pl, pb, pr]. */
-int vk_lower_conv_tiled(vk_graph *vg, int32_t node, const int64_t pad[4], par_status *st, par_msg *msg);
-int vk_lower_gemm_tiled(vk_graph *vg, int32_t node, int is_linear, par_status *st, par_msg *msg);
+/* conv2d's explicit padding [pt, pl, pb, pr] from its pad_mode (same and valid as NNAPI). */
+void vk_conv_padding(const par_node *n, const int64_t in[4], const int64_t out[4], int64_t kh, int64_t kw,
+                     int64_t pad[4]);
+
+/* vk_ops_tiled.c: the tiled lowerings of conv2d, linear and matmul, and the nodes a conv absorbed. Sets *done to 1
+ * when it appended the node's dispatches or the node was absorbed by an earlier one (vg->skip), to 0 when the
+ * node is not its own or its conditions do not hold (vk_op_lower then lowers it the general way). */
+par_status vk_lower_tiled(vk_graph *vg, int32_t node, int *done, par_msg *msg);
 
 /* vk_graph.c */
 par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg);

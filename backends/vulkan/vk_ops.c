@@ -216,7 +216,6 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     const par_node *n = &g->nodes[node];
     int k = find_op(n->op);
     if (k < 0) return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: op '%s' has no shader yet", n->op);
-    if (vg->skip && vg->skip[node]) return PAR_OK; /* fused into an earlier dispatch (vk_ops_tiled.c) */
     int o = n->outputs[0];
     int a = n->inputs[0];
     int b = n->n_inputs > 1 ? n->inputs[1] : -1;
@@ -420,15 +419,11 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     case K_ADAPTIVE:
         return emit(vg, "pool", OPS[k].code, o, a, -1, -1, total, msg) ? PAR_OK : PAR_ERROR;
     case K_CONV: {
+        d = emit(vg, "conv2d", 0, o, a, b, c >= 0 ? c : a, total, msg);
+        if (!d) return PAR_ERROR;
         int64_t pad[4];
         const int64_t *wd = T[b].d4;
         conv_padding(n, T[a].d4, T[o].d4, wd[2], wd[3], pad);
-        par_status tst;
-        if (vk_lower_conv_tiled(vg, node, pad, &tst, msg)) return tst;
-        T = vg->tensors;
-        wd = T[b].d4;
-        d = emit(vg, "conv2d", 0, o, a, b, c >= 0 ? c : a, total, msg);
-        if (!d) return PAR_ERROR;
         int32_t p0[4] = {(int32_t)wd[2], (int32_t)wd[3], (int32_t)par_attr_ints_at(n, "stride", 0, 1),
                          (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
         int32_t p1[4] = {(int32_t)pad[0], (int32_t)pad[1], (int32_t)par_attr_ints_at(n, "dilation", 0, 1),
@@ -441,9 +436,6 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     }
     case K_LINEAR:
     case K_MATMUL: {
-        par_status tst;
-        if (vk_lower_gemm_tiled(vg, node, OPS[k].kind == K_LINEAR, &tst, msg)) return tst;
-        T = vg->tensors;
         d = emit(vg, "matmul", OPS[k].code, o, a, b, c >= 0 ? c : a, total, msg);
         if (!d) return PAR_ERROR;
         d->pc.p0[0] = (int32_t)T[a].d4[3];
@@ -495,4 +487,10 @@ vk_dispatch *vk_emit(vk_graph *vg, const char *shader, int32_t op, int o, int a,
                      par_msg *msg)
 {
     return emit(vg, shader, op, o, a, b, c, total, msg);
+}
+
+void vk_conv_padding(const par_node *n, const int64_t in[4], const int64_t out[4], int64_t kh, int64_t kw,
+                     int64_t pad[4])
+{
+    conv_padding(n, in, out, kh, kw, pad);
 }

@@ -1,8 +1,9 @@
 /*
  * vk_ops_tiled.c - the vulkan backend's fast lowerings of conv2d, linear and matmul: the tiled shaders
  * (shaders/conv_gemm.comp, conv_dw.comp, gemm.comp) when their conditions hold, with the weights repacked at
- * prepare into the layout each shader reads (as XNNPACK packs its weights). vk_ops.c asks here first and falls back
- * to the general one-work-item-per-output shaders (conv2d.comp, matmul.comp) when a function answers 0.
+ * prepare into the layout each shader reads (as XNNPACK packs its weights). vk_graph.c asks here first for every
+ * node (vk_lower_tiled); a node this file does not take is lowered by vk_ops.c's op table, with the general
+ * one-work-item-per-output shaders (conv2d.comp, matmul.comp) for conv2d, linear and matmul.
  *
  * Conditions: the weights of conv2d are a constant (they are packed); depthwise (groups == C == O) needs an
  * NC4HW4 input (a node output or graph input, not a constant); a grouped conv that is not depthwise takes the GEMM
@@ -248,7 +249,7 @@ static par_status lower_gemm(vk_graph *vg, const par_node *n, const int64_t pad[
     return PAR_OK;
 }
 
-int vk_lower_conv_tiled(vk_graph *vg, int32_t node, const int64_t pad[4], par_status *st, par_msg *msg)
+static int conv_tiled(vk_graph *vg, int32_t node, par_status *st, par_msg *msg)
 {
     const par_graph_desc *g = vg->g;
     const par_node *n = &g->nodes[node];
@@ -260,6 +261,8 @@ int vk_lower_conv_tiled(vk_graph *vg, int32_t node, const int64_t pad[4], par_st
     const int64_t *xd = vg->tensors[a].d4, *od = vg->tensors[o].d4;
     int64_t C = xd[1], O = od[1];
     if (groups < 1 || C % groups != 0 || O % groups != 0) return 0;
+    int64_t pad[4];
+    vk_conv_padding(n, xd, od, w->dims[2], w->dims[3], pad);
     if (groups == C && O == C && vg->tensors[a].nc4 && vg->tensors[o].nc4) {
         int64_t items = od[0] * ((C + 3) / 4) * od[2] * ((od[3] + DW_RW - 1) / DW_RW);
         if (items > INT32_MAX) return 0;
@@ -274,7 +277,7 @@ int vk_lower_conv_tiled(vk_graph *vg, int32_t node, const int64_t pad[4], par_st
     return 1;
 }
 
-int vk_lower_gemm_tiled(vk_graph *vg, int32_t node, int is_linear, par_status *st, par_msg *msg)
+static int gemm_tiled(vk_graph *vg, int32_t node, int is_linear, par_status *st, par_msg *msg)
 {
     const par_graph_desc *g = vg->g;
     const par_node *n = &g->nodes[node];
@@ -298,4 +301,18 @@ int vk_lower_gemm_tiled(vk_graph *vg, int32_t node, int is_linear, par_status *s
     d->pc.p0[2] = (int32_t)rows;
     *st = PAR_OK;
     return 1;
+}
+
+par_status vk_lower_tiled(vk_graph *vg, int32_t node, int *done, par_msg *msg)
+{
+    const par_node *n = &vg->g->nodes[node];
+    par_status st = PAR_OK;
+    *done = 1;
+    if (vg->skip && vg->skip[node]) return PAR_OK; /* absorbed by an earlier conv's epilogue */
+    if (strcmp(n->op, "conv2d") == 0 && conv_tiled(vg, node, &st, msg)) return st;
+    if ((strcmp(n->op, "linear") == 0 || strcmp(n->op, "matmul") == 0) &&
+        gemm_tiled(vg, node, strcmp(n->op, "linear") == 0, &st, msg))
+        return st;
+    *done = 0;
+    return PAR_OK;
 }
