@@ -39,6 +39,13 @@ static int grid_fits(const vk_graph *vg, int64_t gx, int64_t gy)
     return gx >= 1 && gy >= 1 && gx <= (int64_t)max[0] && gy <= (int64_t)max[1];
 }
 
+/* Whether packed weights of n floats (padding included) fit one storage buffer and 32-bit indexing; the general
+ * shader reads the unpacked weights when they do not. */
+static int packed_fits(const vk_graph *vg, int64_t n)
+{
+    return n <= INT32_MAX / 4 && (uint64_t)n * 4 <= vg->ctx->props.limits.maxStorageBufferRange;
+}
+
 /* A dispatch with explicit workgroup counts (vk_new_dispatch sizes it for `total` items; the tiled shaders count
  * workgroups, not items). */
 static vk_dispatch *tiled_dispatch(vk_graph *vg, const char *shader, int32_t op, int o, int a, int b, int c,
@@ -264,16 +271,17 @@ static int conv_tiled(vk_graph *vg, int32_t node, par_status *st, par_msg *msg)
     if (groups < 1 || C % groups != 0 || O % groups != 0) return 0;
     int64_t pad[4];
     vk_conv_padding(n, xd, od, w->dims[2], w->dims[3], pad);
+    int64_t taps = w->dims[2] * w->dims[3], K = w->dims[1] * taps;
     if (groups == C && O == C && vg->tensors[a].nc4 && vg->tensors[o].nc4) {
         int64_t items = od[0] * ((C + 3) / 4) * od[2] * ((od[3] + DW_RW - 1) / DW_RW);
-        if (items > INT32_MAX) return 0;
+        if (items > INT32_MAX || !packed_fits(vg, (C + 3) / 4 * 4 * taps)) return 0;
         *st = lower_dw(vg, n, pad, msg);
         return 1;
     }
     int64_t og = O / groups;
     if (groups > 1 && og < 8) return 0;
     int64_t gx = (od[0] * od[2] * od[3] + TILE_MN - 1) / TILE_MN, gy = groups * (round_up(og, TILE_MN) / TILE_MN);
-    if (!grid_fits(vg, gx, gy)) return 0;
+    if (!grid_fits(vg, gx, gy) || !packed_fits(vg, groups * round_up(K, TILE_K) * round_up(og, TILE_MN))) return 0;
     *st = lower_gemm(vg, n, pad, gx, gy, msg);
     return 1;
 }
