@@ -23,6 +23,9 @@ $(VK_GEN)/%.spv: backends/vulkan/shaders/%.comp backends/vulkan/shaders/common.g
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,GLSLC,$@)$(GLSLC) --target-env=vulkan1.1 -O $< -o $@ && $(SPIRV_VAL) --target-env vulkan1.1 $@
 
+# Every shader is rebuilt when any included .glsl changes (common.glsl, epilogue.glsl).
+$(VK_SHADER_NAMES:%=$(VK_GEN)/%.spv): $(wildcard backends/vulkan/shaders/*.glsl)
+
 $(VK_GEN)/%.spv.inc: $(VK_GEN)/%.spv backends/vulkan/shaders/%.comp
 	$(Q)$(GLSLC) --target-env=vulkan1.1 -O -mfmt=c backends/vulkan/shaders/$*.comp -o $@
 

@@ -63,14 +63,25 @@ static par_status create_pipelines(vk_graph *vg, par_msg *msg)
     for (int i = 0; i < vg->n_disp; i++) {
         vk_dispatch *d = &vg->disp[i];
         for (int j = 0; j < i && !d->pipeline; j++)
-            if (strcmp(vg->disp[j].shader, d->shader) == 0 && vg->disp[j].op == d->op) d->pipeline = vg->disp[j].pipeline;
+            if (strcmp(vg->disp[j].shader, d->shader) == 0 && vg->disp[j].op == d->op &&
+                memcmp(vg->disp[j].spec, d->spec, sizeof d->spec) == 0)
+                d->pipeline = vg->disp[j].pipeline;
         if (d->pipeline) continue;
         VkShaderModule mod;
         par_status st = module_of(vg, d->shader, &mod, msg);
         if (st != PAR_OK) return st;
-        uint32_t spec_data[2] = {VK_WG_SIZE, (uint32_t)d->op};
-        VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
-        VkSpecializationInfo spec = {2, entries, sizeof spec_data, spec_data};
+        /* Constants 0 (workgroup size) and 1 (OP), then 2.. those the dispatch sets (tile sizes; 0 keeps the
+         * shader's default). */
+        uint32_t spec_data[2 + VK_MAX_SPEC] = {VK_WG_SIZE, (uint32_t)d->op};
+        VkSpecializationMapEntry entries[2 + VK_MAX_SPEC] = {{0, 0, 4}, {1, 4, 4}};
+        uint32_t n_spec = 2;
+        for (uint32_t k = 0; k < VK_MAX_SPEC; k++)
+            if (d->spec[k]) {
+                spec_data[n_spec] = d->spec[k];
+                entries[n_spec] = (VkSpecializationMapEntry){2 + k, 4 * n_spec, 4};
+                n_spec++;
+            }
+        VkSpecializationInfo spec = {n_spec, entries, 4 * n_spec, spec_data};
         VkComputePipelineCreateInfo ci = {
             .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
             .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
@@ -309,7 +320,9 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
             return st;
     for (int n = 0; n < g->n_nodes; n++) {
         int first = vg->n_disp;
-        if ((st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
+        int done = 0; /* lowered (or absorbed) by the tiled lowerings; else the op table's general one */
+        if ((st = vk_lower_tiled(vg, n, &done, msg)) != PAR_OK) return st;
+        if (!done && (st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
         for (int i = first; i < vg->n_disp; i++) vg->disp[i].node = n;
     }
     for (int i = 0; i < g->n_outputs; i++)
@@ -449,6 +462,7 @@ void vk_graph_release(vk_graph *vg)
     free(vg->modules);
     free(vg->module_names);
     free(vg->disp);
+    free(vg->skip);
     for (int t = 0; vg->tensors && t < vg->n_tensors; t++) free(vg->tensors[t].init);
     free(vg->tensors);
     free(vg->group_node);

@@ -19,6 +19,7 @@
 #define VK_MAX_SLOTS 4          /* storage buffers per dispatch: 0 output, 1..3 inputs */
 #define VK_BLOCK_BYTES (64u << 20) /* one VkDeviceMemory block of the sub-allocator (larger tensors get their own) */
 #define VK_MAX_DEVICES 16
+#define VK_MAX_SPEC 2           /* specialization constants a dispatch may set beyond 0 (workgroup) and 1 (OP) */
 
 /* ---- Device choice (pure; vk_device.c) ---- */
 typedef struct vk_devinfo {
@@ -69,6 +70,7 @@ typedef struct vk_ctx {
     VkDevice device;            /* created at the first prepare, after the knobs */
     VkQueue queue;
     int prepared_once;          /* knobs are refused after this */
+    int direct_kernels;         /* knob kernels=direct: no tiled conv2d / linear / matmul shaders */
 } vk_ctx;
 
 /* The planted misuses of test_break. */
@@ -169,6 +171,7 @@ typedef struct vk_tensor {
 typedef struct vk_dispatch {
     const char *shader;         /* name in the shader table */
     int32_t op;                 /* specialization constant 1 */
+    uint32_t spec[VK_MAX_SPEC]; /* specialization constants 2, 3, ... (tile sizes); 0: the shader's default */
     int slot[VK_MAX_SLOTS];     /* tensor indices; -1 unused */
     vk_push pc;
     uint32_t groups_x, groups_y;
@@ -196,6 +199,7 @@ typedef struct vk_graph {
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
+    unsigned char *skip;        /* per node: 1 when an earlier dispatch computes it (vk_ops_tiled.c's fusion) */
     const void *const *inputs;  /* bound */
     void *const *outputs;
     /* Timestamps: query 0 at the start, query k after the k-th run of consecutive dispatches of one node (or of
@@ -229,6 +233,20 @@ par_status vk_emit_copy(vk_graph *vg, int dst, int src, par_msg *msg);
 int vk_dims4(const par_value *v, int64_t d4[4]);
 /* Appends a dispatch of `total` work items (groups over x, then y beyond maxComputeWorkGroupCount[0]). */
 vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint32_t total, par_msg *msg);
+
+/* Appends a dispatch of `shader` with output tensor o and inputs a, b, c (-1 absent), `total` work items; the dims
+ * and layout bits of o, a, b are filled in. */
+vk_dispatch *vk_emit(vk_graph *vg, const char *shader, int32_t op, int o, int a, int b, int c, int64_t total,
+                     par_msg *msg);
+
+/* conv2d's explicit padding [pt, pl, pb, pr] from its pad_mode (same and valid as NNAPI). */
+void vk_conv_padding(const par_node *n, const int64_t in[4], const int64_t out[4], int64_t kh, int64_t kw,
+                     int64_t pad[4]);
+
+/* vk_ops_tiled.c: the tiled lowerings of conv2d, linear and matmul, and the nodes a conv absorbed. Sets *done to 1
+ * when it appended the node's dispatches or the node was absorbed by an earlier one (vg->skip), to 0 when the
+ * node is not its own or its conditions do not hold (vk_op_lower then lowers it the general way). */
+par_status vk_lower_tiled(vk_graph *vg, int32_t node, int *done, par_msg *msg);
 
 /* vk_graph.c */
 par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg);

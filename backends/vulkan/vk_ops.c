@@ -483,3 +483,15 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     }
     return par_msgf(msg, PAR_ERROR, "vulkan: internal: op '%s' has no lowering", n->op);
 }
+
+vk_dispatch *vk_emit(vk_graph *vg, const char *shader, int32_t op, int o, int a, int b, int c, int64_t total,
+                     par_msg *msg)
+{
+    return emit(vg, shader, op, o, a, b, c, total, msg);
+}
+
+void vk_conv_padding(const par_node *n, const int64_t in[4], const int64_t out[4], int64_t kh, int64_t kw,
+                     int64_t pad[4])
+{
+    conv_padding(n, in, out, kh, kw, pad);
+}

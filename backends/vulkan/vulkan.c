@@ -13,6 +13,8 @@
  *                        NAME a case-insensitive substring of its name.
  *   precision=fp32       the only precision so far (fp16 storage and relaxed fp16 are planned): any other value is
  *                        UNSUPPORTED, naming what is missing.
+ *   kernels=tiled|direct the conv2d / linear / matmul shaders: tiled (default; vk_ops_tiled.c, where their
+ *                        conditions hold) or direct (the general one-work-item-per-output shaders only).
  *
  * init returns PAR_UNSUPPORTED with one line when there is no Vulkan loader, no device, or no compute queue.
  */
@@ -61,8 +63,14 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
                             "fp16 shaders (16-bit storage, relaxed arithmetic) are not implemented yet; only fp32");
         return par_msgf(msg, PAR_UNSUPPORTED, "'%s' is not a precision (only fp32 is implemented)", value);
     }
+    if (strcmp(key, "kernels") == 0) {
+        if (strcmp(value, "tiled") != 0 && strcmp(value, "direct") != 0)
+            return par_msgf(msg, PAR_ERROR, "knob 'kernels': '%s' is not tiled or direct", value);
+        c->direct_kernels = strcmp(value, "direct") == 0;
+        return PAR_OK;
+    }
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the vulkan backend has device=auto|N|NAME, precision=fp32, "
-                    "validate=0|1 and timestamps=0|1)", key);
+                    "kernels=tiled|direct, validate=0|1 and timestamps=0|1)", key);
 }
 
 static size_t vk_diagnostics(void *ctx, void *prepared, char *buf, size_t len)
