@@ -1,9 +1,11 @@
 /*
  * test_vulkan.c - the vulkan backend's own pieces: the NC4HW4 index mapping (hand-computed offsets, and every
  * logical element at a distinct slot), the sub-allocator's placement (offsets, alignment, block sizes), the choice
- * of a physical device (auto, index, name; the errors), and on a real device: the knobs and describe, and one
- * prepared graph (relu then a broadcast add, C = 5 so NC4HW4 has padding) replayed with two different inputs, and
- * a dispatch larger than one row of workgroups over a tensor larger than one memory block.
+ * of a physical device (auto, index, name; the errors), the precision modes (names, arith, the feature each needs)
+ * and the host's f32 -> f16 rounding (hand-computed bit patterns), and on a real device: the knobs and describe,
+ * and one prepared graph (relu then a broadcast add, C = 5 so NC4HW4 has padding) replayed with two different
+ * inputs in each precision mode (the mode's arith declared; a value f16 cannot hold shows the storage), and a
+ * dispatch larger than one row of workgroups over a tensor larger than one memory block.
  * The device tests are skipped, never passed, when there is no Vulkan device (or the backend is not built).
  */
 #include <math.h>
@@ -118,6 +120,64 @@ static void test_choose_device(void)
     CU_ASSERT_EQUAL(vk_choose_device(two, 0, NULL, err, sizeof err), -1);
 }
 
+/* Bit patterns by hand from IEEE binary16: sign, 5 exponent bits (bias 15), 10 fraction bits. */
+static void test_f16_bits(void)
+{
+    CU_ASSERT_EQUAL(vk_f16_bits(1.0f), 0x3c00);
+    CU_ASSERT_EQUAL(vk_f16_bits(-2.0f), 0xc000);
+    CU_ASSERT_EQUAL(vk_f16_bits(0.0f), 0x0000);
+    CU_ASSERT_EQUAL(vk_f16_bits(-0.0f), 0x8000);
+    CU_ASSERT_EQUAL(vk_f16_bits(0.1f), 0x2e66);            /* 0.0999755859375, the nearest */
+    CU_ASSERT_EQUAL(vk_f16_bits(1.0f + 0x1p-11f), 0x3c00); /* a tie: to the even 1.0 */
+    CU_ASSERT_EQUAL(vk_f16_bits(1.0f + 3 * 0x1p-11f), 0x3c02); /* a tie: to the even 1 + 2^-9 */
+    CU_ASSERT_EQUAL(vk_f16_bits(1.0f + 0x1p-11f + 0x1p-20f), 0x3c01); /* just above the tie: up */
+    CU_ASSERT_EQUAL(vk_f16_bits(2049.0f), 0x6800);         /* 2048: spacing 2 there, a tie to even */
+    CU_ASSERT_EQUAL(vk_f16_bits(2051.0f), 0x6802);         /* 2052: a tie to even, upwards */
+    CU_ASSERT_EQUAL(vk_f16_bits(65504.0f), 0x7bff);        /* the largest finite */
+    CU_ASSERT_EQUAL(vk_f16_bits(65519.996f), 0x7bff);      /* below the midpoint 65520 */
+    CU_ASSERT_EQUAL(vk_f16_bits(65520.0f), 0x7c00);        /* the midpoint: Inf, as IEEE rounding gives */
+    CU_ASSERT_EQUAL(vk_f16_bits(-1e6f), 0xfc00);
+    CU_ASSERT_EQUAL(vk_f16_bits(INFINITY), 0x7c00);
+    CU_ASSERT_EQUAL(vk_f16_bits(-INFINITY), 0xfc00);
+    uint16_t nan = vk_f16_bits(NAN);
+    CU_ASSERT((nan & 0x7c00) == 0x7c00 && (nan & 0x03ff) != 0);
+    CU_ASSERT_EQUAL(vk_f16_bits(0x1p-14f), 0x0400);        /* the smallest normal */
+    CU_ASSERT_EQUAL(vk_f16_bits(0x1p-24f), 0x0001);        /* the smallest subnormal */
+    CU_ASSERT_EQUAL(vk_f16_bits(0x1p-25f), 0x0000);        /* half of it: a tie to the even 0 */
+    CU_ASSERT_EQUAL(vk_f16_bits(0x1.8p-25f), 0x0001);      /* 0.75 of it: up */
+    CU_ASSERT_EQUAL(vk_f16_bits(3 * 0x1p-25f), 0x0002);    /* 1.5 of it: a tie to the even 2 */
+    CU_ASSERT_EQUAL(vk_f16_bits(-0x1.ffep-15f), 0x8400);   /* 0x3ff.c subnormal units: rounds up to the normal */
+    CU_ASSERT_EQUAL(vk_f16_bits(0x1p-30f), 0x0000);        /* far below: 0 */
+    CU_ASSERT_EQUAL(vk_f16_bits(0x1p-149f), 0x0000);       /* an f32 subnormal */
+}
+
+static void test_precision_modes(void)
+{
+    CU_ASSERT_EQUAL(vk_precision_parse("fp32"), VK_PREC_FP32);
+    CU_ASSERT_EQUAL(vk_precision_parse("fp16"), VK_PREC_FP16);
+    CU_ASSERT_EQUAL(vk_precision_parse("fp16_relaxed"), VK_PREC_FP16_RELAXED);
+    CU_ASSERT_EQUAL(vk_precision_parse("fp16_storage"), -1);
+    CU_ASSERT_EQUAL(vk_precision_parse(""), -1);
+    CU_ASSERT_STRING_EQUAL(vk_precision_name(VK_PREC_FP16_RELAXED), "fp16_relaxed");
+    CU_ASSERT_EQUAL(vk_precision_arith(VK_PREC_FP32), PAR_ARITH_F32);
+    CU_ASSERT_EQUAL(vk_precision_arith(VK_PREC_FP16), PAR_ARITH_F16_STORAGE);
+    CU_ASSERT_EQUAL(vk_precision_arith(VK_PREC_FP16_RELAXED), PAR_ARITH_F16);
+    char err[256];
+    CU_ASSERT_EQUAL(vk_precision_check(VK_PREC_FP32, 0, 0, "gpu", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(vk_precision_check(VK_PREC_FP16, 1, 0, "gpu", err, sizeof err), 0);
+    CU_ASSERT_EQUAL(vk_precision_check(VK_PREC_FP16_RELAXED, 1, 1, "gpu", err, sizeof err), 0);
+    err[0] = 0;
+    CU_ASSERT_EQUAL(vk_precision_check(VK_PREC_FP16, 0, 1, "gpu", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "storageBuffer16BitAccess"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "'gpu'"));
+    err[0] = 0;
+    CU_ASSERT_EQUAL(vk_precision_check(VK_PREC_FP16_RELAXED, 0, 1, "gpu", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "storageBuffer16BitAccess"));
+    err[0] = 0;
+    CU_ASSERT_EQUAL(vk_precision_check(VK_PREC_FP16_RELAXED, 1, 0, "gpu", err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "shaderFloat16"));
+}
+
 static par_msg m;
 
 /* The backend's context on this machine's default device, or NULL (the test is then skipped). */
@@ -147,19 +207,49 @@ static void test_knobs(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "does not exist"));
     CU_ASSERT_EQUAL(knob(ctx, "device", "no-such-gpu-name", &m), PAR_ERROR);
     CU_ASSERT_EQUAL(knob(ctx, "precision", "fp32", &m), PAR_OK);
-    CU_ASSERT_EQUAL(knob(ctx, "precision", "fp16", &m), PAR_UNSUPPORTED);
-    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "fp16"));
+    CU_ASSERT_EQUAL(knob(ctx, "precision", "fp64", &m), PAR_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "fp16_relaxed")); /* the error lists the modes */
+    /* fp16 and fp16_relaxed follow the chosen device's features (lavapipe has both). */
+    const vk_ctx *c = ctx;
+    CU_ASSERT_EQUAL(knob(ctx, "precision", "fp16", &m), c->storage16 ? PAR_OK : PAR_UNSUPPORTED);
+    if (!c->storage16) CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "storageBuffer16BitAccess"));
+    par_arith_fn arith = (par_arith_fn)be->get_proc(ctx, PAR_PROC_ARITH);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(arith);
+    if (c->storage16) {
+        CU_ASSERT_EQUAL(arith(ctx), PAR_ARITH_F16_STORAGE);
+        describe(ctx, buf, sizeof buf);
+        CU_ASSERT_PTR_NOT_NULL(strstr(buf, ";precision=fp16;"));
+    }
+    CU_ASSERT_EQUAL(knob(ctx, "precision", "fp16_relaxed", &m),
+                    c->storage16 && c->float16 ? PAR_OK : PAR_UNSUPPORTED);
+    if (c->storage16 && c->float16) CU_ASSERT_EQUAL(arith(ctx), PAR_ARITH_F16);
+    CU_ASSERT_EQUAL(knob(ctx, "precision", "fp32", &m), PAR_OK);
+    CU_ASSERT_EQUAL(arith(ctx), PAR_ARITH_F32);
     CU_ASSERT_EQUAL(knob(ctx, "threads", "2", &m), PAR_ERROR);
     be->destroy(ctx);
 }
 
 /* y = relu(x) + c, x [1, 5, 2, 3] (NC4HW4 inside, a padded second channel block), c [5, 1, 1] a constant broadcast
- * over H and W. Run twice with different inputs: the replayed command buffer must see the new input. */
-static void test_replay(void)
+ * over H and W, in precision mode `precision` (skipped, with the reason, where the device lacks it). Run twice with
+ * different inputs (small integers and quarters: exact in every mode): the replayed command buffer must see the new
+ * input. Then x[0] = 2049, which f16 cannot hold: 2049.5 in fp32, 2048 in the f16 modes (2049 stored as 2048, a tie
+ * to even, and 2048.5 stored as 2048 again), which shows the storage the mode declares. */
+static void run_replay(const char *precision, par_arith want_arith)
 {
     const par_backend *be;
     void *ctx = open_backend(&be);
     if (!ctx) PAR_TEST_SKIP(m.text);
+    par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+    par_arith_fn arith = (par_arith_fn)be->get_proc(ctx, PAR_PROC_ARITH);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(knob);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(arith);
+    par_status ks = knob(ctx, "precision", precision, &m);
+    if (ks == PAR_UNSUPPORTED) {
+        be->destroy(ctx);
+        PAR_TEST_SKIP(m.text);
+    }
+    CU_ASSERT_EQUAL_FATAL(ks, PAR_OK);
+    CU_ASSERT_EQUAL(arith(ctx), want_arith);
     static const float cdata[5] = {0.5f, -1.0f, 2.0f, 0.25f, -3.0f};
     par_value v[4] = {
         {.name = "x", .dtype = PAR_DTYPE_F32, .rank = 4, .dims = {1, 5, 2, 3}, .numel = 30, .kind = PAR_VALUE_INPUT,
@@ -198,8 +288,26 @@ static void test_replay(void)
         }
         CU_ASSERT_EQUAL(bad, 0);
     }
+    x[0] = 2049.0f;
+    CU_ASSERT_EQUAL(be->run(ctx, prep, &m), PAR_OK);
+    CU_ASSERT_EQUAL(y[0], want_arith == PAR_ARITH_F32 ? 2049.5f : 2048.0f);
     be->release(ctx, prep);
     be->destroy(ctx);
+}
+
+static void test_replay(void)
+{
+    run_replay("fp32", PAR_ARITH_F32);
+}
+
+static void test_replay_fp16(void)
+{
+    run_replay("fp16", PAR_ARITH_F16_STORAGE);
+}
+
+static void test_replay_fp16_relaxed(void)
+{
+    run_replay("fp16_relaxed", PAR_ARITH_F16);
 }
 
 /* relu over 17 000 003 elements: more workgroups than maxComputeWorkGroupCount[0] allows in x (the dispatch then
@@ -247,8 +355,12 @@ static const CU_TestInfo tests[] = {
     {"nc4_offsets", test_nc4_offsets},
     {"arena", test_arena},
     {"choose_device", test_choose_device},
+    {"f16_bits", test_f16_bits},
+    {"precision_modes", test_precision_modes},
     {"knobs", test_knobs},
     {"replay", test_replay},
+    {"replay_fp16", test_replay_fp16},
+    {"replay_fp16_relaxed", test_replay_fp16_relaxed},
     {"large_grid", test_large_grid},
     CU_TEST_INFO_NULL,
 };
