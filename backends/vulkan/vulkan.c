@@ -42,7 +42,15 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
     vk_ctx *c = ctx;
     if (c->prepared_once || c->device)
         return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
-    if (strcmp(key, "device") == 0) return vk_ctx_select(c, value, msg);
+    if (strcmp(key, "device") == 0) {
+        par_status st = vk_ctx_select(c, value, msg);
+        char err[PAR_MSG_LEN];
+        /* A precision set before this device was chosen must still be one the device has. */
+        if (st == PAR_OK &&
+            vk_precision_check(c->precision, c->storage16, c->float16, c->props.deviceName, err, sizeof err) != 0)
+            return par_msgf(msg, PAR_UNSUPPORTED, "device=%s: %s", value, err);
+        return st;
+    }
     if (strcmp(key, "precision") == 0) {
         int p = vk_precision_parse(value);
         if (p < 0)
