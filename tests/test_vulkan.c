@@ -4,8 +4,8 @@
  * of a physical device (auto, index, name; the errors), the precision modes (names, arith, the feature each needs)
  * and the host's f32 -> f16 rounding (hand-computed bit patterns), and on a real device: the knobs and describe,
  * and one prepared graph (relu then a broadcast add, C = 5 so NC4HW4 has padding) replayed with two different
- * inputs in each precision mode (the mode's arith declared; a value f16 cannot hold shows the storage), and a
- * dispatch larger than one row of workgroups over a tensor larger than one memory block.
+ * inputs in each precision mode (the mode's arith declared; a value f16 cannot hold shows the storage), a sum
+ * whose f16 additions round where f32 ones do not (the arithmetic of each mode), and a dispatch larger than one row of workgroups over a tensor larger than one memory block.
  * The device tests are skipped, never passed, when there is no Vulkan device (or the backend is not built).
  */
 #include <math.h>
@@ -295,6 +295,60 @@ static void run_replay(const char *precision, par_arith want_arith)
     be->destroy(ctx);
 }
 
+/* y = sum(x, axes = [1]) of x = [2048, 1, 1], in order. f32 additions give 2050 (which f16 holds); f16 additions
+ * give 2048: 2048 + 1 = 2049 is a tie between 2048 and 2050 in f16 and rounds to the even 2048, twice. So fp32 and
+ * fp16 (f32 arithmetic) give 2050, fp16_relaxed (f16 arithmetic in the sums) 2048. */
+static void run_sum(const char *precision, float want)
+{
+    const par_backend *be;
+    void *ctx = open_backend(&be);
+    if (!ctx) PAR_TEST_SKIP(m.text);
+    par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(knob);
+    par_status ks = knob(ctx, "precision", precision, &m);
+    if (ks == PAR_UNSUPPORTED) {
+        be->destroy(ctx);
+        PAR_TEST_SKIP(m.text);
+    }
+    CU_ASSERT_EQUAL_FATAL(ks, PAR_OK);
+    par_value v[2] = {
+        {.name = "x", .dtype = PAR_DTYPE_F32, .rank = 2, .dims = {1, 3}, .numel = 3, .kind = PAR_VALUE_INPUT,
+         .producer = -1, .quant_axis = -1},
+        {.name = "y", .dtype = PAR_DTYPE_F32, .rank = 1, .dims = {1}, .numel = 1, .kind = PAR_VALUE_NODE,
+         .producer = 0, .quant_axis = -1},
+    };
+    static const int32_t in0[1] = {0}, out0[1] = {1};
+    static const int64_t axes[1] = {1};
+    par_attr at[2] = {{.name = "axes", .type = PAR_ATTR_INTS, .count = 1, .ints = axes},
+                      {.name = "keepdims", .type = PAR_ATTR_INT, .i = 0}};
+    par_node node = {.name = "sum0", .op = "sum", .n_inputs = 1, .inputs = in0, .n_outputs = 1, .outputs = out0,
+                     .n_attrs = 2, .attrs = at};
+    par_graph_desc g = {.name = "sum", .n_values = 2, .values = v, .n_nodes = 1, .nodes = &node,
+                        .n_inputs = 1, .inputs = in0, .n_outputs = 1, .outputs = out0};
+    CU_ASSERT_EQUAL(be->supports(ctx, &g, 0, &m), PAR_OK);
+    void *prep = NULL;
+    CU_ASSERT_EQUAL_FATAL(be->prepare(ctx, &g, &prep, &m), PAR_OK);
+    float x[3] = {2048.0f, 1.0f, 1.0f}, y[1] = {NAN};
+    const void *ins[1] = {x};
+    void *outs[1] = {y};
+    CU_ASSERT_EQUAL(be->bind(ctx, prep, ins, outs, &m), PAR_OK);
+    CU_ASSERT_EQUAL(be->run(ctx, prep, &m), PAR_OK);
+    CU_ASSERT_EQUAL(y[0], want);
+    be->release(ctx, prep);
+    be->destroy(ctx);
+}
+
+static void test_sum_arith(void)
+{
+    run_sum("fp32", 2050.0f);
+    run_sum("fp16", 2050.0f);
+}
+
+static void test_sum_arith_relaxed(void)
+{
+    run_sum("fp16_relaxed", 2048.0f);
+}
+
 static void test_replay(void)
 {
     run_replay("fp32", PAR_ARITH_F32);
@@ -361,6 +415,8 @@ static const CU_TestInfo tests[] = {
     {"replay", test_replay},
     {"replay_fp16", test_replay_fp16},
     {"replay_fp16_relaxed", test_replay_fp16_relaxed},
+    {"sum_arith", test_sum_arith},
+    {"sum_arith_relaxed", test_sum_arith_relaxed},
     {"large_grid", test_large_grid},
     CU_TEST_INFO_NULL,
 };
