@@ -11,6 +11,12 @@
  * The backends run in one child process of the bench (never in the process that parsed the command line), judged
  * with the precision profile their probe recorded.
  *
+ * Device time: a backend with PAR_PROC_DEVICE_TIME (a GPU's timestamps) is asked after every timed run; its median,
+ * p10 and p90 are printed beside the wall times, then per backend the nodes that took most device time (median over
+ * the first BENCH_NODE_RUNS timed runs; the top BENCH_TOP_NODES, or every timed node with --nodes). A device time
+ * longer than the run's wall time cannot be right: that backend's device times are dropped, with a note. A backend's
+ * diagnostics (PAR_PROC_DIAGNOSTICS, after prepare and every run) make its check FAIL, as in parity run.
+ *
  * `--micro NAME` (repeatable) calls each backend's PAR_PROC_MICROBENCH ("gemm", "peak", ...) and prints the value
  * and unit per backend; with both gemm and peak it adds their ratio (the GEMM's fraction of the machine's peak).
  */
@@ -40,7 +46,20 @@ typedef struct bench_be {
     char note[PAR_MSG_LEN];
     const char *verdict;
     int32_t *algo, *rq; /* per-node declarations (par_exec_declarations), NULL when none */
+    par_device_time_fn dt;   /* PAR_PROC_DEVICE_TIME, NULL when absent or its times were dropped */
+    par_diagnostics_fn diag; /* PAR_PROC_DIAGNOSTICS */
+    double *dev;             /* [repeat] device time of each timed run it measured (n_dev of them) */
+    int32_t n_dev;
+    double *node_ms;         /* [node_rows * n_nodes] per-node device times of the first timed runs (-1: none), and
+                              * a last row for the later runs */
+    long node_rows;
+    int32_t n_node_runs;
+    char diag_text[PAR_MSG_LEN]; /* the first diagnostic, "" when none */
+    int32_t n_diag;
 } bench_be;
+
+#define BENCH_NODE_RUNS 64 /* timed runs whose per-node device times are kept */
+#define BENCH_TOP_NODES 5  /* nodes listed per backend without --nodes */
 
 static double now_ms(void)
 {
@@ -65,6 +84,93 @@ static double pct(const double *s, int n, double q)
 static double median(const double *s, int n)
 {
     return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+/* The backend's diagnostics after prepare or a run: the first text kept (cleaned), all counted. */
+static void bench_diag(bench_be *x)
+{
+    if (!x->diag) return;
+    char buf[PAR_MSG_LEN];
+    memset(buf, 0, sizeof buf);
+    if (x->diag(x->ctx, x->prep, buf, sizeof buf) == 0) return;
+    if (x->n_diag++ == 0) par_text_clean(x->diag_text, sizeof x->diag_text, buf, sizeof buf, 1);
+}
+
+/* The device's time of the run that took wall_ms (timed run number k, 0-based): kept when it is a time the run can
+ * have taken; otherwise every device time of this backend is dropped, with a note. */
+static void bench_device_time(bench_be *x, int32_t n_nodes, long k, double wall_ms)
+{
+    if (!x->dt) return;
+    /* rows 0 .. BENCH_NODE_RUNS - 1 keep the first runs' per-node times; the last row takes the later runs' */
+    const long kept = x->node_rows - 1;
+    double total = -1, *row = x->node_ms ? x->node_ms + (size_t)(k < kept ? k : kept) * (size_t)n_nodes : NULL;
+    double none = -1;
+    for (int32_t i = 0; row && i < n_nodes; i++) row[i] = -1;
+    if (x->dt(x->ctx, x->prep, &total, row ? row : &none, n_nodes) == 0) return;
+    if (!(isfinite(total) && total >= 0 && total <= wall_ms)) {
+        snprintf(x->note, sizeof x->note, "device times dropped: run %ld reported %g ms of device time in %.3g ms "
+                 "(%s)", k + 1, total, wall_ms, PAR_PROC_DEVICE_TIME);
+        x->dt = NULL;
+        x->n_dev = 0;
+        x->n_node_runs = 0;
+        return;
+    }
+    x->dev[x->n_dev++] = total;
+    if (row && k < kept) x->n_node_runs = (int32_t)k + 1;
+}
+
+typedef struct node_time {
+    int32_t node;
+    double med;
+} node_time;
+
+static int cmp_node_time(const void *a, const void *b)
+{
+    const node_time *x = a, *y = b;
+    if (x->med != y->med) return x->med < y->med ? 1 : -1;
+    return x->node - y->node;
+}
+
+/* Per node: the median of its device times over the kept runs (a node not timed apart, -1, or with a value that is
+ * not a time, is left out); printed most first, top BENCH_TOP_NODES unless all; into jnodes too. */
+static void bench_print_nodes(const bench_be *x, const par_graph_desc *g, int all, json_object *jnodes)
+{
+    if (x->n_node_runs <= 0 || g->n_nodes <= 0) return;
+    node_time *nt = calloc((size_t)g->n_nodes, sizeof *nt);
+    double *v = calloc((size_t)x->n_node_runs, sizeof *v);
+    int32_t n = 0;
+    for (int32_t i = 0; nt && v && i < g->n_nodes; i++) {
+        int32_t m = 0;
+        for (int32_t k = 0; k < x->n_node_runs; k++) {
+            double t = x->node_ms[(size_t)k * (size_t)g->n_nodes + (size_t)i];
+            if (isfinite(t) && t >= 0) v[m++] = t;
+        }
+        if (!m) continue;
+        qsort(v, (size_t)m, sizeof *v, cmp_d);
+        nt[n++] = (node_time){i, median(v, m)};
+    }
+    if (n) {
+        qsort(nt, (size_t)n, sizeof *nt, cmp_node_time);
+        double sum = 0;
+        for (int32_t i = 0; i < n; i++) sum += nt[i].med;
+        int32_t shown = all || n <= BENCH_TOP_NODES ? n : BENCH_TOP_NODES;
+        printf("%-24s   device time per node, median of %d runs (%d of %d nodes timed%s):\n", "", (int)x->n_node_runs,
+               (int)n, (int)g->n_nodes, shown < n ? "; all with --nodes" : "");
+        for (int32_t i = 0; i < n; i++) {
+            const par_node *nd = &g->nodes[nt[i].node];
+            if (i < shown)
+                printf("%-24s     %5d %-28.28s %-16.16s %9.4f ms %5.1f%%\n", "", (int)nt[i].node, nd->name ? nd->name : "",
+                       nd->op ? nd->op : "?", nt[i].med, sum > 0 ? 100.0 * nt[i].med / sum : 0.0);
+            json_object *jn = json_object_new_object();
+            json_object_object_add(jn, "node", json_object_new_int(nt[i].node));
+            json_object_object_add(jn, "name", json_object_new_string(nd->name ? nd->name : ""));
+            json_object_object_add(jn, "op", json_object_new_string(nd->op ? nd->op : ""));
+            json_object_object_add(jn, "device_median_ms", json_object_new_double(nt[i].med));
+            json_object_array_add(jnodes, jn);
+        }
+    }
+    free(nt);
+    free(v);
 }
 
 /* Init a backend instance and apply its knobs and --threads; *note gets the first problem. Returns the context or
@@ -162,8 +268,10 @@ static void bench_usage(FILE *f)
             "usage: parity bench [--model NAME]... [--suite S] [CASE-FILES...] -b LIST [options]\n"
             "\n"
             "Runs each case on each backend in this process, interleaving the timed runs across backends after\n"
-            "warm-up, and prints per backend: prepare time, median / p10 / p90 run latency, and the ratio of each\n"
-            "median to the first backend's. The last outputs are checked against the reference (PASS/FAIL column).\n"
+            "warm-up, and prints per backend: prepare time, median / p10 / p90 run latency, the ratio of each\n"
+            "median to the first backend's, and the median device time when the backend measures it (then the\n"
+            "nodes that took most of it). The last outputs are checked against the reference (PASS/FAIL column;\n"
+            "a backend's diagnostics make it FAIL).\n"
             "\n"
             "  --model NAME     a model of cases/models (mobilenet_v2, mobilenet_v3_small, mlp, ...); repeatable\n"
             "  --suite S        every case of a suite (models by default)\n"
@@ -174,18 +282,20 @@ static void bench_usage(FILE *f)
             "  --warmup N       untimed runs per backend first (default 3)\n"
             "  --micro NAME     a backend micro-benchmark (gemm, peak, ...) instead of cases unless cases are also\n"
             "                   named; repeatable; with gemm and peak, also their ratio\n"
-            "  --json FILE      also write the results as JSON\n");
+            "  --nodes          list every node's device time (backends with PAR_PROC_DEVICE_TIME), not only the\n"
+            "                   top %d\n"
+            "  --json FILE      also write the results as JSON\n", BENCH_TOP_NODES);
 }
 
 int par_cmd_bench(int argc, char **argv, const char *exe)
 {
-    enum { O_MODEL = 1000, O_SUITE, O_PLUGIN, O_THREADS, O_REPEAT, O_WARMUP, O_JSON, O_MICRO };
+    enum { O_MODEL = 1000, O_SUITE, O_PLUGIN, O_THREADS, O_REPEAT, O_WARMUP, O_JSON, O_MICRO, O_NODES };
     static const struct option opts[] = {
         {"model", required_argument, NULL, O_MODEL},     {"suite", required_argument, NULL, O_SUITE},
         {"backends", required_argument, NULL, 'b'},      {"plugin", required_argument, NULL, O_PLUGIN},
         {"threads", required_argument, NULL, O_THREADS}, {"repeat", required_argument, NULL, O_REPEAT},
         {"warmup", required_argument, NULL, O_WARMUP},   {"json", required_argument, NULL, O_JSON},
-        {"micro", required_argument, NULL, O_MICRO},
+        {"micro", required_argument, NULL, O_MICRO},     {"nodes", no_argument, NULL, O_NODES},
         {"help", no_argument, NULL, 'h'},                {NULL, 0, NULL, 0}};
     char *plugins[PAR_MAX_PLUGINS], *paths[64];
     char model_paths[16][1024];
@@ -193,6 +303,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
     int32_t n_plugins = 0, n_paths = 0, n_models = 0, n_micro = 0;
     const char *blist = NULL, *suite = NULL, *json_path = NULL;
     long threads = 0, repeat = 20, warmup = 3;
+    int all_nodes = 0;
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "b:h", opts, NULL)) != -1) {
@@ -242,6 +353,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             }
             micro[n_micro++] = optarg;
             break;
+        case O_NODES: all_nodes = 1; break;
         case 'h': bench_usage(stdout); return PAR_EXIT_OK;
         default: bench_usage(stderr); return PAR_EXIT_USAGE;
         }
@@ -353,6 +465,16 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             }
             x->samples = calloc((size_t)repeat, sizeof *x->samples);
             x->ok = x->samples != NULL;
+            x->diag = be->get_proc ? (par_diagnostics_fn)be->get_proc(x->ctx, PAR_PROC_DIAGNOSTICS) : NULL;
+            x->dt = be->get_proc ? (par_device_time_fn)be->get_proc(x->ctx, PAR_PROC_DEVICE_TIME) : NULL;
+            if (x->dt) {
+                x->dev = calloc((size_t)repeat, sizeof *x->dev);
+                x->node_rows = (repeat < BENCH_NODE_RUNS ? repeat : BENCH_NODE_RUNS) + 1;
+                x->node_ms = g->n_nodes > 0 ? calloc((size_t)x->node_rows * (size_t)g->n_nodes, sizeof *x->node_ms)
+                                            : NULL;
+                if (!x->dev || (g->n_nodes > 0 && !x->node_ms)) x->dt = NULL;
+            }
+            bench_diag(x); /* after prepare */
         }
         /* warm-up, then interleaved timed runs; the order alternates every round */
         for (long r = 0; r < warmup + repeat; r++)
@@ -369,6 +491,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                     continue;
                 }
                 if (r >= warmup) x->samples[r - warmup] = dt;
+                if (r >= warmup) bench_device_time(x, g->n_nodes, r - warmup, dt);
+                bench_diag(x);
             }
         /* check the last outputs against the reference, in the precision profile each backend declares (the
          * same judgement as parity run); one reference per distinct profile */
@@ -393,8 +517,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 bad += par_oracle_compare(&(*ref)->values[g->outputs[k]], x->outs[k], &m);
             }
             par_ref_result_destroy(own);
-            x->verdict = bad ? "FAIL" : "PASS";
-            if (bad) exit_code = exit_code ? exit_code : PAR_EXIT_FAIL;
+            x->verdict = bad || x->n_diag ? "FAIL" : "PASS";
+            if (bad || x->n_diag) exit_code = exit_code ? exit_code : PAR_EXIT_FAIL;
         }
         for (int k = 0; k < 3; k++)
             for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
@@ -405,8 +529,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         if (threads) snprintf(thr, sizeof thr, "%ld thread%s", threads, threads == 1 ? "" : "s");
         else snprintf(thr, sizeof thr, "backends' default threads");
         printf("\n%s  (%ld timed runs after %ld warm-up, interleaved, %s)\n", c->id, repeat, warmup, thr);
-        printf("%-24s %11s %11s %9s %9s %9s %6s\n", "backend", "prepare ms", "median ms", "p10 ms", "p90 ms",
-               "ratio", "check");
+        printf("%-24s %11s %11s %9s %9s %9s %6s %11s\n", "backend", "prepare ms", "median ms", "p10 ms", "p90 ms",
+               "ratio", "check", "device ms");
         double base = 0;
         json_object *jc = json_object_new_object(), *jbs = json_object_new_array();
         json_object_object_add(jc, "case", json_object_new_string(c->id));
@@ -418,19 +542,42 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 qsort(x->samples, (size_t)repeat, sizeof *x->samples, cmp_d);
                 double med = median(x->samples, (int)repeat);
                 if (b == 0 || base == 0) base = med;
-                printf("%-24s %11.3f %11.3f %9.3f %9.3f %8.2fx %6s\n", x->inst->label, x->prepare_ms, med,
-                       pct(x->samples, (int)repeat, 0.1), pct(x->samples, (int)repeat, 0.9), med / base, x->verdict);
+                char devs[32] = "-";
+                if (x->n_dev > 0) {
+                    qsort(x->dev, (size_t)x->n_dev, sizeof *x->dev, cmp_d);
+                    snprintf(devs, sizeof devs, "%.3f", median(x->dev, x->n_dev));
+                }
+                printf("%-24s %11.3f %11.3f %9.3f %9.3f %8.2fx %6s %11s\n", x->inst->label, x->prepare_ms, med,
+                       pct(x->samples, (int)repeat, 0.1), pct(x->samples, (int)repeat, 0.9), med / base, x->verdict,
+                       devs);
                 json_object_object_add(jb, "prepare_ms", json_object_new_double(x->prepare_ms));
                 json_object_object_add(jb, "median_ms", json_object_new_double(med));
                 json_object_object_add(jb, "p10_ms", json_object_new_double(pct(x->samples, (int)repeat, 0.1)));
                 json_object_object_add(jb, "p90_ms", json_object_new_double(pct(x->samples, (int)repeat, 0.9)));
                 json_object_object_add(jb, "ratio", json_object_new_double(med / base));
                 json_object_object_add(jb, "check", json_object_new_string(x->verdict));
+                if (x->n_dev > 0) {
+                    json_object_object_add(jb, "device_runs", json_object_new_int(x->n_dev));
+                    json_object_object_add(jb, "device_median_ms", json_object_new_double(median(x->dev, x->n_dev)));
+                    json_object_object_add(jb, "device_p10_ms", json_object_new_double(pct(x->dev, x->n_dev, 0.1)));
+                    json_object_object_add(jb, "device_p90_ms", json_object_new_double(pct(x->dev, x->n_dev, 0.9)));
+                }
+                if (x->n_diag) {
+                    json_object_object_add(jb, "diagnostic", json_object_new_string(x->diag_text));
+                    json_object_object_add(jb, "diagnostics", json_object_new_int(x->n_diag));
+                }
             } else {
                 printf("%-24s %s\n", x->inst->label, x->note);
                 json_object_object_add(jb, "error", json_object_new_string(x->note));
             }
             if (x->note[0] && x->ok) printf("%-24s   note: %s\n", "", x->note);
+            if (x->n_diag && x->ok)
+                printf("%-24s   diagnostic: %s%s\n", "", x->diag_text, x->n_diag > 1 ? " (and more)" : "");
+            if (x->ok && x->n_node_runs > 0) {
+                json_object *jn = json_object_new_array();
+                bench_print_nodes(x, g, all_nodes, jn);
+                json_object_object_add(jb, "nodes", jn);
+            }
             json_object_array_add(jbs, jb);
             const par_backend *be = x->inst->be;
             if (x->prep) be->release(x->ctx, x->prep);
@@ -440,6 +587,8 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             free(x->samples);
             free(x->algo);
             free(x->rq);
+            free(x->dev);
+            free(x->node_ms);
         }
         json_object_object_add(jc, "backends", jbs);
         json_object_array_add(jcases, jc);

@@ -581,9 +581,10 @@ int par_cmd_list(int argc, char **argv, const char *exe)
             snprintf(in.label, sizeof in.label, "%s", bs->avail[i]->name);
             in.be = bs->avail[i];
             par_exec_probe(&in, 30);
-            /* the declared arithmetic, with the flags the probe recorded ("f32+ftz": subnormals flushed) */
+            /* the arithmetic the probe recorded (PAR_PROC_ARITH after the knobs, else the table's), with its flags
+             * ("f32+ftz": subnormals flushed) */
             char arith[32];
-            snprintf(arith, sizeof arith, "%s%s", arith_name(in.be->arith),
+            snprintf(arith, sizeof arith, "%s%s", arith_name((par_arith)in.arith),
                      (in.arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) ? "+ftz" : "");
             printf("%-16s %-16s %-8s %-10s %s%s%s\n", in.label, arith, in.usable ? "yes" : "no",
                    bs->avail_plugin[i][0] ? "plugin" : "built-in", in.be->description ? in.be->description : "",

@@ -4,6 +4,7 @@
  */
 #include "result.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include "requant.h"
 
@@ -51,6 +52,15 @@ void par_timing_quantiles(par_timing *t, double *ms, int32_t n)
     t->run_median_ms = quantile(ms, n, 0.5);
     t->run_p10_ms = quantile(ms, n, 0.1);
     t->run_p90_ms = quantile(ms, n, 0.9);
+}
+
+void par_timing_device_quantiles(par_timing *t, double *ms, int32_t n)
+{
+    if (n <= 0) return;
+    qsort(ms, (size_t)n, sizeof *ms, cmp_ms);
+    t->device_median_ms = quantile(ms, n, 0.5);
+    t->device_p10_ms = quantile(ms, n, 0.1);
+    t->device_p90_ms = quantile(ms, n, 0.9);
 }
 
 /* Length of the valid UTF-8 sequence at s (n bytes available), or 0 when it is not one. Overlong forms,
@@ -133,7 +143,9 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     else if (r->m.worst_output < 0 || r->m.worst_rank < 0 || r->m.worst_rank > PAR_MAX_RANK || r->m.n < 0 ||
              r->m.n_over < 0 || r->m.n_unbounded < 0 || r->t.runs < 0 || r->t.n_samples < 0 ||
              r->t.n_samples > PAR_TIMING_SAMPLES || r->t.n_samples > r->t.runs || r->output_bytes < 0 ||
-             r->output_dropped < 0 || r->n_algos < 0 || r->n_requants < 0 ||
+             r->output_dropped < 0 || r->n_algos < 0 || r->n_requants < 0 || r->n_diagnostics < 0 ||
+             r->t.device_n < 0 || r->t.device_n > r->t.runs || r->t.device_n_samples < 0 ||
+             r->t.device_n_samples > PAR_TIMING_SAMPLES || r->t.device_n_samples > r->t.device_n ||
              r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES)
         bad = "a count or index out of range";
     for (int k = 0; !bad && k < PAR_TIE_RULES; k++)
@@ -144,6 +156,13 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     for (int32_t i = 0; !bad && i < r->n_requants && i < PAR_RESULT_ALGOS; i++)
         if (r->requants[i].node < 0 || r->requants[i].value < 0 || r->requants[i].value >= PAR_REQUANT_N_SCHEMES)
             bad = "a declared requantization scheme out of range";
+    if (!bad && r->t.device_n > 0 &&
+        !(isfinite(r->t.device_median_ms) && isfinite(r->t.device_p10_ms) && isfinite(r->t.device_p90_ms) &&
+          r->t.device_p10_ms >= 0 && r->t.device_median_ms >= 0 && r->t.device_p90_ms >= 0))
+        bad = "a device time that is not a time";
+    for (int32_t i = 0; !bad && i < r->t.device_n_samples; i++)
+        if (!(isfinite(r->t.device_samples_ms[i]) && r->t.device_samples_ms[i] >= 0))
+            bad = "a device time that is not a time";
     if (bad) {
         if (why && why_len) snprintf(why, why_len, "%s", bad);
         return -1;

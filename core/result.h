@@ -77,11 +77,21 @@ typedef struct par_timing {
     double run_median_ms, run_p10_ms, run_p90_ms, run_min_ms;
     int32_t n_samples;       /* min(runs, PAR_TIMING_SAMPLES) */
     double samples_ms[PAR_TIMING_SAMPLES]; /* the first n_samples timed runs, in run order, milliseconds */
+    /* The device's own time of the timed runs (PAR_PROC_DEVICE_TIME: a GPU's timestamps), beside the wall times
+     * above: device_n timed runs it measured (0: not measured, the other fields 0), their quantiles as for the wall
+     * times, and the first device_n_samples of them in run order. */
+    int32_t device_n;
+    double device_median_ms, device_p10_ms, device_p90_ms;
+    int32_t device_n_samples; /* min(device_n, PAR_TIMING_SAMPLES) */
+    double device_samples_ms[PAR_TIMING_SAMPLES];
 } par_timing;
 
 /* The quantiles of timed runs: sorts ms[0..n) in place and sets t's run_min_ms, run_median_ms, run_p10_ms and
  * run_p90_ms (linear interpolation between closest ranks); nothing when n <= 0. */
 void par_timing_quantiles(par_timing *t, double *ms, int32_t n);
+/* The same for the device times of the timed runs: sorts ms[0..n) in place and sets t's device_median_ms,
+ * device_p10_ms and device_p90_ms; nothing when n <= 0. */
+void par_timing_device_quantiles(par_timing *t, double *ms, int32_t n);
 
 #define PAR_ID_LEN 256
 #define PAR_REASON_LEN 512
@@ -125,6 +135,10 @@ typedef struct par_result {
      * none. */
     int32_t n_requants;
     par_result_decl requants[PAR_RESULT_ALGOS];
+    /* Defects the backend's own checking reported (PAR_PROC_DIAGNOSTICS) after prepare or after a run: how many
+     * messages in all, 0 when none. The first one is in the reason ("diagnostic: ..."), and made the verdict FAIL
+     * unless it was already ERROR, CRASH, TIMEOUT or FLAKY (then the reason names it after the verdict's own). */
+    int32_t n_diagnostics;
 } par_result;
 
 /* Check a record that came from another process: done is 0 or 1, the verdict in range, the strings terminated and
@@ -149,14 +163,15 @@ typedef struct par_backend_inst {
     char knob_val[PAR_MAX_KNOBS][128];
     char plugin_path[512];   /* "" for built-in backends */
     /* Filled by par_exec_probe, from the one start of the backend in a child process (init, knobs, describe,
-     * PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT, PAR_PROC_ARITH_FLAGS, destroy); run and bench judge with these,
-     * never by asking the backend again outside a child. */
+     * PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT, PAR_PROC_ARITH_FLAGS, PAR_PROC_ARITH, destroy); run and bench judge
+     * with these, never by asking the backend again outside a child. */
     char describe[512];      /* PAR_PROC_DESCRIBE's text (valid UTF-8) */
     int usable;
     char unusable_reason[PAR_MSG_LEN];
     int32_t probed;          /* 1 once the probe has answered */
     int32_t knob_error;      /* 1 when the probe failed on a knob: a usage error (exit 2) */
-    int32_t arith;           /* par_arith, from the table (validated) */
+    int32_t arith;           /* par_arith: PAR_PROC_ARITH's answer for this context when the backend has it, else the
+                              * table's (validated either way); what the oracle's profile and every report use */
     int32_t requant;         /* par_requant, PAR_PROC_REQUANT (fp32 when absent) */
     int32_t requant_exact;   /* PAR_PROC_REQUANT_EXACT: 1 when promised */
     uint32_t arith_flags;    /* PAR_PROC_ARITH_FLAGS (0 when absent; only known bits: others make it unusable) */

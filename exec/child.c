@@ -1,8 +1,10 @@
 /*
  * child.c - the backend child's side of a job (exec/xproto.h): the backend's life cycle, one phase at a time,
- * reported over the job's socket. A probe is init, knobs, describe, requantization scheme and promise, destroy; a
- * run is init, knobs, supports, prepare, the nodes' declared algorithms and schemes, bind, then one run per XC_RUN
- * command (the worker checks the buffers between runs and re-poisons the outputs), then release and destroy.
+ * reported over the job's socket. A probe is init, knobs, describe, requantization scheme and promise, arithmetic
+ * flags and arithmetic, destroy; a run is init, knobs, supports, prepare, the nodes' declared algorithms and schemes,
+ * the backend's diagnostics, bind, then one run per XC_RUN command, each followed by the device's time of the run and
+ * the backend's diagnostics (the worker checks the buffers between runs and re-poisons the outputs), then release
+ * and destroy.
  *
  * This file runs in the process (or thread, with --no-isolate) where the backend's code runs, so it holds no
  * verdict: it reports what the backend returned and how long it took, and the worker decides. It must not touch the
@@ -12,6 +14,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -119,18 +122,41 @@ static void probe_main(const par_xjob *j, void *ctx)
         par_arith_flags_fn af = (par_arith_flags_fn)be->get_proc(ctx, PAR_PROC_ARITH_FLAGS);
         m.arith_flags = af ? af(ctx) : 0u;
     }
+    par_arith_fn ar = be->get_proc ? (par_arith_fn)be->get_proc(ctx, PAR_PROC_ARITH) : NULL;
+    m.arith = ar ? (int32_t)ar(ctx) : (int32_t)be->arith;
     xsend(j->sock, &m);
 }
 
-/* The runs, one per XC_RUN command; returns when told to end (or the worker is gone). */
-static void run_loop(const par_xjob *j, void *ctx, void *prep)
+/* The backend's diagnostics (PAR_PROC_DIAGNOSTICS) after prepare (run 0) or after run r: one XM_DIAG with the text
+ * as the backend wrote it, when it returned nonzero (the worker cleans and bounds the text). */
+static void send_diag(const par_xjob *j, par_diagnostics_fn fn, void *ctx, void *prep, int32_t r)
+{
+    if (!fn) return;
+    par_xmsg m;
+    memset(&m, 0, sizeof m);
+    if (fn(ctx, prep, m.text, sizeof m.text) == 0) return;
+    m.text[sizeof m.text - 1] = '\0';
+    m.type = XM_DIAG;
+    m.phase = r ? PH_RUN : PH_PREPARE;
+    m.index = r;
+    xsend(j->sock, &m);
+}
+
+/* The runs, one per XC_RUN command; returns when told to end (or the worker is gone). After each run: the device's
+ * time of it (PAR_PROC_DEVICE_TIME; the per-node times go to a scratch array: a job reports only the total, so a
+ * graph of many nodes costs one call per run), then the diagnostics. */
+static void run_loop(const par_xjob *j, void *ctx, void *prep, par_diagnostics_fn diag)
 {
     const par_backend *be = j->inst->be;
+    par_device_time_fn dt = be->get_proc ? (par_device_time_fn)be->get_proc(ctx, PAR_PROC_DEVICE_TIME) : NULL;
+    int32_t n_nodes = j->g->n_nodes > 0 ? j->g->n_nodes : 1;
+    double *node_ms = dt ? malloc(sizeof *node_ms * (size_t)n_nodes) : NULL;
+    if (!node_ms) dt = NULL; /* out of memory: the device time is not reported */
     for (int32_t r = 1;; r++) {
         char c = 0;
         ssize_t n;
         while ((n = recv(j->sock, &c, 1, 0)) < 0 && errno == EINTR) {}
-        if (n != 1 || c != XC_RUN) return;
+        if (n != 1 || c != XC_RUN) break;
         fault_phase = PH_RUN;
         par_msg msg;
         msg.text[0] = '\0';
@@ -145,8 +171,18 @@ static void run_loop(const par_xjob *j, void *ctx, void *prep)
         m.index = r;
         m.ms = t1 - t0;
         memcpy(m.text, msg.text, sizeof msg.text);
+        if (st == PAR_OK && dt) {
+            double total = -1;
+            for (int32_t i = 0; i < n_nodes; i++) node_ms[i] = -1;
+            if (dt(ctx, prep, &total, node_ms, j->g->n_nodes) != 0) {
+                m.dev_measured = 1;
+                m.dev_ms = total;
+            }
+        }
+        send_diag(j, diag, ctx, prep, r);
         xsend(j->sock, &m);
     }
+    free(node_ms);
 }
 
 /* After prepare: the algorithm of every node (PAR_PROC_NODE_ALGO), one XM_ALGO per node that is not direct, as the
@@ -241,6 +277,8 @@ void par_xchild_main(const par_xjob *j)
     }
     send_algos(j, ctx, prep);
     send_requants(j, ctx, prep);
+    par_diagnostics_fn diag = be->get_proc ? (par_diagnostics_fn)be->get_proc(ctx, PAR_PROC_DIAGNOSTICS) : NULL;
+    send_diag(j, diag, ctx, prep, 0);
     phase(j, PH_BIND);
     msg.text[0] = '\0';
     st = be->bind ? be->bind(ctx, prep, (const void *const *)j->in, j->out, &msg) : PAR_OK;
@@ -261,7 +299,7 @@ void par_xchild_main(const par_xjob *j)
         m.ms = prep_ms;
         xsend(j->sock, &m);
     }
-    run_loop(j, ctx, prep);
+    run_loop(j, ctx, prep, diag);
     msg.text[0] = '\0';
 out:
     if (prep) {

@@ -22,7 +22,9 @@
  *   - other differences from run 1: FLAKY.
  * What the child reports (statuses, messages, timings, phases) is checked before use: enums in range (a status
  * outside par_status is named: "returned invalid status 77"), text terminated and cleaned (valid UTF-8, control
- * characters escaped), run times within what the worker itself measured.
+ * characters escaped), run times and device times (PAR_PROC_DEVICE_TIME) within what the worker itself measured (a
+ * device time beyond it is an ERROR naming the backend). The backend's diagnostics (PAR_PROC_DIAGNOSTICS) are
+ * recorded into par_exec_out, not decided here: the judge makes them a FAIL after the oracle has its metrics.
  *
  * Through a fork server the child also gets the graph, as a position-independent block in a sealed memfd
  * (exec/gblob.c). The child's stdout and stderr go to a pipe that the worker drains while it waits (xsup.c).
@@ -119,6 +121,12 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
                                 inst->be->name, (unsigned)(m.arith_flags & ~PAR_ARITH_FLAGS_KNOWN),
                                 (unsigned)PAR_ARITH_FLAGS_KNOWN);
                 inst->arith_flags = m.arith_flags & PAR_ARITH_FLAGS_KNOWN;
+                /* PAR_PROC_ARITH (or the table's, checked at load): the arithmetic of this context, after knobs */
+                if (m.arith < (int32_t)PAR_ARITH_F32 || m.arith > (int32_t)PAR_ARITH_F16)
+                    par_xdecide(&s, PAR_V_ERROR, "backend '%s' declares unknown arithmetic %d (%s; known: 0 f32, "
+                                "1 f16_storage, 2 f16)", inst->be->name, (int)m.arith, PAR_PROC_ARITH);
+                else
+                    inst->arith = m.arith;
             } else if (m.type == XM_END) {
                 if (m.phase != PH_DONE) {
                     par_xdecide_end(&s, &m);
@@ -246,12 +254,12 @@ static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_tim
 {
     int32_t n_runs = opt->warmup + opt->repeat;
     if (n_runs < 2) n_runs = 2; /* the second run is what shows unwritten elements */
-    double *ms = malloc(sizeof(double) * (size_t)opt->repeat);
+    double *ms = malloc(sizeof(double) * (size_t)opt->repeat * 2), *dev = ms ? ms + opt->repeat : NULL;
     if (!ms) {
         par_xdecide(s, PAR_V_ERROR, "out of memory for %d timings", (int)opt->repeat);
         return -1;
     }
-    int32_t n_timed = 0, rc = 0;
+    int32_t n_timed = 0, n_dev = 0, rc = 0;
     for (int32_t r = 0; r < n_runs && rc == 0; r++) {
         uint8_t poison = (r % 2 == 0) ? POISON_ODD : POISON_EVEN;
         for (int32_t k = 0; k < o->n; k++) memset(o->base + o->off[k], poison, o->size[k]);
@@ -288,7 +296,18 @@ static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_tim
         }
         /* the child's clock is data: keep it within what the worker saw */
         double run_ms = (isfinite(m.ms) && m.ms >= 0 && m.ms <= wall_ms) ? m.ms : wall_ms;
-        if (r >= opt->warmup && n_timed < opt->repeat) ms[n_timed++] = run_ms;
+        /* So is the device's: a time of the run on its device cannot exceed what the worker waited for the run */
+        if (m.dev_measured && !(isfinite(m.dev_ms) && m.dev_ms >= 0 && m.dev_ms <= wall_ms)) {
+            par_xdecide(s, PAR_V_ERROR, "backend '%s' reports a device time of %g ms for run %d, which took %.3g ms "
+                        "(%s: not a time the run can have taken)", s->inst->label, m.dev_ms, (int)r + 1, wall_ms,
+                        PAR_PROC_DEVICE_TIME);
+            rc = -1;
+            break;
+        }
+        if (r >= opt->warmup && n_timed < opt->repeat) {
+            if (m.dev_measured) dev[n_dev++] = m.dev_ms;
+            ms[n_timed++] = run_ms;
+        }
         if (check_guards(s, o)) {
             rc = -1;
             break;
@@ -299,6 +318,10 @@ static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_tim
         }
     }
     fill_timing(t, ms, n_timed);
+    t->device_n = n_dev;
+    t->device_n_samples = n_dev < PAR_TIMING_SAMPLES ? n_dev : PAR_TIMING_SAMPLES;
+    if (n_dev > 0) memcpy(t->device_samples_ms, dev, (size_t)t->device_n_samples * sizeof *dev);
+    par_timing_device_quantiles(t, dev, n_dev);
     free(ms);
     return rc;
 }
@@ -613,6 +636,9 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         }
     }
     par_xfinish(&s);
+    out->n_diag = s.n_diag;
+    out->diag_run = s.diag_run;
+    memcpy(out->diag, s.diag, sizeof out->diag);
     out->output_bytes = s.out_total;
     par_xoutput_tail(&s, out->output, sizeof out->output);
     out->verdict = s.decided ? s.v : PAR_V_PASS;

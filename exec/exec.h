@@ -27,7 +27,7 @@ typedef struct par_exec_opts {
 typedef struct par_exec_out {
     par_verdict verdict;     /* PASS (ran fine), UNSUPPORTED, ERROR, CRASH, TIMEOUT, FLAKY, FAIL (out of bounds) */
     char reason[PAR_REASON_LEN]; /* one line, valid UTF-8, control characters escaped */
-    par_timing t;
+    par_timing t;            /* with the device's time of the timed runs when PAR_PROC_DEVICE_TIME measured them */
     int32_t n_outputs;
     void **outputs;          /* malloc'ed copies of the first run's outputs, in graph output order */
     int64_t output_bytes;    /* bytes the backend wrote on stdout and stderr (isolated runs only) */
@@ -43,10 +43,17 @@ typedef struct par_exec_out {
      * node under the backend-wide scheme; NULL (n_requant 0) when every node is. */
     int32_t n_requant;
     int32_t *requant;
+    /* The backend's diagnostics (PAR_PROC_DIAGNOSTICS) after prepare and after each run, whatever the verdict: how
+     * many, the first one's text (one line, valid UTF-8) and where (diag_run 0: after prepare, k: after run k). The
+     * verdict above does not include them: the judge makes them a FAIL (runner/judge.c). */
+    int32_t n_diag, diag_run;
+    char diag[PAR_MSG_LEN];
 } par_exec_out;
 
-/* Start the backend once in a child (init, knobs, describe, requantization scheme and promise, destroy) and record
- * the answers in inst (usable, unusable_reason, knob_error, describe, arith, requant, requant_exact, probed). */
+/* Start the backend once in a child (init, knobs, describe, requantization scheme and promise, arithmetic flags,
+ * arithmetic: PAR_PROC_ARITH for this context, else the table's; destroy) and record the answers in inst (usable,
+ * unusable_reason, knob_error, describe, arith, arith_flags, requant, requant_exact, probed). An arithmetic outside
+ * par_arith makes the instance unusable, naming the backend and the value. */
 void par_exec_probe(par_backend_inst *inst, double timeout_s);
 
 /* Execute: init, knobs, supports for each node, prepare, bind, warmup + repeat runs, release, destroy.

@@ -7,10 +7,13 @@
  *   child -> worker   XM_PHASE (each phase as it starts), XM_ALGO (after prepare, one per node whose declared
  *                     algorithm, PAR_PROC_NODE_ALGO, is not PAR_ALGO_DIRECT: index the node, algo the value as the
  *                     backend returned it), XM_REQUANT (then, one per quantized node whose declared scheme,
-                     PAR_PROC_NODE_REQUANT, is not the backend-wide one: index the node, requant the value as the
-                     backend returned it), XM_READY (after bind), XM_RUN (after each run, then it waits), XM_PROBE
- *                     (the probe's answers), XM_INPUT_WRITE (from the fault handler), XM_END (last; its phase and
- *                     status say where and how the job ended)
+ *                     PAR_PROC_NODE_REQUANT, is not the backend-wide one: index the node, requant the value as the
+ *                     backend returned it), XM_DIAG (then, and after each run before its XM_RUN: a defect the
+ *                     backend's own checking reported, PAR_PROC_DIAGNOSTICS, when it returned nonzero; index 0 after
+ *                     prepare, else the run; text as the backend wrote it), XM_READY (after bind), XM_RUN (after
+ *                     each run, with the device's time of the run when PAR_PROC_DEVICE_TIME measured it; then it
+ *                     waits), XM_PROBE (the probe's answers), XM_INPUT_WRITE (from the fault handler), XM_END (last;
+ *                     its phase and status say where and how the job ended)
  *   worker -> child   XC_RUN (run once more), XC_END (release, destroy, exit)
  *
  * This header must not be included outside exec/.
@@ -25,7 +28,8 @@ enum xphase {
     PH_DONE, PH_ALGO, PH_REQUANT, PH_COUNT
 };
 
-enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_REQUANT, XM_TYPE_END };
+enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_REQUANT, XM_DIAG,
+                 XM_TYPE_END };
 enum xcmd { XC_RUN = 'R', XC_END = 'E' };
 
 #define PAR_DESCRIBE_LEN 512
@@ -34,16 +38,19 @@ typedef struct par_xmsg {
     int32_t type;          /* enum xmsg_type */
     int32_t phase;         /* enum xphase */
     int32_t status;        /* the backend's par_status, as it returned it */
-    int32_t index;         /* XM_RUN: run number (1-based); knobs: knob index; supports, XM_ALGO, XM_REQUANT: node;
-                            * input writes:
-                            * input */
+    int32_t index;         /* XM_RUN: run number (1-based); XM_DIAG: the run before it (0: prepare); knobs: knob
+                            * index; supports, XM_ALGO, XM_REQUANT: node; input writes: input */
     int64_t offset;        /* XM_INPUT_WRITE: byte offset of the faulting address within the input */
     double ms;             /* XM_READY: prepare time; XM_RUN: run time */
     int32_t requant;       /* XM_PROBE; XM_REQUANT: the par_requant declared for node `index`, unchecked */
     int32_t requant_exact; /* XM_PROBE */
     int32_t algo;          /* XM_ALGO: the par_algo the backend declared for node `index`, unchecked */
     uint32_t arith_flags;  /* XM_PROBE: PAR_PROC_ARITH_FLAGS, as the backend returned it (validated by the worker) */
-    char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message or describe text */
+    int32_t arith;         /* XM_PROBE: PAR_PROC_ARITH's answer, else the table's arith (validated by the worker) */
+    int32_t dev_measured;  /* XM_RUN: 1 when PAR_PROC_DEVICE_TIME measured the run (then dev_ms), else 0 */
+    double dev_ms;         /* XM_RUN: the device's time of the run, as the backend returned it (checked) */
+    char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message, describe or
+                                                                                 * diagnostic text */
 } par_xmsg;
 
 /* What the child needs: the instance, the graph (its own copy-on-write view after fork), the input and output

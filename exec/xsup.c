@@ -6,7 +6,7 @@
  * has (the caller is a child subreaper), until none remain. Every message is checked before use (xproto.h).
  *
  * This file must not judge outputs; it decides only how a child ended (CRASH, TIMEOUT, memory limit, a write into
- * an input, a malformed report).
+ * an input, a malformed report). The backend's diagnostics (XM_DIAG) it only records.
  */
 #include "xsup.h"
 #include "core/clock.h"
@@ -187,6 +187,14 @@ static int take(par_xsup *s, par_xmsg *m)
     }
     if (m->type == XM_PHASE) {
         s->phase = m->phase;
+        return 0;
+    }
+    if (m->type == XM_DIAG) { /* kept for the judge, which makes the verdict of it (runner/judge.c) */
+        if (s->n_diag == 0) {
+            s->diag_run = m->index >= 0 ? m->index : 0;
+            par_xmsg_text(m, s->diag, sizeof s->diag);
+        }
+        if (s->n_diag < INT32_MAX) s->n_diag++;
         return 0;
     }
     if (m->type == XM_INPUT_WRITE) {

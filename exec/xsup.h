@@ -34,6 +34,10 @@ typedef struct par_xsup {
     int decided;                 /* 1 once a verdict other than PASS is fixed */
     par_verdict v;
     char reason[PAR_REASON_LEN];
+    /* The backend's diagnostics (XM_DIAG, PAR_PROC_DIAGNOSTICS): how many, the first one's text (cleaned: one line,
+     * valid UTF-8) and where it came (0: after prepare, k: after run k). Recorded, never decided here. */
+    int32_t n_diag, diag_run;
+    char diag[PAR_MSG_LEN];
     char ring[PAR_OUTPUT_TAIL];  /* the output's last bytes, circular */
     int64_t out_total;
 } par_xsup;

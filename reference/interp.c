@@ -74,8 +74,10 @@ static void flush_results(par_rt *t, double tau)
 static void nonfinite_rules(par_rt *t, const par_prec *p, const uint8_t *any, int taint_nan, int taint_inf);
 
 /* Load a graph input or constant: exact in its own dtype; a float tensor stored in a narrower format by the backend
- * (f16 storage of an f32 tensor) is rounded once at the boundary: u_store * |x|. With flushing, an element below tau
- * may be read as 0: budget |x|, all of it the flush part. */
+ * (f16 storage of an f32 tensor) is rounded once at the boundary, by the standard model with underflow
+ * fl(x) = x (1 + d) + eta: u_store * |x| plus the narrower format's half subnormal (2^-25 for f16, the eta that
+ * gradual_results gives computed results), which covers an element that becomes subnormal or zero in f16. With
+ * flushing, an element below tau may be read as 0: budget |x|, all of it the flush part. */
 static par_status load_leaf(const par_value *val, const void *data, const par_prec *p, par_rt *t, par_msg *msg)
 {
     if (par_rt_alloc(t, val->dtype, val->rank, val->dims, msg) != PAR_OK) return PAR_ERROR;
@@ -84,7 +86,7 @@ static par_status load_leaf(const par_value *val, const void *data, const par_pr
     if (tau > 0 && alloc_flush(t, msg) != PAR_OK) return PAR_ERROR;
     for (int64_t i = 0; i < t->numel; i++) {
         t->v[i] = par_elem_get(val->dtype, data, i);
-        t->e[i] = boundary * fabs(t->v[i]);
+        t->e[i] = boundary > 0 ? boundary * fabs(t->v[i]) + 0x1p-25 : 0.0;
         t->s[i] = t->e[i];
         if (tau > 0) {
             t->f[i] = fabs(t->v[i]) < tau ? fabs(t->v[i]) : 0;

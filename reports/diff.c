@@ -205,6 +205,7 @@ static void drift(builder *bl, const par_diff_opts *o, const par_report *cur, in
 /* A record whose latency is judged, waiting for the Holm adjustment over all of them. */
 typedef struct lat {
     int32_t c, b;
+    int device;                  /* judged on the device's times */
     const par_result *rb, *rn;
     double med_b, med_n, min_b, min_n, p_slower, p_faster;
 } lat;
@@ -263,7 +264,7 @@ int64_t par_diff_confirm(par_diff *d, const par_diff *again)
         for (int32_t j = 0; again && j < again->n_items && !second; j++) {
             const par_diff_item *a = &again->items[j];
             if ((a->kind == PAR_DIFF_LATENCY_FAIL || a->kind == PAR_DIFF_LATENCY_WARN || a->kind == PAR_DIFF_FASTER) &&
-                !strcmp(a->case_id, it->case_id) && !strcmp(a->backend, it->backend))
+                a->device == it->device && !strcmp(a->case_id, it->case_id) && !strcmp(a->backend, it->backend))
                 second = a;
         }
         it->confirm_effect = second ? second->effect : NAN;
@@ -325,8 +326,9 @@ static void judge_latency(builder *bl, const par_diff_opts *o, lat *l, int32_t n
         it->med_new = l[i].med_n;
         it->min_base = l[i].min_b;
         it->min_new = l[i].min_n;
-        it->n_base = l[i].rb->t.n_samples;
-        it->n_new = l[i].rn->t.n_samples;
+        it->device = l[i].device;
+        it->n_base = l[i].device ? l[i].rb->t.device_n_samples : l[i].rb->t.n_samples;
+        it->n_new = l[i].device ? l[i].rn->t.device_n_samples : l[i].rn->t.n_samples;
         it->p = p;
         it->p_adj = adj;
         it->effect = ratio;
@@ -351,7 +353,7 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
     int32_t *bmap = malloc(sizeof *bmap * (size_t)(cur->n_backends ? cur->n_backends : 1));
     char *base_case_seen = calloc((size_t)(base->n_cases ? base->n_cases : 1), 1);
     char *base_be_seen = calloc((size_t)(base->n_backends ? base->n_backends : 1), 1);
-    lat *l = malloc(sizeof *l * ((size_t)cur->n_cases * (size_t)cur->n_backends + 1));
+    lat *l = malloc(sizeof *l * (2 * (size_t)cur->n_cases * (size_t)cur->n_backends + 1)); /* wall and device */
     builder bl = {.d = d, .cur = cur};
     par_mw_cache *cache = NULL;
     int32_t nl = 0;
@@ -411,31 +413,38 @@ par_status par_diff_compute(const par_report *base, const par_report *cur, const
                 add_record(&bl, k, cur, c, b, rb, rn);
             }
             drift(&bl, o, cur, c, b, rb, rn);
-            const int32_t sb = rb->t.n_samples, sn = rn->t.n_samples;
-            if (sb <= 0 || sn <= 0 || sb > PAR_TIMING_SAMPLES || sn > PAR_TIMING_SAMPLES) continue;
-            if (sb < o->min_samples || sn < o->min_samples) {
-                d->latency_few++;
-                continue;
+            /* the wall times, then the device's own where both records have them */
+            for (int dev = 0; dev < 2 && !bl.oom; dev++) {
+                const int32_t sb = dev ? rb->t.device_n_samples : rb->t.n_samples;
+                const int32_t sn = dev ? rn->t.device_n_samples : rn->t.n_samples;
+                const double *xb = dev ? rb->t.device_samples_ms : rb->t.samples_ms;
+                const double *xn = dev ? rn->t.device_samples_ms : rn->t.samples_ms;
+                if (sb <= 0 || sn <= 0 || sb > PAR_TIMING_SAMPLES || sn > PAR_TIMING_SAMPLES) continue;
+                if (sb < o->min_samples || sn < o->min_samples) {
+                    d->latency_few++;
+                    continue;
+                }
+                lat *x = &l[nl];
+                *x = (lat){.c = c, .b = b, .device = dev, .rb = rb, .rn = rn};
+                x->med_b = par_median(xb, sb);
+                x->med_n = par_median(xn, sn);
+                x->min_b = min_of(xb, sb);
+                x->min_n = min_of(xn, sn);
+                if (!(x->med_b > 0) || !isfinite(x->med_n) || !isfinite(x->med_b)) continue;
+                if (x->med_b < o->latency_floor_ms && x->med_n < o->latency_floor_ms) {
+                    d->latency_below_floor++;
+                    continue;
+                }
+                par_mw_result mw;
+                if (par_mann_whitney(xb, sb, xn, sn, &cache, &mw) < 0) {
+                    bl.oom = 1;
+                    break;
+                }
+                x->p_slower = mw.p_greater;
+                x->p_faster = mw.p_less;
+                nl++;
+                d->device_judged += dev;
             }
-            lat *x = &l[nl];
-            *x = (lat){.c = c, .b = b, .rb = rb, .rn = rn};
-            x->med_b = par_median(rb->t.samples_ms, sb);
-            x->med_n = par_median(rn->t.samples_ms, sn);
-            x->min_b = min_of(rb->t.samples_ms, sb);
-            x->min_n = min_of(rn->t.samples_ms, sn);
-            if (!(x->med_b > 0) || !isfinite(x->med_n) || !isfinite(x->med_b)) continue;
-            if (x->med_b < o->latency_floor_ms && x->med_n < o->latency_floor_ms) {
-                d->latency_below_floor++;
-                continue;
-            }
-            par_mw_result mw;
-            if (par_mann_whitney(rb->t.samples_ms, sb, rn->t.samples_ms, sn, &cache, &mw) < 0) {
-                bl.oom = 1;
-                break;
-            }
-            x->p_slower = mw.p_greater;
-            x->p_faster = mw.p_less;
-            nl++;
         }
     }
     d->latency_judged = nl;
@@ -477,9 +486,9 @@ static void item_detail(FILE *f, const par_diff_item *it, const char *s)
     case PAR_DIFF_LATENCY_WARN:
     case PAR_DIFF_LATENCY_UNCONFIRMED:
     case PAR_DIFF_FASTER:
-        fprintf(f, "median %.4g -> %.4g ms (x%.3f, %+.1f%%), fastest %.4g -> %.4g ms (x%.3f), %d/%d samples, p %.2g, "
+        fprintf(f, "%smedian %.4g -> %.4g ms (x%.3f, %+.1f%%), fastest %.4g -> %.4g ms (x%.3f), %d/%d samples, p %.2g, "
                    "Holm %.2g",
-                it->med_base, it->med_new, it->effect, 100 * (it->effect - 1), it->min_base, it->min_new,
+                it->device ? "device time: " : "", it->med_base, it->med_new, it->effect, 100 * (it->effect - 1), it->min_base, it->min_new,
                 it->min_base > 0 ? it->min_new / it->min_base : NAN, (int)it->n_base, (int)it->n_new, it->p, it->p_adj);
         if (it->kind == PAR_DIFF_LATENCY_UNCONFIRMED && isnan(it->confirm_effect))
             fprintf(f, "; a second timing: no significant change");
@@ -527,6 +536,9 @@ void par_diff_print(FILE *f, const par_diff *d, int color, int32_t max_items)
             "%lld below %g ms\n",
             (long long)d->latency_judged, o->alpha, 100 * o->latency_warn, 100 * o->latency_fail,
             (long long)d->latency_few, (int)o->min_samples, (long long)d->latency_below_floor, o->latency_floor_ms);
+    if (d->device_judged)
+        fprintf(f, "device time: %lld of them judged on the device's own times too (timing.device), in the same "
+                   "family\n", (long long)d->device_judged);
     if (d->seeds_differ)
         fprintf(f, "note: the runs' seeds differ: a case whose ID sets no #seed= had other inputs on each side\n");
     if (d->machines_differ) {

@@ -4,7 +4,9 @@
  * Records are matched by (case ID, backend label). The diff lists new failures, fixed failures, every other verdict
  * change, cases and backends present on one side only, accuracy drift (metrics.max_ratio, error / budget, moved by
  * a factor) and latency changes judged by a significance test on the per-run samples (timing.samples_ms) with the
- * Holm correction over the records judged, together with an effect threshold on the ratio of medians.
+ * Holm correction over the records judged, together with an effect threshold on the ratio of medians; where both
+ * records carry the device's own times (timing.device, PAR_PROC_DEVICE_TIME), those are judged the same way, as
+ * latency items of their own (device = 1), in the same Holm family.
  * docs/reports-diff.md explains each choice and its default.
  *
  * The gate: FAIL on a new failure or a latency regression (significant, and both the ratio of medians and the ratio
@@ -74,6 +76,8 @@ typedef struct par_diff_item {
     double confirm_effect;       /* latency regressions after par_diff_confirm: the second timing's ratio of
                                   * medians when it showed a significant change, NaN when it showed none or none ran */
     char repro[1024];            /* the record's repro command on NEW, "" when not in NEW */
+    int32_t device;              /* latency items: 1 when judged on the device's own times (timing.device samples,
+                                  * PAR_PROC_DEVICE_TIME) rather than the wall times */
 } par_diff_item;
 
 typedef struct par_diff {
@@ -86,6 +90,7 @@ typedef struct par_diff {
     int64_t latency_judged;      /* records in both with >= min_samples samples on each side, above the floor */
     int64_t latency_few;         /* records in both with samples, but fewer than min_samples on a side */
     int64_t latency_below_floor; /* judged out: both medians below latency_floor_ms */
+    int64_t device_judged;       /* records whose device times were judged too (counted in latency_judged as well) */
     int64_t drift_compared;      /* records compared by the oracle on both sides (metrics present) */
     int base_interrupted, new_interrupted;
     int seeds_differ;            /* the runs' seeds differ: a case whose ID fixes no seed had other inputs */

@@ -42,9 +42,9 @@ static void item_row(FILE *f, const par_diff_item *it)
     case PAR_DIFF_LATENCY_UNCONFIRMED:
     case PAR_DIFF_FASTER:
         fprintf(f,
-                "median %.4g &rarr; %.4g ms (&times;%.3f), fastest %.4g &rarr; %.4g ms (&times;%.3f), %d/%d "
+                "%smedian %.4g &rarr; %.4g ms (&times;%.3f), fastest %.4g &rarr; %.4g ms (&times;%.3f), %d/%d "
                 "samples, p %.2g, Holm %.2g",
-                it->med_base, it->med_new, it->effect, it->min_base, it->min_new,
+                it->device ? "device time: " : "", it->med_base, it->med_new, it->effect, it->min_base, it->min_new,
                 it->min_base > 0 ? it->min_new / it->min_base : NAN, (int)it->n_base, (int)it->n_new, it->p, it->p_adj);
         break;
     case PAR_DIFF_DRIFT_WORSE:

@@ -43,7 +43,7 @@ static void backend(FILE *f, const par_backend_inst *bi)
     kv(f, "name", be ? be->name : NULL);
     kv(f, "version", be ? be->version : NULL);
     kv(f, "description", be ? be->description : NULL);
-    kv(f, "arith", be ? par_arith_name(be->arith) : NULL);
+    kv(f, "arith", be ? par_arith_name((par_arith)bi->arith) : NULL); /* the probe's (PAR_PROC_ARITH) */
     fprintf(f, "<tr><th>knobs</th><td>");
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) {
         fprintf(f, "%s<code>", k ? ", " : "");

@@ -178,7 +178,10 @@ static void row(FILE *f, const par_report *r, const par_html_fail *fl, int64_t i
     par_html_text(f, x->reason);
     fprintf(f, "</summary><p>origin ");
     par_html_text(f, pc->origin);
-    fprintf(f, "; %d timed runs, median %.4g ms</p>", (int)x->t.runs, x->t.run_median_ms);
+    fprintf(f, "; %d timed runs, median %.4g ms", (int)x->t.runs, x->t.run_median_ms);
+    if (x->t.device_n > 0) fprintf(f, " (device %.4g ms)", x->t.device_median_ms);
+    if (x->n_diagnostics > 1) fprintf(f, "; %d diagnostics from the backend", (int)x->n_diagnostics);
+    fprintf(f, "</p>");
     if (compared(x)) {
         worst(f, &x->m);
         metrics(f, &x->m);

@@ -273,9 +273,18 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest)
         fprintf(f, "<p class=\"muted\">No model case ran; the %d slowest cases (largest median run time on any "
                    "backend), per backend: ", (int)n);
     }
+    int32_t n_dev = 0;
+    for (int32_t i = 0; i < n; i++)
+        for (int32_t b = 0; b < r->n_backends; b++) {
+            const par_result *x = par_html_rec(r, list[i].c, b);
+            n_dev += x && x->t.runs > 0 && x->t.device_n > 0;
+        }
     fprintf(f, "run time as a bar from the 10th to the 90th percentile of the timed runs with the median marked, and "
-               "prepare time beside it, both on log scales. GPU time: no backend reports it yet (the report has no "
-               "field for it); it will be drawn here as a third column when one does.</p>\n");
+               "prepare time beside it, both on log scales. Device time (the device's own clock, "
+               "PAR_PROC_DEVICE_TIME): a thin green bar under the run's, on the same scale, from its 10th to its 90th "
+               "percentile; %s</p>\n",
+            n_dev ? "a backend without one does not time its device." : "no record here has one (no backend timed "
+                                                                       "its device).");
     if (n == 0) {
         fprintf(f, "<p>No record was timed.</p>\n</section>\n");
         free(list);
@@ -290,6 +299,8 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest)
             rows++;
             if (x->t.run_p10_ms > 0 && x->t.run_p10_ms < rmin) rmin = x->t.run_p10_ms;
             if (x->t.run_p90_ms > rmax) rmax = x->t.run_p90_ms;
+            if (x->t.device_n > 0 && x->t.device_p10_ms > 0 && x->t.device_p10_ms < rmin) rmin = x->t.device_p10_ms;
+            if (x->t.device_n > 0 && x->t.device_p90_ms > rmax) rmax = x->t.device_p90_ms;
             if (x->t.prepare_ms > 0 && x->t.prepare_ms < pmin) pmin = x->t.prepare_ms;
             if (x->t.prepare_ms > pmax) pmax = x->t.prepare_ms;
         }
@@ -328,14 +339,29 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest)
             if (x1 - x0 < 2) x1 = x0 + 2;
             fprintf(f, "<g><title>");
             par_html_text(f, r->backends[b].label);
-            fprintf(f, ": run median %.4g ms, p10 %.4g, p90 %.4g (%d runs); prepare %.4g ms</title>", t->run_median_ms,
+            fprintf(f, ": run median %.4g ms, p10 %.4g, p90 %.4g (%d runs); prepare %.4g ms", t->run_median_ms,
                     t->run_p10_ms, t->run_p90_ms, (int)t->runs, t->prepare_ms);
+            if (t->device_n > 0)
+                fprintf(f, "; device median %.4g ms, p10 %.4g, p90 %.4g (%d runs)", t->device_median_ms,
+                        t->device_p10_ms, t->device_p90_ms, (int)t->device_n);
+            fprintf(f, "</title>");
             fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", lab, y + 12);
             text_cut(f, r->backends[b].label, 40);
             fprintf(f, "</text><rect x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"10\" fill=\"#56b4e9\"/>"
                        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.0f\" stroke=\"#000\" stroke-width=\"2\"/>",
                     x0, y + 3, x1 - x0, xm, y + 1, xm, y + 15);
-            fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.3g ms</text>", x1 + 4, y + 12, t->run_median_ms);
+            if (t->device_n > 0) {
+                double d0 = ax(t->device_p10_ms, rlo, rhi, rx, rw), d1 = ax(t->device_p90_ms, rlo, rhi, rx, rw);
+                double dm = ax(t->device_median_ms, rlo, rhi, rx, rw);
+                if (d1 - d0 < 4) d0 = dm - 2, d1 = dm + 2;
+                fprintf(f, "<rect class=\"device\" x=\"%.1f\" y=\"%.0f\" width=\"%.1f\" height=\"4\" fill=\"#009e73\"/>",
+                        d0, y + 12, d1 - d0);
+                if (d1 > x1) x1 = d1;
+                fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.3g ms (device %.3g ms)</text>", x1 + 4, y + 12,
+                        t->run_median_ms, t->device_median_ms);
+            } else {
+                fprintf(f, "<text x=\"%.1f\" y=\"%.0f\">%.3g ms</text>", x1 + 4, y + 12, t->run_median_ms);
+            }
             fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.1f\" height=\"10\" fill=\"#e69f00\"/>"
                        "<text x=\"%.1f\" y=\"%.0f\">%.3g ms</text></g>\n",
                     px, y + 3, xp - px > 1 ? xp - px : 1, (xp > px ? xp : px) + 4, y + 12, t->prepare_ms);

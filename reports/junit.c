@@ -195,7 +195,7 @@ static void suite_properties(xbuf *b, const par_report *r, const par_backend_ins
         xml_property(b, "backend.name", bi->be->name);
         xml_property(b, "backend.version", bi->be->version);
         xml_property(b, "backend.description", bi->be->description);
-        xml_property(b, "backend.arith", par_arith_name(bi->be->arith));
+        xml_property(b, "backend.arith", par_arith_name((par_arith)bi->arith));
     }
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) {
         char name[96];

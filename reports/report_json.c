@@ -189,7 +189,7 @@ static json_object *backend_json(const par_backend_inst *bi)
     put(o, "name", be ? par_json_str(be->name) : NULL);
     put(o, "version", be ? par_json_str(be->version) : NULL);
     put(o, "description", be ? par_json_str(be->description) : NULL);
-    put(o, "arith", be ? par_json_str(par_arith_name(be->arith)) : NULL);
+    put(o, "arith", be ? par_json_str(par_arith_name((par_arith)bi->arith)) : NULL); /* the probe's: PAR_PROC_ARITH */
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) put(knobs, bi->knob_key[k], par_json_str(bi->knob_val[k]));
     put(o, "knobs", knobs);
     put(o, "describe", par_json_str(bi->describe));
@@ -220,6 +220,18 @@ static json_object *timing_json(const par_timing *t)
     for (int32_t i = 0; i < t->n_samples && i < PAR_TIMING_SAMPLES; i++)
         json_object_array_add(samples, par_json_num(t->samples_ms[i]));
     put(o, "samples_ms", samples);
+    if (t->device_n > 0) { /* PAR_PROC_DEVICE_TIME: absent when the device did not time the runs */
+        json_object *d = json_object_new_object();
+        put(d, "runs", json_object_new_int(t->device_n));
+        put(d, "median_ms", par_json_num(t->device_median_ms));
+        put(d, "p10_ms", par_json_num(t->device_p10_ms));
+        put(d, "p90_ms", par_json_num(t->device_p90_ms));
+        json_object *ds = json_object_new_array();
+        for (int32_t i = 0; i < t->device_n_samples && i < PAR_TIMING_SAMPLES; i++)
+            json_object_array_add(ds, par_json_num(t->device_samples_ms[i]));
+        put(d, "samples_ms", ds);
+        put(o, "device", d);
+    }
     return o;
 }
 
@@ -346,6 +358,7 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
     if (res->n_algos > 0) put(o, "algorithms", decls_json(res->n_algos, res->algos, "algorithm", algo_value_name));
     if (res->n_requants > 0)
         put(o, "node_schemes", decls_json(res->n_requants, res->requants, "scheme", scheme_value_name));
+    if (res->n_diagnostics > 0) put(o, "diagnostics", json_object_new_int(res->n_diagnostics));
     return o;
 }
 

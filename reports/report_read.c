@@ -183,6 +183,7 @@ static void read_backend(rd *x, json_object *o, const char *w, par_backend *t, p
     int ok;
     t->arith = arith_of(arith, &ok);
     if (!ok) rr_fail(x, w, "arith", "\"%s\" is not f32, f16_storage or f16", arith);
+    bi->arith = (int32_t)t->arith; /* the instance's (PAR_PROC_ARITH or the table's), which renderers show */
     t->api_version = PAR_BACKEND_API_VERSION;
     t->struct_size = sizeof *t;
     t->name = name ? name : "";

@@ -1,8 +1,8 @@
 /*
  * report_read_record.c - the report reader's records ("results"): verdict, reason, metrics (with the integer
- * oracle's labels and ties), the worst element, timing and its samples, declared algorithms and schemes, the
- * backend's output. Each record is checked against the cases and backends already read: an unknown case or backend,
- * or a second record of one (case, backend), is an error naming the record.
+ * oracle's labels and ties), the worst element, timing (its samples, the device's time), declared algorithms and
+ * schemes, the backend's output, the count of diagnostics. Each record is checked against the cases and backends
+ * already read: an unknown case or backend, or a second record of one (case, backend), is an error naming the record.
  */
 #include "report_read_int.h"
 
@@ -111,6 +111,35 @@ static void read_timing(rd *x, json_object *o, const char *w, par_timing *t)
             rr_fail(x, w, "samples_ms", "element %zu is not a time", i);
     }
     t->n_samples = (int32_t)n;
+    /* the device's time (PAR_PROC_DEVICE_TIME), absent when not measured */
+    json_object *d = rr_obj(x, o, w, "device", 1);
+    if (d && !x->bad) {
+        char wd[96];
+        snprintf(wd, sizeof wd, "%s.device", w);
+        if (t->runs < 1) rr_fail(x, w, "device", "device times of a record without timed runs");
+        rr_i32(x, d, wd, "runs", 0, 1, t->runs, 1, &t->device_n);
+        double *q[3] = {&t->device_median_ms, &t->device_p10_ms, &t->device_p90_ms};
+        static const char *const keys[3] = {"median_ms", "p10_ms", "p90_ms"};
+        for (int k = 0; k < 3 && !x->bad; k++) {
+            rr_num(x, d, wd, keys[k], 0, q[k]);
+            if (!x->bad && !(*q[k] >= 0 && isfinite(*q[k]))) rr_fail(x, wd, keys[k], "%g is not a time", *q[k]);
+        }
+        json_object *ds = rr_arr(x, d, wd, "samples_ms", 1);
+        size_t nd = ds ? json_object_array_length(ds) : 0;
+        if (!x->bad && (nd > PAR_TIMING_SAMPLES || (int64_t)nd > t->device_n))
+            rr_fail(x, wd, "samples_ms", "%zu samples of %d runs (at most %d are kept)", nd, (int)t->device_n,
+                    PAR_TIMING_SAMPLES);
+        for (size_t i = 0; i < nd && !x->bad; i++) {
+            json_object *e = json_object_array_get_idx(ds, i);
+            if (!json_object_is_type(e, json_type_int) && !json_object_is_type(e, json_type_double))
+                rr_fail(x, wd, "samples_ms", "element %zu is %s, expected a number", i, par_json_type_name(e));
+            t->device_samples_ms[i] = json_object_get_double(e);
+            if (!(t->device_samples_ms[i] >= 0) || !isfinite(t->device_samples_ms[i]))
+                rr_fail(x, wd, "samples_ms", "element %zu is not a time", i);
+        }
+        t->device_n_samples = x->bad ? 0 : (int32_t)nd;
+        if (x->bad) t->device_n = 0;
+    }
 }
 
 /* "algorithms" / "node_schemes": {"count", "nodes": [{"node", "name", key}]} with value names looked up. */
@@ -187,6 +216,7 @@ static void read_record(rd *x, json_object *o, const char *w, const id_map *map)
     if (al) read_decls(x, al, ws, "algorithm", 1, &res->n_algos, res->algos);
     snprintf(ws, sizeof ws, "%s.node_schemes", w);
     if (ns) read_decls(x, ns, ws, "scheme", 0, &res->n_requants, res->requants);
+    rr_i32(x, o, w, "diagnostics", 1, 0, INT32_MAX, 0, &res->n_diagnostics);
 }
 
 void rr_read_results(rd *x, json_object *root, const id_map *map)

@@ -115,6 +115,32 @@ static void print_ties(FILE *f, const par_report *r)
     }
 }
 
+/* One line per backend whose records carry the device's own time (PAR_PROC_DEVICE_TIME): how many records, and the
+ * median over them of their median device time beside that of their median wall time. Nothing otherwise. */
+static void print_device_time(FILE *f, const par_report *r)
+{
+    double *dev = malloc(sizeof(double) * (size_t)(r->n_cases > 0 ? r->n_cases : 1));
+    double *wall = malloc(sizeof(double) * (size_t)(r->n_cases > 0 ? r->n_cases : 1));
+    for (int32_t b = 0; dev && wall && b < r->n_backends; b++) {
+        int64_t n = 0;
+        for (int32_t c = 0; c < r->n_cases; c++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->t.device_n <= 0) continue;
+            dev[n] = x->t.device_median_ms;
+            wall[n++] = x->t.run_median_ms;
+        }
+        if (!n) continue;
+        qsort(dev, (size_t)n, sizeof *dev, cmp_double);
+        qsort(wall, (size_t)n, sizeof *wall, cmp_double);
+        char label[160];
+        par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+        fprintf(f, "%-24s device time of %lld record%s (the device's own clock): median %.4g ms, wall %.4g ms\n", label,
+                (long long)n, n == 1 ? "" : "s", quantile(dev, n, 0.5), quantile(wall, n, 0.5));
+    }
+    free(dev);
+    free(wall);
+}
+
 /* The value names of a per-node declaration. */
 static const char *algo_value_name(int32_t v) { return par_algo_name(v); }
 static const char *scheme_value_name(int32_t v) { return par_requant_name((par_requant)v); }
@@ -217,6 +243,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
             par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
             fprintf(f, "%-24s declares flushed subnormals (FTZ/DAZ): budgeted, a subnormal may come out as 0\n", label);
         }
+    print_device_time(f, r);
 
     /* failures, worst first, each ending with its repro command */
     int64_t nf = 0;

@@ -225,6 +225,33 @@ static void record_schemes(const par_graph_desc *g, const par_backend_inst *inst
     }
 }
 
+/* The backend's diagnostics (PAR_PROC_DIAGNOSTICS, exec/ kept the first and counted them): a defect the backend's own
+ * checking found makes the record FAIL with the first text as its reason, whatever the values, which the oracle has
+ * judged already (the metrics stay: a validation message does not erase the numeric evidence; a FAIL of the values
+ * keeps its reason after the diagnostic's). A verdict the harness reached itself that says more stays (ERROR, CRASH,
+ * TIMEOUT, FLAKY): the diagnostic follows its reason. */
+static void apply_diagnostics(const par_exec_out *out, par_result *r)
+{
+    r->n_diagnostics = out->n_diag;
+    if (out->n_diag <= 0) return;
+    /* the text cut (at a character) so that where it came and the count always fit in the reason */
+    char text[PAR_REASON_LEN - 128], where[64], more[48] = "", big[3 * PAR_REASON_LEN];
+    par_text_clean(text, sizeof text, out->diag, sizeof out->diag, 1);
+    if (out->diag_run > 0) snprintf(where, sizeof where, "after run %d", (int)out->diag_run);
+    else snprintf(where, sizeof where, "after prepare");
+    if (out->n_diag > 1) snprintf(more, sizeof more, "; %d more", (int)out->n_diag - 1);
+    if (r->verdict == PAR_V_PASS || r->verdict == PAR_V_FAIL || r->verdict == PAR_V_UNSUPPORTED) {
+        /* a PASS note (labelled integers, unbounded elements) gives way; a FAIL's reason follows */
+        const int keep = r->verdict == PAR_V_FAIL && r->reason[0];
+        snprintf(big, sizeof big, "diagnostic: %s (%s%s)%s%s", text, where, more, keep ? "; values: " : "",
+                 keep ? r->reason : "");
+        r->verdict = PAR_V_FAIL;
+    } else {
+        snprintf(big, sizeof big, "%s; diagnostic: %s (%s%s)", r->reason, text, where, more);
+    }
+    par_text_clean(r->reason, sizeof r->reason, big, sizeof big, 1); /* cut at a character, valid UTF-8 */
+}
+
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
 {
     const par_graph_desc *g = par_graph_desc_of(c->graph);
@@ -308,6 +335,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                     r->verdict = out->verdict;
                     snprintf(r->reason, sizeof r->reason, "%s", out->reason);
                 }
+                apply_diagnostics(out, r);
                 par_exec_out_free(out);
                 free(out);
             }

@@ -71,7 +71,7 @@ static int write_all(int fd, const void *p, size_t n)
 }
 
 /* Round `round` (>= 1) of a record into the record of the earlier rounds: its timed runs appended (up to
- * PAR_TIMING_SAMPLES; the quantiles are then those of the kept runs), and its verdict, reason, metrics and output
+ * PAR_TIMING_SAMPLES; the quantiles are then those of the kept runs; the device's times likewise), and its verdict, reason, metrics and output
  * when it is worse than the worst so far (the reason then says which round). prepare_ms stays the first round's. */
 static void add_round(par_result *into, const par_result *more, int32_t round, int32_t rounds)
 {
@@ -89,6 +89,14 @@ static void add_round(par_result *into, const par_result *more, int32_t round, i
     double s[PAR_TIMING_SAMPLES];
     memcpy(s, t.samples_ms, (size_t)n * sizeof *s);
     par_timing_quantiles(&t, s, n);
+    /* the device's times (PAR_PROC_DEVICE_TIME) the same way */
+    int32_t nd = t.device_n_samples;
+    for (int32_t i = 0; i < more->t.device_n_samples && nd < PAR_TIMING_SAMPLES; i++)
+        t.device_samples_ms[nd++] = more->t.device_samples_ms[i];
+    t.device_n_samples = nd;
+    t.device_n += more->t.device_n;
+    memcpy(s, t.device_samples_ms, (size_t)nd * sizeof *s);
+    par_timing_device_quantiles(&t, s, nd);
     into->t = t;
 }
 

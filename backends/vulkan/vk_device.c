@@ -4,8 +4,13 @@
  * features (storageBuffer16BitAccess, shaderFloat16), the logical device with one compute queue and the features
  * the precision mode needs, and the names of VkResult values for messages.
  *
- * It never sets VK_ICD_FILENAMES or any other environment (which drivers the loader probes is the user's
- * business), and never creates more than one logical device per context.
+ * Also: the validate knob (the instance re-created with VK_LAYER_KHRONOS_validation and a debug-utils messenger
+ * that collects the layer's defects for diagnostics), the chosen device's timestamp abilities, and the bookkeeping
+ * of VK_CALL (a lost device; the failures tests plant).
+ *
+ * It never sets VK_ICD_FILENAMES or any other environment (which drivers and layers the loader finds is the user's
+ * business), never replaces the instance once a logical device exists, and never creates more than one logical
+ * device per context.
  */
 #include <ctype.h>
 #include <stdio.h>
@@ -130,29 +135,153 @@ static int compute_family(VkPhysicalDevice pd, uint32_t *family)
     return found;
 }
 
-par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
+#define VK_VALIDATION_LAYER "VK_LAYER_KHRONOS_validation"
+
+/* What counts as a defect: every error (validation or general: the layer's own failures too) and every validation
+ * warning (a use the specification allows but that is almost always a bug, such as a descriptor never written).
+ * Performance messages (best practices) and info / verbose ones never count: they are advice, not defects. */
+int vk_diag_counts(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type)
 {
-    *out = NULL;
-    vk_ctx *c = calloc(1, sizeof *c);
-    if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
-    c->chosen = -1;
+    if (type == VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT) return 0;
+    if (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) return 1;
+    return (severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) &&
+           (type & VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT);
+}
+
+/* The messenger's callback: may run on any thread the driver or the layer uses, hence the lock. Keeps the first
+ * message (one line: newlines become spaces) and counts the rest. */
+static VKAPI_ATTR VkBool32 VKAPI_CALL on_message(VkDebugUtilsMessageSeverityFlagBitsEXT severity,
+                                                 VkDebugUtilsMessageTypeFlagsEXT type,
+                                                 const VkDebugUtilsMessengerCallbackDataEXT *data, void *user)
+{
+    vk_ctx *c = user;
+    if (!c || !vk_diag_counts(severity, type)) return VK_FALSE;
+    pthread_mutex_lock(&c->diag_lock);
+    if (c->n_diag++ == 0) {
+        /* The layer's text is "Validation Error: [ ID ] Object 0: handle = ..., type = ...; | MessageID = 0x... |
+         * what is wrong. The Vulkan spec states: ...": keep the ID and what follows the last header field, which
+         * say the rule and the fault without the handles' addresses first. */
+        const char *id = data && data->pMessageIdName ? data->pMessageIdName : "?";
+        const char *text = data && data->pMessage ? data->pMessage : "";
+        const char *mid = strstr(text, "| MessageID = ");
+        const char *bar = mid ? strstr(mid + 2, "| ") : NULL;
+        if (bar) text = bar + 2;
+        snprintf(c->diag, sizeof c->diag, "%s [%s] %s",
+                 severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT ? "error" : "warning", id, text);
+        for (char *p = c->diag; *p; p++)
+            if (*p == '\n' || *p == '\r' || *p == '\t') *p = ' ';
+    }
+    pthread_mutex_unlock(&c->diag_lock);
+    return VK_FALSE; /* never abort the call */
+}
+
+size_t vk_ctx_diagnostics(vk_ctx *c, char *buf, size_t len)
+{
+    pthread_mutex_lock(&c->diag_lock);
+    size_t need = 0;
+    if (c->n_diag > 0) {
+        char more[48] = "";
+        if (c->n_diag > 1) snprintf(more, sizeof more, " (and %d more)", c->n_diag - 1);
+        int w = snprintf(buf && len ? buf : NULL, buf ? len : 0, "vulkan validation: %s%s", c->diag, more);
+        need = w < 0 ? 1 : (size_t)w + 1;
+        if (buf && len) {
+            c->n_diag = 0;
+            c->diag[0] = 0;
+        }
+    }
+    pthread_mutex_unlock(&c->diag_lock);
+    return need;
+}
+
+static int layer_present(const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkLayerProperties *lp = calloc(n, sizeof *lp);
+    if (!lp) return 0;
+    int found = 0;
+    if (vkEnumerateInstanceLayerProperties(&n, lp) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(lp[i].layerName, name) == 0;
+    free(lp);
+    return found;
+}
+
+static void instance_destroy(vk_ctx *c)
+{
+    if (c->messenger) {
+        PFN_vkDestroyDebugUtilsMessengerEXT destroy =
+            (PFN_vkDestroyDebugUtilsMessengerEXT)vkGetInstanceProcAddr(c->instance, "vkDestroyDebugUtilsMessengerEXT");
+        if (destroy) destroy(c->instance, c->messenger, NULL);
+        c->messenger = VK_NULL_HANDLE;
+    }
+    if (c->instance) vkDestroyInstance(c->instance, NULL);
+    c->instance = VK_NULL_HANDLE;
+    c->n_phys = 0;
+}
+
+/* The instance (API 1.1) and its physical devices. With validation: the layer, VK_EXT_debug_utils, the messenger
+ * info chained into VkInstanceCreateInfo (so instance creation and destruction are checked too) and then the
+ * messenger itself (the layer reports to a callback only through one). */
+static par_status instance_create(vk_ctx *c, int validate, par_msg *msg)
+{
     VkApplicationInfo app = {
         .sType = VK_STRUCTURE_TYPE_APPLICATION_INFO,
         .pApplicationName = "parity",
         .pEngineName = "parity-vulkan",
         .apiVersion = VK_API_VERSION_1_1,
     };
+    VkDebugUtilsMessengerCreateInfoEXT mci = {
+        .sType = VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT,
+        .messageSeverity =
+            VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT,
+        .messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT,
+        .pfnUserCallback = on_message,
+        .pUserData = c,
+    };
+    /* Synchronization validation too: a missing or wrong barrier between dispatches is the defect this backend's
+     * recording is most likely to have, and core validation does not look for it. */
+    VkValidationFeatureEnableEXT enable[1] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT features = {
+        .sType = VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT,
+        .pNext = &mci,
+        .enabledValidationFeatureCount = 1,
+        .pEnabledValidationFeatures = enable,
+    };
+    const char *layers[1] = {VK_VALIDATION_LAYER};
+    const char *exts[2] = {VK_EXT_DEBUG_UTILS_EXTENSION_NAME, VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME};
     VkInstanceCreateInfo ici = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app};
+    if (validate) {
+        ici.pNext = &features;
+        ici.enabledLayerCount = 1;
+        ici.ppEnabledLayerNames = layers;
+        ici.enabledExtensionCount = 2;
+        ici.ppEnabledExtensionNames = exts;
+    }
     VkResult r = vkCreateInstance(&ici, NULL, &c->instance);
     if (r != VK_SUCCESS) {
-        free(c);
+        c->instance = VK_NULL_HANDLE;
+        if (validate)
+            return par_msgf(msg, PAR_ERROR, "validate=1: vkCreateInstance with " VK_VALIDATION_LAYER ", "
+                            VK_EXT_DEBUG_UTILS_EXTENSION_NAME " and " VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME ": %s",
+                            vk_result_name(r));
         return par_msgf(msg, PAR_UNSUPPORTED, "no usable Vulkan loader or driver: vkCreateInstance: %s",
                         vk_result_name(r));
     }
+    if (validate) {
+        PFN_vkCreateDebugUtilsMessengerEXT create =
+            (PFN_vkCreateDebugUtilsMessengerEXT)vkGetInstanceProcAddr(c->instance, "vkCreateDebugUtilsMessengerEXT");
+        r = create ? create(c->instance, &mci, NULL, &c->messenger) : VK_ERROR_EXTENSION_NOT_PRESENT;
+        if (r != VK_SUCCESS) {
+            c->messenger = VK_NULL_HANDLE;
+            instance_destroy(c);
+            return par_msgf(msg, PAR_ERROR, "validate=1: vkCreateDebugUtilsMessengerEXT: %s", vk_result_name(r));
+        }
+    }
+    c->validate = validate;
     uint32_t n = VK_MAX_DEVICES;
     r = vkEnumeratePhysicalDevices(c->instance, &n, c->phys);
     if ((r != VK_SUCCESS && r != VK_INCOMPLETE) || n == 0) {
-        vk_ctx_destroy(c);
+        instance_destroy(c);
         if (r != VK_SUCCESS && r != VK_INCOMPLETE)
             return par_msgf(msg, PAR_UNSUPPORTED, "vkEnumeratePhysicalDevices: %s", vk_result_name(r));
         return par_msgf(msg, PAR_UNSUPPORTED, "no Vulkan physical device (install mesa-vulkan-drivers for lavapipe)");
@@ -167,10 +296,25 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
         /* Only devices of API 1.1 or later: the shaders are SPIR-V 1.3 (vulkan1.1). */
         c->info[i].has_compute = compute_family(c->phys[i], &fam) && p.apiVersion >= VK_API_VERSION_1_1;
     }
-    par_status st = vk_ctx_select(c, NULL, msg);
+    return PAR_OK;
+}
+
+par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
+{
+    *out = NULL;
+    vk_ctx *c = calloc(1, sizeof *c);
+    if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
+    if (pthread_mutex_init(&c->diag_lock, NULL) != 0) {
+        free(c);
+        return par_msgf(msg, PAR_ERROR, "init: pthread_mutex_init failed");
+    }
+    c->chosen = -1;
+    c->timestamps = 1;
+    par_status st = instance_create(c, 0, msg);
+    if (st == PAR_OK && (st = vk_ctx_select(c, NULL, msg)) != PAR_OK) st = PAR_UNSUPPORTED;
     if (st != PAR_OK) {
         vk_ctx_destroy(c);
-        return PAR_UNSUPPORTED;
+        return st;
     }
     *out = c;
     return PAR_OK;
@@ -215,6 +359,20 @@ par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg)
     vkGetPhysicalDeviceProperties(c->phys[k], &c->props);
     vkGetPhysicalDeviceMemoryProperties(c->phys[k], &c->memprops);
     compute_family(c->phys[k], &c->queue_family);
+    c->ts_bits = 0;
+    c->ts_period = c->props.limits.timestampPeriod;
+    {
+        uint32_t nq = 0;
+        vkGetPhysicalDeviceQueueFamilyProperties(c->phys[k], &nq, NULL);
+        VkQueueFamilyProperties *q = nq ? calloc(nq, sizeof *q) : NULL;
+        if (q) {
+            vkGetPhysicalDeviceQueueFamilyProperties(c->phys[k], &nq, q);
+            /* timestampValidBits alone decides for the family: timestampComputeAndGraphics only promises it for
+             * every graphics and compute family at once. */
+            if (c->queue_family < nq) c->ts_bits = q[c->queue_family].timestampValidBits;
+            free(q);
+        }
+    }
     c->driver[0] = 0;
     /* The driver's name through VkPhysicalDeviceDriverProperties (core in 1.2), when the device has 1.2. */
     if (c->props.apiVersion >= VK_API_VERSION_1_2) {
@@ -272,6 +430,51 @@ void vk_ctx_destroy(vk_ctx *c)
         vkDeviceWaitIdle(c->device);
         vkDestroyDevice(c->device, NULL);
     }
-    if (c->instance) vkDestroyInstance(c->instance, NULL);
+    instance_destroy(c);
+    pthread_mutex_destroy(&c->diag_lock);
     free(c);
+}
+
+/* Chooses device `chosen` of a new instance again, if it is still the device called `name`. */
+static par_status reselect(vk_ctx *c, int chosen, const char *name, par_msg *msg)
+{
+    if (chosen < 0 || chosen >= c->n_phys || strcmp(c->info[chosen].name, name) != 0)
+        return par_msgf(msg, PAR_ERROR, "validate=%d: device %d '%s' is not found again in the new instance",
+                        c->validate, chosen, name);
+    char idx[16];
+    snprintf(idx, sizeof idx, "%d", chosen);
+    return vk_ctx_select(c, idx, msg);
+}
+
+par_status vk_ctx_set_validate(vk_ctx *c, int on, par_msg *msg)
+{
+    if (on == c->validate && c->instance) return PAR_OK;
+    if (on && !layer_present(VK_VALIDATION_LAYER))
+        return par_msgf(msg, PAR_UNSUPPORTED, "validate=1: the layer " VK_VALIDATION_LAYER
+                        " is not installed (package vulkan-validationlayers)");
+    /* No logical device exists yet (knobs come before the first prepare): the instance can be replaced. The chosen
+     * device is found again by its index, which the loader keeps from one instance to the next. */
+    char name[VK_MAX_PHYSICAL_DEVICE_NAME_SIZE];
+    int chosen = c->chosen;
+    snprintf(name, sizeof name, "%s", chosen >= 0 ? c->info[chosen].name : "");
+    instance_destroy(c);
+    c->chosen = -1;
+    if (instance_create(c, on, msg) != PAR_OK) {
+        /* Back to an instance without the layer, so that the context stays as it was (the knob still fails). */
+        par_msg ignored;
+        if (on && instance_create(c, 0, &ignored) == PAR_OK) reselect(c, chosen, name, &ignored);
+        return PAR_ERROR;
+    }
+    return reselect(c, chosen, name, msg);
+}
+
+int vk_fault_due(vk_ctx *c)
+{
+    return c->fail_nth > 0 && --c->fail_nth == 0;
+}
+
+VkResult vk_note(vk_ctx *c, const char *name, VkResult r)
+{
+    if (r == VK_ERROR_DEVICE_LOST && !c->lost[0]) snprintf(c->lost, sizeof c->lost, "%s", name);
+    return r;
 }

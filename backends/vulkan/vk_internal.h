@@ -8,6 +8,7 @@
 #ifndef VK_INTERNAL_H
 #define VK_INTERNAL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <vulkan/vulkan.h>
@@ -69,6 +70,26 @@ typedef struct vk_ctx {
     VkPhysicalDevice phys[VK_MAX_DEVICES];
     vk_devinfo info[VK_MAX_DEVICES];
     int chosen;                 /* index into phys */
+    /* validate=1 (vk_device.c): the instance has VK_LAYER_KHRONOS_validation and a debug-utils messenger whose
+     * callback keeps the first message counted (vk_diag_counts) and how many there were, until diagnostics asks. */
+    int validate;
+    VkDebugUtilsMessengerEXT messenger;
+    pthread_mutex_t diag_lock;
+    int n_diag;
+    char diag[1024];
+    /* GPU timestamps (timestamps=1, the default): usable when ts_bits > 0 and ts_period > 0. */
+    int timestamps;
+    uint32_t ts_bits;           /* timestampValidBits of the queue family; 0: it cannot time */
+    float ts_period;            /* nanoseconds per tick (limits.timestampPeriod) */
+    /* Device loss: the call that returned VK_ERROR_DEVICE_LOST; "" while the device is fine. Once set, prepare and
+     * run refuse with it. */
+    char lost[64];
+    /* Tests only (tests/test_vulkan.c sets them; nothing else does): the fail_nth-th VK_CALL from now returns
+     * fail_result without making the call (0: off), and test_break plants one misuse of the API (VK_BREAK_*) so that
+     * validate=1 has something real to find. */
+    int fail_nth;
+    VkResult fail_result;
+    unsigned test_break;
     VkPhysicalDeviceProperties props;
     VkPhysicalDeviceMemoryProperties memprops;
     char driver[128];           /* driverName / driverInfo when VK_KHR_driver_properties is there, else "" */
@@ -82,6 +103,13 @@ typedef struct vk_ctx {
     int prepared_once;          /* knobs are refused after this */
 } vk_ctx;
 
+/* The planted misuses of test_break. */
+#define VK_BREAK_DESC_RANGE 1u  /* prepare: an unused descriptor slot's range runs past its buffer (core validation) */
+#define VK_BREAK_RESUBMIT 2u    /* run: the command buffer submitted twice, the second while the first is pending
+                                 * (core validation, at submit; it lacks SIMULTANEOUS_USE) */
+#define VK_BREAK_BARRIER 4u     /* prepare: no barrier between a dispatch and the one reading its output
+                                 * (synchronization validation, at record) */
+
 par_status vk_ctx_create(vk_ctx **out, par_msg *msg);
 void vk_ctx_destroy(vk_ctx *c);
 /* Chooses the physical device by the `device` knob's value. */
@@ -89,6 +117,20 @@ par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg);
 /* Creates the logical device and the compute queue if not yet done, with the features the precision mode needs
  * (PAR_UNSUPPORTED naming the missing one when the chosen device lacks it). */
 par_status vk_ctx_open(vk_ctx *c, par_msg *msg);
+/* The validate knob: re-creates the instance (no device exists yet) with or without the validation layer and its
+ * messenger, keeping the chosen device. PAR_UNSUPPORTED naming the layer and its package when it is not installed. */
+par_status vk_ctx_set_validate(vk_ctx *c, int on, par_msg *msg);
+/* Whether a debug-utils message of this severity and type is a defect (pure; the policy in vk_device.c). */
+int vk_diag_counts(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type);
+/* The messages counted since the last call, as one line in buf (truncated to len), then forgotten; the length the
+ * whole line needs, 0 when there was none. buf NULL or len 0 only asks the length and forgets nothing. */
+size_t vk_ctx_diagnostics(vk_ctx *c, char *buf, size_t len);
+
+/* Every Vulkan call of prepare and run whose result matters goes through VK_CALL: a VK_ERROR_DEVICE_LOST is noted
+ * (the context refuses further work, naming `name`), and in tests a planted failure (fail_nth) replaces the call. */
+#define VK_CALL(c, name, call) vk_note((c), (name), vk_fault_due(c) ? (c)->fail_result : (call))
+int vk_fault_due(vk_ctx *c);
+VkResult vk_note(vk_ctx *c, const char *name, VkResult r);
 
 /* ---- The sub-allocator (vk_mem.c) ---- */
 typedef enum vk_pool_kind {
@@ -169,6 +211,8 @@ typedef struct vk_dispatch {
     uint32_t groups_x, groups_y;
     VkPipeline pipeline;        /* shared with other dispatches of the same shader and op */
     VkDescriptorSet set;
+    int32_t node;               /* the graph node it computes (set by vk_graph.c's prepare after lowering the node);
+                                 * -1 an edge conversion (vk_new_dispatch's default) */
 } vk_dispatch;
 
 typedef struct vk_graph {
@@ -194,6 +238,13 @@ typedef struct vk_graph {
     VkFence fence;
     const void *const *inputs;  /* bound */
     void *const *outputs;
+    /* Timestamps: query 0 at the start, query k after the k-th run of consecutive dispatches of one node (or of
+     * edge conversions): span k is ts[k] - ts[k-1], and group_node[k] its node (-1 for conversions). */
+    VkQueryPool qpool;
+    uint32_t n_queries;
+    int32_t *group_node;
+    uint64_t *ts;
+    int ts_valid;               /* the last run's timestamps were read */
 } vk_graph;
 
 /* vk_mem.c */
@@ -224,6 +275,8 @@ vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint3
 par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, par_msg *msg);
 par_status vk_graph_bind(vk_graph *vg, const void *const *inputs, void *const *outputs, par_msg *msg);
 par_status vk_graph_run(vk_graph *vg, par_msg *msg);
+/* The last run's device time (PAR_PROC_DEVICE_TIME): 1 and the times, or 0 when it was not measured. */
+int vk_graph_device_time(const vk_graph *vg, double *total_ms, double *node_ms, int32_t n_nodes);
 void vk_graph_release(vk_graph *vg);
 
 #endif /* VK_INTERNAL_H */

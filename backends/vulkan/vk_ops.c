@@ -102,6 +102,7 @@ vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint3
     d->op = op;
     d->variant = vg->variant;
     for (int s = 0; s < VK_MAX_SLOTS; s++) d->slot[s] = -1;
+    d->node = -1; /* an edge conversion unless vk_graph.c's prepare says which node it lowered it for */
     /* Work items beyond one row of workgroups go to a second dimension (maxComputeWorkGroupCount[0] is at least
      * 65535). */
     uint32_t groups = (total + VK_WG_SIZE - 1) / VK_WG_SIZE;

@@ -5,6 +5,9 @@
  * vk_mem.c, the prepared graph vk_graph.c, the op table vk_ops.c, the shaders in shaders/.
  *
  * Knobs (before the first prepare):
+ *   validate=0|1         1: VK_LAYER_KHRONOS_validation on the instance; its errors and validation warnings come
+ *                        back through PAR_PROC_DIAGNOSTICS (the case FAILs). UNSUPPORTED when the layer is missing.
+ *   timestamps=1|0       GPU timestamps around each node's dispatches (PAR_PROC_DEVICE_TIME); 0 records none.
  *   device=auto|N|NAME   the physical device: auto (default) the first discrete or integrated GPU, else the first
  *                        device with a compute queue (lavapipe's "llvmpipe"); N its index in the loader's order;
  *                        NAME a case-insensitive substring of its name.
@@ -37,9 +40,22 @@ static void vk_destroy(void *ctx)
     vk_ctx_destroy(ctx);
 }
 
+/* The switches validate=0|1 and timestamps=0|1 (before the first prepare, like every knob). */
+static par_status set_switch(vk_ctx *c, const char *key, const char *value, par_msg *msg)
+{
+    if (c->prepared_once || c->device)
+        return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    int on = strcmp(value, "1") == 0;
+    if (!on && strcmp(value, "0") != 0) return par_msgf(msg, PAR_ERROR, "knob '%s': '%s' is not 0 or 1", key, value);
+    if (strcmp(key, "validate") == 0) return vk_ctx_set_validate(c, on, msg);
+    c->timestamps = on;
+    return PAR_OK;
+}
+
 static par_status vk_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     vk_ctx *c = ctx;
+    if (strcmp(key, "validate") == 0 || strcmp(key, "timestamps") == 0) return set_switch(c, key, value, msg);
     if (c->prepared_once || c->device)
         return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
     if (strcmp(key, "device") == 0) {
@@ -61,8 +77,20 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
         c->precision = (vk_precision)p;
         return PAR_OK;
     }
-    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the vulkan backend has device=auto|N|NAME and "
-                    "precision=fp32|fp16|fp16_relaxed)", key);
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the vulkan backend has device=auto|N|NAME, "
+                    "precision=fp32|fp16|fp16_relaxed, validate=0|1 and timestamps=0|1)", key);
+}
+
+static size_t vk_diagnostics(void *ctx, void *prepared, char *buf, size_t len)
+{
+    (void)prepared; /* messages belong to the context: the layer does not say which graph a device call served */
+    return vk_ctx_diagnostics(ctx, buf, len);
+}
+
+static int vk_device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes)
+{
+    (void)ctx;
+    return prepared ? vk_graph_device_time(prepared, total_ms, node_ms, n_nodes) : 0;
 }
 
 static size_t vk_describe(void *ctx, char *buf, size_t len)
@@ -95,6 +123,8 @@ static par_arith vk_arith(void *ctx)
 static void *vk_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
+    if (strcmp(name, PAR_PROC_DIAGNOSTICS) == 0) return (void *)(par_diagnostics_fn)vk_diagnostics;
+    if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0) return (void *)(par_device_time_fn)vk_device_time;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)vk_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)vk_describe;
     if (strcmp(name, PAR_PROC_ARITH_FLAGS) == 0) return (void *)(par_arith_flags_fn)vk_arith_flags;
