@@ -64,13 +64,13 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
         /* A precision set before this device was chosen must still be one the device has. */
         if (st == PAR_OK &&
             vk_precision_check(c->precision, c->storage16, c->float16, c->props.deviceName, err, sizeof err) != 0)
-            return par_msgf(msg, PAR_UNSUPPORTED, "device=%s: %s", value, err);
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s", err);
         return st;
     }
     if (strcmp(key, "precision") == 0) {
         int p = vk_precision_parse(value);
         if (p < 0)
-            return par_msgf(msg, PAR_ERROR, "precision=%s: not a precision (fp32, fp16 or fp16_relaxed)", value);
+            return par_msgf(msg, PAR_ERROR, "'%s' is not a precision (fp32, fp16 or fp16_relaxed)", value);
         char err[PAR_MSG_LEN];
         if (vk_precision_check((vk_precision)p, c->storage16, c->float16, c->props.deviceName, err, sizeof err) != 0)
             return par_msgf(msg, PAR_UNSUPPORTED, "%s", err);
