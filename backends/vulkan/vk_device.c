@@ -1,7 +1,8 @@
 /*
  * vk_device.c - the vulkan backend's device: the instance (API 1.1), the choice of a physical device (the `device`
- * knob, else the first discrete or integrated GPU, else the CPU device, lavapipe), the logical device with one
- * compute queue, and the names of VkResult values for messages.
+ * knob, else the first discrete or integrated GPU, else the CPU device, lavapipe), the chosen device's 16-bit
+ * features (storageBuffer16BitAccess, shaderFloat16), the logical device with one compute queue and the features
+ * the precision mode needs, and the names of VkResult values for messages.
  *
  * Also: the validate knob (the instance re-created with VK_LAYER_KHRONOS_validation and a debug-utils messenger
  * that collects the layer's defects for diagnostics), the chosen device's timestamp abilities, and the bookkeeping
@@ -319,6 +320,36 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
     return PAR_OK;
 }
 
+/* Whether physical device pd lists device extension `name`. */
+static int has_extension(VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS || n == 0) return 0;
+    VkExtensionProperties *e = calloc(n, sizeof *e);
+    if (!e) return 0;
+    int found = 0;
+    if (vkEnumerateDeviceExtensionProperties(pd, NULL, &n, e) == VK_SUCCESS)
+        for (uint32_t i = 0; i < n && !found; i++) found = strcmp(e[i].extensionName, name) == 0;
+    free(e);
+    return found;
+}
+
+/* The chosen device's 16-bit features: storageBuffer16BitAccess (VkPhysicalDevice16BitStorageFeatures, core 1.1)
+ * and shaderFloat16 (VkPhysicalDeviceShaderFloat16Int8Features, asked only where the device lists
+ * VK_KHR_shader_float16_int8: the instance is 1.1, so the extension is what enables it). */
+static void query_16bit(vk_ctx *c)
+{
+    VkPhysicalDevice pd = c->phys[c->chosen];
+    c->float16_ext = has_extension(pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                                                .pNext = c->float16_ext ? &f16 : NULL};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &s16};
+    vkGetPhysicalDeviceFeatures2(pd, &f2);
+    c->storage16 = s16.storageBuffer16BitAccess == VK_TRUE;
+    c->float16 = c->float16_ext && f16.shaderFloat16 == VK_TRUE;
+}
+
 par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg)
 {
     char err[PAR_MSG_LEN];
@@ -350,12 +381,24 @@ par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg)
         vkGetPhysicalDeviceProperties2(c->phys[k], &p2);
         snprintf(c->driver, sizeof c->driver, "%s %s", dp.driverName, dp.driverInfo);
     }
+    query_16bit(c);
     return PAR_OK;
 }
 
 par_status vk_ctx_open(vk_ctx *c, par_msg *msg)
 {
     if (c->device) return PAR_OK;
+    char err[PAR_MSG_LEN];
+    if (vk_precision_check(c->precision, c->storage16, c->float16, c->props.deviceName, err, sizeof err) != 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s", err);
+    /* Only the features the mode uses are enabled. */
+    VkPhysicalDeviceShaderFloat16Int8Features f16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
+                                                     .shaderFloat16 = VK_TRUE};
+    VkPhysicalDevice16BitStorageFeatures s16 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
+                                                .pNext = c->precision == VK_PREC_FP16_RELAXED ? &f16 : NULL,
+                                                .storageBuffer16BitAccess = VK_TRUE};
+    const char *ext[1] = {VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME};
+    int relaxed = c->precision == VK_PREC_FP16_RELAXED;
     float prio = 1.0f;
     VkDeviceQueueCreateInfo qci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
@@ -365,8 +408,11 @@ par_status vk_ctx_open(vk_ctx *c, par_msg *msg)
     };
     VkDeviceCreateInfo dci = {
         .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+        .pNext = c->precision != VK_PREC_FP32 ? &s16 : NULL,
         .queueCreateInfoCount = 1,
         .pQueueCreateInfos = &qci,
+        .enabledExtensionCount = relaxed ? 1u : 0u,
+        .ppEnabledExtensionNames = relaxed ? ext : NULL,
     };
     VkResult r = vkCreateDevice(c->phys[c->chosen], &dci, NULL, &c->device);
     if (r != VK_SUCCESS) {

@@ -12,6 +12,9 @@
  * refuses to prepare or run again, naming the call.
  *
  * Internal layout: 4-D activations (graph inputs and node outputs) are NC4HW4; constants and other ranks are plain.
+ * Precision (the `precision` knob): in the f16 modes every float value, activations and constants alike, is stored
+ * as 16-bit floats (constants rounded to nearest even at upload) and the shaders run in the mode's variant; the f32
+ * staging of float inputs and outputs stays f32, converted by the edge variants of the copy (unary.comp).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,22 +32,26 @@ static VkDescriptorBufferInfo buffer_info(vk_graph *vg, int t)
     return bi;
 }
 
-/* The shader module of `name`, created once per graph. */
-static par_status module_of(vk_graph *vg, const char *name, VkShaderModule *out, par_msg *msg)
+/* The shader module of `name` in `variant`, created once per graph. */
+static par_status module_of(vk_graph *vg, const char *name, vk_variant variant, VkShaderModule *out, par_msg *msg)
 {
     for (int i = 0; i < vg->n_shader_modules; i++)
-        if (strcmp(vg->module_names[i], name) == 0) {
+        if (vg->module_variants[i] == variant && strcmp(vg->module_names[i], name) == 0) {
             *out = vg->modules[i];
             return PAR_OK;
         }
-    const vk_shader_code *code = vk_shader_find(name);
-    if (!code) return par_msgf(msg, PAR_ERROR, "vulkan: internal: no shader '%s' in the table", name);
+    const vk_shader_code *code = vk_shader_find(name, variant);
+    if (!code)
+        return par_msgf(msg, PAR_ERROR, "vulkan: internal: no shader '%s' (variant %d) in the table", name, (int)variant);
     VkShaderModule *m = realloc(vg->modules, (size_t)(vg->n_shader_modules + 1) * sizeof *m);
     if (!m) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     vg->modules = m;
     const char **nm = realloc(vg->module_names, (size_t)(vg->n_shader_modules + 1) * sizeof *nm);
     if (!nm) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     vg->module_names = nm;
+    vk_variant *mv = realloc(vg->module_variants, (size_t)(vg->n_shader_modules + 1) * sizeof *mv);
+    if (!mv) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    vg->module_variants = mv;
     VkShaderModuleCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
         .codeSize = code->n_words * 4,
@@ -53,6 +60,7 @@ static par_status module_of(vk_graph *vg, const char *name, VkShaderModule *out,
     VkResult r = VK_CALL(vg->ctx, "vkCreateShaderModule", vkCreateShaderModule(vg->ctx->device, &ci, NULL, out));
     if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateShaderModule(%s): %s", name, vk_result_name(r));
     vg->modules[vg->n_shader_modules] = *out;
+    vg->module_variants[vg->n_shader_modules] = variant;
     vg->module_names[vg->n_shader_modules++] = name;
     return PAR_OK;
 }
@@ -64,11 +72,12 @@ static par_status create_pipelines(vk_graph *vg, par_msg *msg)
         vk_dispatch *d = &vg->disp[i];
         for (int j = 0; j < i && !d->pipeline; j++)
             if (strcmp(vg->disp[j].shader, d->shader) == 0 && vg->disp[j].op == d->op &&
+                vg->disp[j].variant == d->variant &&
                 memcmp(vg->disp[j].spec, d->spec, sizeof d->spec) == 0)
                 d->pipeline = vg->disp[j].pipeline;
         if (d->pipeline) continue;
         VkShaderModule mod;
-        par_status st = module_of(vg, d->shader, &mod, msg);
+        par_status st = module_of(vg, d->shader, d->variant, &mod, msg);
         if (st != PAR_OK) return st;
         /* Constants 0 (workgroup size) and 1 (OP), then 2.. those the dispatch sets (tile sizes; 0 keeps the
          * shader's default). */
@@ -272,6 +281,14 @@ static par_status record(vk_graph *vg, int first_out_staging, int end_out_stagin
     return PAR_OK;
 }
 
+/* n f32 values as f16 (round to nearest even, overflow to Inf) into mapped memory. */
+static void upload_f16(void *dst, const void *src, int64_t n)
+{
+    uint16_t *d = dst;
+    const float *s = src;
+    for (int64_t i = 0; i < n; i++) d[i] = vk_f16_bits(s[i]);
+}
+
 static par_status prepare(vk_graph *vg, par_msg *msg)
 {
     const par_graph_desc *g = vg->g;
@@ -294,7 +311,9 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
         int is_const = V->kind == PAR_VALUE_CONST;
         /* i32 and bool values stay raw and plain in host-visible memory; a graph input of them is its own staging. */
         T->nc4 = !raw && !is_const && V->rank == 4;
-        uint64_t bytes = T->nc4 ? vk_nc4_count(T->d4) * 4 : ((uint64_t)V->numel * par_dtype_size(V->dtype) + 3) / 4 * 4;
+        T->f16 = !raw && vg->f16;
+        uint64_t esize = T->f16 ? 2 : (uint64_t)par_dtype_size(V->dtype);
+        uint64_t bytes = ((T->nc4 ? vk_nc4_count(T->d4) : (uint64_t)V->numel) * esize + 3) / 4 * 4;
         st = vk_tensor_place(vg, v, is_const || raw ? VK_POOL_HOST : VK_POOL_DEVICE, bytes, msg);
         if (st != PAR_OK) return st;
     }
@@ -315,9 +334,10 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
     }
     /* Dispatches: inputs in, the nodes, outputs out. */
     for (int i = 0; i < g->n_inputs; i++)
-        if (g->values[g->inputs[i]].dtype == PAR_DTYPE_F32 &&
-            (st = vk_emit_copy(vg, g->inputs[i], g->n_values + i, msg)) != PAR_OK)
-            return st;
+        if (g->values[g->inputs[i]].dtype == PAR_DTYPE_F32) {
+            if ((st = vk_emit_copy(vg, g->inputs[i], g->n_values + i, msg)) != PAR_OK) return st;
+            if (vg->f16) vg->disp[vg->n_disp - 1].variant = VK_VAR_EDGEIN;
+        }
     for (int n = 0; n < g->n_nodes; n++) {
         int first = vg->n_disp;
         int done = 0; /* lowered (or absorbed) by the tiled lowerings; else the op table's general one */
@@ -325,20 +345,25 @@ static par_status prepare(vk_graph *vg, par_msg *msg)
         if (!done && (st = vk_op_lower(vg, n, msg)) != PAR_OK) return st;
         for (int i = first; i < vg->n_disp; i++) vg->disp[i].node = n;
     }
-    for (int i = 0; i < g->n_outputs; i++)
+    for (int i = 0; i < g->n_outputs; i++) {
         if ((st = vk_emit_copy(vg, g->n_values + g->n_inputs + i, g->outputs[i], msg)) != PAR_OK) return st;
+        if (vg->f16) vg->disp[vg->n_disp - 1].variant = VK_VAR_EDGEOUT;
+    }
 
     if ((st = vk_pools_commit(vg, msg)) != PAR_OK) return st;
     for (int v = 0; v < g->n_values; v++)
         if (g->values[v].kind == PAR_VALUE_CONST) {
             void *p = vk_tensor_map(vg, v);
             if (!p) return par_msgf(msg, PAR_ERROR, "vulkan: internal: constant '%s' is not mapped", g->values[v].name);
-            memcpy(p, g->values[v].data, (size_t)g->values[v].numel * par_dtype_size(g->values[v].dtype));
+            if (vg->tensors[v].f16) upload_f16(p, g->values[v].data, g->values[v].numel);
+            else memcpy(p, g->values[v].data, (size_t)g->values[v].numel * par_dtype_size(g->values[v].dtype));
         }
     for (int t = g->n_values; t < vg->n_tensors; t++) {
         void *p = vk_tensor_map(vg, t);
         if (!p) return par_msgf(msg, PAR_ERROR, "vulkan: internal: host tensor %d is not mapped", t);
-        if (vg->tensors[t].init) memcpy(p, vg->tensors[t].init, vg->tensors[t].bytes);
+        const vk_tensor *T = &vg->tensors[t];
+        if (T->init && T->f16) upload_f16(p, T->init, T->d4[0] * T->d4[1] * T->d4[2] * T->d4[3]);
+        else if (T->init) memcpy(p, T->init, T->bytes);
     }
     if ((st = create_layouts_and_sets(vg, msg)) != PAR_OK) return st;
     if ((st = create_pipelines(vg, msg)) != PAR_OK) return st;
@@ -359,6 +384,9 @@ par_status vk_graph_prepare(vk_ctx *c, const par_graph_desc *g, vk_graph **out, 
     if (!vg) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     vg->ctx = c;
     vg->g = g;
+    vg->f16 = c->precision != VK_PREC_FP32;
+    vg->variant = c->precision == VK_PREC_FP16 ? VK_VAR_F16S
+                  : c->precision == VK_PREC_FP16_RELAXED ? VK_VAR_F16A : VK_VAR_F32;
     st = prepare(vg, msg);
     if (st != PAR_OK) {
         vk_graph_release(vg);
@@ -461,6 +489,7 @@ void vk_graph_release(vk_graph *vg)
     }
     free(vg->modules);
     free(vg->module_names);
+    free(vg->module_variants);
     free(vg->disp);
     free(vg->skip);
     for (int t = 0; vg->tensors && t < vg->n_tensors; t++) free(vg->tensors[t].init);

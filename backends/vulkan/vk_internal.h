@@ -2,7 +2,8 @@
  * vk_internal.h - the vulkan backend's internal types: the context (instance, chosen device, queue), the
  * sub-allocator, the tensors and dispatches of a prepared graph, and the shader table. Shared by vk_device.c,
  * vk_mem.c, vk_graph.c, vk_ops.c and vulkan.c; nothing outside backends/vulkan includes it (tests/test_vulkan.c
- * excepted, for the pure pieces: device choice, arena placement, the NC4HW4 mapping).
+ * excepted, for the pure pieces: device choice, arena placement, the NC4HW4 mapping, the precision modes and the f16
+ * conversion).
  */
 #ifndef VK_INTERNAL_H
 #define VK_INTERNAL_H
@@ -36,6 +37,33 @@ int vk_choose_device(const vk_devinfo *devs, int n, const char *want, char *err,
 const char *vk_result_name(VkResult r);
 const char *vk_device_type_name(VkPhysicalDeviceType t);
 
+/* ---- Precision modes (the `precision` knob; docs/backends/vulkan.md) ---- */
+typedef enum vk_precision {
+    VK_PREC_FP32 = 0,           /* f32 storage, f32 arithmetic */
+    VK_PREC_FP16 = 1,           /* f16 storage of every float tensor but the staging, f32 arithmetic */
+    VK_PREC_FP16_RELAXED = 2,   /* f16 storage, f16 arithmetic in the heavy ops */
+} vk_precision;
+
+/* The shader variants builtin.mk compiles (shaders/common.glsl). */
+typedef enum vk_variant {
+    VK_VAR_F32 = 0,             /* f32 buffers and arithmetic */
+    VK_VAR_F16S,                /* f16 buffers, f32 arithmetic */
+    VK_VAR_F16A,                /* f16 buffers, f16 arithmetic */
+    VK_VAR_EDGEIN,              /* unary only: f32 input (staging), f16 output */
+    VK_VAR_EDGEOUT,             /* unary only: f16 input, f32 output (staging) */
+} vk_variant;
+
+/* The mode of a knob value ("fp32", "fp16", "fp16_relaxed"), or -1. */
+int vk_precision_parse(const char *s);
+const char *vk_precision_name(vk_precision p);
+/* The arithmetic the oracle budgets for a mode. */
+par_arith vk_precision_arith(vk_precision p);
+/* 0 when a device with these features runs mode p, else -1 with a one-line reason naming the missing feature. */
+int vk_precision_check(vk_precision p, int storage16, int float16, const char *device, char *err, size_t errlen);
+/* The f16 bits of x rounded to nearest, ties to even (IEEE binary16; |x| >= 65520 is Inf, NaN stays a quiet NaN,
+ * f16 subnormals kept). */
+uint16_t vk_f16_bits(float x);
+
 /* ---- The context ---- */
 typedef struct vk_ctx {
     VkInstance instance;
@@ -67,6 +95,10 @@ typedef struct vk_ctx {
     VkPhysicalDeviceMemoryProperties memprops;
     char driver[128];           /* driverName / driverInfo when VK_KHR_driver_properties is there, else "" */
     uint32_t queue_family;
+    int storage16;              /* the chosen device's storageBuffer16BitAccess */
+    int float16;                /* its shaderFloat16 (VK_KHR_shader_float16_int8, listed by the device) */
+    int float16_ext;            /* VK_KHR_shader_float16_int8 is a device extension to enable for it */
+    vk_precision precision;     /* the `precision` knob */
     VkDevice device;            /* created at the first prepare, after the knobs */
     VkQueue queue;
     int prepared_once;          /* knobs are refused after this */
@@ -84,7 +116,8 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg);
 void vk_ctx_destroy(vk_ctx *c);
 /* Chooses the physical device by the `device` knob's value. */
 par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg);
-/* Creates the logical device and the compute queue if not yet done. */
+/* Creates the logical device and the compute queue if not yet done, with the features the precision mode needs
+ * (PAR_UNSUPPORTED naming the missing one when the chosen device lacks it). */
 par_status vk_ctx_open(vk_ctx *c, par_msg *msg);
 /* The validate knob: re-creates the instance (no device exists yet) with or without the validation layer and its
  * messenger, keeping the chosen device. PAR_UNSUPPORTED naming the layer and its package when it is not installed. */
@@ -144,10 +177,11 @@ uint64_t vk_nc4_count(const int64_t d[4]);
 /* ---- Shaders (generated table, $(BUILD)/gen/backends/vulkan/vk_shaders.c) ---- */
 typedef struct vk_shader_code {
     const char *name;
+    vk_variant variant;
     const uint32_t *words;
     size_t n_words;
 } vk_shader_code;
-const vk_shader_code *vk_shader_find(const char *name);
+const vk_shader_code *vk_shader_find(const char *name, vk_variant variant);
 
 /* ---- A prepared graph ---- */
 /* The push constants every shader declares (shaders/common.glsl, struct P): 112 bytes. */
@@ -164,14 +198,17 @@ typedef struct vk_tensor {
     int block;
     uint64_t offset, bytes;
     int nc4;                    /* stored NC4HW4 (4-D activations) */
+    int f16;                    /* float data stored as 16-bit floats (the f16 modes; never staging) */
     int64_t d4[4];              /* logical dims right-aligned to 4 (leading 1s) */
-    float *init;                /* a tensor the lowering derived (folded parameters): its data, uploaded at commit */
+    float *init;                /* a tensor the lowering derived (folded parameters): its data, uploaded at commit
+                                 * (converted to f16 when f16 is set) */
 } vk_tensor;
 
 typedef struct vk_dispatch {
     const char *shader;         /* name in the shader table */
     int32_t op;                 /* specialization constant 1 */
     uint32_t spec[VK_MAX_SPEC]; /* specialization constants 2, 3, ... (tile sizes); 0: the shader's default */
+    vk_variant variant;         /* the shader's precision variant: the graph's, or an edge conversion */
     int slot[VK_MAX_SLOTS];     /* tensor indices; -1 unused */
     vk_push pc;
     uint32_t groups_x, groups_y;
@@ -184,6 +221,8 @@ typedef struct vk_dispatch {
 typedef struct vk_graph {
     vk_ctx *ctx;
     const par_graph_desc *g;
+    vk_variant variant;         /* of the precision mode: every dispatch's unless it says otherwise */
+    int f16;                    /* float values stored as f16 (the f16 modes) */
     vk_pool pools[VK_POOL_COUNT];
     int n_tensors, cap_tensors;
     vk_tensor *tensors;         /* [0, n_values): the values; then one staging per graph input, then per output;
@@ -196,6 +235,7 @@ typedef struct vk_graph {
     int n_shader_modules;
     VkShaderModule *modules;
     const char **module_names;
+    vk_variant *module_variants;
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
@@ -215,7 +255,8 @@ typedef struct vk_graph {
 par_status vk_pools_init(vk_graph *vg, par_msg *msg);
 /* Places a tensor of `bytes` in pool `kind`. */
 par_status vk_tensor_place(vk_graph *vg, int t, int kind, uint64_t bytes, par_msg *msg);
-/* Adds a host-pool tensor of n floats holding `data` (taken over, freed at release); its index, or -1. */
+/* Adds a host-pool tensor of n floats holding `data` (taken over, freed at release; stored as f16 in the f16
+ * modes); its index, or -1. */
 int vk_add_tensor(vk_graph *vg, float *data, int64_t n, par_msg *msg);
 /* Creates the blocks (VkDeviceMemory + one VkBuffer over each) for every placement made. */
 par_status vk_pools_commit(vk_graph *vg, par_msg *msg);

@@ -180,7 +180,8 @@ int vk_add_tensor(vk_graph *vg, float *data, int64_t n, par_msg *msg)
     T->init = data;
     T->d4[0] = T->d4[1] = T->d4[2] = 1;
     T->d4[3] = n;
-    if (vk_tensor_place(vg, k, VK_POOL_HOST, (uint64_t)n * 4, msg) != PAR_OK) return -1;
+    T->f16 = vg->f16;
+    if (vk_tensor_place(vg, k, VK_POOL_HOST, ((uint64_t)n * (T->f16 ? 2 : 4) + 3) / 4 * 4, msg) != PAR_OK) return -1;
     return k;
 }
 

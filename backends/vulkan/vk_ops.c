@@ -100,6 +100,7 @@ vk_dispatch *vk_new_dispatch(vk_graph *vg, const char *shader, int32_t op, uint3
     memset(d, 0, sizeof *d);
     d->shader = shader;
     d->op = op;
+    d->variant = vg->variant;
     for (int s = 0; s < VK_MAX_SLOTS; s++) d->slot[s] = -1;
     d->node = -1; /* an edge conversion unless vk_graph.c's prepare says which node it lowered it for */
     /* Work items beyond one row of workgroups go to a second dimension (maxComputeWorkGroupCount[0] is at least
@@ -410,7 +411,7 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
         if (axis < 0) axis += X->rank;
         int64_t Q = 1;
         for (int j = (int)axis + 1; j < X->rank; j++) Q *= X->dims[j];
-        d = emit(vg, "select", OPS[k].code, o, x, idx, -1, total, msg);
+        d = emit(vg, "select", OPS[k].code, o, x, -1, idx, total, msg); /* the indices raw, in slot 3 */
         if (!d) return PAR_ERROR;
         d->pc.p1[0] = (int32_t)g->values[idx].numel;
         d->pc.p1[1] = (int32_t)X->dims[axis];

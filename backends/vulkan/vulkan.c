@@ -11,8 +11,13 @@
  *   device=auto|N|NAME   the physical device: auto (default) the first discrete or integrated GPU, else the first
  *                        device with a compute queue (lavapipe's "llvmpipe"); N its index in the loader's order;
  *                        NAME a case-insensitive substring of its name.
- *   precision=fp32       the only precision so far (fp16 storage and relaxed fp16 are planned): any other value is
- *                        UNSUPPORTED, naming what is missing.
+ *   precision=fp32|fp16|fp16_relaxed
+ *                        fp32 (default): f32 storage and arithmetic (PAR_ARITH_F32). fp16: every float tensor but
+ *                        the f32 staging of the graph's inputs and outputs stored as f16, f32 arithmetic
+ *                        (PAR_ARITH_F16_STORAGE; needs storageBuffer16BitAccess). fp16_relaxed: f16 storage and f16
+ *                        arithmetic in the heavy ops (PAR_ARITH_F16; needs shaderFloat16 too). A mode the chosen
+ *                        device lacks is UNSUPPORTED naming the feature, here and at the first prepare (a later
+ *                        device= may choose another device).
  *   kernels=tiled|direct the conv2d / linear / matmul shaders: tiled (default; vk_ops_tiled.c, where their
  *                        conditions hold) or direct (the general one-work-item-per-output shaders only).
  *
@@ -55,13 +60,14 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
     if (strcmp(key, "validate") == 0 || strcmp(key, "timestamps") == 0) return set_switch(c, key, value, msg);
     if (c->prepared_once || c->device)
         return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
-    if (strcmp(key, "device") == 0) return vk_ctx_select(c, value, msg);
-    if (strcmp(key, "precision") == 0) {
-        if (strcmp(value, "fp32") == 0) return PAR_OK;
-        if (strcmp(value, "fp16") == 0 || strcmp(value, "fp16_storage") == 0)
-            return par_msgf(msg, PAR_UNSUPPORTED,
-                            "fp16 shaders (16-bit storage, relaxed arithmetic) are not implemented yet; only fp32");
-        return par_msgf(msg, PAR_UNSUPPORTED, "'%s' is not a precision (only fp32 is implemented)", value);
+    if (strcmp(key, "device") == 0) {
+        par_status st = vk_ctx_select(c, value, msg);
+        char err[PAR_MSG_LEN];
+        /* A precision set before this device was chosen must still be one the device has. */
+        if (st == PAR_OK &&
+            vk_precision_check(c->precision, c->storage16, c->float16, c->props.deviceName, err, sizeof err) != 0)
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s", err);
+        return st;
     }
     if (strcmp(key, "kernels") == 0) {
         if (strcmp(value, "tiled") != 0 && strcmp(value, "direct") != 0)
@@ -69,8 +75,18 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
         c->direct_kernels = strcmp(value, "direct") == 0;
         return PAR_OK;
     }
-    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the vulkan backend has device=auto|N|NAME, precision=fp32, "
-                    "kernels=tiled|direct, validate=0|1 and timestamps=0|1)", key);
+    if (strcmp(key, "precision") == 0) {
+        int p = vk_precision_parse(value);
+        if (p < 0)
+            return par_msgf(msg, PAR_ERROR, "'%s' is not a precision (fp32, fp16 or fp16_relaxed)", value);
+        char err[PAR_MSG_LEN];
+        if (vk_precision_check((vk_precision)p, c->storage16, c->float16, c->props.deviceName, err, sizeof err) != 0)
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s", err);
+        c->precision = (vk_precision)p;
+        return PAR_OK;
+    }
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the vulkan backend has device=auto|N|NAME, "
+                    "precision=fp32|fp16|fp16_relaxed, kernels=tiled|direct, validate=0|1 and timestamps=0|1)", key);
 }
 
 static size_t vk_diagnostics(void *ctx, void *prepared, char *buf, size_t len)
@@ -89,10 +105,10 @@ static size_t vk_describe(void *ctx, char *buf, size_t len)
 {
     const vk_ctx *c = ctx;
     uint32_t v = c->props.apiVersion;
-    int need = snprintf(buf, len, "device=%d:%s;type=%s;driver=%s;api=%u.%u.%u;precision=fp32;layout=nc4hw4",
+    int need = snprintf(buf, len, "device=%d:%s;type=%s;driver=%s;api=%u.%u.%u;precision=%s;layout=nc4hw4",
                         c->chosen, c->props.deviceName, vk_device_type_name(c->props.deviceType),
                         c->driver[0] ? c->driver : "unknown", VK_API_VERSION_MAJOR(v), VK_API_VERSION_MINOR(v),
-                        VK_API_VERSION_PATCH(v));
+                        VK_API_VERSION_PATCH(v), vk_precision_name(c->precision));
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -106,6 +122,12 @@ static uint32_t vk_arith_flags(void *ctx)
     return PAR_ARITH_FLUSH_SUBNORMALS;
 }
 
+/* The arithmetic of the precision mode (docs/backends/vulkan.md, "Precision modes"). */
+static par_arith vk_arith(void *ctx)
+{
+    return vk_precision_arith(((const vk_ctx *)ctx)->precision);
+}
+
 static void *vk_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
@@ -114,6 +136,7 @@ static void *vk_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)vk_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)vk_describe;
     if (strcmp(name, PAR_PROC_ARITH_FLAGS) == 0) return (void *)(par_arith_flags_fn)vk_arith_flags;
+    if (strcmp(name, PAR_PROC_ARITH) == 0) return (void *)(par_arith_fn)vk_arith;
     return NULL;
 }
 
@@ -160,7 +183,7 @@ static const par_backend vulkan_backend = {
     .name = VK_NAME,
     .description = "Vulkan compute: NC4HW4 activations, GLSL shaders built in, one command buffer replayed per run",
     .version = "0.1",
-    /* f32 storage and f32 arithmetic in every shader (fp16 modes are planned). */
+    /* f32 storage and arithmetic by default; the precision knob changes it per context (PAR_PROC_ARITH). */
     .arith = PAR_ARITH_F32,
     .init = vk_init,
     .destroy = vk_destroy,

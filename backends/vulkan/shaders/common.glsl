@@ -1,7 +1,49 @@
 // common.glsl - what every compute shader of the vulkan backend shares: the workgroup size (specialization
 // constant 0), the op (specialization constant 1), the push constants (vk_push in vk_internal.h, byte for byte),
-// the four storage buffers (0 output, 1..3 inputs), the work-item index of a 1-D or 2-D dispatch, and the logical
-// NCHW -> storage offset of a plain or NC4HW4 tensor. Included by every *.comp; never compiled alone.
+// the four storage buffers (0 output, 1..3 inputs) and the only access to them (LDA LDB LDC STO), the arithmetic
+// type of the precision variant (afloat), the work-item index of a 1-D or 2-D dispatch, and the logical NCHW ->
+// storage offset of a plain or NC4HW4 tensor. Included by every *.comp; never compiled alone.
+//
+// Precision variants (builtin.mk compiles every shader once per variant; docs/backends/vulkan.md):
+//   (none)            f32 buffers, f32 arithmetic.
+//   VK_FP16_STORAGE   float16_t buffers (storageBuffer16BitAccess); loads widen to f32, STO rounds to nearest even.
+//   VK_FP16_ARITH     with VK_FP16_STORAGE: afloat is float16_t (shaderFloat16), so a shader that computes in afloat
+//                     computes in f16; one that computes in float still widens, and rounds once at STO.
+//   VK_A_F32, VK_O_F32  with VK_FP16_STORAGE: buffer a (resp. o) stays f32: the edge conversions of the staging.
+//   VK_C_RAW          (defined by the shader before the include) buffer c holds raw 32-bit words (uint c[]): the
+//                     i32 indices and bool bytes of select.comp, in every variant.
+#if defined(VK_FP16_STORAGE)
+#extension GL_EXT_shader_16bit_storage : require
+#endif
+#if defined(VK_FP16_ARITH)
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define afloat float16_t
+#else
+#define afloat float
+#endif
+#if defined(VK_FP16_STORAGE) && !defined(VK_O_F32)
+#define VK_OT float16_t
+#define VK_O16 1
+#else
+#define VK_OT float
+#endif
+#if defined(VK_FP16_STORAGE) && !defined(VK_A_F32)
+#define VK_AT float16_t
+#else
+#define VK_AT float
+#endif
+#if defined(VK_FP16_STORAGE)
+#define VK_BT float16_t
+#define VK_CT float16_t
+#else
+#define VK_BT float
+#define VK_CT float
+#endif
+#if defined(VK_C_RAW)
+#undef VK_CT
+#define VK_CT uint
+#endif
+
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const int OP = 0;
 
@@ -18,17 +60,36 @@ layout(push_constant) uniform P {
     float f1;
 } pc;
 
-layout(std430, binding = 0) writeonly buffer O { float o[]; };
-layout(std430, binding = 1) readonly buffer A { float a[]; };
-layout(std430, binding = 2) readonly buffer B { float b[]; };
-layout(std430, binding = 3) readonly buffer C { float c[]; };
+layout(std430, binding = 0) writeonly buffer O { VK_OT o[]; };
+layout(std430, binding = 1) readonly buffer A { VK_AT a[]; };
+layout(std430, binding = 2) readonly buffer B { VK_BT b[]; };
+layout(std430, binding = 3) readonly buffer C { VK_CT c[]; };
+
+// x rounded to the nearest f16 value, ties to even, as an f32 (exactly representable in f16, so that the conversion
+// at the store is exact whatever rounding mode the device's OpFConvert has: Vulkan leaves it to the implementation).
+// |x| >= 65520 (the midpoint above 65504) is +-Inf, as IEEE rounding gives; NaN stays NaN; below 2^-14 the grid is
+// f16's subnormal step 2^-24.
+float rne16(float x)
+{
+    if (isnan(x)) return x;
+    float ax = abs(x);
+    if (ax >= 65520.0) return uintBitsToFloat((floatBitsToUint(x) & 0x80000000u) | 0x7f800000u);
+    if (ax < 6.103515625e-05) return roundEven(x * 16777216.0) * 5.9604644775390625e-08;
+    uint u = floatBitsToUint(x);
+    return uintBitsToFloat((u + 0x0fffu + ((u >> 13) & 1u)) & 0xffffe000u);
+}
 
 // Storage access: shaders read inputs and write the output only through these, so that a precision variant changes
-// the buffers' element type (and the conversions to and from the arithmetic's type) in this one place.
-#define LDA(i) a[i]
-#define LDB(i) b[i]
-#define LDC(i) c[i]
-#define STO(i, v) o[i] = (v)
+// the buffers' element type (and the conversions to and from the arithmetic's type) in this one place. LDA, LDB and
+// LDC give afloat; STO takes any float type.
+#define LDA(i) afloat(a[i])
+#define LDB(i) afloat(b[i])
+#define LDC(i) afloat(c[i])
+#if defined(VK_O16)
+#define STO(i, v) o[i] = float16_t(rne16(float(v)))
+#else
+#define STO(i, v) o[i] = float(v)
+#endif
 
 int work_item()
 {

@@ -1,9 +1,9 @@
 #version 450
 #extension GL_GOOGLE_include_directive : enable
 // conv2d.comp - direct 2-D convolution (groups, stride, padding, dilation, optional bias): one work item per output
-// element, the products summed in order (channel, kh, kw) in f32, then the bias added. a: x [N,C,H,W];
-// b: w [O, C/groups, KH, KW] (either layout); c: bias [O]. p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw),
-// p2 = (groups, has_bias, -, -).
+// element, the products summed in order (channel, kh, kw) in afloat (f32, or f16 in the VK_FP16_ARITH variant),
+// then the bias added. a: x [N,C,H,W]; b: w [O, C/groups, KH, KW] (either layout); c: bias [O].
+// p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw), p2 = (groups, has_bias, -, -).
 #include "common.glsl"
 
 void main()
@@ -18,7 +18,7 @@ void main()
     int cg = pc.ad.y / groups;
     int og = pc.od.y / groups;
     int g0 = (i.y / og) * cg;
-    float acc = 0.0;
+    afloat acc = afloat(0.0);
     for (int ci = 0; ci < cg; ci++) {
         for (int kh = 0; kh < KH; kh++) {
             int ih = i.z * sh - pt + kh * dh;
@@ -26,12 +26,12 @@ void main()
             for (int kw = 0; kw < KW; kw++) {
                 int iw = i.w * sw - pl + kw * dw;
                 if (iw < 0 || iw >= W) continue;
-                float x = a[off(pc.ad, a_nc4(), ivec4(i.x, g0 + ci, ih, iw))];
-                float w = b[off(pc.bd, b_nc4(), ivec4(i.y, ci, kh, kw))];
+                afloat x = LDA(off(pc.ad, a_nc4(), ivec4(i.x, g0 + ci, ih, iw)));
+                afloat w = LDB(off(pc.bd, b_nc4(), ivec4(i.y, ci, kh, kw)));
                 acc += x * w;
             }
         }
     }
-    if (pc.p2.y != 0) acc += c[i.y];
-    o[off(pc.od, out_nc4(), i)] = acc;
+    if (pc.p2.y != 0) acc += LDC(i.y);
+    STO(off(pc.od, out_nc4(), i), acc);
 }

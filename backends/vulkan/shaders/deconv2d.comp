@@ -2,7 +2,7 @@
 #extension GL_GOOGLE_include_directive : enable
 // deconv2d.comp - conv_transpose2d per docs/ops.md, as a gather: one work item per output element (n, o, oh, ow)
 // sums x[n, c, ih, iw] * w[c, o - og0, kh, kw] over the channels c of o's group and the taps with
-// ih * sh = oh + pt - kh * dh (likewise iw) inside the input, in order (c, kh, kw) in f32, then adds the bias.
+// ih * sh = oh + pt - kh * dh (likewise iw) inside the input, in order (c, kh, kw) in afloat (f16 in the VK_FP16_ARITH variant), then adds the bias.
 // a: x; b: w [C, O/groups, KH, KW] (either layout); c: bias [O]. p0 = (KH, KW, sh, sw), p1 = (pt, pl, dh, dw),
 // p2 = (groups, has_bias, -, -).
 #include "common.glsl"
@@ -20,7 +20,7 @@ void main()
     int og = pc.od.y / groups;
     int g = i.y / og;
     int oo = i.y - g * og;
-    float acc = 0.0;
+    afloat acc = afloat(0.0);
     for (int ci = 0; ci < cg; ci++) {
         int ch = g * cg + ci;
         for (int kh = 0; kh < KH; kh++) {
@@ -33,10 +33,10 @@ void main()
                 if (tw < 0 || tw % sw != 0) continue;
                 int iw = tw / sw;
                 if (iw >= W) continue;
-                acc += a[off(pc.ad, a_nc4(), ivec4(i.x, ch, ih, iw))] * b[off(pc.bd, b_nc4(), ivec4(ch, oo, kh, kw))];
+                acc += LDA(off(pc.ad, a_nc4(), ivec4(i.x, ch, ih, iw))) * LDB(off(pc.bd, b_nc4(), ivec4(ch, oo, kh, kw)));
             }
         }
     }
-    if (pc.p2.y != 0) acc += c[i.y];
-    o[off(pc.od, out_nc4(), i)] = acc;
+    if (pc.p2.y != 0) acc += LDC(i.y);
+    STO(off(pc.od, out_nc4(), i), acc);
 }

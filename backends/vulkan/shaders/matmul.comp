@@ -2,7 +2,8 @@
 #extension GL_GOOGLE_include_directive : enable
 // matmul.comp - matmul (OP 0: a [..., M, K] x b [..., K, N], batch dims broadcast) and linear (OP 1: x [..., K] and
 // w [O, K] read as b [1, 1, O, K], plus bias c [O] when p0.y != 0). One work item per output element, the k
-// products summed in order in f32. p0 = (K, has_bias, -, -).
+// products summed in order in afloat
+// (f16 in the VK_FP16_ARITH variant). p0 = (K, has_bias, -, -).
 #include "common.glsl"
 
 void main()
@@ -12,16 +13,16 @@ void main()
     ivec4 i = coords(pc.od, k); // batch0, batch1, m, n
     int K = pc.p0.x;
     ivec4 ia = bcast(i, pc.ad);
-    float acc = 0.0;
+    afloat acc = afloat(0.0);
     if (OP == 1) {
         for (int t = 0; t < K; t++)
-            acc += a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, i.z, t))] * b[i.w * K + t];
-        if (pc.p0.y != 0) acc += c[i.w];
+            acc += LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, i.z, t))) * LDB(i.w * K + t);
+        if (pc.p0.y != 0) acc += LDC(i.w);
     } else {
         ivec4 ib = bcast(i, pc.bd);
         for (int t = 0; t < K; t++)
-            acc += a[off(pc.ad, a_nc4(), ivec4(ia.x, ia.y, i.z, t))] *
-                   b[off(pc.bd, b_nc4(), ivec4(ib.x, ib.y, t, i.w))];
+            acc += LDA(off(pc.ad, a_nc4(), ivec4(ia.x, ia.y, i.z, t))) *
+                   LDB(off(pc.bd, b_nc4(), ivec4(ib.x, ib.y, t, i.w)));
     }
-    o[off(pc.od, out_nc4(), i)] = acc;
+    STO(off(pc.od, out_nc4(), i), acc);
 }

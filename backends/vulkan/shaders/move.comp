@@ -29,12 +29,12 @@ void main()
         bool inside = all(greaterThanEqual(s, ivec4(0))) && all(lessThan(s, pc.ad));
         if (!inside) {
             if (pc.p0.x == 0) {
-                o[off(pc.od, out_nc4(), i)] = pc.f0;
+                STO(off(pc.od, out_nc4(), i), pc.f0);
                 return;
             }
             for (int j = 0; j < 4; j++)
                 s[j] = pc.p0.x == 1 ? reflect_(s[j], pc.ad[j]) : clamp(s[j], 0, pc.ad[j] - 1);
         }
     }
-    o[off(pc.od, out_nc4(), i)] = a[off(pc.ad, a_nc4(), s)];
+    STO(off(pc.od, out_nc4(), i), LDA(off(pc.ad, a_nc4(), s)));
 }

@@ -5,7 +5,7 @@
 // count_include_pad, -). Max: padding never wins, a NaN in the window propagates. Average: the window is clipped
 // to the padded extent [-pt, H + pb) x [-pl, W + pr); the divisor is that clipped area with count_include_pad,
 // else the number of in-image elements. OP 2: adaptive average pooling, rows [floor(oh H / OH), ceil((oh + 1) H / OH)),
-// likewise columns.
+// likewise columns. The sums in afloat (f16 in the VK_FP16_ARITH variant), the division in f32.
 #include "common.glsl"
 
 void main()
@@ -27,7 +27,7 @@ void main()
             for (int kw = 0; kw < KW; kw++) {
                 int iw = i.w * sw - pl + kw * dw;
                 if (iw < 0 || iw >= W) continue;
-                float v = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw))];
+                float v = float(LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw))));
                 if (isnan(v) && !nan) { nan = true; r = v; }
                 if (!nan && v > r) r = v;
             }
@@ -35,22 +35,22 @@ void main()
     } else if (OP == 2) {
         int hs = (i.z * H) / pc.od.z, he = ((i.z + 1) * H + pc.od.z - 1) / pc.od.z;
         int ws = (i.w * W) / pc.od.w, we = ((i.w + 1) * W + pc.od.w - 1) / pc.od.w;
-        float s = 0.0;
+        afloat s = afloat(0.0);
         for (int ih = hs; ih < he; ih++)
             for (int iw = ws; iw < we; iw++)
-                s += a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw))];
-        r = s / float((he - hs) * (we - ws));
+                s += LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw)));
+        r = float(s) / float((he - hs) * (we - ws));
     } else {
         int h0 = i.z * sh - pt, w0 = i.w * sw - pl;
         int h1 = min(h0 + KH, H + pb), w1 = min(w0 + KW, W + pr);
         int pool_area = (h1 - h0) * (w1 - w0);
         int hs = max(h0, 0), ws = max(w0, 0), he = min(h1, H), we = min(w1, W);
-        float s = 0.0;
+        afloat s = afloat(0.0);
         for (int ih = hs; ih < he; ih++)
             for (int iw = ws; iw < we; iw++)
-                s += a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw))];
+                s += LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, ih, iw)));
         int n = pc.p2.z != 0 ? pool_area : (he - hs) * (we - ws);
-        r = s / float(n);
+        r = float(s) / float(n);
     }
-    o[off(pc.od, out_nc4(), i)] = r;
+    STO(off(pc.od, out_nc4(), i), r);
 }

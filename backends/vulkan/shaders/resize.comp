@@ -55,7 +55,7 @@ float bicubic(ivec4 i)
         float row = 0.0;
         for (int x = 0; x < 4; x++) {
             int w = clamp(int(fw) - 1 + x, 0, pc.ad.w - 1);
-            row += ww[x] * a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h, w))];
+            row += ww[x] * float(LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, h, w))));
         }
         acc += wh[y] * row;
     }
@@ -68,22 +68,22 @@ void main()
     if (k >= pc.total) return;
     ivec4 i = coords(pc.od, k);
     if (OP == 3) {
-        o[off(pc.od, out_nc4(), i)] = bicubic(i);
+        STO(off(pc.od, out_nc4(), i), bicubic(i));
         return;
     }
     if (OP != 0) {
         int h = nearest_of(i.z, pc.ad.z, pc.od.z, pc.f0), w = nearest_of(i.w, pc.ad.w, pc.od.w, pc.f1);
-        o[off(pc.od, out_nc4(), i)] = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h, w))];
+        STO(off(pc.od, out_nc4(), i), LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, h, w))));
         return;
     }
     int h0, h1, w0, w1;
     float lh, lw;
     src_of(i.z, pc.ad.z, pc.od.z, pc.f0, h0, h1, lh);
     src_of(i.w, pc.ad.w, pc.od.w, pc.f1, w0, w1, lw);
-    float x00 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h0, w0))];
-    float x01 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h0, w1))];
-    float x10 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h1, w0))];
-    float x11 = a[off(pc.ad, a_nc4(), ivec4(i.x, i.y, h1, w1))];
-    o[off(pc.od, out_nc4(), i)] = (1.0 - lh) * (1.0 - lw) * x00 + (1.0 - lh) * lw * x01 + lh * (1.0 - lw) * x10 +
-                                  lh * lw * x11;
+    float x00 = float(LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, h0, w0))));
+    float x01 = float(LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, h0, w1))));
+    float x10 = float(LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, h1, w0))));
+    float x11 = float(LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, h1, w1))));
+    STO(off(pc.od, out_nc4(), i), (1.0 - lh) * (1.0 - lw) * x00 + (1.0 - lh) * lw * x01 + lh * (1.0 - lw) * x10 +
+                                      lh * lw * x11);
 }

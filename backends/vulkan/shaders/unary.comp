@@ -4,7 +4,8 @@
 // constant 1) picks the function (the VK_UNARY_* numbers of vk_ops.c); f0, f1 are its float parameters. The input
 // element is the one of the same row-major index in its own dims, so OP 0 (the identity) is both the layout
 // conversion (NCHW <-> NC4HW4) at the graph's edges and reshape / flatten. OP 14 places its input into a slice of
-// the output: element i of a goes to i shifted by p0.y along the 4-D axis p0.x (one input of concat).
+// the output: element i of a goes to i shifted by p0.y along the 4-D axis p0.x (one input of concat). The functions
+// compute in f32 in every precision variant (rounded once at the store).
 #include "common.glsl"
 
 float expm1_(float x)
@@ -122,10 +123,10 @@ void main()
     if (k >= pc.total) return;
     if (OP == 14) {
         ivec4 i = coords(pc.ad, k);
-        float v = a[off(pc.ad, a_nc4(), i)];
+        afloat v = LDA(off(pc.ad, a_nc4(), i));
         i[pc.p0.x] += pc.p0.y;
-        o[off(pc.od, out_nc4(), i)] = v;
+        STO(off(pc.od, out_nc4(), i), v);
         return;
     }
-    o[off(pc.od, out_nc4(), coords(pc.od, k))] = f(a[off(pc.ad, a_nc4(), coords(pc.ad, k))]);
+    STO(off(pc.od, out_nc4(), coords(pc.od, k)), f(float(LDA(off(pc.ad, a_nc4(), coords(pc.ad, k))))));
 }
