@@ -134,7 +134,8 @@ par_status par_ref_div(const par_ref_ctx *c, const par_rt *const *in, par_rt *co
  *          unbounded; own (fn_ulps + 2) u (|y| + p): production rsqrt is an estimate refined by Newton steps, allowed
  *          the elementary-function error fn_ulps u, or 1 / sqrt(x) with two correctly rounded operations (2u).
  *   storage u_s (|y| + p + own) (finish()).
- * Where the value is an exact special (0, inf, NaN from an exact input) the budget is 0: a backend must return it. */
+ * Where the value is an exact special (0, inf, NaN from an exact input) the budget is 0: a backend must return it.
+ * An input interval that holds both 0 and negative values makes the element "anything" (sqrt_kernel). */
 static void sqrt_elem(int rs, double x, double e, const par_prec *pr, double *yo, double *eo)
 {
     double y = rs ? 1.0 / sqrt(x) : sqrt(x);
@@ -167,6 +168,11 @@ static par_status sqrt_kernel(const par_ref_ctx *c, int rs, const par_rt *const 
     for (int64_t i = 0; i < x->numel; i++) {
         sqrt_elem(rs, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
         if (rs && x->v[i] == 0) par_mark_any(c, i); /* rsqrt(+-0) = +-inf: the zero's sign is not pinned (div) */
+        /* A budgeted input whose interval [x - e, x + e] holds 0 and a negative value may be held as either: a
+         * negative gives NaN, a signed zero gives +-0 (sqrt) or +-inf (rsqrt), a positive a finite result. Any of
+         * them is correct (an f32 leaf of -1e-30 stored in f16 is -0, whose sqrt is -0). An interval wholly below 0
+         * gives NaN, required as before. */
+        else if (x->e[i] > 0 && x->v[i] - x->e[i] < 0 && x->v[i] + x->e[i] >= 0) par_mark_any(c, i);
     }
     return PAR_OK;
 }
