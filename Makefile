@@ -162,6 +162,9 @@ conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
 	@$(call msg,RUN,conformance --suite quick -b vulkan)
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-vulkan \
 	  sh tools/check_vulkan.sh $(EXE) $(BUILD)/check-vulkan $(JOBS) || :
+	@$(call msg,RUN,conformance --suite quick -b nnapi (each profile, level 27))
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-nnapi \
+	  sh tools/check_nnapi.sh $(EXE) $(BUILD)/check-nnapi $(JOBS) || :
 	$(Q)$(call CHECK_SUM,conformance-check,$(CHECK_LOGS)/conformance)
 
 # The reduced cases of fixed fuzzing findings (cases/regressions/README.md), run by conformance-check when any exist.

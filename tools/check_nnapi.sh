@@ -1,0 +1,69 @@
+#!/bin/sh
+# check_nnapi.sh EXE OUTDIR JOBS - the `make check` step of the nnapi backend: the quick suite through the simulated
+# libneuralnetworks.so on each device profile and on the oldest feature level, judged like every backend, then the
+# records that did not pass compared with backends/nnapi/known_findings.txt: the semantic differences of NNAPI
+# itself (Android's kernels, faithfully simulated) that the harness finds and docs/backends/nnapi.md describes.
+# Every record must PASS, be UNSUPPORTED (skipped), or be a listed finding that still reproduces with its listed
+# verdict; anything else, and a listed finding that no longer reproduces (fixed: take it off the list), fails.
+# Count line: `conformance-nnapi: P passed, F failed, S skipped`, P counting PASS records and reproduced findings
+# (each named above it). Without the built library: one skip with the reason, never a pass.
+exe=$1 out=$2 jobs=$3
+known=backends/nnapi/known_findings.txt
+lib=$(dirname "$exe")/lib/libneuralnetworks.so
+if [ ! -f "$lib" ]; then
+    echo "SKIP conformance-nnapi: no simulated NNAPI library at $lib"
+    echo "conformance-nnapi: 0 passed, 0 failed, 1 skipped"
+    exit 0
+fi
+specs='nnapi,nnapi[profile=npu-int8],nnapi[profile=gpu-fp16],nnapi[level=27]'
+"$exe" run --suite quick -b "$specs" -j "$jobs" --no-progress --out "$out" >"$out.log" 2>&1
+rc=$?
+tail -n 25 "$out.log"
+if [ "$rc" -gt 1 ] || [ ! -f "$out/report.json" ]; then
+    echo "conformance-nnapi: parity run exited $rc (output in $out.log)"
+    echo "conformance-nnapi: 0 passed, 1 failed"
+    exit 1
+fi
+exec python3 - "$out/report.json" "$known" <<'PY'
+import json, sys
+report, known_path = sys.argv[1], sys.argv[2]
+known = {}
+for n, line in enumerate(open(known_path), 1):
+    line = line.split("#", 1)[0].strip()
+    if not line:
+        continue
+    parts = line.split(None, 2)
+    if len(parts) != 3:
+        print(f"{known_path}:{n}: expected 'BACKEND VERDICT CASE-ID'")
+        print("conformance-nnapi: 0 passed, 1 failed")
+        sys.exit(1)
+    known[(parts[0], parts[2])] = parts[1]
+r = json.load(open(report))
+passed = failed = skipped = 0
+seen = set()
+for rec in r["results"]:
+    key = (rec["backend"], rec["case"])
+    v = rec["verdict"]
+    if v == "PASS":
+        passed += 1
+        if key in known:
+            failed += 1
+            print(f"FIXED   {key[0]} {key[1]}: listed as {known[key]} in {known_path} but passes now: take it off")
+        continue
+    if v == "UNSUPPORTED":
+        skipped += 1
+        continue
+    if known.get(key) == v:
+        passed += 1
+        seen.add(key)
+        print(f"KNOWN   {v} {key[0]} {key[1]} (a documented NNAPI semantic difference)")
+        continue
+    failed += 1
+    print(f"NEW     {v} {key[0]} {key[1]}: {rec.get('reason', '')[:300]}")
+for key, v in sorted(known.items()):
+    if key not in seen and not any((x["backend"], x["case"]) == key for x in r["results"]):
+        failed += 1
+        print(f"MISSING {key[0]} {key[1]}: listed in {known_path} but not run")
+print(f"conformance-nnapi: {passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed else 0)
+PY
