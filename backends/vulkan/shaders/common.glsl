@@ -18,8 +18,10 @@
 #if defined(VK_FP16_ARITH)
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #define afloat float16_t
+#define avec4 f16vec4
 #else
 #define afloat float
+#define avec4 vec4
 #endif
 #if defined(VK_FP16_STORAGE) && !defined(VK_O_F32)
 #define VK_OT float16_t

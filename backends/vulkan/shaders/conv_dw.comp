@@ -3,7 +3,7 @@
 // conv_dw.comp - depthwise conv2d (groups == C == O: one filter per channel; any kernel size, stride, padding,
 // dilation): one work item per 4 channels (a vec4, the NC4HW4 block) x RW consecutive output pixels of one row.
 // Each item keeps RW vec4 accumulators, and reads each tap's 4 weights once for its RW pixels; the taps are summed
-// in order (kh, kw) in float, then the epilogue (bias, folded batch_norm, clamp) applies. Lanes of channels >= C (padding of the last block) compute on
+// in order (kh, kw) in afloat (f16 in the relaxed variant), then the epilogue (bias, folded batch_norm, clamp) applies. Lanes of channels >= C (padding of the last block) compute on
 // whatever the padding holds and are never stored.
 //
 // a: x [N, C, H, W], NC4HW4 (the lowering checks); b: the weights packed at prepare as [ceil(C/4)][KH*KW][4]
@@ -31,20 +31,20 @@ void main()
     int ih0 = oh * sh - pt, iw0 = ow0 * sw - pl;
     int ibase = (n * C4 + c4) * H; // row index of (n, c4, 0) in the NC4HW4 input
 
-    vec4 acc[RW];
-    for (int j = 0; j < RW; j++) acc[j] = vec4(0.0);
+    avec4 acc[RW];
+    for (int j = 0; j < RW; j++) acc[j] = avec4(0.0);
     for (int kh = 0; kh < KH; kh++) {
         int ih = ih0 + kh * dh;
         if (ih < 0 || ih >= H) continue;
         int rowoff = (ibase + ih) * W;
         for (int kw = 0; kw < KW; kw++) {
             int wo = ((c4 * KH + kh) * KW + kw) * 4;
-            vec4 w = vec4(float(LDB(wo)), float(LDB(wo + 1)), float(LDB(wo + 2)), float(LDB(wo + 3)));
+            avec4 w = avec4(LDB(wo), LDB(wo + 1), LDB(wo + 2), LDB(wo + 3));
             for (int j = 0; j < RW; j++) {
                 int iw = iw0 + j * sw + kw * dw;
                 if (iw < 0 || iw >= W) continue;
                 int xo = (rowoff + iw) * 4;
-                acc[j] += w * vec4(float(LDA(xo)), float(LDA(xo + 1)), float(LDA(xo + 2)), float(LDA(xo + 3)));
+                acc[j] += w * avec4(LDA(xo), LDA(xo + 1), LDA(xo + 2), LDA(xo + 3));
             }
         }
     }
@@ -62,7 +62,7 @@ void main()
     for (int j = 0; j < RW; j++) {
         int ow = ow0 + j;
         if (ow >= OW) break;
-        vec4 v = epilogue(acc[j], bias, scale, shift, flags);
+        vec4 v = epilogue(vec4(acc[j]), bias, scale, shift, flags);
         int oo = (((n * C4 + c4) * OH + oh) * OW + ow) * 4;
         for (int l = 0; l < nl; l++) STO(oo + l, v[l]);
     }

@@ -7,8 +7,9 @@
 // A workgroup of 64 invocations computes a tile of TO = 32 output channels x TP = 32 pixels; each invocation a
 // register block of 4 channels (a vec4) x 4 pixels (16 float accumulators). The K loop walks tiles of TK rows:
 // every invocation stores TK * 64 / 64 elements of the weight tile and of the input tile into shared memory, a
-// barrier, then TK rank-1 updates of its block from shared memory, a barrier. Accumulators and shared tiles are
-// float whatever the storage type (LDA/LDB/LDC/STO of common.glsl). Summation order: k in order within each
+// barrier, then TK rank-1 updates of its block from shared memory, a barrier. Shared tiles are float whatever the
+// storage type (LDA/LDB/LDC/STO of common.glsl); the products and accumulators are afloat (f16 in the relaxed
+// variant, f32 otherwise); the epilogue runs in f32. Summation order: k in order within each
 // invocation, which the oracle's k-term dot-product budget allows in any order (docs/oracle.md).
 //
 // OP 0: the general gather (any kernel, stride, padding, dilation). OP 1: a 1x1, stride-1, unpadded conv: the
@@ -63,7 +64,7 @@ void main()
     int cbase = g * cg;
     int wbase = g * KP * OP4 + o0;
 
-    vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+    avec4 acc0 = avec4(0.0), acc1 = avec4(0.0), acc2 = avec4(0.0), acc3 = avec4(0.0);
     for (int k0 = 0; k0 < KP; k0 += TK) {
         for (int r = lk; r < TK; r += 2) {
             int k = k0 + r;
@@ -84,7 +85,7 @@ void main()
         }
         barrier();
         for (int r = 0; r < TK; r++) {
-            vec4 w = ws[r * 8 + ty], x = xs[r * 8 + tx];
+            avec4 w = avec4(ws[r * 8 + ty]), x = avec4(xs[r * 8 + tx]);
             acc0 += w * x.x;
             acc1 += w * x.y;
             acc2 += w * x.z;
@@ -106,7 +107,7 @@ void main()
             shift[l] = float(LDC(2 * O + ch));
         }
     }
-    vec4 accs[4] = vec4[4](acc0, acc1, acc2, acc3);
+    vec4 accs[4] = vec4[4](vec4(acc0), vec4(acc1), vec4(acc2), vec4(acc3));
     for (int j = 0; j < 4; j++) {
         int q = p0 + tx + 8 * j;
         if (q >= P) continue;

@@ -4,7 +4,8 @@
 // (+ bias[n]). A workgroup of 64 invocations computes a tile of TM = 32 rows x TN = 32 columns; each invocation a
 // register block of 4 rows (strided by 8) x 4 consecutive columns (a vec4). The K loop walks tiles of TK: every
 // invocation stores TK / 2 elements of the A tile and of the B tile into shared memory, a barrier, TK rank-1
-// updates from shared memory, a barrier. Accumulators and shared tiles are float whatever the storage type;
+// updates from shared memory, a barrier. Shared tiles are float whatever the storage type, the
+// products and accumulators afloat (f16 in the relaxed variant);
 // t is summed in order within each invocation (any order is within the oracle's dot-product budget).
 //
 // OP 0, matmul: a [B0, B1, M, K] x b [B0', B1', K, N] (batch dims broadcast, either layout), out [B0, B1, M, N]; a
@@ -49,7 +50,7 @@ void main()
         bb = bcast(ivec4(bo, 0, 0), pc.bd).xy;
     }
 
-    vec4 acc0 = vec4(0.0), acc1 = vec4(0.0), acc2 = vec4(0.0), acc3 = vec4(0.0);
+    avec4 acc0 = avec4(0.0), acc1 = avec4(0.0), acc2 = avec4(0.0), acc3 = avec4(0.0);
     for (int k0 = 0; k0 < K; k0 += TK) {
         for (int r = lk; r < TK; r += 2) {
             int t = k0 + r;
@@ -64,11 +65,11 @@ void main()
         barrier();
         for (int r = 0; r < TK; r++) {
             int bo4 = r * TN + tx * 4;
-            vec4 bv = vec4(bs_[bo4], bs_[bo4 + 1], bs_[bo4 + 2], bs_[bo4 + 3]);
-            acc0 += as_[r * TM + ty] * bv;
-            acc1 += as_[r * TM + ty + 8] * bv;
-            acc2 += as_[r * TM + ty + 16] * bv;
-            acc3 += as_[r * TM + ty + 24] * bv;
+            avec4 bv = avec4(bs_[bo4], bs_[bo4 + 1], bs_[bo4 + 2], bs_[bo4 + 3]);
+            acc0 += afloat(as_[r * TM + ty]) * bv;
+            acc1 += afloat(as_[r * TM + ty + 8]) * bv;
+            acc2 += afloat(as_[r * TM + ty + 16]) * bv;
+            acc3 += afloat(as_[r * TM + ty + 24]) * bv;
         }
         barrier();
     }
@@ -78,7 +79,7 @@ void main()
     if (OP == 1 && pc.p0.y != 0)
         for (int j = 0; j < 4; j++)
             if (nc + j < N) bias[j] = float(LDC(nc + j));
-    vec4 accs[4] = vec4[4](acc0, acc1, acc2, acc3);
+    vec4 accs[4] = vec4[4](vec4(acc0), vec4(acc1), vec4(acc2), vec4(acc3));
     for (int i = 0; i < 4; i++) {
         int m = m0 + ty + 8 * i;
         if (m >= M) continue;
