@@ -325,6 +325,8 @@ typedef enum par_requant {
     PAR_REQUANT_RNDNA = 3,    /* rndnu's fixed-point multiply and shift, round half away from zero (XNNPACK rndna) */
     PAR_REQUANT_PYTORCH_QNNP = 4, /* PyTorch's QNNPACK: fp32 requantization (half to even); add with 22-bit
                                    * multipliers rounded half away from zero (pytorch_qnnp_add_quantize) */
+    PAR_REQUANT_GEMMLOWP_ANDROID = 5, /* gemmlowp's rounding with Android's ratio: in_scale * w_scale in float, then
+                                       * divided by out_scale in double (GetQuantizedConvolutionMultipler) */
 } par_requant;
 
 /* par_requant requant(void *ctx): the scheme of the backend's quantized ops; PAR_REQUANT_FP32 when absent. */

@@ -1,5 +1,5 @@
 /*
- * requant.c - the requantization schemes (fp32, rndnu, gemmlowp, rndna, pytorch_qnnp), bit-exact, their tie rules, their parameter builders, the
+ * requant.c - the requantization schemes (fp32, rndnu, gemmlowp, rndna, pytorch_qnnp, gemmlowp_android), bit-exact, their tie rules, their parameter builders, the
  * quantized add formula, lookup tables of elementwise functions and fused-activation clamps (docs/quantization.md).
  *
  * Every function here is the definition a backend is compared against bit for bit: keep each one literal to the
@@ -12,8 +12,11 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const scheme_names[PAR_REQUANT_N_SCHEMES] = {"fp32", "rndnu", "gemmlowp", "rndna",
-                                                                  "pytorch_qnnp"};
+static const char *const scheme_names[PAR_REQUANT_N_SCHEMES] = {"fp32",  "rndnu",        "gemmlowp",
+                                                                  "rndna", "pytorch_qnnp", "gemmlowp_android"};
+
+/* gemmlowp and gemmlowp_android share the multiplier representation and the rounding; only the ratio differs. */
+static int is_gemmlowp(par_requant s) { return s == PAR_REQUANT_GEMMLOWP || s == PAR_REQUANT_GEMMLOWP_ANDROID; }
 
 const char *par_requant_name(par_requant s)
 {
@@ -62,6 +65,15 @@ double par_requant_scale_f64(float in_scale, float w_scale, float out_scale)
     return (double)in_scale * (double)w_scale / (double)out_scale;
 }
 
+double par_requant_scale_android(float in_scale, float w_scale, float out_scale)
+{
+    /* Android's GetQuantizedConvolutionMultipler: `const float input_product_scale = inputShape.scale *
+     * filterShape.scale;` then `*multiplier = input_product_scale / outputShape.scale;` with the quotient a double:
+     * the product rounded to float (FLT_EVAL_METHOD 0), the division in double. */
+    const float prod = in_scale * w_scale;
+    return (double)prod / (double)out_scale;
+}
+
 /* TFLite's QuantizeMultiplier: m = q * 2^e with q in [0.5, 1) (frexp), q_fixed = round_half_away(q * 2^31); a q_fixed
  * of 2^31 (q rounded up to 1) is halved and the exponent incremented. The multiplier is thus a Q31 number in
  * [2^30, 2^31) and m ~ q_fixed * 2^(e - 31). */
@@ -97,7 +109,7 @@ par_status par_requant_params_init(par_requant_params *p, par_requant scheme, do
     /* fp32 and rndnu both start from the float ratio. Rounding a double in [2^-32, 256) to float cannot leave the
      * range's float counterpart except at the top (a double just under 256 rounds to 256.0f): refuse that. */
     p->scale = (float)scale;
-    if (scheme != PAR_REQUANT_GEMMLOWP && !(p->scale < 256.0f))
+    if (!is_gemmlowp(scheme) && !(p->scale < 256.0f))
         return par_msgf(msg, PAR_ERROR, "requant: scale ratio %.17g rounds to 256 in float", scale);
     if (scheme == PAR_REQUANT_RNDNU || scheme == PAR_REQUANT_RNDNA) {
         /* The float ratio is exactly m * 2^-n with m its 24-bit significand (implicit bit restored) and n = 127 + 23
@@ -107,7 +119,7 @@ par_status par_requant_params_init(par_requant_params *p, par_requant scheme, do
         p->multiplier = (int32_t)((bits & UINT32_C(0x007FFFFF)) | UINT32_C(0x00800000));
         p->shift = (int32_t)(127 + 23 - (bits >> 23));
         p->rounding = INT64_C(1) << (p->shift - 1);
-    } else if (scheme == PAR_REQUANT_GEMMLOWP) {
+    } else if (is_gemmlowp(scheme)) {
         quantize_multiplier(scale, &p->multiplier, &p->shift);
         if (p->shift < -31) return par_msgf(msg, PAR_ERROR, "requant: scale ratio %g below 2^-32", scale);
     }
@@ -121,8 +133,9 @@ par_status par_requant_params_for(par_requant_params *p, par_requant scheme, flo
         !isfinite(out_scale))
         return par_msgf(msg, PAR_ERROR, "requant: scales %g, %g, %g must be finite and > 0", (double)in_scale,
                         (double)w_scale, (double)out_scale);
-    double r = scheme == PAR_REQUANT_GEMMLOWP ? par_requant_scale_f64(in_scale, w_scale, out_scale)
-                                              : (double)par_requant_scale_f32(in_scale, w_scale, out_scale);
+    double r = scheme == PAR_REQUANT_GEMMLOWP           ? par_requant_scale_f64(in_scale, w_scale, out_scale)
+               : scheme == PAR_REQUANT_GEMMLOWP_ANDROID ? par_requant_scale_android(in_scale, w_scale, out_scale)
+                                                        : (double)par_requant_scale_f32(in_scale, w_scale, out_scale);
     return par_requant_params_init(p, scheme, r, zero_point, qmin, qmax, msg);
 }
 
@@ -207,7 +220,8 @@ int32_t par_requant_apply(int64_t acc, const par_requant_params *p)
 {
     switch (p->scheme) {
     case PAR_REQUANT_RNDNU: return par_requant_rndnu(acc, p);
-    case PAR_REQUANT_GEMMLOWP: return par_requant_gemmlowp(acc, p);
+    case PAR_REQUANT_GEMMLOWP:
+    case PAR_REQUANT_GEMMLOWP_ANDROID: return par_requant_gemmlowp(acc, p);
     case PAR_REQUANT_RNDNA: return par_requant_rndna(acc, p);
     case PAR_REQUANT_PYTORCH_QNNP:
     case PAR_REQUANT_FP32:
@@ -262,6 +276,7 @@ int32_t par_requant_add_acc(int64_t acc, const par_requant_add_params *p)
     switch (p->scheme) {
     case PAR_REQUANT_RNDNU: v = asr(acc + half, n); break;                            /* half up */
     case PAR_REQUANT_GEMMLOWP:
+    case PAR_REQUANT_GEMMLOWP_ANDROID:
     case PAR_REQUANT_RNDNA:
     case PAR_REQUANT_PYTORCH_QNNP: v = fl + (rem > half - (acc < 0 ? 0 : 1) ? 1 : 0); break; /* half away */
     case PAR_REQUANT_FP32:
@@ -296,6 +311,7 @@ par_tie_rule par_requant_tie_rule(par_requant s, int add)
     switch (s) {
     case PAR_REQUANT_RNDNU: return PAR_TIE_UP;
     case PAR_REQUANT_GEMMLOWP:
+    case PAR_REQUANT_GEMMLOWP_ANDROID:
     case PAR_REQUANT_RNDNA: return PAR_TIE_AWAY;
     case PAR_REQUANT_PYTORCH_QNNP: return add ? PAR_TIE_AWAY : PAR_TIE_EVEN;
     case PAR_REQUANT_FP32:
@@ -314,7 +330,8 @@ int par_requant_tie(int64_t acc, const par_requant_params *p, double *t)
         *t = (double)asr(prod, p->shift) + 0.5;
         return 1;
     }
-    case PAR_REQUANT_GEMMLOWP: {
+    case PAR_REQUANT_GEMMLOWP:
+    case PAR_REQUANT_GEMMLOWP_ANDROID: {
         const int32_t left = p->shift > 0 ? p->shift : 0, right = p->shift > 0 ? 0 : -p->shift;
         if (right < 1) return 0;
         int32_t x = left ? sat32((int64_t)a * (INT64_C(1) << left)) : a;

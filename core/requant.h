@@ -28,7 +28,7 @@
 
 #include "parity_backend.h"
 
-#define PAR_REQUANT_N_SCHEMES 5
+#define PAR_REQUANT_N_SCHEMES 6
 
 /* Parameters of one requantization, built once per output tensor (or per output channel) at prepare time. */
 typedef struct par_requant_params {
@@ -43,7 +43,8 @@ typedef struct par_requant_params {
     int32_t qmin, qmax;  /* output clamp in stored integers (fused activation already folded in) */
 } par_requant_params;
 
-/* Scheme names, "fp32", "rndnu", "gemmlowp", "rndna", "pytorch_qnnp"; NULL for an unknown value. */
+/* Scheme names, "fp32", "rndnu", "gemmlowp", "rndna", "pytorch_qnnp", "gemmlowp_android"; NULL for an unknown
+ * value. */
 const char *par_requant_name(par_requant s);
 /* Parse a name; returns 0 and sets *s, or -1 for an unknown name. */
 int par_requant_parse(const char *name, par_requant *s);
@@ -53,6 +54,9 @@ int par_requant_parse(const char *name, par_requant *s);
  * (par_requant_scale_f64), as TFLite does. */
 float par_requant_scale_f32(float in_scale, float w_scale, float out_scale);
 double par_requant_scale_f64(float in_scale, float w_scale, float out_scale);
+/* Android's GetQuantizedConvolutionMultipler (NNAPI's CPU path, levels 28-30): in_scale * w_scale rounded to float,
+ * then divided by out_scale in double. The ratio of gemmlowp_android. */
+double par_requant_scale_android(float in_scale, float w_scale, float out_scale);
 
 /* Build the params of `scheme` for the real ratio `scale`, output zero point and clamp [qmin, qmax]. The fp32 and
  * rndnu schemes round `scale` to float first (pass par_requant_scale_f32's result converted to double to match

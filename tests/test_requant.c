@@ -515,6 +515,44 @@ static void test_dynamic_qparams(void)
     CU_ASSERT_EQUAL(z, 255);
 }
 
+/* gemmlowp_android: Android's ratio (the product of the scales rounded to float, then a double division) with
+ * gemmlowp's rounding, against gemmlowp's all-double ratio. Scales (floats, exact in hex) s_x = 0x1.991dc8p-6,
+ * s_w = 0x1.33fa5p-6, s_out = 0x1.4cc4ccp-3. Worked out in exact arithmetic:
+ *   s_x * s_w = 0x1.ec2ebdc69e8p-12 exactly (48 significant bits); rounded to float 0x1.ec2ebep-12 (the 25th bit
+ *   onward 0xdc69e8 > half of a unit: up).
+ *   double ratio  0x1.ec2ebdc69e8p-12 / s_out = 0x1.7aa336d0a5d6fp-9
+ *   Android ratio 0x1.ec2ebep-12      / s_out = 0x1.7aa336fcca844p-9
+ *   QuantizeMultiplier (q in [0.5, 1), exponent -8, round(q 2^31) half away): 1588121012 and 1588121023.
+ *   acc = 40674: SRDHM(acc, M) = round(acc M / 2^31) half up = 30079 (30079.37...) and 30080 (30079.52...);
+ *   RoundingDivideByPOT(., 8) half away: 117 (117.496) and 118 (117.5, a tie rounded away).
+ * So the scheme's ratio alone moves this element by one step. Per-tensor params from par_requant_params_for. */
+static void test_gemmlowp_android(void)
+{
+    const float sx = 0x1.991dc8p-6f, sw = 0x1.33fa5p-6f, so = 0x1.4cc4ccp-3f;
+    CU_ASSERT_STRING_EQUAL(par_requant_name(PAR_REQUANT_GEMMLOWP_ANDROID), "gemmlowp_android");
+    CU_ASSERT_EQUAL(par_requant_scale_android(sx, sw, so), 0x1.7aa336fcca844p-9);
+    CU_ASSERT_EQUAL(par_requant_scale_f64(sx, sw, so), 0x1.7aa336d0a5d6fp-9);
+    par_requant_params pg, pa;
+    par_msg m = {{0}};
+    CU_ASSERT_FATAL(par_requant_params_for(&pg, PAR_REQUANT_GEMMLOWP, sx, sw, so, 0, 0, 255, &m) == PAR_OK);
+    CU_ASSERT_FATAL(par_requant_params_for(&pa, PAR_REQUANT_GEMMLOWP_ANDROID, sx, sw, so, 0, 0, 255, &m) == PAR_OK);
+    CU_ASSERT_EQUAL(pg.multiplier, 1588121012);
+    CU_ASSERT_EQUAL(pa.multiplier, 1588121023);
+    CU_ASSERT_EQUAL(pg.shift, -8);
+    CU_ASSERT_EQUAL(pa.shift, -8);
+    CU_ASSERT_EQUAL(par_requant_apply(40674, &pg), 117);
+    CU_ASSERT_EQUAL(par_requant_apply(40674, &pa), 118);
+    CU_ASSERT_EQUAL(par_requant_apply(-40674, &pa), 0); /* -118 clamped to qmin 0 */
+    /* Its ties are gemmlowp's: the one above is detected at 117.5, and the rule is half away from zero. */
+    double t = 0;
+    CU_ASSERT_EQUAL(par_requant_tie(40674, &pa, &t), 1);
+    CU_ASSERT_EQUAL(t, 117.5);
+    CU_ASSERT_EQUAL(par_requant_tie(40674, &pg, &t), 0);
+    CU_ASSERT_EQUAL(par_requant_tie_rule(PAR_REQUANT_GEMMLOWP_ANDROID, 0), PAR_TIE_AWAY);
+    /* Without a product of two scales (w_scale 1) the two ratios agree. */
+    CU_ASSERT_EQUAL(par_requant_scale_android(sx, 1.0f, so), par_requant_scale_f64(sx, 1.0f, so));
+}
+
 static const CU_TestInfo tests[] = {
     {"dynamic quantization parameters (PyTorch's rule) by hand", test_dynamic_qparams},
     {"names and params", test_names},
@@ -529,6 +567,7 @@ static const CU_TestInfo tests[] = {
     {"pytorch_qnnp add against QNNPACK's scalar formula", test_pytorch_qnnp_add},
     {"tie detection and tie rules", test_tie_detection},
     {"lookup tables and clamps", test_lut_clamp},
+    {"gemmlowp_android: Android's ratio, gemmlowp's rounding", test_gemmlowp_android},
     CU_TEST_INFO_NULL,
 };
 

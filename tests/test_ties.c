@@ -189,7 +189,7 @@ static void test_node_scheme_bad_value(void)
         CU_ASSERT_STRING_EQUAL(json_object_get_string(get(r, "verdict")), "ERROR");
         const char *why = json_object_get_string(get(r, "reason"));
         CU_ASSERT_PTR_NOT_NULL(strstr(why, "backend 'tp_tieaway[node=77]': node 2 'add2' (add): declared "
-                                           "requantization scheme 77, not a par_requant value (0..4) "
+                                           "requantization scheme 77, not a par_requant value (0..5) "
                                            "(parity_node_requant)"));
     }
     CU_ASSERT_EQUAL(seen, 6);

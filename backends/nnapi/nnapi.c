@@ -7,7 +7,7 @@
  * outputs (NCHW <-> NHWC, qs8 held as qu8 below level 30).
  *
  * Knobs: profile=reference|npu-int8|gpu-fp16|old-android, level=27|28|29|30, lib=PATH. Declarations: the arithmetic
- * of the profile (PAR_PROC_ARITH: f16 for gpu-fp16, which also relaxes the model), gemmlowp requantization, exact
+ * of the profile (PAR_PROC_ARITH: f16 for gpu-fp16, which also relaxes the model), gemmlowp_android requantization, exact
  * for the reference profile (PAR_PROC_REQUANT, PAR_PROC_REQUANT_EXACT), the device's own time (PAR_PROC_DEVICE_TIME).
  *
  * It must not write outside the bound outputs, nor work around a defect of the library: a refusal or a failure of
@@ -135,7 +135,7 @@ static par_status nn_set_knob(void *ctx, const char *key, const char *value, par
 static size_t nn_describe(void *ctx, char *buf, size_t len)
 {
     const nn_ctx *c = ctx;
-    int need = snprintf(buf, len, "profile=%s;level=%d;relaxed_f16=%d;requant=gemmlowp;strict=%d;lib=%s;devices=%s",
+    int need = snprintf(buf, len, "profile=%s;level=%d;relaxed_f16=%d;requant=gemmlowp_android;strict=%d;lib=%s;devices=%s",
                         par_nn_profile_name(c->set.profile), c->set.level, c->set.relax_f16 && c->set.level >= 28,
                         c->strict,
                         c->lib.path, c->lib._getDevice ? "api" : "none");
@@ -148,17 +148,20 @@ static par_arith nn_arith(void *ctx)
     return c->set.profile == NN_PROFILE_GPU_FP16 ? PAR_ARITH_F16 : PAR_ARITH_F32;
 }
 
+/* gemmlowp's rounding with Android's ratio (GetQuantizedConvolutionMultipler: the product of the scales in float,
+ * divided in double), which the simulator's CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D, TRANSPOSE_CONV_2D,
+ * FULLY_CONNECTED, MUL and PRELU use. Where there is no product of two scales (ADD, requantizing data movement) the
+ * ratio is the same as gemmlowp's. Android 8.1's float division (old-android) is neither scheme's. */
 static par_requant nn_requant(void *ctx)
 {
     (void)ctx;
-    return PAR_REQUANT_GEMMLOWP;
+    return PAR_REQUANT_GEMMLOWP_ANDROID;
 }
 
-/* Strict only on request (knob strict=1): NNAPI's convolutions, fully connected layers, ADD and MUL are gemmlowp's
- * integers, but Android's quantized AVERAGE_POOL_2D divides the window sum exactly, (sum + n / 2) / n, which no
- * scheme's ratio representation reproduces at the ties of a window of 3, 6 or 9 elements, and Android's convolution
- * multiplier takes the product of the scales in float (parity's gemmlowp in double): strict mode, which labels no
- * tie, fails those. */
+/* Strict only on request (knob strict=1): NNAPI's convolutions, fully connected layers, ADD and MUL are
+ * gemmlowp_android's integers, but Android's quantized AVERAGE_POOL_2D divides the window sum exactly,
+ * (sum + n / 2) / n, which no scheme's ratio representation reproduces at the ties of a window of 3, 6 or 9
+ * elements: strict mode, which labels no tie, fails those. */
 static int nn_requant_exact(void *ctx)
 {
     const nn_ctx *c = ctx;
@@ -168,12 +171,12 @@ static int nn_requant_exact(void *ctx)
 /* NNAPI's quantized AVERAGE_POOL_2D is not a requantization: Android computes (sum + n / 2) / n on the stored
  * uint8 integers (TFLite's uint8 reference), round half up of the exact average, which is rndnu's rule; on int8
  * (TENSOR_QUANT8_ASYMM_SIGNED, level 30) TFLite's integer reference rounds the stored sum half away from zero,
- * rndna's rule (exact with zero point 0). Every other quantized node is gemmlowp's. */
+ * rndna's rule (exact with zero point 0). Every other quantized node is gemmlowp_android's. */
 static par_requant nn_node_requant(void *ctx, void *prepared, int32_t node)
 {
     (void)ctx;
     const nn_prep *p = prepared;
-    if (!p) return PAR_REQUANT_GEMMLOWP;
+    if (!p) return PAR_REQUANT_GEMMLOWP_ANDROID;
     for (int32_t i = 0; i < p->m.n_oper; i++) {
         const nn_operation *op = &p->m.oper[i];
         if (op->node != node || op->type != ANEURALNETWORKS_AVERAGE_POOL_2D) continue;
@@ -181,7 +184,7 @@ static par_requant nn_node_requant(void *ctx, void *prepared, int32_t node)
         if (t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM) return PAR_REQUANT_RNDNU;
         if (t == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM_SIGNED) return PAR_REQUANT_RNDNA;
     }
-    return PAR_REQUANT_GEMMLOWP;
+    return PAR_REQUANT_GEMMLOWP_ANDROID;
 }
 
 static int nn_device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes)

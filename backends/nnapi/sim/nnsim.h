@@ -179,6 +179,8 @@ int nn_check_conv(nn_ctx *c);
 int nn_eval_conv(nn_ctx *c);
 int nn_check_dwconv(nn_ctx *c);
 int nn_eval_dwconv(nn_ctx *c);
+int nn_check_gconv(nn_ctx *c);
+int nn_eval_gconv(nn_ctx *c);
 int nn_check_tconv(nn_ctx *c);
 int nn_eval_tconv(nn_ctx *c);
 int nn_check_fc(nn_ctx *c);
@@ -211,6 +213,8 @@ int nn_check_pad(nn_ctx *c);
 int nn_eval_pad(nn_ctx *c);
 int nn_check_slice(nn_ctx *c);
 int nn_eval_slice(nn_ctx *c);
+int nn_check_strided_slice(nn_ctx *c);
+int nn_eval_strided_slice(nn_ctx *c);
 
 /* A rank-4 image in NHWC or NCHW order: the index of element (n, y, x, ch). */
 typedef struct nn_img {

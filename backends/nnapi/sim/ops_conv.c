@@ -1,7 +1,10 @@
 /*
- * ops_conv.c - CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV_2D and FULLY_CONNECTED with NNAPI's semantics.
+ * ops_conv.c - CONV_2D, DEPTHWISE_CONV_2D, GROUPED_CONV_2D, TRANSPOSE_CONV_2D and FULLY_CONNECTED with NNAPI's
+ *   semantics.
  *   Filters: CONV_2D [out, h, w, in]; DEPTHWISE_CONV_2D [1, h, w, in * multiplier] (output channel
- *   ic * multiplier + m reads input channel ic); TRANSPOSE_CONV_2D [out, h, w, in]; FULLY_CONNECTED [units, in].
+ *   ic * multiplier + m reads input channel ic); GROUPED_CONV_2D [out, h, w, in / groups] (output channel o, of
+ *   group g = o / (out / groups), reads input channels g * in / groups onwards; the layout flag required, no
+ *   dilation); TRANSPOSE_CONV_2D [out, h, w, in]; FULLY_CONNECTED [units, in].
  *   Padding explicit (left, right, top, bottom) or implicit (SAME / VALID, nn_implicit_pad); strides; dilation and
  *   the NCHW flag from level 29; fused NONE / RELU / RELU1 / RELU6.
  *   Quantized: integer accumulation of (x - x_zp) * (w - w_zp) plus the TENSOR_INT32 bias (scale input_scale *
@@ -22,32 +25,42 @@
 #define OK ANEURALNETWORKS_NO_ERROR
 
 typedef struct conv_params {
-    int32_t pl, pr, pt, pb, sw, sh, dw, dh, fuse, mult, scheme;
+    int32_t pl, pr, pt, pb, sw, sh, dw, dh, fuse, mult, groups, scheme;
     int nchw, implicit;
 } conv_params;
 
+/* The three families that share the parameter layout and the kernel. */
+enum { CONV_PLAIN = 0, CONV_DEPTHWISE, CONV_GROUPED };
+
 /* Where each scalar parameter sits: explicit padding has 4 pads where implicit has one scheme. Depthwise has the
- * multiplier before the activation. */
-static int conv_layout(nn_ctx *c, int depthwise, conv_params *p, uint32_t *first_opt)
+ * multiplier, GROUPED_CONV_2D the number of groups, before the activation. GROUPED_CONV_2D (level 29) always has
+ * the layout flag and never dilation: 12 inputs explicit, 9 implicit. */
+static int conv_layout(nn_ctx *c, int kind, conv_params *p, uint32_t *first_opt)
 {
-    uint32_t n = c->n_in, extra = depthwise ? 1 : 0;
+    uint32_t n = c->n_in, extra = kind != CONV_PLAIN ? 1 : 0;
+    NN_CHECK(c, c->n_out == 1, "%u outputs (takes 1)", c->n_out);
+    if (kind == CONV_GROUPED) {
+        NN_CHECK(c, n == 12 || n == 9, "%u inputs (takes 12 explicit or 9 implicit)", n);
+        p->implicit = n == 9;
+        *first_opt = n - 1;
+        return OK;
+    }
     p->implicit = !(n >= 10 + extra && nn_is_type(c, 7 + extra, ANEURALNETWORKS_INT32));
     uint32_t base = p->implicit ? 7 + extra : 10 + extra; /* inputs without layout and dilation */
     NN_CHECK(c, n == base || n == base + 1 || n == base + 3, "%u inputs (takes %u, %u or %u)", n, base, base + 1,
              base + 3);
-    NN_CHECK(c, c->n_out == 1, "%u outputs (takes 1)", c->n_out);
     *first_opt = base;
     if (n > base) c->level = c->level < 29 ? 29 : c->level;
     return OK;
 }
 
 /* Reads the parameters (all known at run time; at validation the unknown ones keep their defaults). */
-static int conv_params_read(nn_ctx *c, int depthwise, conv_params *p)
+static int conv_params_read(nn_ctx *c, int kind, conv_params *p)
 {
     uint32_t opt = 0;
     memset(p, 0, sizeof *p);
-    p->sw = p->sh = p->dw = p->dh = p->mult = 1;
-    int rc = conv_layout(c, depthwise, p, &opt);
+    p->sw = p->sh = p->dw = p->dh = p->mult = p->groups = 1;
+    int rc = conv_layout(c, kind, p, &opt);
     if (rc) return rc;
     uint32_t k = 3;
     for (uint32_t i = 3; i < opt; i++)
@@ -59,7 +72,8 @@ static int conv_params_read(nn_ctx *c, int depthwise, conv_params *p)
         nn_param_i32(c, k++, &p->pt), nn_param_i32(c, k++, &p->pb);
     }
     nn_param_i32(c, k++, &p->sw), nn_param_i32(c, k++, &p->sh);
-    if (depthwise) nn_param_i32(c, k++, &p->mult);
+    if (kind == CONV_DEPTHWISE) nn_param_i32(c, k++, &p->mult);
+    if (kind == CONV_GROUPED) nn_param_i32(c, k++, &p->groups);
     if ((rc = nn_check_fuse(c, k))) return rc;
     nn_param_i32(c, k++, &p->fuse);
     if (opt < c->n_in) {
@@ -80,6 +94,7 @@ static int conv_params_read(nn_ctx *c, int depthwise, conv_params *p)
     NN_CHECK(c, p->sw > 0 && p->sh > 0, "stride %d x %d must be positive", (int)p->sw, (int)p->sh);
     NN_CHECK(c, p->dw > 0 && p->dh > 0, "dilation %d x %d must be positive", (int)p->dw, (int)p->dh);
     NN_CHECK(c, p->mult > 0, "depth multiplier %d must be positive", (int)p->mult);
+    NN_CHECK(c, p->groups > 0, "number of groups %d must be positive", (int)p->groups);
     return OK;
 }
 
@@ -145,10 +160,11 @@ static int32_t w_zero(const nn_tensor *w)
     return w->type == ANEURALNETWORKS_TENSOR_QUANT8_SYMM_PER_CHANNEL ? 0 : w->zp;
 }
 
-static int check_conv_common(nn_ctx *c, int depthwise)
+static int check_conv_common(nn_ctx *c, int kind)
 {
+    int depthwise = kind == CONV_DEPTHWISE;
     conv_params p;
-    int rc = conv_params_read(c, depthwise, &p);
+    int rc = conv_params_read(c, kind, &p);
     if (rc) return rc;
     if ((rc = check_conv_types(c, 1, depthwise ? 3 : 0))) return rc;
     const nn_tensor *x = c->in[0], *w = c->in[1], *b = c->in[2];
@@ -164,19 +180,31 @@ static int check_conv_common(nn_ctx *c, int depthwise)
             NN_CHECK(c, !c->in[9 - (p.implicit ? 3 : 0)]->data || w->dims[3] == in_c * (uint32_t)p.mult,
                      "filter has %u channels, input %u x multiplier %d", w->dims[3], in_c, (int)p.mult);
         else
-            NN_CHECK(c, w->dims[3] == in_c, "filter has %u input channels, the input %u", w->dims[3], in_c);
+            NN_CHECK(c,
+                     (kind == CONV_GROUPED && !c->in[p.implicit ? 6 : 9]->data) ||
+                         w->dims[3] * (uint32_t)p.groups == in_c,
+                     "filter has %u input channels per group, the input %u in %d groups", w->dims[3], in_c,
+                     (int)p.groups);
     }
+    if (kind == CONV_GROUPED && w->dims[0])
+        NN_CHECK(c, w->dims[0] % (uint32_t)p.groups == 0, "%u output channels do not divide into %d groups",
+                 w->dims[0], (int)p.groups);
     return OK;
 }
 
 int nn_check_conv(nn_ctx *c)
 {
-    return check_conv_common(c, 0);
+    return check_conv_common(c, CONV_PLAIN);
 }
 
 int nn_check_dwconv(nn_ctx *c)
 {
-    return check_conv_common(c, 1);
+    return check_conv_common(c, CONV_DEPTHWISE);
+}
+
+int nn_check_gconv(nn_ctx *c)
+{
+    return check_conv_common(c, CONV_GROUPED);
 }
 
 static uint32_t conv_out_size(uint32_t in, int32_t f, int32_t s, int32_t d, int32_t before, int32_t after)
@@ -185,19 +213,21 @@ static uint32_t conv_out_size(uint32_t in, int32_t f, int32_t s, int32_t d, int3
     return span < 0 ? 0 : (uint32_t)(span / s + 1);
 }
 
-static int eval_conv_common(nn_ctx *c, int depthwise)
+static int eval_conv_common(nn_ctx *c, int kind)
 {
+    int depthwise = kind == CONV_DEPTHWISE;
     conv_params p;
-    int rc = conv_params_read(c, depthwise, &p);
+    int rc = conv_params_read(c, kind, &p);
     if (rc) return rc;
     const nn_tensor *x = c->in[0], *w = c->in[1], *b = c->in[2];
     NN_CHECK(c, x->rank == 4, "input rank %u (takes 4)", x->rank);
     nn_img gi = nn_img_of(x, p.nchw);
     uint32_t fh = w->dims[1], fw = w->dims[2], oc = depthwise ? w->dims[3] : w->dims[0];
-    NN_CHECK(c, depthwise ? w->dims[3] == gi.c * (uint32_t)p.mult : w->dims[3] == gi.c,
+    NN_CHECK(c, depthwise ? w->dims[3] == gi.c * (uint32_t)p.mult : w->dims[3] * (uint32_t)p.groups == gi.c,
              "filter %u x %u x %u x %u does not fit %u input channels", w->dims[0], w->dims[1], w->dims[2], w->dims[3],
              gi.c);
     NN_CHECK(c, b->rank == 1 && b->dims[0] == oc, "bias has %u values for %u output channels", b->dims[0], oc);
+    NN_CHECK(c, oc % (uint32_t)p.groups == 0, "%u output channels do not divide into %d groups", oc, (int)p.groups);
     if (p.implicit) {
         nn_implicit_pad(p.scheme, gi.w, (uint32_t)p.sw, fw, (uint32_t)p.dw, &p.pl, &p.pr);
         nn_implicit_pad(p.scheme, gi.h, (uint32_t)p.sh, fh, (uint32_t)p.dh, &p.pt, &p.pb);
@@ -217,7 +247,8 @@ static int eval_conv_common(nn_ctx *c, int depthwise)
     int32_t xz = x->zp, wz = w_zero(w);
     const float *xf = x->data, *wf = w->data, *bf = b->data;
     const int32_t *bq = b->data;
-    uint32_t kin = depthwise ? 1 : gi.c;
+    /* Input channels per output channel; output channel o of group o / (oc / groups) reads that group's kin. */
+    uint32_t kin = depthwise ? 1 : w->dims[3], og = oc / (uint32_t)p.groups;
     for (uint32_t n = 0; n < gi.n; n++)
         for (uint32_t oy = 0; oy < oh; oy++)
             for (uint32_t ox = 0; ox < ow; ox++)
@@ -231,10 +262,10 @@ static int eval_conv_common(nn_ctx *c, int depthwise)
                             int64_t ix = (int64_t)ox * p.sw - p.pl + (int64_t)kx * p.dw;
                             if (ix < 0 || ix >= gi.w) continue;
                             for (uint32_t k = 0; k < kin; k++) {
-                                uint32_t ic = depthwise ? o / (uint32_t)p.mult : k;
+                                uint32_t ic = depthwise ? o / (uint32_t)p.mult : o / og * kin + k;
                                 size_t xi = nn_img_at(&gi, n, (uint32_t)iy, (uint32_t)ix, ic);
                                 size_t wi = depthwise ? ((size_t)ky * fw + kx) * oc + o
-                                                      : (((size_t)o * fh + ky) * fw + kx) * gi.c + k;
+                                                      : (((size_t)o * fh + ky) * fw + kx) * kin + k;
                                 if (quant)
                                     acc += (int64_t)(nn_q_get(x, xi) - xz) * (nn_q_get(w, wi) - wz);
                                 else
@@ -256,12 +287,17 @@ static int eval_conv_common(nn_ctx *c, int depthwise)
 
 int nn_eval_conv(nn_ctx *c)
 {
-    return eval_conv_common(c, 0);
+    return eval_conv_common(c, CONV_PLAIN);
 }
 
 int nn_eval_dwconv(nn_ctx *c)
 {
-    return eval_conv_common(c, 1);
+    return eval_conv_common(c, CONV_DEPTHWISE);
+}
+
+int nn_eval_gconv(nn_ctx *c)
+{
+    return eval_conv_common(c, CONV_GROUPED);
 }
 
 /* TRANSPOSE_CONV_2D: explicit (11 inputs: pads l r t b, strides, fuse, layout) or implicit (9: output shape,

@@ -1,8 +1,10 @@
 /*
  * ops_shape.c - data movement with NNAPI's semantics: RESHAPE (one -1 inferred), TRANSPOSE (perm omitted: reversed),
  * CONCATENATION (level 27: every input with the output's scale and zero point; from 29 they may differ and are
- * requantized as TFLite's ConcatenationWithScaling, in float), PAD (zeros, the zero point for quantized tensors) and
- * SLICE (size -1: to the end). Quantized outputs of RESHAPE, TRANSPOSE, PAD and SLICE keep the input's quantization.
+ * requantized as TFLite's ConcatenationWithScaling, in float), PAD (zeros, the zero point for quantized tensors),
+ * PAD_V2 (a pad value in the input's type), SLICE (size -1: to the end) and STRIDED_SLICE (masks as Android's
+ * stridedSlicePrepare). Quantized outputs of RESHAPE, TRANSPOSE, PAD, PAD_V2, SLICE and STRIDED_SLICE keep the
+ * input's quantization.
  * Must not know where the operation runs.
  */
 #include <math.h>
@@ -84,8 +86,10 @@ int nn_check_transpose(nn_ctx *c)
 }
 
 /* Copies x into y where y's coordinate i is x's coordinate perm[i] (TRANSPOSE) or x's at begin[i] + coordinate i
- * (SLICE, PAD with negative begins meaning padding). */
-static void gather_copy(const nn_tensor *x, nn_tensor *y, const uint32_t *perm, const int64_t *begin)
+ * times step[i] (SLICE, STRIDED_SLICE, PAD with negative begins meaning padding). Outside x: fill (one element's
+ * bytes; NULL: zero, the zero point of a quantized tensor). */
+static void gather_copy(const nn_tensor *x, nn_tensor *y, const uint32_t *perm, const int64_t *begin,
+                        const int64_t *step, const void *fill)
 {
     size_t es = nn_type_size(x->type), n = nn_numel(y);
     size_t xs[NN_MAX_RANK], s = 1;
@@ -97,7 +101,7 @@ static void gather_copy(const nn_tensor *x, nn_tensor *y, const uint32_t *perm, 
         int inside = 1;
         for (uint32_t i = 0; i < y->rank; i++) {
             uint32_t src = perm ? perm[i] : i;
-            int64_t v = (int64_t)coord[i] + (begin ? begin[i] : 0);
+            int64_t v = (int64_t)coord[i] * (step ? step[i] : 1) + (begin ? begin[i] : 0);
             if (v < 0 || v >= x->dims[src])
                 inside = 0;
             else
@@ -106,6 +110,8 @@ static void gather_copy(const nn_tensor *x, nn_tensor *y, const uint32_t *perm, 
         char *dst = (char *)y->data + k * es;
         if (inside)
             memcpy(dst, (const char *)x->data + xi * es, es);
+        else if (fill)
+            memcpy(dst, fill, es);
         else if (nn_type_is_quant8(x->type))
             nn_q_set(y, k, pad);
         else
@@ -135,7 +141,7 @@ int nn_eval_transpose(nn_ctx *c)
     for (uint32_t i = 0; i < r; i++) dims[i] = x->dims[perm[i]];
     int rc = c->alloc(c, 0, r, dims);
     if (rc) return rc;
-    gather_copy(x, c->out[0], perm, NULL);
+    gather_copy(x, c->out[0], perm, NULL, NULL, NULL);
     return OK;
 }
 
@@ -209,7 +215,18 @@ int nn_eval_concat(nn_ctx *c)
 
 int nn_check_pad(nn_ctx *c)
 {
-    NN_CHECK(c, c->n_in == 2 && c->n_out == 1, "%u inputs, %u outputs (takes 2 and 1)", c->n_in, c->n_out);
+    int v2 = c->op->type == ANEURALNETWORKS_PAD_V2;
+    NN_CHECK(c, c->n_in == 2u + (uint32_t)v2 && c->n_out == 1, "%u inputs, %u outputs (takes %d and 1)", c->n_in,
+             c->n_out, 2 + v2);
+    if (v2) {
+        int32_t t = c->in[0]->type;
+        int32_t want = t == ANEURALNETWORKS_TENSOR_FLOAT32   ? ANEURALNETWORKS_FLOAT32
+                       : t == ANEURALNETWORKS_TENSOR_FLOAT16 ? ANEURALNETWORKS_FLOAT16
+                                                             : ANEURALNETWORKS_INT32;
+        NN_CHECK(c, t != ANEURALNETWORKS_TENSOR_INT32, "input type TENSOR_INT32 is not supported");
+        NN_CHECK(c, nn_is_type(c, 2, want), "input 2 (pad value) must be %s for a %s input", nn_type_name(want),
+                 nn_type_name(t));
+    }
     NN_CHECK(c, nn_is_type(c, 1, ANEURALNETWORKS_TENSOR_INT32) && c->in[1]->rank == 2,
              "input 1 (paddings) must be a "
              "[rank, 2] TENSOR_INT32");
@@ -233,7 +250,27 @@ int nn_eval_pad(nn_ctx *c)
     }
     int rc = c->alloc(c, 0, r, dims);
     if (rc) return rc;
-    gather_copy(x, c->out[0], NULL, begin);
+    /* PAD_V2: the pad value in the input's type (FLOAT32, FLOAT16, or the stored INT32 of a quantized input). */
+    unsigned char fill[4];
+    if (c->op->type == ANEURALNETWORKS_PAD_V2) {
+        if (nn_type_is_quant8(x->type)) {
+            int32_t q = 0;
+            nn_param_i32(c, 2, &q);
+            NN_CHECK(c, q >= nn_quant_zp_min(x->type) && q <= nn_quant_zp_max(x->type),
+                     "pad value %d outside the %s range", (int)q, nn_type_name(x->type));
+            fill[0] = (unsigned char)(x->type == ANEURALNETWORKS_TENSOR_QUANT8_ASYMM ? (uint8_t)q : (uint8_t)(int8_t)q);
+        } else {
+            float v = 0;
+            nn_param_f32(c, 2, &v);
+            if (x->type == ANEURALNETWORKS_TENSOR_FLOAT16) {
+                uint16_t h = nn_f32_to_f16(v);
+                memcpy(fill, &h, 2);
+            } else {
+                memcpy(fill, &v, 4);
+            }
+        }
+    }
+    gather_copy(x, c->out[0], NULL, begin, NULL, c->op->type == ANEURALNETWORKS_PAD_V2 ? fill : NULL);
     return OK;
 }
 
@@ -263,6 +300,75 @@ int nn_eval_slice(nn_ctx *c)
     }
     int rc = c->alloc(c, 0, r, dims);
     if (rc) return rc;
-    gather_copy(x, c->out[0], NULL, begin);
+    gather_copy(x, c->out[0], NULL, begin, NULL, NULL);
+    return OK;
+}
+
+/* ---- STRIDED_SLICE (level 28) ----
+ * Inputs: the tensor (rank <= 4), begin, end, strides (TENSOR_INT32 [rank], strides non-zero), begin_mask,
+ * end_mask, shrink_axis_mask (INT32; bit i for dimension i). As Android's stridedSlicePrepare: a masked begin is
+ * 0 (the last index for a negative stride), a masked end the dimension (-1); other values are clamped by
+ * ClampedIndex (positive stride: >= dim gives dim, else clamped to [-dim, dim] and taken modulo dim; negative
+ * stride: < -dim gives -1, else clamped to [-dim, dim - 1] and taken modulo dim); the size is
+ * ceil((end - begin) / stride), at least 0; a shrunk dimension needs a positive stride and size 1 and is dropped
+ * from the output. The output keeps the input's type and quantization. */
+int nn_check_strided_slice(nn_ctx *c)
+{
+    NN_CHECK(c, c->n_in == 7 && c->n_out == 1, "%u inputs, %u outputs (takes 7 and 1)", c->n_in, c->n_out);
+    for (uint32_t i = 1; i < 4; i++)
+        NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_TENSOR_INT32) && c->in[i]->rank == 1,
+                 "input %u (begin, end, strides) must be a rank-1 TENSOR_INT32", i);
+    for (uint32_t i = 4; i < 7; i++)
+        NN_CHECK(c, nn_is_type(c, i, ANEURALNETWORKS_INT32), "input %u (begin, end, shrink mask) must be INT32", i);
+    NN_CHECK(c, c->in[0]->rank <= 4, "rank %u above 4", c->in[0]->rank);
+    NN_CHECK(c, c->in[0]->type != ANEURALNETWORKS_TENSOR_INT32, "input type TENSOR_INT32 is not supported");
+    return check_passthrough(c);
+}
+
+static int32_t clamped_index(int32_t index, int32_t dim, int pos)
+{
+    if (pos) {
+        if (index >= dim) return dim;
+        int32_t v = index < -dim ? -dim : index;
+        return ((v % dim) + dim) % dim;
+    }
+    if (index < -dim) return -1;
+    int32_t v = index > dim - 1 ? dim - 1 : index;
+    return ((v % dim) + dim) % dim;
+}
+
+int nn_eval_strided_slice(nn_ctx *c)
+{
+    const nn_tensor *x = c->in[0], *bt = c->in[1], *et = c->in[2], *st = c->in[3];
+    uint32_t r = x->rank, dims[NN_MAX_RANK], full[NN_MAX_RANK], out_r = 0;
+    int64_t begin[NN_MAX_RANK], step[NN_MAX_RANK];
+    int32_t bmask = 0, emask = 0, smask = 0;
+    nn_param_i32(c, 4, &bmask), nn_param_i32(c, 5, &emask), nn_param_i32(c, 6, &smask);
+    NN_CHECK(c, bt->data && et->data && st->data && bt->dims[0] == r && et->dims[0] == r && st->dims[0] == r,
+             "begin, end and strides need %u values", r);
+    const int32_t *bv = bt->data, *ev = et->data, *sv = st->data;
+    for (uint32_t i = 0; i < r; i++) {
+        int32_t dim = (int32_t)x->dims[i], s = sv[i];
+        NN_CHECK(c, s != 0, "stride %u is 0", i);
+        int pos = s > 0;
+        int32_t b = bmask & (1 << i) ? (pos ? 0 : dim - 1) : clamped_index(bv[i], dim, pos);
+        int32_t e = emask & (1 << i) ? (pos ? dim : -1) : clamped_index(ev[i], dim, pos);
+        int64_t n = ((int64_t)e - b) / s + (((int64_t)e - b) % s != 0 && ((e - b) > 0) == (s > 0));
+        if (n < 0) n = 0;
+        if (smask & (1 << i))
+            NN_CHECK(c, pos && n == 1, "dimension %u is shrunk but its slice has size %lld with stride %d", i,
+                     (long long)n, (int)s);
+        else
+            dims[out_r++] = (uint32_t)n;
+        NN_CHECK(c, n > 0, "dimension %u of the slice is empty", i);
+        full[i] = (uint32_t)n, begin[i] = b, step[i] = s;
+    }
+    if (!out_r) dims[out_r++] = 1; /* every dimension shrunk: one value */
+    int rc = c->alloc(c, 0, out_r, dims);
+    if (rc) return rc;
+    nn_tensor view = *c->out[0]; /* the output with its shrunk dimensions kept as 1 */
+    view.rank = r;
+    memcpy(view.dims, full, sizeof full);
+    gather_copy(x, &view, NULL, begin, step, NULL);
     return OK;
 }
