@@ -29,8 +29,8 @@ import json, sys
 report, known_path = sys.argv[1], sys.argv[2]
 known = {}
 for n, line in enumerate(open(known_path), 1):
-    line = line.split("#", 1)[0].strip()
-    if not line:
+    line = line.strip()
+    if not line or line.startswith("#"):  # comments are whole lines: case IDs hold '#'
         continue
     parts = line.split(None, 2)
     if len(parts) != 3:
