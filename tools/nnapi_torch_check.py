@@ -5,7 +5,7 @@ torch.backends._nnapi (PyTorch's converter from TorchScript to an NNAPI model, a
 "libneuralnetworks.so") is an unmodified client of the NNAPI C API. This converts small models (float NHWC and NCHW:
 conv, depthwise conv, relu, relu6, prelu, average and max pool, adaptive average pool, sigmoid, broadcast mul, add,
 cat, nearest upsampling, softmax, linear; quantized: conv, add, mul, relu, sigmoid), runs each through the simulated
-library and compares with PyTorch's own CPU result: float within 1e-4 absolute, quantized within 1 step (PyTorch's
+library and compares with PyTorch's own CPU result: float within NNAPI's generated tests' rule (1e-5 + 5 ulp of the expected value), quantized within 1 step (PyTorch's
 QNNPACK requantizes in fp32, NNAPI with gemmlowp: ties may differ by one).
 
     LD_LIBRARY_PATH=build/lib /usr/bin/python3 tools/nnapi_torch_check.py [build/lib/libneuralnetworks.so]
@@ -22,6 +22,7 @@ try:
     from torch.backends._nnapi.prepare import convert_model_to_nnapi
 except ImportError:
     print("nnapi_torch_check: skip: PyTorch (python3-torch) is not installed")
+    print("nnapi-torch: 0 passed, 0 failed, 1 skipped")
     sys.exit(77)
 
 LIB = sys.argv[1] if len(sys.argv) > 1 else os.path.join("build", "lib", "libneuralnetworks.so")
@@ -35,8 +36,12 @@ def check(name, model, inp, tol, quant=False):
         d = (got.int_repr().int() - want.int_repr().int()).abs().max().item()
         print(f"nnapi_torch_check: {name}: max difference {d} step(s) (tolerance {tol})")
     else:
-        d = (got - want).abs().max().item()
-        print(f"nnapi_torch_check: {name}: max |d| {d:.3g} (tolerance {tol:g})")
+        # NNAPI's generated tests' float32 rule: |d| <= 1e-5 + 5 ulp |expected| (ulp of 1: 2^-23), element-wise
+        d = (got - want).abs()
+        over = (d - (tol + 5 * 2.0**-23 * want.abs())).max().item()
+        print(f"nnapi_torch_check: {name}: max |d| {d.max().item():.3g} "
+              f"(tolerance {tol:g} + 5 ulp |expected|)")
+        return over <= 0
     return d <= tol
 
 
@@ -90,25 +95,30 @@ def main():
     ctypes.cdll.LoadLibrary(os.path.abspath(LIB))
     torch.manual_seed(0)
     torch.backends.quantized.engine = "qnnpack"
-    ok = True
+    checks = []
     x = torch.randn(1, 3, 8, 8).contiguous(memory_format=torch.channels_last)
     m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.ReLU(), torch.nn.AvgPool2d(2),
                             torch.nn.Flatten(), torch.nn.Linear(64, 5))
-    ok &= check("float conv, relu, avg pool, linear (NHWC)", m, x, 1e-4)
+    checks.append(check("float conv, relu, avg pool, linear (NHWC)", m, x, 1e-5))
     m = torch.nn.Sequential(torch.nn.Conv2d(3, 3, 3, stride=2, groups=3), torch.nn.Hardtanh(0.0, 6.0),
                             torch.nn.Conv2d(3, 2, 1), torch.nn.Sigmoid())
-    ok &= check("float depthwise conv, relu6, 1x1 conv, sigmoid (NCHW)", m, torch.randn(1, 3, 8, 8), 1e-4)
+    checks.append(check("float depthwise conv, relu6, 1x1 conv, sigmoid (NCHW)", m, torch.randn(1, 3, 8, 8), 1e-5))
     qx = torch.quantize_per_tensor(torch.randn(1, 4, 6, 6), 0.03, 128, torch.quint8)
-    ok &= check("quantized conv (quint8 activations, qint8 weights)", QuantConv(),
-                qx.contiguous(memory_format=torch.channels_last), 1, quant=True)
+    checks.append(check("quantized conv (quint8 activations, qint8 weights)", QuantConv(),
+                        qx.contiguous(memory_format=torch.channels_last), 1, quant=True))
+    # (per-channel qint8 weights: PyTorch 1.13's converter asserts per-tensor weights in add_qconv2d, so they are
+    # tested through parity's own nnapi backend and the simulator's tests only)
     xb = torch.randn(1, 4, 6, 6).contiguous(memory_format=torch.channels_last)
-    ok &= check("MobileNetV3-like block (NHWC)", Block(), xb, 1e-4)
-    ok &= check("cat, sigmoid, nearest upsampling, max pool, softmax (NCHW)", Mix(), torch.randn(1, 2, 3, 3), 1e-4)
+    checks.append(check("MobileNetV3-like block (NHWC)", Block(), xb, 1e-5))
+    checks.append(check("cat, sigmoid, nearest upsampling, max pool, softmax (NCHW)", Mix(), torch.randn(1, 2, 3, 3),
+                        1e-5))
     qa = torch.quantize_per_tensor(torch.randn(1, 4, 5, 5), 0.05, 128, torch.quint8)
     qa = qa.contiguous(memory_format=torch.channels_last)
-    ok &= check("quantized add and mul", QuantAddMul(), qa, 1, quant=True)
-    ok &= check("quantized relu, sigmoid", QuantReluSigmoid(), qa, 1, quant=True)
+    checks.append(check("quantized add and mul", QuantAddMul(), qa, 1, quant=True))
+    checks.append(check("quantized relu, sigmoid", QuantReluSigmoid(), qa, 1, quant=True))
+    ok = all(checks)
     print("nnapi_torch_check: " + ("all agree" if ok else "FAILED"))
+    print(f"nnapi-torch: {sum(checks)} passed, {len(checks) - sum(checks)} failed")
     return 0 if ok else 1
 
 
