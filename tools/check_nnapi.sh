@@ -18,7 +18,7 @@ fi
 specs='nnapi,nnapi[profile=npu-int8],nnapi[profile=gpu-fp16],nnapi[level=27]'
 "$exe" run --suite quick -b "$specs" -j "$jobs" --no-progress --out "$out" >"$out.log" 2>&1
 rc=$?
-tail -n 25 "$out.log"
+grep -v "^conformance: " "$out.log" | tail -n 25
 if [ "$rc" -gt 1 ] || [ ! -f "$out/report.json" ]; then
     echo "conformance-nnapi: parity run exited $rc (output in $out.log)"
     echo "conformance-nnapi: 0 passed, 1 failed"

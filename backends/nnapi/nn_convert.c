@@ -135,7 +135,8 @@ void par_nn_filter_dw(const void *src, void *dst, int64_t o, int64_t kh, int64_t
                 memcpy(d + (size_t)((y * kw + x) * o + a) * es, s + (size_t)((a * kh + y) * kw + x) * es, es);
 }
 
-void par_nn_nchw_to_nhwc(const void *src, void *dst, const int64_t dims[4], size_t es)
+/* One 4-D transposition between NCHW and NHWC, either way: element (a, ch, y, x) moves between its two offsets. */
+static void nchw_nhwc(const void *src, void *dst, const int64_t dims[4], size_t es, int to_nhwc)
 {
     const char *s = src;
     char *d = dst;
@@ -143,22 +144,24 @@ void par_nn_nchw_to_nhwc(const void *src, void *dst, const int64_t dims[4], size
     for (int64_t a = 0; a < n; a++)
         for (int64_t ch = 0; ch < c; ch++)
             for (int64_t y = 0; y < h; y++)
-                for (int64_t x = 0; x < w; x++)
-                    memcpy(d + (size_t)(((a * h + y) * w + x) * c + ch) * es,
-                           s + (size_t)(((a * c + ch) * h + y) * w + x) * es, es);
+                for (int64_t x = 0; x < w; x++) {
+                    size_t nchw = (size_t)(((a * c + ch) * h + y) * w + x) * es;
+                    size_t nhwc = (size_t)(((a * h + y) * w + x) * c + ch) * es;
+                    if (to_nhwc)
+                        memcpy(d + nhwc, s + nchw, es);
+                    else
+                        memcpy(d + nchw, s + nhwc, es);
+                }
+}
+
+void par_nn_nchw_to_nhwc(const void *src, void *dst, const int64_t dims[4], size_t es)
+{
+    nchw_nhwc(src, dst, dims, es, 1);
 }
 
 void par_nn_nhwc_to_nchw(const void *src, void *dst, const int64_t dims[4], size_t es)
 {
-    const char *s = src;
-    char *d = dst;
-    int64_t n = dims[0], c = dims[1], h = dims[2], w = dims[3];
-    for (int64_t a = 0; a < n; a++)
-        for (int64_t ch = 0; ch < c; ch++)
-            for (int64_t y = 0; y < h; y++)
-                for (int64_t x = 0; x < w; x++)
-                    memcpy(d + (size_t)(((a * c + ch) * h + y) * w + x) * es,
-                           s + (size_t)(((a * h + y) * w + x) * c + ch) * es, es);
+    nchw_nhwc(src, dst, dims, es, 0);
 }
 
 void par_nn_implicit_pad(int code, int64_t in, int64_t k, int64_t stride, int64_t dil, int64_t *out, int64_t *begin,

@@ -33,15 +33,16 @@ static par_status check_rank(const par_value *v, par_msg *msg)
     return PAR_OK;
 }
 
-/* One operation of in[] -> the node's output in the given layout. */
-static par_status emit1(nn_model *m, int32_t node, int32_t type, uint32_t n_in, const int32_t *in, int nhwc,
-                        par_msg *msg)
+/* One operation of in[] -> the node's output in the given layout (nn_ops.h). */
+par_status par_nn_emit(nn_model *m, int32_t node, int32_t type, uint32_t n_in, const int32_t *in, int nhwc,
+                       par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     par_status st;
     int32_t o = par_nn_out(m, n->outputs[0], nhwc, &st, msg);
     if (o < 0) return st;
     uint32_t ii[70], out[1] = {(uint32_t)o};
+    if (n_in > 70) return par_msgf(msg, PAR_ERROR, "node '%s': %u operands, at most 70", n->name, n_in);
     for (uint32_t i = 0; i < n_in; i++) {
         if (in[i] < 0) return OOM(msg);
         ii[i] = (uint32_t)in[i];
@@ -137,7 +138,7 @@ par_status par_nn_lower_binary(nn_model *m, int32_t node, par_msg *msg)
         if (ob < 0) return st;
     }
     int32_t in[3] = {oa, ob, par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE)};
-    return emit1(m, node, type, 3, in, nhwc, msg);
+    return par_nn_emit(m, node, type, 3, in, nhwc, msg);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -172,7 +173,7 @@ static par_status requant_clamp(nn_model *m, int32_t node, int32_t type, par_msg
                  : type == ANEURALNETWORKS_RELU1 ? ANEURALNETWORKS_FUSED_RELU1
                                                  : ANEURALNETWORKS_FUSED_RELU6;
     int32_t in[3] = {a, z, par_nn_i32(m, fuse)};
-    return emit1(m, node, ANEURALNETWORKS_ADD, 3, in, xa->nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_ADD, 3, in, xa->nhwc, msg);
 }
 
 par_status par_nn_lower_unary(nn_model *m, int32_t node, par_msg *msg)
@@ -215,7 +216,7 @@ par_status par_nn_lower_unary(nn_model *m, int32_t node, par_msg *msg)
     int32_t a = nn_in(m, node, 0, NN_ANY, &st, msg);
     if (a < 0) return st;
     int32_t in[1] = {a};
-    return emit1(m, node, type, 1, in, m->opnd[a].nhwc, msg);
+    return par_nn_emit(m, node, type, 1, in, m->opnd[a].nhwc, msg);
 }
 
 par_status par_nn_lower_prelu(nn_model *m, int32_t node, par_msg *msg)
@@ -238,7 +239,7 @@ par_status par_nn_lower_prelu(nn_model *m, int32_t node, par_msg *msg)
     }
     int32_t sl = par_nn_const(m, ANEURALNETWORKS_TENSOR_FLOAT32, rank, dims, 0, 0, s->data, (size_t)s->numel * 4);
     int32_t in[2] = {a, sl};
-    return emit1(m, node, ANEURALNETWORKS_PRELU, 2, in, nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_PRELU, 2, in, nhwc, msg);
 }
 
 /* hardsigmoid (f32): min(max(x + 3, 0), 6) / 6 in PyTorch's order: ADD of 3 with RELU6 fused (the clamp is exact),
@@ -267,7 +268,7 @@ par_status par_nn_lower_hardsigmoid(nn_model *m, int32_t node, par_msg *msg)
     st = par_nn_op(m, ANEURALNETWORKS_ADD, node, 3, i1, 1, o1, msg);
     if (st != PAR_OK) return st;
     int32_t in[3] = {mid, c6, f0};
-    return emit1(m, node, ANEURALNETWORKS_DIV, 3, in, m->opnd[a].nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_DIV, 3, in, m->opnd[a].nhwc, msg);
 }
 
 /* leaky_relu (f32): PRELU (level 29) with a one-element slope, the same product x * slope for x < 0. */
@@ -285,7 +286,7 @@ par_status par_nn_lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
     float slope = (float)par_attr_float(n, "negative_slope", 0.01);
     uint32_t one = 1;
     int32_t in[2] = {a, par_nn_const(m, ANEURALNETWORKS_TENSOR_FLOAT32, 1, &one, 0, 0, &slope, sizeof slope)};
-    return emit1(m, node, ANEURALNETWORKS_PRELU, 2, in, m->opnd[a].nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_PRELU, 2, in, m->opnd[a].nhwc, msg);
 }
 
 par_status par_nn_lower_softmax(nn_model *m, int32_t node, par_msg *msg)
@@ -319,7 +320,7 @@ par_status par_nn_lower_softmax(nn_model *m, int32_t node, par_msg *msg)
         in[2] = par_nn_i32(m, pax);
         n_in = 3;
     }
-    return emit1(m, node, lsm ? ANEURALNETWORKS_LOG_SOFTMAX : ANEURALNETWORKS_SOFTMAX, n_in, in, nhwc, msg);
+    return par_nn_emit(m, node, lsm ? ANEURALNETWORKS_LOG_SOFTMAX : ANEURALNETWORKS_SOFTMAX, n_in, in, nhwc, msg);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -352,7 +353,7 @@ par_status par_nn_lower_mean(nn_model *m, int32_t node, par_msg *msg)
     for (int32_t i = 0; i < x->rank; i++)
         if (red[i]) axes[k++] = par_nn_axis(x->rank, nhwc, i);
     int32_t in[3] = {a, par_nn_i32_vec(m, (uint32_t)k, axes), par_nn_i32(m, keep)};
-    return emit1(m, node, ANEURALNETWORKS_MEAN, 3, in, nhwc && keep, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_MEAN, 3, in, nhwc && keep, msg);
 }
 
 par_status par_nn_lower_concat(nn_model *m, int32_t node, par_msg *msg)
@@ -387,7 +388,7 @@ par_status par_nn_lower_concat(nn_model *m, int32_t node, par_msg *msg)
     int32_t axis = (int32_t)par_attr_int(n, "axis", 1);
     if (axis < 0) axis += y->rank;
     in[n->n_inputs] = par_nn_i32(m, par_nn_axis(y->rank, want == NN_NHWC, axis));
-    return emit1(m, node, ANEURALNETWORKS_CONCATENATION, (uint32_t)n->n_inputs + 1, in, want == NN_NHWC, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_CONCATENATION, (uint32_t)n->n_inputs + 1, in, want == NN_NHWC, msg);
 }
 
 static par_status need_same_q(const nn_model *m, const par_node *n, const char *what, par_msg *msg)
@@ -416,7 +417,7 @@ par_status par_nn_lower_reshape(nn_model *m, int32_t node, par_msg *msg)
     int32_t r = y->rank ? y->rank : 1;
     for (int32_t i = 0; i < r; i++) shape[i] = y->rank ? (int32_t)y->dims[i] : 1;
     int32_t in[2] = {a, par_nn_i32_vec(m, (uint32_t)r, shape)};
-    return emit1(m, node, ANEURALNETWORKS_RESHAPE, 2, in, 0, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in, 0, msg);
 }
 
 par_status par_nn_lower_permute(nn_model *m, int32_t node, par_msg *msg)
@@ -442,10 +443,10 @@ par_status par_nn_lower_permute(nn_model *m, int32_t node, par_msg *msg)
         int32_t shape[PAR_MAX_RANK];
         for (int32_t i = 0; i < x->rank; i++) shape[i] = (int32_t)m->opnd[a].dims[i];
         int32_t in[2] = {a, par_nn_i32_vec(m, (uint32_t)x->rank, shape)};
-        return emit1(m, node, ANEURALNETWORKS_RESHAPE, 2, in, out_nhwc, msg);
+        return par_nn_emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in, out_nhwc, msg);
     }
     int32_t in[2] = {a, par_nn_i32_vec(m, (uint32_t)x->rank, p)};
-    return emit1(m, node, ANEURALNETWORKS_TRANSPOSE, 2, in, out_nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_TRANSPOSE, 2, in, out_nhwc, msg);
 }
 
 par_status par_nn_lower_pad(nn_model *m, int32_t node, par_msg *msg)
@@ -472,10 +473,10 @@ par_status par_nn_lower_pad(nn_model *m, int32_t node, par_msg *msg)
     int32_t pt = par_nn_const(m, ANEURALNETWORKS_TENSOR_INT32, 2, pd, 0, 0, pads, (size_t)x->rank * 2 * 4);
     if (value == 0 && !signbit(value)) {
         int32_t in[2] = {a, pt};
-        return emit1(m, node, ANEURALNETWORKS_PAD, 2, in, nhwc, msg);
+        return par_nn_emit(m, node, ANEURALNETWORKS_PAD, 2, in, nhwc, msg);
     }
     int32_t in[3] = {a, pt, par_nn_f32(m, (float)value)};
-    return emit1(m, node, ANEURALNETWORKS_PAD_V2, 3, in, nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_PAD_V2, 3, in, nhwc, msg);
 }
 
 par_status par_nn_lower_slice(nn_model *m, int32_t node, par_msg *msg)
@@ -513,11 +514,11 @@ par_status par_nn_lower_slice(nn_model *m, int32_t node, par_msg *msg)
         int32_t sz[PAR_MAX_RANK];
         for (uint32_t i = 0; i < r; i++) sz[i] = e[i] - b[i];
         int32_t in[3] = {a, par_nn_i32_vec(m, r, b), par_nn_i32_vec(m, r, sz)};
-        return emit1(m, node, ANEURALNETWORKS_SLICE, 3, in, nhwc, msg);
+        return par_nn_emit(m, node, ANEURALNETWORKS_SLICE, 3, in, nhwc, msg);
     }
     int32_t in[7] = {a, par_nn_i32_vec(m, r, b), par_nn_i32_vec(m, r, e), par_nn_i32_vec(m, r, s),
                      par_nn_i32(m, 0), par_nn_i32(m, 0), par_nn_i32(m, 0)};
-    return emit1(m, node, ANEURALNETWORKS_STRIDED_SLICE, 7, in, nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_STRIDED_SLICE, 7, in, nhwc, msg);
 }
 
 par_status par_nn_lower_quantize(nn_model *m, int32_t node, par_msg *msg)
@@ -534,7 +535,7 @@ par_status par_nn_lower_quantize(nn_model *m, int32_t node, par_msg *msg)
     int32_t a = nn_in(m, node, 0, NN_ANY, &st, msg);
     if (a < 0) return st;
     int32_t in[1] = {a};
-    return emit1(m, node, q ? ANEURALNETWORKS_QUANTIZE : ANEURALNETWORKS_DEQUANTIZE, 1, in, m->opnd[a].nhwc, msg);
+    return par_nn_emit(m, node, q ? ANEURALNETWORKS_QUANTIZE : ANEURALNETWORKS_DEQUANTIZE, 1, in, m->opnd[a].nhwc, msg);
 }
 
 /* batch_norm (inference): y = x * s[c] + t[c], s = weight / sqrt(var + eps), t = bias - mean * s, folded in double
@@ -578,5 +579,5 @@ par_status par_nn_lower_batch_norm(nn_model *m, int32_t node, par_msg *msg)
     if (st != PAR_OK) return st;
     (void)y;
     int32_t in[3] = {mid, ct, none};
-    return emit1(m, node, ANEURALNETWORKS_ADD, 3, in, nhwc, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_ADD, 3, in, nhwc, msg);
 }

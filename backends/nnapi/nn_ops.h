@@ -17,6 +17,9 @@ typedef struct nn_lower_entry {
 } nn_lower_entry;
 
 /* nn_ops.c */
+/* One NNAPI operation of the operands in[] whose output is node `node`'s output value, in layout nhwc (nn_ops.c). */
+par_status par_nn_emit(nn_model *m, int32_t node, int32_t type, uint32_t n_in, const int32_t *in, int nhwc,
+                       par_msg *msg);
 par_status par_nn_lower_batch_norm(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_binary(nn_model *m, int32_t node, par_msg *msg);
 par_status par_nn_lower_concat(nn_model *m, int32_t node, par_msg *msg);

@@ -13,22 +13,6 @@
 
 #define OOM(msg) par_msgf(msg, PAR_ERROR, "out of memory")
 
-/* One operation appended with its output recorded as the node's output value (layout nhwc). */
-static par_status emit(nn_model *m, int32_t node, int32_t type, uint32_t n_in, const int32_t *in, int nhwc,
-                       par_msg *msg)
-{
-    const par_node *n = &m->g->nodes[node];
-    par_status st;
-    int32_t o = par_nn_out(m, n->outputs[0], nhwc, &st, msg);
-    if (o < 0) return st;
-    uint32_t ii[16], out[1] = {(uint32_t)o};
-    for (uint32_t i = 0; i < n_in; i++) {
-        if (in[i] < 0) return OOM(msg);
-        ii[i] = (uint32_t)in[i];
-    }
-    return par_nn_op(m, type, node, n_in, ii, 1, out, msg);
-}
-
 /* ---------------------------------------------------------------------------------------------------------------
  * Weights and bias
  * ------------------------------------------------------------------------------------------------------------- */
@@ -183,7 +167,7 @@ par_status par_nn_lower_conv2d(nn_model *m, int32_t node, par_msg *msg)
         in[k++] = par_nn_i32(m, (int32_t)dw);
         in[k++] = par_nn_i32(m, (int32_t)dh);
     }
-    return emit(m, node, op, (uint32_t)k, in, 1, msg);
+    return par_nn_emit(m, node, op, (uint32_t)k, in, 1, msg);
 }
 
 /* conv_transpose2d: TRANSPOSE_CONV_2D (level 29), one group, no dilation. Weights [C, O, KH, KW] -> [O, KH, KW, C];
@@ -231,7 +215,7 @@ par_status par_nn_lower_conv_transpose2d(nn_model *m, int32_t node, par_msg *msg
                       par_nn_i32(m, (int32_t)par_attr_ints_at(n, "stride", 1, 1)),
                       par_nn_i32(m, (int32_t)par_attr_ints_at(n, "stride", 0, 1)),
                       par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE), par_nn_bool(m, 0)};
-    return emit(m, node, ANEURALNETWORKS_TRANSPOSE_CONV_2D, 11, in, 1, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_TRANSPOSE_CONV_2D, 11, in, 1, msg);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -286,7 +270,7 @@ static par_status fc_per_channel(nn_model *m, int32_t node, int32_t xi, const pa
     int32_t r = y->rank ? y->rank : 1;
     for (int32_t i = 0; i < r; i++) shape[i] = y->rank ? (int32_t)y->dims[i] : 1;
     int32_t in2[2] = {y4, par_nn_i32_vec(m, (uint32_t)r, shape)};
-    return emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in2, 0, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in2, 0, msg);
 }
 
 /* FULLY_CONNECTED of x (any rank >= 1, its last axis K) by weights [O, K] held in f (already in NNAPI's order);
@@ -318,7 +302,7 @@ static par_status fully_connected(nn_model *m, int32_t node, const par_value *x,
     if (wi < 0) return st != PAR_OK ? st : OOM(msg);
     int32_t bi = bias(m, b, x, w, (uint32_t)O, msg);
     int32_t in[4] = {xi, wi, bi, par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE)};
-    if (y->rank == 2) return emit(m, node, ANEURALNETWORKS_FULLY_CONNECTED, 4, in, 0, msg);
+    if (y->rank == 2) return par_nn_emit(m, node, ANEURALNETWORKS_FULLY_CONNECTED, 4, in, 0, msg);
     /* [batch, O], then RESHAPE to y. */
     int32_t type, shift;
     st = par_nn_tensor_type(m, y->dtype, &type, &shift, msg);
@@ -338,7 +322,7 @@ static par_status fully_connected(nn_model *m, int32_t node, const par_value *x,
     int32_t r = y->rank ? y->rank : 1;
     for (int32_t i = 0; i < r; i++) shape[i] = y->rank ? (int32_t)y->dims[i] : 1;
     int32_t in2[2] = {mid, par_nn_i32_vec(m, (uint32_t)r, shape)};
-    return emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in2, 0, msg);
+    return par_nn_emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in2, 0, msg);
 }
 
 par_status par_nn_lower_linear(nn_model *m, int32_t node, par_msg *msg)
@@ -462,7 +446,7 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
                           par_nn_i32(m, 0), par_nn_i32(m, 0), par_nn_i32(m, 0), par_nn_i32(m, 0),
                           par_nn_i32(m, (int32_t)sw), par_nn_i32(m, (int32_t)sh), par_nn_i32(m, 1),
                           par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE)};
-        return emit(m, node, ANEURALNETWORKS_DEPTHWISE_CONV_2D, 11, in, 1, msg);
+        return par_nn_emit(m, node, ANEURALNETWORKS_DEPTHWISE_CONV_2D, 11, in, 1, msg);
     }
     int32_t in[10] = {xi,
                       par_nn_i32(m, (int32_t)pl), par_nn_i32(m, (int32_t)pr),
@@ -470,7 +454,7 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
                       par_nn_i32(m, (int32_t)sw), par_nn_i32(m, (int32_t)sh),
                       par_nn_i32(m, (int32_t)kw), par_nn_i32(m, (int32_t)kh),
                       par_nn_i32(m, ANEURALNETWORKS_FUSED_NONE)};
-    return emit(m, node, maxp ? ANEURALNETWORKS_MAX_POOL_2D : ANEURALNETWORKS_AVERAGE_POOL_2D, 10, in, 1, msg);
+    return par_nn_emit(m, node, maxp ? ANEURALNETWORKS_MAX_POOL_2D : ANEURALNETWORKS_AVERAGE_POOL_2D, 10, in, 1, msg);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -524,5 +508,5 @@ par_status par_nn_lower_resize(nn_model *m, int32_t node, par_msg *msg)
         in[k++] = par_nn_bool(m, align);
         in[k++] = par_nn_bool(m, half_pixel);
     }
-    return emit(m, node, op, (uint32_t)k, in, 1, msg);
+    return par_nn_emit(m, node, op, (uint32_t)k, in, 1, msg);
 }
