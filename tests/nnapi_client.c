@@ -1,8 +1,8 @@
 /*
  * nnapi_client.c - an NNAPI client that knows nothing of parity: it dlopens "libneuralnetworks.so" (found through
  * LD_LIBRARY_PATH, as on a device through the linker's path), looks every function up by its NNAPI name, and runs a
- * quantized CONV_2D with an int32 bias through startCompute and an event, as an unmodified program would. It checks
- * the one output against a value worked out by hand below, prints "nnapi_client: ok" and exits 0; any failure prints
+ * quantized CONV_2D with an int32 bias, then a float ADD with a fused RELU, each through startCompute and an event,
+ * as an unmodified program would. It checks the outputs against values worked out by hand below, prints "nnapi_client: ok" and exits 0; any failure prints
  * one line and exits 1. tests/test_nnapi_sim.c runs it under valgrind (no leak, no error).
  */
 #include <android/NeuralNetworks.h>
@@ -105,6 +105,41 @@ int main(void)
                dims[2], dims[3]);
         goto out;
     }
+    p_ANeuralNetworksEvent_free(event);
+    p_ANeuralNetworksExecution_free(exec);
+    p_ANeuralNetworksCompilation_free(comp);
+    p_ANeuralNetworksModel_free(model);
+    event = NULL, exec = NULL, comp = NULL, model = NULL;
+
+    /* A float model: a [1,2,2,1] input plus a constant of the same shape, ADD with RELU fused: 1.5 + 0.25 = 1.75,
+     * -2 + 1 = -1 -> 0, 3 - 5 = -2 -> 0, -4 + 5 = 1; every value exact in float32. */
+    ANeuralNetworksOperandType tf = {ANEURALNETWORKS_TENSOR_FLOAT32, 4, d4, 0.0f, 0};
+    const float a[4] = {1.5f, -2.0f, 3.0f, -4.0f}, b[4] = {0.25f, 1.0f, -5.0f, 5.0f}, want[4] = {1.75f, 0, 0, 1.0f};
+    const int32_t relu = ANEURALNETWORKS_FUSED_RELU;
+    float z[4] = {-9, -9, -9, -9};
+    CHECK(p_ANeuralNetworksModel_create(&model));
+    CHECK(p_ANeuralNetworksModel_addOperand(model, &tf)); /* 0: input */
+    CHECK(p_ANeuralNetworksModel_addOperand(model, &tf)); /* 1: constant */
+    CHECK(p_ANeuralNetworksModel_addOperand(model, &ti)); /* 2: fuse code */
+    CHECK(p_ANeuralNetworksModel_addOperand(model, &tf)); /* 3: output */
+    CHECK(p_ANeuralNetworksModel_setOperandValue(model, 1, b, sizeof b));
+    CHECK(p_ANeuralNetworksModel_setOperandValue(model, 2, &relu, sizeof relu));
+    uint32_t fins[3] = {0, 1, 2}, fout[1] = {3};
+    CHECK(p_ANeuralNetworksModel_addOperation(model, ANEURALNETWORKS_ADD, 3, fins, 1, fout));
+    CHECK(p_ANeuralNetworksModel_identifyInputsAndOutputs(model, 1, in0, 1, fout));
+    CHECK(p_ANeuralNetworksModel_finish(model));
+    CHECK(p_ANeuralNetworksCompilation_create(model, &comp));
+    CHECK(p_ANeuralNetworksCompilation_finish(comp));
+    CHECK(p_ANeuralNetworksExecution_create(comp, &exec));
+    CHECK(p_ANeuralNetworksExecution_setInput(exec, 0, NULL, a, sizeof a));
+    CHECK(p_ANeuralNetworksExecution_setOutput(exec, 0, NULL, z, sizeof z));
+    CHECK(p_ANeuralNetworksExecution_startCompute(exec, &event));
+    CHECK(p_ANeuralNetworksEvent_wait(event));
+    for (int i = 0; i < 4; i++)
+        if (z[i] != want[i]) {
+            printf("nnapi_client: float ADD element %d is %g, expected %g\n", i, (double)z[i], (double)want[i]);
+            goto out;
+        }
     ok = 1;
     printf("nnapi_client: ok\n");
 out:
