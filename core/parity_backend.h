@@ -453,6 +453,13 @@ typedef size_t (*par_diagnostics_fn)(void *ctx, void *prepared, char *buf, size_
 #define PAR_PROC_DEVICE_TIME "parity_device_time"
 typedef int (*par_device_time_fn)(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes);
 
+/* size_t note(void *ctx, void *prepared, char *buf, size_t len): one line about how the backend prepared this graph
+ * that a reader of the report needs and no other field holds, such as where each part of a partitioned graph runs
+ * ("3 operations on npu, 1 on cpu: softmax0"). Asked once after prepare; returning nonzero (the length it needed)
+ * with a NUL-terminated text in buf puts the text in the record's `note`. It never changes a verdict. */
+#define PAR_PROC_NOTE "parity_note"
+typedef size_t (*par_note_fn)(void *ctx, void *prepared, char *buf, size_t len);
+
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */
 typedef const par_backend *(*par_backend_entry_fn)(uint32_t harness_api_version);

@@ -171,6 +171,7 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     fixed |= clean_field(r->reason, sizeof r->reason, 1);
     fixed |= clean_field(r->output, sizeof r->output, 0);
     fixed |= clean_field(r->case_dtype, sizeof r->case_dtype, 1);
+    fixed |= clean_field(r->note, sizeof r->note, 1);
     for (int32_t i = 0; i < r->n_algos && i < PAR_RESULT_ALGOS; i++)
         fixed |= clean_field(r->algos[i].node_name, sizeof r->algos[i].node_name, 1);
     for (int32_t i = 0; i < r->n_requants && i < PAR_RESULT_ALGOS; i++)

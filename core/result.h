@@ -139,6 +139,9 @@ typedef struct par_result {
      * messages in all, 0 when none. The first one is in the reason ("diagnostic: ..."), and made the verdict FAIL
      * unless it was already ERROR, CRASH, TIMEOUT or FLAKY (then the reason names it after the verdict's own). */
     int32_t n_diagnostics;
+    /* The backend's note on how it prepared the graph (PAR_PROC_NOTE: e.g. where each part of a partitioned graph
+     * runs), one line, valid UTF-8; "" when none. Informational: it changes no verdict. */
+    char note[PAR_REASON_LEN];
 } par_result;
 
 /* Check a record that came from another process: done is 0 or 1, the verdict in range, the strings terminated and

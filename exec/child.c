@@ -142,6 +142,22 @@ static void send_diag(const par_xjob *j, par_diagnostics_fn fn, void *ctx, void 
     xsend(j->sock, &m);
 }
 
+/* The backend's note on how it prepared the graph (PAR_PROC_NOTE), once after prepare: one XM_NOTE when it returned
+ * nonzero (the worker cleans and bounds the text). */
+static void send_note(const par_xjob *j, void *ctx, void *prep)
+{
+    const par_backend *be = j->inst->be;
+    par_note_fn fn = be->get_proc ? (par_note_fn)be->get_proc(ctx, PAR_PROC_NOTE) : NULL;
+    if (!fn) return;
+    par_xmsg m;
+    memset(&m, 0, sizeof m);
+    if (fn(ctx, prep, m.text, sizeof m.text) == 0) return;
+    m.text[sizeof m.text - 1] = '\0';
+    m.type = XM_NOTE;
+    m.phase = PH_PREPARE;
+    xsend(j->sock, &m);
+}
+
 /* The runs, one per XC_RUN command; returns when told to end (or the worker is gone). After each run: the device's
  * time of it (PAR_PROC_DEVICE_TIME; the per-node times go to a scratch array: a job reports only the total, so a
  * graph of many nodes costs one call per run), then the diagnostics. */
@@ -277,6 +293,7 @@ void par_xchild_main(const par_xjob *j)
     }
     send_algos(j, ctx, prep);
     send_requants(j, ctx, prep);
+    send_note(j, ctx, prep);
     par_diagnostics_fn diag = be->get_proc ? (par_diagnostics_fn)be->get_proc(ctx, PAR_PROC_DIAGNOSTICS) : NULL;
     send_diag(j, diag, ctx, prep, 0);
     phase(j, PH_BIND);

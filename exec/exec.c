@@ -639,6 +639,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     out->n_diag = s.n_diag;
     out->diag_run = s.diag_run;
     memcpy(out->diag, s.diag, sizeof out->diag);
+    memcpy(out->note, s.note, sizeof out->note);
     out->output_bytes = s.out_total;
     par_xoutput_tail(&s, out->output, sizeof out->output);
     out->verdict = s.decided ? s.v : PAR_V_PASS;

@@ -48,6 +48,8 @@ typedef struct par_exec_out {
      * verdict above does not include them: the judge makes them a FAIL (runner/judge.c). */
     int32_t n_diag, diag_run;
     char diag[PAR_MSG_LEN];
+    /* The backend's note on how it prepared the graph (PAR_PROC_NOTE), as the child sent it; "" when none. */
+    char note[PAR_MSG_LEN];
 } par_exec_out;
 
 /* Start the backend once in a child (init, knobs, describe, requantization scheme and promise, arithmetic flags,

@@ -8,7 +8,8 @@
  *                     algorithm, PAR_PROC_NODE_ALGO, is not PAR_ALGO_DIRECT: index the node, algo the value as the
  *                     backend returned it), XM_REQUANT (then, one per quantized node whose declared scheme,
  *                     PAR_PROC_NODE_REQUANT, is not the backend-wide one: index the node, requant the value as the
- *                     backend returned it), XM_DIAG (then, and after each run before its XM_RUN: a defect the
+ *                     backend returned it), XM_NOTE (then, once: the backend's note on how it prepared the graph,
+ *                     PAR_PROC_NOTE, when it returned nonzero), XM_DIAG (then, and after each run before its XM_RUN: a defect the
  *                     backend's own checking reported, PAR_PROC_DIAGNOSTICS, when it returned nonzero; index 0 after
  *                     prepare, else the run; text as the backend wrote it), XM_READY (after bind), XM_RUN (after
  *                     each run, with the device's time of the run when PAR_PROC_DEVICE_TIME measured it; then it
@@ -29,7 +30,7 @@ enum xphase {
 };
 
 enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_REQUANT, XM_DIAG,
-                 XM_TYPE_END };
+                 XM_NOTE, XM_TYPE_END };
 enum xcmd { XC_RUN = 'R', XC_END = 'E' };
 
 #define PAR_DESCRIBE_LEN 512

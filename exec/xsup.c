@@ -189,6 +189,10 @@ static int take(par_xsup *s, par_xmsg *m)
         s->phase = m->phase;
         return 0;
     }
+    if (m->type == XM_NOTE) { /* kept for the record as it is; it decides nothing */
+        if (!s->note[0]) par_xmsg_text(m, s->note, sizeof s->note);
+        return 0;
+    }
     if (m->type == XM_DIAG) { /* kept for the judge, which makes the verdict of it (runner/judge.c) */
         if (s->n_diag == 0) {
             s->diag_run = m->index >= 0 ? m->index : 0;

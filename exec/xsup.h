@@ -38,6 +38,7 @@ typedef struct par_xsup {
      * valid UTF-8) and where it came (0: after prepare, k: after run k). Recorded, never decided here. */
     int32_t n_diag, diag_run;
     char diag[PAR_MSG_LEN];
+    char note[PAR_MSG_LEN];      /* XM_NOTE: the backend's note on how it prepared the graph (the first; "" when none) */
     char ring[PAR_OUTPUT_TAIL];  /* the output's last bytes, circular */
     int64_t out_total;
 } par_xsup;

@@ -181,6 +181,10 @@ static void row(FILE *f, const par_report *r, const par_html_fail *fl, int64_t i
     fprintf(f, "; %d timed runs, median %.4g ms", (int)x->t.runs, x->t.run_median_ms);
     if (x->t.device_n > 0) fprintf(f, " (device %.4g ms)", x->t.device_median_ms);
     if (x->n_diagnostics > 1) fprintf(f, "; %d diagnostics from the backend", (int)x->n_diagnostics);
+    if (x->note[0]) {
+        fprintf(f, "; the backend's note: ");
+        par_html_text(f, x->note);
+    }
     fprintf(f, "</p>");
     if (compared(x)) {
         worst(f, &x->m);

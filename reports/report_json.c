@@ -359,6 +359,7 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
     if (res->n_requants > 0)
         put(o, "node_schemes", decls_json(res->n_requants, res->requants, "scheme", scheme_value_name));
     if (res->n_diagnostics > 0) put(o, "diagnostics", json_object_new_int(res->n_diagnostics));
+    if (res->note[0]) put(o, "note", par_json_str(res->note));
     return o;
 }
 

@@ -217,6 +217,7 @@ static void read_record(rd *x, json_object *o, const char *w, const id_map *map)
     snprintf(ws, sizeof ws, "%s.node_schemes", w);
     if (ns) read_decls(x, ns, ws, "scheme", 0, &res->n_requants, res->requants);
     rr_i32(x, o, w, "diagnostics", 1, 0, INT32_MAX, 0, &res->n_diagnostics);
+    rr_buf(x, o, w, "note", 1, res->note, sizeof res->note, 1);
 }
 
 void rr_read_results(rd *x, json_object *root, const id_map *map)

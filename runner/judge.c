@@ -336,6 +336,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                     snprintf(r->reason, sizeof r->reason, "%s", out->reason);
                 }
                 apply_diagnostics(out, r);
+                par_text_clean(r->note, sizeof r->note, out->note, sizeof out->note, 1); /* PAR_PROC_NOTE */
                 par_exec_out_free(out);
                 free(out);
             }

@@ -64,6 +64,16 @@ for key, v in sorted(known.items()):
     if key not in seen and not any((x["backend"], x["case"]) == key for x in r["results"]):
         failed += 1
         print(f"MISSING {key[0]} {key[1]}: listed in {known_path} but not run")
+# Partitioned graphs report their split (PAR_PROC_NOTE): on the npu-int8 profile, the quantized graphs whose float
+# edges run on the CPU fallback must pass with a note naming both devices.
+split = [x for x in r["results"] if x["backend"] == "nnapi[profile=npu-int8]" and x["verdict"] == "PASS"
+         and "parity-npu-int8" in x.get("note", "") and "parity-reference" in x.get("note", "")]
+if split:
+    passed += 1
+    print(f"SPLIT   {len(split)} partitioned records pass with their split, e.g. {split[0]['case']}: {split[0]['note']}")
+else:
+    failed += 1
+    print("NOSPLIT no npu-int8 record passed with a note naming both the accelerator and the CPU fallback")
 print(f"conformance-nnapi: {passed} passed, {failed} failed, {skipped} skipped")
 sys.exit(1 if failed else 0)
 PY

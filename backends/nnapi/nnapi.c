@@ -197,6 +197,8 @@ static int nn_device_time(void *ctx, void *prepared, double *total_ms, double *n
     return 1;
 }
 
+static size_t nn_note(void *ctx, void *prepared, char *buf, size_t len);
+
 static void *nn_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
@@ -207,6 +209,7 @@ static void *nn_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_REQUANT_EXACT) == 0) return (void *)(par_requant_exact_fn)nn_requant_exact;
     if (strcmp(name, PAR_PROC_NODE_REQUANT) == 0) return (void *)(par_node_requant_fn)nn_node_requant;
     if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0) return (void *)(par_device_time_fn)nn_device_time;
+    if (strcmp(name, PAR_PROC_NOTE) == 0) return (void *)(par_note_fn)nn_note;
     return NULL;
 }
 
@@ -328,6 +331,21 @@ static void placement(const nn_ctx *c, nn_prep *p)
     size_t u = strlen(buf);
     snprintf(buf + u, sizeof buf - u, ")");
     snprintf(p->placement, sizeof p->placement, "%s", buf);
+}
+
+/* PAR_PROC_NOTE: where the compilation placed the operations, e.g. "placement: parity-npu-int8: 5 operations,
+ * parity-reference: 2 operations" for a partitioned graph (the simulator's partition query; the devices given to the
+ * compilation when the library cannot say). */
+static size_t nn_note(void *ctx, void *prepared, char *buf, size_t len)
+{
+    (void)ctx;
+    const nn_prep *p = prepared;
+    if (!p || !p->placement[0]) return 0;
+    const char *s = p->placement;
+    size_t n = strlen(s);
+    if (n >= 2 && s[0] == ' ' && s[1] == '(' && s[n - 1] == ')') s += 2, n -= 3; /* " (...)" -> "..." */
+    if (strncmp(s, "on ", 3) == 0) s += 3, n -= 3;
+    return (size_t)snprintf(buf, len, "placement: %.*s", (int)n, s) + 1;
 }
 
 /* The profile's device, found by name as an application finds a vendor's driver, plus the CPU device where the

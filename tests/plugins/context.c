@@ -12,6 +12,7 @@
  *                                budget (relu's f32 budget is 0)
  *   diag=prepare|N|every         report one diagnostic after prepare, or after run N (each once, as the ABI asks),
  *                                or one after prepare and one after every run (each a new message)
+ *   note=TEXT                    PAR_PROC_NOTE: TEXT as the note after prepare
  *   diag_raw=1                   the diagnostic's text is every byte of the buffer: control characters, bytes that
  *                                are not UTF-8 and no terminating NUL (the harness must clean and bound it)
  *   device=MS                    measure device time: every run lasts at least 2 MS + 0.5 ms of wall time and
@@ -39,6 +40,7 @@ typedef struct ctx_t {
     int diag_raw;
     int diag_pending;  /* a diagnostic not yet reported */
     char diag_text[96];
+    char note[96];     /* PAR_PROC_NOTE's text after prepare; "" when none */
 } ctx_t;
 
 /* One context each (parity bench opens several instances of one backend in one process). */
@@ -80,6 +82,10 @@ static par_status cx_set_knob(void *ctx, const char *key, const char *value, par
         c->diag_every = 1;
         return PAR_OK;
     }
+    if (strcmp(key, "note") == 0) {
+        snprintf(c->note, sizeof c->note, "%s", value);
+        return PAR_OK;
+    }
     if (strcmp(key, "diag_raw") == 0 && (strcmp(value, "0") == 0 || strcmp(value, "1") == 0)) {
         c->diag_raw = value[0] == '1';
         return PAR_OK;
@@ -105,7 +111,7 @@ static par_status cx_set_knob(void *ctx, const char *key, const char *value, par
     }
 bad:
     return par_msgf(msg, PAR_ERROR, "unknown knob or value '%s=%s' (arith=f32|f16_storage|f16|N, round=f32|f16, "
-                    "diag=prepare|N|every, diag_raw=0|1, device=MS, device_bad=0|1, crash=0|1)", key, value);
+                    "diag=prepare|N|every, diag_raw=0|1, note=TEXT, device=MS, device_bad=0|1, crash=0|1)", key, value);
 }
 
 static par_arith cx_arith(void *ctx)
@@ -199,12 +205,22 @@ static int cx_device_time(void *ctx, void *prepared, double *total_ms, double *n
     return 1;
 }
 
+/* PAR_PROC_NOTE: the note knob's text, once after prepare. */
+static size_t cx_note(void *ctx, void *prepared, char *buf, size_t len)
+{
+    const ctx_t *c = ctx;
+    (void)prepared;
+    if (!c->note[0]) return 0;
+    return (size_t)snprintf(buf, len, "%s", c->note) + 1;
+}
+
 static void *cx_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)cx_set_knob;
     if (strcmp(name, PAR_PROC_ARITH) == 0) return (void *)(par_arith_fn)cx_arith;
     if (strcmp(name, PAR_PROC_DIAGNOSTICS) == 0) return (void *)(par_diagnostics_fn)cx_diagnostics;
+    if (strcmp(name, PAR_PROC_NOTE) == 0) return (void *)(par_note_fn)cx_note;
     if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0) return (void *)(par_device_time_fn)cx_device_time;
     return NULL;
 }

@@ -180,6 +180,15 @@ rc=$?
 [ $rc -eq 2 ] && grep -q 'timing.device.median_ms' "$T/baddev.txt" && ok ||
     no "a negative device time: exit $rc, $(head -2 "$T/baddev.txt")"
 
+# PAR_PROC_NOTE: the backend's note is the record's "note", read back and written again unchanged; none, no field
+run note 'tp_context[note=placed_on_npu],tp_context'
+field note 'x["tp_context[note=placed_on_npu]"].get("note")' placed_on_npu
+field note 'x["tp_context[note=placed_on_npu]"]["verdict"]' PASS
+field note '"note" in x["tp_context"]' False
+"$PARITY" merge "$T/note/report.json" -o "$T/note-merged.json" >/dev/null 2>&1 &&
+    python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if any(x.get("note") == "placed_on_npu" for x in r["results"]) else 1)' "$T/note-merged.json" && ok ||
+    no "the note did not survive the reader and the writer"
+
 # read back and written again (parity merge of one shard): the instance's arith, the device times and the count of
 # diagnostics come out as they went in
 "$PARITY" run --suite quick -o relu -b 'tp_context[arith=f16_storage,round=f16,device=1,diag=2]' --plugin "$P" \
