@@ -1,0 +1,634 @@
+/*
+ * onednn_lower_elt.c - every op but the matrix ones as oneDNN primitives on parity's plain layouts: eltwise
+ * (activations), binary with broadcast, pooling (v2: dilation), softmax and logsoftmax (softmax v2), resampling,
+ * concat, batch normalization (inference, global statistics), reduction (mean, sum, amax), and reorders for the
+ * data movement (permute through a strided descriptor, slice through an offset one, reshape and flatten as copies)
+ * and for quantize / dequantize (output scale and zero points on the reorder).
+ *
+ * Quantized nodes: clip-like activations on the stored integers (eltwise clip with integer bounds) after a
+ * requantizing reorder when the output params differ; max pooling, concat and the moves on integers when the
+ * params agree; add, mul, the average pools and mean through f32: a dequantizing reorder of each input
+ * (scale * (q - zp)), the f32 primitive, a requantizing reorder (rne(y / s_out) + zp, saturated), as frameworks fall
+ * back when oneDNN has no integer form with zero points.
+ *
+ * It must not compute any output itself: every number comes from a oneDNN primitive (or a byte copy).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "onednn_internal.h"
+
+static int is_clip_op(const char *op)
+{
+    return strcmp(op, "relu") == 0 || strcmp(op, "relu6") == 0 || strcmp(op, "hardtanh") == 0 ||
+           strcmp(op, "clamp") == 0;
+}
+
+static int same_q(const par_value *a, const par_value *b)
+{
+    return a->dtype == b->dtype && a->scale == b->scale && a->zero_point == b->zero_point;
+}
+
+static int64_t norm_axis(int64_t a, int rank)
+{
+    return a < 0 ? a + rank : a;
+}
+
+/* ops computed through f32 when quantized */
+static int via_f32(const char *op)
+{
+    return strcmp(op, "add") == 0 || strcmp(op, "mul") == 0 || strcmp(op, "avg_pool2d") == 0 ||
+           strcmp(op, "global_avg_pool2d") == 0 || strcmp(op, "adaptive_avg_pool2d") == 0 || strcmp(op, "mean") == 0 ||
+           strcmp(op, "upsample_bilinear2d") == 0 || strcmp(op, "softmax") == 0;
+}
+
+par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg *msg)
+{
+    const par_value *y = par_node_output(g, n, 0);
+    const char *op = n->op;
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const par_value *v = par_node_input(g, n, i);
+        if (v && par_dn_dt(v->dtype) == dnnl_data_type_undef)
+            return par_msgf(msg, PAR_UNSUPPORTED, "input %d ('%s') is %s", i, v->name, par_dtype_name(v->dtype));
+    }
+    if (par_dn_dt(y->dtype) == dnnl_data_type_undef)
+        return par_msgf(msg, PAR_UNSUPPORTED, "output is %s", par_dtype_name(y->dtype));
+    if (strcmp(op, "quantize") == 0 || strcmp(op, "dequantize") == 0) return PAR_OK;
+    int q = par_dn_is_quant(y->dtype);
+    if (q) {
+        const par_value *x = par_node_input(g, n, 0);
+        if (is_clip_op(op) || via_f32(op)) return PAR_OK;
+        if (strcmp(op, "max_pool2d") == 0 || strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 ||
+            strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0 || strcmp(op, "upsample_nearest2d") == 0 ||
+            strcmp(op, "upsample_nearest_exact2d") == 0 || strcmp(op, "amax") == 0) {
+            if (!same_q(x, y))
+                return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s with output params other than its input's", op);
+            return PAR_OK;
+        }
+        if (strcmp(op, "concat") == 0) {
+            for (int32_t i = 0; i < n->n_inputs; i++)
+                if (!same_q(par_node_input(g, n, i), y))
+                    return par_msgf(msg, PAR_UNSUPPORTED, "quantized concat of inputs with other params than the "
+                                    "output's");
+            return PAR_OK;
+        }
+        return par_msgf(msg, PAR_UNSUPPORTED, "no quantized form of %s in this backend (oneDNN 2.6 has no int8 %s "
+                        "with zero points)", op, op);
+    }
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        const par_value *v = par_node_input(g, n, i);
+        if (v && v->dtype != PAR_DTYPE_F32 && !(strcmp(op, "batch_norm") == 0))
+            return par_msgf(msg, PAR_UNSUPPORTED, "input %d ('%s') is %s", i, v->name, par_dtype_name(v->dtype));
+    }
+    dnnl_alg_kind_t alg;
+    float a, b;
+    if (n->n_inputs == 1 && par_dn_eltwise_alg(n, &alg, &a, &b)) return PAR_OK;
+    if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "mul") == 0 || strcmp(op, "div") == 0) {
+        const par_value *x0 = par_node_input(g, n, 0), *x1 = par_node_input(g, n, 1);
+        int b0 = x0->numel != y->numel, b1 = x1->numel != y->numel;
+        if (b0 && b1)
+            return par_msgf(msg, PAR_UNSUPPORTED, "both inputs broadcast; oneDNN's binary broadcasts only its second "
+                            "source");
+        if (b0 && (strcmp(op, "sub") == 0 || strcmp(op, "div") == 0))
+            return par_msgf(msg, PAR_UNSUPPORTED, "the first input broadcasts; oneDNN's binary broadcasts only its "
+                            "second source, and %s does not commute", op);
+        return PAR_OK;
+    }
+    if (strcmp(op, "max_pool2d") == 0 || strcmp(op, "avg_pool2d") == 0 || strcmp(op, "global_avg_pool2d") == 0)
+        return PAR_OK;
+    if (strcmp(op, "adaptive_avg_pool2d") == 0) {
+        const par_value *x = par_node_input(g, n, 0);
+        if (x->dims[2] % y->dims[2] || x->dims[3] % y->dims[3])
+            return par_msgf(msg, PAR_UNSUPPORTED, "adaptive windows of unequal sizes (%" PRId64 "x%" PRId64 " -> %"
+                            PRId64 "x%" PRId64 "): oneDNN's pooling has one kernel", x->dims[2], x->dims[3],
+                            y->dims[2], y->dims[3]);
+        return PAR_OK;
+    }
+    if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0 || strcmp(op, "concat") == 0 ||
+        strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 || strcmp(op, "permute") == 0 ||
+        strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0 || strcmp(op, "slice") == 0)
+        return PAR_OK;
+    if (strcmp(op, "batch_norm") == 0) {
+        for (int32_t i = 1; i < 5; i++)
+            if (par_node_input(g, n, i)->kind != PAR_VALUE_CONST)
+                return par_msgf(msg, PAR_UNSUPPORTED, "batch_norm input %d is not a constant", i);
+        return PAR_OK;
+    }
+    if (strcmp(op, "upsample_nearest_exact2d") == 0) return PAR_OK;
+    if (strcmp(op, "upsample_nearest2d") == 0) {
+        const par_value *x = par_node_input(g, n, 0);
+        /* floor(dst * in / out) is floor((dst + 0.5) * in / out), oneDNN's nearest, for integer factors */
+        if (y->dims[2] % x->dims[2] || y->dims[3] % x->dims[3])
+            return par_msgf(msg, PAR_UNSUPPORTED, "nearest with a non-integer factor (%" PRId64 " -> %" PRId64
+                            "): oneDNN's nearest takes pixel centres (nearest-exact)", x->dims[2], y->dims[2]);
+        return PAR_OK;
+    }
+    if (strcmp(op, "upsample_bilinear2d") == 0) {
+        if (par_attr_int(n, "align_corners", 0))
+            return par_msgf(msg, PAR_UNSUPPORTED, "align_corners=1: oneDNN's linear resampling takes pixel centres");
+        return PAR_OK;
+    }
+    if (strcmp(op, "hardsigmoid") == 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "oneDNN 2.6 has no hardsigmoid eltwise (added in 3.0)");
+    return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", op);
+}
+
+static par_status plain_md(const par_value *v, dnnl_data_type_t dt, dnnl_memory_desc_t *md, par_msg *msg)
+{
+    return par_dn_md_plain(md, v->rank, v->dims, dt, msg);
+}
+
+static par_status prim_pd(dn_plan *p, const void *desc, dnnl_primitive_desc_t *pd, const char *what, par_msg *msg)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    par_status st = par_dn_attr(p, &attr, msg);
+    if (st != PAR_OK) return st;
+    st = par_dn_check(dnnl_primitive_desc_create(pd, desc, attr, p->c->eng, NULL), what, msg);
+    dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
+/* a reorder from src to a new memory of dt with scale and zero points: out = scale * (in - zp_in) + zp_out */
+static par_status scaled_reorder(dn_plan *p, int32_t ni, dnnl_memory_t src, dnnl_memory_t dst, float scale,
+                                 int32_t zp_in, int32_t zp_out, par_msg *msg)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    par_status st = par_dn_check(dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create", msg);
+    if (st != PAR_OK) return st;
+    if (scale != 1.0f)
+        st = par_dn_check(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale),
+                          "reorder: dnnl_primitive_attr_set_output_scales", msg);
+    if (st == PAR_OK && zp_in)
+        st = par_dn_check(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp_in),
+                          "reorder: dnnl_primitive_attr_set_zero_points(src)", msg);
+    if (st == PAR_OK && zp_out)
+        st = par_dn_check(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &zp_out),
+                          "reorder: dnnl_primitive_attr_set_zero_points(dst)", msg);
+    if (st == PAR_OK) st = par_dn_reorder(p, ni, src, dst, attr, 0, msg);
+    dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
+/* the f32 image of value v: its memory when f32, else a dequantized copy */
+static par_status f32_of(dn_plan *p, int32_t ni, int32_t v, dnnl_memory_t *out, par_msg *msg)
+{
+    const par_value *val = &p->g->values[v];
+    dnnl_memory_t m = NULL;
+    par_status st = par_dn_value_mem(p, v, &m, msg);
+    if (st != PAR_OK || val->dtype == PAR_DTYPE_F32) {
+        *out = m;
+        return st;
+    }
+    dnnl_memory_desc_t md;
+    if ((st = plain_md(val, dnnl_f32, &md, msg)) != PAR_OK) return st;
+    if ((st = par_dn_mem_new(p, &md, out, msg)) != PAR_OK) return st;
+    return scaled_reorder(p, ni, m, *out, val->scale, val->zero_point, 0, msg);
+}
+
+/* where an f32 result for value v goes: v's memory when f32, else a temporary that requant_out() stores */
+static par_status f32_dst(dn_plan *p, int32_t v, dnnl_memory_t *out, par_msg *msg)
+{
+    const par_value *val = &p->g->values[v];
+    if (val->dtype == PAR_DTYPE_F32) return par_dn_value_mem(p, v, out, msg);
+    dnnl_memory_desc_t md;
+    par_status st = plain_md(val, dnnl_f32, &md, msg);
+    if (st == PAR_OK) st = par_dn_mem_new(p, &md, out, msg);
+    return st;
+}
+
+static par_status requant_out(dn_plan *p, int32_t ni, int32_t v, dnnl_memory_t tmp, par_msg *msg)
+{
+    const par_value *val = &p->g->values[v];
+    if (val->dtype == PAR_DTYPE_F32) return PAR_OK;
+    dnnl_memory_t m = NULL;
+    par_status st = par_dn_value_mem(p, v, &m, msg);
+    if (st != PAR_OK) return st;
+    return scaled_reorder(p, ni, tmp, m, 1.0f / val->scale, 0, val->zero_point, msg);
+}
+
+static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv], *y = &g->values[yv];
+    dnnl_alg_kind_t alg;
+    float a, b;
+    dnnl_memory_t src = NULL, dst = NULL;
+    par_status st;
+    if (par_dn_is_quant(y->dtype)) {
+        /* requantize when the params differ, then clip the stored integers */
+        alg = dnnl_eltwise_clip_v2;
+        par_dn_qclip_range(n, y, &a, &b);
+        if ((st = par_dn_value_mem(p, yv, &dst, msg)) != PAR_OK) return st;
+        if (!same_q(x, y)) {
+            dnnl_memory_t xm = NULL, tmp = NULL;
+            const dnnl_memory_desc_t *md = NULL;
+            if ((st = par_dn_value_mem(p, xv, &xm, msg)) != PAR_OK) return st;
+            dnnl_memory_get_memory_desc(dst, &md);
+            if ((st = par_dn_mem_new(p, md, &tmp, msg)) != PAR_OK) return st;
+            if ((st = scaled_reorder(p, ni, xm, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg)) != PAR_OK)
+                return st;
+            src = tmp;
+        } else if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
+    } else {
+        if (!par_dn_eltwise_alg(n, &alg, &a, &b)) return par_msgf(msg, PAR_UNSUPPORTED, "no eltwise for %s", n->op);
+        if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
+        if ((st = par_dn_value_mem(p, yv, &dst, msg)) != PAR_OK) return st;
+    }
+    const dnnl_memory_desc_t *md = NULL;
+    dnnl_memory_get_memory_desc(dst, &md);
+    dnnl_eltwise_desc_t ed;
+    st = par_dn_check(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, md, a, b),
+                      "eltwise: dnnl_eltwise_forward_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &ed, &pd, "eltwise: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    return par_dn_add_prim(p, ni, "eltwise", pd, 2, args, msg);
+}
+
+static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t yv = p->final_out[ni];
+    const par_value *y = &g->values[yv];
+    int32_t i0 = n->inputs[0], i1 = n->inputs[1];
+    if (g->values[i0].numel != y->numel) { /* commutative ops: the broadcast operand second */
+        int32_t t = i0;
+        i0 = i1;
+        i1 = t;
+    }
+    const char *op = n->op;
+    dnnl_alg_kind_t alg = strcmp(op, "add") == 0 ? dnnl_binary_add : strcmp(op, "sub") == 0 ? dnnl_binary_sub
+                          : strcmp(op, "mul") == 0 ? dnnl_binary_mul : dnnl_binary_div;
+    dnnl_memory_t s0 = NULL, s1 = NULL, dst = NULL, s1v = NULL;
+    par_status st = f32_of(p, ni, i0, &s0, msg);
+    if (st == PAR_OK) st = f32_of(p, ni, i1, &s1, msg);
+    if (st == PAR_OK) st = f32_dst(p, yv, &dst, msg);
+    if (st != PAR_OK) return st;
+    /* src1 at the output's rank with leading 1s (the same bytes) */
+    const par_value *v1 = &g->values[i1];
+    int64_t d1[PAR_MAX_RANK];
+    int r = y->rank;
+    for (int i = 0; i < r; i++) d1[i] = i < r - v1->rank ? 1 : v1->dims[i - (r - v1->rank)];
+    dnnl_memory_desc_t md0, md1, mdy;
+    st = plain_md(y, dnnl_f32, &md0, msg);
+    if (st == PAR_OK) st = par_dn_md_plain(&md1, r, d1, dnnl_f32, msg);
+    if (st == PAR_OK) st = plain_md(y, dnnl_f32, &mdy, msg);
+    if (st != PAR_OK) return st;
+    void *h = NULL;
+    dnnl_memory_get_data_handle(s1, &h);
+    if (v1->rank != r) {
+        /* the same buffer under the broadcast descriptor: a copy keeps handles simple across bind */
+        if ((st = par_dn_mem_new(p, &md1, &s1v, msg)) != PAR_OK) return st;
+        if ((st = par_dn_add_copy(p, ni, s1, s1v, (size_t)v1->numel * 4, msg)) != PAR_OK) return st;
+        s1 = s1v;
+    }
+    dnnl_binary_desc_t bd;
+    st = par_dn_check(dnnl_binary_desc_init(&bd, alg, &md0, &md1, &mdy), "binary: dnnl_binary_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &bd, &pd, "binary: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, dst}};
+    if ((st = par_dn_add_prim(p, ni, "binary", pd, 3, args, msg)) != PAR_OK) return st;
+    return requant_out(p, ni, yv, dst, msg);
+}
+
+static par_status lower_pool(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv], *y = &g->values[yv];
+    int64_t H = x->dims[2], W = x->dims[3], OH = y->dims[2], OW = y->dims[3];
+    int64_t kh, kw, sh, sw, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+    dnnl_alg_kind_t alg = dnnl_pooling_avg_exclude_padding;
+    if (strcmp(n->op, "global_avg_pool2d") == 0) kh = H, kw = W, sh = H, sw = W;
+    else if (strcmp(n->op, "adaptive_avg_pool2d") == 0) kh = sh = H / OH, kw = sw = W / OW;
+    else {
+        kh = par_attr_ints_at(n, "kernel", 0, 1), kw = par_attr_ints_at(n, "kernel", 1, 1);
+        sh = par_attr_ints_at(n, "stride", 0, kh), sw = par_attr_ints_at(n, "stride", 1, kw);
+        pt = par_attr_ints_at(n, "padding", 0, 0), pl = par_attr_ints_at(n, "padding", 1, 0);
+        pb = par_attr_ints_at(n, "padding", 2, 0), pr = par_attr_ints_at(n, "padding", 3, 0);
+        if (strcmp(n->op, "max_pool2d") == 0) {
+            alg = dnnl_pooling_max;
+            dh = par_attr_ints_at(n, "dilation", 0, 1), dw = par_attr_ints_at(n, "dilation", 1, 1);
+        } else if (par_attr_int(n, "count_include_pad", 1)) {
+            alg = dnnl_pooling_avg_include_padding;
+            /* PyTorch clips a ceil_mode window to the padded extent; oneDNN would count the extra end padding */
+            int64_t eh = (OH - 1) * sh + kh - (H + pt + pb), ew = (OW - 1) * sw + kw - (W + pl + pr);
+            if (eh > 0 || ew > 0)
+                return par_msgf(msg, PAR_UNSUPPORTED, "avg_pool2d with count_include_pad and a ceil_mode window past "
+                                "the padding: oneDNN would count the extra padding in the divisor");
+        }
+        /* ceil_mode: the end padding grows so that oneDNN's floor gives the output size */
+        int64_t eh = (OH - 1) * sh + (kh - 1) * dh + 1 - (H + pt + pb), ew = (OW - 1) * sw + (kw - 1) * dw + 1 - (W + pl + pr);
+        if (eh > 0) pb += eh;
+        if (ew > 0) pr += ew;
+    }
+    dnnl_memory_t src = NULL, dst = NULL;
+    int q = par_dn_is_quant(y->dtype) && alg != dnnl_pooling_max;
+    par_status st = q ? f32_of(p, ni, xv, &src, msg) : par_dn_value_mem(p, xv, &src, msg);
+    if (st == PAR_OK) st = q ? f32_dst(p, yv, &dst, msg) : par_dn_value_mem(p, yv, &dst, msg);
+    if (st != PAR_OK) return st;
+    const dnnl_memory_desc_t *smd = NULL, *dmd = NULL;
+    dnnl_memory_get_memory_desc(src, &smd);
+    dnnl_memory_get_memory_desc(dst, &dmd);
+    dnnl_dims_t strides = {sh, sw}, kernel = {kh, kw}, dil = {dh - 1, dw - 1}, padl = {pt, pl}, padr = {pb, pr};
+    dnnl_pooling_v2_desc_t pdsc;
+    st = par_dn_check(dnnl_pooling_v2_forward_desc_init(&pdsc, dnnl_forward_inference, alg, smd, dmd, strides, kernel,
+                                                        dil, padl, padr),
+                      "pooling: dnnl_pooling_v2_forward_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &pdsc, &pd, "pooling: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    if ((st = par_dn_add_prim(p, ni, "pool", pd, 2, args, msg)) != PAR_OK) return st;
+    return q ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
+}
+
+static par_status lower_softmax(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *y = &g->values[yv];
+    dnnl_memory_t src = NULL, dst = NULL;
+    par_status st = f32_of(p, ni, xv, &src, msg);
+    if (st == PAR_OK) st = f32_dst(p, yv, &dst, msg);
+    if (st != PAR_OK) return st;
+    const dnnl_memory_desc_t *md = NULL;
+    dnnl_memory_get_memory_desc(dst, &md);
+    int axis = (int)norm_axis(par_attr_int(n, "axis", -1), y->rank > 0 ? y->rank : 1);
+    dnnl_softmax_v2_desc_t sd;
+    st = par_dn_check(dnnl_softmax_v2_forward_desc_init(&sd, dnnl_forward_inference,
+                                                        strcmp(n->op, "log_softmax") == 0 ? dnnl_softmax_log
+                                                                                          : dnnl_softmax_accurate,
+                                                        md, md, axis),
+                      "softmax: dnnl_softmax_v2_forward_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &sd, &pd, "softmax: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    if ((st = par_dn_add_prim(p, ni, "softmax", pd, 2, args, msg)) != PAR_OK) return st;
+    return requant_out(p, ni, yv, dst, msg);
+}
+
+static par_status lower_resample(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    int lin = strcmp(n->op, "upsample_bilinear2d") == 0;
+    dnnl_memory_t src = NULL, dst = NULL;
+    par_status st = lin ? f32_of(p, ni, xv, &src, msg) : par_dn_value_mem(p, xv, &src, msg);
+    if (st == PAR_OK) st = lin ? f32_dst(p, yv, &dst, msg) : par_dn_value_mem(p, yv, &dst, msg);
+    if (st != PAR_OK) return st;
+    const dnnl_memory_desc_t *smd = NULL, *dmd = NULL;
+    dnnl_memory_get_memory_desc(src, &smd);
+    dnnl_memory_get_memory_desc(dst, &dmd);
+    /* with scale given, the coordinate ratio is 1 / scale (PyTorch), which oneDNN takes as its factors */
+    float f[2];
+    const float *fp = NULL;
+    if (par_attr_count(n, "scale") == 2) {
+        f[0] = (float)par_attr_floats_at(n, "scale", 0, 1);
+        f[1] = (float)par_attr_floats_at(n, "scale", 1, 1);
+        fp = f;
+    }
+    dnnl_resampling_desc_t rd;
+    st = par_dn_check(dnnl_resampling_forward_desc_init(&rd, dnnl_forward_inference,
+                                                        lin ? dnnl_resampling_linear : dnnl_resampling_nearest, fp,
+                                                        smd, dmd),
+                      "resampling: dnnl_resampling_forward_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &rd, &pd, "resampling: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    if ((st = par_dn_add_prim(p, ni, "resampling", pd, 2, args, msg)) != PAR_OK) return st;
+    return lin ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
+}
+
+static par_status lower_concat(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t yv = p->final_out[ni];
+    const par_value *y = &g->values[yv];
+    int nin = n->n_inputs;
+    dnnl_memory_desc_t *mds = calloc((size_t)nin, sizeof *mds);
+    dnnl_exec_arg_t *args = calloc((size_t)nin + 1, sizeof *args);
+    par_status st = (mds && args) ? PAR_OK : par_msgf(msg, PAR_ERROR, "out of memory");
+    for (int i = 0; i < nin && st == PAR_OK; i++) {
+        dnnl_memory_t m = NULL;
+        st = par_dn_value_mem(p, n->inputs[i], &m, msg);
+        if (st == PAR_OK) {
+            const dnnl_memory_desc_t *md = NULL;
+            dnnl_memory_get_memory_desc(m, &md);
+            mds[i] = *md;
+            args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
+            args[i].memory = m;
+        }
+    }
+    dnnl_memory_t dst = NULL;
+    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &dst, msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) {
+        const dnnl_memory_desc_t *dmd = NULL;
+        dnnl_memory_get_memory_desc(dst, &dmd);
+        dnnl_primitive_attr_t attr = NULL;
+        st = par_dn_attr(p, &attr, msg);
+        if (st == PAR_OK) {
+            int axis = (int)norm_axis(par_attr_int(n, "axis", 1), y->rank);
+            st = par_dn_check(dnnl_concat_primitive_desc_create(&pd, dmd, nin, axis, mds, attr, p->c->eng),
+                              "concat: dnnl_concat_primitive_desc_create", msg);
+            dnnl_primitive_attr_destroy(attr);
+        }
+    }
+    if (st == PAR_OK) {
+        args[nin].arg = DNNL_ARG_DST;
+        args[nin].memory = dst;
+        st = par_dn_add_prim(p, ni, "concat", pd, nin + 1, args, msg);
+    }
+    free(mds);
+    free(args);
+    return st;
+}
+
+static par_status lower_bnorm(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv];
+    dnnl_memory_t src = NULL, dst = NULL, mean = NULL, var = NULL, scale = NULL, shift = NULL;
+    par_status st = par_dn_value_mem(p, xv, &src, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &dst, msg);
+    /* parity's inputs: x, weight, bias, running_mean, running_var */
+    if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[1], &scale, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[2], &shift, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[3], &mean, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[4], &var, msg);
+    if (st != PAR_OK) return st;
+    const dnnl_memory_desc_t *md = NULL;
+    dnnl_memory_get_memory_desc(src, &md);
+    (void)x;
+    dnnl_batch_normalization_desc_t bd;
+    st = par_dn_check(dnnl_batch_normalization_forward_desc_init(&bd, dnnl_forward_inference, md,
+                                                                 (float)par_attr_float(n, "eps", 1e-5),
+                                                                 dnnl_use_global_stats | dnnl_use_scale |
+                                                                     dnnl_use_shift),
+                      "batch_normalization: dnnl_batch_normalization_forward_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &bd, &pd, "batch_normalization: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src},      {DNNL_ARG_DST, dst},        {DNNL_ARG_MEAN, mean},
+                               {DNNL_ARG_VARIANCE, var}, {DNNL_ARG_SCALE, scale},    {DNNL_ARG_SHIFT, shift}};
+    return par_dn_add_prim(p, ni, "bnorm", pd, 6, args, msg);
+}
+
+static par_status lower_reduce(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv], *y = &g->values[yv];
+    int q = par_dn_is_quant(y->dtype) && strcmp(n->op, "mean") == 0;
+    dnnl_alg_kind_t alg = strcmp(n->op, "mean") == 0 ? dnnl_reduction_mean
+                          : strcmp(n->op, "sum") == 0 ? dnnl_reduction_sum : dnnl_reduction_max;
+    /* the destination at the input's rank with 1s on the reduced axes (the same bytes as keepdims or not) */
+    int64_t d[PAR_MAX_RANK];
+    for (int i = 0; i < x->rank; i++) d[i] = x->dims[i];
+    for (int32_t k = 0; k < par_attr_count(n, "axes"); k++) d[norm_axis(par_attr_ints_at(n, "axes", k, 0), x->rank)] = 1;
+    dnnl_memory_t src = NULL, dst = NULL, red = NULL;
+    par_status st = q ? f32_of(p, ni, xv, &src, msg) : par_dn_value_mem(p, xv, &src, msg);
+    if (st == PAR_OK) st = q ? f32_dst(p, yv, &dst, msg) : par_dn_value_mem(p, yv, &dst, msg);
+    if (st != PAR_OK) return st;
+    dnnl_memory_desc_t rmd;
+    const dnnl_memory_desc_t *smd = NULL;
+    dnnl_memory_get_memory_desc(src, &smd);
+    if ((st = par_dn_md_plain(&rmd, x->rank, d, q ? dnnl_f32 : par_dn_dt(y->dtype), msg)) != PAR_OK) return st;
+    if ((st = par_dn_mem_new(p, &rmd, &red, msg)) != PAR_OK) return st;
+    dnnl_reduction_desc_t rd;
+    st = par_dn_check(dnnl_reduction_desc_init(&rd, alg, smd, &rmd, 0.0f, 0.0f), "reduction: dnnl_reduction_desc_init",
+                      msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &rd, &pd, "reduction: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, red}};
+    if ((st = par_dn_add_prim(p, ni, "reduction", pd, 2, args, msg)) != PAR_OK) return st;
+    if ((st = par_dn_add_copy(p, ni, red, dst, (size_t)y->numel * (q ? 4 : par_dtype_size(y->dtype)), msg)) != PAR_OK)
+        return st;
+    return q ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
+}
+
+/* permute and slice: a reorder from the input's bytes seen through a strided (and offset) descriptor */
+static par_status lower_strided(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv], *y = &g->values[yv];
+    int r = x->rank;
+    int64_t xs[PAR_MAX_RANK];
+    for (int i = r - 1, s = 1; i >= 0; i--) {
+        xs[i] = s;
+        s *= (int)x->dims[i];
+    }
+    dnnl_dims_t st_, dims;
+    int64_t off = 0;
+    for (int i = 0; i < r; i++) dims[i] = y->dims[i];
+    if (strcmp(n->op, "permute") == 0) {
+        for (int i = 0; i < r; i++) st_[i] = xs[norm_axis(par_attr_ints_at(n, "perm", i, i), r)];
+    } else {
+        int64_t dim = norm_axis(par_attr_int(n, "dim", 0), r), start = par_attr_int(n, "start", 0);
+        int64_t step = par_attr_int(n, "step", 1);
+        if (start < 0) start += x->dims[dim];
+        if (start < 0) start = 0;
+        if (start > x->dims[dim]) start = x->dims[dim];
+        for (int i = 0; i < r; i++) st_[i] = xs[i];
+        st_[dim] = xs[dim] * step;
+        off = start * xs[dim];
+    }
+    dnnl_memory_desc_t smd;
+    par_status st = par_dn_check(dnnl_memory_desc_init_by_strides(&smd, r, dims, par_dn_dt(x->dtype), st_),
+                                 "dnnl_memory_desc_init_by_strides", msg);
+    if (st != PAR_OK) return st;
+    smd.offset0 = off;
+    dnnl_memory_t xm = NULL, view = NULL, ym = NULL;
+    if ((st = par_dn_value_mem(p, xv, &xm, msg)) != PAR_OK) return st;
+    if ((st = par_dn_value_mem(p, yv, &ym, msg)) != PAR_OK) return st;
+    /* the view shares x's buffer; a copy of x into a buffer of its own keeps handles simple across bind */
+    dnnl_memory_desc_t full;
+    if ((st = par_dn_md_plain(&full, r, x->dims, par_dn_dt(x->dtype), msg)) != PAR_OK) return st;
+    size_t need = dnnl_memory_desc_get_size(&full);
+    int64_t one[1] = {(int64_t)need};
+    dnnl_memory_desc_t bytes;
+    if ((st = par_dn_md_tag(&bytes, 1, one, dnnl_u8, dnnl_a, msg)) != PAR_OK) return st;
+    dnnl_memory_t buf = NULL;
+    if ((st = par_dn_mem_new(p, &bytes, &buf, msg)) != PAR_OK) return st;
+    void *h = NULL;
+    dnnl_memory_get_data_handle(buf, &h);
+    st = par_dn_check(dnnl_memory_create(&view, &smd, p->c->eng, h), "dnnl_memory_create", msg);
+    if (st != PAR_OK) return st;
+    if ((st = par_dn_add_copy(p, ni, xm, buf, (size_t)x->numel * par_dtype_size(x->dtype), msg)) != PAR_OK) {
+        dnnl_memory_destroy(view);
+        return st;
+    }
+    if ((st = par_dn_own(p, view, msg)) != PAR_OK) return st;
+    return par_dn_reorder(p, ni, view, ym, NULL, 0, msg);
+}
+
+static par_status lower_copy(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    dnnl_memory_t xm = NULL, ym = NULL;
+    par_status st = par_dn_value_mem(p, xv, &xm, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &ym, msg);
+    if (st != PAR_OK) return st;
+    return par_dn_add_copy(p, ni, xm, ym, (size_t)g->values[yv].numel * par_dtype_size(g->values[yv].dtype), msg);
+}
+
+static par_status lower_qconvert(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv], *y = &g->values[yv];
+    dnnl_memory_t xm = NULL, ym = NULL;
+    par_status st = par_dn_value_mem(p, xv, &xm, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &ym, msg);
+    if (st != PAR_OK) return st;
+    if (strcmp(n->op, "dequantize") == 0) return scaled_reorder(p, ni, xm, ym, x->scale, x->zero_point, 0, msg);
+    if (par_dn_is_quant(x->dtype))
+        return scaled_reorder(p, ni, xm, ym, x->scale / y->scale, x->zero_point, y->zero_point, msg);
+    /* oneDNN's reorder multiplies: x * (1 / s), not x / s */
+    return scaled_reorder(p, ni, xm, ym, 1.0f / y->scale, 0, y->zero_point, msg);
+}
+
+par_status par_dn_lower_elt(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const char *op = p->g->nodes[ni].op;
+    const par_value *y = &p->g->values[p->final_out[ni]];
+    dnnl_alg_kind_t alg;
+    float a, b;
+    if (strcmp(op, "quantize") == 0 || strcmp(op, "dequantize") == 0) return lower_qconvert(p, ni, msg);
+    if (par_dn_is_quant(y->dtype) && is_clip_op(op)) return lower_eltwise(p, ni, msg);
+    if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "mul") == 0 || strcmp(op, "div") == 0)
+        return lower_binary(p, ni, msg);
+    if (p->g->nodes[ni].n_inputs == 1 && par_dn_eltwise_alg(&p->g->nodes[ni], &alg, &a, &b))
+        return lower_eltwise(p, ni, msg);
+    if (strstr(op, "pool2d")) return lower_pool(p, ni, msg);
+    if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0) return lower_softmax(p, ni, msg);
+    if (strncmp(op, "upsample_", 9) == 0) return lower_resample(p, ni, msg);
+    if (strcmp(op, "concat") == 0) return lower_concat(p, ni, msg);
+    if (strcmp(op, "batch_norm") == 0) return lower_bnorm(p, ni, msg);
+    if (strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0) return lower_reduce(p, ni, msg);
+    if (strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0) return lower_strided(p, ni, msg);
+    if (strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0) return lower_copy(p, ni, msg);
+    return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", op);
+}
