@@ -55,6 +55,36 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
     if (par_dn_dt(y->dtype) == dnnl_data_type_undef)
         return par_msgf(msg, PAR_UNSUPPORTED, "output is %s", par_dtype_name(y->dtype));
     if (strcmp(op, "quantize") == 0 || strcmp(op, "dequantize") == 0) return PAR_OK;
+    if (strcmp(op, "adaptive_avg_pool2d") == 0) {
+        const par_value *x = par_node_input(g, n, 0);
+        if (x->dims[2] % y->dims[2] || x->dims[3] % y->dims[3])
+            return par_msgf(msg, PAR_UNSUPPORTED, "adaptive windows of unequal sizes (%" PRId64 "x%" PRId64 " -> %"
+                            PRId64 "x%" PRId64 "): oneDNN's pooling has one kernel", x->dims[2], x->dims[3],
+                            y->dims[2], y->dims[3]);
+    }
+    if (strcmp(op, "upsample_nearest2d") == 0) {
+        const par_value *x = par_node_input(g, n, 0);
+        /* floor(dst * in / out) is floor((dst + 0.5) * in / out), oneDNN's nearest, for integer factors */
+        if (y->dims[2] % x->dims[2] || y->dims[3] % x->dims[3])
+            return par_msgf(msg, PAR_UNSUPPORTED, "nearest with a non-integer factor (%" PRId64 " -> %" PRId64
+                            "): oneDNN's nearest takes pixel centres (nearest-exact)", x->dims[2], y->dims[2]);
+    }
+    if (strncmp(op, "upsample_", 9) == 0 && par_attr_count(n, "scale") == 2) {
+        const par_value *x = par_node_input(g, n, 0);
+        /* oneDNN maps coordinates with out / in; PyTorch with 1 / scale: the same only when out = in * scale */
+        for (int k = 0; k < 2; k++) {
+            int64_t in = x->dims[2 + k], out = y->dims[2 + k];
+            /* PyTorch's same-size copy, and nearest's dst / 2 at twice the size (docs/ops.md), are the sizes' ratio */
+            if (out == in && strcmp(op, "upsample_nearest_exact2d") != 0) continue;
+            if (out == 2 * in && strcmp(op, "upsample_nearest2d") == 0) continue;
+            if ((double)out != (double)in * par_attr_floats_at(n, "scale", k, 1))
+                return par_msgf(msg, PAR_UNSUPPORTED, "scale %g maps %" PRId64 " to %" PRId64 ": oneDNN's resampling "
+                                "takes its coordinate ratio from the sizes, PyTorch from 1 / scale",
+                                par_attr_floats_at(n, "scale", k, 1), in, out);
+        }
+    }
+    if (strcmp(op, "upsample_bilinear2d") == 0 && par_attr_int(n, "align_corners", 0))
+        return par_msgf(msg, PAR_UNSUPPORTED, "align_corners=1: oneDNN's linear resampling takes pixel centres");
     int q = par_dn_is_quant(y->dtype);
     if (q) {
         const par_value *x = par_node_input(g, n, 0);
@@ -97,14 +127,7 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
     }
     if (strcmp(op, "max_pool2d") == 0 || strcmp(op, "avg_pool2d") == 0 || strcmp(op, "global_avg_pool2d") == 0)
         return PAR_OK;
-    if (strcmp(op, "adaptive_avg_pool2d") == 0) {
-        const par_value *x = par_node_input(g, n, 0);
-        if (x->dims[2] % y->dims[2] || x->dims[3] % y->dims[3])
-            return par_msgf(msg, PAR_UNSUPPORTED, "adaptive windows of unequal sizes (%" PRId64 "x%" PRId64 " -> %"
-                            PRId64 "x%" PRId64 "): oneDNN's pooling has one kernel", x->dims[2], x->dims[3],
-                            y->dims[2], y->dims[3]);
-        return PAR_OK;
-    }
+    if (strcmp(op, "adaptive_avg_pool2d") == 0) return PAR_OK;
     if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0 || strcmp(op, "concat") == 0 ||
         strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 || strcmp(op, "permute") == 0 ||
         strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0 || strcmp(op, "slice") == 0)
@@ -116,19 +139,7 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
         return PAR_OK;
     }
     if (strcmp(op, "upsample_nearest_exact2d") == 0) return PAR_OK;
-    if (strcmp(op, "upsample_nearest2d") == 0) {
-        const par_value *x = par_node_input(g, n, 0);
-        /* floor(dst * in / out) is floor((dst + 0.5) * in / out), oneDNN's nearest, for integer factors */
-        if (y->dims[2] % x->dims[2] || y->dims[3] % x->dims[3])
-            return par_msgf(msg, PAR_UNSUPPORTED, "nearest with a non-integer factor (%" PRId64 " -> %" PRId64
-                            "): oneDNN's nearest takes pixel centres (nearest-exact)", x->dims[2], y->dims[2]);
-        return PAR_OK;
-    }
-    if (strcmp(op, "upsample_bilinear2d") == 0) {
-        if (par_attr_int(n, "align_corners", 0))
-            return par_msgf(msg, PAR_UNSUPPORTED, "align_corners=1: oneDNN's linear resampling takes pixel centres");
-        return PAR_OK;
-    }
+    if (strcmp(op, "upsample_nearest2d") == 0 || strcmp(op, "upsample_bilinear2d") == 0) return PAR_OK;
     if (strcmp(op, "hardsigmoid") == 0)
         return par_msgf(msg, PAR_UNSUPPORTED, "oneDNN 2.6 has no hardsigmoid eltwise (added in 3.0)");
     return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", op);
@@ -207,6 +218,32 @@ static par_status requant_out(dn_plan *p, int32_t ni, int32_t v, dnnl_memory_t t
     return scaled_reorder(p, ni, tmp, m, 1.0f / val->scale, 0, val->zero_point, msg);
 }
 
+/* x op c for a scalar constant c (a 1-element u8/s8 tensor broadcast as src1): binary max or min, exact on the
+ * stored integers (oneDNN 2.6's int8 eltwise has relu and linear only, no clip) */
+static par_status int_bound(dn_plan *p, int32_t ni, dnnl_memory_t src, dnnl_memory_t dst, dnnl_alg_kind_t alg,
+                            float bound, par_msg *msg)
+{
+    const dnnl_memory_desc_t *md = NULL;
+    dnnl_memory_get_memory_desc(dst, &md);
+    int64_t ones[PAR_MAX_RANK];
+    for (int i = 0; i < md->ndims; i++) ones[i] = 1;
+    dnnl_memory_desc_t cmd;
+    par_status st = par_dn_md_plain(&cmd, md->ndims, ones, md->data_type, msg);
+    if (st != PAR_OK) return st;
+    int8_t s8 = (int8_t)bound;
+    uint8_t u8 = (uint8_t)bound;
+    dnnl_memory_t cm = NULL;
+    st = par_dn_mem_const(p, &cmd, md->data_type == dnnl_u8 ? (const void *)&u8 : (const void *)&s8, 1, &cm, msg);
+    if (st != PAR_OK) return st;
+    dnnl_binary_desc_t bd;
+    st = par_dn_check(dnnl_binary_desc_init(&bd, alg, md, &cmd, md), "binary: dnnl_binary_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &bd, &pd, "binary: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, src}, {DNNL_ARG_SRC_1, cm}, {DNNL_ARG_DST, dst}};
+    return par_dn_add_prim(p, ni, "binary", pd, 3, args, msg);
+}
+
 static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
@@ -218,25 +255,33 @@ static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
     dnnl_memory_t src = NULL, dst = NULL;
     par_status st;
     if (par_dn_is_quant(y->dtype)) {
-        /* requantize when the params differ, then clip the stored integers */
-        alg = dnnl_eltwise_clip_v2;
+        /* requantize when the params differ, then bound the stored integers */
         par_dn_qclip_range(n, y, &a, &b);
+        float qmin = y->dtype == PAR_DTYPE_QU8 ? 0 : -128, qmax = y->dtype == PAR_DTYPE_QU8 ? 255 : 127;
         if ((st = par_dn_value_mem(p, yv, &dst, msg)) != PAR_OK) return st;
+        if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
+        const dnnl_memory_desc_t *md = NULL;
+        dnnl_memory_get_memory_desc(dst, &md);
         if (!same_q(x, y)) {
-            dnnl_memory_t xm = NULL, tmp = NULL;
-            const dnnl_memory_desc_t *md = NULL;
-            if ((st = par_dn_value_mem(p, xv, &xm, msg)) != PAR_OK) return st;
-            dnnl_memory_get_memory_desc(dst, &md);
+            dnnl_memory_t tmp = NULL;
             if ((st = par_dn_mem_new(p, md, &tmp, msg)) != PAR_OK) return st;
-            if ((st = scaled_reorder(p, ni, xm, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg)) != PAR_OK)
+            if ((st = scaled_reorder(p, ni, src, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg)) != PAR_OK)
                 return st;
             src = tmp;
-        } else if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
-    } else {
-        if (!par_dn_eltwise_alg(n, &alg, &a, &b)) return par_msgf(msg, PAR_UNSUPPORTED, "no eltwise for %s", n->op);
-        if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
-        if ((st = par_dn_value_mem(p, yv, &dst, msg)) != PAR_OK) return st;
+        }
+        int lo = a > qmin, hi = b < qmax;
+        if (!lo && !hi) return par_dn_reorder(p, ni, src, dst, NULL, 0, msg);
+        if (lo && hi) {
+            dnnl_memory_t tmp = NULL;
+            if ((st = par_dn_mem_new(p, md, &tmp, msg)) != PAR_OK) return st;
+            if ((st = int_bound(p, ni, src, tmp, dnnl_binary_max, a, msg)) != PAR_OK) return st;
+            return int_bound(p, ni, tmp, dst, dnnl_binary_min, b, msg);
+        }
+        return lo ? int_bound(p, ni, src, dst, dnnl_binary_max, a, msg) : int_bound(p, ni, src, dst, dnnl_binary_min, b, msg);
     }
+    if (!par_dn_eltwise_alg(n, &alg, &a, &b)) return par_msgf(msg, PAR_UNSUPPORTED, "no eltwise for %s", n->op);
+    if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
+    if ((st = par_dn_value_mem(p, yv, &dst, msg)) != PAR_OK) return st;
     const dnnl_memory_desc_t *md = NULL;
     dnnl_memory_get_memory_desc(dst, &md);
     dnnl_eltwise_desc_t ed;
@@ -390,14 +435,8 @@ static par_status lower_resample(dn_plan *p, int32_t ni, par_msg *msg)
     const dnnl_memory_desc_t *smd = NULL, *dmd = NULL;
     dnnl_memory_get_memory_desc(src, &smd);
     dnnl_memory_get_memory_desc(dst, &dmd);
-    /* with scale given, the coordinate ratio is 1 / scale (PyTorch), which oneDNN takes as its factors */
-    float f[2];
+    /* no factors: oneDNN's kernels map coordinates with the sizes (supports() refused scales they disagree with) */
     const float *fp = NULL;
-    if (par_attr_count(n, "scale") == 2) {
-        f[0] = (float)par_attr_floats_at(n, "scale", 0, 1);
-        f[1] = (float)par_attr_floats_at(n, "scale", 1, 1);
-        fp = f;
-    }
     dnnl_resampling_desc_t rd;
     st = par_dn_check(dnnl_resampling_forward_desc_init(&rd, dnnl_forward_inference,
                                                         lin ? dnnl_resampling_linear : dnnl_resampling_nearest, fp,
@@ -511,14 +550,19 @@ static par_status lower_reduce(dn_plan *p, int32_t ni, par_msg *msg)
     dnnl_memory_get_memory_desc(src, &smd);
     if ((st = par_dn_md_plain(&rmd, x->rank, d, q ? dnnl_f32 : par_dn_dt(y->dtype), msg)) != PAR_OK) return st;
     if ((st = par_dn_mem_new(p, &rmd, &red, msg)) != PAR_OK) return st;
-    dnnl_reduction_desc_t rd;
-    st = par_dn_check(dnnl_reduction_desc_init(&rd, alg, smd, &rmd, 0.0f, 0.0f), "reduction: dnnl_reduction_desc_init",
-                      msg);
-    dnnl_primitive_desc_t pd = NULL;
-    if (st == PAR_OK) st = prim_pd(p, &rd, &pd, "reduction: dnnl_primitive_desc_create", msg);
-    if (st != PAR_OK) return st;
-    dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, red}};
-    if ((st = par_dn_add_prim(p, ni, "reduction", pd, 2, args, msg)) != PAR_OK) return st;
+    if (dnnl_memory_desc_equal(smd, &rmd)) {
+        /* every reduced axis has size 1: oneDNN's reduction refuses src == dst; the result is x itself */
+        if ((st = par_dn_reorder(p, ni, src, red, NULL, 0, msg)) != PAR_OK) return st;
+    } else {
+        dnnl_reduction_desc_t rd;
+        st = par_dn_check(dnnl_reduction_desc_init(&rd, alg, smd, &rmd, 0.0f, 0.0f),
+                          "reduction: dnnl_reduction_desc_init", msg);
+        dnnl_primitive_desc_t pd = NULL;
+        if (st == PAR_OK) st = prim_pd(p, &rd, &pd, "reduction: dnnl_primitive_desc_create", msg);
+        if (st != PAR_OK) return st;
+        dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, red}};
+        if ((st = par_dn_add_prim(p, ni, "reduction", pd, 2, args, msg)) != PAR_OK) return st;
+    }
     if ((st = par_dn_add_copy(p, ni, red, dst, (size_t)y->numel * (q ? 4 : par_dtype_size(y->dtype)), msg)) != PAR_OK)
         return st;
     return q ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
@@ -553,9 +597,10 @@ static par_status lower_strided(dn_plan *p, int32_t ni, par_msg *msg)
         off = start * xs[dim];
     }
     dnnl_memory_desc_t smd;
-    par_status st = par_dn_check(dnnl_memory_desc_init_by_strides(&smd, r, dims, par_dn_dt(x->dtype), st_),
-                                 "dnnl_memory_desc_init_by_strides", msg);
-    if (st != PAR_OK) return st;
+    if (dnnl_memory_desc_init_by_strides(&smd, r, dims, par_dn_dt(x->dtype), st_) != dnnl_success)
+        return par_msgf(msg, PAR_UNSUPPORTED, "this slice is no oneDNN memory descriptor (dnnl_memory_desc_init_by_strides "
+                        "refuses a step whose strided extent passes the next dimension's stride)");
+    par_status st;
     smd.offset0 = off;
     dnnl_memory_t xm = NULL, view = NULL, ym = NULL;
     if ((st = par_dn_value_mem(p, xv, &xm, msg)) != PAR_OK) return st;
