@@ -98,9 +98,8 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
         }
         if (strcmp(op, "concat") == 0) {
             for (int32_t i = 0; i < n->n_inputs; i++)
-                if (!same_q(par_node_input(g, n, i), y))
-                    return par_msgf(msg, PAR_UNSUPPORTED, "quantized concat of inputs with other params than the "
-                                    "output's");
+                if (par_node_input(g, n, i)->dtype != y->dtype)
+                    return par_msgf(msg, PAR_UNSUPPORTED, "quantized concat of mixed dtypes");
             return PAR_OK;
         }
         return par_msgf(msg, PAR_UNSUPPORTED, "no quantized form of %s in this backend (oneDNN 2.6 has no int8 %s "
@@ -462,7 +461,18 @@ static par_status lower_concat(dn_plan *p, int32_t ni, par_msg *msg)
     par_status st = (mds && args) ? PAR_OK : par_msgf(msg, PAR_ERROR, "out of memory");
     for (int i = 0; i < nin && st == PAR_OK; i++) {
         dnnl_memory_t m = NULL;
+        const par_value *xi = &g->values[n->inputs[i]];
         st = par_dn_value_mem(p, n->inputs[i], &m, msg);
+        if (st == PAR_OK && par_dn_is_quant(y->dtype) && !same_q(xi, y)) {
+            /* requantized to the output's params first (the MOVE family: ratio s_in / s_out) */
+            const dnnl_memory_desc_t *md = NULL;
+            dnnl_memory_t tmp = NULL;
+            dnnl_memory_get_memory_desc(m, &md);
+            st = par_dn_mem_new(p, md, &tmp, msg);
+            if (st == PAR_OK)
+                st = scaled_reorder(p, ni, m, tmp, xi->scale / y->scale, xi->zero_point, y->zero_point, msg);
+            m = tmp;
+        }
         if (st == PAR_OK) {
             const dnnl_memory_desc_t *md = NULL;
             dnnl_memory_get_memory_desc(m, &md);
