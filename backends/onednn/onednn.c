@@ -231,6 +231,13 @@ static par_requant dn_requant(void *ctx)
     return PAR_REQUANT_FP32;
 }
 
+/* fpmath=bf16: oneDNN may round the operands of its convolutions, inner products and matmuls to bfloat16 and
+ * accumulate in f32 (avx512_core_bf16's vdpbf16ps); every other primitive ignores the mode */
+static par_arith dn_arith(void *ctx)
+{
+    return ((const dn_ctx *)ctx)->bf16 ? PAR_ARITH_BF16 : PAR_ARITH_F32;
+}
+
 static size_t dn_note(void *ctx, void *prepared, char *buf, size_t len)
 {
     (void)ctx;
@@ -247,6 +254,7 @@ static void *dn_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)dn_describe;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)dn_requant;
     if (strcmp(name, PAR_PROC_NOTE) == 0) return (void *)(par_note_fn)dn_note;
+    if (strcmp(name, PAR_PROC_ARITH) == 0) return (void *)(par_arith_fn)dn_arith;
     return NULL;
 }
 
