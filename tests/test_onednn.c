@@ -85,8 +85,12 @@ static void test_knobs(void)
     char buf[256];
     size_t need = desc(ctx, buf, sizeof buf);
     CU_ASSERT(need > 0 && need < sizeof buf);
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "threads=2;fpmath=bf16;library=oneDNN 2."));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "threads=2;fpmath=bf16;layout=blocked;library=oneDNN 2."));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "runtime=omp"));
+    CU_ASSERT_EQUAL(set(ctx, "layout", "nhwc", &msg), PAR_ERROR);
+    CU_ASSERT_EQUAL(set(ctx, "layout", "plain", &msg), PAR_OK);
+    desc(ctx, buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "layout=plain"));
     CU_ASSERT_EQUAL(set(ctx, "fpmath", "strict", &msg), PAR_OK);
     CU_ASSERT_EQUAL(arith(ctx), PAR_ARITH_F32);
     be->destroy(ctx);

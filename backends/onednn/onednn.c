@@ -51,9 +51,15 @@ static par_status dn_set_knob(void *ctx, const char *key, const char *value, par
         c->bf16 = strcmp(value, "bf16") == 0;
         return PAR_OK;
     }
+    if (strcmp(key, "layout") == 0) {
+        if (strcmp(value, "blocked") != 0 && strcmp(value, "plain") != 0)
+            return par_msgf(msg, PAR_ERROR, "knob 'layout': '%s' is not blocked or plain", value);
+        c->plain = strcmp(value, "plain") == 0;
+        return PAR_OK;
+    }
     if (strcmp(key, "threads") != 0)
-        return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the onednn backend has threads=1..%d, fpmath=strict|bf16)",
-                        key, DN_MAX_THREADS);
+        return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the onednn backend has threads=1..%d, fpmath=strict|bf16, "
+                        "layout=blocked|plain)", key, DN_MAX_THREADS);
     char *end = NULL;
     long v = strtol(value, &end, 10);
     if (!*value || *end || v < 1 || v > DN_MAX_THREADS)
@@ -83,8 +89,8 @@ static size_t dn_describe(void *ctx, char *buf, size_t len)
 {
     const dn_ctx *c = ctx;
     const dnnl_version_t *v = dnnl_version();
-    int need = snprintf(buf, len, "threads=%d;fpmath=%s;library=oneDNN %d.%d.%d (%s);runtime=%s;isa=%s;requant=fp32",
-                        c->threads, c->bf16 ? "bf16" : "strict", v->major, v->minor, v->patch, v->hash,
+    int need = snprintf(buf, len, "threads=%d;fpmath=%s;layout=%s;library=oneDNN %d.%d.%d (%s);runtime=%s;isa=%s;requant=fp32",
+                        c->threads, c->bf16 ? "bf16" : "strict", c->plain ? "plain" : "blocked", v->major, v->minor, v->patch, v->hash,
                         v->cpu_runtime == DNNL_RUNTIME_OMP ? "omp" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "tbb" : "other",
                         isa_name(dnnl_get_effective_cpu_isa()));
     return need < 0 ? 0 : (size_t)need;
@@ -116,6 +122,7 @@ static void dn_release(void *ctx, void *prepared)
     free(p->fused_into);
     free(p->post);
     free(p->final_out);
+    free(p->can_block);
     free(p);
 }
 
@@ -142,7 +149,8 @@ static par_status dn_prepare(void *ctx, const par_graph_desc *g, void **prepared
     p->fused_into = calloc(nn, sizeof *p->fused_into);
     p->post = calloc(nn, sizeof *p->post);
     p->final_out = calloc(nn, sizeof *p->final_out);
-    if (!p->mem || !p->n_uses || !p->is_output || !p->fused_into || !p->post || !p->final_out) {
+    p->can_block = calloc(nv, 1);
+    if (!p->mem || !p->n_uses || !p->is_output || !p->fused_into || !p->post || !p->final_out || !p->can_block) {
         dn_release(ctx, p);
         return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     }
@@ -159,6 +167,7 @@ static par_status dn_prepare(void *ctx, const par_graph_desc *g, void **prepared
         p->is_output[v] = 1;
     }
     par_dn_plan_fusions(p);
+    if (!c->plain) par_dn_plan_layouts(p);
     for (int32_t i = 0; i < g->n_nodes; i++) {
         par_msg m = {{0}};
         par_status st = par_dn_lower(p, i, &m);

@@ -5,11 +5,13 @@
  * inner product, matmul), onednn_lower_elt.c (eltwise, binary, pooling, softmax, resampling, concat, batch norm,
  * reductions, data movement, quantize and dequantize), sharing the helpers of onednn_util.c.
  *
- * Every value lives in a oneDNN memory object in parity's plain row-major layout (NCHW for 4-D values); graph
- * inputs and outputs are memory objects whose handles bind points at the caller's buffers. Convolution,
- * deconvolution, inner product and matmul let oneDNN choose their layouts (dnnl_format_tag_any), so their source
- * and destination get reorder primitives to and from the plain layout, run as steps like any primitive, and their
- * weights are reordered once at prepare: oneDNN's reorders are under test with its compute primitives.
+ * Every value lives in a oneDNN memory object; graph inputs and outputs are memory objects in parity's plain
+ * row-major layout (NCHW for 4-D values) whose handles bind points at the caller's buffers. Convolution,
+ * deconvolution, inner product and matmul let oneDNN choose their layouts (dnnl_format_tag_any); their weights are
+ * reordered once at prepare. A 4-D f32 activation whose every reader takes any layout (a convolution's source,
+ * batch norm, an f32 eltwise, a same-shape add, a fused post-op) stays in the layout its producer chose, as
+ * frameworks keep oneDNN's blocked tensors between layers; any other value is plain, reached by reorder primitives
+ * run as steps like any primitive: oneDNN's reorders are under test with its compute primitives.
  *
  * Nothing here may read a graph through anything but the ABI (core/parity_backend.h), nor allocate at run time.
  */
@@ -27,6 +29,7 @@ typedef struct dn_ctx {
     dnnl_stream_t strm;
     int threads;      /* knob threads=N: omp_set_num_threads(N) at prepare (oneDNN 2.6 of Debian is built on OpenMP) */
     int bf16;         /* knob fpmath=bf16: dnnl_fpmath_mode_bf16 on every primitive */
+    int plain;        /* knob layout=plain: every value plain between primitives (reorders around each conv) */
     int prepared;
 } dn_ctx;
 
@@ -54,6 +57,7 @@ typedef struct dn_plan {
     int32_t *fused_into;      /* per node: the node whose primitive computes it as a post-op, or -1 */
     int32_t *post;            /* per node: the first node fused into it (post-op chain head), or -1 */
     int32_t *final_out;       /* per node: the value its (fused) result lands in */
+    unsigned char *can_block; /* per value: may stay in the layout its producer chose (every reader takes any) */
     dn_step *steps;
     int n_steps, cap_steps;
     dnnl_memory_t *owned;     /* every memory object the plan created */
@@ -113,8 +117,16 @@ int par_dn_eltwise_alg(const par_node *n, dnnl_alg_kind_t *alg, float *alpha, fl
 /* Append the post-op chain of node ni (plan->post) to attr: eltwise activations, sum for a fused add. */
 par_status par_dn_post_ops(dn_plan *p, int32_t ni, dnnl_primitive_attr_t attr, int32_t *sum_value, par_msg *msg);
 
+/* The destination of a layout-keeping op (eltwise, batch norm, add) whose source has descriptor smd: y's memory in
+ * smd when y may stay blocked (or smd is y's plain layout), else a temporary in smd and *back = y's plain memory,
+ * which the caller fills by a reorder after the primitive. */
+par_status par_dn_like_dst(dn_plan *p, int32_t yv, const dnnl_memory_desc_t *smd, dnnl_memory_t *dst,
+                           dnnl_memory_t *back, par_msg *msg);
+
 /* onednn_lower.c */
 void par_dn_plan_fusions(dn_plan *p);
+/* which values may stay in a blocked layout between primitives (plan->can_block) */
+void par_dn_plan_layouts(dn_plan *p);
 par_status par_dn_check_node(const par_graph_desc *g, int32_t ni, par_msg *msg);
 par_status par_dn_lower(dn_plan *p, int32_t ni, par_msg *msg);
 

@@ -80,6 +80,36 @@ void par_dn_plan_fusions(dn_plan *p)
     }
 }
 
+/* does node j read its input k in any layout? */
+static int takes_any_layout(const dn_plan *p, int32_t j, int32_t k)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[j];
+    const par_value *y = &g->values[n->outputs[0]];
+    if (p->fused_into[j] >= 0) return 1; /* a post-op: its input is internal, a sum operand is reordered in */
+    if (y->dtype != PAR_DTYPE_F32) return 0;
+    if (strcmp(n->op, "conv2d") == 0 || strcmp(n->op, "batch_norm") == 0) return k == 0;
+    dnnl_alg_kind_t alg;
+    float a, b;
+    if (n->n_inputs == 1 && par_dn_eltwise_alg(n, &alg, &a, &b)) return 1;
+    if (strcmp(n->op, "add") == 0)
+        return same_shape(&g->values[n->inputs[0]], y) && same_shape(&g->values[n->inputs[1]], y);
+    return 0;
+}
+
+void par_dn_plan_layouts(dn_plan *p)
+{
+    const par_graph_desc *g = p->g;
+    for (int32_t v = 0; v < g->n_values; v++) {
+        const par_value *val = &g->values[v];
+        p->can_block[v] = val->kind == PAR_VALUE_NODE && val->dtype == PAR_DTYPE_F32 && val->rank == 4 &&
+                          !p->is_output[v] && p->n_uses[v] > 0;
+    }
+    for (int32_t j = 0; j < g->n_nodes; j++)
+        for (int32_t k = 0; k < g->nodes[j].n_inputs; k++)
+            if (g->nodes[j].inputs[k] >= 0 && !takes_any_layout(p, j, k)) p->can_block[g->nodes[j].inputs[k]] = 0;
+}
+
 par_status par_dn_check_node(const par_graph_desc *g, int32_t ni, par_msg *msg)
 {
     const par_node *n = &g->nodes[ni];

@@ -279,10 +279,11 @@ static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
         return lo ? int_bound(p, ni, src, dst, dnnl_binary_max, a, msg) : int_bound(p, ni, src, dst, dnnl_binary_min, b, msg);
     }
     if (!par_dn_eltwise_alg(n, &alg, &a, &b)) return par_msgf(msg, PAR_UNSUPPORTED, "no eltwise for %s", n->op);
+    dnnl_memory_t back = NULL;
     if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
-    if ((st = par_dn_value_mem(p, yv, &dst, msg)) != PAR_OK) return st;
     const dnnl_memory_desc_t *md = NULL;
-    dnnl_memory_get_memory_desc(dst, &md);
+    dnnl_memory_get_memory_desc(src, &md);
+    if ((st = par_dn_like_dst(p, yv, md, &dst, &back, msg)) != PAR_OK) return st;
     dnnl_eltwise_desc_t ed;
     st = par_dn_check(dnnl_eltwise_forward_desc_init(&ed, dnnl_forward_inference, alg, md, a, b),
                       "eltwise: dnnl_eltwise_forward_desc_init", msg);
@@ -290,7 +291,37 @@ static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
     if (st == PAR_OK) st = prim_pd(p, &ed, &pd, "eltwise: dnnl_primitive_desc_create", msg);
     if (st != PAR_OK) return st;
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
-    return par_dn_add_prim(p, ni, "eltwise", pd, 2, args, msg);
+    if ((st = par_dn_add_prim(p, ni, "eltwise", pd, 2, args, msg)) != PAR_OK) return st;
+    return back ? par_dn_reorder(p, ni, dst, back, NULL, 0, msg) : PAR_OK;
+}
+
+/* f32 operands of the output's shape, in whatever layout they are: src1 reordered to src0's when they differ */
+static par_status binary_same(dn_plan *p, int32_t ni, dnnl_alg_kind_t alg, int32_t i0, int32_t i1, int32_t yv,
+                              par_msg *msg)
+{
+    dnnl_memory_t s0 = NULL, s1 = NULL, dst = NULL, back = NULL;
+    const dnnl_memory_desc_t *md0 = NULL, *md1 = NULL;
+    par_status st = par_dn_value_mem(p, i0, &s0, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, i1, &s1, msg);
+    if (st != PAR_OK) return st;
+    dnnl_memory_get_memory_desc(s0, &md0);
+    dnnl_memory_get_memory_desc(s1, &md1);
+    if (!dnnl_memory_desc_equal(md0, md1)) {
+        dnnl_memory_t t = NULL;
+        if ((st = par_dn_mem_new(p, md0, &t, msg)) != PAR_OK) return st;
+        if ((st = par_dn_reorder(p, ni, s1, t, NULL, p->g->values[i1].kind == PAR_VALUE_CONST, msg)) != PAR_OK)
+            return st;
+        s1 = t;
+    }
+    if ((st = par_dn_like_dst(p, yv, md0, &dst, &back, msg)) != PAR_OK) return st;
+    dnnl_binary_desc_t bd;
+    st = par_dn_check(dnnl_binary_desc_init(&bd, alg, md0, md0, md0), "binary: dnnl_binary_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &bd, &pd, "binary: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, dst}};
+    if ((st = par_dn_add_prim(p, ni, "binary", pd, 3, args, msg)) != PAR_OK) return st;
+    return back ? par_dn_reorder(p, ni, dst, back, NULL, 0, msg) : PAR_OK;
 }
 
 static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
@@ -308,6 +339,9 @@ static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
     const char *op = n->op;
     dnnl_alg_kind_t alg = strcmp(op, "add") == 0 ? dnnl_binary_add : strcmp(op, "sub") == 0 ? dnnl_binary_sub
                           : strcmp(op, "mul") == 0 ? dnnl_binary_mul : dnnl_binary_div;
+    if (y->dtype == PAR_DTYPE_F32 && g->values[i0].numel == y->numel && g->values[i1].numel == y->numel &&
+        g->values[i0].rank == y->rank && g->values[i1].rank == y->rank)
+        return binary_same(p, ni, alg, i0, i1, yv, msg);
     dnnl_memory_t s0 = NULL, s1 = NULL, dst = NULL, s1v = NULL;
     par_status st = f32_of(p, ni, i0, &s0, msg);
     if (st == PAR_OK) st = f32_of(p, ni, i1, &s1, msg);
@@ -512,17 +546,19 @@ static par_status lower_bnorm(dn_plan *p, int32_t ni, par_msg *msg)
     const par_node *n = &g->nodes[ni];
     int32_t xv = n->inputs[0], yv = p->final_out[ni];
     const par_value *x = &g->values[xv];
-    dnnl_memory_t src = NULL, dst = NULL, mean = NULL, var = NULL, scale = NULL, shift = NULL;
+    dnnl_memory_t src = NULL, dst = NULL, mean = NULL, var = NULL, scale = NULL, shift = NULL, back = NULL;
+    const dnnl_memory_desc_t *md = NULL;
     par_status st = par_dn_value_mem(p, xv, &src, msg);
-    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &dst, msg);
+    if (st == PAR_OK) {
+        dnnl_memory_get_memory_desc(src, &md);
+        st = par_dn_like_dst(p, yv, md, &dst, &back, msg);
+    }
     /* parity's inputs: x, weight, bias, running_mean, running_var */
     if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[1], &scale, msg);
     if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[2], &shift, msg);
     if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[3], &mean, msg);
     if (st == PAR_OK) st = par_dn_value_mem(p, n->inputs[4], &var, msg);
     if (st != PAR_OK) return st;
-    const dnnl_memory_desc_t *md = NULL;
-    dnnl_memory_get_memory_desc(src, &md);
     (void)x;
     dnnl_batch_normalization_desc_t bd;
     st = par_dn_check(dnnl_batch_normalization_forward_desc_init(&bd, dnnl_forward_inference, md,
@@ -535,7 +571,8 @@ static par_status lower_bnorm(dn_plan *p, int32_t ni, par_msg *msg)
     if (st != PAR_OK) return st;
     dnnl_exec_arg_t args[6] = {{DNNL_ARG_SRC, src},      {DNNL_ARG_DST, dst},        {DNNL_ARG_MEAN, mean},
                                {DNNL_ARG_VARIANCE, var}, {DNNL_ARG_SCALE, scale},    {DNNL_ARG_SHIFT, shift}};
-    return par_dn_add_prim(p, ni, "bnorm", pd, 6, args, msg);
+    if ((st = par_dn_add_prim(p, ni, "bnorm", pd, 6, args, msg)) != PAR_OK) return st;
+    return back ? par_dn_reorder(p, ni, dst, back, NULL, 0, msg) : PAR_OK;
 }
 
 static par_status lower_reduce(dn_plan *p, int32_t ni, par_msg *msg)

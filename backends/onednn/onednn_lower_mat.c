@@ -90,7 +90,12 @@ static par_status finish(dn_plan *p, int32_t ni, const char *kind, dnnl_primitiv
             st = par_dn_mem_const(p, bmd, b->data, (size_t)b->numel * par_dtype_size(b->dtype), &bias, msg);
         else st = par_dn_input_as(p, ni, bv, bmd, &bias, msg);
     }
-    if (st == PAR_OK) st = par_dn_output_as(p, yv, par_dn_pd_md(pd, dnnl_query_dst_md), &dst, &dst_plain, msg);
+    if (st == PAR_OK && p->can_block[yv] && !p->mem[yv]) {
+        /* the destination stays in the primitive's layout: every reader takes any */
+        st = par_dn_mem_new(p, par_dn_pd_md(pd, dnnl_query_dst_md), &dst, msg);
+        if (st == PAR_OK) p->mem[yv] = dst;
+    } else if (st == PAR_OK)
+        st = par_dn_output_as(p, yv, par_dn_pd_md(pd, dnnl_query_dst_md), &dst, &dst_plain, msg);
     if (st == PAR_OK && sum_v >= 0) {
         dnnl_memory_t sm = NULL;
         st = par_dn_value_mem(p, sum_v, &sm, msg);

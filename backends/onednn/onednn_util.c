@@ -269,6 +269,24 @@ par_status par_dn_output_as(dn_plan *p, int32_t v, const dnnl_memory_desc_t *hav
     return PAR_OK;
 }
 
+par_status par_dn_like_dst(dn_plan *p, int32_t yv, const dnnl_memory_desc_t *smd, dnnl_memory_t *dst,
+                           dnnl_memory_t *back, par_msg *msg)
+{
+    const par_value *y = &p->g->values[yv];
+    dnnl_memory_desc_t plain;
+    *back = NULL;
+    par_status st = par_dn_md_plain(&plain, y->rank, y->dims, par_dn_dt(y->dtype), msg);
+    if (st != PAR_OK) return st;
+    if (dnnl_memory_desc_equal(smd, &plain)) return par_dn_value_mem(p, yv, dst, msg);
+    if (p->can_block[yv] && !p->mem[yv]) {
+        if ((st = par_dn_mem_new(p, smd, dst, msg)) != PAR_OK) return st;
+        p->mem[yv] = *dst;
+        return PAR_OK;
+    }
+    if ((st = par_dn_value_mem(p, yv, back, msg)) != PAR_OK) return st;
+    return par_dn_mem_new(p, smd, dst, msg);
+}
+
 par_status par_dn_attr(dn_plan *p, dnnl_primitive_attr_t *attr, par_msg *msg)
 {
     par_status st = par_dn_check(dnnl_primitive_attr_create(attr), "dnnl_primitive_attr_create", msg);
