@@ -87,6 +87,17 @@ static int takes_any_layout(const dn_plan *p, int32_t j, int32_t k)
     const par_node *n = &g->nodes[j];
     const par_value *y = &g->values[n->outputs[0]];
     if (p->fused_into[j] >= 0) return 1; /* a post-op: its input is internal, a sum operand is reordered in */
+    if (par_dn_is_quant(y->dtype)) {
+        /* convolutions and the integer clamps take any layout; add, mul, the average pools, mean and softmax read
+         * their inputs through a dequantizing reorder, dequantize is one */
+        static const char *const any[] = {"relu", "relu6", "hardtanh", "clamp", "add", "mul", "avg_pool2d",
+                                          "global_avg_pool2d", "adaptive_avg_pool2d", "mean", "softmax"};
+        if (strcmp(n->op, "conv2d") == 0) return k == 0;
+        for (size_t i = 0; i < sizeof any / sizeof any[0]; i++)
+            if (strcmp(n->op, any[i]) == 0) return 1;
+        return 0;
+    }
+    if (strcmp(n->op, "dequantize") == 0) return 1;
     if (y->dtype != PAR_DTYPE_F32) return 0;
     if (strcmp(n->op, "conv2d") == 0 || strcmp(n->op, "batch_norm") == 0) return k == 0;
     dnnl_alg_kind_t alg;
@@ -102,7 +113,7 @@ void par_dn_plan_layouts(dn_plan *p)
     const par_graph_desc *g = p->g;
     for (int32_t v = 0; v < g->n_values; v++) {
         const par_value *val = &g->values[v];
-        p->can_block[v] = val->kind == PAR_VALUE_NODE && val->dtype == PAR_DTYPE_F32 && val->rank == 4 &&
+        p->can_block[v] = val->kind == PAR_VALUE_NODE && par_dn_dt(val->dtype) != dnnl_s32 && val->rank == 4 &&
                           !p->is_output[v] && p->n_uses[v] > 0;
     }
     for (int32_t j = 0; j < g->n_nodes; j++)

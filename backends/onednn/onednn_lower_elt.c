@@ -257,10 +257,13 @@ static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
         /* requantize when the params differ, then bound the stored integers */
         par_dn_qclip_range(n, y, &a, &b);
         float qmin = y->dtype == PAR_DTYPE_QU8 ? 0 : -128, qmax = y->dtype == PAR_DTYPE_QU8 ? 255 : 127;
-        if ((st = par_dn_value_mem(p, yv, &dst, msg)) != PAR_OK) return st;
+        dnnl_memory_t back = NULL;
         if ((st = par_dn_value_mem(p, xv, &src, msg)) != PAR_OK) return st;
         const dnnl_memory_desc_t *md = NULL;
-        dnnl_memory_get_memory_desc(dst, &md);
+        dnnl_memory_get_memory_desc(src, &md);
+        if (x->dtype != y->dtype) return par_msgf(msg, PAR_UNSUPPORTED, "%s from %s to %s", n->op,
+                                                  par_dtype_name(x->dtype), par_dtype_name(y->dtype));
+        if ((st = par_dn_like_dst(p, yv, md, &dst, &back, msg)) != PAR_OK) return st;
         if (!same_q(x, y)) {
             dnnl_memory_t tmp = NULL;
             if ((st = par_dn_mem_new(p, md, &tmp, msg)) != PAR_OK) return st;
@@ -269,14 +272,16 @@ static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
             src = tmp;
         }
         int lo = a > qmin, hi = b < qmax;
-        if (!lo && !hi) return par_dn_reorder(p, ni, src, dst, NULL, 0, msg);
-        if (lo && hi) {
+        if (!lo && !hi) st = par_dn_reorder(p, ni, src, dst, NULL, 0, msg);
+        else if (lo && hi) {
             dnnl_memory_t tmp = NULL;
-            if ((st = par_dn_mem_new(p, md, &tmp, msg)) != PAR_OK) return st;
-            if ((st = int_bound(p, ni, src, tmp, dnnl_binary_max, a, msg)) != PAR_OK) return st;
-            return int_bound(p, ni, tmp, dst, dnnl_binary_min, b, msg);
-        }
-        return lo ? int_bound(p, ni, src, dst, dnnl_binary_max, a, msg) : int_bound(p, ni, src, dst, dnnl_binary_min, b, msg);
+            st = par_dn_mem_new(p, md, &tmp, msg);
+            if (st == PAR_OK) st = int_bound(p, ni, src, tmp, dnnl_binary_max, a, msg);
+            if (st == PAR_OK) st = int_bound(p, ni, tmp, dst, dnnl_binary_min, b, msg);
+        } else st = lo ? int_bound(p, ni, src, dst, dnnl_binary_max, a, msg)
+                       : int_bound(p, ni, src, dst, dnnl_binary_min, b, msg);
+        if (st == PAR_OK && back) st = par_dn_reorder(p, ni, dst, back, NULL, 0, msg);
+        return st;
     }
     if (!par_dn_eltwise_alg(n, &alg, &a, &b)) return par_msgf(msg, PAR_UNSUPPORTED, "no eltwise for %s", n->op);
     dnnl_memory_t back = NULL;
