@@ -51,6 +51,12 @@ static par_status dn_set_knob(void *ctx, const char *key, const char *value, par
         c->bf16 = strcmp(value, "bf16") == 0;
         return PAR_OK;
     }
+    if (strcmp(key, "strict") == 0) {
+        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+            return par_msgf(msg, PAR_ERROR, "knob 'strict': '%s' is not 0 or 1", value);
+        c->strict = value[0] == '1';
+        return PAR_OK;
+    }
     if (strcmp(key, "layout") == 0) {
         if (strcmp(value, "blocked") != 0 && strcmp(value, "plain") != 0)
             return par_msgf(msg, PAR_ERROR, "knob 'layout': '%s' is not blocked or plain", value);
@@ -59,7 +65,7 @@ static par_status dn_set_knob(void *ctx, const char *key, const char *value, par
     }
     if (strcmp(key, "threads") != 0)
         return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the onednn backend has threads=1..%d, fpmath=strict|bf16, "
-                        "layout=blocked|plain)", key, DN_MAX_THREADS);
+                        "layout=blocked|plain, strict=0|1)", key, DN_MAX_THREADS);
     char *end = NULL;
     long v = strtol(value, &end, 10);
     if (!*value || *end || v < 1 || v > DN_MAX_THREADS)
@@ -89,10 +95,10 @@ static size_t dn_describe(void *ctx, char *buf, size_t len)
 {
     const dn_ctx *c = ctx;
     const dnnl_version_t *v = dnnl_version();
-    int need = snprintf(buf, len, "threads=%d;fpmath=%s;layout=%s;library=oneDNN %d.%d.%d (%s);runtime=%s;isa=%s;requant=fp32",
+    int need = snprintf(buf, len, "threads=%d;fpmath=%s;layout=%s;library=oneDNN %d.%d.%d (%s);runtime=%s;isa=%s;requant=fp32%s",
                         c->threads, c->bf16 ? "bf16" : "strict", c->plain ? "plain" : "blocked", v->major, v->minor, v->patch, v->hash,
                         v->cpu_runtime == DNNL_RUNTIME_OMP ? "omp" : v->cpu_runtime == DNNL_RUNTIME_TBB ? "tbb" : "other",
-                        isa_name(dnnl_get_effective_cpu_isa()));
+                        isa_name(dnnl_get_effective_cpu_isa()), c->strict ? ";strict=1" : "");
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -247,6 +253,12 @@ static par_arith dn_arith(void *ctx)
     return ((const dn_ctx *)ctx)->bf16 ? PAR_ARITH_BF16 : PAR_ARITH_F32;
 }
 
+/* strict=1: the integers of every quantized op are promised to be exactly fp32's (a measurement tool) */
+static int dn_requant_exact(void *ctx)
+{
+    return ((const dn_ctx *)ctx)->strict;
+}
+
 static size_t dn_note(void *ctx, void *prepared, char *buf, size_t len)
 {
     (void)ctx;
@@ -264,6 +276,7 @@ static void *dn_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)dn_requant;
     if (strcmp(name, PAR_PROC_NOTE) == 0) return (void *)(par_note_fn)dn_note;
     if (strcmp(name, PAR_PROC_ARITH) == 0) return (void *)(par_arith_fn)dn_arith;
+    if (strcmp(name, PAR_PROC_REQUANT_EXACT) == 0) return (void *)(par_requant_exact_fn)dn_requant_exact;
     return NULL;
 }
 

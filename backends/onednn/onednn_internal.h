@@ -29,6 +29,7 @@ typedef struct dn_ctx {
     dnnl_stream_t strm;
     int threads;      /* knob threads=N: omp_set_num_threads(N) at prepare (oneDNN 2.6 of Debian is built on OpenMP) */
     int bf16;         /* knob fpmath=bf16: dnnl_fpmath_mode_bf16 on every primitive */
+    int strict;       /* knob strict=1: PAR_PROC_REQUANT_EXACT (a measurement: docs/backends/onednn.md) */
     int plain;        /* knob layout=plain: every value plain between primitives (reorders around each conv) */
     int prepared;
 } dn_ctx;
