@@ -131,6 +131,13 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
         strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 || strcmp(op, "permute") == 0 ||
         strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0 || strcmp(op, "slice") == 0)
         return PAR_OK;
+    if (strcmp(op, "prelu") == 0) {
+        const par_value *x = par_node_input(g, n, 0), *sl = par_node_input(g, n, 1);
+        if (sl->numel != 1 && (x->rank < 2 || sl->numel != x->dims[1]))
+            return par_msgf(msg, PAR_UNSUPPORTED, "slope of %" PRId64 " elements", sl->numel);
+        return PAR_OK;
+    }
+    if (strcmp(op, "layer_norm") == 0) return PAR_OK;
     if (strcmp(op, "batch_norm") == 0) {
         for (int32_t i = 1; i < 5; i++)
             if (par_node_input(g, n, i)->kind != PAR_VALUE_CONST)
@@ -580,6 +587,96 @@ static par_status lower_bnorm(dn_plan *p, int32_t ni, par_msg *msg)
     return back ? par_dn_reorder(p, ni, dst, back, NULL, 0, msg) : PAR_OK;
 }
 
+/* a value's bytes as a plain memory of another shape: the constant's copy, or a copy step from its memory */
+static par_status bytes_as(dn_plan *p, int32_t ni, int32_t v, int rank, const int64_t *dims, dnnl_memory_t *out,
+                           par_msg *msg)
+{
+    const par_value *val = &p->g->values[v];
+    dnnl_memory_desc_t md;
+    par_status st = par_dn_md_plain(&md, rank, dims, par_dn_dt(val->dtype), msg);
+    if (st != PAR_OK) return st;
+    if (val->kind == PAR_VALUE_CONST)
+        return par_dn_mem_const(p, &md, val->data, (size_t)val->numel * par_dtype_size(val->dtype), out, msg);
+    dnnl_memory_t vm = NULL;
+    if ((st = par_dn_value_mem(p, v, &vm, msg)) != PAR_OK) return st;
+    if ((st = par_dn_mem_new(p, &md, out, msg)) != PAR_OK) return st;
+    return par_dn_add_copy(p, ni, vm, *out, (size_t)val->numel * par_dtype_size(val->dtype), msg);
+}
+
+/* prelu: the slope as weights [1, C, 1, ...] (or all ones) broadcast over x */
+static par_status lower_prelu(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv], *sl = &g->values[n->inputs[1]];
+    int64_t wd[PAR_MAX_RANK];
+    int r = x->rank > 0 ? x->rank : 1;
+    for (int i = 0; i < r; i++) wd[i] = 1;
+    if (sl->numel > 1) wd[1] = sl->numel;
+    dnnl_memory_t src = NULL, wei = NULL, dst = NULL;
+    par_status st = par_dn_value_mem(p, xv, &src, msg);
+    if (st == PAR_OK) st = bytes_as(p, ni, n->inputs[1], r, wd, &wei, msg);
+    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &dst, msg);
+    if (st != PAR_OK) return st;
+    const dnnl_memory_desc_t *smd = NULL, *wmd = NULL;
+    dnnl_memory_get_memory_desc(src, &smd);
+    dnnl_memory_get_memory_desc(wei, &wmd);
+    dnnl_prelu_desc_t pdsc;
+    st = par_dn_check(dnnl_prelu_forward_desc_init(&pdsc, dnnl_forward_inference, smd, wmd),
+                      "prelu: dnnl_prelu_forward_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &pdsc, &pd, "prelu: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+    return par_dn_add_prim(p, ni, "prelu", pd, 3, args, msg);
+}
+
+/* layer_norm over the last len(normalized_shape) dims: x seen as [M, P], weight and bias as [P] */
+static par_status lower_lnorm(dn_plan *p, int32_t ni, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[ni];
+    int32_t xv = n->inputs[0], yv = p->final_out[ni];
+    const par_value *x = &g->values[xv], *y = &g->values[yv];
+    int32_t k = par_attr_count(n, "normalized_shape");
+    int64_t P = 1;
+    for (int32_t i = 0; i < k; i++) P *= x->dims[x->rank - k + i];
+    int64_t d2[2] = {x->numel / P, P}, d1[1] = {P};
+    dnnl_memory_t src = NULL, dst = NULL, sc = NULL, sh = NULL;
+    par_status st = bytes_as(p, ni, xv, 2, d2, &src, msg);
+    unsigned flags = 0;
+    if (st == PAR_OK && n->n_inputs > 1 && n->inputs[1] >= 0) {
+        st = bytes_as(p, ni, n->inputs[1], 1, d1, &sc, msg);
+        flags |= dnnl_use_scale;
+    }
+    if (st == PAR_OK && n->n_inputs > 2 && n->inputs[2] >= 0) {
+        st = bytes_as(p, ni, n->inputs[2], 1, d1, &sh, msg);
+        flags |= dnnl_use_shift;
+    }
+    const dnnl_memory_desc_t *md = NULL;
+    if (st == PAR_OK) {
+        dnnl_memory_get_memory_desc(src, &md);
+        st = par_dn_mem_new(p, md, &dst, msg);
+    }
+    if (st != PAR_OK) return st;
+    dnnl_layer_normalization_desc_t ld;
+    st = par_dn_check(dnnl_layer_normalization_forward_desc_init(&ld, dnnl_forward_inference, md, NULL,
+                                                                 (float)par_attr_float(n, "eps", 1e-5), flags),
+                      "layer_normalization: dnnl_layer_normalization_forward_desc_init", msg);
+    dnnl_primitive_desc_t pd = NULL;
+    if (st == PAR_OK) st = prim_pd(p, &ld, &pd, "layer_normalization: dnnl_primitive_desc_create", msg);
+    if (st != PAR_OK) return st;
+    dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
+    int nargs = 2;
+    if (sc) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SCALE, sc};
+    if (sh) args[nargs++] = (dnnl_exec_arg_t){DNNL_ARG_SHIFT, sh};
+    if ((st = par_dn_add_prim(p, ni, "lnorm", pd, nargs, args, msg)) != PAR_OK) return st;
+    dnnl_memory_t ym = NULL;
+    if ((st = par_dn_value_mem(p, yv, &ym, msg)) != PAR_OK) return st;
+    return par_dn_add_copy(p, ni, dst, ym, (size_t)y->numel * 4, msg);
+}
+
 static par_status lower_reduce(dn_plan *p, int32_t ni, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
@@ -724,6 +821,8 @@ par_status par_dn_lower_elt(dn_plan *p, int32_t ni, par_msg *msg)
     if (strncmp(op, "upsample_", 9) == 0) return lower_resample(p, ni, msg);
     if (strcmp(op, "concat") == 0) return lower_concat(p, ni, msg);
     if (strcmp(op, "batch_norm") == 0) return lower_bnorm(p, ni, msg);
+    if (strcmp(op, "prelu") == 0) return lower_prelu(p, ni, msg);
+    if (strcmp(op, "layer_norm") == 0) return lower_lnorm(p, ni, msg);
     if (strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0) return lower_reduce(p, ni, msg);
     if (strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0) return lower_strided(p, ni, msg);
     if (strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0) return lower_copy(p, ni, msg);
