@@ -12,6 +12,7 @@
  *
  * It must not compute any output itself: every number comes from a oneDNN primitive.
  */
+#include <inttypes.h>
 #include <stdlib.h>
 
 #include "core/requant.h"
@@ -238,10 +239,13 @@ par_status par_dn_lower_deconv(dn_plan *p, int32_t ni, par_msg *msg)
     if (st != PAR_OK) return st;
     dnnl_dims_t strides = {sh, sw}, dil = {dh - 1, dw - 1}, padl = {pt, pl}, padr = {pb, pr};
     dnnl_deconvolution_desc_t dd;
-    st = par_dn_check(dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference,
+    dnnl_status_t ds = dnnl_dilated_deconvolution_forward_desc_init(&dd, dnnl_forward_inference,
                                                                    dnnl_deconvolution_direct, &xmd, &wmd,
-                                                                   b ? &bmd : NULL, &ymd, strides, dil, padl, padr),
-                      "deconvolution: dnnl_dilated_deconvolution_forward_desc_init", msg);
+                                                                   b ? &bmd : NULL, &ymd, strides, dil, padl, padr);
+    if (ds == dnnl_invalid_arguments && (pb < 0 || pr < 0))
+        return par_msgf(msg, PAR_UNSUPPORTED, "deconvolution: oneDNN has no output padding, and refuses this one as "
+                        "a negative end padding (%" PRId64 ", %" PRId64 "): dnnl_invalid_arguments", pb, pr);
+    st = par_dn_check(ds, "deconvolution: dnnl_dilated_deconvolution_forward_desc_init", msg);
     if (st != PAR_OK) return st;
     dnnl_primitive_attr_t attr = NULL;
     int32_t sum_v = -1;
