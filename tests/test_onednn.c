@@ -3,8 +3,9 @@
  * declarations (fpmath=bf16 declares PAR_ARITH_BF16, requantization fp32); a 16-channel convolution that oneDNN runs
  * in its blocked layouts (reorders around it) on small-integer data whose exact result is computed here, with a
  * fused relu and a fused add (sum post-op); a qu8 x qs8 convolution with per-channel scales, zero points and bias
- * whose output integers are computed here by hand (fp32 ratio, round half to even); and the UNSUPPORTED reasons for
- * what oneDNN 2.6 lacks. Built without oneDNN, it checks only that the backend is absent. No timing here.
+ * whose output integers are computed here by hand (fp32 ratio, round half to even); a conv -> relu -> conv chain kept
+ * in oneDNN's blocked layout between the two (fewer reorders than layout=plain, the same exact integers); and the
+ * UNSUPPORTED reasons for what oneDNN 2.6 lacks. Built without oneDNN, it checks only that the backend is absent. No timing here.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -205,6 +206,64 @@ static void test_int8_conv_exact(void)
     par_graph_destroy(gr);
 }
 
+/* conv 3x3 -> relu -> conv 1x1, 16 channels, exact on integers: with layout=blocked the value between the two
+ * convolutions stays in oneDNN's blocked layout (fewer reorders than layout=plain), and both give the integers
+ * computed here. */
+static void test_blocked_chain(void)
+{
+    enum { C = 16, H = 4, W = 4 };
+    static float x[C * H * W], w1[C * C * 9], w2[C * C], out[2][C * H * W];
+    for (int i = 0; i < C * H * W; i++) x[i] = (float)((i * 7) % 5 - 2);
+    for (int i = 0; i < C * C * 9; i++) w1[i] = (float)((i * 11) % 3 - 1);
+    for (int i = 0; i < C * C; i++) w2[i] = (float)((i * 5) % 3 - 1);
+    par_msg msg = {{0}};
+    par_graph *gr = par_graph_create("chain");
+    int64_t xd[4] = {1, C, H, W}, w1d[4] = {C, C, 3, 3}, w2d[4] = {C, C, 1, 1}, pad[4] = {1, 1, 1, 1};
+    int32_t in1[3] = {par_graph_add_input(gr, "x", PAR_DTYPE_F32, 4, xd, &msg),
+                      par_graph_add_const(gr, "w1", PAR_DTYPE_F32, 4, w1d, w1, &msg), -1};
+    par_attr at[1] = {par_a_ints("padding", 4, pad)};
+    par_out_spec o1 = {.name = "c1"}, o2 = {.name = "r"}, o3 = {.name = "y"};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "conv2d", "conv1", 3, in1, 1, at, &o1, &msg) >= 0);
+    int32_t rin[1] = {par_graph_find_value(gr, "c1")};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "relu", "act", 1, rin, 0, NULL, &o2, &msg) >= 0);
+    int32_t in2[3] = {par_graph_find_value(gr, "r"), par_graph_add_const(gr, "w2", PAR_DTYPE_F32, 4, w2d, w2, &msg), -1};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "conv2d", "conv2", 3, in2, 0, NULL, &o3, &msg) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(gr, par_graph_find_value(gr, "y"), &msg) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(gr, &msg) == PAR_OK);
+    static const char *const plain[] = {"layout", "plain", NULL};
+    const void *in[1] = {x};
+    run_info blocked_info, plain_info;
+    CU_ASSERT_EQUAL_FATAL(run_graph(par_graph_desc_of(gr), NULL, in, out[0], &blocked_info, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(run_graph(par_graph_desc_of(gr), plain, in, out[1], &plain_info, &msg), PAR_OK);
+    PAR_TEST_NOTE("chain: %d reorders blocked, %d plain\n", blocked_info.n_reorders, plain_info.n_reorders);
+    CU_ASSERT(blocked_info.n_reorders < plain_info.n_reorders);
+    static long mid[C * H * W];
+    for (int o = 0; o < C; o++)
+        for (int h = 0; h < H; h++)
+            for (int w = 0; w < W; w++) {
+                long acc = 0;
+                for (int c = 0; c < C; c++)
+                    for (int kh = 0; kh < 3; kh++)
+                        for (int kw = 0; kw < 3; kw++) {
+                            int ih = h - 1 + kh, iw = w - 1 + kw;
+                            if (ih >= 0 && ih < H && iw >= 0 && iw < W)
+                                acc += (long)w1[((o * C + c) * 3 + kh) * 3 + kw] * (long)x[(c * H + ih) * W + iw];
+                        }
+                mid[(o * H + h) * W + w] = acc > 0 ? acc : 0;
+            }
+    int bad = 0, nonzero = 0;
+    for (int o = 0; o < C; o++)
+        for (int i = 0; i < H * W; i++) {
+            long acc = 0;
+            for (int c = 0; c < C; c++) acc += (long)w2[o * C + c] * mid[c * H * W + i];
+            nonzero += acc != 0;
+            bad += out[0][o * H * W + i] != (float)acc || out[1][o * H * W + i] != (float)acc;
+        }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(nonzero > 0);
+    par_graph_destroy(gr);
+}
+
 static par_status supports_one(par_graph *gr, par_msg *msg)
 {
     const par_backend *be = par_backend_onednn();
@@ -276,6 +335,7 @@ static const CU_TestInfo tests[] = {
     {"registered with a complete table", test_registered},
     {"knobs, describe, arith (fpmath=bf16: PAR_ARITH_BF16) and requant", test_knobs},
     {"blocked-layout conv with fused relu and add, exact on integers", test_conv_blocked_exact},
+    {"conv -> relu -> conv kept blocked between, and plain: the same exact integers", test_blocked_chain},
     {"qu8 x qs8 per-channel conv: output integers known by hand", test_int8_conv_exact},
     {"UNSUPPORTED reasons", test_unsupported_reasons},
     CU_TEST_INFO_NULL,
