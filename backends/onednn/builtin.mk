@@ -1,7 +1,7 @@
 # backends/onednn/builtin.mk - the `onednn` built-in backend: oneDNN 2.6 (Debian's libdnnl-dev) through its C API
 # behind an adapter. Built only when the library's header is installed; exec/backends.def registers it under
-# #ifdef PAR_HAVE_ONEDNN. Linked directly: libdnnl and its dependencies (libgomp, libOpenCL, libstdc++) add about
-# 2 ms to a process's start (docs/backends/onednn.md), under the 10 ms that would call for loading it lazily.
+# #ifdef PAR_HAVE_ONEDNN. Linked directly: libdnnl and its dependencies (libgomp, libOpenCL, libstdc++) add 1 to 5 ms
+# to a process's start (docs/backends/onednn.md), under the 10 ms that would call for loading it lazily.
 ifneq ($(wildcard /usr/include/dnnl.h),)
 DNNL_SRC := $(wildcard backends/onednn/*.c)
 BUILTIN_SRC += $(DNNL_SRC)
