@@ -89,7 +89,8 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
     if (q) {
         const par_value *x = par_node_input(g, n, 0);
         if (is_clip_op(op) || via_f32(op)) return PAR_OK;
-        if (strcmp(op, "max_pool2d") == 0 || strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 ||
+        if (strcmp(op, "max_pool2d") == 0) return PAR_OK; /* requantized first when the params differ */
+        if (strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 ||
             strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0 || strcmp(op, "upsample_nearest2d") == 0 ||
             strcmp(op, "upsample_nearest_exact2d") == 0 || strcmp(op, "amax") == 0) {
             if (!same_q(x, y))
@@ -119,9 +120,9 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
         if (b0 && b1)
             return par_msgf(msg, PAR_UNSUPPORTED, "both inputs broadcast; oneDNN's binary broadcasts only its second "
                             "source");
-        if (b0 && (strcmp(op, "sub") == 0 || strcmp(op, "div") == 0))
+        if (b0 && strcmp(op, "div") == 0)
             return par_msgf(msg, PAR_UNSUPPORTED, "the first input broadcasts; oneDNN's binary broadcasts only its "
-                            "second source, and %s does not commute", op);
+                            "second source, and div does not commute");
         return PAR_OK;
     }
     if (strcmp(op, "max_pool2d") == 0 || strcmp(op, "avg_pool2d") == 0 || strcmp(op, "global_avg_pool2d") == 0)
@@ -343,10 +344,14 @@ static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
     int32_t yv = p->final_out[ni];
     const par_value *y = &g->values[yv];
     int32_t i0 = n->inputs[0], i1 = n->inputs[1];
-    if (g->values[i0].numel != y->numel) { /* commutative ops: the broadcast operand second */
+    int negate = 0;
+    if (g->values[i0].numel != y->numel) {
+        /* the broadcast operand second: add, mul commute; a - b is computed as -(b - a), exactly (up to the sign
+         * of a zero difference), by an eltwise linear post-op of alpha -1 */
         int32_t t = i0;
         i0 = i1;
         i1 = t;
+        negate = strcmp(n->op, "sub") == 0;
     }
     const char *op = n->op;
     dnnl_alg_kind_t alg = strcmp(op, "add") == 0 ? dnnl_binary_add : strcmp(op, "sub") == 0 ? dnnl_binary_sub
@@ -380,7 +385,22 @@ static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
     dnnl_binary_desc_t bd;
     st = par_dn_check(dnnl_binary_desc_init(&bd, alg, &md0, &md1, &mdy), "binary: dnnl_binary_desc_init", msg);
     dnnl_primitive_desc_t pd = NULL;
-    if (st == PAR_OK) st = prim_pd(p, &bd, &pd, "binary: dnnl_primitive_desc_create", msg);
+    if (st == PAR_OK && negate) {
+        dnnl_primitive_attr_t attr = NULL;
+        dnnl_post_ops_t po = NULL;
+        st = par_dn_attr(p, &attr, msg);
+        if (st == PAR_OK) st = par_dn_check(dnnl_post_ops_create(&po), "dnnl_post_ops_create", msg);
+        if (st == PAR_OK)
+            st = par_dn_check(dnnl_post_ops_append_eltwise(po, 1.0f, dnnl_eltwise_linear, -1.0f, 0.0f),
+                              "dnnl_post_ops_append_eltwise(linear)", msg);
+        if (st == PAR_OK)
+            st = par_dn_check(dnnl_primitive_attr_set_post_ops(attr, po), "dnnl_primitive_attr_set_post_ops", msg);
+        if (st == PAR_OK)
+            st = par_dn_check(dnnl_primitive_desc_create(&pd, &bd, attr, p->c->eng, NULL),
+                              "binary: dnnl_primitive_desc_create", msg);
+        if (po) dnnl_post_ops_destroy(po);
+        if (attr) dnnl_primitive_attr_destroy(attr);
+    } else if (st == PAR_OK) st = prim_pd(p, &bd, &pd, "binary: dnnl_primitive_desc_create", msg);
     if (st != PAR_OK) return st;
     dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, dst}};
     if ((st = par_dn_add_prim(p, ni, "binary", pd, 3, args, msg)) != PAR_OK) return st;
@@ -423,6 +443,15 @@ static par_status lower_pool(dn_plan *p, int32_t ni, par_msg *msg)
     int q = par_dn_is_quant(y->dtype) && alg != dnnl_pooling_max;
     par_status st = q ? f32_of(p, ni, xv, &src, msg) : par_dn_value_mem(p, xv, &src, msg);
     if (st == PAR_OK) st = q ? f32_dst(p, yv, &dst, msg) : par_dn_value_mem(p, yv, &dst, msg);
+    if (st == PAR_OK && alg == dnnl_pooling_max && par_dn_is_quant(y->dtype) && !same_q(x, y)) {
+        /* requantization is monotone: requantize to the output's params (ratio s_in / s_out), then select */
+        const dnnl_memory_desc_t *md = NULL;
+        dnnl_memory_t tmp = NULL;
+        dnnl_memory_get_memory_desc(src, &md);
+        st = par_dn_mem_new(p, md, &tmp, msg);
+        if (st == PAR_OK) st = scaled_reorder(p, ni, src, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg);
+        src = tmp;
+    }
     if (st != PAR_OK) return st;
     const dnnl_memory_desc_t *smd = NULL, *dmd = NULL;
     dnnl_memory_get_memory_desc(src, &smd);
