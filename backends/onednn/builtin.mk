@@ -2,7 +2,9 @@
 # behind an adapter. Built only when the library's header is installed; exec/backends.def registers it under
 # #ifdef PAR_HAVE_ONEDNN. Linked directly: libdnnl and its dependencies (libgomp, libOpenCL, libstdc++) add 1 to 5 ms
 # to a process's start (docs/backends/onednn.md), under the 10 ms that would call for loading it lazily.
-ifneq ($(wildcard /usr/include/dnnl.h),)
+ifeq ($(ARCH_X86),)
+$(info onednn backend not built for $(ARCH): x86-64 builds only (no arm64 libdnnl here))
+else ifneq ($(wildcard /usr/include/dnnl.h),)
 DNNL_SRC := $(wildcard backends/onednn/*.c)
 BUILTIN_SRC += $(DNNL_SRC)
 BUILTIN_CPPFLAGS += -DPAR_HAVE_ONEDNN
