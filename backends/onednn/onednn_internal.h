@@ -2,8 +2,9 @@
  * onednn_internal.h - the onednn backend's private interface: the execution plan that onednn.c builds at prepare
  * and walks at run, and the lowering of each parity op to oneDNN 2.6 primitives through the C API (dnnl.h):
  * onednn_lower.c (the driver: fusion planning and the op table), onednn_lower_mat.c (convolution, deconvolution,
- * inner product, matmul), onednn_lower_elt.c (eltwise, binary, pooling, softmax, resampling, concat, batch norm,
- * reductions, data movement, quantize and dequantize), sharing the helpers of onednn_util.c.
+ * inner product, matmul), onednn_lower_elt.c (eltwise, binary, prelu, pooling, softmax, resampling, batch and
+ * layer norm, reductions), onednn_lower_move.c (concat, permute, slice, reshape, flatten, quantize, dequantize),
+ * sharing the helpers of onednn_util.c.
  *
  * Every value lives in a oneDNN memory object; graph inputs and outputs are memory objects in parity's plain
  * row-major layout (NCHW for 4-D values) whose handles bind points at the caller's buffers. Convolution,
@@ -124,6 +125,13 @@ par_status par_dn_post_ops(dn_plan *p, int32_t ni, dnnl_primitive_attr_t attr, i
 par_status par_dn_like_dst(dn_plan *p, int32_t yv, const dnnl_memory_desc_t *smd, dnnl_memory_t *dst,
                            dnnl_memory_t *back, par_msg *msg);
 
+/* a and b have the same dtype, scale and zero point */
+int par_dn_same_q(const par_value *a, const par_value *b);
+/* A reorder step src -> dst with out = scale * (in - zp_in) + zp_out (output scale and zero points as attributes):
+ * dequantize, quantize, requantize. */
+par_status par_dn_scaled_reorder(dn_plan *p, int32_t ni, dnnl_memory_t src, dnnl_memory_t dst, float scale,
+                                 int32_t zp_in, int32_t zp_out, par_msg *msg);
+
 /* onednn_lower.c */
 void par_dn_plan_fusions(dn_plan *p);
 /* which values may stay in a blocked layout between primitives (plan->can_block) */
@@ -137,6 +145,10 @@ par_status par_dn_lower_conv(dn_plan *p, int32_t ni, par_msg *msg);
 par_status par_dn_lower_deconv(dn_plan *p, int32_t ni, par_msg *msg);
 par_status par_dn_lower_linear(dn_plan *p, int32_t ni, par_msg *msg);
 par_status par_dn_lower_matmul(dn_plan *p, int32_t ni, par_msg *msg);
+
+/* onednn_lower_move.c */
+int par_dn_is_move(const char *op);
+par_status par_dn_lower_move(dn_plan *p, int32_t ni, par_msg *msg);
 
 /* onednn_lower_elt.c */
 par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg *msg);

@@ -1,7 +1,8 @@
 /*
  * onednn_lower.c - the onednn backend's lowering driver: which nodes fuse into a preceding convolution,
  * deconvolution, inner product or matmul as oneDNN post-ops (as frameworks fuse them), what each op may be asked
- * (supports), and the dispatch of each node to its lowering in onednn_lower_mat.c or onednn_lower_elt.c.
+ * (supports), and the dispatch of each node to its lowering in onednn_lower_mat.c, onednn_lower_move.c or
+ * onednn_lower_elt.c.
  *
  * Fusion: a node N of those four kinds whose output feeds exactly one node and is no graph output takes that node as
  * a post-op when it is an activation with an exact eltwise (f32; quantized: relu, relu6, hardtanh, clamp with the
@@ -142,5 +143,6 @@ par_status par_dn_lower(dn_plan *p, int32_t ni, par_msg *msg)
     if (strcmp(op, "conv_transpose2d") == 0) return par_dn_lower_deconv(p, ni, msg);
     if (strcmp(op, "linear") == 0) return par_dn_lower_linear(p, ni, msg);
     if (strcmp(op, "matmul") == 0) return par_dn_lower_matmul(p, ni, msg);
+    if (par_dn_is_move(op)) return par_dn_lower_move(p, ni, msg);
     return par_dn_lower_elt(p, ni, msg);
 }

@@ -1,9 +1,8 @@
 /*
  * onednn_lower_elt.c - every op but the matrix ones as oneDNN primitives on parity's plain layouts: eltwise
- * (activations), binary with broadcast, pooling (v2: dilation), softmax and logsoftmax (softmax v2), resampling,
- * concat, batch normalization (inference, global statistics), reduction (mean, sum, amax), and reorders for the
- * data movement (permute through a strided descriptor, slice through an offset one, reshape and flatten as copies)
- * and for quantize / dequantize (output scale and zero points on the reorder).
+ * (activations), binary with broadcast, prelu, pooling (v2: dilation), softmax and logsoftmax (softmax v2),
+ * resampling, batch and layer normalization (inference), reduction (mean, sum, amax), and what every op may be
+ * asked (supports). Data movement, concat, quantize and dequantize are in onednn_lower_move.c.
  *
  * Quantized nodes: clip-like activations on the stored integers (eltwise clip with integer bounds) after a
  * requantizing reorder when the output params differ; max pooling, concat and the moves on integers when the
@@ -23,11 +22,6 @@ static int is_clip_op(const char *op)
 {
     return strcmp(op, "relu") == 0 || strcmp(op, "relu6") == 0 || strcmp(op, "hardtanh") == 0 ||
            strcmp(op, "clamp") == 0;
-}
-
-static int same_q(const par_value *a, const par_value *b)
-{
-    return a->dtype == b->dtype && a->scale == b->scale && a->zero_point == b->zero_point;
 }
 
 static int64_t norm_axis(int64_t a, int rank)
@@ -93,7 +87,7 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
         if (strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 ||
             strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0 || strcmp(op, "upsample_nearest2d") == 0 ||
             strcmp(op, "upsample_nearest_exact2d") == 0 || strcmp(op, "amax") == 0) {
-            if (!same_q(x, y))
+            if (!par_dn_same_q(x, y))
                 return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s with output params other than its input's", op);
             return PAR_OK;
         }
@@ -167,27 +161,6 @@ static par_status prim_pd(dn_plan *p, const void *desc, dnnl_primitive_desc_t *p
     return st;
 }
 
-/* a reorder from src to a new memory of dt with scale and zero points: out = scale * (in - zp_in) + zp_out */
-static par_status scaled_reorder(dn_plan *p, int32_t ni, dnnl_memory_t src, dnnl_memory_t dst, float scale,
-                                 int32_t zp_in, int32_t zp_out, par_msg *msg)
-{
-    dnnl_primitive_attr_t attr = NULL;
-    par_status st = par_dn_check(dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create", msg);
-    if (st != PAR_OK) return st;
-    if (scale != 1.0f)
-        st = par_dn_check(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale),
-                          "reorder: dnnl_primitive_attr_set_output_scales", msg);
-    if (st == PAR_OK && zp_in)
-        st = par_dn_check(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp_in),
-                          "reorder: dnnl_primitive_attr_set_zero_points(src)", msg);
-    if (st == PAR_OK && zp_out)
-        st = par_dn_check(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &zp_out),
-                          "reorder: dnnl_primitive_attr_set_zero_points(dst)", msg);
-    if (st == PAR_OK) st = par_dn_reorder(p, ni, src, dst, attr, 0, msg);
-    dnnl_primitive_attr_destroy(attr);
-    return st;
-}
-
 /* the f32 image of value v: its memory when f32, else a dequantized copy */
 static par_status f32_of(dn_plan *p, int32_t ni, int32_t v, dnnl_memory_t *out, par_msg *msg)
 {
@@ -201,7 +174,7 @@ static par_status f32_of(dn_plan *p, int32_t ni, int32_t v, dnnl_memory_t *out, 
     dnnl_memory_desc_t md;
     if ((st = plain_md(val, dnnl_f32, &md, msg)) != PAR_OK) return st;
     if ((st = par_dn_mem_new(p, &md, out, msg)) != PAR_OK) return st;
-    return scaled_reorder(p, ni, m, *out, val->scale, val->zero_point, 0, msg);
+    return par_dn_scaled_reorder(p, ni, m, *out, val->scale, val->zero_point, 0, msg);
 }
 
 /* where an f32 result for value v goes: v's memory when f32, else a temporary that requant_out() stores */
@@ -222,7 +195,7 @@ static par_status requant_out(dn_plan *p, int32_t ni, int32_t v, dnnl_memory_t t
     dnnl_memory_t m = NULL;
     par_status st = par_dn_value_mem(p, v, &m, msg);
     if (st != PAR_OK) return st;
-    return scaled_reorder(p, ni, tmp, m, 1.0f / val->scale, 0, val->zero_point, msg);
+    return par_dn_scaled_reorder(p, ni, tmp, m, 1.0f / val->scale, 0, val->zero_point, msg);
 }
 
 /* x op c for a scalar constant c (a 1-element u8/s8 tensor broadcast as src1): binary max or min, exact on the
@@ -272,10 +245,10 @@ static par_status lower_eltwise(dn_plan *p, int32_t ni, par_msg *msg)
         if (x->dtype != y->dtype) return par_msgf(msg, PAR_UNSUPPORTED, "%s from %s to %s", n->op,
                                                   par_dtype_name(x->dtype), par_dtype_name(y->dtype));
         if ((st = par_dn_like_dst(p, yv, md, &dst, &back, msg)) != PAR_OK) return st;
-        if (!same_q(x, y)) {
+        if (!par_dn_same_q(x, y)) {
             dnnl_memory_t tmp = NULL;
             if ((st = par_dn_mem_new(p, md, &tmp, msg)) != PAR_OK) return st;
-            if ((st = scaled_reorder(p, ni, src, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg)) != PAR_OK)
+            if ((st = par_dn_scaled_reorder(p, ni, src, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg)) != PAR_OK)
                 return st;
             src = tmp;
         }
@@ -443,13 +416,13 @@ static par_status lower_pool(dn_plan *p, int32_t ni, par_msg *msg)
     int q = par_dn_is_quant(y->dtype) && alg != dnnl_pooling_max;
     par_status st = q ? f32_of(p, ni, xv, &src, msg) : par_dn_value_mem(p, xv, &src, msg);
     if (st == PAR_OK) st = q ? f32_dst(p, yv, &dst, msg) : par_dn_value_mem(p, yv, &dst, msg);
-    if (st == PAR_OK && alg == dnnl_pooling_max && par_dn_is_quant(y->dtype) && !same_q(x, y)) {
+    if (st == PAR_OK && alg == dnnl_pooling_max && par_dn_is_quant(y->dtype) && !par_dn_same_q(x, y)) {
         /* requantization is monotone: requantize to the output's params (ratio s_in / s_out), then select */
         const dnnl_memory_desc_t *md = NULL;
         dnnl_memory_t tmp = NULL;
         dnnl_memory_get_memory_desc(src, &md);
         st = par_dn_mem_new(p, md, &tmp, msg);
-        if (st == PAR_OK) st = scaled_reorder(p, ni, src, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg);
+        if (st == PAR_OK) st = par_dn_scaled_reorder(p, ni, src, tmp, x->scale / y->scale, x->zero_point, y->zero_point, msg);
         src = tmp;
     }
     if (st != PAR_OK) return st;
@@ -522,63 +495,6 @@ static par_status lower_resample(dn_plan *p, int32_t ni, par_msg *msg)
     dnnl_exec_arg_t args[2] = {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}};
     if ((st = par_dn_add_prim(p, ni, "resampling", pd, 2, args, msg)) != PAR_OK) return st;
     return lin ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
-}
-
-static par_status lower_concat(dn_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    int32_t yv = p->final_out[ni];
-    const par_value *y = &g->values[yv];
-    int nin = n->n_inputs;
-    dnnl_memory_desc_t *mds = calloc((size_t)nin, sizeof *mds);
-    dnnl_exec_arg_t *args = calloc((size_t)nin + 1, sizeof *args);
-    par_status st = (mds && args) ? PAR_OK : par_msgf(msg, PAR_ERROR, "out of memory");
-    for (int i = 0; i < nin && st == PAR_OK; i++) {
-        dnnl_memory_t m = NULL;
-        const par_value *xi = &g->values[n->inputs[i]];
-        st = par_dn_value_mem(p, n->inputs[i], &m, msg);
-        if (st == PAR_OK && par_dn_is_quant(y->dtype) && !same_q(xi, y)) {
-            /* requantized to the output's params first (the MOVE family: ratio s_in / s_out) */
-            const dnnl_memory_desc_t *md = NULL;
-            dnnl_memory_t tmp = NULL;
-            dnnl_memory_get_memory_desc(m, &md);
-            st = par_dn_mem_new(p, md, &tmp, msg);
-            if (st == PAR_OK)
-                st = scaled_reorder(p, ni, m, tmp, xi->scale / y->scale, xi->zero_point, y->zero_point, msg);
-            m = tmp;
-        }
-        if (st == PAR_OK) {
-            const dnnl_memory_desc_t *md = NULL;
-            dnnl_memory_get_memory_desc(m, &md);
-            mds[i] = *md;
-            args[i].arg = DNNL_ARG_MULTIPLE_SRC + i;
-            args[i].memory = m;
-        }
-    }
-    dnnl_memory_t dst = NULL;
-    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &dst, msg);
-    dnnl_primitive_desc_t pd = NULL;
-    if (st == PAR_OK) {
-        const dnnl_memory_desc_t *dmd = NULL;
-        dnnl_memory_get_memory_desc(dst, &dmd);
-        dnnl_primitive_attr_t attr = NULL;
-        st = par_dn_attr(p, &attr, msg);
-        if (st == PAR_OK) {
-            int axis = (int)norm_axis(par_attr_int(n, "axis", 1), y->rank);
-            st = par_dn_check(dnnl_concat_primitive_desc_create(&pd, dmd, nin, axis, mds, attr, p->c->eng),
-                              "concat: dnnl_concat_primitive_desc_create", msg);
-            dnnl_primitive_attr_destroy(attr);
-        }
-    }
-    if (st == PAR_OK) {
-        args[nin].arg = DNNL_ARG_DST;
-        args[nin].memory = dst;
-        st = par_dn_add_prim(p, ni, "concat", pd, nin + 1, args, msg);
-    }
-    free(mds);
-    free(args);
-    return st;
 }
 
 static par_status lower_bnorm(dn_plan *p, int32_t ni, par_msg *msg)
@@ -746,100 +662,12 @@ static par_status lower_reduce(dn_plan *p, int32_t ni, par_msg *msg)
     return q ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
 }
 
-/* permute and slice: a reorder from the input's bytes seen through a strided (and offset) descriptor */
-static par_status lower_strided(dn_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    int32_t xv = n->inputs[0], yv = p->final_out[ni];
-    const par_value *x = &g->values[xv], *y = &g->values[yv];
-    int r = x->rank;
-    int64_t xs[PAR_MAX_RANK];
-    for (int i = r - 1, s = 1; i >= 0; i--) {
-        xs[i] = s;
-        s *= (int)x->dims[i];
-    }
-    dnnl_dims_t st_, dims;
-    int64_t off = 0;
-    for (int i = 0; i < r; i++) dims[i] = y->dims[i];
-    if (strcmp(n->op, "permute") == 0) {
-        for (int i = 0; i < r; i++) st_[i] = xs[norm_axis(par_attr_ints_at(n, "perm", i, i), r)];
-    } else {
-        int64_t dim = norm_axis(par_attr_int(n, "dim", 0), r), start = par_attr_int(n, "start", 0);
-        int64_t step = par_attr_int(n, "step", 1);
-        if (start < 0) start += x->dims[dim];
-        if (start < 0) start = 0;
-        if (start > x->dims[dim]) start = x->dims[dim];
-        for (int i = 0; i < r; i++) st_[i] = xs[i];
-        st_[dim] = xs[dim] * step;
-        off = start * xs[dim];
-    }
-    dnnl_memory_desc_t smd;
-    if (dnnl_memory_desc_init_by_strides(&smd, r, dims, par_dn_dt(x->dtype), st_) != dnnl_success)
-        return par_msgf(msg, PAR_UNSUPPORTED, "this slice is no oneDNN memory descriptor (dnnl_memory_desc_init_by_strides "
-                        "refuses a step whose strided extent passes the next dimension's stride)");
-    par_status st;
-    smd.offset0 = off;
-    dnnl_memory_t xm = NULL, view = NULL, ym = NULL;
-    if ((st = par_dn_value_mem(p, xv, &xm, msg)) != PAR_OK) return st;
-    if ((st = par_dn_value_mem(p, yv, &ym, msg)) != PAR_OK) return st;
-    /* the view shares x's buffer; a copy of x into a buffer of its own keeps handles simple across bind */
-    dnnl_memory_desc_t full;
-    if ((st = par_dn_md_plain(&full, r, x->dims, par_dn_dt(x->dtype), msg)) != PAR_OK) return st;
-    size_t need = dnnl_memory_desc_get_size(&full);
-    int64_t one[1] = {(int64_t)need};
-    dnnl_memory_desc_t bytes;
-    if ((st = par_dn_md_tag(&bytes, 1, one, dnnl_u8, dnnl_a, msg)) != PAR_OK) return st;
-    dnnl_memory_t buf = NULL;
-    if ((st = par_dn_mem_new(p, &bytes, &buf, msg)) != PAR_OK) return st;
-    void *h = NULL;
-    dnnl_memory_get_data_handle(buf, &h);
-    st = par_dn_check(dnnl_memory_create(&view, &smd, p->c->eng, h), "dnnl_memory_create", msg);
-    if (st != PAR_OK) return st;
-    if ((st = par_dn_add_copy(p, ni, xm, buf, (size_t)x->numel * par_dtype_size(x->dtype), msg)) != PAR_OK) {
-        dnnl_memory_destroy(view);
-        return st;
-    }
-    if ((st = par_dn_own(p, view, msg)) != PAR_OK) return st;
-    return par_dn_reorder(p, ni, view, ym, NULL, 0, msg);
-}
-
-static par_status lower_copy(dn_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    int32_t xv = n->inputs[0], yv = p->final_out[ni];
-    dnnl_memory_t xm = NULL, ym = NULL;
-    par_status st = par_dn_value_mem(p, xv, &xm, msg);
-    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &ym, msg);
-    if (st != PAR_OK) return st;
-    return par_dn_add_copy(p, ni, xm, ym, (size_t)g->values[yv].numel * par_dtype_size(g->values[yv].dtype), msg);
-}
-
-static par_status lower_qconvert(dn_plan *p, int32_t ni, par_msg *msg)
-{
-    const par_graph_desc *g = p->g;
-    const par_node *n = &g->nodes[ni];
-    int32_t xv = n->inputs[0], yv = p->final_out[ni];
-    const par_value *x = &g->values[xv], *y = &g->values[yv];
-    dnnl_memory_t xm = NULL, ym = NULL;
-    par_status st = par_dn_value_mem(p, xv, &xm, msg);
-    if (st == PAR_OK) st = par_dn_value_mem(p, yv, &ym, msg);
-    if (st != PAR_OK) return st;
-    if (strcmp(n->op, "dequantize") == 0) return scaled_reorder(p, ni, xm, ym, x->scale, x->zero_point, 0, msg);
-    if (par_dn_is_quant(x->dtype))
-        return scaled_reorder(p, ni, xm, ym, x->scale / y->scale, x->zero_point, y->zero_point, msg);
-    /* oneDNN's reorder multiplies: x * (1 / s), not x / s */
-    return scaled_reorder(p, ni, xm, ym, 1.0f / y->scale, 0, y->zero_point, msg);
-}
-
 par_status par_dn_lower_elt(dn_plan *p, int32_t ni, par_msg *msg)
 {
     const char *op = p->g->nodes[ni].op;
     const par_value *y = &p->g->values[p->final_out[ni]];
     dnnl_alg_kind_t alg;
     float a, b;
-    if (strcmp(op, "quantize") == 0 || strcmp(op, "dequantize") == 0) return lower_qconvert(p, ni, msg);
     if (par_dn_is_quant(y->dtype) && is_clip_op(op)) return lower_eltwise(p, ni, msg);
     if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "mul") == 0 || strcmp(op, "div") == 0)
         return lower_binary(p, ni, msg);
@@ -848,12 +676,9 @@ par_status par_dn_lower_elt(dn_plan *p, int32_t ni, par_msg *msg)
     if (strstr(op, "pool2d")) return lower_pool(p, ni, msg);
     if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0) return lower_softmax(p, ni, msg);
     if (strncmp(op, "upsample_", 9) == 0) return lower_resample(p, ni, msg);
-    if (strcmp(op, "concat") == 0) return lower_concat(p, ni, msg);
     if (strcmp(op, "batch_norm") == 0) return lower_bnorm(p, ni, msg);
     if (strcmp(op, "prelu") == 0) return lower_prelu(p, ni, msg);
     if (strcmp(op, "layer_norm") == 0) return lower_lnorm(p, ni, msg);
     if (strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0) return lower_reduce(p, ni, msg);
-    if (strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0) return lower_strided(p, ni, msg);
-    if (strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0) return lower_copy(p, ni, msg);
     return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", op);
 }

@@ -287,6 +287,31 @@ par_status par_dn_like_dst(dn_plan *p, int32_t yv, const dnnl_memory_desc_t *smd
     return par_dn_mem_new(p, smd, dst, msg);
 }
 
+int par_dn_same_q(const par_value *a, const par_value *b)
+{
+    return a->dtype == b->dtype && a->scale == b->scale && a->zero_point == b->zero_point;
+}
+
+par_status par_dn_scaled_reorder(dn_plan *p, int32_t ni, dnnl_memory_t src, dnnl_memory_t dst, float scale,
+                                 int32_t zp_in, int32_t zp_out, par_msg *msg)
+{
+    dnnl_primitive_attr_t attr = NULL;
+    par_status st = par_dn_check(dnnl_primitive_attr_create(&attr), "dnnl_primitive_attr_create", msg);
+    if (st != PAR_OK) return st;
+    if (scale != 1.0f)
+        st = par_dn_check(dnnl_primitive_attr_set_output_scales(attr, 1, 0, &scale),
+                          "reorder: dnnl_primitive_attr_set_output_scales", msg);
+    if (st == PAR_OK && zp_in)
+        st = par_dn_check(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_SRC, 1, 0, &zp_in),
+                          "reorder: dnnl_primitive_attr_set_zero_points(src)", msg);
+    if (st == PAR_OK && zp_out)
+        st = par_dn_check(dnnl_primitive_attr_set_zero_points(attr, DNNL_ARG_DST, 1, 0, &zp_out),
+                          "reorder: dnnl_primitive_attr_set_zero_points(dst)", msg);
+    if (st == PAR_OK) st = par_dn_reorder(p, ni, src, dst, attr, 0, msg);
+    dnnl_primitive_attr_destroy(attr);
+    return st;
+}
+
 par_status par_dn_attr(dn_plan *p, dnnl_primitive_attr_t *attr, par_msg *msg)
 {
     par_status st = par_dn_check(dnnl_primitive_attr_create(attr), "dnnl_primitive_attr_create", msg);
