@@ -215,7 +215,7 @@ static void dw_all(qnn_isa isa)
                 scale[c] = (float)(0.0005 + 0.001 * (rng() % 100) / 100.0);
                 for (size_t t = 0; t < ks; t++) {
                     wv[t * 80 + c] = (int16_t)rint_in(-255, 255); /* ws - zw spans 9 bits */
-                    w[cp + t * cp + c] = (int32_t)(uint16_t)wv[t * 80 + c];
+                    par_qnn_dw_put(uk, w, cp, t, c, wv[t * 80 + c]);
                 }
             }
             for (size_t t = 0; t < ks; t++) a[t] = x + t * cp;

@@ -7,7 +7,8 @@ BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.
                $(QNN_DIR)/qnn_ukernel_scalar.c \
                $(QNN_DIR)/qnn_ukernel_avx2.c $(QNN_DIR)/qnn_ukernel_vnni.c
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
-$(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CFLAGS += -O3 -mavx2 -mfma
+$(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CC := clang
+$(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CFLAGS += -O3 -mavx2 -mfma -Wno-unknown-warning-option
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_vnni.o: CC := clang
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_vnni.o: CFLAGS += -O3 -mavx512f -mavx512bw -mavx512vl -mavx512vnni \
                                                       -Wno-unknown-warning-option

@@ -321,7 +321,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
             int64_t acc = bias ? bias[c] : 0;
             for (size_t t = 0; t < o->ks; t++) {
                 int32_t wq = wget(&src, 0, t, 0) - zw;
-                pk[cp + t * cp + c] = (int32_t)(uint16_t)(int16_t)wq;
+                par_qnn_dw_put(uk, pk, cp, t, c, wq);
                 acc -= (int64_t)zx * wq;
             }
             if (acc < INT32_MIN || acc > INT32_MAX) return par_msgf(msg, PAR_UNSUPPORTED, "bias overflows int32");
