@@ -13,12 +13,12 @@
  * holding the int16 pair (w_k, w_k+1) of each column. The activations are widened once per call and tap: each row's
  * kc bytes are zero-extended (vpmovzxbw, 16 at a time) into an int16 scratch on the stack, so the inner loop is, per
  * pair of k's, 2 weight loads, and per row one vpbroadcastd from the scratch (a load, no ALU work) and 2 vpmaddwd +
- * 2 vpaddd: nothing but the peak's instructions. 8 ymm accumulators (4 rows x 16 columns), 2 weight registers and a
+ * 2 vpaddd: nothing but the peak's instructions (written in assembly, see QNN_PAIR_ASM). 8 ymm accumulators (4 rows x 16 columns), 2 weight registers and a
  * broadcast one fit AVX2's 16. (Broadcasting the 4 bytes of a row and splitting them into 16-bit lanes with an AND
  * and a shift costs 2 ALU operations per 4 vpmaddwd, a fifth of the ALU throughput; widening in the scratch costs
- * 1 per 16 k's.) The epilogue requantizes two rows at a time: scale and clamp in float, cvtps2dq (round half to
- * even), vpackssdw, the zero point in int16, vpackuswb, and one vpermd to undo the 128-bit lane interleave; the same
- * float products and clamps as the scalar kernel, so the same bytes.
+ * 1 per 16 k's.) The epilogue requantizes two rows at a time: scale and clamp above in float, cvtps2dq (round half
+ * to even), vpackssdw, the zero point in int16, vpackuswb, one vpermd to undo the 128-bit lane interleave, the clamp
+ * below on the bytes; the same float products as the scalar kernel, so the same bytes (rq8).
  *
  * Depthwise. Weights packed per pair of taps (par_qnn_dw_put): int32 lanes holding (w_t, w_t+1) of a channel, the
  * last of an odd count paired with 0. The input bytes of the two taps are interleaved (vpunpcklbw / vpunpckhbw) and
@@ -33,7 +33,10 @@
 
 #include "qnn_kernels.h"
 
-/* One vector of 8 int32 accumulators -> 8 requantized int32 (zero point not yet added), clamped to [vmin, vmax]. */
+/* One vector of 8 int32 accumulators -> 8 requantized int32 (zero point not yet added), clamped above to vmax in
+ * float; the clamp below is done on the bytes (pack32). A value below INT32_MIN converts to INT32_MIN, which the
+ * saturating packs keep below any bound, and rounding commutes with clamping to the integer bounds, so this is
+ * clamp(zp + rne(acc * scale), qmin, qmax) of qnn_kernels.h exactly (the VNNI epilogue does the same). */
 static inline __m256i rq8(__m256i acc, __m256 scale, const qnn_rq *rq)
 {
     __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), scale);
@@ -41,18 +44,18 @@ static inline __m256i rq8(__m256i acc, __m256 scale, const qnn_rq *rq)
         f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(rq->vmin1)), _mm256_set1_ps(rq->vmax1));
         f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtps_epi32(f)), _mm256_set1_ps(rq->r2));
     }
-    f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(rq->vmin)), _mm256_set1_ps(rq->vmax));
-    return _mm256_cvtps_epi32(f);
+    return _mm256_cvtps_epi32(_mm256_min_ps(f, _mm256_set1_ps(rq->vmax)));
 }
 
-/* Four requantized vectors (values in [-255, 255], so no saturation below) -> 32 bytes in their order:
- * vpackssdw / vpackuswb interleave the 128-bit lanes (dword 4L + d holds the bytes of source d, lane L), vpermd
- * puts them back. */
-static inline __m256i pack32(__m256i i0, __m256i i1, __m256i i2, __m256i i3, __m256i vzp)
+/* Four requantized vectors -> 32 bytes in their order: vpackssdw (saturating), the zero point added in int16 with
+ * saturation, vpackuswb (negatives -> 0), the clamp below on the bytes (vlo = vmin + zp, in [0, 255]). The packs
+ * interleave the 128-bit lanes (dword 4L + d holds the bytes of source d, lane L); vpermd puts them back. */
+static inline __m256i pack32(__m256i i0, __m256i i1, __m256i i2, __m256i i3, __m256i vzp, __m256i vlo)
 {
-    __m256i p01 = _mm256_add_epi16(_mm256_packs_epi32(i0, i1), vzp);
-    __m256i p23 = _mm256_add_epi16(_mm256_packs_epi32(i2, i3), vzp);
-    return _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(i0, i1), vzp);
+    __m256i p23 = _mm256_adds_epi16(_mm256_packs_epi32(i2, i3), vzp);
+    __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    return _mm256_max_epu8(b, vlo);
 }
 
 /* n <= 16 bytes of v's low half to dst. */
@@ -91,28 +94,8 @@ static inline void widen_tail(int16_t *dst, const uint8_t *src, size_t n)
 #define QNN_WIDEN16(i, k) \
     _mm256_store_si256((__m256i *)(xs[i] + (k) / 2), _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap[i] + (k)))))
 
-/* One pair of k's (index k into the widened rows) for the 4 rows and 16 columns (remainders). */
-#define QNN_PAIR(k)                                                                                                 \
-    {                                                                                                               \
-        const __m256i w0 = _mm256_loadu_si256((const __m256i *)wp);                                                 \
-        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(wp + 16));                                          \
-        wp += NR * 2;                                                                                               \
-        __m256i x = _mm256_set1_epi32(xs[0][k]);                                                                    \
-        c00 = _mm256_add_epi32(c00, _mm256_madd_epi16(x, w0));                                                      \
-        c01 = _mm256_add_epi32(c01, _mm256_madd_epi16(x, w1));                                                      \
-        x = _mm256_set1_epi32(xs[1][k]);                                                                            \
-        c10 = _mm256_add_epi32(c10, _mm256_madd_epi16(x, w0));                                                      \
-        c11 = _mm256_add_epi32(c11, _mm256_madd_epi16(x, w1));                                                      \
-        x = _mm256_set1_epi32(xs[2][k]);                                                                            \
-        c20 = _mm256_add_epi32(c20, _mm256_madd_epi16(x, w0));                                                      \
-        c21 = _mm256_add_epi32(c21, _mm256_madd_epi16(x, w1));                                                      \
-        x = _mm256_set1_epi32(xs[3][k]);                                                                            \
-        c30 = _mm256_add_epi32(c30, _mm256_madd_epi16(x, w0));                                                      \
-        c31 = _mm256_add_epi32(c31, _mm256_madd_epi16(x, w1));                                                      \
-    }
-
-/* The same for 8 pairs (16 k's) in assembly: compilers given the unrolled intrinsics hoist the vpmaddwd away from
- * their vpaddd, reassociate the sums and spill accumulators (GCC 12 runs it at 0.6 of the peak loop). Here it is
+/* One pair of k's for the 4 rows and 16 columns, in assembly: compilers given unrolled intrinsics hoist the
+ * vpmaddwd away from their vpaddd, reassociate the sums and spill accumulators (GCC 12 runs it at 0.6 of the peak loop). Here it is
  * the peak loop's instruction mix exactly: per pair 2 weight loads, then per row a vpbroadcastd from the widened
  * row (rows KCHUNK / 2 * 4 = 1024 bytes apart) and 2 vpmaddwd + 2 vpaddd. wo: the pair's weight offset (64 bytes
  * a pair), xo: its x offset (4 bytes a pair). */
@@ -185,22 +168,27 @@ void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, cons
                                  : "xmm12", "xmm13", "xmm14", "xmm15", "memory");
                 wp += NR * 16;
             }
-            for (size_t kp = k16 / 2; kp < kn / 2; kp++) QNN_PAIR(kp)
+            for (size_t kp = k16 / 2; kp < kn / 2; kp++, wp += NR * 2)
+                __asm__ volatile(QNN_PAIR_ASM(0, 32, 0, 1024, 2048, 3072)
+                                 : [c00] "+x"(c00), [c01] "+x"(c01), [c10] "+x"(c10), [c11] "+x"(c11),
+                                   [c20] "+x"(c20), [c21] "+x"(c21), [c30] "+x"(c30), [c31] "+x"(c31)
+                                 : [w] "r"(wp), [x] "r"(&xs[0][kp])
+                                 : "xmm12", "xmm13", "xmm14", "xmm15", "memory");
         }
     }
     const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);
     const __m256i vzp = _mm256_set1_epi16((short)rq->zp);
+    const __m256i vlo = _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp));
     /* rows 0 and 1 in the low and high 16 bytes of one vector, rows 2 and 3 in another */
-    __m256i y01 = pack32(rq8(c00, s0, rq), rq8(c01, s1, rq), rq8(c10, s0, rq), rq8(c11, s1, rq), vzp);
+    __m256i y01 = pack32(rq8(c00, s0, rq), rq8(c01, s1, rq), rq8(c10, s0, rq), rq8(c11, s1, rq), vzp, vlo);
     store_lo(c, y01, nc);
     if (mr > 1) store_lo(c + cs, _mm256_permute2x128_si256(y01, y01, 1), nc);
     if (mr > 2) {
-        __m256i y23 = pack32(rq8(c20, s0, rq), rq8(c21, s1, rq), rq8(c30, s0, rq), rq8(c31, s1, rq), vzp);
+        __m256i y23 = pack32(rq8(c20, s0, rq), rq8(c21, s1, rq), rq8(c30, s0, rq), rq8(c31, s1, rq), vzp, vlo);
         store_lo(c + 2 * cs, y23, nc);
         if (mr > 3) store_lo(c + 3 * cs, _mm256_permute2x128_si256(y23, y23, 1), nc);
     }
 }
-#undef QNN_PAIR
 #undef QNN_PAIR_ASM
 #undef QNN_ROW_ASM
 #undef QNN_S
@@ -229,6 +217,7 @@ static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t ch
     const size_t cp = (channels + 15) & ~(size_t)15, np = (ks + 1) / 2;
     const int32_t *bias = w, *wt = bias + cp;
     const __m256i vzp = _mm256_set1_epi16((short)rq->zp);
+    const __m256i vlo = _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp));
     for (size_t p = 0; p < npix; p++, a += ks, c += cs) {
         size_t ch = 0;
         for (; ch + 32 <= channels; ch += 32) {
@@ -244,7 +233,7 @@ static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t ch
             }
             const __m256i y = pack32(rq8(a0, _mm256_loadu_ps(scale + ch), rq), rq8(a1, _mm256_loadu_ps(scale + ch + 8), rq),
                                      rq8(a2, _mm256_loadu_ps(scale + ch + 16), rq),
-                                     rq8(a3, _mm256_loadu_ps(scale + ch + 24), rq), vzp);
+                                     rq8(a3, _mm256_loadu_ps(scale + ch + 24), rq), vzp, vlo);
             _mm256_storeu_si256((__m256i *)(c + ch), y);
         }
         for (; ch < channels; ch += 16) {
@@ -256,7 +245,7 @@ static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t ch
             }
             const __m256i i0 = rq8(a0, _mm256_loadu_ps(scale + ch), rq);
             const __m256i i1 = rq8(a1, _mm256_loadu_ps(scale + ch + 8), rq);
-            store_lo(c + ch, pack32(i0, i1, i0, i1, vzp), channels - ch);
+            store_lo(c + ch, pack32(i0, i1, i0, i1, vzp, vlo), channels - ch);
         }
     }
 }
