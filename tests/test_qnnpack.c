@@ -258,6 +258,7 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
     int32_t zx = ZP[rng() % 3];
     rqm model = rqm_random(rng() % 4 == 0, rng() % 2);
     model.zp = ZP[rng() % 3];
+    if (rng() % 3 == 0) model.lo = 0, model.hi = 255; /* no fused clamp: the dtype's bounds */
     if (model.zp < model.lo) model.lo = model.zp;
     if (model.zp > model.hi) model.hi = model.zp;
     qnn_rq rq = rq_of(&model);
@@ -276,6 +277,8 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
         bias[j] = rint_in(-20000, 20000);
         scale[j] = (float)(1.0 / (60.0 * sqrt((double)(kc * ks))) * (0.5 + (rng() % 100) / 100.0));
     }
+    if (rng() % 5 == 0) /* products far outside int16 and int32 after conversion: the saturating paths */
+        for (size_t j = 0; j < nc; j++) scale[j] *= 1e4f * (float)(1 + rng() % 1000);
     for (size_t i = 0; i < 8; i++) rowcorr[i] = rint_in(-5000, 5000);
     for (size_t t = 0; t < ks; t++)
         for (size_t i = 0; i < MR; i++) {

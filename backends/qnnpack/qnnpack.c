@@ -130,8 +130,9 @@ static int qnn_requant_exact(void *ctx)
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Micro-benchmarks: "gemm" (the igemm micro-kernel of the selected set on M = N = 512, K = 1024, one thread, the
- * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (vpdpbusd
- * throughput with independent accumulators).
+ * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (the throughput
+ * of the selected set's multiply-accumulate with independent accumulators: vpdpbusd for vnni, vpmaddwd + vpaddd for
+ * avx2; none for scalar).
  * ------------------------------------------------------------------------------------------------------------- */
 static double now_s(void)
 {
