@@ -111,12 +111,59 @@ static inline void widen_tail(int16_t *dst, const uint8_t *src, size_t n)
     "vmovdqu " QNN_S(wo2) "(%[w]), %%ymm13\n\t" QNN_ROW_ASM(x0, 0) QNN_ROW_ASM(x1, 1) QNN_ROW_ASM(x2, 2)           \
         QNN_ROW_ASM(x3, 3)
 
+/* One row (mr == 1: a linear layer on one vector, the last tile of an odd M): the 4-row kernel would do 4 times the
+ * arithmetic for it. The same widening and pairs, in C: two pairs at a time into 4 accumulators. */
+static void igemm_1x16(size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off, const uint8_t *zero,
+                       const int32_t *bias, const int32_t *rowcorr, uint8_t *c, const float *scale, const qnn_rq *rq)
+{
+    enum { MR = 4, NR = 16 };
+    const __m256i r = _mm256_set1_epi32(rowcorr ? rowcorr[0] : 0);
+    __m256i a0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)bias), r);
+    __m256i a1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(bias + 8)), r);
+    __m256i a2 = _mm256_setzero_si256(), a3 = _mm256_setzero_si256();
+    const int16_t *wp = (const int16_t *)(bias + NR);
+    _Alignas(32) int32_t xs[KCHUNK / 2];
+    for (size_t t = 0; t < ks; t++) {
+        const uint8_t *ap = a[t * MR];
+        if (ap != zero) ap += a_off;
+        for (size_t k0 = 0; k0 < kc; k0 += KCHUNK, ap += KCHUNK) {
+            const size_t kn = kc - k0 < KCHUNK ? kc - k0 : KCHUNK, k16 = kn & ~(size_t)15, np = kn / 2;
+            for (size_t k = 0; k < k16; k += 16)
+                _mm256_store_si256((__m256i *)(xs + k / 2), _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap + k))));
+            if (kn > k16) widen_tail((int16_t *)(xs + k16 / 2), ap + k16, kn - k16);
+            size_t kp = 0;
+            for (; kp + 2 <= np; kp += 2, wp += NR * 4) {
+                const __m256i x0 = _mm256_set1_epi32(xs[kp]), x1 = _mm256_set1_epi32(xs[kp + 1]);
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)wp)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(wp + 16))));
+                a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(wp + 32))));
+                a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(wp + 48))));
+            }
+            if (kp < np) {
+                const __m256i x0 = _mm256_set1_epi32(xs[kp]);
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)wp)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(wp + 16))));
+                wp += NR * 2;
+            }
+        }
+    }
+    const __m256i i0 = rq8(_mm256_add_epi32(a0, a2), _mm256_loadu_ps(scale), rq);
+    const __m256i i1 = rq8(_mm256_add_epi32(a1, a3), _mm256_loadu_ps(scale + 8), rq);
+    store_lo(c, pack32(i0, i1, i0, i1, _mm256_set1_epi16((short)rq->zp),
+                       _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp))),
+             nc);
+}
+
 void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
                                 const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
                                 const float *scale, const qnn_rq *rq)
 {
     enum { MR = 4, NR = 16 };
     const int32_t *bias = w;
+    if (mr == 1) {
+        igemm_1x16(nc, kc, ks, a, a_off, zero, bias, rowcorr, c, scale, rq);
+        return;
+    }
     const __m256i b0 = _mm256_loadu_si256((const __m256i *)bias), b1 = _mm256_loadu_si256((const __m256i *)(bias + 8));
     __m256i r0 = _mm256_set1_epi32(rowcorr ? rowcorr[0] : 0);
     __m256i r1 = _mm256_set1_epi32(rowcorr && mr > 1 ? rowcorr[1] : 0);
