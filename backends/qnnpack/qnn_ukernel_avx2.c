@@ -106,6 +106,14 @@ static inline void widen_tail(int16_t *dst, const uint8_t *src, size_t n)
     "vpaddd %%ymm15, %[c" #i "0], %[c" #i "0]\n\t"                                                                  \
     "vpmaddwd %%ymm13, %%ymm14, %%ymm14\n\t"                                                                        \
     "vpaddd %%ymm14, %[c" #i "1], %[c" #i "1]\n\t"
+/* The same with only the first 8 columns (nc <= 8: a 24-channel layer's second block): half the arithmetic. */
+#define QNN_ROW8_ASM(xo, i)                                                                                         \
+    "vpbroadcastd " QNN_S(xo) "(%[x]), %%ymm14\n\t"                                                                \
+    "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"                                                                        \
+    "vpaddd %%ymm15, %[c" #i "0], %[c" #i "0]\n\t"
+#define QNN_PAIR8_ASM(wo, x0, x1, x2, x3)                                                                          \
+    "vmovdqu " QNN_S(wo) "(%[w]), %%ymm12\n\t" QNN_ROW8_ASM(x0, 0) QNN_ROW8_ASM(x1, 1) QNN_ROW8_ASM(x2, 2)         \
+        QNN_ROW8_ASM(x3, 3)
 #define QNN_PAIR_ASM(wo, wo2, x0, x1, x2, x3)                                                                      \
     "vmovdqu " QNN_S(wo) "(%[w]), %%ymm12\n\t"                                                                     \
     "vmovdqu " QNN_S(wo2) "(%[w]), %%ymm13\n\t" QNN_ROW_ASM(x0, 0) QNN_ROW_ASM(x1, 1) QNN_ROW_ASM(x2, 2)           \
@@ -202,6 +210,15 @@ void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, cons
                 } else if (rem) {
                     for (size_t i = 0; i < MR; i++) widen_tail((int16_t *)(xs[i] + k16 / 2), ap[i] + k16, rem);
                 }
+                if (nc <= 8)
+                    __asm__ volatile(QNN_PAIR8_ASM(0, 0, 1024, 2048, 3072) QNN_PAIR8_ASM(64, 4, 1028, 2052, 3076)
+                                         QNN_PAIR8_ASM(128, 8, 1032, 2056, 3080) QNN_PAIR8_ASM(192, 12, 1036, 2060, 3084)
+                                         QNN_PAIR8_ASM(256, 16, 1040, 2064, 3088) QNN_PAIR8_ASM(320, 20, 1044, 2068, 3092)
+                                         QNN_PAIR8_ASM(384, 24, 1048, 2072, 3096) QNN_PAIR8_ASM(448, 28, 1052, 2076, 3100)
+                                     : [c00] "+x"(c00), [c10] "+x"(c10), [c20] "+x"(c20), [c30] "+x"(c30)
+                                     : [w] "r"(wp), [x] "r"(&xs[0][k / 2])
+                                     : "xmm12", "xmm14", "xmm15", "memory");
+                else
                 __asm__ volatile(QNN_PAIR_ASM(0, 32, 0, 1024, 2048, 3072) QNN_PAIR_ASM(64, 96, 4, 1028, 2052, 3076)
                                      QNN_PAIR_ASM(128, 160, 8, 1032, 2056, 3080)
                                      QNN_PAIR_ASM(192, 224, 12, 1036, 2060, 3084)
@@ -238,6 +255,8 @@ void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, cons
 }
 #undef QNN_PAIR_ASM
 #undef QNN_ROW_ASM
+#undef QNN_PAIR8_ASM
+#undef QNN_ROW8_ASM
 #undef QNN_S
 #undef QNN_WIDEN16
 
