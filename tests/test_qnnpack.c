@@ -262,7 +262,8 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
     if (model.zp < model.lo) model.lo = model.zp;
     if (model.zp > model.hi) model.hi = model.zp;
     qnn_rq rq = rq_of(&model);
-    uint8_t *amem = malloc(MR * ks * row), *zero = malloc(row), *c1 = malloc(MR * (NR + 5)), *c2 = malloc(MR * (NR + 5));
+    uint8_t *amem = malloc(MR * ks * row), *zero = malloc(row);
+    uint8_t *c1 = malloc(MR * (NR + 5)), *c2 = malloc(MR * (NR + 5));
     int8_t *w = malloc(NR * ks * kc);
     int32_t bias[32] = {0}, rowcorr[8];
     float scale[32];
@@ -303,8 +304,8 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
     for (size_t i = 0; i < MR * (NR + 5); i++) bad += c1[i] != c2[i]; /* the tile equal, the rest untouched in both */
     *checked += mr * nc;
     if (bad)
-        fprintf(stderr, "\n  avx2 != scalar: mr %zu nc %zu kc %zu ks %zu zx %d zp %d two %d: %zu bytes\n", mr, nc, kc, ks,
-                (int)zx, (int)model.zp, (int)model.two, bad);
+        fprintf(stderr, "\n  avx2 != scalar: mr %zu nc %zu kc %zu ks %zu zx %d zp %d two %d: %zu bytes\n", mr, nc, kc,
+                ks, (int)zx, (int)model.zp, (int)model.two, bad);
     free(amem), free(zero), free(c1), free(c2), free(w), free(a), free(pa), free(ps);
     return bad != 0;
 }
@@ -321,7 +322,8 @@ static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, 
     if (model.zp > model.hi) model.hi = model.zp;
     qnn_rq rq = rq_of(&model);
     uint8_t *x = malloc(npix * ks * cp + 64), *y1 = malloc(npix * cs + 32), *y2 = malloc(npix * cs + 32);
-    int32_t *w1 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1)), *w2 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
+    int32_t *w1 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
+    int32_t *w2 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
     float *scale = malloc(sizeof(float) * cp);
     const uint8_t **a = malloc(sizeof *a * npix * ks);
     for (size_t i = 0; i < npix * ks * cp + 64; i++) x[i] = (uint8_t)rng();
@@ -345,7 +347,9 @@ static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, 
     for (size_t i = 0; i < npix * cs + 32; i++) bad += y1[i] != y2[i];
     *checked += npix * ch;
     if (model.zp == 128 && !model.two) memcpy(probe, y1, ch < 16 ? ch : 16);
-    if (bad) fprintf(stderr, "\n  dw avx2 != scalar: ch %zu ks %zu npix %zu zp %d: %zu bytes\n", ch, ks, npix, (int)model.zp, bad);
+    if (bad)
+        fprintf(stderr, "\n  dw avx2 != scalar: ch %zu ks %zu npix %zu zp %d: %zu bytes\n", ch, ks, npix, (int)model.zp,
+                bad);
     free(x), free(y1), free(y2), free(w1), free(w2), free(scale), free(a);
     return bad != 0;
 }

@@ -13,12 +13,13 @@
  * holding the int16 pair (w_k, w_k+1) of each column. The activations are widened once per call and tap: each row's
  * kc bytes are zero-extended (vpmovzxbw, 16 at a time) into an int16 scratch on the stack, so the inner loop is, per
  * pair of k's, 2 weight loads, and per row one vpbroadcastd from the scratch (a load, no ALU work) and 2 vpmaddwd +
- * 2 vpaddd: nothing but the peak's instructions (written in assembly, see QNN_PAIR_ASM). 8 ymm accumulators (4 rows x 16 columns), 2 weight registers and a
- * broadcast one fit AVX2's 16. (Broadcasting the 4 bytes of a row and splitting them into 16-bit lanes with an AND
- * and a shift costs 2 ALU operations per 4 vpmaddwd, a fifth of the ALU throughput; widening in the scratch costs
- * 1 per 16 k's.) The epilogue requantizes two rows at a time: scale and clamp above in float, cvtps2dq (round half
- * to even), vpackssdw, the zero point in int16, vpackuswb, one vpermd to undo the 128-bit lane interleave, the clamp
- * below on the bytes; the same float products as the scalar kernel, so the same bytes (rq8).
+ * 2 vpaddd: nothing but the peak's instructions (written in assembly, see QNN_PAIR_ASM). 8 ymm accumulators (4 rows
+ * x 16 columns), 2 weight registers, a broadcast and a product fit AVX2's 16. One row (mr == 1) and 8 columns
+ * (nc <= 8) have their own, lighter paths. (Broadcasting the 4 bytes of a row and splitting them into 16-bit lanes
+ * with an AND and a shift costs 2 ALU operations per 4 vpmaddwd, a fifth of the ALU throughput; widening in the
+ * scratch costs 1 per 16 k's.) The epilogue requantizes two rows at a time: scale and clamp above in float,
+ * cvtps2dq (round half to even), vpackssdw, the zero point in int16, vpackuswb, one vpermd to undo the 128-bit lane
+ * interleave, the clamp below on the bytes; the same float products as the scalar kernel, so the same bytes (rq8).
  *
  * Depthwise. Weights packed per pair of taps (par_qnn_dw_put): int32 lanes holding (w_t, w_t+1) of a channel, the
  * last of an odd count paired with 0. The input bytes of the two taps are interleaved (vpunpcklbw / vpunpckhbw) and
@@ -91,14 +92,15 @@ static inline void widen_tail(int16_t *dst, const uint8_t *src, size_t n)
     }
 }
 
-#define QNN_WIDEN16(i, k) \
-    _mm256_store_si256((__m256i *)(xs[i] + (k) / 2), _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap[i] + (k)))))
+#define QNN_WIDEN16(i, k)                                                                                           \
+    _mm256_store_si256((__m256i *)(xs[i] + (k) / 2),                                                                \
+                       _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap[i] + (k)))))
 
 /* One pair of k's for the 4 rows and 16 columns, in assembly: compilers given unrolled intrinsics hoist the
- * vpmaddwd away from their vpaddd, reassociate the sums and spill accumulators (GCC 12 runs it at 0.6 of the peak loop). Here it is
- * the peak loop's instruction mix exactly: per pair 2 weight loads, then per row a vpbroadcastd from the widened
- * row (rows KCHUNK / 2 * 4 = 1024 bytes apart) and 2 vpmaddwd + 2 vpaddd. wo: the pair's weight offset (64 bytes
- * a pair), xo: its x offset (4 bytes a pair). */
+ * vpmaddwd away from their vpaddd, reassociate the sums and spill accumulators (GCC 12 runs it at 0.6 of the peak
+ * loop). Here it is the peak loop's instruction mix exactly: per pair 2 weight loads, then per row a vpbroadcastd
+ * from the widened row (rows KCHUNK / 2 * 4 = 1024 bytes apart) and 2 vpmaddwd + 2 vpaddd. wo: the pair's weight
+ * offset (64 bytes a pair), xo: its x offset (4 bytes a pair). */
 #define QNN_S(v) #v
 #define QNN_ROW_ASM(xo, i)                                                                                          \
     "vpbroadcastd " QNN_S(xo) "(%[x]), %%ymm14\n\t"                                                                \
@@ -137,7 +139,8 @@ static void igemm_1x16(size_t nc, size_t kc, size_t ks, const uint8_t *const *a,
         for (size_t k0 = 0; k0 < kc; k0 += KCHUNK, ap += KCHUNK) {
             const size_t kn = kc - k0 < KCHUNK ? kc - k0 : KCHUNK, k16 = kn & ~(size_t)15, np = kn / 2;
             for (size_t k = 0; k < k16; k += 16)
-                _mm256_store_si256((__m256i *)(xs + k / 2), _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap + k))));
+                _mm256_store_si256((__m256i *)(xs + k / 2),
+                                   _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap + k))));
             if (kn > k16) widen_tail((int16_t *)(xs + k16 / 2), ap + k16, kn - k16);
             size_t kp = 0;
             for (; kp + 2 <= np; kp += 2, wp += NR * 4) {
@@ -212,9 +215,12 @@ void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, cons
                 }
                 if (nc <= 8)
                     __asm__ volatile(QNN_PAIR8_ASM(0, 0, 1024, 2048, 3072) QNN_PAIR8_ASM(64, 4, 1028, 2052, 3076)
-                                         QNN_PAIR8_ASM(128, 8, 1032, 2056, 3080) QNN_PAIR8_ASM(192, 12, 1036, 2060, 3084)
-                                         QNN_PAIR8_ASM(256, 16, 1040, 2064, 3088) QNN_PAIR8_ASM(320, 20, 1044, 2068, 3092)
-                                         QNN_PAIR8_ASM(384, 24, 1048, 2072, 3096) QNN_PAIR8_ASM(448, 28, 1052, 2076, 3100)
+                                         QNN_PAIR8_ASM(128, 8, 1032, 2056, 3080)
+                                         QNN_PAIR8_ASM(192, 12, 1036, 2060, 3084)
+                                         QNN_PAIR8_ASM(256, 16, 1040, 2064, 3088)
+                                         QNN_PAIR8_ASM(320, 20, 1044, 2068, 3092)
+                                         QNN_PAIR8_ASM(384, 24, 1048, 2072, 3096)
+                                         QNN_PAIR8_ASM(448, 28, 1052, 2076, 3100)
                                      : [c00] "+x"(c00), [c10] "+x"(c10), [c20] "+x"(c20), [c30] "+x"(c30)
                                      : [w] "r"(wp), [x] "r"(&xs[0][k / 2])
                                      : "xmm12", "xmm14", "xmm15", "memory");
@@ -297,7 +303,8 @@ static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t ch
                 QNN_DW16(pa, pb, wq, ch, a0, a1)
                 QNN_DW16(pa, pb, wq, ch + 16, a2, a3)
             }
-            const __m256i y = pack32(rq8(a0, _mm256_loadu_ps(scale + ch), rq), rq8(a1, _mm256_loadu_ps(scale + ch + 8), rq),
+            const __m256i y = pack32(rq8(a0, _mm256_loadu_ps(scale + ch), rq),
+                                     rq8(a1, _mm256_loadu_ps(scale + ch + 8), rq),
                                      rq8(a2, _mm256_loadu_ps(scale + ch + 16), rq),
                                      rq8(a3, _mm256_loadu_ps(scale + ch + 24), rq), vzp, vlo);
             _mm256_storeu_si256((__m256i *)(c + ch), y);
