@@ -157,7 +157,8 @@ static void gemm_tile(void *opv, size_t gb, size_t mt)
 {
     const conv_op *o = opv;
     const qnn_ukernels *uk = o->uk;
-    size_t g = o->groups > 1 ? gb / o->nblocks : 0, b = o->groups > 1 ? gb % o->nblocks : gb, mr = uk->mr, nr = uk->nr;
+    size_t g = o->groups > 1 ? gb / o->nblocks : 0, b = o->groups > 1 ? gb % o->nblocks : gb; /* no division */
+    size_t mr = uk->mr, nr = uk->nr;
     size_t m0 = mt * mr, rows = o->m - m0 < mr ? o->m - m0 : mr;
     size_t n0 = b * nr, cols = o->og - n0 < nr ? o->og - n0 : nr;
     uk->igemm(rows, cols, o->kcp, o->ks, o->ind + mt * o->ks * mr, g * o->cg, o->zero,

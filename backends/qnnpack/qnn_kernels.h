@@ -99,7 +99,6 @@ typedef enum qnn_wfmt {
     QNN_WFMT_C4_I16 = 1, /* int16: per 4 k's, NR int32 lanes of (w0, w1), then NR lanes of (w2, w3) (vpmaddwd) */
 } qnn_wfmt;
 
-
 typedef enum qnn_isa { QNN_ISA_SCALAR = 0, QNN_ISA_AVX2 = 1, QNN_ISA_VNNI = 2 } qnn_isa;
 
 typedef struct qnn_ukernels {

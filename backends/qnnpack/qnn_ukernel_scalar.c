@@ -140,6 +140,7 @@ void par_qnn_pack_gemm(const qnn_ukernels *uk, size_t ks, size_t kc, size_t kcp,
 
 void par_qnn_dw_put(const qnn_ukernels *uk, int32_t *pk, size_t cp, size_t t, size_t c, int32_t w)
 {
-    if (uk->isa == QNN_ISA_AVX2) pk[cp + t / 2 * cp + c] |= (int32_t)((uint32_t)(uint16_t)(int16_t)w << (16 * (t % 2)));
-    else pk[cp + t * cp + c] = (int32_t)(uint16_t)(int16_t)w;
+    const uint32_t h = (uint16_t)(int16_t)w;
+    if (uk->isa == QNN_ISA_AVX2) pk[cp + t / 2 * cp + c] |= (int32_t)(h << (16 * (t % 2)));
+    else pk[cp + t * cp + c] = (int32_t)h;
 }
