@@ -203,7 +203,11 @@ static par_status qnn_microbench(void *ctx, const char *name, double *value, cha
                             uk ? uk->name : "selected");
         double best = 0;
         for (int i = 0; i < 100; i++) {
+#if defined(__x86_64__)
             double v = uk->isa == QNN_ISA_VNNI ? par_qnn_vnni_peak(50000) : par_qnn_avx2_peak(100000);
+#else
+            double v = 0; /* unreachable: no VNNI or AVX2 kernels outside x86-64 */
+#endif
             if (v > best) best = v;
         }
         *value = best;
