@@ -20,6 +20,8 @@ typedef struct vk_replay {
     par_value v[4];
     par_node nodes[2];
     par_graph_desc g;
+    const void *ins[1]; /* bind keeps these arrays: they must live as long as the prepared graph */
+    void *outs[1];
 } vk_replay;
 
 /* Prepares, binds and runs the graph twice on (x, y), 30 floats each; returns the prepared graph for the caller to run
@@ -46,9 +48,9 @@ static void *vk_replay_run(const par_backend *be, void *ctx, vk_replay *r, float
         CU_FAIL("prepare of the replay graph failed");
         return NULL;
     }
-    const void *ins[1] = {x};
-    void *outs[1] = {y};
-    CU_ASSERT_EQUAL(be->bind(ctx, prep, ins, outs, m), PAR_OK);
+    r->ins[0] = x;
+    r->outs[0] = y;
+    CU_ASSERT_EQUAL(be->bind(ctx, prep, r->ins, r->outs, m), PAR_OK);
     for (int round = 0; round < 2; round++) {
         for (int i = 0; i < 30; i++) x[i] = (float)((i * 7 + round * 5) % 11) - 5.0f; /* integers in [-5, 5] */
         for (int i = 0; i < 30; i++) y[i] = NAN;
