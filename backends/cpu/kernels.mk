@@ -6,7 +6,7 @@
 
 CPU_KERNEL_SRC := backends/cpu/isa.c backends/cpu/ukernels.c backends/cpu/pack.c backends/cpu/gemm.c \
                   backends/cpu/conv.c backends/cpu/dwconv.c backends/cpu/bench.c \
-                  $(wildcard backends/cpu/f32-*.c)
+                  $(filter-out %-neon.c,$(wildcard backends/cpu/f32-*.c))
 BUILTIN_SRC += $(CPU_KERNEL_SRC)
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
 
