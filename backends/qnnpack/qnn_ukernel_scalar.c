@@ -131,16 +131,20 @@ void par_qnn_pack_gemm(const qnn_ukernels *uk, size_t ks, size_t kc, size_t kcp,
                     for (size_t q = 0; q < 4; q++)
                         if (k0 + q < kc) p[j * 4 + q] = (int8_t)wfn(ctx, n0 + j, t, k0 + q);
     } else {
-        /* Per 4 k's: nr lanes (w0, w2), then nr lanes (w1, w3); the kernel splits the broadcast bytes x0 x1 x2 x3
-         * of a row into the 16-bit lanes (x0, x2) and (x1, x3). */
+        /* Per pair of k's, nr int32 lanes of the int16 pair (w_k, w_k+1): the kernel broadcasts a row's widened
+         * (x_k, x_k+1) and one vpmaddwd gives x_k w_k + x_k+1 w_k+1 per column. */
         int16_t *p = (int16_t *)(b + nr);
         for (size_t t = 0; t < ks; t++)
-            for (size_t k0 = 0; k0 < kcp; k0 += 4, p += nr * 4)
-                for (size_t j = 0; j < nc; j++) {
-                    static const size_t SLOT[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}}; /* q -> (half, lane) */
-                    for (size_t q = 0; q < 4; q++)
-                        if (k0 + q < kc)
-                            p[SLOT[q][0] * nr * 2 + j * 2 + SLOT[q][1]] = (int16_t)wfn(ctx, n0 + j, t, k0 + q);
-                }
+            for (size_t k0 = 0; k0 < kcp; k0 += 2, p += nr * 2)
+                for (size_t j = 0; j < nc; j++)
+                    for (size_t q = 0; q < 2; q++)
+                        if (k0 + q < kc) p[j * 2 + q] = (int16_t)wfn(ctx, n0 + j, t, k0 + q);
     }
+}
+
+void par_qnn_dw_put(const qnn_ukernels *uk, int32_t *pk, size_t cp, size_t t, size_t c, int32_t w)
+{
+    const uint32_t h = (uint16_t)(int16_t)w;
+    if (uk->isa == QNN_ISA_AVX2) pk[cp + t / 2 * cp + c] |= (int32_t)(h << (16 * (t % 2)));
+    else pk[cp + t * cp + c] = (int32_t)h;
 }

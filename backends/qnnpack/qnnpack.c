@@ -130,8 +130,9 @@ static int qnn_requant_exact(void *ctx)
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Micro-benchmarks: "gemm" (the igemm micro-kernel of the selected set on M = N = 512, K = 1024, one thread, the
- * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (vpdpbusd
- * throughput with independent accumulators).
+ * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (the throughput
+ * of the selected set's multiply-accumulate with independent accumulators: vpdpbusd for vnni, vpmaddwd + vpaddd for
+ * avx2; none for scalar).
  * ------------------------------------------------------------------------------------------------------------- */
 static double now_s(void)
 {
@@ -192,16 +193,20 @@ static par_status qnn_microbench(void *ctx, const char *name, double *value, cha
         return bench_gemm(uk, value, msg);
     }
     if (strcmp(name, "peak") == 0) {
-        if (!par_qnn_ukernels(QNN_ISA_VNNI))
-            return par_msgf(msg, PAR_UNSUPPORTED, "microbench peak: this machine has no AVX-512 VNNI");
-        /* Short bursts, best of many: the two logical CPUs here may share one core with other work, and the best
-         * burst is the uncontended rate (the gemm figure is taken the same way). */
+        /* The peak of the selected set's instructions (vpdpbusd for vnni, vpmaddwd + vpaddd for avx2), so that
+         * gemm/peak is the kernel's fraction of what its ISA can do. Short bursts, best of many: the two logical
+         * CPUs here may share one core with other work, and the best burst is the uncontended rate (the gemm
+         * figure is taken the same way). */
+        const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
+        if (!uk || uk->isa == QNN_ISA_SCALAR)
+            return par_msgf(msg, PAR_UNSUPPORTED, "microbench peak: no int8 peak loop for the %s kernel set",
+                            uk ? uk->name : "selected");
         double best = 0;
         for (int i = 0; i < 100; i++) {
 #if defined(__x86_64__)
-            double v = par_qnn_vnni_peak(50000);
+            double v = uk->isa == QNN_ISA_VNNI ? par_qnn_vnni_peak(50000) : par_qnn_avx2_peak(100000);
 #else
-            double v = 0; /* unreachable: no VNNI kernels outside x86-64 */
+            double v = 0; /* unreachable: no VNNI or AVX2 kernels outside x86-64 */
 #endif
             if (v > best) best = v;
         }
