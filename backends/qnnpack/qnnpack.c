@@ -86,7 +86,8 @@ static par_status qnn_set_knob(void *ctx, const char *key, const char *value, pa
         static const struct {
             const char *name;
             qnn_isa isa;
-        } K[] = {{"vnni", QNN_ISA_VNNI}, {"avx2", QNN_ISA_AVX2}, {"scalar", QNN_ISA_SCALAR}};
+        } K[] = {{"vnni", QNN_ISA_VNNI}, {"avx2", QNN_ISA_AVX2}, {"neondot", QNN_ISA_NEONDOT}, {"neon", QNN_ISA_NEON},
+                 {"scalar", QNN_ISA_SCALAR}};
         if (strcmp(value, "auto") == 0) {
             c->isa = par_qnn_ukernels_best()->isa;
             c->forced = 0;
@@ -100,17 +101,20 @@ static par_status qnn_set_knob(void *ctx, const char *key, const char *value, pa
                 c->forced = 1;
                 return PAR_OK;
             }
-        return par_msgf(msg, PAR_ERROR, "knob 'kernels': value '%s' is not one of auto, vnni, avx2, scalar", value);
+        return par_msgf(msg, PAR_ERROR, "knob 'kernels': value '%s' is not one of auto, vnni, avx2, neondot, neon, "
+                        "scalar", value);
     }
-    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (qnnpack knobs: threads=N, kernels=auto|vnni|avx2|scalar)", key);
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (qnnpack knobs: threads=N, "
+                    "kernels=auto|vnni|avx2|neondot|neon|scalar)", key);
 }
 
 static size_t qnn_describe(void *ctx, char *buf, size_t len)
 {
     const qnn_ctx *c = ctx;
     const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
-    int need = snprintf(buf, len, "threads=%d;kernels=%s%s;requant=fp32;gemm=%zux%zuc4", c->threads,
-                        uk ? uk->name : "?", c->forced ? "" : "(auto)", uk ? uk->mr : 0, uk ? uk->nr : 0);
+    int need = snprintf(buf, len, "threads=%d;kernels=%s%s;requant=fp32;gemm=%zux%zu%s", c->threads,
+                        uk ? uk->name : "?", c->forced ? "" : "(auto)", uk ? uk->mr : 0, uk ? uk->nr : 0,
+                        uk && uk->wfmt == QNN_WFMT_K1 ? "" : "c4");
     return need < 0 ? 0 : (size_t)need;
 }
 
