@@ -34,11 +34,36 @@ msg  = printf '  %-7s %s\n' '$(1)' '$(2)';
 endif
 MAKEQ := $(MAKE) --no-print-directory
 
-ifeq ($(SANITIZE),)
-BUILD   := build
+# Target architecture: the host's (uname -m) unless ARCH= names another. ARCH=aarch64 on an x86-64 host
+# cross-compiles with $(CROSS_COMPILE)gcc into build/aarch64/ (docs/aarch64.md): the arm64 json-c, CUnit and
+# cpuinfo of Debian's multiarch, and a private sysroot ($(AARCH64_SYSROOT), filled by make deps:
+# tools/deps_aarch64.sh) for the arm64 libraries that cannot be installed beside the amd64 ones. A builtin.mk whose
+# backend needs x86-only libraries tests $(ARCH) (or ARCH_X86) and leaves itself out with one $(info) line.
+HOST_ARCH := $(shell uname -m)
+ARCH    ?= $(HOST_ARCH)
+ARCH_X86 := $(filter x86_64,$(ARCH))
+ifeq ($(ARCH),$(HOST_ARCH))
+BUILD_ROOT := build
+CROSS_COMPILE :=
 else
-BUILD   := build/san
+BUILD_ROOT := build/$(ARCH)
+CROSS_COMPILE ?= $(ARCH)-linux-gnu-
+ifneq ($(origin CC),command line)
+CC      := $(CROSS_COMPILE)gcc
 endif
+AR      := $(CROSS_COMPILE)ar
+# pkg-config reads the target's .pc files (Debian multiarch puts them under /usr/lib/<triplet>/pkgconfig).
+export PKG_CONFIG_LIBDIR := /usr/lib/$(ARCH)-linux-gnu/pkgconfig:/usr/share/pkgconfig
+endif
+AARCH64_SYSROOT := build/aarch64/sysroot
+ifeq ($(ARCH),aarch64)
+# The private sysroot's libraries (pthreadpool, cpuinfo's link name, XNNPACK); their headers are the amd64
+# packages' (identical), with the sysroot's own as a fallback.
+SYSROOT_LIBDIR := $(AARCH64_SYSROOT)/usr/lib/aarch64-linux-gnu
+CPPFLAGS += -idirafter $(AARCH64_SYSROOT)/usr/include
+LDFLAGS += -L$(SYSROOT_LIBDIR) -Wl,-rpath-link,$(SYSROOT_LIBDIR)
+endif
+BUILD   := $(BUILD_ROOT)$(if $(SANITIZE),/san)
 
 PKGS    := json-c cunit
 # (clang, libclang-rt-dev: make fuzz; llvm: llvm-symbolizer, which names the lines of a sanitizer's report)
@@ -79,6 +104,17 @@ CORE_SRC := $(wildcard core/*.c) $(wildcard reference/*.c) $(wildcard cases/*.c)
 BUILTIN_SRC :=
 BUILTIN_LIBS :=
 BUILTIN_CPPFLAGS :=
+# Kernel files named for an ISA are built only for its architecture: *-avx2.c, *_avx2.c, *-avx512.c, *_avx512.c,
+# *-vnni.c, *_vnni.c only for x86-64; *-neon.c, *_neon.c, *-neondot.c, *_neondot.c only for aarch64, where
+# the first get NEON_FLAGS (NEON is baseline in armv8-a) and only the second get NEONDOT_FLAGS (the dot-product
+# instructions, which run only where cpuinfo says the CPU has them). $(call arch_src,FILES) keeps those of $(ARCH).
+X86_ISA_SRC := %-avx2.c %_avx2.c %-avx512.c %_avx512.c %-vnni.c %_vnni.c
+ARM_ISA_SRC := %-neon.c %_neon.c %-neondot.c %_neondot.c
+arch_src = $(filter-out $(if $(ARCH_X86),,$(X86_ISA_SRC)) $(if $(filter aarch64,$(ARCH)),,$(ARM_ISA_SRC)),$(1))
+neon_obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %-neon.c %_neon.c,$(1)))
+neondot_obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %-neondot.c %_neondot.c,$(1)))
+NEON_FLAGS := -O3 -march=armv8-a
+NEONDOT_FLAGS := -O3 -march=armv8.2-a+dotprod
 # The first rule of an included builtin.mk must not become the default goal: plain `make` builds everything.
 .DEFAULT_GOAL := all
 include $(sort $(wildcard backends/*/builtin.mk))
@@ -109,6 +145,7 @@ all: $(EXE) $(PLUGINS) $(TESTS)
 # (tools/deps.sh).
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
+	@sh tools/deps_aarch64.sh $(AARCH64_SYSROOT)
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -116,7 +153,7 @@ $(BUILD)/obj/%.o: %.c
 
 $(LIB): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
-	$(Q)$(call msg,AR,$@)rm -f $@ && ar rcs $@ $^
+	$(Q)$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(EXE): $(MAIN_OBJ) $(LIB)
 	$(Q)$(call msg,LD,$@)$(CC) $(LDFLAGS) $^ -o $@ $(LDLIBS)

@@ -444,9 +444,11 @@ static double ulps(float got, double want)
 static void test_vector_functions_accuracy(void)
 {
     const cpu_vops *vs[3] = {cpu_vops_scalar(), NULL, NULL};
+#if defined(__x86_64__)
     const cpu_isa best = cpu_isa_detect();
     if (best >= CPU_ISA_AVX2) vs[1] = cpu_vops_avx2();
     if (best >= CPU_ISA_AVX512) vs[2] = cpu_vops_avx512();
+#endif
     CU_ASSERT_PTR_NOT_NULL(vs[g_isa]);
     enum { NX = 1 << 18 };
     float *x = malloc(NX * sizeof(float)), *y = malloc(NX * sizeof(float));

@@ -7,7 +7,9 @@
  * The peak loops are compiled for their ISA with target attributes, so this file needs no SIMD flags and never runs
  * an instruction the machine lacks (the ISA is clamped to the detected one). Not used by any correctness path.
  */
+#if defined(__x86_64__)
 #include <immintrin.h>
+#endif
 #include <math.h>
 #include <stdlib.h>
 #include <time.h>
@@ -68,6 +70,7 @@ done:
     return result;
 }
 
+#if defined(__x86_64__)
 /* x = x * a + b on 24 independent zmm chains: 24 >= 2 ports x 4-cycle latency x 3, so latency never limits. */
 __attribute__((target("avx512f,fma"))) static double peak_avx512(long iters)
 {
@@ -102,6 +105,7 @@ __attribute__((target("avx2,fma"))) static double peak_avx2(long iters)
     (void)sink;
     return (double)iters * 12 * 8 * 2;
 }
+#endif
 
 /* Scalar: multiply then add on 8 independent chains (what the scalar kernels execute per term). */
 static double peak_scalar(long iters)
@@ -121,7 +125,11 @@ double cpu_bench_peak_gflops(cpu_isa isa)
 {
     const cpu_isa have = cpu_isa_detect();
     if ((int)isa > (int)have) isa = have;
+#if defined(__x86_64__)
     double (*fn)(long) = isa == CPU_ISA_AVX512 ? peak_avx512 : isa == CPU_ISA_AVX2 ? peak_avx2 : peak_scalar;
+#else
+    double (*fn)(long) = peak_scalar;
+#endif
     const long iters = 20L * 1000 * 1000 / (isa == CPU_ISA_SCALAR ? 8 : 1);
     fn(iters / 10); /* warm-up: clocks settle into the ISA's license */
     double v[RUNS];

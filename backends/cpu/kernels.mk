@@ -6,7 +6,7 @@
 
 CPU_KERNEL_SRC := backends/cpu/isa.c backends/cpu/ukernels.c backends/cpu/pack.c backends/cpu/gemm.c \
                   backends/cpu/conv.c backends/cpu/dwconv.c backends/cpu/bench.c \
-                  $(wildcard backends/cpu/f32-*.c)
+                  $(call arch_src,$(wildcard backends/cpu/f32-*.c))
 BUILTIN_SRC += $(CPU_KERNEL_SRC)
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
 
@@ -14,3 +14,6 @@ CPU_AVX512_FLAGS := -O3 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mfma
 CPU_AVX2_FLAGS := -O3 -mavx2 -mfma
 $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard backends/cpu/f32-*-avx512.c)): CFLAGS += $(CPU_AVX512_FLAGS)
 $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard backends/cpu/f32-*-avx2.c)): CFLAGS += $(CPU_AVX2_FLAGS)
+# aarch64 (the Makefile's arch_src naming rule): *-neon.c get NEON_FLAGS, *-neondot.c (only they) NEONDOT_FLAGS.
+$(call neon_obj,$(CPU_KERNEL_SRC)): CFLAGS += $(NEON_FLAGS)
+$(call neondot_obj,$(CPU_KERNEL_SRC)): CFLAGS += $(NEONDOT_FLAGS)

@@ -90,8 +90,10 @@ const cpu_vops *cpu_vops_scalar(void)
 const cpu_vops *cpu_vops_for(cpu_isa isa)
 {
     const cpu_vops *v = NULL;
+#if defined(__x86_64__)
     if (isa == CPU_ISA_AVX512) v = cpu_vops_avx512();
     if (!v && isa >= CPU_ISA_AVX2) v = cpu_vops_avx2();
+#endif
     return v ? v : &scalar_vops;
 }
 

@@ -8,10 +8,12 @@
 static const cpu_ukernel_set sets[] = {
     {CPU_ISA_SCALAR, 4, 4, cpu_f32_gemm_4x4__scalar, cpu_f32_igemm_4x4__scalar, 1, cpu_f32_dwconv_9p__scalar,
      cpu_f32_dwconv_25p__scalar, cpu_f32_dwconv_up__scalar},
+#if defined(__x86_64__)
     {CPU_ISA_AVX2, 6, 16, cpu_f32_gemm_6x16__avx2, cpu_f32_igemm_6x16__avx2, 8, cpu_f32_dwconv_9p__avx2,
      cpu_f32_dwconv_25p__avx2, cpu_f32_dwconv_up__avx2},
     {CPU_ISA_AVX512, 7, 32, cpu_f32_gemm_7x32__avx512, cpu_f32_igemm_7x32__avx512, 16, cpu_f32_dwconv_9p__avx512,
      cpu_f32_dwconv_25p__avx512, cpu_f32_dwconv_up__avx512},
+#endif
 };
 
 const cpu_ukernel_set *cpu_ukernels_for(cpu_isa isa)

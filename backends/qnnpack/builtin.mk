@@ -4,10 +4,12 @@
 # chosen at run time with cpuinfo (knob kernels=auto|vnni|avx2|scalar).
 QNN_DIR := backends/qnnpack
 BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.c $(QNN_DIR)/qnn_ops.c $(QNN_DIR)/qnn_reduce.c $(QNN_DIR)/qnn_dynamic.c \
-               $(QNN_DIR)/qnn_ukernel_scalar.c \
-               $(QNN_DIR)/qnn_ukernel_avx2.c $(QNN_DIR)/qnn_ukernel_vnni.c
+               $(call arch_src,$(wildcard $(QNN_DIR)/qnn_ukernel_*.c))
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CFLAGS += -O3 -mavx2 -mfma
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_vnni.o: CC := clang
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_vnni.o: CFLAGS += -O3 -mavx512f -mavx512bw -mavx512vl -mavx512vnni \
                                                       -Wno-unknown-warning-option
+# aarch64 (the Makefile's arch_src naming rule): *_neon.c get NEON_FLAGS, *_neondot.c (only they) NEONDOT_FLAGS.
+$(call neon_obj,$(wildcard $(QNN_DIR)/*.c)): CFLAGS += $(NEON_FLAGS)
+$(call neondot_obj,$(wildcard $(QNN_DIR)/*.c)): CFLAGS += $(NEONDOT_FLAGS)

@@ -77,13 +77,15 @@ void par_qnn_quantize__scalar(size_t n, const float *x, uint8_t *y, double inv_s
 /* ---------------------------------------------------------------------------------------------------------------
  * Registry and packing
  * ------------------------------------------------------------------------------------------------------------- */
-static const qnn_ukernels SETS[3] = {
+static const qnn_ukernels SETS[] = {
     {QNN_ISA_SCALAR, "scalar", 4, 8, QNN_WFMT_C4, par_qnn_igemm_4x8c4__scalar, par_qnn_dw_c16__scalar,
      par_qnn_vadd__scalar, par_qnn_quantize__scalar},
+#if defined(__x86_64__)
     {QNN_ISA_AVX2, "avx2", 4, 16, QNN_WFMT_C4_I16, par_qnn_igemm_4x16c4__avx2, par_qnn_dw_c16__avx2,
      par_qnn_vadd__avx2, par_qnn_quantize__avx2},
     {QNN_ISA_VNNI, "vnni", 8, 32, QNN_WFMT_C4, par_qnn_igemm_8x32c4__avx512vnni, par_qnn_dw_c16__avx512vnni,
      par_qnn_vadd__avx512, par_qnn_quantize__avx512},
+#endif
 };
 
 #if defined(__aarch64__)
@@ -105,12 +107,14 @@ const qnn_ukernels *par_qnn_ukernels(qnn_isa isa)
     if (isa == QNN_ISA_NEON) return cpuinfo_has_arm_neon() ? &NEON_SETS[0] : NULL;
     if (isa == QNN_ISA_NEONDOT) return cpuinfo_has_arm_neon_dot() ? &NEON_SETS[1] : NULL;
 #endif
+#if defined(__x86_64__)
     if (isa == QNN_ISA_AVX2) return cpuinfo_has_x86_avx2() ? &SETS[1] : NULL;
     if (isa == QNN_ISA_VNNI)
         return (cpuinfo_has_x86_avx512f() && cpuinfo_has_x86_avx512bw() && cpuinfo_has_x86_avx512vl() &&
                 cpuinfo_has_x86_avx512vnni())
                    ? &SETS[2]
                    : NULL;
+#endif
     return NULL;
 }
 

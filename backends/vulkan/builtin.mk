@@ -12,7 +12,9 @@
 # No shader file is read, and nothing is compiled, at run time.
 GLSLC := $(shell command -v glslc 2>/dev/null)
 SPIRV_VAL := $(shell command -v spirv-val 2>/dev/null)
-ifneq ($(and $(wildcard /usr/include/vulkan/vulkan.h),$(GLSLC),$(SPIRV_VAL)),)
+ifeq ($(ARCH_X86),)
+$(info vulkan backend not built for $(ARCH): x86-64 builds only (no arm64 Vulkan loader or device here))
+else ifneq ($(and $(wildcard /usr/include/vulkan/vulkan.h),$(GLSLC),$(SPIRV_VAL)),)
 VK_GEN := $(BUILD)/gen/backends/vulkan
 VK_SHADERS := $(sort $(wildcard backends/vulkan/shaders/*.comp))
 VK_SHADER_NAMES := $(notdir $(VK_SHADERS:.comp=))
