@@ -203,7 +203,8 @@ static void igemm_vs_scalar(qnn_isa isa)
             size_t M = 1 + (size_t)rint_in(0, (int32_t)(2 * uk->mr)), N = 1 + (size_t)rint_in(0, (int32_t)(2 * uk->nr));
             size_t ks = (ki + zi) % 4 == 0 ? 9 : 1 + (ki + zi) % 3;
             int32_t zw = (ki + zi) % 3 == 0 ? 0 : (ki % 2 ? -128 : 127);
-            fails += !gemm_compare(uk, M, N, KC[ki], ks, ZX[zi], zw, (ki + zi) % 2, 0, &outputs, &with_variety, &eligible);
+            fails += !gemm_compare(uk, M, N, KC[ki], ks, ZX[zi], zw, (ki + zi) % 2, 0, &outputs, &with_variety,
+                                   &eligible);
             cases++;
         }
     /* every remainder of the tile once, K = 13 */

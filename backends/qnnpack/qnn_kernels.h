@@ -103,7 +103,13 @@ typedef enum qnn_wfmt {
                           * x - 128 (qnn_ukernel_neondot.c) */
 } qnn_wfmt;
 
-typedef enum qnn_isa { QNN_ISA_SCALAR = 0, QNN_ISA_AVX2 = 1, QNN_ISA_VNNI = 2, QNN_ISA_NEON = 3, QNN_ISA_NEONDOT = 4 } qnn_isa;
+typedef enum qnn_isa {
+    QNN_ISA_SCALAR = 0,
+    QNN_ISA_AVX2 = 1,
+    QNN_ISA_VNNI = 2,
+    QNN_ISA_NEON = 3,    /* aarch64 */
+    QNN_ISA_NEONDOT = 4, /* aarch64 with the armv8.2 dot product */
+} qnn_isa;
 
 typedef struct qnn_ukernels {
     qnn_isa isa;

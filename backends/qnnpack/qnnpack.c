@@ -1,7 +1,8 @@
 /*
  * qnnpack.c - the qnnpack backend (built in): an int8 backend in the manner of QNNPACK and XNNPACK's qs8/qu8
  * operators, NHWC inside, weights packed at prepare with the zero-point corrections folded into the bias, indirection
- * GEMM micro-kernels for AVX-512 VNNI, AVX2 and scalar chosen at run time (knob kernels=auto|vnni|avx2|scalar),
+ * GEMM micro-kernels for AVX-512 VNNI, AVX2, NEON dot product, NEON and scalar chosen at run time (knob
+ * kernels=auto|vnni|avx2|neondot|neon|scalar),
  * requantization scheme fp32 (PAR_REQUANT_FP32). This file holds the backend table, the knobs, the plan (values,
  * layouts, steps), the graph boundary (inputs in, outputs out) and the micro-benchmarks; op lowering is in
  * qnn_conv.c and qnn_ops.c (named by the op table below), plan services in qnn_common.c, kernels in qnn_ukernel_*.c.
@@ -436,7 +437,8 @@ static const par_backend QNN_BACKEND = {
     .api_version = PAR_BACKEND_API_VERSION,
     .struct_size = sizeof(par_backend),
     .name = "qnnpack",
-    .description = "int8 (qu8/qs8) NHWC backend: indirection GEMM with AVX-512 VNNI / AVX2 / scalar micro-kernels, "
+    .description = "int8 (qu8/qs8) NHWC backend: indirection GEMM with AVX-512 VNNI / AVX2 / NEON dot product / NEON / "
+                   "scalar micro-kernels, "
                    "fp32 requantization",
     .version = QNN_VERSION,
     .arith = PAR_ARITH_F32,
