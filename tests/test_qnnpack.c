@@ -537,7 +537,7 @@ static int64_t run_compare(const par_graph_desc *d, const char *kernels, uint8_t
 
 static void graphs(const gspec *specs, size_t n)
 {
-    static const char *const SETS[] = {"scalar", "avx2", "vnni"};
+    static const char *const SETS[] = {"scalar", "avx2", "vnni", "neon", "neondot"};
     for (size_t i = 0; i < n; i++) {
         par_msg m = {{0}};
         rng_seed(300 + i);
@@ -547,7 +547,7 @@ static void graphs(const gspec *specs, size_t n)
         int64_t numel = d->values[d->outputs[0]].numel;
         uint8_t *first = malloc((size_t)numel), *other = malloc((size_t)numel);
         int have_first = 0;
-        for (size_t s = 0; s < 3; s++) {
+        for (size_t s = 0; s < sizeof SETS / sizeof SETS[0]; s++) {
             rng_seed(1000 + i); /* the same inputs for every kernel set */
             int64_t diff = run_compare(d, SETS[s], have_first ? other : first);
             if (diff == -1) continue;
