@@ -176,8 +176,8 @@ static par_status tsh_set_knob(void *ctx, const char *key, const char *value, pa
     if (strcmp(key, "lib") == 0) {
         char tried[400] = "";
         if (lib.handle && strcmp(lib.path, value) != 0)
-            return par_msgf(msg, PAR_ERROR, "knob 'lib': %s is already loaded in this process; one torch library "
-                            "per process", lib.path);
+            return par_msgf(msg, PAR_ERROR, "knob 'lib': cannot load %s: %s is already loaded in this process "
+                            "(one torch library per process)", value, lib.path);
         if (!try_open(value, tried, sizeof tried, "lib="))
             return par_msgf(msg, PAR_ERROR, "knob 'lib': %s", tried);
         c->be = lib.be;

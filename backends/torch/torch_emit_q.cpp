@@ -66,9 +66,10 @@ static void assign_rq(temit &e, const par_node *n, const std::string &expr)
     e.line(o0(n) + " = self.rq(" + expr + ", " + qparams(outv(e, n)) + ")");
 }
 
-static par_status need_q_input(temit &e, const par_node *n, par_msg *msg)
+/* The first n_q inputs (all when -1) and the output are quantized. */
+static par_status need_q(temit &e, const par_node *n, int n_q, par_msg *msg)
 {
-    for (int k = 0; k < n->n_inputs; k++) {
+    for (int k = 0; k < (n_q < 0 ? n->n_inputs : n_q); k++) {
         const par_value *x = val(e, n, k);
         if (x && !par_t_is_q(x->dtype))
             return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (%s): input %d is %s; mode=quantized runs this op on "
@@ -78,6 +79,11 @@ static par_status need_q_input(temit &e, const par_node *n, par_msg *msg)
         return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (%s): a %s output from quantized inputs is not a PyTorch "
                         "quantized operator", n->name, n->op, par_dtype_name(outv(e, n)->dtype));
     return PAR_OK;
+}
+
+static par_status need_q_input(temit &e, const par_node *n, par_msg *msg)
+{
+    return need_q(e, n, -1, msg);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -141,7 +147,7 @@ static par_status check_weights(temit &e, const par_node *n, int w_axis, par_msg
 
 static par_status l_conv2d(temit &e, const par_node *n, par_msg *msg)
 {
-    par_status st = need_q_input(e, n, msg);
+    par_status st = need_q(e, n, 1, msg);
     if (st == PAR_OK) st = check_weights(e, n, 0, msg);
     if (st != PAR_OK) return st;
     std::vector<int64_t> p = ints(n, "padding");
@@ -166,7 +172,7 @@ static par_status l_conv2d(temit &e, const par_node *n, par_msg *msg)
 
 static par_status l_conv_transpose2d(temit &e, const par_node *n, par_msg *msg)
 {
-    par_status st = need_q_input(e, n, msg);
+    par_status st = need_q(e, n, 1, msg);
     if (st == PAR_OK) st = check_weights(e, n, 1, msg);
     if (st != PAR_OK) return st;
     std::vector<int64_t> p = ints(n, "padding");
@@ -187,7 +193,7 @@ static par_status l_conv_transpose2d(temit &e, const par_node *n, par_msg *msg)
 
 static par_status l_linear(temit &e, const par_node *n, par_msg *msg)
 {
-    par_status st = need_q_input(e, n, msg);
+    par_status st = need_q(e, n, 1, msg);
     if (st == PAR_OK) st = check_weights(e, n, 0, msg);
     if (st != PAR_OK) return st;
     e.node_requant[(int32_t)(n - e.g->nodes)] = PAR_REQUANT_FP32;
