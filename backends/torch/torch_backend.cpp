@@ -7,6 +7,8 @@
  * quantized operators under the engine the knob qengine= names. bind wraps the buffers, run calls forward and copies
  * the outputs into parity's buffers (qs8 shifted back from PyTorch's quint8).
  *
+ * PARITY_TORCH_DUMP=1 in the environment prints the generated source of forward on stderr at prepare.
+ *
  * Every C++ exception stops at this file's C entry points and becomes PAR_ERROR with its first line. It must not
  * write anywhere but the bound outputs, nor keep state between contexts other than libtorch's own globals (thread
  * count, quantized engine), which each context sets before it builds or runs anything.
@@ -193,6 +195,8 @@ par_status t_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_ms
         src += "):\n" + e.body + "    return (";
         for (int32_t i = 0; i < g->n_outputs; i++) src += e.v(g->outputs[i]) + ", ";
         src += ")\n";
+        const char *dump = getenv("PARITY_TORCH_DUMP");
+        if (dump && *dump && strcmp(dump, "0") != 0) fprintf(stderr, "%s", src.c_str());
         auto p = std::make_unique<tprep>();
         p->g = g;
         p->node_requant = e.node_requant;

@@ -11,8 +11,11 @@
  * quantizes back to q exactly while |q| < 2^22.
  *
  * ATen's kernels keep their input's quantization (relu, max_pool2d, reshape) or fix their own (sigmoid: 1/256, 0);
- * where parity's output quantization differs, the result is requantized through float (rq: dequantize, then
- * quantize_per_tensor), as a PyTorch model with a requantizing observer does. It must not run the module.
+ * a node whose output quantization differs is UNSUPPORTED with both (PyTorch has no requantizing form of them;
+ * composing dequantize and quantize would round twice, which is not PyTorch's operator), except a relu or relu6
+ * right after a conv2d, linear or add, which is fused into it as PyTorch's fused modules do (act_fusable). The
+ * line of such a kernel still goes through rq (torch_backend.cpp), which returns its input when the quantization
+ * matches, as a guard. It must not run the module.
  */
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -84,6 +87,61 @@ static par_status need_q(temit &e, const par_node *n, int n_q, par_msg *msg)
 static par_status need_q_input(temit &e, const par_node *n, par_msg *msg)
 {
     return need_q(e, n, -1, msg);
+}
+
+/* PyTorch's quint8 view of a quantized value: (scale, zero point + 128 for qs8). */
+static bool same_qparams(const par_value *a, const par_value *b)
+{
+    return a->scale == b->scale &&
+           a->zero_point + (a->dtype == PAR_DTYPE_QS8 ? 128 : 0) == b->zero_point + (b->dtype == PAR_DTYPE_QS8 ? 128 : 0);
+}
+
+/* Fusion of an activation into its producer, as PyTorch's fused modules (ConvReLU2d, LinearReLU, add_relu) do:
+ * relu, or relu6 whose output quantization saturates at 6 or below (so the clamp at 6 is the saturation), right
+ * after a quantized conv2d, linear or add whose output nothing else reads. The producer then requantizes straight
+ * to the activation's output and clamps at its zero point (quantized::conv2d_relu, linear_relu, add_relu). */
+static bool act_fusable(const par_graph_desc *g, const par_node *act)
+{
+    const par_value *y = &g->values[act->outputs[0]];
+    if (!par_t_is_q(y->dtype)) return false;
+    if (strcmp(act->op, "relu6") == 0) {
+        double qmax = y->dtype == PAR_DTYPE_QS8 ? 127 : 255;
+        if ((qmax - y->zero_point) * (double)y->scale > 6.0 + 0.5 * (double)y->scale) return false;
+    } else if (strcmp(act->op, "relu") != 0) {
+        return false;
+    }
+    int32_t xi = act->inputs[0];
+    const par_value *x = &g->values[xi];
+    if (x->producer < 0 || x->dtype != y->dtype) return false;
+    const par_node *p = &g->nodes[x->producer];
+    if (strcmp(p->op, "conv2d") && strcmp(p->op, "linear") && strcmp(p->op, "add")) return false;
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == xi) return false;
+    int readers = 0;
+    for (int32_t i = 0; i < g->n_nodes; i++)
+        for (int32_t k = 0; k < g->nodes[i].n_inputs; k++) readers += g->nodes[i].inputs[k] == xi;
+    return readers == 1;
+}
+
+/* The activation node fused into producer p, or nullptr. */
+static const par_node *fused_act(const par_graph_desc *g, const par_node *p)
+{
+    int32_t yi = p->outputs[0];
+    for (int32_t i = (int32_t)(p - g->nodes) + 1; i < g->n_nodes; i++) {
+        const par_node *n = &g->nodes[i];
+        if (n->n_inputs >= 1 && n->inputs[0] == yi && act_fusable(g, n)) return n;
+    }
+    return nullptr;
+}
+
+/* A PyTorch kernel that keeps its input's quantization: the node must ask for the same one. */
+static par_status keeps_qparams(temit &e, const par_node *n, par_msg *msg)
+{
+    const par_value *x = val(e, n, 0), *y = outv(e, n);
+    if (same_qparams(x, y)) return PAR_OK;
+    return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (%s): output scale %.9g zero point %d differs from the input's "
+                    "(%.9g, %d); PyTorch's quantized %s keeps its input's quantization and has no requantizing form",
+                    n->name, n->op, (double)y->scale, (int)y->zero_point, (double)x->scale, (int)x->zero_point, n->op);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -166,7 +224,11 @@ static par_status l_conv2d(temit &e, const par_node *n, par_msg *msg)
     c10::IValue pk = call_op("quantized::conv2d_prepack", {qweight(w), fbias(b, x, w), stride, pad, dil,
                                                              par_attr_int(n, "groups", 1)});
     std::string a = e.add_attr("pk", pk);
-    e.line(o0(n) + " = quantized.conv2d(" + in(e, n, 0) + ", " + a + ", " + qparams(outv(e, n)) + ")");
+    const par_node *act = fused_act(e.g, n);
+    if (act)
+        e.line(o0(act) + " = quantized.conv2d_relu(" + in(e, n, 0) + ", " + a + ", " + qparams(outv(e, act)) + ")");
+    else
+        e.line(o0(n) + " = quantized.conv2d(" + in(e, n, 0) + ", " + a + ", " + qparams(outv(e, n)) + ")");
     return PAR_OK;
 }
 
@@ -201,7 +263,11 @@ static par_status l_linear(temit &e, const par_node *n, par_msg *msg)
     const par_value *x = val(e, n, 0), *w = val(e, n, 1), *b = val(e, n, 2);
     c10::IValue pk = call_op("quantized::linear_prepack", {qweight(w), fbias(b, x, w)});
     std::string a = e.add_attr("pk", pk);
-    e.line(o0(n) + " = quantized.linear(" + in(e, n, 0) + ", " + a + ", " + qparams(outv(e, n)) + ")");
+    const par_node *act = fused_act(e.g, n);
+    if (act)
+        e.line(o0(act) + " = quantized.linear_relu(" + in(e, n, 0) + ", " + a + ", " + qparams(outv(e, act)) + ")");
+    else
+        e.line(o0(n) + " = quantized.linear(" + in(e, n, 0) + ", " + a + ", " + qparams(outv(e, n)) + ")");
     return PAR_OK;
 }
 
@@ -238,7 +304,13 @@ static par_status binary(temit &e, const par_node *n, const char *op, par_requan
     if (st != PAR_OK) return st;
     e.node_requant[(int32_t)(n - e.g->nodes)] = rq;
     if (e.dry) return PAR_OK;
-    e.line(o0(n) + " = quantized." + op + "(" + in(e, n, 0) + ", " + in(e, n, 1) + ", " + qparams(outv(e, n)) + ")");
+    const par_node *act = strcmp(op, "add") == 0 ? fused_act(e.g, n) : nullptr;
+    if (act)
+        e.line(o0(act) + " = quantized.add_relu(" + in(e, n, 0) + ", " + in(e, n, 1) + ", " + qparams(outv(e, act)) +
+               ")");
+    else
+        e.line(o0(n) + " = quantized." + op + "(" + in(e, n, 0) + ", " + in(e, n, 1) + ", " + qparams(outv(e, n)) +
+               ")");
     return PAR_OK;
 }
 
@@ -300,23 +372,54 @@ static par_status l_dequantize(temit &e, const par_node *n, par_msg *msg)
     return PAR_OK;
 }
 
-/* ATen's kernel on the quantized tensor, then rq. */
+/* ATen's kernel on the quantized tensor, which keeps the input's quantization; a relu or relu6 fused into its
+ * producer emits nothing (the producer wrote its output). */
 static par_status aten_rq(temit &e, const par_node *n, const char *op, const std::string &extra, par_msg *msg)
 {
     par_status st = need_q_input(e, n, msg);
-    if (st != PAR_OK || e.dry) return st;
+    if (st != PAR_OK) return st;
+    if (act_fusable(e.g, n)) {
+        const par_node *p = &e.g->nodes[e.g->values[n->inputs[0]].producer];
+        auto it = e.node_requant.find((int32_t)(p - e.g->nodes));
+        if (it != e.node_requant.end()) e.node_requant[(int32_t)(n - e.g->nodes)] = it->second;
+        return PAR_OK;
+    }
+    if ((st = keeps_qparams(e, n, msg)) != PAR_OK || e.dry) return st;
     assign_rq(e, n, std::string("aten.") + op + "(" + in(e, n, 0) + extra + ")");
     return PAR_OK;
 }
 
-#define SIMPLE(NAME, OP)                                                                                             \
-    static par_status l_##NAME(temit &e, const par_node *n, par_msg *msg) { return aten_rq(e, n, OP, "", msg); }
-SIMPLE(relu, "relu")
-SIMPLE(sigmoid, "sigmoid")
-SIMPLE(tanh, "tanh")
-SIMPLE(hardsigmoid, "hardsigmoid")
-SIMPLE(hardswish, "hardswish")
-#undef SIMPLE
+/* Kernels with a fixed output quantization (PyTorch's, as quint8): the node must ask for it. */
+static par_status fixed_q(temit &e, const par_node *n, const char *op, double scale, int zp, par_msg *msg)
+{
+    par_status st = need_q_input(e, n, msg);
+    if (st != PAR_OK) return st;
+    const par_value *y = outv(e, n);
+    if ((double)y->scale != scale || y->zero_point + (y->dtype == PAR_DTYPE_QS8 ? 128 : 0) != zp)
+        return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (%s): output scale %.9g zero point %d; PyTorch's quantized "
+                        "%s has the fixed output quantization scale %.9g zero point %d (as quint8)", n->name, n->op,
+                        (double)y->scale, (int)y->zero_point, op, scale, zp);
+    if (e.dry) return PAR_OK;
+    assign_rq(e, n, std::string("aten.") + op + "(" + in(e, n, 0) + ")");
+    return PAR_OK;
+}
+
+static par_status l_relu(temit &e, const par_node *n, par_msg *msg) { return aten_rq(e, n, "relu", "", msg); }
+static par_status l_sigmoid(temit &e, const par_node *n, par_msg *msg) { return fixed_q(e, n, "sigmoid", 1.0 / 256, 0, msg); }
+static par_status l_tanh(temit &e, const par_node *n, par_msg *msg) { return fixed_q(e, n, "tanh", 2.0 / 256, 128, msg); }
+static par_status l_hardsigmoid(temit &e, const par_node *n, par_msg *msg)
+{
+    return fixed_q(e, n, "hardsigmoid", 1.0 / 256, 0, msg);
+}
+
+/* Ops with a requantizing PyTorch operator: quantized::hardswish and quantized::leaky_relu take the output's. */
+static par_status l_hardswish(temit &e, const par_node *n, par_msg *msg)
+{
+    par_status st = need_q_input(e, n, msg);
+    if (st != PAR_OK || e.dry) return st;
+    e.line(o0(n) + " = quantized.hardswish(" + in(e, n, 0) + ", " + qparams(outv(e, n)) + ")");
+    return PAR_OK;
+}
 
 static par_status l_relu6(temit &e, const par_node *n, par_msg *msg)
 {
@@ -341,7 +444,11 @@ static par_status l_clamp(temit &e, const par_node *n, par_msg *msg)
 
 static par_status l_leaky_relu(temit &e, const par_node *n, par_msg *msg)
 {
-    return aten_rq(e, n, "leaky_relu", ", " + par_t_float(par_attr_float(n, "negative_slope", 0.01)), msg);
+    par_status st = need_q_input(e, n, msg);
+    if (st != PAR_OK || e.dry) return st;
+    e.line(o0(n) + " = quantized.leaky_relu(" + in(e, n, 0) + ", " + par_t_float(par_attr_float(n, "negative_slope", 0.01)) +
+           ", False, " + qparams(outv(e, n)) + ")");
+    return PAR_OK;
 }
 
 static par_status sym_pool(temit &e, const par_node *n, par_msg *msg)
