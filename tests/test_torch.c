@@ -3,7 +3,8 @@
  * one reported as UNSUPPORTED with its path (in a child, before anything loads libtorch here), the knobs and their
  * errors, the declared requantization scheme per engine, a small float graph (conv2d with bias -> add -> relu) on
  * small integers whose every output is exact in f32 and known by hand, in modes eager and mobile, a quantized conv2d
- * (qu8, and qs8 through the quint8 shift) on QNNPACK and oneDNN whose output integers are known by hand, and the
+ * (qu8, and qs8 through the quint8 shift) on QNNPACK and oneDNN whose output integers are known by hand, a quantized
+ * add whose every sum is an exact tie (QNNPACK rounds it half away from zero, oneDNN half to even, as declared), and the
  * UNSUPPORTED reasons (f16, a quantized node in a float mode, a float graph in mode=quantized, asymmetric quantized
  * padding). Tests that need libparity_torch.so are skipped when it is not found; built without libtorch, the file
  * checks only that no torch backend is registered.
@@ -254,6 +255,61 @@ static void test_qconv_onednn(void)
     check_qconv("onednn");
 }
 
+/* Requantization ties, measured: x (qu8, scale 1, zero point 128) holding 1, 3, 5, -1, -3, 7 plus a constant zero,
+ * out at scale 2: every sum is an exact half step (0.5, 1.5, 2.5, -0.5, -1.5, 3.5). PyTorch's QNNPACK add rounds half
+ * away from zero (pytorch_qnnp, the scheme declared for add), oneDNN's (ATen's generic quantized add) half to even
+ * (fp32). The scheme each prepared node declares is checked too. */
+static void check_add_ties(const char *engine, const int *want, par_requant scheme)
+{
+    par_msg msg = {{0}};
+    if (!have_lib(&msg)) PAR_TEST_SKIP("libparity_torch.so not found");
+    par_graph *gr = par_graph_create("addties");
+    int64_t d[1] = {6};
+    static const uint8_t zero[6] = {128, 128, 128, 128, 128, 128};
+    int32_t ins[2] = {par_graph_add_input(gr, "x", PAR_DTYPE_QU8, 1, d, &msg),
+                      par_graph_add_const(gr, "z", PAR_DTYPE_QU8, 1, d, zero, &msg)};
+    par_graph_set_quant(gr, ins[0], 1.0f, 128, &msg);
+    par_graph_set_quant(gr, ins[1], 1.0f, 128, &msg);
+    par_out_spec oy = {.name = "y", .dtype = PAR_DTYPE_QU8, .scale = 2.0f, .zero_point = 128};
+    par_graph_add_node(gr, "add", "add", 2, ins, 0, NULL, &oy, &msg);
+    par_graph_mark_output(gr, par_graph_find_value(gr, "y"), &msg);
+    CU_ASSERT_FATAL(par_graph_finalize(gr, &msg) == PAR_OK);
+    uint8_t x[6] = {129, 131, 133, 127, 125, 135}, y[6];
+    memset(y, 0, sizeof y);
+    knob k[2] = {{"mode", "quantized"}, {"qengine", engine}};
+    const par_backend *be = par_backend_torch();
+    void *ctx = open_ctx(k, 2, &msg), *prep = NULL;
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ctx);
+    const par_graph_desc *g = par_graph_desc_of(gr);
+    par_status st = be->supports(ctx, g, 0, &msg);
+    if (st == PAR_OK) st = be->prepare(ctx, g, &prep, &msg);
+    const void *in[1] = {x};
+    void *out[1] = {y};
+    if (st == PAR_OK) st = be->bind(ctx, prep, in, out, &msg);
+    if (st == PAR_OK) st = be->run(ctx, prep, &msg);
+    CU_ASSERT_EQUAL(st, PAR_OK);
+    if (st == PAR_OK) {
+        par_node_requant_fn nr = (par_node_requant_fn)be->get_proc(ctx, PAR_PROC_NODE_REQUANT);
+        CU_ASSERT_EQUAL(nr(ctx, prep, 0), scheme);
+        for (int i = 0; i < 6; i++) CU_ASSERT_EQUAL((int)y[i] - 128, want[i]);
+    }
+    be->release(ctx, prep);
+    be->destroy(ctx);
+    par_graph_destroy(gr);
+}
+
+static void test_add_ties_qnnpack(void)
+{
+    static const int away[6] = {1, 2, 3, -1, -2, 4};
+    check_add_ties("qnnpack", away, PAR_REQUANT_PYTORCH_QNNP);
+}
+
+static void test_add_ties_onednn(void)
+{
+    static const int even[6] = {0, 2, 2, 0, -2, 4};
+    check_add_ties("onednn", even, PAR_REQUANT_FP32);
+}
+
 static void test_unsupported_reasons(void)
 {
     par_msg msg = {{0}};
@@ -285,6 +341,8 @@ static const CU_TestInfo tests[] = {
     {"float conv2d -> add -> relu, mobile (XNNPACK)", test_float_mobile},
     {"quantized conv2d qu8 / qs8, QNNPACK", test_qconv_qnnpack},
     {"quantized conv2d qu8 / qs8, oneDNN", test_qconv_onednn},
+    {"quantized add ties: QNNPACK half away from zero", test_add_ties_qnnpack},
+    {"quantized add ties: oneDNN half to even", test_add_ties_onednn},
     {"UNSUPPORTED reasons", test_unsupported_reasons},
     CU_TEST_INFO_NULL,
 };
