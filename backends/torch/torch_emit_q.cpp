@@ -237,10 +237,18 @@ static par_status l_conv_transpose2d(temit &e, const par_node *n, par_msg *msg)
     par_status st = need_q(e, n, 1, msg);
     if (st == PAR_OK) st = check_weights(e, n, 1, msg);
     if (st != PAR_OK) return st;
-    std::vector<int64_t> p = ints(n, "padding");
+    std::vector<int64_t> p = ints(n, "padding"), opad = ints(n, "output_padding");
     if (p[0] != p[2] || p[1] != p[3])
         return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (conv_transpose2d): asymmetric padding; "
                         "quantized::conv_transpose2d takes symmetric padding", n->name);
+    /* oneDNN's prepack refuses both, with these words */
+    if (e.set.qengine == at::QEngine::ONEDNN && val(e, n, 1)->quant_axis >= 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (conv_transpose2d): per-channel weights; oneDNN's prepack: "
+                        "\"Per Channel Quantization is currently disabled for transposed conv\"", n->name);
+    if (e.set.qengine == at::QEngine::ONEDNN && (opad[0] || opad[1]))
+        return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (conv_transpose2d): output_padding [%lld, %lld]; oneDNN's "
+                        "prepack: \"ONEDNN only supports zero output_padding\"", n->name, (long long)opad[0],
+                        (long long)opad[1]);
     e.node_requant[(int32_t)(n - e.g->nodes)] = PAR_REQUANT_FP32;
     if (e.dry) return PAR_OK;
     const par_value *x = val(e, n, 0), *w = val(e, n, 1), *b = val(e, n, 2);
