@@ -8,7 +8,7 @@
  * (build/parity -> build/lib/), lib/ beside its parent (build/tests/test_torch -> build/lib/), then the installed
  * folder; the knob lib=PATH names it instead. A missing or unloadable library does not fail init: every node is
  * then UNSUPPORTED with the paths tried and dlerror's reason. This file checks the knobs (mode=eager|mobile|quantized,
- * qengine=qnnpack|onednn|fbgemm, threads=N, lib=PATH), describes them, declares the requantization scheme, and
+ * qengine=qnnpack|onednn|fbgemm, requantize=none|float, threads=N, lib=PATH), describes them, declares the requantization scheme, and
  * forwards everything else to the library's table (torch_lib.h), creating the library's own context lazily, in the
  * process that runs the case.
  *
@@ -41,7 +41,7 @@ static struct {
 typedef struct tsh_ctx {
     const par_backend *be; /* the library's table, NULL when none is loaded */
     void *inner;           /* the library's context, created at first use */
-    char mode[12], qengine[12];
+    char mode[12], qengine[12], requant[8];
     int threads;
     char why[400];
 } tsh_ctx;
@@ -111,6 +111,7 @@ static par_status tsh_init(void **ctx, par_msg *msg)
     if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
     snprintf(c->mode, sizeof c->mode, "eager");
     snprintf(c->qengine, sizeof c->qengine, "qnnpack");
+    snprintf(c->requant, sizeof c->requant, "none");
     c->threads = 1;
     open_default();
     c->be = lib.be;
@@ -142,6 +143,7 @@ static par_status inner(tsh_ctx *c, par_msg *msg)
     char threads[16];
     snprintf(threads, sizeof threads, "%d", c->threads);
     if ((st = set(c->inner, "mode", c->mode, msg)) != PAR_OK || (st = set(c->inner, "qengine", c->qengine, msg)) != PAR_OK ||
+        (st = set(c->inner, "requantize", c->requant, msg)) != PAR_OK ||
         (st = set(c->inner, "threads", threads, msg)) != PAR_OK)
         return st;
     return PAR_OK;
@@ -162,6 +164,12 @@ static par_status tsh_set_knob(void *ctx, const char *key, const char *value, pa
             return par_msgf(msg, PAR_ERROR, "knob 'qengine': value '%s' is not one of qnnpack, onednn, fbgemm",
                             value);
         snprintf(c->qengine, sizeof c->qengine, "%s", value);
+        return PAR_OK;
+    }
+    if (strcmp(key, "requantize") == 0) {
+        if (strcmp(value, "none") && strcmp(value, "float"))
+            return par_msgf(msg, PAR_ERROR, "knob 'requantize': value '%s' is not one of none, float", value);
+        snprintf(c->requant, sizeof c->requant, "%s", value);
         return PAR_OK;
     }
     if (strcmp(key, "threads") == 0) {
@@ -185,14 +193,15 @@ static par_status tsh_set_knob(void *ctx, const char *key, const char *value, pa
         return PAR_OK;
     }
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (torch knobs: mode=eager|mobile|quantized, "
-                    "qengine=qnnpack|onednn|fbgemm, threads=N, lib=PATH)", key);
+                    "qengine=qnnpack|onednn|fbgemm, requantize=none|float, threads=N, lib=PATH)", key);
 }
 
 static size_t tsh_describe(void *ctx, char *buf, size_t len)
 {
     const tsh_ctx *c = ctx;
-    int n = snprintf(buf, len, "mode=%s;qengine=%s;threads=%d;requant=%s;lib=%s", c->mode, c->qengine, c->threads,
-                     strcmp(c->qengine, "qnnpack") == 0 ? "pytorch_qnnp" : "fp32", c->be ? lib.path : "none");
+    int n = snprintf(buf, len, "mode=%s;qengine=%s;threads=%d;requant=%s;requantize=%s;lib=%s", c->mode,
+                     c->qengine, c->threads, strcmp(c->qengine, "qnnpack") == 0 ? "pytorch_qnnp" : "fp32", c->requant,
+                     c->be ? lib.path : "none");
     return n < 0 ? 0 : (size_t)n;
 }
 

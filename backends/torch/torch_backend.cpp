@@ -133,6 +133,12 @@ par_status t_set_knob(void *ctx, const char *key, const char *value, par_msg *ms
         c->set.qengine = q;
         return PAR_OK;
     }
+    if (strcmp(key, "requantize") == 0) {
+        if (strcmp(value, "none") && strcmp(value, "float"))
+            return par_msgf(msg, PAR_ERROR, "knob 'requantize': value '%s' is not one of none, float", value);
+        c->set.rq_float = value[0] == 'f';
+        return PAR_OK;
+    }
     if (strcmp(key, "threads") == 0) {
         char *end = nullptr;
         long v = strtol(value, &end, 10);
@@ -142,15 +148,16 @@ par_status t_set_knob(void *ctx, const char *key, const char *value, par_msg *ms
         return PAR_OK;
     }
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (torch knobs: mode=eager|mobile|quantized, "
-                    "qengine=qnnpack|onednn, threads=N, lib=PATH)", key);
+                    "qengine=qnnpack|onednn, requantize=none|float, threads=N, lib=PATH)", key);
 }
 
 size_t t_describe(void *ctx, char *buf, size_t len)
 {
     const tctx *c = static_cast<const tctx *>(ctx);
-    int n = snprintf(buf, len, "mode=%s;qengine=%s;threads=%d;torch=%s",
+    int n = snprintf(buf, len, "mode=%s;qengine=%s;requantize=%s;threads=%d;torch=%s",
                      c->set.mode == TM_EAGER ? "eager" : c->set.mode == TM_MOBILE ? "mobile" : "quantized",
-                     engine_name(c->set.qengine), c->set.threads, PAR_TORCH_VERSION);
+                     engine_name(c->set.qengine), c->set.rq_float ? "float" : "none", c->set.threads,
+                     PAR_TORCH_VERSION);
     return n < 0 ? 0 : (size_t)n;
 }
 

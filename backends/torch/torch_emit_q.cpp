@@ -14,8 +14,10 @@
  * a node whose output quantization differs is UNSUPPORTED with both (PyTorch has no requantizing form of them;
  * composing dequantize and quantize would round twice, which is not PyTorch's operator), except a relu or relu6
  * right after a conv2d, linear or add, which is fused into it as PyTorch's fused modules do (act_fusable). The
- * line of such a kernel still goes through rq (torch_backend.cpp), which returns its input when the quantization
- * matches, as a guard. It must not run the module.
+ * line of such a kernel goes through rq (torch_backend.cpp), which returns its input when the quantization matches;
+ * with the knob requantize=float (off by default) the other nodes run too, rq then requantizing through float
+ * (dequantize, quantize_per_tensor: two roundings, a composition and not a PyTorch operator). It must not run the
+ * module.
  */
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -138,9 +140,10 @@ static const par_node *fused_act(const par_graph_desc *g, const par_node *p)
 static par_status keeps_qparams(temit &e, const par_node *n, par_msg *msg)
 {
     const par_value *x = val(e, n, 0), *y = outv(e, n);
-    if (same_qparams(x, y)) return PAR_OK;
+    if (same_qparams(x, y) || e.set.rq_float) return PAR_OK;
     return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (%s): output scale %.9g zero point %d differs from the input's "
-                    "(%.9g, %d); PyTorch's quantized %s keeps its input's quantization and has no requantizing form",
+                    "(%.9g, %d); PyTorch's quantized %s keeps its input's quantization and has no requantizing form (knob requantize=float "
+                    "composes one)",
                     n->name, n->op, (double)y->scale, (int)y->zero_point, (double)x->scale, (int)x->zero_point, n->op);
 }
 
@@ -403,7 +406,7 @@ static par_status fixed_q(temit &e, const par_node *n, const char *op, double sc
     par_status st = need_q_input(e, n, msg);
     if (st != PAR_OK) return st;
     const par_value *y = outv(e, n);
-    if ((double)y->scale != scale || y->zero_point + (y->dtype == PAR_DTYPE_QS8 ? 128 : 0) != zp)
+    if (!e.set.rq_float && ((double)y->scale != scale || y->zero_point + (y->dtype == PAR_DTYPE_QS8 ? 128 : 0) != zp))
         return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (%s): output scale %.9g zero point %d; PyTorch's quantized "
                         "%s has the fixed output quantization scale %.9g zero point %d (as quint8)", n->name, n->op,
                         (double)y->scale, (int)y->zero_point, op, scale, zp);

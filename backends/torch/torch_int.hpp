@@ -24,6 +24,7 @@ struct tsettings {
     tmode mode = TM_EAGER;
     at::QEngine qengine = at::QEngine::QNNPACK;
     int threads = 1;
+    bool rq_float = false; /* requantize=float: input-keeping quantized kernels requantized through float */
 };
 
 /* One graph being lowered. With dry set (supports), lowerings only check and say why not; without (prepare), they
