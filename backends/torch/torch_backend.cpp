@@ -84,10 +84,12 @@ par_status fail(par_msg *msg, const char *what, const std::exception &ex)
     return par_msgf(msg, PAR_ERROR, "%s: %s", what, s.c_str());
 }
 
+/* libtorch's globals, set only when they differ (set_num_threads recreates PyTorch's pthreadpool, the pool XNNPACK
+ * and QNNPACK run on). */
 void apply(const tsettings &s)
 {
-    at::set_num_threads(s.threads);
-    if (s.mode == TM_QUANT) at::globalContext().setQEngine(s.qengine);
+    if (at::get_num_threads() != s.threads) at::set_num_threads(s.threads);
+    if (s.mode == TM_QUANT && at::globalContext().qEngine() != s.qengine) at::globalContext().setQEngine(s.qengine);
 }
 
 const char *engine_name(at::QEngine q)
