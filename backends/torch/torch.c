@@ -8,7 +8,8 @@
  * (build/parity -> build/lib/), lib/ beside its parent (build/tests/test_torch -> build/lib/), then the installed
  * folder; the knob lib=PATH names it instead. A missing or unloadable library does not fail init: every node is
  * then UNSUPPORTED with the paths tried and dlerror's reason. This file checks the knobs (mode=eager|mobile|quantized,
- * qengine=qnnpack|onednn|fbgemm, requantize=none|float, threads=N, lib=PATH), describes them, declares the requantization scheme, and
+ * qengine=qnnpack|onednn|fbgemm, requantize=none|float, threads=N, lib=PATH), describes them, declares the
+ * requantization scheme, and
  * forwards everything else to the library's table (torch_lib.h), creating the library's own context lazily, in the
  * process that runs the case.
  *
@@ -142,7 +143,8 @@ static par_status inner(tsh_ctx *c, par_msg *msg)
     if (!set) return par_msgf(msg, PAR_ERROR, "%s: the library has no %s", lib.path, PAR_PROC_SET_KNOB);
     char threads[16];
     snprintf(threads, sizeof threads, "%d", c->threads);
-    if ((st = set(c->inner, "mode", c->mode, msg)) != PAR_OK || (st = set(c->inner, "qengine", c->qengine, msg)) != PAR_OK ||
+    if ((st = set(c->inner, "mode", c->mode, msg)) != PAR_OK ||
+        (st = set(c->inner, "qengine", c->qengine, msg)) != PAR_OK ||
         (st = set(c->inner, "requantize", c->requant, msg)) != PAR_OK ||
         (st = set(c->inner, "threads", threads, msg)) != PAR_OK)
         return st;

@@ -94,7 +94,10 @@ void apply(const tsettings &s)
 
 const char *engine_name(at::QEngine q)
 {
-    return q == at::QEngine::QNNPACK ? "qnnpack" : q == at::QEngine::ONEDNN ? "onednn" : q == at::QEngine::FBGEMM ? "fbgemm" : "none";
+    return q == at::QEngine::QNNPACK  ? "qnnpack"
+           : q == at::QEngine::ONEDNN ? "onednn"
+           : q == at::QEngine::FBGEMM ? "fbgemm"
+                                      : "none";
 }
 
 par_status t_init(void **ctx, par_msg *msg)

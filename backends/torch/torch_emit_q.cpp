@@ -142,8 +142,8 @@ static par_status keeps_qparams(temit &e, const par_node *n, par_msg *msg)
     const par_value *x = val(e, n, 0), *y = outv(e, n);
     if (same_qparams(x, y) || e.set.rq_float) return PAR_OK;
     return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (%s): output scale %.9g zero point %d differs from the input's "
-                    "(%.9g, %d); PyTorch's quantized %s keeps its input's quantization and has no requantizing form (knob requantize=float "
-                    "composes one)",
+                    "(%.9g, %d); PyTorch's quantized %s keeps its input's quantization and has no requantizing form "
+                    "(knob requantize=float composes one)",
                     n->name, n->op, (double)y->scale, (int)y->zero_point, (double)x->scale, (int)x->zero_point, n->op);
 }
 
