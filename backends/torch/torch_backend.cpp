@@ -2,12 +2,14 @@
  * torch_backend.cpp - libparity_torch.so's backend table: PyTorch 1.13's CPU path behind parity's C ABI. prepare
  * lowers the graph to TorchScript source (torch_emit*.cpp), defines it as `forward` of a fresh torch::jit::Module
  * whose attributes are the constants and prepacked weights, and per mode: eager runs that scripted module (ATen's
- * CPU kernels); mobile runs torch::jit::optimizeForMobile's result (freezing, conv/linear rewritten to XNNPACK
- * prepacked ops, conv + batch_norm folding, clamp fusion), the path of PyTorch Mobile apps; quantized runs PyTorch's
+ * CPU kernels); mobile runs torch::jit::freeze (torch.jit.freeze: conv + batch_norm folding) and then
+ * torch::jit::optimizeForMobile (conv/linear rewritten to XNNPACK prepacked ops, clamp fusion), the path of PyTorch
+ * Mobile apps; quantized runs PyTorch's
  * quantized operators under the engine the knob qengine= names. bind wraps the buffers, run calls forward and copies
  * the outputs into parity's buffers (qs8 shifted back from PyTorch's quint8).
  *
- * PARITY_TORCH_DUMP=1 in the environment prints the generated source of forward on stderr at prepare.
+ * PARITY_TORCH_DUMP=1 in the environment prints the generated source of forward on stderr at prepare (and, in mode
+ * mobile, the optimized graph).
  *
  * Every C++ exception stops at this file's C entry points and becomes PAR_ERROR with its first line. It must not
  * write anywhere but the bound outputs, nor keep state between contexts other than libtorch's own globals (thread
@@ -221,7 +223,12 @@ par_status t_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_ms
         if (c->set.mode == TM_QUANT) m.define(RQ_SRC, r);
         m.define(src, r);
         m.eval();
-        if (c->set.mode == TM_MOBILE) m = torch::jit::optimizeForMobile(m);
+        /* torch.jit.freeze's passes first (constants inlined, conv + batch_norm / add / mul folded into the
+         * convolution: optimizeForMobile's own folding works on nn.Conv2d + nn.BatchNorm2d submodules only, which a
+         * functional graph has none of), then optimizeForMobile */
+        if (c->set.mode == TM_MOBILE) m = torch::jit::optimizeForMobile(torch::jit::freeze(m));
+        if (dump && *dump && strcmp(dump, "0") != 0 && c->set.mode == TM_MOBILE)
+            fprintf(stderr, "%s", m.get_method("forward").graph()->toString().c_str());
         p->module = m;
         p->forward = std::make_unique<torch::jit::Method>(p->module.get_method("forward"));
         p->shifted.resize(g->n_inputs);
