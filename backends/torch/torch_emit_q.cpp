@@ -289,6 +289,9 @@ static par_status l_linear_dynamic(temit &e, const par_node *n, par_msg *msg)
         (b && (b->dtype != PAR_DTYPE_F32 || b->kind != PAR_VALUE_CONST)))
         return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (linear_dynamic): quantized::linear_dynamic takes an f32 "
                         "input, a constant qs8 weight and a constant f32 bias", n->name);
+    if (e.set.qengine == at::QEngine::ONEDNN && w->quant_axis < 0 && w->zero_point != 0)
+        return par_msgf(msg, PAR_UNSUPPORTED, "node '%s' (linear_dynamic): weight zero point %d; oneDNN's prepack: "
+                        "\"ONEDNN only supports symmetric quantization of weight\"", n->name, (int)w->zero_point);
     if (e.dry) return PAR_OK;
     c10::optional<at::Tensor> fb;
     if (b) fb = at::from_blob(const_cast<void *>(b->data), {b->numel}, at::kFloat).clone();
