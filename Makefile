@@ -71,7 +71,7 @@ PKGS    := json-c cunit
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev llvm \
             libpthreadpool-dev libcpuinfo-dev libxnnpack-dev libxml2-utils chromium \
             libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers python3-torch \
-            libdnnl-dev
+            libdnnl-dev libtorch-dev
 # (2>/dev/null: before `make deps` has installed them these are empty, and the build step says what is missing.)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
