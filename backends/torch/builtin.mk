@@ -3,7 +3,9 @@
 # $(BUILD)/lib/libparity_torch.so, the C++ side over libtorch (backends/torch/torch_*.cpp), which torch.c opens with
 # dlopen, so that parity, libparity.a and the tests never link libtorch. Built only when libtorch's headers are
 # installed; exec/backends.def registers it under #ifdef PAR_HAVE_TORCH.
-ifneq ($(wildcard /usr/include/torch/csrc/api/include/torch/torch.h),)
+ifeq ($(ARCH_X86),)
+$(info torch backend not built for $(ARCH): x86-64 builds only (no arm64 libtorch here))
+else ifneq ($(wildcard /usr/include/torch/csrc/api/include/torch/torch.h),)
 TORCH_VERSION := $(shell dpkg-query -W -f='$${Version}' libtorch-dev 2>/dev/null)
 TORCH_LIB := $(BUILD)/lib/libparity_torch.so
 TORCH_CXX_SRC := $(wildcard backends/torch/*.cpp)
