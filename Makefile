@@ -38,9 +38,9 @@ endif
 MAKEQ := $(MAKE) --no-print-directory
 
 # Target architecture: the host's (uname -m) unless ARCH= names another. ARCH=aarch64 on an x86-64 host
-# cross-compiles with $(CROSS_COMPILE)gcc into build/aarch64/ (docs/aarch64.md): the arm64 json-c, CUnit and
-# cpuinfo of Debian's multiarch, and a private sysroot ($(AARCH64_SYSROOT), filled by make deps:
-# tools/deps_aarch64.sh) for the arm64 libraries that cannot be installed beside the amd64 ones. A builtin.mk whose
+# cross-compiles with $(CROSS_COMPILE)gcc into build/aarch64/ (docs/aarch64.md): the arm64 json-c and CUnit of
+# Debian's multiarch, and a private sysroot ($(AARCH64_SYSROOT), filled by make deps: tools/deps_aarch64.sh) for
+# the arm64 libraries that cannot be installed beside the amd64 ones (pthreadpool, cpuinfo, XNNPACK). A builtin.mk whose
 # backend needs x86-only libraries tests $(ARCH) (or ARCH_X86) and leaves itself out with one $(info) line.
 HOST_ARCH := $(shell uname -m)
 ARCH    ?= $(HOST_ARCH)
