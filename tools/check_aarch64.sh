@@ -7,9 +7,10 @@
 #   - the quick suite on cpu, cpu[kernels=scalar], qnnpack, qnnpack[kernels=scalar], xnnpack (when built), and on
 #     each NEON variant (kernels=neon, kernels=neondot of cpu and qnnpack) that a probe shows the instance runs:
 #     one the build does not have or the CPU lacks is a skip with its reason, never a pass;
-#   - with QEMU_CPU=max only, the f32 models and both quantized MobileNetV2 of cases/models on the instances with
-#     automatic kernels (cpu, qnnpack, xnnpack) and the NEON variants (their float64 reference is the slow part
-#     under emulation, and the variants forced to scalar run the same kernels as in the quick suite);
+#   - with QEMU_CPU=max only, the models of $AARCH64_MODELS (cases/models; by default the small ones: their float64
+#     reference is the slow part under emulation, MobileNetV2's about 10x the default set's) on the instances with
+#     automatic kernels (cpu, qnnpack, xnnpack) and the NEON variants (the variants forced to scalar run the same
+#     kernels as in the quick suite);
 # then, once, tests/report/aarch64_reference.sh (x86 and aarch64 give the same case IDs and the same reference).
 # The last line is tools/check_sum.sh's `check-aarch64: N passed, N failed, N skipped`; the exit status is 1 when
 # any step failed. POSIX sh.
@@ -29,8 +30,9 @@ qemu="sh $here/qemu_aarch64.sh"
 #   test_vulkan test_vulkan_precision test_vulkan_tiled: the vulkan backend is not built for aarch64
 UNIT_SKIP="test_cli test_campaign test_reduce test_ties test_winograd test_ftz test_nnapi_sim test_oracle_models
            test_quant_nodes test_vulkan test_vulkan_precision test_vulkan_tiled"
-F32_MODELS="mobilenet_v2 mobilenet_v3_small efficientnet_lite0 mlp audio_denoiser"
-QUANT_MODELS="mobilenet_v2_quant mobilenet_v2_qs8"
+# The larger set, with both quantized MobileNetV2: AARCH64_MODELS="mobilenet_v2 mobilenet_v3_small efficientnet_lite0 mlp
+# audio_denoiser mobilenet_v2_quant mobilenet_v2_qs8" (over 10 minutes more under qemu on 2 cores).
+MODELS=${AARCH64_MODELS:-mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant}
 
 rm -rf "$logs"
 mkdir -p "$logs"
@@ -101,7 +103,7 @@ for cpu in max cortex-a53; do
         --repeat 2 --no-progress --out "$out/quick" | tail -n 4
     [ "$cpu" = max ] || continue
     models=
-    for m in $F32_MODELS $QUANT_MODELS; do models="$models cases/models/$m.json"; done
+    for m in $MODELS; do models="$models cases/models/$m.json"; done
     mspecs=$(printf '%s\n' "$specs" | tr ',' '\n' | grep -v 'kernels=scalar' | paste -sd, -)
     echo "models on: $mspecs"
     sh "$here/check_step.sh" "$d" conformance-models $qemu "$exe" run $models -b "$mspecs" -j "$jobs" \
