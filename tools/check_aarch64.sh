@@ -75,7 +75,7 @@ for cpu in max cortex-a53; do
         n=${t##*/}
         case "$n" in *.d) continue ;; esac
         case " $(echo $UNIT_SKIP) " in *" $n "*) continue ;; esac
-        sh "$here/check_step.sh" "$d" "$n" $qemu "$t" | tail -n 1
+        sh "$here/check_step.sh" "$d" "$n-$cpu" $qemu "$t" | tail -n 1
     done
 
     specs="cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=scalar]"
@@ -97,16 +97,16 @@ for cpu in max cortex-a53; do
     done
     rm -rf "$out/probe" "$out/probe.log"
     echo "variants: 0 passed, 0 failed, $skips skipped" >>"$out/variants.log"
-    sh "$here/check_step.sh" "$d" variants cat "$out/variants.log" >/dev/null
+    sh "$here/check_step.sh" "$d" "variants-$cpu" cat "$out/variants.log" >/dev/null
     echo "instances: $specs"
-    sh "$here/check_step.sh" "$d" conformance-quick $qemu "$exe" run --suite quick -b "$specs" -j "$jobs" \
+    sh "$here/check_step.sh" "$d" "conformance-quick-$cpu" $qemu "$exe" run --suite quick -b "$specs" -j "$jobs" \
         --repeat 2 --no-progress --out "$out/quick" | tail -n 4
     [ "$cpu" = max ] || continue
     models=
     for m in $MODELS; do models="$models cases/models/$m.json"; done
     mspecs=$(printf '%s\n' "$specs" | tr ',' '\n' | grep -v 'kernels=scalar' | paste -sd, -)
     echo "models on: $mspecs"
-    sh "$here/check_step.sh" "$d" conformance-models $qemu "$exe" run $models -b "$mspecs" -j "$jobs" \
+    sh "$here/check_step.sh" "$d" "conformance-models-$cpu" $qemu "$exe" run $models -b "$mspecs" -j "$jobs" \
         --no-progress --out "$out/models" | tail -n 4
 done
 unset QEMU_CPU
