@@ -73,7 +73,8 @@ PKGS    := json-c cunit
 # (python3-torch: PyTorch's own NNAPI converter and runtime, run against the simulated libneuralnetworks.so by make check)
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev llvm \
             libpthreadpool-dev libcpuinfo-dev libxnnpack-dev libxml2-utils chromium \
-            libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers python3-torch
+            libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers python3-torch \
+            libdnnl-dev
 # (2>/dev/null: before `make deps` has installed them these are empty, and the build step says what is missing.)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
@@ -217,6 +218,9 @@ conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
 	@$(call msg,RUN,conformance --suite quick -b nnapi (each profile, level 27))
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-nnapi \
 	  sh tools/check_nnapi.sh $(EXE) $(BUILD)/check-nnapi $(JOBS) || :
+	@$(call msg,RUN,conformance --suite quick -b onednn (strict and fpmath=bf16))
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-onednn \
+	  sh tools/check_onednn.sh $(EXE) $(BUILD)/check-onednn $(JOBS) || :
 	@$(call msg,RUN,nnapi-torch: the PyTorch NNAPI converter and runtime on the simulated library)
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance nnapi-torch sh -c \
 	  'LD_LIBRARY_PATH=$(BUILD)/lib /usr/bin/python3 tools/nnapi_torch_check.py $(BUILD)/lib/libneuralnetworks.so; \

@@ -176,7 +176,7 @@ int par_cmd_export(int argc, char **argv, const char *exe)
         else if (ch == 'F') flush = 1;
         else {
             FILE *f = ch == 'h' ? stdout : stderr;
-            fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16] [--flush-subnormals]\n"
+            fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16] [--flush-subnormals]\n"
                        "  Writes the case as JSON with every input and constant inline and a \"reference\" object:\n"
                        "  per output, the reference values and error budgets for the given arithmetic (default\n"
                        "  f32; --flush-subnormals: as declared by PAR_ARITH_FLUSH_SUBNORMALS). Non-finite numbers\n"
@@ -185,15 +185,16 @@ int par_cmd_export(int argc, char **argv, const char *exe)
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16] [--flush-subnormals]\n");
+        fprintf(stderr, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16] [--flush-subnormals]\n");
         return PAR_EXIT_USAGE;
     }
     par_arith a;
     if (!strcmp(arith, "f32")) a = PAR_ARITH_F32;
     else if (!strcmp(arith, "f16-storage")) a = PAR_ARITH_F16_STORAGE;
     else if (!strcmp(arith, "f16")) a = PAR_ARITH_F16;
+    else if (!strcmp(arith, "bf16")) a = PAR_ARITH_BF16;
     else {
-        fprintf(stderr, "parity export: --arith: '%s' is not f32, f16-storage or f16\n", arith);
+        fprintf(stderr, "parity export: --arith: '%s' is not f32, f16-storage, f16 or bf16\n", arith);
         return PAR_EXIT_USAGE;
     }
     par_msg msg = {{0}};

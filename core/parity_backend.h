@@ -265,6 +265,11 @@ typedef enum par_arith {
     PAR_ARITH_F32 = 0,         /* f32 storage and f32 arithmetic: unit roundoff 2^-24 */
     PAR_ARITH_F16_STORAGE = 1, /* f16 storage between ops, f32 arithmetic inside ops: 2^-11 storage, 2^-24 compute */
     PAR_ARITH_F16 = 2,         /* f16 storage and f16 (relaxed) arithmetic: 2^-11 */
+    /* f32 storage between ops and f32 arithmetic, but the operands of the dot-product ops (conv2d, conv_transpose2d,
+     * linear, matmul: their inputs, weights and bias) may each be rounded to bfloat16 on entry, unit roundoff 2^-8,
+     * the products then accumulated in f32: oneDNN's fpmath mode bf16, vdpbf16ps, AMX. Every other op is f32. */
+    PAR_ARITH_BF16 = 3,
+    PAR_ARITH_N_KINDS          /* the number of kinds; not an arithmetic */
 } par_arith;
 
 typedef struct par_backend {
@@ -402,13 +407,14 @@ typedef par_algo (*par_node_algo_fn)(void *ctx, void *prepared, int32_t node);
 /* Every flag this version defines; a backend declaring any other bit is an ERROR naming it. */
 #define PAR_ARITH_FLAGS_KNOWN 0x1u
 
-/* The name of an arith as reports show it: "f32", "f16_storage", "f16", or "unknown". */
+/* The name of an arith as reports show it: "f32", "f16_storage", "f16", "bf16", or "unknown". */
 static inline const char *par_arith_name(par_arith a)
 {
     switch (a) {
     case PAR_ARITH_F32: return "f32";
     case PAR_ARITH_F16_STORAGE: return "f16_storage";
     case PAR_ARITH_F16: return "f16";
+    case PAR_ARITH_BF16: return "bf16";
     default: return "unknown";
     }
 }

@@ -94,7 +94,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
         par_xfmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
         return;
     }
-    inst->arith = (unsigned)inst->be->arith <= PAR_ARITH_F16 ? (int32_t)inst->be->arith : PAR_ARITH_F32;
+    inst->arith = (unsigned)inst->be->arith < PAR_ARITH_N_KINDS ? (int32_t)inst->be->arith : PAR_ARITH_F32;
     par_xsup s;
     memset(&s, 0, sizeof s);
     s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
@@ -122,9 +122,9 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
                                 (unsigned)PAR_ARITH_FLAGS_KNOWN);
                 inst->arith_flags = m.arith_flags & PAR_ARITH_FLAGS_KNOWN;
                 /* PAR_PROC_ARITH (or the table's, checked at load): the arithmetic of this context, after knobs */
-                if (m.arith < (int32_t)PAR_ARITH_F32 || m.arith > (int32_t)PAR_ARITH_F16)
+                if (m.arith < (int32_t)PAR_ARITH_F32 || m.arith >= (int32_t)PAR_ARITH_N_KINDS)
                     par_xdecide(&s, PAR_V_ERROR, "backend '%s' declares unknown arithmetic %d (%s; known: 0 f32, "
-                                "1 f16_storage, 2 f16)", inst->be->name, (int)m.arith, PAR_PROC_ARITH);
+                                "1 f16_storage, 2 f16, 3 bf16)", inst->be->name, (int)m.arith, PAR_PROC_ARITH);
                 else
                     inst->arith = m.arith;
             } else if (m.type == XM_END) {

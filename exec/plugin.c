@@ -119,7 +119,7 @@ static par_status load_here(const char *path, const par_backend **out, par_msg *
         par_msgf(msg, st, "plugin %s: backend '%s' has no run()", path, be->name);
     } else if (!be->bind) {
         par_msgf(msg, st, "plugin %s: backend '%s' has no bind()", path, be->name);
-    } else if ((unsigned)be->arith > (unsigned)PAR_ARITH_F16) {
+    } else if ((unsigned)be->arith >= (unsigned)PAR_ARITH_N_KINDS) {
         par_msgf(msg, st, "plugin %s: backend '%s' declares unknown arithmetic %d", path, be->name, (int)be->arith);
     } else {
         st = PAR_OK;

@@ -240,7 +240,7 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
 
 par_prec par_prec_of_backend(const par_backend_inst *inst)
 {
-    par_arith a = (inst->arith >= 0 && inst->arith <= PAR_ARITH_F16) ? (par_arith)inst->arith : PAR_ARITH_F32;
+    par_arith a = (inst->arith >= 0 && inst->arith < PAR_ARITH_N_KINDS) ? (par_arith)inst->arith : PAR_ARITH_F32;
     par_prec p = par_prec_for(a);
     p.requant = (inst->requant >= 0 && inst->requant < PAR_REQUANT_N_SCHEMES) ? (par_requant)inst->requant
                                                                                 : PAR_REQUANT_FP32;

@@ -320,6 +320,11 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
     if (q->kh != 3 || q->kw != 3 || q->sh != 1 || q->sw != 1 || q->dh != 1 || q->dw != 1)
         return par_msgf(msg, PAR_ERROR, "declared algorithm %s needs a 3x3 kernel, stride 1 and dilation 1",
                         ALGS[algo].name);
+    /* The transforms' budget is derived for operands used as stored; bfloat16 operands (PAR_ARITH_BF16) would need
+     * their rounding inside the transforms too, which this derivation does not have. */
+    if (c->prec.u_in > 0)
+        return par_msgf(msg, PAR_ERROR, "declared algorithm %s has no budget for bfloat16 operands (arith bf16)",
+                        ALGS[algo].name);
     const int32_t m = ALGS[algo].m;
     const int64_t cg = q->c / q->groups, og = q->o / q->groups;
     const double u = c->prec.u;

@@ -1,7 +1,8 @@
 /*
  * dot.h - the accumulator of a dot product with a bias, shared by the reference kernels of conv2d,
  * conv_transpose2d, linear and matmul: the float64 value, the magnitude of the terms a backend holds, and the
- * propagated input budgets and scales (reference.h, par_prop_bound; docs/budgets/conv-pool.md).
+ * propagated input budgets and scales (reference.h, par_prop_bound; docs/budgets/conv-pool.md), and the rounding of
+ * the operands on entry where the arithmetic declares it (par_prec.u_in: bfloat16 operands, docs/oracle.md).
  */
 #ifndef PAR_REF_DOT_H
 #define PAR_REF_DOT_H
@@ -18,6 +19,8 @@ typedef struct dot_acc {
     double propf;  /* the flush parts of the terms, worst case (par_prop_bound_flush; 0 without flushing) */
     double magf;   /* mag over the terms whose factors are finite: what the backend's partial sums may reach before
                     * an infinite term enters (dot_finish's overflow rule) */
+    double opmax;  /* the largest |operand| + e over the finite factors: an operand rounded to a narrower format
+                    * (u_in) may round up to Inf */
     int64_t k;     /* number of terms */
 } dot_acc;
 
@@ -27,7 +30,10 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     double x = xt->v[xi], ex = xt->e[xi], sx = par_rt_scales(xt)[xi];
     a->v += w * x;
     a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
-    if (isfinite(w) && isfinite(x)) a->magf += bmul(fabs(w) + ew, fabs(x) + ex);
+    if (isfinite(w) && isfinite(x)) {
+        a->magf += bmul(fabs(w) + ew, fabs(x) + ex);
+        a->opmax = fmax(a->opmax, fmax(fabs(w) + ew, fabs(x) + ex));
+    }
     a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
     double ts = bmul(fabs(w), sx) + bmul(fabs(x), sw) + bmul(sw, sx);
     a->prop2 += bmul(ts, ts);
@@ -47,12 +53,16 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
 static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
 {
     double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2, propf = a->propf, magf = a->magf;
+    double opmax = a->opmax;
     int64_t k = a->k;
     if (b) {
         double sb = par_rt_scales(b)[o];
         val += b->v[o];
         mag += fabs(b->v[o]) + b->e[o];
-        if (isfinite(b->v[o])) magf += fabs(b->v[o]) + b->e[o];
+        if (isfinite(b->v[o])) {
+            magf += fabs(b->v[o]) + b->e[o];
+            opmax = fmax(opmax, fabs(b->v[o]) + b->e[o]);
+        }
         prop += b->e[o];
         prop2 += bmul(sb, sb);
         propf += b->f ? b->f[o] : 0;
@@ -61,12 +71,17 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta); under
      * gradual underflow only the k products round there. */
     double flush_own = par_eta_ops(p, (double)k, (double)k);
-    double round = bmul(par_gamma(k, p->u), mag) + flush_own;
+    /* Operands rounded on entry (u_in > 0, bfloat16): a product of two rounded factors is w x (1 + d1)(1 + d2), an
+     * error of at most (2 u_in + u_in^2) |w x|, and a rounded bias (1 + d) one of u_in |b| (counted the same way,
+     * conservatively); the sum of the rounded terms then has gamma_k of magnitudes grown by (1 + u_in)^2. With
+     * u_in = 0 this is the plain gamma_k mag. */
+    double uin = p->u_in, gin = 2 * uin + uin * uin, grow = (1 + uin) * (1 + uin);
+    double round = bmul(par_gamma(k, p->u) * grow + gin, mag) + flush_own;
     if (y->s) {
         /* The scale: the root-sum-square of the bounds of the op's own roundings (k products, each at most
          * u |w x|, and k - 1 additions, each at most u sum |w x|: together at most sqrt(k) u sum |w x|), plus the
          * root-sum-square of the propagated scales. */
-        double ps = bmul(sqrt((double)k) * p->u, mag) + sqrt(prop2);
+        double ps = bmul(sqrt((double)k) * p->u * grow + gin, mag) + sqrt(prop2);
         /* Gradual underflow's roundings (eta each, mean-zero like any rounding) belong to the scale too: without
          * them a linear combination of subnormal data propagated a scale far below its budget, and the next
          * linear combination's probabilistic bound lost them (flushing's are not mean-zero: the flush parts) */
@@ -79,7 +94,9 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
     if (y->f) y->f[yi] = fmin(propf + flush_own, *e);
-    return !(magf * (1 + par_gamma(k, p->u)) < par_ovf_arith(p));
+    /* A factor rounded to bfloat16 overflows to Inf from the midpoint between its largest finite value and 2^128. */
+    if (uin > 0 && !(opmax < 0x1.ff8p127)) return 1;
+    return !(magf * grow * (1 + par_gamma(k, p->u)) < par_ovf_arith(p));
 }
 
 #endif

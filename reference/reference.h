@@ -65,6 +65,9 @@ typedef struct par_prec {
     double u;        /* unit roundoff of arithmetic inside an op: 2^-24 for f32 */
     double u_store;  /* unit roundoff of the storage between ops: 2^-24 for f32, 2^-11 for f16 */
     double fn_ulps;  /* error allowed to an elementary function (exp, log, tanh, ...), in units of u */
+    /* Unit roundoff of the operands of a dot product on entry (reference/dot.h: conv2d, conv_transpose2d, linear,
+     * matmul): 2^-8 when they may be rounded to bfloat16 (PAR_ARITH_BF16), else 0 (they are used as stored). */
+    double u_in;
     par_requant requant; /* the requantization scheme of quantized nodes (PAR_PROC_REQUANT; fp32 by default) */
     int requant_exact;   /* the backend promises the scheme's integers exactly (PAR_PROC_REQUANT_EXACT): no labels */
     /* The algorithm of every node (g->n_nodes entries, par_algo) that the backend declared (PAR_PROC_NODE_ALGO,

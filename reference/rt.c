@@ -26,6 +26,12 @@ par_prec par_prec_for(par_arith a)
         p.u = 0x1p-11;
         p.u_store = 0x1p-11;
         break;
+    case PAR_ARITH_BF16:
+        /* f32 storage and accumulation; the dot products' operands rounded to bfloat16 (8 significant bits) */
+        p.u = 0x1p-24;
+        p.u_store = 0x1p-24;
+        p.u_in = 0x1p-8;
+        break;
     case PAR_ARITH_F32:
     default:
         p.u = 0x1p-24;

@@ -169,6 +169,7 @@ static par_arith arith_of(const char *s, int *ok)
     if (!s || !strcmp(s, "f32")) return PAR_ARITH_F32;
     if (!strcmp(s, "f16_storage")) return PAR_ARITH_F16_STORAGE;
     if (!strcmp(s, "f16")) return PAR_ARITH_F16;
+    if (!strcmp(s, "bf16")) return PAR_ARITH_BF16;
     *ok = 0;
     return PAR_ARITH_F32;
 }

@@ -262,6 +262,7 @@ void par_refcache_key(const par_graph_desc *g, const par_prec *p, const void *co
     h_f64(&s, p->u);
     h_f64(&s, p->u_store);
     h_f64(&s, p->fn_ulps);
+    h_f64(&s, p->u_in);
     h_i64(&s, p->requant);
     h_i64(&s, p->requant_exact);
     h_f64(&s, p->flush);

@@ -304,10 +304,9 @@ static void test_broadcast_mixed_layouts(void)
     int32_t av = out_of(g, par_graph_add_node(g, "add", "a", 2, (int32_t[]){ti, mv}, 0, NULL, NULL, &m));
     par_graph_mark_output(g, av, &m);
     CU_ASSERT_FATAL(par_graph_finalize(g, &m) == PAR_OK);
-    const char *isas[3] = {"scalar", "avx2", "avx512"};
     for (int k = (int)g_isa; k == (int)g_isa; k++) {
         runner r;
-        if (open_ctx(&r, "kernels", isas[k]) != PAR_OK) { /* run_for_isa checked that the CPU has it */
+        if (open_ctx(&r, "kernels", cpu_isa_name((cpu_isa)k)) != PAR_OK) { /* run_for_isa checked that the CPU has it */
             CU_FAIL("kernels= refused for an ISA this CPU has");
             r.be->destroy(r.ctx);
             continue;
@@ -387,8 +386,15 @@ static void test_knobs(void)
     CU_ASSERT_EQUAL(set(r.ctx, "threads", "0", &m), PAR_ERROR);
     CU_ASSERT(strstr(m.text, "threads") != NULL);
     CU_ASSERT_EQUAL(set(r.ctx, "threads", "2x", &m), PAR_ERROR);
-    CU_ASSERT_EQUAL(set(r.ctx, "kernels", "neon", &m), PAR_ERROR);
-    CU_ASSERT(strstr(m.text, "neon") != NULL);
+    CU_ASSERT_EQUAL(set(r.ctx, "kernels", "sse9", &m), PAR_ERROR);
+    CU_ASSERT(strstr(m.text, "sse9") != NULL);
+    /* an ISA this CPU lacks is an error naming it (on x86 neon, on AArch64 avx2 and avx512), never a fallback */
+    for (int i = 1; i <= 3; i++) {
+        const cpu_isa isa = (cpu_isa)i;
+        const par_status st = set(r.ctx, "kernels", cpu_isa_name(isa), &m);
+        CU_ASSERT_EQUAL(st, cpu_isa_supported(isa) ? PAR_OK : PAR_ERROR);
+        if (st != PAR_OK) CU_ASSERT(strstr(m.text, "does not support") && strstr(m.text, cpu_isa_name(isa)));
+    }
     CU_ASSERT_EQUAL(set(r.ctx, "tiles", "4", &m), PAR_ERROR);
     CU_ASSERT(strstr(m.text, "tiles") != NULL);
     CU_ASSERT_EQUAL(set(r.ctx, "threads", "2", &m), PAR_OK);
@@ -443,11 +449,13 @@ static double ulps(float got, double want)
 
 static void test_vector_functions_accuracy(void)
 {
-    const cpu_vops *vs[3] = {cpu_vops_scalar(), NULL, NULL};
+    const cpu_vops *vs[4] = {cpu_vops_scalar(), NULL, NULL, NULL};
 #if defined(__x86_64__)
-    const cpu_isa best = cpu_isa_detect();
-    if (best >= CPU_ISA_AVX2) vs[1] = cpu_vops_avx2();
-    if (best >= CPU_ISA_AVX512) vs[2] = cpu_vops_avx512();
+    if (cpu_isa_supported(CPU_ISA_AVX2)) vs[1] = cpu_vops_avx2();
+    if (cpu_isa_supported(CPU_ISA_AVX512)) vs[2] = cpu_vops_avx512();
+#endif
+#if defined(__aarch64__)
+    if (cpu_isa_supported(CPU_ISA_NEON)) vs[3] = cpu_vops_neon();
 #endif
     CU_ASSERT_PTR_NOT_NULL(vs[g_isa]);
     enum { NX = 1 << 18 };

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/cpu_ukernels.h"
 #include "core/prng.h"
 #include "cpu_isa_tests.h"
 #include "tmain.h"
@@ -374,9 +375,23 @@ static void test_conv_bad_args(void)
 static void test_isa(void)
 {
     cpu_isa isa;
-    for (int i = 0; i <= 2; i++) {
+    for (int i = 0; i <= 3; i++) {
         CU_ASSERT_EQUAL(cpu_isa_parse(cpu_isa_name((cpu_isa)i), &isa), 0);
         CU_ASSERT_EQUAL((int)isa, i);
+    }
+    CU_ASSERT_STRING_EQUAL(cpu_isa_name(CPU_ISA_NEON), "neon");
+    /* scalar everywhere; the detected ISA is supported; x86 and ARM ISAs never both */
+    CU_ASSERT(cpu_isa_supported(CPU_ISA_SCALAR));
+    CU_ASSERT(cpu_isa_supported(cpu_isa_detect()));
+    CU_ASSERT(!(cpu_isa_supported(CPU_ISA_NEON) && cpu_isa_supported(CPU_ISA_AVX2)));
+    CU_ASSERT(!cpu_isa_supported((cpu_isa)7));
+#if defined(__aarch64__)
+    CU_ASSERT_EQUAL(cpu_isa_detect(), CPU_ISA_NEON); /* Advanced SIMD with FMA is baseline on AArch64 */
+#endif
+    /* the kernels served for each ISA: its own where supported, the detected ISA's otherwise */
+    for (int i = 0; i <= 3; i++) {
+        const cpu_ukernel_set *s = cpu_ukernels_for((cpu_isa)i);
+        CU_ASSERT_EQUAL((int)s->isa, cpu_isa_supported((cpu_isa)i) ? i : (int)cpu_isa_detect());
     }
     CU_ASSERT_NOT_EQUAL(cpu_isa_parse("sse9", &isa), 0);
     CU_ASSERT_NOT_EQUAL(cpu_isa_parse(NULL, &isa), 0);
@@ -386,6 +401,7 @@ static void test_isa(void)
     par_prng_seed(&rng, 7);
     nfail = 0;
     run_fc_case(CPU_ISA_AVX512, 9, 40, 11, 1, 1, NULL);
+    run_fc_case(CPU_ISA_NEON, 9, 40, 11, 1, 1, NULL);
     CU_ASSERT_EQUAL(nfail, 0);
 }
 

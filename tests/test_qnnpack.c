@@ -4,6 +4,8 @@
  *     int32 model requantized with core/requant.h's fp32 scheme, bit for bit, for every M remainder (1..2 MR),
  *     N remainder (1..2 NR + 1) and K remainder (1..17 and larger), several taps, row corrections, group offsets,
  *     padding pointers, zero points at both ends, clamps that saturate; columns and rows past the tile untouched;
+ *   - the AVX2 kernels against the scalar ones byte for byte on random shapes (kc past the AVX2 widening chunk, zero
+ *     points 0 / 128 / 255), and the AVX2 int8 peak loop behind the "peak" micro-benchmark;
  *   - whole quantized graphs (conv2d dense / grouped / depthwise with per-tensor qu8 weights at odd zero points and
  *     per-channel qs8 weights, padding, a fused relu; linear; add) through the backend table, equal to the
  *     reference's integers under the fp32 scheme, with every kernel set;
@@ -215,7 +217,7 @@ static void dw_all(qnn_isa isa)
                 scale[c] = (float)(0.0005 + 0.001 * (rng() % 100) / 100.0);
                 for (size_t t = 0; t < ks; t++) {
                     wv[t * 80 + c] = (int16_t)rint_in(-255, 255); /* ws - zw spans 9 bits */
-                    w[cp + t * cp + c] = (int32_t)(uint16_t)wv[t * 80 + c];
+                    par_qnn_dw_put(uk, w, cp, t, c, wv[t * 80 + c]);
                 }
             }
             for (size_t t = 0; t < ks; t++) a[t] = x + t * cp;
@@ -240,6 +242,166 @@ static void dw_all(qnn_isa isa)
 static void test_dw_scalar(void) { dw_all(QNN_ISA_SCALAR); }
 static void test_dw_avx2(void) { dw_all(QNN_ISA_AVX2); }
 static void test_dw_vnni(void) { dw_all(QNN_ISA_VNNI); }
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * AVX2 against scalar, byte for byte, on random shapes: mr < MR, nc < NR, kc not a multiple of the K group (4) nor
+ * of the AVX2 kernel's 16-k block, kc past its 512-k widening chunk, several taps, padding taps, zero points 0 / 128
+ * / 255 for the input (the padding row) and the output, fused clamps, two-stage requantization.
+ * ------------------------------------------------------------------------------------------------------------- */
+static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *sc, size_t *checked)
+{
+    static const int32_t ZP[] = {0, 128, 255};
+    static const size_t KC[] = {1, 2, 3, 5, 6, 7, 9, 13, 17, 22, 27, 31, 33, 45, 63, 130, 509, 515, 520, 1029};
+    const size_t MR = av->mr, NR = av->nr, a_off = 3;
+    size_t mr = 1 + rng() % MR, nc = 1 + rng() % NR, kc = KC[rng() % (sizeof KC / sizeof KC[0])];
+    size_t ks = rng() % 4 == 0 ? 9 : 1 + rng() % 3, kcp = (kc + 3) & ~(size_t)3, row = kcp + a_off + 64;
+    int32_t zx = ZP[rng() % 3];
+    rqm model = rqm_random(rng() % 4 == 0, rng() % 2);
+    model.zp = ZP[rng() % 3];
+    if (rng() % 3 == 0) model.lo = 0, model.hi = 255; /* no fused clamp: the dtype's bounds */
+    if (model.zp < model.lo) model.lo = model.zp;
+    if (model.zp > model.hi) model.hi = model.zp;
+    qnn_rq rq = rq_of(&model);
+    uint8_t *amem = malloc(MR * ks * row), *zero = malloc(row);
+    uint8_t *c1 = malloc(MR * (NR + 5)), *c2 = malloc(MR * (NR + 5));
+    int8_t *w = malloc(NR * ks * kc);
+    int32_t bias[32] = {0}, rowcorr[8];
+    float scale[32];
+    const uint8_t **a = malloc(sizeof *a * MR * ks);
+    size_t nb_sc = (nc + sc->nr - 1) / sc->nr, bb_sc = par_qnn_block_bytes(sc, ks, kcp);
+    void *pa = aligned_alloc(64, (par_qnn_block_bytes(av, ks, kcp) + 63) & ~(size_t)63);
+    void *ps = aligned_alloc(64, (bb_sc * nb_sc + 63) & ~(size_t)63);
+    for (size_t i = 0; i < MR * ks * row; i++) amem[i] = (uint8_t)rng();
+    memset(zero, zx, row);
+    for (size_t i = 0; i < NR * ks * kc; i++) w[i] = (int8_t)rint_in(-128, 127);
+    for (size_t j = 0; j < nc; j++) {
+        bias[j] = rint_in(-20000, 20000);
+        scale[j] = (float)(1.0 / (60.0 * sqrt((double)(kc * ks))) * (0.5 + (rng() % 100) / 100.0));
+    }
+    if (rng() % 5 == 0) /* products far outside int16 and int32 after conversion: the saturating paths */
+        for (size_t j = 0; j < nc; j++) scale[j] *= 1e4f * (float)(1 + rng() % 1000);
+    for (size_t i = 0; i < 8; i++) rowcorr[i] = rint_in(-5000, 5000);
+    for (size_t t = 0; t < ks; t++)
+        for (size_t i = 0; i < MR; i++) {
+            size_t r = i < mr ? i : mr - 1;
+            a[t * MR + i] = rng() % 6 == 0 ? zero : amem + (t * MR + r) * row;
+        }
+    wsrc src = {w, ks, kc};
+    par_qnn_pack_gemm(av, ks, kc, kcp, 0, nc, bias, wget, &src, pa);
+    for (size_t b = 0; b < nb_sc; b++) {
+        size_t n0 = b * sc->nr, cols = nc - n0 < sc->nr ? nc - n0 : sc->nr;
+        par_qnn_pack_gemm(sc, ks, kc, kcp, n0, cols, bias + n0, wget, &src, (uint8_t *)ps + b * bb_sc);
+    }
+    const int32_t *rc = rng() % 2 ? rowcorr : NULL;
+    memset(c1, 0x5A, MR * (NR + 5));
+    memset(c2, 0x5A, MR * (NR + 5));
+    av->igemm(mr, nc, kcp, ks, a, a_off, zero, pa, rc, c1, NR + 5, scale, &rq);
+    for (size_t b = 0; b < nb_sc; b++) {
+        size_t n0 = b * sc->nr, cols = nc - n0 < sc->nr ? nc - n0 : sc->nr;
+        sc->igemm(mr, cols, kcp, ks, a, a_off, zero, (uint8_t *)ps + b * bb_sc, rc, c2 + n0, NR + 5, scale + n0, &rq);
+    }
+    size_t bad = 0;
+    for (size_t i = 0; i < MR * (NR + 5); i++) bad += c1[i] != c2[i]; /* the tile equal, the rest untouched in both */
+    *checked += mr * nc;
+    if (bad)
+        fprintf(stderr, "\n  avx2 != scalar: mr %zu nc %zu kc %zu ks %zu zx %d zp %d two %d: %zu bytes\n", mr, nc, kc,
+                ks, (int)zx, (int)model.zp, (int)model.two, bad);
+    free(amem), free(zero), free(c1), free(c2), free(w), free(a), free(pa), free(ps);
+    return bad != 0;
+}
+
+static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, size_t *checked, uint8_t *probe)
+{
+    static const int32_t ZP[] = {0, 128, 255};
+    static const size_t KS[] = {1, 2, 3, 4, 9, 9, 9, 25};
+    size_t ch = 1 + rng() % 100, ks = KS[rng() % (sizeof KS / sizeof KS[0])], npix = 1 + rng() % 4;
+    size_t cp = (ch + 15) & ~(size_t)15, cs = ch + rng() % 5;
+    rqm model = rqm_random(rng() % 4 == 0, 0);
+    model.zp = ZP[rng() % 3];
+    if (model.zp < model.lo) model.lo = model.zp;
+    if (model.zp > model.hi) model.hi = model.zp;
+    qnn_rq rq = rq_of(&model);
+    uint8_t *x = malloc(npix * ks * cp + 64), *y1 = malloc(npix * cs + 32), *y2 = malloc(npix * cs + 32);
+    int32_t *w1 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
+    int32_t *w2 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
+    float *scale = malloc(sizeof(float) * cp);
+    const uint8_t **a = malloc(sizeof *a * npix * ks);
+    for (size_t i = 0; i < npix * ks * cp + 64; i++) x[i] = (uint8_t)rng();
+    memset(w1, 0, sizeof(int32_t) * cp * (ks + 1));
+    memset(w2, 0, sizeof(int32_t) * cp * (ks + 1));
+    for (size_t c = 0; c < ch; c++) {
+        w1[c] = w2[c] = rint_in(-60000, 60000) - 128 * 100;
+        scale[c] = (float)(0.0005 + 0.002 * (rng() % 100) / 100.0);
+        for (size_t t = 0; t < ks; t++) {
+            int32_t v = rint_in(-255, 255);
+            par_qnn_dw_put(av, w1, cp, t, c, v);
+            par_qnn_dw_put(sc, w2, cp, t, c, v);
+        }
+    }
+    for (size_t p = 0; p < npix * ks; p++) a[p] = x + (rng() % (npix * ks)) * cp;
+    memset(y1, 0x5A, npix * cs + 32);
+    memset(y2, 0x5A, npix * cs + 32);
+    av->dw(npix, ch, ks, a, w1, y1, cs, scale, &rq);
+    sc->dw(npix, ch, ks, a, w2, y2, cs, scale, &rq);
+    size_t bad = 0;
+    for (size_t i = 0; i < npix * cs + 32; i++) bad += y1[i] != y2[i];
+    *checked += npix * ch;
+    if (model.zp == 128 && !model.two) memcpy(probe, y1, ch < 16 ? ch : 16);
+    if (bad)
+        fprintf(stderr, "\n  dw avx2 != scalar: ch %zu ks %zu npix %zu zp %d: %zu bytes\n", ch, ks, npix, (int)model.zp,
+                bad);
+    free(x), free(y1), free(y2), free(w1), free(w2), free(scale), free(a);
+    return bad != 0;
+}
+
+static void test_avx2_vs_scalar(void)
+{
+    const qnn_ukernels *av = par_qnn_ukernels(QNN_ISA_AVX2), *sc = par_qnn_ukernels(QNN_ISA_SCALAR);
+    if (!av) PAR_TEST_SKIP("no AVX2 on this CPU");
+    CU_ASSERT_EQUAL_FATAL(av->mr, sc->mr); /* the indirection rows are shared */
+    rng_seed(300);
+    size_t fails = 0, checked = 0;
+    for (int i = 0; i < 400; i++) fails += avx2_vs_scalar_igemm(av, sc, &checked);
+    uint8_t probe[16] = {0};
+    size_t dfails = 0, dchecked = 0, varied_probes = 0;
+    for (int i = 0; i < 300; i++) {
+        memset(probe, 0, sizeof probe);
+        dfails += avx2_vs_scalar_dw(av, sc, &dchecked, probe);
+        varied_probes += varied(probe, 16);
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT_EQUAL(dfails, 0);
+    CU_ASSERT(checked > 5000);
+    CU_ASSERT(dchecked > 10000);
+    CU_ASSERT(varied_probes > 20); /* outputs that vary: a kernel writing constants would pass the comparison */
+}
+
+/* The AVX2 int8 peak loop runs and gives a rate; the micro-benchmark "peak" follows the selected kernel set. */
+static void test_avx2_peak(void)
+{
+    if (!par_qnn_ukernels(QNN_ISA_AVX2)) PAR_TEST_SKIP("no AVX2 on this CPU");
+    double v = 0;
+#if defined(__x86_64__)
+    v = par_qnn_avx2_peak(20000);
+#endif
+    CU_ASSERT(v > 0 && isfinite(v));
+    const par_backend *be = par_backend_qnnpack();
+    void *ctx = NULL;
+    par_msg m = {{0}};
+    CU_ASSERT_FATAL(be->init(&ctx, &m) == PAR_OK);
+    par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+    par_microbench_fn mb = (par_microbench_fn)be->get_proc(ctx, PAR_PROC_MICROBENCH);
+    char unit[16];
+    CU_ASSERT_EQUAL(knob(ctx, "kernels", "scalar", &m), PAR_OK);
+    CU_ASSERT_EQUAL(mb(ctx, "peak", &v, unit, sizeof unit, &m), PAR_UNSUPPORTED);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m.text, "scalar"));
+    CU_ASSERT_EQUAL(knob(ctx, "kernels", "avx2", &m), PAR_OK);
+    v = 0;
+    CU_ASSERT_EQUAL(mb(ctx, "peak", &v, unit, sizeof unit, &m), PAR_OK);
+    CU_ASSERT(v > 0 && isfinite(v));
+    CU_ASSERT_STRING_EQUAL(unit, "GOP/s");
+    be->destroy(ctx);
+}
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Whole graphs through the backend table, against the reference's integers (fp32 scheme)
@@ -375,7 +537,7 @@ static int64_t run_compare(const par_graph_desc *d, const char *kernels, uint8_t
 
 static void graphs(const gspec *specs, size_t n)
 {
-    static const char *const SETS[] = {"scalar", "avx2", "vnni"};
+    static const char *const SETS[] = {"scalar", "avx2", "vnni", "neon", "neondot"};
     for (size_t i = 0; i < n; i++) {
         par_msg m = {{0}};
         rng_seed(300 + i);
@@ -385,7 +547,7 @@ static void graphs(const gspec *specs, size_t n)
         int64_t numel = d->values[d->outputs[0]].numel;
         uint8_t *first = malloc((size_t)numel), *other = malloc((size_t)numel);
         int have_first = 0;
-        for (size_t s = 0; s < 3; s++) {
+        for (size_t s = 0; s < sizeof SETS / sizeof SETS[0]; s++) {
             rng_seed(1000 + i); /* the same inputs for every kernel set */
             int64_t diff = run_compare(d, SETS[s], have_first ? other : first);
             if (diff == -1) continue;
@@ -547,6 +709,8 @@ static const CU_TestInfo tests[] = {
     {"depthwise scalar vs model", test_dw_scalar},
     {"depthwise avx2 vs model", test_dw_avx2},
     {"depthwise vnni vs model", test_dw_vnni},
+    {"avx2 vs scalar byte for byte, random shapes and zero points", test_avx2_vs_scalar},
+    {"avx2 int8 peak loop and the peak micro-benchmark's set", test_avx2_peak},
     {"graphs vs reference integers, every kernel set", test_graph_conv},
     {"knobs, describe, requant, microbench names", test_knobs},
     {"f32 graphs unsupported with a reason", test_unsupported},

@@ -22,6 +22,7 @@ const char *__asan_default_options(void) { return "detect_leaks=0"; }
 
 #ifdef PAR_HAVE_VULKAN
 #include "backends/vulkan/vk_internal.h"
+#include "vk_test_replay.h"
 
 const par_backend *par_backend_vulkan(void);
 
@@ -151,43 +152,12 @@ static void run_replay(const char *precision, par_arith want_arith)
     }
     CU_ASSERT_EQUAL_FATAL(ks, PAR_OK);
     CU_ASSERT_EQUAL(arith(ctx), want_arith);
-    static const float cdata[5] = {0.5f, -1.0f, 2.0f, 0.25f, -3.0f};
-    par_value v[4] = {
-        {.name = "x", .dtype = PAR_DTYPE_F32, .rank = 4, .dims = {1, 5, 2, 3}, .numel = 30, .kind = PAR_VALUE_INPUT,
-         .producer = -1, .quant_axis = -1},
-        {.name = "r", .dtype = PAR_DTYPE_F32, .rank = 4, .dims = {1, 5, 2, 3}, .numel = 30, .kind = PAR_VALUE_NODE,
-         .producer = 0, .quant_axis = -1},
-        {.name = "c", .dtype = PAR_DTYPE_F32, .rank = 3, .dims = {5, 1, 1}, .numel = 5, .kind = PAR_VALUE_CONST,
-         .producer = -1, .data = cdata, .quant_axis = -1},
-        {.name = "y", .dtype = PAR_DTYPE_F32, .rank = 4, .dims = {1, 5, 2, 3}, .numel = 30, .kind = PAR_VALUE_NODE,
-         .producer = 1, .quant_axis = -1},
-    };
-    static const int32_t in0[1] = {0}, out0[1] = {1}, in1[2] = {1, 2}, out1[1] = {3}, gin[1] = {0}, gout[1] = {3};
-    par_node nodes[2] = {
-        {.name = "relu0", .op = "relu", .n_inputs = 1, .inputs = in0, .n_outputs = 1, .outputs = out0},
-        {.name = "add0", .op = "add", .n_inputs = 2, .inputs = in1, .n_outputs = 1, .outputs = out1},
-    };
-    par_graph_desc g = {.name = "replay", .n_values = 4, .values = v, .n_nodes = 2, .nodes = nodes,
-                        .n_inputs = 1, .inputs = gin, .n_outputs = 1, .outputs = gout};
-    CU_ASSERT_EQUAL(be->supports(ctx, &g, 0, &m), PAR_OK);
-    CU_ASSERT_EQUAL(be->supports(ctx, &g, 1, &m), PAR_OK);
-    void *prep = NULL;
-    par_status st = be->prepare(ctx, &g, &prep, &m);
-    CU_ASSERT_EQUAL_FATAL(st, PAR_OK);
+    vk_replay r;
     float x[30], y[30];
-    const void *ins[1] = {x};
-    void *outs[1] = {y};
-    CU_ASSERT_EQUAL(be->bind(ctx, prep, ins, outs, &m), PAR_OK);
-    for (int round = 0; round < 2; round++) {
-        for (int i = 0; i < 30; i++) x[i] = (float)((i * 7 + round * 5) % 11) - 5.0f; /* integers in [-5, 5] */
-        for (int i = 0; i < 30; i++) y[i] = NAN;
-        CU_ASSERT_EQUAL(be->run(ctx, prep, &m), PAR_OK);
-        int bad = 0;
-        for (int i = 0; i < 30; i++) {
-            float want = (x[i] > 0 ? x[i] : 0.0f) + cdata[i / 6]; /* exact: small integers and quarters */
-            bad += y[i] != want;
-        }
-        CU_ASSERT_EQUAL(bad, 0);
+    void *prep = vk_replay_run(be, ctx, &r, x, y, &m);
+    if (!prep) {
+        be->destroy(ctx);
+        return;
     }
     x[0] = 2049.0f;
     CU_ASSERT_EQUAL(be->run(ctx, prep, &m), PAR_OK);

@@ -5,8 +5,8 @@
  *
  * Knobs (before the first prepare):
  *   threads=N                      worker threads of the pool (default 1: no pool, everything on the caller's thread)
- *   kernels=auto|avx512|avx2|scalar the ISA of every kernel (auto: the best this CPU has, from cpuinfo). An ISA the
- *                                  CPU lacks is an error, never a silent fallback: a report must say what ran.
+ *   kernels=auto|avx512|avx2|neon|scalar the ISA of every kernel (auto: the best this CPU has, from cpuinfo). An
+ *                                  ISA the CPU lacks is an error, never a silent fallback: a report must say what ran.
  *
  * It must not keep any state but the knobs and the pool, and never touches a graph outside prepare.
  */
@@ -53,15 +53,16 @@ static par_status cpu_set_knob(void *ctx, const char *key, const char *value, pa
         }
         cpu_isa isa;
         if (cpu_isa_parse(value, &isa) != 0)
-            return par_msgf(msg, PAR_ERROR, "knob 'kernels': '%s' is not one of auto, avx512, avx2, scalar", value);
-        if ((int)isa > (int)c->detected)
+            return par_msgf(msg, PAR_ERROR, "knob 'kernels': '%s' is not one of auto, avx512, avx2, neon, scalar",
+                            value);
+        if (!cpu_isa_supported(isa))
             return par_msgf(msg, PAR_ERROR, "knob 'kernels': this CPU does not support %s (best: %s)", value,
                             cpu_isa_name(c->detected));
         c->isa = isa;
         c->kernels_forced = 1;
         return PAR_OK;
     }
-    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the cpu backend has threads=N and kernels=auto|avx512|avx2|scalar)",
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the cpu backend has threads=N and kernels=auto|avx512|avx2|neon|scalar)",
                     key);
 }
 

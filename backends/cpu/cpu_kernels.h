@@ -19,10 +19,14 @@ typedef enum cpu_isa {
     CPU_ISA_SCALAR = 0, /* portable C */
     CPU_ISA_AVX2 = 1,   /* AVX2 + FMA */
     CPU_ISA_AVX512 = 2, /* AVX-512 F (+BW, DQ, VL) */
+    CPU_ISA_NEON = 3,   /* AArch64 Advanced SIMD with FMA */
 } cpu_isa;
 
-/* The best ISA this machine supports (cpuinfo), and names ("scalar", "avx2", "avx512") for knobs and reports. */
+/* The best ISA this machine supports (cpuinfo), and names ("scalar", "avx2", "avx512", "neon") for knobs and
+ * reports. The ISAs are not one ladder: scalar runs everywhere, avx2 wherever avx512 does, neon only on AArch64;
+ * cpu_isa_supported says whether kernels of `isa` may run here. */
 cpu_isa cpu_isa_detect(void);
+int cpu_isa_supported(cpu_isa isa);
 const char *cpu_isa_name(cpu_isa isa);
 int cpu_isa_parse(const char *name, cpu_isa *out); /* 0 on success */
 

@@ -79,6 +79,10 @@ void cpu_f32_gemm_6x16__avx2(size_t, size_t, size_t, const float *, size_t, cons
                              const cpu_minmax *);
 void cpu_f32_igemm_6x16__avx2(size_t, size_t, size_t, size_t, const float **, const float *, float *, size_t,
                               size_t, const float *, const cpu_minmax *);
+void cpu_f32_gemm_6x8__neon(size_t, size_t, size_t, const float *, size_t, const float *, float *, size_t,
+                            const cpu_minmax *);
+void cpu_f32_igemm_6x8__neon(size_t, size_t, size_t, size_t, const float **, const float *, float *, size_t, size_t,
+                             const float *, const cpu_minmax *);
 void cpu_f32_gemm_4x4__scalar(size_t, size_t, size_t, const float *, size_t, const float *, float *, size_t,
                               const cpu_minmax *);
 void cpu_f32_igemm_4x4__scalar(size_t, size_t, size_t, size_t, const float **, const float *, float *, size_t,
@@ -93,6 +97,9 @@ CPU_DW_DECL(cpu_f32_dwconv_up__avx512);
 CPU_DW_DECL(cpu_f32_dwconv_9p__avx2);
 CPU_DW_DECL(cpu_f32_dwconv_25p__avx2);
 CPU_DW_DECL(cpu_f32_dwconv_up__avx2);
+CPU_DW_DECL(cpu_f32_dwconv_9p__neon);
+CPU_DW_DECL(cpu_f32_dwconv_25p__neon);
+CPU_DW_DECL(cpu_f32_dwconv_up__neon);
 CPU_DW_DECL(cpu_f32_dwconv_9p__scalar);
 CPU_DW_DECL(cpu_f32_dwconv_25p__scalar);
 CPU_DW_DECL(cpu_f32_dwconv_up__scalar);

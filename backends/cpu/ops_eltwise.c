@@ -92,7 +92,10 @@ const cpu_vops *cpu_vops_for(cpu_isa isa)
     const cpu_vops *v = NULL;
 #if defined(__x86_64__)
     if (isa == CPU_ISA_AVX512) v = cpu_vops_avx512();
-    if (!v && isa >= CPU_ISA_AVX2) v = cpu_vops_avx2();
+    if (!v && (isa == CPU_ISA_AVX2 || isa == CPU_ISA_AVX512)) v = cpu_vops_avx2();
+#endif
+#if defined(__aarch64__)
+    if (isa == CPU_ISA_NEON) v = cpu_vops_neon();
 #endif
     return v ? v : &scalar_vops;
 }

@@ -1,8 +1,9 @@
 /*
  * ops_vec_simd.h - the cpu backend's vector elementwise kernels, written once over a small set of macros and
- * compiled twice: by ops_vec_avx2.c (8 lanes, AVX2 + FMA) and ops_vec_avx512.c (16 lanes, AVX-512F/DQ). The
- * includer defines VF, VN, VLOAD, VSTORE, VLOADN, VSTOREN, VSET1, VADD, VSUB, VMUL, VDIV, VFMA, VMAX, VMIN, VROUND,
- * VPOW2I, VAND, VOR, VSEL_LT and VNAME. Tails use masked loads and stores: nothing is read or written past n.
+ * compiled three times: by ops_vec_avx2.c (8 lanes, AVX2 + FMA), ops_vec_avx512.c (16 lanes, AVX-512F/DQ) and
+ * ops_vec_neon.c (4 lanes, AArch64 Advanced SIMD). The includer defines VF, VN, VLOAD, VSTORE, VLOADN, VSTOREN,
+ * VSET1, VADD, VSUB, VMUL, VDIV, VFMA, VMAX, VMIN, VROUND, VPOW2I, VAND, VOR, VSEL_LT and VNAME. Tails use masked
+ * loads and stores (NEON: a stack buffer): nothing is read or written past n.
  *
  * Accuracy (u = 2^-24; the oracle allows elementary functions 8u |y|, i.e. 4 ULP, see docs/oracle.md):
  *  - exp(z): z = n ln2 + r with n = round(z log2 e), |r| <= ln2/2 by a two-constant Cody-Waite reduction (exact

@@ -133,6 +133,7 @@ const cpu_vops *cpu_vops_for(cpu_isa isa);
 const cpu_vops *cpu_vops_scalar(void);
 const cpu_vops *cpu_vops_avx2(void);   /* NULL when not compiled in */
 const cpu_vops *cpu_vops_avx512(void); /* NULL when not compiled in */
+const cpu_vops *cpu_vops_neon(void);   /* NULL when not compiled in (not AArch64) */
 
 /* ---- op lowering (ops_*.c): fill step s for node n at prepare; the planner has set s->in, s->out, s->node and the
  * tensors' layouts. Return PAR_UNSUPPORTED / PAR_ERROR with a message naming the node. ------------------------ */

@@ -1,7 +1,10 @@
 /*
  * ukernels.c - the per-ISA micro-kernel table: which GEMM/IGEMM tile and which depthwise kernels each ISA uses.
- * A request for an ISA this machine lacks is served by the best one it has (never an illegal instruction).
- * Tiles: AVX-512 7x32 (14 zmm accumulators), AVX2 6x16 (12 ymm), scalar 4x4; depthwise blocks 16, 8, 1 channels.
+ * A request for an ISA this machine lacks is served by the best one it has (never an illegal instruction). Each
+ * architecture's rows are compiled only where their kernel files are built (x86-64 or AArch64), so the table is
+ * searched by ISA rather than indexed.
+ * Tiles: AVX-512 7x32 (14 zmm accumulators), AVX2 6x16 (12 ymm), NEON 6x8 (12 q accumulators + 6 A + B of 32 q
+ * registers), scalar 4x4; depthwise blocks 16, 8, 8, 1 channels.
  */
 #include "cpu_ukernels.h"
 
@@ -14,12 +17,22 @@ static const cpu_ukernel_set sets[] = {
     {CPU_ISA_AVX512, 7, 32, cpu_f32_gemm_7x32__avx512, cpu_f32_igemm_7x32__avx512, 16, cpu_f32_dwconv_9p__avx512,
      cpu_f32_dwconv_25p__avx512, cpu_f32_dwconv_up__avx512},
 #endif
+#if defined(__aarch64__)
+    {CPU_ISA_NEON, 6, 8, cpu_f32_gemm_6x8__neon, cpu_f32_igemm_6x8__neon, 8, cpu_f32_dwconv_9p__neon,
+     cpu_f32_dwconv_25p__neon, cpu_f32_dwconv_up__neon},
+#endif
 };
+
+static const cpu_ukernel_set *find(cpu_isa isa)
+{
+    for (size_t i = 0; i < sizeof sets / sizeof sets[0]; i++)
+        if (sets[i].isa == isa) return &sets[i];
+    return NULL;
+}
 
 const cpu_ukernel_set *cpu_ukernels_for(cpu_isa isa)
 {
-    const cpu_isa best = cpu_isa_detect();
-    if ((int)isa < (int)CPU_ISA_SCALAR) isa = CPU_ISA_SCALAR;
-    if ((int)isa > (int)best) isa = best;
-    return &sets[isa];
+    const cpu_ukernel_set *s = cpu_isa_supported(isa) ? find(isa) : NULL;
+    if (!s) s = find(cpu_isa_detect());
+    return s ? s : &sets[0]; /* sets[0] is scalar, which runs everywhere */
 }

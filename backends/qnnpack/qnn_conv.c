@@ -157,7 +157,8 @@ static void gemm_tile(void *opv, size_t gb, size_t mt)
 {
     const conv_op *o = opv;
     const qnn_ukernels *uk = o->uk;
-    size_t g = gb / o->nblocks, b = gb % o->nblocks, mr = uk->mr, nr = uk->nr;
+    size_t g = o->groups > 1 ? gb / o->nblocks : 0, b = o->groups > 1 ? gb % o->nblocks : gb; /* no division */
+    size_t mr = uk->mr, nr = uk->nr;
     size_t m0 = mt * mr, rows = o->m - m0 < mr ? o->m - m0 : mr;
     size_t n0 = b * nr, cols = o->og - n0 < nr ? o->og - n0 : nr;
     uk->igemm(rows, cols, o->kcp, o->ks, o->ind + mt * o->ks * mr, g * o->cg, o->zero,
@@ -321,7 +322,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
             int64_t acc = bias ? bias[c] : 0;
             for (size_t t = 0; t < o->ks; t++) {
                 int32_t wq = wget(&src, 0, t, 0) - zw;
-                pk[cp + t * cp + c] = (int32_t)(uint16_t)(int16_t)wq;
+                par_qnn_dw_put(uk, pk, cp, t, c, wq);
                 acc -= (int64_t)zx * wq;
             }
             if (acc < INT32_MIN || acc > INT32_MAX) return par_msgf(msg, PAR_UNSUPPORTED, "bias overflows int32");

@@ -1,6 +1,7 @@
 /*
  * qnn_kernels.h - the int8 micro-kernels of the qnnpack backend: indirection GEMM (igemm) and depthwise (dwconv),
- * one set per instruction set (AVX-512 VNNI, AVX2, scalar), and the weight packing each set reads.
+ * one set per instruction set (AVX-512 VNNI, AVX2, scalar; on aarch64 NEON and NEON dot product), and the weight
+ * packing each set reads.
  *
  * It must not know about graphs, nodes or the harness: kernels see pointers, sizes and requantization parameters.
  *
@@ -96,14 +97,23 @@ static inline void qnn_quantize_body(size_t n, const float *x, uint8_t *y, doubl
 
 typedef enum qnn_wfmt {
     QNN_WFMT_C4 = 0,     /* int8: per 4 k's, NR columns x 4 bytes (vpdpbusd operand) */
-    QNN_WFMT_C4_I16 = 1, /* int16: per 4 k's, NR int32 lanes of (w0, w2), then NR lanes of (w1, w3) (vpmaddwd) */
+    QNN_WFMT_C4_I16 = 1, /* int16: per 4 k's, NR int32 lanes of (w0, w1), then NR lanes of (w2, w3) (vpmaddwd) */
+    QNN_WFMT_K1 = 2,     /* int8: per k, the NR columns' weights (NEON vmlal_lane: one row lane times NR weights) */
+    QNN_WFMT_C4_S8 = 3,  /* QNN_WFMT_C4 with bias[n] + 128 sum_{t,k} w (mod 2^32): the sdot kernel's activations are
+                          * x - 128 (qnn_ukernel_neondot.c) */
 } qnn_wfmt;
 
-typedef enum qnn_isa { QNN_ISA_SCALAR = 0, QNN_ISA_AVX2 = 1, QNN_ISA_VNNI = 2 } qnn_isa;
+typedef enum qnn_isa {
+    QNN_ISA_SCALAR = 0,
+    QNN_ISA_AVX2 = 1,
+    QNN_ISA_VNNI = 2,
+    QNN_ISA_NEON = 3,    /* aarch64 */
+    QNN_ISA_NEONDOT = 4, /* aarch64 with the armv8.2 dot product */
+} qnn_isa;
 
 typedef struct qnn_ukernels {
     qnn_isa isa;
-    const char *name; /* "vnni", "avx2", "scalar" */
+    const char *name; /* "vnni", "avx2", "neondot", "neon", "scalar" */
     size_t mr, nr;
     qnn_wfmt wfmt;
     qnn_igemm_fn igemm;
@@ -127,6 +137,13 @@ typedef int32_t (*qnn_wget_fn)(const void *ctx, size_t n, size_t t, size_t k);
 void par_qnn_pack_gemm(const qnn_ukernels *uk, size_t ks, size_t kc, size_t kcp, size_t n0, size_t nc,
                        const int32_t *bias, qnn_wget_fn wfn, const void *ctx, void *dst);
 
+/* Store depthwise weight w (|w| <= 255) of tap t, channel c into the packed int32 words `pk` (bias[cp] first, then
+ * the weights; zero-initialized, cp * (1 + ks) words) in the set's format: one int32 per tap and channel holding
+ * (uint16_t)w, as the qnn_dw_fn comment says, except on AVX2, which packs per pair of taps (t, t + 1) one int32
+ * (uint16_t)w_t | (uint16_t)w_t+1 << 16, an odd last tap paired with 0 ([(ks + 1) / 2][cp]: the operand of one
+ * vpmaddwd over the two taps' interleaved inputs). */
+void par_qnn_dw_put(const qnn_ukernels *uk, int32_t *pk, size_t cp, size_t t, size_t c, int32_t w);
+
 /* Kernels (one file each). */
 void par_qnn_igemm_4x8c4__scalar(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
                                  const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
@@ -149,7 +166,20 @@ void par_qnn_dw_c16__avx512vnni(size_t npix, size_t channels, size_t ks, const u
                                 uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
 void par_qnn_vadd__avx512(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
 void par_qnn_quantize__avx512(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
+void par_qnn_igemm_4x16__neon(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
+                              const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
+                              const float *scale, const qnn_rq *rq);
+void par_qnn_dw_c16__neon(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
+                          uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+void par_qnn_vadd__neon(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
+void par_qnn_quantize__neon(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
+void par_qnn_igemm_4x16c4__neondot(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a,
+                                   size_t a_off, const uint8_t *zero, const void *w, const int32_t *rowcorr,
+                                   uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
 /* The measured vpdpbusd peak (GOP/s, one core) over `iters` iterations of 24 independent accumulators. */
 double par_qnn_vnni_peak(long iters);
+/* The measured AVX2 int8 peak (GOP/s, one core): vpmaddwd + vpaddd on 8 independent accumulators, 2 ops per
+ * multiply-add of 8-bit values (qnn_ukernel_avx2.c). */
+double par_qnn_avx2_peak(long iters);
 
 #endif /* QNN_KERNELS_H */

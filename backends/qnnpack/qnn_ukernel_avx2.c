@@ -1,38 +1,168 @@
 /*
- * qnn_ukernel_avx2.c - AVX2 int8 micro-kernels: igemm 4x16c4 (vpmaddwd on 16-bit lanes) and depthwise c16.
+ * qnn_ukernel_avx2.c - AVX2 int8 micro-kernels: igemm 4x16c2 and depthwise (9-tap and general), both on vpmaddwd,
+ * and the AVX2 int8 peak loop they are measured against.
  *
- * AVX2 has no u8 x s8 dot product that cannot saturate (vpmaddubsw saturates at 16 bits: 2 * 255 * 128 > 32767), so
- * the igemm splits each row's 4 broadcast bytes x0 x1 x2 x3 into the 16-bit lanes (x0, x2) and (x1, x3) with one
- * AND and one shift, and multiplies them with weights packed as int16 pairs (w0, w2), (w1, w3): vpmaddwd sums each
- * pair exactly into int32. Requantization as qnn_kernels.h, bit-identical to the scalar kernel. Built with -mavx2
- * -mfma only; it must not be called on a machine without AVX2 (par_qnn_ukernels checks).
+ * Why vpmaddwd. AVX2's only 8-bit dot product, vpmaddubsw (u8 x s8), sums pairs into int16 with saturation, and a
+ * pair of uint8 activations and int8 weights reaches 2 * 255 * 128 = 65280 > 32767: it saturates in general (it is
+ * exact only when activations stay <= 127 or weights within +-64, which a calibrated graph does not promise). So
+ * both operands are widened to 16 bits and vpmaddwd multiplies 16 pairs and sums them in pairs into int32, exactly
+ * (|2 * 255 * 128| fits easily); a vpaddd adds that into the accumulator. One vpmaddwd + vpaddd is 16 multiply-adds
+ * of 8-bit values, the ceiling par_qnn_avx2_peak measures.
+ *
+ * igemm 4x16c2. The weights are packed widened (qnn_kernels.h, QNN_WFMT_C4_I16): per pair of k's, 16 int32 lanes
+ * holding the int16 pair (w_k, w_k+1) of each column. The activations are widened once per call and tap: each row's
+ * kc bytes are zero-extended (vpmovzxbw, 16 at a time) into an int16 scratch on the stack, so the inner loop is, per
+ * pair of k's, 2 weight loads, and per row one vpbroadcastd from the scratch (a load, no ALU work) and 2 vpmaddwd +
+ * 2 vpaddd: nothing but the peak's instructions (written in assembly, see QNN_PAIR_ASM). 8 ymm accumulators (4 rows
+ * x 16 columns), 2 weight registers, a broadcast and a product fit AVX2's 16. One row (mr == 1) and 8 columns
+ * (nc <= 8) have their own, lighter paths. (Broadcasting the 4 bytes of a row and splitting them into 16-bit lanes
+ * with an AND and a shift costs 2 ALU operations per 4 vpmaddwd, a fifth of the ALU throughput; widening in the
+ * scratch costs 1 per 16 k's.) The epilogue requantizes two rows at a time: scale and clamp above in float,
+ * cvtps2dq (round half to even), vpackssdw, the zero point in int16, vpackuswb, one vpermd to undo the 128-bit lane
+ * interleave, the clamp below on the bytes; the same float products as the scalar kernel, so the same bytes (rq8).
+ *
+ * Depthwise. Weights packed per pair of taps (par_qnn_dw_put): int32 lanes holding (w_t, w_t+1) of a channel, the
+ * last of an odd count paired with 0. The input bytes of the two taps are interleaved (vpunpcklbw / vpunpckhbw) and
+ * zero-extended, so one vpmaddwd does 2 taps x 8 channels: 16 multiply-adds, where the channel-per-lane form does 8.
+ * 32 channels at a time in 4 accumulators, then 16; a 3x3 kernel has its own copy with the tap count a constant.
+ *
+ * Built with -mavx2 -mfma only; it must not be called on a machine without AVX2 (par_qnn_ukernels checks).
  */
 #include <immintrin.h>
 #include <string.h>
+#include <time.h>
 
 #include "qnn_kernels.h"
 
-static inline __m256i requant8(__m256i acc, const float *scale, const qnn_rq *rq)
+/* One vector of 8 int32 accumulators -> 8 requantized int32 (zero point not yet added), clamped above to vmax in
+ * float; the clamp below is done on the bytes (pack32). A value below INT32_MIN converts to INT32_MIN, which the
+ * saturating packs keep below any bound, and rounding commutes with clamping to the integer bounds, so this is
+ * clamp(zp + rne(acc * scale), qmin, qmax) of qnn_kernels.h exactly (the VNNI epilogue does the same). */
+static inline __m256i rq8(__m256i acc, __m256 scale, const qnn_rq *rq)
 {
-    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), _mm256_loadu_ps(scale));
+    __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), scale);
     if (rq->two) {
         f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(rq->vmin1)), _mm256_set1_ps(rq->vmax1));
         f = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtps_epi32(f)), _mm256_set1_ps(rq->r2));
     }
-    f = _mm256_min_ps(_mm256_max_ps(f, _mm256_set1_ps(rq->vmin)), _mm256_set1_ps(rq->vmax));
-    return _mm256_add_epi32(_mm256_cvtps_epi32(f), _mm256_set1_epi32(rq->zp));
+    return _mm256_cvtps_epi32(_mm256_min_ps(f, _mm256_set1_ps(rq->vmax)));
 }
 
-/* Store the low byte of each int32 lane of v (values in [0, 255]): n <= 8 bytes. */
-static inline void store8(uint8_t *dst, __m256i v, size_t n)
+/* Four requantized vectors -> 32 bytes in their order: vpackssdw (saturating), the zero point added in int16 with
+ * saturation, vpackuswb (negatives -> 0), the clamp below on the bytes (vlo = vmin + zp, in [0, 255]). The packs
+ * interleave the 128-bit lanes (dword 4L + d holds the bytes of source d, lane L); vpermd puts them back. */
+static inline __m256i pack32(__m256i i0, __m256i i1, __m256i i2, __m256i i3, __m256i vzp, __m256i vlo)
 {
-    __m128i lo = _mm256_castsi256_si128(v), hi = _mm256_extracti128_si256(v, 1);
-    __m128i w16 = _mm_packus_epi32(lo, hi);
-    __m128i b = _mm_packus_epi16(w16, w16);
+    __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(i0, i1), vzp);
+    __m256i p23 = _mm256_adds_epi16(_mm256_packs_epi32(i2, i3), vzp);
+    __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    return _mm256_max_epu8(b, vlo);
+}
+
+/* n <= 16 bytes of v's low half to dst. */
+static inline void store_lo(uint8_t *dst, __m256i v, size_t n)
+{
+    __m128i b = _mm256_castsi256_si128(v);
+    if (n >= 16) {
+        _mm_storeu_si128((__m128i *)dst, b);
+        return;
+    }
     uint8_t tmp[16];
     _mm_storeu_si128((__m128i *)tmp, b);
-    if (n >= 8) memcpy(dst, tmp, 8);
-    else memcpy(dst, tmp, n);
+    memcpy(dst, tmp, n);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * igemm 4x16c2
+ * ------------------------------------------------------------------------------------------------------------- */
+enum { KCHUNK = 512 }; /* k's widened at a time: 4 rows x 512 x 2 bytes of stack (the assembly below knows it) */
+
+/* Zero-extend n bytes (n = 4, 8 or 12) of src into n int16 at dst. */
+static inline void widen_tail(int16_t *dst, const uint8_t *src, size_t n)
+{
+    size_t k = 0;
+    if (n >= 8) {
+        _mm_storeu_si128((__m128i *)dst, _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)src)));
+        k = 8;
+    }
+    if (k < n) {
+        int32_t v;
+        memcpy(&v, src + k, 4);
+        _mm_storel_epi64((__m128i *)(dst + k), _mm_cvtepu8_epi16(_mm_cvtsi32_si128(v)));
+    }
+}
+
+#define QNN_WIDEN16(i, k)                                                                                           \
+    _mm256_store_si256((__m256i *)(xs[i] + (k) / 2),                                                                \
+                       _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap[i] + (k)))))
+
+/* One pair of k's for the 4 rows and 16 columns, in assembly: compilers given unrolled intrinsics hoist the
+ * vpmaddwd away from their vpaddd, reassociate the sums and spill accumulators (GCC 12 runs it at 0.6 of the peak
+ * loop). Here it is the peak loop's instruction mix exactly: per pair 2 weight loads, then per row a vpbroadcastd
+ * from the widened row (rows KCHUNK / 2 * 4 = 1024 bytes apart) and 2 vpmaddwd + 2 vpaddd. wo: the pair's weight
+ * offset (64 bytes a pair), xo: its x offset (4 bytes a pair). */
+#define QNN_S(v) #v
+#define QNN_ROW_ASM(xo, i)                                                                                          \
+    "vpbroadcastd " QNN_S(xo) "(%[x]), %%ymm14\n\t"                                                                \
+    "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"                                                                        \
+    "vpaddd %%ymm15, %[c" #i "0], %[c" #i "0]\n\t"                                                                  \
+    "vpmaddwd %%ymm13, %%ymm14, %%ymm14\n\t"                                                                        \
+    "vpaddd %%ymm14, %[c" #i "1], %[c" #i "1]\n\t"
+/* The same with only the first 8 columns (nc <= 8: a 24-channel layer's second block): half the arithmetic. */
+#define QNN_ROW8_ASM(xo, i)                                                                                         \
+    "vpbroadcastd " QNN_S(xo) "(%[x]), %%ymm14\n\t"                                                                \
+    "vpmaddwd %%ymm12, %%ymm14, %%ymm15\n\t"                                                                        \
+    "vpaddd %%ymm15, %[c" #i "0], %[c" #i "0]\n\t"
+#define QNN_PAIR8_ASM(wo, x0, x1, x2, x3)                                                                          \
+    "vmovdqu " QNN_S(wo) "(%[w]), %%ymm12\n\t" QNN_ROW8_ASM(x0, 0) QNN_ROW8_ASM(x1, 1) QNN_ROW8_ASM(x2, 2)         \
+        QNN_ROW8_ASM(x3, 3)
+#define QNN_PAIR_ASM(wo, wo2, x0, x1, x2, x3)                                                                      \
+    "vmovdqu " QNN_S(wo) "(%[w]), %%ymm12\n\t"                                                                     \
+    "vmovdqu " QNN_S(wo2) "(%[w]), %%ymm13\n\t" QNN_ROW_ASM(x0, 0) QNN_ROW_ASM(x1, 1) QNN_ROW_ASM(x2, 2)           \
+        QNN_ROW_ASM(x3, 3)
+
+/* One row (mr == 1: a linear layer on one vector, the last tile of an odd M): the 4-row kernel would do 4 times the
+ * arithmetic for it. The same widening and pairs, in C: two pairs at a time into 4 accumulators. */
+static void igemm_1x16(size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off, const uint8_t *zero,
+                       const int32_t *bias, const int32_t *rowcorr, uint8_t *c, const float *scale, const qnn_rq *rq)
+{
+    enum { MR = 4, NR = 16 };
+    const __m256i r = _mm256_set1_epi32(rowcorr ? rowcorr[0] : 0);
+    __m256i a0 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)bias), r);
+    __m256i a1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(bias + 8)), r);
+    __m256i a2 = _mm256_setzero_si256(), a3 = _mm256_setzero_si256();
+    const int16_t *wp = (const int16_t *)(bias + NR);
+    _Alignas(32) int32_t xs[KCHUNK / 2];
+    for (size_t t = 0; t < ks; t++) {
+        const uint8_t *ap = a[t * MR];
+        if (ap != zero) ap += a_off;
+        for (size_t k0 = 0; k0 < kc; k0 += KCHUNK, ap += KCHUNK) {
+            const size_t kn = kc - k0 < KCHUNK ? kc - k0 : KCHUNK, k16 = kn & ~(size_t)15, np = kn / 2;
+            for (size_t k = 0; k < k16; k += 16)
+                _mm256_store_si256((__m256i *)(xs + k / 2),
+                                   _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(ap + k))));
+            if (kn > k16) widen_tail((int16_t *)(xs + k16 / 2), ap + k16, kn - k16);
+            size_t kp = 0;
+            for (; kp + 2 <= np; kp += 2, wp += NR * 4) {
+                const __m256i x0 = _mm256_set1_epi32(xs[kp]), x1 = _mm256_set1_epi32(xs[kp + 1]);
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)wp)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(wp + 16))));
+                a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(wp + 32))));
+                a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(wp + 48))));
+            }
+            if (kp < np) {
+                const __m256i x0 = _mm256_set1_epi32(xs[kp]);
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)wp)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(wp + 16))));
+                wp += NR * 2;
+            }
+        }
+    }
+    const __m256i i0 = rq8(_mm256_add_epi32(a0, a2), _mm256_loadu_ps(scale), rq);
+    const __m256i i1 = rq8(_mm256_add_epi32(a1, a3), _mm256_loadu_ps(scale + 8), rq);
+    store_lo(c, pack32(i0, i1, i0, i1, _mm256_set1_epi16((short)rq->zp),
+                       _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp))),
+             nc);
 }
 
 void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
@@ -41,70 +171,164 @@ void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, cons
 {
     enum { MR = 4, NR = 16 };
     const int32_t *bias = w;
-    const __m256i b0 = _mm256_loadu_si256((const __m256i *)bias), b1 = _mm256_loadu_si256((const __m256i *)(bias + 8));
-    __m256i acc[MR][2];
-    for (size_t i = 0; i < MR; i++) {
-        __m256i r = _mm256_set1_epi32(rowcorr && i < mr ? rowcorr[i] : 0);
-        acc[i][0] = _mm256_add_epi32(b0, r);
-        acc[i][1] = _mm256_add_epi32(b1, r);
+    if (mr == 1) {
+        igemm_1x16(nc, kc, ks, a, a_off, zero, bias, rowcorr, c, scale, rq);
+        return;
     }
+    const __m256i b0 = _mm256_loadu_si256((const __m256i *)bias), b1 = _mm256_loadu_si256((const __m256i *)(bias + 8));
+    __m256i r0 = _mm256_set1_epi32(rowcorr ? rowcorr[0] : 0);
+    __m256i r1 = _mm256_set1_epi32(rowcorr && mr > 1 ? rowcorr[1] : 0);
+    __m256i r2 = _mm256_set1_epi32(rowcorr && mr > 2 ? rowcorr[2] : 0);
+    __m256i r3 = _mm256_set1_epi32(rowcorr && mr > 3 ? rowcorr[3] : 0);
+    __m256i c00 = _mm256_add_epi32(b0, r0), c01 = _mm256_add_epi32(b1, r0);
+    __m256i c10 = _mm256_add_epi32(b0, r1), c11 = _mm256_add_epi32(b1, r1);
+    __m256i c20 = _mm256_add_epi32(b0, r2), c21 = _mm256_add_epi32(b1, r2);
+    __m256i c30 = _mm256_add_epi32(b0, r3), c31 = _mm256_add_epi32(b1, r3);
     const int16_t *wp = (const int16_t *)(bias + NR);
-    const __m256i mask = _mm256_set1_epi32(0x00ff00ff);
+    /* The rows' pairs (x_k, x_k+1) as int16, read as one int32. Widening runs one block of 16 k's ahead of the
+     * vpmaddwd that read it, so its stores overlap the arithmetic instead of preceding it. */
+    _Alignas(32) int32_t xs[MR][KCHUNK / 2];
     for (size_t t = 0; t < ks; t++) {
         const uint8_t *ap[MR];
         for (size_t i = 0; i < MR; i++) {
             ap[i] = a[t * MR + i];
             if (ap[i] != zero) ap[i] += a_off;
         }
-        for (size_t k = 0; k < kc; k += 4, wp += NR * 4) {
-            const __m256i wl0 = _mm256_loadu_si256((const __m256i *)wp);
-            const __m256i wl1 = _mm256_loadu_si256((const __m256i *)(wp + 16));
-            const __m256i wh0 = _mm256_loadu_si256((const __m256i *)(wp + 32));
-            const __m256i wh1 = _mm256_loadu_si256((const __m256i *)(wp + 48));
-            for (size_t i = 0; i < MR; i++) {
-                int32_t v;
-                memcpy(&v, ap[i] + k, 4);
-                __m256i x = _mm256_set1_epi32(v);
-                __m256i xl = _mm256_and_si256(x, mask), xh = _mm256_srli_epi16(x, 8);
-                acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(xl, wl0));
-                acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(xl, wl1));
-                acc[i][0] = _mm256_add_epi32(acc[i][0], _mm256_madd_epi16(xh, wh0));
-                acc[i][1] = _mm256_add_epi32(acc[i][1], _mm256_madd_epi16(xh, wh1));
+        for (size_t k0 = 0; k0 < kc; k0 += KCHUNK, ap[0] += KCHUNK, ap[1] += KCHUNK, ap[2] += KCHUNK, ap[3] += KCHUNK) {
+            const size_t kn = kc - k0 < KCHUNK ? kc - k0 : KCHUNK, k16 = kn & ~(size_t)15, rem = kn - k16;
+            if (k16) {
+                QNN_WIDEN16(0, 0);
+                QNN_WIDEN16(1, 0);
+                QNN_WIDEN16(2, 0);
+                QNN_WIDEN16(3, 0);
+            } else {
+                for (size_t i = 0; i < MR; i++) widen_tail((int16_t *)xs[i], ap[i], rem);
             }
+            for (size_t k = 0; k < k16; k += 16) {
+                if (k + 16 < k16) {
+                    QNN_WIDEN16(0, k + 16);
+                    QNN_WIDEN16(1, k + 16);
+                    QNN_WIDEN16(2, k + 16);
+                    QNN_WIDEN16(3, k + 16);
+                } else if (rem) {
+                    for (size_t i = 0; i < MR; i++) widen_tail((int16_t *)(xs[i] + k16 / 2), ap[i] + k16, rem);
+                }
+                if (nc <= 8)
+                    __asm__ volatile(QNN_PAIR8_ASM(0, 0, 1024, 2048, 3072) QNN_PAIR8_ASM(64, 4, 1028, 2052, 3076)
+                                         QNN_PAIR8_ASM(128, 8, 1032, 2056, 3080)
+                                         QNN_PAIR8_ASM(192, 12, 1036, 2060, 3084)
+                                         QNN_PAIR8_ASM(256, 16, 1040, 2064, 3088)
+                                         QNN_PAIR8_ASM(320, 20, 1044, 2068, 3092)
+                                         QNN_PAIR8_ASM(384, 24, 1048, 2072, 3096)
+                                         QNN_PAIR8_ASM(448, 28, 1052, 2076, 3100)
+                                     : [c00] "+x"(c00), [c10] "+x"(c10), [c20] "+x"(c20), [c30] "+x"(c30)
+                                     : [w] "r"(wp), [x] "r"(&xs[0][k / 2])
+                                     : "xmm12", "xmm14", "xmm15", "memory");
+                else
+                __asm__ volatile(QNN_PAIR_ASM(0, 32, 0, 1024, 2048, 3072) QNN_PAIR_ASM(64, 96, 4, 1028, 2052, 3076)
+                                     QNN_PAIR_ASM(128, 160, 8, 1032, 2056, 3080)
+                                     QNN_PAIR_ASM(192, 224, 12, 1036, 2060, 3084)
+                                     QNN_PAIR_ASM(256, 288, 16, 1040, 2064, 3088)
+                                     QNN_PAIR_ASM(320, 352, 20, 1044, 2068, 3092)
+                                     QNN_PAIR_ASM(384, 416, 24, 1048, 2072, 3096)
+                                     QNN_PAIR_ASM(448, 480, 28, 1052, 2076, 3100)
+                                 : [c00] "+x"(c00), [c01] "+x"(c01), [c10] "+x"(c10), [c11] "+x"(c11),
+                                   [c20] "+x"(c20), [c21] "+x"(c21), [c30] "+x"(c30), [c31] "+x"(c31)
+                                 : [w] "r"(wp), [x] "r"(&xs[0][k / 2])
+                                 : "xmm12", "xmm13", "xmm14", "xmm15", "memory");
+                wp += NR * 16;
+            }
+            for (size_t kp = k16 / 2; kp < kn / 2; kp++, wp += NR * 2)
+                __asm__ volatile(QNN_PAIR_ASM(0, 32, 0, 1024, 2048, 3072)
+                                 : [c00] "+x"(c00), [c01] "+x"(c01), [c10] "+x"(c10), [c11] "+x"(c11),
+                                   [c20] "+x"(c20), [c21] "+x"(c21), [c30] "+x"(c30), [c31] "+x"(c31)
+                                 : [w] "r"(wp), [x] "r"(&xs[0][kp])
+                                 : "xmm12", "xmm13", "xmm14", "xmm15", "memory");
         }
     }
-    for (size_t i = 0; i < mr; i++) {
-        store8(c + i * cs, requant8(acc[i][0], scale, rq), nc);
-        if (nc > 8) store8(c + i * cs + 8, requant8(acc[i][1], scale + 8, rq), nc - 8);
+    const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);
+    const __m256i vzp = _mm256_set1_epi16((short)rq->zp);
+    const __m256i vlo = _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp));
+    /* rows 0 and 1 in the low and high 16 bytes of one vector, rows 2 and 3 in another */
+    __m256i y01 = pack32(rq8(c00, s0, rq), rq8(c01, s1, rq), rq8(c10, s0, rq), rq8(c11, s1, rq), vzp, vlo);
+    store_lo(c, y01, nc);
+    if (mr > 1) store_lo(c + cs, _mm256_permute2x128_si256(y01, y01, 1), nc);
+    if (mr > 2) {
+        __m256i y23 = pack32(rq8(c20, s0, rq), rq8(c21, s1, rq), rq8(c30, s0, rq), rq8(c31, s1, rq), vzp, vlo);
+        store_lo(c + 2 * cs, y23, nc);
+        if (mr > 3) store_lo(c + 3 * cs, _mm256_permute2x128_si256(y23, y23, 1), nc);
     }
 }
+#undef QNN_PAIR_ASM
+#undef QNN_ROW_ASM
+#undef QNN_PAIR8_ASM
+#undef QNN_ROW8_ASM
+#undef QNN_S
+#undef QNN_WIDEN16
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * depthwise
+ * ------------------------------------------------------------------------------------------------------------- */
+/* 16 channels of the tap pair (ta, tb) at channel ch: (x_ta, x_tb) interleaved and widened, times the packed pair
+ * weights, into lo (channels ch..ch+7) and hi (ch+8..ch+15). */
+#define QNN_DW16(pa, pb, wq, ch, lo, hi)                                                                            \
+    {                                                                                                               \
+        const __m128i xa_ = _mm_loadu_si128((const __m128i *)((pa) + (ch)));                                        \
+        const __m128i xb_ = _mm_loadu_si128((const __m128i *)((pb) + (ch)));                                        \
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(xa_, xb_)),             \
+                                                    _mm256_loadu_si256((const __m256i *)((wq) + (ch)))));           \
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_cvtepu8_epi16(_mm_unpackhi_epi8(xa_, xb_)),             \
+                                                    _mm256_loadu_si256((const __m256i *)((wq) + (ch) + 8))));       \
+    }
+
+/* The body, inlined twice: with ks a variable and with ks == 9 (MobileNet's 3x3), where the pair loop unrolls. */
+static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t channels, size_t ks,
+                                                          const uint8_t *const *a, const void *w, uint8_t *c,
+                                                          size_t cs, const float *scale, const qnn_rq *rq)
+{
+    const size_t cp = (channels + 15) & ~(size_t)15, np = (ks + 1) / 2;
+    const int32_t *bias = w, *wt = bias + cp;
+    const __m256i vzp = _mm256_set1_epi16((short)rq->zp);
+    const __m256i vlo = _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp));
+    for (size_t p = 0; p < npix; p++, a += ks, c += cs) {
+        size_t ch = 0;
+        for (; ch + 32 <= channels; ch += 32) {
+            __m256i a0 = _mm256_loadu_si256((const __m256i *)(bias + ch));
+            __m256i a1 = _mm256_loadu_si256((const __m256i *)(bias + ch + 8));
+            __m256i a2 = _mm256_loadu_si256((const __m256i *)(bias + ch + 16));
+            __m256i a3 = _mm256_loadu_si256((const __m256i *)(bias + ch + 24));
+            for (size_t q = 0; q < np; q++) {
+                const uint8_t *pa = a[2 * q], *pb = 2 * q + 1 < ks ? a[2 * q + 1] : pa;
+                const int32_t *wq = wt + q * cp;
+                QNN_DW16(pa, pb, wq, ch, a0, a1)
+                QNN_DW16(pa, pb, wq, ch + 16, a2, a3)
+            }
+            const __m256i y = pack32(rq8(a0, _mm256_loadu_ps(scale + ch), rq),
+                                     rq8(a1, _mm256_loadu_ps(scale + ch + 8), rq),
+                                     rq8(a2, _mm256_loadu_ps(scale + ch + 16), rq),
+                                     rq8(a3, _mm256_loadu_ps(scale + ch + 24), rq), vzp, vlo);
+            _mm256_storeu_si256((__m256i *)(c + ch), y);
+        }
+        for (; ch < channels; ch += 16) {
+            __m256i a0 = _mm256_loadu_si256((const __m256i *)(bias + ch));
+            __m256i a1 = _mm256_loadu_si256((const __m256i *)(bias + ch + 8));
+            for (size_t q = 0; q < np; q++) {
+                const uint8_t *pa = a[2 * q], *pb = 2 * q + 1 < ks ? a[2 * q + 1] : pa;
+                QNN_DW16(pa, pb, wt + q * cp, ch, a0, a1)
+            }
+            const __m256i i0 = rq8(a0, _mm256_loadu_ps(scale + ch), rq);
+            const __m256i i1 = rq8(a1, _mm256_loadu_ps(scale + ch + 8), rq);
+            store_lo(c + ch, pack32(i0, i1, i0, i1, vzp, vlo), channels - ch);
+        }
+    }
+}
+#undef QNN_DW16
 
 void par_qnn_dw_c16__avx2(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
                           uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq)
 {
-    size_t cp = (channels + 15) & ~(size_t)15;
-    const int32_t *bias = w, *wt = bias + cp;
-    for (size_t p = 0; p < npix; p++, a += ks, c += cs)
-        for (size_t ch = 0; ch < channels; ch += 8) {
-            /* two accumulators (even and odd taps) halve the dependency chain */
-            __m256i acc0 = _mm256_loadu_si256((const __m256i *)(bias + ch)), acc1 = _mm256_setzero_si256();
-            size_t t = 0;
-            for (; t + 1 < ks; t += 2) {
-                __m256i x0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(a[t] + ch)));
-                __m256i x1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(a[t + 1] + ch)));
-                acc0 = _mm256_add_epi32(
-                    acc0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(wt + t * cp + ch))));
-                acc1 = _mm256_add_epi32(
-                    acc1, _mm256_madd_epi16(x1, _mm256_loadu_si256((const __m256i *)(wt + (t + 1) * cp + ch))));
-            }
-            if (t < ks) {
-                __m256i x0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(a[t] + ch)));
-                acc0 = _mm256_add_epi32(
-                    acc0, _mm256_madd_epi16(x0, _mm256_loadu_si256((const __m256i *)(wt + t * cp + ch))));
-            }
-            size_t n = channels - ch < 8 ? channels - ch : 8;
-            store8(c + ch, requant8(_mm256_add_epi32(acc0, acc1), scale + ch, rq), n);
-        }
+    if (ks == 9) dw_body(npix, channels, 9, a, w, c, cs, scale, rq);
+    else dw_body(npix, channels, ks, a, w, c, cs, scale, rq);
 }
 
 void par_qnn_vadd__avx2(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p)
@@ -115,4 +339,45 @@ void par_qnn_vadd__avx2(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y
 void par_qnn_quantize__avx2(size_t n, const float *x, uint8_t *y, double inv_scale, double zp)
 {
     qnn_quantize_body(n, x, y, inv_scale, zp);
+}
+
+/* The AVX2 int8 peak: what the igemm's inner loop is made of, vpmaddwd (16 products of 8-bit values widened to 16
+ * bits, summed in pairs into int32) then vpaddd into an int32 accumulator, 8 of each per iteration on 8 independent
+ * accumulators (chains of one vpaddd, latency 1, never limit), and nothing else but the loop counter. In assembly:
+ * GCC keeps intrinsic accumulators that live across the clock_gettime calls in memory, which would measure stores.
+ * Counts 2 ops per multiply-add of 8-bit values (32 per vpmaddwd), as par_qnn_vnni_peak counts vpdpbusd. */
+double par_qnn_avx2_peak(long iters)
+{
+    struct timespec t0, t1;
+    long n = iters;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (n > 0)
+        __asm__ volatile(
+            "vpxor %%xmm0, %%xmm0, %%xmm0\n\tvpxor %%xmm1, %%xmm1, %%xmm1\n\t"
+            "vpxor %%xmm2, %%xmm2, %%xmm2\n\tvpxor %%xmm3, %%xmm3, %%xmm3\n\t"
+            "vpxor %%xmm4, %%xmm4, %%xmm4\n\tvpxor %%xmm5, %%xmm5, %%xmm5\n\t"
+            "vpxor %%xmm6, %%xmm6, %%xmm6\n\tvpxor %%xmm7, %%xmm7, %%xmm7\n\t"
+            "vpcmpeqd %%ymm8, %%ymm8, %%ymm8\n\tvpabsw %%ymm8, %%ymm9\n\t"
+            "vpaddw %%ymm9, %%ymm9, %%ymm10\n\tvpaddw %%ymm10, %%ymm9, %%ymm11\n\t"
+            "vpsubw %%ymm11, %%ymm8, %%ymm12\n\tvpaddw %%ymm11, %%ymm10, %%ymm13\n\t"
+            ".p2align 5\n"
+            "1:\n\t"
+            "vpmaddwd %%ymm12, %%ymm8, %%ymm14\n\tvpaddd %%ymm14, %%ymm0, %%ymm0\n\t"
+            "vpmaddwd %%ymm12, %%ymm9, %%ymm15\n\tvpaddd %%ymm15, %%ymm1, %%ymm1\n\t"
+            "vpmaddwd %%ymm12, %%ymm10, %%ymm14\n\tvpaddd %%ymm14, %%ymm2, %%ymm2\n\t"
+            "vpmaddwd %%ymm12, %%ymm11, %%ymm15\n\tvpaddd %%ymm15, %%ymm3, %%ymm3\n\t"
+            "vpmaddwd %%ymm13, %%ymm8, %%ymm14\n\tvpaddd %%ymm14, %%ymm4, %%ymm4\n\t"
+            "vpmaddwd %%ymm13, %%ymm9, %%ymm15\n\tvpaddd %%ymm15, %%ymm5, %%ymm5\n\t"
+            "vpmaddwd %%ymm13, %%ymm10, %%ymm14\n\tvpaddd %%ymm14, %%ymm6, %%ymm6\n\t"
+            "vpmaddwd %%ymm13, %%ymm11, %%ymm15\n\tvpaddd %%ymm15, %%ymm7, %%ymm7\n\t"
+            "dec %0\n\t"
+            "jnz 1b\n\t"
+            "vzeroupper"
+            : "+r"(n)
+            :
+            : "cc", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+              "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double sec = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    return sec > 0 ? (double)iters * 8 * 16 * 2 / sec * 1e-9 : 0.0;
 }

@@ -88,10 +88,25 @@ static const qnn_ukernels SETS[] = {
 #endif
 };
 
+#if defined(__aarch64__)
+/* NEON is baseline on aarch64; the dot-product set only where cpuinfo reports the extension (sdot is SIGILL
+ * elsewhere). Both share the NEON depthwise, vadd and quantize kernels. */
+static const qnn_ukernels NEON_SETS[2] = {
+    {QNN_ISA_NEON, "neon", 4, 16, QNN_WFMT_K1, par_qnn_igemm_4x16__neon, par_qnn_dw_c16__neon, par_qnn_vadd__neon,
+     par_qnn_quantize__neon},
+    {QNN_ISA_NEONDOT, "neondot", 4, 16, QNN_WFMT_C4_S8, par_qnn_igemm_4x16c4__neondot, par_qnn_dw_c16__neon,
+     par_qnn_vadd__neon, par_qnn_quantize__neon},
+};
+#endif
+
 const qnn_ukernels *par_qnn_ukernels(qnn_isa isa)
 {
     if (isa == QNN_ISA_SCALAR) return &SETS[0];
     if (!cpuinfo_initialize()) return NULL;
+#if defined(__aarch64__)
+    if (isa == QNN_ISA_NEON) return cpuinfo_has_arm_neon() ? &NEON_SETS[0] : NULL;
+    if (isa == QNN_ISA_NEONDOT) return cpuinfo_has_arm_neon_dot() ? &NEON_SETS[1] : NULL;
+#endif
 #if defined(__x86_64__)
     if (isa == QNN_ISA_AVX2) return cpuinfo_has_x86_avx2() ? &SETS[1] : NULL;
     if (isa == QNN_ISA_VNNI)
@@ -107,6 +122,8 @@ const qnn_ukernels *par_qnn_ukernels_best(void)
 {
     const qnn_ukernels *k = par_qnn_ukernels(QNN_ISA_VNNI);
     if (!k) k = par_qnn_ukernels(QNN_ISA_AVX2);
+    if (!k) k = par_qnn_ukernels(QNN_ISA_NEONDOT);
+    if (!k) k = par_qnn_ukernels(QNN_ISA_NEON);
     return k ? k : &SETS[0];
 }
 
@@ -123,24 +140,42 @@ void par_qnn_pack_gemm(const qnn_ukernels *uk, size_t ks, size_t kc, size_t kcp,
     memset(dst, 0, par_qnn_block_bytes(uk, ks, kcp));
     int32_t *b = dst;
     for (size_t j = 0; j < nc; j++) b[j] = bias[j];
-    if (uk->wfmt == QNN_WFMT_C4) {
+    if (uk->wfmt == QNN_WFMT_C4 || uk->wfmt == QNN_WFMT_C4_S8) {
         int8_t *p = (int8_t *)(b + nr);
         for (size_t t = 0; t < ks; t++)
             for (size_t k0 = 0; k0 < kcp; k0 += 4, p += nr * 4)
                 for (size_t j = 0; j < nc; j++)
                     for (size_t q = 0; q < 4; q++)
                         if (k0 + q < kc) p[j * 4 + q] = (int8_t)wfn(ctx, n0 + j, t, k0 + q);
+        if (uk->wfmt == QNN_WFMT_C4_S8) {
+            /* bias + 128 sum w, modulo 2^32 as the kernel's int32 adds (qnn_ukernel_neondot.c) */
+            const int8_t *q = (const int8_t *)(b + nr);
+            for (size_t g = 0; g < ks * kcp / 4; g++, q += nr * 4)
+                for (size_t j = 0; j < nc; j++)
+                    for (size_t i = 0; i < 4; i++)
+                        b[j] = (int32_t)((uint32_t)b[j] + 128u * (uint32_t)(int32_t)q[j * 4 + i]);
+        }
+    } else if (uk->wfmt == QNN_WFMT_K1) {
+        int8_t *p = (int8_t *)(b + nr);
+        for (size_t t = 0; t < ks; t++)
+            for (size_t k = 0; k < kcp; k++, p += nr)
+                for (size_t j = 0; j < nc; j++)
+                    if (k < kc) p[j] = (int8_t)wfn(ctx, n0 + j, t, k);
     } else {
-        /* Per 4 k's: nr lanes (w0, w2), then nr lanes (w1, w3); the kernel splits the broadcast bytes x0 x1 x2 x3
-         * of a row into the 16-bit lanes (x0, x2) and (x1, x3). */
+        /* Per pair of k's, nr int32 lanes of the int16 pair (w_k, w_k+1): the kernel broadcasts a row's widened
+         * (x_k, x_k+1) and one vpmaddwd gives x_k w_k + x_k+1 w_k+1 per column. */
         int16_t *p = (int16_t *)(b + nr);
         for (size_t t = 0; t < ks; t++)
-            for (size_t k0 = 0; k0 < kcp; k0 += 4, p += nr * 4)
-                for (size_t j = 0; j < nc; j++) {
-                    static const size_t SLOT[4][2] = {{0, 0}, {1, 0}, {0, 1}, {1, 1}}; /* q -> (half, lane) */
-                    for (size_t q = 0; q < 4; q++)
-                        if (k0 + q < kc)
-                            p[SLOT[q][0] * nr * 2 + j * 2 + SLOT[q][1]] = (int16_t)wfn(ctx, n0 + j, t, k0 + q);
-                }
+            for (size_t k0 = 0; k0 < kcp; k0 += 2, p += nr * 2)
+                for (size_t j = 0; j < nc; j++)
+                    for (size_t q = 0; q < 2; q++)
+                        if (k0 + q < kc) p[j * 2 + q] = (int16_t)wfn(ctx, n0 + j, t, k0 + q);
     }
+}
+
+void par_qnn_dw_put(const qnn_ukernels *uk, int32_t *pk, size_t cp, size_t t, size_t c, int32_t w)
+{
+    const uint32_t h = (uint16_t)(int16_t)w;
+    if (uk->isa == QNN_ISA_AVX2) pk[cp + t / 2 * cp + c] |= (int32_t)(h << (16 * (t % 2)));
+    else pk[cp + t * cp + c] = (int32_t)h;
 }

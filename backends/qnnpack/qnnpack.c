@@ -1,7 +1,8 @@
 /*
  * qnnpack.c - the qnnpack backend (built in): an int8 backend in the manner of QNNPACK and XNNPACK's qs8/qu8
  * operators, NHWC inside, weights packed at prepare with the zero-point corrections folded into the bias, indirection
- * GEMM micro-kernels for AVX-512 VNNI, AVX2 and scalar chosen at run time (knob kernels=auto|vnni|avx2|scalar),
+ * GEMM micro-kernels for AVX-512 VNNI, AVX2, NEON dot product, NEON and scalar chosen at run time (knob
+ * kernels=auto|vnni|avx2|neondot|neon|scalar),
  * requantization scheme fp32 (PAR_REQUANT_FP32). This file holds the backend table, the knobs, the plan (values,
  * layouts, steps), the graph boundary (inputs in, outputs out) and the micro-benchmarks; op lowering is in
  * qnn_conv.c and qnn_ops.c (named by the op table below), plan services in qnn_common.c, kernels in qnn_ukernel_*.c.
@@ -86,7 +87,8 @@ static par_status qnn_set_knob(void *ctx, const char *key, const char *value, pa
         static const struct {
             const char *name;
             qnn_isa isa;
-        } K[] = {{"vnni", QNN_ISA_VNNI}, {"avx2", QNN_ISA_AVX2}, {"scalar", QNN_ISA_SCALAR}};
+        } K[] = {{"vnni", QNN_ISA_VNNI}, {"avx2", QNN_ISA_AVX2}, {"neondot", QNN_ISA_NEONDOT}, {"neon", QNN_ISA_NEON},
+                 {"scalar", QNN_ISA_SCALAR}};
         if (strcmp(value, "auto") == 0) {
             c->isa = par_qnn_ukernels_best()->isa;
             c->forced = 0;
@@ -100,17 +102,20 @@ static par_status qnn_set_knob(void *ctx, const char *key, const char *value, pa
                 c->forced = 1;
                 return PAR_OK;
             }
-        return par_msgf(msg, PAR_ERROR, "knob 'kernels': value '%s' is not one of auto, vnni, avx2, scalar", value);
+        return par_msgf(msg, PAR_ERROR, "knob 'kernels': value '%s' is not one of auto, vnni, avx2, neondot, neon, "
+                        "scalar", value);
     }
-    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (qnnpack knobs: threads=N, kernels=auto|vnni|avx2|scalar)", key);
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (qnnpack knobs: threads=N, "
+                    "kernels=auto|vnni|avx2|neondot|neon|scalar)", key);
 }
 
 static size_t qnn_describe(void *ctx, char *buf, size_t len)
 {
     const qnn_ctx *c = ctx;
     const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
-    int need = snprintf(buf, len, "threads=%d;kernels=%s%s;requant=fp32;gemm=%zux%zuc4", c->threads,
-                        uk ? uk->name : "?", c->forced ? "" : "(auto)", uk ? uk->mr : 0, uk ? uk->nr : 0);
+    int need = snprintf(buf, len, "threads=%d;kernels=%s%s;requant=fp32;gemm=%zux%zu%s", c->threads,
+                        uk ? uk->name : "?", c->forced ? "" : "(auto)", uk ? uk->mr : 0, uk ? uk->nr : 0,
+                        uk && uk->wfmt == QNN_WFMT_K1 ? "" : "c4");
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -130,8 +135,9 @@ static int qnn_requant_exact(void *ctx)
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Micro-benchmarks: "gemm" (the igemm micro-kernel of the selected set on M = N = 512, K = 1024, one thread, the
- * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (vpdpbusd
- * throughput with independent accumulators).
+ * packed weights of one column block reused across all row tiles as a GEMM driver does) and "peak" (the throughput
+ * of the selected set's multiply-accumulate with independent accumulators: vpdpbusd for vnni, vpmaddwd + vpaddd for
+ * avx2; none for scalar).
  * ------------------------------------------------------------------------------------------------------------- */
 static double now_s(void)
 {
@@ -192,16 +198,20 @@ static par_status qnn_microbench(void *ctx, const char *name, double *value, cha
         return bench_gemm(uk, value, msg);
     }
     if (strcmp(name, "peak") == 0) {
-        if (!par_qnn_ukernels(QNN_ISA_VNNI))
-            return par_msgf(msg, PAR_UNSUPPORTED, "microbench peak: this machine has no AVX-512 VNNI");
-        /* Short bursts, best of many: the two logical CPUs here may share one core with other work, and the best
-         * burst is the uncontended rate (the gemm figure is taken the same way). */
+        /* The peak of the selected set's instructions (vpdpbusd for vnni, vpmaddwd + vpaddd for avx2), so that
+         * gemm/peak is the kernel's fraction of what its ISA can do. Short bursts, best of many: the two logical
+         * CPUs here may share one core with other work, and the best burst is the uncontended rate (the gemm
+         * figure is taken the same way). */
+        const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
+        if (!uk || uk->isa == QNN_ISA_SCALAR)
+            return par_msgf(msg, PAR_UNSUPPORTED, "microbench peak: no int8 peak loop for the %s kernel set",
+                            uk ? uk->name : "selected");
         double best = 0;
         for (int i = 0; i < 100; i++) {
 #if defined(__x86_64__)
-            double v = par_qnn_vnni_peak(50000);
+            double v = uk->isa == QNN_ISA_VNNI ? par_qnn_vnni_peak(50000) : par_qnn_avx2_peak(100000);
 #else
-            double v = 0; /* unreachable: no VNNI kernels outside x86-64 */
+            double v = 0; /* unreachable: no VNNI or AVX2 kernels outside x86-64 */
 #endif
             if (v > best) best = v;
         }
@@ -432,7 +442,8 @@ static const par_backend QNN_BACKEND = {
     .api_version = PAR_BACKEND_API_VERSION,
     .struct_size = sizeof(par_backend),
     .name = "qnnpack",
-    .description = "int8 (qu8/qs8) NHWC backend: indirection GEMM with AVX-512 VNNI / AVX2 / scalar micro-kernels, "
+    .description = "int8 (qu8/qs8) NHWC backend: indirection GEMM with AVX-512 VNNI / AVX2 / NEON dot product / NEON / "
+                   "scalar micro-kernels, "
                    "fp32 requantization",
     .version = QNN_VERSION,
     .arith = PAR_ARITH_F32,

@@ -43,13 +43,16 @@ PY
 }
 
 # ---- PAR_PROC_ARITH ----------------------------------------------------------------------------------------------
-run arith 'tp_context[round=f16],tp_context[arith=f16_storage,round=f16],tp_context'
+run arith 'tp_context[round=f16],tp_context[arith=f16_storage,round=f16],tp_context,tp_context[arith=bf16]'
 [ "$(cat "$T/arith.rc")" = 1 ] && ok || no "arith run exited $(cat "$T/arith.rc"), expected 1 (one FAIL)"
 field arith 'x["tp_context[round=f16]"]["verdict"]' FAIL
 field arith 'x["tp_context[arith=f16_storage,round=f16]"]["verdict"]' PASS
 field arith 'x["tp_context"]["verdict"]' PASS
 field arith 'b["tp_context[arith=f16_storage,round=f16]"]["arith"]' f16_storage
 field arith 'b["tp_context[round=f16]"]["arith"]' f32
+# bfloat16 operands change only the dot products' budgets: relu is exact under it too
+field arith 'b["tp_context[arith=bf16]"]["arith"]' bf16
+field arith 'x["tp_context[arith=bf16]"]["verdict"]' PASS
 # the same values pass under the f16_storage budget only because it is wider: they are not exact
 field arith 'x["tp_context[arith=f16_storage,round=f16]"]["metrics"]["max_abs"] > 0' True
 
@@ -64,6 +67,8 @@ grep -q '<th>arith</th><td>f16_storage</td>' "$T/arith.html" && ok ||
     no "the HTML page read back does not show arith f16_storage: $(grep -o '<th>arith</th><td>[^<]*' "$T/arith.html" | head -3)"
 grep -q 'name="backend.arith" value="f16_storage"' "$T/arith.xml" && ok ||
     no "the JUnit XML read back has no backend.arith f16_storage property"
+grep -q 'name="backend.arith" value="bf16"' "$T/arith.xml" && ok ||
+    no "the JUnit XML read back has no backend.arith bf16 property"
 
 "$PARITY" run --case "$C" -b 'tp_context[arith=7]' --plugin "$P" --no-progress --out "$T/bad" >"$T/bad.log" 2>&1
 rc=$?
