@@ -5,6 +5,9 @@
 #   make check    unit tests + the quick conformance suite on the example plugin; ends with one line,
 #                 `check: N passed, N failed[, N skipped]` (tools/check_sum.sh), exit status 1 if anything failed
 #   make unit-check / conformance-check / fuzz-check / layers-check    the parts of check on their own
+#   make ARCH=aarch64                 cross-build for aarch64 into build/aarch64 (docs/aarch64.md)
+#   make check-aarch64                that build's unit tests and quick suite under qemu-user, QEMU_CPU=max and
+#                                     cortex-a53, and the x86-64 / aarch64 reference comparison; ends like check
 #   make run      the default suite on every usable backend; summary on screen, out/report.json and out/report.html (its path printed last)
 #   make bench    latency benchmarks
 #   make install  PREFIX=/usr/local DESTDIR=
@@ -35,9 +38,9 @@ endif
 MAKEQ := $(MAKE) --no-print-directory
 
 # Target architecture: the host's (uname -m) unless ARCH= names another. ARCH=aarch64 on an x86-64 host
-# cross-compiles with $(CROSS_COMPILE)gcc into build/aarch64/ (docs/aarch64.md): the arm64 json-c, CUnit and
-# cpuinfo of Debian's multiarch, and a private sysroot ($(AARCH64_SYSROOT), filled by make deps:
-# tools/deps_aarch64.sh) for the arm64 libraries that cannot be installed beside the amd64 ones. A builtin.mk whose
+# cross-compiles with $(CROSS_COMPILE)gcc into build/aarch64/ (docs/aarch64.md): the arm64 json-c and CUnit of
+# Debian's multiarch, and a private sysroot ($(AARCH64_SYSROOT), filled by make deps: tools/deps_aarch64.sh) for
+# the arm64 libraries that cannot be installed beside the amd64 ones (pthreadpool, cpuinfo, XNNPACK). A builtin.mk whose
 # backend needs x86-only libraries tests $(ARCH) (or ARCH_X86) and leaves itself out with one $(info) line.
 HOST_ARCH := $(shell uname -m)
 ARCH    ?= $(HOST_ARCH)
@@ -121,6 +124,13 @@ NEONDOT_FLAGS := -O3 -march=armv8.2-a+dotprod
 include $(sort $(wildcard backends/*/builtin.mk))
 CORE_SRC += $(BUILTIN_SRC)
 CPPFLAGS += $(BUILTIN_CPPFLAGS)
+# The built-in set (BUILTIN_CPPFLAGS: which backends are in) is recorded in a file that changes only when the set
+# does, and what tests PAR_HAVE_* depends on it (exec/plugin.o, which includes exec/backends.def, and the tests that
+# test it): a backend whose library appeared since the last build (make deps filling the aarch64 sysroot) is then
+# registered, never left out by an object built before it.
+BUILTIN_STAMP := $(BUILD)/builtin-set
+$(shell mkdir -p $(BUILD) && [ "$$(cat $(BUILTIN_STAMP) 2>/dev/null)" = '$(strip $(BUILTIN_CPPFLAGS))' ] || \
+  echo '$(strip $(BUILTIN_CPPFLAGS))' > $(BUILTIN_STAMP))
 LDLIBS  := $(BUILTIN_LIBS) $(LDLIBS)
 # The C repro of `parity reduce` names the libraries a program linking libparity.a needs, and the sanitizer flags of
 # a sanitized build, whose library and plugins need them in the program too (campaign/repro.c).
@@ -137,9 +147,12 @@ EXAMPLE_PLUGIN := $(BUILD)/plugins/libparity_example.so
 
 TEST_SRC := $(wildcard tests/test_*.c)
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+# A test tool, not a CUnit program: the reference digests tests/report/aarch64_reference.sh compares across
+# architectures (make check-aarch64).
+REFDIGEST := $(BUILD)/tests/refdigest
 
 .PHONY: all deps check unit-check conformance-check fuzz-check report-check layers-check run bench install clean fuzz
-all: $(EXE) $(PLUGINS) $(TESTS)
+all: $(EXE) $(PLUGINS) $(TESTS) $(REFDIGEST)
 	@: # (a recipe, so that an up-to-date build prints nothing, not "Nothing to be done")
 
 # Installs what is missing and is silent when everything is installed; waits for another apt process's lock
@@ -152,6 +165,7 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,CC,$*.o)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+$(BUILD)/obj/exec/plugin.o $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l PAR_HAVE_ tests/*.c)): $(BUILTIN_STAMP)
 $(LIB): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
@@ -261,6 +275,14 @@ check: deps
 	$(if $(filter 1,$(LAYERS_CHECK)),@$(MAKEQ) layers-check CHECK_NOSUM=1)
 	@sh tools/check_sum.sh check $(CHECK_LOGS)/unit $(CHECK_LOGS)/conformance $(CHECK_LOGS)/fuzz $(CHECK_LOGS)/report \
 	  $(if $(filter 1,$(LAYERS_CHECK)),$(CHECK_LOGS)/layers)
+
+# The aarch64 cross-build under qemu-user (tools/check_aarch64.sh; docs/aarch64.md): also builds the native tree,
+# whose parity and refdigest the reference comparison runs beside the aarch64 ones.
+.PHONY: check-aarch64
+check-aarch64: deps
+	@$(MAKEQ) $(CHECK_J) all
+	@$(MAKEQ) $(CHECK_J) all ARCH=aarch64 SANITIZE=
+	@sh tools/check_aarch64.sh build/aarch64 $(JOBS)
 
 run: deps
 	@$(MAKEQ) $(CHECK_J) all

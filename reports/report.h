@@ -27,6 +27,7 @@ typedef struct par_env {
     char compiler[128];      /* the compiler that built parity */
     char json_c[32];         /* json-c version at run time */
     char hostname[256];      /* gethostname(), "" when unknown (a report from before it was recorded) */
+    char arch[32];           /* the architecture parity was built for ("x86_64", "aarch64"), "" when unknown */
 } par_env;
 
 void par_env_collect(par_env *e);

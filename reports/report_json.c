@@ -175,10 +175,27 @@ static json_object *env_json(const par_env *given)
     put(os, "machine", par_json_str(e.machine));
     put(env, "cpu", cpu);
     put(env, "os", os);
+    put(env, "arch", e.arch[0] ? par_json_str(e.arch) : NULL);
     put(env, "compiler", par_json_str(e.compiler));
     put(env, "json_c", par_json_str(e.json_c));
     put(env, "hostname", jstr_or_null(e.hostname));
     return env;
+}
+
+/* The kernel variant the instance runs, as its describe text names it: the value of the `kernels` key ("scalar",
+ * "avx2", "neondot"; a trailing "(auto)" dropped), or NULL when the backend names none. */
+static json_object *kernels_json(const char *describe)
+{
+    for (const char *p = describe; p && *p;) {
+        size_t n = strcspn(p, ";");
+        if (n > 8 && strncmp(p, "kernels=", 8) == 0) {
+            size_t v = strcspn(p + 8, ";(");
+            return v ? json_object_new_string_len(p + 8, (int)v) : NULL;
+        }
+        p += n;
+        if (*p == ';') p++;
+    }
+    return NULL;
 }
 
 static json_object *backend_json(const par_backend_inst *bi)
@@ -193,6 +210,7 @@ static json_object *backend_json(const par_backend_inst *bi)
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) put(knobs, bi->knob_key[k], par_json_str(bi->knob_val[k]));
     put(o, "knobs", knobs);
     put(o, "describe", par_json_str(bi->describe));
+    put(o, "kernels", kernels_json(bi->describe));
     put(o, "plugin", jstr_or_null(bi->plugin_path));
     const char *rq = par_requant_name((par_requant)bi->requant);
     put(o, "requant", bi->probed ? par_json_str(rq ? rq : "fp32") : NULL);

@@ -61,6 +61,7 @@ static void read_env(rd *x, json_object *e, const char *where, par_env *env)
         rr_buf(x, os, w, "version", 1, env->os_version, sizeof env->os_version, 1);
         rr_buf(x, os, w, "machine", 1, env->machine, sizeof env->machine, 1);
     }
+    rr_buf(x, e, where, "arch", 1, env->arch, sizeof env->arch, 1);
     rr_buf(x, e, where, "compiler", 1, env->compiler, sizeof env->compiler, 1);
     rr_buf(x, e, where, "json_c", 1, env->json_c, sizeof env->json_c, 1);
     rr_buf(x, e, where, "hostname", 1, env->hostname, sizeof env->hostname, 1);
@@ -210,6 +211,8 @@ static void read_backend(rd *x, json_object *o, const char *w, par_backend *t, p
         }
     }
     rr_buf(x, o, w, "describe", 1, bi->describe, sizeof bi->describe, 0);
+    const char *kernels; /* derived from describe when written: checked for its type only */
+    rr_str(x, o, w, "kernels", 1, &kernels);
     rr_str(x, o, w, "plugin", 1, &plugin);
     if (plugin) snprintf(bi->plugin_path, sizeof bi->plugin_path, "%s", plugin);
     rr_str(x, o, w, "requant", 1, &rq);

@@ -219,6 +219,9 @@ static void h_build(par_sha256 *s)
 #ifdef __VERSION__
     h_str(s, __VERSION__);
 #endif
+#if defined(__aarch64__) /* another architecture's libm: never share its references (build/aarch64 shares build/cache) */
+    h_str(s, "aarch64");
+#endif
     if (!rev_is_exact(PAR_GIT_REV)) {
         struct stat st;
         if (stat("/proc/self/exe", &st) == 0) {

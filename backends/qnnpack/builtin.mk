@@ -1,8 +1,10 @@
 # backends/qnnpack/builtin.mk - the qnnpack int8 backend, built into parity (registered in exec/backends.def).
 # The VNNI kernels are compiled with clang (GCC 12 schedules vpdpbusd accumulator loops about 2.3x worse) and only
 # they get the AVX-512 flags; the AVX2 kernels get clang too (the C around their assembly block schedules better) and
-# -mavx2 -mfma; everything else is portable C. The kernel set is
-# chosen at run time with cpuinfo (knob kernels=auto|vnni|avx2|scalar).
+# -mavx2 -mfma; everything else is portable C. The kernel set is chosen at run time with cpuinfo (knob
+# kernels=auto|vnni|avx2|scalar). Kernel files are named for their ISA and built only for its architecture (the
+# Makefile's arch_src: *_avx2.c, *_vnni.c on x86-64; *_neon.c, *_neondot.c on aarch64, with NEON_FLAGS and
+# NEONDOT_FLAGS below).
 QNN_DIR := backends/qnnpack
 BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.c $(QNN_DIR)/qnn_ops.c $(QNN_DIR)/qnn_reduce.c $(QNN_DIR)/qnn_dynamic.c \
                $(call arch_src,$(wildcard $(QNN_DIR)/qnn_ukernel_*.c))

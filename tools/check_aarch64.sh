@@ -1,0 +1,117 @@
+#!/bin/sh
+# check_aarch64.sh BUILD JOBS - `make check-aarch64`: the aarch64 cross-build (BUILD, normally build/aarch64) under
+# qemu-user (tools/qemu_aarch64.sh), once per emulated CPU: QEMU_CPU=max (NEON and the dot-product instructions)
+# and QEMU_CPU=cortex-a53 (NEON without dot-product: a kernel that used them there would die of SIGILL, so the
+# feature gating is tested). Per CPU, each through tools/check_step.sh under BUILD/check-logs/aarch64-CPU:
+#   - the unit tests that run under qemu-user (UNIT_SKIP below names the others and why);
+#   - the quick suite on cpu, cpu[kernels=scalar], qnnpack, qnnpack[kernels=scalar], xnnpack (when built), and on
+#     each NEON variant (kernels=neon, kernels=neondot of cpu and qnnpack) that a probe shows the instance runs:
+#     one the build does not have or the CPU lacks is a skip with its reason, never a pass;
+#   - with QEMU_CPU=max only, the models of $AARCH64_MODELS (cases/models; by default the small ones: their float64
+#     reference is the slow part under emulation, MobileNetV2's about 10x the default set's) on the instances with
+#     automatic kernels (cpu, qnnpack, xnnpack) and the NEON variants (the variants forced to scalar run the same
+#     kernels as in the quick suite);
+# then, once, tests/report/aarch64_reference.sh (x86 and aarch64 give the same case IDs and the same reference).
+# The last line is tools/check_sum.sh's `check-aarch64: N passed, N failed, N skipped`; the exit status is 1 when
+# any step failed. POSIX sh.
+set -u
+build=$1 jobs=$2
+here=$(dirname "$0")
+exe=$build/parity
+logs=$build/check-logs
+qemu="sh $here/qemu_aarch64.sh"
+
+# Left out under qemu-user, with the reason (the native make check runs them all):
+#   test_cli test_campaign test_reduce test_ties test_winograd test_ftz: they start build/parity (or cc) through
+#     exec, system() or popen, which runs host programs natively: an aarch64 parity cannot start that way
+#   test_nnapi_sim: runs its NNAPI client (an aarch64 program) through system() and under valgrind
+#   test_oracle_models test_quant_nodes: the float64 reference of whole models, over 2 minutes each under
+#     emulation (the model runs below judge the same models on the backends)
+#   test_vulkan test_vulkan_precision test_vulkan_tiled: the vulkan backend is not built for aarch64
+UNIT_SKIP="test_cli test_campaign test_reduce test_ties test_winograd test_ftz test_nnapi_sim test_oracle_models
+           test_quant_nodes test_vulkan test_vulkan_precision test_vulkan_tiled"
+# The larger set, with both quantized MobileNetV2: AARCH64_MODELS="mobilenet_v2 mobilenet_v3_small efficientnet_lite0 mlp
+# audio_denoiser mobilenet_v2_quant mobilenet_v2_qs8" (over 10 minutes more under qemu on 2 cores).
+MODELS=${AARCH64_MODELS:-mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant}
+
+rm -rf "$logs"
+mkdir -p "$logs"
+if [ ! -x "$exe" ]; then
+    echo "check-aarch64: $exe is missing (make ARCH=aarch64)"
+    exit 1
+fi
+if ! command -v qemu-aarch64 >/dev/null 2>&1; then
+    echo "check-aarch64: qemu-aarch64 is not installed (make deps installs qemu-user)"
+    exit 1
+fi
+
+# probe SPEC OUT: 0 when SPEC is usable and runs the kernels its knob asked for; else prints the reason
+probe() {
+    $qemu "$exe" run --case 'relu(x=[4])#seed=1' -b "$1" --no-progress --out "$2" >"$2.log" 2>&1
+    rc=$?
+    want=$(printf '%s\n' "$1" | sed -n 's/.*kernels=\([a-z0-9_]*\).*/\1/p')
+    if [ $rc -gt 1 ] || [ ! -s "$2/report.json" ]; then
+        grep -m1 -e 'knob' -e 'not usable' -e 'parity:' "$2.log" || echo "the probe run exited with status $rc"
+        return 1
+    fi
+    python3 - "$2/report.json" "$want" <<'EOF'
+import json, sys
+b = json.load(open(sys.argv[1]))["backends"][0]
+if not b["usable"]:
+    print("not usable: %s" % b["reason"]); sys.exit(1)
+if sys.argv[2] and b.get("kernels") != sys.argv[2]:
+    print("asked for kernels=%s, runs %s" % (sys.argv[2], b.get("kernels"))); sys.exit(1)
+EOF
+}
+
+for cpu in max cortex-a53; do
+    export QEMU_CPU=$cpu
+    d=$logs/aarch64-$cpu
+    out=$build/check-aarch64/$cpu
+    rm -rf "$out"
+    mkdir -p "$out"
+    echo "== QEMU_CPU=$cpu"
+    for t in "$build"/tests/test_*; do
+        n=${t##*/}
+        case "$n" in *.d) continue ;; esac
+        case " $(echo $UNIT_SKIP) " in *" $n "*) continue ;; esac
+        sh "$here/check_step.sh" "$d" "$n-$cpu" $qemu "$t" | tail -n 1
+    done
+
+    specs="cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=scalar]"
+    if $qemu "$exe" list backends 2>/dev/null | awk '$1 == "xnnpack" && $3 == "yes" { f = 1 } END { exit !f }'; then
+        specs="$specs,xnnpack"
+    fi
+    skips=0
+    : >"$out/variants.log"
+    for be in cpu qnnpack; do
+        for k in neon neondot; do
+            spec="$be[kernels=$k]"
+            if why=$(probe "$spec" "$out/probe"); then
+                specs="$specs,$spec"
+            else
+                echo "SKIP $spec on QEMU_CPU=$cpu: $why" | tee -a "$out/variants.log"
+                skips=$((skips + 1))
+            fi
+        done
+    done
+    rm -rf "$out/probe" "$out/probe.log"
+    echo "variants: 0 passed, 0 failed, $skips skipped" >>"$out/variants.log"
+    sh "$here/check_step.sh" "$d" "variants-$cpu" cat "$out/variants.log" >/dev/null
+    echo "instances: $specs"
+    sh "$here/check_step.sh" "$d" "conformance-quick-$cpu" $qemu "$exe" run --suite quick -b "$specs" -j "$jobs" \
+        --repeat 2 --no-progress --out "$out/quick" | tail -n 4
+    [ "$cpu" = max ] || continue
+    models=
+    for m in $MODELS; do models="$models cases/models/$m.json"; done
+    mspecs=$(printf '%s\n' "$specs" | tr ',' '\n' | grep -v 'kernels=scalar' | paste -sd, -)
+    echo "models on: $mspecs"
+    sh "$here/check_step.sh" "$d" "conformance-models-$cpu" $qemu "$exe" run $models -b "$mspecs" -j "$jobs" \
+        --no-progress --out "$out/models" | tail -n 4
+done
+unset QEMU_CPU
+
+sh "$here/check_step.sh" "$logs/reference" aarch64-reference env BUILD="${build%/aarch64}" \
+    sh tests/report/aarch64_reference.sh | tail -n 3
+
+sh "$here/check_sum.sh" check-aarch64 "$logs/aarch64-max" "$logs/aarch64-cortex-a53" "$logs/reference"
