@@ -5,8 +5,8 @@
 # feature gating is tested). Per CPU, each through tools/check_step.sh under BUILD/check-logs/aarch64-CPU:
 #   - the unit tests that run under qemu-user (UNIT_SKIP below names the others and why);
 #   - the quick suite on cpu, cpu[kernels=scalar], qnnpack, qnnpack[kernels=scalar], xnnpack (when built), and on
-#     each NEON variant (cpu's kernels=neon, qnnpack's kernels=neon and kernels=neondot) that a probe shows the instance runs:
-#     one the build does not have or the CPU lacks is a skip with its reason, never a pass;
+#     each NEON variant (cpu's kernels=neon, qnnpack's kernels=neon and kernels=neondot) that a probe shows the
+#     instance runs: one the build does not have or the CPU lacks is a skip with its reason, never a pass;
 #   - with QEMU_CPU=max only, the models of $AARCH64_MODELS (cases/models; by default the small ones: their float64
 #     reference is the slow part under emulation, MobileNetV2's about 10x the default set's) on the instances with
 #     automatic kernels (cpu, qnnpack, xnnpack) and the NEON variants (the variants forced to scalar run the same
