@@ -21,46 +21,4 @@ if [ "$rc" -gt 1 ] || [ ! -f "$out/report.json" ]; then
     echo "conformance-onednn: 0 passed, 1 failed"
     exit 1
 fi
-exec python3 - "$out/report.json" "$known" <<'PY'
-import json, sys
-report, known_path = sys.argv[1], sys.argv[2]
-known = {}
-for n, line in enumerate(open(known_path), 1):
-    line = line.strip()
-    if not line or line.startswith("#"):  # comments are whole lines: case IDs hold '#'
-        continue
-    parts = line.split(None, 2)
-    if len(parts) != 3:
-        print(f"{known_path}:{n}: expected 'BACKEND VERDICT CASE-ID'")
-        print("conformance-onednn: 0 passed, 1 failed")
-        sys.exit(1)
-    known[(parts[0], parts[2])] = parts[1]
-r = json.load(open(report))
-passed = failed = skipped = 0
-seen = set()
-for rec in r["results"]:
-    key = (rec["backend"], rec["case"])
-    v = rec["verdict"]
-    if v == "PASS":
-        passed += 1
-        if key in known:
-            failed += 1
-            print(f"FIXED   {key[0]} {key[1]}: listed as {known[key]} in {known_path} but passes now: take it off")
-        continue
-    if v == "UNSUPPORTED":
-        skipped += 1
-        continue
-    if known.get(key) == v:
-        passed += 1
-        seen.add(key)
-        continue
-    failed += 1
-    print(f"NEW     {v} {key[0]} {key[1]}: {rec.get('reason', '')[:300]}")
-for key, v in sorted(known.items()):
-    if key not in seen and not any((x["backend"], x["case"]) == key for x in r["results"]):
-        failed += 1
-        print(f"MISSING {key[0]} {key[1]}: listed in {known_path} but not run")
-print(f"KNOWN   {len(seen)} listed oneDNN findings reproduced ({known_path})")
-print(f"conformance-onednn: {passed} passed, {failed} failed, {skipped} skipped")
-sys.exit(1 if failed else 0)
-PY
+exec python3 tools/known_findings.py "$out/report.json" "$known" conformance-onednn
