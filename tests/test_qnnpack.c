@@ -78,8 +78,22 @@ typedef struct rqm {
     float r2;
 } rqm;
 
-static qnn_rq rq_of(const rqm *m)
+/* The kernels' contract for a fused second stage (qnn_kernels.h, qnn_rq): the output clamp lies within what the
+ * first stage's clamp lets through, zp + rne(v r2) at v = -zp1 and 255 - zp1 (or is one value), as the fusion in
+ * qnn_conv.c guarantees. Narrows a random model's clamp to it. */
+static void rqm_fit(rqm *m)
 {
+    if (!m->two) return;
+    int32_t flo = m->zp + (int32_t)nearbyintf((float)-m->zp1 * m->r2);
+    int32_t fhi = m->zp + (int32_t)nearbyintf((float)(255 - m->zp1) * m->r2);
+    if (m->lo < flo) m->lo = flo < 255 ? flo : 255;
+    if (m->hi > fhi) m->hi = fhi > 0 ? fhi : 0;
+    if (m->hi < m->lo) m->hi = m->lo;
+}
+
+static qnn_rq rq_of(rqm *m)
+{
+    rqm_fit(m);
     return (qnn_rq){(float)(m->lo - m->zp), (float)(m->hi - m->zp), m->zp, m->two, (float)-m->zp1,
                     (float)(255 - m->zp1), m->r2};
 }
@@ -246,7 +260,8 @@ static void test_dw_vnni(void) { dw_all(QNN_ISA_VNNI); }
 /* ---------------------------------------------------------------------------------------------------------------
  * AVX2 against scalar, byte for byte, on random shapes: mr < MR, nc < NR, kc not a multiple of the K group (4) nor
  * of the AVX2 kernel's 16-k block, kc past its 512-k widening chunk, several taps, padding taps, zero points 0 / 128
- * / 255 for the input (the padding row) and the output, fused clamps, two-stage requantization.
+ * / 255 for the input (the padding row) and the output, fused clamps, two-stage requantization; the AVX2 igemm and
+ * its panel path (pack_a + gemm16) both.
  * ------------------------------------------------------------------------------------------------------------- */
 static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *sc, size_t *checked)
 {
@@ -303,11 +318,26 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
     size_t bad = 0;
     for (size_t i = 0; i < MR * (NR + 5); i++) bad += c1[i] != c2[i]; /* the tile equal, the rest untouched in both */
     *checked += mr * nc;
-    if (bad)
-        fprintf(stderr, "\n  avx2 != scalar: mr %zu nc %zu kc %zu ks %zu zx %d zp %d two %d: %zu bytes\n", mr, nc, kc,
-                ks, (int)zx, (int)model.zp, (int)model.two, bad);
+    /* The panel path on the same data: the taps gathered and widened back to back (pack_a), the weights packed on the
+     * flat k = t * kc + k, then gemm16. */
+    size_t kpanel = (ks * kc + 3) & ~(size_t)3, stride = (kpanel + 16 + 15) & ~(size_t)15, pbad = 0;
+    if (av->gemm16 && kpanel + 32 <= QNN_PANEL_K) {
+        int16_t *panel = aligned_alloc(64, sizeof(int16_t) * MR * stride);
+        void *pw = aligned_alloc(64, (par_qnn_block_bytes(av, 1, kpanel) + 63) & ~(size_t)63);
+        wsrc flat = {w, 1, ks * kc};
+        par_qnn_pack_gemm(av, 1, ks * kc, kpanel, 0, nc, bias, wget, &flat, pw);
+        memset(c1, 0x5A, MR * (NR + 5));
+        av->pack_a(ks, kc, a, a_off, zero, panel, stride);
+        av->gemm16(mr, nc, kpanel, panel, stride, pw, rc, c1, NR + 5, scale, &rq);
+        for (size_t i = 0; i < MR * (NR + 5); i++) pbad += c1[i] != c2[i];
+        free(panel), free(pw);
+        *checked += mr * nc;
+    }
+    if (bad || pbad)
+        fprintf(stderr, "\n  avx2 != scalar: mr %zu nc %zu kc %zu ks %zu zx %d zp %d two %d: %zu bytes (igemm), %zu "
+                "(panel)\n", mr, nc, kc, ks, (int)zx, (int)model.zp, (int)model.two, bad, pbad);
     free(amem), free(zero), free(c1), free(c2), free(w), free(a), free(pa), free(ps);
-    return bad != 0;
+    return bad + pbad != 0;
 }
 
 static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, size_t *checked, uint8_t *probe)

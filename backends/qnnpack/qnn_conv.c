@@ -3,7 +3,9 @@
  * point at the input pixel a tap reads, or at the zero-point row, as QNNPACK's deconvolution) and linear of the
  * qnnpack backend: weight packing at prepare with the zero-point corrections folded into the bias, the indirection
  * buffer, the fusion of a following clamp-like activation into the requantization, and the run-time driver over
- * row tiles and column blocks (pthreadpool).
+ * row tiles and column blocks (pthreadpool). Where the kernel set has a panel path (AVX2: qnn_kernels.h, gemm16),
+ * a row tile's taps are gathered and widened once on the stack and every column block runs on them; the weights are
+ * then packed as one tap of ks * cg channels.
  *
  * Numerics (qnn_kernels.h): acc = bias' + sum_k xu_k ws_k (+ rowcorr) in int32, exact; then fp32 requantization
  * with scale = x_scale * w_scale[o] / y_scale computed in float as XNNPACK does (par_requant_scale_f32). It must
@@ -28,6 +30,8 @@ typedef struct conv_op {
     uint8_t *y;
     qnn_rq rq;
     int depthwise;
+    int panel;            /* the set's gemm16 on a per-tile int16 panel of kpanel = round_up(ks * cg, 4) */
+    size_t kpanel;
 } conv_op;
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -97,6 +101,14 @@ static int32_t wget(const void *ctxv, size_t n, size_t t, size_t k)
     return v + s->shift;
 }
 
+/* The same on the panel's flat k = t * cg + k (one tap of ks * cg channels). */
+static int32_t wget_flat(const void *ctxv, size_t n, size_t t, size_t k)
+{
+    (void)t;
+    const wsrc *s = ctxv;
+    return wget(ctxv, n, k / s->cg, k % s->cg);
+}
+
 /* Output channel o's weight scale (per-channel scales are indexed by output channel on either axis). */
 static float w_scale(const par_value *w, size_t o)
 {
@@ -139,12 +151,15 @@ static int32_t fuse_target(qnn_plan *p, int32_t node, qnn_rq *rq)
             return -1;
         r2 = rp.scale;
     }
+    int32_t first[256];
     for (int q = 0; q < 256; q++) {
         float f = (float)(q - x->zp) * r2;
-        int32_t e = (int32_t)((f + 12582912.0f) - 12582912.0f) + y->zp;
-        e = e < lut[0] ? lut[0] : e > lut[255] ? lut[255] : e;
+        first[q] = (int32_t)((f + 12582912.0f) - 12582912.0f) + y->zp;
+        int32_t e = first[q] < lut[0] ? lut[0] : first[q] > lut[255] ? lut[255] : first[q];
         if (lut[q] != e) return -1;
     }
+    /* qnn_rq's contract (the first stage's clamp implied by the second's); the table check above implies it */
+    if (lut[0] != lut[255] && (lut[0] < first[0] || lut[255] > first[255])) return -1;
     *rq = (qnn_rq){(float)(lut[0] - y->zp), (float)(lut[255] - y->zp), y->zp, two, (float)-x->zp,
                    (float)(255 - x->zp), r2};
     return user;
@@ -164,6 +179,26 @@ static void gemm_tile(void *opv, size_t gb, size_t mt)
     uk->igemm(rows, cols, o->kcp, o->ks, o->ind + mt * o->ks * mr, g * o->cg, o->zero,
               o->packed + gb * o->block_bytes, o->rowcorr ? o->rowcorr + g * o->mtiles * mr + m0 : NULL,
               o->y + m0 * o->c_out + g * o->og + n0, o->c_out, o->scale + gb * nr, &o->rq);
+}
+
+/* The panel path: one row tile's taps gathered and widened once (on the stack), then every column block of every
+ * group on it. */
+static void panel_tile(void *opv, size_t mt)
+{
+    const conv_op *o = opv;
+    const qnn_ukernels *uk = o->uk;
+    const size_t mr = uk->mr, nr = uk->nr, stride = (o->kpanel + 16 + 15) & ~(size_t)15;
+    _Alignas(32) int16_t panel[4 * QNN_PANEL_K];
+    size_t m0 = mt * mr, rows = o->m - m0 < mr ? o->m - m0 : mr;
+    for (size_t g = 0; g < o->groups; g++) {
+        uk->pack_a(o->ks, o->cg, o->ind + mt * o->ks * mr, g * o->cg, o->zero, panel, stride);
+        for (size_t b = 0; b < o->nblocks; b++) {
+            size_t gb = g * o->nblocks + b, n0 = b * nr, cols = o->og - n0 < nr ? o->og - n0 : nr;
+            uk->gemm16(rows, cols, o->kpanel, panel, stride, o->packed + gb * o->block_bytes,
+                       o->rowcorr ? o->rowcorr + g * o->mtiles * mr + m0 : NULL, o->y + m0 * o->c_out + g * o->og + n0,
+                       o->c_out, o->scale + gb * nr, &o->rq);
+        }
+    }
 }
 
 static void dw_pixels(void *opv, size_t m, size_t count)
@@ -194,7 +229,8 @@ static void conv_run(const void *opv, qnn_plan *p)
                     o->rowcorr[g * o->mtiles * mr + mt * mr + i] = -o->wz * s;
                 }
     }
-    pthreadpool_parallelize_2d(p->pool, gemm_tile, o, o->groups * o->nblocks, o->mtiles, 0);
+    if (o->panel) pthreadpool_parallelize_1d(p->pool, panel_tile, o, o->mtiles, 0);
+    else pthreadpool_parallelize_2d(p->pool, gemm_tile, o, o->groups * o->nblocks, o->mtiles, 0);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -335,7 +371,12 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
 
     size_t nr = uk->nr;
     o->nblocks = (o->og + nr - 1) / nr;
-    o->block_bytes = par_qnn_block_bytes(uk, o->ks, o->kcp);
+    /* The panel path when the set has one, a tile's panel fits the stack, and there are row tiles enough for the
+     * pool's threads (it parallelizes over row tiles only). */
+    o->kpanel = (o->ks * o->cg + 3) & ~(size_t)3;
+    size_t threads = pthreadpool_get_threads_count(p->pool);
+    o->panel = uk->gemm16 && o->kpanel + 32 <= QNN_PANEL_K && (threads <= 1 || o->mtiles >= 4 * threads);
+    o->block_bytes = o->panel ? par_qnn_block_bytes(uk, 1, o->kpanel) : par_qnn_block_bytes(uk, o->ks, o->kcp);
     o->packed = par_qnn_alloc(p, o->block_bytes * o->groups * o->nblocks);
     o->scale = par_qnn_alloc(p, sizeof(float) * nr * o->groups * o->nblocks);
     int32_t *bfold = par_qnn_alloc(p, sizeof(int32_t) * nr);
@@ -358,8 +399,9 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
                 o->scale[(gi * o->nblocks + b) * nr + j] =
                     par_requant_scale_f32((float)xt->scale, w_scale(wv, oc), (float)yt->scale);
             }
-            par_qnn_pack_gemm(uk, o->ks, o->cg, o->kcp, n0, cols, bfold, wget, &src,
-                              o->packed + (gi * o->nblocks + b) * o->block_bytes);
+            uint8_t *dst = o->packed + (gi * o->nblocks + b) * o->block_bytes;
+            if (o->panel) par_qnn_pack_gemm(uk, 1, ktot, o->kpanel, n0, cols, bfold, wget_flat, &src, dst);
+            else par_qnn_pack_gemm(uk, o->ks, o->cg, o->kcp, n0, cols, bfold, wget, &src, dst);
         }
     }
     return par_qnn_add_step(p, conv_run, o, msg);

@@ -30,7 +30,12 @@
  * With `two`, a fused activation that has its own quantization (relu6 after a conv, calibrated separately) is a
  * second fp32 requantization of the first one's integer, exactly as the unfused graph computes it:
  *     q1 - zp1 = rne(clamp((float)acc * scale, vmin1, vmax1))            ([vmin1, vmax1] = [-zp1, 255 - zp1])
- *     y        = zp + rne(clamp((float)(q1 - zp1) * r2, vmin, vmax)). */
+ *     y        = zp + rne(clamp((float)(q1 - zp1) * r2, vmin, vmax)).
+ * Contract with `two`: the output clamp lies within what the first stage's clamp lets through,
+ *     vmin >= rne(vmin1 * r2) and vmax <= rne(vmax1 * r2), or vmin == vmax
+ * (qnn_conv.c's fusion checks it). The second stage is monotone (r2 > 0), so the first stage's clamp then changes
+ * no output and a kernel may leave it out: the AVX2 epilogue is y = zp + rne(min(rne(acc * scale) * r2, vmax)) with
+ * the inner rne in the float domain (vroundps), clamped below on the bytes. */
 typedef struct qnn_rq {
     float vmin, vmax;
     int32_t zp;
@@ -49,6 +54,21 @@ typedef struct qnn_rq {
 typedef void (*qnn_igemm_fn)(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
                              const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
                              const float *scale, const qnn_rq *rq);
+
+/* GEMM on a panel of activations the driver has gathered and widened to int16 once per row tile (qnn_pack_a_fn),
+ * for all of the tile's column blocks: row i at a + i * a_stride, kc int16 (a multiple of 4; the taps of a
+ * convolution back to back), rows >= mr read but not stored. w: an igemm block packed with ks = 1 and kcp = kc;
+ * rowcorr, c, cs, scale, rq as qnn_igemm_fn. */
+typedef void (*qnn_gemm16_fn)(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
+                              const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+/* The panel of one row tile: for each of the MR rows i and each tap t, the kc bytes at a[t * MR + i] (+ a_off
+ * unless it is `zero`) zero-extended to int16 at panel + i * stride + t * kc. It reads and writes up to 15 elements
+ * past each tap's kc (a later tap overwrites them; stride >= ks * kc + 16), and zeroes the row's padding to a
+ * multiple of 4. */
+typedef void (*qnn_pack_a_fn)(size_t ks, size_t kc, const uint8_t *const *a, size_t a_off, const uint8_t *zero,
+                              int16_t *panel, size_t stride);
+/* Panels of up to this many int16 per row live on the kernel's caller's stack (4 rows: 32 KiB). */
+#define QNN_PANEL_K 4096
 
 /* Depthwise (multiplier 1), npix output pixels: pixel p has ks taps a[p * ks + t] (each reads cp = round_up(channels,
  * 16) bytes), writes channels bytes at c + p * cs. w: int32 bias[cp] then int32 weights [ks][cp] each holding
@@ -117,6 +137,8 @@ typedef struct qnn_ukernels {
     size_t mr, nr;
     qnn_wfmt wfmt;
     qnn_igemm_fn igemm;
+    qnn_gemm16_fn gemm16; /* with pack_a: the panel path of qnn_conv.c (NULL: the igemm reads the bytes itself) */
+    qnn_pack_a_fn pack_a;
     qnn_dw_fn dw;
     qnn_vadd_fn vadd;
     qnn_quantize_fn quantize;
@@ -155,6 +177,11 @@ void par_qnn_quantize__scalar(size_t n, const float *x, uint8_t *y, double inv_s
 void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
                                 const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
                                 const float *scale, const qnn_rq *rq);
+void par_qnn_gemm16_4x16c2__avx2(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
+                                 const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale,
+                                 const qnn_rq *rq);
+void par_qnn_pack_a16__avx2(size_t ks, size_t kc, const uint8_t *const *a, size_t a_off, const uint8_t *zero,
+                            int16_t *panel, size_t stride);
 void par_qnn_dw_c16__avx2(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
                           uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
 void par_qnn_vadd__avx2(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
