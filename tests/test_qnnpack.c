@@ -218,7 +218,7 @@ static void dw_all(qnn_isa isa)
     size_t fails = 0, checked = 0;
     for (size_t ch = 1; ch <= 70; ch += (ch < 34 ? 1 : 7))
         for (size_t ks = 1; ks <= 25; ks += (ks < 10 ? 1 : 15)) {
-            size_t cp = (ch + 15) & ~(size_t)15;
+            size_t cp = par_qnn_dw_channels(uk, ch);
             uint8_t *x = malloc(ks * cp + 64), *y = malloc(cp + 16);
             int32_t *w = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1) + 64);
             float *scale = malloc(sizeof(float) * cp);
@@ -227,8 +227,8 @@ static void dw_all(qnn_isa isa)
             for (size_t i = 0; i < ks * cp + 64; i++) x[i] = (uint8_t)rng();
             memset(w, 0, sizeof(int32_t) * cp * (ks + 1));
             for (size_t c = 0; c < ch; c++) {
-                w[c] = rint_in(-100000, 100000);
-                scale[c] = (float)(0.0005 + 0.001 * (rng() % 100) / 100.0);
+                w[par_qnn_dw_slot(uk, c)] = rint_in(-100000, 100000);
+                scale[par_qnn_dw_slot(uk, c)] = (float)(0.0005 + 0.001 * (rng() % 100) / 100.0);
                 for (size_t t = 0; t < ks; t++) {
                     wv[t * 80 + c] = (int16_t)rint_in(-255, 255); /* ws - zw spans 9 bits */
                     par_qnn_dw_put(uk, w, cp, t, c, wv[t * 80 + c]);
@@ -240,9 +240,9 @@ static void dw_all(qnn_isa isa)
             qnn_rq rq = rq_of(&model);
             uk->dw(1, ch, ks, a, w, y, 0, scale, &rq);
             for (size_t c = 0; c < ch; c++) {
-                int64_t acc = w[c];
+                int64_t acc = w[par_qnn_dw_slot(uk, c)];
                 for (size_t t = 0; t < ks; t++) acc += (int32_t)a[t][c] * wv[t * 80 + c];
-                fails += y[c] != model_out(acc, scale[c], &model);
+                fails += y[c] != model_out(acc, scale[par_qnn_dw_slot(uk, c)], &model);
                 checked++;
             }
             for (size_t c = ch; c < cp + 16; c++) fails += y[c] != 0xA5;
@@ -345,7 +345,7 @@ static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, 
     static const int32_t ZP[] = {0, 128, 255};
     static const size_t KS[] = {1, 2, 3, 4, 9, 9, 9, 25};
     size_t ch = 1 + rng() % 100, ks = KS[rng() % (sizeof KS / sizeof KS[0])], npix = 1 + rng() % 4;
-    size_t cp = (ch + 15) & ~(size_t)15, cs = ch + rng() % 5;
+    size_t cp = par_qnn_dw_channels(av, ch), cs = ch + rng() % 5; /* >= the scalar set's */
     rqm model = rqm_random(rng() % 4 == 0, 0);
     model.zp = ZP[rng() % 3];
     if (model.zp < model.lo) model.lo = model.zp;
@@ -354,25 +354,27 @@ static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, 
     uint8_t *x = malloc(npix * ks * cp + 64), *y1 = malloc(npix * cs + 32), *y2 = malloc(npix * cs + 32);
     int32_t *w1 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
     int32_t *w2 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
-    float *scale = malloc(sizeof(float) * cp);
+    float *scale = malloc(sizeof(float) * cp), *scale2 = malloc(sizeof(float) * cp);
     const uint8_t **a = malloc(sizeof *a * npix * ks);
     for (size_t i = 0; i < npix * ks * cp + 64; i++) x[i] = (uint8_t)rng();
     memset(w1, 0, sizeof(int32_t) * cp * (ks + 1));
     memset(w2, 0, sizeof(int32_t) * cp * (ks + 1));
+    const size_t cp2 = par_qnn_dw_channels(sc, ch);
     for (size_t c = 0; c < ch; c++) {
-        w1[c] = w2[c] = rint_in(-60000, 60000) - 128 * 100;
-        scale[c] = (float)(0.0005 + 0.002 * (rng() % 100) / 100.0);
+        size_t s1 = par_qnn_dw_slot(av, c), s2 = par_qnn_dw_slot(sc, c);
+        w1[s1] = w2[s2] = rint_in(-60000, 60000) - 128 * 100;
+        scale[s1] = scale2[s2] = (float)(0.0005 + 0.002 * (rng() % 100) / 100.0);
         for (size_t t = 0; t < ks; t++) {
             int32_t v = rint_in(-255, 255);
             par_qnn_dw_put(av, w1, cp, t, c, v);
-            par_qnn_dw_put(sc, w2, cp, t, c, v);
+            par_qnn_dw_put(sc, w2, cp2, t, c, v);
         }
     }
     for (size_t p = 0; p < npix * ks; p++) a[p] = x + (rng() % (npix * ks)) * cp;
     memset(y1, 0x5A, npix * cs + 32);
     memset(y2, 0x5A, npix * cs + 32);
     av->dw(npix, ch, ks, a, w1, y1, cs, scale, &rq);
-    sc->dw(npix, ch, ks, a, w2, y2, cs, scale, &rq);
+    sc->dw(npix, ch, ks, a, w2, y2, cs, scale2, &rq);
     size_t bad = 0;
     for (size_t i = 0; i < npix * cs + 32; i++) bad += y1[i] != y2[i];
     *checked += npix * ch;
@@ -380,7 +382,7 @@ static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, 
     if (bad)
         fprintf(stderr, "\n  dw avx2 != scalar: ch %zu ks %zu npix %zu zp %d: %zu bytes\n", ch, ks, npix, (int)model.zp,
                 bad);
-    free(x), free(y1), free(y2), free(w1), free(w2), free(scale), free(a);
+    free(x), free(y1), free(y2), free(w1), free(w2), free(scale), free(scale2), free(a);
     return bad != 0;
 }
 

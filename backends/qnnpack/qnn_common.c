@@ -58,7 +58,13 @@ static void cvt_run(const void *opv, qnn_plan *p)
     for (size_t b = 0; b < o->n; b++) {
         const uint8_t *s = o->src + b * o->c * o->hw;
         uint8_t *d = o->dst + b * o->c * o->hw;
-        if (o->to_nhwc)
+        if (o->to_nhwc && o->c == 3) /* an image: one pass, three reads and three writes a pixel */
+            for (size_t i = 0; i < o->hw; i++) {
+                d[3 * i] = s[i];
+                d[3 * i + 1] = s[o->hw + i];
+                d[3 * i + 2] = s[2 * o->hw + i];
+            }
+        else if (o->to_nhwc)
             for (size_t c = 0; c < o->c; c++)
                 for (size_t i = 0; i < o->hw; i++) d[i * o->c + c] = s[c * o->hw + i];
         else

@@ -24,7 +24,7 @@ typedef struct conv_op {
     const uint8_t *zero;  /* c_in + slack bytes of the input zero point */
     uint8_t *packed;      /* [groups][nblocks] blocks (igemm) or the depthwise weights */
     size_t block_bytes;
-    float *scale;         /* [groups][nblocks * NR] (igemm) or [round_up(c, 16)] (depthwise) */
+    float *scale;         /* [groups][nblocks * NR] (igemm) or [par_qnn_dw_channels(c)] (depthwise, slot order) */
     int32_t *rowcorr;     /* [groups][mtiles * MR] when the weight zero point is not 0, else NULL */
     int32_t wz;
     uint8_t *y;
@@ -348,7 +348,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
     if (o->depthwise) {
         /* Depthwise weights hold ws - zw exactly in 16 bits (|ws - zw| <= 255), so no row correction:
          * bias' = b - zx * sum_t (ws - zw). */
-        size_t cp = (C + 15) & ~(size_t)15;
+        size_t cp = par_qnn_dw_channels(uk, C);
         int32_t *pk = par_qnn_alloc(p, sizeof(int32_t) * cp * (1 + o->ks));
         o->scale = par_qnn_alloc(p, sizeof(float) * cp);
         if (!pk || !o->scale) return par_msgf(msg, PAR_ERROR, "out of memory (weights)");
@@ -362,8 +362,9 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
                 acc -= (int64_t)zx * wq;
             }
             if (acc < INT32_MIN || acc > INT32_MAX) return par_msgf(msg, PAR_UNSUPPORTED, "bias overflows int32");
-            pk[c] = (int32_t)acc;
-            o->scale[c] = par_requant_scale_f32((float)xt->scale, w_scale(wv, c), (float)yt->scale);
+            size_t slot = par_qnn_dw_slot(uk, c);
+            pk[slot] = (int32_t)acc;
+            o->scale[slot] = par_requant_scale_f32((float)xt->scale, w_scale(wv, c), (float)yt->scale);
         }
         o->packed = (uint8_t *)pk;
         return par_qnn_add_step(p, conv_run, o, msg);

@@ -70,9 +70,10 @@ typedef void (*qnn_pack_a_fn)(size_t ks, size_t kc, const uint8_t *const *a, siz
 /* Panels of up to this many int16 per row live on the kernel's caller's stack (4 rows: 32 KiB). */
 #define QNN_PANEL_K 4096
 
-/* Depthwise (multiplier 1), npix output pixels: pixel p has ks taps a[p * ks + t] (each reads cp = round_up(channels,
- * 16) bytes), writes channels bytes at c + p * cs. w: int32 bias[cp] then int32 weights [ks][cp] each holding
- * (uint16_t)w (the low half signed, the high half 0: the operand vpdpwssd / vpmaddwd wants), scale[cp]. */
+/* Depthwise (multiplier 1), npix output pixels: pixel p has ks taps a[p * ks + t] (each reads cp =
+ * par_qnn_dw_channels(channels) bytes), writes channels bytes at c + p * cs. w: int32 bias[cp] then int32 weights
+ * [ks][cp] each holding (uint16_t)w (the low half signed, the high half 0: the operand vpdpwssd / vpmaddwd wants),
+ * scale[cp]; channel c's bias, weights and scale at index par_qnn_dw_slot(c). */
 typedef void (*qnn_dw_fn)(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w, uint8_t *c,
                           size_t cs, const float *scale, const qnn_rq *rq);
 
@@ -165,6 +166,10 @@ void par_qnn_pack_gemm(const qnn_ukernels *uk, size_t ks, size_t kc, size_t kcp,
  * (uint16_t)w_t | (uint16_t)w_t+1 << 16, an odd last tap paired with 0 ([(ks + 1) / 2][cp]: the operand of one
  * vpmaddwd over the two taps' interleaved inputs). */
 void par_qnn_dw_put(const qnn_ukernels *uk, int32_t *pk, size_t cp, size_t t, size_t c, int32_t w);
+/* The depthwise kernels' channel count padded (16, or 32 on AVX2), and the index of channel c in bias, weights and
+ * scales: c, except on AVX2, whose in-lane interleave orders each 32 channels as par_qnn_dw_slot says. */
+size_t par_qnn_dw_channels(const qnn_ukernels *uk, size_t channels);
+size_t par_qnn_dw_slot(const qnn_ukernels *uk, size_t c);
 
 /* Kernels (one file each). */
 void par_qnn_igemm_4x8c4__scalar(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,

@@ -174,9 +174,23 @@ void par_qnn_pack_gemm(const qnn_ukernels *uk, size_t ks, size_t kc, size_t kcp,
     }
 }
 
+size_t par_qnn_dw_channels(const qnn_ukernels *uk, size_t channels)
+{
+    return uk->isa == QNN_ISA_AVX2 ? (channels + 31) & ~(size_t)31 : (channels + 15) & ~(size_t)15;
+}
+
+size_t par_qnn_dw_slot(const qnn_ukernels *uk, size_t c)
+{
+    if (uk->isa != QNN_ISA_AVX2) return c;
+    /* per 32 channels, vectors of [0-3 | 16-19], [4-7 | 20-23], [8-11 | 24-27], [12-15 | 28-31] */
+    size_t r = c % 32;
+    return c - r + (r % 16) / 4 * 8 + r / 16 * 4 + r % 4;
+}
+
 void par_qnn_dw_put(const qnn_ukernels *uk, int32_t *pk, size_t cp, size_t t, size_t c, int32_t w)
 {
     const uint32_t h = (uint16_t)(int16_t)w;
-    if (uk->isa == QNN_ISA_AVX2) pk[cp + t / 2 * cp + c] |= (int32_t)(h << (16 * (t % 2)));
-    else pk[cp + t * cp + c] = (int32_t)h;
+    const size_t s = par_qnn_dw_slot(uk, c);
+    if (uk->isa == QNN_ISA_AVX2) pk[cp + t / 2 * cp + s] |= (int32_t)(h << (16 * (t % 2)));
+    else pk[cp + t * cp + s] = (int32_t)h;
 }
