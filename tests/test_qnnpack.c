@@ -95,7 +95,16 @@ static qnn_rq rq_of(rqm *m)
 {
     rqm_fit(m);
     return (qnn_rq){(float)(m->lo - m->zp), (float)(m->hi - m->zp), m->zp, m->two, (float)-m->zp1,
-                    (float)(255 - m->zp1), m->r2};
+                    (float)(255 - m->zp1), m->r2, 0};
+}
+
+/* qnn_rq.bounded where the scales allow it (the rule of qnn_conv.c), for three calls in four: both epilogues. */
+static void rq_bound(qnn_rq *rq, const float *scale, size_t n)
+{
+    float r = rq->two && rq->r2 > 1.0f ? rq->r2 : 1.0f;
+    int ok = rng() % 4 != 0;
+    for (size_t i = 0; i < n; i++) ok &= scale[i] * r <= 0.25f;
+    rq->bounded = ok;
 }
 
 static uint8_t model_out(int64_t acc, float scale, const rqm *m)
@@ -155,6 +164,7 @@ static int check_igemm(const qnn_ukernels *uk, size_t mr, size_t nc, size_t kc, 
     memset(c, 0xA5, MR * cs + 64);
     rqm model = rqm_random(two, saturate);
     qnn_rq rq = rq_of(&model);
+    rq_bound(&rq, scale, nc);
     uk->igemm(mr, nc, kcp, ks, a, a_off, zero, packed, use_rowcorr ? rowcorr : NULL, c, cs, scale, &rq);
     int ok = 1;
     uint8_t tile[16 * 64];
@@ -221,7 +231,7 @@ static void dw_all(qnn_isa isa)
             size_t cp = par_qnn_dw_channels(uk, ch);
             uint8_t *x = malloc(ks * cp + 64), *y = malloc(cp + 16);
             int32_t *w = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1) + 64);
-            float *scale = malloc(sizeof(float) * cp);
+            float *scale = calloc(cp, sizeof(float));
             const uint8_t *a[32];
             int16_t wv[32 * 80];
             for (size_t i = 0; i < ks * cp + 64; i++) x[i] = (uint8_t)rng();
@@ -238,6 +248,7 @@ static void dw_all(qnn_isa isa)
             memset(y, 0xA5, cp + 16);
             rqm model = rqm_random((ch + ks) % 2, 0);
             qnn_rq rq = rq_of(&model);
+            rq_bound(&rq, scale, cp);
             uk->dw(1, ch, ks, a, w, y, 0, scale, &rq);
             for (size_t c = 0; c < ch; c++) {
                 int64_t acc = w[par_qnn_dw_slot(uk, c)];
@@ -308,6 +319,7 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
         par_qnn_pack_gemm(sc, ks, kc, kcp, n0, cols, bias + n0, wget, &src, (uint8_t *)ps + b * bb_sc);
     }
     const int32_t *rc = rng() % 2 ? rowcorr : NULL;
+    rq_bound(&rq, scale, nc);
     memset(c1, 0x5A, MR * (NR + 5));
     memset(c2, 0x5A, MR * (NR + 5));
     av->igemm(mr, nc, kcp, ks, a, a_off, zero, pa, rc, c1, NR + 5, scale, &rq);
@@ -322,16 +334,29 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
      * flat k = t * kc + k, then gemm16. */
     size_t kpanel = (ks * kc + 3) & ~(size_t)3, stride = (kpanel + 16 + 15) & ~(size_t)15, pbad = 0;
     if (av->gemm16 && kpanel + 32 <= QNN_PANEL_K) {
+        /* two column blocks, the second the same as the first: NR + nc columns in one call */
+        const size_t bb = par_qnn_block_bytes(av, 1, kpanel), cs3 = 2 * NR + 5;
         int16_t *panel = aligned_alloc(64, sizeof(int16_t) * MR * stride);
-        void *pw = aligned_alloc(64, (par_qnn_block_bytes(av, 1, kpanel) + 63) & ~(size_t)63);
+        uint8_t *pw = aligned_alloc(64, (2 * bb + 63) & ~(size_t)63), *c3 = malloc(MR * cs3);
+        float scale2[64] = {0};
         wsrc flat = {w, 1, ks * kc};
         par_qnn_pack_gemm(av, 1, ks * kc, kpanel, 0, nc, bias, wget, &flat, pw);
-        memset(c1, 0x5A, MR * (NR + 5));
+        memcpy(pw + bb, pw, bb);
+        memcpy(scale2, scale, sizeof(float) * nc);
+        memcpy(scale2 + NR, scale, sizeof(float) * nc);
+        memset(c3, 0x5A, MR * cs3);
         av->pack_a(ks, kc, a, a_off, zero, panel, stride);
-        av->gemm16(mr, nc, kpanel, panel, stride, pw, rc, c1, NR + 5, scale, &rq);
-        for (size_t i = 0; i < MR * (NR + 5); i++) pbad += c1[i] != c2[i];
-        free(panel), free(pw);
-        *checked += mr * nc;
+        av->gemm16(mr, NR + nc, kpanel, panel, stride, pw, bb, rc, c3, cs3, scale2, &rq);
+        for (size_t i = 0; i < MR; i++)
+            for (size_t j = 0; j < cs3; j++) {
+                uint8_t want = i < mr && j < nc ? c2[i * (NR + 5) + j]
+                               : i < mr && j >= NR && j < NR + nc ? c2[i * (NR + 5) + j - NR]
+                               : i < mr && j < NR ? c3[i * cs3 + j] /* the first block's zero columns */
+                                                  : 0x5A;
+                pbad += c3[i * cs3 + j] != want;
+            }
+        free(panel), free(pw), free(c3);
+        *checked += 2 * mr * nc;
     }
     if (bad || pbad)
         fprintf(stderr, "\n  avx2 != scalar: mr %zu nc %zu kc %zu ks %zu zx %d zp %d two %d: %zu bytes (igemm), %zu "
@@ -354,7 +379,7 @@ static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, 
     uint8_t *x = malloc(npix * ks * cp + 64), *y1 = malloc(npix * cs + 32), *y2 = malloc(npix * cs + 32);
     int32_t *w1 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
     int32_t *w2 = aligned_alloc(64, sizeof(int32_t) * cp * (ks + 1));
-    float *scale = malloc(sizeof(float) * cp), *scale2 = malloc(sizeof(float) * cp);
+    float *scale = calloc(cp, sizeof(float)), *scale2 = calloc(cp, sizeof(float));
     const uint8_t **a = malloc(sizeof *a * npix * ks);
     for (size_t i = 0; i < npix * ks * cp + 64; i++) x[i] = (uint8_t)rng();
     memset(w1, 0, sizeof(int32_t) * cp * (ks + 1));
@@ -373,6 +398,7 @@ static size_t avx2_vs_scalar_dw(const qnn_ukernels *av, const qnn_ukernels *sc, 
     for (size_t p = 0; p < npix * ks; p++) a[p] = x + (rng() % (npix * ks)) * cp;
     memset(y1, 0x5A, npix * cs + 32);
     memset(y2, 0x5A, npix * cs + 32);
+    rq_bound(&rq, scale, cp);
     av->dw(npix, ch, ks, a, w1, y1, cs, scale, &rq);
     sc->dw(npix, ch, ks, a, w2, y2, cs, scale2, &rq);
     size_t bad = 0;

@@ -161,8 +161,19 @@ static int32_t fuse_target(qnn_plan *p, int32_t node, qnn_rq *rq)
     /* qnn_rq's contract (the first stage's clamp implied by the second's); the table check above implies it */
     if (lut[0] != lut[255] && (lut[0] < first[0] || lut[255] > first[255])) return -1;
     *rq = (qnn_rq){(float)(lut[0] - y->zp), (float)(lut[255] - y->zp), y->zp, two, (float)-x->zp,
-                   (float)(255 - x->zp), r2};
+                   (float)(255 - x->zp), r2, 0};
     return user;
+}
+
+/* qnn_rq.bounded: every scale (times the second stage's ratio when above 1) at most 1/4, so that |acc| < 2^31
+ * gives a requantized value below 2^30 in magnitude, also after the first stage's rounding. Unused scale slots
+ * are 0. */
+static int32_t bounded(const float *scale, size_t n, const qnn_rq *rq)
+{
+    float r = rq->two && rq->r2 > 1.0f ? rq->r2 : 1.0f;
+    for (size_t i = 0; i < n; i++)
+        if (!(scale[i] * r <= 0.25f)) return 0;
+    return 1;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -192,12 +203,10 @@ static void panel_tile(void *opv, size_t mt)
     size_t m0 = mt * mr, rows = o->m - m0 < mr ? o->m - m0 : mr;
     for (size_t g = 0; g < o->groups; g++) {
         uk->pack_a(o->ks, o->cg, o->ind + mt * o->ks * mr, g * o->cg, o->zero, panel, stride);
-        for (size_t b = 0; b < o->nblocks; b++) {
-            size_t gb = g * o->nblocks + b, n0 = b * nr, cols = o->og - n0 < nr ? o->og - n0 : nr;
-            uk->gemm16(rows, cols, o->kpanel, panel, stride, o->packed + gb * o->block_bytes,
-                       o->rowcorr ? o->rowcorr + g * o->mtiles * mr + m0 : NULL, o->y + m0 * o->c_out + g * o->og + n0,
-                       o->c_out, o->scale + gb * nr, &o->rq);
-        }
+        size_t gb = g * o->nblocks;
+        uk->gemm16(rows, o->og, o->kpanel, panel, stride, o->packed + gb * o->block_bytes, o->block_bytes,
+                   o->rowcorr ? o->rowcorr + g * o->mtiles * mr + m0 : NULL, o->y + m0 * o->c_out + g * o->og,
+                   o->c_out, o->scale + gb * nr, &o->rq);
     }
 }
 
@@ -291,7 +300,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
     if (!x) return PAR_ERROR;
 
     /* Fused activation (or the plain output clamp of the dtype). */
-    o->rq = (qnn_rq){(float)-yt->zp, (float)(255 - yt->zp), yt->zp, 0, 0.0f, 0.0f, 1.0f};
+    o->rq = (qnn_rq){(float)-yt->zp, (float)(255 - yt->zp), yt->zp, 0, 0.0f, 0.0f, 1.0f, 0};
     int32_t fuse = fuse_target(p, node, &o->rq);
     int32_t out_v = yi;
     if (fuse >= 0) {
@@ -367,6 +376,7 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
             o->scale[slot] = par_requant_scale_f32((float)xt->scale, w_scale(wv, c), (float)yt->scale);
         }
         o->packed = (uint8_t *)pk;
+        o->rq.bounded = bounded(o->scale, cp, &o->rq);
         return par_qnn_add_step(p, conv_run, o, msg);
     }
 
@@ -405,5 +415,6 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
             else par_qnn_pack_gemm(uk, o->ks, o->cg, o->kcp, n0, cols, bfold, wget, &src, dst);
         }
     }
+    o->rq.bounded = bounded(o->scale, nr * o->groups * o->nblocks, &o->rq);
     return par_qnn_add_step(p, conv_run, o, msg);
 }

@@ -41,6 +41,10 @@ typedef struct qnn_rq {
     int32_t zp;
     int32_t two;
     float vmin1, vmax1, r2;
+    /* The driver's promise that every scale * max(1, r2) <= 1/4, so |acc * scale (* r2)| < 2^30 and the float
+     * conversion cannot overflow: a kernel may then clamp above on the bytes instead of in float (rounding commutes
+     * with clamping to an integer bound, and the saturating packs keep the order). 0 promises nothing. */
+    int32_t bounded;
 } qnn_rq;
 
 /* Indirection GEMM: mr (<= MR) output rows, nc (<= NR) output columns.
@@ -56,11 +60,13 @@ typedef void (*qnn_igemm_fn)(size_t mr, size_t nc, size_t kc, size_t ks, const u
                              const float *scale, const qnn_rq *rq);
 
 /* GEMM on a panel of activations the driver has gathered and widened to int16 once per row tile (qnn_pack_a_fn),
- * for all of the tile's column blocks: row i at a + i * a_stride, kc int16 (a multiple of 4; the taps of a
- * convolution back to back), rows >= mr read but not stored. w: an igemm block packed with ks = 1 and kcp = kc;
- * rowcorr, c, cs, scale, rq as qnn_igemm_fn. */
+ * for all of the tile's column blocks, in one call: row i at a + i * a_stride, kc int16 (a multiple of 4; the
+ * taps of a convolution back to back), rows >= mr read but not stored; nc columns in blocks of NR, block b's
+ * weights at w + b * w_stride (an igemm block packed with ks = 1 and kcp = kc) and scales at scale + b * NR, its
+ * output at c + b * NR. rowcorr, cs, rq as qnn_igemm_fn. */
 typedef void (*qnn_gemm16_fn)(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
-                              const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+                              size_t w_stride, const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale,
+                              const qnn_rq *rq);
 /* The panel of one row tile: for each of the MR rows i and each tap t, the kc bytes at a[t * MR + i] (+ a_off
  * unless it is `zero`) zero-extended to int16 at panel + i * stride + t * kc. It reads and writes up to 15 elements
  * past each tap's kc (a later tap overwrites them; stride >= ks * kc + 16), and zeroes the row's padding to a
@@ -183,7 +189,7 @@ void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, cons
                                 const uint8_t *zero, const void *w, const int32_t *rowcorr, uint8_t *c, size_t cs,
                                 const float *scale, const qnn_rq *rq);
 void par_qnn_gemm16_4x16c2__avx2(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
-                                 const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale,
+                                 size_t w_stride, const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale,
                                  const qnn_rq *rq);
 void par_qnn_pack_a16__avx2(size_t ks, size_t kc, const uint8_t *const *a, size_t a_off, const uint8_t *zero,
                             int16_t *panel, size_t stride);

@@ -237,7 +237,7 @@ par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, par_msg *msg)
     if (par_requant_params_for(&rp, PAR_REQUANT_FP32, (float)at->scale, (float)bt->scale, (float)yt->scale,
                                yt->zp - shift, yt->xor80 ? -128 : 0, yt->xor80 ? 127 : 255, msg) != PAR_OK)
         return PAR_UNSUPPORTED;
-    o->rq = (qnn_rq){(float)-yt->zp, (float)(255 - yt->zp), yt->zp, 0, 0.0f, 0.0f, 1.0f};
+    o->rq = (qnn_rq){(float)-yt->zp, (float)(255 - yt->zp), yt->zp, 0, 0.0f, 0.0f, 1.0f, 0};
     o->kcp = (o->k + 3) & ~(size_t)3;
     o->mtiles = (o->m + uk->mr - 1) / uk->mr;
     o->nblocks = (o->n + uk->nr - 1) / uk->nr;

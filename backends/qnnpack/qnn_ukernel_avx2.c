@@ -53,18 +53,30 @@ static inline __m256i rq8(__m256i acc, __m256 scale, const qnn_rq *rq)
     __m256 f = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), scale);
     if (rq->two) /* rne in the float domain (vroundps), then the second stage; no first-stage clamp: qnn_rq */
         f = _mm256_mul_ps(_mm256_round_ps(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), _mm256_set1_ps(rq->r2));
-    return _mm256_cvtps_epi32(_mm256_min_ps(f, _mm256_set1_ps(rq->vmax)));
+    /* bounded: no overflow, the clamp above is pack32's on the bytes (it is there either way) */
+    return _mm256_cvtps_epi32(rq->bounded ? f : _mm256_min_ps(f, _mm256_set1_ps(rq->vmax)));
+}
+
+/* The byte clamp of pack32: vlo = vmin + zp below, vhi = vmax + zp above (both in [0, 255]). */
+typedef struct bclamp {
+    __m256i vzp, vlo, vhi;
+} bclamp;
+
+static inline bclamp bclamp_of(const qnn_rq *rq)
+{
+    return (bclamp){_mm256_set1_epi16((short)rq->zp), _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp)),
+                    _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmax + rq->zp))};
 }
 
 /* Four requantized vectors -> 32 bytes in their order: vpackssdw (saturating), the zero point added in int16 with
- * saturation, vpackuswb (negatives -> 0), the clamp below on the bytes (vlo = vmin + zp, in [0, 255]). The packs
- * interleave the 128-bit lanes (dword 4L + d holds the bytes of source d, lane L); vpermd puts them back. */
-static inline __m256i pack32(__m256i i0, __m256i i1, __m256i i2, __m256i i3, __m256i vzp, __m256i vlo)
+ * saturation, vpackuswb (negatives -> 0), the clamps on the bytes. The packs interleave the 128-bit lanes (dword
+ * 4L + d holds the bytes of source d, lane L); vpermd puts them back. */
+static inline __m256i pack32(__m256i i0, __m256i i1, __m256i i2, __m256i i3, bclamp b)
 {
-    __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(i0, i1), vzp);
-    __m256i p23 = _mm256_adds_epi16(_mm256_packs_epi32(i2, i3), vzp);
-    __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    return _mm256_max_epu8(b, vlo);
+    __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(i0, i1), b.vzp);
+    __m256i p23 = _mm256_adds_epi16(_mm256_packs_epi32(i2, i3), b.vzp);
+    __m256i y = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(p01, p23), _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    return _mm256_min_epu8(_mm256_max_epu8(y, b.vlo), b.vhi);
 }
 
 /* n <= 16 bytes of v's low half to dst. */
@@ -98,13 +110,12 @@ static inline void store_lo(uint8_t *dst, __m256i v, size_t n)
 #define QNN_STORE_4X16()                                                                                            \
     do {                                                                                                            \
         const __m256 s0 = _mm256_loadu_ps(scale), s1 = _mm256_loadu_ps(scale + 8);                                  \
-        const __m256i vzp = _mm256_set1_epi16((short)rq->zp);                                                       \
-        const __m256i vlo = _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp));                          \
-        __m256i y01 = pack32(rq8(c00, s0, rq), rq8(c01, s1, rq), rq8(c10, s0, rq), rq8(c11, s1, rq), vzp, vlo);     \
+        const bclamp bc = bclamp_of(rq);                                                                            \
+        __m256i y01 = pack32(rq8(c00, s0, rq), rq8(c01, s1, rq), rq8(c10, s0, rq), rq8(c11, s1, rq), bc);           \
         store_lo(c, y01, nc);                                                                                       \
         if (mr > 1) store_lo(c + cs, _mm256_permute2x128_si256(y01, y01, 1), nc);                                   \
         if (mr > 2) {                                                                                               \
-            __m256i y23 = pack32(rq8(c20, s0, rq), rq8(c21, s1, rq), rq8(c30, s0, rq), rq8(c31, s1, rq), vzp, vlo); \
+            __m256i y23 = pack32(rq8(c20, s0, rq), rq8(c21, s1, rq), rq8(c30, s0, rq), rq8(c31, s1, rq), bc);       \
             store_lo(c + 2 * cs, y23, nc);                                                                          \
             if (mr > 3) store_lo(c + 3 * cs, _mm256_permute2x128_si256(y23, y23, 1), nc);                           \
         }                                                                                                           \
@@ -198,9 +209,7 @@ static void igemm_1x16(size_t nc, size_t kc, size_t ks, const uint8_t *const *a,
     }
     const __m256i i0 = rq8(_mm256_add_epi32(a0, a2), _mm256_loadu_ps(scale), rq);
     const __m256i i1 = rq8(_mm256_add_epi32(a1, a3), _mm256_loadu_ps(scale + 8), rq);
-    store_lo(c, pack32(i0, i1, i0, i1, _mm256_set1_epi16((short)rq->zp),
-                       _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp))),
-             nc);
+    store_lo(c, pack32(i0, i1, i0, i1, bclamp_of(rq)), nc);
 }
 
 void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,
@@ -330,21 +339,16 @@ static void gemm16_1x16(size_t nc, size_t kc, const int16_t *a, const int32_t *b
     }
     const __m256i i0 = rq8(_mm256_add_epi32(a0, a2), _mm256_loadu_ps(scale), rq);
     const __m256i i1 = rq8(_mm256_add_epi32(a1, a3), _mm256_loadu_ps(scale + 8), rq);
-    store_lo(c, pack32(i0, i1, i0, i1, _mm256_set1_epi16((short)rq->zp),
-                       _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp))),
-             nc);
+    store_lo(c, pack32(i0, i1, i0, i1, bclamp_of(rq)), nc);
 }
 
-void par_qnn_gemm16_4x16c2__avx2(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
-                                 const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale,
-                                 const qnn_rq *rq)
+/* One block of up to 16 columns. */
+static inline __attribute__((always_inline)) void gemm16_block(size_t mr, size_t nc, size_t kc, const int16_t *a,
+                                                               size_t a_stride, const int32_t *bias,
+                                                               const int32_t *rowcorr, uint8_t *c, size_t cs,
+                                                               const float *scale, const qnn_rq *rq)
 {
     enum { NR = 16 };
-    const int32_t *bias = w;
-    if (mr == 1) {
-        gemm16_1x16(nc, kc, a, bias, rowcorr, c, scale, rq);
-        return;
-    }
     QNN_INIT_4X16();
     const int16_t *wp = (const int16_t *)(bias + NR);
     const int16_t *x0 = a, *x1 = a + a_stride, *x2 = a + 2 * a_stride, *x3 = a + 3 * a_stride;
@@ -378,6 +382,19 @@ void par_qnn_gemm16_4x16c2__avx2(size_t mr, size_t nc, size_t kc, const int16_t 
                              : "xmm12", "xmm13", "xmm14", "xmm15", "memory");
     }
     QNN_STORE_4X16();
+}
+
+void par_qnn_gemm16_4x16c2__avx2(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
+                                 size_t w_stride, const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale,
+                                 const qnn_rq *rq)
+{
+    enum { NR = 16 };
+    for (;; w = (const uint8_t *)w + w_stride, c += NR, scale += NR, nc -= NR) {
+        const size_t n = nc < NR ? nc : NR;
+        if (mr == 1) gemm16_1x16(n, kc, a, w, rowcorr, c, scale, rq);
+        else gemm16_block(mr, n, kc, a, a_stride, w, rowcorr, c, cs, scale, rq);
+        if (nc <= NR) return;
+    }
 }
 
 void par_qnn_pack_a16__avx2(size_t ks, size_t kc, const uint8_t *const *a, size_t a_off, const uint8_t *zero,
@@ -423,11 +440,11 @@ void par_qnn_pack_a16__avx2(size_t ks, size_t kc, const uint8_t *const *a, size_
  * depthwise
  * ------------------------------------------------------------------------------------------------------------- */
 /* Four requantized vectors of the depthwise order (below) -> 32 bytes in channel order: the in-lane packs undo it. */
-static inline __m256i pack32_inlane(__m256i i0, __m256i i1, __m256i i2, __m256i i3, __m256i vzp, __m256i vlo)
+static inline __m256i pack32_inlane(__m256i i0, __m256i i1, __m256i i2, __m256i i3, bclamp b)
 {
-    __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(i0, i1), vzp);
-    __m256i p23 = _mm256_adds_epi16(_mm256_packs_epi32(i2, i3), vzp);
-    return _mm256_max_epu8(_mm256_packus_epi16(p01, p23), vlo);
+    __m256i p01 = _mm256_adds_epi16(_mm256_packs_epi32(i0, i1), b.vzp);
+    __m256i p23 = _mm256_adds_epi16(_mm256_packs_epi32(i2, i3), b.vzp);
+    return _mm256_min_epu8(_mm256_max_epu8(_mm256_packus_epi16(p01, p23), b.vlo), b.vhi);
 }
 
 /* The body, inlined twice: with ks a variable and with ks == 9 (MobileNet's 3x3), where the pair loop unrolls. Per
@@ -441,8 +458,7 @@ static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t ch
 {
     const size_t cp = (channels + 31) & ~(size_t)31, np = (ks + 1) / 2;
     const int32_t *bias = w, *wt = bias + cp;
-    const __m256i vzp = _mm256_set1_epi16((short)rq->zp);
-    const __m256i vlo = _mm256_set1_epi8((char)(uint8_t)((int32_t)rq->vmin + rq->zp));
+    const bclamp bc = bclamp_of(rq);
     const __m256i z = _mm256_setzero_si256();
     for (size_t p = 0; p < npix; p++, a += ks, c += cs)
         for (size_t ch = 0; ch < channels; ch += 32) {
@@ -468,7 +484,7 @@ static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t ch
             const __m256i y = pack32_inlane(rq8(a0, _mm256_loadu_ps(scale + ch), rq),
                                             rq8(a1, _mm256_loadu_ps(scale + ch + 8), rq),
                                             rq8(a2, _mm256_loadu_ps(scale + ch + 16), rq),
-                                            rq8(a3, _mm256_loadu_ps(scale + ch + 24), rq), vzp, vlo);
+                                            rq8(a3, _mm256_loadu_ps(scale + ch + 24), rq), bc);
             const size_t n = channels - ch;
             if (n >= 32) {
                 _mm256_storeu_si256((__m256i *)(c + ch), y);

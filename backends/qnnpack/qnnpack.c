@@ -171,7 +171,7 @@ static par_status bench_gemm(const qnn_ukernels *uk, double *gops, par_msg *msg)
     for (size_t i = 0; i < mt * mr; i++) ind[i] = a + (i < M ? i : M - 1) * K;
     for (size_t j = 0; j < nr; j++) scale[j] = 1e-4f;
     for (size_t b = 0; b < nb; b++) par_qnn_pack_gemm(uk, 1, K, K, b * nr, nr, bias, bench_w, NULL, w + b * bb);
-    qnn_rq rq = {-128.0f, 127.0f, 128, 0, 0.0f, 0.0f, 1.0f};
+    qnn_rq rq = {-128.0f, 127.0f, 128, 0, 0.0f, 0.0f, 1.0f, 1};
     double best = 1e30;
     for (int rep = 0; rep < 15; rep++) {
         double t0 = now_s();
