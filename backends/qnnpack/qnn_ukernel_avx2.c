@@ -87,23 +87,43 @@ static inline void store_lo(uint8_t *dst, __m256i v, size_t n)
         _mm_storeu_si128((__m128i *)dst, b);
         return;
     }
-    uint8_t tmp[16];
-    _mm_storeu_si128((__m128i *)tmp, b);
-    memcpy(dst, tmp, n);
+    /* 8, 4, 2, 1 bytes from the register, no round trip through memory (a memcpy call spills every register) */
+    if (n & 8) {
+        _mm_storel_epi64((__m128i *)dst, b);
+        dst += 8;
+        b = _mm_unpackhi_epi64(b, b);
+    }
+    uint64_t q = (uint64_t)_mm_cvtsi128_si64(b);
+    if (n & 4) {
+        uint32_t d = (uint32_t)q;
+        memcpy(dst, &d, 4);
+        dst += 4;
+        q >>= 32;
+    }
+    if (n & 2) {
+        uint16_t h = (uint16_t)q;
+        memcpy(dst, &h, 2);
+        dst += 2;
+        q >>= 16;
+    }
+    if (n & 1) *dst = (uint8_t)q;
 }
 
 /* The 4x16 kernels' accumulators c<row><half> (16 columns = 2 vectors of 8): bias + the row's correction. */
 #define QNN_INIT_4X16()                                                                                             \
     const __m256i b0 = _mm256_loadu_si256((const __m256i *)bias);                                                  \
     const __m256i b1 = _mm256_loadu_si256((const __m256i *)(bias + 8));                                            \
-    const __m256i r0 = _mm256_set1_epi32(rowcorr ? rowcorr[0] : 0);                                                 \
-    const __m256i r1 = _mm256_set1_epi32(rowcorr && mr > 1 ? rowcorr[1] : 0);                                       \
-    const __m256i r2 = _mm256_set1_epi32(rowcorr && mr > 2 ? rowcorr[2] : 0);                                       \
-    const __m256i r3 = _mm256_set1_epi32(rowcorr && mr > 3 ? rowcorr[3] : 0);                                       \
-    __m256i c00 = _mm256_add_epi32(b0, r0), c01 = _mm256_add_epi32(b1, r0);                                         \
-    __m256i c10 = _mm256_add_epi32(b0, r1), c11 = _mm256_add_epi32(b1, r1);                                         \
-    __m256i c20 = _mm256_add_epi32(b0, r2), c21 = _mm256_add_epi32(b1, r2);                                         \
-    __m256i c30 = _mm256_add_epi32(b0, r3), c31 = _mm256_add_epi32(b1, r3)
+    __m256i c00 = b0, c01 = b1, c10 = b0, c11 = b1, c20 = b0, c21 = b1, c30 = b0, c31 = b1;                         \
+    if (rowcorr) {                                                                                                  \
+        const __m256i r0 = _mm256_set1_epi32(rowcorr[0]);                                                           \
+        const __m256i r1 = _mm256_set1_epi32(mr > 1 ? rowcorr[1] : 0);                                              \
+        const __m256i r2 = _mm256_set1_epi32(mr > 2 ? rowcorr[2] : 0);                                              \
+        const __m256i r3 = _mm256_set1_epi32(mr > 3 ? rowcorr[3] : 0);                                              \
+        c00 = _mm256_add_epi32(b0, r0), c01 = _mm256_add_epi32(b1, r0);                                             \
+        c10 = _mm256_add_epi32(b0, r1), c11 = _mm256_add_epi32(b1, r1);                                             \
+        c20 = _mm256_add_epi32(b0, r2), c21 = _mm256_add_epi32(b1, r2);                                             \
+        c30 = _mm256_add_epi32(b0, r3), c31 = _mm256_add_epi32(b1, r3);                                             \
+    }
 
 /* Requantize and store mr rows x nc columns of them: rows 0 and 1 in the low and high 16 bytes of one vector, rows
  * 2 and 3 in another. */
