@@ -404,17 +404,33 @@ static inline __attribute__((always_inline)) void gemm16_block(size_t mr, size_t
     QNN_STORE_4X16();
 }
 
+/* The blocks, inlined once per epilogue variant (two, bounded constants): the epilogue is a third of a short-K
+ * block's instructions, and a copy of the flags the compiler can see folds its branches and reloads away. */
+static inline __attribute__((always_inline)) void gemm16_blocks(size_t mr, size_t nc, size_t kc, const int16_t *a,
+                                                                size_t a_stride, const void *w, size_t w_stride,
+                                                                const int32_t *rowcorr, uint8_t *c, size_t cs,
+                                                                const float *scale, const qnn_rq *rq0, int two,
+                                                                int bounded)
+{
+    enum { NR = 16 };
+    qnn_rq k = *rq0;
+    k.two = two, k.bounded = bounded;
+    for (;; w = (const uint8_t *)w + w_stride, c += NR, scale += NR, nc -= NR) {
+        const size_t n = nc < NR ? nc : NR;
+        if (mr == 1) gemm16_1x16(n, kc, a, w, rowcorr, c, scale, &k);
+        else gemm16_block(mr, n, kc, a, a_stride, w, rowcorr, c, cs, scale, &k);
+        if (nc <= NR) return;
+    }
+}
+
 void par_qnn_gemm16_4x16c2__avx2(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
                                  size_t w_stride, const int32_t *rowcorr, uint8_t *c, size_t cs, const float *scale,
                                  const qnn_rq *rq)
 {
-    enum { NR = 16 };
-    for (;; w = (const uint8_t *)w + w_stride, c += NR, scale += NR, nc -= NR) {
-        const size_t n = nc < NR ? nc : NR;
-        if (mr == 1) gemm16_1x16(n, kc, a, w, rowcorr, c, scale, rq);
-        else gemm16_block(mr, n, kc, a, a_stride, w, rowcorr, c, cs, scale, rq);
-        if (nc <= NR) return;
-    }
+    if (rq->two && rq->bounded) gemm16_blocks(mr, nc, kc, a, a_stride, w, w_stride, rowcorr, c, cs, scale, rq, 1, 1);
+    else if (rq->two) gemm16_blocks(mr, nc, kc, a, a_stride, w, w_stride, rowcorr, c, cs, scale, rq, 1, 0);
+    else if (rq->bounded) gemm16_blocks(mr, nc, kc, a, a_stride, w, w_stride, rowcorr, c, cs, scale, rq, 0, 1);
+    else gemm16_blocks(mr, nc, kc, a, a_stride, w, w_stride, rowcorr, c, cs, scale, rq, 0, 0);
 }
 
 void par_qnn_pack_a16__avx2(size_t ks, size_t kc, const uint8_t *const *a, size_t a_off, const uint8_t *zero,
@@ -474,8 +490,12 @@ static inline __m256i pack32_inlane(__m256i i0, __m256i i1, __m256i i2, __m256i 
  * in-lane shuffles per 64 products. */
 static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t channels, size_t ks,
                                                           const uint8_t *const *a, const void *w, uint8_t *c,
-                                                          size_t cs, const float *scale, const qnn_rq *rq)
+                                                          size_t cs, const float *scale, const qnn_rq *rq0, int two,
+                                                          int bounded)
 {
+    qnn_rq k = *rq0;
+    if (two >= 0) k.two = two, k.bounded = bounded; /* constants: the epilogue's branches fold (gemm16_blocks) */
+    const qnn_rq *rq = &k;
     const size_t cp = (channels + 31) & ~(size_t)31, np = (ks + 1) / 2;
     const int32_t *bias = w, *wt = bias + cp;
     const bclamp bc = bclamp_of(rq);
@@ -518,8 +538,11 @@ static inline __attribute__((always_inline)) void dw_body(size_t npix, size_t ch
 void par_qnn_dw_c16__avx2(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
                           uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq)
 {
-    if (ks == 9) dw_body(npix, channels, 9, a, w, c, cs, scale, rq);
-    else dw_body(npix, channels, ks, a, w, c, cs, scale, rq);
+    if (ks != 9) dw_body(npix, channels, ks, a, w, c, cs, scale, rq, -1, -1);
+    else if (rq->two && rq->bounded) dw_body(npix, channels, 9, a, w, c, cs, scale, rq, 1, 1);
+    else if (rq->two) dw_body(npix, channels, 9, a, w, c, cs, scale, rq, 1, 0);
+    else if (rq->bounded) dw_body(npix, channels, 9, a, w, c, cs, scale, rq, 0, 1);
+    else dw_body(npix, channels, 9, a, w, c, cs, scale, rq, 0, 0);
 }
 
 void par_qnn_vadd__avx2(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p)
