@@ -26,13 +26,23 @@ typedef struct avg_op {
     /* mean: output i sums x[base[i] + roff[j]] over j < k */
     size_t m, k;
     int64_t *base, *roff;
-    /* adaptive: N C planes of H x W into OH x OW, windows [floor(o H / OH), ceil((o + 1) H / OH)) */
-    size_t nc, h, w, oh, ow;
+    /* adaptive: N C planes of H x W into OH x OW, windows [floor(o H / OH), ceil((o + 1) H / OH)); with nhwc, the
+     * input and output in NHWC (n images of c channels, sums in acc[c]: the channel loop vectorizes) */
+    size_t nc, h, w, oh, ow, n, c;
+    int nhwc;
+    int32_t *acc;
     par_requant_params *rq;        /* one (mean) or one per output position (adaptive) */
 } avg_op;
 
 static int64_t fdiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
 static int64_t cdiv(int64_t a, int64_t b) { return -fdiv(-a, b); }
+
+/* The window of output (oh, ow) of an adaptive pool: rows [h0, h1), columns [w0, w1). */
+static void window(const avg_op *o, size_t oh, size_t ow, int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1)
+{
+    *h0 = fdiv((int64_t)(oh * o->h), (int64_t)o->oh), *h1 = cdiv((int64_t)((oh + 1) * o->h), (int64_t)o->oh);
+    *w0 = fdiv((int64_t)(ow * o->w), (int64_t)o->ow), *w1 = cdiv((int64_t)((ow + 1) * o->w), (int64_t)o->ow);
+}
 
 static void avg_run(const void *opv, qnn_plan *p)
 {
@@ -47,11 +57,30 @@ static void avg_run(const void *opv, qnn_plan *p)
         }
         return;
     }
+    if (o->nhwc) {
+        for (size_t b = 0; b < o->n; b++)
+            for (size_t oh = 0; oh < o->oh; oh++)
+                for (size_t ow = 0; ow < o->ow; ow++) {
+                    int64_t h0, h1, w0, w1;
+                    window(o, oh, ow, &h0, &h1, &w0, &w1);
+                    int32_t *acc = o->acc, off = (int32_t)((h1 - h0) * (w1 - w0)) * o->zi;
+                    for (size_t c = 0; c < o->c; c++) acc[c] = -off;
+                    for (int64_t ih = h0; ih < h1; ih++)
+                        for (int64_t iw = w0; iw < w1; iw++) {
+                            const uint8_t *x = o->x + ((b * o->h + (size_t)ih) * o->w + (size_t)iw) * o->c;
+                            for (size_t c = 0; c < o->c; c++) acc[c] += x[c];
+                        }
+                    uint8_t *y = o->y + ((b * o->oh + oh) * o->ow + ow) * o->c;
+                    for (size_t c = 0; c < o->c; c++)
+                        y[c] = (uint8_t)(par_requant_fp32(acc[c], &o->rq[oh * o->ow + ow]) + o->shift);
+                }
+        return;
+    }
     for (size_t c = 0; c < o->nc; c++)
         for (size_t oh = 0; oh < o->oh; oh++)
             for (size_t ow = 0; ow < o->ow; ow++) {
-                int64_t h0 = fdiv((int64_t)(oh * o->h), (int64_t)o->oh), h1 = cdiv((int64_t)((oh + 1) * o->h), (int64_t)o->oh);
-                int64_t w0 = fdiv((int64_t)(ow * o->w), (int64_t)o->ow), w1 = cdiv((int64_t)((ow + 1) * o->w), (int64_t)o->ow);
+                int64_t h0, h1, w0, w1;
+                window(o, oh, ow, &h0, &h1, &w0, &w1);
                 const uint8_t *x = o->x + c * o->h * o->w;
                 int32_t s = 0;
                 for (int64_t ih = h0; ih < h1; ih++)
@@ -129,8 +158,16 @@ par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, par_msg *msg)
         par_status st = avg_params(o->rq, xt, yt, (int64_t)(o->k ? o->k : 1), msg);
         if (st != PAR_OK) return st;
     }
-    o->x = par_qnn_need(p, n->inputs[0], QNN_LOGICAL, msg);
-    o->y = o->x ? par_qnn_produce(p, n->outputs[0], QNN_LOGICAL, msg) : NULL;
+    /* an adaptive pool reads NHWC where its input is there (a convolution's output): no layout conversion */
+    o->nhwc = o->adaptive && par_qnn_have(p, n->inputs[0]) == QNN_NHWC;
+    if (o->nhwc) {
+        o->n = (size_t)xt->dims[0], o->c = (size_t)xt->dims[1];
+        o->acc = par_qnn_alloc(p, sizeof(int32_t) * o->c);
+        if (!o->acc) return par_msgf(msg, PAR_ERROR, "out of memory");
+    }
+    int lay = o->nhwc ? QNN_NHWC : QNN_LOGICAL;
+    o->x = par_qnn_need(p, n->inputs[0], lay, msg);
+    o->y = o->x ? par_qnn_produce(p, n->outputs[0], lay, msg) : NULL;
     if (!o->y) return PAR_ERROR;
     return par_qnn_add_step(p, avg_run, o, msg);
 }

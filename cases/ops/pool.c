@@ -144,6 +144,7 @@ static void pool_grids(grid *gr)
 /* adaptive_avg_pool2d and global_avg_pool2d */
 typedef struct apool_pt {
     int global, n, c, h, w, oh, ow, dt;
+    int conv; /* quantized: a 1x1 conv2d first, so that a backend keeping convolutions in NHWC pools there */
 } apool_pt;
 
 static void apool_emit(grid *gr, apool_pt p, int quick)
@@ -155,16 +156,31 @@ static void apool_emit(grid *gr, apool_pt p, int quick)
     int64_t macs = su_numel(4, yd) * (p.h / p.oh + 2) * (p.w / p.ow + 2);
     if (!grid_take(gr, &p, quick, su_max64(su_numel(4, xd), su_numel(4, yd)), macs)) return;
     const char *op = p.global ? "global_avg_pool2d" : "adaptive_avg_pool2d";
-    char xs[64], dts[16] = "";
+    char xs[64], dts[48] = "";
     su_shape(xs, sizeof xs, 4, xd);
     if (p.dt) snprintf(dts, sizeof dts, ",dt=%s", su_dt((par_dtype)p.dt));
+    if (p.conv) snprintf(dts + strlen(dts), sizeof dts - strlen(dts), ",after=conv1x1");
     par_case *c = p.global ? par_sweep_case(gr->s, op, "%s(in=%s%s)", op, xs, dts)
                            : par_sweep_case(gr->s, op, "%s(in=%s,out=[%d,%d]%s)", op, xs, p.oh, p.ow, dts);
     if (!c) return;
     int64_t os[2] = {p.oh, p.ow};
     par_attr at[1] = {par_a_ints("output_size", 2, os)};
     int na = p.global ? 0 : 1;
-    su_unary_graph(c, op, (par_dtype)p.dt, 4, xd, su_uniform(-1.0, 1.0), na, at);
+    if (p.conv && p.dt) {
+        /* x -> 1x1 conv2d (C -> C, weights and bias as conv.c's quantized cases) -> the pool */
+        par_dtype dt = (par_dtype)p.dt;
+        int64_t wd[4] = {p.c, p.c, 1, 1}, bd[1] = {p.c};
+        float xs_ = 0.0f, ws_ = (float)(1.0 / (100.0 * sqrt((double)p.c)));
+        int32_t xz = 0, in[3] = {-1, -1, -1};
+        su_qparams(dt, -1.0, 1.0, &xs_, &xz);
+        in[0] = su_qinput(c, "x", dt, 4, xd, -1.0, 1.0);
+        su_qweights(c, dt, 0, 0, p.c, 4, wd, ws_, dt == PAR_DTYPE_QU8 ? 128 : 0, xs_, 1, bd, in);
+        par_out_spec oc = su_qout_spec("h_q", dt, -2.0, 2.0), oy = su_qout_spec("y_q", dt, -2.0, 2.0);
+        int32_t h = par_case_node(c, "conv2d", 3, in, 0, NULL, &oc);
+        su_qoutput(c, par_case_node(c, op, 1, &h, na, at, &oy));
+    } else {
+        su_unary_graph(c, op, (par_dtype)p.dt, 4, xd, su_uniform(-1.0, 1.0), na, at);
+    }
     par_sweep_done(gr->s, c);
 }
 
@@ -177,7 +193,7 @@ static void apool_grids(grid *gr)
     for (int i = 0; i < INN; i++)
         for (int o = 0; o < OUTN; o++)
             for (int c = 0; c < 2; c++) {
-                apool_pt p = {0, 1, c ? 17 : 3, IN[i][0], IN[i][1], OUT[o][0], OUT[o][1], 0};
+                apool_pt p = {0, 1, c ? 17 : 3, IN[i][0], IN[i][1], OUT[o][0], OUT[o][1], 0, 0};
                 apool_emit(gr, p, i < INQ && o < OUTQ && !c);
             }
     static const int GS[][4] = {{1, 3, 7, 7},   {1, 8, 1, 1},   {2, 16, 5, 5},  {1, 17, 9, 9},   {1, 32, 3, 4},
@@ -185,12 +201,12 @@ static void apool_grids(grid *gr)
                                 {2, 96, 14, 14}, {1, 576, 1, 1}, {1, 33, 17, 31}};
     enum { GQ = 8, GN = 13 };
     for (int i = 0; i < GN; i++) {
-        apool_pt p = {1, GS[i][0], GS[i][1], GS[i][2], GS[i][3], 1, 1, 0};
+        apool_pt p = {1, GS[i][0], GS[i][1], GS[i][2], GS[i][3], 1, 1, 0, 0};
         apool_emit(gr, p, i < GQ);
     }
     for (int dt = 0; dt < 2; dt++)
         for (int i = 0; i < 3; i++) {
-            apool_pt p = {1, GS[i][0], GS[i][1], GS[i][2], GS[i][3], 1, 1, dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8};
+            apool_pt p = {1, GS[i][0], GS[i][1], GS[i][2], GS[i][3], 1, 1, dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8, 0};
             apool_emit(gr, p, 1);
         }
     /* Quantized adaptive pools: windows that divide the input and that do not (sizes vary per output), outputs
@@ -198,7 +214,14 @@ static void apool_grids(grid *gr)
     static const int QAP[][4] = {{7, 7, 3, 3}, {9, 13, 5, 7}, {8, 8, 2, 2}, {2, 5, 4, 3}, {16, 16, 6, 6}, {33, 17, 7, 7}};
     for (int dt = 0; dt < 2; dt++)
         for (int i = 0; i < 6; i++) {
-            apool_pt p = {0, 1, 4, QAP[i][0], QAP[i][1], QAP[i][2], QAP[i][3], dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8};
+            apool_pt p = {0, 1, 4, QAP[i][0], QAP[i][1], QAP[i][2], QAP[i][3], dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8, 0};
+            apool_emit(gr, p, 1);
+        }
+    /* The same after a 1x1 convolution (its output in NHWC on qnnpack), and a global pool over many channels. */
+    for (int dt = 0; dt < 2; dt++)
+        for (int i = 0; i < 4; i++) {
+            apool_pt p = {i == 3, 1 + (i == 1), i == 3 ? 40 : 6, QAP[i][0], QAP[i][1], QAP[i][2], QAP[i][3],
+                          dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8, 1};
             apool_emit(gr, p, 1);
         }
 }
