@@ -307,10 +307,13 @@ static size_t avx2_vs_scalar_igemm(const qnn_ukernels *av, const qnn_ukernels *s
     if (rng() % 5 == 0) /* products far outside int16 and int32 after conversion: the saturating paths */
         for (size_t j = 0; j < nc; j++) scale[j] *= 1e4f * (float)(1 + rng() % 1000);
     for (size_t i = 0; i < 8; i++) rowcorr[i] = rint_in(-5000, 5000);
+    /* half the calls with a row's taps back to back in memory, as a convolution's kernel row is in NHWC (the panel
+     * packs such runs as one copy) */
+    const int adjacent = rng() % 2;
     for (size_t t = 0; t < ks; t++)
         for (size_t i = 0; i < MR; i++) {
             size_t r = i < mr ? i : mr - 1;
-            a[t * MR + i] = rng() % 6 == 0 ? zero : amem + (t * MR + r) * row;
+            a[t * MR + i] = rng() % 6 == 0 ? zero : adjacent ? amem + r * ks * row + t * kc : amem + (t * MR + r) * row;
         }
     wsrc src = {w, ks, kc};
     par_qnn_pack_gemm(av, ks, kc, kcp, 0, nc, bias, wget, &src, pa);

@@ -438,11 +438,26 @@ void par_qnn_pack_a16__avx2(size_t ks, size_t kc, const uint8_t *const *a, size_
 {
     enum { MR = 4 };
     const size_t kt = ks * kc, kp = (kt + 3) & ~(size_t)3;
+    if (kc <= 16) {
+        /* a tap is one 16-byte widening (the next tap overwrites the excess): no branch but the zero row's select.
+         * Twice as fast on a 3-channel 3x3 conv as finding runs of adjacent taps (below). */
+        for (size_t i = 0; i < MR; i++) {
+            int16_t *row = panel + i * stride;
+            for (size_t t = 0; t < ks; t++) {
+                const uint8_t *src = a[t * MR + i];
+                src += src != zero ? a_off : 0;
+                _mm256_storeu_si256((__m256i *)(row + t * kc),
+                                    _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)src)));
+            }
+            for (size_t k = kt; k < kp; k++) row[k] = 0;
+        }
+        return;
+    }
     for (size_t i = 0; i < MR; i++) {
         for (size_t t = 0; t < ks;) {
             const uint8_t *src = a[t * MR + i];
             /* a run of taps whose rows follow each other in memory (a kernel row's taps away from the padding, in
-             * NHWC) is one copy: a 3-channel 3x3 conv copies 3 runs of 9 bytes, not 9 taps of 3 */
+             * NHWC) is one copy */
             size_t run = 1;
             if (src != zero)
                 while (t + run < ks && a[(t + run) * MR + i] == src + run * kc) run++;
