@@ -29,6 +29,7 @@ static void env_rows(FILE *f, const par_env *e)
     kv(f, "cores", buf);
     snprintf(buf, sizeof buf, "%s %s %s (%s)", e->os_name, e->os_release, e->machine, e->os_version);
     kv(f, "OS", buf);
+    kv(f, "architecture (built for)", e->arch);
     kv(f, "compiler", e->compiler);
     kv(f, "json-c", e->json_c);
 }
@@ -55,6 +56,7 @@ static void backend(FILE *f, const par_backend_inst *bi)
     if (bi->n_knobs <= 0) fprintf(f, "none");
     fprintf(f, "</td></tr>\n");
     kv(f, "describe (what ran)", bi->describe);
+    kv(f, "kernels", par_describe_kernels(bi->describe, buf, sizeof buf));
     kv(f, "plugin", bi->plugin_path);
     if (bi->probed) {
         const char *rq = par_requant_name((par_requant)bi->requant);

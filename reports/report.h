@@ -32,6 +32,10 @@ typedef struct par_env {
 
 void par_env_collect(par_env *e);
 
+/* The kernel variant a backend instance runs, as its describe text names it: the value of its `kernels` key
+ * ("scalar", "avx2", "neondot"; a trailing "(auto)" dropped) copied to buf, or "" when it names none. */
+const char *par_describe_kernels(const char *describe, char *buf, size_t len);
+
 /* What a run selected (the report's config.selection): reports of shards of one run have the same selection and
  * differ only in the shard. */
 typedef struct par_report_selection {

@@ -182,20 +182,20 @@ static json_object *env_json(const par_env *given)
     return env;
 }
 
-/* The kernel variant the instance runs, as its describe text names it: the value of the `kernels` key ("scalar",
- * "avx2", "neondot"; a trailing "(auto)" dropped), or NULL when the backend names none. */
-static json_object *kernels_json(const char *describe)
+const char *par_describe_kernels(const char *describe, char *buf, size_t len)
 {
+    if (len) buf[0] = 0;
     for (const char *p = describe; p && *p;) {
         size_t n = strcspn(p, ";");
         if (n > 8 && strncmp(p, "kernels=", 8) == 0) {
-            size_t v = strcspn(p + 8, ";(");
-            return v ? json_object_new_string_len(p + 8, (int)v) : NULL;
+            int v = (int)strcspn(p + 8, ";(");
+            snprintf(buf, len, "%.*s", v, p + 8);
+            return buf;
         }
         p += n;
         if (*p == ';') p++;
     }
-    return NULL;
+    return buf;
 }
 
 static json_object *backend_json(const par_backend_inst *bi)
@@ -210,7 +210,8 @@ static json_object *backend_json(const par_backend_inst *bi)
     for (int32_t k = 0; k < bi->n_knobs && k < PAR_MAX_KNOBS; k++) put(knobs, bi->knob_key[k], par_json_str(bi->knob_val[k]));
     put(o, "knobs", knobs);
     put(o, "describe", par_json_str(bi->describe));
-    put(o, "kernels", kernels_json(bi->describe));
+    char kern[64];
+    put(o, "kernels", jstr_or_null(par_describe_kernels(bi->describe, kern, sizeof kern)));
     put(o, "plugin", jstr_or_null(bi->plugin_path));
     const char *rq = par_requant_name((par_requant)bi->requant);
     put(o, "requant", bi->probed ? par_json_str(rq ? rq : "fp32") : NULL);

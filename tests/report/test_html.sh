@@ -32,6 +32,23 @@ check "every href is an anchor" sh -c "! grep -noE 'href=\"[^#][^\"]*\"' '$html'
 check "html has one heatmap" sh -c "[ \$(grep -c 'id=\"heatmap\"' '$html') = 1 ]"
 check "html has one failure table" sh -c "[ \$(grep -c '<table id=\"failures\"' '$html') = 1 ]"
 
+# The environment names the architecture parity was built for and, per backend, the kernels its describe names
+# (the values of report.json's environment.arch and backends[].kernels).
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$T/fx/report.json" >"$T/arch.txt" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["environment"]["arch"])
+print(" ".join(b["kernels"] for b in r["backends"] if b.get("kernels")))
+EOF
+    arch=$(sed -n 1p "$T/arch.txt") kern=$(sed -n 2p "$T/arch.txt")
+    check "html shows the architecture ($arch)" grep -q "architecture (built for)</th><td>$arch<" "$html"
+    for k in $kern; do check "html shows the kernels $k" grep -q "<th>kernels</th><td>$k<" "$html"; done
+    if [ -n "$kern" ]; then ok; else no "no backend of the fixture names its kernels"; fi
+else
+    skip "python3 absent: the architecture and kernels rows not checked"
+fi
+
 # The failing records of the report, as (backend, case) lines, from the JSON itself.
 if command -v python3 >/dev/null 2>&1; then
     python3 - "$T/fx/report.json" >"$T/fails.txt" <<'EOF'
