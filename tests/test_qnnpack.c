@@ -437,6 +437,29 @@ static void test_avx2_vs_scalar(void)
     CU_ASSERT(varied_probes > 20); /* outputs that vary: a kernel writing constants would pass the comparison */
 }
 
+/* The sets' 3-channel NCHW -> NHWC (an RGB input) against the definition, sizes around its 16-pixel block. */
+static void test_nhwc3(void)
+{
+    size_t sets = 0;
+    for (int isa = 0; isa <= QNN_ISA_NEONDOT; isa++) {
+        const qnn_ukernels *uk = par_qnn_ukernels((qnn_isa)isa);
+        if (!uk || !uk->nhwc3) continue;
+        sets++;
+        for (size_t hw = 1; hw <= 70; hw += hw < 20 ? 1 : 17) {
+            uint8_t x[3 * 80], y[3 * 80 + 8];
+            for (size_t i = 0; i < 3 * hw; i++) x[i] = (uint8_t)rng();
+            memset(y, 0xA5, sizeof y);
+            uk->nhwc3(hw, x, y);
+            size_t bad = 0;
+            for (size_t i = 0; i < hw; i++)
+                for (size_t c = 0; c < 3; c++) bad += y[3 * i + c] != x[c * hw + i];
+            for (size_t i = 3 * hw; i < sizeof y; i++) bad += y[i] != 0xA5;
+            CU_ASSERT_EQUAL(bad, 0);
+        }
+    }
+    if (!sets) PAR_TEST_SKIP("no kernel set of this CPU has its own nhwc3");
+}
+
 /* The AVX2 int8 peak loop runs and gives a rate; the micro-benchmark "peak" follows the selected kernel set. */
 static void test_avx2_peak(void)
 {
@@ -772,6 +795,7 @@ static const CU_TestInfo tests[] = {
     {"depthwise vnni vs model", test_dw_vnni},
     {"avx2 vs scalar byte for byte, random shapes and zero points", test_avx2_vs_scalar},
     {"avx2 int8 peak loop and the peak micro-benchmark's set", test_avx2_peak},
+    {"nchw -> nhwc of a 3-channel image", test_nhwc3},
     {"graphs vs reference integers, every kernel set", test_graph_conv},
     {"knobs, describe, requant, microbench names", test_knobs},
     {"f32 graphs unsupported with a reason", test_unsupported},

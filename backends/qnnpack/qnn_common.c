@@ -53,12 +53,13 @@ typedef struct cvt_op {
 
 static void cvt_run(const void *opv, qnn_plan *p)
 {
-    (void)p;
     const cvt_op *o = opv;
     for (size_t b = 0; b < o->n; b++) {
         const uint8_t *s = o->src + b * o->c * o->hw;
         uint8_t *d = o->dst + b * o->c * o->hw;
-        if (o->to_nhwc && o->c == 3) /* an image: one pass, three reads and three writes a pixel */
+        if (o->to_nhwc && o->c == 3 && p->uk->nhwc3) /* an image */
+            p->uk->nhwc3(o->hw, s, d);
+        else if (o->to_nhwc && o->c == 3)
             for (size_t i = 0; i < o->hw; i++) {
                 d[3 * i] = s[i];
                 d[3 * i + 1] = s[o->hw + i];

@@ -122,6 +122,9 @@ static inline void qnn_quantize_body(size_t n, const float *x, uint8_t *y, doubl
     }
 }
 
+/* NCHW -> NHWC of one 3-channel image (an RGB input): y[3 i + c] = x[c * hw + i] for i < hw. */
+typedef void (*qnn_nhwc3_fn)(size_t hw, const uint8_t *x, uint8_t *y);
+
 typedef enum qnn_wfmt {
     QNN_WFMT_C4 = 0,     /* int8: per 4 k's, NR columns x 4 bytes (vpdpbusd operand) */
     QNN_WFMT_C4_I16 = 1, /* int16: per 4 k's, NR int32 lanes of (w0, w1), then NR lanes of (w2, w3) (vpmaddwd) */
@@ -149,6 +152,7 @@ typedef struct qnn_ukernels {
     qnn_dw_fn dw;
     qnn_vadd_fn vadd;
     qnn_quantize_fn quantize;
+    qnn_nhwc3_fn nhwc3; /* NULL: qnn_common.c's loop */
 } qnn_ukernels;
 
 /* The kernel set of an ISA, or NULL when the machine lacks it (cpuinfo). */
@@ -197,6 +201,7 @@ void par_qnn_dw_c16__avx2(size_t npix, size_t channels, size_t ks, const uint8_t
                           uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
 void par_qnn_vadd__avx2(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
 void par_qnn_quantize__avx2(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
+void par_qnn_nhwc3__avx2(size_t hw, const uint8_t *x, uint8_t *y);
 void par_qnn_igemm_8x32c4__avx512vnni(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a,
                                       size_t a_off, const uint8_t *zero, const void *w, const int32_t *rowcorr,
                                       uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);

@@ -570,6 +570,34 @@ void par_qnn_quantize__avx2(size_t n, const float *x, uint8_t *y, double inv_sca
     qnn_quantize_body(n, x, y, inv_scale, zp);
 }
 
+void par_qnn_nhwc3__avx2(size_t hw, const uint8_t *x, uint8_t *y)
+{
+    /* 16 pixels: 3 x 16 bytes in, 48 out, each output vector three vpshufb (one per channel plane, -1 = zero)
+     * or'ed together */
+    const uint8_t *r = x, *g = x + hw, *b = x + 2 * hw;
+    const __m128i m[3][3] = {
+        {_mm_setr_epi8(0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1, 5),
+         _mm_setr_epi8(-1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1, -1),
+         _mm_setr_epi8(-1, -1, 0, -1, -1, 1, -1, -1, 2, -1, -1, 3, -1, -1, 4, -1)},
+        {_mm_setr_epi8(-1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1, 10, -1),
+         _mm_setr_epi8(5, -1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1, 10),
+         _mm_setr_epi8(-1, 5, -1, -1, 6, -1, -1, 7, -1, -1, 8, -1, -1, 9, -1, -1)},
+        {_mm_setr_epi8(-1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15, -1, -1),
+         _mm_setr_epi8(-1, -1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15, -1),
+         _mm_setr_epi8(10, -1, -1, 11, -1, -1, 12, -1, -1, 13, -1, -1, 14, -1, -1, 15)},
+    };
+    size_t i = 0;
+    for (; i + 16 <= hw; i += 16, y += 48) {
+        const __m128i vr = _mm_loadu_si128((const __m128i *)(r + i)), vg = _mm_loadu_si128((const __m128i *)(g + i));
+        const __m128i vb = _mm_loadu_si128((const __m128i *)(b + i));
+        for (int o = 0; o < 3; o++)
+            _mm_storeu_si128((__m128i *)(y + 16 * o),
+                             _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(vr, m[o][0]), _mm_shuffle_epi8(vg, m[o][1])),
+                                          _mm_shuffle_epi8(vb, m[o][2])));
+    }
+    for (; i < hw; i++, y += 3) y[0] = r[i], y[1] = g[i], y[2] = b[i];
+}
+
 /* The AVX2 int8 peak: what the igemm's inner loop is made of, vpmaddwd (16 products of 8-bit values widened to 16
  * bits, summed in pairs into int32) then vpaddd into an int32 accumulator, 8 of each per iteration on 8 independent
  * accumulators (chains of one vpaddd, latency 1, never limit), and nothing else but the loop counter. In assembly:

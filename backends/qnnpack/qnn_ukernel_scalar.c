@@ -79,12 +79,13 @@ void par_qnn_quantize__scalar(size_t n, const float *x, uint8_t *y, double inv_s
  * ------------------------------------------------------------------------------------------------------------- */
 static const qnn_ukernels SETS[] = {
     {QNN_ISA_SCALAR, "scalar", 4, 8, QNN_WFMT_C4, par_qnn_igemm_4x8c4__scalar, NULL, NULL, par_qnn_dw_c16__scalar,
-     par_qnn_vadd__scalar, par_qnn_quantize__scalar},
+     par_qnn_vadd__scalar, par_qnn_quantize__scalar, NULL},
 #if defined(__x86_64__)
     {QNN_ISA_AVX2, "avx2", 4, 16, QNN_WFMT_C4_I16, par_qnn_igemm_4x16c4__avx2, par_qnn_gemm16_4x16c2__avx2,
-     par_qnn_pack_a16__avx2, par_qnn_dw_c16__avx2, par_qnn_vadd__avx2, par_qnn_quantize__avx2},
+     par_qnn_pack_a16__avx2, par_qnn_dw_c16__avx2, par_qnn_vadd__avx2, par_qnn_quantize__avx2,
+     par_qnn_nhwc3__avx2},
     {QNN_ISA_VNNI, "vnni", 8, 32, QNN_WFMT_C4, par_qnn_igemm_8x32c4__avx512vnni, NULL, NULL,
-     par_qnn_dw_c16__avx512vnni, par_qnn_vadd__avx512, par_qnn_quantize__avx512},
+     par_qnn_dw_c16__avx512vnni, par_qnn_vadd__avx512, par_qnn_quantize__avx512, par_qnn_nhwc3__avx2},
 #endif
 };
 
@@ -93,10 +94,10 @@ static const qnn_ukernels SETS[] = {
  * elsewhere). Both share the NEON depthwise, vadd and quantize kernels. */
 static const qnn_ukernels NEON_SETS[2] = {
     {QNN_ISA_NEON, "neon", 4, 16, QNN_WFMT_K1, par_qnn_igemm_4x16__neon, NULL, NULL, par_qnn_dw_c16__neon,
-     par_qnn_vadd__neon, par_qnn_quantize__neon},
+     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL},
     {QNN_ISA_NEONDOT, "neondot", 4, 16, QNN_WFMT_C4_S8, par_qnn_igemm_4x16c4__neondot, NULL, NULL,
      par_qnn_dw_c16__neon,
-     par_qnn_vadd__neon, par_qnn_quantize__neon},
+     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL},
 };
 #endif
 
