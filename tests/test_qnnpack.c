@@ -437,6 +437,40 @@ static void test_avx2_vs_scalar(void)
     CU_ASSERT(varied_probes > 20); /* outputs that vary: a kernel writing constants would pass the comparison */
 }
 
+/* Every set's quantize kernel against the shared body (the definition), byte for byte: ties at odd and even zero
+ * points, NaN, infinities, huge and subnormal values, signed zeros, lengths around the vector blocks. */
+static void test_quantize_sets(void)
+{
+    static const float SPECIAL[] = {NAN, -NAN, INFINITY, -INFINITY, 3e38f, -3e38f, 1e-40f, -1e-40f, 0.0f, -0.0f};
+    static const double ZP[] = {0, 1, 127, 128, 255};
+    float x[80];
+    uint8_t want[80], got[96];
+    size_t checked = 0;
+    for (int isa = 0; isa <= QNN_ISA_NEONDOT; isa++) {
+        const qnn_ukernels *uk = par_qnn_ukernels((qnn_isa)isa);
+        if (!uk) continue;
+        for (int r = 0; r < 200; r++) {
+            size_t n = 1 + rng() % 70;
+            double scale = 0.001 + (rng() % 1000) / 20000.0, zp = ZP[rng() % 5];
+            for (size_t i = 0; i < n; i++) {
+                uint32_t k = rng() % 8;
+                x[i] = k == 0 ? SPECIAL[rng() % 10]
+                       : k < 3 ? (float)(((double)(int32_t)(rng() % 600) - 300.0 + 0.5) * scale) /* ties */
+                               : (float)(((double)(rng() % 100000) / 100000.0 - 0.5) * 600.0 * scale);
+            }
+            memset(got, 0xA5, sizeof got);
+            qnn_quantize_body(n, x, want, 1.0 / scale, zp);
+            uk->quantize(n, x, got, 1.0 / scale, zp);
+            size_t bad = 0;
+            for (size_t i = 0; i < n; i++) bad += got[i] != want[i];
+            for (size_t i = n; i < sizeof got; i++) bad += got[i] != 0xA5;
+            CU_ASSERT_EQUAL(bad, 0);
+            checked += n;
+        }
+    }
+    CU_ASSERT(checked > 1000);
+}
+
 /* The sets' 3-channel NCHW -> NHWC (an RGB input) against the definition, sizes around its 16-pixel block. */
 static void test_nhwc3(void)
 {
@@ -796,6 +830,7 @@ static const CU_TestInfo tests[] = {
     {"avx2 vs scalar byte for byte, random shapes and zero points", test_avx2_vs_scalar},
     {"avx2 int8 peak loop and the peak micro-benchmark's set", test_avx2_peak},
     {"nchw -> nhwc of a 3-channel image", test_nhwc3},
+    {"quantize kernels against the shared body, specials and ties", test_quantize_sets},
     {"graphs vs reference integers, every kernel set", test_graph_conv},
     {"knobs, describe, requant, microbench names", test_knobs},
     {"f32 graphs unsupported with a reason", test_unsupported},
