@@ -163,7 +163,7 @@ static int gemm_compare(const qnn_ukernels *uk, size_t M, size_t N, size_t kc, s
     int32_t zp1 = rint_in(60, 200);
     gemm_case g = {M, N, kc, ks, rows, a_off, zero, w, bias, zw ? rowcorr : NULL, scale,
                    {(float)(lo - zp), (float)(hi - zp), zp, two, (float)-zp1, (float)(255 - zp1),
-                    two ? (float)(0.4 + (rng() % 1000) / 1000.0) : 1.0f}};
+                    two ? (float)(0.4 + (rng() % 1000) / 1000.0) : 1.0f, 0}};
     memset(y0, 0xA5, M * ldy);
     memset(y1, 0xA5, M * ldy);
     CU_ASSERT_FATAL(gemm_run(ref, &g, y0, ldy) && gemm_run(uk, &g, y1, ldy));
@@ -254,7 +254,7 @@ static void wrap_case(qnn_isa isa)
         scale[j] = (float)(1.0 / 1000.0);
     }
     for (size_t m = 0; m < M; m++) rowcorr[m] = -(INT32_MAX - 10 * 127 * KS * KC) + 40000 - rint_in(0, 60000);
-    gemm_case g = {M, N, KC, KS, rows, 0, zero, w, bias, rowcorr, scale, {-128.0f, 127.0f, 128, 0, 0, 0, 1.0f}};
+    gemm_case g = {M, N, KC, KS, rows, 0, zero, w, bias, rowcorr, scale, {-128.0f, 127.0f, 128, 0, 0, 0, 1.0f, 0}};
     uint8_t y0[M * N], y1[M * N];
     memset(y0, 0, sizeof y0);
     memset(y1, 0, sizeof y1);
@@ -303,7 +303,7 @@ static void test_dw_neon(void)
                 for (size_t t = 0; t < ks; t++) a[p * ks + t] = x + (p * ks + t) * cp;
             int32_t zp = rint_in(90, 170), zp1 = rint_in(60, 200), two = (int32_t)((ch + ks) % 2);
             qnn_rq rq = {(float)(rint_in(0, 20) - zp), (float)(rint_in(235, 255) - zp), zp, two, (float)-zp1,
-                         (float)(255 - zp1), two ? 0.7f : 1.0f};
+                         (float)(255 - zp1), two ? 0.7f : 1.0f, 0};
             memset(y0, 0xA5, NPIX * cs);
             memset(y1, 0xA5, NPIX * cs);
             ref->dw(NPIX, ch, ks, a, w, y0, cs, scale, &rq);
