@@ -10,7 +10,7 @@
 #   - with QEMU_CPU=max only, the models of $AARCH64_MODELS (cases/models; by default the small ones: their float64
 #     reference is the slow part under emulation, MobileNetV2's about 10x the default set's) on the instances with
 #     automatic kernels (cpu, qnnpack, xnnpack) and the NEON variants (the variants forced to scalar run the same
-#     kernels as in the quick suite);
+#     kernels as in the quick suite), and with them cases/regressions (the fixed findings' cases, small);
 # then, once, tests/report/aarch64_reference.sh (x86 and aarch64 give the same case IDs and the same reference).
 # The last line is tools/check_sum.sh's `check-aarch64: N passed, N failed, N skipped`; the exit status is 1 when
 # any step failed. POSIX sh.
@@ -100,7 +100,7 @@ for cpu in max cortex-a53; do
     sh "$here/check_step.sh" "$d" "conformance-quick-$cpu" $qemu "$exe" run --suite quick -b "$specs" -j "$jobs" \
         --repeat 2 --no-progress --out "$out/quick" | tail -n 4
     [ "$cpu" = max ] || continue
-    models=
+    models=cases/regressions # the fixed findings' cases (small) ride along with the models
     for m in $MODELS; do models="$models cases/models/$m.json"; done
     mspecs=$(printf '%s\n' "$specs" | tr ',' '\n' | grep -v 'kernels=scalar' | paste -sd, -)
     echo "models on: $mspecs"
