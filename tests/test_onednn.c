@@ -12,6 +12,7 @@
 
 #include "core/graph.h"
 #include "exec/exec.h"
+#include "backend_absent.h"
 #include "tmain.h"
 
 #ifdef PAR_HAVE_ONEDNN
@@ -342,23 +343,7 @@ static const CU_TestInfo tests[] = {
 };
 
 #else
-
-static void test_absent(void)
-{
-    int32_t n = 0;
-    const par_backend *const *b = par_builtin_backends(&n);
-    int found = 0;
-    for (int32_t i = 0; i < n; i++) found |= strcmp(b[i]->name, "onednn") == 0;
-    CU_ASSERT_FALSE(found);
-}
-
-static void test_adapter_not_built(void) { PAR_TEST_SKIP("built without oneDNN (make deps installs libdnnl-dev)"); }
-
-static const CU_TestInfo tests[] = {
-    {"built without oneDNN: the backend is absent", test_absent},
-    {"adapter tests", test_adapter_not_built},
-    CU_TEST_INFO_NULL,
-};
+PAR_TEST_BACKEND_ABSENT("onednn", "built without oneDNN (make deps installs libdnnl-dev)")
 #endif
 
 PAR_TEST_MAIN("onednn", tests)

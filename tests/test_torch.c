@@ -16,6 +16,7 @@
 
 #include "core/graph.h"
 #include "exec/exec.h"
+#include "backend_absent.h"
 #include "tmain.h"
 
 #ifdef PAR_HAVE_TORCH
@@ -369,23 +370,7 @@ static const CU_TestInfo tests[] = {
     CU_TEST_INFO_NULL,
 };
 #else
-static void test_absent(void)
-{
-    int32_t n = 0;
-    const par_backend *const *b = par_builtin_backends(&n);
-    int found = 0;
-    for (int32_t i = 0; i < n; i++) found |= strcmp(b[i]->name, "torch") == 0;
-    CU_ASSERT_FALSE(found);
-}
-
-/* The backend's tests need libtorch: without it they did not run, and say so. */
-static void test_not_built(void) { PAR_TEST_SKIP("built without libtorch (make deps installs libtorch-dev)"); }
-
-static const CU_TestInfo tests[] = {
-    {"built without libtorch: no torch backend", test_absent},
-    {"the torch backend's tests", test_not_built},
-    CU_TEST_INFO_NULL,
-};
+PAR_TEST_BACKEND_ABSENT("torch", "built without libtorch (make deps installs libtorch-dev)")
 #endif
 
 PAR_TEST_MAIN("test_torch", tests)

@@ -13,6 +13,7 @@
 
 #include "core/graph.h"
 #include "exec/exec.h"
+#include "backend_absent.h"
 #include "tmain.h"
 
 #ifdef PAR_HAVE_XNNPACK
@@ -502,23 +503,7 @@ static const CU_TestInfo tests[] = {
     CU_TEST_INFO_NULL,
 };
 #else
-static void test_absent(void)
-{
-    int32_t n = 0;
-    const par_backend *const *b = par_builtin_backends(&n);
-    int found = 0;
-    for (int32_t i = 0; i < n; i++) found |= strcmp(b[i]->name, "xnnpack") == 0;
-    CU_ASSERT_FALSE(found);
-}
-
-/* The adapter's tests need the library: without it they did not run, and say so. */
-static void test_adapter_not_built(void) { PAR_TEST_SKIP("built without XNNPACK (make deps installs libxnnpack-dev)"); }
-
-static const CU_TestInfo tests[] = {
-    {"built without XNNPACK: the backend is absent", test_absent},
-    {"adapter tests", test_adapter_not_built},
-    CU_TEST_INFO_NULL,
-};
+PAR_TEST_BACKEND_ABSENT("xnnpack", "built without XNNPACK (make deps installs libxnnpack-dev)")
 #endif
 
 PAR_TEST_MAIN("xnnpack", tests)
