@@ -16,7 +16,7 @@ set -u
 rank_of() {
     case "$1" in
     core) echo 0 ;;
-    reference | cases | backends/*) echo 1 ;;
+    reference | cases | formats | backends/*) echo 1 ;;
     oracle) echo 2 ;;
     exec | reports | fuzz) echo 3 ;;
     runner) echo 4 ;;
@@ -39,7 +39,7 @@ folder_of() {
 }
 
 files=$(git ls-files 'core/*' 'reference/*' 'cases/*.[ch]' 'cases/ops/*' 'oracle/*' 'exec/*' 'reports/*' 'runner/*' \
-    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'campaign/*' 2>/dev/null | grep -E '\.(c|h|def|inc)$')
+    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'campaign/*' 'formats/*' 2>/dev/null | grep -E '\.(c|h|def|inc)$')
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 bad=0
@@ -90,7 +90,7 @@ if [ $# -ge 1 ] && [ -d "$1" ]; then
     calls=$(mktemp)
     : >"$calls.defs"
     : >"$calls.uses"
-    for o in $(cd "$obj" && find core reference cases oracle exec reports runner cli backends -name '*.o' 2>/dev/null); do
+    for o in $(cd "$obj" && find core reference cases formats oracle exec reports runner cli backends -name '*.o' 2>/dev/null); do
         src=${o%.o}
         [ -f "$src.c" ] || continue # a stale object of a removed source
         nm --defined-only -g "$obj/$o" | awk -v f="$src.c" 'NF == 3 { print $3, f }' >>"$calls.defs"
