@@ -230,14 +230,14 @@ static int reserve(par_fbb *b, size_t n)
 
 static void push(par_fbb *b, const void *p, size_t n)
 {
-    if (!reserve(b, n)) return;
+    if (!n || !reserve(b, n)) return;
     b->used += n;
-    if (n) memcpy(b->buf + b->cap - b->used, p, n);
+    memcpy(b->buf + b->cap - b->used, p, n);
 }
 
 static void push_zeros(par_fbb *b, size_t n)
 {
-    if (!reserve(b, n)) return;
+    if (!n || !reserve(b, n)) return;
     b->used += n;
     memset(b->buf + b->cap - b->used, 0, n);
 }
