@@ -192,6 +192,67 @@ void par_tfl_options_default(par_tfl_options *o, int32_t t)
     }
 }
 
+/* ---- the op correspondence ------------------------------------------------------------------------------------ */
+
+#define M(code, opt, fam, op) {PAR_TFL_OP_##code, PAR_TFL_OPT_##opt, PAR_TFL_K_##fam, op}
+static const par_tfl_opmap opmap[] = {
+    M(CONV_2D, CONV2D, CONV, "conv2d"),
+    M(DEPTHWISE_CONV_2D, DEPTHWISE, DWCONV, "conv2d"),
+    M(FULLY_CONNECTED, FULLY_CONNECTED, FC, "linear"),
+    M(ADD, ADD, BINARY, "add"),
+    M(SUB, SUB, BINARY, "sub"),
+    M(MUL, MUL, BINARY, "mul"),
+    M(DIV, DIV, BINARY, "div"),
+    M(AVERAGE_POOL_2D, POOL2D, POOL, "avg_pool2d"),
+    M(MAX_POOL_2D, POOL2D, POOL, "max_pool2d"),
+    M(MEAN, REDUCER, REDUCE, "mean"),
+    M(SUM, REDUCER, REDUCE, "sum"),
+    M(REDUCE_MAX, REDUCER, REDUCE, "amax"),
+    M(RESHAPE, RESHAPE, RESHAPE, "reshape"),
+    M(RESHAPE, RESHAPE, RESHAPE, "flatten"),
+    M(SQUEEZE, SQUEEZE, SQUEEZE, "reshape"),
+    M(SOFTMAX, SOFTMAX, SOFTMAX, "softmax"),
+    M(LOG_SOFTMAX, LOG_SOFTMAX, SOFTMAX, "log_softmax"),
+    M(CONCATENATION, CONCATENATION, CONCAT, "concat"),
+    M(PAD, PAD, PAD, "pad"),
+    M(PADV2, PADV2, PAD, "pad"),
+    M(RELU, NONE, UNARY, "relu"),
+    M(RELU6, NONE, UNARY, "relu6"),
+    M(RELU_N1_TO_1, NONE, UNARY, "hardtanh"),
+    M(LOGISTIC, NONE, UNARY, "sigmoid"),
+    M(TANH, NONE, UNARY, "tanh"),
+    M(HARD_SWISH, HARD_SWISH, UNARY, "hardswish"),
+    M(LEAKY_RELU, LEAKY_RELU, UNARY, "leaky_relu"),
+    M(ELU, NONE, UNARY, "elu"),
+    M(GELU, GELU, UNARY, "gelu"),
+    M(SQRT, NONE, UNARY, "sqrt"),
+    M(RSQRT, NONE, UNARY, "rsqrt"),
+    M(PRELU, NONE, PRELU, "prelu"),
+    M(QUANTIZE, QUANTIZE, QUANTIZE, "quantize"),
+    M(DEQUANTIZE, DEQUANTIZE, DEQUANTIZE, "dequantize"),
+    M(RESIZE_BILINEAR, RESIZE_BILINEAR, RESIZE, "upsample_bilinear2d"),
+    M(RESIZE_NEAREST_NEIGHBOR, RESIZE_NEAREST, RESIZE, "upsample_nearest2d"),
+    M(RESIZE_NEAREST_NEIGHBOR, RESIZE_NEAREST, RESIZE, "upsample_nearest_exact2d"),
+    M(TRANSPOSE, TRANSPOSE, TRANSPOSE, "permute"),
+    M(STRIDED_SLICE, STRIDED_SLICE, SLICE, "slice"),
+    M(BATCH_MATMUL, BATCH_MATMUL, BMM, "matmul"),
+};
+#undef M
+
+const par_tfl_opmap *par_tfl_opmap_code(int32_t code)
+{
+    for (size_t i = 0; i < sizeof opmap / sizeof opmap[0]; i++)
+        if (opmap[i].code == code) return &opmap[i];
+    return NULL;
+}
+
+const par_tfl_opmap *par_tfl_opmap_par(const char *par_op)
+{
+    for (size_t i = 0; i < sizeof opmap / sizeof opmap[0]; i++)
+        if (strcmp(opmap[i].par_op, par_op) == 0) return &opmap[i];
+    return NULL;
+}
+
 /* ---- parsing --------------------------------------------------------------------------------------------------- */
 
 typedef struct parser {

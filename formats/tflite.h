@@ -192,3 +192,39 @@ const par_tfl_field *par_tfl_fields(int32_t *n);
 int par_tfl_options_known(int32_t options_type);
 /* The schema defaults of an options type (dilations 1, pot_scale_int16 1, the rest 0). */
 void par_tfl_options_default(par_tfl_options *o, int32_t options_type);
+
+/* ---- the op correspondence, one table for the importer and the exporter --------------------------------------- */
+
+/* How an op is mapped; each direction has one handler per family. */
+typedef enum par_tfl_family {
+    PAR_TFL_K_CONV = 1,    /* CONV_2D <-> conv2d (OHWI <-> OIHW) */
+    PAR_TFL_K_DWCONV,      /* DEPTHWISE_CONV_2D <-> conv2d with groups = C, weights [C*m, 1, kh, kw] */
+    PAR_TFL_K_FC,          /* FULLY_CONNECTED <-> linear */
+    PAR_TFL_K_BINARY,      /* ADD / SUB / MUL / DIV <-> add / sub / mul / div (broadcasting, fused activation) */
+    PAR_TFL_K_POOL,        /* AVERAGE_POOL_2D / MAX_POOL_2D <-> avg_pool2d / max_pool2d */
+    PAR_TFL_K_REDUCE,      /* MEAN / SUM / REDUCE_MAX <-> mean / sum / amax */
+    PAR_TFL_K_RESHAPE,     /* RESHAPE <-> reshape (flatten exports as RESHAPE too) */
+    PAR_TFL_K_SQUEEZE,     /* SQUEEZE -> reshape (import only) */
+    PAR_TFL_K_SOFTMAX,     /* SOFTMAX / LOG_SOFTMAX <-> softmax / log_softmax on the last axis */
+    PAR_TFL_K_CONCAT,      /* CONCATENATION <-> concat */
+    PAR_TFL_K_PAD,         /* PAD / PADV2 <-> pad (constant mode) */
+    PAR_TFL_K_UNARY,       /* elementwise ops of one input */
+    PAR_TFL_K_PRELU,       /* PRELU <-> prelu (per-channel slope) */
+    PAR_TFL_K_QUANTIZE,    /* QUANTIZE <-> quantize */
+    PAR_TFL_K_DEQUANTIZE,  /* DEQUANTIZE <-> dequantize (of a constant: folded at import) */
+    PAR_TFL_K_RESIZE,      /* RESIZE_BILINEAR / RESIZE_NEAREST_NEIGHBOR <-> upsample_*2d */
+    PAR_TFL_K_TRANSPOSE,   /* TRANSPOSE <-> permute */
+    PAR_TFL_K_SLICE,       /* STRIDED_SLICE <-> slice (one per sliced axis) */
+    PAR_TFL_K_BMM,         /* BATCH_MATMUL <-> matmul */
+} par_tfl_family;
+
+typedef struct par_tfl_opmap {
+    int32_t code;          /* BuiltinOperator */
+    uint8_t options_type;  /* its BuiltinOptions type (NONE for ops without options) */
+    par_tfl_family family;
+    const char *par_op;    /* the parity op */
+} par_tfl_opmap;
+
+/* The entry of a TFLite op code / the first entry of a parity op (NULL when none). */
+const par_tfl_opmap *par_tfl_opmap_code(int32_t code);
+const par_tfl_opmap *par_tfl_opmap_par(const char *par_op);
