@@ -128,6 +128,11 @@ void par_case_destroy(par_case *c)
         free(c->srcs[i].file);
     }
     free(c->srcs);
+    if (c->expected && c->graph) {
+        const par_graph_desc *d = par_graph_desc_of(c->graph);
+        for (int32_t k = 0; k < d->n_outputs; k++) free(c->expected[k]);
+    }
+    free(c->expected);
     par_graph_destroy(c->graph);
     free(c->id);
     free(c->origin);

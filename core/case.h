@@ -86,6 +86,10 @@ typedef struct par_case {
     par_graph *graph;
     int32_t n_srcs;
     par_tensor_src *srcs; /* one per graph input and per constant */
+    /* The outputs the case's source gives for its inputs (an ONNX node test's output_K.pb), one per graph output in
+     * its dtype (malloc'ed), or NULL: judged by the oracle as a backend's outputs would be (the `expected`
+     * backend). Not written to case files. */
+    void **expected;
     /* options (0 = the runner's default) */
     int32_t repeat;
     double timeout_s;
@@ -127,5 +131,10 @@ uint64_t par_case_derive_seed(const char *name, uint64_t case_seed);
 
 /* Serialize to JSON text (malloc'ed). inline_data: write every input's and constant's data inline (export). */
 char *par_case_to_json(const par_case *c, int inline_data);
+
+/* Write the case to path (atomically) with the data of every inline tensor of at least min_elems elements in a
+ * binary sidecar beside it (<base>.bin, each tensor 64-byte aligned; docs/case-format.md "Sidecar files"), so large
+ * weights stay binary; those tensors' sources become file sources. */
+par_status par_case_save(par_case *c, const char *path, int64_t min_elems, par_msg *msg);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "files.h"
 #include "prng.h"
 #include "tensor.h"
 
@@ -365,4 +366,60 @@ char *par_case_to_json(const par_case *c, int inline_data)
         return NULL;
     }
     return w.p;
+}
+
+par_status par_case_save(par_case *c, const char *path, int64_t min_elems, par_msg *msg)
+{
+    if (!c || !c->graph || c->status != PAR_OK) return par_msgf(msg, PAR_ERROR, "%s: the case is not built", path);
+    const par_graph_desc *d = par_graph_desc_of(c->graph);
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    char bin[4096], rel[1024];
+    size_t bl = strlen(base);
+    if (bl > 5 && strcmp(base + bl - 5, ".json") == 0) bl -= 5;
+    snprintf(rel, sizeof rel, "%.*s.bin", (int)bl, base);
+    snprintf(bin, sizeof bin, "%.*s%s", slash ? (int)(slash - path + 1) : 0, path, rel);
+    /* the tensors that go to the sidecar, 64-byte aligned, in the order of the case's sources */
+    size_t total = 0;
+    for (int32_t k = 0; k < c->n_srcs; k++) {
+        const par_tensor_src *s = &c->srcs[k];
+        const par_value *v = &d->values[s->value];
+        if (s->kind != PAR_SRC_INLINE || v->numel < min_elems) continue;
+        total = (total + 63) & ~(size_t)63;
+        total += (size_t)v->numel * par_dtype_size(v->dtype);
+    }
+    if (total > 0) {
+        uint8_t *buf = calloc(total, 1);
+        if (!buf) return par_msgf(msg, PAR_ERROR, "%s: out of memory", bin);
+        size_t at = 0;
+        for (int32_t k = 0; k < c->n_srcs; k++) {
+            par_tensor_src *s = &c->srcs[k];
+            const par_value *v = &d->values[s->value];
+            if (s->kind != PAR_SRC_INLINE || v->numel < min_elems) continue;
+            at = (at + 63) & ~(size_t)63;
+            const void *data = v->kind == PAR_VALUE_CONST ? v->data : s->data;
+            size_t bytes = (size_t)v->numel * par_dtype_size(v->dtype);
+            memcpy(buf + at, data, bytes);
+            s->offset = (int64_t)at;
+            at += bytes;
+        }
+        int rc = par_write_bytes_atomic(bin, buf, total, msg);
+        free(buf);
+        if (rc != 0) return PAR_ERROR;
+        for (int32_t k = 0; k < c->n_srcs; k++) {
+            par_tensor_src *s = &c->srcs[k];
+            const par_value *v = &d->values[s->value];
+            if (s->kind != PAR_SRC_INLINE || v->numel < min_elems) continue;
+            free(s->file);
+            s->file = strdup(rel);
+            if (!s->file) return par_msgf(msg, PAR_ERROR, "out of memory");
+            if (v->kind != PAR_VALUE_CONST) free(s->data), s->data = NULL;
+            s->kind = PAR_SRC_FILE;
+        }
+    }
+    char *text = par_case_to_json(c, 0);
+    if (!text) return par_msgf(msg, PAR_ERROR, "%s: the case cannot be written as JSON", path);
+    int rc = par_write_file_atomic(path, text, msg);
+    free(text);
+    return rc == 0 ? PAR_OK : PAR_ERROR;
 }

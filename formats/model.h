@@ -40,7 +40,9 @@ typedef struct par_import_missing {
 
 typedef struct par_import_opts {
     uint64_t seed;        /* the case seed (generated inputs); 0: 1 */
-    int test_data;        /* 1: take inputs (and expected outputs) from the file's test data when it has some */
+    int test_data;        /* 1: take inputs (and expected outputs) from the file's test data when it has some (ONNX:
+                           * test_data_set_0/ beside the model) */
+    const char *input_shapes; /* "name=d0,d1,...;name2=..." for inputs whose shapes the file leaves symbolic */
 } par_import_opts;
 
 typedef struct par_import_info {

@@ -1,6 +1,6 @@
 /*
  * onnx.h - ONNX model files (onnx.proto, IR version 3-9) in memory: a reader that decodes a ModelProto (and a
- * lone TensorProto, the node tests' test_data_set_N/*.pb) with every length, count and nesting checked, and a writer
+ * lone TensorProto, the node tests' test_data_set_N/input_K.pb) with every length, count and nesting checked, and a writer
  * that encodes the same structure back. Only what parity imports and exports is kept; unknown fields are skipped as
  * protobuf requires.
  *
@@ -65,6 +65,10 @@ typedef struct par_onnx_tensor {
      * bool and the 16-bit floats' bits as TensorProto says). NULL when numel is 0 or the dtype has no size. */
     void *data;
     int external;          /* data_location EXTERNAL (data in another file: not read, data NULL) */
+    /* STRING: numel byte strings (string_data), NUL-terminated copies of string_lens[k] bytes each (a string may
+     * hold NULs; a builder may leave string_lens NULL, then strlen counts). NULL otherwise. */
+    const char *const *strings;
+    const size_t *string_lens;
 } par_onnx_tensor;
 
 /* AttributeProto.AttributeType */
@@ -104,6 +108,11 @@ typedef struct par_onnx_attr {
     par_onnx_tensor *tensors;          /* TENSORS: n */
     struct par_onnx_graph *graphs;     /* GRAPHS: n */
     const char *ref_attr_name;         /* a function body's reference; NULL when absent */
+    const size_t *strings_lens;        /* STRINGS: the byte length of each (they may hold NULs); NULL: strlen */
+    /* The fields this structure does not model (sparse_tensor 22, sparse_tensors 23, tp 14, type_protos 15): their
+     * wire bytes, tags included, kept verbatim and written back as they are. NULL / 0 when none. */
+    const uint8_t *other_fields;
+    size_t other_fields_len;
 } par_onnx_attr;
 
 typedef struct par_onnx_node {
@@ -125,6 +134,10 @@ typedef struct par_onnx_value_info {
     int32_t rank;          /* -1 when the shape is absent */
     int64_t dims[PAR_ONNX_MAX_RANK];          /* -1 for a symbolic or unknown dimension */
     const char *dim_params[PAR_ONNX_MAX_RANK]; /* the symbolic name, or NULL */
+    /* A type other than a tensor's (sequence, map, optional, sparse tensor): its encoded TypeProto, kept verbatim and
+     * written back as it is. NULL / 0 for a tensor type or none. */
+    const uint8_t *type_proto;
+    size_t type_proto_len;
 } par_onnx_value_info;
 
 typedef struct par_onnx_graph {

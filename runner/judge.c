@@ -16,6 +16,7 @@
 #include "case_mem.h"
 #include "refcache.h"
 
+#include "backends/expected/expected.h"
 #include "oracle/oracle.h"
 #include "core/ops.h"
 #include "core/requant.h"
@@ -252,6 +253,33 @@ static void apply_diagnostics(const par_exec_out *out, par_result *r)
     par_text_clean(r->reason, sizeof r->reason, big, sizeof big, 1); /* cut at a character, valid UTF-8 */
 }
 
+/* The `expected` backend: the case's own expected outputs (an ONNX node test's output_K.pb) as if a backend had
+ * produced them, or UNSUPPORTED when the case carries none. */
+static void expected_out(const par_case *c, const par_graph_desc *g, par_exec_out *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!c->expected) {
+        out->verdict = PAR_V_UNSUPPORTED;
+        snprintf(out->reason, sizeof out->reason, "the case carries no expected outputs (ONNX node tests do)");
+        return;
+    }
+    out->outputs = calloc((size_t)g->n_outputs, sizeof *out->outputs);
+    out->n_outputs = g->n_outputs;
+    for (int32_t k = 0; out->outputs && k < g->n_outputs; k++) {
+        const par_value *v = &g->values[g->outputs[k]];
+        size_t bytes = (size_t)v->numel * par_dtype_size(v->dtype);
+        out->outputs[k] = c->expected[k] ? malloc(bytes) : NULL;
+        if (!out->outputs[k]) {
+            out->verdict = PAR_V_UNSUPPORTED;
+            snprintf(out->reason, sizeof out->reason, "no expected output %d", (int)k);
+            return;
+        }
+        memcpy(out->outputs[k], c->expected[k], bytes);
+    }
+    out->verdict = out->outputs ? PAR_V_PASS : PAR_V_ERROR;
+    if (!out->outputs) snprintf(out->reason, sizeof out->reason, "out of memory");
+}
+
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
 {
     const par_graph_desc *g = par_graph_desc_of(c->graph);
@@ -304,7 +332,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
             } else {
                 /* The backend runs first: the reference is computed only for a backend that produced outputs to
                  * judge (an UNSUPPORTED or crashed backend needs none). */
-                par_exec_run(inst, g, (const void *const *)inputs, &o, out);
+                if (inst->be == par_backend_expected()) expected_out(c, g, out);
+                else par_exec_run(inst, g, (const void *const *)inputs, &o, out);
                 r->t = out->t;
                 r->output_bytes = out->output_bytes;
                 snprintf(r->output, sizeof r->output, "%s", out->output);

@@ -12,7 +12,7 @@
 typedef struct par_selection {
     int32_t n_paths;
     char **paths;             /* case files or folders (recursive, *.json) */
-    const char *suite;        /* "quick", "full", "models", "default" (= quick + models), or NULL */
+    const char *suite;        /* "quick", "full", "models", "default" (= quick + models), "onnx" (ONNX's node tests), or NULL */
     const char *case_id;      /* --case: one ID (its "#seed=N" sets the seed) */
     const char *ops;          /* -o: comma-separated op names */
     const char *id_regex;     /* -k: POSIX extended regex on IDs */

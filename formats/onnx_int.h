@@ -1,0 +1,137 @@
+/*
+ * onnx_int.h - shared between the ONNX importer's driver (onnx_import.c: values, constants, folding, the walk) and
+ * its op table (onnx_ops.c: one mapping function per ONNX op type). Not a public header.
+ */
+#ifndef PAR_FORMATS_ONNX_INT_H
+#define PAR_FORMATS_ONNX_INT_H
+
+#include "formats/model.h"
+#include "formats/onnx.h"
+
+/* An ONNX value during import: a parity value (v >= 0), a constant known at import (data set; materialized as a
+ * parity constant only when a node takes it as a tensor), or both. Folded constants hold int64 (integer and bool
+ * dtypes) or float (float dtypes) elements in `data`, whatever their ONNX dtype. */
+typedef struct ox_val {
+    const char *name;          /* the ONNX name (the model's arena) */
+    int32_t v;                 /* parity value index, -1 when not materialized */
+    int32_t dtype;             /* ONNX dtype */
+    int32_t rank;
+    int64_t dims[PAR_ONNX_MAX_RANK];
+    int64_t numel;
+    int is_const;
+    int from_data;             /* known only from a test data set (a graph input fixed for this test): never folded
+                                * away when it is also a parity input, and a graph output computed from such values
+                                * alone at import tests nothing */
+    const void *raw;           /* const: the ONNX tensor's own data (initializers, Constant), or NULL */
+    int64_t *ints;             /* const of an integer / bool dtype: every element (owned) */
+    float *floats;             /* const of a float dtype: every element (owned) */
+    int quantized;             /* a qu8 / qs8 value: its quantization */
+    float scale;
+    int32_t zero_point;
+    int32_t q_axis;            /* per-axis (-1: per tensor) */
+    float *q_scales;           /* per-axis scales (owned) */
+} ox_val;
+
+typedef struct ox_imp {
+    par_case *c;
+    const par_onnx_model *m;
+    int64_t opset;
+    const char *origin;
+    par_import_info *info;
+    par_msg *msg;
+    ox_val *vals;
+    int32_t n_vals, cap_vals;
+    int32_t *hash;             /* open addressing over vals by name; -1 empty */
+    int32_t hash_cap;
+    int32_t serial;            /* for generated names */
+    int failed;                /* a hard error: msg is set */
+    const par_onnx_node *node; /* the node being mapped */
+    char why[160];             /* an unsupported node's reason */
+} ox_imp;
+
+/* Results of a mapping function. */
+#define OX_OK 0
+#define OX_UNSUPPORTED 1       /* im->why says what parity cannot express */
+#define OX_ERROR (-1)          /* im->msg is set */
+
+/* Inputs, attributes and outputs of the node being mapped. */
+ox_val *ox_in(ox_imp *im, int32_t i);                /* NULL when absent ("" or past the end) */
+int32_t ox_n_in(const ox_imp *im);                   /* inputs given (trailing absent ones not counted) */
+const par_onnx_attr *ox_attr(const ox_imp *im, const char *name);
+int64_t ox_attr_i(const ox_imp *im, const char *name, int64_t def);
+double ox_attr_f(const ox_imp *im, const char *name, double def);
+const char *ox_attr_s(const ox_imp *im, const char *name, const char *def);
+/* An ints attribute into out (at most max); its count, or -1 when absent. */
+int32_t ox_attr_ints(const ox_imp *im, const char *name, int64_t *out, int32_t max);
+int32_t ox_attr_floats(const ox_imp *im, const char *name, double *out, int32_t max);
+
+/* A constant input's integer / float elements into out (at most max; more is unsupported); its count, or -1 when
+ * the input is absent or not known at import (why set). */
+int32_t ox_const_ints(ox_imp *im, ox_val *x, int64_t *out, int32_t max);
+int32_t ox_const_floats(ox_imp *im, ox_val *x, double *out, int32_t max);
+
+/* The parity value of an ONNX value, materializing a constant (-1 with why or msg set). */
+int32_t ox_tensor(ox_imp *im, ox_val *x);
+
+/* Add a parity node for output k of the current node (k < 0: an intermediate with a generated name) and define the
+ * ONNX output. Returns the parity value, -1 on error. out_dt 0: f32 unless the node's first input is quantized
+ * (then the graph builder's default). */
+int32_t ox_emit(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs,
+                int32_t k, const par_out_spec *spec);
+/* Define output k of the current node as an existing parity value (a no-op op such as Identity / Dropout). */
+int ox_alias(ox_imp *im, int32_t k, int32_t v);
+/* Define output k as a constant folded at import: ints (integer/bool dtypes) or floats (float dtypes), owned by the
+ * importer from now on. */
+int ox_fold(ox_imp *im, int32_t k, int32_t dtype, int32_t rank, const int64_t *dims, int64_t *ints, float *floats);
+
+/* Decode an ONNX tensor into a constant value (its ints or floats). */
+int ox_load_tensor(ox_imp *im, ox_val *x, const par_onnx_tensor *t);
+/* A quantized (uint8 / int8) graph input, made when the first DequantizeLinear gives its quantization: the parity
+ * input's value, -1 on error, -2 when x is not such an input. */
+int32_t ox_quant_input(ox_imp *im, ox_val *x, float scale, int32_t zp);
+
+/* Shape of a parity value. */
+const par_value *ox_pv(const ox_imp *im, int32_t v);
+
+int ox_unsupported(ox_imp *im, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+int ox_error(ox_imp *im, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* The op table (onnx_ops.c): the mapping function of an ONNX op type, NULL when parity lacks it. */
+typedef int (*ox_map_fn)(ox_imp *im);
+ox_map_fn par_onnx_op_mapper(const char *op_type);
+/* Whether an op type is constant-folded when every input is known at import (shape arithmetic). */
+int par_onnx_op_foldable(const char *op_type);
+int ox_fold_node(ox_imp *im); /* fold the current node (all inputs constant); OX_UNSUPPORTED when it cannot */
+
+/* What to import: the model file (for names and the ID), its test data set folder (NULL: generated inputs), the
+ * --shape spec, and in op-case mode (each != NULL) a callback that receives every mappable node before it is
+ * mapped, with the importer's values as they stand (the whole graph is then not built; an unmappable node is
+ * listed and skipped). */
+typedef struct ox_job {
+    const char *path;
+    const char *test_dir;
+    const char *shapes;
+    int (*each)(const struct ox_job *job, ox_imp *im);
+    void *user;
+} ox_job;
+
+par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_import_opts *o,
+                          par_import_info *info, par_msg *msg);
+ox_val *ox_lookup(ox_imp *im, const char *name);
+
+/* The ONNX halves of formats/model.h (onnx_import.c, onnx_export.c). */
+par_case *par_onnx_import_file(const char *path, const par_import_opts *o, par_import_info *info, par_msg *msg);
+par_onnx_model *par_onnx_export_model(const par_case *c, par_status *st, par_msg *msg);
+par_status par_onnx_export(const par_case *c, const char *path, par_msg *msg);
+par_status par_onnx_import_ops(const char *path, const par_import_opts *o, par_case ***cases, int32_t *n,
+                               par_import_info *info, par_msg *msg);
+
+#endif
