@@ -92,7 +92,7 @@ endif
 OPT     ?= -O2 -g
 SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
 CPPFLAGS += -D_GNU_SOURCE -I. -DPAR_GIT_REV='"$(GIT_REV)"' \
-            -DPAR_SOURCE_DIR='"$(CURDIR)"' -DPAR_DATA_DIR='"$(PREFIX)/share/parity"'
+            -DPAR_PREFIX_DIR='"$(PREFIX)"'
 CFLAGS  += -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC $(PKG_CFLAGS) -MMD -MP
 LDFLAGS += $(SANFLAGS)
 LDLIBS  += $(PKG_LIBS) -ldl -lpthread -lm
@@ -180,6 +180,9 @@ $(BUILD)/plugins/libparity_%.so: $$(wildcard backends/$$*/*.c backends/$$*/*.h) 
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $(filter %.c,$^) -o $@ -lm
 
+# The tests (only they) know the source tree's path: their data lives there. parity finds its files from where its
+# executable is (core/paths.h).
+$(BUILD)/tests/%: CPPFLAGS += -DPAR_SOURCE_DIR='"$(CURDIR)"'
 $(BUILD)/tests/%: tests/%.c $(LIB) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,CCLD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
@@ -313,13 +316,19 @@ bench: deps
 	$(EXE) bench --micro gemm --micro peak -b $(BENCH_MICRO_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 1 --json $(BUILD)/bench/micro.json
 
-install: $(EXE)
+# The installed parity finds everything from where its executable is (core/paths.h): PREFIX/share/parity/cases,
+# PREFIX/include/parity and PREFIX/lib/parity (libparity.a for the C repros of built-in backends, and the simulated
+# libneuralnetworks.so, kept out of PREFIX/lib). The .pc file is relocatable (${pcfiledir}), so it is right under
+# DESTDIR too, and its Version is the ABI's (PAR_BACKEND_API_VERSION).
+PAR_ABI_VERSION = $(shell sed -n 's/^\#define PAR_BACKEND_API_VERSION \([0-9]*\)u*$$/\1/p' core/parity_backend.h)
+install: $(EXE) $(LIB)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/parity $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-	           $(DESTDIR)$(PREFIX)/share/parity/cases/models
+	           $(DESTDIR)$(PREFIX)/lib/parity $(DESTDIR)$(PREFIX)/share/parity/cases/models
 	install -m 755 $(EXE) $(DESTDIR)$(PREFIX)/bin/parity
+	install -m 644 $(LIB) $(DESTDIR)$(PREFIX)/lib/parity/libparity.a
 	install -m 644 core/parity_backend.h $(DESTDIR)$(PREFIX)/include/parity/parity_backend.h
 	$(if $(wildcard cases/models/*),install -m 644 $(wildcard cases/models/*) $(DESTDIR)$(PREFIX)/share/parity/cases/models/,)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
+	sed -e 's|@VERSION@|$(PAR_ABI_VERSION)|g' parity-backend.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/parity-backend.pc
 
 # libFuzzer targets (clang): make fuzz builds every fuzz/targets/fuzz_*.c into build/fuzz/; make fuzz-run runs one
 # (fuzz/Makefile.inc).

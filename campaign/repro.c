@@ -15,6 +15,7 @@
 #include "reduce.h"
 #include "oracle/oracle.h"
 #include "reference/reference.h"
+#include "core/paths.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -23,9 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifndef PAR_SOURCE_DIR
-#define PAR_SOURCE_DIR "."
-#endif
 /* The libraries a program linking build/libparity.a needs (the Makefile passes the build's own). */
 #ifndef PAR_LINK_LIBS
 #define PAR_LINK_LIBS "-ljson-c -ldl -lpthread -lm"
@@ -37,25 +35,19 @@
 
 /* ---- where the library is -------------------------------------------------------------------------------------- */
 
-/* build/libparity.a beside this executable (build/parity) or one folder up (build/tests/test_x), else in the source
- * tree's build folder. */
+/* libparity.a of the build folder this executable runs from (build/parity, build/tests/test_x), else the installed
+ * one, PREFIX/lib/parity/libparity.a (core/paths.h). */
 static void lib_path(char *buf, size_t len)
 {
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *dir = dirname(exe);
-        snprintf(buf, len, "%s/libparity.a", dir);
-        if (access(buf, R_OK) == 0) return;
-        snprintf(buf, len, "%s/../libparity.a", dir);
-        if (access(buf, R_OK) == 0) {
-            char real[4096];
-            if (realpath(buf, real)) snprintf(buf, len, "%s", real);
-            return;
-        }
-    }
-    snprintf(buf, len, "%s/build/libparity.a", PAR_SOURCE_DIR);
+    if (par_build_dir()[0]) snprintf(buf, len, "%s/libparity.a", par_build_dir());
+    else snprintf(buf, len, "%s/lib/parity/libparity.a", par_prefix_dir());
+}
+
+/* The folder of parity_backend.h: the source tree's core/, else the installed PREFIX/include/parity. */
+static void include_dir(char *buf, size_t len)
+{
+    if (par_tree_dir()[0]) snprintf(buf, len, "%s/core", par_tree_dir());
+    else snprintf(buf, len, "%s/include/parity", par_prefix_dir());
 }
 
 void par_repro_exe_path(const char *c_path, char *buf, size_t len)
@@ -76,14 +68,16 @@ void par_repro_compile_line(const par_backend_inst *inst, const char *c_path, ch
     char exe[4096];
     par_repro_exe_path(c_path, exe, sizeof exe);
     const char *san = PAR_REPRO_CFLAGS;
+    char inc[4200];
+    include_dir(inc, sizeof inc);
     if (inst->plugin_path[0]) {
-        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s/core %s -o %s -ldl", san[0] ? " " : "", san,
-                 PAR_SOURCE_DIR, c_path, exe);
+        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s %s -o %s -ldl", san[0] ? " " : "", san, inc, c_path,
+                 exe);
     } else {
         char lib[4096];
         lib_path(lib, sizeof lib);
-        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s/core %s %s -o %s %s", san[0] ? " " : "", san,
-                 PAR_SOURCE_DIR, c_path, lib, exe, PAR_LINK_LIBS);
+        snprintf(buf, len, "cc -std=c11 -Wall -Werror%s%s -I%s %s %s -o %s %s", san[0] ? " " : "", san, inc, c_path,
+                 lib, exe, PAR_LINK_LIBS);
     }
 }
 

@@ -41,14 +41,15 @@ int par_cmd_merge(int argc, char **argv, const char *exe);
 int par_cmd_coverage(int argc, char **argv, const char *exe);
 int par_cmd_diff(int argc, char **argv, const char *exe);
 
-/* What `parity run --junit FILE --baseline BASE` does once DIR/report.json (path) is written (cli/cli_after_run.c):
- * the JUnit XML and the diff against BASE, both rendered from the file through the reader; a latency regression
- * the diff finds is timed again (the run's options, fresh processes) and kept only when the second timing shows it
- * too. junit and base may be NULL. Returns 0, PAR_EXIT_FAIL when the diff's gate is FAIL, or the exit code of an
- * error. */
+/* What `parity run --junit FILE --html FILE --baseline BASE` does once DIR/report.json (path) is written
+ * (cli/cli_after_run.c): the JUnit XML, the HTML page and the diff against BASE, all rendered from the file through
+ * the reader; a latency regression the diff finds is timed again (the run's options, fresh processes) and kept only
+ * when the second timing shows it too. junit, html and base may be NULL. Returns 0, PAR_EXIT_FAIL when the diff's
+ * gate is FAIL, or the exit code of an error; *gate_ok is 1 when a diff was computed and its gate is not FAIL (the
+ * run's own failures are then known ones, and the run exits 0). */
 struct par_report_doc;
-int par_cli_after_run(const char *path, const char *junit, const struct par_report_doc *base,
-                      const par_case_set *set, const par_run_config *cfg, int color);
+int par_cli_after_run(const char *path, const char *junit, const char *html, const struct par_report_doc *base,
+                      const par_case_set *set, const par_run_config *cfg, int color, int *gate_ok);
 
 /* Resolve a case argument: an existing file, or a case ID (suites, then models). */
 par_case *par_cli_load_case(const char *arg, par_msg *msg);

@@ -12,6 +12,7 @@
 #include "cli.h"
 
 #include "reports/diff.h"
+#include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_read.h"
 
@@ -107,10 +108,11 @@ static int64_t time_again(par_diff *d, const par_report *base, const par_report 
     return timed;
 }
 
-int par_cli_after_run(const char *path, const char *junit, const struct par_report_doc *base,
-                      const par_case_set *set, const par_run_config *cfg, int color)
+int par_cli_after_run(const char *path, const char *junit, const char *html, const struct par_report_doc *base,
+                      const par_case_set *set, const par_run_config *cfg, int color, int *gate_ok)
 {
-    if (!junit && !base) return 0;
+    *gate_ok = 0;
+    if (!junit && !html && !base) return 0;
     par_report_doc *doc;
     par_msg msg = {{0}};
     if (par_report_read(path, &doc, &msg) != PAR_OK) {
@@ -124,6 +126,12 @@ int par_cli_after_run(const char *path, const char *junit, const struct par_repo
         rc = PAR_EXIT_USAGE;
     } else if (junit) {
         printf("junit: %s\n", junit);
+    }
+    if (html && par_report_write_html(cur, html, &msg) != PAR_OK) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        rc = PAR_EXIT_USAGE;
+    } else if (html) {
+        printf("html: %s\n", html);
     }
     par_diff *d = NULL;
     if (base && par_diff_compute(par_report_doc_report(base), cur, NULL, &d, &msg) != PAR_OK) {
@@ -140,6 +148,7 @@ int par_cli_after_run(const char *path, const char *junit, const struct par_repo
         else if (timed < 0)
             printf("latency regressions could not be timed again: they stand as the first timing found them\n");
         if (par_diff_gate(d) == PAR_GATE_FAIL && rc == 0) rc = PAR_EXIT_FAIL;
+        *gate_ok = par_diff_gate(d) != PAR_GATE_FAIL;
     }
     par_diff_free(d);
     par_report_doc_free(doc);

@@ -26,8 +26,10 @@
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -262,6 +264,32 @@ static int bench_micro(const par_backends *bs, char **names, int n_names, long t
     return rc;
 }
 
+/* The models of cases/models, one line (and the nearest to a mistyped name first). */
+static void list_models(FILE *f, const char *wanted)
+{
+    char dir[4096], names[128][64];
+    const char *ptr[128];
+    int32_t n = 0;
+    snprintf(dir, sizeof dir, "%s/models", par_cases_dir());
+    DIR *d = opendir(dir);
+    for (struct dirent *e; d && (e = readdir(d)) != NULL && n < 128;) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && l < 64 && strcmp(e->d_name + l - 5, ".json") == 0) {
+            snprintf(names[n], sizeof names[n], "%.*s", (int)(l - 5), e->d_name);
+            ptr[n] = names[n];
+            n++;
+        }
+    }
+    if (d) closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+    for (int32_t i = 0; i < n; i++) ptr[i] = names[i];
+    const char *near = par_name_nearest(wanted, ptr, n);
+    if (near) fprintf(f, " did you mean '%s'?", near);
+    fprintf(f, " models in %s:", dir);
+    for (int32_t i = 0; i < n; i++) fprintf(f, " %s", names[i]);
+    fprintf(f, "%s\n", n ? "" : " none");
+}
+
 static void bench_usage(FILE *f)
 {
     fprintf(f,
@@ -315,6 +343,11 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
                 return PAR_EXIT_USAGE;
             }
             snprintf(model_paths[n_models], sizeof model_paths[0], "%s/models/%s.json", par_cases_dir(), optarg);
+            if (access(model_paths[n_models], R_OK) != 0) {
+                fprintf(stderr, "parity bench: --model %s: no such model;", optarg);
+                list_models(stderr, optarg);
+                return PAR_EXIT_USAGE;
+            }
             paths[n_paths++] = model_paths[n_models++];
             break;
         case O_SUITE: suite = optarg; break;

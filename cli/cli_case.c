@@ -87,7 +87,7 @@ int par_cmd_show(int argc, char **argv, const char *exe)
 {
     if (argc != 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         FILE *f = argc == 2 ? stdout : stderr;
-        fprintf(f, "usage: parity show CASE\n  CASE is a case file or a case ID (e.g. 'relu(shape=[3,5])#seed=1').\n"
+        fprintf(f, "usage: parity show CASE\n  CASE is a case file or a case ID (e.g. 'relu(x=[3])#seed=1').\n"
                    "  Prints the graph, how inputs and constants are made, and the outputs.\n");
         return argc == 2 ? PAR_EXIT_OK : PAR_EXIT_USAGE;
     }

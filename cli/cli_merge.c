@@ -95,8 +95,9 @@ int par_cmd_merge(int argc, char **argv, const char *exe)
         } else {
             int64_t records = 0;
             for (size_t k = 0; k < (size_t)r->n_cases * (size_t)r->n_backends; k++) records += r->results[k].done;
-            printf("merged %d report%s: %d cases, %lld records on %d backends -> %s\n", (int)n, n == 1 ? "" : "s",
-                   (int)r->n_cases, (long long)records, (int)r->n_backends, out_path);
+            printf("merged %d report%s: %d case%s, %lld record%s on %d backend%s -> %s\n", (int)n, n == 1 ? "" : "s",
+                   (int)r->n_cases, r->n_cases == 1 ? "" : "s", (long long)records, records == 1 ? "" : "s",
+                   (int)r->n_backends, r->n_backends == 1 ? "" : "s", out_path);
         }
         free(dir);
         free(cmd);

@@ -42,7 +42,8 @@ static void reduce_usage(FILE *f)
             "run') and repro.c (a standalone C program: the graph, its data and the reference inline).\n"
             "\n"
             "  FINDING-OR-CASE    a case file, a case ID, or a findings folder DIR/findings/<signature>/ (its case.json;\n"
-            "                     its finding.json's signature.backend gives the backend when -b is absent)\n"
+            "                     its finding.json's signature.backend gives the backend when -b is absent, and its\n"
+            "                     plugin, the .so the campaign loaded, is loaded when --plugin is absent)\n"
             "  -b, --backend SPEC the backend instance, NAME or NAME[knob=value,...]\n"
             "  --plugin PATH      load a backend plugin (.so); repeatable\n"
             "  --out DIR          where reduced.json and repro.c go (default: the findings folder, else out/reduce)\n"
@@ -60,6 +61,20 @@ static int is_dir(const char *p)
 {
     struct stat st;
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The plugin of a findings folder: finding.json's "plugin" (the path the campaign loaded it from; "" for a built-in
+ * backend) into buf. Returns 0 when there is one. */
+static int finding_plugin(const char *dir, char *buf, size_t len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/finding.json", dir);
+    json_object *root = json_object_from_file(path), *pl = NULL;
+    int ok = root && json_object_object_get_ex(root, "plugin", &pl) && json_object_is_type(pl, json_type_string) &&
+             json_object_get_string(pl)[0];
+    if (ok) snprintf(buf, len, "%s", json_object_get_string(pl));
+    json_object_put(root);
+    return ok ? 0 : -1;
 }
 
 /* The backend of a findings folder: finding.json's "signature"."backend". Returns 0, or -1 with the reason. */
@@ -204,7 +219,7 @@ int par_cmd_reduce(int argc, char **argv, const char *exe)
         return PAR_EXIT_USAGE;
     }
     const char *arg = argv[optind];
-    char case_path[4096], backend[256], why[4352];
+    char case_path[4096], backend[256], why[4352], finding_pl[4096];
     par_msg msg = {{0}};
     par_case *c = NULL;
     if (is_dir(arg)) {
@@ -220,6 +235,15 @@ int par_cmd_reduce(int argc, char **argv, const char *exe)
                 return PAR_EXIT_USAGE;
             }
             blist = backend;
+        }
+        /* the finding's plugin, unless --plugin names plugins itself: the backend it names lives there */
+        if (n_plugins == 0 && finding_plugin(arg, finding_pl, sizeof finding_pl) == 0) {
+            if (access(finding_pl, R_OK) != 0) {
+                fprintf(stderr, "parity reduce: the finding's backend comes from the plugin %s, which is not there from "
+                                "here (%s): give its path with --plugin PATH\n", finding_pl, strerror(errno));
+                return PAR_EXIT_USAGE;
+            }
+            plugins[n_plugins++] = finding_pl;
         }
         if (!out_dir) out_dir = arg;
         c = par_case_load(case_path, &msg);

@@ -110,7 +110,12 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
                     snprintf(in->plugin_path, sizeof in->plugin_path, "%s", bs->avail_plugin[i]);
                 }
             if (!in->be) {
-                fprintf(stderr, "parity: -b: no backend named '%s' (available:", name);
+                const char *names[PAR_MAX_BACKENDS];
+                for (int32_t i = 0; i < bs->n_avail; i++) names[i] = bs->avail[i]->name;
+                const char *near = par_name_nearest(name, names, bs->n_avail);
+                if (near) fprintf(stderr, "parity: -b: no backend named '%s'; did you mean '%s'?", name, near);
+                else fprintf(stderr, "parity: -b: no backend named '%s'", name);
+                fprintf(stderr, " (available:");
                 for (int32_t i = 0; i < bs->n_avail; i++) fprintf(stderr, " %s", bs->avail[i]->name);
                 fprintf(stderr, "%s)\n", bs->n_avail ? "" : " none; load plugins with --plugin PATH");
                 return PAR_EXIT_USAGE;
@@ -128,7 +133,12 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
     for (int32_t i = 0; i < bs->n; i++) {
         par_exec_probe(&bs->inst[i], timeout_s);
         if (!bs->inst[i].usable) {
-            if (explicit_list || bs->inst[i].knob_error) {
+            if (bs->inst[i].knob_error) {
+                /* a usage error: the spec names a knob or value the backend does not take */
+                fprintf(stderr, "parity: -b '%s': %s\n", bs->inst[i].label, bs->inst[i].unusable_reason);
+                return PAR_EXIT_USAGE;
+            }
+            if (explicit_list) {
                 fprintf(stderr, "parity: backend '%s' is not usable: %s\n", bs->inst[i].label,
                         bs->inst[i].unusable_reason);
                 return PAR_EXIT_USAGE;
@@ -147,7 +157,8 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
-    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_ROUNDS, OPT_BASELINE, OPT_HELP
+    OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_ROUNDS, OPT_BASELINE, OPT_HELP,
+    OPT_HTML
 };
 
 static const struct option run_opts[] = {
@@ -169,6 +180,7 @@ static const struct option run_opts[] = {
     {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
     {"mem-limit", required_argument, NULL, OPT_MEM_LIMIT},
     {"junit", required_argument, NULL, OPT_JUNIT},
+    {"html", required_argument, NULL, OPT_HTML},
     {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"help", no_argument, NULL, 'h'},
@@ -186,7 +198,7 @@ static void run_usage(FILE *f)
             "\n"
             "selection:\n"
             "  --suite NAME       quick (>= 1,500 generated cases), full (>= 10,000), models, default (quick+models)\n"
-            "  --case ID          one case by ID, e.g. --case 'relu(shape=[3,5])#seed=1' (the ID carries its seed)\n"
+            "  --case ID          one case by ID, e.g. --case 'relu(x=[3])#seed=1' (the ID carries its seed)\n"
             "  -o, --ops LIST     only cases using one of these ops (comma-separated; see 'parity list ops')\n"
             "  -k, --match REGEX  only cases whose ID matches (POSIX extended regex)\n"
             "  --seed N           base seed of generated cases (default 1); IDs show it as #seed=N\n"
@@ -209,8 +221,10 @@ static void run_usage(FILE *f)
             "  --out DIR          write DIR/report.json (default out)\n"
             "  --max-failures N   failures listed in the summary (default 20)\n"
             "  --junit FILE       also write the report as JUnit XML, rendered from DIR/report.json\n"
+            "  --html FILE        also write the HTML page, rendered from DIR/report.json (docs/reports-html.md)\n"
             "  --baseline BASE    compare DIR/report.json with the report BASE as 'parity diff BASE' does, print the\n"
-            "                     diff, and exit 1 when its gate is FAIL (docs/reports-diff.md)\n"
+            "                     diff, and exit with its gate: 1 when it is FAIL, else 0, even when the run has\n"
+            "                     failures that BASE has too (docs/reports-diff.md)\n"
             "  --no-progress      no progress bar (there is none when stderr is not a terminal)\n"
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
@@ -294,7 +308,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     par_run_config cfg = {0};
     char *plugins[PAR_MAX_PLUGINS];
     int32_t n_plugins = 0;
-    const char *blist = NULL, *out_dir = "out", *junit = NULL, *baseline = NULL;
+    const char *blist = NULL, *out_dir = "out", *junit = NULL, *html = NULL, *baseline = NULL;
     int32_t max_failures = 20;
     int64_t mem_limit = -1;
     cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
@@ -347,6 +361,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
         }
         case OPT_OUT: out_dir = optarg; break;
         case OPT_JUNIT: junit = optarg; break;
+        case OPT_HTML: html = optarg; break;
         case OPT_BASELINE: baseline = optarg; break;
         case OPT_ROUNDS:
             if (parse_int("--rounds", optarg, 1, 64, &cfg.rounds) < 0) return PAR_EXIT_USAGE;
@@ -373,6 +388,12 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     sel.n_paths = argc - optind;
     sel.paths = argv + optind;
     if (!sel.n_paths && !sel.suite && !sel.case_id) sel.suite = "default";
+    /* the output folder is made (and must be writable) before anything runs: a bad --out is a usage error now,
+     * not an internal one after the whole selection ran */
+    if (par_mkdir_p(out_dir) != 0 || access(out_dir, W_OK) != 0) {
+        fprintf(stderr, "parity: --out %s: cannot write there: %s\n", out_dir, strerror(errno));
+        return PAR_EXIT_USAGE;
+    }
 
     par_backends *bs = calloc(1, sizeof *bs);
     if (!bs) return PAR_EXIT_INTERNAL;
@@ -477,7 +498,10 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                     if (!res.interrupted_by) rc = PAR_EXIT_INTERNAL;
                 } else {
                     printf("report: %s%s\n", path, res.interrupted_by ? " (interrupted: partial)" : "");
-                    int rrc = par_cli_after_run(path, junit, base, &set, &cfg, color);
+                    int gate_ok = 0;
+                    int rrc = par_cli_after_run(path, junit, html, base, &set, &cfg, color, &gate_ok);
+                    /* with --baseline the diff's gate decides: failures BASE has too are known, not new */
+                    if (gate_ok && rc == PAR_EXIT_FAIL && !res.interrupted_by) rc = PAR_EXIT_OK;
                     if (rrc && rc == PAR_EXIT_OK) rc = rrc;
                 }
             }
@@ -510,7 +534,12 @@ static void list_usage(FILE *f)
 
 static int list_ops(void)
 {
-    printf("%-22s %-7s %-14s %s\n", "op", "inputs", "flags", "attributes (name:type=default)");
+    int w = 2;
+    for (int i = 0; i < PAR_OP_COUNT; i++) {
+        int l = (int)strlen(par_op_get((par_op_id)i)->name);
+        if (l > w) w = l;
+    }
+    printf("%-*s %-7s %-14s %s\n", w, "op", "inputs", "flags", "attributes (name:type=default)");
     for (int i = 0; i < PAR_OP_COUNT; i++) {
         const par_op_info *op = par_op_get((par_op_id)i);
         char ins[16], flags[32] = "";
@@ -518,7 +547,7 @@ static int list_ops(void)
         else snprintf(ins, sizeof ins, "%d-%d", (int)op->in_min, (int)op->in_max);
         if (op->flags & PAR_OPF_EXACT) strcat(flags, "exact ");
         if (op->flags & PAR_OPF_QUANT_OK) strcat(flags, "quant");
-        printf("%-22s %-7s %-14s %s\n", op->name, ins, flags, op->schema[0] ? op->schema : "-");
+        printf("%-*s %-7s %-14s %s\n", w, op->name, ins, flags, op->schema[0] ? op->schema : "-");
     }
     return PAR_EXIT_OK;
 }

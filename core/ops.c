@@ -224,3 +224,44 @@ void par_attr_format(const par_attr *a, char *buf, size_t len)
     }
 #undef APPEND
 }
+
+int par_name_distance(const char *a, const char *b)
+{
+    enum { L = 64 };
+    size_t na = strlen(a), nb = strlen(b);
+    if (na >= L || nb >= L) return L;
+    int d[L][L];
+    for (size_t i = 0; i <= na; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= nb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= na; i++)
+        for (size_t j = 1; j <= nb; j++) {
+            int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[na][nb];
+}
+
+const char *par_name_nearest(const char *name, const char *const *names, int32_t n)
+{
+    int limit = (int)strlen(name) / 3;
+    if (limit < 1) limit = 1;
+    if (limit > 3) limit = 3;
+    const char *best = NULL;
+    int best_d = limit + 1;
+    for (int32_t i = 0; i < n; i++) {
+        int dd = par_name_distance(name, names[i]);
+        if (dd < best_d) best_d = dd, best = names[i];
+    }
+    return best;
+}
+
+const char *par_op_nearest(const char *name)
+{
+    const char *names[PAR_OP_COUNT];
+    for (int i = 0; i < PAR_OP_COUNT; i++) names[i] = par_op_get((par_op_id)i)->name;
+    return par_name_nearest(name, names, PAR_OP_COUNT);
+}

@@ -82,6 +82,14 @@ const par_op_info *par_op_find(const char *name);
 /* The op of a node (looked up by node->op, a handful of string compares); NULL for an unknown op, which a graph
  * built by core/graph.c never holds. */
 const par_op_info *par_op_of(const par_node *n);
+/* The edit distance (insertions, deletions, substitutions, a swap of two neighbours) between two short names; names
+ * longer than 63 bytes count as far from everything. */
+int par_name_distance(const char *a, const char *b);
+/* For "did you mean": the one of names[0..n) nearest to name, when it is within a third of name's length (at
+ * least 1, at most 3 edits); else NULL. */
+const char *par_name_nearest(const char *name, const char *const *names, int32_t n);
+/* The op whose name is nearest to name, as par_name_nearest; NULL when none is near. */
+const char *par_op_nearest(const char *name);
 /* Format one attribute value for messages and IDs ("[1,2]", "0.5", "same"). */
 void par_attr_format(const par_attr *a, char *buf, size_t len);
 

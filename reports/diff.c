@@ -62,6 +62,20 @@ static const struct {
     [PAR_DIFF_BACKEND_ADDED] = {"backend only in NEW", PAR_GATE_PASS},
 };
 
+/* A kind's name after a count: "1 new failure", "75 new failures". */
+static const char *kind_count_name(par_diff_kind k, int64_t n)
+{
+    if (n == 1) return kinds[k].name;
+    switch (k) {
+    case PAR_DIFF_NEW_FAILURE: return "new failures";
+    case PAR_DIFF_LATENCY_FAIL: return "latency regressions";
+    case PAR_DIFF_LATENCY_UNCONFIRMED: return "regressions unconfirmed";
+    case PAR_DIFF_CASE_GONE: return "cases only in BASE";
+    case PAR_DIFF_BACKEND_GONE: return "backends only in BASE";
+    default: return kinds[k].name;
+    }
+}
+
 const char *par_diff_kind_name(par_diff_kind k) { return k < PAR_DIFF_KIND_COUNT ? kinds[k].name : "?"; }
 
 par_gate par_diff_kind_gate(par_diff_kind k) { return k < PAR_DIFF_KIND_COUNT ? kinds[k].gate : PAR_GATE_PASS; }
@@ -517,18 +531,28 @@ void par_diff_print(FILE *f, const par_diff *d, int color, int32_t max_items)
     const char *sep = " (";
     for (int k = 0; k < PAR_DIFF_KIND_COUNT; k++)
         if (d->counts[k] && kinds[k].gate == d->gate && d->gate != PAR_GATE_PASS) {
-            fprintf(f, "%s%lld %s", sep, (long long)d->counts[k], kinds[k].name);
+            fprintf(f, "%s%lld %s", sep, (long long)d->counts[k], kind_count_name((par_diff_kind)k, d->counts[k]));
             sep = ", ";
         }
     fprintf(f, "%s\n", sep[0] == ',' ? ")" : "");
     fprintf(f, "records: %lld in BASE, %lld in NEW, %lld in both%s%s\n", (long long)d->records_base,
             (long long)d->records_new, (long long)d->records_both,
             d->base_interrupted ? "; BASE was interrupted" : "", d->new_interrupted ? "; NEW was interrupted" : "");
+    /* a kind's gate is printed beside its count only when it has items: "0 FAIL" reads as a failure. The latency
+     * kinds say "not judged" when no record had enough samples to be judged at all. */
+    const int latency_unjudged = d->latency_judged == 0;
     for (int k = 0; k < PAR_DIFF_KIND_COUNT; k++) {
         const par_gate g = kinds[k].gate;
+        const int latency_kind = k == PAR_DIFF_LATENCY_FAIL || k == PAR_DIFF_LATENCY_WARN ||
+                                 k == PAR_DIFF_LATENCY_UNCONFIRMED || k == PAR_DIFF_FASTER;
+        if (latency_kind && latency_unjudged && !d->counts[k]) {
+            fprintf(f, "  %-24s %6lld  not judged\n", kinds[k].name, (long long)d->counts[k]);
+            continue;
+        }
         fprintf(f, "  %-24s %6lld  %s%s%s\n", kinds[k].name, (long long)d->counts[k],
                 d->counts[k] && g != PAR_GATE_PASS ? gate_color(g, color) : "",
-                g == PAR_GATE_PASS ? "" : par_gate_name(g), d->counts[k] && g != PAR_GATE_PASS ? reset : "");
+                g == PAR_GATE_PASS || !d->counts[k] ? "" : par_gate_name(g),
+                d->counts[k] && g != PAR_GATE_PASS ? reset : "");
     }
     fprintf(f,
             "latency: %lld records judged (one-sided Mann-Whitney, Holm over the records judged, alpha %g; warn "
@@ -536,6 +560,10 @@ void par_diff_print(FILE *f, const par_diff *d, int color, int32_t max_items)
             "%lld below %g ms\n",
             (long long)d->latency_judged, o->alpha, 100 * o->latency_warn, 100 * o->latency_fail,
             (long long)d->latency_few, (int)o->min_samples, (long long)d->latency_below_floor, o->latency_floor_ms);
+    if (latency_unjudged && d->latency_few > 0)
+        fprintf(f, "latency: not judged: every record compared has fewer than %d timed runs on a side (the default "
+                   "--repeat is 3); run both sides with --repeat %d or more to judge latency\n",
+                (int)o->min_samples, (int)o->min_samples);
     if (d->device_judged)
         fprintf(f, "device time: %lld of them judged on the device's own times too (timing.device), in the same "
                    "family\n", (long long)d->device_judged);

@@ -18,6 +18,7 @@
  * It must not change any number: it stores and returns the bits of par_ref_run's arrays.
  */
 #include "refcache.h"
+#include "core/paths.h"
 #include "core/files.h"
 
 #include <errno.h>
@@ -328,15 +329,10 @@ static char dir_env[PATH_MAX + 16];   /* the PARITY_CACHE and PARITY_CACHE_DIR i
 
 void par_refcache_get_stats(par_refcache_stats *s) { *s = stats; }
 
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
 
 /* The default folder: <build>/cache where <build> is the folder named "build" that holds the executable, at most
- * two levels up (build/parity, build/tests/test_x, build/san/parity); else the source tree's build/ when it exists
- * (PAR_SOURCE_DIR); else $XDG_CACHE_HOME/parity or ~/.cache/parity (an installed binary). */
+ * two levels up (build/parity, build/tests/test_x, build/san/parity); else the build folder the executable runs from
+ * (core/paths.h); else $XDG_CACHE_HOME/parity or ~/.cache/parity (an installed binary). */
 static void default_dir(char *out, size_t len)
 {
     char exe[PATH_MAX];
@@ -354,12 +350,10 @@ static void default_dir(char *out, size_t len)
             }
         }
     }
-#ifdef PAR_SOURCE_DIR
-    if (is_dir(PAR_SOURCE_DIR "/build")) {
-        snprintf(out, len, "%s", PAR_SOURCE_DIR "/build/cache");
+    if (par_build_dir()[0]) {
+        snprintf(out, len, "%s/cache", par_build_dir());
         return;
     }
-#endif
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     if (xdg && *xdg) snprintf(out, len, "%s/parity", xdg);
     else if (home && *home) snprintf(out, len, "%s/.cache/parity", home);

@@ -12,14 +12,17 @@
 #include "runner.h"
 #include "cases/sweep.h"
 #include "fuzz/gen.h"
+#include "core/paths.h"
 
 const char *par_cases_dir(void)
 {
     const char *env = getenv("PARITY_CASES_DIR");
     if (env && *env) return env;
-    struct stat st;
-    if (stat(PAR_SOURCE_DIR "/cases/models", &st) == 0 && S_ISDIR(st.st_mode)) return PAR_SOURCE_DIR "/cases";
-    return PAR_DATA_DIR "/cases";
+    /* the source tree's cases/ when run from its build folder, else PREFIX/share/parity/cases (core/paths.h) */
+    static char dir[4200];
+    if (par_tree_dir()[0]) snprintf(dir, sizeof dir, "%s/cases", par_tree_dir());
+    else snprintf(dir, sizeof dir, "%s/share/parity/cases", par_prefix_dir());
+    return dir;
 }
 
 typedef struct cand_list {
@@ -221,7 +224,9 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
             char name[64];
             snprintf(name, sizeof name, "%.*s", (int)(fl < 63 ? fl : 63), f);
             if (!par_op_find(name)) {
-                par_msgf(msg, PAR_ERROR, "-o: unknown op '%s' (see 'parity list ops')", name);
+                const char *near = par_op_nearest(name);
+                if (near) par_msgf(msg, PAR_ERROR, "-o: unknown op '%s'; did you mean '%s'?", name, near);
+                else par_msgf(msg, PAR_ERROR, "-o: unknown op '%s' (see 'parity list ops')", name);
                 rc = 2;
             }
             f += fl + (fe ? 1 : 0);
@@ -247,14 +252,16 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
             seed = fc->seed;
         }
     } else if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0) {
-        /* a bare --case: search the full suite (a superset of quick) with the ID's own seed, then the models */
+        /* a bare --case: search the quick suite, then the full one (a superset of quick: a quick case's origin is
+         * quick), with the ID's own seed, then the models */
         uint64_t s = id_seed(sel->case_id);
         if (!s) {
             par_msgf(msg, PAR_ERROR, "--case '%s': a case ID ends with #seed=N", sel->case_id);
             rc = 2;
         } else {
             seed = s;
-            rc = add_suite_ids(&l, "full", s, sel->case_id, msg);
+            rc = add_suite_ids(&l, "quick", s, sel->case_id, msg);
+            if (rc == 0 && l.n == 0) rc = add_suite_ids(&l, "full", s, sel->case_id, msg);
             if (rc == 0 && l.n == 0) {
                 char dir[4096];
                 snprintf(dir, sizeof dir, "%s/models", par_cases_dir());

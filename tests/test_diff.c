@@ -127,7 +127,7 @@ static void test_verdicts(void)
     FILE *f = open_memstream(&text, &len);
     par_diff_print(f, d, 0, 1);
     fclose(f);
-    CU_ASSERT_PTR_NOT_NULL(strstr(text, "parity diff: FAIL (2 new failure)\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "parity diff: FAIL (2 new failures)\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "\n  coverage lost                 2  WARN\n"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "FAIL new failure            added it's  cpu  absent -> TIMEOUT"));
     CU_ASSERT_PTR_NOT_NULL(strstr(text, "       repro: build/parity run --case 'added it'\\''s' -b cpu\n"));

@@ -32,7 +32,9 @@ static par_status bind_all(nn_lib *lib, par_msg *msg)
     return PAR_OK;
 }
 
-/* lib/libneuralnetworks.so beside the executable's folder: /x/build/parity -> /x/build/lib/libneuralnetworks.so. */
+/* The simulated library beside the executable: lib/ in the build folder (/x/build/parity ->
+ * /x/build/lib/libneuralnetworks.so), else the private folder `make install` puts it in (PREFIX/bin/parity ->
+ * PREFIX/lib/parity/libneuralnetworks.so, never PREFIX/lib, where it would shadow a real NNAPI library). */
 static int beside_exe(char *out, size_t len)
 {
     char exe[PATH_MAX];
@@ -43,6 +45,10 @@ static int beside_exe(char *out, size_t len)
     if (!slash) return 0;
     *slash = 0;
     int k = snprintf(out, len, "%s/lib/" SONAME, exe);
+    if (k > 0 && (size_t)k < len && access(out, F_OK) == 0) return 1;
+    k = snprintf(out, len, "%s/../lib/parity/" SONAME, exe);
+    if (k > 0 && (size_t)k < len && access(out, F_OK) == 0) return 1;
+    k = snprintf(out, len, "%s/lib/" SONAME, exe); /* named in the message when absent */
     return k > 0 && (size_t)k < len;
 }
 

@@ -38,9 +38,9 @@ $(NNSIM_TESTS): LDLIBS += -L$(BUILD)/lib -lneuralnetworks -Wl,-rpath,'$$ORIGIN/.
 .PHONY: nnsim-install
 install: nnsim-install
 nnsim-install: $(NNSIM_LIB)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include/android $(DESTDIR)$(PREFIX)/include/parity
-	install -m 755 $(NNSIM_LIB) $(DESTDIR)$(PREFIX)/lib/libneuralnetworks.so
-	install -m 644 backends/nnapi/include/android/NeuralNetworks.h $(DESTDIR)$(PREFIX)/include/android/
+	install -d $(DESTDIR)$(PREFIX)/lib/parity $(DESTDIR)$(PREFIX)/include/parity/android
+	install -m 755 $(NNSIM_LIB) $(DESTDIR)$(PREFIX)/lib/parity/libneuralnetworks.so
+	install -m 644 backends/nnapi/include/android/NeuralNetworks.h $(DESTDIR)$(PREFIX)/include/parity/android/
 	install -m 644 $(NNSIM_DIR)/parity_nnapi_sim.h $(DESTDIR)$(PREFIX)/include/parity/
 
 -include $(shell find $(BUILD)/nnsim -name '*.d' 2>/dev/null)
