@@ -47,6 +47,10 @@ typedef struct tens {
     form forms[MAX_FORMS]; /* materialized forms (cache) */
     float *fold;           /* f32 data of a folded DEQUANTIZE of a constant */
     int bad;               /* produced by an op that did not map */
+    int32_t n_uses;        /* operators reading it, plus 1 for a graph output */
+    int32_t pad_of;        /* a zero spatial PAD left for its one consumer, a VALID convolution, to take: the PAD's
+                            * input tensor (-1: none) and its pads [top, left, bottom, right] */
+    int64_t pad[4];
 } tens;
 
 typedef struct imp {
@@ -521,10 +525,14 @@ static int conv(imp *im, const par_tfl_op *op, int dw)
         wv = get_stored(im, w);
         groups = cin / tw->shape[3];
     }
+    int64_t pad[4] = {0, 0, 0, 0};
+    if (im->t[x].pad_of >= 0) {
+        memcpy(pad, im->t[x].pad, sizeof pad);
+        x = im->t[x].pad_of;
+    }
     int32_t xv = get_stored(im, x);
     int32_t bv = b >= 0 ? get_logical(im, b) : -1;
     if (xv < 0 || wv < 0 || (b >= 0 && bv < 0)) return 0;
-    int64_t pad[4] = {0, 0, 0, 0};
     if (o->padding == PAR_TFL_PAD_SAME) {
         same_pad(tx->shape[1], kh, o->stride_h, o->dilation_h, &pad[0], &pad[2]);
         same_pad(tx->shape[2], kw, o->stride_w, o->dilation_w, &pad[1], &pad[3]);
@@ -615,8 +623,11 @@ static int pool(imp *im, const par_tfl_op *op, int avg)
         same_pad(tx->shape[1], k[0], s[0], 1, &pad[0], &pad[2]);
         same_pad(tx->shape[2], k[1], s[1], 1, &pad[1], &pad[3]);
     }
+    /* TFLite averages over the window's real elements; without padding the flag changes nothing, and is left at
+     * parity's default */
+    int unpadded = !pad[0] && !pad[1] && !pad[2] && !pad[3];
     par_attr a[4] = {par_a_ints("kernel", 2, k), par_a_ints("stride", 2, s), par_a_ints("padding", 4, pad),
-                     par_a_int("count_include_pad", 0)}; /* TFLite averages over the window's real elements */
+                     par_a_int("count_include_pad", unpadded)};
     int32_t v = emit(im, avg ? "avg_pool2d" : "max_pool2d", 1, &xv, avg ? 4 : 3, a, y, o->activation);
     stored(4, pv);
     return v >= 0 && set_out(im, y, v, pv);
@@ -689,7 +700,8 @@ static int softmax(imp *im, const par_tfl_op *op, const char *pop)
     int32_t v = cur(im, x, pv);
     if (v < 0) return 0;
     invert(r, pv, inv);
-    par_attr a = par_a_int("axis", inv[r - 1]);
+    /* the last axis is written -1, as parity's default */
+    par_attr a = par_a_int("axis", inv[r - 1] == r - 1 ? -1 : inv[r - 1]);
     int32_t w = emit(im, pop, 1, &v, 1, &a, y, 0);
     return w >= 0 && set_out(im, y, w, pv);
 }
@@ -707,6 +719,25 @@ static int concat(imp *im, const par_tfl_op *op)
     par_attr a = par_a_int("axis", inv[axis]);
     int32_t w = emit(im, "concat", op->n_inputs, ins, 1, &a, y, op->opt.activation);
     return w >= 0 && set_out(im, y, w, p);
+}
+
+/* A zero PAD of H and W only, read by one VALID CONV_2D / DEPTHWISE_CONV_2D and nothing else, becomes that
+ * convolution's padding (the exporter writes explicit padding TFLite has no mode for this way). */
+static int pad_into_conv(imp *im, const par_tfl_op *op, const int64_t *pd, int v2)
+{
+    int32_t x = in(op, 0), y = op->outputs[0];
+    if (v2 || T(im, x)->rank != 4 || im->t[y].n_uses != 1 || pd[0] || pd[1] || pd[6] || pd[7]) return 0;
+    for (int32_t k = im->op + 1; k < im->g->n_ops; k++) {
+        const par_tfl_op *c = &im->g->ops[k];
+        if (c->n_inputs < 2 || c->inputs[0] != y) continue;
+        int32_t code = im->m->opcodes[c->opcode_index].builtin;
+        if ((code != PAR_TFL_OP_CONV_2D && code != PAR_TFL_OP_DEPTHWISE_CONV_2D) || c->opt.padding != PAR_TFL_PAD_VALID)
+            return 0;
+        im->t[y].pad_of = x;
+        im->t[y].pad[0] = pd[2], im->t[y].pad[1] = pd[4], im->t[y].pad[2] = pd[3], im->t[y].pad[3] = pd[5];
+        return 1;
+    }
+    return 0;
 }
 
 static int pad(imp *im, const par_tfl_op *op, int v2)
@@ -733,6 +764,7 @@ static int pad(imp *im, const par_tfl_op *op, int v2)
             return unmapped(im, "pad value of type %s", par_tfl_type_name(tc->type));
         }
     }
+    if (pad_into_conv(im, op, pd, v2)) return 1;
     stored(r, p);
     for (int32_t j = 0; j < r; j++) pads[2 * j] = pd[2 * p[j]], pads[2 * j + 1] = pd[2 * p[j] + 1];
     int32_t xv = get(im, x, p);
@@ -858,6 +890,21 @@ static int transpose(imp *im, const par_tfl_op *op)
     if (v < 0) return 0;
     /* no node: only the form changes. O.dims[i] = L.dims[perm[i]], V.dims[k] = L.dims[pv[k]] = O.dims[inv[pv[k]]] */
     for (int32_t k = 0; k < r; k++) pvo[k] = inv[pv[k]];
+    /* ... unless the output is a graph output that would then be no node's value */
+    int32_t p[MAXR], ip[MAXR], id = 1;
+    stored(r, p);
+    invert(r, pvo, ip);
+    for (int32_t j = 0; j < r; j++) id &= ip[p[j]] == j;
+    const par_value *val = &par_graph_desc_of(im->c->graph)->values[v];
+    if (id && val->kind != PAR_VALUE_NODE)
+        for (int32_t i = 0; i < im->g->n_outputs; i++)
+            if (im->g->outputs[i] == y) {
+                int64_t q[MAXR];
+                for (int32_t j = 0; j < r; j++) q[j] = j;
+                par_attr a = par_a_ints("perm", r, q);
+                if ((v = emit(im, "permute", 1, &v, 1, &a, y, 0)) < 0) return 0;
+                break;
+            }
     return set_out(im, y, v, pvo);
 }
 
@@ -875,7 +922,7 @@ static int slice(imp *im, const par_tfl_op *op)
     int32_t v = cur(im, x, pv);
     if (v < 0) return 0;
     invert(r, pv, inv);
-    int drop[MAXR] = {0}, any = 0;
+    int drop[MAXR] = {0}, any = 0, sliced = 0;
     for (int32_t d = 0; d < r; d++) {
         int64_t dim = T(im, x)->shape[d], st = s[d], lo = b[d], hi = e[d];
         int shrink = (o->shrink_axis_mask >> d) & 1;
@@ -888,8 +935,11 @@ static int slice(imp *im, const par_tfl_op *op)
         if (shrink) hi = lo + 1, st = 1;
         hi = hi < lo ? lo : hi > dim ? dim : hi;
         if (shrink) drop[inv[d]] = 1, any = 1;
-        if (lo == 0 && hi == dim && st == 1) continue;
-        par_attr a[4] = {par_a_int("dim", inv[d]), par_a_int("start", lo), par_a_int("end", hi), par_a_int("step", st)};
+        if (lo == 0 && hi == dim && st == 1 && !(d == r - 1 && !any && !sliced)) continue;
+        /* to the end is written as parity's default end; a slice of nothing but the whole is still one node */
+        par_attr a[4] = {par_a_int("dim", inv[d]), par_a_int("start", lo), par_a_int("end", hi == dim ? INT64_MAX : hi),
+                         par_a_int("step", st)};
+        sliced = 1;
         int32_t last = 1;
         for (int32_t d2 = d + 1; d2 < r; d2++) {
             int64_t lo2 = ((o->begin_mask >> d2) & 1) ? 0 : b[d2], hi2 = ((o->end_mask >> d2) & 1) ? T(im, x)->shape[d2] : e[d2];
@@ -1117,7 +1167,11 @@ static par_case *import_sub(const par_tfl_model *m, const par_tfl_subgraph *g, c
     }
     size_t ol = strlen(origin) + 1;
     if ((im.c->origin = malloc(ol))) memcpy(im.c->origin, origin, ol);
-    for (int32_t i = 0; i < g->n_tensors; i++) im.t[i].v = -1, im.t[i].fold = fold ? fold[i] : NULL;
+    for (int32_t i = 0; i < g->n_tensors; i++) im.t[i].v = -1, im.t[i].pad_of = -1, im.t[i].fold = fold ? fold[i] : NULL;
+    for (int32_t k = 0; k < g->n_ops; k++)
+        for (int32_t i = 0; i < g->ops[k].n_inputs; i++)
+            if (g->ops[k].inputs[i] >= 0) im.t[g->ops[k].inputs[i]].n_uses++;
+    for (int32_t i = 0; i < g->n_outputs; i++) im.t[g->outputs[i]].n_uses++;
     if (!fold && !fold_dequantize(&im)) goto fail;
     if (!import_graph(&im)) {
         if (!im.failed && info && info->n_missing)

@@ -1,0 +1,853 @@
+/*
+ * tflite_export.c - a parity case as a TFLite model: the inverse of tflite_import.c through the same op table
+ * (tflite.c), one subgraph, constants as buffers, the case's inputs as the model's inputs.
+ *
+ * Layout. A parity value of rank 4 (logical NCHW) becomes a TFLite tensor of its NHWC shape; constants' data is
+ * permuted accordingly (OIHW filters become OHWI, depthwise filters [C*m,1,kh,kw] become [1,kh,kw,C*m]). An op
+ * whose result depends on memory order (reshape, flatten, linear and matmul on rank 4) is written between two
+ * TRANSPOSEs: one to a tensor in parity's own order ("raw", [0,3,1,2]) and one back to NHWC ([0,2,3,1]); a reduce
+ * without keepdims or a softmax over another axis than the last gets the TRANSPOSE that puts its axes where
+ * parity has them. The importer turns a TRANSPOSE into a change of form, not a node, so these come back as
+ * nothing: import(export(case)) gives back the case's graph (tests/test_tflite.c counts where it does not).
+ *
+ * Not expressible (PAR_UNSUPPORTED "node 'x' (op): reason"): ops without a TFLite builtin in the table, explicit
+ * pool padding other than SAME's, average pooling that counts padding, ceil_mode, dilated pools, hardtanh other
+ * than [-1, 1], elu with alpha != 1, reflect / replicate padding, linear_dynamic.
+ *
+ * Must not: write a model LiteRT would read differently from parity's graph; guess.
+ */
+#include <float.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formats/tflite.h"
+
+#define MAXR PAR_TFL_MAX_RANK
+
+typedef struct ex {
+    const par_case *c;
+    const par_graph_desc *g;
+    par_tfl_model *m;
+    par_msg *msg;
+    int32_t node;           /* the node being written, -1 outside */
+    par_status st;
+    par_tfl_tensor *t;
+    int32_t n_t, cap_t;
+    par_tfl_op *ops;
+    int32_t n_ops, cap_ops;
+    par_tfl_buffer *b;
+    int32_t n_b, cap_b;
+    par_tfl_opcode *codes;
+    int32_t n_codes, cap_codes;
+    int32_t *tv;            /* per value: its tensor (-1 until made) */
+    int32_t *raw;           /* per value: its tensor in parity's order (rank 4 only) */
+} ex;
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 3, 4)))
+#endif
+static int fail(ex *e, par_status st, const char *fmt, ...)
+{
+    if (e->st != PAR_OK) return 0;
+    char why[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    e->st = st;
+    if (e->node >= 0)
+        par_msgf(e->msg, st, "node '%s' (%s): %s", e->g->nodes[e->node].name, e->g->nodes[e->node].op, why);
+    else
+        par_msgf(e->msg, st, "tflite export: %s", why);
+    return 0;
+}
+
+#define UNSUP(...) fail(e, PAR_UNSUPPORTED, __VA_ARGS__)
+
+static int grow(ex *e, void **p, int32_t *cap, int32_t n, size_t esz)
+{
+    if (n < *cap) return 1;
+    int32_t nc = *cap ? *cap * 2 : 64;
+    void *q = realloc(*p, (size_t)nc * esz);
+    if (!q) return fail(e, PAR_ERROR, "out of memory");
+    memset((char *)q + (size_t)*cap * esz, 0, (size_t)(nc - *cap) * esz);
+    *p = q;
+    *cap = nc;
+    return 1;
+}
+
+static const int32_t TO_NHWC[4] = {0, 2, 3, 1}; /* L.dims[j] = V.dims[TO_NHWC[j]] */
+static const int32_t TO_NCHW[4] = {0, 3, 1, 2}; /* V.dims[j] = L.dims[TO_NCHW[j]] */
+
+/* Permute row-major data: out.dims[j] = dims[p[j]]. */
+static void permute_data(const void *src, void *dst, size_t esz, int32_t r, const int64_t *dims, const int32_t *p)
+{
+    int64_t n = 1, stride[MAXR], odims[MAXR], idx[MAXR] = {0};
+    for (int32_t i = r; i-- > 0;) stride[i] = n, n *= dims[i];
+    for (int32_t j = 0; j < r; j++) odims[j] = dims[p[j]];
+    const uint8_t *s = src;
+    uint8_t *d = dst;
+    for (int64_t k = 0; k < n; k++) {
+        int64_t off = 0;
+        for (int32_t j = 0; j < r; j++) off += idx[j] * stride[p[j]];
+        memcpy(d + (size_t)k * esz, s + (size_t)off * esz, esz);
+        for (int32_t j = r; j-- > 0;) {
+            if (++idx[j] < odims[j]) break;
+            idx[j] = 0;
+        }
+    }
+}
+
+static int32_t tfl_type(par_dtype dt)
+{
+    switch (dt) {
+    case PAR_DTYPE_F32: return PAR_TFL_FLOAT32;
+    case PAR_DTYPE_F16: return PAR_TFL_FLOAT16;
+    case PAR_DTYPE_QS8: return PAR_TFL_INT8;
+    case PAR_DTYPE_QU8: return PAR_TFL_UINT8;
+    case PAR_DTYPE_I32: return PAR_TFL_INT32;
+    case PAR_DTYPE_BOOL: return PAR_TFL_BOOL;
+    default: return -1;
+    }
+}
+
+static int32_t buffer(ex *e, const void *data, size_t size)
+{
+    if (!grow(e, (void **)&e->b, &e->cap_b, e->n_b, sizeof *e->b)) return -1;
+    par_tfl_buffer *b = &e->b[e->n_b];
+    if (size) {
+        uint8_t *d = par_tfl_alloc(e->m, size);
+        if (!d) return fail(e, PAR_ERROR, "out of memory"), -1;
+        memcpy(d, data, size);
+        b->data = d;
+        b->size = size;
+    }
+    return e->n_b++;
+}
+
+/* A new tensor; shape in TFLite order. */
+static int32_t tensor(ex *e, const char *name, int32_t type, int32_t rank, const int64_t *shape, int32_t buf)
+{
+    if (!grow(e, (void **)&e->t, &e->cap_t, e->n_t, sizeof *e->t)) return -1;
+    par_tfl_tensor *t = &e->t[e->n_t];
+    t->name = par_tfl_strdup(e->m, name);
+    if (!t->name) return fail(e, PAR_ERROR, "out of memory"), -1;
+    t->type = type;
+    t->rank = rank;
+    for (int32_t i = 0; i < rank; i++) t->shape[i] = (int32_t)shape[i];
+    t->buffer = buf > 0 ? (uint32_t)buf : 0;
+    return e->n_t++;
+}
+
+/* Quantization of value v onto tensor ti whose axis `axis` holds v's quantized axis. */
+static int quant(ex *e, int32_t ti, const par_value *v, int32_t axis)
+{
+    if (v->dtype != PAR_DTYPE_QS8 && v->dtype != PAR_DTYPE_QU8 && v->dtype != PAR_DTYPE_I32) return 1;
+    if (v->dtype == PAR_DTYPE_I32 && v->scale == 0 && v->quant_axis < 0) return 1;
+    par_tfl_quant *q = par_tfl_alloc(e->m, sizeof *q);
+    int32_t n = v->quant_axis >= 0 ? (int32_t)v->dims[v->quant_axis] : 1;
+    if (!q || !(q->scale = par_tfl_alloc(e->m, (size_t)n * 4)) || !(q->zero_point = par_tfl_alloc(e->m, (size_t)n * 8)))
+        return fail(e, PAR_ERROR, "out of memory");
+    q->n_scale = q->n_zero_point = n;
+    for (int32_t i = 0; i < n; i++) q->scale[i] = v->quant_axis >= 0 ? v->channel_scales[i] : v->scale;
+    q->zero_point[0] = v->quant_axis >= 0 ? 0 : v->zero_point;
+    q->quantized_dimension = v->quant_axis >= 0 ? axis : 0;
+    e->t[ti].quant = q;
+    return 1;
+}
+
+/* A tensor for value vi in the form p (TFLite dims[j] = V.dims[p[j]]; data permuted for a constant). */
+static int32_t make_tensor(ex *e, int32_t vi, const int32_t *p, const char *suffix)
+{
+    const par_value *v = &e->g->values[vi];
+    int32_t type = tfl_type(v->dtype), buf = 0;
+    if (type < 0) return UNSUP("value '%s' of dtype %s", v->name, par_dtype_name(v->dtype)), -1;
+    int64_t shape[MAXR];
+    for (int32_t j = 0; j < v->rank; j++) shape[j] = v->dims[p[j]];
+    if (v->kind == PAR_VALUE_CONST) {
+        size_t esz = par_dtype_size(v->dtype), size = (size_t)v->numel * esz;
+        void *d = malloc(size + 1);
+        if (!d) return fail(e, PAR_ERROR, "out of memory"), -1;
+        permute_data(v->data, d, esz, v->rank, v->dims, p);
+        buf = buffer(e, d, size);
+        free(d);
+        if (buf < 0) return -1;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s%s", v->name, suffix);
+    int32_t ti = tensor(e, name, type, v->rank, shape, buf);
+    if (ti < 0) return -1;
+    int32_t axis = 0;
+    for (int32_t j = 0; j < v->rank; j++)
+        if (p[j] == v->quant_axis) axis = j;
+    return quant(e, ti, v, axis) ? ti : -1;
+}
+
+static void fwd(int32_t r, int32_t *p)
+{
+    if (r == 4) memcpy(p, TO_NHWC, sizeof TO_NHWC);
+    else
+        for (int32_t i = 0; i < r; i++) p[i] = i;
+}
+
+/* The tensor of value vi: NHWC for rank 4. */
+static int32_t tv(ex *e, int32_t vi)
+{
+    if (e->tv[vi] >= 0) return e->tv[vi];
+    int32_t p[MAXR];
+    fwd(e->g->values[vi].rank, p);
+    return e->tv[vi] = make_tensor(e, vi, p, "");
+}
+
+static int32_t opcode(ex *e, int32_t code)
+{
+    for (int32_t i = 0; i < e->n_codes; i++)
+        if (e->codes[i].builtin == code) return i;
+    if (!grow(e, (void **)&e->codes, &e->cap_codes, e->n_codes, sizeof *e->codes)) return -1;
+    e->codes[e->n_codes].builtin = code;
+    e->codes[e->n_codes].version = 1;
+    return e->n_codes++;
+}
+
+static par_tfl_op *op(ex *e, int32_t code, int32_t n_in, const int32_t *ins, int32_t out)
+{
+    for (int32_t i = 0; i < n_in; i++)
+        if (ins[i] < -1 || (ins[i] == -1 && i == 0)) return NULL;
+    if (out < 0 || e->st != PAR_OK) return NULL;
+    int32_t oc = opcode(e, code);
+    if (oc < 0 || !grow(e, (void **)&e->ops, &e->cap_ops, e->n_ops, sizeof *e->ops)) return NULL;
+    par_tfl_op *o = &e->ops[e->n_ops++];
+    const par_tfl_opmap *mp = par_tfl_opmap_code(code);
+    o->opcode_index = (uint32_t)oc;
+    o->options_type = mp ? mp->options_type : 0;
+    par_tfl_options_default(&o->opt, o->options_type);
+    o->inputs = par_tfl_alloc(e->m, (size_t)n_in * 4 + 1);
+    o->outputs = par_tfl_alloc(e->m, 4);
+    if (!o->inputs || !o->outputs) return fail(e, PAR_ERROR, "out of memory"), NULL;
+    memcpy(o->inputs, ins, (size_t)n_in * 4);
+    o->n_inputs = n_in;
+    o->outputs[0] = out;
+    o->n_outputs = 1;
+    return o;
+}
+
+/* An int32 constant of rank 1 (or 2: [n/2, 2] for paddings). */
+static int32_t const_i32(ex *e, const char *name, int32_t n, const int64_t *vals, int pairs)
+{
+    int32_t d[2 * MAXR + 2];
+    for (int32_t i = 0; i < n; i++) d[i] = (int32_t)vals[i];
+    int32_t buf = buffer(e, d, (size_t)n * 4);
+    int64_t shape[2] = {pairs ? n / 2 : n, 2};
+    return buf < 0 ? -1 : tensor(e, name, PAR_TFL_INT32, pairs ? 2 : 1, shape, buf);
+}
+
+/* TRANSPOSE(x) into a new tensor of the given type/shape; returns it. */
+static int32_t transpose(ex *e, int32_t x, int32_t r, const int32_t *perm, const char *name)
+{
+    int64_t p[MAXR], shape[MAXR];
+    for (int32_t i = 0; i < r; i++) p[i] = perm[i], shape[i] = e->t[x].shape[perm[i]];
+    char pn[300];
+    snprintf(pn, sizeof pn, "%s:perm", name);
+    int32_t pt = const_i32(e, pn, r, p, 0);
+    int32_t y = tensor(e, name, e->t[x].type, r, shape, 0);
+    if (pt < 0 || y < 0) return -1;
+    e->t[y].quant = e->t[x].quant;
+    int32_t ins[2] = {x, pt};
+    return op(e, PAR_TFL_OP_TRANSPOSE, 2, ins, y) ? y : -1;
+}
+
+/* Value vi in parity's own order (for ops that depend on memory order): a TRANSPOSE of its NHWC tensor. */
+static int32_t raw_in(ex *e, int32_t vi)
+{
+    const par_value *v = &e->g->values[vi];
+    if (v->rank != 4) return tv(e, vi);
+    if (e->raw[vi] >= 0) return e->raw[vi];
+    char name[300];
+    snprintf(name, sizeof name, "%s:raw", v->name);
+    int32_t x = tv(e, vi);
+    return x < 0 ? -1 : (e->raw[vi] = transpose(e, x, 4, TO_NCHW, name));
+}
+
+/* The tensor an op writes for output value vi in parity's own order; finish_raw writes the TRANSPOSE to NHWC. */
+static int32_t raw_out(ex *e, int32_t vi)
+{
+    const par_value *v = &e->g->values[vi];
+    if (v->rank != 4) return tv(e, vi);
+    int32_t id[4] = {0, 1, 2, 3};
+    return make_tensor(e, vi, id, ":raw");
+}
+
+static int finish_raw(ex *e, int32_t vi, int32_t r)
+{
+    const par_value *v = &e->g->values[vi];
+    if (v->rank != 4 || r < 0) return r >= 0;
+    int32_t y = transpose(e, r, 4, TO_NHWC, v->name);
+    e->tv[vi] = y;
+    return y >= 0;
+}
+
+/* ---- op families ------------------------------------------------------------------------------------------------ */
+
+static const par_value *V(const ex *e, const par_node *n, int32_t i) { return par_node_input(e->g, n, i); }
+
+static int same_pad(int64_t in, int64_t k, int64_t s, int64_t d, int64_t lo, int64_t hi)
+{
+    int64_t out = (in + s - 1) / s, total = (out - 1) * s + (k - 1) * d + 1 - in;
+    if (total < 0) total = 0;
+    return lo == total / 2 && hi == total - total / 2;
+}
+
+/* SAME, VALID, or -1 for explicit padding TFLite has no mode for. */
+static int32_t pad_mode(const par_node *n, const par_value *x, int64_t kh, int64_t kw, int64_t dh, int64_t dw)
+{
+    const char *mode = par_attr_str(n, "pad_mode", "explicit");
+    if (!strcmp(mode, "same")) return PAR_TFL_PAD_SAME;
+    if (!strcmp(mode, "valid")) return PAR_TFL_PAD_VALID;
+    int64_t p[4], sh = par_attr_ints_at(n, "stride", 0, 1), sw = par_attr_ints_at(n, "stride", 1, 1);
+    for (int32_t i = 0; i < 4; i++) p[i] = par_attr_ints_at(n, "padding", i, 0);
+    if (!p[0] && !p[1] && !p[2] && !p[3]) return PAR_TFL_PAD_VALID;
+    if (same_pad(x->dims[2], kh, sh, dh, p[0], p[2]) && same_pad(x->dims[3], kw, sw, dw, p[1], p[3]))
+        return PAR_TFL_PAD_SAME;
+    return -1;
+}
+
+static int ex_conv(ex *e, const par_node *n)
+{
+    const par_value *x = V(e, n, 0), *w = V(e, n, 1), *b = V(e, n, 2);
+    int64_t groups = par_attr_int(n, "groups", 1), dh = par_attr_ints_at(n, "dilation", 0, 1),
+            dw = par_attr_ints_at(n, "dilation", 1, 1);
+    if (x->rank != 4) return UNSUP("input of rank %d", (int)x->rank);
+    int dwise = groups > 1 && groups == x->dims[1] && w->dims[1] == 1;
+    int32_t xt = tv(e, n->inputs[0]);
+    int32_t padm = pad_mode(n, x, w->dims[2], w->dims[3], dh, dw);
+    if (padm < 0) {
+        /* explicit padding: a PAD (zeros) in front of a VALID convolution */
+        int64_t pads[8] = {0, 0, par_attr_ints_at(n, "padding", 0, 0), par_attr_ints_at(n, "padding", 2, 0),
+                           par_attr_ints_at(n, "padding", 1, 0), par_attr_ints_at(n, "padding", 3, 0), 0, 0};
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s:paddings", n->name);
+        int32_t pt = const_i32(e, nm, 8, pads, 1);
+        if (xt < 0 || pt < 0) return 0;
+        int64_t shape[4] = {x->dims[0], x->dims[2] + pads[2] + pads[3], x->dims[3] + pads[4] + pads[5], x->dims[1]};
+        snprintf(nm, sizeof nm, "%s:padded", n->name);
+        int32_t y = tensor(e, nm, e->t[xt].type, 4, shape, 0);
+        if (y < 0) return 0;
+        e->t[y].quant = e->t[xt].quant;
+        int32_t ins[2] = {xt, pt};
+        if (!op(e, PAR_TFL_OP_PAD, 2, ins, y)) return 0;
+        xt = y;
+        padm = PAR_TFL_PAD_VALID;
+    }
+    int32_t wt;
+    if (dwise) {
+        static const int32_t p[4] = {1, 2, 3, 0}; /* [C*m,1,kh,kw] -> [1,kh,kw,C*m] */
+        if (w->kind != PAR_VALUE_CONST) return UNSUP("depthwise weights that are not a constant");
+        wt = make_tensor(e, n->inputs[1], p, "");
+    } else {
+        wt = tv(e, n->inputs[1]);
+    }
+    int32_t bt = b ? tv(e, n->inputs[2]) : -1;
+    if (b && bt >= 0 && b->dtype == PAR_DTYPE_I32 && w->quant_axis >= 0 && x->scale > 0) {
+        /* TFLite's bias scales are the products s_x * s_w[c], one per channel */
+        par_tfl_quant *q = e->t[bt].quant;
+        int32_t nc = (int32_t)w->dims[0];
+        if (q && q->n_scale == 1 && nc > 1) {
+            float *s = par_tfl_alloc(e->m, (size_t)nc * 4);
+            int64_t *z = par_tfl_alloc(e->m, (size_t)nc * 8);
+            if (!s || !z) return fail(e, PAR_ERROR, "out of memory");
+            for (int32_t i = 0; i < nc; i++) s[i] = x->scale * w->channel_scales[i];
+            q->scale = s, q->zero_point = z, q->n_scale = q->n_zero_point = nc;
+        }
+    }
+    int32_t y = tv(e, n->outputs[0]);
+    int32_t ins[3] = {xt, wt, bt};
+    par_tfl_op *o = op(e, dwise ? PAR_TFL_OP_DEPTHWISE_CONV_2D : PAR_TFL_OP_CONV_2D, b ? 3 : 2, ins, y);
+    if (!o) return 0;
+    o->opt.padding = padm;
+    o->opt.stride_h = (int32_t)par_attr_ints_at(n, "stride", 0, 1);
+    o->opt.stride_w = (int32_t)par_attr_ints_at(n, "stride", 1, 1);
+    o->opt.dilation_h = (int32_t)dh;
+    o->opt.dilation_w = (int32_t)dw;
+    if (dwise) o->opt.depth_multiplier = (int32_t)(w->dims[0] / x->dims[1]);
+    return 1;
+}
+
+static int ex_fc(ex *e, const par_node *n)
+{
+    const par_value *x = V(e, n, 0), *w = V(e, n, 1);
+    if (w->rank != 2) return UNSUP("weights of rank %d", (int)w->rank);
+    int32_t ins[3] = {raw_in(e, n->inputs[0]), tv(e, n->inputs[1]), n->inputs[2] >= 0 ? tv(e, n->inputs[2]) : -1};
+    int32_t r = raw_out(e, n->outputs[0]);
+    par_tfl_op *o = op(e, PAR_TFL_OP_FULLY_CONNECTED, n->n_inputs > 2 && n->inputs[2] >= 0 ? 3 : 2, ins, r);
+    if (!o) return 0;
+    o->opt.keep_num_dims = x->rank != 2;
+    return finish_raw(e, n->outputs[0], r);
+}
+
+static int ex_bmm(ex *e, const par_node *n)
+{
+    int32_t ins[2] = {raw_in(e, n->inputs[0]), raw_in(e, n->inputs[1])};
+    int32_t r = raw_out(e, n->outputs[0]);
+    return op(e, PAR_TFL_OP_BATCH_MATMUL, 2, ins, r) && finish_raw(e, n->outputs[0], r);
+}
+
+/* An operand of a rank-4 elementwise op given at a lower rank: lifted to rank 4 (leading 1s, as parity's
+ * broadcasting aligns the last axes of NCHW), then NHWC. */
+static int32_t lift(ex *e, int32_t vi)
+{
+    const par_value *v = &e->g->values[vi];
+    int64_t d[4] = {1, 1, 1, 1}, shape[4];
+    for (int32_t i = 0; i < v->rank; i++) d[4 - v->rank + i] = v->dims[i];
+    for (int32_t j = 0; j < 4; j++) shape[j] = d[TO_NHWC[j]];
+    char name[300];
+    snprintf(name, sizeof name, "%s:4d", v->name);
+    int32_t type = tfl_type(v->dtype);
+    if (type < 0) return UNSUP("value '%s' of dtype %s", v->name, par_dtype_name(v->dtype)), -1;
+    int32_t y;
+    if (v->kind == PAR_VALUE_CONST) {
+        size_t esz = par_dtype_size(v->dtype), size = (size_t)v->numel * esz;
+        void *data = malloc(size + 1);
+        if (!data) return fail(e, PAR_ERROR, "out of memory"), -1;
+        permute_data(v->data, data, esz, 4, d, TO_NHWC);
+        int32_t buf = buffer(e, data, size);
+        free(data);
+        y = buf < 0 ? -1 : tensor(e, name, type, 4, shape, buf);
+        if (y >= 0 && !quant(e, y, v, 0)) return -1;
+        return y;
+    }
+    int32_t x = tv(e, vi);
+    if (x < 0) return -1;
+    char rn[300];
+    snprintf(rn, sizeof rn, "%s:4d:raw", v->name);
+    int32_t r = tensor(e, rn, type, 4, d, 0), st = const_i32(e, strcat(rn, ":shape"), 4, d, 0);
+    if (r < 0 || st < 0) return -1;
+    e->t[r].quant = e->t[x].quant;
+    int32_t ins[2] = {x, st};
+    par_tfl_op *o = op(e, PAR_TFL_OP_RESHAPE, 2, ins, r);
+    if (!o) return -1;
+    o->opt.has_ints = 1;
+    o->opt.n_ints = 4;
+    o->opt.ints = par_tfl_alloc(e->m, 16);
+    if (!o->opt.ints) return fail(e, PAR_ERROR, "out of memory"), -1;
+    for (int32_t i = 0; i < 4; i++) o->opt.ints[i] = (int32_t)d[i];
+    return transpose(e, r, 4, TO_NHWC, name);
+}
+
+static int ex_binary(ex *e, const par_node *n, const par_tfl_opmap *mp)
+{
+    const par_value *y = &e->g->values[n->outputs[0]];
+    int32_t ins[2];
+    for (int32_t i = 0; i < 2; i++) {
+        const par_value *v = V(e, n, i);
+        ins[i] = y->rank == 4 && v->rank < 4 ? lift(e, n->inputs[i]) : tv(e, n->inputs[i]);
+    }
+    return op(e, mp->code, 2, ins, tv(e, n->outputs[0])) != NULL;
+}
+
+static int ex_pool(ex *e, const par_node *n, const par_tfl_opmap *mp)
+{
+    const par_value *x = V(e, n, 0);
+    int64_t kh = par_attr_ints_at(n, "kernel", 0, 1), kw = par_attr_ints_at(n, "kernel", 1, 1);
+    if (par_attr_int(n, "ceil_mode", 0)) return UNSUP("ceil_mode (TFLite's pools floor)");
+    if (par_attr_ints_at(n, "dilation", 0, 1) != 1 || par_attr_ints_at(n, "dilation", 1, 1) != 1)
+        return UNSUP("dilation (TFLite's pools have none)");
+    int32_t pm = pad_mode(n, x, kh, kw, 1, 1);
+    if (pm < 0) return UNSUP("explicit padding other than SAME's (TFLite pools pad SAME or not at all)");
+    if (pm == PAR_TFL_PAD_SAME && !strcmp(n->op, "avg_pool2d") && par_attr_int(n, "count_include_pad", 1)) {
+        int zero = 1;
+        for (int32_t i = 0; i < 4; i++) zero &= par_attr_ints_at(n, "padding", i, 0) == 0;
+        if (!zero) return UNSUP("count_include_pad with padding (TFLite averages over the real elements only)");
+    }
+    int32_t in0 = tv(e, n->inputs[0]);
+    par_tfl_op *o = op(e, mp->code, 1, &in0, tv(e, n->outputs[0]));
+    if (!o) return 0;
+    o->opt.padding = pm;
+    o->opt.filter_h = (int32_t)kh, o->opt.filter_w = (int32_t)kw;
+    o->opt.stride_h = (int32_t)par_attr_ints_at(n, "stride", 0, 1);
+    o->opt.stride_w = (int32_t)par_attr_ints_at(n, "stride", 1, 1);
+    return 1;
+}
+
+static int ex_reduce(ex *e, const par_node *n, const par_tfl_opmap *mp)
+{
+    const par_value *x = V(e, n, 0);
+    int32_t r = x->rank, p[MAXR], keep = (int32_t)par_attr_int(n, "keepdims", 0);
+    fwd(r, p);
+    int32_t inv[MAXR];
+    for (int32_t j = 0; j < r; j++) inv[p[j]] = j; /* stored axis i is TFLite axis inv[i] */
+    int64_t axes[MAXR];
+    int red[MAXR] = {0};
+    int32_t na = par_attr_count(n, "axes");
+    for (int32_t i = 0; i < na; i++) {
+        int64_t a = par_attr_ints_at(n, "axes", i, 0);
+        if (a < 0) a += r;
+        if (a < 0 || a >= r) return fail(e, PAR_ERROR, "axis out of range");
+        axes[i] = inv[a];
+        red[a] = 1;
+    }
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s:axes", n->name);
+    int32_t ins[2] = {tv(e, n->inputs[0]), const_i32(e, nm, na, axes, 0)};
+    const par_value *y = &e->g->values[n->outputs[0]];
+    int32_t out, perm[MAXR], m = 0, id = 1;
+    if (keep || r != 4) {
+        out = tv(e, n->outputs[0]);
+    } else {
+        /* TFLite keeps the remaining axes in NHWC order, parity in NCHW order: a TRANSPOSE puts them back */
+        int32_t logical[MAXR];
+        for (int32_t i = 0; i < r; i++)
+            if (!red[i]) logical[m++] = inv[i];
+        for (int32_t i = 0; i < m; i++) {
+            perm[i] = 0;
+            for (int32_t j = 0; j < m; j++) perm[i] += logical[j] < logical[i];
+            id &= perm[i] == i;
+        }
+        int64_t shape[MAXR];
+        for (int32_t i = 0; i < m; i++) shape[perm[i]] = y->dims[i];
+        snprintf(nm, sizeof nm, "%s:nhwc", y->name);
+        out = id ? tv(e, n->outputs[0]) : tensor(e, nm, tfl_type(y->dtype), m, shape, 0);
+        if (!id && out >= 0 && !quant(e, out, y, 0)) return 0;
+    }
+    par_tfl_op *o = op(e, mp->code, 2, ins, out);
+    if (!o) return 0;
+    o->opt.keep_dims = keep;
+    if (!keep && r == 4 && !id) {
+        int32_t t = transpose(e, out, m, perm, y->name);
+        e->tv[n->outputs[0]] = t;
+        return t >= 0;
+    }
+    return 1;
+}
+
+static int ex_reshape(ex *e, const par_node *n)
+{
+    const par_value *y = &e->g->values[n->outputs[0]];
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s:shape", n->name);
+    int32_t ins[2] = {raw_in(e, n->inputs[0]), const_i32(e, nm, y->rank, y->dims, 0)};
+    int32_t r = raw_out(e, n->outputs[0]);
+    par_tfl_op *o = op(e, PAR_TFL_OP_RESHAPE, 2, ins, r);
+    if (!o) return 0;
+    o->opt.has_ints = 1;
+    o->opt.n_ints = y->rank;
+    o->opt.ints = par_tfl_alloc(e->m, (size_t)y->rank * 4 + 1);
+    if (!o->opt.ints) return fail(e, PAR_ERROR, "out of memory");
+    for (int32_t i = 0; i < y->rank; i++) o->opt.ints[i] = (int32_t)y->dims[i];
+    return finish_raw(e, n->outputs[0], r);
+}
+
+static int ex_softmax(ex *e, const par_node *n, const par_tfl_opmap *mp)
+{
+    const par_value *x = V(e, n, 0);
+    int32_t r = x->rank, p[MAXR], axis = (int32_t)par_attr_int(n, "axis", -1);
+    if (axis < 0) axis += r;
+    fwd(r, p);
+    int32_t la = 0; /* the TFLite axis of parity's axis */
+    for (int32_t j = 0; j < r; j++)
+        if (p[j] == axis) la = j;
+    int32_t xt = tv(e, n->inputs[0]);
+    if (la == r - 1) {
+        par_tfl_op *o = op(e, mp->code, 1, &xt, tv(e, n->outputs[0]));
+        if (o && mp->code == PAR_TFL_OP_SOFTMAX) o->opt.beta = 1.0f;
+        return o != NULL;
+    }
+    /* move the axis last, and back */
+    int32_t perm[MAXR], back[MAXR], k = 0;
+    for (int32_t j = 0; j < r; j++)
+        if (j != la) perm[k++] = j;
+    perm[r - 1] = la;
+    for (int32_t j = 0; j < r; j++) back[perm[j]] = j;
+    const par_value *y = &e->g->values[n->outputs[0]];
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s:last", x->name);
+    int32_t a = transpose(e, xt, r, perm, nm);
+    if (a < 0) return 0;
+    snprintf(nm, sizeof nm, "%s:last", y->name);
+    int64_t shape[MAXR];
+    for (int32_t j = 0; j < r; j++) shape[j] = e->t[a].shape[j];
+    int32_t b = tensor(e, nm, tfl_type(y->dtype), r, shape, 0);
+    if (b < 0) return 0;
+    if (!quant(e, b, y, 0)) return 0;
+    par_tfl_op *o = op(e, mp->code, 1, &a, b);
+    if (!o) return 0;
+    if (mp->code == PAR_TFL_OP_SOFTMAX) o->opt.beta = 1.0f;
+    int32_t t = transpose(e, b, r, back, y->name);
+    e->tv[n->outputs[0]] = t;
+    return t >= 0;
+}
+
+static int ex_concat(ex *e, const par_node *n)
+{
+    const par_value *y = &e->g->values[n->outputs[0]];
+    int32_t r = y->rank, p[MAXR], ins[64], axis = (int32_t)par_attr_int(n, "axis", 1);
+    if (axis < 0) axis += r;
+    fwd(r, p);
+    for (int32_t i = 0; i < n->n_inputs && i < 64; i++) ins[i] = tv(e, n->inputs[i]);
+    par_tfl_op *o = op(e, PAR_TFL_OP_CONCATENATION, n->n_inputs, ins, tv(e, n->outputs[0]));
+    if (!o) return 0;
+    for (int32_t j = 0; j < r; j++)
+        if (p[j] == axis) o->opt.axis = j;
+    return 1;
+}
+
+static int ex_pad(ex *e, const par_node *n)
+{
+    const par_value *x = V(e, n, 0);
+    if (strcmp(par_attr_str(n, "mode", "constant"), "constant") != 0)
+        return UNSUP("mode '%s' (MIRROR_PAD is not in the op table)", par_attr_str(n, "mode", ""));
+    int32_t r = x->rank, p[MAXR];
+    fwd(r, p);
+    int64_t pads[2 * MAXR];
+    for (int32_t j = 0; j < r; j++) {
+        pads[2 * j] = par_attr_ints_at(n, "pads", 2 * p[j], 0);
+        pads[2 * j + 1] = par_attr_ints_at(n, "pads", 2 * p[j] + 1, 0);
+        if (pads[2 * j] < 0 || pads[2 * j + 1] < 0) return UNSUP("negative pads");
+    }
+    double value = par_attr_float(n, "value", 0);
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s:paddings", n->name);
+    int32_t ins[3] = {tv(e, n->inputs[0]), const_i32(e, nm, 2 * r, pads, 1), -1};
+    if (value != 0) {
+        if (x->dtype != PAR_DTYPE_F32) return UNSUP("a non-zero value on a %s tensor", par_dtype_name(x->dtype));
+        float f = (float)value;
+        int32_t buf = buffer(e, &f, 4);
+        snprintf(nm, sizeof nm, "%s:value", n->name);
+        ins[2] = buf < 0 ? -1 : tensor(e, nm, PAR_TFL_FLOAT32, 0, NULL, buf);
+        if (ins[2] < 0) return 0;
+    }
+    return op(e, value != 0 ? PAR_TFL_OP_PADV2 : PAR_TFL_OP_PAD, value != 0 ? 3 : 2, ins, tv(e, n->outputs[0])) != NULL;
+}
+
+static int ex_unary(ex *e, const par_node *n, const par_tfl_opmap *mp)
+{
+    if (mp->code == PAR_TFL_OP_RELU_N1_TO_1 &&
+        (par_attr_float(n, "min_val", -1) != -1 || par_attr_float(n, "max_val", 1) != 1))
+        return UNSUP("bounds other than [-1, 1] (RELU_N1_TO_1)");
+    if (mp->code == PAR_TFL_OP_ELU && par_attr_float(n, "alpha", 1) != 1) return UNSUP("alpha != 1 (TFLite's ELU)");
+    int32_t x = tv(e, n->inputs[0]);
+    par_tfl_op *o = op(e, mp->code, 1, &x, tv(e, n->outputs[0]));
+    if (!o) return 0;
+    if (mp->code == PAR_TFL_OP_LEAKY_RELU) o->opt.alpha = (float)par_attr_float(n, "negative_slope", 0.01);
+    if (mp->code == PAR_TFL_OP_GELU) o->opt.approximate = !strcmp(par_attr_str(n, "approximate", "none"), "tanh");
+    return 1;
+}
+
+static int ex_prelu(ex *e, const par_node *n)
+{
+    const par_value *x = V(e, n, 0), *s = V(e, n, 1);
+    if (x->rank != 4 && x->rank != 2) return UNSUP("input of rank %d (TFLite's slope broadcasts on the last axis)",
+                                                   (int)x->rank);
+    if (s->kind != PAR_VALUE_CONST) return UNSUP("slope not a constant");
+    /* [C] -> [1, 1, C] against NHWC (or [C] against [N, C]) */
+    int64_t shape[3] = {1, 1, s->dims[0]};
+    int32_t buf = buffer(e, s->data, (size_t)s->numel * par_dtype_size(s->dtype));
+    int32_t st = buf < 0 ? -1 : tensor(e, s->name, tfl_type(s->dtype), x->rank == 4 ? 3 : 1,
+                                       x->rank == 4 ? shape : shape + 2, buf);
+    int32_t ins[2] = {tv(e, n->inputs[0]), st};
+    return st >= 0 && op(e, PAR_TFL_OP_PRELU, 2, ins, tv(e, n->outputs[0])) != NULL;
+}
+
+static int ex_resize(ex *e, const par_node *n, const par_tfl_opmap *mp)
+{
+    const par_value *y = &e->g->values[n->outputs[0]];
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s:size", n->name);
+    int32_t ins[2] = {tv(e, n->inputs[0]), const_i32(e, nm, 2, y->dims + 2, 0)};
+    int32_t code = !strcmp(n->op, "upsample_bilinear2d") ? PAR_TFL_OP_RESIZE_BILINEAR : PAR_TFL_OP_RESIZE_NEAREST_NEIGHBOR;
+    (void)mp;
+    par_tfl_op *o = op(e, code, 2, ins, tv(e, n->outputs[0]));
+    if (!o) return 0;
+    if (code == PAR_TFL_OP_RESIZE_BILINEAR) {
+        o->opt.align_corners = par_attr_int(n, "align_corners", 0) != 0;
+        o->opt.half_pixel_centers = !o->opt.align_corners;
+    } else {
+        o->opt.half_pixel_centers = !strcmp(n->op, "upsample_nearest_exact2d");
+    }
+    return 1;
+}
+
+static int ex_permute(ex *e, const par_node *n)
+{
+    const par_value *x = V(e, n, 0);
+    int32_t r = x->rank, pin[MAXR], pout[MAXR], inv_out[MAXR], q[MAXR], perm[MAXR];
+    /* parity: V_out = permute(V_in, q). TFLite tensors are L = V by fwd: L.dims[j] = V.dims[fwd[j]]. The TFLite
+     * perm: L_out.dims[i] = L_in.dims[perm[i]]; V_out.dims[k] = V_in.dims[q[k]]. */
+    fwd(r, pin);
+    fwd(r, pout);
+    for (int32_t j = 0; j < r; j++) inv_out[pout[j]] = j, q[j] = (int32_t)par_attr_ints_at(n, "perm", j, j);
+    int32_t inv_in[MAXR];
+    for (int32_t j = 0; j < r; j++) inv_in[pin[j]] = j;
+    /* L_out.dims[i] = V_out.dims[pout[i]] = V_in.dims[q[pout[i]]] = L_in.dims[inv_in[q[pout[i]]]] */
+    for (int32_t i = 0; i < r; i++) perm[i] = inv_in[q[pout[i]]];
+    (void)inv_out;
+    int64_t pp[MAXR];
+    for (int32_t i = 0; i < r; i++) pp[i] = perm[i];
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s:perm", n->name);
+    int32_t ins[2] = {tv(e, n->inputs[0]), const_i32(e, nm, r, pp, 0)};
+    return op(e, PAR_TFL_OP_TRANSPOSE, 2, ins, tv(e, n->outputs[0])) != NULL;
+}
+
+static int ex_slice(ex *e, const par_node *n)
+{
+    const par_value *x = V(e, n, 0);
+    int32_t r = x->rank, p[MAXR], dim = (int32_t)par_attr_int(n, "dim", 0);
+    if (dim < 0) dim += r;
+    fwd(r, p);
+    int64_t b[MAXR], en[MAXR], s[MAXR];
+    for (int32_t j = 0; j < r; j++) {
+        int64_t d = x->dims[p[j]];
+        b[j] = 0, en[j] = d, s[j] = 1;
+        if (p[j] != dim) continue;
+        int64_t st = par_attr_int(n, "start", 0), end = par_attr_int(n, "end", INT64_MAX);
+        if (st < 0) st += d;
+        if (end < 0) end += d;
+        st = st < 0 ? 0 : st > d ? d : st;
+        end = end < st ? st : end > d ? d : end;
+        b[j] = st, en[j] = end, s[j] = par_attr_int(n, "step", 1);
+    }
+    char nm[300], nm2[300], nm3[300];
+    snprintf(nm, sizeof nm, "%s:begin", n->name);
+    snprintf(nm2, sizeof nm2, "%s:end", n->name);
+    snprintf(nm3, sizeof nm3, "%s:strides", n->name);
+    int32_t ins[4] = {tv(e, n->inputs[0]), const_i32(e, nm, r, b, 0), const_i32(e, nm2, r, en, 0),
+                      const_i32(e, nm3, r, s, 0)};
+    return op(e, PAR_TFL_OP_STRIDED_SLICE, 4, ins, tv(e, n->outputs[0])) != NULL;
+}
+
+static int ex_node(ex *e, const par_node *n)
+{
+    const par_tfl_opmap *mp = par_tfl_opmap_par(n->op);
+    if (!mp) return UNSUP("no TFLite builtin in the op table");
+    for (int32_t i = 0; i < n->n_outputs; i++) {
+        const par_value *y = &e->g->values[n->outputs[i]];
+        if (y->rank > MAXR) return UNSUP("rank %d", (int)y->rank);
+    }
+    if (!strcmp(n->op, "flatten")) return ex_reshape(e, n);
+    switch (mp->family) {
+    case PAR_TFL_K_CONV:
+    case PAR_TFL_K_DWCONV: return ex_conv(e, n);
+    case PAR_TFL_K_FC: return ex_fc(e, n);
+    case PAR_TFL_K_BINARY: return ex_binary(e, n, mp);
+    case PAR_TFL_K_POOL: return ex_pool(e, n, mp);
+    case PAR_TFL_K_REDUCE: return ex_reduce(e, n, mp);
+    case PAR_TFL_K_RESHAPE:
+    case PAR_TFL_K_SQUEEZE: return ex_reshape(e, n);
+    case PAR_TFL_K_SOFTMAX: return ex_softmax(e, n, mp);
+    case PAR_TFL_K_CONCAT: return ex_concat(e, n);
+    case PAR_TFL_K_PAD: return ex_pad(e, n);
+    case PAR_TFL_K_UNARY: return ex_unary(e, n, mp);
+    case PAR_TFL_K_PRELU: return ex_prelu(e, n);
+    case PAR_TFL_K_QUANTIZE:
+    case PAR_TFL_K_DEQUANTIZE: {
+        int32_t x = tv(e, n->inputs[0]);
+        return op(e, mp->code, 1, &x, tv(e, n->outputs[0])) != NULL;
+    }
+    case PAR_TFL_K_RESIZE: return ex_resize(e, n, mp);
+    case PAR_TFL_K_TRANSPOSE: return ex_permute(e, n);
+    case PAR_TFL_K_SLICE: return ex_slice(e, n);
+    case PAR_TFL_K_BMM: return ex_bmm(e, n);
+    }
+    return UNSUP("no TFLite builtin in the op table");
+}
+
+static par_tfl_model *export_model(const par_case *c, par_msg *msg, par_status *st)
+{
+    ex e;
+    memset(&e, 0, sizeof e);
+    e.c = c;
+    e.g = par_graph_desc_of(c->graph);
+    e.msg = msg;
+    e.node = -1;
+    e.m = par_tfl_new();
+    e.tv = malloc(((size_t)e.g->n_values + 1) * sizeof *e.tv);
+    e.raw = malloc(((size_t)e.g->n_values + 1) * sizeof *e.raw);
+    if (!e.m || !e.tv || !e.raw) {
+        fail(&e, PAR_ERROR, "out of memory");
+        goto done;
+    }
+    for (int32_t i = 0; i < e.g->n_values; i++) e.tv[i] = e.raw[i] = -1;
+    e.m->description = par_tfl_strdup(e.m, "parity");
+    buffer(&e, NULL, 0); /* buffer 0: the empty sentinel */
+    for (int32_t i = 0; i < e.g->n_inputs; i++) tv(&e, e.g->inputs[i]);
+    for (int32_t k = 0; k < e.g->n_nodes && e.st == PAR_OK; k++) {
+        e.node = k;
+        const par_node *n = &e.g->nodes[k];
+        if (n->n_outputs != 1) {
+            fail(&e, PAR_UNSUPPORTED, "%d outputs", (int)n->n_outputs);
+            break;
+        }
+        if (!ex_node(&e, n) && e.st == PAR_OK) fail(&e, PAR_ERROR, "not written");
+    }
+    e.node = -1;
+    if (e.st != PAR_OK) goto done;
+    par_tfl_subgraph *s = par_tfl_alloc(e.m, sizeof *s);
+    if (!s) goto oom;
+    s->name = par_tfl_strdup(e.m, par_graph_name(c->graph));
+    s->n_inputs = e.g->n_inputs;
+    s->n_outputs = e.g->n_outputs;
+    s->inputs = par_tfl_alloc(e.m, (size_t)s->n_inputs * 4 + 1);
+    s->outputs = par_tfl_alloc(e.m, (size_t)s->n_outputs * 4 + 1);
+    if (!s->inputs || !s->outputs) goto oom;
+    for (int32_t i = 0; i < s->n_inputs; i++) s->inputs[i] = e.tv[e.g->inputs[i]];
+    for (int32_t i = 0; i < s->n_outputs; i++) s->outputs[i] = tv(&e, e.g->outputs[i]);
+    if (e.st != PAR_OK) goto done;
+    s->n_tensors = e.n_t, s->tensors = par_tfl_alloc(e.m, (size_t)e.n_t * sizeof *e.t + 1);
+    s->n_ops = e.n_ops, s->ops = par_tfl_alloc(e.m, (size_t)e.n_ops * sizeof *e.ops + 1);
+    e.m->n_buffers = e.n_b, e.m->buffers = par_tfl_alloc(e.m, (size_t)e.n_b * sizeof *e.b + 1);
+    e.m->n_opcodes = e.n_codes, e.m->opcodes = par_tfl_alloc(e.m, (size_t)e.n_codes * sizeof *e.codes + 1);
+    if (!s->tensors || !s->ops || !e.m->buffers || !e.m->opcodes) goto oom;
+    if (e.n_t) memcpy(s->tensors, e.t, (size_t)e.n_t * sizeof *e.t);
+    if (e.n_ops) memcpy(s->ops, e.ops, (size_t)e.n_ops * sizeof *e.ops);
+    memcpy(e.m->buffers, e.b, (size_t)e.n_b * sizeof *e.b);
+    if (e.n_codes) memcpy(e.m->opcodes, e.codes, (size_t)e.n_codes * sizeof *e.codes);
+    e.m->n_subgraphs = 1;
+    e.m->subgraphs = s;
+    goto done;
+oom:
+    fail(&e, PAR_ERROR, "out of memory");
+done:
+    free(e.t);
+    free(e.ops);
+    free(e.b);
+    free(e.codes);
+    free(e.tv);
+    free(e.raw);
+    *st = e.st;
+    if (e.st != PAR_OK) {
+        par_tfl_free(e.m);
+        return NULL;
+    }
+    return e.m;
+}
+
+par_tfl_model *par_tflite_export_model(const par_case *c, par_msg *msg)
+{
+    par_status st;
+    return export_model(c, msg, &st);
+}
+
+par_status par_tflite_export(const par_case *c, const char *path, par_msg *msg)
+{
+    par_status st;
+    par_tfl_model *m = export_model(c, msg, &st);
+    if (!m) return st;
+    size_t len;
+    uint8_t *bytes = par_tfl_write(m, &len, msg);
+    par_tfl_free(m);
+    if (!bytes) return PAR_ERROR;
+    /* atomically: a temporary file beside the target, then rename */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    int ok = f && fwrite(bytes, 1, len, f) == len;
+    if (f && fclose(f) != 0) ok = 0;
+    free(bytes);
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return par_msgf(msg, PAR_ERROR, "%s: cannot write", path);
+    }
+    return PAR_OK;
+}
