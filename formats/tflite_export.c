@@ -320,6 +320,9 @@ static int ex_conv(ex *e, const par_node *n)
             dw = par_attr_ints_at(n, "dilation", 1, 1);
     if (x->rank != 4) return UNSUP("input of rank %d", (int)x->rank);
     int dwise = groups > 1 && groups == x->dims[1] && w->dims[1] == 1;
+    if ((x->dtype == PAR_DTYPE_QU8) != (w->dtype == PAR_DTYPE_QU8))
+        return UNSUP("%s input with %s weights (TFLite's kernels take both of one type)", par_dtype_name(x->dtype),
+                     par_dtype_name(w->dtype));
     int32_t xt = tv(e, n->inputs[0]);
     int32_t padm = pad_mode(n, x, w->dims[2], w->dims[3], dh, dw);
     if (padm < 0) {
@@ -349,6 +352,29 @@ static int ex_conv(ex *e, const par_node *n)
         wt = tv(e, n->inputs[1]);
     }
     int32_t bt = b ? tv(e, n->inputs[2]) : -1;
+    if (!b && e->st == PAR_OK) {
+        /* LiteRT's convolutions want a bias: zeros (which the importer drops again) */
+        int32_t nc = (int32_t)w->dims[0], quantized = x->dtype == PAR_DTYPE_QS8 || x->dtype == PAR_DTYPE_QU8;
+        if (x->dtype != PAR_DTYPE_F32 && !quantized) return UNSUP("no bias, and a %s input", par_dtype_name(x->dtype));
+        void *z = calloc((size_t)nc, 4);
+        int32_t buf = z ? buffer(e, z, (size_t)nc * 4) : -1;
+        free(z);
+        char nm[300];
+        snprintf(nm, sizeof nm, "%s:zero_bias", n->name);
+        int64_t shape[1] = {nc};
+        bt = buf < 0 ? -1 : tensor(e, nm, quantized ? PAR_TFL_INT32 : PAR_TFL_FLOAT32, 1, shape, buf);
+        if (bt < 0) return 0;
+        if (quantized) {
+            par_tfl_quant *q = par_tfl_alloc(e->m, sizeof *q);
+            int32_t ns = w->quant_axis >= 0 ? nc : 1;
+            if (!q || !(q->scale = par_tfl_alloc(e->m, (size_t)ns * 4)) ||
+                !(q->zero_point = par_tfl_alloc(e->m, (size_t)ns * 8)))
+                return fail(e, PAR_ERROR, "out of memory");
+            q->n_scale = q->n_zero_point = ns;
+            for (int32_t i = 0; i < ns; i++) q->scale[i] = x->scale * (w->quant_axis >= 0 ? w->channel_scales[i] : w->scale);
+            e->t[bt].quant = q;
+        }
+    }
     if (b && bt >= 0 && b->dtype == PAR_DTYPE_I32 && w->quant_axis >= 0 && x->scale > 0) {
         /* TFLite's bias scales are the products s_x * s_w[c], one per channel */
         par_tfl_quant *q = e->t[bt].quant;
@@ -362,8 +388,8 @@ static int ex_conv(ex *e, const par_node *n)
         }
     }
     int32_t y = tv(e, n->outputs[0]);
-    int32_t ins[3] = {xt, wt, bt};
-    par_tfl_op *o = op(e, dwise ? PAR_TFL_OP_DEPTHWISE_CONV_2D : PAR_TFL_OP_CONV_2D, b ? 3 : 2, ins, y);
+    int32_t ins[3] = {xt, wt, bt}; /* an absent bias is index -1: LiteRT's convolutions want three inputs */
+    par_tfl_op *o = op(e, dwise ? PAR_TFL_OP_DEPTHWISE_CONV_2D : PAR_TFL_OP_CONV_2D, 3, ins, y);
     if (!o) return 0;
     o->opt.padding = padm;
     o->opt.stride_h = (int32_t)par_attr_ints_at(n, "stride", 0, 1);
@@ -378,6 +404,9 @@ static int ex_fc(ex *e, const par_node *n)
 {
     const par_value *x = V(e, n, 0), *w = V(e, n, 1);
     if (w->rank != 2) return UNSUP("weights of rank %d", (int)w->rank);
+    if ((x->dtype == PAR_DTYPE_QU8) != (w->dtype == PAR_DTYPE_QU8))
+        return UNSUP("%s input with %s weights (TFLite's kernels take both of one type)", par_dtype_name(x->dtype),
+                     par_dtype_name(w->dtype));
     int32_t ins[3] = {raw_in(e, n->inputs[0]), tv(e, n->inputs[1]), n->inputs[2] >= 0 ? tv(e, n->inputs[2]) : -1};
     int32_t r = raw_out(e, n->outputs[0]);
     par_tfl_op *o = op(e, PAR_TFL_OP_FULLY_CONNECTED, n->n_inputs > 2 && n->inputs[2] >= 0 ? 3 : 2, ins, r);
@@ -388,6 +417,7 @@ static int ex_fc(ex *e, const par_node *n)
 
 static int ex_bmm(ex *e, const par_node *n)
 {
+    if (V(e, n, 0)->dtype == PAR_DTYPE_QU8) return UNSUP("qu8 (TFLite's BATCH_MATMUL takes f32, int8 and int16)");
     int32_t ins[2] = {raw_in(e, n->inputs[0]), raw_in(e, n->inputs[1])};
     int32_t r = raw_out(e, n->outputs[0]);
     return op(e, PAR_TFL_OP_BATCH_MATMUL, 2, ins, r) && finish_raw(e, n->outputs[0], r);
@@ -540,8 +570,12 @@ static int ex_reshape(ex *e, const par_node *n)
 
 static int ex_softmax(ex *e, const par_node *n, const par_tfl_opmap *mp)
 {
-    const par_value *x = V(e, n, 0);
+    const par_value *x = V(e, n, 0), *yv = &e->g->values[n->outputs[0]];
     int32_t r = x->rank, p[MAXR], axis = (int32_t)par_attr_int(n, "axis", -1);
+    if (!strcmp(n->op, "softmax") && (yv->dtype == PAR_DTYPE_QS8 || yv->dtype == PAR_DTYPE_QU8) &&
+        (yv->scale != 1.0f / 256 || yv->zero_point != (yv->dtype == PAR_DTYPE_QS8 ? -128 : 0)))
+        return UNSUP("quantized output scale %g, zero point %d (TFLite's quantized softmax outputs 1/256 from the "
+                     "dtype's lowest integer)", (double)yv->scale, (int)yv->zero_point);
     if (axis < 0) axis += r;
     fwd(r, p);
     int32_t la = 0; /* the TFLite axis of parity's axis */
@@ -651,7 +685,12 @@ static int ex_prelu(ex *e, const par_node *n)
 
 static int ex_resize(ex *e, const par_node *n, const par_tfl_opmap *mp)
 {
-    const par_value *y = &e->g->values[n->outputs[0]];
+    const par_value *y = &e->g->values[n->outputs[0]], *x = V(e, n, 0);
+    /* parity with a scale maps coordinates by 1/scale, TFLite by in/out: the same only when scale is out/in */
+    for (int32_t i = 0; i < par_attr_count(n, "scale") && i < 2; i++)
+        if (par_attr_floats_at(n, "scale", i, 0) != (double)y->dims[2 + i] / (double)x->dims[2 + i])
+            return UNSUP("scale %g is not output/input size %lld/%lld (TFLite maps coordinates by the sizes)",
+                         par_attr_floats_at(n, "scale", i, 0), (long long)y->dims[2 + i], (long long)x->dims[2 + i]);
     char nm[300];
     snprintf(nm, sizeof nm, "%s:size", n->name);
     int32_t ins[2] = {tv(e, n->inputs[0]), const_i32(e, nm, 2, y->dims + 2, 0)};

@@ -504,6 +504,16 @@ static int32_t drop_axes(imp *im, int32_t v, int32_t r, const int32_t *pv, const
 
 static int32_t in(const par_tfl_op *op, int32_t i) { return i < op->n_inputs ? op->inputs[i] : -1; }
 
+/* A constant of all-zero bytes that nothing else reads. */
+static int zero_const(const imp *im, int32_t ti)
+{
+    const par_tfl_buffer *b = tbuf(im, ti);
+    if (!b || im->t[ti].fold || im->t[ti].n_uses != 1 || im->t[ti].v >= 0) return 0;
+    for (uint64_t i = 0; i < b->size; i++)
+        if (b->data[i]) return 0;
+    return 1;
+}
+
 static int conv(imp *im, const par_tfl_op *op, int dw)
 {
     int32_t x = in(op, 0), w = in(op, 1), b = in(op, 2), y = op->outputs[0];
@@ -530,6 +540,7 @@ static int conv(imp *im, const par_tfl_op *op, int dw)
         memcpy(pad, im->t[x].pad, sizeof pad);
         x = im->t[x].pad_of;
     }
+    if (b >= 0 && zero_const(im, b)) b = -1; /* a zero bias is no bias (the exporter writes one: LiteRT wants it) */
     int32_t xv = get_stored(im, x);
     int32_t bv = b >= 0 ? get_logical(im, b) : -1;
     if (xv < 0 || wv < 0 || (b >= 0 && bv < 0)) return 0;
