@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 
+#include "reports/groups.h"
 #include "reports/html.h"
 #include "reports/junit.h"
 #include "reports/report_read.h"
@@ -16,13 +17,14 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { OPT_MAX_FAIL = 1000, OPT_SUMMARY, OPT_JUNIT, OPT_HTML };
+enum { OPT_MAX_FAIL = 1000, OPT_SUMMARY, OPT_JUNIT, OPT_HTML, OPT_GROUPS };
 
 static const struct option report_opts[] = {
     {"max-failures", required_argument, NULL, OPT_MAX_FAIL},
     {"summary", no_argument, NULL, OPT_SUMMARY},
     {"junit", required_argument, NULL, OPT_JUNIT},
     {"html", required_argument, NULL, OPT_HTML},
+    {"groups", no_argument, NULL, OPT_GROUPS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -38,6 +40,8 @@ static void report_usage(FILE *f)
                "  --summary          print the terminal summary also when writing files\n"
                "  --max-failures N   failures listed in the summary (default 20)\n"
                "  --junit FILE       write the report as JUnit XML (docs/reports-junit-coverage.md)\n"
+               "  --groups           print the failure groups: per op and backend with failures, the parameter of\n"
+               "                     the case IDs that separates failing from passing cases (where to start)\n"
                "\n"
                "Exit codes: 0 the report has no failure, 1 it has failures, 2 the file cannot be read (the message\n"
                "names the file, the JSON field and the reason) or an output file cannot be written.\n");
@@ -57,7 +61,7 @@ static int has_failures(const par_report *r)
 int par_cmd_report(int argc, char **argv, const char *exe)
 {
     int32_t max_failures = 20;
-    int summary = 0, outputs = 0;
+    int summary = 0, outputs = 0, groups = 0;
     const char *junit = NULL;
     const char *html = NULL;
     optind = 1;
@@ -77,6 +81,7 @@ int par_cmd_report(int argc, char **argv, const char *exe)
         case OPT_SUMMARY: summary = 1; break;
         case OPT_JUNIT: junit = optarg, outputs++; break;
         case OPT_HTML: html = optarg; outputs++; break;
+        case OPT_GROUPS: groups = 1; outputs++; break;
         case 'h': report_usage(stdout); return PAR_EXIT_OK;
         default: report_usage(stderr); return PAR_EXIT_USAGE;
         }
@@ -101,6 +106,19 @@ int par_cmd_report(int argc, char **argv, const char *exe)
     if (html && par_report_write_html(r, html, &msg) != PAR_OK) {
         fprintf(stderr, "parity: %s\n", msg.text);
         rc = PAR_EXIT_USAGE;
+    }
+    if (groups) {
+        par_group *g = NULL;
+        int32_t ng = 0;
+        if (par_groups_compute(r, &g, &ng) != 0) {
+            fprintf(stderr, "parity: out of memory\n");
+            rc = PAR_EXIT_INTERNAL;
+        } else if (ng == 0) {
+            printf("no failures\n");
+        } else {
+            par_groups_print(stdout, r, g, ng, -1, "");
+        }
+        free(g);
     }
     if (summary || !outputs) par_summary_print(stdout, r, isatty(STDOUT_FILENO) && !getenv("NO_COLOR"), max_failures);
     fflush(stdout);

@@ -4,6 +4,7 @@
  * IDs and reasons contain.
  */
 #include "summary.h"
+#include "groups.h"
 
 #include "core/requant.h"
 #include "reference/conv_winograd.h" /* par_algo_name */
@@ -231,6 +232,17 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
             fprintf(f, "-\n");
     }
     free(ratios);
+    /* where to start: the failures grouped by the parameter that separates them (reports/groups.h) */
+    par_group *groups = NULL;
+    int32_t n_groups = 0;
+    if (par_groups_compute(r, &groups, &n_groups) == 0 && n_groups > 0) {
+        fprintf(f, "\nwhere to start (failing cases by op and backend, with the parameter that separates them):\n");
+        int32_t shown = par_groups_print(f, r, groups, n_groups, 5, "  ");
+        if (shown < n_groups)
+            fprintf(f, "  ... and %d more groups ('parity report FILE --groups' lists them all)\n", (int)(n_groups - shown));
+        fprintf(f, "\n");
+    }
+    free(groups);
     print_ties(f, r);
     print_decls(f, r, 1, PAR_ALGO_COUNT, "declared algorithms (judged with their budgets): ", algo_value_name);
     print_decls(f, r, 0, PAR_REQUANT_N_SCHEMES, "schemes declared per node (their integers and tie rules judged): ",

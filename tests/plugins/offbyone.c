@@ -6,7 +6,13 @@
  *   add                 add ignores an operand broadcast along the last axis except at the first element of a row
  *   pair                a graph with more than one output gets its last output's first element off by one: every
  *                       single-output prefix passes, so no one node is to blame
+ *   stride2             conv2d with a horizontal stride of 2 leaves out the input's last column at the right edge
+ *                       (only where a window reaches it: some stride-2 cases fail, no other case does)
+ *   c8                  conv2d leaves out the input's last channel when the channel count is not a multiple of 8
+ *                       (a vector kernel's remainder loop one short)
  *   off                 no bug (so the C repro's knob handling shows in its result)
+ * stride2.c and chan8.c build this file as the plugins tp_stride2 and tp_chan8, whose default bug is theirs (the
+ * planted bugs the failure groups of reports/groups.c must name).
  * Sums are accumulated in double and rounded once, so every correct op is well inside the f32 budgets.
  */
 #include "parity_backend.h"
@@ -17,8 +23,13 @@
 
 const par_backend *parity_backend_entry(uint32_t harness_api_version);
 
-enum { BUG_OFF, BUG_CONV, BUG_ADD, BUG_PAIR };
-static int bug = BUG_CONV;
+enum { BUG_OFF, BUG_CONV, BUG_ADD, BUG_PAIR, BUG_STRIDE2, BUG_C8 };
+#ifndef OB_BUG
+#define OB_BUG BUG_CONV
+#define OB_NAME "tp_offbyone"
+#define OB_DESCRIPTION "test plugin: conv2d leaves out the last input channel"
+#endif
+static int bug = OB_BUG;
 
 typedef struct ob_prep {
     const par_graph_desc *g;
@@ -162,6 +173,8 @@ static void run_conv(const ob_prep *p, const par_node *n)
                             for (int64_t j = 0; j < KW; j++) {
                                 int64_t ih = oh * sh - pt + i * dh, iw = ow * sw - pl + j * dw;
                                 if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                if (bug == BUG_STRIDE2 && sw == 2 && iw == W - 1) continue;
+                                if (bug == BUG_C8 && C % 8 != 0 && c0 + c == C - 1) continue;
                                 s += (double)x[((nn * C + c0 + c) * H + ih) * W + iw] *
                                      w[((k * cg + c) * KH + i) * KW + j];
                             }
@@ -235,13 +248,13 @@ static par_status set_knob(void *ctx, const char *key, const char *value, par_ms
 {
     (void)ctx;
     if (strcmp(key, "bug") != 0) return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (known: bug)", key);
-    static const char *const names[] = {"off", "conv", "add", "pair"};
-    for (int i = 0; i < 4; i++)
+    static const char *const names[] = {"off", "conv", "add", "pair", "stride2", "c8"};
+    for (int i = 0; i < 6; i++)
         if (strcmp(value, names[i]) == 0) {
             bug = i;
             return PAR_OK;
         }
-    return par_msgf(msg, PAR_ERROR, "bug must be conv, add, pair or off, not '%s'", value);
+    return par_msgf(msg, PAR_ERROR, "bug must be conv, add, pair, stride2, c8 or off, not '%s'", value);
 }
 
 static void *ob_get_proc(void *ctx, const char *name)
@@ -252,8 +265,8 @@ static void *ob_get_proc(void *ctx, const char *name)
 }
 
 static const par_backend ob_backend = {
-    .api_version = PAR_BACKEND_API_VERSION, .struct_size = sizeof(par_backend), .name = "tp_offbyone",
-    .description = "test plugin: conv2d leaves out the last input channel", .version = "1.0",
+    .api_version = PAR_BACKEND_API_VERSION, .struct_size = sizeof(par_backend), .name = OB_NAME,
+    .description = OB_DESCRIPTION, .version = "1.0",
     .arith = PAR_ARITH_F32, .init = ob_init, .destroy = ob_destroy, .supports = ob_supports,
     .prepare = ob_prepare, .bind = ob_bind, .run = ob_run, .release = ob_release, .get_proc = ob_get_proc};
 

@@ -9,6 +9,9 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/pa
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
 
+# stride2.c and chan8.c are offbyone.c with another planted bug.
+$(BUILD)/tests/plugins/stride2.so $(BUILD)/tests/plugins/chan8.so: tests/plugins/offbyone.c
+
 # test_exec and test_ftz load them from the folder beside their own executable; test_campaign fuzzes one.
 $(BUILD)/tests/test_exec: | $(TEST_PLUGINS)
 # test_ties runs build/parity with tieaway.so.
