@@ -340,6 +340,21 @@ int par_cmd_fuzz(int argc, char **argv, const char *exe)
     printf("fuzz: %lld graphs in %.1f s (%.0f graphs/s) on %d backend%s: %lld finding%s in %lld signature%s\n",
            (long long)st.graphs, st.wall_s, st.graphs_per_s, (int)bs->n, bs->n == 1 ? "" : "s", (long long)st.findings,
            st.findings == 1 ? "" : "s", (long long)n_sig, n_sig == 1 ? "" : "s");
+    /* what each backend actually ran: a graph UNSUPPORTED on a backend tested nothing there */
+    for (int32_t b = 0; b < bs->n && b < PAR_CAMPAIGN_MAX_BACKENDS; b++) {
+        const int64_t *vb = st.by_backend[b];
+        int64_t unsup = vb[PAR_V_UNSUPPORTED], all = 0;
+        for (int k = 0; k < PAR_V_COUNT; k++) all += vb[k];
+        int64_t ran = all - unsup, failing = ran - vb[PAR_V_PASS];
+        printf("  %s: %lld graph%s ran (%lld passed, %lld not passing), %lld unsupported\n", bs->inst[b].label,
+               (long long)ran, ran == 1 ? "" : "s", (long long)vb[PAR_V_PASS], (long long)failing, (long long)unsup);
+        if (all > 0 && unsup * 2 > all)
+            printf("parity fuzz: warning: %lld of %lld graphs (%.0f%%) were UNSUPPORTED on %s, which tested nothing "
+                   "there; aim the generator at the ops it runs, e.g. --weights 'conv2d=1,add=1,*=0' ('parity "
+                   "coverage -b %s' lists what it claims)\n",
+                   (long long)unsup, (long long)all, 100.0 * (double)unsup / (double)all, bs->inst[b].label,
+                   bs->inst[b].label);
+    }
     if (st.report_path[0])
         printf("report: %s%s; findings: %s/findings/index.json\n", st.report_path,
                st.interrupted_by ? " (interrupted: partial)" : "", o.out_dir);

@@ -225,7 +225,7 @@ static void run_usage(FILE *f)
             "  --baseline BASE    compare DIR/report.json with the report BASE as 'parity diff BASE' does, print the\n"
             "                     diff, and exit with its gate: 1 when it is FAIL, else 0, even when the run has\n"
             "                     failures that BASE has too (docs/reports-diff.md)\n"
-            "  --no-progress      no progress bar (there is none when stderr is not a terminal)\n"
+            "  --no-progress      no progress bar (on a terminal), no progress line every 10 s (elsewhere: CI, pipes)\n"
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
             "130 / 143 interrupted by SIGINT / SIGTERM (the partial report is written, marked \"interrupted\").\n");

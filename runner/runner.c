@@ -241,6 +241,26 @@ static void draw_progress(long done, long bad, long total, double t0, int final)
     fflush(stderr);
 }
 
+/* Off a terminal (a CI job, `make run | tee`), a line every interval instead of the bar, so a long run is seen to
+ * move: records done, the rate and the time left at that rate. The interval is 10 s, or PARITY_PROGRESS_S. */
+static double progress_interval_s(void)
+{
+    const char *e = getenv("PARITY_PROGRESS_S");
+    char *end;
+    double v = e && *e ? strtod(e, &end) : 10;
+    return e && *e && *end == 0 && v > 0 && v <= 3600 ? v : 10;
+}
+
+static void progress_line(long done, long bad, long total, double t0)
+{
+    double el = par_now_s() - t0, rate = el > 0 ? (double)done / el : 0;
+    fprintf(stderr, "parity: %ld/%ld records (%.0f%%), %ld not passing, %.1f records/s, %.0f s elapsed", done, total,
+            total ? 100.0 * (double)done / (double)total : 100.0, bad, rate, el);
+    if (rate > 0 && done < total) fprintf(stderr, ", about %.0f s left", (double)(total - done) / rate);
+    fprintf(stderr, "\n");
+    fflush(stderr);
+}
+
 /* ---- the parent's side: reading and checking records ---------------------------------------------------------- */
 
 typedef struct wstate {
@@ -333,6 +353,9 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     if (cfg->servers && jobs > cfg->max_workers) jobs = cfg->max_workers;
     out->jobs = jobs;
     int tty = cfg->progress && isatty(STDERR_FILENO);
+    const int lines = cfg->progress && !tty;
+    const double line_every = lines ? progress_interval_s() : 0;
+    double next_line = lines ? par_now_s() + line_every : 0;
     const int32_t rounds = cfg->rounds > 1 ? cfg->rounds : 1;
     collect cl = {.set = set, .nb = nb, .jobs = jobs, .rounds = rounds, .res = out->results};
 
@@ -414,7 +437,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
                 open_fds += ws[w].fd >= 0;
             }
             if (!open_fds || got_signal) break;
-            int r = poll(pf, (nfds_t)jobs, tty ? 100 : -1);
+            int r = poll(pf, (nfds_t)jobs, tty ? 100 : lines ? (int)(line_every * 1000 / 4 + 1) : -1);
             if (r < 0 && errno != EINTR) break;
             for (int32_t w = 0; r > 0 && w < jobs; w++) {
                 if (ws[w].fd < 0 || !(pf[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
@@ -428,6 +451,10 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
                 }
             }
             if (tty) draw_progress(cl.done, cl.bad, (long)(n_rec * (size_t)rounds), t0, 0);
+            if (lines && par_now_s() >= next_line) {
+                progress_line(cl.done, cl.bad, (long)(n_rec * (size_t)rounds), t0);
+                next_line = par_now_s() + line_every;
+            }
         }
         if (got_signal) kill_workers(ws, jobs);
         for (int32_t w = 0; w < jobs; w++) {

@@ -8,6 +8,8 @@
 #   - `run --baseline B` exits with the diff's gate: 0 when the run's failures are all in B;
 #   - the diff of runs with 3 timed runs says latency was not judged, and prints no "0 FAIL";
 #   - `parity reduce FINDING` loads the plugin the finding names;
+#   - a campaign prints what each backend ran, and warns when most graphs were UNSUPPORTED on one;
+#   - a run whose stderr is not a terminal prints a progress line every PARITY_PROGRESS_S seconds (10 by default);
 #   - `make install DESTDIR=...`: pkg-config finds the staged header without PKG_CONFIG_SYSROOT_DIR, its Version is the
 #     ABI's, the docs' hand-build line builds the example plugin; the installed parity finds its cases, its simulated
 #     libneuralnetworks.so (in PREFIX/lib/parity, not PREFIX/lib) and its header for repros under its own prefix,
@@ -92,6 +94,21 @@ if [ -n "$f" ]; then
 else
     no "the toggle campaign made no finding: $(tail -2 "$T/fz.log")"
 fi
+
+# --- a campaign says what each backend ran --------------------------------------------------------------------------
+# tp_offbyone runs 7 ops: most generated graphs are UNSUPPORTED there, and the summary says so
+"$PARITY" fuzz --plugin "$BUILD/tests/plugins/offbyone.so" -b tp_offbyone --count 60 --seed 1 --no-reduce \
+    --no-progress --out "$T/fz2" >"$T/fz2.log" 2>&1
+grep -Eq '^  tp_offbyone: [0-9]+ graphs? ran \([0-9]+ passed, [0-9]+ not passing\), [0-9]+ unsupported$' "$T/fz2.log" &&
+    grep -q 'warning: .* UNSUPPORTED on tp_offbyone.*--weights' "$T/fz2.log" && ok ||
+    no "the campaign's summary hides what the backend ran: $(cat "$T/fz2.log")"
+
+# --- progress lines off a terminal ------------------------------------------------------------------------------------
+PARITY_PROGRESS_S=0.2 "$PARITY" run --suite quick -o conv2d -b cpu,qnnpack --out "$T/pg" >/dev/null 2>"$T/pg.err"
+grep -Eq '^parity: [0-9]+/[0-9]+ records \([0-9]+%\), [0-9]+ not passing, [0-9.]+ records/s, [0-9]+ s elapsed' \
+    "$T/pg.err" && ok || no "no progress line on a run whose stderr is a file: $(head -3 "$T/pg.err")"
+PARITY_PROGRESS_S=0.2 "$PARITY" run --suite quick -o conv2d -b cpu --no-progress --out "$T/pg2" >/dev/null 2>"$T/pg2.err"
+grep -q 'records/s' "$T/pg2.err" && no "--no-progress still prints progress lines" || ok
 
 # --- install --------------------------------------------------------------------------------------------------------
 ST="$T/stage"
