@@ -33,7 +33,7 @@ int par_mkdir_p(const char *path)
     return (mkdir(buf, 0777) == 0 || errno == EEXIST) && is_dir(buf) ? 0 : -1;
 }
 
-int par_write_file_atomic(const char *path, const char *text, par_msg *msg)
+int par_write_bytes_atomic(const char *path, const void *data, size_t len, par_msg *msg)
 {
     char tmp[4200];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
@@ -42,10 +42,11 @@ int par_write_file_atomic(const char *path, const char *text, par_msg *msg)
         par_msgf(msg, PAR_ERROR, "%s: cannot create %s: %s", path, tmp, strerror(errno));
         return -1;
     }
-    size_t n = strlen(text), off = 0;
+    const char *bytes = data;
+    size_t n = len, off = 0;
     int err = 0;
     while (off < n && !err) {
-        ssize_t w = write(fd, text + off, n - off);
+        ssize_t w = write(fd, bytes + off, n - off);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) err = errno ? errno : EIO;
         else off += (size_t)w;
@@ -59,5 +60,10 @@ int par_write_file_atomic(const char *path, const char *text, par_msg *msg)
         return -1;
     }
     return 0;
+}
+
+int par_write_file_atomic(const char *path, const char *text, par_msg *msg)
+{
+    return par_write_bytes_atomic(path, text, strlen(text), msg);
 }
 

@@ -13,5 +13,7 @@ int par_mkdir_p(const char *path);
 
 /* Write text to path atomically. 0, or -1 with msg naming the file and the reason. */
 int par_write_file_atomic(const char *path, const char *text, par_msg *msg);
+/* The same for len bytes of any content (a binary file). */
+int par_write_bytes_atomic(const char *path, const void *data, size_t len, par_msg *msg);
 
 #endif
