@@ -32,6 +32,7 @@ int par_cmd_run(int argc, char **argv, const char *exe);
 int par_cmd_list(int argc, char **argv, const char *exe);
 int par_cmd_show(int argc, char **argv, const char *exe);
 int par_cmd_export(int argc, char **argv, const char *exe);
+int par_cmd_import(int argc, char **argv, const char *exe);
 int par_cmd_bench(int argc, char **argv, const char *exe);
 int par_cmd_quantize(int argc, char **argv, const char *exe);
 int par_cmd_fuzz(int argc, char **argv, const char *exe);

@@ -11,12 +11,19 @@
 
 #include "cli.h"
 #include "core/tensor.h"
+#include "formats/model.h"
 #include "reference/reference.h"
 
 par_case *par_cli_load_case(const char *arg, par_msg *msg)
 {
     struct stat st;
-    if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) return par_case_load(arg, msg);
+    if (stat(arg, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        if (par_model_format_of(arg) != PAR_FMT_NONE) {
+            par_import_opts o = {.seed = 1, .test_data = 1};
+            return par_model_import(arg, &o, NULL, msg);
+        }
+        return par_case_load(arg, msg);
+    }
     par_selection sel = {0};
     sel.case_id = arg;
     par_case_set set;
@@ -162,22 +169,27 @@ static json_object *num_or_null(double v)
 int par_cmd_export(int argc, char **argv, const char *exe)
 {
     static const struct option opts[] = {{"out", required_argument, NULL, 'O'},
+                                         {"format", required_argument, NULL, 'f'},
                                          {"arith", required_argument, NULL, 'a'},
                                          {"flush-subnormals", no_argument, NULL, 'F'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *out = NULL, *arith = "f32";
+    const char *out = NULL, *arith = "f32", *format = NULL;
     int flush = 0;
     optind = 1;
     int ch;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (ch == 'O') out = optarg;
+    while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+        if (ch == 'O' || ch == 'o') out = optarg;
+        else if (ch == 'f') format = optarg;
         else if (ch == 'a') arith = optarg;
         else if (ch == 'F') flush = 1;
         else {
             FILE *f = ch == 'h' ? stdout : stderr;
             fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16] [--flush-subnormals]\n"
-                       "  Writes the case as JSON with every input and constant inline and a \"reference\" object:\n"
+                       "       parity export CASE --format onnx|tflite -o FILE\n"
+                       "  --format: the case as a model file that the format's own tools load (docs/formats.md says\n"
+                       "  which ops map to what; a case that cannot be expressed is exit 2 with the node and reason).\n"
+                       "  Otherwise writes the case as JSON with every input and constant inline and a \"reference\" object:\n"
                        "  per output, the reference values and error budgets for the given arithmetic (default\n"
                        "  f32; --flush-subnormals: as declared by PAR_ARITH_FLUSH_SUBNORMALS). Non-finite numbers\n"
                        "  are written as null. Default output: standard output.\n");
@@ -187,6 +199,31 @@ int par_cmd_export(int argc, char **argv, const char *exe)
     if (optind != argc - 1) {
         fprintf(stderr, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16] [--flush-subnormals]\n");
         return PAR_EXIT_USAGE;
+    }
+    if (format) {
+        par_model_format mf = par_model_format_find(format);
+        if (mf == PAR_FMT_NONE || !out) {
+            fprintf(stderr, mf == PAR_FMT_NONE ? "parity export: --format: '%s' is not onnx or tflite\n"
+                                               : "parity export: --format %s needs -o FILE\n", format);
+            return PAR_EXIT_USAGE;
+        }
+        par_msg m = {{0}};
+        par_case *c = par_cli_load_case(argv[optind], &m);
+        if (!c) {
+            fprintf(stderr, "parity: %s\n", m.text);
+            return PAR_EXIT_USAGE;
+        }
+        par_status st = par_model_export(c, mf, out, &m);
+        par_case_destroy(c);
+        if (st == PAR_UNSUPPORTED) {
+            fprintf(stderr, "parity export: %s cannot express this case: %s\n", format, m.text);
+            return PAR_EXIT_USAGE;
+        }
+        if (st != PAR_OK) {
+            fprintf(stderr, "parity export: %s\n", m.text);
+            return PAR_EXIT_INTERNAL;
+        }
+        return PAR_EXIT_OK;
     }
     par_arith a;
     if (!strcmp(arith, "f32")) a = PAR_ARITH_F32;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "formats/onnx_suite.h"
 #include "cases/sweep.h"
 #include "reports/diff.h"
 #include "reports/junit.h"
@@ -577,6 +578,36 @@ static int list_suites(void)
     return PAR_EXIT_OK;
 }
 
+static int print_unsupported(void *user, const char *test, par_case *c, const char *why)
+{
+    int32_t *n = user;
+    if (c) {
+        par_case_destroy(c);
+        return 0;
+    }
+    printf("%s\t%s\n", test, why);
+    (*n)++;
+    return 0;
+}
+
+static int list_onnx_unsupported(const par_selection *sel)
+{
+    if (!sel->suite || strcmp(sel->suite, "onnx") != 0 || sel->n_paths || sel->case_id) {
+        fprintf(stderr, "parity list cases: --unsupported lists the node tests of --suite onnx that parity cannot "
+                        "express\n");
+        return PAR_EXIT_USAGE;
+    }
+    par_msg msg = {{0}};
+    int32_t n = 0;
+    int total = par_onnx_suite_walk(print_unsupported, &n, &msg);
+    if (total < 0) {
+        fprintf(stderr, "parity: %s\n", msg.text);
+        return PAR_EXIT_USAGE;
+    }
+    fprintf(stderr, "%d of %d node tests cannot be expressed\n", (int)n, total);
+    return PAR_EXIT_OK;
+}
+
 int par_cmd_list(int argc, char **argv, const char *exe)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -627,6 +658,15 @@ int par_cmd_list(int argc, char **argv, const char *exe)
     }
     if (!strcmp(what, "cases")) {
         par_selection sel = {0};
+        int unsupported = 0;
+        /* --unsupported: the node tests of the onnx suite parity cannot express, each with its reason */
+        for (int i = 2; i < argc; i++)
+            if (!strcmp(argv[i], "--unsupported")) {
+                memmove(argv + i, argv + i + 1, sizeof *argv * (size_t)(argc - i - 1));
+                argc--;
+                unsupported = 1;
+                break;
+            }
         optind = 1;
         int c;
         while ((c = getopt_long(argc - 1, argv + 1, "b:o:k:j:h", run_opts, NULL)) != -1) {
@@ -656,6 +696,7 @@ int par_cmd_list(int argc, char **argv, const char *exe)
         sel.n_paths = argc - 1 - optind;
         sel.paths = argv + 1 + optind;
         if (!sel.n_paths && !sel.suite && !sel.case_id) sel.suite = "default";
+        if (unsupported) return list_onnx_unsupported(&sel);
         par_case_set set;
         par_msg msg = {{0}};
         int rc = par_select_cases(&sel, &set, &msg);

@@ -18,7 +18,9 @@ static void usage(FILE *f)
             "  run [CASES...]     run cases (files, folders, --suite, --case) on backends; summary + report.json\n"
             "  list WHAT          list ops | backends | cases | suites\n"
             "  show CASE          print a case (a file or a case ID)\n"
-            "  export CASE        write a case with its inputs and reference outputs inline, as JSON\n"
+            "  export CASE        write a case with its inputs and reference outputs inline, as JSON; or as a model\n"
+            "                     file (--format onnx|tflite)\n"
+            "  import MODEL       an ONNX or TFLite model as a case file (--ops: one case per distinct op)\n"
             "  bench              latency per backend, side by side, for a model or a suite\n"
             "  quantize CASE      write the quantized twin (qu8/qs8) of a float case\n"
             "  fuzz               differential fuzzing campaign: random graphs on every backend, findings reduced\n"
@@ -53,6 +55,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "list")) return par_cmd_list(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "show")) return par_cmd_show(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "export")) return par_cmd_export(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "import")) return par_cmd_import(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "bench")) return par_cmd_bench(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "quantize")) return par_cmd_quantize(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "fuzz")) return par_cmd_fuzz(argc - 1, argv + 1, exe);

@@ -62,7 +62,7 @@ par_status par_model_export(const par_case *c, par_model_format f, const char *p
 {
     switch (f) {
     case PAR_FMT_ONNX: return par_onnx_export(c, path, msg);
-    case PAR_FMT_TFLITE: return par_msgf(msg, PAR_UNSUPPORTED, "TFLite export is not in this build"); /* TFLEXPORT */
+    case PAR_FMT_TFLITE: return par_tflite_export(c, path, msg);
     default: return par_msgf(msg, PAR_ERROR, "unknown model format");
     }
 }

@@ -221,6 +221,37 @@ static const char *in_name(ex *e, int32_t k)
     return e->fname[k] = r;
 }
 
+static const par_value *iv(ex *e, int32_t i);
+
+/* A quantized node's i32 bias: its integers dequantized with the scale they mean, the input's times the weight's
+ * per output channel (docs/quantization.md), whatever scale the value declares. */
+static const char *bias_name(ex *e, int32_t kb)
+{
+    const par_value *b = &e->g->values[kb], *x = iv(e, 0), *w = iv(e, 1);
+    int64_t n = b->numel;
+    float *sc = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!sc || n < 1) return free(sc), NULL;
+    int same = 1;
+    for (int64_t c = 0; c < n; c++) {
+        sc[c] = x->scale * (w->quant_axis >= 0 ? w->channel_scales[c % w->dims[w->quant_axis]] : w->scale);
+        same &= sc[c] == sc[0];
+    }
+    int64_t dn = n;
+    const char *s = same ? scalar_f32(e, sc[0]) : const_f32(e, 1, &dn, sc);
+    free(sc);
+    if (!s) return NULL;
+    const char *in[2] = {b->name, s};
+    char buf[160];
+    snprintf(buf, sizeof buf, "%.100s__dq", b->name);
+    attrs l = {.n = 0};
+    if (!same) at_i(e, &l, "axis", 0);
+    const par_node *keep = e->node;
+    e->node = NULL;
+    const char *r = node(e, "DequantizeLinear", 2, in, buf, &l);
+    e->node = keep;
+    return r;
+}
+
 /* The ONNX name node outputs go to: the value's own name, or for a quantized output a float name whose
  * QuantizeLinear then writes the value's name (finish_out). */
 static const char *out_name(ex *e)
@@ -338,6 +369,13 @@ static int ex_silu_gelu(ex *e)
     return finish_out(e, node(e, "Mul", 2, fin, out_name(e), NULL));
 }
 
+static int ex_rsqrt(ex *e)
+{
+    const char *x = x0(e);
+    const char *r = node(e, "Sqrt", 1, &x, NULL, NULL);
+    return finish_out(e, node(e, "Reciprocal", 1, &r, out_name(e), NULL));
+}
+
 static int ex_prelu(ex *e)
 {
     const par_value *x = iv(e, 0), *s = iv(e, 1);
@@ -394,30 +432,44 @@ static int ex_conv(ex *e)
     }
     int32_t n = iv(e, 2) ? 3 : 2;
     const par_value *b = iv(e, 2);
-    const char *in[3] = {x0(e), in_name(e, e->node->inputs[1]), n == 3 ? in_name(e, e->node->inputs[2]) : ""};
-    if (b && b->dtype == PAR_DTYPE_I32) return no(e, "an integer bias (exported only in QDQ form of f32 bias)");
+    const char *in[3] = {x0(e), in_name(e, e->node->inputs[1]), ""};
+    if (n == 3) in[2] = b->dtype == PAR_DTYPE_I32 ? bias_name(e, e->node->inputs[2]) : in_name(e, e->node->inputs[2]);
     return finish_out(e, node(e, tr ? "ConvTranspose" : "Conv", n, in, out_name(e), &l));
 }
 
 static int ex_linear(ex *e)
 {
     const par_value *x = iv(e, 0), *b = iv(e, 2);
-    if (b && b->dtype == PAR_DTYPE_I32) return no(e, "an integer bias");
     const char *w = in_name(e, e->node->inputs[1]);
+    const char *bn = !b ? "" : b->dtype == PAR_DTYPE_I32 ? bias_name(e, e->node->inputs[2]) : in_name(e, e->node->inputs[2]);
     if (x->rank == 2) {
         attrs l = {.n = 0};
         at_i(e, &l, "transB", 1);
-        const char *in[3] = {x0(e), w, b ? in_name(e, e->node->inputs[2]) : ""};
+        const char *in[3] = {x0(e), w, bn};
         return finish_out(e, node(e, "Gemm", b ? 3 : 2, in, out_name(e), &l));
     }
     attrs l = {.n = 0};
     int64_t perm[2] = {1, 0};
     at_ints(e, &l, "perm", 2, perm);
-    const char *wt = node(e, "Transpose", 1, &w, NULL, &l);
+    const par_value *wv = iv(e, 1);
+    const char *wt;
+    if (wv->kind == PAR_VALUE_CONST && wv->dtype == PAR_DTYPE_F32) {
+        /* a constant weight [O, K] written transposed, [K, O], as MatMul takes it */
+        float *t = malloc(sizeof(float) * (size_t)wv->numel);
+        if (!t) return EX_ERR;
+        const float *src = wv->data;
+        for (int64_t r = 0; r < wv->dims[0]; r++)
+            for (int64_t c = 0; c < wv->dims[1]; c++) t[c * wv->dims[0] + r] = src[r * wv->dims[1] + c];
+        int64_t d[2] = {wv->dims[1], wv->dims[0]};
+        wt = const_f32(e, 2, d, t);
+        free(t);
+    } else {
+        wt = node(e, "Transpose", 1, &w, NULL, &l);
+    }
     const char *in[2] = {x0(e), wt};
     const char *y = node(e, "MatMul", 2, in, b ? NULL : out_name(e), NULL);
     if (!b) return finish_out(e, y);
-    const char *in2[2] = {y, in_name(e, e->node->inputs[2])};
+    const char *in2[2] = {y, bn};
     return finish_out(e, node(e, "Add", 2, in2, out_name(e), NULL));
 }
 
@@ -431,6 +483,9 @@ static int ex_pool(ex *e)
         dl[d] = par_attr_ints_at(e->node, "dilation", d, 1);
     }
     for (int i = 0; i < 4; i++) pad[i] = par_attr_ints_at(e->node, "padding", i, 0);
+    for (int d = 0; par_attr_int(e->node, "ceil_mode", 0) && d < 2; d++)
+        if (ox_ceil_pool_differs(iv(e, 0)->dims[2 + d], k[d], st[d], max ? dl[d] : 1, pad[d], pad[d + 2]))
+            return no(e, "ceil_mode where the last window starts in the padding (PyTorch drops it, ONNX keeps it)");
     attrs l = {.n = 0};
     at_ints(e, &l, "kernel_shape", 2, k);
     at_ints(e, &l, "strides", 2, st);
@@ -495,7 +550,9 @@ static int ex_reshape(ex *e)
         const char *in[1] = {x0(e)};
         return finish_out(e, node(e, "Flatten", 1, in, out_name(e), &l));
     }
-    const char *in[2] = {x0(e), const_i64(e, y->rank, y->dims)};
+    const par_attr *sh = strcmp(e->node->op, "reshape") == 0 ? par_node_attr(e->node, "shape") : NULL;
+    /* the case's own shape (a -1 stays -1: ONNX infers it the same way) */
+    const char *in[2] = {x0(e), sh ? const_i64(e, sh->count, sh->ints) : const_i64(e, y->rank, y->dims)};
     return finish_out(e, node(e, "Reshape", 2, in, out_name(e), NULL));
 }
 
@@ -601,15 +658,17 @@ static int ex_resize(ex *e)
         at_s(e, &l, "coordinate_transformation_mode", "half_pixel");
         at_s(e, &l, "nearest_mode", "round_prefer_ceil");
     } else if (strcmp(op, "upsample_bilinear2d") == 0) {
+        /* half_pixel, not pytorch_half_pixel: the two differ only on an output of size 1, where half_pixel computes
+         * PyTorch's in / 2 - 0.5; below the edge ONNX's clamped neighbours give PyTorch's max(0, src) */
         at_s(e, &l, "mode", "linear");
-        at_s(e, &l, "coordinate_transformation_mode", ac ? "align_corners" : "pytorch_half_pixel");
+        at_s(e, &l, "coordinate_transformation_mode", ac ? "align_corners" : "half_pixel");
     } else {
         at_s(e, &l, "mode", "cubic");
         at_f(e, &l, "cubic_coeff_a", -0.75);
         at_s(e, &l, "coordinate_transformation_mode", ac ? "align_corners" : "half_pixel");
     }
     int32_t nsc = par_attr_count(e->node, "scale");
-    if (nsc > 0) {
+    if (nsc > 0 && !ac) { /* align_corners: parity's coordinates come from the sizes, so the sizes are written */
         float sc[4] = {1, 1, (float)par_attr_floats_at(e->node, "scale", 0, 1),
                        (float)par_attr_floats_at(e->node, "scale", nsc > 1 ? 1 : 0, 1)};
         for (int d = 0; d < 2; d++)
@@ -631,8 +690,16 @@ static int ex_quantize(ex *e)
 
 static int ex_dequantize(ex *e)
 {
-    const char *in[1] = {x0(e)};
-    return finish_out(e, node(e, "Identity", 1, in, out_name(e), NULL));
+    /* the DequantizeLinear of its quantized input, written under this node's output name */
+    int32_t k = e->node->inputs[0];
+    const par_value *v = &e->g->values[k];
+    if (v->quant_axis >= 0) return no(e, "dequantizing a per-channel tensor");
+    const char *s = scalar_f32(e, v->scale);
+    uint8_t zb = (uint8_t)v->zero_point;
+    const char *zn = fresh(e, "zp");
+    if (!s || !zn || !add_init(e, zn, onnx_dtype(v->dtype), 0, NULL, &zb)) return EX_ERR;
+    const char *in[3] = {v->name, s, zn};
+    return node(e, "DequantizeLinear", 3, in, e->g->values[e->node->outputs[0]].name, NULL) ? EX_OK : EX_ERR;
 }
 
 typedef struct ex_row {
@@ -649,7 +716,7 @@ static const ex_row rows[] = {
     {"clamp", "Clip", ex_clamp}, {"leaky_relu", "LeakyRelu", ex_leaky}, {"prelu", "PRelu", ex_prelu},
     {"sigmoid", "Sigmoid", ex_same}, {"tanh", "Tanh", ex_same}, {"hardsigmoid", "HardSigmoid", ex_hardsigmoid},
     {"hardswish", "HardSwish", ex_same}, {"silu", NULL, ex_silu_gelu}, {"gelu", NULL, ex_silu_gelu},
-    {"elu", "Elu", ex_elu}, {"sqrt", "Sqrt", ex_same},
+    {"elu", "Elu", ex_elu}, {"sqrt", "Sqrt", ex_same}, {"rsqrt", NULL, ex_rsqrt},
     {"abs", "Abs", ex_same}, {"neg", "Neg", ex_same}, {"exp", "Exp", ex_same}, {"log", "Log", ex_same},
     {"floor", "Floor", ex_same}, {"ceil", "Ceil", ex_same}, {"round", "Round", ex_same},
     {"reciprocal", "Reciprocal", ex_same}, {"sign", "Sign", ex_same}, {"softplus", "Softplus", ex_same},
@@ -716,8 +783,6 @@ par_onnx_model *par_onnx_export_model(const par_case *c, par_status *st, par_msg
         const par_value *v = &g->values[k];
         if (v->kind != PAR_VALUE_CONST) continue;
         if (!add_init(&e, v->name, onnx_dtype(v->dtype), v->rank, v->dims, v->data)) rc = EX_ERR;
-        if (v->dtype == PAR_DTYPE_I32 && v->scale > 0)
-            rc = no(&e, "constant '%s': a quantized int32 bias (exported only with float bias)", v->name);
     }
     for (int32_t i = 0; rc == EX_OK && i < g->n_nodes; i++) {
         e.node = &g->nodes[i];

@@ -216,6 +216,7 @@ ox_val *ox_in(ox_imp *im, int32_t i)
 {
     const par_onnx_node *n = im->node;
     if (i < 0 || i >= n->n_inputs || !n->inputs[i][0]) return NULL;
+    if (im->fused && i < 8 && im->in_override[i]) return im->in_override[i];
     return lookup(im, n->inputs[i]);
 }
 
@@ -383,10 +384,47 @@ static int rank_ok(ox_imp *im, const ox_val *x)
     return 1;
 }
 
+static int32_t emit_named(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs,
+                          const par_attr *attrs, const char *oname, const char *nodename, const par_out_spec *spec);
+
+/* A pending DequantizeLinear made: of an int32 constant (a bias outside a fused op) as the float constant it
+ * means, else as parity's dequantize node. */
+static int32_t make_dequantize(ox_imp *im, ox_val *x)
+{
+    ox_val *src = lookup(im, x->dq_of);
+    if (!src) return ox_unsupported(im, "'%.60s' is not available", x->dq_of), -1;
+    if (src->is_const && src->dtype == PAR_ONNX_INT32 && src->ints) {
+        float *f = malloc(sizeof(float) * (size_t)(src->numel ? src->numel : 1));
+        if (!f) return ox_error(im, "out of memory"), -1;
+        int64_t inner = 1;
+        if (src->q_axis >= 0)
+            for (int32_t i = src->q_axis + 1; i < src->rank; i++) inner *= src->dims[i];
+        for (int64_t i = 0; i < src->numel; i++) {
+            float sc = src->q_axis >= 0 ? src->q_scales[(i / inner) % src->dims[src->q_axis]] : src->scale;
+            f[i] = (float)((double)src->ints[i] * (double)sc);
+        }
+        x->floats = f;
+        x->is_const = 1;
+        x->dq_of = NULL;
+        return ox_tensor(im, x);
+    }
+    int32_t q = ox_tensor(im, src);
+    if (q < 0) return -1;
+    par_out_spec spec = {.dtype = PAR_DTYPE_F32};
+    char buf[128];
+    int32_t v = emit_named(im, "dequantize", 1, &q, 0, NULL, pname(im, x->name, "dequantize", buf, sizeof buf), NULL,
+                           &spec);
+    if (v < 0) return -1;
+    x->dq_of = NULL;
+    x->v = v;
+    return v;
+}
+
 int32_t ox_tensor(ox_imp *im, ox_val *x)
 {
     if (!x) return ox_unsupported(im, "an input is missing"), -1;
     if (x->v >= 0) return x->v;
+    if (x->dq_of) return make_dequantize(im, x);
     if (!x->is_const) return ox_unsupported(im, "'%.60s' is not available", x->name), -1;
     if (!rank_ok(im, x)) return -1;
     par_dtype dt = parity_dtype(x);
@@ -401,7 +439,7 @@ int32_t ox_tensor(ox_imp *im, ox_val *x)
     free(bytes);
     if (v < 0) return ox_error(im, "constant '%.60s': %s", x->name, im->c->err.text), -1;
     if (x->quantized) {
-        if (x->q_axis >= 0) {
+        if (x->q_axis >= 0 && dt == PAR_DTYPE_QS8) {
             par_msg m;
             if (par_graph_set_channel_quant(im->c->graph, v, x->q_axis, x->q_scales, x->dims[x->q_axis], &m) != PAR_OK)
                 return ox_unsupported(im, "per-axis quantization of '%.60s': %s", x->name, m.text), -1;
@@ -417,9 +455,12 @@ int32_t ox_tensor(ox_imp *im, ox_val *x)
 static ox_val *out_val(ox_imp *im, int32_t k)
 {
     const par_onnx_node *n = im->node;
+    if (k == 0 && im->fused && im->fuse_out) return define(im, im->fuse_out);
     if (k >= n->n_outputs || !n->outputs[k][0]) return NULL;
     return define(im, n->outputs[k]);
 }
+
+ox_val *ox_out(ox_imp *im, int32_t k) { return out_val(im, k); }
 
 static void set_shape_from(ox_val *x, const par_value *pv)
 {
@@ -441,24 +482,34 @@ static void set_shape_from(ox_val *x, const par_value *pv)
     }
 }
 
+static int32_t emit_named(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs,
+                          const par_attr *attrs, const char *oname, const char *nodename, const par_out_spec *spec)
+{
+    par_out_spec s = spec ? *spec : (par_out_spec){0};
+    s.name = oname;
+    /* node names live in their own namespace in parity's graph; avoid clashes with the value just named */
+    if (nodename && strcmp(nodename, oname) == 0) nodename = NULL;
+    par_msg m;
+    int32_t node = par_graph_add_node(im->c->graph, op, nodename, n_in, ins, n_attrs, attrs, &s, &m);
+    if (node < 0 && nodename) node = par_graph_add_node(im->c->graph, op, NULL, n_in, ins, n_attrs, attrs, &s, &m);
+    if (node < 0) return ox_unsupported(im, "%s", m.text), -1;
+    return par_graph_desc_of(im->c->graph)->nodes[node].outputs[0];
+}
+
 int32_t ox_emit(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs,
                 int32_t k, const par_out_spec *spec)
 {
     const par_onnx_node *n = im->node;
     const char *oname = k >= 0 && k < n->n_outputs && n->outputs[k][0] ? n->outputs[k] : NULL;
+    if (k == 0 && im->fused && im->fuse_out) {
+        oname = im->fuse_out;
+        spec = &im->fuse_spec;
+    }
     char vbuf[128], nbuf[128];
-    par_out_spec s = spec ? *spec : (par_out_spec){0};
-    s.name = pname(im, oname, n->op_type, vbuf, sizeof vbuf);
-    char nb2[128];
-    snprintf(nb2, sizeof nb2, "%s", s.name);
+    const char *vname = pname(im, oname, n->op_type, vbuf, sizeof vbuf);
     const char *nodename = oname && n->name[0] ? pname(im, n->name, n->op_type, nbuf, sizeof nbuf) : NULL;
-    /* node names live in their own namespace in parity's graph; avoid clashes with the value just named */
-    if (nodename && strcmp(nodename, nb2) == 0) nodename = NULL;
-    par_msg m;
-    int32_t node = par_graph_add_node(im->c->graph, op, nodename, n_in, ins, n_attrs, attrs, &s, &m);
-    if (node < 0 && nodename) node = par_graph_add_node(im->c->graph, op, NULL, n_in, ins, n_attrs, attrs, &s, &m);
-    if (node < 0) return ox_unsupported(im, "%s", m.text), -1;
-    int32_t v = par_graph_desc_of(im->c->graph)->nodes[node].outputs[0];
+    int32_t v = emit_named(im, op, n_in, ins, n_attrs, attrs, vname, nodename, spec);
+    if (v < 0) return -1;
     if (oname) {
         ox_val *x = out_val(im, k);
         if (!x) return ox_error(im, "out of memory"), -1;
@@ -688,7 +739,7 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
     if (!c) return par_msgf(msg, PAR_ERROR, "out of memory"), NULL;
     free(c->origin);
     c->origin = strdup(job->path);
-    ox_imp im = {.c = c, .m = m, .origin = job->path, .info = info, .msg = msg};
+    ox_imp im = {.c = c, .m = m, .origin = job->path, .info = info, .msg = msg, .skip_node = -1};
     im.opset = par_onnx_opset_version(m, "");
     /* the --shape spec travels in description until the case is built (then replaced) */
     c->description = job->shapes ? strdup(job->shapes) : NULL;
@@ -746,9 +797,17 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
     /* 3. nodes */
     for (int32_t i = 0; ok && i < g->n_nodes; i++) {
         const par_onnx_node *n = &g->nodes[i];
+        if (i == im.skip_node) continue; /* mapped with its producer (QDQ) */
         im.node = n;
         im.why[0] = 0;
         int rc;
+        if (ox_qdq_try(&im, i) == OX_OK) continue;
+        if (im.failed) {
+            ok = 0;
+            break;
+        }
+        im.node = n;
+        im.why[0] = 0;
         if (job->each && !node_foldable(&im, n) && par_onnx_op_mapper(n->op_type) && job->each(job, &im) != 0) {
             ok = 0;
             break;
@@ -787,6 +846,16 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
             ok = 0;
             par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s' is never produced", job->path, g->outputs[i].name);
             break;
+        }
+        if (x->dq_of) {
+            par_onnx_node fake = {.name = "", .op_type = "DequantizeLinear", .domain = ""};
+            im.node = &fake;
+            if (ox_tensor(&im, x) < 0) {
+                par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s': %s", job->path, x->name, im.why);
+                ok = 0;
+                break;
+            }
+            im.node = NULL;
         }
         int32_t v = x->v;
         const par_value *pv = v >= 0 ? ox_pv(&im, v) : NULL;

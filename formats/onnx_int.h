@@ -30,6 +30,8 @@ typedef struct ox_val {
     int32_t zero_point;
     int32_t q_axis;            /* per-axis (-1: per tensor) */
     float *q_scales;           /* per-axis scales (owned) */
+    const char *dq_of;         /* a DequantizeLinear's output not made yet: the quantized value it reads (made by
+                                * ox_tensor when a float consumer needs it; a QDQ-fused consumer reads the source) */
 } ox_val;
 
 typedef struct ox_imp {
@@ -47,6 +49,13 @@ typedef struct ox_imp {
     int failed;                /* a hard error: msg is set */
     const par_onnx_node *node; /* the node being mapped */
     char why[160];             /* an unsupported node's reason */
+    /* QDQ fusion of the current node (ox_qdq_try): its dequantized inputs read as their quantized sources, its
+     * output made as the following QuantizeLinear's */
+    int fused;
+    ox_val *in_override[8];
+    const char *fuse_out;
+    par_out_spec fuse_spec;
+    int32_t skip_node;         /* a QuantizeLinear already mapped with its producer, or -1 */
 } ox_imp;
 
 /* Results of a mapping function. */
@@ -78,6 +87,12 @@ int32_t ox_tensor(ox_imp *im, ox_val *x);
  * (then the graph builder's default). */
 int32_t ox_emit(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs,
                 int32_t k, const par_out_spec *spec);
+/* The ONNX value of output k of the current node, defined afresh (NULL when the output is absent). */
+ox_val *ox_out(ox_imp *im, int32_t k);
+/* Fuse the current node (index i of the graph) with its dequantized inputs and its one QuantizeLinear consumer into
+ * parity's quantized op: OX_OK when done, OX_UNSUPPORTED when the pattern does not apply. */
+int ox_qdq_try(ox_imp *im, int32_t i);
+
 /* Define output k of the current node as an existing parity value (a no-op op such as Identity / Dropout). */
 int ox_alias(ox_imp *im, int32_t k, int32_t v);
 /* Define output k as a constant folded at import: ints (integer/bool dtypes) or floats (float dtypes), owned by the
@@ -126,6 +141,16 @@ typedef struct ox_job {
 par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_import_opts *o,
                           par_import_info *info, par_msg *msg);
 ox_val *ox_lookup(ox_imp *im, const char *name);
+
+/* A ceil_mode pool's output along one axis differs between ONNX and PyTorch (parity) when ONNX's last window
+ * would start in the end padding: PyTorch drops that window, ONNX (opset <= 17) keeps it (docs/formats.md). */
+static inline int ox_ceil_pool_differs(int64_t in, int64_t k, int64_t s, int64_t d, int64_t pt, int64_t pb)
+{
+    int64_t span = in + pt + pb - ((k - 1) * d + 1);
+    if (span < 0) return 0;
+    int64_t out = (span + s - 1) / s + 1;   /* ONNX: ceil(span / s) + 1 */
+    return (out - 1) * s >= in + pt;       /* its last window starts past the input */
+}
 
 /* The ONNX halves of formats/model.h (onnx_import.c, onnx_export.c). */
 par_case *par_onnx_import_file(const char *path, const par_import_opts *o, par_import_info *info, par_msg *msg);

@@ -246,7 +246,24 @@ static int map_conv_transpose(ox_imp *im)
 
 static int map_matmul(ox_imp *im)
 {
-    int32_t ab[2] = {ox_tensor(im, ox_in(im, 0)), ox_tensor(im, ox_in(im, 1))};
+    ox_val *a = ox_in(im, 0), *b = ox_in(im, 1);
+    if (a && b && a->rank == 1 && b->rank == 2 && b->is_const && b->floats && b->v < 0 && !b->dq_of) {
+        /* a vector times a constant matrix [K, N]: parity's linear with the weight [N, K] */
+        float *t = malloc(sizeof(float) * (size_t)b->numel);
+        if (!t) return ox_error(im, "out of memory");
+        for (int64_t r = 0; r < b->dims[0]; r++)
+            for (int64_t c = 0; c < b->dims[1]; c++) t[c * b->dims[0] + r] = b->floats[r * b->dims[1] + c];
+        free(b->floats);
+        b->floats = t;
+        b->raw = NULL;
+        int64_t d0 = b->dims[0];
+        b->dims[0] = b->dims[1];
+        b->dims[1] = d0;
+        int32_t ins[2] = {ox_tensor(im, a), ox_tensor(im, b)};
+        if (ins[0] < 0 || ins[1] < 0) return OX_UNSUPPORTED;
+        return ox_emit(im, "linear", 2, ins, 0, NULL, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+    }
+    int32_t ab[2] = {ox_tensor(im, a), ox_tensor(im, b)};
     if (ab[0] < 0 || ab[1] < 0) return OX_UNSUPPORTED;
     if (ox_pv(im, ab[0])->rank < 2 || ox_pv(im, ab[1])->rank < 2)
         return ox_unsupported(im, "a rank-1 operand (parity's matmul takes rank >= 2)");
@@ -281,6 +298,7 @@ static int map_gemm(ox_imp *im)
             for (int64_t c = 0; c < bv->dims[1]; c++) t[c * bv->dims[0] + r] = bv->floats[r * bv->dims[1] + c];
         free(bv->floats);
         bv->floats = t;
+        bv->raw = NULL;
         int64_t d0 = bv->dims[0];
         bv->dims[0] = bv->dims[1];
         bv->dims[1] = d0;
@@ -320,6 +338,10 @@ static int map_pool(ox_imp *im)
     int rc = window2d(im, xv, k, st, pad, dil);
     if (rc != OX_OK) return rc;
     int64_t ceil_mode = ox_attr_i(im, "ceil_mode", 0);
+    for (int d = 0; ceil_mode && d < 2; d++)
+        if (ox_ceil_pool_differs(xv->dims[2 + d], k[d], st[d], dil[d], pad[d], pad[d + 2]))
+            return ox_unsupported(im, "ceil_mode where the last window starts in the padding (ONNX keeps it, "
+                                  "PyTorch drops it)");
     if (max) {
         par_attr a[5] = {par_a_ints("kernel", 2, k), par_a_ints("stride", 2, st), par_a_ints("padding", 4, pad),
                          par_a_ints("dilation", 2, dil), par_a_int("ceil_mode", ceil_mode)};
@@ -364,7 +386,9 @@ static int map_reduce(ox_imp *im)
         for (int32_t i = 0; i < n; i++) ax[i] = i;
     }
     if (n == 0) return ox_unsupported(im, "a reduction of a scalar");
-    for (int32_t i = 0; i < n; i++) ax[i] = norm_axis(ax[i], xv->rank);
+    for (int32_t i = 0; i < n; i++)
+        if (norm_axis(ax[i], xv->rank) < 0 || norm_axis(ax[i], xv->rank) >= xv->rank)
+            return ox_unsupported(im, "axis %lld of a rank-%d input", (long long)ax[i], (int)xv->rank);
     par_attr a[2] = {par_a_ints("axes", n, ax), par_a_int("keepdims", ox_attr_i(im, "keepdims", 1))};
     return ox_emit(im, direct_op(im->node->op_type), 1, &x, 2, a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
@@ -382,7 +406,7 @@ static int map_softmax(ox_imp *im)
     int32_t a0 = norm_axis(axis, r);
     if (a0 < 0 || a0 >= (r ? r : 1)) return ox_unsupported(im, "axis %lld of a rank-%d input", (long long)axis, (int)r);
     if (im->opset >= 13 || a0 == r - 1) {
-        par_attr a = par_a_int("axis", a0);
+        par_attr a = par_a_int("axis", axis);
         return ox_emit(im, op, 1, &x, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
     }
     int64_t d2[2] = {1, 1}, keep[PAR_MAX_RANK];
@@ -451,7 +475,9 @@ static int map_reshape(ox_imp *im)
     const par_value *pv = ox_pv(im, x);
     int rc = reshape_dims(im, pv->dims, pv->rank, pv->numel, shape, n, dims);
     if (rc != OX_OK) return rc;
-    return emit_reshape(im, x, n, dims);
+    int keep = 1; /* parity's reshape infers one -1 itself: keep the file's shape when it has no 0 */
+    for (int32_t i = 0; i < n; i++) keep &= shape[i] != 0;
+    return emit_reshape(im, x, n, keep ? shape : dims);
 }
 
 static int map_flatten(ox_imp *im)
@@ -461,6 +487,10 @@ static int map_flatten(ox_imp *im)
     const par_value *pv = ox_pv(im, x);
     int32_t axis = norm_axis(ox_attr_i(im, "axis", 1), pv->rank);
     if (axis < 0 || axis > pv->rank) return ox_unsupported(im, "axis out of range");
+    if (axis == 1 && pv->rank >= 2) {
+        par_attr a[2] = {par_a_int("start_dim", 1), par_a_int("end_dim", -1)};
+        return ox_emit(im, "flatten", 1, &x, 2, a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+    }
     int64_t d[2] = {1, 1};
     for (int32_t i = 0; i < pv->rank; i++) d[i < axis ? 0 : 1] *= pv->dims[i];
     return emit_reshape(im, x, 2, d);
@@ -522,7 +552,7 @@ static int map_concat(ox_imp *im)
     if (n < 1 || n > 64) return ox_unsupported(im, "%d inputs (parity: 1 to 64)", (int)n);
     for (int32_t i = 0; i < n; i++)
         if ((ins[i] = ox_tensor(im, ox_in(im, i))) < 0) return OX_UNSUPPORTED;
-    par_attr a = par_a_int("axis", norm_axis(ox_attr_i(im, "axis", 0), ox_pv(im, ins[0])->rank));
+    par_attr a = par_a_int("axis", ox_attr_i(im, "axis", 0));
     return ox_emit(im, "concat", n, ins, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
@@ -595,7 +625,11 @@ static int map_slice(ox_imp *im)
         if (s < 0) s = 0;
         if (e > size) e = size;
         if (s >= e) return ox_unsupported(im, "an empty slice (parity has no zero-sized tensors)");
-        par_attr a[4] = {par_a_int("dim", axis), par_a_int("start", s), par_a_int("end", e), par_a_int("step", step)};
+        /* parity's slice clamps start and end as ONNX does (docs/ops.md): the file's values as they are, the axis
+         * as given */
+        int64_t dim = na > 0 ? ax[i] : i;
+        par_attr a[4] = {par_a_int("dim", dim), par_a_int("start", st[i]), par_a_int("end", en[i]),
+                         par_a_int("step", step)};
         cur = ox_emit(im, "slice", 1, &cur, 4, a, i == last ? 0 : -1, NULL);
         if (cur < 0) return OX_UNSUPPORTED;
     }
@@ -683,12 +717,26 @@ static int map_gather(ox_imp *im)
     }
     int32_t ins[2] = {x, ox_tensor(im, iv)};
     if (ins[1] < 0) return OX_UNSUPPORTED;
-    par_attr a = par_a_int("axis", axis);
+    par_attr a = par_a_int("axis", ox_attr_i(im, "axis", 0));
     return ox_emit(im, "gather", 2, ins, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
 static int map_where(ox_imp *im)
 {
+    ox_val *a = ox_in(im, 1), *b = ox_in(im, 2);
+    double fill;
+    if (a && b && a->is_const && !a->from_data && a->numel == 1 && a->floats && b->v >= 0 &&
+        ox_pv(im, b->v)->dtype == PAR_DTYPE_F32 && ox_const_floats(im, a, &fill, 1) == 1) {
+        /* a scalar where the condition holds, the tensor elsewhere: masked_fill, the same thing */
+        int32_t mf[2] = {b->v, ox_tensor(im, ox_in(im, 0))};
+        if (mf[1] < 0) return OX_UNSUPPORTED;
+        const par_value *m = ox_pv(im, mf[1]), *x = ox_pv(im, mf[0]);
+        if (m->rank <= x->rank) {
+            par_attr at = par_a_float("value", fill);
+            if (ox_emit(im, "masked_fill", 2, mf, 1, &at, 0, NULL) >= 0) return OX_OK;
+            im->why[0] = 0;
+        }
+    }
     int32_t ins[3];
     for (int i = 0; i < 3; i++)
         if ((ins[i] = ox_tensor(im, ox_in(im, i))) < 0) return OX_UNSUPPORTED;
@@ -711,13 +759,26 @@ static int map_batch_norm(ox_imp *im)
     return ox_emit(im, "batch_norm", 5, ins, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
+/* A constant whose every element is v (an ONNX scale of ones or bias of zeros, which parity leaves absent). */
+static int const_all(const ox_val *w, float v)
+{
+    if (!w->is_const || w->from_data || !w->floats) return 0;
+    for (int64_t i = 0; i < w->numel; i++)
+        if (w->floats[i] != v || (v == 0 && signbit(w->floats[i]))) return 0;
+    return 1;
+}
+
 static int map_instance_norm(ox_imp *im)
 {
-    int32_t ins[3];
-    for (int i = 0; i < 3; i++)
-        if ((ins[i] = ox_tensor(im, ox_in(im, i))) < 0) return OX_UNSUPPORTED;
+    int32_t ins[3] = {-1, -1, -1};
+    for (int i = 0; i < 3; i++) {
+        ox_val *w = ox_in(im, i);
+        if (i && w && const_all(w, i == 1 ? 1.0f : 0.0f)) continue;
+        if ((ins[i] = ox_tensor(im, w)) < 0) return OX_UNSUPPORTED;
+    }
     par_attr a = par_a_float("eps", ox_attr_f(im, "epsilon", 1e-5));
-    return ox_emit(im, "instance_norm", 3, ins, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+    int32_t n_in = ins[2] >= 0 ? 3 : ins[1] >= 0 ? 2 : 1;
+    return ox_emit(im, "instance_norm", n_in, ins, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
 static int map_layer_norm(ox_imp *im)
@@ -735,7 +796,7 @@ static int map_layer_norm(ox_imp *im)
     int32_t ins[3] = {x, -1, -1};
     for (int i = 1; i < 3; i++) {
         ox_val *w = ox_in(im, i);
-        if (!w) continue;
+        if (!w || const_all(w, i == 1 ? 1.0f : 0.0f)) continue; /* ONNX needs a scale: ones mean none */
         if (w->rank != nn) {
             /* a scale or bias broadcast to the normalized shape: parity's weight has exactly that shape */
             return ox_unsupported(im, "a scale or bias of rank %d for %d normalized dimensions", (int)w->rank, (int)nn);
@@ -786,20 +847,30 @@ static int map_resize(ox_imp *im)
     if (upsample || im->opset < 11) ct = "asymmetric", nm = "floor";
     int64_t osz[2];
     for (int d = 0; d < 2; d++) osz[d] = nsz == 4 ? sz[2 + d] : (int64_t)floor((double)pv->dims[2 + d] * sc[2 + d]);
-    /* parity takes the size; its coordinate ratio is in / out: ONNX's is 1 / scale when scales are given, which
-     * agrees only when out = in * scale exactly */
-    if (nsc == 4)
-        for (int d = 0; d < 2; d++)
-            if ((double)osz[d] != (double)pv->dims[2 + d] * sc[2 + d])
-                return ox_unsupported(im, "a scale whose output size is not in x scale exactly (ONNX's coordinates "
-                                      "use in x scale unrounded, parity's the output size)");
+    /* scales: out = floor(in x scale) and the coordinate ratio 1 / scale, as parity's `scale`; but PyTorch (parity)
+     * copies an axis whose size does not change whatever the scale, and computes align_corners from the sizes
+     * where ONNX uses in x scale unrounded */
     const char *op;
     par_attr a[2];
     int na = 1;
-    a[0] = par_a_ints("size", 2, osz);
+    double scd[2] = {nsc == 4 ? sc[2] : 1, nsc == 4 ? sc[3] : 1};
+    if (nsc == 4) {
+        for (int d = 0; d < 2; d++) {
+            if (osz[d] == pv->dims[2 + d] && scd[d] != 1.0)
+                return ox_unsupported(im, "a scale that keeps the size (PyTorch copies there; ONNX resamples)");
+            if (strcmp(ct, "align_corners") == 0 && (double)osz[d] != (double)pv->dims[2 + d] * scd[d])
+                return ox_unsupported(im, "align_corners with a scale whose output size is not in x scale exactly "
+                                      "(ONNX's coordinates use in x scale unrounded, parity's the output size)");
+        }
+        a[0] = par_a_floats("scale", 2, scd);
+    } else {
+        a[0] = par_a_ints("size", 2, osz);
+    }
     if (strcmp(mode, "nearest") == 0) {
+        /* asymmetric + floor: floor(dst r), parity's nearest; half_pixel + round_prefer_ceil: floor((dst + 0.5) r -
+         * 0.5 + 0.5) = floor((dst + 0.5) r), parity's nearest-exact (both clamp to in - 1) */
         if (strcmp(ct, "asymmetric") == 0 && strcmp(nm, "floor") == 0) op = "upsample_nearest2d";
-        else if (strcmp(ct, "half_pixel") == 0 && strcmp(nm, "floor") == 0) op = "upsample_nearest_exact2d";
+        else if (strcmp(ct, "half_pixel") == 0 && strcmp(nm, "round_prefer_ceil") == 0) op = "upsample_nearest_exact2d";
         else return ox_unsupported(im, "nearest with %.30s coordinates and %.30s rounding", ct, nm);
     } else if (strcmp(mode, "linear") == 0) {
         op = "upsample_bilinear2d";
@@ -873,42 +944,166 @@ static int map_quantize(ox_imp *im)
     return ox_emit(im, "quantize", 1, &x, 0, NULL, 0, &s) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
+/* DequantizeLinear: its output is made only when a float consumer needs it (ox_tensor); a consumer fused with it
+ * (ox_qdq_try) reads the quantized value itself. The quantized value takes the parameters here: a graph input or a
+ * constant (8-bit, or an int32 bias with zero point 0) gets them; a value quantized before must agree. */
 static int map_dequantize(ox_imp *im)
 {
     ox_val *xv = ox_in(im, 0);
     if (!xv) return ox_unsupported(im, "no input");
     float scale = 1;
-    int32_t zp, zdt;
+    int32_t zp = 0, zdt;
     ox_val *scales = NULL;
-    int rc = qparams(im, 1, 2, &scale, &zp, &zdt, xv->is_const && xv->dtype == PAR_ONNX_INT8, &scales);
-    if (rc != OX_OK) return rc;
-    if (xv->dtype != PAR_ONNX_UINT8 && xv->dtype != PAR_ONNX_INT8)
-        return ox_unsupported(im, "dequantizing %s (parity: 8-bit)", par_onnx_dtype_name(xv->dtype));
-    if (xv->v < 0 && !xv->is_const) {
-        if (ox_quant_input(im, xv, scale, zp) < 0) return OX_UNSUPPORTED;
-    } else if (xv->v < 0) {
-        xv->quantized = 1;
-        if (scales) {
-            int32_t axis = norm_axis(ox_attr_i(im, "axis", 1), xv->rank);
-            if (axis < 0 || axis >= xv->rank || scales->numel != xv->dims[axis])
-                return ox_unsupported(im, "per-axis scales that do not match the axis");
-            xv->q_axis = axis;
-            xv->q_scales = malloc(sizeof(float) * (size_t)scales->numel);
-            if (!xv->q_scales) return ox_error(im, "out of memory");
-            memcpy(xv->q_scales, scales->floats, sizeof(float) * (size_t)scales->numel);
+    if (xv->is_const && xv->dtype == PAR_ONNX_INT32 && xv->v < 0) {
+        ox_val *s = ox_in(im, 1), *z = ox_in(im, 2);
+        if (!s || !s->is_const || !s->floats) return ox_unsupported(im, "a run-time scale");
+        if (z && z->is_const && z->ints)
+            for (int64_t i = 0; i < z->numel; i++)
+                if (z->ints[i]) return ox_unsupported(im, "an int32 zero point other than 0");
+        if (s->numel == 1) {
+            xv->scale = s->floats[0];
         } else {
-            xv->scale = scale;
-            xv->zero_point = zp;
+            int32_t axis = norm_axis(ox_attr_i(im, "axis", 1), xv->rank);
+            if (axis < 0 || axis >= xv->rank || s->numel != xv->dims[axis])
+                return ox_unsupported(im, "per-axis scales that do not match the axis");
+            free(xv->q_scales);
+            xv->q_axis = axis;
+            xv->q_scales = malloc(sizeof(float) * (size_t)s->numel);
+            if (!xv->q_scales) return ox_error(im, "out of memory");
+            memcpy(xv->q_scales, s->floats, sizeof(float) * (size_t)s->numel);
+            xv->scale = s->floats[0];
         }
     } else {
-        const par_value *pv = ox_pv(im, xv->v);
-        if (scales || pv->scale != scale || pv->zero_point != zp)
-            return ox_unsupported(im, "a tensor dequantized with other parameters than it was quantized with");
+        int rc = qparams(im, 1, 2, &scale, &zp, &zdt, xv->is_const && xv->dtype == PAR_ONNX_INT8, &scales);
+        if (rc != OX_OK) return rc;
+        if (xv->dtype != PAR_ONNX_UINT8 && xv->dtype != PAR_ONNX_INT8)
+            return ox_unsupported(im, "dequantizing %s (parity: 8-bit, and int32 biases)",
+                                  par_onnx_dtype_name(xv->dtype));
+        if (xv->v < 0 && (!xv->is_const || xv->from_data)) {
+            if (ox_quant_input(im, xv, scale, zp) < 0) return OX_UNSUPPORTED;
+        } else if (xv->v < 0) {
+            xv->quantized = 1;
+            if (scales) {
+                int32_t axis = norm_axis(ox_attr_i(im, "axis", 1), xv->rank);
+                if (axis < 0 || axis >= xv->rank || scales->numel != xv->dims[axis])
+                    return ox_unsupported(im, "per-axis scales that do not match the axis");
+                free(xv->q_scales);
+                xv->q_axis = axis;
+                xv->q_scales = malloc(sizeof(float) * (size_t)scales->numel);
+                if (!xv->q_scales) return ox_error(im, "out of memory");
+                memcpy(xv->q_scales, scales->floats, sizeof(float) * (size_t)scales->numel);
+            } else {
+                xv->scale = scale;
+                xv->zero_point = zp;
+            }
+        } else {
+            const par_value *pv = ox_pv(im, xv->v);
+            if (scales || pv->scale != scale || pv->zero_point != zp)
+                return ox_unsupported(im, "a tensor dequantized with other parameters than it was quantized with");
+        }
     }
-    int32_t x = ox_tensor(im, xv);
-    if (x < 0) return OX_UNSUPPORTED;
-    par_out_spec s = {.dtype = PAR_DTYPE_F32};
-    return ox_emit(im, "dequantize", 1, &x, 0, NULL, 0, &s) < 0 ? OX_UNSUPPORTED : OX_OK;
+    ox_val *y = ox_out(im, 0);
+    if (!y) return OX_OK;
+    y->dq_of = xv->name;
+    y->dtype = PAR_ONNX_FLOAT;
+    y->rank = xv->rank;
+    memcpy(y->dims, xv->dims, sizeof y->dims);
+    y->numel = xv->numel;
+    return OX_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * QDQ: DequantizeLinear -> op -> QuantizeLinear as parity's quantized op
+ * ------------------------------------------------------------------------------------------------------------- */
+
+static int qdq_capable(const char *onnx);
+
+/* The only consumer of value `name` after node i, or -1 when it has none, several, or is a graph output. */
+static int32_t sole_consumer(const ox_imp *im, int32_t i, const char *name)
+{
+    const par_onnx_graph *g = &im->m->graph;
+    for (int32_t k = 0; k < g->n_outputs; k++)
+        if (strcmp(g->outputs[k].name, name) == 0) return -1;
+    int32_t found = -1;
+    for (int32_t j = i + 1; j < g->n_nodes; j++)
+        for (int32_t k = 0; k < g->nodes[j].n_inputs; k++)
+            if (strcmp(g->nodes[j].inputs[k], name) == 0) {
+                if (found >= 0 && found != j) return -1;
+                found = j;
+            }
+    return found;
+}
+
+int ox_qdq_try(ox_imp *im, int32_t i)
+{
+    const par_onnx_node *n = im->node;
+    if (!qdq_capable(n->op_type) || n->n_outputs != 1 || !n->outputs[0][0] || n->n_inputs > 8) return OX_UNSUPPORTED;
+    int32_t j = sole_consumer(im, i, n->outputs[0]);
+    if (j < 0) return OX_UNSUPPORTED;
+    const par_onnx_node *q = &im->m->graph.nodes[j];
+    if (strcmp(q->op_type, "QuantizeLinear") != 0 || q->n_outputs != 1 || strcmp(q->inputs[0], n->outputs[0]) != 0)
+        return OX_UNSUPPORTED;
+    /* the output's parameters: per tensor, constant */
+    ox_val *qs = q->n_inputs > 1 && q->inputs[1][0] ? ox_lookup(im, q->inputs[1]) : NULL;
+    ox_val *qz = q->n_inputs > 2 && q->inputs[2][0] ? ox_lookup(im, q->inputs[2]) : NULL;
+    if (!qs || !qs->is_const || !qs->floats || qs->numel != 1) return OX_UNSUPPORTED;
+    if (qz && (!qz->is_const || !qz->ints || qz->numel != 1)) return OX_UNSUPPORTED;
+    int32_t zdt = qz ? qz->dtype : PAR_ONNX_UINT8;
+    if (zdt != PAR_ONNX_UINT8 && zdt != PAR_ONNX_INT8) return OX_UNSUPPORTED;
+    /* every tensor input a dequantized value; parameter inputs (integer constants) as they are */
+    ox_val *over[8] = {NULL};
+    int any = 0;
+    for (int32_t k = 0; k < n->n_inputs; k++) {
+        if (!n->inputs[k][0]) continue;
+        ox_val *x = ox_lookup(im, n->inputs[k]);
+        if (!x) return OX_UNSUPPORTED;
+        if (x->dq_of) {
+            ox_val *src = ox_lookup(im, x->dq_of);
+            if (!src) return OX_UNSUPPORTED;
+            if (src->dtype == PAR_ONNX_INT32) {
+                /* a bias: its scale must be the input's times the weight's (per channel), as parity's i32 bias */
+                ox_val *xs = over[0], *ws = over[1];
+                if (k != 2 || !xs || !ws || !src->ints) return OX_UNSUPPORTED;
+                float sx = xs->v >= 0 ? ox_pv(im, xs->v)->scale : xs->scale;
+                for (int64_t c = 0; c < src->numel; c++) {
+                    float sw = ws->q_axis >= 0 ? ws->q_scales[c % ws->dims[ws->q_axis]] : ws->scale;
+                    float sb = src->q_axis >= 0 ? src->q_scales[c] : src->scale;
+                    if (fabsf(sb - sx * sw) > 1e-6f * sb) return OX_UNSUPPORTED;
+                }
+            }
+            over[k] = src;
+            any = 1;
+        } else if (!x->is_const) {
+            return OX_UNSUPPORTED; /* a float tensor computed at run time: not part of the pattern */
+        }
+    }
+    if (!any || !over[0]) return OX_UNSUPPORTED;
+    /* the i32 bias declares the input scale times the weight's (per channel: the first channel's) */
+    if (over[2] && over[2]->dtype == PAR_ONNX_INT32) {
+        ox_val *xs = over[0], *ws = over[1];
+        over[2]->scale = (xs->v >= 0 ? ox_pv(im, xs->v)->scale : xs->scale) *
+                         (ws->q_axis >= 0 ? ws->q_scales[0] : ws->scale);
+        over[2]->quantized = 1;
+    }
+    memcpy(im->in_override, over, sizeof over);
+    im->fused = 1;
+    im->fuse_out = q->outputs[0];
+    int64_t zv = qz ? qz->ints[0] : 0;
+    im->fuse_spec = (par_out_spec){.dtype = zdt == PAR_ONNX_INT8 ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8,
+                                   .scale = qs->floats[0], .zero_point = (int32_t)zv};
+    int32_t before = par_graph_desc_of(im->c->graph)->n_nodes;
+    int rc = par_onnx_op_mapper(n->op_type) ? par_onnx_op_mapper(n->op_type)(im) : OX_UNSUPPORTED;
+    int32_t added = par_graph_desc_of(im->c->graph)->n_nodes - before;
+    im->fused = 0;
+    im->fuse_out = NULL;
+    memset(im->in_override, 0, sizeof im->in_override);
+    if (rc == OX_OK && added == 1) {
+        im->skip_node = j;
+        return OX_OK;
+    }
+    if (added > 0 && !im->failed) return ox_error(im, "a quantized mapping added %d nodes", (int)added), OX_ERROR;
+    im->why[0] = 0;
+    return OX_UNSUPPORTED;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -1207,6 +1402,20 @@ typedef struct ox_row {
     const char *op;     /* the parity op it needs (its absence from this build's op table makes the op lacking) */
     int fold;           /* folded when every input is known at import */
 } ox_row;
+
+/* The ops whose parity twin has a quantized form that computes the QDQ pattern's meaning (the ideal real result of
+ * the dequantized inputs, requantized: docs/quantization.md) in one node. */
+static const char *const qdq_ops[] = {"Conv", "ConvTranspose", "Gemm", "MatMul", "Add", "Mul", "Relu", "Clip",
+                                      "LeakyRelu", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "MaxPool",
+                                      "AveragePool", "GlobalAveragePool", "ReduceMean", "Concat", "Reshape",
+                                      "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Resize", "Softmax", "Gather", "Slice", "Pad"};
+
+static int qdq_capable(const char *onnx)
+{
+    for (size_t i = 0; i < sizeof qdq_ops / sizeof qdq_ops[0]; i++)
+        if (strcmp(qdq_ops[i], onnx) == 0) return 1;
+    return 0;
+}
 
 static const ox_row rows[] = {
     {"Add", map_binary, "add", 1},           {"Sub", map_binary, "sub", 1},

@@ -11,6 +11,8 @@
 
 #include "runner.h"
 #include "cases/sweep.h"
+#include "formats/model.h"
+#include "formats/onnx_suite.h"
 #include "fuzz/gen.h"
 #include "core/paths.h"
 
@@ -68,9 +70,27 @@ static void graph_ops(const par_graph_desc *d, char *buf, size_t len)
     }
 }
 
-static int add_file(cand_list *l, const char *path, par_msg *msg)
+static int add_file(cand_list *l, const char *path, uint64_t seed, par_msg *msg)
 {
-    par_case *c = par_case_load(path, msg);
+    par_case *c;
+    if (par_model_format_of(path) != PAR_FMT_NONE) {
+        /* a model file: imported, with its test data's inputs and expected outputs when it has some */
+        par_import_opts o = {.seed = seed, .test_data = 1};
+        par_import_info info;
+        c = par_model_import(path, &o, &info, msg);
+        if (!c && info.n_missing) {
+            size_t used = strlen(msg->text);
+            for (int32_t i = 0; i < info.n_missing && used + 2 < sizeof msg->text; i++) {
+                const par_import_missing *m = &info.missing[i];
+                int w = snprintf(msg->text + used, sizeof msg->text - used, "%s %s (%d, first '%s')", i ? ";" : ":",
+                                 m->op, (int)m->count, m->first_node);
+                if (w < 0) break;
+                used += (size_t)w;
+            }
+        }
+    } else {
+        c = par_case_load(path, msg);
+    }
     if (!c) return 2;
     par_sel_case *s = cand_push(l);
     if (!s) {
@@ -88,17 +108,17 @@ static int add_file(cand_list *l, const char *path, par_msg *msg)
 static int has_json_suffix(const char *n)
 {
     size_t l = strlen(n);
-    return l > 5 && strcmp(n + l - 5, ".json") == 0;
+    return (l > 5 && strcmp(n + l - 5, ".json") == 0) || par_model_format_of(n) != PAR_FMT_NONE;
 }
 
-static int add_path(cand_list *l, const char *path, int depth, par_msg *msg)
+static int add_path(cand_list *l, const char *path, uint64_t seed, int depth, par_msg *msg)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
         par_msgf(msg, PAR_ERROR, "%s: no such file or folder", path);
         return 2;
     }
-    if (!S_ISDIR(st.st_mode)) return add_file(l, path, msg);
+    if (!S_ISDIR(st.st_mode)) return add_file(l, path, seed, msg);
     if (depth > 16) return 0;
     struct dirent **ents = NULL;
     int n = scandir(path, &ents, NULL, alphasort);
@@ -114,7 +134,7 @@ static int add_path(cand_list *l, const char *path, int depth, par_msg *msg)
             snprintf(child, sizeof child, "%s/%s", path, name);
             struct stat cs;
             if (stat(child, &cs) == 0 && (S_ISDIR(cs.st_mode) || has_json_suffix(name)))
-                rc = add_path(l, child, depth + 1, msg);
+                rc = add_path(l, child, seed, depth + 1, msg);
         }
         free(ents[i]);
     }
@@ -165,19 +185,48 @@ static int add_suite_ids(cand_list *l, const char *suite, uint64_t seed, const c
     return 0;
 }
 
+typedef struct onnx_collect {
+    cand_list *l;
+    int oom;
+} onnx_collect;
+
+/* A node test parity can express becomes a loaded case; the others are listed by `list cases --unsupported`. */
+static int onnx_take(void *user, const char *test, par_case *c, const char *why)
+{
+    onnx_collect *oc = user;
+    if (!c) return 0;
+    par_sel_case *s = cand_push(oc->l);
+    if (!s) {
+        par_case_destroy(c);
+        oc->oom = 1;
+        return 1;
+    }
+    s->loaded = c;
+    snprintf(s->id, sizeof s->id, "%s", c->id);
+    snprintf(s->origin, sizeof s->origin, "suite:onnx");
+    graph_ops(par_graph_desc_of(c->graph), s->ops, sizeof s->ops);
+    return 0;
+}
+
 static int add_suite(cand_list *l, const char *suite, uint64_t seed, par_msg *msg)
 {
     char dir[4096];
     if (strcmp(suite, "models") == 0) {
         snprintf(dir, sizeof dir, "%s/models", par_cases_dir());
-        return add_path(l, dir, 0, msg);
+        return add_path(l, dir, seed, 0, msg);
     }
     if (strcmp(suite, "default") == 0) {
         int rc = add_suite_ids(l, "quick", seed, NULL, msg);
         return rc ? rc : add_suite(l, "models", seed, msg);
     }
     if (strcmp(suite, "quick") == 0 || strcmp(suite, "full") == 0) return add_suite_ids(l, suite, seed, NULL, msg);
-    par_msgf(msg, PAR_ERROR, "unknown suite '%s' (suites: quick, full, models, default)", suite);
+    if (strcmp(suite, "onnx") == 0) {
+        onnx_collect oc = {.l = l};
+        if (par_onnx_suite_walk(onnx_take, &oc, msg) < 0) return 2;
+        if (oc.oom) return par_msgf(msg, PAR_ERROR, "out of memory"), 2;
+        return 0;
+    }
+    par_msgf(msg, PAR_ERROR, "unknown suite '%s' (suites: quick, full, models, default, onnx)", suite);
     return 2;
 }
 
@@ -232,7 +281,7 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
             f += fl + (fe ? 1 : 0);
         }
     }
-    for (int32_t i = 0; i < sel->n_paths && rc == 0; i++) rc = add_path(&l, sel->paths[i], 0, msg);
+    for (int32_t i = 0; i < sel->n_paths && rc == 0; i++) rc = add_path(&l, sel->paths[i], seed, 0, msg);
     if (rc == 0 && sel->suite) rc = add_suite(&l, sel->suite, seed, msg);
     if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0 && par_fuzz_is_id(sel->case_id)) {
         /* a fuzz case ID: the generator rebuilds it from its options and seed */
@@ -251,6 +300,9 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
             graph_ops(par_graph_desc_of(fc->graph), e->ops, sizeof e->ops);
             seed = fc->seed;
         }
+    } else if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0 && strncmp(sel->case_id, "onnx:", 5) == 0) {
+        /* an ONNX node test's ID: the onnx suite */
+        rc = add_suite(&l, "onnx", seed, msg);
     } else if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0) {
         /* a bare --case: search the quick suite, then the full one (a superset of quick: a quick case's origin is
          * quick), with the ID's own seed, then the models */
@@ -265,7 +317,7 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
             if (rc == 0 && l.n == 0) {
                 char dir[4096];
                 snprintf(dir, sizeof dir, "%s/models", par_cases_dir());
-                rc = add_path(&l, dir, 0, msg);
+                rc = add_path(&l, dir, seed, 0, msg);
             }
         }
     }
