@@ -300,7 +300,7 @@ void par_group_text(const par_report *r, const par_group *g, char *buf, size_t l
     else
         snprintf(buf, len, "%s on %s: %lld of %lld with %s fail%s, %lld of %lld other%s", g->op, be,
                  (long long)g->fail_in, (long long)g->n_in, g->feature,
-                 g->hazard ? " (NaN, Inf or overflow in the inputs: the op's rules for them, not its arithmetic)" : "",
+                 g->hazard ? " (hazard inputs: the NaN / Inf rules, not the arithmetic)" : "",
                  (long long)g->fail_out, (long long)g->n_out, g->n_out == 1 ? "" : "s");
 }
 

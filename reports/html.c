@@ -19,6 +19,7 @@
 #include "html.h"
 
 #include "html_int.h"
+#include "groups.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -64,8 +65,10 @@ static void case_key_of(const par_report_case *pc, int32_t c, case_key *k)
     k->c = c;
     k->multi = strchr(pc->ops, ',') != NULL;
     if (!k->multi) {
-        snprintf(k->key, sizeof k->key, "%s%s%s", pc->ops[0] ? pc->ops : "(no op)", pc->dtype[0] ? " " : "",
-                 pc->dtype);
+        /* cases with hazard inputs (NaN, Inf, overflow, ...) get their own row: their failures are about the op's
+         * rules for such inputs, not its arithmetic, and must not read as "the op is broken" */
+        snprintf(k->key, sizeof k->key, "%s%s%s%s", pc->ops[0] ? pc->ops : "(no op)", pc->dtype[0] ? " " : "",
+                 pc->dtype, strstr(pc->id, "=hazard:") ? " hazard inputs" : "");
         return;
     }
     if (pc->origin[0] && strncmp(pc->origin, "suite:", 6) != 0) {
@@ -135,7 +138,57 @@ static void counts_words(FILE *f, const int64_t *cnt)
     if (!any) fprintf(f, "no record");
 }
 
-static void header(FILE *f, const par_report *r)
+/* Section "Where to start": the failure groups (reports/groups.h), each with a link to its first listed failure. */
+static void start_here(FILE *f, const par_report *r, const int32_t *fail_row)
+{
+    par_group *g = NULL;
+    int32_t n = 0;
+    if (par_groups_compute(r, &g, &n) != 0 || n == 0) {
+        free(g);
+        return;
+    }
+    fprintf(f, "<section id=\"start\">\n<h2>Where to start</h2>\n<p class=\"muted\">Failing cases by op and backend, "
+               "with the parameter of the case IDs that best separates them from the passing ones.</p>\n<ol "
+               "class=\"groups\">\n");
+    for (int32_t i = 0; i < n && i < PAR_HTML_MAX_GROUPS; i++) {
+        char text[512];
+        par_group_text(r, &g[i], text, sizeof text);
+        fprintf(f, "<li class=\"%s\">", g[i].hazard ? "hazard" : "fail");
+        if (g[i].hazard) fprintf(f, "<span class=\"tag\">hazard inputs</span> ");
+        par_html_text(f, text);
+        int64_t c = g[i].first_case;
+        if (c >= 0 && fail_row && fail_row[(size_t)c * (size_t)r->n_backends + (size_t)g[i].backend] >= 0)
+            fprintf(f, " &middot; <a href=\"#f%d\">first failure</a>",
+                    (int)fail_row[(size_t)c * (size_t)r->n_backends + (size_t)g[i].backend]);
+        if (c >= 0) {
+            char repro[2048];
+            par_report_repro(r, (int32_t)c, g[i].backend, repro, sizeof repro);
+            fprintf(f, "<br><code class=\"repro\">");
+            par_html_text(f, repro);
+            fprintf(f, "</code>");
+        }
+        fprintf(f, "</li>\n");
+    }
+    fprintf(f, "</ol>\n");
+    if (n > PAR_HTML_MAX_GROUPS)
+        fprintf(f, "<p>... and %d more groups (<code>parity report FILE --groups</code>).</p>\n",
+                (int)(n - PAR_HTML_MAX_GROUPS));
+    fprintf(f, "</section>\n");
+    free(g);
+}
+
+/* A row where no record ran: every backend said UNSUPPORTED (or has no record). */
+static int row_unsupported(const heat *h, int32_t i, size_t nb)
+{
+    for (size_t b = 0; b < nb; b++) {
+        const int64_t *cnt = &h->count[((size_t)i * nb + b) * PAR_V_COUNT];
+        for (int v = 0; v < PAR_V_COUNT; v++)
+            if (v != PAR_V_UNSUPPORTED && cnt[v] > 0) return 0;
+    }
+    return 1;
+}
+
+static void header(FILE *f, const par_report *r, const int32_t *fail_row)
 {
     int64_t total[PAR_V_COUNT] = {0};
     for (int32_t c = 0; c < r->n_cases; c++)
@@ -147,6 +200,7 @@ static void header(FILE *f, const par_report *r)
     if (r->interrupted)
         fprintf(f, "<p class=\"warn\"><strong>INTERRUPTED:</strong> the run was stopped; only the records that "
                    "finished are shown.</p>\n");
+    start_here(f, r, fail_row);
     fprintf(f, "<table class=\"kv\">\n<tr><th>command line</th><td><code>");
     par_html_text(f, r->command_line);
     fprintf(f, "</code></td></tr>\n<tr><th>created</th><td>");
@@ -190,11 +244,17 @@ static void header(FILE *f, const par_report *r)
 static void heatmap(FILE *f, const par_report *r, const heat *h)
 {
     size_t nb = (size_t)r->n_backends;
+    int32_t n_folded = 0;
+    for (int32_t i = 0; i < h->n_rows; i++) n_folded += row_unsupported(h, i, nb);
     fprintf(f, "<section>\n<h2>Heatmap: op and dtype x backend</h2>\n<p class=\"muted\">Each cell: the worst verdict "
                "of the records that ran (colour and letter: C CRASH, T TIMEOUT, F FAIL, K FLAKY, E ERROR, P PASS), "
                "then passed/run (run: records not UNSUPPORTED) and \"+n U\" for the n unsupported; \"U n\" when all n "
                "were unsupported. Hover "
-               "for the counts; a cell or row name leads to the row's case list.</p>\n");
+               "for the counts; a cell or row name leads to the row's case list. Rows of cases with hazard inputs "
+               "(NaN, Inf, overflow) are apart, marked <span class=\"tag\">hazard inputs</span>.</p>\n");
+    if (n_folded > 0)
+        fprintf(f, "<p>%d of %d rows, where every record was UNSUPPORTED, are folded away (listed below the "
+                   "table).</p>\n", (int)n_folded, (int)h->n_rows);
     fprintf(f, "<table id=\"heatmap\" class=\"sortable\"><thead><tr><th>op dtype / file</th><th class=\"n\">cases"
                "</th>");
     for (size_t b = 0; b < nb; b++) {
@@ -204,8 +264,17 @@ static void heatmap(FILE *f, const par_report *r, const heat *h)
     }
     fprintf(f, "</tr></thead>\n<tbody>\n");
     for (int32_t i = 0; i < h->n_rows; i++) {
+        if (row_unsupported(h, i, nb)) continue;
         fprintf(f, "<tr><td><a href=\"#g%d\">", (int)i);
-        par_html_text(f, h->name[i]);
+        const char *hz = strstr(h->name[i], " hazard inputs");
+        if (hz) {
+            char name[KEY_LEN];
+            snprintf(name, sizeof name, "%.*s", (int)(hz - h->name[i]), h->name[i]);
+            par_html_text(f, name);
+            fprintf(f, " <span class=\"tag\">hazard inputs</span>");
+        } else {
+            par_html_text(f, h->name[i]);
+        }
         fprintf(f, "</a></td><td class=\"n\">%d</td>", (int)(h->first[i + 1] - h->first[i]));
         for (size_t b = 0; b < nb; b++) {
             const int64_t *cnt = &h->count[((size_t)i * nb + b) * PAR_V_COUNT];
@@ -233,7 +302,21 @@ static void heatmap(FILE *f, const par_report *r, const heat *h)
         fprintf(f, "</tr>\n");
     }
     if (h->n_rows == 0) fprintf(f, "<tr><td colspan=\"%d\">no cases</td></tr>\n", (int)nb + 2);
-    fprintf(f, "</tbody></table>\n</section>\n");
+    fprintf(f, "</tbody></table>\n");
+    if (n_folded > 0) {
+        fprintf(f, "<details id=\"folded\"><summary>%d rows where every record was UNSUPPORTED</summary><p>",
+                (int)n_folded);
+        int any = 0;
+        for (int32_t i = 0; i < h->n_rows; i++) {
+            if (!row_unsupported(h, i, nb)) continue;
+            fprintf(f, "%s<a href=\"#g%d\">", any ? ", " : "", (int)i);
+            par_html_text(f, h->name[i]);
+            fprintf(f, "</a>");
+            any = 1;
+        }
+        fprintf(f, "</p></details>\n");
+    }
+    fprintf(f, "</section>\n");
 }
 
 /* One <details id="gI"> per heatmap row: one line per case, a verdict letter per backend ("-": no record; a
@@ -289,7 +372,7 @@ static void page(FILE *f, const par_report *r, const heat *h, const par_html_fai
     char title[160];
     snprintf(title, sizeof title, "parity report %s", r->created ? r->created : "");
     par_html_page_begin(f, title);
-    header(f, r);
+    header(f, r, fail_row);
     heatmap(f, r, h);
     par_html_error_charts(f, r);
     par_html_latency(f, r, PAR_HTML_SLOWEST);

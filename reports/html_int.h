@@ -12,6 +12,9 @@
 /* The record of (c, b), or NULL when it did not run (done == 0) or its verdict is out of range. */
 const par_result *par_html_rec(const par_report *r, int32_t c, int32_t b);
 
+/* The failure groups listed in "Where to start" at most. */
+#define PAR_HTML_MAX_GROUPS 12
+
 /* A not-passing record (verdict worse than UNSUPPORTED), ranked worst first. */
 typedef struct par_html_fail {
     int32_t c, b;

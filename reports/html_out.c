@@ -127,6 +127,11 @@ static const char css[] =
     "details>summary{cursor:pointer}\n"
     "#heatmap td[class] a,pre.cl a{color:inherit;text-decoration:none}#heatmap td{white-space:nowrap}\n"
     "pre.repro{user-select:all}\n"
+    "ol.groups{padding-left:1.6em;margin:4px 0}ol.groups li{margin:3px 0;font-size:15px}"
+    "ol.groups li.fail::marker{color:var(--fail);font-weight:700}ol.groups code.repro{font-size:11px;color:#555}\n"
+    ".tag{display:inline-block;padding:0 4px;border-radius:3px;font-size:11px;font-weight:600;"
+    "background:#fff3cd;border:1px solid var(--flaky);color:#7a4d00;white-space:nowrap}\n"
+    "svg.emap rect.e{fill:var(--fail)}svg.emap rect.o{fill:#eee}\n"
     "input[data-filter]{margin:4px 0;padding:3px;width:30em}\n"
     "@media print{th{position:static}input[data-filter]{display:none}body{max-width:none}"
     "a{color:inherit;text-decoration:none}}\n";

@@ -4,6 +4,9 @@
 #     its first lines (before the list of failures);
 #   - tp_chan8 (conv2d leaves out the last input channel when the channel count is not a multiple of 8): the group is
 #     "input channels % 8 != 0", with no failure outside it;
+#   - the HTML page of the stride-2 run: the group in the first screen (Chromium, 1280 x 800), before the heatmap;
+#     the heatmap without its all-UNSUPPORTED rows (listed in a folded list) and with the hazard-input row marked; a
+#     screenshot is kept at $BUILD/report/groups.png;
 #   - a report without failures has no groups ("no failures").
 . tests/report/lib.sh
 
@@ -20,6 +23,37 @@ grep -Eq '^conv2d on tp_stride2: [1-9][0-9]* of [0-9]+ with s=\[2,2\] fail, 0 of
 # in the summary: within its first 10 lines
 head -10 "$T/stride2.log" | grep -q 'conv2d on tp_stride2: .* with s=\[2,2\] fail, 0 of' && ok ||
     no "the run's summary does not start with the group: $(head -10 "$T/stride2.log")"
+
+# the HTML page starts with the groups (in the first screen, 1280 x 800), then the heatmap without the rows where
+# every record was UNSUPPORTED (folded below it), rows of hazard-input cases apart and marked
+"$PARITY" report "$T/stride2/report.json" --html "$T/s2.html" >/dev/null 2>&1
+h="$T/s2.html"
+grep -q 'conv2d on tp_stride2: [0-9]* of [0-9]* with s=\[2,2\] fail, 0 of' "$h" && ok || no "the page has no stride-2 group"
+start=$(grep -n 'id="start"' "$h" | head -1 | cut -d: -f1)
+heat=$(grep -n 'id="heatmap"' "$h" | head -1 | cut -d: -f1)
+[ -n "$start" ] && [ -n "$heat" ] && [ "$start" -lt "$heat" ] && ok || no "the groups are not before the heatmap"
+sed -n '/<table id="heatmap"/,/<\/table>/p' "$h" >"$T/heat.html"
+grep -q '>conv2d qs8<' "$T/heat.html" && no "an all-UNSUPPORTED row (conv2d qs8) is in the heatmap" || ok
+grep -q '<details id="folded">.*conv2d qs8' "$h" && ok || no "the folded rows are not listed"
+grep -q 'conv2d f32 <span class="tag">hazard inputs</span>' "$T/heat.html" && ok || no "no hazard-input row in the heatmap"
+CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
+if [ -n "$CHROMIUM" ]; then
+    # a copy of the page with a line of script that records where the first group ends on a 1280 x 800 screen
+    sed 's|</body>|<script>document.body.setAttribute("data-bottom",Math.round(document.querySelector("ol.groups li").getBoundingClientRect().bottom))</script></body>|' \
+        "$h" >"$T/probe.html"
+    timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+        --disable-component-update --disable-sync --no-first-run --user-data-dir="$(mktemp -d "$T/chr_XXXXXX")" \
+        --window-size=1280,800 --dump-dom "file://$T/probe.html" >"$T/probe.dom" 2>/dev/null
+    bottom=$(sed -n 's/.*data-bottom="\([0-9]*\)".*/\1/p' "$T/probe.dom" | head -1)
+    [ -n "$bottom" ] && [ "$bottom" -le 800 ] && ok || no "the first group ends at y=${bottom:-?}, below the first screen"
+    mkdir -p "$BUILD/report"
+    timeout 60 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-background-networking \
+        --disable-component-update --disable-sync --no-first-run --user-data-dir="$(mktemp -d "$T/chr_XXXXXX")" \
+        --window-size=1280,1400 --screenshot="$BUILD/report/groups.png" "file://$h" >/dev/null 2>&1
+    [ -s "$BUILD/report/groups.png" ] && ok || no "no screenshot"
+else
+    skip "chromium absent: the first screen not checked"
+fi
 
 run_plugin chan8
 "$PARITY" report "$T/chan8/report.json" --groups >"$T/g2.txt" 2>&1
