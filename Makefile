@@ -70,11 +70,13 @@ BUILD   := $(BUILD_ROOT)$(if $(SANITIZE),/san)
 
 PKGS    := json-c cunit
 # (clang, libclang-rt-dev: make fuzz; llvm: llvm-symbolizer, which names the lines of a sanitizer's report)
-# (python3-torch: PyTorch's own NNAPI converter and runtime, run against the simulated libneuralnetworks.so by make check)
+# (python3-torch: PyTorch's own NNAPI converter and runtime, run against the simulated libneuralnetworks.so by make check;
+#  libonnx-testdata: ONNX's node tests, the onnx suite; python3-onnx: onnx.checker on what parity exports;
+#  python3-venv: build/venv, the PyPI packages of tools/deps_py.sh)
 DEB_PKGS := build-essential pkg-config libjson-c-dev libcunit1-dev clang libclang-rt-dev llvm \
             libpthreadpool-dev libcpuinfo-dev libxnnpack-dev libxml2-utils chromium \
             libvulkan-dev mesa-vulkan-drivers glslc spirv-tools vulkan-validationlayers python3-torch \
-            libdnnl-dev libtorch-dev
+            libdnnl-dev libtorch-dev libonnx-testdata python3-onnx python3-venv
 # (2>/dev/null: before `make deps` has installed them these are empty, and the build step says what is missing.)
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs json-c 2>/dev/null)
@@ -161,6 +163,7 @@ all: $(EXE) $(PLUGINS) $(TESTS) $(REFDIGEST)
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 	@sh tools/deps_aarch64.sh $(AARCH64_SYSROOT)
+	@sh tools/deps_py.sh build
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -30,6 +30,7 @@ static void print_missing(const char *path, const par_import_info *info)
 {
     for (int32_t i = 0; i < info->n_missing; i++) {
         const par_import_missing *m = &info->missing[i];
+        if (info->n_missing == 1 && m->why[0]) return; /* the message said it */
         if (m->why[0])
             fprintf(stderr, "parity import: %s: %s: %s (first node '%s', %d node%s)\n", path, m->op, m->why,
                     m->first_node, (int)m->count, m->count == 1 ? "" : "s");

@@ -815,6 +815,7 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
         im.node = n;
         if (node_foldable(&im, n)) {
             rc = ox_fold_node(&im);
+            if (rc == OX_OK) info->n_folded++;
             if (rc == OX_UNSUPPORTED && par_onnx_op_mapper(n->op_type)) im.why[0] = 0, rc = par_onnx_op_mapper(n->op_type)(&im);
         } else if (par_onnx_op_mapper(n->op_type)) {
             rc = par_onnx_op_mapper(n->op_type)(&im);

@@ -96,13 +96,31 @@ static int map_elu(ox_imp *im)
 static int map_hardsigmoid(ox_imp *im)
 {
     double alpha = ox_attr_f(im, "alpha", 0.2), beta = ox_attr_f(im, "beta", 0.5);
-    /* parity's hardsigmoid is PyTorch's: relu6(x + 3) / 6, that is alpha 1/6 and beta 1/2 */
-    if (fabs(alpha - 1.0 / 6.0) > 1e-6 || beta != 0.5)
-        return ox_unsupported(im, "HardSigmoid with alpha %g, beta %g (parity's hardsigmoid is alpha 1/6, beta 0.5)",
-                              alpha, beta);
+    if (!(alpha > 0) || !isfinite(alpha) || !isfinite(beta)) return ox_unsupported(im, "alpha %g, beta %g", alpha, beta);
     int32_t x = ox_tensor(im, ox_in(im, 0));
     if (x < 0) return OX_UNSUPPORTED;
-    return ox_emit(im, "hardsigmoid", 1, &x, 0, NULL, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+    /* parity's hardsigmoid is PyTorch's: relu6(x + 3) / 6, that is alpha 1/6 and beta 1/2; another slope (Paddle's
+     * 0.2) is written out as what it computes: clamp(alpha x + beta, 0, 1) */
+    if (fabs(alpha - 1.0 / 6.0) <= 1e-6 && beta == 0.5)
+        return ox_emit(im, "hardsigmoid", 1, &x, 0, NULL, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+    if (im->fused) return ox_unsupported(im, "a quantized HardSigmoid of another slope");
+    float ab[2] = {(float)alpha, (float)beta};
+    int32_t k[2];
+    int64_t one = 1;
+    for (int i = 0; i < 2; i++) {
+        char nm[64];
+        snprintf(nm, sizeof nm, "hardsigmoid_%s_%d", i ? "beta" : "alpha", (int)im->serial++);
+        k[i] = par_case_const_data(im->c, nm, PAR_DTYPE_F32, 1, &one, &ab[i]);
+        if (k[i] < 0) return ox_error(im, "%s", im->c->err.text);
+    }
+    int32_t m[2] = {x, k[0]};
+    int32_t y = ox_emit(im, "mul", 2, m, 0, NULL, -1, NULL);
+    if (y < 0) return OX_UNSUPPORTED;
+    int32_t a[2] = {y, k[1]};
+    y = ox_emit(im, "add", 2, a, 0, NULL, -1, NULL);
+    if (y < 0) return OX_UNSUPPORTED;
+    par_attr c[2] = {par_a_float("min", 0), par_a_float("max", 1)};
+    return ox_emit(im, "clamp", 1, &y, 2, c, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
 static int map_gelu(ox_imp *im)

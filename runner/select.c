@@ -208,12 +208,64 @@ static int onnx_take(void *user, const char *test, par_case *c, const char *why)
     return 0;
 }
 
+/* The folder of the real models make deps fetches: $PARITY_MODELS_DIR, else the build folder's models/. */
+static const char *models_dir(void)
+{
+    static char dir[4200];
+    const char *env = getenv("PARITY_MODELS_DIR");
+    if (env && *env) return env;
+    if (!par_build_dir()[0]) return NULL;
+    snprintf(dir, sizeof dir, "%s/models", par_build_dir());
+    return dir;
+}
+
+/* The real models listed in cases/models/external.txt that are present; each missing one is said on stderr. */
+static int add_external(cand_list *l, uint64_t seed, par_msg *msg)
+{
+    char list[4096];
+    snprintf(list, sizeof list, "%s/models/external.txt", par_cases_dir());
+    FILE *f = fopen(list, "r");
+    if (!f) return 0;
+    const char *dir = models_dir();
+    char line[1024];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        char file[512] = "", shapes[512] = "";
+        if (line[0] == '#' || sscanf(line, "%511s %511s", file, shapes) < 1) continue;
+        char path[4800];
+        snprintf(path, sizeof path, "%s/%s", dir ? dir : ".", file);
+        struct stat st;
+        if (!dir || stat(path, &st) != 0) {
+            fprintf(stderr, "parity: models suite: %s is not there (make deps takes it out of its wheel): skipped\n",
+                    file);
+            continue;
+        }
+        par_import_opts o = {.seed = seed, .input_shapes = shapes[0] ? shapes : NULL};
+        par_import_info info;
+        par_case *c = par_model_import(path, &o, &info, msg);
+        par_sel_case *s = c ? cand_push(l) : NULL;
+        if (!s) {
+            par_case_destroy(c);
+            if (c) par_msgf(msg, PAR_ERROR, "out of memory");
+            rc = 2;
+            break;
+        }
+        s->loaded = c;
+        snprintf(s->id, sizeof s->id, "%s", c->id);
+        snprintf(s->origin, sizeof s->origin, "%s", path);
+        graph_ops(par_graph_desc_of(c->graph), s->ops, sizeof s->ops);
+    }
+    fclose(f);
+    return rc;
+}
+
 static int add_suite(cand_list *l, const char *suite, uint64_t seed, par_msg *msg)
 {
     char dir[4096];
     if (strcmp(suite, "models") == 0) {
         snprintf(dir, sizeof dir, "%s/models", par_cases_dir());
-        return add_path(l, dir, seed, 0, msg);
+        int rc = add_path(l, dir, seed, 0, msg);
+        return rc ? rc : add_external(l, seed, msg);
     }
     if (strcmp(suite, "default") == 0) {
         int rc = add_suite_ids(l, "quick", seed, NULL, msg);

