@@ -148,10 +148,14 @@ static int is_ident(int32_t r, const int32_t *p)
 
 static const par_tfl_tensor *T(const imp *im, int32_t ti) { return &im->g->tensors[ti]; }
 
+/* The element count, saturated at 2^62 (a hostile shape must not overflow; check_dims refuses dims < 1). */
 static int64_t numel(const par_tfl_tensor *t)
 {
     int64_t n = 1;
-    for (int32_t i = 0; i < t->rank; i++) n *= t->shape[i];
+    for (int32_t i = 0; i < t->rank; i++) {
+        int64_t d = t->shape[i] > 0 ? t->shape[i] : 0;
+        n = d && n > (INT64_C(1) << 62) / d ? INT64_C(1) << 62 : n * d;
+    }
     return n;
 }
 
@@ -233,11 +237,11 @@ static const uint8_t *const_bytes(imp *im, int32_t ti, size_t esz)
     const par_tfl_tensor *t = T(im, ti);
     const par_tfl_buffer *b = tbuf(im, ti);
     int64_t n = numel(t);
-    if (!b || n < 1 || esz == 0 || (uint64_t)n * esz != b->size)
-        return fail(im, "tensor '%s': buffer %u holds %llu bytes, the shape and type %s need %lld", t->name,
-                    t->buffer, b ? (unsigned long long)b->size : 0ULL, par_tfl_type_name(t->type),
-                    (long long)(n * (int64_t)esz)), NULL;
     if (n > PAR_CASE_MAX_ELEMS) return fail(im, "tensor '%s': %lld elements: too many", t->name, (long long)n), NULL;
+    if (!b || n < 1 || esz == 0 || (uint64_t)n * esz != b->size)
+        return fail(im, "tensor '%s': buffer %u holds %llu bytes, the shape and type %s need %llu", t->name,
+                    t->buffer, b ? (unsigned long long)b->size : 0ULL, par_tfl_type_name(t->type),
+                    (unsigned long long)n * esz), NULL;
     return b->data;
 }
 
@@ -327,6 +331,9 @@ static int check_dims(imp *im, int32_t ti)
     for (int32_t i = 0; i < t->rank; i++)
         if (t->shape[i] < 1) return unmapped(im, "tensor '%s': dimension %d is %d (dynamic or empty)", t->name,
                                              (int)i, (int)t->shape[i]);
+    if (numel(t) > PAR_CASE_MAX_ELEMS)
+        return unmapped(im, "tensor '%s': %lld elements (parity's limit: %lld)", t->name, (long long)numel(t),
+                        (long long)PAR_CASE_MAX_ELEMS);
     return 1;
 }
 
@@ -520,6 +527,9 @@ static int conv(imp *im, const par_tfl_op *op, int dw)
     const par_tfl_tensor *tx = T(im, x), *tw = T(im, w);
     if (tx->rank != 4 || tw->rank != 4) return unmapped(im, "input or filter not of rank 4");
     const par_tfl_options *o = &im->g->ops[im->op].opt;
+    if (o->stride_h < 1 || o->stride_w < 1 || o->dilation_h < 1 || o->dilation_w < 1)
+        return fail(im, "stride %dx%d, dilation %dx%d: must be at least 1", (int)o->stride_h, (int)o->stride_w,
+                    (int)o->dilation_h, (int)o->dilation_w);
     int64_t kh = tw->shape[1], kw = tw->shape[2], cin = tx->shape[3], groups;
     int32_t wv;
     if (dw) {
@@ -627,6 +637,9 @@ static int pool(imp *im, const par_tfl_op *op, int avg)
     int32_t x = in(op, 0), y = op->outputs[0], pv[4];
     const par_tfl_tensor *tx = T(im, x);
     if (tx->rank != 4) return unmapped(im, "input of rank %d", (int)tx->rank);
+    if (o->stride_h < 1 || o->stride_w < 1 || o->filter_h < 1 || o->filter_w < 1)
+        return fail(im, "filter %dx%d, stride %dx%d: must be at least 1", (int)o->filter_h, (int)o->filter_w,
+                    (int)o->stride_h, (int)o->stride_w);
     int32_t xv = get_stored(im, x);
     if (xv < 0) return 0;
     int64_t pad[4] = {0, 0, 0, 0}, k[2] = {o->filter_h, o->filter_w}, s[2] = {o->stride_h, o->stride_w};
@@ -706,7 +719,8 @@ static int squeeze(imp *im, const par_tfl_op *op)
 static int softmax(imp *im, const par_tfl_op *op, const char *pop)
 {
     int32_t x = in(op, 0), y = op->outputs[0], r = T(im, x)->rank, pv[MAXR], inv[MAXR];
-    if (op->opcode_index < (uint32_t)im->m->n_opcodes && !strcmp(pop, "softmax") && op->opt.beta != 1.0f)
+    if (r < 1) return unmapped(im, "input of rank 0");
+    if (!strcmp(pop, "softmax") && op->opt.beta != 1.0f)
         return unmapped(im, "beta %g (parity's softmax has no temperature: beta 1 only)", (double)op->opt.beta);
     int32_t v = cur(im, x, pv);
     if (v < 0) return 0;
@@ -725,8 +739,10 @@ static int concat(imp *im, const par_tfl_op *op)
     if (axis < 0 || axis >= r) return fail(im, "axis %d out of range for rank %d", (int)op->opt.axis, (int)r);
     stored(r, p);
     invert(r, p, inv);
-    for (int32_t i = 0; i < op->n_inputs; i++)
+    for (int32_t i = 0; i < op->n_inputs; i++) {
+        if (op->inputs[i] < 0 || T(im, op->inputs[i])->rank != r) return fail(im, "input %d: absent or not of rank %d", (int)i, (int)r);
         if ((ins[i] = get(im, op->inputs[i], p)) < 0) return 0;
+    }
     par_attr a = par_a_int("axis", inv[axis]);
     int32_t w = emit(im, "concat", op->n_inputs, ins, 1, &a, y, op->opt.activation);
     return w >= 0 && set_out(im, y, w, p);
@@ -775,6 +791,11 @@ static int pad(imp *im, const par_tfl_op *op, int v2)
             return unmapped(im, "pad value of type %s", par_tfl_type_name(tc->type));
         }
     }
+    for (int32_t a = 0; a < r; a++)
+        if (pd[2 * a] < 0 || pd[2 * a + 1] < 0 ||
+            T(im, x)->shape[a] + pd[2 * a] + pd[2 * a + 1] != T(im, y)->shape[a])
+            return fail(im, "paddings [%lld, %lld] of axis %d do not give the output's %d", (long long)pd[2 * a],
+                        (long long)pd[2 * a + 1], (int)a, (int)T(im, y)->shape[a]);
     if (pad_into_conv(im, op, pd, v2)) return 1;
     stored(r, p);
     for (int32_t j = 0; j < r; j++) pads[2 * j] = pd[2 * p[j]], pads[2 * j + 1] = pd[2 * p[j] + 1];
@@ -1009,7 +1030,16 @@ static int map_op(imp *im, const par_tfl_op *op)
     const par_tfl_opmap *mp = oc->builtin == PAR_TFL_OP_CUSTOM ? NULL : par_tfl_opmap_code(oc->builtin);
     if (!mp) return unmapped(im, "%s", "");
     if (op->n_outputs != 1) return unmapped(im, "%d outputs", (int)op->n_outputs);
-    if (op->n_inputs < 1 || op->inputs[0] < 0) return fail(im, "no input");
+    /* the inputs each family reads unconditionally */
+    int32_t need = 1;
+    switch (mp->family) {
+    case PAR_TFL_K_CONV: case PAR_TFL_K_DWCONV: case PAR_TFL_K_FC: case PAR_TFL_K_BINARY: case PAR_TFL_K_PRELU:
+    case PAR_TFL_K_REDUCE: case PAR_TFL_K_PAD: case PAR_TFL_K_TRANSPOSE: case PAR_TFL_K_BMM: need = 2; break;
+    case PAR_TFL_K_SLICE: need = 4; break;
+    default: break;
+    }
+    for (int32_t i = 0; i < need; i++)
+        if (i >= op->n_inputs || op->inputs[i] < 0) return fail(im, "input %d is missing (%d needed)", (int)i, (int)need);
     if (op->options_type != mp->options_type && op->options_type != PAR_TFL_OPT_NONE)
         return fail(im, "builtin_options of type %d, expected %d", (int)op->options_type, (int)mp->options_type);
     if (op->opt.activation && !act_op(op->opt.activation))
