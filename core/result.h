@@ -32,6 +32,11 @@ int par_verdict_severity(par_verdict v);
 #define PAR_HIST_BINS 7
 #define PAR_HIST_ZERO 3
 
+/* The error map of an output: the output as a grid of rows (the product of every dimension but the last) x columns
+ * (the last dimension), folded into at most PAR_EMAP_MAX x PAR_EMAP_MAX cells; a cell holds the share of its elements
+ * that fail (over budget or non-finite), 0 none, 1..255 some to all (never 0 when one fails). */
+#define PAR_EMAP_MAX 32
+
 /* Oracle metrics over the elements of one output (or the worst over all outputs of a case). */
 typedef struct par_metrics {
     int64_t n;               /* elements compared */
@@ -50,6 +55,10 @@ typedef struct par_metrics {
     int32_t worst_rank;
     int64_t worst_coords[PAR_MAX_RANK];
     double worst_ref, worst_got, worst_budget;
+    /* the shape of the worst element's output (worst_rank dimensions), and where in it the elements fail */
+    int64_t worst_dims[PAR_MAX_RANK];
+    int32_t emap_rows, emap_cols;   /* cells of the map; 0 x 0 when none */
+    uint8_t emap[PAR_EMAP_MAX * PAR_EMAP_MAX]; /* row-major, emap_rows x emap_cols */
     /* Integer (qu8/qs8) outputs only, zero otherwise (docs/quantization.md, "Oracle"). */
     int32_t quant;           /* 1 when the output compared is quantized */
     int64_t n_exact;         /* elements equal to the declared scheme's integer */

@@ -71,7 +71,45 @@ static double ulp_distance(par_dtype dt, double ref, double got)
  * (for max_ratio). The bias check: the mean signed difference must not exceed, on its side, the tensor's bias bound
  * (reference.h: qb_up, qb_down), which is the tie fraction of its labels plus the systematic share of its propagated
  * budget; a tensor without one (a quantize output) takes its mean allowance on that side. */
-static int64_t compare_quant(const par_rt *ref, const void *got, par_metrics *m)
+/* The error map (core/result.h): failing and total elements per cell, then the shares. */
+typedef struct emap_acc {
+    int64_t rows, cols;      /* the output as rows x cols */
+    int32_t r, c;            /* cells */
+    int32_t fail[PAR_EMAP_MAX * PAR_EMAP_MAX], total[PAR_EMAP_MAX * PAR_EMAP_MAX];
+} emap_acc;
+
+static void emap_begin(emap_acc *a, const par_rt *ref)
+{
+    a->cols = ref->rank > 0 ? ref->dims[ref->rank - 1] : 1;
+    if (a->cols < 1) a->cols = 1;
+    a->rows = ref->numel / a->cols;
+    if (a->rows < 1) a->rows = 1;
+    a->r = (int32_t)(a->rows < PAR_EMAP_MAX ? a->rows : PAR_EMAP_MAX);
+    a->c = (int32_t)(a->cols < PAR_EMAP_MAX ? a->cols : PAR_EMAP_MAX);
+    memset(a->fail, 0, sizeof a->fail);
+    memset(a->total, 0, sizeof a->total);
+}
+
+static void emap_add(emap_acc *a, int64_t i, int bad)
+{
+    int64_t row = i / a->cols, col = i % a->cols;
+    int64_t k = (row * a->r / a->rows) * a->c + col * a->c / a->cols;
+    a->total[k]++;
+    a->fail[k] += bad;
+}
+
+static void emap_end(const emap_acc *a, const par_rt *ref, par_metrics *m)
+{
+    m->emap_rows = a->r;
+    m->emap_cols = a->c;
+    for (int32_t k = 0; k < a->r * a->c; k++) {
+        int v = a->total[k] ? (int)((255.0 * a->fail[k]) / a->total[k] + 0.5) : 0;
+        m->emap[k] = (uint8_t)(a->fail[k] && v < 1 ? 1 : v);
+    }
+    for (int32_t k = 0; k < ref->rank && k < PAR_MAX_RANK; k++) m->worst_dims[k] = ref->dims[k];
+}
+
+static int64_t compare_quant(const par_rt *ref, const void *got, par_metrics *m, emap_acc *ea)
 {
     double sum_d = 0, sum_up = 0, sum_down = 0, sum_d2 = 0, sum_r2 = 0, worst_score = -1;
     m->quant = 1;
@@ -82,6 +120,7 @@ static int64_t compare_quant(const par_rt *ref, const void *got, par_metrics *m)
         double allow = d > 0 ? up : down;
         int ok = x >= l - e && x <= h + e;
         double ratio = d == 0 ? 0 : (allow > 0 ? fabs(d) / allow : INFINITY);
+        emap_add(ea, i, !ok);
         if (!ok) m->n_over++;
         else if (d == 0) m->n_exact++;
         else m->n_labelled++;
@@ -122,8 +161,11 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
 {
     par_metrics_init(m);
     const int64_t tie_bad = judge_ties(ref, got, m);
+    emap_acc ea_store, *ea = &ea_store; /* 8 KiB: where the elements fail, folded */
+    emap_begin(ea, ref);
     if (ref->dtype == PAR_DTYPE_QU8 || ref->dtype == PAR_DTYPE_QS8) {
-        int64_t bad = compare_quant(ref, got, m) + tie_bad;
+        int64_t bad = compare_quant(ref, got, m, ea) + tie_bad;
+        emap_end(ea, ref, m);
         if (m->worst_index >= 0) {
             m->worst_rank = ref->rank;
             int64_t rem = m->worst_index;
@@ -174,6 +216,7 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
             }
         }
         if (bad_nonfinite) m->n_nonfinite++;
+        emap_add(ea, i, bad_nonfinite || ratio > 1);
         if (ratio > m->max_ratio) m->max_ratio = ratio;
         /* the worst element: non-finite failures first, then the largest ratio, then the largest |d| */
         double score = bad_nonfinite ? INFINITY : ratio;
@@ -189,6 +232,7 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
     m->n = ref->numel;
     m->nmse = sum_r2 > 0 ? sum_d2 / sum_r2 : (sum_d2 > 0 ? INFINITY : 0);
     m->bias = n_finite ? sum_d / (double)n_finite : 0;
+    emap_end(ea, ref, m);
     if (m->worst_index >= 0) {
         m->worst_rank = ref->rank;
         int64_t rem = m->worst_index;
@@ -232,6 +276,10 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
         acc->worst_index = m->worst_index;
         acc->worst_rank = m->worst_rank;
         memcpy(acc->worst_coords, m->worst_coords, sizeof acc->worst_coords);
+        memcpy(acc->worst_dims, m->worst_dims, sizeof acc->worst_dims);
+        acc->emap_rows = m->emap_rows;
+        acc->emap_cols = m->emap_cols;
+        memcpy(acc->emap, m->emap, sizeof acc->emap);
         acc->worst_ref = m->worst_ref;
         acc->worst_got = m->worst_got;
         acc->worst_budget = m->worst_budget;

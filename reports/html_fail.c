@@ -101,15 +101,49 @@ static void metrics(FILE *f, const par_metrics *m)
     }
 }
 
+static void dims_text(FILE *f, const int64_t *d, int32_t rank)
+{
+    fputc('[', f);
+    for (int32_t i = 0; i < rank && i < PAR_MAX_RANK; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)d[i]);
+    fputc(']', f);
+}
+
+/* The error map (core/result.h) as a small inline SVG: the output as rows (every dimension but the last) x columns
+ * (the last), folded into at most 32 x 32 cells; a cell with failing elements is drawn in the FAIL colour, more
+ * opaque the larger its share of them. Nothing when the record has no map. */
+static void error_map(FILE *f, const par_metrics *m)
+{
+    int32_t R = m->emap_rows, C = m->emap_cols, bad = 0;
+    if (R <= 0 || C <= 0 || R > PAR_EMAP_MAX || C > PAR_EMAP_MAX) return;
+    for (int32_t k = 0; k < R * C; k++) bad += m->emap[k] > 0;
+    int cell = (R > C ? R : C) <= 8 ? 8 : (R > C ? R : C) <= 16 ? 5 : 3;
+    fprintf(f, "<svg class=\"emap\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" "
+               "aria-label=\"where the output fails\"><title>output ",
+            C * cell, R * cell, C * cell, R * cell);
+    dims_text(f, m->worst_dims, m->worst_rank);
+    fprintf(f, " as rows x columns (the last dimension), in %d x %d cells: %d with failing elements</title>"
+               "<rect class=\"o\" width=\"%d\" height=\"%d\"/>",
+            (int)R, (int)C, (int)bad, C * cell, R * cell);
+    for (int32_t r = 0; r < R; r++)
+        for (int32_t c = 0; c < C; c++) {
+            int v = m->emap[r * C + c];
+            if (v)
+                fprintf(f, "<rect class=\"e\" x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" "
+                           "fill-opacity=\"%.2f\"/>",
+                        c * cell, r * cell, cell, cell, 0.35 + 0.65 * v / 255.0);
+        }
+    fputs("</svg>", f);
+}
+
 static void worst(FILE *f, const par_metrics *m)
 {
     if (m->worst_index < 0) return;
-    fprintf(f, "<table class=\"m\"><tr><th>worst: output<th>flat index<th>coordinates<th>reference<th>backend"
-               "<th>budget<tr><td>%d<td>%lld<td>[",
-            (int)m->worst_output, (long long)m->worst_index);
-    for (int32_t i = 0; i < m->worst_rank && i < PAR_MAX_RANK; i++)
-        fprintf(f, "%s%lld", i ? "," : "", (long long)m->worst_coords[i]);
-    fputc(']', f);
+    fprintf(f, "<table class=\"m\"><tr><th>worst: output<th>shape<th>flat index<th>coordinates<th>reference<th>backend"
+               "<th>budget<tr><td>%d<td>",
+            (int)m->worst_output);
+    dims_text(f, m->worst_dims, m->worst_rank);
+    fprintf(f, "<td>%lld<td>", (long long)m->worst_index);
+    dims_text(f, m->worst_coords, m->worst_rank);
     cell_d(f, m->worst_ref);
     cell_d(f, m->worst_got);
     cell_d(f, m->worst_budget);
@@ -172,6 +206,8 @@ static void row(FILE *f, const par_report *r, const par_html_fail *fl, int64_t i
     } else {
         fprintf(f, "</td><td class=\"n\" data-v=\"-1\">-");
     }
+    fprintf(f, "</td><td>");
+    if (compared(x)) error_map(f, &x->m);
     fprintf(f, "</td><td><details><summary><code>");
     par_html_text(f, pc->id);
     fprintf(f, "</code><br>");
@@ -216,11 +252,13 @@ void par_html_failures(FILE *f, const par_report *r, const par_html_fail *fails,
     if (shown < n)
         fprintf(f, " <strong>The first %lld are listed; %lld more are in the report file.</strong>", (long long)shown,
                 (long long)(n - shown));
-    fprintf(f, " Open a case for its details and its repro command; click a header to sort.</p>\n"
+    fprintf(f, " Where: the output as rows (every dimension but the last) x columns (the last), folded into at most 32 x 32 "
+               "cells, the cells with failing elements in red. Open a case for its details and its repro command; click a "
+               "header to sort.</p>\n"
                "<input data-filter=\"failures\" placeholder=\"filter rows (case, backend, op, reason)\" "
                "aria-label=\"filter failures\">\n"
                "<table id=\"failures\" class=\"sortable\"><thead><tr><th class=\"n\">#</th><th>verdict</th>"
-               "<th>backend</th><th>op</th><th>dtype</th><th class=\"n\">error/budget</th>"
+               "<th>backend</th><th>op</th><th>dtype</th><th class=\"n\">error/budget</th><th>where</th>"
                "<th>case and reason (open for details)</th></tr></thead>\n<tbody>\n");
     for (int64_t i = 0; i < shown; i++) row(f, r, &fails[i], i);
     fprintf(f, "</tbody></table>\n");

@@ -330,6 +330,22 @@ static json_object *worst_json(const par_metrics *m)
     put(o, "backend", par_json_num(m->worst_got));
     put(o, "backend_class", par_json_str(isnan(m->worst_got) ? "nan" : isinf(m->worst_got) ? "inf" : "finite"));
     put(o, "budget", par_json_num(m->worst_budget));
+    json_object *shape = json_object_new_array();
+    for (int32_t i = 0; i < m->worst_rank && i < PAR_MAX_RANK; i++)
+        json_object_array_add(shape, json_object_new_int64(m->worst_dims[i]));
+    put(o, "shape", shape);
+    if (m->emap_rows > 0 && m->emap_cols > 0) {
+        /* the error map: rows x cols cells, each a byte (the share failing, 0..255) as two hex digits */
+        json_object *em = json_object_new_object();
+        char hex[2 * PAR_EMAP_MAX * PAR_EMAP_MAX + 1];
+        int32_t n = m->emap_rows * m->emap_cols;
+        for (int32_t k = 0; k < n; k++) snprintf(hex + 2 * k, 3, "%02x", m->emap[k]);
+        hex[2 * n] = 0;
+        put(em, "rows", json_object_new_int(m->emap_rows));
+        put(em, "cols", json_object_new_int(m->emap_cols));
+        put(em, "cells", json_object_new_string(hex));
+        put(o, "error_map", em);
+    }
     return o;
 }
 

@@ -10,6 +10,7 @@
 #include "oracle/oracle.h"           /* par_metrics_init */
 #include "reference/conv_winograd.h" /* par_algo_name */
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,6 +89,44 @@ static void read_worst(rd *x, json_object *o, const char *w, par_metrics *m)
     rr_str(x, o, w, "backend_class", 1, &cls);
     if (cls && !strcmp(cls, "inf")) m->worst_got = INFINITY;
     rr_num(x, o, w, "budget", 0, &m->worst_budget);
+    /* added within version 1: the output's shape (as many dimensions as coords) and the error map; absent in
+     * older reports */
+    json_object *s = rr_arr(x, o, w, "shape", 1);
+    size_t ns = s ? json_object_array_length(s) : 0;
+    if (s && ns != n) rr_fail(x, w, "shape", "%zu dimensions, but %zu coordinates", ns, n);
+    for (size_t i = 0; i < ns && i < PAR_MAX_RANK && !x->bad; i++) {
+        json_object *e = json_object_array_get_idx(s, i);
+        if (!json_object_is_type(e, json_type_int) || json_object_get_int64(e) < 0)
+            rr_fail(x, w, "shape", "element %zu is not a dimension", i);
+        else if (m->worst_coords[i] >= json_object_get_int64(e) && json_object_get_int64(e) > 0)
+            rr_fail(x, w, "shape", "coordinate %zu (%lld) is outside its dimension (%lld)", i,
+                    (long long)m->worst_coords[i], (long long)json_object_get_int64(e));
+        else m->worst_dims[i] = json_object_get_int64(e);
+    }
+    json_object *em = rr_obj(x, o, w, "error_map", 1);
+    if (em && !x->bad) {
+        char we[128];
+        snprintf(we, sizeof we, "%s.error_map", w);
+        int32_t rows = 0, cols = 0;
+        const char *cells = NULL;
+        rr_i32(x, em, we, "rows", 0, 1, PAR_EMAP_MAX, 0, &rows);
+        rr_i32(x, em, we, "cols", 0, 1, PAR_EMAP_MAX, 0, &cols);
+        rr_str(x, em, we, "cells", 0, &cells);
+        if (!x->bad && (!cells || strlen(cells) != (size_t)(2 * rows * cols)))
+            rr_fail(x, we, "cells", "%zu hex digits, expected %d (2 per cell of %d x %d)", cells ? strlen(cells) : 0,
+                    2 * rows * cols, (int)rows, (int)cols);
+        for (int32_t k = 0; k < rows * cols && !x->bad; k++) {
+            unsigned v;
+            char two[3] = {cells[2 * k], cells[2 * k + 1], 0};
+            if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1]) || sscanf(two, "%2x", &v) != 1)
+                rr_fail(x, we, "cells", "cell %d is not two hex digits", (int)k);
+            else m->emap[k] = (uint8_t)v;
+        }
+        if (!x->bad) {
+            m->emap_rows = rows;
+            m->emap_cols = cols;
+        }
+    }
 }
 
 static void read_timing(rd *x, json_object *o, const char *w, par_timing *t)

@@ -30,7 +30,14 @@ static void fmt_coords(const par_metrics *m, char *buf, size_t len)
         if (w < 0) return;
         used += (size_t)w;
     }
-    if (used < len) snprintf(buf + used, len - used, m->worst_rank ? "]" : "[]");
+    if (used < len) used += (size_t)snprintf(buf + used, len - used, m->worst_rank ? "]" : "[]");
+    /* the output's shape beside the coordinates: [0,4,4,4] of [1,5,8,8] */
+    for (int32_t k = 0; k < m->worst_rank && used < len; k++) {
+        int w = snprintf(buf + used, len - used, "%s%lld", k ? "," : " of [", (long long)m->worst_dims[k]);
+        if (w < 0) return;
+        used += (size_t)w;
+    }
+    if (m->worst_rank && used < len) snprintf(buf + used, len - used, "]");
 }
 
 static int has_quant(const par_graph_desc *g)

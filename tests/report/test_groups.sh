@@ -7,6 +7,9 @@
 #   - the HTML page of the stride-2 run: the group in the first screen (Chromium, 1280 x 800), before the heatmap;
 #     the heatmap without its all-UNSUPPORTED rows (listed in a folded list) and with the hazard-input row marked; a
 #     screenshot is kept at $BUILD/report/groups.png;
+#   - per failure the output's shape (in the reason and on the page) and an error map (report.json: worst.shape,
+#     worst.error_map; an inline SVG on the page): every map of tp_stride2 fails at its right edge only, and the
+#     reader refuses a map whose cells do not fit its size;
 #   - a report without failures has no groups ("no failures").
 . tests/report/lib.sh
 
@@ -53,6 +56,45 @@ if [ -n "$CHROMIUM" ]; then
     [ -s "$BUILD/report/groups.png" ] && ok || no "no screenshot"
 else
     skip "chromium absent: the first screen not checked"
+fi
+
+# per failure: the output's shape (in the reason and the page) and the error map; the stride-2 bug is at the right
+# edge, so no map of tp_stride2 has failing cells in its first column, and most have them in the last column only
+grep -q 'worst \[[0-9,]*\] of \[[0-9,]*\]' "$T/stride2.log" && ok || no "the failure lines do not give the output's shape"
+grep -q '<svg class="emap"' "$h" && ok || no "no error map on the page"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$T/stride2/report.json" >"$T/emap.txt" 2>&1 <<'PY' && ok || no "error maps of tp_stride2: $(cat "$T/emap.txt")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = edge = 0
+for r in d["results"]:
+    if r["verdict"] != "FAIL":
+        continue
+    w = r["worst"]
+    em = w["error_map"]
+    cells = bytes.fromhex(em["cells"])
+    rows, cols = em["rows"], em["cols"]
+    assert len(w["shape"]) == len(w["coords"]) and all(c < s for c, s in zip(w["coords"], w["shape"])), w
+    bad = [(i // cols, i % cols) for i, v in enumerate(cells) if v]
+    assert bad, ("a FAIL without failing cells", r["case"])
+    assert cols < 3 or all(c > 0 for _, c in bad), ("failing cells at the left edge", r["case"], bad)
+    n += 1
+    edge += all(c == cols - 1 for _, c in bad)
+assert n > 0 and edge > n // 2, (n, edge)
+print(n, "maps")
+PY
+    # a map the reader must refuse: cells that do not fit rows x cols
+    python3 - "$T/stride2/report.json" "$T/badmap.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = next(r for r in d["results"] if r["verdict"] == "FAIL")
+r["worst"]["error_map"]["cells"] = r["worst"]["error_map"]["cells"][:-2]
+json.dump(d, open(sys.argv[2], "w"))
+PY
+    "$PARITY" report "$T/badmap.json" >"$T/badmap.txt" 2>&1
+    [ $? -eq 2 ] && grep -q 'error_map.cells' "$T/badmap.txt" && ok || no "a bad error map was read: $(head -2 "$T/badmap.txt")"
+else
+    skip "python3 absent: error maps not checked"
 fi
 
 run_plugin chan8
