@@ -647,6 +647,15 @@ static int pool(imp *im, const par_tfl_op *op, int avg)
         same_pad(tx->shape[1], k[0], s[0], 1, &pad[0], &pad[2]);
         same_pad(tx->shape[2], k[1], s[1], 1, &pad[1], &pad[3]);
     }
+    /* the window must fit the padded input and give the model's output size; a padded window beyond 4096 is
+     * refused (parity's check that no padded window is empty walks the padding window by window) */
+    for (int32_t i = 0; i < 2; i++) {
+        int64_t padded = tx->shape[1 + i] + pad[i] + pad[i + 2];
+        if (k[i] > padded || (padded - k[i]) / s[i] + 1 != T(im, y)->shape[1 + i])
+            return fail(im, "a %lld window with stride %lld over %lld (padded) does not give the output's %d",
+                        (long long)k[i], (long long)s[i], (long long)padded, (int)T(im, y)->shape[1 + i]);
+        if ((pad[i] || pad[i + 2]) && k[i] > 4096) return unmapped(im, "a padded window of %lld", (long long)k[i]);
+    }
     /* TFLite averages over the window's real elements; without padding the flag changes nothing, and is left at
      * parity's default */
     int unpadded = !pad[0] && !pad[1] && !pad[2] && !pad[3];
