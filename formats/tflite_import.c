@@ -559,6 +559,12 @@ static int conv(imp *im, const par_tfl_op *op, int dw)
         same_pad(tx->shape[2], kw, o->stride_w, o->dilation_w, &pad[1], &pad[3]);
     }
     int64_t stride[2] = {o->stride_h, o->stride_w}, dil[2] = {o->dilation_h, o->dilation_w};
+    for (int32_t i = 0; i < 2; i++) {
+        int64_t padded = T(im, x)->shape[1 + i] + pad[i] + pad[i + 2], ext = (tw->shape[1 + i] - 1) * dil[i] + 1;
+        if (ext > padded || (padded - ext) / stride[i] + 1 != T(im, y)->shape[1 + i])
+            return fail(im, "a %lld filter extent with stride %lld over %lld (padded) does not give the output's %d",
+                        (long long)ext, (long long)stride[i], (long long)padded, (int)T(im, y)->shape[1 + i]);
+    }
     par_attr a[4] = {par_a_ints("stride", 2, stride), par_a_ints("padding", 4, pad), par_a_ints("dilation", 2, dil),
                      par_a_int("groups", groups)};
     int32_t ins[3] = {xv, wv, bv}, pv[4];
@@ -599,6 +605,7 @@ static int32_t lifted(imp *im, int32_t ti, int32_t ro)
     const par_tfl_tensor *t = T(im, ti);
     int32_t p[MAXR];
     stored(ro, p);
+    if (t->rank > ro) return fail(im, "operand '%s' of rank %d, the output's is %d", t->name, (int)t->rank, (int)ro), -1;
     if (t->rank == ro) return get(im, ti, p);
     if (ro != 4) return get_logical(im, ti);
     if (is_const(im, ti) && im->t[ti].v < 0) {
