@@ -309,6 +309,11 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest)
     log_range(pmin, pmax, &plo, &phi);
     const double lab = 200, rx = 210, rw = 520, px = 800, pw = 280, rh = 16, top = 34;
     double height = top + (double)(rows + n) * rh + 10;
+    /* without a model case the slowest single ops are a footnote (microseconds, not a benchmark): folded */
+    if (!models)
+        fprintf(f, "<details id=\"latency-cases\"><summary>the %d slowest cases: a single op's run takes microseconds "
+                   "and is no benchmark (run cases/models, or parity bench, for that); open for the chart</summary>\n",
+                (int)n);
     fprintf(f, "<svg width=\"1180\" height=\"%.0f\" role=\"img\" aria-label=\"latency per case and backend\">\n",
             height);
     fprintf(f, "<text x=\"%.0f\" y=\"12\" font-weight=\"bold\">run (p10..p90, median)</text>"
@@ -368,6 +373,6 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest)
             y += rh;
         }
     }
-    fprintf(f, "</svg>\n</section>\n");
+    fprintf(f, "</svg>\n%s</section>\n", models ? "" : "</details>\n");
     free(list);
 }

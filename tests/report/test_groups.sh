@@ -6,7 +6,7 @@
 #     "input channels % 8 != 0", with no failure outside it;
 #   - the HTML page of the stride-2 run: the group in the first screen (Chromium, 1280 x 800), before the heatmap;
 #     the heatmap without its all-UNSUPPORTED rows (listed in a folded list) and with the hazard-input row marked; a
-#     screenshot is kept at $BUILD/report/groups.png;
+#     screenshot is kept at $BUILD/report/groups.png; the latency chart of a run without model cases folded;
 #   - per failure the output's shape (in the reason and on the page) and an error map (report.json: worst.shape,
 #     worst.error_map; an inline SVG on the page): every map of tp_stride2 fails at its right edge only, and the
 #     reader refuses a map whose cells do not fit its size;
@@ -39,6 +39,8 @@ sed -n '/<table id="heatmap"/,/<\/table>/p' "$h" >"$T/heat.html"
 grep -q '>conv2d qs8<' "$T/heat.html" && no "an all-UNSUPPORTED row (conv2d qs8) is in the heatmap" || ok
 grep -q '<details id="folded">.*conv2d qs8' "$h" && ok || no "the folded rows are not listed"
 grep -q 'conv2d f32 <span class="tag">hazard inputs</span>' "$T/heat.html" && ok || no "no hazard-input row in the heatmap"
+# a run without model cases: the latency chart of the slowest single ops is folded (microseconds, no benchmark)
+grep -q '<details id="latency-cases">' "$h" && ok || no "the latency chart of single-op cases is not folded"
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -n "$CHROMIUM" ]; then
     # a copy of the page with a line of script that records where the first group ends on a 1280 x 800 screen
