@@ -471,7 +471,7 @@ static int ex_binary(ex *e, const par_node *n, const par_tfl_opmap *mp)
     int32_t ins[2];
     for (int32_t i = 0; i < 2; i++) {
         const par_value *v = V(e, n, i);
-        ins[i] = y->rank == 4 && v->rank < 4 ? lift(e, n->inputs[i]) : tv(e, n->inputs[i]);
+        ins[i] = y->rank == 4 && v->rank < 4 && v->numel != 1 ? lift(e, n->inputs[i]) : tv(e, n->inputs[i]);
     }
     return op(e, mp->code, 2, ins, tv(e, n->outputs[0])) != NULL;
 }

@@ -607,7 +607,7 @@ static int32_t lifted(imp *im, int32_t ti, int32_t ro)
     stored(ro, p);
     if (t->rank > ro) return fail(im, "operand '%s' of rank %d, the output's is %d", t->name, (int)t->rank, (int)ro), -1;
     if (t->rank == ro) return get(im, ti, p);
-    if (ro != 4) return get_logical(im, ti);
+    if (ro != 4 || numel(t) == 1) return get_logical(im, ti); /* a single element broadcasts the same anywhere */
     if (is_const(im, ti) && im->t[ti].v < 0) {
         if (!check_dims(im, ti)) return -1;
         return make_const(im, ti, 4, p, -1, NULL, "nchw");
