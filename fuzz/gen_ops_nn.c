@@ -6,6 +6,7 @@
  * Inputs stay well-conditioned: weights normal with 1/sqrt(fan_in), divisors and sqrt / rsqrt operands positive and
  * away from 0, batch_norm variances in [0.5, 2).
  */
+#include <math.h>
 #include "fuzz/gen_int.h"
 
 #define TRIES 4
@@ -225,10 +226,13 @@ int32_t gen_op_binary(gen_ctx *g, const par_op_info *op, int32_t room)
 int32_t gen_op_unary(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
-    /* sqrt and rsqrt: a positive operand (their NaN / Inf rules are the hazards' business) */
-    int need_pos = op->id == PAR_OP_SQRT || op->id == PAR_OP_RSQRT;
+    /* sqrt, rsqrt, log and reciprocal: a positive operand (their NaN / Inf rules are the hazards' business); exp: an
+     * operand below 80 in magnitude, so that exp stays finite (an overflow to Inf is the hazards' business too) */
+    const int root = op->id == PAR_OP_SQRT || op->id == PAR_OP_RSQRT;
+    const int need_pos = root || op->id == PAR_OP_LOG || op->id == PAR_OP_RECIPROCAL;
     for (int t = 0; t < TRIES; t++) {
         gen_in x = gen_act(g, 1, GEN_RANK, need_pos);
+        if (op->id == PAR_OP_EXP && !(mag_of(g, &x) <= 80.0)) continue;
         int32_t r;
         gen_in_dims(g, &x, &r);
         gen_attrs at;
@@ -246,8 +250,11 @@ int32_t gen_op_unary(gen_ctx *g, const par_op_info *op, int32_t room)
         double m = mag_of(g, &x);
         if (op->flags & (PAR_OPF_OUT_01 | PAR_OPF_OUT_PM1)) m = 1.0;
         else if (op->id == PAR_OP_RSQRT) m = 2.0;
+        else if (op->id == PAR_OP_RECIPROCAL) m = 4.0; /* a positive operand is at least 0.25 */
+        else if (op->id == PAR_OP_EXP) m = exp(m);
+        else if (op->id == PAR_OP_LOG) m = m + 2.0; /* of a positive operand: |log x| <= max(x, log 4) */
         else m = m + 1.0;
-        int pos = need_pos && pos_of(g, &x);
+        int pos = root && pos_of(g, &x);
         int32_t v = gen_emit(g, op, 1, &x, &at, 0, 0, 0, pos, m);
         if (v >= 0 || g->failed) return v;
     }

@@ -229,7 +229,20 @@ par_status cpu_lower_binary(cpu_plan *p, cpu_step *s, par_msg *msg)
 typedef enum unary_kind {
     UN_CLAMP, UN_LEAKY, UN_SIGMOID, UN_TANH, UN_HARDSIGMOID, UN_HARDSWISH, UN_ELU, UN_SILU, UN_GELU, UN_GELU_TANH,
     UN_SQRT, UN_RSQRT,
+    UN_ABS, UN_NEG, UN_FLOOR, UN_CEIL, UN_ROUND, UN_SIGN, UN_EXP, UN_LOG, UN_RECIPROCAL, UN_SOFTPLUS, UN_SOFTSIGN,
+    UN_ERF, UN_SIN, UN_COS,
 } unary_kind;
+
+/* The unary math ops by name (each lowers to its kind with no attribute). */
+static const struct {
+    const char *op;
+    unary_kind kind;
+} math_kinds[] = {
+    {"abs", UN_ABS},           {"neg", UN_NEG},           {"floor", UN_FLOOR},       {"ceil", UN_CEIL},
+    {"round", UN_ROUND},       {"sign", UN_SIGN},         {"exp", UN_EXP},           {"log", UN_LOG},
+    {"reciprocal", UN_RECIPROCAL}, {"softplus", UN_SOFTPLUS}, {"softsign", UN_SOFTSIGN}, {"erf", UN_ERF},
+    {"sin", UN_SIN},           {"cos", UN_COS},
+};
 
 typedef struct unary_state {
     unary_kind kind;
@@ -265,6 +278,34 @@ static float gelu_tanh_of(float xf)
     return xf == -INFINITY ? -0.0f : (float)(x / (1.0 + exp(-2.0 * u)));
 }
 
+/* The unary math ops. abs, neg, floor, ceil, round and sign are exact in f32 (nearbyintf rounds half to even in
+ * the default rounding mode: torch.round, ONNX Round); reciprocal is one correctly rounded division. The
+ * transcendental ones are computed in double and rounded once to f32 (the double functions err by about 2^-52
+ * relative, so the result is within one f32 ulp, far inside the oracle's 4 ulps), in the forms without overflow or
+ * cancellation: softplus as x + log1p(e^-x) above 0 and log1p(e^x) below; softsign x / (1 + |x|), whose limits +-1 at
+ * +-inf are said explicitly (inf / inf is NaN). sign keeps +-0 and NaN. */
+static float math_of(unary_kind k, float xf)
+{
+    const double x = xf;
+    switch (k) {
+    case UN_ABS: return fabsf(xf);
+    case UN_NEG: return -xf;
+    case UN_FLOOR: return floorf(xf);
+    case UN_CEIL: return ceilf(xf);
+    case UN_ROUND: return nearbyintf(xf);
+    case UN_SIGN: return xf > 0.0f ? 1.0f : xf < 0.0f ? -1.0f : xf;
+    case UN_EXP: return (float)exp(x);
+    case UN_LOG: return (float)log(x);
+    case UN_RECIPROCAL: return 1.0f / xf;
+    case UN_SOFTPLUS: return (float)(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
+    case UN_SOFTSIGN: return isinf(xf) ? copysignf(1.0f, xf) : xf / (1.0f + fabsf(xf));
+    case UN_ERF: return (float)erf(x);
+    case UN_SIN: return (float)sin(x);
+    case UN_COS: return (float)cos(x);
+    default: return xf;
+    }
+}
+
 static void unary_tile(void *ctx, size_t tile)
 {
     const unary_state *st = ctx;
@@ -289,6 +330,7 @@ static void unary_tile(void *ctx, size_t tile)
     /* IEEE sqrt is correctly rounded; rsqrt as 1 / sqrt (two roundings): sqrt(-0) = -0, 1 / -0 = -inf */
     case UN_SQRT: for (int64_t i = 0; i < len; i++) y[i] = sqrtf(x[i]); break;
     case UN_RSQRT: for (int64_t i = 0; i < len; i++) y[i] = 1.0f / sqrtf(x[i]); break;
+    default: for (int64_t i = 0; i < len; i++) y[i] = math_of(st->kind, x[i]); break;
     }
 }
 
@@ -336,7 +378,13 @@ par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
     else if (strcmp(op, "elu") == 0) kind = UN_ELU, alpha = (float)par_attr_float(n, "alpha", 1.0);
     else if (strcmp(op, "sqrt") == 0) kind = UN_SQRT;
     else if (strcmp(op, "rsqrt") == 0) kind = UN_RSQRT;
-    else return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
+    else {
+        size_t k = 0;
+        while (k < sizeof math_kinds / sizeof math_kinds[0] && strcmp(math_kinds[k].op, op) != 0) k++;
+        if (k == sizeof math_kinds / sizeof math_kinds[0])
+            return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
+        kind = math_kinds[k].kind;
+    }
     return lower_unary_kind(p, s, kind, lo, hi, alpha, msg);
 }
 

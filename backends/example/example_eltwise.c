@@ -180,6 +180,39 @@ void ex_gelu(const ex_plan *p, const par_node *n)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
+ * Unary math: the C library's float functions, one call per element (their few ulps are what the reference's
+ * elementary-function allowance covers). round is nearbyintf: half to even in the default rounding mode, as
+ * torch.round and ONNX Round. softplus without overflow (x + log1p(e^-x) above 0), softsign with its limits +-1 at
+ * +-inf (x / (1 + |x|) gives inf / inf = NaN there), sign keeping +-0 and NaN.
+ * ------------------------------------------------------------------------------------------------------------- */
+static float softplusf(float x) { return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)); }
+static float softsignf(float x) { return isinf(x) ? copysignf(1.0f, x) : x / (1.0f + fabsf(x)); }
+static float signf(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }
+static float negf(float x) { return -x; }
+static float reciprocalf(float x) { return 1.0f / x; }
+
+static void map(const ex_plan *p, const par_node *n, float (*f)(float))
+{
+    UNARY_BEGIN
+    for (int64_t i = 0; i < count; i++) y[i] = f(x[i]);
+}
+
+void ex_abs(const ex_plan *p, const par_node *n) { map(p, n, fabsf); }
+void ex_neg(const ex_plan *p, const par_node *n) { map(p, n, negf); }
+void ex_exp(const ex_plan *p, const par_node *n) { map(p, n, expf); }
+void ex_log(const ex_plan *p, const par_node *n) { map(p, n, logf); }
+void ex_floor(const ex_plan *p, const par_node *n) { map(p, n, floorf); }
+void ex_ceil(const ex_plan *p, const par_node *n) { map(p, n, ceilf); }
+void ex_round(const ex_plan *p, const par_node *n) { map(p, n, nearbyintf); }
+void ex_reciprocal(const ex_plan *p, const par_node *n) { map(p, n, reciprocalf); }
+void ex_sign(const ex_plan *p, const par_node *n) { map(p, n, signf); }
+void ex_softplus(const ex_plan *p, const par_node *n) { map(p, n, softplusf); }
+void ex_softsign(const ex_plan *p, const par_node *n) { map(p, n, softsignf); }
+void ex_erf(const ex_plan *p, const par_node *n) { map(p, n, erff); }
+void ex_sin(const ex_plan *p, const par_node *n) { map(p, n, sinf); }
+void ex_cos(const ex_plan *p, const par_node *n) { map(p, n, cosf); }
+
+/* ---------------------------------------------------------------------------------------------------------------
  * softmax / log_softmax along `axis`, stabilised by the max: the tensor is [outer, L, inner] around the axis.
  * ------------------------------------------------------------------------------------------------------------- */
 static void softmax_common(const ex_plan *p, const par_node *n, int log_form)

@@ -1,7 +1,9 @@
 /*
  * elementwise.c - sweep specs of the binary ops (add, sub, mul, div: every kind of broadcasting: equal shapes,
  * scalar-like [1] on either side, rank differences, size-1 dims on either side, per-channel [C,1,1]) and of every
- * unary activation (relu, relu6, hardtanh, clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu)
+ * unary activation (relu, relu6, hardtanh, clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu,
+ * silu, gelu) and unary math op (abs, neg, exp, log, floor, ceil, round, reciprocal, sign, softplus, softsign, erf,
+ * sin, cos)
  * over lengths below, at and above the vector widths, with their attributes, edge values for the exact ones, and
  * quantize -> op -> dequantize graphs for the ops that have a quantized form.
  *
@@ -179,7 +181,8 @@ void par_sweep_binary(par_sweep *s)
  * ------------------------------------------------------------------------------------------------------------- */
 enum {
     A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_GELU,
-    A_N
+    A_ABS, A_NEG, A_EXP, A_LOG, A_FLOOR, A_CEIL, A_ROUND, A_RECIPROCAL, A_SIGN, A_SOFTPLUS, A_SOFTSIGN, A_ERF, A_SIN,
+    A_COS, A_N
 };
 
 typedef struct act_info {
@@ -187,6 +190,7 @@ typedef struct act_info {
     double range;   /* inputs uniform in [-range, range): wide enough to cross every kink and saturation */
     double out_lo, out_hi; /* real output range for the quantized form (read for ops with one) */
     double wide;    /* > 0: a variant with inputs in [-wide, wide) ("x=wide"), deep in the saturated tails */
+    int pos;        /* inputs in [0, range) and [0, wide) instead (log: its domain) */
 } act_info;
 
 static const act_info ACT[A_N] = {
@@ -203,6 +207,23 @@ static const act_info ACT[A_N] = {
     [A_ELU] = {"elu", 4.0, 0, 0},
     [A_SILU] = {"silu", 8.0, 0, 0, 100.0},
     [A_GELU] = {"gelu", 6.0, 0, 0, 100.0},
+    /* the unary math ops: the exact ones get the edge values (zeros, ties of round half to even at +-0.5, +-1.5,
+     * +-2.5, subnormals); the others a wide variant through overflow (exp, reciprocal), underflow (exp), range
+     * reduction (sin, cos) and saturation (softplus, softsign, erf) */
+    [A_ABS] = {"abs", 2.0, 0, 0},
+    [A_NEG] = {"neg", 2.0, 0, 0},
+    [A_EXP] = {"exp", 10.0, 0, 0, 100.0},
+    [A_LOG] = {"log", 8.0, 0, 0, 1e30, 1},
+    [A_FLOOR] = {"floor", 4.0, 0, 0},
+    [A_CEIL] = {"ceil", 4.0, 0, 0},
+    [A_ROUND] = {"round", 4.0, 0, 0},
+    [A_RECIPROCAL] = {"reciprocal", 2.0, 0, 0, 1e38},
+    [A_SIGN] = {"sign", 2.0, 0, 0},
+    [A_SOFTPLUS] = {"softplus", 10.0, 0, 0, 100.0},
+    [A_SOFTSIGN] = {"softsign", 10.0, 0, 0, 1e6},
+    [A_ERF] = {"erf", 4.0, 0, 0, 100.0},
+    [A_SIN] = {"sin", 8.0, 0, 0, 1e4},
+    [A_COS] = {"cos", 8.0, 0, 0, 1e4},
 };
 
 /* The op table's flags of activation op: PAR_OPF_EXACT adds an edge-value variant, PAR_OPF_QUANT_OK the quantized
@@ -305,8 +326,9 @@ static void act_emit(grid *gr, act_pt p, int quick)
         par_sweep_done(gr->s, c);
         return;
     }
-    par_gen gx = su_uniform(-ai->range, ai->range);
-    if (p.edge) gx = ai->wide > 0 ? su_uniform(-ai->wide, ai->wide) : su_edge(ai->range);
+    const double lo = ai->pos ? 0.0 : -1.0;
+    par_gen gx = su_uniform(lo * ai->range, ai->range);
+    if (p.edge) gx = ai->wide > 0 ? su_uniform(lo * ai->wide, ai->wide) : su_edge(ai->range);
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, gx);
     if (p.op == A_PRELU) {
         int64_t sd[1] = {p.variant ? xd[1] : 1};

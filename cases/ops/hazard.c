@@ -44,7 +44,7 @@ static const double SCALE2[2] = {2, 2};
 
 static const hz_op *hz_ops(int *n)
 {
-    static hz_op ops[48];
+    static hz_op ops[96];
     static int count;
     if (count) {
         *n = count;
@@ -63,6 +63,20 @@ static const hz_op *hz_ops(int *n)
         {"silu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
         {"gelu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
         {"elu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"abs", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"neg", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"exp", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"log", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"floor", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"ceil", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"round", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"reciprocal", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"sign", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"softplus", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"softsign", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"erf", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"sin", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
+        {"cos", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
         {"add", HZ_BINARY, 0, {{0}}, 1, NULL, 0},
         {"sub", HZ_BINARY, 0, {{0}}, 0, NULL, 0},
         {"mul", HZ_BINARY, 0, {{0}}, 0, NULL, 0},
@@ -91,6 +105,7 @@ static const hz_op *hz_ops(int *n)
         {"conv2d", HZ_CONV, A2(par_a_ints("padding", 4, CPAD2), par_a_ints("dilation", 2, DIL2)), 0, "d=2", 0},
         {"conv2d", HZ_CONV, A1(par_a_ints("padding", 4, CPAD)), 0, NULL, 1},
     };
+    _Static_assert(sizeof t <= sizeof ops, "hz_ops: the table outgrew its copy");
     count = (int)(sizeof t / sizeof t[0]);
     memcpy(ops, t, sizeof t);
     *n = count;
