@@ -238,6 +238,22 @@ static void test_import_missing(void)
     par_tfl_free(m);
 }
 
+static void test_export_unsupported(void)
+{
+    par_case *c = par_case_create("clamp", 1);
+    int64_t d[2] = {2, 3};
+    par_gen g = {PAR_DIST_UNIFORM, -1, 1, 0, 0, 0};
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 2, d, g);
+    par_attr a[2] = {par_a_float("min", 0), par_a_float("max", 2)};
+    par_case_output(c, par_case_node(c, "clamp", 1, &x, 2, a, NULL));
+    CU_ASSERT_FATAL(par_case_finish(c) == PAR_OK);
+    par_msg msg;
+    CU_ASSERT(par_tflite_export(c, "/nonexistent/x.tflite", &msg) == PAR_UNSUPPORTED);
+    CU_ASSERT(starts(msg.text, "node 'clamp0' (clamp): ") || starts(msg.text, "node '"));
+    CU_ASSERT(strstr(msg.text, "(clamp)") != NULL);
+    par_case_destroy(c);
+}
+
 /* ---- round trip ------------------------------------------------------------------------------------------------ */
 
 static int same_value(const par_value *a, const par_value *b, int data)
@@ -439,6 +455,7 @@ static const CU_TestInfo tests[] = {
     {"hostile offsets, vtables, lengths, indices", test_hostile},
     {"a hand-built model imports to the expected graph", test_import_small},
     {"an op parity lacks is listed", test_import_missing},
+    {"an op TFLite lacks is refused by name", test_export_unsupported},
     {"quick suite: export, import, the same graph", test_round_trip_quick},
     CU_TEST_INFO_NULL,
 };
