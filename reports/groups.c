@@ -51,15 +51,24 @@ typedef struct case_feats {
     int32_t shapes;          /* 4-D shapes seen: the first is the input's, whatever its key */
     char text[MAX_CASE_FEATS][128];
     int8_t hazard[MAX_CASE_FEATS];
+    int8_t derived[MAX_CASE_FEATS]; /* not a key=value as the ID spells it: loses ties to one that is */
 } case_feats;
 
-static void add_feat(case_feats *cf, const char *text, int hazard)
+static void add_feat(case_feats *cf, const char *text, int hazard, int derived)
 {
     if (cf->n == MAX_CASE_FEATS) return;
     for (int32_t i = 0; i < cf->n; i++)
         if (strcmp(cf->text[i], text) == 0) return;
     snprintf(cf->text[cf->n], sizeof cf->text[0], "%s", text);
+    cf->derived[cf->n] = (int8_t)derived;
     cf->hazard[cf->n++] = (int8_t)hazard;
+}
+
+static int has_feat(const case_feats *cf, const char *text)
+{
+    for (int32_t i = 0; i < cf->n; i++)
+        if (strcmp(cf->text[i], text) == 0) return 1;
+    return 0;
 }
 
 /* "[a,b,c,d]": the dims into d[0..3]; returns how many (up to 8), 0 when value is not a list of integers */
@@ -84,24 +93,30 @@ static void param_feats(void *user, const char *key, const char *value)
     case_feats *cf = user;
     char t[128];
     if (strncmp(value, "hazard:", 7) == 0) {
-        add_feat(cf, "hazard inputs", 1);
+        add_feat(cf, "hazard inputs", 1, 1);
         snprintf(t, sizeof t, "%s=%s", key, value);
-        add_feat(cf, t, 1);
+        add_feat(cf, t, 1, 0);
         return;
     }
     snprintf(t, sizeof t, "%s=%s", key, value);
-    add_feat(cf, t, 0);
+    add_feat(cf, t, 0, 0);
     int64_t d[8];
+    /* one element of a pair (stride, dilation: height and width): a bug of the width's stride alone */
+    if (dims_of(value, d) == 2)
+        for (int k = 0; k < 2; k++) {
+            snprintf(t, sizeof t, "%s[%d]=%lld", key, k, (long long)d[k]);
+            add_feat(cf, t, 0, 1);
+        }
     /* the channel count of the input's NCHW shape (the first 4-D shape of the ID, "in" or "x"): residues a vector
      * kernel's remainder loop shows at */
     if (dims_of(value, d) == 4 && d[1] > 0 && cf->shapes++ == 0) {
         static const int mods[] = {4, 8, 16};
         for (size_t i = 0; i < sizeof mods / sizeof mods[0]; i++) {
             snprintf(t, sizeof t, "input channels %% %d %s 0", mods[i], d[1] % mods[i] ? "!=" : "==");
-            add_feat(cf, t, 0);
+            add_feat(cf, t, 0, 1);
         }
         snprintf(t, sizeof t, "input channels %s 1", d[1] == 1 ? "==" : "!=");
-        add_feat(cf, t, 0);
+        add_feat(cf, t, 0, 1);
     }
 }
 
@@ -120,13 +135,14 @@ static void op_of(const char *id, char *op, size_t len)
 
 typedef struct feat_count {
     char text[128];
-    int32_t hazard;
+    int32_t hazard, derived;
     int64_t fail_in, n_in, first;
 } feat_count;
 
 static int failing(par_verdict v) { return v != PAR_V_PASS && v != PAR_V_UNSUPPORTED; }
 
-/* g->op, g->backend, g->n_fail and g->n_judged set: find the feature. Returns 0 or -1 (out of memory). */
+/* g->op and g->backend set: count the op's judged and failing cases on the backend, leaving out those with the
+ * feature g->within when it is set, and find the feature that separates them. Returns 0 or -1 (out of memory). */
 static int best_feature(const par_report *r, const int32_t *case_op, int32_t op, par_group *g)
 {
     int32_t nb = r->n_backends, b = g->backend;
@@ -142,6 +158,10 @@ static int best_feature(const par_report *r, const int32_t *case_op, int32_t op,
         cf->n = 0;
         cf->shapes = 0;
         par_id_params(r->cases[c].id, param_feats, cf);
+        if (g->within[0] && has_feat(cf, g->within)) continue;
+        g->n_judged++;
+        g->n_fail += fail;
+        if (fail && g->first_case < 0) g->first_case = c;
         for (int32_t i = 0; i < cf->n; i++) {
             int32_t k = 0;
             while (k < nf && strcmp(fc[k].text, cf->text[i]) != 0) k++;
@@ -160,6 +180,7 @@ static int best_feature(const par_report *r, const int32_t *case_op, int32_t op,
                 memset(&fc[nf], 0, sizeof fc[nf]);
                 snprintf(fc[nf].text, sizeof fc[nf].text, "%s", cf->text[i]);
                 fc[nf].hazard = cf->hazard[i];
+                fc[nf].derived = cf->derived[i];
                 fc[nf].first = -1;
                 nf++;
             }
@@ -184,7 +205,9 @@ static int best_feature(const par_report *r, const int32_t *case_op, int32_t op,
         int better = bi < 0 || score > best + 1e-12;
         if (!better && bi >= 0 && score > best - 1e-12) {
             int64_t pass_k = f->n_in - f->fail_in, pass_b = fc[bi].n_in - fc[bi].fail_in;
-            better = pass_k < pass_b || (pass_k == pass_b && strlen(f->text) < strlen(fc[bi].text));
+            better = pass_k < pass_b ||
+                     (pass_k == pass_b && (f->derived < fc[bi].derived ||
+                                           (f->derived == fc[bi].derived && strlen(f->text) < strlen(fc[bi].text))));
         }
         if (better) best = score, bi = k;
     }
@@ -203,10 +226,14 @@ static int best_feature(const par_report *r, const int32_t *case_op, int32_t op,
 
 static int by_fail(const void *a, const void *b)
 {
+    /* by the op and backend's failures (a second group stays right after its first), then the rank */
     const par_group *x = a, *y = b;
-    if (x->n_fail != y->n_fail) return x->n_fail > y->n_fail ? -1 : 1;
+    int64_t fx = x->rank ? x->lead_fail : x->n_fail, fy = y->rank ? y->lead_fail : y->n_fail;
+    if (fx != fy) return fx > fy ? -1 : 1;
     int c = strcmp(x->op, y->op);
-    return c ? c : (x->backend > y->backend) - (x->backend < y->backend);
+    if (c) return c;
+    if (x->backend != y->backend) return (x->backend > y->backend) - (x->backend < y->backend);
+    return x->rank - y->rank;
 }
 
 int par_groups_compute(const par_report *r, par_group **out, int32_t *n)
@@ -265,14 +292,31 @@ int par_groups_compute(const par_report *r, par_group **out, int32_t *n)
             memset(x, 0, sizeof *x);
             memcpy(x->op, ops[o], sizeof x->op);
             x->backend = b;
-            x->n_fail = fail[k];
-            x->n_judged = judged[k];
             x->first_case = -1;
-            for (int32_t c = 0; c < nc && x->first_case < 0; c++)
-                if (case_op[c] == o && failing(r->results[(size_t)c * (size_t)nb + (size_t)b].verdict) &&
-                    r->results[(size_t)c * (size_t)nb + (size_t)b].done)
-                    x->first_case = c;
             if (best_feature(r, case_op, o, x) != 0) rc = -1;
+            /* failures the feature leaves outside: a second group over the other cases, when it names one */
+            if (rc == 0 && x->feature[0] && x->fail_out > 0) {
+                if (ng == cap) {
+                    par_group *m = realloc(g, (size_t)(cap * 2) * sizeof *m);
+                    if (!m) {
+                        rc = -1;
+                        break;
+                    }
+                    g = m;
+                    cap *= 2;
+                    x = &g[ng - 1];
+                }
+                par_group *y = &g[ng];
+                memset(y, 0, sizeof *y);
+                memcpy(y->op, ops[o], sizeof y->op);
+                y->backend = b;
+                y->first_case = -1;
+                y->rank = 1;
+                y->lead_fail = x->n_fail;
+                snprintf(y->within, sizeof y->within, "%s", x->feature);
+                if (best_feature(r, case_op, o, y) != 0) rc = -1;
+                else if (y->n_fail > 0) ng++;
+            }
         }
     free(case_op);
     free(ops);
@@ -291,14 +335,17 @@ int par_groups_compute(const par_report *r, par_group **out, int32_t *n)
 void par_group_text(const par_report *r, const par_group *g, char *buf, size_t len)
 {
     const char *be = g->backend >= 0 && g->backend < r->n_backends ? r->backends[g->backend].label : "?";
+    char who[256];
+    if (g->rank) snprintf(who, sizeof who, "%s on %s, without %s", g->op, be, g->within);
+    else snprintf(who, sizeof who, "%s on %s", g->op, be);
     if (g->n_fail == g->n_judged)
-        snprintf(buf, len, "%s on %s: all %lld judged case%s fail", g->op, be, (long long)g->n_judged,
+        snprintf(buf, len, "%s: all %lld judged case%s fail", who, (long long)g->n_judged,
                  g->n_judged == 1 ? "" : "s");
     else if (!g->feature[0])
-        snprintf(buf, len, "%s on %s: %lld of %lld judged cases fail; no parameter of the IDs separates them", g->op,
-                 be, (long long)g->n_fail, (long long)g->n_judged);
+        snprintf(buf, len, "%s: %lld of %lld judged cases fail; no parameter of the IDs separates them", who,
+                 (long long)g->n_fail, (long long)g->n_judged);
     else
-        snprintf(buf, len, "%s on %s: %lld of %lld with %s fail%s, %lld of %lld other%s", g->op, be,
+        snprintf(buf, len, "%s: %lld of %lld with %s fail%s, %lld of %lld other%s", who,
                  (long long)g->fail_in, (long long)g->n_in, g->feature,
                  g->hazard ? " (hazard inputs: the NaN / Inf rules, not the arithmetic)" : "",
                  (long long)g->fail_out, (long long)g->n_out, g->n_out == 1 ? "" : "s");

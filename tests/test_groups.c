@@ -2,7 +2,8 @@
  * test_groups.c - the failure groups (reports/groups.h) on reports built by hand: the parameters of a case ID (commas
  * inside brackets kept), the feature that separates failing from passing cases (an exact key=value, the input's
  * channel count modulo 8, hazard inputs), the words of a group, UNSUPPORTED records left out, an op whose every
- * judged case fails, and no group without failures. tests/report/test_groups.sh runs the planted-bug plugins.
+ * judged case fails, a second group for the failures the first one's feature leaves out, and no group without
+ * failures. tests/report/test_groups.sh runs the planted-bug plugins.
  */
 #include "tmain.h"
 
@@ -131,6 +132,39 @@ static void test_channels_and_hazard(void)
     free(g);
 }
 
+static void test_second_group(void)
+{
+    /* two bugs: every stride-2 case fails, and the grouped stride-1 ones; the second group names g=2 among the cases
+     * without s=[2,2] */
+    char ids[NC][PAR_ID_LEN];
+    par_verdict v[NC];
+    int32_t n = 0;
+    for (int i = 0; i < 8; i++, n++) {
+        snprintf(ids[n], PAR_ID_LEN, "conv2d(in=[1,4,%d,7],s=[2,2],g=1)#seed=1", 5 + i);
+        v[n] = PAR_V_FAIL;
+    }
+    for (int i = 0; i < 20; i++, n++) {
+        snprintf(ids[n], PAR_ID_LEN, "conv2d(in=[1,4,%d,7],s=[1,1],g=1)#seed=1", 5 + i);
+        v[n] = PAR_V_PASS;
+    }
+    for (int i = 0; i < 3; i++, n++) {
+        snprintf(ids[n], PAR_ID_LEN, "conv2d(in=[1,4,%d,7],s=[1,1],g=2)#seed=1", 5 + i);
+        v[n] = PAR_V_FAIL;
+    }
+    par_report r = report_of(n, ids, v);
+    par_group *g = NULL;
+    int32_t ng = 0;
+    CU_ASSERT_EQUAL_FATAL(par_groups_compute(&r, &g, &ng), 0);
+    CU_ASSERT_EQUAL_FATAL(ng, 2);
+    char text[512];
+    par_group_text(&r, &g[0], text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "conv2d on mine: 8 of 8 with s=[2,2] fail, 3 of 23 others");
+    par_group_text(&r, &g[1], text, sizeof text);
+    CU_ASSERT_STRING_EQUAL(text, "conv2d on mine, without s=[2,2]: 3 of 3 with g=2 fail, 0 of 20 others");
+    CU_ASSERT_EQUAL(g[1].first_case, 28);
+    free(g);
+}
+
 static void test_no_failures(void)
 {
     char ids[2][PAR_ID_LEN] = {"relu(x=[3])#seed=1", "relu(x=[4])#seed=1"};
@@ -148,6 +182,7 @@ static const CU_TestInfo tests[] = {
     {"id_params", test_id_params},
     {"stride", test_stride},
     {"channels_and_hazard", test_channels_and_hazard},
+    {"second_group", test_second_group},
     {"no_failures", test_no_failures},
     CU_TEST_INFO_NULL,
 };
