@@ -219,6 +219,13 @@ conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
 	$(if $(REGRESSION_CASES),$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-regressions \
 	  $(EXE) run cases/regressions --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
 	  --no-progress --out $(BUILD)/check-regressions || :)
+	@$(call msg,RUN,conformance --suite onnx -b expected$(comma)$(CHECK_BACKENDS))
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-onnx sh -c \
+	  'if [ -d /usr/share/libonnx-testdata/data/node ] || [ -n "$${PARITY_ONNX_NODE_DIR:-}" ]; then \
+	     $(EXE) run --suite onnx --plugin $(EXAMPLE_PLUGIN) -b "expected,$(CHECK_BACKENDS)" -j $(JOBS) \
+	       --no-progress --out $(BUILD)/check-onnx; \
+	   else echo "SKIP onnx node tests: libonnx-testdata is not installed"; \
+	     echo "conformance-onnx: 0 passed, 0 failed, 1 skipped"; fi' || :
 	@$(call msg,RUN,conformance --suite quick -b vulkan)
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-vulkan \
 	  sh tools/check_vulkan.sh $(EXE) $(BUILD)/check-vulkan $(JOBS) || :

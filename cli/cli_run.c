@@ -575,6 +575,7 @@ static int list_suites(void)
     }
     printf("%-8s %6s case files in %s/models\n", "models", "", par_cases_dir());
     printf("%-8s %6s quick + models (what 'make run' runs)\n", "default", "");
+    printf("%-8s %6s ONNX's node tests parity can express, from %s\n", "onnx", "", par_onnx_suite_dir());
     return PAR_EXIT_OK;
 }
 

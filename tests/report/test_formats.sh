@@ -1,0 +1,70 @@
+# test_formats.sh - model files in and out, end to end, with the formats' own tools:
+#   - every quick-suite case parity can express in ONNX, exported (build/tests/test_onnx_roundtrip keeps the files),
+#     passes ONNX's checker with shape inference (tools/onnx_check.py, Debian's python3-onnx; a skip where missing);
+#   - a hostile model file (truncated, garbage, a length past the end) is exit 2 naming the file, never a crash;
+#   - `parity import` writes a case whose weights are in its binary sidecar, which runs like the model itself;
+#     --ops writes op cases that run; an op parity lacks is one line naming the op, its first node and the count;
+#   - the real models make deps fetches (cases/models/external.txt), when there: import and PASS on cpu and example.
+. tests/report/lib.sh
+
+# ONNX's checker on the exported quick suite
+mkdir -p "$T/onnx"
+if PARITY_ONNX_EXPORT_DIR="$T/onnx" "$BUILD/tests/test_onnx_roundtrip" >"$T/rt.log" 2>&1; then ok; else
+    no "the ONNX round trip: $(tail -3 "$T/rt.log")"
+fi
+/usr/bin/python3 tools/onnx_check.py "$T/onnx" >"$T/check.log" 2>&1
+case $? in
+0) ok ;;
+2) skip "onnx.checker: $(head -1 "$T/check.log")" ;;
+*) no "onnx.checker refuses exported files: $(grep FAIL "$T/check.log" | head -3)" ;;
+esac
+
+# hostile files: exit 2 with the file named
+printf 'not a protobuf at all \377\377\377\377\377' >"$T/garbage.onnx"
+src=/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx
+if [ -f "$src" ]; then head -c $(($(wc -c <"$src") / 2)) "$src" >"$T/cut.onnx"; else printf '\010\007\072\177' >"$T/cut.onnx"; fi
+printf '\072\377\377\377\377\017' >"$T/long.onnx"
+printf 'TFL3garbage' >"$T/garbage.tflite"
+for f in garbage.onnx cut.onnx long.onnx garbage.tflite; do
+    "$PARITY" run "$T/$f" -b cpu --no-progress --out "$T/o_$f" >"$T/$f.log" 2>&1
+    rc=$?
+    if [ $rc -eq 2 ] && grep -q "$T/$f" "$T/$f.log"; then ok; else no "$f: exit $rc, $(head -2 "$T/$f.log")"; fi
+done
+
+# import with a sidecar, and op cases
+m=build/models/ch_PP-OCRv4_det_infer.onnx
+[ -f "$m" ] || m=/usr/share/libonnx-testdata/data/node/test_conv_with_strides_padding/model.onnx
+if [ -f "$m" ]; then
+    "$PARITY" import "$m" --shape x=1,3,64,64 -o "$T/imp/model.json" >"$T/imp.log" 2>&1 ||
+        mkdir -p "$T/imp" && "$PARITY" import "$m" --shape x=1,3,64,64 -o "$T/imp/model.json" >"$T/imp.log" 2>&1
+    if [ -s "$T/imp/model.json" ]; then ok; else no "import: $(cat "$T/imp.log")"; fi
+    "$PARITY" run "$T/imp/model.json" -b cpu --no-progress --out "$T/o_imp" >"$T/run_imp.log" 2>&1 && ok ||
+        no "the imported case: $(tail -3 "$T/run_imp.log")"
+    "$PARITY" import "$m" --shape x=1,3,64,64 --ops -o "$T/ops" >"$T/ops.log" 2>&1 && ok || no "--ops: $(cat "$T/ops.log")"
+    "$PARITY" run "$T/ops" -b cpu --no-progress --out "$T/o_ops" >"$T/run_ops.log" 2>&1 && ok ||
+        no "the op cases: $(tail -3 "$T/run_ops.log")"
+else
+    skip "no model to import (libonnx-testdata missing)"
+fi
+rec=build/models/ch_PP-OCRv4_rec_infer.onnx
+if [ -f "$rec" ]; then
+    "$PARITY" import "$rec" --shape x=1,3,48,64 -o "$T/rec.json" >"$T/rec.log" 2>&1
+    rc=$?
+    # an op parity lacks: exit 2 and one line per op type with its first node and count
+    if [ $rc -eq 0 ] || { [ $rc -eq 2 ] && grep -Eq "op [A-Za-z]+ .*first node '[^']+', [0-9]+ nodes?\)" "$T/rec.log"; }
+    then ok; else no "lacking ops not named: exit $rc: $(cat "$T/rec.log")"; fi
+fi
+
+# the real models
+for m in $(grep -v '^#' cases/models/external.txt | awk '{print $1}'); do
+    if [ ! -f "build/models/$m" ]; then
+        skip "$m is not there (make deps fetches it)"
+        continue
+    fi
+    "$PARITY" run --suite models -k "^${m%.*}\$" --plugin "$BUILD/plugins/libparity_example.so" -b cpu,example \
+        --no-progress --out "$T/o_$m" >"$T/$m.log" 2>&1
+    if [ $? -eq 0 ] && grep -q '^conformance: 2 passed, 0 failed' "$T/$m.log"; then ok; else
+        no "$m: $(tail -4 "$T/$m.log")"
+    fi
+done
+finish
