@@ -173,7 +173,9 @@ int par_tfl_options_known(int32_t t)
 {
     switch (t) {
     case PAR_TFL_OPT_PAD: case PAR_TFL_OPT_TRANSPOSE: case PAR_TFL_OPT_LOG_SOFTMAX: case PAR_TFL_OPT_DEQUANTIZE:
-    case PAR_TFL_OPT_PADV2: case PAR_TFL_OPT_QUANTIZE: case PAR_TFL_OPT_HARD_SWISH: return 1;
+    case PAR_TFL_OPT_PADV2: case PAR_TFL_OPT_QUANTIZE: case PAR_TFL_OPT_HARD_SWISH: case PAR_TFL_OPT_EXP:
+    case PAR_TFL_OPT_MAXIMUM_MINIMUM: case PAR_TFL_OPT_NEG: case PAR_TFL_OPT_POW: case PAR_TFL_OPT_ABS:
+    case PAR_TFL_OPT_COS: case PAR_TFL_OPT_SIGN: return 1;
     default: break;
     }
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
@@ -225,6 +227,19 @@ static const par_tfl_opmap opmap[] = {
     M(LEAKY_RELU, LEAKY_RELU, UNARY, "leaky_relu"),
     M(ELU, NONE, UNARY, "elu"),
     M(GELU, GELU, UNARY, "gelu"),
+    M(MAXIMUM, MAXIMUM_MINIMUM, BINARY, "maximum"),
+    M(MINIMUM, MAXIMUM_MINIMUM, BINARY, "minimum"),
+    M(POW, POW, BINARY, "pow"),
+    M(ABS, ABS, UNARY, "abs"),
+    M(NEG, NEG, UNARY, "neg"),
+    M(EXP, EXP, UNARY, "exp"),
+    M(LOG, NONE, UNARY, "log"),
+    M(FLOOR, NONE, UNARY, "floor"),
+    M(CEIL, NONE, UNARY, "ceil"),
+    M(ROUND, NONE, UNARY, "round"),
+    M(SIGN, SIGN, UNARY, "sign"),
+    M(SIN, NONE, UNARY, "sin"),
+    M(COS, COS, UNARY, "cos"),
     M(SQRT, NONE, UNARY, "sqrt"),
     M(RSQRT, NONE, UNARY, "rsqrt"),
     M(PRELU, NONE, PRELU, "prelu"),

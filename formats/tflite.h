@@ -47,7 +47,9 @@ enum {
     PAR_TFL_OP_PADV2 = 60, PAR_TFL_OP_SUM = 74, PAR_TFL_OP_SQRT = 75, PAR_TFL_OP_RSQRT = 76,
     PAR_TFL_OP_REDUCE_MAX = 82, PAR_TFL_OP_RESIZE_NEAREST_NEIGHBOR = 97, PAR_TFL_OP_LEAKY_RELU = 98,
     PAR_TFL_OP_ELU = 111, PAR_TFL_OP_QUANTIZE = 114, PAR_TFL_OP_HARD_SWISH = 117, PAR_TFL_OP_BATCH_MATMUL = 126,
-    PAR_TFL_OP_GELU = 150,
+    PAR_TFL_OP_GELU = 150, PAR_TFL_OP_FLOOR = 8, PAR_TFL_OP_EXP = 47, PAR_TFL_OP_MAXIMUM = 55,
+    PAR_TFL_OP_MINIMUM = 57, PAR_TFL_OP_NEG = 59, PAR_TFL_OP_SIN = 66, PAR_TFL_OP_LOG = 73, PAR_TFL_OP_POW = 78,
+    PAR_TFL_OP_ABS = 101, PAR_TFL_OP_CEIL = 104, PAR_TFL_OP_COS = 108, PAR_TFL_OP_ROUND = 116, PAR_TFL_OP_SIGN = 158,
 };
 
 /* BuiltinOptions union types parity reads and writes (schema.fbs). */
@@ -59,7 +61,8 @@ enum {
     PAR_TFL_OPT_SQUEEZE = 30, PAR_TFL_OPT_STRIDED_SLICE = 32, PAR_TFL_OPT_LOG_SOFTMAX = 36,
     PAR_TFL_OPT_DEQUANTIZE = 38, PAR_TFL_OPT_PADV2 = 43, PAR_TFL_OPT_RESIZE_NEAREST = 74,
     PAR_TFL_OPT_LEAKY_RELU = 75, PAR_TFL_OPT_QUANTIZE = 89, PAR_TFL_OPT_HARD_SWISH = 91,
-    PAR_TFL_OPT_BATCH_MATMUL = 101, PAR_TFL_OPT_GELU = 116,
+    PAR_TFL_OPT_BATCH_MATMUL = 101, PAR_TFL_OPT_GELU = 116, PAR_TFL_OPT_EXP = 33, PAR_TFL_OPT_MAXIMUM_MINIMUM = 39,
+    PAR_TFL_OPT_NEG = 42, PAR_TFL_OPT_POW = 56, PAR_TFL_OPT_ABS = 78, PAR_TFL_OPT_COS = 84, PAR_TFL_OPT_SIGN = 123,
 };
 
 /* Padding and ActivationFunctionType */
@@ -200,7 +203,8 @@ typedef enum par_tfl_family {
     PAR_TFL_K_CONV = 1,    /* CONV_2D <-> conv2d (OHWI <-> OIHW) */
     PAR_TFL_K_DWCONV,      /* DEPTHWISE_CONV_2D <-> conv2d with groups = C, weights [C*m, 1, kh, kw] */
     PAR_TFL_K_FC,          /* FULLY_CONNECTED <-> linear */
-    PAR_TFL_K_BINARY,      /* ADD / SUB / MUL / DIV <-> add / sub / mul / div (broadcasting, fused activation) */
+    PAR_TFL_K_BINARY,      /* ADD / SUB / MUL / DIV / MAXIMUM / MINIMUM / POW <-> add / sub / mul / div / maximum /
+                            * minimum / pow (broadcasting, fused activation where the op has one) */
     PAR_TFL_K_POOL,        /* AVERAGE_POOL_2D / MAX_POOL_2D <-> avg_pool2d / max_pool2d */
     PAR_TFL_K_REDUCE,      /* MEAN / SUM / REDUCE_MAX <-> mean / sum / amax */
     PAR_TFL_K_RESHAPE,     /* RESHAPE <-> reshape (flatten exports as RESHAPE too) */
