@@ -194,9 +194,11 @@ int32_t gen_op_binary(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
     int div = op->id == PAR_OP_DIV; /* the divisor must stay away from 0 */
+    int pw = op->id == PAR_OP_POW;  /* a positive base (no NaN from a fractional power) and a bounded exponent */
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[2];
-        ins[0] = gen_act(g, 1, GEN_RANK, 0);
+        ins[0] = gen_act(g, 1, GEN_RANK, pw);
+        if (pw && !pos_of(g, &ins[0])) continue;
         int32_t r;
         const int64_t *ad = gen_in_dims(g, &ins[0], &r);
         int64_t bd[PAR_MAX_RANK];
@@ -208,7 +210,7 @@ int32_t gen_op_binary(gen_ctx *g, const par_op_info *op, int32_t room)
         int32_t ex = gen_find(g, rb, bd, div);
         if (ex >= 0 && gen_chance(g->src, 0.6)) ins[1] = gen_in_val(g, ex);
         else ins[1] = gen_in_new(g, gen_chance(g->src, 0.5), rb, bd, div);
-        if (gen_chance(g->src, 0.3) && (!div || pos_of(g, &ins[0]))) {
+        if (gen_chance(g->src, 0.3) && (!div || pos_of(g, &ins[0])) && !pw) {
             gen_in tmp = ins[0];                            /* the broadcast operand on the left */
             ins[0] = ins[1];
             ins[1] = tmp;
@@ -216,7 +218,9 @@ int32_t gen_op_binary(gen_ctx *g, const par_op_info *op, int32_t room)
         double ma = mag_of(g, &ins[0]), mb = mag_of(g, &ins[1]);
         int pa = pos_of(g, &ins[0]), pb = pos_of(g, &ins[1]);
         double m = op->id == PAR_OP_MUL ? ma * mb : div ? ma * 2.0 : ma + mb;
-        int pos = pa && pb && op->id != PAR_OP_SUB;
+        if (pw) m = pow(ma > 4.0 ? ma : 4.0, mb); /* a positive base is at least 0.25 */
+        if (pw && !(m < 1e30)) continue;
+        int pos = pa && pb && op->id != PAR_OP_SUB && !pw;
         int32_t v = gen_emit(g, op, 2, ins, NULL, 0, 0, 0, pos, m);
         if (v >= 0 || g->failed) return v;
     }

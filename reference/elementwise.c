@@ -1,6 +1,6 @@
 /*
- * elementwise.c - float64 reference kernels of add, sub, mul and div, and of sqrt and rsqrt, with
- * the error budget of every output element (docs/budgets/elementwise.md, docs/budgets/norm-reduce.md).
+ * elementwise.c - float64 reference kernels of add, sub, mul, div, minimum, maximum and pow, and of sqrt and rsqrt,
+ * with the error budget of every output element (docs/budgets/elementwise.md, docs/budgets/norm-reduce.md).
  *
  * The kernels are one plain loop over the output, mapping each output index to its two broadcast input elements.
  * They see float tensors only (the interpreter dequantizes quantized operands around them); they must not allocate
@@ -15,6 +15,7 @@
  *   own      u (|y| + p)                               (one correctly rounded IEEE operation on the held operands,
  *                                                       whose exact result is within p of y)
  *   storage  u_s (|y| + p + own)
+ * minimum and maximum select (exact, no own rounding nor storage) and pow is an elementary function: pow_elem.
  */
 #include "reference.h"
 #include "elem_util.h"
@@ -23,9 +24,9 @@
 
 #include <math.h>
 
-typedef enum bin_op { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV } bin_op;
+typedef enum bin_op { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MIN, BIN_MAX, BIN_POW } bin_op;
 
-static const char *const bin_names[] = {"add", "sub", "mul", "div"};
+static const char *const bin_names[] = {"add", "sub", "mul", "div", "minimum", "maximum", "pow"};
 
 /* Strides of input t laid against an output of rank `rank`: 0 along broadcast (size-1 or missing) dimensions. */
 static par_status broadcast_strides(const par_rt *t, const par_rt *y, int64_t *st, const char *what, par_msg *msg)
@@ -45,7 +46,87 @@ static par_status broadcast_strides(const par_rt *t, const par_rt *y, int64_t *s
     return PAR_OK;
 }
 
-/* Value and budget of one output element from its two operands. */
+/* minimum / maximum (torch.minimum / torch.maximum, ONNX Min / Max of two inputs): NaN if either operand is NaN,
+ * else the smaller / larger one; the sign of a zero result is not pinned (min(-0, +0) may be either). Both are
+ * nondecreasing in each operand, so a backend holding a' in [a - ea, a + ea] and b' in [b - eb, b + eb] selects a
+ * value in [f(a - ea, b - eb), f(a + ea, b + eb)]: the budget is the larger distance from y to those two (at most
+ * max(ea, eb)); exact selection, no rounding. */
+static void minmax_elem(int is_max, double a, double ea, double b, double eb, double *y, double *e)
+{
+    if (isnan(a) || isnan(b)) {
+        *y = NAN;
+        *e = INFINITY; /* the interpreter's NaN rule */
+        return;
+    }
+    double v = is_max ? fmax(a, b) : fmin(a, b);
+    *y = v;
+    if (ea == 0 && eb == 0) {
+        *e = 0;
+        return;
+    }
+    double lo = is_max ? fmax(a - ea, b - eb) : fmin(a - ea, b - eb);
+    double hi = is_max ? fmax(a + ea, b + eb) : fmin(a + ea, b + eb);
+    double d = fmax(v - lo, hi - v);
+    *e = d == d ? d : INFINITY;
+}
+
+/* Whether b is an odd integer (pow's sign rules). */
+static int odd_integer(double b) { return b == nearbyint(b) && fmod(fabs(b), 2.0) == 1.0; }
+
+/* pow(a, b), C99 Annex F / IEEE 754 pow, which torch.pow and ONNX Pow follow: pow(a, +-0) = 1 and pow(1, b) = 1 for
+ * every a and b, NaN included; a negative finite base with a non-integer exponent is NaN; pow(+-0, b < 0) = +inf,
+ * or +-inf (the zero's sign) for an odd integer b; the other infinities as Annex F. Budget, from the box of held
+ * operands a' in [a - ea, a + ea], b' in [b - eb, b + eb]:
+ *   a - ea > 0: y' = exp(b' log a'), and b' log a' is bilinear in (b', log a'), so its extremes over the box are at
+ *     the corners: z_lo, z_hi; P = max(y - exp(z_lo), exp(z_hi) - y), exact. The same on |a| for a box wholly below 0
+ *     with an exact integer exponent (the sign (-1)^b is fixed).
+ *   an exact integer b >= 0 and a box of a through 0: |y'| <= max(|a - ea|, |a + ea|)^b, P = that + |y|.
+ *   any other box holding a' <= 0 (a negative base with a budgeted or non-integer exponent: NaN or a number; a zero
+ *     base with a negative exponent: an infinity), or a non-finite operand with a budget: "anything".
+ *   own: fn (|y| + P): a correct powf is within a few ulps (glibc's under 1 ulp); exp(b log a) in f32 is not, its
+ *     error grows as |b log a| u; plus the underflow allowance (a tiny result built from exponent bits).
+ * Returns 1 when the element is "anything". */
+static int pow_elem(double a, double ea, double b, double eb, const par_prec *pr, double *yo, double *eo)
+{
+    const double fn = pr->fn_ulps * pr->u;
+    double v = pow(a, b);
+    *yo = v;
+    if (ea == 0 && eb == 0) {
+        /* exact operands: the special values are required, except an infinity whose sign is a zero's */
+        if (a == 0 && b < 0 && odd_integer(b)) {
+            *eo = INFINITY;
+            return 1;
+        }
+        *eo = isfinite(v) ? finish(v, 0, fn * fabs(v) + underflow_abs(pr), pr) : INFINITY;
+        return 0;
+    }
+    if (isfinite(a) && a + ea < 0 && eb == 0 && b != nearbyint(b)) { /* a negative base, a fractional power: NaN */
+        *eo = INFINITY;
+        return 0;
+    }
+    if (!isfinite(a) || !isfinite(b) || isnan(v)) {
+        *eo = INFINITY;
+        return !isnan(a) && !isnan(b); /* NaN operands stay NaN (the interpreter's taint rule) */
+    }
+    double p;
+    const int int_b = eb == 0 && b == nearbyint(b);
+    if (a - ea > 0 || (a + ea < 0 && int_b)) {
+        double m = fabs(a), l_lo = log(m - ea), l_hi = log(m + ea);
+        double c[4] = {(b - eb) * l_lo, (b - eb) * l_hi, (b + eb) * l_lo, (b + eb) * l_hi};
+        double z_lo = fmin(fmin(c[0], c[1]), fmin(c[2], c[3])), z_hi = fmax(fmax(c[0], c[1]), fmax(c[2], c[3]));
+        double y = fabs(v);
+        p = fmax(y - exp(z_lo), exp(z_hi) - y);
+    } else if (int_b && b >= 0) {
+        p = pow(fmax(fabs(a - ea), fabs(a + ea)), b) + fabs(v);
+    } else {
+        *eo = INFINITY;
+        return 1;
+    }
+    *eo = finish(v, p, fn * (fabs(v) + p) + underflow_abs(pr), pr);
+    return 0;
+}
+
+/* Value and budget of one output element from its two operands (add, sub, mul, div). */
 static void bin_elem(bin_op op, double a, double ea, double b, double eb, const par_prec *pr, double *y, double *e)
 {
     double v, p;
@@ -84,7 +165,12 @@ static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *i
     int64_t idx[PAR_MAX_RANK] = {0};
     int64_t oa = 0, ob = 0;
     for (int64_t i = 0; i < y->numel; i++) {
-        bin_elem(op, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i]);
+        if (op == BIN_MIN || op == BIN_MAX)
+            minmax_elem(op == BIN_MAX, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &y->v[i], &y->e[i]);
+        else if (op == BIN_POW) {
+            if (pow_elem(a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i])) par_mark_any(c, i);
+        } else
+            bin_elem(op, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i]);
         /* a / +-0 is an infinity whose sign is the zero's, and the oracle does not pin the sign of a zero (a
          * correct backend may hold -0 where the reference has +0, docs/oracle.md): either infinity is right, so the
          * element is "anything" (0 / 0 and NaN / 0 stay NaN) */
@@ -121,6 +207,21 @@ par_status par_ref_mul(const par_ref_ctx *c, const par_rt *const *in, par_rt *co
 par_status par_ref_div(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     return binary(c, BIN_DIV, in, out, msg);
+}
+
+par_status par_ref_minimum(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return binary(c, BIN_MIN, in, out, msg);
+}
+
+par_status par_ref_maximum(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return binary(c, BIN_MAX, in, out, msg);
+}
+
+par_status par_ref_pow(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return binary(c, BIN_POW, in, out, msg);
 }
 
 /* ---- sqrt and rsqrt ----------------------------------------------------------------------------------------------

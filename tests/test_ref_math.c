@@ -1,6 +1,7 @@
 /*
  * test_ref_math.c - tests of the reference unary math ops (reference/math.c): abs, neg, floor, ceil, round, sign,
- * exp, log, reciprocal, softplus, softsign, erf, sin, cos. Hand-computed values and special values (derived in the
+ * exp, log, reciprocal, softplus, softsign, erf, sin, cos; and of the binary minimum, maximum and pow
+ * (reference/elementwise.c). Hand-computed values and special values (derived in the
  * comments, never from the code under test), budgets derived by hand at chosen points, the budgets of the step
  * functions where a held input straddles a step, and the budgets' soundness against the float32 C library functions
  * on held inputs (and tightness: a 1% error on elements above 0.1 in magnitude exceeds them).
@@ -334,6 +335,141 @@ static void test_budgets_f32(void)
     }
 }
 
+/* ---- minimum, maximum, pow ------------------------------------------------------------------------------------ */
+
+static par_rt *run_bin(ref_fn ref, const char *op, int n, const double *av, double ea, const double *bv, double eb)
+{
+    int64_t d[1] = {n};
+    par_rt *a = rt_of(1, d, av), *b = rt_of(1, d, bv), *y = NULL;
+    for (int i = 0; i < n; i++) a->e[i] = ea, b->e[i] = eb;
+    par_rt *in[2] = {a, b};
+    par_msg msg;
+    CU_ASSERT_EQUAL(run_op(par_infer_broadcast, ref, op, 2, in, NULL, 0, &y, &msg), PAR_OK);
+    rt_del(a), rt_del(b);
+    return y;
+}
+
+/* minimum / maximum of (1, 2), (-2, -3), (NaN, 1), (3, NaN), (-0, 0): 1 / 2, -3 / -2, NaN (propagated, unlike
+ * fmin / fmax), NaN, a zero of either sign. Exact inputs: budget 0.
+ * Budgets over the box: min(1 +- 0.1, 1.05 +- 0.01) lies in [min(0.9, 1.04), min(1.1, 1.06)] = [0.9, 1.06], y = 1:
+ * 0.1; max of the same in [1.04, 1.1], y = 1.05: 0.05 (the operands' intervals cross). */
+static void test_minmax(void)
+{
+    double a[5] = {1, -2, NAN, 3, -0.0}, b[5] = {2, -3, 1, NAN, 0};
+    double wmin[5] = {1, -3, NAN, NAN, 0}, wmax[5] = {2, -2, NAN, NAN, 0};
+    par_rt *y = run_bin(par_ref_minimum, "minimum", 5, a, 0, b, 0);
+    expect_same(y, wmin, 5, 1);
+    rt_del(y);
+    y = run_bin(par_ref_maximum, "maximum", 5, a, 0, b, 0);
+    expect_same(y, wmax, 5, 1);
+    rt_del(y);
+    double a1[1] = {1}, b1[1] = {1.05};
+    int64_t d[1] = {1};
+    par_rt *ta = rt_of(1, d, a1), *tb = rt_of(1, d, b1), *in[2] = {ta, tb};
+    ta->e[0] = 0.1, tb->e[0] = 0.01;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_broadcast, par_ref_minimum, "minimum", 2, in, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT(y->v[0] == 1 && fabs(y->e[0] - 0.1) < 1e-15);
+    rt_del(y);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_broadcast, par_ref_maximum, "maximum", 2, in, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT(y->v[0] == 1.05 && fabs(y->e[0] - 0.05) < 1e-15);
+    rt_del(y), rt_del(ta), rt_del(tb);
+}
+
+/* pow: 2^10 = 1024, 4^0.5 = 2, 9^-0.5 = 1/3, (-2)^3 = -8, 2^-1 = 1/2, 0^2 = 0 (finite results of exact operands: a
+ * few ulps of budget); (-2)^0.5 = NaN (a negative base, a fractional power), pow(NaN, 0) = 1 and pow(1, NaN) = 1
+ * (C99 Annex F, torch.pow), 0^-2 = +inf.
+ * Budgets by hand (fn = 8u = 4.7683716e-7): pow(2 +- 1e-3, 3): the box's corners 1.999^3 = 7.988005999 and
+ * 2.001^3 = 8.012006001: P = 0.012006001; own fn (8 + P) = 3.8204e-6, storage u (8.0158) = 4.78e-7: 0.0120103.
+ * pow(2, 3 +- 1e-3): 8 * 2^+-0.001, P = 8 (2^0.001 - 1) = 5.547096e-3; own 3.81734e-6, storage 4.7717e-7:
+ * 5.551391e-3. */
+static void test_pow_values(void)
+{
+    double a[10] = {2, 4, 9, -2, 2, 0, -2, NAN, 1, 0}, b[10] = {10, 0.5, -0.5, 3, -1, 2, 0.5, 0, NAN, -2};
+    double w[10] = {1024, 2, 1.0 / 3, -8, 0.5, 0, NAN, 1, 1, INFINITY};
+    par_rt *y = run_bin(par_ref_pow, "pow", 10, a, 0, b, 0);
+    CU_ASSERT_FATAL(y != NULL);
+    for (int i = 0; i < 10; i++) {
+        CU_ASSERT(isnan(w[i]) ? isnan(y->v[i]) : y->v[i] == w[i] || fabs(y->v[i] - w[i]) <= 4e-16 * fabs(w[i]));
+        if (isfinite(w[i])) CU_ASSERT(y->e[i] <= 10 * 0x1p-24 * fabs(w[i]) + 1e-37);
+    }
+    rt_del(y);
+    double a2[1] = {2}, b3[1] = {3};
+    y = run_bin(par_ref_pow, "pow", 1, a2, 1e-3, b3, 0);
+    CU_ASSERT(y->e[0] > 0.0120102 && y->e[0] < 0.0120104);
+    rt_del(y);
+    y = run_bin(par_ref_pow, "pow", 1, a2, 0, b3, 1e-3);
+    CU_ASSERT(y->e[0] > 5.5513e-3 && y->e[0] < 5.5515e-3);
+    rt_del(y);
+    /* a base held on both sides of 0 with a fractional power: NaN or a number, unbounded; a negative base held
+     * below 0 with a fractional power: NaN, required */
+    double an[2] = {1e-3, -1}, bh[2] = {0.5, 0.5};
+    y = run_bin(par_ref_pow, "pow", 2, an, 2e-3, bh, 0);
+    CU_ASSERT(y->e[0] == INFINITY);
+    CU_ASSERT(isnan(y->v[1]));
+    rt_del(y);
+}
+
+/* The budgets against float32 powf, minimum and maximum on held operands; a 1% error on |y| > 0.1 exceeds pow's. */
+static float f_min(float a, float b) { return a < b || a != a ? a : b; }
+static float f_max(float a, float b) { return a > b || a != a ? a : b; }
+
+static void test_binary_budgets_f32(void)
+{
+    static const struct {
+        const char *name;
+        ref_fn ref;
+        float (*f)(float, float);
+        double alo, ahi, blo, bhi;
+        int int_b; /* the exponent an exact integer in [-3, 3] */
+    } cases[] = {
+        {"minimum", par_ref_minimum, f_min, -2, 2, -2, 2, 0},
+        {"maximum", par_ref_maximum, f_max, -2, 2, -2, 2, 0},
+        {"pow", par_ref_pow, powf, 0.5, 2, -3, 3, 0},
+        {"pow", par_ref_pow, powf, -2, 2, -3, 3, 1},
+    };
+    int64_t d[1] = {4000};
+    uint64_t s = 91;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int with_e = 0; with_e < 2; with_e++) {
+            par_rt *a = rt_new(PAR_DTYPE_F32, 1, d), *b = rt_new(PAR_DTYPE_F32, 1, d), *y;
+            for (int64_t i = 0; i < a->numel; i++) {
+                a->v[i] = (double)(float)rng_f(&s, cases[k].alo, cases[k].ahi);
+                b->v[i] = cases[k].int_b ? (double)rng_int(&s, -3, 3)
+                                         : (double)(float)rng_f(&s, cases[k].blo, cases[k].bhi);
+                if (i % 5 == 0 && !cases[k].int_b) b->v[i] = a->v[i]; /* equal operands: min / max ties */
+                a->e[i] = with_e ? (fabs(a->v[i]) + 1) * 0x1p-20 : 0;
+                b->e[i] = with_e && !cases[k].int_b ? (fabs(b->v[i]) + 1) * 0x1p-20 : 0;
+            }
+            par_rt *in[2] = {a, b};
+            par_msg msg;
+            CU_ASSERT_EQUAL_FATAL(run_op(par_infer_broadcast, cases[k].ref, cases[k].name, 2, in, NULL, 0, &y, &msg),
+                                  PAR_OK);
+            ratio r = {0, 0, 0};
+            int64_t caught = 0, n_wrong = 0;
+            for (int64_t i = 0; i < a->numel; i++) {
+                if (!isfinite(y->e[i])) continue; /* a base held through 0 */
+                ratio_add(&r, cases[k].f(held(&s, a->v[i], a->e[i]), held(&s, b->v[i], b->e[i])), y->v[i], y->e[i]);
+                if (!(cases[k].ref == par_ref_pow) || fabs(y->v[i]) <= 0.1 || a->e[i] > 1e-3 * fabs(a->v[i])) continue;
+                n_wrong++;
+                caught += fabs(0.01 * y->v[i]) > y->e[i];
+            }
+            char what[64];
+            snprintf(what, sizeof what, "%s f32 #%d%s", cases[k].name, (int)k, with_e ? " (perturbed)" : "");
+            PAR_TEST_NOTE("\n  %-34s max error/budget %.3f over %lld elements", what, r.max, (long long)r.n);
+            CU_ASSERT_EQUAL(r.over, 0);
+            CU_ASSERT(r.n > 3500);
+            if (cases[k].ref == par_ref_pow) {
+                CU_ASSERT(r.max < 1.0);
+                CU_ASSERT(n_wrong > 100);
+                CU_ASSERT_EQUAL(caught, n_wrong);
+            } else {
+                CU_ASSERT(with_e ? r.max > 0.5 : r.max == 0); /* exact selection; held operands move it */
+            }
+            rt_del(a), rt_del(b), rt_del(y);
+        }
+}
+
 static const CU_TestInfo tests[] = {
     {"exact ops: values", test_exact_values},
     {"step functions: straddled steps", test_step_straddle},
@@ -342,6 +478,9 @@ static const CU_TestInfo tests[] = {
     {"budgets by hand", test_budgets_by_hand},
     {"domain edges", test_domain_edges},
     {"budgets f32", test_budgets_f32},
+    {"minimum and maximum", test_minmax},
+    {"pow values and budgets", test_pow_values},
+    {"binary budgets f32", test_binary_budgets_f32},
     CU_TEST_INFO_NULL,
 };
 

@@ -112,8 +112,12 @@ static void free_state(void *s)
  * first), each operand gets its stride along each (0 where it broadcasts), and dims that every side steps through
  * contiguously are merged: the run is an outer walk over rows and an inner kernel over the last dim.
  * ------------------------------------------------------------------------------------------------------------- */
+/* The binary ops without a vector kernel (cpu_vops): scalar loops here. */
+typedef enum binary_extra { BX_NONE, BX_MIN, BX_MAX, BX_POW } binary_extra;
+
 typedef struct binary_state {
     cpu_binop op;
+    binary_extra extra;                 /* BX_NONE: op through the vector kernels */
     const cpu_vops *v;
     int32_t m;                          /* merged dims */
     int64_t d[PAR_MAX_RANK], ys[PAR_MAX_RANK], as[PAR_MAX_RANK], bs[PAR_MAX_RANK];
@@ -130,6 +134,28 @@ static void operand_strides(const cpu_tensor *y, const cpu_tensor *x, int64_t *s
     }
 }
 
+/* minimum and maximum propagate NaN (torch.minimum / maximum; fminf / fmaxf would drop it); pow is computed in
+ * double and rounded once (within one f32 ulp; powf of glibc is too, a float exp(b log a) is not). */
+static void extra_binary(binary_extra op, int64_t n, const float *a, int64_t sa, const float *b, int64_t sb, float *y)
+{
+    for (int64_t i = 0; i < n; i++) {
+        const float x = a[i * sa], z = b[i * sb];
+        switch (op) {
+        case BX_MIN: y[i] = x < z || x != x ? x : z; break;
+        case BX_MAX: y[i] = x > z || x != x ? x : z; break;
+        default: y[i] = (float)pow((double)x, (double)z); break;
+        }
+    }
+}
+
+/* One run of n elements of the step's op. */
+static void binary_run(const binary_state *st, int64_t n, const float *a, int64_t sa, const float *b, int64_t sb,
+                       float *y)
+{
+    if (st->extra != BX_NONE) extra_binary(st->extra, n, a, sa, b, sb, y);
+    else st->v->binary(st->op, n, a, sa, b, sb, y);
+}
+
 static void binary_row(void *ctx, size_t row)
 {
     const binary_state *st = ctx;
@@ -143,12 +169,15 @@ static void binary_row(void *ctx, size_t row)
     }
     const int64_t n = st->d[st->m - 1], sa = st->as[st->m - 1], sb = st->bs[st->m - 1];
     if ((sa == 0 || sa == 1) && (sb == 0 || sb == 1)) {
-        st->v->binary(st->op, n, st->a + aa, sa, st->b + ba, sb, st->y + ya);
+        binary_run(st, n, st->a + aa, sa, st->b + ba, sb, st->y + ya);
     } else {
         /* an operand strided along the output's inner dim (a row-major operand of an NHWC output) */
         float *y = st->y + ya;
         const float *a = st->a + aa, *b = st->b + ba;
-        for (int64_t k = 0; k < n; k++) scalar_binary(st->op, 1, a + k * sa, 0, b + k * sb, 0, y + k);
+        for (int64_t k = 0; k < n; k++) {
+            if (st->extra != BX_NONE) extra_binary(st->extra, 1, a + k * sa, 0, b + k * sb, 0, y + k);
+            else scalar_binary(st->op, 1, a + k * sa, 0, b + k * sb, 0, y + k);
+        }
     }
 }
 
@@ -157,7 +186,7 @@ static void binary_tile(void *ctx, size_t tile)
 {
     const binary_state *st = ctx;
     const int64_t n = st->d[0], i0 = (int64_t)tile * TILE, len = n - i0 < TILE ? n - i0 : TILE;
-    st->v->binary(st->op, len, st->a + i0 * st->as[0], st->as[0], st->b + i0 * st->bs[0], st->bs[0], st->y + i0);
+    binary_run(st, len, st->a + i0 * st->as[0], st->as[0], st->b + i0 * st->bs[0], st->bs[0], st->y + i0);
 }
 
 static void run_binary(const cpu_plan *p, const cpu_step *s)
@@ -181,6 +210,8 @@ par_status cpu_lower_binary(cpu_plan *p, cpu_step *s, par_msg *msg)
     s->destroy = free_state;
     st->op = strcmp(op, "add") == 0 ? CPU_BIN_ADD : strcmp(op, "sub") == 0 ? CPU_BIN_SUB
            : strcmp(op, "mul") == 0 ? CPU_BIN_MUL : CPU_BIN_DIV;
+    st->extra = strcmp(op, "minimum") == 0 ? BX_MIN : strcmp(op, "maximum") == 0 ? BX_MAX
+              : strcmp(op, "pow") == 0 ? BX_POW : BX_NONE;
     st->v = cpu_vops_for(p->isa);
     const cpu_tensor *y = &p->t[s->out], *a = &p->t[s->in[0]], *b = &p->t[s->in[1]];
     int64_t as[PAR_MAX_RANK], bs[PAR_MAX_RANK];

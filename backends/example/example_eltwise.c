@@ -14,7 +14,7 @@
  * Binary ops: y[i] = a[...] op b[...], with a and b read through broadcast strides (numpy rules: dims aligned to
  * the right, size-1 dims repeat). The output has the broadcast shape.
  * ------------------------------------------------------------------------------------------------------------- */
-typedef enum binop { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV } binop;
+typedef enum binop { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MIN, BIN_MAX, BIN_POW } binop;
 
 static float apply(binop op, float a, float b)
 {
@@ -23,6 +23,10 @@ static float apply(binop op, float a, float b)
     case BIN_SUB: return a - b;
     case BIN_MUL: return a * b;
     case BIN_DIV: return a / b; /* true division, correctly rounded */
+    /* minimum and maximum propagate NaN (torch.minimum / maximum): fminf / fmaxf would return the other operand */
+    case BIN_MIN: return a < b || a != a ? a : b;
+    case BIN_MAX: return a > b || a != a ? a : b;
+    case BIN_POW: return powf(a, b);
     }
     return 0.0f;
 }
@@ -43,6 +47,9 @@ void ex_add(const ex_plan *p, const par_node *n) { binary(p, n, BIN_ADD); }
 void ex_sub(const ex_plan *p, const par_node *n) { binary(p, n, BIN_SUB); }
 void ex_mul(const ex_plan *p, const par_node *n) { binary(p, n, BIN_MUL); }
 void ex_div(const ex_plan *p, const par_node *n) { binary(p, n, BIN_DIV); }
+void ex_minimum(const ex_plan *p, const par_node *n) { binary(p, n, BIN_MIN); }
+void ex_maximum(const ex_plan *p, const par_node *n) { binary(p, n, BIN_MAX); }
+void ex_pow(const ex_plan *p, const par_node *n) { binary(p, n, BIN_POW); }
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Activations: same shape in and out. Clamps are selections (bit-exact); the others round.

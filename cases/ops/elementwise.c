@@ -1,14 +1,13 @@
 /*
- * elementwise.c - sweep specs of the binary ops (add, sub, mul, div: every kind of broadcasting: equal shapes,
- * scalar-like [1] on either side, rank differences, size-1 dims on either side, per-channel [C,1,1]) and of every
- * unary activation (relu, relu6, hardtanh, clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu,
- * silu, gelu) and unary math op (abs, neg, exp, log, floor, ceil, round, reciprocal, sign, softplus, softsign, erf,
- * sin, cos)
- * over lengths below, at and above the vector widths, with their attributes, edge values for the exact ones, and
- * quantize -> op -> dequantize graphs for the ops that have a quantized form.
+ * elementwise.c - sweep specs of the binary ops (add, sub, mul, div, minimum, maximum, pow: every kind of
+ * broadcasting: equal shapes, scalar-like [1] on either side, rank differences, size-1 dims on either side,
+ * per-channel [C,1,1]) and of every unary activation (relu, relu6, hardtanh, clamp, leaky_relu, prelu, sigmoid, tanh,
+ * hardsigmoid, hardswish, elu, silu, gelu) and unary math op (abs, neg, exp, log, floor, ceil, round, reciprocal,
+ * sign, softplus, softsign, erf, sin, cos) over lengths below, at and above the vector widths, with their attributes,
+ * edge values for the exact ones, and quantize -> op -> dequantize graphs for the ops that have a quantized form.
  *
  * It must not encode expected results. Divisors are kept away from zero (|b| in [0.5, 2], random sign) so that the
- * division's sensitivity, and with it the error budget, stays bounded.
+ * division's sensitivity, and with it the error budget, stays bounded; pow's bases likewise (in [0.5, 2)).
  */
 #include "sweep_util.h"
 
@@ -19,9 +18,12 @@
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct bin_pt {
     int op, ra, rb, a[4], b[4], dt;
+    int var; /* 1: minimum / maximum on edge values (equal operands, signed zeros); pow with a negative base and the
+              * integer exponent 3 */
 } bin_pt;
 
-static const char *const BIN_OPS[4] = {"add", "sub", "mul", "div"};
+enum { B_ADD, B_SUB, B_MUL, B_DIV, B_MIN, B_MAX, B_POW, B_N };
+static const char *const BIN_OPS[B_N] = {"add", "sub", "mul", "div", "minimum", "maximum", "pow"};
 
 /* The divisor: |b| uniform in [0.5, 2] with a random sign, from the case seed and the tensor's name. */
 static int32_t divisor_input(par_case *c, int rank, const int64_t *dims)
@@ -63,6 +65,7 @@ static void bin_emit(grid *gr, bin_pt p, int quick)
     su_shape(as, sizeof as, p.ra, ad);
     su_shape(bs, sizeof bs, p.rb, bd);
     if (p.dt) snprintf(dts, sizeof dts, ",dt=%s", su_dt((par_dtype)p.dt));
+    if (p.var) snprintf(dts, sizeof dts, p.op == B_POW ? ",b=3" : ",x=edge");
     par_case *c = par_sweep_case(gr->s, op, "%s(a=%s,b=%s%s)", op, as, bs, dts);
     if (!c) return;
     int32_t in[2];
@@ -75,11 +78,21 @@ static void bin_emit(grid *gr, bin_pt p, int quick)
         par_out_spec o = su_qout_spec("y_q", dt, -r, r);
         su_qoutput(c, par_case_node(c, op, 2, in, 0, NULL, &o));
     } else {
-        in[0] = par_case_input(c, "a", PAR_DTYPE_F32, p.ra, ad, su_uniform(-1.0, 1.0));
-        if (p.op == 3)
+        /* pow: a base in [0.5, 2) and an exponent in [-3, 3) (results in [1/8, 8]); a negative base in [-2, 2) with the
+         * integer exponent 3 (var); minimum and maximum on edge values on both sides (var) */
+        par_gen ga = su_uniform(-1.0, 1.0), gb = su_uniform(-1.0, 1.0);
+        if (p.op == B_POW) {
+            ga = p.var ? su_uniform(-2.0, 2.0) : su_uniform(0.5, 2.0);
+            gb = su_uniform(-3.0, 3.0);
+            if (p.var) gb = (par_gen){.dist = PAR_DIST_CONST, .a = 3.0};
+        } else if (p.var) {
+            ga = gb = su_edge(2.0);
+        }
+        in[0] = par_case_input(c, "a", PAR_DTYPE_F32, p.ra, ad, ga);
+        if (p.op == B_DIV)
             in[1] = divisor_input(c, p.rb, bd);
         else
-            in[1] = par_case_input(c, "b", PAR_DTYPE_F32, p.rb, bd, su_uniform(-1.0, 1.0));
+            in[1] = par_case_input(c, "b", PAR_DTYPE_F32, p.rb, bd, gb);
         par_out_spec o = {"y", 0, 0.0f, 0};
         par_case_output(c, par_case_node(c, op, 2, in, 0, NULL, &o));
     }
@@ -119,7 +132,7 @@ void par_sweep_binary(par_sweep *s)
 {
     grid gr;
     grid_init(&gr, s, sizeof(bin_pt));
-    for (int op = 0; op < 4; op++)
+    for (int op = 0; op < B_N; op++)
         for (int sh = 0; sh < BN; sh++)
             for (int v = 0; v < 7; v++)
                 for (int swap = 0; swap < 2; swap++) {
@@ -143,7 +156,7 @@ void par_sweep_binary(par_sweep *s)
         {2, 4, 1, 0, 0, 2, 1, 5, 0, 0}, {3, 3, 1, 5, 0, 2, 4, 1, 0, 0}, {4, 1, 3, 1, 5, 4, 2, 1, 4, 1},
         {4, 2, 1, 7, 1, 3, 3, 1, 9, 0}, {3, 1, 16, 1, 0, 3, 8, 1, 17, 0}, {4, 1, 1, 1, 33, 2, 9, 1, 0, 0},
     };
-    for (int op = 0; op < 4; op++)
+    for (int op = 0; op < B_N; op++)
         for (int i = 0; i < 6; i++) {
             bin_pt p;
             memset(&p, 0, sizeof p);
@@ -153,6 +166,21 @@ void par_sweep_binary(par_sweep *s)
             p.rb = BB[i][5];
             for (int k = 0; k < p.rb; k++) p.b[k] = BB[i][6 + k];
             bin_emit(&gr, p, 1);
+        }
+    /* minimum / maximum on edge values, pow with a negative base: equal shapes and a per-channel b. */
+    static const int BV[][10] = {{1, 33, 0, 0, 0, 1, 33, 0, 0, 0}, {4, 2, 3, 5, 7, 3, 3, 1, 1, 0},
+                                 {2, 16, 33, 0, 0, 2, 16, 33, 0, 0}};
+    for (int op = B_MIN; op <= B_POW; op++)
+        for (int i = 0; i < 3; i++) {
+            bin_pt p;
+            memset(&p, 0, sizeof p);
+            p.op = op;
+            p.var = 1;
+            p.ra = BV[i][0];
+            for (int k = 0; k < p.ra; k++) p.a[k] = BV[i][1 + k];
+            p.rb = BV[i][5];
+            for (int k = 0; k < p.rb; k++) p.b[k] = BV[i][6 + k];
+            bin_emit(&gr, p, i < 2);
         }
     /* Quantized add and mul. */
     static const int QB[][10] = {
