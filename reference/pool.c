@@ -18,7 +18,8 @@
  *     storage    u_store * (|y| + rounding + propagated)
  *   sum y = sum_{i<k} x_i: as an average without the scaling: k - 1 additions,
  *     rounding   par_gamma(k - 1, u) * sum (|x_i| + e(x_i)), the propagated part and the storage as above.
- *   amax is a selection over the reduced elements, budgeted as max_pool2d; NaN propagates (PyTorch).
+ *   amax and amin are selections over the reduced elements, budgeted as max_pool2d (amin as amax of -x); NaN
+ *   propagates (PyTorch).
  */
 #include "reference.h"
 #include "kernel_util.h"
@@ -226,7 +227,7 @@ par_status par_ref_global_avg_pool2d(const par_ref_ctx *c, const par_rt *const *
 
 /* ---- mean, sum, amax ------------------------------------------------------------------------------------------ */
 
-typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX } red_kind;
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX, RED_AMIN } red_kind;
 
 /* The sum of k terms: k - 1 additions (no scaling), else as avg_finish. */
 static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t yi)
@@ -275,8 +276,12 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
             kept[nk++] = i;
         }
     }
-    if (kind == RED_AMAX && k == 0 && y->numel > 0)
-        return par_msgf(msg, PAR_ERROR, "amax: the reduced dimensions are empty (no identity; PyTorch's rule)");
+    /* amin is amax of -x, negated: the selection and its budget walk the values times sg */
+    const int sel = kind == RED_AMAX || kind == RED_AMIN;
+    const double sg = kind == RED_AMIN ? -1.0 : 1.0;
+    if (sel && k == 0 && y->numel > 0)
+        return par_msgf(msg, PAR_ERROR, "%s: the reduced dimensions are empty (no identity; PyTorch's rule)",
+                        kind == RED_AMIN ? "amin" : "amax");
     for (int64_t oi = 0; oi < y->numel; oi++) {
         /* Decode oi over the kept dims (row-major) into the base offset of its slice. */
         int64_t base = 0, rem = oi;
@@ -286,7 +291,7 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
         }
         avg_acc a = {0};
         double m = -INFINITY, lower = -INFINITY, e = 0;
-        for (int pass = 0; pass < (kind == RED_AMAX ? 2 : 1); pass++)
+        for (int pass = 0; pass < (sel ? 2 : 1); pass++)
             for (int64_t ri = 0; ri < k; ri++) {
                 int64_t off = base;
                 rem = ri;
@@ -294,20 +299,20 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
                     off += (rem % x->dims[red[j]]) * stride[red[j]];
                     rem /= x->dims[red[j]];
                 }
-                if (kind != RED_AMAX) {
+                if (!sel) {
                     avg_add(&a, x, off);
                 } else if (pass == 0) { /* the max (NaN wins) and the lower bound of what a backend's max can be */
-                    double v = x->v[off];
+                    double v = sg * x->v[off];
                     if (v > m || isnan(v)) m = isnan(m) ? m : v;
                     if (v - x->e[off] > lower) lower = v - x->e[off];
-                } else if ((x->v[off] + x->e[off] >= lower || x->v[off] == m) && x->e[off] > e) {
+                } else if ((sg * x->v[off] + x->e[off] >= lower || sg * x->v[off] == m) && x->e[off] > e) {
                     e = x->e[off]; /* the largest budget among the elements a backend could select */
                 }
             }
         if (kind == RED_MEAN) avg_finish(&a, (double)k, &c->prec, y, oi);
         else if (kind == RED_SUM) sum_finish(&a, &c->prec, y, oi);
-        else y->v[oi] = m, y->e[oi] = e;
-        if (kind != RED_AMAX && avg_overflows(&a, &c->prec)) par_mark_any(c, oi);
+        else y->v[oi] = sg * m, y->e[oi] = e;
+        if (!sel && avg_overflows(&a, &c->prec)) par_mark_any(c, oi);
     }
     return PAR_OK;
 }
@@ -325,4 +330,9 @@ par_status par_ref_sum(const par_ref_ctx *c, const par_rt *const *in, par_rt *co
 par_status par_ref_amax(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     return reduce_kernel(c, RED_AMAX, in, out, msg);
+}
+
+par_status par_ref_amin(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return reduce_kernel(c, RED_AMIN, in, out, msg);
 }

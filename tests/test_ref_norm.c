@@ -1,5 +1,5 @@
 /*
- * test_ref_norm.c - tests of the reference kernels of sqrt and rsqrt (reference/elementwise.c), sum and amax
+ * test_ref_norm.c - tests of the reference kernels of sqrt and rsqrt (reference/elementwise.c), sum, amax, amin
  * (reference/pool.c), and layer_norm, group_norm and instance_norm (reference/norm.c): values derived by hand in
  * the comments (PyTorch's rules, docs/ops.md), IEEE special values, the budgets checked sound against float32
  * implementations of every form the budget claims to cover (two-pass, Welford, E[x^2] - mean^2; direct and folded
@@ -190,6 +190,38 @@ static void test_amax_nan_and_candidates(void)
     x->e[0] = 0.1, x->e[1] = 0.2, x->e[2] = 0.1;
     CU_ASSERT_EQUAL_FATAL(reduce(1, 1, a00, 0, x, &y, &msg), PAR_OK);
     CU_ASSERT_EQUAL(y->v[0], 1.0);
+    CU_ASSERT_EQUAL(y->e[0], 0.2);
+    rt_del(y), rt_del(x);
+}
+
+/* amin, the mirror of amax: x [2,3] = [[1, NaN, 3], [-1, -5, -2]]; axes [1]: [NaN, -5] (NaN propagates); axes [0]:
+ * [-1, NaN, -2]; axes [0, 1], keepdims 1: [[NaN]]. Exact inputs: budget 0. Candidates: x = [-1.0 (e 0.1),
+ * -0.95 (e 0.2), -0.5 (e 0.1)]: the backend's min is at most min(v + e) = -0.9; -1.0 - 0.1 and -0.95 - 0.2 reach
+ * below it, -0.5 - 0.1 does not: budget 0.2, the largest candidate's; the value -1. */
+static void test_amin_values_and_candidates(void)
+{
+    int64_t d[2] = {2, 3}, a1[1] = {1}, a0[1] = {0}, a01[2] = {0, 1}, d3[1] = {3}, a00[1] = {0};
+    const double v[6] = {1, NAN, 3, -1, -5, -2};
+    par_rt *x = rt_of(2, d, v), *y = NULL;
+    par_attr at[2];
+    par_msg msg;
+    at[0] = par_a_ints("axes", 1, a1), at[1] = par_a_int("keepdims", 0);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_mean, par_ref_amin, "amin", 1, &x, at, 2, &y, &msg), PAR_OK);
+    CU_ASSERT(isnan(y->v[0]) && y->v[1] == -5 && y->e[1] == 0);
+    rt_del(y);
+    at[0] = par_a_ints("axes", 1, a0);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_mean, par_ref_amin, "amin", 1, &x, at, 2, &y, &msg), PAR_OK);
+    CU_ASSERT(y->v[0] == -1 && isnan(y->v[1]) && y->v[2] == -2);
+    rt_del(y);
+    at[0] = par_a_ints("axes", 2, a01), at[1] = par_a_int("keepdims", 1);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_mean, par_ref_amin, "amin", 1, &x, at, 2, &y, &msg), PAR_OK);
+    CU_ASSERT(y->rank == 2 && y->dims[0] == 1 && y->dims[1] == 1 && isnan(y->v[0]));
+    rt_del(y), rt_del(x);
+    x = rt_of(1, d3, (const double[]){-1.0, -0.95, -0.5});
+    x->e[0] = 0.1, x->e[1] = 0.2, x->e[2] = 0.1;
+    at[0] = par_a_ints("axes", 1, a00), at[1] = par_a_int("keepdims", 0);
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_mean, par_ref_amin, "amin", 1, &x, at, 2, &y, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(y->v[0], -1.0);
     CU_ASSERT_EQUAL(y->e[0], 0.2);
     rt_del(y), rt_del(x);
 }
@@ -505,6 +537,7 @@ static const CU_TestInfo tests[] = {
     {"sqrt and rsqrt budgets vs f32", test_sqrt_vs_f32},
     {"sum and amax values", test_sum_amax_values},
     {"amax NaN and candidates", test_amax_nan_and_candidates},
+    {"amin values and candidates", test_amin_values_and_candidates},
     {"sum budget vs f32", test_sum_vs_f32},
     {"sum budget propagation", test_sum_propagation},
     {"layer_norm values", test_layer_norm_values},

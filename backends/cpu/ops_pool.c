@@ -131,12 +131,12 @@ par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * mean, sum and amax over axes, any layout: y is set to the identity (0, or -inf for amax), every x element is
- * accumulated into the y element it reduces to (walking x in its physical order, y strided with 0 along reduced
- * axes), then mean divides by the count. amax propagates NaN (PyTorch): once a NaN is held, `v > acc` is false for
- * every later v and the NaN stays. One thread: the order of the sums is fixed.
+ * mean, sum, amax and amin over axes, any layout: y is set to the identity (0, -inf for amax, +inf for amin), every x
+ * element is accumulated into the y element it reduces to (walking x in its physical order, y strided with 0 along
+ * reduced axes), then mean divides by the count. amax and amin propagate NaN (PyTorch): once a NaN is held,
+ * `v > acc` (`v < acc`) is false for every later v and the NaN stays. One thread: the order of the sums is fixed.
  * ------------------------------------------------------------------------------------------------------------- */
-typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX } red_kind;
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX, RED_AMIN } red_kind;
 
 typedef struct mean_state {
     red_kind kind;
@@ -147,6 +147,7 @@ typedef struct mean_state {
 
 static inline float red_acc(red_kind kind, float acc, float v)
 {
+    if (kind == RED_AMIN) return (v < acc || v != v) ? v : acc;
     if (kind != RED_AMAX) return acc + v;
     return (v > acc || v != v) ? v : acc;
 }
@@ -158,25 +159,26 @@ static void run_mean(const cpu_plan *p, const cpu_step *s)
     const float *x = p->t[s->in[0]].data;
     float *y = yt->data;
     const red_kind kind = st->kind;
-    const float init = kind == RED_AMAX ? -INFINITY : 0.0f;
+    const int sel = kind == RED_AMAX || kind == RED_AMIN;
+    const float init = kind == RED_AMAX ? -INFINITY : kind == RED_AMIN ? INFINITY : 0.0f;
     for (int64_t i = 0; i < yt->numel; i++) y[i] = init;
     const int32_t r = st->rank;
     const int64_t n = st->dims[r - 1], xsi = st->xs[r - 1], ysi = st->ys[r - 1];
     int64_t idx[PAR_MAX_RANK] = {0}, outer = 1, xo = 0, yo = 0;
     for (int32_t i = 0; i < r - 1; i++) outer *= st->dims[i];
     for (int64_t o = 0; o < outer; o++) {
-        if (ysi == 0 && kind != RED_AMAX) {
+        if (ysi == 0 && !sel) {
             float acc = y[yo];
             for (int64_t k = 0; k < n; k++) acc += x[xo + k * xsi];
             y[yo] = acc;
         } else if (ysi == 0) {
             float acc = y[yo];
-            for (int64_t k = 0; k < n; k++) acc = red_acc(RED_AMAX, acc, x[xo + k * xsi]);
+            for (int64_t k = 0; k < n; k++) acc = red_acc(kind, acc, x[xo + k * xsi]);
             y[yo] = acc;
-        } else if (kind != RED_AMAX) {
+        } else if (!sel) {
             for (int64_t k = 0; k < n; k++) y[yo + k * ysi] += x[xo + k * xsi];
         } else {
-            for (int64_t k = 0; k < n; k++) y[yo + k * ysi] = red_acc(RED_AMAX, y[yo + k * ysi], x[xo + k * xsi]);
+            for (int64_t k = 0; k < n; k++) y[yo + k * ysi] = red_acc(kind, y[yo + k * ysi], x[xo + k * xsi]);
         }
         for (int32_t i = r - 2; i >= 0; i--) {
             xo += st->xs[i], yo += st->ys[i];
@@ -206,7 +208,8 @@ par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = free_state;
-    st->kind = strcmp(n->op, "sum") == 0 ? RED_SUM : strcmp(n->op, "amax") == 0 ? RED_AMAX : RED_MEAN;
+    st->kind = strcmp(n->op, "sum") == 0 ? RED_SUM : strcmp(n->op, "amax") == 0 ? RED_AMAX
+             : strcmp(n->op, "amin") == 0 ? RED_AMIN : RED_MEAN;
     /* y's stride seen from each x dim: 0 where reduced; y dims follow x's, minus the reduced ones without keepdims */
     int64_t xs[PAR_MAX_RANK], ys[PAR_MAX_RANK], d[PAR_MAX_RANK];
     int32_t yd = 0;

@@ -79,6 +79,7 @@ static const op_entry op_table[] = {
     {"mean", cpu_lower_reduce, 0, 0},
     {"sum", cpu_lower_reduce, 0, 0},
     {"amax", cpu_lower_reduce, 0, 0},
+    {"amin", cpu_lower_reduce, 0, 0},
     {"softmax", cpu_lower_softmax, 0, 0},
     {"log_softmax", cpu_lower_softmax, 0, 0},
     {"upsample_nearest2d", cpu_lower_upsample, 0, 0},

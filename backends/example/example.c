@@ -110,6 +110,7 @@ static const ex_op kernel_table[] = {
     {"mean", ex_mean, EX_IO_F32},
     {"sum", ex_sum, EX_IO_F32},
     {"amax", ex_amax, EX_IO_F32},
+    {"amin", ex_amin, EX_IO_F32},
     {"softmax", ex_softmax, EX_IO_F32},
     {"log_softmax", ex_log_softmax, EX_IO_F32},
     {"upsample_nearest2d", ex_upsample_nearest2d, EX_IO_F32},

@@ -157,6 +157,7 @@ EX_HIDDEN void ex_rsqrt(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_sum(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_mean(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_amax(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_amin(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_layer_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_group_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_instance_norm(const ex_plan *p, const par_node *n);

@@ -33,7 +33,7 @@ void ex_rsqrt(const ex_plan *p, const par_node *n)
  * reduced axes), in input order, so each sum is a plain left-to-right sum; mean then divides by the number of terms.
  * keepdims only changes the output's shape, not its element order. amax keeps a NaN once it has one (v > NaN is
  * false), as PyTorch's NaN propagation. */
-typedef enum red_kind { RED_SUM, RED_MEAN, RED_AMAX } red_kind;
+typedef enum red_kind { RED_SUM, RED_MEAN, RED_AMAX, RED_AMIN } red_kind;
 
 static void reduce(const ex_plan *p, const par_node *n, red_kind kind)
 {
@@ -52,10 +52,12 @@ static void reduce(const ex_plan *p, const par_node *n, red_kind kind)
         if (reduced[d]) count *= xv->dims[d];
         else s *= xv->dims[d];
     }
-    for (int64_t i = 0; i < yv->numel; i++) y[i] = kind == RED_AMAX ? -INFINITY : 0.0f;
+    for (int64_t i = 0; i < yv->numel; i++) y[i] = kind == RED_AMAX ? -INFINITY : kind == RED_AMIN ? INFINITY : 0.0f;
     for (int64_t i = 0; i < xv->numel; i++) {
         float *o = &y[ex_offset(i, xv->dims, rank, ostride)];
-        if (kind != RED_AMAX) *o += x[i];
+        if (kind == RED_AMIN) {
+            if (x[i] < *o || x[i] != x[i]) *o = x[i];
+        } else if (kind != RED_AMAX) *o += x[i];
         else if (x[i] > *o || x[i] != x[i]) *o = x[i];
     }
     if (kind == RED_MEAN)
@@ -70,6 +72,11 @@ void ex_sum(const ex_plan *p, const par_node *n)
 void ex_mean(const ex_plan *p, const par_node *n)
 {
     reduce(p, n, RED_MEAN);
+}
+
+void ex_amin(const ex_plan *p, const par_node *n)
+{
+    reduce(p, n, RED_AMIN);
 }
 
 void ex_amax(const ex_plan *p, const par_node *n)

@@ -1,7 +1,7 @@
 /*
  * norm.c - sweep specs of sqrt and rsqrt (positive ranges from tiny to large, and edge values with zeros, signed
- * zeros and negatives), of the reductions sum and amax (every axis set, keepdims both ways, negative axes, edge
- * values for amax), and of the normalizations layer_norm (1, 2 and 3 trailing dims, transformer widths),
+ * zeros and negatives), of the reductions sum, amax and amin (every axis set, keepdims both ways, negative axes,
+ * edge values for amax and amin), and of the normalizations layer_norm (1, 2 and 3 trailing dims, transformer widths),
  * group_norm (1 group, C groups and between) and instance_norm (ranks 3 and 4), each with and without weight and
  * bias, two eps values, and inputs centred, offset (mean 5: the variance's cancellation) or of small spread (the
  * variance far below eps).
@@ -56,10 +56,10 @@ void par_sweep_sqrt(par_sweep *s)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * sum, amax
+ * sum, amax, amin
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct red_pt {
-    int amax, rank, d[4], naxes, axes[4], keep, edge;
+    int amax, rank, d[4], naxes, axes[4], keep, edge; /* amax: 0 sum, 1 amax, 2 amin */
 } red_pt;
 
 static void red_emit(grid *gr, red_pt p, int quick)
@@ -68,7 +68,7 @@ static void red_emit(grid *gr, red_pt p, int quick)
     for (int i = 0; i < p.rank; i++) xd[i] = p.d[i];
     for (int i = 0; i < p.naxes; i++) ax[i] = p.axes[i];
     if (!grid_take(gr, &p, quick, su_numel(p.rank, xd), su_numel(p.rank, xd))) return;
-    const char *op = p.amax ? "amax" : "sum";
+    const char *op = p.amax == 2 ? "amin" : p.amax ? "amax" : "sum";
     char xs[64], as[64];
     su_shape(xs, sizeof xs, p.rank, xd);
     su_shape(as, sizeof as, p.naxes, ax);
@@ -89,7 +89,7 @@ void par_sweep_reduce(par_sweep *s)
     enum { RQ = 4, RN = 8 };
     grid gr;
     grid_init(&gr, s, sizeof(red_pt));
-    for (int amax = 0; amax < 2; amax++)
+    for (int amax = 0; amax < 3; amax++)
         for (int sh = 0; sh < RN; sh++) {
             int r = RSH[sh][0];
             /* every non-empty subset of the axes, keepdims both ways, the last axis alone also spelled -1 */
@@ -107,7 +107,8 @@ void par_sweep_reduce(par_sweep *s)
                         int all = mask == (1 << r) - 1, pair = r >= 2 && mask == (3 << (r - 2));
                         int q = sh < RQ && (p.naxes == 1 || pair || all) && keep == (mask & 1) && (!neg || r == 1);
                         red_emit(&gr, p, q);
-                        /* amax on edge values (signed zeros, ties, equal maxima): the selection must be exact */
+                        /* amax and amin on edge values (signed zeros, ties, equal extrema): the selection must be
+                         * exact */
                         if (amax && (all || (p.naxes == 1 && keep)) && !neg) {
                             p.edge = 1;
                             red_emit(&gr, p, sh < RQ && all && keep);
