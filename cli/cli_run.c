@@ -159,7 +159,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
     OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_ROUNDS, OPT_BASELINE, OPT_HELP,
-    OPT_HTML
+    OPT_HTML, OPT_SHAPE
 };
 
 static const struct option run_opts[] = {
@@ -170,6 +170,7 @@ static const struct option run_opts[] = {
     {"suite", required_argument, NULL, OPT_SUITE},
     {"case", required_argument, NULL, OPT_CASE},
     {"seed", required_argument, NULL, OPT_SEED},
+    {"shape", required_argument, NULL, OPT_SHAPE},
     {"repeat", required_argument, NULL, OPT_REPEAT},
     {"warmup", required_argument, NULL, OPT_WARMUP},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
@@ -203,6 +204,7 @@ static void run_usage(FILE *f)
             "  -o, --ops LIST     only cases using one of these ops (comma-separated; see 'parity list ops')\n"
             "  -k, --match REGEX  only cases whose ID matches (POSIX extended regex)\n"
             "  --seed N           base seed of generated cases (default 1); IDs show it as #seed=N\n"
+            "  --shape NAME=D0,.. the shape of a model file's input that the file leaves symbolic (repeatable)\n"
             "  --shard K/N        the K-th of N deterministic shares of the selected cases (1 <= K <= N)\n"
             "backends:\n"
             "  -b, --backends L   comma-separated specs NAME or NAME[knob=value,...], e.g. -b cpu,cpu[kernels=scalar]\n"
@@ -230,6 +232,18 @@ static void run_usage(FILE *f)
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
             "130 / 143 interrupted by SIGINT / SIGTERM (the partial report is written, marked \"interrupted\").\n");
+}
+
+/* --shape NAME=D0,D1,... appended to buf ("a=...;b=..."): the shapes of model inputs their file leaves symbolic. */
+static int add_shape(char *buf, size_t len, const char *arg)
+{
+    size_t used = strlen(buf);
+    if (!strchr(arg, '=') || used + strlen(arg) + 2 > len) {
+        fprintf(stderr, "parity: --shape '%s': expected NAME=D0,D1,...\n", arg);
+        return -1;
+    }
+    snprintf(buf + used, len - used, "%s%s", used ? ";" : "", arg);
+    return 0;
 }
 
 static int parse_u64(const char *opt, const char *s, uint64_t *out)
@@ -306,6 +320,7 @@ static char *join_args(int argc, char **argv, const char *exe)
 int par_cmd_run(int argc, char **argv, const char *exe)
 {
     par_selection sel = {0};
+    char shapes[2048] = "";
     par_run_config cfg = {0};
     char *plugins[PAR_MAX_PLUGINS];
     int32_t n_plugins = 0;
@@ -327,6 +342,10 @@ int par_cmd_run(int argc, char **argv, const char *exe)
             break;
         case OPT_SUITE: sel.suite = optarg; break;
         case OPT_CASE: sel.case_id = optarg; break;
+        case OPT_SHAPE:
+            if (add_shape(shapes, sizeof shapes, optarg) < 0) return PAR_EXIT_USAGE;
+            sel.input_shapes = shapes;
+            break;
         case OPT_SEED:
             if (parse_u64("--seed", optarg, &sel.seed) < 0) return PAR_EXIT_USAGE;
             if (!sel.seed) {
@@ -659,6 +678,7 @@ int par_cmd_list(int argc, char **argv, const char *exe)
     }
     if (!strcmp(what, "cases")) {
         par_selection sel = {0};
+        char shapes[2048] = "";
         int unsupported = 0;
         /* --unsupported: the node tests of the onnx suite parity cannot express, each with its reason */
         for (int i = 2; i < argc; i++)
@@ -676,6 +696,10 @@ int par_cmd_list(int argc, char **argv, const char *exe)
             case 'k': sel.id_regex = optarg; break;
             case OPT_SUITE: sel.suite = optarg; break;
             case OPT_CASE: sel.case_id = optarg; break;
+            case OPT_SHAPE:
+                if (add_shape(shapes, sizeof shapes, optarg) < 0) return PAR_EXIT_USAGE;
+                sel.input_shapes = shapes;
+                break;
             case OPT_SEED:
                 if (parse_u64("--seed", optarg, &sel.seed) < 0 || !sel.seed) return PAR_EXIT_USAGE;
                 break;

@@ -1,6 +1,8 @@
 /*
- * onnx_int.h - shared between the ONNX importer's driver (onnx_import.c: values, constants, folding, the walk) and
- * its op table (onnx_ops.c: one mapping function per ONNX op type). Not a public header.
+ * onnx_int.h - shared by the ONNX importer's parts: the values and the node being mapped (onnx_values.c), the op
+ * table (onnx_ops.c: one mapping function per ONNX op type, folding, QDQ fusion), the driver that walks a graph
+ * (onnx_import.c), op cases (onnx_import_ops.c) and the exporter (onnx_export.c). The driver calls the table and the
+ * values; the table calls the values; nothing calls back up. Not a public header.
  */
 #ifndef PAR_FORMATS_ONNX_INT_H
 #define PAR_FORMATS_ONNX_INT_H
@@ -48,6 +50,7 @@ typedef struct ox_imp {
     int32_t serial;            /* for generated names */
     int failed;                /* a hard error: msg is set */
     const par_onnx_node *node; /* the node being mapped */
+    const char *twin;          /* its row's parity op (the one-to-one rows' mapping functions emit it) */
     char why[160];             /* an unsupported node's reason */
     /* QDQ fusion of the current node (ox_qdq_try): its dequantized inputs read as their quantized sources, its
      * output made as the following QuantizeLinear's */
@@ -62,6 +65,22 @@ typedef struct ox_imp {
 #define OX_OK 0
 #define OX_UNSUPPORTED 1       /* im->why says what parity cannot express */
 #define OX_ERROR (-1)          /* im->msg is set */
+
+/* The value table (onnx_values.c): a name's value (NULL when undefined); a fresh definition of a name (a later
+ * one replaces an earlier); everything freed. */
+ox_val *ox_define(ox_imp *im, const char *name);
+void ox_free_vals(ox_imp *im);
+/* A parity name for an ONNX one (kept when valid and unused, else `<base>_<n>` in buf). */
+const char *ox_pname(ox_imp *im, const char *name, const char *base, char *buf, size_t len);
+/* The parity dtype of a value (PAR_DTYPE_INVALID: none, e.g. an int8 tensor without quantization). */
+par_dtype ox_parity_dtype(const ox_val *x);
+/* A constant's elements in a parity dtype (malloc'ed), NULL with why or msg set. */
+void *ox_const_bytes(ox_imp *im, const ox_val *x, par_dtype dt);
+/* Whether a value's rank and dims fit parity (why set when not). */
+int ox_rank_ok(ox_imp *im, const ox_val *x);
+/* A parity node whose output value is named oname (the node nodename, or a generated name when NULL). */
+int32_t ox_emit_named(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs,
+                      const par_attr *attrs, const char *oname, const char *nodename, const par_out_spec *spec);
 
 /* Inputs, attributes and outputs of the node being mapped. */
 ox_val *ox_in(ox_imp *im, int32_t i);                /* NULL when absent ("" or past the end) */
@@ -119,9 +138,33 @@ int ox_error(ox_imp *im, const char *fmt, ...)
 #endif
     ;
 
-/* The op table (onnx_ops.c): the mapping function of an ONNX op type, NULL when parity lacks it. */
+/* An axis counted from the end when negative. */
+static inline int32_t ox_norm_axis(int64_t a, int32_t rank) { return (int32_t)(a < 0 ? a + rank : a); }
+/* ONNX Reshape's output dims (0 copies the input's dim unless allowzero; one -1 inferred): OX_OK or why. */
+int ox_reshape_dims(ox_imp *im, const int64_t *in, int32_t in_rank, int64_t in_numel, const int64_t *shape,
+                    int32_t n, int64_t *out);
+
+/* The op table (onnx_ops.c): the mapping function of an ONNX op type, NULL when parity lacks it (its row's parity
+ * op is not in this build's op table); ox_map_node maps the current node with it (setting im->twin). */
 typedef int (*ox_map_fn)(ox_imp *im);
 ox_map_fn par_onnx_op_mapper(const char *op_type);
+int ox_map_node(ox_imp *im);
+
+/* The mapping functions of the other files (rows of the table). */
+int ox_map_conv(ox_imp *im);
+int ox_map_conv_transpose(ox_imp *im);
+int ox_map_matmul(ox_imp *im);
+int ox_map_gemm(ox_imp *im);
+int ox_map_pool(ox_imp *im);
+int ox_map_global_avg(ox_imp *im);
+int ox_map_reduce(ox_imp *im);
+int ox_map_softmax(ox_imp *im);
+int ox_map_batch_norm(ox_imp *im);
+int ox_map_instance_norm(ox_imp *im);
+int ox_map_layer_norm(ox_imp *im);
+int ox_map_resize(ox_imp *im);
+int ox_map_quantize(ox_imp *im);
+int ox_map_dequantize(ox_imp *im);
 /* Whether an op type is constant-folded when every input is known at import (shape arithmetic). */
 int par_onnx_op_foldable(const char *op_type);
 int ox_fold_node(ox_imp *im); /* fold the current node (all inputs constant); OX_UNSUPPORTED when it cannot */

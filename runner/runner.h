@@ -18,6 +18,7 @@ typedef struct par_selection {
     const char *id_regex;     /* -k: POSIX extended regex on IDs */
     uint64_t seed;            /* base seed of generated cases */
     int32_t shard_k, shard_n; /* --shard K/N, 1 <= K <= N; 0/0 = all */
+    const char *input_shapes; /* --shape: "NAME=D0,D1;..." for model files' symbolic inputs, or NULL */
 } par_selection;
 
 /* One selected case: a loaded file case, or a suite case built on demand from its walk index. */

@@ -70,12 +70,12 @@ static void graph_ops(const par_graph_desc *d, char *buf, size_t len)
     }
 }
 
-static int add_file(cand_list *l, const char *path, uint64_t seed, par_msg *msg)
+static int add_file(cand_list *l, const char *path, uint64_t seed, const char *shapes, par_msg *msg)
 {
     par_case *c;
     if (par_model_format_of(path) != PAR_FMT_NONE) {
         /* a model file: imported, with its test data's inputs and expected outputs when it has some */
-        par_import_opts o = {.seed = seed, .test_data = 1};
+        par_import_opts o = {.seed = seed, .test_data = 1, .input_shapes = shapes};
         par_import_info info;
         c = par_model_import(path, &o, &info, msg);
         if (!c && info.n_missing) {
@@ -111,14 +111,14 @@ static int has_json_suffix(const char *n)
     return (l > 5 && strcmp(n + l - 5, ".json") == 0) || par_model_format_of(n) != PAR_FMT_NONE;
 }
 
-static int add_path(cand_list *l, const char *path, uint64_t seed, int depth, par_msg *msg)
+static int add_path(cand_list *l, const char *path, uint64_t seed, const char *shapes, int depth, par_msg *msg)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
         par_msgf(msg, PAR_ERROR, "%s: no such file or folder", path);
         return 2;
     }
-    if (!S_ISDIR(st.st_mode)) return add_file(l, path, seed, msg);
+    if (!S_ISDIR(st.st_mode)) return add_file(l, path, seed, shapes, msg);
     if (depth > 16) return 0;
     struct dirent **ents = NULL;
     int n = scandir(path, &ents, NULL, alphasort);
@@ -134,7 +134,7 @@ static int add_path(cand_list *l, const char *path, uint64_t seed, int depth, pa
             snprintf(child, sizeof child, "%s/%s", path, name);
             struct stat cs;
             if (stat(child, &cs) == 0 && (S_ISDIR(cs.st_mode) || has_json_suffix(name)))
-                rc = add_path(l, child, seed, depth + 1, msg);
+                rc = add_path(l, child, seed, shapes, depth + 1, msg);
         }
         free(ents[i]);
     }
@@ -264,7 +264,7 @@ static int add_suite(cand_list *l, const char *suite, uint64_t seed, par_msg *ms
     char dir[4096];
     if (strcmp(suite, "models") == 0) {
         snprintf(dir, sizeof dir, "%s/models", par_cases_dir());
-        int rc = add_path(l, dir, seed, 0, msg);
+        int rc = add_path(l, dir, seed, NULL, 0, msg);
         return rc ? rc : add_external(l, seed, msg);
     }
     if (strcmp(suite, "default") == 0) {
@@ -333,7 +333,7 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
             f += fl + (fe ? 1 : 0);
         }
     }
-    for (int32_t i = 0; i < sel->n_paths && rc == 0; i++) rc = add_path(&l, sel->paths[i], seed, 0, msg);
+    for (int32_t i = 0; i < sel->n_paths && rc == 0; i++) rc = add_path(&l, sel->paths[i], seed, sel->input_shapes, 0, msg);
     if (rc == 0 && sel->suite) rc = add_suite(&l, sel->suite, seed, msg);
     if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0 && par_fuzz_is_id(sel->case_id)) {
         /* a fuzz case ID: the generator rebuilds it from its options and seed */
@@ -369,7 +369,7 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
             if (rc == 0 && l.n == 0) {
                 char dir[4096];
                 snprintf(dir, sizeof dir, "%s/models", par_cases_dir());
-                rc = add_path(&l, dir, seed, 0, msg);
+                rc = add_path(&l, dir, seed, NULL, 0, msg);
             }
         }
     }

@@ -386,7 +386,6 @@ static int rt_want(void *user, int64_t index, const char *id, const char *op)
 static void rt_build(void *user, int64_t index, par_case *c)
 {
     rt_stats *s = user;
-    (void)index;
     s->cases++;
     par_msg msg;
     par_tfl_model *m = par_tflite_export_model(c, &msg);
@@ -401,6 +400,18 @@ static void rt_build(void *user, int64_t index, par_case *c)
     size_t len;
     uint8_t *bytes = par_tfl_write(m, &len, &msg);
     par_tfl_free(m);
+    /* PARITY_TFLITE_EXPORT_DIR: keep every written model (tests/report/test_formats.sh loads them in LiteRT) */
+    const char *keep = getenv("PARITY_TFLITE_EXPORT_DIR");
+    if (keep && bytes) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/case%05lld.tflite", keep, (long long)index);
+        FILE *f = fopen(path, "wb");
+        CU_ASSERT_PTR_NOT_NULL(f);
+        if (f) {
+            CU_ASSERT_EQUAL(fwrite(bytes, 1, len, f), len);
+            fclose(f);
+        }
+    }
     par_tfl_model *m2 = bytes ? par_tfl_parse(bytes, len, c->id, &msg) : NULL;
     free(bytes);
     if (!m2) {

@@ -1,6 +1,8 @@
 # test_formats.sh - model files in and out, end to end, with the formats' own tools:
 #   - every quick-suite case parity can express in ONNX, exported (build/tests/test_onnx_roundtrip keeps the files),
 #     passes ONNX's checker with shape inference (tools/onnx_check.py, Debian's python3-onnx; a skip where missing);
+#   - every one it can express in TFLite (build/tests/test_tflite keeps them) loads and allocates in LiteRT
+#     (tools/tflite_check.py in build/venv; a skip where LiteRT is not installed);
 #   - a hostile model file (truncated, garbage, a length past the end) is exit 2 naming the file, never a crash;
 #   - `parity import` writes a case whose weights are in its binary sidecar, which runs like the model itself;
 #     --ops writes op cases that run; an op parity lacks is one line naming the op, its first node and the count;
@@ -18,6 +20,19 @@ case $? in
 2) skip "onnx.checker: $(head -1 "$T/check.log")" ;;
 *) no "onnx.checker refuses exported files: $(grep FAIL "$T/check.log" | head -3)" ;;
 esac
+
+# LiteRT loads every quick-suite case parity exports to TFLite (tools/tflite_check.py, build/venv from make deps)
+mkdir -p "$T/tflite"
+if PARITY_TFLITE_EXPORT_DIR="$T/tflite" "$BUILD/tests/test_tflite" >"$T/tfl.log" 2>&1; then ok; else
+    no "the TFLite round trip: $(tail -3 "$T/tfl.log")"
+fi
+if [ -x build/venv/bin/python ] && build/venv/bin/python -c 'import ai_edge_litert' 2>/dev/null; then
+    if build/venv/bin/python tools/tflite_check.py "$T/tflite" >"$T/litert.log" 2>&1; then ok; else
+        no "LiteRT refuses exported files: $(grep -v '^note' "$T/litert.log" | head -3)"
+    fi
+else
+    skip "LiteRT is not installed in build/venv (make deps installs it)"
+fi
 
 # hostile files: exit 2 with the file named
 printf 'not a protobuf at all \377\377\377\377\377' >"$T/garbage.onnx"
