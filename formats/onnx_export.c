@@ -73,7 +73,7 @@ static par_onnx_tensor *add_init(ex *e, const char *name, int32_t dtype, int32_t
     size_t bytes = (size_t)t->numel * par_onnx_dtype_size(dtype);
     t->data = par_onnx_alloc(e->m, bytes ? bytes : 1);
     if (!t->data || !t->name) return NULL;
-    memcpy(t->data, data, bytes);
+    if (bytes) memcpy(t->data, data, bytes);
     return t;
 }
 
@@ -133,7 +133,7 @@ static void at_ints(ex *e, attrs *l, const char *name, int32_t n, const int64_t 
     a->name = name;
     a->type = PAR_ONNX_ATTR_INTS;
     int64_t *c = par_onnx_alloc(e->m, sizeof(int64_t) * (size_t)(n ? n : 1));
-    if (c) memcpy(c, v, sizeof(int64_t) * (size_t)n);
+    if (c && n) memcpy(c, v, sizeof(int64_t) * (size_t)n);
     a->ints = c;
     a->n = n;
 }
@@ -820,9 +820,9 @@ par_onnx_model *par_onnx_export_model(const par_case *c, par_status *st, par_msg
     og->outputs = par_onnx_alloc(m, sizeof *og->outputs * (size_t)g->n_outputs);
     m->opsets = par_onnx_alloc(m, sizeof *m->opsets);
     if (og->nodes && og->initializers && og->inputs && og->outputs && m->opsets) {
-        memcpy(og->nodes, e.nodes, sizeof *og->nodes * (size_t)e.n_nodes);
+        if (e.n_nodes) memcpy(og->nodes, e.nodes, sizeof *og->nodes * (size_t)e.n_nodes);
         og->n_nodes = e.n_nodes;
-        memcpy(og->initializers, e.inits, sizeof *og->initializers * (size_t)e.n_inits);
+        if (e.n_inits) memcpy(og->initializers, e.inits, sizeof *og->initializers * (size_t)e.n_inits);
         og->n_initializers = e.n_inits;
         for (int32_t i = 0; i < g->n_inputs; i++) value_info(&e, &og->inputs[i], &g->values[g->inputs[i]]);
         og->n_inputs = g->n_inputs;

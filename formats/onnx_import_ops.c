@@ -84,12 +84,12 @@ static int const_tensor(par_onnx_model *m, const ox_val *x, par_onnx_tensor *t)
         size_t bytes = n * par_onnx_dtype_size(x->dtype);
         t->data = par_onnx_alloc(m, bytes);
         if (!t->data) return -1;
-        memcpy(t->data, x->raw, (size_t)x->numel * par_onnx_dtype_size(x->dtype));
+        if (x->numel) memcpy(t->data, x->raw, (size_t)x->numel * par_onnx_dtype_size(x->dtype));
     } else if (x->floats) {
         t->dtype = PAR_ONNX_FLOAT;
         t->data = par_onnx_alloc(m, n * 4);
         if (!t->data) return -1;
-        memcpy(t->data, x->floats, (size_t)x->numel * 4);
+        if (x->numel) memcpy(t->data, x->floats, (size_t)x->numel * 4);
     } else if (x->ints) {
         t->dtype = x->dtype == PAR_ONNX_BOOL ? PAR_ONNX_BOOL : PAR_ONNX_INT64;
         t->data = par_onnx_alloc(m, n * (t->dtype == PAR_ONNX_BOOL ? 1 : 8));
