@@ -74,6 +74,46 @@ par_status par_infer_where(const par_graph_desc *g, const par_node *n, par_value
     return PAR_OK;
 }
 
+/* eq, gt, lt, ge, le: two float tensors of one dtype, broadcast; the output is bool. */
+par_status par_infer_compare(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    static const char *const names[2] = {"a", "b"};
+    const par_value *v[2] = {par_node_input(g, n, 0), par_node_input(g, n, 1)};
+    if (!v[0] || !v[1]) return par_msgf(msg, PAR_ERROR, "inputs 0 (a) and 1 (b) are required");
+    if (!is_float(v[0]->dtype))
+        return par_msgf(msg, PAR_ERROR, "input 0 (a): dtype %s; comparisons take float tensors (f32, f16)",
+                        par_dtype_name(v[0]->dtype));
+    if (v[1]->dtype != v[0]->dtype)
+        return par_msgf(msg, PAR_ERROR, "input 1 (b): dtype %s differs from input 0 (a) dtype %s",
+                        par_dtype_name(v[1]->dtype), par_dtype_name(v[0]->dtype));
+    par_status st = broadcast_n(v, names, 2, &outs[0], msg);
+    if (st != PAR_OK) return st;
+    outs[0].dtype = PAR_DTYPE_BOOL;
+    outs[0].scale = 1.0f;
+    outs[0].zero_point = 0;
+    return PAR_OK;
+}
+
+/* logical_and, logical_or, logical_xor (two inputs, broadcast) and logical_not (one): bool in, bool out. */
+par_status par_infer_logical(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    static const char *const names[2] = {"a", "b"};
+    const par_value *v[2] = {par_node_input(g, n, 0), n->n_inputs > 1 ? par_node_input(g, n, 1) : NULL};
+    const int32_t k = n->n_inputs > 1 ? 2 : 1;
+    for (int32_t i = 0; i < k; i++) {
+        if (!v[i]) return par_msgf(msg, PAR_ERROR, "input %d (%s) is required", (int)i, names[i]);
+        if (v[i]->dtype != PAR_DTYPE_BOOL)
+            return par_msgf(msg, PAR_ERROR, "input %d (%s): dtype %s, expected bool", (int)i, names[i],
+                            par_dtype_name(v[i]->dtype));
+    }
+    par_status st = broadcast_n(v, names, k, &outs[0], msg);
+    if (st != PAR_OK) return st;
+    outs[0].dtype = PAR_DTYPE_BOOL;
+    outs[0].scale = 1.0f;
+    outs[0].zero_point = 0;
+    return PAR_OK;
+}
+
 par_status par_infer_masked_fill(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
 {
     const par_value *x = par_node_input(g, n, 0), *m = par_node_input(g, n, 1);

@@ -151,6 +151,7 @@ int32_t gen_op_permute(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_pad(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_slice(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_where(gen_ctx *g, const par_op_info *op, int32_t room);
+int32_t gen_op_logical(gen_ctx *g, const par_op_info *op, int32_t room); /* bool masks in */
 int32_t gen_op_masked_fill(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_gather(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_embedding(gen_ctx *g, const par_op_info *op, int32_t room);

@@ -30,6 +30,8 @@ static const struct {
     {par_infer_permute, gen_op_permute},
     {par_infer_pad, gen_op_pad},
     {par_infer_slice, gen_op_slice},
+    {par_infer_compare, gen_op_binary},
+    {par_infer_logical, gen_op_logical},
     {par_infer_where, gen_op_where},
     {par_infer_masked_fill, gen_op_masked_fill},
     {par_infer_gather, gen_op_gather},

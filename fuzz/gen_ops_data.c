@@ -208,6 +208,32 @@ int32_t gen_op_where(gen_ctx *g, const par_op_info *op, int32_t room)
     return -1;
 }
 
+/* logical_and / _or / _xor (two bool masks, the second broadcast to the first's shape or the other way) and
+ * logical_not (one): the shape is an activation's, the masks bool inputs or constants. */
+int32_t gen_op_logical(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in a = gen_act(g, 1, GEN_RANK, 0), ins[2];
+        int32_t r;
+        const int64_t *ad = gen_in_dims(g, &a, &r);
+        int64_t d[PAR_MAX_RANK];
+        memcpy(d, ad, sizeof(int64_t) * (size_t)r);
+        ins[0] = gen_in_uniform(g->quant || gen_chance(g->src, 0.3), PAR_DTYPE_BOOL, r, d, 0, 1);
+        if (op->in_min > 1) {
+            ins[1] = bool_mask(g, r, d);
+            if (gen_chance(g->src, 0.3)) {
+                gen_in tmp = ins[0];
+                ins[0] = ins[1];
+                ins[1] = tmp;
+            }
+        }
+        int32_t v = gen_emit(g, op, op->in_min, ins, NULL, 0, 0, 0, 1, 1.0);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
 int32_t gen_op_masked_fill(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;

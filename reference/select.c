@@ -49,6 +49,26 @@ static void step_index(int32_t rank, const int64_t *dims, int64_t *idx, int32_t 
     }
 }
 
+/* The selected element (value *v, budget *e) when the decision behind it is ambiguous (a bool element with a
+ * nonzero budget: its reference value or the other may be correct), the other candidate being (w, ew): a backend
+ * may return either, so the budget covers the other's distance plus its budget, max(e, |w - v| + ew). When the two
+ * differ by an infinity or a NaN (an infinite or NaN branch that a correct backend may pick), the element is
+ * "anything" (docs/oracle.md, "NaN and Inf policy"). */
+static void decided(double *v, double *e, double w, double ew)
+{
+    if (w == *v) { /* equal candidates, infinities of one sign included: the larger budget */
+        *e = fmax(*e, ew);
+        return;
+    }
+    double d = fabs(w - *v) + ew;
+    if (!isfinite(d) || isnan(*v)) {
+        *v = NAN;
+        *e = INFINITY;
+        return;
+    }
+    *e = fmax(*e, d);
+}
+
 /* ------------------------------------------------------------------------------------------------------------- */
 /* where(cond, a, b) = cond ? a : b, all three broadcast */
 
@@ -65,10 +85,12 @@ par_status par_ref_where(const par_ref_ctx *c, const par_rt *const *in, par_rt *
     }
     int64_t *offs[3] = {&o[0], &o[1], &o[2]};
     for (int64_t k = 0; k < y->numel; k++) {
-        const par_rt *src = in[0]->v[o[0]] != 0 ? in[1] : in[2];
-        int64_t so = in[0]->v[o[0]] != 0 ? o[1] : o[2];
-        y->v[k] = src->v[so];
-        y->e[k] = src->e[so];
+        const int pick_a = in[0]->v[o[0]] != 0;
+        const double va = in[1]->v[o[1]], vb = in[2]->v[o[2]], ea = in[1]->e[o[1]], eb = in[2]->e[o[2]];
+        y->v[k] = pick_a ? va : vb;
+        y->e[k] = pick_a ? ea : eb;
+        /* an ambiguous condition (a decision op's budget, docs/oracle.md "Decision ops"): either branch is correct */
+        if (in[0]->e[o[0]] > 0) decided(&y->v[k], &y->e[k], pick_a ? vb : va, pick_a ? eb : ea);
         step_index(y->rank, y->dims, idx, 3, offs, st);
     }
     return PAR_OK;
@@ -94,6 +116,7 @@ par_status par_ref_masked_fill(const par_ref_ctx *c, const par_rt *const *in, pa
         int fill = m->v[o] != 0;
         y->v[k] = fill ? value : x->v[k];
         y->e[k] = fill ? fill_e : x->e[k];
+        if (m->e[o] > 0) decided(&y->v[k], &y->e[k], fill ? x->v[k] : value, fill ? x->e[k] : fill_e);
         step_index(x->rank, x->dims, idx, 1, offs, st);
     }
     return PAR_OK;
@@ -167,3 +190,115 @@ par_status par_ref_embedding(const par_ref_ctx *c, const par_rt *const *in, par_
     }
     return PAR_OK;
 }
+
+/* ------------------------------------------------------------------------------------------------------------- */
+/* Decision ops (docs/oracle.md, "Decision ops"): eq, gt, lt, ge, le on two float tensors, and the logic ops on bool
+ * tensors, all broadcast. The output is bool: v is 0 or 1, e is 0 where the answer is determined and 1 where a
+ * correct backend may answer either way (budget 1 on a 0/1 value admits both). A comparison is ambiguous where
+ * |a - b| <= e_a + e_b with e_a + e_b > 0 (each input may be anywhere within its budget of its reference value, so
+ * the computed values may be ordered either way or be equal), and where an input's budget is infinite. NaN compares
+ * false (IEEE 754, numpy): an exact NaN makes the answer exact. A logic op is ambiguous where its result changes
+ * over the values its ambiguous inputs may take (and(x, 0) is 0 whatever x is). The scale of a decision is its
+ * budget: a flipped decision is no mean-zero rounding. */
+
+enum { CMP_EQ, CMP_GT, CMP_LT, CMP_GE, CMP_LE };
+
+static int cmp_apply(int op, double a, double b)
+{
+    switch (op) {
+    case CMP_EQ: return a == b;
+    case CMP_GT: return a > b;
+    case CMP_LT: return a < b;
+    case CMP_GE: return a >= b;
+    default: return a <= b;
+    }
+}
+
+static par_status compare(int op, const char *name, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    if (!in[0] || !in[1] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: inputs 0 (a) and 1 (b) are required", name);
+    par_rt *y = out[0];
+    int64_t st[2][PAR_MAX_RANK], o[2] = {0, 0}, idx[PAR_MAX_RANK] = {0};
+    for (int32_t i = 0; i < 2; i++) {
+        if (in[i]->rank > y->rank) return par_msgf(msg, PAR_ERROR, "%s: output shape does not match", name);
+        bcast_strides(in[i], y->rank, y->dims, st[i]);
+    }
+    int64_t *offs[2] = {&o[0], &o[1]};
+    for (int64_t k = 0; k < y->numel; k++) {
+        const double a = in[0]->v[o[0]], b = in[1]->v[o[1]], eab = in[0]->e[o[0]] + in[1]->e[o[1]];
+        y->v[k] = cmp_apply(op, a, b);
+        int amb;
+        if (!(eab < INFINITY)) amb = 1;                 /* an unbounded or "anything" input */
+        else if (isnan(a) || isnan(b)) amb = 0;         /* an exact NaN: false */
+        else amb = eab > 0 && fabs(a - b) <= eab;       /* equal infinities: |a - b| is NaN, exact */
+        y->e[k] = amb ? 1.0 : 0.0;
+        if (y->s) y->s[k] = y->e[k];
+        step_index(y->rank, y->dims, idx, 2, offs, st);
+    }
+    return PAR_OK;
+}
+
+#define PAR_CMP_KERNEL(fn, op, name)                                                                                   \
+    par_status fn(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)                     \
+    {                                                                                                                  \
+        (void)c;                                                                                                       \
+        return compare(op, name, in, out, msg);                                                                        \
+    }
+PAR_CMP_KERNEL(par_ref_eq, CMP_EQ, "eq")
+PAR_CMP_KERNEL(par_ref_gt, CMP_GT, "gt")
+PAR_CMP_KERNEL(par_ref_lt, CMP_LT, "lt")
+PAR_CMP_KERNEL(par_ref_ge, CMP_GE, "ge")
+PAR_CMP_KERNEL(par_ref_le, CMP_LE, "le")
+
+enum { LOG_AND, LOG_OR, LOG_XOR, LOG_NOT };
+
+static int log_apply(int op, int a, int b)
+{
+    switch (op) {
+    case LOG_AND: return a && b;
+    case LOG_OR: return a || b;
+    case LOG_XOR: return a != b;
+    default: return !a;
+    }
+}
+
+static par_status logical(int op, const char *name, int32_t n_in, const par_rt *const *in, par_rt *const *out,
+                          par_msg *msg)
+{
+    for (int32_t i = 0; i < n_in; i++)
+        if (!in[i]) return par_msgf(msg, PAR_ERROR, "%s: input %d is required", name, (int)i);
+    if (!out[0]) return par_msgf(msg, PAR_ERROR, "%s: output 0 is required", name);
+    par_rt *y = out[0];
+    int64_t st[2][PAR_MAX_RANK], o[2] = {0, 0}, idx[PAR_MAX_RANK] = {0};
+    for (int32_t i = 0; i < n_in; i++) {
+        if (in[i]->rank > y->rank) return par_msgf(msg, PAR_ERROR, "%s: output shape does not match", name);
+        bcast_strides(in[i], y->rank, y->dims, st[i]);
+    }
+    int64_t *offs[2] = {&o[0], &o[1]};
+    for (int64_t k = 0; k < y->numel; k++) {
+        int va = in[0]->v[o[0]] != 0, vb = n_in > 1 ? in[1]->v[o[1]] != 0 : 0;
+        /* the values each input may take: its own, or both where it is ambiguous */
+        int a_lo = va, a_hi = va, b_lo = vb, b_hi = vb;
+        if (in[0]->e[o[0]] > 0) a_lo = 0, a_hi = 1;
+        if (n_in > 1 && in[1]->e[o[1]] > 0) b_lo = 0, b_hi = 1;
+        int r = log_apply(op, va, vb), amb = 0;
+        for (int x = a_lo; x <= a_hi; x++)
+            for (int z = b_lo; z <= b_hi; z++) amb |= log_apply(op, x, z) != r;
+        y->v[k] = r;
+        y->e[k] = amb ? 1.0 : 0.0;
+        if (y->s) y->s[k] = y->e[k];
+        step_index(y->rank, y->dims, idx, n_in, offs, st);
+    }
+    return PAR_OK;
+}
+
+#define PAR_LOG_KERNEL(fn, op, n_in, name)                                                                             \
+    par_status fn(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)                     \
+    {                                                                                                                  \
+        (void)c;                                                                                                       \
+        return logical(op, name, n_in, in, out, msg);                                                                  \
+    }
+PAR_LOG_KERNEL(par_ref_logical_and, LOG_AND, 2, "logical_and")
+PAR_LOG_KERNEL(par_ref_logical_or, LOG_OR, 2, "logical_or")
+PAR_LOG_KERNEL(par_ref_logical_xor, LOG_XOR, 2, "logical_xor")
+PAR_LOG_KERNEL(par_ref_logical_not, LOG_NOT, 1, "logical_not")

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/graph.h"
+#include "oracle/oracle.h"
 #include "reference/reference.h"
 #include "ref_helpers.h"
 #include "tmain.h"
@@ -354,6 +355,171 @@ static void test_bicubic_budget_f32(void)
     PAR_TEST_NOTE(" (bicubic: %lld elements, A = -0.5 over budget at %lld)", (long long)n, (long long)over_wrong);
 }
 
+/* ---- decision ops ------------------------------------------------------------------------------------------- */
+
+/* a = [1, 1, 1, 1, NaN, inf], b = [1, 1 + 2^-22, 2, 0.5, 1, inf], a's budgets [0, 2^-23, 2^-23, 2^-23, 0, 0], b's
+ * [0, 2^-23, 2^-23, 2^-23, 0, 0].
+ *   element 0: 1 vs 1, both exact: a tie decided, eq 1, gt 0, ge 1, budget 0.
+ *   element 1: |a - b| = 2^-22 <= 2^-23 + 2^-23: ambiguous, budget 1 (eq 0, lt 1 as the reference values say).
+ *   element 2: |1 - 2| = 1 > 2^-22: decided, lt 1, budget 0. element 3: 1 > 0.5 decided: gt 1, lt 0.
+ *   element 4: NaN compares false for eq, gt, lt, ge and le alike, exactly (an exact NaN): budget 0.
+ *   element 5: inf == inf (IEEE), exact: eq 1, ge 1, le 1, gt 0, lt 0, budget 0 (|inf - inf| is no distance). */
+static void test_compare(void)
+{
+    int64_t d[1] = {6};
+    double av[6] = {1, 1, 1, 1, NAN, INFINITY}, bv[6] = {1, 1 + 0x1p-22, 2, 0.5, 1, INFINITY};
+    const struct {
+        const char *op;
+        ref_fn fn;
+        double want[6];
+    } cases[] = {
+        {"eq", par_ref_eq, {1, 0, 0, 0, 0, 1}}, {"gt", par_ref_gt, {0, 0, 0, 1, 0, 0}},
+        {"lt", par_ref_lt, {0, 1, 1, 0, 0, 0}}, {"ge", par_ref_ge, {1, 0, 0, 1, 0, 1}},
+        {"le", par_ref_le, {1, 1, 1, 0, 0, 1}},
+    };
+    const double we[6] = {0, 1, 0, 0, 0, 0};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        par_rt *a = rt_of(1, d, av), *b = rt_of(1, d, bv), *y;
+        for (int i = 1; i <= 3; i++) a->e[i] = b->e[i] = 0x1p-23;
+        par_rt *in[2] = {a, b};
+        par_msg msg;
+        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_compare, cases[k].fn, cases[k].op, 2, in, NULL, 0, &y, &msg), PAR_OK);
+        CU_ASSERT_EQUAL(y->dtype, PAR_DTYPE_BOOL);
+        for (int i = 0; i < 6; i++) {
+            CU_ASSERT_EQUAL(y->v[i], cases[k].want[i]);
+            CU_ASSERT_EQUAL(y->e[i], we[i]);
+        }
+        rt_del(y);
+        rt_del(a);
+        rt_del(b);
+    }
+}
+
+/* An unbounded input (budget +inf) makes any comparison ambiguous; an f32 and an i32 input, or a bool one, are
+ * refused naming the input. */
+static void test_compare_unbounded_and_errors(void)
+{
+    int64_t d[1] = {2};
+    double av[2] = {1, 5}, bv[2] = {3, 5};
+    par_rt *a = rt_of(1, d, av), *b = rt_of(1, d, bv), *y, *c = bool_of(1, d, av), *ix = i32_of(1, d, av);
+    a->e[0] = INFINITY;
+    par_rt *in[2] = {a, b}, *bad1[2] = {a, ix}, *bad2[2] = {c, c};
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_compare, par_ref_gt, "gt", 2, in, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(y->v[0], 0); /* 1 > 3 is false, but a may be anything */
+    CU_ASSERT_EQUAL(y->e[0], 1);
+    CU_ASSERT_EQUAL(y->e[1], 0); /* 5 > 5 false, exact */
+    rt_del(y);
+    expect_error(run_op(par_infer_compare, NULL, "gt", 2, bad1, NULL, 0, NULL, &msg), &msg, "input 1 (b)");
+    expect_error(run_op(par_infer_compare, NULL, "gt", 2, bad2, NULL, 0, NULL, &msg), &msg, "input 0 (a)");
+    rt_del(a);
+    rt_del(b);
+    rt_del(c);
+    rt_del(ix);
+}
+
+/* Logic ops over every pair of bool values, p = [0, 0, 1, 1], q = [0, 1, 0, 1] (truth tables), then with p's
+ * elements ambiguous (budget 1): and(x, 0) = 0 whatever x (decided), and(x, 1) = x (ambiguous); or(x, 1) = 1
+ * (decided), or(x, 0) = x (ambiguous); xor(x, q) and not(x) always ambiguous. */
+static void test_logical(void)
+{
+    int64_t d[1] = {4};
+    double pv[4] = {0, 0, 1, 1}, qv[4] = {0, 1, 0, 1};
+    const struct {
+        const char *op;
+        ref_fn fn;
+        int n_in;
+        double want[4], amb[4];
+    } cases[] = {
+        {"logical_and", par_ref_logical_and, 2, {0, 0, 0, 1}, {0, 1, 0, 1}},
+        {"logical_or", par_ref_logical_or, 2, {0, 1, 1, 1}, {1, 0, 1, 0}},
+        {"logical_xor", par_ref_logical_xor, 2, {0, 1, 1, 0}, {1, 1, 1, 1}},
+        {"logical_not", par_ref_logical_not, 1, {1, 1, 0, 0}, {1, 1, 1, 1}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        for (int amb = 0; amb < 2; amb++) {
+            par_rt *p = bool_of(1, d, pv), *q = bool_of(1, d, qv), *y;
+            for (int i = 0; i < 4; i++) p->e[i] = amb;
+            par_rt *in[2] = {p, q};
+            par_msg msg;
+            CU_ASSERT_EQUAL_FATAL(run_op(par_infer_logical, cases[k].fn, cases[k].op, cases[k].n_in, in, NULL, 0, &y,
+                                         &msg), PAR_OK);
+            CU_ASSERT_EQUAL(y->dtype, PAR_DTYPE_BOOL);
+            for (int i = 0; i < 4; i++) {
+                CU_ASSERT_EQUAL(y->v[i], cases[k].want[i]);
+                CU_ASSERT_EQUAL(y->e[i], amb ? cases[k].amb[i] : 0);
+            }
+            rt_del(y);
+            rt_del(p);
+            rt_del(q);
+        }
+}
+
+/* The oracle reads a bool output as its byte: with budget 1 both 0 and 1 pass, with budget 0 only the reference. */
+static void test_oracle_bool(void)
+{
+    int64_t d[1] = {2};
+    double v[2] = {1, 0};
+    par_rt *y = bool_of(1, d, v);
+    y->e[0] = 1; /* ambiguous */
+    par_metrics m;
+    const uint8_t both_flipped[2] = {0, 1}, first_flipped[2] = {0, 0}, right[2] = {1, 0};
+    CU_ASSERT_EQUAL(par_oracle_compare(y, right, &m), 0);
+    CU_ASSERT_EQUAL(par_oracle_compare(y, first_flipped, &m), 0);
+    CU_ASSERT_EQUAL(par_oracle_compare(y, both_flipped, &m), 1);
+    rt_del(y);
+}
+
+/* where fed by a decision: x = [0, 0], w = [5, 5] (budgets 2^-20 each). cond from eq(a, b):
+ *   element 0: a = 1, b = 1 + 2^-23, budgets 2^-23 each: ambiguous (|a - b| = 2^-23 <= 2^-22); the reference says
+ *     false, so w: value 5, and a correct backend may pick x = 0: budget max(2^-20, |0 - 5| + 2^-20) = 5 + 2^-20.
+ *   element 1: a = 1, b = 2: clearly false: value 5, budget 2^-20 only.
+ * The oracle: a backend answering [0, 5] (x where the condition is ambiguous) passes; one answering [5, 0] (x where it
+ * is clear) fails on element 1. masked_fill(x, cond; value -1e9) likewise: element 0 filled or not, element 1 not. */
+static void test_where_decided(void)
+{
+    int64_t d[1] = {2};
+    double av[2] = {1, 1}, bv[2] = {1 + 0x1p-23, 2}, xv[2] = {0, 0}, wv[2] = {5, 5};
+    par_rt *a = rt_of(1, d, av), *b = rt_of(1, d, bv), *x = rt_of(1, d, xv), *w = rt_of(1, d, wv), *c, *y;
+    a->e[0] = b->e[0] = 0x1p-23;
+    x->e[0] = x->e[1] = w->e[0] = w->e[1] = 0x1p-20;
+    par_rt *cin[2] = {a, b};
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_compare, par_ref_eq, "eq", 2, cin, NULL, 0, &c, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(c->v[0], 0);
+    CU_ASSERT_EQUAL(c->e[0], 1);
+    CU_ASSERT_EQUAL(c->e[1], 0);
+    par_rt *win[3] = {c, x, w};
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_where, par_ref_where, "where", 3, win, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(y->v[0], 5);
+    CU_ASSERT_EQUAL(y->e[0], 5 + 0x1p-20);
+    CU_ASSERT_EQUAL(y->v[1], 5);
+    CU_ASSERT_EQUAL(y->e[1], 0x1p-20);
+    par_metrics m;
+    const float other_where_ambiguous[2] = {0, 5}, other_where_clear[2] = {5, 0};
+    CU_ASSERT_EQUAL(par_oracle_compare(y, other_where_ambiguous, &m), 0);
+    CU_ASSERT_EQUAL(par_oracle_compare(y, other_where_clear, &m), 1);
+    rt_del(y);
+    /* masked_fill: mask false at both; element 0 may be filled with -1e9 (exact in f32? no: one rounding each in
+     * arithmetic and storage, 2 * 2^-24 * 1e9), so its budget is |-1e9 - 0| + that rounding. */
+    par_attr at = par_a_float("value", -1e9);
+    par_rt *min[2] = {x, c};
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_masked_fill, par_ref_masked_fill, "masked_fill", 2, min, &at, 1, &y, &msg),
+                          PAR_OK);
+    CU_ASSERT_EQUAL(y->v[0], 0);
+    CU_ASSERT(y->e[0] >= 1e9);
+    CU_ASSERT_EQUAL(y->e[1], 0x1p-20);
+    const float filled_ambiguous[2] = {-1e9f, 0}, filled_clear[2] = {0, -1e9f};
+    CU_ASSERT_EQUAL(par_oracle_compare(y, filled_ambiguous, &m), 0);
+    CU_ASSERT_EQUAL(par_oracle_compare(y, filled_clear, &m), 1);
+    rt_del(y);
+    rt_del(c);
+    rt_del(a);
+    rt_del(b);
+    rt_del(x);
+    rt_del(w);
+}
+
 static const CU_TestInfo tests[] = {
     {"where_broadcast", test_where_broadcast},
     {"where_errors", test_where_errors},
@@ -366,6 +532,11 @@ static const CU_TestInfo tests[] = {
     {"same_size_rule", test_same_size_rule},
     {"bicubic", test_bicubic},
     {"bicubic_budget_f32", test_bicubic_budget_f32},
+    {"compare", test_compare},
+    {"compare_unbounded_and_errors", test_compare_unbounded_and_errors},
+    {"logical", test_logical},
+    {"oracle_bool", test_oracle_bool},
+    {"where_decided", test_where_decided},
     CU_TEST_INFO_NULL,
 };
 

@@ -9,6 +9,7 @@
  * with an index out of range before any verdict). Nothing allocates at run time.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "plan_util.h"
 
@@ -38,6 +39,7 @@ typedef struct sel_state {
     int64_t st[4][PAR_MAX_RANK]; /* per operand: its strides along the walk's dims */
     float value;                 /* masked_fill */
     int32_t axis;                /* gather */
+    int32_t op;                  /* compare, logical: which one */
 } sel_state;
 
 static void free_state(void *st)
@@ -180,5 +182,82 @@ par_status cpu_lower_embedding(cpu_plan *p, cpu_step *s, par_msg *msg)
     const cpu_tensor *w = &p->t[s->in[1]];
     if (w->rank != 2) return par_msgf(msg, PAR_ERROR, "input 1 (weight): rank %d, expected 2", w->rank);
     s->run = run_embedding;
+    return PAR_OK;
+}
+
+/* ---- eq, gt, lt, ge, le: operands y (bool bytes), a, b; IEEE comparisons (NaN compares false) ------------------- */
+enum { CMP_EQ, CMP_GT, CMP_LT, CMP_GE, CMP_LE, LOG_AND, LOG_OR, LOG_XOR, LOG_NOT };
+
+static void run_compare(const cpu_plan *p, const cpu_step *s)
+{
+    const sel_state *st = s->state;
+    const cpu_tensor *y = &p->t[s->out];
+    uint8_t *out = (uint8_t *)y->data;
+    const float *a = p->t[s->in[0]].data, *b = p->t[s->in[1]].data;
+    int64_t idx[PAR_MAX_RANK] = {0}, off[3] = {0, 0, 0};
+    for (int64_t k = 0; k < y->numel; k++) {
+        const float x = a[off[1]], z = b[off[2]];
+        int r;
+        switch (st->op) {
+        case CMP_EQ: r = x == z; break;
+        case CMP_GT: r = x > z; break;
+        case CMP_LT: r = x < z; break;
+        case CMP_GE: r = x >= z; break;
+        default: r = x <= z; break;
+        }
+        out[off[0]] = (uint8_t)r;
+        step(y->rank, y->dims, idx, 3, off, st->st);
+    }
+}
+
+static int32_t op_code(const char *op)
+{
+    static const char *const names[] = {"eq", "gt", "lt", "ge", "le", "logical_and", "logical_or", "logical_xor",
+                                        "logical_not"};
+    for (int32_t k = 0; k < (int32_t)(sizeof names / sizeof names[0]); k++)
+        if (strcmp(names[k], op) == 0) return k;
+    return -1;
+}
+
+par_status cpu_lower_compare(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    sel_state *st = NULL;
+    par_status r = broadcast_state(p, s, 2, &st, msg);
+    if (r != PAR_OK) return r;
+    st->op = op_code(s->node->op);
+    s->run = run_compare;
+    return PAR_OK;
+}
+
+/* ---- logical_and, logical_or, logical_xor, logical_not: operands y, a[, b], all bool bytes ---------------------- */
+static void run_logical(const cpu_plan *p, const cpu_step *s)
+{
+    const sel_state *st = s->state;
+    const cpu_tensor *y = &p->t[s->out];
+    uint8_t *out = (uint8_t *)y->data;
+    const uint8_t *a = (const uint8_t *)p->t[s->in[0]].data;
+    const uint8_t *b = s->n_in > 1 ? (const uint8_t *)p->t[s->in[1]].data : a;
+    int64_t idx[PAR_MAX_RANK] = {0}, off[3] = {0, 0, 0};
+    for (int64_t k = 0; k < y->numel; k++) {
+        const int x = a[off[1]] != 0, z = b[off[2]] != 0;
+        int r;
+        switch (st->op) {
+        case LOG_AND: r = x && z; break;
+        case LOG_OR: r = x || z; break;
+        case LOG_XOR: r = x != z; break;
+        default: r = !x; break;
+        }
+        out[off[0]] = (uint8_t)r;
+        step(y->rank, y->dims, idx, 3, off, st->st);
+    }
+}
+
+par_status cpu_lower_logical(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    sel_state *st = NULL;
+    par_status r = broadcast_state(p, s, s->n_in, &st, msg);
+    if (r != PAR_OK) return r;
+    st->op = op_code(s->node->op);
+    s->run = run_logical;
     return PAR_OK;
 }

@@ -99,6 +99,15 @@ static const op_entry op_table[] = {
     {"masked_fill", cpu_lower_masked_fill, 0, 0},
     {"gather", cpu_lower_gather, 0, 0},
     {"embedding", cpu_lower_embedding, 0, 0},
+    {"eq", cpu_lower_compare, 0, 0},
+    {"gt", cpu_lower_compare, 0, 0},
+    {"lt", cpu_lower_compare, 0, 0},
+    {"ge", cpu_lower_compare, 0, 0},
+    {"le", cpu_lower_compare, 0, 0},
+    {"logical_and", cpu_lower_logical, 0, 0},
+    {"logical_or", cpu_lower_logical, 0, 0},
+    {"logical_xor", cpu_lower_logical, 0, 0},
+    {"logical_not", cpu_lower_logical, 0, 0},
     {"upsample_nearest_exact2d", cpu_lower_upsample, 0, 0},
     {"upsample_bicubic2d", cpu_lower_upsample, 0, 0},
     /* dynamically quantized linear (ops_dynamic.c): qs8 weights and an f32 bias, read at prepare */
@@ -118,7 +127,25 @@ static const struct raw_input {
     {"gather", 1, PAR_DTYPE_I32},
     {"embedding", 0, PAR_DTYPE_I32},
     {"linear_dynamic", 1, PAR_DTYPE_QS8},
+    {"logical_and", 0, PAR_DTYPE_BOOL},
+    {"logical_and", 1, PAR_DTYPE_BOOL},
+    {"logical_or", 0, PAR_DTYPE_BOOL},
+    {"logical_or", 1, PAR_DTYPE_BOOL},
+    {"logical_xor", 0, PAR_DTYPE_BOOL},
+    {"logical_xor", 1, PAR_DTYPE_BOOL},
+    {"logical_not", 0, PAR_DTYPE_BOOL},
 };
+
+/* Raw outputs: the ops whose output is bool (comparisons and logic ops), computed as row-major bytes. */
+static const char *const bool_out_ops[] = {"eq", "gt", "lt", "ge", "le",
+                                           "logical_and", "logical_or", "logical_xor", "logical_not"};
+
+static int has_bool_output(const char *op)
+{
+    for (size_t k = 0; k < sizeof bool_out_ops / sizeof bool_out_ops[0]; k++)
+        if (strcmp(bool_out_ops[k], op) == 0) return 1;
+    return 0;
+}
 
 /* The dtype input i of op must have when it is raw, else PAR_DTYPE_INVALID (it must be f32). */
 static par_dtype raw_dtype(const char *op, int32_t i)
@@ -176,6 +203,7 @@ par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg
     }
     for (int32_t i = 0; i < n->n_outputs; i++) {
         const par_value *v = par_node_output(g, n, i);
+        if (v->dtype == PAR_DTYPE_BOOL && has_bool_output(n->op)) continue;
         if (v->dtype != PAR_DTYPE_F32)
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: output %d ('%s') is %s; the cpu backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
@@ -412,13 +440,16 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     for (int32_t i = 0; i < nv; i++) {
         /* a value of a raw dtype is only read as a node's raw input (supports() checks where), never computed */
         const par_dtype dt = g->values[i].dtype;
-        if (dt != PAR_DTYPE_F32 && (g->values[i].kind == PAR_VALUE_NODE || !is_raw_dtype(dt)))
+        const int bool_node = dt == PAR_DTYPE_BOOL && g->values[i].kind == PAR_VALUE_NODE &&
+                              g->values[i].producer >= 0 && g->values[i].producer < nn &&
+                              has_bool_output(g->nodes[g->values[i].producer].op);
+        if (dt != PAR_DTYPE_F32 && !bool_node && (g->values[i].kind == PAR_VALUE_NODE || !is_raw_dtype(dt)))
             FAIL(PAR_UNSUPPORTED, "value '%s' is %s; the cpu backend runs f32 graphs only", g->values[i].name,
                  par_dtype_name(dt));
         tensor_init(&p->t[i], &g->values[i]);
     }
     for (int32_t i = 0; i < g->n_outputs; i++)
-        if (p->t[g->outputs[i]].raw)
+        if (p->t[g->outputs[i]].raw && g->values[g->outputs[i]].kind != PAR_VALUE_NODE)
             FAIL(PAR_UNSUPPORTED, "graph output '%s' is %s; the cpu backend outputs f32 only",
                  g->values[g->outputs[i]].name, par_dtype_name(g->values[g->outputs[i]].dtype));
     for (int32_t i = 0; i < nn; i++) {
@@ -504,6 +535,9 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
             t->port = i;
             continue;
         }
+        if (t->raw) /* a bool node output listed twice: the copy step moves f32 only */
+            FAIL(PAR_UNSUPPORTED, "graph output '%s' is listed twice and is %s; the cpu backend copies f32 only",
+                 g->values[v].name, par_dtype_name(g->values[v].dtype));
         p->out_copy[i] = 1;
         cpu_step *s = add_step(p, NULL, t->nhwc ? "nhwc_to_nchw" : "copy_out");
         if (!s) FAIL(PAR_ERROR, "prepare: out of memory");

@@ -158,6 +158,9 @@ par_status cpu_lower_where(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_masked_fill(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_gather(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_embedding(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_select.c: eq, gt, lt, ge, le (f32 in, bool out) and the logic ops (bool in and out): raw bool outputs */
+par_status cpu_lower_compare(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_logical(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_dynamic.c: linear_dynamic (run-time qu8 input, qs8 weights, f32 epilogue) */
 par_status cpu_lower_linear_dynamic(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_shape.c */

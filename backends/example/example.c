@@ -52,6 +52,8 @@ typedef enum ex_io {
     EX_IO_DEQUANTIZE, /* qu8/qs8 in, f32 out */
     EX_IO_BOOL0,      /* input 0 bool (where's condition), the others f32 */
     EX_IO_BOOL1,      /* input 1 bool (masked_fill's mask), the others f32 */
+    EX_IO_CMP,        /* f32 inputs, a bool output (comparisons) */
+    EX_IO_BOOL,       /* every input and output bool (logic ops) */
     EX_IO_I32_0,      /* input 0 i32 (embedding's indices), the others f32 */
     EX_IO_I32_1,      /* input 1 i32 (gather's indices), the others f32 */
 } ex_io;
@@ -130,6 +132,15 @@ static const ex_op kernel_table[] = {
     /* selection and resampling (example_select.c) */
     {"where", ex_where, EX_IO_BOOL0},
     {"masked_fill", ex_masked_fill, EX_IO_BOOL1},
+    {"eq", ex_compare, EX_IO_CMP},
+    {"gt", ex_compare, EX_IO_CMP},
+    {"lt", ex_compare, EX_IO_CMP},
+    {"ge", ex_compare, EX_IO_CMP},
+    {"le", ex_compare, EX_IO_CMP},
+    {"logical_and", ex_logical, EX_IO_BOOL},
+    {"logical_or", ex_logical, EX_IO_BOOL},
+    {"logical_xor", ex_logical, EX_IO_BOOL},
+    {"logical_not", ex_logical, EX_IO_BOOL},
     {"gather", ex_gather, EX_IO_I32_1},
     {"embedding", ex_embedding, EX_IO_I32_0},
     {"upsample_nearest_exact2d", ex_upsample_nearest_exact2d, EX_IO_F32},
@@ -155,6 +166,8 @@ static int dtype_ok(const ex_op *e, int32_t input, par_dtype t)
     switch (e->io) {
     case EX_IO_QUANTIZE: return is_input ? t == PAR_DTYPE_F32 : is_quantized(t);
     case EX_IO_DEQUANTIZE: return is_input ? is_quantized(t) : t == PAR_DTYPE_F32;
+    case EX_IO_CMP: return is_input ? t == PAR_DTYPE_F32 : t == PAR_DTYPE_BOOL;
+    case EX_IO_BOOL: return t == PAR_DTYPE_BOOL;
     case EX_IO_BOOL0: if (input == 0) return t == PAR_DTYPE_BOOL; break;
     case EX_IO_BOOL1: if (input == 1) return t == PAR_DTYPE_BOOL; break;
     case EX_IO_I32_0: if (input == 0) return t == PAR_DTYPE_I32; break;

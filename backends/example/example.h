@@ -175,6 +175,8 @@ EX_HIDDEN void ex_slice(const ex_plan *p, const par_node *n);
 
 /* Kernels (example_select.c: selection by condition, mask and index). */
 EX_HIDDEN void ex_where(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_compare(const ex_plan *p, const par_node *n); /* eq, gt, lt, ge, le: bool bytes out */
+EX_HIDDEN void ex_logical(const ex_plan *p, const par_node *n); /* logical_and, _or, _xor, _not */
 EX_HIDDEN void ex_masked_fill(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_gather(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_embedding(const ex_plan *p, const par_node *n);

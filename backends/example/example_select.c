@@ -1,5 +1,6 @@
 /*
- * example_select.c - the example backend's selection kernels: where, masked_fill, gather, embedding.
+ * example_select.c - the example backend's selection kernels: where, masked_fill, gather, embedding; and the
+ * decision kernels: the comparisons (f32 in, bool bytes out, IEEE: NaN compares false) and the logic ops.
  *
  * Selections copy floats: conditions and masks are bool bytes (0 or 1), indices i32 that the harness's reference has
  * checked to lie in [0, n) (a case with an index out of range never reaches a backend's verdict, but the kernels
@@ -71,4 +72,40 @@ void ex_embedding(const ex_plan *p, const par_node *n)
     const int64_t V = wv->dims[0], D = wv->dims[1];
     for (int64_t j = 0; j < iv->numel; j++)
         memcpy(y + j * D, w + clamp_index(idx[j], V) * D, (size_t)D * sizeof(float));
+}
+
+/* eq, gt, lt, ge, le: y = a op b as bool bytes, a and b broadcast to y's shape. */
+void ex_compare(const ex_plan *p, const par_node *n)
+{
+    const par_value *av = ex_in_value(p, n, 0), *bv = ex_in_value(p, n, 1), *yv = ex_out_value(p, n);
+    const float *a = ex_in(p, n, 0), *b = ex_in(p, n, 1);
+    uint8_t *y = (uint8_t *)p->dst[n->outputs[0]];
+    const char *op = n->op;
+    int64_t sa[PAR_MAX_RANK], sb[PAR_MAX_RANK];
+    ex_broadcast_strides(av->dims, av->rank, yv->rank, sa);
+    ex_broadcast_strides(bv->dims, bv->rank, yv->rank, sb);
+    const int kind = op[0] == 'e' ? 0 : op[0] == 'g' ? (op[1] == 't' ? 1 : 3) : (op[1] == 't' ? 2 : 4);
+    for (int64_t j = 0; j < yv->numel; j++) {
+        const float x = a[ex_offset(j, yv->dims, yv->rank, sa)], z = b[ex_offset(j, yv->dims, yv->rank, sb)];
+        int r = kind == 0 ? x == z : kind == 1 ? x > z : kind == 2 ? x < z : kind == 3 ? x >= z : x <= z;
+        y[j] = (uint8_t)r;
+    }
+}
+
+/* logical_and, logical_or, logical_xor (two bool inputs, broadcast) and logical_not (one). */
+void ex_logical(const ex_plan *p, const par_node *n)
+{
+    const par_value *av = ex_in_value(p, n, 0), *yv = ex_out_value(p, n);
+    const par_value *bv = n->n_inputs > 1 ? ex_in_value(p, n, 1) : av;
+    const uint8_t *a = ex_in_raw(p, n, 0), *b = n->n_inputs > 1 ? ex_in_raw(p, n, 1) : a;
+    uint8_t *y = (uint8_t *)p->dst[n->outputs[0]];
+    const char kind = n->op[8]; /* logical_[a]nd, [o]r, [x]or, [n]ot */
+    int64_t sa[PAR_MAX_RANK], sb[PAR_MAX_RANK];
+    ex_broadcast_strides(av->dims, av->rank, yv->rank, sa);
+    ex_broadcast_strides(bv->dims, bv->rank, yv->rank, sb);
+    for (int64_t j = 0; j < yv->numel; j++) {
+        const int x = a[ex_offset(j, yv->dims, yv->rank, sa)] != 0, z = b[ex_offset(j, yv->dims, yv->rank, sb)] != 0;
+        int r = kind == 'a' ? x && z : kind == 'o' ? x || z : kind == 'x' ? x != z : !x;
+        y[j] = (uint8_t)r;
+    }
 }

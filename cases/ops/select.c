@@ -201,3 +201,145 @@ void par_sweep_select(par_sweep *s)
             }
     grid_free(&gr);
 }
+
+/* ------------------------------------------------------------------------------------------------------------- */
+/* Decision ops: eq, gt, lt, ge, le on f32 (broadcast every way), the logic ops on bool, and decisions followed by
+ * where / masked_fill. Values: independent uniforms; edge values on both sides (ties, +-0, +-1, tiny numbers);
+ * op(x, x) (every element a tie); near ties: x against add(x, d) with |d| <= 2^-23, a computed value within an ulp
+ * of x whose budget makes most decisions ambiguous (docs/oracle.md, "Decision ops"). */
+
+enum { DEC_UNIFORM, DEC_EDGE, DEC_SAME, DEC_NEAR, DEC_N };
+static const char *const DEC_NAMES[DEC_N] = {"uniform", "edge", "same", "near"};
+static const char *const DEC_OPS[] = {"eq", "gt", "lt", "ge", "le", "logical_and", "logical_or", "logical_xor",
+                                      "logical_not", "where", "masked_fill"};
+enum { DEC_N_CMP = 5, DEC_N_OPS = 11 };
+
+typedef struct dec_pt {
+    int op, shape, vals;
+} dec_pt;
+
+/* {a, b} shapes */
+static const int DSH[][2][5] = {
+    {{3, 2, 3, 4}, {3, 2, 3, 4}}, {{3, 2, 3, 4}, {1, 4}}, {{3, 2, 3, 4}, {0}}, {{4, 1, 3, 1, 5}, {4, 2, 1, 4, 5}},
+    {{4, 2, 8, 16, 16}, {4, 2, 8, 16, 16}}, {{2, 64, 1}, {3, 2, 64, 64}},
+};
+enum { DQ = 4, DN = 6 };
+
+/* A float operand pair (a, b) of a comparison under the value mode: b = a for "same", b = add(a, d) for "near". */
+static void dec_floats(par_case *c, const char *an, const char *bn, const int *sa, const int *sb, int vals,
+                       int32_t *a, int32_t *b)
+{
+    int64_t da[4], db[4];
+    for (int k = 0; k < sa[0]; k++) da[k] = sa[1 + k];
+    for (int k = 0; k < sb[0]; k++) db[k] = sb[1 + k];
+    par_gen g = vals == DEC_EDGE ? su_edge(8.0) : su_uniform(-1.0, 1.0);
+    *a = par_case_input(c, an, PAR_DTYPE_F32, sa[0], da, g);
+    if (vals == DEC_SAME) {
+        *b = *a;
+    } else if (vals == DEC_NEAR) {
+        char dn[32], sn[32];
+        snprintf(dn, sizeof dn, "%s_d", bn);
+        snprintf(sn, sizeof sn, "%s_near", bn);
+        /* a's dims for d so that add(a, d) keeps a's shape; near-ties need a and b element by element */
+        int32_t in[2] = {*a, par_case_input(c, dn, PAR_DTYPE_F32, sa[0], da, su_uniform(-0x1p-23, 0x1p-23))};
+        par_out_spec o = {sn, 0, 0.0f, 0};
+        *b = par_case_node(c, "add", 2, in, 0, NULL, &o);
+    } else {
+        *b = par_case_input(c, bn, PAR_DTYPE_F32, sb[0], db, g);
+    }
+}
+
+static void dec_emit(grid *gr, dec_pt p, int quick)
+{
+    const int *sa = DSH[p.shape][0], *sb = DSH[p.shape][1];
+    int64_t big = 1;
+    for (int k = 1; k <= 4; k++) {
+        int ia = sa[0] - k, ib = sb[0] - k;
+        int64_t m = 1;
+        if (ia >= 0 && sa[1 + ia] > m) m = sa[1 + ia];
+        if (ib >= 0 && sb[1 + ib] > m) m = sb[1 + ib];
+        big *= m;
+    }
+    if (!grid_take(gr, &p, quick, big, 0)) return;
+    const char *op = DEC_OPS[p.op];
+    char s0[64], s1[64];
+    int64_t da[4], db[4];
+    for (int k = 0; k < sa[0]; k++) da[k] = sa[1 + k];
+    for (int k = 0; k < sb[0]; k++) db[k] = sb[1 + k];
+    su_shape(s0, sizeof s0, sa[0], da);
+    su_shape(s1, sizeof s1, sb[0], db);
+    par_case *c = par_sweep_case(gr->s, op, "%s(a=%s,b=%s,values=%s)", op, s0, p.vals >= DEC_SAME ? s0 : s1,
+                                 DEC_NAMES[p.vals]);
+    if (!c) return;
+    int32_t in[3], y;
+    par_out_spec o = {"y", 0, 0.0f, 0};
+    if (p.op < DEC_N_CMP) {
+        dec_floats(c, "a", "b", sa, sb, p.vals, &in[0], &in[1]);
+        y = par_case_node(c, op, 2, in, 0, NULL, &o);
+    } else if (p.op < DEC_N_OPS - 2) {
+        /* bool operands: random masks, or (near) decisions of near ties, ambiguous where the add's budget reaches */
+        const int n_in = p.op == DEC_N_OPS - 3 ? 1 : 2;
+        for (int i = 0; i < n_in; i++) {
+            const int *si = i ? sb : sa;
+            int64_t di[4];
+            for (int k = 0; k < si[0]; k++) di[k] = si[1 + k];
+            char nm[8] = {(char)('p' + i), 0};
+            if (p.vals == DEC_NEAR) {
+                char xn[8] = {'u', (char)('0' + i), 0}, zn[8] = {'v', (char)('0' + i), 0};
+                int32_t ab[2];
+                dec_floats(c, xn, zn, si, si, DEC_NEAR, &ab[0], &ab[1]);
+                par_out_spec co = {nm, 0, 0.0f, 0};
+                in[i] = par_case_node(c, i ? "lt" : "ge", 2, ab, 0, NULL, &co);
+            } else {
+                in[i] = par_case_input(c, nm, PAR_DTYPE_BOOL, si[0], di, mask_gen(p.vals == DEC_EDGE ? MASK_SPARSE
+                                                                                                     : MASK_RANDOM));
+            }
+        }
+        y = par_case_node(c, op, n_in, in, 0, NULL, &o);
+    } else {
+        /* a decision followed by a selection: cond = le(a, b) (near: le(a, add(a, d))), branches x and w apart */
+        int32_t ab[2];
+        dec_floats(c, "a", "b", sa, sb, p.vals, &ab[0], &ab[1]);
+        par_out_spec co = {"cond", 0, 0.0f, 0};
+        int32_t cond = par_case_node(c, "le", 2, ab, 0, NULL, &co);
+        /* x and w take the condition's shape, the broadcast of a's and b's (a's alone for near ties) */
+        int64_t dx[4];
+        const int rx = p.vals == DEC_NEAR || sa[0] >= sb[0] ? sa[0] : sb[0];
+        for (int k = 0; k < rx; k++) {
+            int ia = sa[0] - rx + k, ib = sb[0] - rx + k;
+            int64_t ma = ia >= 0 ? sa[1 + ia] : 1, mb = ib >= 0 && p.vals != DEC_NEAR ? sb[1 + ib] : 1;
+            dx[k] = ma > mb ? ma : mb;
+        }
+        const int sx[1] = {rx};
+        if (p.op == DEC_N_OPS - 2) {
+            in[0] = cond;
+            in[1] = par_case_input(c, "x", PAR_DTYPE_F32, sx[0], dx, su_uniform(-1.0, 1.0));
+            in[2] = par_case_input(c, "w", PAR_DTYPE_F32, sx[0], dx, su_uniform(2.0, 3.0));
+            y = par_case_node(c, "where", 3, in, 0, NULL, &o);
+        } else {
+            par_attr at = par_a_float("value", -1e9);
+            in[0] = par_case_input(c, "x", PAR_DTYPE_F32, sx[0], dx, su_uniform(-1.0, 1.0));
+            in[1] = cond;
+            y = par_case_node(c, "masked_fill", 2, in, 1, &at, &o);
+        }
+    }
+    par_case_output(c, y);
+    par_sweep_done(gr->s, c);
+}
+
+void par_sweep_compare(par_sweep *s)
+{
+    grid gr;
+    grid_init(&gr, s, sizeof(dec_pt));
+    for (int op = 0; op < DEC_N_OPS; op++)
+        for (int i = 0; i < DN; i++)
+            for (int v = 0; v < DEC_N; v++) {
+                dec_pt p = {op, i, v};
+                /* same: one operand; logic ops: no "same" (a bool input against itself adds nothing) */
+                if (v == DEC_SAME && op >= DEC_N_CMP) continue;
+                /* same, near: b is a or a computed from a, so the rows differing only in b's shape are one case */
+                if (v >= DEC_SAME && (i == 1 || i == 2)) continue;
+                dec_emit(&gr, p, i < DQ && (v == DEC_UNIFORM || i == 0));
+            }
+    grid_free(&gr);
+}
