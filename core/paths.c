@@ -46,9 +46,15 @@ static void find(void)
     if (exe_dir[0] && exists(exe_dir, "libparity.a")) snprintf(build_dir, sizeof build_dir, "%s", exe_dir);
     else if (up[0] && exists(up, "libparity.a")) snprintf(build_dir, sizeof build_dir, "%s", up);
     if (build_dir[0]) {
-        char t[PATH_MAX];
-        parent(build_dir, t, sizeof t);
-        if (t[0] && exists(t, "core/parity_backend.h")) snprintf(tree_dir, sizeof tree_dir, "%s", t);
+        /* the tree holds the build folder: build/, or a variant below it (build/san, build/aarch64, ...) */
+        char t[PATH_MAX], u[PATH_MAX];
+        snprintf(t, sizeof t, "%s", build_dir);
+        for (int level = 0; level < 3 && !tree_dir[0]; level++) {
+            parent(t, u, sizeof u);
+            if (!u[0] || strcmp(u, t) == 0) break;
+            if (exists(u, "core/parity_backend.h")) snprintf(tree_dir, sizeof tree_dir, "%s", u);
+            snprintf(t, sizeof t, "%s", u);
+        }
     }
     if (!build_dir[0] && up[0] && (exists(up, "share/parity") || exists(up, "include/parity")))
         snprintf(prefix_dir, sizeof prefix_dir, "%s", up);

@@ -15,7 +15,8 @@ const char *par_exe_dir(void);
 /* The build folder the executable runs from: the folder of libparity.a beside it or one folder up (a test in
  * build/tests); "" for an installed or copied executable. */
 const char *par_build_dir(void);
-/* The source tree of that build folder (its parent, when that holds core/parity_backend.h); "" otherwise. */
+/* The source tree of that build folder (the nearest of its parent, grandparent and great-grandparent that holds
+ * core/parity_backend.h: build/, build/san, build/aarch64/san); "" otherwise. */
 const char *par_tree_dir(void);
 /* The installation prefix of an installed executable: the parent of its bin/ when that holds share/parity or
  * include/parity; else the PREFIX it was built for (PAR_PREFIX_DIR). */

@@ -208,14 +208,14 @@ static int onnx_take(void *user, const char *test, par_case *c, const char *why)
     return 0;
 }
 
-/* The folder of the real models make deps fetches: $PARITY_MODELS_DIR, else the build folder's models/. */
+/* The folder of the real models make deps fetches: $PARITY_MODELS_DIR, else the tree's build/models/. */
 static const char *models_dir(void)
 {
     static char dir[4200];
     const char *env = getenv("PARITY_MODELS_DIR");
     if (env && *env) return env;
-    if (!par_build_dir()[0]) return NULL;
-    snprintf(dir, sizeof dir, "%s/models", par_build_dir());
+    if (!par_tree_dir()[0]) return NULL;
+    snprintf(dir, sizeof dir, "%s/build/models", par_tree_dir());
     return dir;
 }
 
