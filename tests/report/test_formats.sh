@@ -3,6 +3,8 @@
 #     passes ONNX's checker with shape inference (tools/onnx_check.py, Debian's python3-onnx; a skip where missing);
 #   - every one it can express in TFLite (build/tests/test_tflite keeps them) loads and allocates in LiteRT
 #     (tools/tflite_check.py in build/venv; a skip where LiteRT is not installed);
+#   - a fixed sample of 20 quick-suite cases exported to ONNX computes parity's reference in ONNX Runtime, within
+#     parity's own budgets (tools/onnx_check.py --compare in build/venv; a skip where onnxruntime is not installed);
 #   - a hostile model file (truncated, garbage, a length past the end) is exit 2 naming the file, never a crash;
 #   - `parity import` writes a case whose weights are in its binary sidecar, which runs like the model itself;
 #     --ops writes op cases that run; an op parity lacks is one line naming the op, its first node and the count;
@@ -32,6 +34,45 @@ if [ -x build/venv/bin/python ] && build/venv/bin/python -c 'import ai_edge_lite
     fi
 else
     skip "LiteRT is not installed in build/venv (make deps installs it)"
+fi
+
+# ONNX Runtime computes parity's reference on a sample of exported cases (tools/onnx_check.py --compare; the whole
+# quick suite: tools/onnx_compare_suite.py)
+if [ -x build/venv/bin/python ] && build/venv/bin/python -c 'import onnxruntime, numpy' 2>/dev/null; then
+    n=0
+    while IFS= read -r id; do
+        n=$((n + 1))
+        if ! "$PARITY" export "$id" --format onnx -o "$T/ort_$n.onnx" >"$T/ort.log" 2>&1 ||
+            ! "$PARITY" export "$id" -o "$T/ort_$n.json" >>"$T/ort.log" 2>&1; then
+            no "ONNX Runtime sample: $id does not export: $(tail -1 "$T/ort.log")"
+        elif build/venv/bin/python tools/onnx_check.py --compare "$T/ort_$n.onnx" "$T/ort_$n.json" >"$T/ort.log" 2>&1
+        then ok; else
+            no "ONNX Runtime differs from parity's reference on $id: $(grep -v '^ok' "$T/ort.log" | head -2)"
+        fi
+    done <<'EOF_IDS'
+conv2d(in=[1,3,9,8],w=[5,3,1,1],s=[2,2],p=[0,0,0,0],d=[1,1],g=1,bias=1)#seed=1
+conv2d(in=[1,3,7,7],w=[5,3,3,3],s=[1,1],p=[1,1,1,1],d=[1,1],g=1,bias=1,dt=qu8)#seed=1
+conv_transpose2d(in=[1,4,4,7],w=[4,4,2,2],s=[2,2],p=[0,0,0,0],op=[0,0],d=[1,1],g=1,bias=1,dt=qu8,w=qs8/pc)#seed=1
+linear(in=[5,3],w=[4,3],bias=1)#seed=1
+linear(in=[4,16],w=[8,16],bias=1,dt=qu8,w=qs8/p)#seed=1
+matmul(a=[4,8],b=[8,5],dt=qs8)#seed=1
+softmax(x=[2,3,5],axis=-1,range=1)#seed=1
+upsample_bilinear2d(in=[1,8,5,6],size=[10,12],ac=1,dt=qu8)#seed=1
+upsample_bilinear2d(in=[1,3,3,4],scale=[2,2],ac=0)#seed=1
+add(a=[2,3,4,5],b=[3,1,1])#seed=1
+mul(a=[2,3,7,7],b=[3,1,1],dt=qs8)#seed=1
+layer_norm(x=[2,5,7],dims=2,affine=b,x=unit,eps=1e-05)#seed=1
+gelu(x=[1,16,8,8])#seed=1
+gelu(x=[4],approximate=tanh)#seed=1
+pad(x=[7],pads=[6,6],mode=reflect)#seed=1
+slice(x=[1,8,5,5],dim=1,start=2,end=max,step=2,dt=qu8)#seed=1
+concat(x=[[1,8,5,5],[1,3,5,5]],axis=1,dt=qs8)#seed=1
+max_pool2d(in=[1,3,7,7],k=[2,2],s=[2,2],p=[1,1,1,1],d=[1,1],ceil=0)#seed=1
+avg_pool2d(x=[2,3,6,7],quant=qu8,in=hazard:ties)#seed=1
+masked_fill(x=[2,3,4],mask=[2,3,4],value=-1e+09,fill=random)#seed=1
+EOF_IDS
+else
+    skip "onnxruntime is not installed in build/venv (make deps installs it)"
 fi
 
 # hostile files: exit 2 with the file named
