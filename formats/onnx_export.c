@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/ops.h"
+#include "formats/layout.h"
 #include "formats/onnx_int.h"
 
 typedef struct ex {
@@ -457,9 +458,8 @@ static int ex_linear(ex *e)
         /* a constant weight [O, K] written transposed, [K, O], as MatMul takes it */
         float *t = malloc(sizeof(float) * (size_t)wv->numel);
         if (!t) return EX_ERR;
-        const float *src = wv->data;
-        for (int64_t r = 0; r < wv->dims[0]; r++)
-            for (int64_t c = 0; c < wv->dims[1]; c++) t[c * wv->dims[0] + r] = src[r * wv->dims[1] + c];
+        const int32_t tr[2] = {1, 0};
+        par_fmt_permute(wv->data, t, sizeof(float), 2, wv->dims, tr);
         int64_t d[2] = {wv->dims[1], wv->dims[0]};
         wt = const_f32(e, 2, d, t);
         free(t);

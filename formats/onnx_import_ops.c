@@ -23,11 +23,10 @@ typedef struct ops_acc {
     par_msg *msg;
 } ops_acc;
 
-static void key_add(char *k, size_t len, size_t *at, const char *fmt, const void *a, size_t n)
+/* Append text to the key (cut at len). */
+static void key_add(char *k, size_t len, size_t *at, const char *text)
 {
-    (void)a;
-    (void)n;
-    if (*at < len) *at += (size_t)snprintf(k + *at, len - *at, "%s", fmt);
+    if (*at < len) *at += (size_t)snprintf(k + *at, len - *at, "%s", text);
 }
 
 /* The signature of the current node: op type, each input's dtype, shape and whether it is constant (and, for small
@@ -37,35 +36,35 @@ static void signature(ox_imp *im, char *k, size_t len)
     const par_onnx_node *n = im->node;
     size_t at = 0;
     char tmp[96];
-    key_add(k, len, &at, n->op_type, NULL, 0);
+    key_add(k, len, &at, n->op_type);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         ox_val *x = n->inputs[i][0] ? ox_lookup(im, n->inputs[i]) : NULL;
         if (!x) {
-            key_add(k, len, &at, "|-", NULL, 0);
+            key_add(k, len, &at, "|-");
             continue;
         }
         snprintf(tmp, sizeof tmp, "|%d%s[", (int)x->dtype, x->is_const ? "c" : "");
-        key_add(k, len, &at, tmp, NULL, 0);
+        key_add(k, len, &at, tmp);
         for (int32_t d = 0; d < x->rank; d++) {
             snprintf(tmp, sizeof tmp, "%lld,", (long long)x->dims[d]);
-            key_add(k, len, &at, tmp, NULL, 0);
+            key_add(k, len, &at, tmp);
         }
-        key_add(k, len, &at, "]", NULL, 0);
+        key_add(k, len, &at, "]");
         if (x->is_const && x->numel <= 16)
             for (int64_t e = 0; e < x->numel; e++) {
                 snprintf(tmp, sizeof tmp, ":%.9g", x->floats ? (double)x->floats[e] : (double)x->ints[e]);
-                key_add(k, len, &at, tmp, NULL, 0);
+                key_add(k, len, &at, tmp);
             }
     }
     for (int32_t i = 0; i < n->n_attrs; i++) {
         const par_onnx_attr *a = &n->attrs[i];
         snprintf(tmp, sizeof tmp, "|%.40s=%d:%lld:%.9g:%.40s", a->name, (int)a->type, (long long)a->i, (double)a->f,
                  a->s ? a->s : "");
-        key_add(k, len, &at, tmp, NULL, 0);
+        key_add(k, len, &at, tmp);
         for (int32_t e = 0; e < a->n && e < 16; e++) {
             snprintf(tmp, sizeof tmp, ",%lld/%.9g", a->ints ? (long long)a->ints[e] : 0LL,
                      a->floats ? (double)a->floats[e] : 0.0);
-            key_add(k, len, &at, tmp, NULL, 0);
+            key_add(k, len, &at, tmp);
         }
     }
 }

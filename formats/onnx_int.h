@@ -138,6 +138,8 @@ int ox_error(ox_imp *im, const char *fmt, ...)
 #endif
     ;
 
+/* A constant float matrix [K, N] made [N, K] in place (its file bytes dropped). OX_OK or OX_ERROR. */
+int ox_transpose_const(ox_imp *im, ox_val *x);
 /* An axis counted from the end when negative. */
 static inline int32_t ox_norm_axis(int64_t a, int32_t rank) { return (int32_t)(a < 0 ? a + rank : a); }
 /* ONNX Reshape's output dims (0 copies the input's dim unless allowzero; one -1 inferred): OX_OK or why. */

@@ -99,16 +99,7 @@ int ox_map_matmul(ox_imp *im)
     ox_val *a = ox_in(im, 0), *b = ox_in(im, 1);
     if (a && b && a->rank == 1 && b->rank == 2 && b->is_const && b->floats && b->v < 0 && !b->dq_of) {
         /* a vector times a constant matrix [K, N]: parity's linear with the weight [N, K] */
-        float *t = malloc(sizeof(float) * (size_t)b->numel);
-        if (!t) return ox_error(im, "out of memory");
-        for (int64_t r = 0; r < b->dims[0]; r++)
-            for (int64_t c = 0; c < b->dims[1]; c++) t[c * b->dims[0] + r] = b->floats[r * b->dims[1] + c];
-        free(b->floats);
-        b->floats = t;
-        b->raw = NULL;
-        int64_t d0 = b->dims[0];
-        b->dims[0] = b->dims[1];
-        b->dims[1] = d0;
+        if (ox_transpose_const(im, b) != OX_OK) return OX_ERROR;
         int32_t ins[2] = {ox_tensor(im, a), ox_tensor(im, b)};
         if (ins[0] < 0 || ins[1] < 0) return OX_UNSUPPORTED;
         return ox_emit(im, "linear", 2, ins, 0, NULL, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
@@ -142,16 +133,7 @@ int ox_map_gemm(ox_imp *im)
             if (yc[1] < 0) return OX_UNSUPPORTED;
             return ox_emit(im, "add", 2, yc, 0, NULL, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
         }
-        float *t = malloc(sizeof(float) * (size_t)bv->numel);
-        if (!t) return ox_error(im, "out of memory");
-        for (int64_t r = 0; r < bv->dims[0]; r++)
-            for (int64_t c = 0; c < bv->dims[1]; c++) t[c * bv->dims[0] + r] = bv->floats[r * bv->dims[1] + c];
-        free(bv->floats);
-        bv->floats = t;
-        bv->raw = NULL;
-        int64_t d0 = bv->dims[0];
-        bv->dims[0] = bv->dims[1];
-        bv->dims[1] = d0;
+        if (ox_transpose_const(im, bv) != OX_OK) return OX_ERROR;
     }
     int32_t ins[3] = {a, ox_tensor(im, bv), -1};
     if (ins[1] < 0) return OX_UNSUPPORTED;

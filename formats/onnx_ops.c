@@ -59,10 +59,6 @@ static int map_variadic(ox_imp *im)
     }
     if (mean) {
         int32_t nd[2] = {acc, -1};
-        const par_value *pv = ox_pv(im, acc);
-        (void)pv;
-        par_attr a = par_a_float("min", -INFINITY);
-        (void)a;
         /* divide by n: a scalar constant */
         float k = (float)n;
         int64_t one = 1;

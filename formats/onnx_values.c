@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "formats/layout.h"
 #include "formats/onnx_int.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -600,5 +601,20 @@ int ox_reshape_dims(ox_imp *im, const int64_t *in, int32_t in_rank, int64_t in_n
                                                                   (long long)in_numel);
         out[infer] = in_numel / known;
     }
+    return OX_OK;
+}
+
+int ox_transpose_const(ox_imp *im, ox_val *x)
+{
+    float *t = malloc(sizeof(float) * (size_t)(x->numel ? x->numel : 1));
+    if (!t) return ox_error(im, "out of memory");
+    const int32_t perm[2] = {1, 0};
+    par_fmt_permute(x->floats, t, sizeof(float), 2, x->dims, perm);
+    free(x->floats);
+    x->floats = t;
+    x->raw = NULL; /* the file's bytes are the other layout now */
+    int64_t d0 = x->dims[0];
+    x->dims[0] = x->dims[1];
+    x->dims[1] = d0;
     return OX_OK;
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/layout.h"
 #include "formats/tflite.h"
 
 #define MAXR PAR_TFL_MAX_RANK
@@ -80,25 +81,6 @@ static int grow(ex *e, void **p, int32_t *cap, int32_t n, size_t esz)
 
 static const int32_t TO_NHWC[4] = {0, 2, 3, 1}; /* L.dims[j] = V.dims[TO_NHWC[j]] */
 static const int32_t TO_NCHW[4] = {0, 3, 1, 2}; /* V.dims[j] = L.dims[TO_NCHW[j]] */
-
-/* Permute row-major data: out.dims[j] = dims[p[j]]. */
-static void permute_data(const void *src, void *dst, size_t esz, int32_t r, const int64_t *dims, const int32_t *p)
-{
-    int64_t n = 1, stride[MAXR], odims[MAXR], idx[MAXR] = {0};
-    for (int32_t i = r; i-- > 0;) stride[i] = n, n *= dims[i];
-    for (int32_t j = 0; j < r; j++) odims[j] = dims[p[j]];
-    const uint8_t *s = src;
-    uint8_t *d = dst;
-    for (int64_t k = 0; k < n; k++) {
-        int64_t off = 0;
-        for (int32_t j = 0; j < r; j++) off += idx[j] * stride[p[j]];
-        memcpy(d + (size_t)k * esz, s + (size_t)off * esz, esz);
-        for (int32_t j = r; j-- > 0;) {
-            if (++idx[j] < odims[j]) break;
-            idx[j] = 0;
-        }
-    }
-}
 
 static int32_t tfl_type(par_dtype dt)
 {
@@ -170,7 +152,7 @@ static int32_t make_tensor(ex *e, int32_t vi, const int32_t *p, const char *suff
         size_t esz = par_dtype_size(v->dtype), size = (size_t)v->numel * esz;
         void *d = malloc(size + 1);
         if (!d) return fail(e, PAR_ERROR, "out of memory"), -1;
-        permute_data(v->data, d, esz, v->rank, v->dims, p);
+        par_fmt_permute(v->data, d, esz, v->rank, v->dims, p);
         buf = buffer(e, d, size);
         free(d);
         if (buf < 0) return -1;
@@ -440,7 +422,7 @@ static int32_t lift(ex *e, int32_t vi)
         size_t esz = par_dtype_size(v->dtype), size = (size_t)v->numel * esz;
         void *data = malloc(size + 1);
         if (!data) return fail(e, PAR_ERROR, "out of memory"), -1;
-        permute_data(v->data, data, esz, 4, d, TO_NHWC);
+        par_fmt_permute(v->data, data, esz, 4, d, TO_NHWC);
         int32_t buf = buffer(e, data, size);
         free(data);
         y = buf < 0 ? -1 : tensor(e, name, type, 4, shape, buf);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "formats/layout.h"
 #include "formats/tflite.h"
 
 #define MAXR PAR_TFL_MAX_RANK
@@ -245,25 +246,6 @@ static const uint8_t *const_bytes(imp *im, int32_t ti, size_t esz)
     return b->data;
 }
 
-/* Permute row-major data: out.dims[j] = dims[p[j]]. */
-static void permute_data(const void *src, void *dst, size_t esz, int32_t r, const int64_t *dims, const int32_t *p)
-{
-    int64_t n = 1, stride[MAXR], odims[MAXR], idx[MAXR] = {0};
-    for (int32_t i = r; i-- > 0;) stride[i] = n, n *= dims[i];
-    for (int32_t j = 0; j < r; j++) odims[j] = dims[p[j]];
-    const uint8_t *s = src;
-    uint8_t *d = dst;
-    for (int64_t k = 0; k < n; k++) {
-        int64_t off = 0;
-        for (int32_t j = 0; j < r; j++) off += idx[j] * stride[p[j]];
-        memcpy(d + (size_t)k * esz, s + (size_t)off * esz, esz);
-        for (int32_t j = r; j-- > 0;) {
-            if (++idx[j] < odims[j]) break;
-            idx[j] = 0;
-        }
-    }
-}
-
 /* A constant of tensor ti in form p (its logical dims first reshaped to lift_rank dims by leading 1s when lift_rank
  * exceeds its rank), then optionally reshaped to (rank_out, dims_out) of the same size. */
 static int32_t make_const(imp *im, int32_t ti, int32_t lift_rank, const int32_t *p, int32_t rank_out,
@@ -284,7 +266,7 @@ static int32_t make_const(imp *im, int32_t ti, int32_t lift_rank, const int32_t 
     for (int32_t i = 0; i < r; i++) n *= dims[i];
     void *data = malloc((size_t)n * esz + 1);
     if (!data) return fail(im, "out of memory"), -1;
-    permute_data(src, data, esz, r, dims, p);
+    par_fmt_permute(src, data, esz, r, dims, p);
     for (int32_t j = 0; j < r; j++) pd[j] = dims[p[j]];
     if (rank_out < 0) rank_out = r, dims_out = pd;
     int32_t v = par_case_const_data(im->c, uname(im, ti, suffix), dt, rank_out, dims_out, data);

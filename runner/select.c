@@ -70,6 +70,21 @@ static void graph_ops(const par_graph_desc *d, char *buf, size_t len)
     }
 }
 
+/* A loaded case as the next candidate; the case is destroyed when it cannot be kept (-1: out of memory). */
+static int push_loaded(cand_list *l, par_case *c, const char *origin)
+{
+    par_sel_case *s = cand_push(l);
+    if (!s) {
+        par_case_destroy(c);
+        return -1;
+    }
+    s->loaded = c;
+    snprintf(s->id, sizeof s->id, "%s", c->id);
+    snprintf(s->origin, sizeof s->origin, "%s", origin);
+    graph_ops(par_graph_desc_of(c->graph), s->ops, sizeof s->ops);
+    return 0;
+}
+
 static int add_file(cand_list *l, const char *path, uint64_t seed, const char *shapes, par_msg *msg)
 {
     par_case *c;
@@ -92,16 +107,7 @@ static int add_file(cand_list *l, const char *path, uint64_t seed, const char *s
         c = par_case_load(path, msg);
     }
     if (!c) return 2;
-    par_sel_case *s = cand_push(l);
-    if (!s) {
-        par_case_destroy(c);
-        par_msgf(msg, PAR_ERROR, "out of memory");
-        return 2;
-    }
-    s->loaded = c;
-    snprintf(s->id, sizeof s->id, "%s", c->id);
-    snprintf(s->origin, sizeof s->origin, "%s", path);
-    graph_ops(par_graph_desc_of(c->graph), s->ops, sizeof s->ops);
+    if (push_loaded(l, c, path) != 0) return par_msgf(msg, PAR_ERROR, "out of memory"), 2;
     return 0;
 }
 
@@ -195,16 +201,7 @@ static int onnx_take(void *user, const char *test, par_case *c, const char *why)
 {
     onnx_collect *oc = user;
     if (!c) return 0;
-    par_sel_case *s = cand_push(oc->l);
-    if (!s) {
-        par_case_destroy(c);
-        oc->oom = 1;
-        return 1;
-    }
-    s->loaded = c;
-    snprintf(s->id, sizeof s->id, "%s", c->id);
-    snprintf(s->origin, sizeof s->origin, "suite:onnx");
-    graph_ops(par_graph_desc_of(c->graph), s->ops, sizeof s->ops);
+    if (push_loaded(oc->l, c, "suite:onnx") != 0) return oc->oom = 1, 1;
     return 0;
 }
 
@@ -243,17 +240,10 @@ static int add_external(cand_list *l, uint64_t seed, par_msg *msg)
         par_import_opts o = {.seed = seed, .input_shapes = shapes[0] ? shapes : NULL};
         par_import_info info;
         par_case *c = par_model_import(path, &o, &info, msg);
-        par_sel_case *s = c ? cand_push(l) : NULL;
-        if (!s) {
-            par_case_destroy(c);
+        if (!c || push_loaded(l, c, path) != 0) {
             if (c) par_msgf(msg, PAR_ERROR, "out of memory");
             rc = 2;
-            break;
         }
-        s->loaded = c;
-        snprintf(s->id, sizeof s->id, "%s", c->id);
-        snprintf(s->origin, sizeof s->origin, "%s", path);
-        graph_ops(par_graph_desc_of(c->graph), s->ops, sizeof s->ops);
     }
     fclose(f);
     return rc;
@@ -338,19 +328,14 @@ int par_select_cases(const par_selection *sel, par_case_set *out, par_msg *msg)
     if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0 && par_fuzz_is_id(sel->case_id)) {
         /* a fuzz case ID: the generator rebuilds it from its options and seed */
         par_case *fc = par_fuzz_case_by_id(sel->case_id, msg);
-        par_sel_case *e = fc ? cand_push(&l) : NULL;
+        uint64_t fseed = fc ? fc->seed : 0;
         if (!fc) {
             rc = 2;
-        } else if (!e) {
-            par_case_destroy(fc);
+        } else if (push_loaded(&l, fc, "suite:fuzz") != 0) {
             par_msgf(msg, PAR_ERROR, "out of memory");
             rc = 2;
         } else {
-            e->loaded = fc;
-            snprintf(e->id, sizeof e->id, "%s", fc->id);
-            snprintf(e->origin, sizeof e->origin, "suite:fuzz");
-            graph_ops(par_graph_desc_of(fc->graph), e->ops, sizeof e->ops);
-            seed = fc->seed;
+            seed = fseed;
         }
     } else if (rc == 0 && sel->case_id && !sel->suite && sel->n_paths == 0 && strncmp(sel->case_id, "onnx:", 5) == 0) {
         /* an ONNX node test's ID: the onnx suite */
