@@ -1,12 +1,14 @@
 # test_diff.sh - the report diff and its gate, end to end (reports/diff.c, cli/cli_diff.c):
-#   - a deliberate 20% latency regression (the test plugin tp_slow with PARITY_TP_SLOW_EXTRA=0.2, the three matmul
-#     cases of tests/data/diff, 5 rounds of 10 timed runs each) is a FAIL (exit 1), listed as a latency regression
-#     with its repro command, and `parity run --baseline` exits 1 on it after timing the regressions again (a
-#     second timing in fresh processes, which the +20% survives); two runs of the same build are no FAIL
-#     (exit 0, also through --baseline). How often each holds over
-#     many tries is what tools/diff_noise.sh measures: on a machine shared with other work, a burst of another
-#     process can slow every run of one record alike, which no test on that record's runs can tell from a
-#     regression; so this test asks for the gate (at least one of the three records a regression), not all three;
+#   - a deliberate latency regression (the test plugin tp_slow with PARITY_TP_SLOW_EXTRA=1, twice the time, on the
+#     three matmul cases of tests/data/diff, 5 rounds of 10 timed runs each) is a FAIL (exit 1), listed as a latency
+#     regression with its repro command, and `parity run --baseline` exits 1 on it after timing the regressions again
+#     (a second timing in fresh processes, which the regression survives); two runs of the same build are no FAIL
+#     (exit 0, also through --baseline). This checks the gate's mechanics, not its power: +100% stands far above the
+#     fail threshold (15%) and above what a change of the machine's load between the base run, the new run and the
+#     second timing does to a record (a +20% regression, 5 points over the threshold, was missed by the second
+#     timing once in CI on a loaded machine). How often a +20% regression is caught is what tools/diff_noise.sh
+#     measures (docs/reports-diff.md, "Measured"); on a shared machine a burst of another process can slow every
+#     run of one record alike, so this test asks for the gate (at least one of the three records), not all three;
 #   - verdict changes made in a copy of the fixture report: a PASS turned CRASH is a new failure (FAIL, exit 1), a FAIL
 #     turned PASS is fixed, a PASS turned UNSUPPORTED is lost coverage, a ratio multiplied by 10 is accuracy drift, a
 #     case removed is a case only in BASE; the fixture against itself is PASS with every count 0;
@@ -36,25 +38,25 @@ slow_run "$T/same" --baseline "$T/base/report.json"
 rc=$?
 [ $rc -eq 0 ] && grep -q '^parity diff: ' "$T/same.log" && ok ||
     no "the same build with --baseline: exit $rc (expected 0 and the diff printed): $(tail -3 "$T/same.log")"
-slow_run "$T/slower" --baseline "$T/base/report.json" PARITY_TP_SLOW_EXTRA=0.2
+slow_run "$T/slower" --baseline "$T/base/report.json" PARITY_TP_SLOW_EXTRA=1
 rc=$?
 [ $rc -eq 1 ] && grep -q '^parity diff: FAIL' "$T/slower.log" && ok ||
-    no "+20% with --baseline: exit $rc (expected 1, the gate FAIL): $(grep -E '^parity diff|x1\.' "$T/slower.log")"
+    no "+100% with --baseline: exit $rc (expected 1, the gate FAIL): $(grep -E '^parity diff|x1\.' "$T/slower.log")"
 # --baseline times its latency regressions again, in fresh processes, and keeps those the second timing shows:
-# the +20% is in every timing, so they are reproduced
+# the +100% is in every timing, so they are reproduced
 grep -Eq '^latency regressions timed again: [1-3], reproduced: [1-3]$' "$T/slower.log" && ok ||
-    no "+20% with --baseline: no second timing reproduced it: $(grep -E 'timed again|not reproduced' "$T/slower.log")"
+    no "+100% with --baseline: no second timing reproduced it: $(grep -E 'timed again|not reproduced' "$T/slower.log")"
 
 "$PARITY" diff "$T/base/report.json" "$T/slower/report.json" >"$T/slower.diff" 2>&1
 rc=$?
 n=$(count "latency regression" "$T/slower.diff")
 if [ $rc -eq 1 ] && [ "${n:-0}" -ge 1 ] && grep -q '^parity diff: FAIL' "$T/slower.diff"; then ok; else
-    no "+20% on tp_slow: exit $rc (expected 1), ${n:-0} latency regressions (expected 1 to 3)"
+    no "+100% on tp_slow: exit $rc (expected 1), ${n:-0} latency regressions (expected 1 to 3)"
     sed 's/^/    /' "$T/slower.diff" | grep -E 'x[01]\.|parity diff'; fi
-[ "${n:-0}" = 3 ] || echo "NOTE test_diff: +20% flagged on ${n:-0} of 3 records" # (visible in the step's log)
+[ "${n:-0}" = 3 ] || echo "NOTE test_diff: +100% flagged on ${n:-0} of 3 records" # (visible in the step's log)
 grep -q "repro: .*parity run tests/data/diff/matmul_[0-9]*.json -b tp_slow --plugin" "$T/slower.diff" && ok ||
     no "the regression's repro command is not listed"
-[ "$(count "new failure" "$T/slower.diff")" = 0 ] && ok || no "+20% latency reported as a new failure"
+[ "$(count "new failure" "$T/slower.diff")" = 0 ] && ok || no "+100% latency reported as a new failure"
 
 "$PARITY" diff "$T/base/report.json" "$T/same/report.json" >"$T/same.diff" 2>&1
 rc=$?
