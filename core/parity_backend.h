@@ -301,6 +301,28 @@ typedef struct par_backend {
 
 /* Optional get_proc entries. */
 
+/* par_status ready(void *ctx, par_msg *msg): called once after the knobs are set, before anything else: is this
+ * context usable with its knobs? PAR_UNSUPPORTED (with the reason) makes the instance unusable, as init's would;
+ * for a backend whose usability depends on its knobs (a runner's program and its options, docs/runners.md). */
+#define PAR_PROC_READY "parity_ready"
+typedef par_status (*par_ready_fn)(void *ctx, par_msg *msg);
+
+/* size_t companion(const char *const *keys, const char *const *values, int32_t n_knobs, char *argv, size_t len),
+ * asked with ctx NULL, of built-in backends only: a process the backend wants kept across jobs (a runtime's runner, docs/runners.md), chosen
+ * by the instance's knobs. It writes the process's argv into argv (NUL-separated strings, then an empty one) and
+ * returns the length it needed (0: no companion). Each fork server starts it before its warm start, its stdin,
+ * stdout and stderr pipes, and tells its backend children where they are in the environment variable
+ * PARITY_COMPANION="IN_W OUT_R ERR_R PID STATE_FD" (the fds of the companion's stdin, stdout and stderr, its pid,
+ * and a shared page whose first uint32 the child sets to 1 while it has a request in flight and back to 0 when the
+ * reply is read). It is kept across jobs, and killed and started afresh after a job that ended with a request in
+ * flight (a time-out, a crash) or when it died. A child that finds the companion gone
+ * (its stdout closed) should _exit(PAR_COMPANION_GONE): the job then ends as the companion did (its signal or exit
+ * status). Where the variable is absent (the probe, --no-isolate) the backend starts the process itself. */
+#define PAR_PROC_COMPANION "parity_companion"
+typedef size_t (*par_companion_fn)(const char *const *keys, const char *const *values, int32_t n_knobs, char *argv,
+                                   size_t len);
+#define PAR_COMPANION_GONE 86
+
 /* par_status set_knob(void *ctx, const char *key, const char *value, par_msg *msg): a backend setting, e.g.
  * threads=2 or kernels=scalar, set after init and before any prepare. Unknown keys are PAR_ERROR. */
 #define PAR_PROC_SET_KNOB "parity_set_knob"

@@ -1,7 +1,8 @@
 /*
  * child.c - the backend child's side of a job (exec/xproto.h): the backend's life cycle, one phase at a time,
- * reported over the job's socket. A probe is init, knobs, describe, requantization scheme and promise, arithmetic
- * flags and arithmetic, destroy; a run is init, knobs, supports, prepare, the nodes' declared algorithms and schemes,
+ * reported over the job's socket. A probe is init, knobs, ready (PAR_PROC_READY, when the backend has it),
+ * describe, requantization scheme and promise, arithmetic flags and arithmetic, destroy; a run is init, knobs,
+ * ready, supports, prepare, the nodes' declared algorithms and schemes,
  * the backend's diagnostics, bind, then one run per XC_RUN command, each followed by the device's time of the run and
  * the backend's diagnostics (the worker checks the buffers between runs and re-poisons the outputs), then release
  * and destroy.
@@ -267,6 +268,15 @@ void par_xchild_main(const par_xjob *j)
     if (bad >= 0) {
         end_phase = PH_KNOBS, end_st = st, end_index = bad;
         goto out;
+    }
+    par_ready_fn ready = be->get_proc ? (par_ready_fn)be->get_proc(ctx, PAR_PROC_READY) : NULL;
+    if (ready) { /* usable with these knobs? (ended as init would be) */
+        msg.text[0] = '\0';
+        st = ready(ctx, &msg);
+        if (st != PAR_OK) {
+            end_phase = PH_INIT, end_st = st == PAR_UNSUPPORTED ? PAR_UNSUPPORTED : PAR_ERROR;
+            goto out;
+        }
     }
     if (!g) {
         probe_main(j, ctx);

@@ -9,6 +9,10 @@
  * waits for it, kills its process group and every other child it has (it is a child subreaper, so a backend's
  * setsid() daemon is its child by then), and tells the worker how the child ended.
  *
+ * A backend may name a companion (PAR_PROC_COMPANION: a runtime's runner, docs/runners.md): the server keeps it
+ * across jobs while they end cleanly, spares it when it reaps, and reports its pid with the child's
+ * (exec/companion.c).
+ *
  * A server dies with the main process (PR_SET_PDEATHSIG and a getppid check) and ends when its worker closes the
  * socket. It ignores SIGINT (the main process decides what an interrupt does). This file must not judge anything.
  */
@@ -137,19 +141,24 @@ static void server_main(const par_backend_inst *inst, int fd)
     prctl(PR_SET_CHILD_SUBREAPER, 1);
     signal(SIGINT, SIG_IGN);
     signal(SIGPIPE, SIG_IGN);
+    par_comp_setup(inst);
+    par_comp_ensure(); /* before the warm start, which may talk to it */
     warm_start(inst);
     for (;;) {
         par_srv_req req;
         int fds[8], n = 0;
         int r = recv_job(fd, &req, fds, 8, &n);
-        if (r == 0) _exit(0); /* the worker is done */
+        if (r == 0) { /* the worker is done */
+            par_comp_stop();
+            _exit(0);
+        }
         int need = req.in_len ? 5 : 4;
         if (r < 0 || req.magic != PAR_SRV_MAGIC || n != need) {
             for (int i = 0; i < n; i++) close(fds[i]);
             reply(fd, PAR_SRV_FAILED, 0, 0, EPROTO);
             continue;
         }
-        pid_t server = getpid();
+        pid_t server = getpid(), comp = par_comp_ensure();
         pid_t pid = fork();
         if (pid == 0) {
             close(fd);
@@ -166,7 +175,7 @@ static void server_main(const par_backend_inst *inst, int fd)
             continue;
         }
         setpgid(pid, pid);
-        reply(fd, PAR_SRV_STARTED, pid, 0, 0);
+        reply(fd, PAR_SRV_STARTED, pid, (int32_t)comp, 0);
         /* Wait for the child; should the worker go away meanwhile (its end of the socket hangs up), end the child:
          * nobody supervises it any more. */
         int pfd = -1;
@@ -191,8 +200,10 @@ static void server_main(const par_backend_inst *inst, int fd)
         kill(-pid, SIGKILL); /* the zombie still holds the group id */
         int st;
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-        par_x_reap_all();
-        reply(fd, PAR_SRV_ENDED, pid, si.si_code, si.si_status);
+        int32_t code = si.si_code, status = si.si_status;
+        par_comp_after_job(&code, &status);
+        par_x_reap_all(par_comp_pid());
+        reply(fd, PAR_SRV_ENDED, pid, code, status);
     }
 }
 

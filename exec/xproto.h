@@ -23,6 +23,7 @@
 #define PAR_XPROTO_H
 
 #include "exec.h"
+#include <sys/types.h>
 
 enum xphase {
     PH_START, PH_INIT, PH_KNOBS, PH_SUPPORTS, PH_PREPARE, PH_BIND, PH_RUN, PH_RELEASE, PH_DESTROY, PH_DESCRIBE,
@@ -71,7 +72,7 @@ typedef struct par_xjob {
 
 /* Worker -> fork server (exec/server.c): a job, with its file descriptors in this order: the graph block memfd,
  * the output memfd, the child's end of the job socket, the output pipe's write end, and the input memfd when
- * in_len > 0. Server -> worker: PAR_SRV_STARTED with the child's pid, then PAR_SRV_ENDED with how it ended
+ * in_len > 0. Server -> worker: PAR_SRV_STARTED with the child's pid (and its companion's in `code`, 0: none), then PAR_SRV_ENDED with how it ended
  * (si_code, si_status of waitid), or PAR_SRV_FAILED with an errno. */
 #define PAR_SRV_MAGIC 0x7061726au
 enum { PAR_SRV_STARTED = 1, PAR_SRV_ENDED = 2, PAR_SRV_FAILED = 3 };
@@ -84,6 +85,15 @@ typedef struct par_srv_req {
 typedef struct par_srv_rep {
     int32_t kind, pid, code, status;
 } par_srv_rep;
+
+/* The fork server's companion (exec/companion.c, PAR_PROC_COMPANION): set up from the instance's knobs once,
+ * started (or restarted) before each job, its pid reported to the worker with the child's (PAR_SRV_STARTED's
+ * `code`), judged after each job (kept after a clean end only), stopped when the server ends. */
+void par_comp_setup(const par_backend_inst *inst);
+pid_t par_comp_ensure(void);
+pid_t par_comp_pid(void);
+void par_comp_after_job(int32_t *code, int32_t *status);
+void par_comp_stop(void);
 
 /* A quantized node: one with a qu8 or qs8 output (the nodes PAR_PROC_NODE_REQUANT is asked for). */
 static inline int par_x_node_quantized(const par_graph_desc *g, int32_t node)
@@ -98,8 +108,9 @@ static inline int par_x_node_quantized(const par_graph_desc *g, int32_t node)
     return 0;
 }
 
-/* Kill and reap every child of the calling thread (orphans adopted as subreaper included) until none remain. */
-void par_x_reap_all(void);
+/* Kill and reap every child of the calling thread (orphans adopted as subreaper included) until none remain but
+ * `spare` (0: none; the fork server's companion). */
+void par_x_reap_all(pid_t spare);
 /* Default dispositions and an empty mask, so that a fault kills a backend child with its signal. */
 void par_x_reset_signals(void);
 

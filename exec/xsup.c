@@ -282,12 +282,14 @@ int par_xawait(par_xsup *s, par_xmsg *m)
         t = par_now_s();
         if (s->mem_limit > 0 && t >= s->next_rss) {
             s->next_rss = t + RSS_POLL_S;
-            int64_t rss = child_rss(s->pid);
+            int64_t rss = child_rss(s->pid), crss = s->companion > 0 ? child_rss(s->companion) : -1;
+            if (crss > 0) rss += crss;
             if (rss > s->mem_limit) {
                 char lim[32], ph[32];
                 fmt_bytes(lim, sizeof lim, s->mem_limit);
                 kill(s->pid, SIGKILL);
-                par_xdecide(s, PAR_V_CRASH, "out of memory (RSS > %s) in phase %s", lim, par_xwhere(s, ph, sizeof ph));
+                par_xdecide(s, PAR_V_CRASH, "out of memory (RSS > %s%s) in phase %s", lim,
+                            crss > 0 ? ", its companion process's included" : "", par_xwhere(s, ph, sizeof ph));
                 return 0;
             }
         }
@@ -339,7 +341,34 @@ static void become_subreaper(void)
     done_for = getpid();
 }
 
-void par_x_reap_all(void)
+/* Reap one ended child other than `spare` (whose end the caller reads itself): its pid, 0 when none has ended, -1
+ * (errno ECHILD) when there is no child but it. */
+static pid_t reap_but(pid_t spare)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0) return -1;
+    if (si.si_pid == 0) return 0;
+    int st;
+    if (si.si_pid != spare) return waitpid(si.si_pid, &st, WNOHANG);
+    /* the spared one has ended (its owner reaps it): look for another that has */
+    char path[64], buf[4096];
+    par_xfmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    for (char *p = buf, *e; *p; p = e) {
+        long pid = strtol(p, &e, 10);
+        if (e == p) break;
+        pid_t w = pid > 0 && pid != spare ? waitpid((pid_t)pid, &st, WNOHANG) : 0;
+        if (w > 0) return w;
+    }
+    return 0;
+}
+
+void par_x_reap_all(pid_t spare)
 {
     char path[64];
     par_xfmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
@@ -347,7 +376,7 @@ void par_x_reap_all(void)
     for (;;) {
         int st;
         pid_t w;
-        while ((w = waitpid(-1, &st, WNOHANG)) > 0) {}
+        while ((w = spare > 0 ? reap_but(spare) : waitpid(-1, &st, WNOHANG)) > 0) {}
         if (w < 0 && errno == ECHILD) return; /* no child at all: nothing to read from /proc */
         char buf[4096];
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -359,10 +388,11 @@ void par_x_reap_all(void)
         for (char *p = buf, *e; *p; p = e) {
             long pid = strtol(p, &e, 10);
             if (e == p) break;
-            if (pid > 0) kill((pid_t)pid, SIGKILL), any = 1;
+            if (pid > 0 && pid != spare) kill((pid_t)pid, SIGKILL), any = 1;
         }
         if (!any || par_now_s() > give_up) return;
-        while (waitpid(-1, &st, 0) < 0 && errno == EINTR) {}
+        if (spare > 0) usleep(1000); /* reap_but() above takes them as they go */
+        else while (waitpid(-1, &st, 0) < 0 && errno == EINTR) {}
     }
 }
 
@@ -402,6 +432,7 @@ static int start_via_server(par_xsup *s, int child_sock, const int *op)
         return -1;
     }
     s->pid = rep.pid;
+    s->companion = rep.code > 0 ? (pid_t)rep.code : 0;
 #ifdef SYS_pidfd_open
     s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
 #endif
@@ -491,7 +522,7 @@ void par_xfinish(par_xsup *s)
         int st;
         while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {}
         drain_output(s);
-        par_x_reap_all();
+        par_x_reap_all(0);
     }
     if (s->sock >= 0) shutdown(s->sock, SHUT_RDWR);
     if (s->thread_started) pthread_join(s->thread, NULL);

@@ -18,6 +18,7 @@ typedef struct par_xsup {
     const par_graph_desc *g;
     int isolated;
     pid_t pid;
+    pid_t companion;             /* the fork server's companion (docs/runners.md), whose memory counts with the child's */
     int pidfd, sock, outfd;
     int thread_sock;             /* the thread's end (in-process jobs) */
     /* through a fork server: its socket, the job's memfds, and how the server says the child ended */

@@ -66,3 +66,27 @@ par_status par_model_export(const par_case *c, par_model_format f, const char *p
     default: return par_msgf(msg, PAR_ERROR, "unknown model format");
     }
 }
+
+par_status par_model_export_graph(const par_graph_desc *g, const char *name, par_model_format f, uint8_t **buf,
+                                  size_t *len, par_msg *msg)
+{
+    par_status st = PAR_ERROR;
+    *buf = NULL;
+    *len = 0;
+    msg->text[0] = '\0';
+    if (f == PAR_FMT_ONNX) {
+        par_onnx_model *m = par_onnx_export_graph(g, name, &st, msg);
+        if (!m) return st;
+        st = par_onnx_write(m, buf, len, msg);
+        par_onnx_free(m);
+        return st;
+    }
+    if (f == PAR_FMT_TFLITE) {
+        par_tfl_model *m = par_tflite_export_graph(g, name, &st, msg);
+        if (!m) return st;
+        *buf = par_tfl_write(m, len, msg);
+        par_tfl_free(m);
+        return *buf ? PAR_OK : PAR_ERROR;
+    }
+    return par_msgf(msg, PAR_ERROR, "unknown model format");
+}

@@ -67,4 +67,10 @@ par_status par_model_import_ops(const char *path, const par_import_opts *o, par_
  * node and the reason when the format cannot express the case; PAR_ERROR on an I/O failure. */
 par_status par_model_export(const par_case *c, par_model_format f, const char *path, par_msg *msg);
 
+/* Export a graph as a backend sees it (par_graph_desc, its constants' data included) into memory: *buf (malloc'ed)
+ * and *len on PAR_OK; PAR_UNSUPPORTED / PAR_ERROR with msg as par_model_export. For the runner backend, which hands
+ * a runtime the model file of the graph it was given. name: the model's graph name (NULL: "parity"). */
+par_status par_model_export_graph(const par_graph_desc *g, const char *name, par_model_format f, uint8_t **buf,
+                                  size_t *len, par_msg *msg);
+
 #endif

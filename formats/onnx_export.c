@@ -22,7 +22,6 @@
 typedef struct ex {
     par_onnx_model *m;
     const par_graph_desc *g;
-    const par_case *c;
     par_msg *msg;
     par_onnx_node *nodes;
     int32_t n_nodes, cap_nodes;
@@ -767,8 +766,13 @@ static void value_info(ex *e, par_onnx_value_info *vi, const par_value *v)
 
 par_onnx_model *par_onnx_export_model(const par_case *c, par_status *st, par_msg *msg)
 {
+    return par_onnx_export_graph(par_graph_desc_of(c->graph), par_graph_name(c->graph), st, msg);
+}
+
+par_onnx_model *par_onnx_export_graph(const par_graph_desc *gd, const char *name, par_status *st, par_msg *msg)
+{
     *st = PAR_ERROR;
-    ex e = {.g = par_graph_desc_of(c->graph), .c = c, .msg = msg};
+    ex e = {.g = gd, .msg = msg};
     e.m = par_onnx_new();
     e.fname = calloc((size_t)e.g->n_values, sizeof *e.fname);
     if (!e.m || !e.fname) {
@@ -813,7 +817,7 @@ par_onnx_model *par_onnx_export_model(const par_case *c, par_status *st, par_msg
     }
     par_onnx_model *m = e.m;
     par_onnx_graph *og = &m->graph;
-    og->name = par_onnx_strdup(m, par_graph_name(c->graph));
+    og->name = par_onnx_strdup(m, name ? name : "parity");
     og->nodes = par_onnx_alloc(m, sizeof *og->nodes * (size_t)(e.n_nodes ? e.n_nodes : 1));
     og->initializers = par_onnx_alloc(m, sizeof *og->initializers * (size_t)(e.n_inits ? e.n_inits : 1));
     og->inputs = par_onnx_alloc(m, sizeof *og->inputs * (size_t)(g->n_inputs ? g->n_inputs : 1));

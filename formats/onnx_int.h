@@ -200,6 +200,8 @@ static inline int ox_ceil_pool_differs(int64_t in, int64_t k, int64_t s, int64_t
 /* The ONNX halves of formats/model.h (onnx_import.c, onnx_export.c). */
 par_case *par_onnx_import_file(const char *path, const par_import_opts *o, par_import_info *info, par_msg *msg);
 par_onnx_model *par_onnx_export_model(const par_case *c, par_status *st, par_msg *msg);
+/* The same from a graph as a backend sees it (its constants' data included); name: the graph's name. */
+par_onnx_model *par_onnx_export_graph(const par_graph_desc *g, const char *name, par_status *st, par_msg *msg);
 par_status par_onnx_export(const par_case *c, const char *path, par_msg *msg);
 par_status par_onnx_import_ops(const char *path, const par_import_opts *o, par_case ***cases, int32_t *n,
                                par_import_info *info, par_msg *msg);

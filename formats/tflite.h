@@ -174,6 +174,8 @@ par_status par_tflite_export(const par_case *c, const char *path, par_msg *msg);
 par_case *par_tflite_import_model(const par_tfl_model *m, const char *id, const char *origin,
                                   const par_import_opts *o, par_import_info *info, par_msg *msg);
 par_tfl_model *par_tflite_export_model(const par_case *c, par_msg *msg);
+/* The same from a graph as a backend sees it (its constants' data included); *st says why on NULL. */
+par_tfl_model *par_tflite_export_graph(const par_graph_desc *g, const char *name, par_status *st, par_msg *msg);
 
 #endif
 

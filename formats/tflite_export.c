@@ -28,7 +28,6 @@
 #define MAXR PAR_TFL_MAX_RANK
 
 typedef struct ex {
-    const par_case *c;
     const par_graph_desc *g;
     par_tfl_model *m;
     par_msg *msg;
@@ -774,12 +773,11 @@ static int ex_node(ex *e, const par_node *n)
     return UNSUP("no TFLite builtin in the op table");
 }
 
-static par_tfl_model *export_model(const par_case *c, par_msg *msg, par_status *st)
+static par_tfl_model *export_model(const par_graph_desc *g, const char *name, par_msg *msg, par_status *st)
 {
     ex e;
     memset(&e, 0, sizeof e);
-    e.c = c;
-    e.g = par_graph_desc_of(c->graph);
+    e.g = g;
     e.msg = msg;
     e.node = -1;
     e.m = par_tfl_new();
@@ -806,7 +804,7 @@ static par_tfl_model *export_model(const par_case *c, par_msg *msg, par_status *
     if (e.st != PAR_OK) goto done;
     par_tfl_subgraph *s = par_tfl_alloc(e.m, sizeof *s);
     if (!s) goto oom;
-    s->name = par_tfl_strdup(e.m, par_graph_name(c->graph));
+    s->name = par_tfl_strdup(e.m, name ? name : "parity");
     s->n_inputs = e.g->n_inputs;
     s->n_outputs = e.g->n_outputs;
     s->inputs = par_tfl_alloc(e.m, (size_t)s->n_inputs * 4 + 1);
@@ -847,13 +845,18 @@ done:
 par_tfl_model *par_tflite_export_model(const par_case *c, par_msg *msg)
 {
     par_status st;
-    return export_model(c, msg, &st);
+    return export_model(par_graph_desc_of(c->graph), par_graph_name(c->graph), msg, &st);
+}
+
+par_tfl_model *par_tflite_export_graph(const par_graph_desc *g, const char *name, par_status *st, par_msg *msg)
+{
+    return export_model(g, name, msg, st);
 }
 
 par_status par_tflite_export(const par_case *c, const char *path, par_msg *msg)
 {
     par_status st;
-    par_tfl_model *m = export_model(c, msg, &st);
+    par_tfl_model *m = export_model(par_graph_desc_of(c->graph), par_graph_name(c->graph), msg, &st);
     if (!m) return st;
     size_t len;
     uint8_t *bytes = par_tfl_write(m, &len, msg);

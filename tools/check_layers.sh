@@ -16,6 +16,7 @@ set -u
 rank_of() {
     case "$1" in
     core) echo 0 ;;
+    backends/runner) echo 2 ;; # above formats: it writes the model files it hands a runtime
     reference | cases | formats | backends/*) echo 1 ;;
     oracle) echo 2 ;;
     exec | reports | fuzz) echo 3 ;;
