@@ -20,26 +20,27 @@
 #include <unistd.h>
 
 #include "core/paths.h"
+#include "core/requant.h"
 #include "formats/layout.h"
 #include "formats/model.h"
 #include "rt_wire.h"
 
 /* One shipped runner: the backend's name, its script under tools/runners/ (run by build/venv/bin/python), its
- * format, its arithmetic and requantization scheme as measured (docs/runners.md). */
+ * format. What the runtime computes (flushed subnormals, the requantization scheme) the runner declares in its
+ * hello (docs/runners.md), as measured for each instance. */
 typedef struct rt_spec {
     const char *name, *description, *script;
     par_model_format format;
-    par_requant requant;
 } rt_spec;
 
 enum { RT_ORT, RT_LITERT, RT_GENERIC, RT_N };
 static const rt_spec runners[RT_N] = {
     [RT_ORT] = {"ort", "ONNX Runtime (CPU execution provider) through its runner, tools/runners/ort_runner.py",
-                "ort_runner.py", PAR_FMT_ONNX, PAR_REQUANT_FP32},
+                "ort_runner.py", PAR_FMT_ONNX},
     [RT_LITERT] = {"litert", "LiteRT (default XNNPACK delegate; delegate=none: built-in kernels) through its runner, "
-                   "tools/runners/litert_runner.py", "litert_runner.py", PAR_FMT_TFLITE, PAR_REQUANT_GEMMLOWP},
+                   "tools/runners/litert_runner.py", "litert_runner.py", PAR_FMT_TFLITE},
     [RT_GENERIC] = {"runner", "any runtime through a runner program: runner[cmd=PATH,format=onnx|tflite] (docs/runners.md)",
-                    NULL, PAR_FMT_NONE, PAR_REQUANT_FP32},
+                    NULL, PAR_FMT_NONE},
 };
 
 #define RT_MAX_ARGS 32
@@ -55,6 +56,8 @@ typedef struct rt_ctx {
     int32_t n_opts;
     char opt_key[RT_MAX_OPTS][64], opt_val[RT_MAX_OPTS][128];
     char runtime[64], version[64];
+    uint32_t arith_flags;     /* hello's "declares": flush_subnormals */
+    par_requant requant;      /* hello's "declares": requant (fp32 when not said) */
     int prepared_once;
     /* the last supports(): the graph it exported, and the file */
     const par_graph_desc *exported_for;
@@ -184,6 +187,26 @@ static par_status start_own(rt_ctx *c, par_msg *msg)
     return rt_spawn(&c->conn, argv, msg);
 }
 
+/* hello's "declares": what the runtime computes otherwise than plain f32 and fp32 requantization. */
+static par_status declares(rt_ctx *c, struct json_object *head, par_msg *msg)
+{
+    struct json_object *d = NULL, *v = NULL;
+    c->arith_flags = 0;
+    c->requant = PAR_REQUANT_FP32;
+    if (!json_object_object_get_ex(head, "declares", &d)) return PAR_OK;
+    if (!json_object_is_type(d, json_type_object))
+        return par_msgf(msg, PAR_ERROR, "%s: hello's \"declares\" is not an object", c->spec->name);
+    if (json_object_object_get_ex(d, "flush_subnormals", &v) && json_object_get_boolean(v))
+        c->arith_flags |= PAR_ARITH_FLUSH_SUBNORMALS;
+    if (json_object_object_get_ex(d, "requant", &v)) {
+        const char *name = json_object_get_string(v);
+        if (!name || par_requant_parse(name, &c->requant) != 0)
+            return par_msgf(msg, PAR_ERROR, "%s: hello declares requant \"%s\", which parity does not know (known: "
+                            "docs/quantization.md)", c->spec->name, name ? name : "");
+    }
+    return PAR_OK;
+}
+
 /* hello with the options so far: the runner answers whether it can work, and with them. */
 static par_status hello(rt_ctx *c, par_msg *msg)
 {
@@ -214,7 +237,9 @@ static par_status hello(rt_ctx *c, par_msg *msg)
         snprintf(c->runtime, sizeof c->runtime, "%s", json_object_get_string(v));
     if (json_object_object_get_ex(r.head, "version", &v))
         snprintf(c->version, sizeof c->version, "%s", json_object_get_string(v));
+    st = declares(c, r.head, msg);
     rt_reply_free(&r);
+    if (st != PAR_OK) return st;
     c->connected = 1;
     return PAR_OK;
 }
@@ -503,16 +528,14 @@ static int rt_device_time(void *ctx, void *prepared, double *total_ms, double *n
     return 1;
 }
 
+static par_requant rt_requant(void *ctx) { return ((rt_ctx *)ctx)->requant; }
+static uint32_t rt_arith_flags(void *ctx) { return ((rt_ctx *)ctx)->arith_flags; }
+
 #define RT_TABLE(ID, NAME)                                                                                         \
     static par_status init_##NAME(void **ctx, par_msg *msg) { return rt_init_spec(&runners[ID], ctx, msg); }     \
     static size_t companion_##NAME(const char *const *k, const char *const *v, int32_t n, char *o, size_t l)     \
     {                                                                                                              \
         return companion_of(&runners[ID], k, v, n, o, l);                                                          \
-    }                                                                                                              \
-    static par_requant requant_##NAME(void *ctx)                                                                   \
-    {                                                                                                              \
-        (void)ctx;                                                                                                 \
-        return runners[ID].requant;                                                                                \
     }                                                                                                              \
     static void *proc_##NAME(void *ctx, const char *name)                                                          \
     {                                                                                                              \
@@ -522,7 +545,8 @@ static int rt_device_time(void *ctx, void *prepared, double *total_ms, double *n
         if (!strcmp(name, PAR_PROC_READY)) return (void *)rt_ready;                                                \
         if (!strcmp(name, PAR_PROC_DESCRIBE)) return (void *)rt_describe;                                          \
         if (!strcmp(name, PAR_PROC_DEVICE_TIME)) return (void *)rt_device_time;                                    \
-        if (!strcmp(name, PAR_PROC_REQUANT)) return (void *)requant_##NAME;                                        \
+        if (!strcmp(name, PAR_PROC_REQUANT)) return (void *)rt_requant;                                            \
+        if (!strcmp(name, PAR_PROC_ARITH_FLAGS)) return (void *)rt_arith_flags;                                    \
         return NULL;                                                                                               \
     }                                                                                                              \
     static const par_backend table_##NAME = {                                                                      \

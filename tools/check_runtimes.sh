@@ -1,0 +1,31 @@
+#!/bin/sh
+# check_runtimes.sh EXE OUTDIR JOBS RUNTIME - the `make check` step of one runtime under test through its runner
+# (docs/runners.md): the quick suite on its instances, judged like every backend, then the records that did not pass
+# compared with backends/runner/known_RUNTIME.txt (tools/known_findings.py): what the runtime itself computes
+# otherwise than parity's ops (docs/findings.md, "Findings in ONNX Runtime" / "Findings in LiteRT", each with a
+# script of the runtime's own API under tools/runners/findings/). Every record must PASS, be UNSUPPORTED (skipped),
+# or be a listed finding that still reproduces with its listed verdict; anything else, and a listed finding that no
+# longer reproduces, fails. Where the runtime is not installed (no build/venv, or its package missing): one skip
+# naming why, never a pass.
+exe=$1 out=$2 jobs=$3 rt=$4
+case $rt in
+ort) backends='ort,ort[opt=0]' ;;
+litert) backends='litert,litert[delegate=none]' ;;
+*) echo "check_runtimes.sh: unknown runtime '$rt'" >&2; exit 2 ;;
+esac
+known=backends/runner/known_$rt.txt
+why=$("$exe" list backends 2>/dev/null | awk -v n="$rt" '$1 == n && $3 != "yes" { sub(/.* -- /, ""); print; exit }')
+if ! "$exe" list backends 2>/dev/null | awk -v n="$rt" '$1 == n && $3 == "yes" { f = 1 } END { exit !f }'; then
+    echo "SKIP conformance-$rt: ${why:-no backend '$rt' in this build} (make deps installs the runtimes into build/venv)"
+    echo "conformance-$rt: 0 passed, 0 failed, 1 skipped"
+    exit 0
+fi
+"$exe" run --suite quick -b "$backends" -j "$jobs" --no-progress --out "$out" >"$out.log" 2>&1
+rc=$?
+grep -v "^conformance: " "$out.log" | grep -E "^(backend|$rt|ties|infinite)" | head -n 8
+if [ "$rc" -gt 1 ] || [ ! -f "$out/report.json" ]; then
+    echo "conformance-$rt: parity run exited $rc (output in $out.log)"
+    echo "conformance-$rt: 0 passed, 1 failed"
+    exit 1
+fi
+exec python3 tools/known_findings.py "$out/report.json" "$known" "conformance-$rt"
