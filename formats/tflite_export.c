@@ -641,6 +641,18 @@ static int ex_unary(ex *e, const par_node *n, const par_tfl_opmap *mp)
         (par_attr_float(n, "min_val", -1) != -1 || par_attr_float(n, "max_val", 1) != 1))
         return UNSUP("bounds other than [-1, 1] (RELU_N1_TO_1)");
     if (mp->code == PAR_TFL_OP_ELU && par_attr_float(n, "alpha", 1) != 1) return UNSUP("alpha != 1 (TFLite's ELU)");
+    const par_value *y = &e->g->values[n->outputs[0]];
+    if ((mp->code == PAR_TFL_OP_LOGISTIC || mp->code == PAR_TFL_OP_TANH) &&
+        (y->dtype == PAR_DTYPE_QU8 || y->dtype == PAR_DTYPE_QS8)) {
+        /* TFLite's quantized LOGISTIC and TANH take one output quantization only (its kernels check it) */
+        const int logistic = mp->code == PAR_TFL_OP_LOGISTIC, u8 = y->dtype == PAR_DTYPE_QU8;
+        const float scale = logistic ? 1.0f / 256 : 1.0f / 128;
+        const int32_t zp = logistic ? (u8 ? 0 : -128) : (u8 ? 128 : 0);
+        if (y->scale != scale || y->zero_point != zp)
+            return UNSUP("quantized %s with output scale %g and zero point %d (TFLite takes only %g and %d)",
+                         logistic ? "LOGISTIC" : "TANH", (double)y->scale, (int)y->zero_point, (double)scale,
+                         (int)zp);
+    }
     int32_t x = tv(e, n->inputs[0]);
     par_tfl_op *o = op(e, mp->code, 1, &x, tv(e, n->outputs[0]));
     if (!o) return 0;

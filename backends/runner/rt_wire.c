@@ -33,6 +33,7 @@ int rt_attach_companion(rt_conn *c)
     void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, state_fd, 0);
     if (m == MAP_FAILED) return 0;
     c->busy = m;
+    fcntl(err_r, F_SETFL, fcntl(err_r, F_GETFL) | O_NONBLOCK); /* drained as it comes, never waited on */
     c->in_w = in_w, c->out_r = out_r, c->err_r = err_r, c->pid = (pid_t)pid;
     c->own = 0;
     return 1;
@@ -72,6 +73,7 @@ par_status rt_spawn(rt_conn *c, char *const *argv, par_msg *msg)
         return par_msgf(msg, PAR_ERROR, "runner: fork: %s", strerror(e));
     }
     setpgid(pid, pid);
+    fcntl(err[0], F_SETFL, fcntl(err[0], F_GETFL) | O_NONBLOCK); /* drained as it comes, never waited on */
     c->in_w = in[1], c->out_r = out[0], c->err_r = err[0], c->pid = pid, c->own = 1, c->broken = 0;
     return PAR_OK;
 }
@@ -111,10 +113,15 @@ static int reap_own(rt_conn *c, double grace)
 
 void rt_close(rt_conn *c)
 {
-    if (!c->own && c->out_r >= 0 && !c->broken) {
-        /* a companion that said more than it was asked: the next job must not read it */
+    if (!c->own && c->out_r >= 0) {
+        /* A companion's pipes belong to the fork server (this may be its warm start): left open. One that said more
+         * than it was asked is killed, so that the next job does not read it. */
         struct pollfd p = {.fd = c->out_r, .events = POLLIN};
-        if (c->buf_len > 0 || poll(&p, 1, 0) > 0) rt_kill(c);
+        if (!c->broken && (c->buf_len > 0 || poll(&p, 1, 0) > 0)) rt_kill(c);
+        if (c->busy) munmap((void *)c->busy, 4096);
+        free(c->buf);
+        rt_conn_init(c);
+        return;
     }
     if (c->own && c->pid > 0) {
         if (!c->broken && c->in_w >= 0) {
@@ -165,10 +172,7 @@ static void drain_err(rt_conn *c)
 /* The stream ended (or broke): how the runner went, for the message; a companion's end ends this job. */
 static par_status gone(rt_conn *c, const char *during, par_msg *msg)
 {
-    if (c->err_r >= 0) {
-        fcntl(c->err_r, F_SETFL, O_NONBLOCK);
-        drain_err(c);
-    }
+    if (c->err_r >= 0) drain_err(c);
     c->broken = 1;
     if (!c->own) {
         fprintf(stderr, "parity: the runner process (pid %d) closed its output during %s\n", (int)c->pid, during);

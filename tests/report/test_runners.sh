@@ -1,0 +1,109 @@
+# test_runners.sh - runtimes through a runner process (docs/runners.md, backends/runner/, exec/companion.c), end to
+# end with the runners of tests/runners/: a correct one (relu.py) passes; each misbehaving one costs its own
+# records only: a crash is a CRASH with the runner's signal, a hang a TIMEOUT within --timeout, a flood of the
+# protocol stream an ERROR naming the 1 MiB line bound, a flood of stderr ends in the record's output tail, wrong
+# shapes, garbage and a lie about its time an ERROR saying what was wrong, NaN a FAIL; a runner whose runtime is
+# missing, or that dies before hello, makes its instance unusable (exit 2 with -b, the reason named); after a crash
+# the next case runs on a fresh runner and passes; cpu's records beside them are untouched; no runner process is
+# left running. Needs build/venv/bin/python with numpy (make deps); skipped, never passed, without it.
+. tests/report/lib.sh
+
+PY=build/venv/bin/python
+if ! "$PY" -c 'import numpy' 2>/dev/null; then
+    skip "no build/venv with numpy (make deps creates it)"
+    finish
+fi
+CASE="relu(x=[2,3,6,7],in=hazard:huge)#seed=1"
+# run NAME [ARGS...]: cpu beside runner[cmd=tests/runners/NAME.py] on one relu case; output in $T/NAME
+run() {
+    n=$1
+    shift
+    "$PARITY" run --case "$CASE" -b "cpu,runner[cmd=tests/runners/$n.py,format=onnx]" --timeout 3 -j 1 --no-progress \
+        --out "$T/$n" "$@" >"$T/$n.log" 2>&1
+}
+# verdicts NAME: the runner's verdicts, one per line, and cpu's
+verdicts() { python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+for x in r["results"]:
+    print(("cpu" if x["backend"] == "cpu" else "runner"), x["verdict"], x["reason"].replace("\n", " "))' "$T/$1/report.json"; }
+# expect NAME VERDICT TEXT: the runner's record VERDICT with TEXT in the reason, cpu's PASS
+expect() {
+    n=$1 v=$2 text=$3
+    if [ ! -s "$T/$n/report.json" ]; then
+        no "$n: no report ($(tail -2 "$T/$n.log"))"
+        return
+    fi
+    verdicts "$n" >"$T/$n.v"
+    [ "$(grep -c "^runner $v .*$text" "$T/$n.v")" = 1 ] && ok ||
+        no "$n: expected the runner's record $v with '$text'; got: $(grep '^runner' "$T/$n.v" | head -2 | tr '\n' '|')"
+    [ "$(grep -c '^cpu PASS' "$T/$n.v")" = 1 ] && ok || no "$n: cpu's record touched: $(grep '^cpu' "$T/$n.v" | tr '\n' '|')"
+}
+
+run relu
+expect relu PASS ''
+grep -q 'median' "$T/relu.log" && ok || no "relu: no device time line (the runner's run_ms)"
+
+run crash
+expect crash CRASH 'killed by signal 11'
+
+start=$(date +%s)
+run hang
+expect hang TIMEOUT 'no result after 3 s'
+took=$(($(date +%s) - start))
+[ $took -le 8 ] && ok || no "hang: a 3 s time-out took ${took} s"
+
+run flood_stdout
+expect flood_stdout ERROR '1 MiB'
+
+run flood_stderr
+expect flood_stderr PASS ''
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+x = [x for x in r["results"] if x["backend"] != "cpu"][0]
+sys.exit(0 if x["output_bytes"] >= 100 * 2**20 and x["output_dropped"] > 0 and len(x["output"]) > 0 else 1)' \
+    "$T/flood_stderr/report.json" && ok || no "flood_stderr: 100 MB of stderr not counted in output_bytes, or no tail kept"
+
+run wrong_shape
+expect wrong_shape ERROR 'shape'
+
+run garbage
+expect garbage ERROR 'not a JSON object'
+
+run nan
+expect nan FAIL 'non-finite'
+
+run liar
+expect liar ERROR 'device time'
+
+# a runner whose runtime is missing: unusable, its reason named, exit 2 with -b; without -b it is skipped
+"$PARITY" run --case "$CASE" -b 'runner[cmd=tests/runners/missing.py,format=onnx]' --no-progress --out "$T/missing" \
+    >"$T/missing.log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "not usable.*No module named" "$T/missing.log" && ok ||
+    no "missing runtime: exit $rc (expected 2 naming the missing module): $(tail -1 "$T/missing.log")"
+"$PARITY" run --case "$CASE" -b 'runner[cmd=tests/runners/exit_hello.py,format=onnx]' --no-progress --out "$T/exit_hello" \
+    >"$T/exit_hello.log" 2>&1
+rc=$?
+[ $rc = 2 ] && grep -q "exited with status 3 during hello" "$T/exit_hello.log" && ok ||
+    no "a runner exiting before hello: exit $rc: $(tail -1 "$T/exit_hello.log")"
+
+# after a crash, the next case runs on a fresh runner: a CRASH (the second load of each process) is never followed by
+# another
+"$PARITY" run --suite quick -o relu -k hazard -b 'runner[cmd=tests/runners/crash_second.py,format=onnx]' -j 1 \
+    --no-progress --out "$T/second" >"$T/second.log" 2>&1
+python3 -c '
+import json, sys
+v = [x["verdict"] for x in json.load(open(sys.argv[1]))["results"]]
+print(" ".join(v))
+sys.exit(0 if len(v) >= 4 and v.count("CRASH") >= 2 and v.count("PASS") >= 2 and
+         all(a != "CRASH" or b != "CRASH" for a, b in zip(v, v[1:])) else 1)' "$T/second/report.json" >"$T/second.v" &&
+    ok || no "crash_second: a crash is not followed by a pass on a fresh runner: $(cat "$T/second.v")"
+
+# nothing left running
+sleep 0.5
+pat='tests/runners/(relu|crash|hang|flood_stdout|flood_stderr|wrong_shape|garbage|nan|liar|crash_second)\.py'
+left=$(pgrep -f "$pat" | wc -l)
+[ "$left" = 0 ] && ok || no "$left runner processes left running: $(pgrep -af "$pat" | head -3)"
+finish
