@@ -9,6 +9,7 @@
  * Every error reads "<origin>: <JSON path>: <reason>".
  */
 #include "case_json.h"
+#include "json_dupkeys.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -175,8 +177,16 @@ par_case *par_case_parse(const char *text, size_t len, const char *origin, par_m
         json_object_put(doc);
         return NULL;
     }
-    /* json-c keeps the last of duplicate keys: refuse them before reading the document (case_json_dupkeys.c). */
-    par_case *c = par_cj_check_duplicates(&r, text, len) ? parse_doc(&r, doc) : NULL;
+    /* json-c keeps the last of duplicate keys: refuse them before reading the document (core/json_dupkeys.c). */
+    char where[256], key[64], buf[96];
+    par_case *c = NULL;
+    if (par_json_check_raw(text, len, PAR_JSON_DUPKEYS, "$", where, sizeof where, key, sizeof key)) {
+        jpath at;
+        snprintf(at.s, sizeof at.s, "%s", where);
+        par_cj_perr(&r, &at, "duplicate key '%s'", par_cj_san(key, buf, sizeof buf));
+    } else {
+        c = parse_doc(&r, doc);
+    }
     json_object_put(doc);
     return c;
 }

@@ -1,6 +1,7 @@
 /*
  * case_json.h - private to the reader of the case file format (core/case_json.c: the document and entry points;
- * case_json_util.c: the primitives below; case_json_tensor.c: inputs and constants; case_json_graph.c: nodes): the
+ * case_json_util.c: the primitives below; case_json_tensor.c: inputs and constants; case_json_graph.c: nodes; the
+ * duplicate-key check they share with the report reader is core/json_dupkeys.c): the
  * reader state, JSON paths, the first error of a parse as "<origin>: <JSON path>: <reason>", and typed getters that
  * check the JSON type and the range and name the path. Each returns 1, or 0 with the error recorded, so checks read
  * `if (!par_cj_get_str(...)) return 0;`.
@@ -63,9 +64,5 @@ int par_cj_parse_tensor(reader *r, par_case *c, json_object *o, const jpath *pat
 
 /* One node of the document (an object at path), added to c's graph. */
 int par_cj_parse_node(reader *r, par_case *c, json_object *o, const jpath *path);
-
-/* The raw text of a document json-c accepted: fails on the first object naming a key twice ("duplicate key 'op'",
- * at the object's path). (case_json_dupkeys.c) */
-int par_cj_check_duplicates(reader *r, const char *text, size_t len);
 
 #endif

@@ -9,11 +9,18 @@
  * The "summary" object is not read: it is recomputed from the records by whoever writes or renders. The "campaign"
  * object of a fuzzing campaign's report is not read either (its records are read as any run's).
  *
- * The parts: this file (the file, the top level, backends, cases), report_read_get.c (errors and typed getters),
- * report_read_record.c (the records). They must not judge anything, nor write anything.
+ * Before any of it, the text is refused if an object names a key twice (core/json_dupkeys.c, the case reader's
+ * check): json-c would keep the last one silently. Any JSON type other than a field's own (null included, where
+ * the field is not optional or a number the writer wrote as null) is an error, and so is a number out of its range:
+ * integers beyond 64 bits (which json-c saturates), negative counts, counts beyond the count they are part of,
+ * coordinates outside the worst element's shape, NaN and infinities.
+ *
+ * The parts: this file (the file, the top level, backends, cases), report_read_get.c (errors, typed getters and the
+ * field tables that list an object's fields with their type and range once), report_read_record.c (the records). They must not judge anything, nor write anything.
  */
 #include "report_read_int.h"
 
+#include "core/json_dupkeys.h"
 #include "core/requant.h"
 
 #include <errno.h>
@@ -27,6 +34,20 @@
 /* ---------------------------------------------------------------------------------------------------------------
  * Top level: the harness, the environment, the config
  * ------------------------------------------------------------------------------------------------------------- */
+
+static const rr_spec os_fields[] = {
+    F_LINE(par_env, os_name, "name", 1),
+    F_LINE(par_env, os_release, "release", 1),
+    F_LINE(par_env, os_version, "version", 1),
+    F_LINE(par_env, machine, "machine", 1),
+};
+
+static const rr_spec env_fields[] = {
+    F_LINE(par_env, arch, "arch", 1),
+    F_LINE(par_env, compiler, "compiler", 1),
+    F_LINE(par_env, json_c, "json_c", 1),
+    F_LINE(par_env, hostname, "hostname", 1),
+};
 
 static void read_env(rd *x, json_object *e, const char *where, par_env *env)
 {
@@ -56,15 +77,20 @@ static void read_env(rd *x, json_object *e, const char *where, par_env *env)
     }
     if (os) {
         snprintf(w, sizeof w, "%s.os", where);
-        rr_buf(x, os, w, "name", 1, env->os_name, sizeof env->os_name, 1);
-        rr_buf(x, os, w, "release", 1, env->os_release, sizeof env->os_release, 1);
-        rr_buf(x, os, w, "version", 1, env->os_version, sizeof env->os_version, 1);
-        rr_buf(x, os, w, "machine", 1, env->machine, sizeof env->machine, 1);
+        RR_FIELDS(x, os, w, os_fields, env);
     }
-    rr_buf(x, e, where, "arch", 1, env->arch, sizeof env->arch, 1);
-    rr_buf(x, e, where, "compiler", 1, env->compiler, sizeof env->compiler, 1);
-    rr_buf(x, e, where, "json_c", 1, env->json_c, sizeof env->json_c, 1);
-    rr_buf(x, e, where, "hostname", 1, env->hostname, sizeof env->hostname, 1);
+    RR_FIELDS(x, e, where, env_fields, env);
+}
+
+/* A decimal in [1, 2^20] at *s, advanced past it; 0 when there is none or it is larger. */
+static int32_t shard_num(const char **s)
+{
+    int32_t v = 0;
+    const char *p = *s;
+    while (*p >= '0' && *p <= '9' && v <= (1 << 20)) v = v * 10 + (*p++ - '0');
+    if (p == *s || (*p >= '0' && *p <= '9') || v > (1 << 20)) return 0;
+    *s = p;
+    return v;
 }
 
 /* "K/N" (or null: 0/0). */
@@ -74,27 +100,35 @@ static void read_shard(rd *x, json_object *o, const char *where, const char *key
     *k = *n = 0;
     rr_str(x, o, where, key, 1, &s);
     if (!s) return;
-    int a, b;
-    char tail;
-    if (sscanf(s, "%d/%d%c", &a, &b, &tail) != 2 || b < 1 || a < 1 || a > b)
-        rr_fail(x, where, key, "\"%s\" is not K/N with 1 <= K <= N", s);
+    const char *p = s;
+    int32_t a = shard_num(&p), b = *p == '/' ? (p++, shard_num(&p)) : 0;
+    if (*p || a < 1 || b < 1 || a > b) rr_fail(x, where, key, "\"%s\" is not K/N with 1 <= K <= N <= 2^20", s);
     else *k = a, *n = b;
 }
+
+static const rr_spec config_fields[] = {
+    F_I32(par_report, repeat, "repeat", 0, 0, 1 << 30),
+    F_I32(par_report, warmup, "warmup", 0, 0, 1 << 30),
+    F_I32(par_report, jobs, "jobs", 0, 0, 1 << 20),
+    F_I32(par_report, rounds, "rounds", 1, 1, 1 << 20),
+    F_NUM(par_report, timeout_s, "timeout_s", 0, RR_TIME),
+};
 
 static void read_config(rd *x, json_object *root)
 {
     par_report *r = &x->d->r;
     json_object *cfg = rr_obj(x, root, "", "config", 0);
     if (!cfg) return;
+    r->rounds = 1;
+    /* a seed is in [0, 2^64 - 1] (an integer beyond 64 bits, which json-c would saturate, was refused in parse) */
     json_object *seed = rr_field(x, cfg, "config", "seed", 0);
-    if (seed && !json_object_is_type(seed, json_type_int)) rr_fail(x, "config", "seed", "is %s, expected an integer",
-                                                                par_json_type_name(seed));
+    if (seed && !json_object_is_type(seed, json_type_int))
+        rr_fail(x, "config", "seed", "is %s, expected an integer", par_json_type_name(seed));
+    else if (seed && json_object_get_int64(seed) < 0)
+        rr_fail(x, "config", "seed", "%lld is out of range [0, 18446744073709551615]",
+                (long long)json_object_get_int64(seed));
     else if (seed) r->seed = json_object_get_uint64(seed);
-    rr_i32(x, cfg, "config", "repeat", 0, 0, 1 << 30, 0, &r->repeat);
-    rr_i32(x, cfg, "config", "warmup", 0, 0, 1 << 30, 0, &r->warmup);
-    rr_i32(x, cfg, "config", "jobs", 0, 0, 1 << 20, 0, &r->jobs);
-    rr_i32(x, cfg, "config", "rounds", 1, 1, 1 << 20, 1, &r->rounds);
-    r->timeout_s = rr_num_or(x, cfg, "config", "timeout_s", 0, 0);
+    RR_FIELDS(x, cfg, "config", config_fields, r);
     par_report_selection *sel = &x->d->sel;
     json_object *s = rr_obj(x, cfg, "config", "selection", 1);
     if (s) {
@@ -125,6 +159,15 @@ static void read_config(rd *x, json_object *root)
     r->sel = *sel;
 }
 
+static const rr_spec shard_fields[] = {
+    F_STR(par_report_shard, path, "path", 1),
+    F_STR(par_report_shard, created, "created", 1),
+    F_STR(par_report_shard, command_line, "command_line", 1),
+    F_STR(par_report_shard, git_revision, "git_revision", 1),
+    F_NUM(par_report_shard, wall_s, "wall_s", 1, RR_TIME),
+    F_I32(par_report_shard, n_cases, "cases", 1, 0, INT32_MAX - 1),
+};
+
 static void read_shards(rd *x, json_object *root)
 {
     json_object *a = rr_arr(x, root, "", "shards", 1);
@@ -145,12 +188,7 @@ static void read_shards(rd *x, json_object *root)
         }
         par_report_shard *sh = &x->d->shards[i];
         read_shard(x, o, w, "shard", &sh->k, &sh->n);
-        rr_str(x, o, w, "path", 1, &sh->path);
-        rr_str(x, o, w, "created", 1, &sh->created);
-        rr_str(x, o, w, "command_line", 1, &sh->command_line);
-        rr_str(x, o, w, "git_revision", 1, &sh->git_revision);
-        sh->wall_s = rr_num_or(x, o, w, "wall_s", 1, 0);
-        rr_i32(x, o, w, "cases", 1, 0, INT32_MAX, 0, &sh->n_cases);
+        RR_FIELDS(x, o, w, shard_fields, sh);
         char we[48];
         snprintf(we, sizeof we, "%s.environment", w);
         read_env(x, rr_obj(x, o, w, "environment", 1), we, &sh->env);
@@ -225,7 +263,14 @@ static void read_backend(rd *x, json_object *o, const char *w, par_backend *t, p
     bi->requant_exact = rr_bool(x, o, w, "requant_exact", 1, 0);
     json_object *flags = rr_arr(x, o, w, "arith_flags", 1);
     for (size_t i = 0; flags && !x->bad && i < json_object_array_length(flags); i++) {
-        const char *f = json_object_get_string(json_object_array_get_idx(flags, i));
+        json_object *e = json_object_array_get_idx(flags, i);
+        if (!json_object_is_type(e, json_type_string)) {
+            char k[40];
+            snprintf(k, sizeof k, "arith_flags[%zu]", i);
+            rr_fail(x, w, k, "is %s, expected a string", par_json_type_name(e));
+            break;
+        }
+        const char *f = json_object_get_string(e);
         for (uint32_t bit = 1; f && bit; bit <<= 1) /* a flag this build does not know is ignored */
             if (par_arith_flag_name(bit) && !strcmp(par_arith_flag_name(bit), f)) bi->arith_flags |= bit;
     }
@@ -266,6 +311,14 @@ static void read_backends(rd *x, json_object *root)
     d->r.backends = d->backends;
 }
 
+/* A case's fields after its ID; its index is its position in the unsharded selection (INT32_MAX - 1 at most). */
+static const rr_spec case_fields[] = {
+    F_LINE(par_report_case, origin, "origin", 0),
+    F_LINE(par_report_case, ops, "ops", 0),
+    F_LINE(par_report_case, dtype, "dtype", 1),
+    F_I64(par_report_case, index, "index", 1, 0, INT32_MAX - 1),
+};
+
 static void read_cases(rd *x, json_object *root, id_map *map)
 {
     par_report_doc *d = x->d;
@@ -291,10 +344,8 @@ static void read_cases(rd *x, json_object *root, id_map *map)
         }
         par_report_case *c = &d->cases[i];
         rr_key(x, o, w, "id", c->id, sizeof c->id);
-        rr_buf(x, o, w, "origin", 0, c->origin, sizeof c->origin, 1);
-        rr_buf(x, o, w, "ops", 0, c->ops, sizeof c->ops, 1);
-        rr_buf(x, o, w, "dtype", 1, c->dtype, sizeof c->dtype, 1);
-        rr_i64(x, o, w, "index", 1, 0, INT64_MAX, (int64_t)i, &c->index);
+        c->index = (int64_t)i; /* when absent */
+        RR_FIELDS(x, o, w, case_fields, c);
         int32_t prev = x->bad ? -1 : rr_map_find(map, d->cases, c->id, (int32_t)i);
         if (prev >= 0) rr_fail(x, w, "id", "\"%s\" is also cases[%d]'s ID", c->id, (int)prev);
     }
@@ -374,10 +425,25 @@ static json_object *parse(const char *path, const char *text, size_t len, par_ms
         root = NULL;
     } else {
         while (end < len && (text[end] == ' ' || text[end] == '\n' || text[end] == '\r' || text[end] == '\t')) end++;
+        char where[256], key[64];
         if (end < len) {
             par_msgf(msg, PAR_ERROR, "%s: text after the report's closing brace", path);
             json_object_put(root);
             root = NULL;
+        } else {
+            /* json-c keeps the last of two members with the same key (refused, as the case reader does) and
+             * saturates integers beyond 64 bits (a 30-digit seed would read as 2^64 - 1) */
+            unsigned bad = par_json_check_raw(text, len, PAR_JSON_DUPKEYS | PAR_JSON_BIGINTS, "", where, sizeof where,
+                                              key, sizeof key);
+            if (bad == PAR_JSON_DUPKEYS)
+                par_msgf(msg, PAR_ERROR, "%s: %s%s%s: duplicate key (an object names it twice)", path, where,
+                         where[0] ? "." : "", key);
+            else if (bad)
+                par_msgf(msg, PAR_ERROR, "%s: %s: %s is beyond 64 bits", path, where[0] ? where : "(top)", key);
+            if (bad) {
+                json_object_put(root);
+                root = NULL;
+            }
         }
     }
     json_tokener_free(tok);
@@ -430,7 +496,9 @@ par_status par_report_parse(const char *path, const char *text, size_t len, par_
     read_env(&x, rr_obj(&x, root, "", "environment", 1), "environment", &d->env);
     r->env = &d->env;
     read_config(&x, root);
-    r->wall_s = rr_num_or(&x, root, "", "wall_s", 1, 0);
+    double wall = 0;
+    json_object *ws = rr_field(&x, root, "", "wall_s", 1);
+    if (ws && rr_num_of(&x, ws, "", "wall_s", 1, &wall)) r->wall_s = wall;
     r->interrupted = rr_bool(&x, root, "", "interrupted", 1, 0);
     read_shards(&x, root);
     read_backends(&x, root);

@@ -20,47 +20,72 @@
  * Records
  * ------------------------------------------------------------------------------------------------------------- */
 
+/* The metrics of a record: every count at most the elements compared (n), each row's type and range said once. */
+static const rr_spec metrics_fields[] = {
+    F_I64(par_metrics, n, "n", 0, 0, RR_COUNT_MAX),
+    F_I64_LE(par_metrics, n_over, "n_over", 0, 0),
+    F_I64_LE(par_metrics, n_nonfinite, "n_nonfinite", 0, 0),
+    F_I64_LE(par_metrics, n_unbounded, "n_unbounded", 1, 0),
+    F_NUM(par_metrics, max_abs, "max_abs", 0, RR_NUM),
+    F_NUM(par_metrics, max_rel, "max_rel", 0, RR_NUM),
+    F_NUM(par_metrics, max_ulp, "max_ulp", 0, RR_NUM),
+    F_NUM(par_metrics, nmse, "nmse", 0, RR_NUM),
+    F_NUM(par_metrics, bias, "bias", 0, RR_NUM),
+    F_NUM(par_metrics, max_ratio, "max_ratio", 0, RR_NUM),
+};
+
+/* metrics.quant (the integer oracle's labels), after metrics_fields: its counts within the record's n. */
+static const rr_spec quant_fields[] = {
+    F_BOUND(par_metrics, n, "metrics.n"), /* row 0: read by metrics_fields */
+    F_I64_LE(par_metrics, n_exact, "n_exact", 0, 0),
+    F_I64_LE(par_metrics, n_labelled, "n_labelled", 0, 0),
+    F_NUM(par_metrics, bias_bound, "bias_bound", 1, RR_NUM0),
+    F_BOOL(par_metrics, bias_over, "bias_over", 1),
+};
+
+static const rr_spec ties_fields[] = {
+    F_BOUND(par_metrics, n, "metrics.n"), /* row 0: read by metrics_fields */
+    F_I64_LE(par_metrics, tie_n, "n", 0, 0),
+    F_I64_LE(par_metrics, tie_other, "other", 0, 1),
+    F_BOOL(par_metrics, tie_over, "contradicts", 1),
+};
+
+/* The worst element's scalars (its coordinates, shape and error map are read by hand after them). */
+static const rr_spec worst_fields[] = {
+    F_I32(par_metrics, worst_output, "output", 0, 0, INT32_MAX),
+    F_I64(par_metrics, worst_index, "index", 0, 0, RR_COUNT_MAX - 1),
+    F_NUM(par_metrics, worst_ref, "reference", 0, RR_NUM),
+    F_NUM(par_metrics, worst_got, "backend", 0, RR_NUM),
+    F_NUM(par_metrics, worst_budget, "budget", 0, RR_NUM),
+};
+
 static void read_quant(rd *x, json_object *q, const char *w, par_metrics *m)
 {
     static const char *const keys[PAR_HIST_BINS] = {"<=-3", "-2", "-1", "0", "+1", "+2", ">=+3"};
     m->quant = 1;
-    rr_i64(x, q, w, "n_exact", 0, 0, INT64_MAX, 0, &m->n_exact);
-    rr_i64(x, q, w, "n_labelled", 0, 0, INT64_MAX, 0, &m->n_labelled);
+    RR_FIELDS(x, q, w, quant_fields, m);
     json_object *h = rr_obj(x, q, w, "step_histogram", 0);
     char wh[96];
     snprintf(wh, sizeof wh, "%s.step_histogram", w);
-    for (int k = 0; h && k < PAR_HIST_BINS; k++) rr_i64(x, h, wh, keys[k], 0, 0, INT64_MAX, 0, &m->hist[k]);
-    m->bias_bound = rr_num_or(x, q, w, "bias_bound", 1, 0);
-    m->bias_over = rr_bool(x, q, w, "bias_over", 1, 0);
+    for (int k = 0; h && k < PAR_HIST_BINS; k++) rr_i64(x, h, wh, keys[k], 0, 0, m->n, 0, &m->hist[k]);
 }
 
 static void read_ties(rd *x, json_object *t, const char *w, par_metrics *m)
 {
-    rr_i64(x, t, w, "n", 0, 0, INT64_MAX, 0, &m->tie_n);
+    RR_FIELDS(x, t, w, ties_fields, m);
     for (int k = 0; k < PAR_TIE_RULES; k++)
         rr_i64(x, t, w, par_tie_rule_name((par_tie_rule)k), 0, 0, m->tie_n, 0, &m->tie_rule_n[k]);
-    rr_i64(x, t, w, "other", 0, 0, m->tie_n, 0, &m->tie_other);
     const char *decl;
     rr_str(x, t, w, "declared", 1, &decl);
     m->tie_declared = -1;
     for (int k = 0; decl && k < PAR_TIE_RULES; k++)
         if (!strcmp(decl, par_tie_rule_name((par_tie_rule)k))) m->tie_declared = k;
     if (decl && m->tie_declared < 0) rr_fail(x, w, "declared", "\"%s\" is not a tie rule", decl);
-    m->tie_over = rr_bool(x, t, w, "contradicts", 1, 0);
 }
 
 static void read_metrics(rd *x, json_object *o, const char *w, par_metrics *m)
 {
-    rr_i64(x, o, w, "n", 0, 0, INT64_MAX, 0, &m->n);
-    rr_i64(x, o, w, "n_over", 0, 0, INT64_MAX, 0, &m->n_over);
-    rr_i64(x, o, w, "n_nonfinite", 0, 0, INT64_MAX, 0, &m->n_nonfinite);
-    rr_i64(x, o, w, "n_unbounded", 1, 0, INT64_MAX, 0, &m->n_unbounded);
-    rr_num(x, o, w, "max_abs", 0, &m->max_abs);
-    rr_num(x, o, w, "max_rel", 0, &m->max_rel);
-    rr_num(x, o, w, "max_ulp", 0, &m->max_ulp);
-    rr_num(x, o, w, "nmse", 0, &m->nmse);
-    rr_num(x, o, w, "bias", 0, &m->bias);
-    rr_num(x, o, w, "max_ratio", 0, &m->max_ratio);
+    RR_FIELDS(x, o, w, metrics_fields, m);
     if (isnan(m->max_ratio) && rr_bool(x, o, w, "max_ratio_infinite", 1, 0)) m->max_ratio = INFINITY;
     char ws[96];
     json_object *q = rr_obj(x, o, w, "quant", 1), *t = rr_obj(x, o, w, "ties", 1);
@@ -70,86 +95,119 @@ static void read_metrics(rd *x, json_object *o, const char *w, par_metrics *m)
     if (t) read_ties(x, t, ws, m);
 }
 
+/* An array of at most max integers in [0, RR_COUNT_MAX] (coordinates, dimensions) into out; returns its length. */
+static size_t read_ints(rd *x, json_object *o, const char *w, const char *key, int opt, size_t max, int64_t *out)
+{
+    json_object *a = rr_arr(x, o, w, key, opt);
+    size_t n = a ? json_object_array_length(a) : 0;
+    if (n > max) rr_fail(x, w, key, "%zu elements, more than %zu", n, max);
+    for (size_t i = 0; i < n && !x->bad; i++) {
+        char k[48];
+        snprintf(k, sizeof k, "%s[%zu]", key, i);
+        json_object *e = json_object_array_get_idx(a, i);
+        if (!e) rr_fail(x, w, k, "is null, expected an integer");
+        else rr_int_of(x, e, w, k, 0, RR_COUNT_MAX, &out[i]);
+    }
+    return x->bad ? 0 : n;
+}
+
+static void read_error_map(rd *x, json_object *em, const char *we, par_metrics *m)
+{
+    int32_t rows = 0, cols = 0;
+    const char *cells = NULL;
+    rr_i32(x, em, we, "rows", 0, 1, PAR_EMAP_MAX, 0, &rows);
+    rr_i32(x, em, we, "cols", 0, 1, PAR_EMAP_MAX, 0, &cols);
+    rr_str(x, em, we, "cells", 0, &cells);
+    if (!x->bad && (!cells || strlen(cells) != (size_t)(2 * rows * cols)))
+        rr_fail(x, we, "cells", "%zu hex digits, expected %d (2 per cell of %d x %d)", cells ? strlen(cells) : 0,
+                2 * rows * cols, (int)rows, (int)cols);
+    for (int32_t k = 0; k < rows * cols && !x->bad; k++) {
+        unsigned v;
+        char two[3] = {cells[2 * k], cells[2 * k + 1], 0};
+        if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1]) || sscanf(two, "%2x", &v) != 1)
+            rr_fail(x, we, "cells", "cell %d is not two hex digits", (int)k);
+        else m->emap[k] = (uint8_t)v;
+    }
+    if (!x->bad) {
+        m->emap_rows = rows;
+        m->emap_cols = cols;
+    }
+}
+
 static void read_worst(rd *x, json_object *o, const char *w, par_metrics *m)
 {
-    rr_i32(x, o, w, "output", 0, 0, INT32_MAX, 0, &m->worst_output);
-    rr_i64(x, o, w, "index", 0, 0, INT64_MAX, -1, &m->worst_index);
-    json_object *c = rr_arr(x, o, w, "coords", 0);
-    size_t n = c ? json_object_array_length(c) : 0;
-    if (n > PAR_MAX_RANK) rr_fail(x, w, "coords", "%zu coordinates, more than %d", n, PAR_MAX_RANK);
-    for (size_t i = 0; i < n && !x->bad; i++) {
-        json_object *e = json_object_array_get_idx(c, i);
-        if (!json_object_is_type(e, json_type_int)) rr_fail(x, w, "coords", "element %zu is not an integer", i);
-        m->worst_coords[i] = json_object_get_int64(e);
-    }
+    RR_FIELDS(x, o, w, worst_fields, m);
+    size_t n = read_ints(x, o, w, "coords", 0, PAR_MAX_RANK, m->worst_coords);
     m->worst_rank = (int32_t)n;
-    rr_num(x, o, w, "reference", 0, &m->worst_ref);
-    rr_num(x, o, w, "backend", 0, &m->worst_got);
     const char *cls;
     rr_str(x, o, w, "backend_class", 1, &cls);
     if (cls && !strcmp(cls, "inf")) m->worst_got = INFINITY;
-    rr_num(x, o, w, "budget", 0, &m->worst_budget);
     /* added within version 1: the output's shape (as many dimensions as coords) and the error map; absent in
-     * older reports */
-    json_object *s = rr_arr(x, o, w, "shape", 1);
-    size_t ns = s ? json_object_array_length(s) : 0;
-    if (s && ns != n) rr_fail(x, w, "shape", "%zu dimensions, but %zu coordinates", ns, n);
-    for (size_t i = 0; i < ns && i < PAR_MAX_RANK && !x->bad; i++) {
-        json_object *e = json_object_array_get_idx(s, i);
-        if (!json_object_is_type(e, json_type_int) || json_object_get_int64(e) < 0)
-            rr_fail(x, w, "shape", "element %zu is not a dimension", i);
-        else if (m->worst_coords[i] >= json_object_get_int64(e) && json_object_get_int64(e) > 0)
-            rr_fail(x, w, "shape", "coordinate %zu (%lld) is outside its dimension (%lld)", i,
-                    (long long)m->worst_coords[i], (long long)json_object_get_int64(e));
-        else m->worst_dims[i] = json_object_get_int64(e);
+     * older reports. Every coordinate lies inside its dimension, and the flat index inside the shape. */
+    int64_t dims[PAR_MAX_RANK] = {0};
+    int has_shape = json_object_object_get_ex(o, "shape", NULL);
+    size_t ns = read_ints(x, o, w, "shape", 1, PAR_MAX_RANK, dims);
+    if (!x->bad && has_shape && ns != n) rr_fail(x, w, "shape", "%zu dimensions, but %zu coordinates", ns, n);
+    int64_t numel = 1;
+    for (size_t i = 0; i < ns && !x->bad; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "coords[%zu]", i);
+        if (dims[i] > 0 && m->worst_coords[i] >= dims[i])
+            rr_fail(x, w, k, "%lld is outside its dimension (shape[%zu] = %lld)", (long long)m->worst_coords[i], i,
+                    (long long)dims[i]);
+        else if (dims[i] > 0 && numel > RR_COUNT_MAX / dims[i])
+            rr_fail(x, w, "shape", "more than 2^53 elements");
+        numel *= dims[i];
+        m->worst_dims[i] = dims[i];
     }
+    if (!x->bad && ns && numel > 0 && m->worst_index >= numel)
+        rr_fail(x, w, "index", "%lld is outside the shape's %lld elements", (long long)m->worst_index,
+                (long long)numel);
     json_object *em = rr_obj(x, o, w, "error_map", 1);
     if (em && !x->bad) {
         char we[128];
         snprintf(we, sizeof we, "%s.error_map", w);
-        int32_t rows = 0, cols = 0;
-        const char *cells = NULL;
-        rr_i32(x, em, we, "rows", 0, 1, PAR_EMAP_MAX, 0, &rows);
-        rr_i32(x, em, we, "cols", 0, 1, PAR_EMAP_MAX, 0, &cols);
-        rr_str(x, em, we, "cells", 0, &cells);
-        if (!x->bad && (!cells || strlen(cells) != (size_t)(2 * rows * cols)))
-            rr_fail(x, we, "cells", "%zu hex digits, expected %d (2 per cell of %d x %d)", cells ? strlen(cells) : 0,
-                    2 * rows * cols, (int)rows, (int)cols);
-        for (int32_t k = 0; k < rows * cols && !x->bad; k++) {
-            unsigned v;
-            char two[3] = {cells[2 * k], cells[2 * k + 1], 0};
-            if (!isxdigit((unsigned char)two[0]) || !isxdigit((unsigned char)two[1]) || sscanf(two, "%2x", &v) != 1)
-                rr_fail(x, we, "cells", "cell %d is not two hex digits", (int)k);
-            else m->emap[k] = (uint8_t)v;
-        }
-        if (!x->bad) {
-            m->emap_rows = rows;
-            m->emap_cols = cols;
-        }
+        read_error_map(x, em, we, m);
     }
+}
+
+static const rr_spec timing_fields[] = {
+    F_I32(par_timing, runs, "runs", 0, 0, INT32_MAX),
+    F_NUM(par_timing, prepare_ms, "prepare_ms", 0, RR_TIME),
+    F_NUM(par_timing, run_median_ms, "run_median_ms", 1, RR_TIME),
+    F_NUM(par_timing, run_p10_ms, "run_p10_ms", 1, RR_TIME),
+    F_NUM(par_timing, run_p90_ms, "run_p90_ms", 1, RR_TIME),
+    F_NUM(par_timing, run_min_ms, "run_min_ms", 1, RR_TIME),
+};
+
+/* timing.device (PAR_PROC_DEVICE_TIME): its runs are checked against timing.runs by hand. */
+static const rr_spec device_fields[] = {
+    F_NUM(par_timing, device_median_ms, "median_ms", 0, RR_TIME),
+    F_NUM(par_timing, device_p10_ms, "p10_ms", 0, RR_TIME),
+    F_NUM(par_timing, device_p90_ms, "p90_ms", 0, RR_TIME),
+};
+
+/* "samples_ms": at most min(runs, PAR_TIMING_SAMPLES) times (finite, >= 0) into out; returns how many. */
+static int32_t read_samples(rd *x, json_object *o, const char *w, int32_t runs, double *out)
+{
+    json_object *s = rr_arr(x, o, w, "samples_ms", 1);
+    size_t n = s ? json_object_array_length(s) : 0;
+    if (!x->bad && (n > PAR_TIMING_SAMPLES || (int64_t)n > runs))
+        rr_fail(x, w, "samples_ms", "%zu samples of %d runs (at most %d are kept)", n, (int)runs, PAR_TIMING_SAMPLES);
+    for (size_t i = 0; i < n && !x->bad; i++) {
+        char k[32];
+        snprintf(k, sizeof k, "samples_ms[%zu]", i);
+        json_object *e = json_object_array_get_idx(s, i);
+        if (!e) rr_fail(x, w, k, "is null, expected a time");
+        else rr_num_of(x, e, w, k, 1, &out[i]);
+    }
+    return x->bad ? 0 : (int32_t)n;
 }
 
 static void read_timing(rd *x, json_object *o, const char *w, par_timing *t)
 {
-    rr_i32(x, o, w, "runs", 0, 0, INT32_MAX, 0, &t->runs);
-    t->prepare_ms = rr_num_or(x, o, w, "prepare_ms", 0, 0);
-    t->run_median_ms = rr_num_or(x, o, w, "run_median_ms", 1, 0);
-    t->run_p10_ms = rr_num_or(x, o, w, "run_p10_ms", 1, 0);
-    t->run_p90_ms = rr_num_or(x, o, w, "run_p90_ms", 1, 0);
-    t->run_min_ms = rr_num_or(x, o, w, "run_min_ms", 1, 0);
-    json_object *s = rr_arr(x, o, w, "samples_ms", 1);
-    size_t n = s ? json_object_array_length(s) : 0;
-    if (n > PAR_TIMING_SAMPLES || (int64_t)n > t->runs)
-        rr_fail(x, w, "samples_ms", "%zu samples of %d runs (at most %d are kept)", n, (int)t->runs, PAR_TIMING_SAMPLES);
-    for (size_t i = 0; i < n && !x->bad; i++) {
-        json_object *e = json_object_array_get_idx(s, i);
-        if (!json_object_is_type(e, json_type_int) && !json_object_is_type(e, json_type_double))
-            rr_fail(x, w, "samples_ms", "element %zu is %s, expected a number", i, par_json_type_name(e));
-        t->samples_ms[i] = json_object_get_double(e);
-        if (!(t->samples_ms[i] >= 0) || !isfinite(t->samples_ms[i]))
-            rr_fail(x, w, "samples_ms", "element %zu is not a time", i);
-    }
-    t->n_samples = (int32_t)n;
+    RR_FIELDS(x, o, w, timing_fields, t);
+    t->n_samples = read_samples(x, o, w, t->runs, t->samples_ms);
     /* the device's time (PAR_PROC_DEVICE_TIME), absent when not measured */
     json_object *d = rr_obj(x, o, w, "device", 1);
     if (d && !x->bad) {
@@ -157,26 +215,8 @@ static void read_timing(rd *x, json_object *o, const char *w, par_timing *t)
         snprintf(wd, sizeof wd, "%s.device", w);
         if (t->runs < 1) rr_fail(x, w, "device", "device times of a record without timed runs");
         rr_i32(x, d, wd, "runs", 0, 1, t->runs, 1, &t->device_n);
-        double *q[3] = {&t->device_median_ms, &t->device_p10_ms, &t->device_p90_ms};
-        static const char *const keys[3] = {"median_ms", "p10_ms", "p90_ms"};
-        for (int k = 0; k < 3 && !x->bad; k++) {
-            rr_num(x, d, wd, keys[k], 0, q[k]);
-            if (!x->bad && !(*q[k] >= 0 && isfinite(*q[k]))) rr_fail(x, wd, keys[k], "%g is not a time", *q[k]);
-        }
-        json_object *ds = rr_arr(x, d, wd, "samples_ms", 1);
-        size_t nd = ds ? json_object_array_length(ds) : 0;
-        if (!x->bad && (nd > PAR_TIMING_SAMPLES || (int64_t)nd > t->device_n))
-            rr_fail(x, wd, "samples_ms", "%zu samples of %d runs (at most %d are kept)", nd, (int)t->device_n,
-                    PAR_TIMING_SAMPLES);
-        for (size_t i = 0; i < nd && !x->bad; i++) {
-            json_object *e = json_object_array_get_idx(ds, i);
-            if (!json_object_is_type(e, json_type_int) && !json_object_is_type(e, json_type_double))
-                rr_fail(x, wd, "samples_ms", "element %zu is %s, expected a number", i, par_json_type_name(e));
-            t->device_samples_ms[i] = json_object_get_double(e);
-            if (!(t->device_samples_ms[i] >= 0) || !isfinite(t->device_samples_ms[i]))
-                rr_fail(x, wd, "samples_ms", "element %zu is not a time", i);
-        }
-        t->device_n_samples = x->bad ? 0 : (int32_t)nd;
+        RR_FIELDS(x, d, wd, device_fields, t);
+        t->device_n_samples = read_samples(x, d, wd, t->device_n, t->device_samples_ms);
         if (x->bad) t->device_n = 0;
     }
 }
@@ -216,6 +256,16 @@ static void read_decls(rd *x, json_object *o, const char *w, const char *key, in
     }
 }
 
+/* A record's own fields after its verdict (metrics, worst, timing and declarations are objects of their own). */
+static const rr_spec record_fields[] = {
+    F_LINE(par_result, reason, "reason", 0),
+    F_TEXT(par_result, output, "output", 1),
+    F_I64(par_result, output_bytes, "output_bytes", 1, 0, INT64_MAX - 1),
+    F_I64(par_result, output_dropped, "output_dropped", 1, 0, INT64_MAX - 1),
+    F_I32(par_result, n_diagnostics, "diagnostics", 1, 0, INT32_MAX - 1),
+    F_LINE(par_result, note, "note", 1),
+};
+
 static void read_record(rd *x, json_object *o, const char *w, const id_map *map)
 {
     par_report_doc *d = x->d;
@@ -237,7 +287,7 @@ static void read_record(rd *x, json_object *o, const char *w, const id_map *map)
     for (int k = 0; v && k < PAR_V_COUNT; k++)
         if (!strcmp(v, par_verdict_name((par_verdict)k))) res->verdict = (par_verdict)k, found = 1;
     if (v && !found) return rr_fail(x, w, "verdict", "\"%s\" is not a verdict", v);
-    rr_buf(x, o, w, "reason", 0, res->reason, sizeof res->reason, 1);
+    RR_FIELDS(x, o, w, record_fields, res);
     char ws[96];
     json_object *m = rr_obj(x, o, w, "metrics", 1), *wo = rr_obj(x, o, w, "worst", 1);
     snprintf(ws, sizeof ws, "%s.metrics", w);
@@ -247,16 +297,11 @@ static void read_record(rd *x, json_object *o, const char *w, const id_map *map)
     json_object *t = rr_obj(x, o, w, "timing", 0);
     snprintf(ws, sizeof ws, "%s.timing", w);
     if (t) read_timing(x, t, ws, &res->t);
-    rr_buf(x, o, w, "output", 1, res->output, sizeof res->output, 0);
-    rr_i64(x, o, w, "output_bytes", 1, 0, INT64_MAX, 0, &res->output_bytes);
-    rr_i64(x, o, w, "output_dropped", 1, 0, INT64_MAX, 0, &res->output_dropped);
     json_object *al = rr_obj(x, o, w, "algorithms", 1), *ns = rr_obj(x, o, w, "node_schemes", 1);
     snprintf(ws, sizeof ws, "%s.algorithms", w);
     if (al) read_decls(x, al, ws, "algorithm", 1, &res->n_algos, res->algos);
     snprintf(ws, sizeof ws, "%s.node_schemes", w);
     if (ns) read_decls(x, ns, ws, "scheme", 0, &res->n_requants, res->requants);
-    rr_i32(x, o, w, "diagnostics", 1, 0, INT32_MAX, 0, &res->n_diagnostics);
-    rr_buf(x, o, w, "note", 1, res->note, sizeof res->note, 1);
 }
 
 void rr_read_results(rd *x, json_object *root, const id_map *map)

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/case.h"
+#include "core/json_dupkeys.h"
 #include "case_helpers.h"
 #include "tmain.h"
 
@@ -368,6 +369,43 @@ static void test_bad_duplicate_keys(void)
                  "unknown field");
 }
 
+/* The raw-text walk the case and the report readers share (core/json_dupkeys.h): integers json-c would saturate
+ * are found on both sides of each 64-bit bound, at their own path; a path too long for its buffer ends in "...". */
+static void test_raw_walk(void)
+{
+    char path[64], what[64];
+    const unsigned both = PAR_JSON_DUPKEYS | PAR_JSON_BIGINTS;
+    static const struct {
+        const char *text;
+        unsigned found;
+        const char *path, *what;
+    } rows[] = {
+        {"{\"a\": [1, 18446744073709551615, -9223372036854775808, 1e400, -0]}", 0, "", ""},
+        {"{\"a\": [1, 18446744073709551616]}", PAR_JSON_BIGINTS, "a[1]", "18446744073709551616"},
+        {"{\"a\": {\"seed\": -9223372036854775809}}", PAR_JSON_BIGINTS, "a.seed", "-9223372036854775809"},
+        {"{\"s\": 123456789012345678901234567890}", PAR_JSON_BIGINTS, "s", "123456789012345678901234567890"},
+        {"[{\"k\": 1, \"k\": 2}]", PAR_JSON_DUPKEYS, "[0]", "k"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        unsigned f = par_json_check_raw(rows[i].text, strlen(rows[i].text), both, "", path, sizeof path, what,
+                                        sizeof what);
+        CU_ASSERT_EQUAL(f, rows[i].found);
+        CU_ASSERT_STRING_EQUAL(path, rows[i].found ? rows[i].path : "");
+        CU_ASSERT_STRING_EQUAL(what, rows[i].what);
+    }
+    /* only what is asked for */
+    const char *big = "{\"s\": 123456789012345678901234567890}";
+    CU_ASSERT_EQUAL(par_json_check_raw(big, strlen(big), PAR_JSON_DUPKEYS, "$", path, sizeof path, what, sizeof what),
+                    0);
+    const char *deep = "{\"aaaaaaaaaaaaaaaaaaaa\": {\"bbbbbbbbbbbbbbbbbbbb\": {\"cccccccccccccccccccc\": "
+                       "{\"d\": 1, \"d\": 2}}}}";
+    char small[32];
+    CU_ASSERT_EQUAL(par_json_check_raw(deep, strlen(deep), both, "$", small, sizeof small, what, sizeof what),
+                    PAR_JSON_DUPKEYS);
+    CU_ASSERT_STRING_EQUAL(small, "$.aaaaaaaaaaaaaaaaaaaa...");
+    CU_ASSERT_STRING_EQUAL(what, "d");
+}
+
 static const CU_TestInfo tests[] = {
     {"malformed: not JSON", test_bad_not_json},
     {"malformed: truncated", test_bad_truncated},
@@ -381,6 +419,7 @@ static const CU_TestInfo tests[] = {
     {"malformed: quantization", test_bad_quant},
     {"malformed: graph errors", test_bad_graph},
     {"malformed: duplicate keys", test_bad_duplicate_keys},
+    {"malformed: the raw-text walk both readers share", test_raw_walk},
     CU_TEST_INFO_NULL,
 };
 
