@@ -40,8 +40,14 @@ class LiteRT:
             self.threads = -1
         if self.threads < 0:
             raise Unsupported(f"option threads={options['threads']!r}: an integer >= 0")
+        # What parity's quick suite measured of each (docs/runners.md, "Declarations"): the XNNPACK delegate flushes
+        # subnormal inputs and results to zero (relu of 1.15e-38 is 0), as XNNPACK does; its quantized add rounds
+        # exact ties half up (rndnu). The built-in kernels keep subnormals and requantize as gemmlowp (ties half away
+        # from zero).
+        declares = {"flush_subnormals": True, "requant": "rndnu"} if delegate == "xnnpack" else \
+            {"requant": "gemmlowp"}
         return {"runtime": "litert", "version": ai_edge_litert.__version__, "formats": ["tflite"],
-                "delegate": delegate}
+                "delegate": delegate, "declares": declares}
 
     def load(self, fmt, model):
         self.interp = None
