@@ -17,6 +17,7 @@
  * Must not: write a model LiteRT would read differently from parity's graph; guess.
  */
 #include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -599,7 +600,14 @@ static int ex_concat(ex *e, const par_node *n)
     int32_t r = y->rank, p[MAXR], ins[64], axis = (int32_t)par_attr_int(n, "axis", 1);
     if (axis < 0) axis += r;
     fwd(r, p);
-    for (int32_t i = 0; i < n->n_inputs && i < 64; i++) ins[i] = tv(e, n->inputs[i]);
+    for (int32_t i = 0; i < n->n_inputs && i < 64; i++) {
+        const par_value *x = V(e, n, i);
+        /* TFLite's int8 specification: every input of CONCATENATION has the output's scale and zero point */
+        if (y->dtype == PAR_DTYPE_QS8 && (x->scale != y->scale || x->zero_point != y->zero_point))
+            return UNSUP("qs8 input %d with another scale or zero point than the output (TFLite's int8 "
+                         "CONCATENATION requantizes nothing)", (int)i);
+        ins[i] = tv(e, n->inputs[i]);
+    }
     par_tfl_op *o = op(e, PAR_TFL_OP_CONCATENATION, n->n_inputs, ins, tv(e, n->outputs[0]));
     if (!o) return 0;
     for (int32_t j = 0; j < r; j++)
@@ -749,8 +757,65 @@ static int ex_slice(ex *e, const par_node *n)
     return op(e, PAR_TFL_OP_STRIDED_SLICE, 4, ins, tv(e, n->outputs[0])) != NULL;
 }
 
+/* batch_norm, which TFLite has no builtin for (converters fold it into the convolution before it): MUL by
+ * s = w / sqrt(var + eps) and ADD of t = b - mean s, per channel on the last axis (NHWC's C, or [N, C]); s and t
+ * computed in double and stored as f32, the folded form the reference's budget covers (reference/norm.c). */
+static int ex_batch_norm(ex *e, const par_node *n)
+{
+    const par_value *x = V(e, n, 0), *y = &e->g->values[n->outputs[0]];
+    if (x->dtype != PAR_DTYPE_F32) return UNSUP("batch_norm on %s (f32 only)", par_dtype_name(x->dtype));
+    if (x->rank != 4 && x->rank != 2) return UNSUP("batch_norm of rank %d (the channel must be TFLite's last axis)",
+                                                   (int)x->rank);
+    const par_value *p[4];
+    for (int32_t i = 0; i < 4; i++) {
+        p[i] = V(e, n, i + 1);
+        if (p[i]->kind != PAR_VALUE_CONST || p[i]->dtype != PAR_DTYPE_F32)
+            return UNSUP("batch_norm with a parameter that is not an f32 constant");
+    }
+    const int64_t ch = x->dims[1];
+    double eps = par_attr_float(n, "eps", 1e-5);
+    float *st = malloc(sizeof *st * (size_t)(2 * ch));
+    if (!st) return fail(e, PAR_ERROR, "out of memory");
+    const float *w = p[0]->data, *b = p[1]->data, *mean = p[2]->data, *var = p[3]->data;
+    for (int64_t k = 0; k < ch; k++) {
+        double sk = (double)w[k] / sqrt((double)var[k] + eps);
+        st[k] = (float)sk;
+        st[ch + k] = (float)((double)b[k] - (double)mean[k] * sk);
+    }
+    char nm[300];
+    int32_t tens[2];
+    for (int32_t i = 0; i < 2; i++) {
+        snprintf(nm, sizeof nm, "%s:%s", n->name, i ? "shift" : "scale");
+        int32_t buf = buffer(e, st + i * ch, sizeof *st * (size_t)ch);
+        tens[i] = buf < 0 ? -1 : tensor(e, nm, PAR_TFL_FLOAT32, 1, &ch, buf);
+    }
+    free(st);
+    int32_t out = tv(e, n->outputs[0]);
+    if (tens[0] < 0 || tens[1] < 0 || out < 0) return 0;
+    snprintf(nm, sizeof nm, "%s:scaled", y->name);
+    int64_t shape[MAXR];
+    for (int32_t i = 0; i < e->t[out].rank; i++) shape[i] = e->t[out].shape[i];
+    int32_t mid = tensor(e, nm, PAR_TFL_FLOAT32, e->t[out].rank, shape, 0);
+    int32_t in1[2] = {tv(e, n->inputs[0]), tens[0]}, in2[2] = {mid, tens[1]};
+    return mid >= 0 && op(e, PAR_TFL_OP_MUL, 2, in1, mid) && op(e, PAR_TFL_OP_ADD, 2, in2, out);
+}
+
+/* global_avg_pool2d: TFLite's MEAN over H and W of the NHWC tensor, dimensions kept ([N, 1, 1, C]). */
+static int ex_global_avg_pool(ex *e, const par_node *n)
+{
+    char nm[300];
+    snprintf(nm, sizeof nm, "%s:axes", n->name);
+    const int64_t axes[2] = {1, 2};
+    int32_t ins[2] = {tv(e, n->inputs[0]), const_i32(e, nm, 2, axes, 0)};
+    par_tfl_op *o = op(e, PAR_TFL_OP_MEAN, 2, ins, tv(e, n->outputs[0]));
+    if (o) o->opt.keep_dims = 1;
+    return o != NULL;
+}
+
 static int ex_node(ex *e, const par_node *n)
 {
+    if (!strcmp(n->op, "batch_norm")) return ex_batch_norm(e, n);
+    if (!strcmp(n->op, "global_avg_pool2d") && V(e, n, 0)->rank == 4) return ex_global_avg_pool(e, n);
     const par_tfl_opmap *mp = par_tfl_opmap_par(n->op);
     if (!mp) return UNSUP("no TFLite builtin in the op table");
     for (int32_t i = 0; i < n->n_outputs; i++) {
