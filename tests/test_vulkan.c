@@ -7,12 +7,16 @@
  * reports nothing, three planted misuses of the API come back once each, a missing layer is UNSUPPORTED), which
  * layer messages count, the GPU timestamps of PAR_PROC_DEVICE_TIME (on the device, and their arithmetic on made-up
  * values), and a failure planted at every checked Vulkan call in turn (device lost, out
- * of device memory).
+ * of device memory); the drivers pinned by the first context (still loaded after its destroy) and a forked child
+ * that runs a graph after its parent's init and destroy (the fork server's warm start).
  * The device tests are skipped, never passed, when there is no Vulkan device (or the backend is not built).
  */
+#include <link.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tmain.h"
 
@@ -563,6 +567,59 @@ static void test_faults(void)
     }
 }
 
+static int count_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info;
+    (void)size;
+    ++*(int *)data;
+    return 0;
+}
+
+static int loaded_objects(void)
+{
+    int n = 0;
+    dl_iterate_phdr(count_object, &n);
+    return n;
+}
+
+/* The first context pins what its instance loaded: destroying it unloads nothing (the objects a child of the fork
+ * server then finds loaded). Then the warm start as the fork server does it (init and destroy here), and a forked
+ * child that creates its own context and runs the replay graph: it must compute every element. */
+static void test_pin_and_fork(void)
+{
+    const par_backend *be;
+    void *ctx = open_backend(&be);
+    if (!ctx) PAR_TEST_SKIP(m.text);
+    int with = loaded_objects();
+    be->destroy(ctx);
+    int after = loaded_objects();
+    const char *env = getenv("PARITY_VULKAN_PIN");
+    if (!env || strcmp(env, "0") != 0) {
+        CU_ASSERT(vk_pinned_libraries() > 0); /* the loader's ICDs at least */
+        CU_ASSERT_EQUAL(after, with);
+    }
+    PAR_TEST_NOTE("pinned %d objects; %d loaded with the instance, %d after its destroy\n", vk_pinned_libraries(),
+                  with, after);
+    fflush(NULL);
+    pid_t pid = fork();
+    CU_ASSERT_FATAL(pid >= 0);
+    if (pid == 0) {
+        unsigned before = CU_get_number_of_failures();
+        void *c2 = open_backend(&be);
+        if (!c2) _exit(2);
+        vk_replay r;
+        float x[30], y[30];
+        void *prep = vk_replay_run(be, c2, &r, x, y, &m);
+        int ok = prep && CU_get_number_of_failures() == before;
+        be->release(c2, prep);
+        be->destroy(c2);
+        _exit(ok ? 0 : 1);
+    }
+    int status = 0;
+    CU_ASSERT_EQUAL(waitpid(pid, &status, 0), pid);
+    CU_ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static const CU_TestInfo tests[] = {
     {"nc4_offsets", test_nc4_offsets},
     {"arena", test_arena},
@@ -576,6 +633,7 @@ static const CU_TestInfo tests[] = {
     {"validate_missing_layer", test_validate_missing_layer},
     {"device_time", test_device_time},
     {"faults", test_faults},
+    {"pin_and_fork", test_pin_and_fork},
     CU_TEST_INFO_NULL,
 };
 #else

@@ -8,11 +8,16 @@
  * that collects the layer's defects for diagnostics), the chosen device's timestamp abilities, and the bookkeeping
  * of VK_CALL (a lost device; the failures tests plant).
  *
+ * And the pinning of the libraries the first instance loaded (instance_create_pinned below): the drivers stay mapped and
+ * relocated after the instance is destroyed, so that the fork server's warm start leaves them to every job's child.
+ *
  * It never sets VK_ICD_FILENAMES or any other environment (which drivers and layers the loader finds is the user's
  * business), never replaces the instance once a logical device exists, and never creates more than one logical
  * device per context.
  */
 #include <ctype.h>
+#include <dlfcn.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +304,88 @@ static par_status instance_create(vk_ctx *c, int validate, par_msg *msg)
     return PAR_OK;
 }
 
+/* ---- Pinning the drivers ----
+ *
+ * vkCreateInstance makes the loader dlopen every installed driver (ICD) and, through them, their libraries (lavapipe:
+ * libLLVM, libexpat, libdrm, ...); vkDestroyInstance dlcloses them all again. The fork server runs init and destroy
+ * once (its warm start) and then forks one child per job, whose init would load and relocate them all afresh:
+ * measured on lavapipe with four ICDs installed, 12 of a case's ~40 ms (symbol lookups and relocations in ld.so,
+ * page faults). So the first context of a process takes one more reference (dlopen RTLD_NOLOAD) on every object
+ * its instance creation loaded: the loader's dlclose then leaves them mapped, and a child's vkCreateInstance finds
+ * them loaded (a reference count, no relocation).
+ *
+ * Why this is safe across fork: loading a library starts no thread; what a driver starts (lavapipe's disk-cache
+ * queue, a device's rasterizer threads) belongs to an instance or a device and ends with it, and the server has
+ * destroyed both before it forks. Every child creates its own instance, device and threads. What a child inherits
+ * is what any process that creates a second instance after destroying a first one sees: the libraries' one-time
+ * initialization (LLVM's targets, CPU detection) already done. It changes no number: the same driver code runs.
+ *
+ * PARITY_VULKAN_PIN=0 turns it off (measurements; a driver that should misbehave with it). */
+#define VK_PIN_MAX 256
+typedef struct pin_set {
+    int n;
+    ElfW(Addr) base[VK_PIN_MAX];
+} pin_set;
+
+static int pin_collect(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    pin_set *s = data;
+    if (s->n < VK_PIN_MAX) s->base[s->n++] = info->dlpi_addr;
+    return 0;
+}
+
+typedef struct pin_walk {
+    const pin_set *before;
+    int pinned;
+} pin_walk;
+
+static int pin_new(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    pin_walk *w = data;
+    for (int i = 0; i < w->before->n; i++)
+        if (w->before->base[i] == info->dlpi_addr) return 0;
+    /* RTLD_NOLOAD: only a reference on what is loaded (never a second copy); the handle is kept on purpose. */
+    if (info->dlpi_name && info->dlpi_name[0] && dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD)) w->pinned++;
+    return 0;
+}
+
+static int pin_state;   /* 0: not yet, 1: done (or off) */
+static int pin_count;   /* objects pinned by this process (tests) */
+
+int vk_pinned_libraries(void)
+{
+    return pin_count;
+}
+
+/* Instance creation (without validation), pinning what the process's first one loads. Serialized: contexts may be
+ * created on several threads (--no-isolate). */
+static par_status instance_create_pinned(vk_ctx *c, par_msg *msg)
+{
+    static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&pin_lock);
+    if (pin_state) {
+        pthread_mutex_unlock(&pin_lock);
+        return instance_create(c, 0, msg);
+    }
+    const char *env = getenv("PARITY_VULKAN_PIN");
+    pin_set *before = env && strcmp(env, "0") == 0 ? NULL : calloc(1, sizeof *before);
+    if (before) dl_iterate_phdr(pin_collect, before);
+    par_status st = instance_create(c, 0, msg);
+    if (st == PAR_OK) {
+        pin_state = 1;
+        if (before && before->n < VK_PIN_MAX) { /* a list that overflowed pins nothing (only slower) */
+            pin_walk w = {before, 0};
+            dl_iterate_phdr(pin_new, &w);
+            pin_count = w.pinned;
+        }
+    }
+    free(before);
+    pthread_mutex_unlock(&pin_lock);
+    return st;
+}
+
 par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
 {
     *out = NULL;
@@ -310,7 +397,7 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
     }
     c->chosen = -1;
     c->timestamps = 1;
-    par_status st = instance_create(c, 0, msg);
+    par_status st = instance_create_pinned(c, msg);
     if (st == PAR_OK && (st = vk_ctx_select(c, NULL, msg)) != PAR_OK) st = PAR_UNSUPPORTED;
     if (st != PAR_OK) {
         vk_ctx_destroy(c);

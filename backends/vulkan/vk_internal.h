@@ -113,6 +113,10 @@ typedef struct vk_ctx {
                                  * (synchronization validation, at record) */
 
 par_status vk_ctx_create(vk_ctx **out, par_msg *msg);
+/* How many shared objects this process's first instance creation loaded and vk_ctx_create pinned, so that they stay
+ * loaded after vkDestroyInstance and a forked child's instance finds them loaded (vk_device.c; 0 before the first
+ * context, and with PARITY_VULKAN_PIN=0). */
+int vk_pinned_libraries(void);
 void vk_ctx_destroy(vk_ctx *c);
 /* Chooses the physical device by the `device` knob's value. */
 par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg);
