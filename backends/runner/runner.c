@@ -33,12 +33,14 @@ typedef struct rt_spec {
     par_model_format format;
 } rt_spec;
 
-enum { RT_ORT, RT_LITERT, RT_GENERIC, RT_N };
+enum { RT_ORT, RT_LITERT, RT_OPENVINO, RT_GENERIC, RT_N };
 static const rt_spec runners[RT_N] = {
     [RT_ORT] = {"ort", "ONNX Runtime (CPU execution provider) through its runner, tools/runners/ort_runner.py",
                 "ort_runner.py", PAR_FMT_ONNX},
     [RT_LITERT] = {"litert", "LiteRT (default XNNPACK delegate; delegate=none: built-in kernels) through its runner, "
                    "tools/runners/litert_runner.py", "litert_runner.py", PAR_FMT_TFLITE},
+    [RT_OPENVINO] = {"openvino", "OpenVINO's CPU plugin (precision=f32 | bf16 | f16) through its runner, "
+                      "tools/runners/openvino_runner.py", "openvino_runner.py", PAR_FMT_ONNX},
     [RT_GENERIC] = {"runner", "any runtime through a runner program: runner[cmd=PATH,format=onnx|tflite] (docs/runners.md)",
                     NULL, PAR_FMT_NONE},
 };
@@ -57,6 +59,7 @@ typedef struct rt_ctx {
     char opt_key[RT_MAX_OPTS][64], opt_val[RT_MAX_OPTS][128];
     char runtime[64], version[64];
     uint32_t arith_flags;     /* hello's "declares": flush_subnormals */
+    par_arith arith;          /* hello's "declares": arith (f32 when not said) */
     par_requant requant;      /* hello's "declares": requant (fp32 when not said) */
     int prepared_once;
     /* the last supports(): the graph it exported, and the file */
@@ -193,11 +196,21 @@ static par_status declares(rt_ctx *c, struct json_object *head, par_msg *msg)
     struct json_object *d = NULL, *v = NULL;
     c->arith_flags = 0;
     c->requant = PAR_REQUANT_FP32;
+    c->arith = PAR_ARITH_F32;
     if (!json_object_object_get_ex(head, "declares", &d)) return PAR_OK;
     if (!json_object_is_type(d, json_type_object))
         return par_msgf(msg, PAR_ERROR, "%s: hello's \"declares\" is not an object", c->spec->name);
     if (json_object_object_get_ex(d, "flush_subnormals", &v) && json_object_get_boolean(v))
         c->arith_flags |= PAR_ARITH_FLUSH_SUBNORMALS;
+    if (json_object_object_get_ex(d, "arith", &v)) {
+        const char *name = json_object_get_string(v);
+        int found = 0;
+        for (int a = 0; a < (int)PAR_ARITH_N_KINDS && !found; a++)
+            if (name && !strcmp(name, par_arith_name((par_arith)a))) c->arith = (par_arith)a, found = 1;
+        if (!found)
+            return par_msgf(msg, PAR_ERROR, "%s: hello declares arith \"%s\" (known: f32, f16_storage, f16, bf16)",
+                            c->spec->name, name ? name : "");
+    }
     if (json_object_object_get_ex(d, "requant", &v)) {
         const char *name = json_object_get_string(v);
         if (!name || par_requant_parse(name, &c->requant) != 0)
@@ -530,6 +543,7 @@ static int rt_device_time(void *ctx, void *prepared, double *total_ms, double *n
 
 static par_requant rt_requant(void *ctx) { return ((rt_ctx *)ctx)->requant; }
 static uint32_t rt_arith_flags(void *ctx) { return ((rt_ctx *)ctx)->arith_flags; }
+static par_arith rt_arith(void *ctx) { return ((rt_ctx *)ctx)->arith; }
 
 #define RT_TABLE(ID, NAME)                                                                                         \
     static par_status init_##NAME(void **ctx, par_msg *msg) { return rt_init_spec(&runners[ID], ctx, msg); }     \
@@ -547,6 +561,7 @@ static uint32_t rt_arith_flags(void *ctx) { return ((rt_ctx *)ctx)->arith_flags;
         if (!strcmp(name, PAR_PROC_DEVICE_TIME)) return (void *)rt_device_time;                                    \
         if (!strcmp(name, PAR_PROC_REQUANT)) return (void *)rt_requant;                                            \
         if (!strcmp(name, PAR_PROC_ARITH_FLAGS)) return (void *)rt_arith_flags;                                    \
+        if (!strcmp(name, PAR_PROC_ARITH)) return (void *)rt_arith;                                                \
         return NULL;                                                                                               \
     }                                                                                                              \
     static const par_backend table_##NAME = {                                                                      \
@@ -575,4 +590,5 @@ static uint32_t rt_arith_flags(void *ctx) { return ((rt_ctx *)ctx)->arith_flags;
 
 RT_TABLE(RT_ORT, ort)
 RT_TABLE(RT_LITERT, litert)
+RT_TABLE(RT_OPENVINO, openvino)
 RT_TABLE(RT_GENERIC, runner)

@@ -1,0 +1,68 @@
+"""openvino_runner.py - OpenVINO's CPU plugin as a parity runner (docs/runners.md): the backend `openvino`.
+
+hello's options: precision=f32 (the default here: INFERENCE_PRECISION_HINT f32, so that f32 models are computed in
+f32 whatever the CPU offers), bf16 or f16 (the plugin's lower-precision inference, declared to parity as bf16 or f16
+arithmetic, so that the oracle budgets it as such); threads=N (INFERENCE_NUM_THREADS, default 1). The plugin's own
+default on a CPU with AVX-512 BF16 or AMX is bf16, not f32: an unset hint would compute an f32 model in bf16.
+"""
+import os, sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from parity_runner import Unsupported, serve
+
+try:
+    import openvino as ov
+    MISSING = None
+except ImportError as e:
+    ov, MISSING = None, f"{e} (make deps installs openvino into build/venv)"
+
+PRECISIONS = {"f32": "f32", "bf16": "bf16", "f16": "f16"}
+
+
+class OpenVino:
+    def hello(self, options):
+        if ov is None:
+            raise Unsupported(MISSING)
+        unknown = sorted(set(options) - {"precision", "threads"})
+        if unknown:
+            raise Unsupported(f"unknown option {', '.join(unknown)} (openvino knows precision, threads)")
+        self.precision = str(options.get("precision", "f32"))
+        if self.precision not in PRECISIONS:
+            raise Unsupported(f"option precision={self.precision!r}: f32, bf16 or f16")
+        try:
+            self.threads = int(options.get("threads", 1))
+        except ValueError:
+            self.threads = -1
+        if self.threads < 1:
+            raise Unsupported(f"option threads={options.get('threads')!r}: an integer >= 1")
+        if not hasattr(self, "core"):
+            self.core = ov.Core()
+        if "CPU" not in self.core.available_devices:
+            raise Unsupported(f"no CPU device in this OpenVINO ({', '.join(self.core.available_devices)})")
+        return {"runtime": "openvino", "version": ov.__version__, "formats": ["onnx"], "device": "CPU",
+                "declares": {"arith": PRECISIONS[self.precision]}}
+
+    def load(self, fmt, model):
+        self.compiled = None
+        try:
+            m = self.core.read_model(model=bytes(model), weights=b"")
+        except Exception as e:
+            raise Unsupported(str(e).strip().splitlines()[0][:300]) from e
+        cfg = {"INFERENCE_PRECISION_HINT": self.precision, "INFERENCE_NUM_THREADS": str(self.threads),
+               "NUM_STREAMS": "1"}
+        try:
+            self.compiled = self.core.compile_model(m, "CPU", cfg)
+        except Exception as e:
+            text = str(e).strip().splitlines()[0][:300]
+            if "not supported" in text.lower() or "unsupported" in text.lower():
+                raise Unsupported(text) from e
+            raise
+        self.request = self.compiled.create_infer_request()
+
+    def run(self, inputs):
+        self.request.infer(inputs)
+        return [self.request.get_output_tensor(i).data.copy() for i in range(len(self.compiled.outputs))]
+
+
+if __name__ == "__main__":
+    serve(OpenVino())
