@@ -2,7 +2,8 @@
 # end with the runners of tests/runners/: a correct one (relu.py) passes; each misbehaving one costs its own
 # records only: a crash is a CRASH with the runner's signal, a hang a TIMEOUT within --timeout, a flood of the
 # protocol stream an ERROR naming the 1 MiB line bound, a flood of stderr ends in the record's output tail, wrong
-# shapes, garbage and a lie about its time an ERROR saying what was wrong, NaN a FAIL; a runner whose runtime is
+# shapes, garbage and a lie about its time an ERROR saying what was wrong, NaN a FAIL, memory held by the runner
+# counts against --mem-limit; a runner whose runtime is
 # missing, or that dies before hello, makes its instance unusable (exit 2 with -b, the reason named); after a crash
 # the next case runs on a fresh runner and passes; cpu's records beside them are untouched; no runner process is
 # left running. Needs build/venv/bin/python with numpy (make deps); skipped, never passed, without it.
@@ -77,6 +78,10 @@ expect nan FAIL 'non-finite'
 run liar
 expect liar ERROR 'device time'
 
+# its memory counts with the child's: 600 MiB held by the runner is over --mem-limit 300M
+run hog --mem-limit 300M
+expect hog CRASH "out of memory (RSS > 300 MiB, its companion process's included)"
+
 # a runner whose runtime is missing: unusable, its reason named, exit 2 with -b; without -b it is skipped
 "$PARITY" run --case "$CASE" -b 'runner[cmd=tests/runners/missing.py,format=onnx]' --no-progress --out "$T/missing" \
     >"$T/missing.log" 2>&1
@@ -103,7 +108,7 @@ sys.exit(0 if len(v) >= 4 and v.count("CRASH") >= 2 and v.count("PASS") >= 2 and
 
 # nothing left running
 sleep 0.5
-pat='tests/runners/(relu|crash|hang|flood_stdout|flood_stderr|wrong_shape|garbage|nan|liar|crash_second)\.py'
+pat='tests/runners/(relu|crash|hang|hog|flood_stdout|flood_stderr|wrong_shape|garbage|nan|liar|crash_second)\.py'
 left=$(pgrep -f "$pat" | wc -l)
 [ "$left" = 0 ] && ok || no "$left runner processes left running: $(pgrep -af "$pat" | head -3)"
 finish
