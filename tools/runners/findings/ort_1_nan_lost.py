@@ -1,0 +1,32 @@
+"""ONNX Runtime 1.32 finding 1: ReduceMax, ReduceMin and MaxPool lose NaN (docs/findings.md, ONNX Runtime 1).
+A NaN input must give NaN (docs/ops.md). The models are parity's exports of
+amax(x=[2,3,6,7],in=hazard:nan_inf)#seed=1 (ReduceMax over the last axis) and max_pool2d(...) (MaxPool 2x2/2)."""
+import os, sys
+import numpy as np
+import onnxruntime as ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+def run(model, x, opt):
+    so = ort.SessionOptions()
+    level = ort.GraphOptimizationLevel
+    so.graph_optimization_level = level.ORT_ENABLE_ALL if opt else level.ORT_DISABLE_ALL
+    so.intra_op_num_threads = so.inter_op_num_threads = 1
+    s = ort.InferenceSession(os.path.join(HERE, model), so, providers=["CPUExecutionProvider"])
+    return s.run(None, {s.get_inputs()[0].name: x})[0]
+
+x = np.zeros((2, 3, 6, 7), np.float32)
+x[0, 0, 0] = [1, 2, np.nan, 3, 4, 5, 6]       # NaN not first in the row
+x[0, 0, 1] = [1, 2, 3, 4, 5, 6, 7]
+x64 = x.astype(np.float64)
+want_max = x64[0, 0, 0].max()                  # numpy propagates NaN: nan
+want_pool = x64[0, 0, 0:2, 2:4].max()          # window [0:2, 2:4] holds the NaN: nan
+bad = 0
+for opt in (1, 0):
+    got_max = run("ort_1_reducemax.onnx", x, opt)[0, 0, 0]
+    got_pool = run("ort_1_maxpool.onnx", x, opt)[0, 0, 0, 1]
+    print(f"opt={opt}: ReduceMax([1, 2, nan, 3, 4, 5, 6]) = {got_max} (want {want_max}); "
+          f"MaxPool window [[nan, 3], [3, 4]] = {got_pool} (want {want_pool})")
+    bad += (not np.isnan(got_max)) + (not np.isnan(got_pool))
+print("REPRODUCED" if bad else "not reproduced")
+sys.exit(0 if bad else 1)
