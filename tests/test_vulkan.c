@@ -582,9 +582,23 @@ static int loaded_objects(void)
     return n;
 }
 
+/* This process's threads (/proc/self/status), or -1. */
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    int n = -1;
+    while (n < 0 && fgets(line, sizeof line, f))
+        if (strncmp(line, "Threads:", 8) == 0) n = atoi(line + 8);
+    fclose(f);
+    return n;
+}
+
 /* The first context pins what its instance loaded: destroying it unloads nothing (the objects a child of the fork
- * server then finds loaded). Then the warm start as the fork server does it (init and destroy here), and a forked
- * child that creates its own context and runs the replay graph: it must compute every element. */
+ * server then finds loaded), and leaves no thread behind (the driver's warm-up joined its device's threads: a fork
+ * copies only the calling thread). Then the warm start as the fork server does it (init and destroy here), and a
+ * forked child that creates its own context and runs the replay graph: it must compute every element. */
 static void test_pin_and_fork(void)
 {
     const par_backend *be;
@@ -593,11 +607,12 @@ static void test_pin_and_fork(void)
     int with = loaded_objects();
     be->destroy(ctx);
     int after = loaded_objects();
-    const char *env = getenv("PARITY_VULKAN_PIN");
+    const char *env = getenv("PARITY_VULKAN_WARM");
     if (!env || strcmp(env, "0") != 0) {
         CU_ASSERT(vk_pinned_libraries() > 0); /* the loader's ICDs at least */
         CU_ASSERT_EQUAL(after, with);
     }
+    CU_ASSERT_EQUAL(thread_count(), 1);
     PAR_TEST_NOTE("pinned %d objects; %d loaded with the instance, %d after its destroy\n", vk_pinned_libraries(),
                   with, after);
     fflush(NULL);

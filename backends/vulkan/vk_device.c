@@ -8,8 +8,9 @@
  * that collects the layer's defects for diagnostics), the chosen device's timestamp abilities, and the bookkeeping
  * of VK_CALL (a lost device; the failures tests plant).
  *
- * And the pinning of the libraries the first instance loaded (instance_create_pinned below): the drivers stay mapped and
- * relocated after the instance is destroyed, so that the fork server's warm start leaves them to every job's child.
+ * And the warm start of the drivers (instance_create_pinned, warm_driver below): the libraries the first instance
+ * loaded stay mapped and relocated after it is destroyed, and on a CPU device one pipeline is built and thrown away,
+ * so that the fork server's warm start leaves a loaded, initialized driver to every job's child.
  *
  * It never sets VK_ICD_FILENAMES or any other environment (which drivers and layers the loader finds is the user's
  * business), never replaces the instance once a logical device exists, and never creates more than one logical
@@ -320,7 +321,9 @@ static par_status instance_create(vk_ctx *c, int validate, par_msg *msg)
  * is what any process that creates a second instance after destroying a first one sees: the libraries' one-time
  * initialization (LLVM's targets, CPU detection) already done. It changes no number: the same driver code runs.
  *
- * PARITY_VULKAN_PIN=0 turns it off (measurements; a driver that should misbehave with it). */
+ * On a CPU device (lavapipe) the first context also warms the driver (warm_driver below).
+ *
+ * PARITY_VULKAN_WARM=0 turns both off (measurements; a driver that should misbehave with them). */
 #define VK_PIN_MAX 256
 typedef struct pin_set {
     int n;
@@ -359,22 +362,25 @@ int vk_pinned_libraries(void)
     return pin_count;
 }
 
-/* Instance creation (without validation), pinning what the process's first one loads. Serialized: contexts may be
- * created on several threads (--no-isolate). */
-static par_status instance_create_pinned(vk_ctx *c, par_msg *msg)
+/* Instance creation (without validation), pinning what the process's first one loads; *first is set for that one
+ * unless PARITY_VULKAN_WARM=0 (its context then warms the driver). Serialized: contexts may be created on several
+ * threads (--no-isolate). */
+static par_status instance_create_pinned(vk_ctx *c, int *first, par_msg *msg)
 {
+    *first = 0;
     static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
     pthread_mutex_lock(&pin_lock);
     if (pin_state) {
         pthread_mutex_unlock(&pin_lock);
         return instance_create(c, 0, msg);
     }
-    const char *env = getenv("PARITY_VULKAN_PIN");
+    const char *env = getenv("PARITY_VULKAN_WARM");
     pin_set *before = env && strcmp(env, "0") == 0 ? NULL : calloc(1, sizeof *before);
     if (before) dl_iterate_phdr(pin_collect, before);
     par_status st = instance_create(c, 0, msg);
     if (st == PAR_OK) {
         pin_state = 1;
+        *first = before != NULL;
         if (before && before->n < VK_PIN_MAX) { /* a list that overflowed pins nothing (only slower) */
             pin_walk w = {before, 0};
             dl_iterate_phdr(pin_new, &w);
@@ -384,6 +390,67 @@ static par_status instance_create_pinned(vk_ctx *c, par_msg *msg)
     free(before);
     pthread_mutex_unlock(&pin_lock);
     return st;
+}
+
+/* The driver's warm-up, once per process tree (the fork server's warm start; its children inherit the flag): on a
+ * CPU device (lavapipe), a logical device and one compute pipeline (unary, OP 0) are created and destroyed. What
+ * that initializes once per process in the driver (measured on lavapipe: a child's first pipeline 8-10 -> 3 ms) is
+ * then inherited by every job's child. Only on a CPU device: there it is measured, and vkDestroyDevice joins every
+ * thread the device started (the fork server has one thread when it forks; tests/test_vulkan.c checks it); a GPU
+ * driver may keep threads or a file descriptor of the device open past its destroy, which a fork would share.
+ * Failures are ignored: the case's own prepare creates everything again and reports what fails. */
+static void warm_driver(vk_ctx *c)
+{
+    par_msg ignored;
+    const vk_shader_code *code = vk_shader_find("unary", VK_VAR_F32);
+    if (!code || c->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || vk_ctx_open(c, &ignored) != PAR_OK) return;
+    VkDevice dev = c->device;
+    VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                    .codeSize = code->n_words * 4,
+                                    .pCode = code->words};
+    VkDescriptorSetLayoutBinding bind[VK_MAX_SLOTS];
+    for (uint32_t s = 0; s < VK_MAX_SLOTS; s++)
+        bind[s] = (VkDescriptorSetLayoutBinding){s, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
+                                                 NULL};
+    VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
+                                           .bindingCount = VK_MAX_SLOTS,
+                                           .pBindings = bind};
+    VkShaderModule mod = VK_NULL_HANDLE;
+    VkDescriptorSetLayout sl = VK_NULL_HANDLE;
+    VkPipelineLayout pl = VK_NULL_HANDLE;
+    VkPipeline pipe = VK_NULL_HANDLE;
+    if (vkCreateShaderModule(dev, &mci, NULL, &mod) == VK_SUCCESS &&
+        vkCreateDescriptorSetLayout(dev, &lci, NULL, &sl) == VK_SUCCESS) {
+        VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(vk_push)};
+        VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                          .setLayoutCount = 1,
+                                          .pSetLayouts = &sl,
+                                          .pushConstantRangeCount = 1,
+                                          .pPushConstantRanges = &pcr};
+        uint32_t spec_data[2] = {VK_WG_SIZE, 0};
+        VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
+        VkSpecializationInfo spec = {2, entries, sizeof spec_data, spec_data};
+        VkComputePipelineCreateInfo ci = {
+            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
+            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                      .module = mod,
+                      .pName = "main",
+                      .pSpecializationInfo = &spec},
+        };
+        if (vkCreatePipelineLayout(dev, &pci, NULL, &pl) == VK_SUCCESS) {
+            ci.layout = pl;
+            if (vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, NULL, &pipe) != VK_SUCCESS)
+                pipe = VK_NULL_HANDLE;
+        }
+    }
+    if (pipe) vkDestroyPipeline(dev, pipe, NULL);
+    if (pl) vkDestroyPipelineLayout(dev, pl, NULL);
+    if (sl) vkDestroyDescriptorSetLayout(dev, sl, NULL);
+    if (mod) vkDestroyShaderModule(dev, mod, NULL);
+    vkDestroyDevice(dev, NULL);
+    c->device = VK_NULL_HANDLE;
+    c->queue = VK_NULL_HANDLE;
 }
 
 par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
@@ -397,8 +464,10 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
     }
     c->chosen = -1;
     c->timestamps = 1;
-    par_status st = instance_create_pinned(c, msg);
+    int first;
+    par_status st = instance_create_pinned(c, &first, msg);
     if (st == PAR_OK && (st = vk_ctx_select(c, NULL, msg)) != PAR_OK) st = PAR_UNSUPPORTED;
+    if (st == PAR_OK && first) warm_driver(c);
     if (st != PAR_OK) {
         vk_ctx_destroy(c);
         return st;
