@@ -52,6 +52,10 @@ static void send_end(const par_xjob *j, int32_t ph, par_status st, int32_t index
     m.status = (int32_t)st;
     m.index = index;
     if (msg) memcpy(m.text, msg->text, sizeof msg->text); /* as the backend left it: the worker terminates it */
+    if (j->isolated) { /* what the backend wrote and never flushed, before the worker may end this process */
+        fflush(stdout);
+        fflush(stderr);
+    }
     xsend(j->sock, &m);
 }
 

@@ -77,6 +77,9 @@ static void reply(int fd, int32_t kind, int32_t pid, int32_t code, int32_t statu
 static void job_child(const par_backend_inst *inst, const par_srv_req *req, const int *fds)
 {
     int blob_fd = fds[0], out_fd = fds[1], sock = fds[2], pipe_w = fds[3], in_fd = req->in_len ? fds[4] : -1;
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
+    if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(126);
+    close(devnull);
     if (dup2(pipe_w, STDOUT_FILENO) < 0 || dup2(pipe_w, STDERR_FILENO) < 0) _exit(126);
     uint8_t *blob = mmap(NULL, req->blob_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, blob_fd, 0);
     uint8_t *out = mmap(NULL, req->out_len, PROT_READ | PROT_WRITE, MAP_SHARED, out_fd, 0);

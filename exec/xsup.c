@@ -489,6 +489,9 @@ int par_xstart(par_xsup *s, par_xjob *xj)
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with its worker */
         if (getppid() != parent) _exit(127);
         par_x_reset_signals();
+        int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
+        if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(126);
+        close(devnull);
         if (dup2(op[1], STDOUT_FILENO) < 0 || dup2(op[1], STDERR_FILENO) < 0) _exit(126);
         close(op[1]);
         par_xchild_install_fault_handler(xj);

@@ -460,9 +460,15 @@ static int ex_binary(ex *e, const par_node *n, const par_tfl_opmap *mp)
 
 static int ex_pool(ex *e, const par_node *n, const par_tfl_opmap *mp)
 {
-    const par_value *x = V(e, n, 0);
+    const par_value *x = V(e, n, 0), *y = &e->g->values[n->outputs[0]];
     int64_t kh = par_attr_ints_at(n, "kernel", 0, 1), kw = par_attr_ints_at(n, "kernel", 1, 1);
     if (par_attr_int(n, "ceil_mode", 0)) return UNSUP("ceil_mode (TFLite's pools floor)");
+    /* TFLite's quantization specification: a pool's output has its input's scale and zero point (the kernels
+     * average or pick the stored integers and requantize nothing) */
+    if ((y->dtype == PAR_DTYPE_QU8 || y->dtype == PAR_DTYPE_QS8) &&
+        (y->scale != x->scale || y->zero_point != x->zero_point))
+        return UNSUP("quantized pooling with another output scale or zero point than the input's (TFLite's pools "
+                     "requantize nothing)");
     if (par_attr_ints_at(n, "dilation", 0, 1) != 1 || par_attr_ints_at(n, "dilation", 1, 1) != 1)
         return UNSUP("dilation (TFLite's pools have none)");
     int32_t pm = pad_mode(n, x, kh, kw, 1, 1);
