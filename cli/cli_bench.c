@@ -200,6 +200,12 @@ static void *bench_open(const par_backend_inst *inst, long threads, char *note, 
         if (!knob || knob(ctx, "threads", tv, &m) != PAR_OK)
             snprintf(note, note_len, "no threads knob: runs with its default");
     }
+    par_ready_fn ready = be->get_proc ? (par_ready_fn)be->get_proc(ctx, PAR_PROC_READY) : NULL;
+    if (ready && ready(ctx, &m) != PAR_OK) { /* usable with these knobs? (as exec/child.c asks) */
+        snprintf(note, note_len, "not usable: %s", m.text);
+        be->destroy(ctx);
+        return NULL;
+    }
     return ctx;
 }
 
