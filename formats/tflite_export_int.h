@@ -1,6 +1,7 @@
 /*
- * tflite_export_int.h - what the TFLite exporter's driver (tflite_export.c: tensors, buffers, quantization,
- * operators, layouts, the model) shares with its op writers (tflite_export_ops.c: one function per op family).
+ * tflite_export_int.h - what the TFLite exporter's three files share: the driver (tflite_export.c: the model, node
+ * by node), the op writers (tflite_export_ops.c: one function per op family) and their building blocks
+ * (tflite_export_util.c: tensors, buffers, quantization, operators, layouts).
  * The helpers are par_tfx_* outside these two files; function-like macros keep their short names inside. Internal
  * to formats/.
  */

@@ -3,6 +3,7 @@
  * and the decompositions of ops TFLite has no builtin for (batch_norm, global_avg_pool2d); par_tfx_node picks one.
  * The driver, the layouts and what cannot be expressed: tflite_export.c.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
