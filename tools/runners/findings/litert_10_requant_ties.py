@@ -6,12 +6,9 @@ them half to even and ADD half away from zero, so no one declared scheme describ
 2/255, zero point 0) x w^T (int8 [17, 8], scale 0.0035355, zero point 0) -> y (scale 4/255, zero point 0)."""
 import math, os, sys
 import numpy as np
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from findings_common import litert_interpreter
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-it = Interpreter(model_path=os.path.join(HERE, "litert_10_fc.tflite"), num_threads=1,
-                 experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
-it.allocate_tensors()
+it = litert_interpreter("litert_10_fc.tflite", "none")
 t = {d["name"]: d for d in it.get_tensor_details()}
 w = it.get_tensor(t["w"]["index"]).astype(np.int64)
 sx, sw, sy = (float(np.float32(t[n]["quantization"][0])) for n in ("x_q", "w", "y_q"))

@@ -4,19 +4,10 @@ CONV_2D, FULLY_CONNECTED, AVERAGE_POOL_2D) with no fused activation apply the ac
 add(x=[2,3,6,7],in=hazard:nan_inf)#seed=1 (ADD, fused_activation_function NONE)."""
 import os, sys
 import numpy as np
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from findings_common import litert_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = {"xnnpack": OpResolverType.AUTO, "none": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
 
-def run(model, inputs, delegate):
-    it = Interpreter(model_path=os.path.join(HERE, model), num_threads=1,
-                     experimental_op_resolver_type=KERNELS[delegate])
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return it.get_tensor(it.get_output_details()[0]["index"])
+run = litert_run
 
 a = np.zeros((2, 6, 7, 3), np.float32)
 b = np.zeros((2, 6, 7, 3), np.float32)

@@ -2,19 +2,10 @@
 LiteRT 3). Model: parity's export of gelu(x=[2,3,6,7],in=hazard:nan_inf)#seed=1 (one GELU node)."""
 import os, sys
 import numpy as np
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from findings_common import litert_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = {"xnnpack": OpResolverType.AUTO, "none": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
 
-def run(model, inputs, delegate):
-    it = Interpreter(model_path=os.path.join(HERE, model), num_threads=1,
-                     experimental_op_resolver_type=KERNELS[delegate])
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return it.get_tensor(it.get_output_details()[0]["index"])
+run = litert_run
 
 from math import erfc
 x = np.zeros((2, 6, 7, 3), np.float32)

@@ -5,19 +5,10 @@ subnormals (which the delegate reads as 0) is NaN instead of +-inf; the built-in
 sigmoid(x=[2,3,6,7],in=hazard:near_overflow)#seed=1 (LOGISTIC) and rsqrt(x=[5,31],x=edge)#seed=1."""
 import os, sys
 import numpy as np
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from findings_common import litert_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = {"xnnpack": OpResolverType.AUTO, "none": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
 
-def run(model, inputs, delegate):
-    it = Interpreter(model_path=os.path.join(HERE, model), num_threads=1,
-                     experimental_op_resolver_type=KERNELS[delegate])
-    it.allocate_tensors()
-    for d, x in zip(it.get_input_details(), inputs):
-        it.set_tensor(d["index"], x)
-    it.invoke()
-    return it.get_tensor(it.get_output_details()[0]["index"])
+run = litert_run
 
 s = np.array([0.00943304, -2.9, 3.1, 1.5e-3, -0.7, 2.0, 0.2, -3.0, 1.0, 0.05, -0.02, 2.5, 0.3, 0.9, -1.2, 3.13],
              np.float32)

@@ -8,15 +8,11 @@ and LEAKY_RELU 0.01 return the far neighbour of a result just past a midpoint (0
 the built-in LEAKY_RELU 0.2 is off by 0.67 of a step on 43 of the 256 inputs."""
 import os, sys
 import numpy as np
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from findings_common import litert_interpreter
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = {"xnnpack": OpResolverType.AUTO, "none": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
 
 def run(model, x, delegate):
-    it = Interpreter(model_path=os.path.join(HERE, model), num_threads=1,
-                     experimental_op_resolver_type=KERNELS[delegate])
-    it.allocate_tensors()
+    it = litert_interpreter(model, delegate)
     d = {t["name"]: t["quantization"] for t in it.get_tensor_details()}
     out = []
     for i in range(0, len(x), 33):

@@ -5,15 +5,11 @@ products cancel: q = 254, zero point 255, scale 0.1 gives -0.100000381 instead o
 Model: parity's export of dequantize(x=[17],dt=qu8,scale=0.1,zp=255,src=input)#seed=1."""
 import os, sys
 import numpy as np
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from findings_common import litert_interpreter
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = {"xnnpack": OpResolverType.AUTO, "none": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
 
 def run(q, delegate):
-    it = Interpreter(model_path=os.path.join(HERE, "litert_6_dequantize.tflite"), num_threads=1,
-                     experimental_op_resolver_type=KERNELS[delegate])
-    it.allocate_tensors()
+    it = litert_interpreter("litert_6_dequantize.tflite", delegate)
     it.set_tensor(it.get_input_details()[0]["index"], q)
     it.invoke()
     return it.get_tensor(it.get_output_details()[0]["index"])

@@ -5,17 +5,13 @@ upsample_bilinear2d(in=[1,8,5,6],size=[10,12],ac=1,dt=qs8)#seed=1: [1, 5, 6, 8] 
 1/127.5, zero point 0 on both sides."""
 import os, sys
 import numpy as np
-from ai_edge_litert.interpreter import Interpreter, OpResolverType
+from findings_common import litert_interpreter
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-KERNELS = {"xnnpack": OpResolverType.AUTO, "none": OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES}
 S = np.float32(0.007843137718737125)
 H, W, OH, OW = 5, 6, 10, 12
 
 def run(x, delegate):
-    it = Interpreter(model_path=os.path.join(HERE, "litert_8_resize_bilinear.tflite"), num_threads=1,
-                     experimental_op_resolver_type=KERNELS[delegate])
-    it.allocate_tensors()
+    it = litert_interpreter("litert_8_resize_bilinear.tflite", delegate)
     it.set_tensor(it.get_input_details()[0]["index"], x)
     it.invoke()
     return np.round(it.get_tensor(it.get_output_details()[0]["index"]).astype(np.float64) / S)

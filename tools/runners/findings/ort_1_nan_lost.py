@@ -3,17 +3,11 @@ A NaN input must give NaN (docs/ops.md). The models are parity's exports of
 amax(x=[2,3,6,7],in=hazard:nan_inf)#seed=1 (ReduceMax over the last axis) and max_pool2d(...) (MaxPool 2x2/2)."""
 import os, sys
 import numpy as np
-import onnxruntime as ort
+from findings_common import ort_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 def run(model, x, opt):
-    so = ort.SessionOptions()
-    level = ort.GraphOptimizationLevel
-    so.graph_optimization_level = level.ORT_ENABLE_ALL if opt else level.ORT_DISABLE_ALL
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    s = ort.InferenceSession(os.path.join(HERE, model), so, providers=["CPUExecutionProvider"])
-    return s.run(None, {s.get_inputs()[0].name: x})[0]
+    return ort_run(model, [x], opt)
 
 x = np.zeros((2, 3, 6, 7), np.float32)
 x[0, 0, 0] = [1, 2, np.nan, 3, 4, 5, 6]       # NaN not first in the row

@@ -5,17 +5,11 @@ grows as sigmoid(x) shrinks: 1e-5 at x = -5, 2e-4 at x = -8, 17% at x = -15, and
 Model: parity's export of sigmoid(x=[16])#seed=1."""
 import os, sys
 import numpy as np
-import onnxruntime as ort
+from findings_common import ort_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 def run(x, opt):
-    so = ort.SessionOptions()
-    level = ort.GraphOptimizationLevel
-    so.graph_optimization_level = level.ORT_ENABLE_ALL if opt else level.ORT_DISABLE_ALL
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    s = ort.InferenceSession(os.path.join(HERE, "ort_2_sigmoid.onnx"), so, providers=["CPUExecutionProvider"])
-    return s.run(None, {"x": x})[0]
+    return ort_run("ort_2_sigmoid.onnx", [x], opt)
 
 x = np.array([-1, -2, -5, -8, -10, -15, -20, -50, -87, 1, 2, 5, 8, 0, 0.5, -0.5], np.float32)
 want = 1 / (1 + np.exp(-x.astype(np.float64)))

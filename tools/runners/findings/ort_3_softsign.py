@@ -3,17 +3,11 @@
 softsign(x=[2,3,6,7],in=hazard:nan_inf)#seed=1 (one Softsign node)."""
 import os, sys
 import numpy as np
-import onnxruntime as ort
+from findings_common import ort_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 def run(x, opt):
-    so = ort.SessionOptions()
-    level = ort.GraphOptimizationLevel
-    so.graph_optimization_level = level.ORT_ENABLE_ALL if opt else level.ORT_DISABLE_ALL
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    s = ort.InferenceSession(os.path.join(HERE, "ort_3_softsign.onnx"), so, providers=["CPUExecutionProvider"])
-    return s.run(None, {"x": x})[0]
+    return ort_run("ort_3_softsign.onnx", [x], opt)
 
 vals = np.array([-np.inf, np.inf, 2.9985184e38, -3.3e38, 2.0e38, 2.0], np.float32)
 x = np.zeros((2, 3, 6, 7), np.float32)

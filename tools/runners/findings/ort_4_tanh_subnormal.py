@@ -4,17 +4,11 @@ For |x| < 2^-126, tanh(x) = x to far better than f32 precision; ONNX Runtime ret
 export of tanh(x=[2,3,6,7],in=hazard:subnormal)#seed=1 (one Tanh node)."""
 import os, sys
 import numpy as np
-import onnxruntime as ort
+from findings_common import ort_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 def run(x, opt):
-    so = ort.SessionOptions()
-    level = ort.GraphOptimizationLevel
-    so.graph_optimization_level = level.ORT_ENABLE_ALL if opt else level.ORT_DISABLE_ALL
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    s = ort.InferenceSession(os.path.join(HERE, "ort_4_tanh.onnx"), so, providers=["CPUExecutionProvider"])
-    return s.run(None, {"x": x})[0]
+    return ort_run("ort_4_tanh.onnx", [x], opt)
 
 vals = np.array([-2.082876e-40, 1.0e-40, 5.0e-39, -1.1e-38, 1.4e-45], np.float32)
 x = np.zeros((2, 3, 6, 7), np.float32)

@@ -6,17 +6,11 @@ avg_pool2d(in=[1,5,8,8],k=[3,3],s=[2,2],p=[0,0,0,0],ceil=1,cip=1,dt=qu8)#seed=1:
 128) -> AveragePool 3x3 / 2, ceil_mode=1, count_include_pad=1 -> y (qu8, scale 2/255, zero point 128)."""
 import os, sys
 import numpy as np
-import onnxruntime as ort
+from findings_common import ort_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 def run(x, opt):
-    so = ort.SessionOptions()
-    level = ort.GraphOptimizationLevel
-    so.graph_optimization_level = level.ORT_ENABLE_ALL if opt else level.ORT_DISABLE_ALL
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    s = ort.InferenceSession(os.path.join(HERE, "ort_5_avgpool_ceil.onnx"), so, providers=["CPUExecutionProvider"])
-    return s.run(None, {"x": x})[0]
+    return ort_run("ort_5_avgpool_ceil.onnx", [x], opt)
 
 x = np.full((1, 5, 8, 8), 0.4, np.float32)      # 0.4 / (2/255) = 51: exactly representable, q = 179
 # Output row/column 3 starts at input index 6: the window covers rows/columns 6..7 only (2 of 3; there is no

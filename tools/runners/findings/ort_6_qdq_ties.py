@@ -6,18 +6,12 @@ add(a=[33],b=[1],dt=qu8)#seed=1: a, b quantized with scale 2/255 (f32), zero poi
 scale 4/255 (exactly twice the f32 input scale), zero point 128: y - 128 = (qa - 128 + qb - 128) / 2 exactly."""
 import os, sys
 import numpy as np
-import onnxruntime as ort
+from findings_common import ort_run
 
-HERE = os.path.dirname(os.path.abspath(__file__))
 S_IN, S_OUT = np.float32(0.007843137718737125), np.float32(0.01568627543747425)
 
 def run(a, b, opt):
-    so = ort.SessionOptions()
-    level = ort.GraphOptimizationLevel
-    so.graph_optimization_level = level.ORT_ENABLE_ALL if opt else level.ORT_DISABLE_ALL
-    so.intra_op_num_threads = so.inter_op_num_threads = 1
-    s = ort.InferenceSession(os.path.join(HERE, "ort_6_add_qdq.onnx"), so, providers=["CPUExecutionProvider"])
-    return s.run(None, {"a": a, "b": b})[0]
+    return ort_run("ort_6_add_qdq.onnx", [a, b], opt)
 
 qa = np.arange(-95, 128, 6)[:33]                   # odd sums with qb - 128 = 88: every element a tie
 qb = 88
