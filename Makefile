@@ -270,12 +270,13 @@ report-check: $(EXE) $(TEST_PLUGINS) $(EXAMPLE_PLUGIN)
 	done
 	$(Q)$(call CHECK_SUM,report-check,$(CHECK_LOGS)/report)
 
-# No #include and no call (object symbols) runs up the layers or closes a cycle (tools/check_layers.sh).
+# No #include and no call (object symbols) runs up the layers or closes a cycle (tools/check_layers.sh), in parity's
+# objects and in those of the separately built simulated NNAPI library and libtorch bridge (absent ones are skipped).
 layers-check: $(CORE_OBJ) $(MAIN_OBJ)
 	@rm -rf $(CHECK_LOGS)/layers
 	@$(call msg,CHECK,layers $(BUILD)/obj)
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/layers layers sh -c \
-	  'sh tools/check_layers.sh $(BUILD)/obj && rc=0 || rc=$$?; \
+	  'sh tools/check_layers.sh $(BUILD)/obj $(BUILD)/nnsim $(BUILD)/torchlib && rc=0 || rc=$$?; \
 	   if [ $$rc = 0 ]; then echo "layers: 1 passed, 0 failed"; else echo "layers: 0 passed, 1 failed"; fi; exit $$rc' || :
 	$(Q)$(call CHECK_SUM,layers-check,$(CHECK_LOGS)/layers)
 

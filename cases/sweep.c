@@ -1,7 +1,8 @@
 /*
- * sweep.c - walks the sweep suites: calls every op's sweep spec (from the op table) at the quick or full level,
- * formats each case ID ("<op>(<params>)#seed=N"), asks the visitor whether it wants the case, and only then has the
- * spec build it; finished cases go to the visitor, cases whose builder failed go to its error callback.
+ * sweep.c - what a sweep spec (cases/ops/) calls while sweep_walk.c walks it: formats each case ID
+ * ("<op>(<params>)#seed=N"), asks the visitor whether it wants the case, and only then has the spec build it;
+ * finished cases go to the visitor, cases whose builder failed go to its error callback. It names no spec, so the
+ * specs call down into it and nothing here calls back up (sweep_walk.c holds the table of specs).
  *
  * only_op: every spec is still walked (a spec may generate cases of several ops, e.g. the quantized graphs of a
  * family), but only IDs whose op is only_op reach want(); walking a grid without formatting its IDs costs little.
@@ -17,18 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sweep.h"
-
-struct par_sweep {
-    const par_sweep_visit *v;
-    par_suite_level level;
-    const char *suite;
-    uint64_t seed;
-    int64_t index;          /* position in the suite's order; counts filtered-out IDs too, so that it is stable */
-    int64_t visited;        /* IDs handed to want() */
-    par_case *pending;      /* handed out by par_sweep_case, not yet given back */
-    int64_t pending_index;
-};
+#include "sweep_int.h"
 
 void par_sweep_none(par_sweep *s)
 {
@@ -47,8 +37,7 @@ static void report(par_sweep *s, const char *id, const char *fmt, const char *de
     if (s->v->error) s->v->error(s->v->user, id, &m);
 }
 
-/* A spec that asked for a case and never handed it back: an internal error of that spec (the case is dropped). */
-static void drop_pending(par_sweep *s)
+void par_sweep_drop_pending(par_sweep *s)
 {
     if (!s->pending) return;
     report(s, s->pending->id, "sweep spec did not finish the case%s", "");
@@ -63,7 +52,7 @@ par_case *par_sweep_case(par_sweep *s, const char *op, const char *id_fmt, ...)
         s->index++;
         return NULL;
     }
-    drop_pending(s);
+    par_sweep_drop_pending(s);
 
     va_list ap;
     va_start(ap, id_fmt);
@@ -111,46 +100,4 @@ void par_sweep_done(par_sweep *s, par_case *c)
         s->v->build(s->v->user, index, c);
     else
         par_case_destroy(c);
-}
-
-static const par_sweep_fn specs[PAR_OP_COUNT] = {
-#define PAR_OP(id, name, in_min, in_max, n_out, flags, qform, schema, infer, ref, sweep) [PAR_OP_##id] = sweep,
-#include "core/ops.def"
-#undef PAR_OP
-};
-
-static int level_of(const char *suite)
-{
-    if (!suite) return -1;
-    if (strcmp(suite, "quick") == 0) return PAR_SUITE_QUICK;
-    if (strcmp(suite, "full") == 0) return PAR_SUITE_FULL;
-    return -1;
-}
-
-int64_t par_sweep_walk(const char *suite, const par_sweep_visit *v)
-{
-    int level = level_of(suite);
-    if (level < 0 || !v) return -1;
-
-    par_sweep s;
-    memset(&s, 0, sizeof s);
-    s.v = v;
-    s.level = (par_suite_level)level;
-    s.suite = suite;
-    s.seed = v->seed ? v->seed : 1;
-
-    /* Each spec once, in table order (a spec is named by one op and covers the ops marked par_sweep_none). */
-    par_sweep_fn done_specs[PAR_OP_COUNT];
-    int n_done = 0;
-    for (int i = 0; i < PAR_OP_COUNT; i++) {
-        par_sweep_fn spec = specs[i];
-        if (!spec || spec == par_sweep_none) continue;
-        int seen = 0;
-        for (int j = 0; j < n_done; j++) seen |= done_specs[j] == spec;
-        if (seen) continue;
-        done_specs[n_done++] = spec;
-        spec(&s);
-        drop_pending(&s);
-    }
-    return s.visited;
 }

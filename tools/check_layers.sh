@@ -1,14 +1,16 @@
 #!/bin/sh
-# check_layers.sh [OBJDIR] - fails when an #include or a call runs up the layers or closes a cycle
+# check_layers.sh [OBJDIR...] - fails when an #include or a call runs up the layers or closes a cycle
 # (docs/ARCHITECTURE.md, "Layers").
 #
 # Every folder has a rank; a file may include files of its own folder and of folders of a lower rank, never of a
 # folder of the same or a higher rank. Between the files of one folder the include graph must have no cycle
 # (checked with tsort). Includes resolve as the compiler resolves them with -I.: the including file's folder
 # first, then the tree's root.
-# With OBJDIR (the build's object folder), the same rules hold for calls: an edge a -> b when a.o uses a global
-# symbol that b.o defines (nm). So a driver file and its parts cannot call each other in a loop, and a lower layer
-# cannot call up through a function pointer table that names a higher layer's functions.
+# With OBJDIRs (object folders that mirror the tree: build/obj, and the separately built products build/nnsim and
+# build/torchlib), the same rules hold for calls: an edge a -> b when a.o uses a global symbol that b.o defines (nm),
+# for every object whose source (.c or .cpp) is a file of the tree. Cycles are looked for among all the files of a
+# layer folder, its subfolders included. So a driver file and its parts cannot call each other in a loop, and a lower
+# layer cannot call up through a function pointer table that names a higher layer's functions.
 # Run from the root of the tree; prints one line per violation, exits 1 on any.
 
 set -u
@@ -40,7 +42,7 @@ folder_of() {
 }
 
 files=$(git ls-files 'core/*' 'reference/*' 'cases/*.[ch]' 'cases/ops/*' 'oracle/*' 'exec/*' 'reports/*' 'runner/*' \
-    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'campaign/*' 'formats/*' 2>/dev/null | grep -E '\.(c|h|def|inc)$')
+    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'campaign/*' 'formats/*' 2>/dev/null | grep -E '\.(c|cpp|h|hpp|def|inc)$')
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 bad=0
@@ -86,19 +88,23 @@ rm -f "$edges.err"
 
 # Calls between object files.
 n_calls=0
-if [ $# -ge 1 ] && [ -d "$1" ]; then
-    obj=$1
+if [ $# -ge 1 ]; then
     calls=$(mktemp)
     : >"$calls.defs"
     : >"$calls.uses"
-    for o in $(cd "$obj" && find core reference cases formats oracle exec reports runner cli backends -name '*.o' 2>/dev/null); do
-        src=${o%.o}
-        [ -f "$src.c" ] || continue # a stale object of a removed source
-        nm --defined-only -g "$obj/$o" | awk -v f="$src.c" 'NF == 3 { print $3, f }' >>"$calls.defs"
-        nm -u "$obj/$o" | awk -v f="$src.c" '{ print $2, f }' >>"$calls.uses"
+    for obj in "$@"; do
+        [ -d "$obj" ] || continue # a product this build left out
+        for o in $(cd "$obj" && find . -name '*.o' | sed 's|^\./||'); do
+            src=${o%.o}
+            if [ -f "$src.c" ]; then src=$src.c; elif [ -f "$src.cpp" ]; then src=$src.cpp; else continue; fi
+            [ -n "$(rank_of "$(folder_of "$src")")" ] || continue # generated or outside the layers (build/gen)
+            nm --defined-only -g "$obj/$o" | awk -v f="$src" 'NF == 3 && $2 != "V" && $2 != "W" { print $3, f }' \
+                >>"$calls.defs"
+            nm -u "$obj/$o" | awk -v f="$src" '{ print $2, f }' >>"$calls.uses"
+        done
     done
     sort -u "$calls.defs" -o "$calls.defs"
-    sort "$calls.uses" -o "$calls.uses"
+    sort -u "$calls.uses" -o "$calls.uses"
     join "$calls.uses" "$calls.defs" | awk '$2 != $3 { print $2, $3 }' | sort -u >"$calls"
     n_calls=$(wc -l <"$calls")
     while read -r a b; do
@@ -112,16 +118,17 @@ if [ $# -ge 1 ] && [ -d "$1" ]; then
             bad=1
         fi
     done <"$calls"
-    for fo in $(awk '{ print $1 }' "$calls" | while read -r p; do folder_of "$p"; done | sort -u); do
-        awk -v d="$fo/" 'index($1, d) == 1 && index($2, d) == 1 && substr($1, length(d) + 1) !~ "/" &&
-                         substr($2, length(d) + 1) !~ "/"' "$calls" >"$calls.one"
+    # a cycle among the files of one layer folder, subfolders included
+    while read -r a b; do echo "$(folder_of "$a") $a $b"; done <"$calls" >"$calls.f"
+    for fo in $(awk '{ print $1 }' "$calls.f" | sort -u); do
+        awk -v d="$fo" '$1 == d { print $2, $3 }' "$calls.f" >"$calls.one"
         if ! tsort "$calls.one" >/dev/null 2>"$calls.err"; then
             echo "call cycle in $fo:"
             grep -v 'input contains a loop' "$calls.err" | sed 's/^tsort: /  /'
             bad=1
         fi
     done
-    rm -f "$calls" "$calls.defs" "$calls.uses" "$calls.one" "$calls.err"
+    rm -f "$calls" "$calls.defs" "$calls.uses" "$calls.f" "$calls.one" "$calls.err"
 fi
 
 n_edges=$(wc -l <"$edges")

@@ -26,10 +26,6 @@
 
 #include "torch_int.hpp"
 
-std::string par_t_prepad(temit &e, const par_node *n, const std::string &x, const std::vector<int64_t> &p,
-                         const std::string &fill, std::vector<int64_t> &sym);
-std::string par_t_resize_args(const par_graph_desc *g, const par_node *n, bool align, bool has_align);
-
 typedef par_status (*lower_fn)(temit &e, const par_node *n, par_msg *msg);
 
 static std::vector<int64_t> ints(const par_node *n, const char *name)

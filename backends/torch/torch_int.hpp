@@ -1,7 +1,7 @@
 /*
  * torch_int.hpp - shared declarations of libparity_torch.so's C++ files: the settings of a context, the emitter that
- * turns a parity graph into TorchScript source (torch_emit.cpp, torch_emit_q.cpp) and the tensors a module holds as
- * attributes (constants, prepacked quantized weights).
+ * turns a parity graph into TorchScript source (torch_emit.cpp, torch_emit_q.cpp, torch_emit_util.cpp) and the
+ * tensors a module holds as attributes (constants, prepacked quantized weights).
  *
  * It must not be included by C code (torch_lib.h is the C side's contract).
  */
@@ -53,6 +53,13 @@ std::string par_t_ints(const std::vector<int64_t> &v);
 std::vector<int64_t> par_t_dims(const par_value *v);
 
 bool par_t_is_q(par_dtype t);
+
+/* Padding p = [top, left, bottom, right] of node n applied to x: symmetric padding is returned in sym (for the ATen
+ * operator's own padding argument) and x unchanged; otherwise a constant_pad_nd line with fill, and sym = {0, 0}. */
+std::string par_t_prepad(temit &e, const par_node *n, const std::string &x, const std::vector<int64_t> &p,
+                         const std::string &fill, std::vector<int64_t> &sym);
+/* The output size from the graph, and the scales when the op gives them (", [h, w], align, sh, sw"). */
+std::string par_t_resize_args(const par_graph_desc *g, const par_node *n, bool align, bool has_align);
 
 /* Lower node i (dry: check only). PAR_OK, or PAR_UNSUPPORTED with the reason naming node and mode. Float ops in
  * torch_emit.cpp, quantized ones in torch_emit_q.cpp. */

@@ -1,7 +1,7 @@
 /*
  * model.c - ANeuralNetworksModel_*: building a model and enforcing the API contract as the NDK reference documents
  * it (NULL arguments UNEXPECTED_NULL, changes after finish BAD_STATE, bad indices, lengths, types and quantization
- * BAD_DATA), then finish's validation: every operation checked by its kernel family's check (ops.c table), every
+ * BAD_DATA), then finish's validation: every operation checked by its kernel family's check (op_table.c), every
  * temporary written exactly once, no cycle, and the order that runs producers first.
  * Must not execute anything nor know about devices (device.c decides support, compile.c placement).
  */

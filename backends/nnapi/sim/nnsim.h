@@ -94,7 +94,7 @@ struct ANeuralNetworksMemory {
     int prot;
 };
 
-/* ---- operations (ops.c table; kernels in ops_*.c) ---- */
+/* ---- operations (op_table.c; kernels in ops_*.c, their shared helpers in ops.c) ---- */
 typedef struct nn_ctx {
     const nn_operation *op;
     nn_tensor *in[NN_MAX_IO];
