@@ -82,6 +82,12 @@ int ox_rank_ok(ox_imp *im, const ox_val *x);
 int32_t ox_emit_named(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs,
                       const par_attr *attrs, const char *oname, const char *nodename, const par_out_spec *spec);
 
+/* A constant the mapping makes (named `<base>_<n>`): data in dtype dt; a one-element f32 [1] (broadcasts to any
+ * shape). The value, -1 with msg set. */
+int32_t ox_const_made(ox_imp *im, const char *base, par_dtype dt, int32_t rank, const int64_t *dims,
+                      const void *data);
+int32_t ox_scalar_f32(ox_imp *im, const char *base, float value);
+
 /* Inputs, attributes and outputs of the node being mapped. */
 ox_val *ox_in(ox_imp *im, int32_t i);                /* NULL when absent ("" or past the end) */
 int32_t ox_n_in(const ox_imp *im);                   /* inputs given (trailing absent ones not counted) */
@@ -160,11 +166,20 @@ int ox_map_gemm(ox_imp *im);
 int ox_map_pool(ox_imp *im);
 int ox_map_global_avg(ox_imp *im);
 int ox_map_reduce(ox_imp *im);
+/* A reduction's axes (attribute, or input 1 from opset 13 / 18; none: all), checked against x: OX_OK or why. */
+int ox_reduce_axes(ox_imp *im, const par_value *xv, int64_t *ax, int32_t *n);
 int ox_map_softmax(ox_imp *im);
 int ox_map_batch_norm(ox_imp *im);
 int ox_map_instance_norm(ox_imp *im);
 int ox_map_layer_norm(ox_imp *im);
 int ox_map_resize(ox_imp *im);
+int ox_map_reduce_composite(ox_imp *im); /* onnx_map_compose.c */
+int ox_map_selu(ox_imp *im);
+int ox_map_thresholded_relu(ox_imp *im);
+int ox_map_depth_space(ox_imp *im);
+int ox_map_gather_elements(ox_imp *im);
+int ox_map_nll(ox_imp *im);
+int ox_map_sce(ox_imp *im);
 int ox_map_quantize(ox_imp *im);
 int ox_map_dequantize(ox_imp *im);
 /* Whether an op type is constant-folded when every input is known at import (shape arithmetic). */

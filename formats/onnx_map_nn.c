@@ -201,15 +201,11 @@ int ox_map_global_avg(ox_imp *im)
 
 /* ReduceMean / ReduceSum / ReduceMax / ...: axes from the attribute (or, from opset 13 for ReduceSum and 18 for the
  * others, the second input); no axes reduces everything unless noop_with_empty_axes. */
-int ox_map_reduce(ox_imp *im)
+int ox_reduce_axes(ox_imp *im, const par_value *xv, int64_t *ax, int32_t *n_out)
 {
-    int32_t x = ox_tensor(im, ox_in(im, 0));
-    if (x < 0) return OX_UNSUPPORTED;
-    const par_value *xv = ox_pv(im, x);
-    int64_t ax[MAXL];
-    int32_t n = ox_attr_ints(im, "axes", ax, MAXL);
+    int32_t n = ox_attr_ints(im, "axes", ax, PAR_MAX_RANK);
     if (ox_in(im, 1)) {
-        n = ox_const_ints(im, ox_in(im, 1), ax, MAXL);
+        n = ox_const_ints(im, ox_in(im, 1), ax, PAR_MAX_RANK);
         if (n < 0) return OX_UNSUPPORTED;
     }
     if (n <= 0) {
@@ -221,6 +217,17 @@ int ox_map_reduce(ox_imp *im)
     for (int32_t i = 0; i < n; i++)
         if (ox_norm_axis(ax[i], xv->rank) < 0 || ox_norm_axis(ax[i], xv->rank) >= xv->rank)
             return ox_unsupported(im, "axis %lld of a rank-%d input", (long long)ax[i], (int)xv->rank);
+    *n_out = n;
+    return OX_OK;
+}
+
+int ox_map_reduce(ox_imp *im)
+{
+    int32_t x = ox_tensor(im, ox_in(im, 0));
+    if (x < 0) return OX_UNSUPPORTED;
+    int64_t ax[PAR_MAX_RANK];
+    int32_t n;
+    if (ox_reduce_axes(im, ox_pv(im, x), ax, &n) != OX_OK) return OX_UNSUPPORTED;
     par_attr a[2] = {par_a_ints("axes", n, ax), par_a_int("keepdims", ox_attr_i(im, "keepdims", 1))};
     return ox_emit(im, im->twin, 1, &x, 2, a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
@@ -290,10 +297,34 @@ int ox_map_instance_norm(ox_imp *im)
     return ox_emit(im, "instance_norm", n_in, ins, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
+/* LayerNormalization's optional outputs, as its function body (opset 17) defines them over the normalized axes,
+ * kept: Mean = ReduceMean(X), InvStdDev = 1 / sqrt(ReduceMean((X - Mean)^2) + epsilon), each a parity node of the
+ * same meaning (mean, sub, mul, mean, add, rsqrt). */
+static int layer_norm_stats(ox_imp *im, int32_t x, int32_t axis)
+{
+    const par_value *pv = ox_pv(im, x);
+    int64_t ax[PAR_MAX_RANK];
+    int32_t na = 0;
+    for (int32_t i = axis; i < pv->rank; i++) ax[na++] = i;
+    par_attr a[2] = {par_a_ints("axes", na, ax), par_a_int("keepdims", 1)};
+    int want_inv = im->node->n_outputs > 2 && im->node->outputs[2][0];
+    int32_t m = ox_emit(im, "mean", 1, &x, 2, a, im->node->n_outputs > 1 && im->node->outputs[1][0] ? 1 : -1, NULL);
+    if (m < 0) return OX_UNSUPPORTED;
+    if (!want_inv) return OX_OK;
+    int32_t dm[2] = {x, m};
+    int32_t d = ox_emit(im, "sub", 2, dm, 0, NULL, -1, NULL);
+    int32_t dd[2] = {d, d};
+    int32_t sq = d < 0 ? -1 : ox_emit(im, "mul", 2, dd, 0, NULL, -1, NULL);
+    int32_t var = sq < 0 ? -1 : ox_emit(im, "mean", 1, &sq, 2, a, -1, NULL);
+    if (var < 0) return OX_UNSUPPORTED;
+    int32_t ve[2] = {var, ox_scalar_f32(im, "layer_norm_eps", (float)ox_attr_f(im, "epsilon", 1e-5))};
+    if (ve[1] < 0) return OX_ERROR;
+    int32_t s = ox_emit(im, "add", 2, ve, 0, NULL, -1, NULL);
+    return s < 0 || ox_emit(im, "rsqrt", 1, &s, 0, NULL, 2, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+}
+
 int ox_map_layer_norm(ox_imp *im)
 {
-    for (int32_t k = 1; k < im->node->n_outputs; k++)
-        if (im->node->outputs[k][0]) return ox_unsupported(im, "the Mean / InvStdDev outputs");
     int32_t x = ox_tensor(im, ox_in(im, 0));
     if (x < 0) return OX_UNSUPPORTED;
     const par_value *pv = ox_pv(im, x);
@@ -314,7 +345,10 @@ int ox_map_layer_norm(ox_imp *im)
     }
     par_attr a[2] = {par_a_ints("normalized_shape", nn, ns), par_a_float("eps", ox_attr_f(im, "epsilon", 1e-5))};
     int32_t n_in = ins[2] >= 0 ? 3 : ins[1] >= 0 ? 2 : 1;
-    return ox_emit(im, "layer_norm", n_in, ins, 2, a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+    if (ox_emit(im, "layer_norm", n_in, ins, 2, a, 0, NULL) < 0) return OX_UNSUPPORTED;
+    int stats = 0;
+    for (int32_t k = 1; k < im->node->n_outputs; k++) stats |= im->node->outputs[k][0] != 0;
+    return stats ? layer_norm_stats(im, x, axis) : OX_OK;
 }
 
 /* Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample (X, scales) onto parity's upsample ops:

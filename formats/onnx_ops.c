@@ -58,14 +58,8 @@ static int map_variadic(ox_imp *im)
         return ox_emit(im, "reshape", 1, &acc, 1, &a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
     }
     if (mean) {
-        int32_t nd[2] = {acc, -1};
-        /* divide by n: a scalar constant */
-        float k = (float)n;
-        int64_t one = 1;
-        char nm[64];
-        snprintf(nm, sizeof nm, "mean_count_%d", (int)im->serial++);
-        nd[1] = par_case_const_data(im->c, nm, PAR_DTYPE_F32, 1, &one, &k);
-        if (nd[1] < 0) return ox_error(im, "%s", im->c->err.text);
+        int32_t nd[2] = {acc, ox_scalar_f32(im, "mean_count", (float)n)}; /* divide by n: a scalar constant */
+        if (nd[1] < 0) return OX_ERROR;
         return ox_emit(im, "div", 2, nd, 0, NULL, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
     }
     return OX_OK;
@@ -100,13 +94,8 @@ static int map_hardsigmoid(ox_imp *im)
     if (im->fused) return ox_unsupported(im, "a quantized HardSigmoid of another slope");
     float ab[2] = {(float)alpha, (float)beta};
     int32_t k[2];
-    int64_t one = 1;
-    for (int i = 0; i < 2; i++) {
-        char nm[64];
-        snprintf(nm, sizeof nm, "hardsigmoid_%s_%d", i ? "beta" : "alpha", (int)im->serial++);
-        k[i] = par_case_const_data(im->c, nm, PAR_DTYPE_F32, 1, &one, &ab[i]);
-        if (k[i] < 0) return ox_error(im, "%s", im->c->err.text);
-    }
+    for (int i = 0; i < 2; i++)
+        if ((k[i] = ox_scalar_f32(im, i ? "hardsigmoid_beta" : "hardsigmoid_alpha", ab[i])) < 0) return OX_ERROR;
     int32_t m[2] = {x, k[0]};
     int32_t y = ox_emit(im, "mul", 2, m, 0, NULL, -1, NULL);
     if (y < 0) return OX_UNSUPPORTED;
@@ -653,9 +642,13 @@ static const ox_row rows[] = {
     {"GlobalMaxPool", ox_map_global_avg, "amax", 0},
     {"ReduceMean", ox_map_reduce, "mean", 0},   {"ReduceSum", ox_map_reduce, "sum", 0},
     {"ReduceMax", ox_map_reduce, "amax", 0},    {"ReduceMin", ox_map_reduce, "amin", 0},
-    {"ReduceProd", ox_map_reduce, "prod", 0},   {"ReduceL1", ox_map_reduce, "norm_l1", 0},
-    {"ReduceL2", ox_map_reduce, "norm_l2", 0},  {"ReduceSumSquare", ox_map_reduce, "sum_square", 0},
-    {"ReduceLogSumExp", ox_map_reduce, "logsumexp", 0},
+    {"ReduceProd", ox_map_reduce, "prod", 0},   {"ReduceL1", ox_map_reduce_composite, "sum", 0},
+    {"ReduceL2", ox_map_reduce_composite, "sum", 0}, {"ReduceSumSquare", ox_map_reduce_composite, "sum", 0},
+    {"ReduceLogSum", ox_map_reduce_composite, "sum", 0}, {"ReduceLogSumExp", ox_map_reduce_composite, "sum", 0},
+    {"Selu", ox_map_selu, "elu", 0},         {"ThresholdedRelu", ox_map_thresholded_relu, "where", 0},
+    {"DepthToSpace", ox_map_depth_space, "permute", 0}, {"SpaceToDepth", ox_map_depth_space, "permute", 0},
+    {"GatherElements", ox_map_gather_elements, "gather", 0},
+    {"NegativeLogLikelihoodLoss", ox_map_nll, "sum", 0}, {"SoftmaxCrossEntropyLoss", ox_map_sce, "log_softmax", 0},
     {"Softmax", ox_map_softmax, "softmax", 0},  {"LogSoftmax", ox_map_softmax, "log_softmax", 0},
     {"Reshape", map_reshape, "reshape", 1},  {"Flatten", map_flatten, "reshape", 1},
     {"Squeeze", map_squeeze_unsqueeze, "reshape", 1}, {"Unsqueeze", map_squeeze_unsqueeze, "reshape", 1},

@@ -477,6 +477,22 @@ static void set_shape_from(ox_val *x, const par_value *pv)
     }
 }
 
+int32_t ox_const_made(ox_imp *im, const char *base, par_dtype dt, int32_t rank, const int64_t *dims,
+                      const void *data)
+{
+    char nm[96];
+    snprintf(nm, sizeof nm, "%.60s_%d", base, (int)im->serial++);
+    int32_t v = par_case_const_data(im->c, nm, dt, rank, dims, data);
+    if (v < 0) return ox_error(im, "%s", im->c->err.text), -1;
+    return v;
+}
+
+int32_t ox_scalar_f32(ox_imp *im, const char *base, float value)
+{
+    int64_t one = 1;
+    return ox_const_made(im, base, PAR_DTYPE_F32, 1, &one, &value);
+}
+
 int32_t ox_emit_named(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs,
                           const par_attr *attrs, const char *oname, const char *nodename, const par_out_spec *spec)
 {
