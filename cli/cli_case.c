@@ -186,7 +186,7 @@ int par_cmd_export(int argc, char **argv, const char *exe)
         else {
             FILE *f = ch == 'h' ? stdout : stderr;
             fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16] [--flush-subnormals]\n"
-                       "       parity export CASE --format onnx|tflite -o FILE\n"
+                       "       parity export CASE --format onnx|tflite|ncnn -o FILE\n"
                        "  --format: the case as a model file that the format's own tools load (docs/formats.md says\n"
                        "  which ops map to what; a case that cannot be expressed is exit 2 with the node and reason).\n"
                        "  Otherwise writes the case as JSON with every input and constant inline and a \"reference\" object:\n"
@@ -203,7 +203,7 @@ int par_cmd_export(int argc, char **argv, const char *exe)
     if (format) {
         par_model_format mf = par_model_format_find(format);
         if (mf == PAR_FMT_NONE || !out) {
-            fprintf(stderr, mf == PAR_FMT_NONE ? "parity export: --format: '%s' is not onnx or tflite\n"
+            fprintf(stderr, mf == PAR_FMT_NONE ? "parity export: --format: '%s' is not onnx, tflite or ncnn\n"
                                                : "parity export: --format %s needs -o FILE\n", format);
             return PAR_EXIT_USAGE;
         }

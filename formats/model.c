@@ -1,12 +1,13 @@
 /*
  * model.c - model files as case sources: the format of a path, and import / export dispatched to each format's
- * half (onnx_import.c / onnx_export.c, tflite_import.c / tflite_export.c).
+ * half (onnx_import.c / onnx_export.c, tflite_import.c / tflite_export.c, ncnn_export.c: export only).
  *
  * Must not: know any format's structure.
  */
 #include <string.h>
 
 #include "formats/model.h"
+#include "formats/ncnn.h"
 #include "formats/onnx_int.h"
 #include "formats/tflite.h"
 
@@ -26,7 +27,7 @@ par_model_format par_model_format_of(const char *path)
 
 const char *par_model_format_name(par_model_format f)
 {
-    return f == PAR_FMT_ONNX ? "onnx" : f == PAR_FMT_TFLITE ? "tflite" : "none";
+    return f == PAR_FMT_ONNX ? "onnx" : f == PAR_FMT_TFLITE ? "tflite" : f == PAR_FMT_NCNN ? "ncnn" : "none";
 }
 
 par_model_format par_model_format_find(const char *name)
@@ -34,6 +35,7 @@ par_model_format par_model_format_find(const char *name)
     if (!name) return PAR_FMT_NONE;
     if (strcmp(name, "onnx") == 0) return PAR_FMT_ONNX;
     if (strcmp(name, "tflite") == 0) return PAR_FMT_TFLITE;
+    if (strcmp(name, "ncnn") == 0) return PAR_FMT_NCNN;
     return PAR_FMT_NONE;
 }
 
@@ -63,6 +65,7 @@ par_status par_model_export(const par_case *c, par_model_format f, const char *p
     switch (f) {
     case PAR_FMT_ONNX: return par_onnx_export(c, path, msg);
     case PAR_FMT_TFLITE: return par_tflite_export(c, path, msg);
+    case PAR_FMT_NCNN: return par_ncnn_export(c, path, msg);
     default: return par_msgf(msg, PAR_ERROR, "unknown model format");
     }
 }
@@ -88,5 +91,6 @@ par_status par_model_export_graph(const par_graph_desc *g, const char *name, par
         par_tfl_free(m);
         return *buf ? PAR_OK : PAR_ERROR;
     }
+    if (f == PAR_FMT_NCNN) return par_ncnn_export_graph(g, buf, len, msg);
     return par_msgf(msg, PAR_ERROR, "unknown model format");
 }

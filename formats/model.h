@@ -4,6 +4,9 @@
  * back into either format. The one entry the runner and the CLI use; each format's reader, writer and op mapping
  * live in their own files (onnx*.c, tflite*.c).
  *
+ * ncnn (Tencent's .param text and .bin weights) is written, never read: formats/ncnn.h, one image per blob
+ * (batch 1, dropped).
+ *
  * Layout: parity's graphs are logical NCHW. ONNX is NCHW too and maps one to one. TFLite is NHWC: an imported
  * rank-4 activation is permuted to NCHW at the graph's edges and every NHWC op is mapped onto its NCHW twin (the
  * filters permuted into OIHW at import), so a backend sees the same logical graph from either format
@@ -20,11 +23,13 @@ typedef enum par_model_format {
     PAR_FMT_NONE = 0, /* not a model file (a case file, say) */
     PAR_FMT_ONNX = 1,
     PAR_FMT_TFLITE = 2,
+    PAR_FMT_NCNN = 3, /* export only: PATH.param and PATH.bin; in memory one block (formats/ncnn.h) */
 } par_model_format;
 
-/* The format of a path by its suffix (.onnx, .tflite), or PAR_FMT_NONE. */
+/* The format of a path by its suffix (.onnx, .tflite), or PAR_FMT_NONE: the formats parity imports (an ncnn
+ * .param is not one). */
 par_model_format par_model_format_of(const char *path);
-/* "onnx" / "tflite" and back (PAR_FMT_NONE when unknown). */
+/* "onnx" / "tflite" / "ncnn" and back (PAR_FMT_NONE when unknown). */
 const char *par_model_format_name(par_model_format f);
 par_model_format par_model_format_find(const char *name);
 

