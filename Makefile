@@ -199,12 +199,22 @@ include backends/nnapi/sim/sim.mk
 CHECK_LOGS := $(BUILD)/check-logs
 CHECK_SUM   = $(if $(CHECK_NOSUM),,sh tools/check_sum.sh $(1) $(2))
 
+# The unit tests run $(JOBS) at a time (or as make's -j says), the longest first; those that measure time (a timing
+# gate) run alone afterwards, so that a neighbour's load cannot move their figures.
+UNIT_SERIAL := test_diff
+UNIT_FIRST  := test_oracle_models test_quant_nodes test_winograd
+UNIT_NAMES  := $(filter $(UNIT_FIRST),$(TESTS:$(BUILD)/tests/%=%)) \
+               $(filter-out $(UNIT_FIRST) $(UNIT_SERIAL),$(TESTS:$(BUILD)/tests/%=%))
 unit-check: $(TESTS) $(TEST_PLUGINS) $(EXE) $(PLUGINS)
 	@rm -rf $(CHECK_LOGS)/unit
-	$(Q)for t in $(TESTS); do \
+	$(Q)$(MAKEQ) $(CHECK_J) $(UNIT_NAMES:%=unit-step-%)
+	$(Q)for t in $(filter $(UNIT_SERIAL:%=$(BUILD)/tests/%),$(TESTS)); do \
 	  sh tools/check_step.sh $(CHECK_LOGS)/unit $${t##*/} $$t || :; \
 	done
 	$(Q)$(call CHECK_SUM,unit-check,$(CHECK_LOGS)/unit)
+.PHONY: $(UNIT_NAMES:%=unit-step-%)
+$(UNIT_NAMES:%=unit-step-%): unit-step-%:
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/unit $* $(BUILD)/tests/$* || :
 
 # The quick suite on the example plugin, on cpu with its SIMD and its scalar kernels, and on qnnpack with each
 # kernel variant forced in turn (a variant this machine lacks falls back to the best one it has).

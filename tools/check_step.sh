@@ -1,7 +1,8 @@
 #!/bin/sh
 # check_step.sh LOGDIR NAME COMMAND [ARGS...] - runs one step of `make check` (a CUnit program or a conformance
-# run), shows its output and keeps it for tools/check_sum.sh: LOGDIR/NAME.log (stdout and stderr) and
-# LOGDIR/NAME.rc (the exit status); LOGDIR/steps lists the steps in the order they ran.
+# run), shows its output and keeps it for tools/check_sum.sh: LOGDIR/NAME.log (stdout and stderr),
+# LOGDIR/NAME.rc (the exit status) and LOGDIR/NAME.time (its wall time in whole seconds); LOGDIR/steps lists the
+# steps in the order they ran.
 #
 # Every step must end with one count line, `NAME: P passed, F failed[, S skipped]`. The CUnit programs print
 # theirs (tests/tmain.h); `parity run` prints `conformance: P passed, F failed, S skipped`. When a run's output
@@ -20,8 +21,10 @@ shift 2
 mkdir -p "$dir" || exit 2
 log=$dir/$name.log
 
+t0=$(date +%s)
 "$@" >"$log" 2>&1
 rc=$?
+echo $(($(date +%s) - t0)) >"$dir/$name.time"
 
 if ! grep -Eq '^[A-Za-z0-9_.+-]+: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log"; then
     # No count line: derive it from a conformance summary table, if the output has one.
