@@ -245,8 +245,8 @@ conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
 	@$(call msg,RUN,conformance --suite quick -b onednn (strict and fpmath=bf16))
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-onednn \
 	  sh tools/check_onednn.sh $(EXE) $(BUILD)/check-onednn $(JOBS) || :
-	@$(call msg,RUN,conformance --suite quick -b ort and litert (through their runners))
-	$(Q)for rt in ort litert; do sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-$$rt \
+	@$(call msg,RUN,conformance --suite quick -b ort, litert and ncnn (through their runners))
+	$(Q)for rt in ort litert ncnn; do sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-$$rt \
 	  sh tools/check_runtimes.sh $(EXE) $(BUILD)/check-$$rt $(JOBS) $$rt || :; done
 	@$(call msg,RUN,nnapi-torch: the PyTorch NNAPI converter and runtime on the simulated library)
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance nnapi-torch sh -c \

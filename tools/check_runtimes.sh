@@ -2,7 +2,7 @@
 # check_runtimes.sh EXE OUTDIR JOBS RUNTIME - the `make check` step of one runtime under test through its runner
 # (docs/runners.md): the quick suite on its instances, judged like every backend, then the records that did not pass
 # compared with backends/runner/known_RUNTIME.txt (tools/known_findings.py): what the runtime itself computes
-# otherwise than parity's ops (docs/findings.md, "Findings in ONNX Runtime" / "Findings in LiteRT", each with a
+# otherwise than parity's ops (docs/findings.md, "Findings in ONNX Runtime" / "in LiteRT" / "in ncnn", each with a
 # script of the runtime's own API under tools/runners/findings/). Every record must PASS, be UNSUPPORTED (skipped),
 # or be a listed finding that still reproduces with its listed verdict; anything else, and a listed finding that no
 # longer reproduces, fails. Where the runtime is not installed (no build/venv, or its package missing): one skip
@@ -11,6 +11,7 @@ exe=$1 out=$2 jobs=$3 rt=$4
 case $rt in
 ort) backends='ort,ort[opt=0]' ;;
 litert) backends='litert,litert[delegate=none]' ;;
+ncnn) backends='ncnn' ;; # its CPU path in f32 (8 s); ncnn[vulkan=1] takes about 300 s on lavapipe: docs/runners.md
 *) echo "check_runtimes.sh: unknown runtime '$rt'" >&2; exit 2 ;;
 esac
 known=backends/runner/known_$rt.txt

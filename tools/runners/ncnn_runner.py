@@ -5,12 +5,16 @@ The model comes as parity's ncnn block (formats/ncnn.h): a JSON manifest line (t
 text, the .bin. Inputs arrive in parity's shape and go to ncnn as its Mat of the manifest's shape (the same bytes);
 outputs come back reshaped to parity's.
 
-hello's options: vulkan=0 (ncnn's CPU path, the default) or 1 (its Vulkan compute path on device 0, Mesa's lavapipe
-here); fp16=0 (the default: fp16 and bf16 storage, packing and arithmetic all off, so ncnn computes in f32) or 1
-(ncnn's own defaults for them, declared as f16 storage: on x86 ncnn stores fp16 and computes in f32; on Vulkan it
-may also compute in fp16, declared as f16); winograd=0 (the default: ncnn's Winograd 3x3 convolutions off, since
-parity's declaration of a Winograd node does not reach a runner: with them, 3x3 stride-1 convolutions miss the f32
-budget by 4-30x, as any Winograd transform does) or 1 (ncnn's default); threads=N (default 1).
+hello's options:
+- vulkan=0 (ncnn's CPU path, the default) or 1 (its Vulkan compute path on device 0, Mesa's lavapipe here);
+- fp16=0 (the default: the fp16 and bf16 storage, packed and arithmetic options off, so ncnn computes in f32) or 1
+  (ncnn's own defaults: on Vulkan, where lavapipe has fp16 arithmetic, declared f16; on the x86 CPU nothing is
+  declared, since ncnn then stores only InnerProduct's weights in fp16, measured on the quick suite, and a runner
+  declares one arithmetic for the whole graph);
+- winograd=0 (the default: ncnn's Winograd convolutions off, since parity's declaration of a Winograd node does not
+  reach a runner; with them 30 conv2d records of the quick suite miss the f32 budget by 1.1-30x, as a Winograd
+  transform does) or 1 (ncnn's default);
+- threads=N (default 1).
 """
 import atexit, json, os, sys, tempfile
 
@@ -55,8 +59,8 @@ class Ncnn:
             if ncnn.get_gpu_count() < 1:
                 raise Unsupported("vulkan=1: ncnn finds no Vulkan device (Mesa's lavapipe: mesa-vulkan-drivers)")
             hello["device"] = ncnn.get_gpu_info(0).device_name()
-        if self.fp16:
-            hello["declares"] = {"arith": "f16" if self.vulkan else "f16_storage"}
+        if self.fp16 and self.vulkan:
+            hello["declares"] = {"arith": "f16"}
         fd, self.binpath = tempfile.mkstemp(prefix="parity-ncnn-", suffix=".bin")
         os.close(fd)
         atexit.register(os.unlink, self.binpath)

@@ -1,5 +1,6 @@
 """findings_common.py - what the finding scripts beside it share: the model file beside them run once through the
-runtime's own API, with the options of parity's runner (tools/runners/ort_runner.py, litert_runner.py): one thread,
+runtime's own API, with the options of parity's runner (tools/runners/ort_runner.py, litert_runner.py, and
+ncnn_runner.py for a one-layer ncnn network written inline): one thread,
 ONNX Runtime's graph optimizations on (opt=1) or off (opt=0), LiteRT's default XNNPACK delegate or its built-in
 kernels."""
 import os
@@ -37,3 +38,32 @@ def ort_run(model, inputs, opt):
     so.intra_op_num_threads = so.inter_op_num_threads = 1
     s = ort.InferenceSession(os.path.join(HERE, model), so, providers=["CPUExecutionProvider"])
     return s.run(None, {i.name: x for i, x in zip(s.get_inputs(), inputs)})[0]
+
+
+def ncnn_run(param, x, vulkan=False, out="y"):
+    """ncnn's output blob `out` of the network written in `param` (.param text, layers without weights) on the numpy
+    array `x` as its input blob "x", with the options of parity's runner (tools/runners/ncnn_runner.py): one
+    thread, the fp16 and bf16 storage, packed and arithmetic options off, Winograd off; the CPU path, or the Vulkan
+    path on device 0 (vulkan=True). The input Mat is cloned (ncnn 1: a Mat over a numpy array crashes an in-place
+    layer)."""
+    import numpy as np
+    import ncnn
+    net = ncnn.Net()
+    net.opt.use_vulkan_compute = vulkan
+    net.opt.num_threads = 1
+    for k in ("use_fp16_packed", "use_fp16_storage", "use_fp16_arithmetic", "use_bf16_storage", "use_bf16_packed"):
+        setattr(net.opt, k, False)
+    net.opt.use_winograd_convolution = False
+    assert net.load_param_mem(param) == 0
+    net.load_model_mem("")
+    ex = net.create_extractor()
+    ex.input("x", ncnn.Mat(np.ascontiguousarray(x, np.float32)).clone())
+    ret, m = ex.extract(out)
+    assert ret == 0
+    return np.array(m)
+
+
+def ncnn_layer(line, n):
+    """The .param text of Input x ([n]) -> one layer `line` (its type and parameters) -> y."""
+    ty, params = (line.split(" ", 1) + [""])[:2]
+    return f"7767517\n2 2\nInput x 0 1 x 0={n}\n{ty} op 1 1 x y {params}\n"
