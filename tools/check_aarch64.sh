@@ -71,12 +71,14 @@ for cpu in max cortex-a53; do
     rm -rf "$out"
     mkdir -p "$out"
     echo "== QEMU_CPU=$cpu"
+    # the unit tests, $jobs at a time (each is one emulated process)
     for t in "$build"/tests/test_*; do
         n=${t##*/}
         case "$n" in *.d) continue ;; esac
         case " $(echo $UNIT_SKIP) " in *" $n "*) continue ;; esac
-        sh "$here/check_step.sh" "$d" "$n-$cpu" $qemu "$t" | tail -n 1
-    done
+        echo "$n"
+    done | CS="$here/check_step.sh" D="$d" CPU="$cpu" QEMU_SH="$here/qemu_aarch64.sh" TB="$build/tests" \
+        xargs -P "$jobs" -n 1 sh -c 'sh "$CS" "$D" "$1-$CPU" sh "$QEMU_SH" "$TB/$1" | tail -n 1' sh
 
     specs="cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=scalar]"
     if $qemu "$exe" list backends 2>/dev/null | awk '$1 == "xnnpack" && $3 == "yes" { f = 1 } END { exit !f }'; then

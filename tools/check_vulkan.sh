@@ -1,10 +1,12 @@
 #!/bin/sh
 # check_vulkan.sh EXE OUTDIR JOBS - the `make check` step of the vulkan backend: the quick suite on `vulkan` (fp32)
-# and `vulkan[precision=fp16]` (f16 storage), both under the Khronos validation layer (validate=1: any layer message
-# fails its case), on lavapipe where there is no GPU. Each instance is probed first with one small case; one the
-# machine cannot run (no backend built, no device, a device without 16-bit storage, no validation layer) is a skip
-# with its reason, never a pass; without the layer the instance runs unvalidated and the missing validation counts
-# as one skip. The last line is the step's count: the run's own counts plus the skips.
+# and `vulkan[precision=fp16]` (f16 storage), on lavapipe where there is no GPU, and under the Khronos validation
+# layer (validate=1: any layer message fails its case) the share VULKAN_VALIDATE of it: a shard K/N of the quick
+# suite (default 1/8: every op family, an eighth of each one's cases; the layer triples a case's time), or `all`
+# (the whole suite validated and nothing run twice: `make nightly`). Each instance is probed first with one small
+# case; one the machine cannot run (no backend built, no device, a device without 16-bit storage, no validation
+# layer) is a skip with its reason, never a pass; without the layer the validated share is one skip. The last line
+# is the step's count: the runs' own counts plus the skips.
 # POSIX sh.
 exe=$1 out=$2 jobs=$3
 skips=0
@@ -29,36 +31,53 @@ probe() {
     "$exe" run --case 'relu(x=[4])#seed=1' -b "$1" --no-progress --out "$out/probe" >"$out/probe.log" 2>&1
     [ $? -le 1 ]
 }
-specs=
+validate=${VULKAN_VALIDATE:-1/8}
+case $validate in
+all) ;;
+*/*) ;;
+*) echo "check_vulkan.sh: VULKAN_VALIDATE='$validate' is not K/N or all"; exit 2 ;;
+esac
+plain= checked=
 for mode in fp32 fp16; do
-    spec="vulkan[validate=1,precision=$mode]"
-    if probe "$spec"; then
-        specs="$specs${specs:+,}$spec"
+    if ! probe "vulkan[precision=$mode]"; then
+        say_skip "precision=$mode: $(grep -m1 'not usable' "$out/probe.log" 2>/dev/null)"
         continue
     fi
-    why=$(grep -m1 'not usable' "$out/probe.log" 2>/dev/null)
-    if probe "vulkan[precision=$mode]"; then
-        say_skip "validation for precision=$mode: $why"
-        specs="$specs${specs:+,}vulkan[precision=$mode]"
+    if probe "vulkan[validate=1,precision=$mode]"; then
+        checked="$checked${checked:+,}vulkan[validate=1,precision=$mode]"
+        [ "$validate" = all ] && continue
     else
-        say_skip "precision=$mode: $(grep -m1 'not usable' "$out/probe.log" 2>/dev/null)"
+        say_skip "validation for precision=$mode: $(grep -m1 'not usable' "$out/probe.log" 2>/dev/null)"
     fi
+    plain="$plain${plain:+,}vulkan[precision=$mode]"
 done
 rm -rf "$out/probe" "$out/probe.log"
-if [ -z "$specs" ]; then
-    echo "conformance-vulkan: 0 passed, 0 failed, $skips skipped"
-    exit 0
+
+# run NAME SPECS [ARGS...]: the quick suite on SPECS; adds its counts to p f s (a run without a count line is a
+# failure) and its exit status to rc
+p=0 f=0 s=$skips rc=0
+run() {
+    name=$1 specs=$2
+    shift 2
+    echo "instances: $specs${*:+ ($*)}"
+    "$exe" run --suite quick -b "$specs" -j "$jobs" --repeat 2 --no-progress --out "$out/$name" "$@" \
+        >"$out/$name.log" 2>&1
+    r=$?
+    cat "$out/$name.log"
+    counts=$(awk '/^conformance: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p = $2; f = $4; s = $6; seen = 1 }
+                  END { if (seen) printf "%d %d %d\n", p, f, s }' "$out/$name.log")
+    if [ -z "$counts" ]; then
+        f=$((f + 1))
+        rc=1
+        return
+    fi
+    set -- $counts
+    p=$((p + $1)) f=$((f + $2)) s=$((s + $3))
+    [ "$r" = 0 ] || rc=$r
+}
+[ -n "$plain" ] && run run "$plain"
+if [ -n "$checked" ]; then
+    if [ "$validate" = all ]; then run validated "$checked"; else run validated "$checked" --shard "$validate"; fi
 fi
-echo "instances: $specs"
-"$exe" run --suite quick -b "$specs" -j "$jobs" --repeat 2 --no-progress --out "$out/run" >"$out/run.log" 2>&1
-rc=$?
-cat "$out/run.log"
-counts=$(awk '/^conformance: [0-9]+ passed, [0-9]+ failed, [0-9]+ skipped$/ { p = $2; f = $4; s = $6; seen = 1 }
-              END { if (seen) printf "%d %d %d\n", p, f, s }' "$out/run.log")
-if [ -z "$counts" ]; then
-    echo "conformance-vulkan: 0 passed, 1 failed, $skips skipped"
-    exit 1
-fi
-set -- $counts
-echo "conformance-vulkan: $1 passed, $2 failed, $(($3 + skips)) skipped"
+echo "conformance-vulkan: $p passed, $f failed, $s skipped"
 exit $rc

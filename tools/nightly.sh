@@ -8,7 +8,10 @@
 #      to $OUT/libfuzzer/<name>/, the output to build/fuzz/logs/;
 #   2. a differential campaign for the rest of the budget: `parity fuzz` over every usable backend and the example
 #      plugin, seeded from the date (or NIGHTLY_SEED), on shard SHARD; its report and findings go to $OUT;
-#   3. a summary ($OUT/summary.txt, also printed): crashes per target, the campaign's findings.
+#   3. the checks `make check` samples to stay fast, in full: the vulkan quick suite entirely under the Khronos
+#      validation layer (tools/check_vulkan.sh with VULKAN_VALIDATE=all; `make check` validates one eighth), out of
+#      the budget (about 4 minutes on lavapipe); NIGHTLY_CHECKS=0 leaves them out;
+#   4. a summary ($OUT/summary.txt, also printed): crashes per target, the campaign's findings, the checks' counts.
 #
 # Environment: NIGHTLY_SECONDS (total budget, default 3600), SHARD (K/N, default 1/1: this machine's share of the
 # campaign; every shard fuzzes every libFuzzer target), NIGHTLY_SEED (default: the UTC date, YYYYMMDD, so that all
@@ -124,6 +127,20 @@ else
         say "campaign: parity fuzz exited $rc (log $log):"
         tail -n 5 "$log" | tee -a "$summary"
         ;;
+    esac
+fi
+
+# 3. The checks make check samples, in full.
+if [ "${NIGHTLY_CHECKS:-1}" != 0 ] && [ -x "$parity" ]; then
+    log=$fuzzdir/logs/nightly-vulkan-$stamp.log
+    VULKAN_VALIDATE=all sh tools/check_vulkan.sh "$parity" "$out/check-vulkan" 2 >"$log" 2>&1
+    rc=$?
+    line=$(grep '^conformance-vulkan: ' "$log" | tail -n 1)
+    say "checks: ${line:-conformance-vulkan: no count line} (validated throughout; log $log)"
+    case $rc in
+    0) ;;
+    1) found=1 ;;
+    *) failed=1 ;;
     esac
 fi
 
