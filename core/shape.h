@@ -97,6 +97,10 @@ par_status par_adaptive_pool_shape(const par_node *n, int32_t xr, const int64_t 
 par_status par_mean_shape(const par_node *n, int32_t xr, const int64_t *xd, int *reduced, int32_t *yr, int64_t *yd,
                           par_msg *msg);
 
+/* argmax / argmin: the one reduced dimension (*axis, normalized), the output shape with or without the kept 1. */
+par_status par_arg_shape(const par_node *n, int32_t xr, const int64_t *xd, int32_t *axis, int32_t *yr, int64_t *yd,
+                         par_msg *msg);
+
 /* ---- linear and matmul (shape_matrix.c) --------------------------------------------------------------------- */
 
 /* linear: x [..., K], weight [O, K], optional bias [O] -> [..., O]. */

@@ -168,3 +168,43 @@ par_status par_infer_mean(const par_graph_desc *g, const par_node *n, par_value 
     int reduced[PAR_MAX_RANK];
     return par_mean_shape(n, x->rank, x->dims, reduced, &outs[0].rank, outs[0].dims, msg);
 }
+
+par_status par_arg_shape(const par_node *n, int32_t xr, const int64_t *xd, int32_t *axis, int32_t *yr, int64_t *yd,
+                         par_msg *msg)
+{
+    par_status st;
+    int keep = 0, last = 0;
+    if ((st = read_flag(n, "keepdims", &keep, msg)) != PAR_OK) return st;
+    if ((st = read_flag(n, "select_last", &last, msg)) != PAR_OK) return st;
+    if (xr < 1) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank 0; argmax and argmin need an axis");
+    int64_t a = par_attr_int(n, "axis", 0), na = a < 0 ? a + xr : a;
+    if (na < 0 || na >= xr)
+        return par_msgf(msg, PAR_ERROR, "attribute 'axis': %lld out of range for rank %d", (long long)a, (int)xr);
+    *axis = (int32_t)na;
+    *yr = 0;
+    for (int32_t i = 0; i < xr; i++) {
+        if (i != na) yd[(*yr)++] = xd[i];
+        else if (keep) yd[(*yr)++] = 1;
+    }
+    return PAR_OK;
+}
+
+/* argmax, argmin: the index along the axis, i32 (PyTorch's is int64; parity's indices are i32). */
+par_status par_infer_arg(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0);
+    if (!x) return par_msgf(msg, PAR_ERROR, "input 0 (x) is required");
+    if (x->dtype != PAR_DTYPE_F32 && x->dtype != PAR_DTYPE_F16)
+        return par_msgf(msg, PAR_ERROR, "input 0 (x): dtype %s; argmax and argmin take float tensors (f32, f16)",
+                        par_dtype_name(x->dtype));
+    int32_t axis;
+    par_status st = par_arg_shape(n, x->rank, x->dims, &axis, &outs[0].rank, outs[0].dims, msg);
+    if (st != PAR_OK) return st;
+    if (x->dims[axis] > INT32_MAX)
+        return par_msgf(msg, PAR_ERROR, "input 0 (x): dimension %d has %lld elements, more than i32 indices hold",
+                        (int)axis, (long long)x->dims[axis]);
+    outs[0].dtype = PAR_DTYPE_I32;
+    outs[0].scale = 1.0f;
+    outs[0].zero_point = 0;
+    return PAR_OK;
+}

@@ -166,6 +166,7 @@ int ox_map_gemm(ox_imp *im);
 int ox_map_pool(ox_imp *im);
 int ox_map_global_avg(ox_imp *im);
 int ox_map_reduce(ox_imp *im);
+int ox_map_arg(ox_imp *im);
 /* A reduction's axes (attribute, or input 1 from opset 13 / 18; none: all), checked against x: OX_OK or why. */
 int ox_reduce_axes(ox_imp *im, const par_value *xv, int64_t *ax, int32_t *n);
 int ox_map_softmax(ox_imp *im);
@@ -180,6 +181,11 @@ int ox_map_depth_space(ox_imp *im);
 int ox_map_gather_elements(ox_imp *im);
 int ox_map_nll(ox_imp *im);
 int ox_map_sce(ox_imp *im);
+int ox_map_elementwise_composite(ox_imp *im);
+int ox_map_expand(ox_imp *im);
+int ox_map_tile(ox_imp *im);
+int ox_map_mvn(ox_imp *im);
+int ox_map_gemm_any(ox_imp *im);
 int ox_map_quantize(ox_imp *im);
 int ox_map_dequantize(ox_imp *im);
 /* Whether an op type is constant-folded when every input is known at import (shape arithmetic). */

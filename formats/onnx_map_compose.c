@@ -299,3 +299,195 @@ int ox_map_sce(ox_imp *im)
     int32_t lp = ox_emit(im, "log_softmax", 1, &x, 1, &a, want ? 1 : -1, NULL);
     return lp < 0 ? OX_UNSUPPORTED : nll(im, lp);
 }
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Elementwise functions by their definitions: Tan = sin / cos; Sinh, Cosh = (e^x -+ e^-x) / 2; Asinh =
+ * log(x + sqrt(x^2 + 1)); Acosh = log(x + sqrt(x^2 - 1)); Atanh = log((1 + x) / (1 - x)) / 2; Celu = alpha elu(x /
+ * alpha); Shrink = x + bias below -lambd, x - bias above lambd, else 0; IsNaN = not(x == x); IsInf = x == +inf or
+ * x == -inf (as detect_positive / detect_negative ask). Each is the real function (the reference computes the
+ * composition's value and budget per op), not a fast approximation of it.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+static int32_t unary(ox_imp *im, const char *op, int32_t x) { return step(im, op, 1, &x, 0, NULL); }
+
+static int32_t times(ox_imp *im, int32_t x, float k) { return binary(im, "mul", x, ox_scalar_f32(im, "k", k)); }
+
+/* log(x + sqrt(x * x + s)): asinh (s = 1), acosh (s = -1). */
+static int arc_hyperbolic(ox_imp *im, int32_t x, float s)
+{
+    int32_t r = unary(im, "sqrt", binary(im, "add", binary(im, "mul", x, x), ox_scalar_f32(im, "one", s)));
+    int32_t a = binary(im, "add", x, r);
+    return last(im, "log", 1, &a, 0, NULL);
+}
+
+int ox_map_elementwise_composite(ox_imp *im)
+{
+    const char *t = im->node->op_type;
+    int32_t x = ox_tensor(im, ox_in(im, 0));
+    if (x < 0) return OX_UNSUPPORTED;
+    if (strcmp(t, "Tan") == 0) {
+        int32_t sc[2] = {unary(im, "sin", x), unary(im, "cos", x)};
+        return last(im, "div", 2, sc, 0, NULL);
+    }
+    if (strcmp(t, "Sinh") == 0 || strcmp(t, "Cosh") == 0) {
+        int32_t d = binary(im, strcmp(t, "Sinh") == 0 ? "sub" : "add", unary(im, "exp", x),
+                           unary(im, "exp", unary(im, "neg", x)));
+        int32_t h[2] = {d, ox_scalar_f32(im, "half", 0.5f)};
+        return last(im, "mul", 2, h, 0, NULL);
+    }
+    if (strcmp(t, "Asinh") == 0) return arc_hyperbolic(im, x, 1.0f);
+    if (strcmp(t, "Acosh") == 0) return arc_hyperbolic(im, x, -1.0f);
+    if (strcmp(t, "Atanh") == 0) {
+        int32_t one = ox_scalar_f32(im, "one", 1.0f);
+        int32_t q = unary(im, "log", binary(im, "div", binary(im, "add", one, x), binary(im, "sub", one, x)));
+        int32_t h[2] = {q, ox_scalar_f32(im, "half", 0.5f)};
+        return last(im, "mul", 2, h, 0, NULL);
+    }
+    if (strcmp(t, "Celu") == 0) {
+        double alpha = ox_attr_f(im, "alpha", 1.0);
+        if (!(alpha > 0) || !isfinite(alpha)) return ox_unsupported(im, "alpha %g", alpha);
+        par_attr a1 = par_a_float("alpha", 1.0);
+        int32_t e = binary(im, "div", x, ox_scalar_f32(im, "celu_alpha", (float)alpha));
+        e = step(im, "elu", 1, &e, 1, &a1);
+        int32_t ea[2] = {e, ox_scalar_f32(im, "celu_alpha", (float)alpha)};
+        return last(im, "mul", 2, ea, 0, NULL);
+    }
+    if (strcmp(t, "Shrink") == 0) {
+        float l = (float)ox_attr_f(im, "lambd", 0.5), b = (float)ox_attr_f(im, "bias", 0.0);
+        int32_t bk = ox_scalar_f32(im, "shrink_bias", b);
+        int32_t hi[3] = {binary(im, "gt", x, ox_scalar_f32(im, "shrink_lambd", l)), binary(im, "sub", x, bk),
+                         ox_scalar_f32(im, "zero", 0.0f)};
+        int32_t lo[3] = {binary(im, "lt", x, ox_scalar_f32(im, "shrink_lambd", -l)), binary(im, "add", x, bk),
+                         step(im, "where", 3, hi, 0, NULL)};
+        return last(im, "where", 3, lo, 0, NULL);
+    }
+    if (strcmp(t, "IsNaN") == 0) {
+        int32_t e = binary(im, "eq", x, x);
+        return last(im, "logical_not", 1, &e, 0, NULL);
+    }
+    /* IsInf */
+    int pos = ox_attr_i(im, "detect_positive", 1) != 0, neg = ox_attr_i(im, "detect_negative", 1) != 0;
+    if (!pos && !neg) return ox_unsupported(im, "detecting neither infinity (an all-false constant)");
+    int32_t p = pos ? binary(im, "eq", x, ox_scalar_f32(im, "inf", INFINITY)) : -1;
+    int32_t n = neg ? binary(im, "eq", x, ox_scalar_f32(im, "minus_inf", -INFINITY)) : -1;
+    if (!pos || !neg) {
+        int32_t one = pos ? p : n;
+        par_attr sh = par_a_ints("shape", ox_pv(im, x)->rank, ox_pv(im, x)->dims);
+        return last(im, "reshape", 1, &one, 1, &sh); /* the output named as ONNX's */
+    }
+    int32_t pn[2] = {p, n};
+    return last(im, "logical_or", 2, pn, 0, NULL);
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Shape ops with constant parameters: Expand (where(true, x, x) over the broadcast shape: a selection, bit-exact)
+ * and Tile (each repeated axis a concat of copies).
+ * ------------------------------------------------------------------------------------------------------------- */
+
+int ox_map_expand(ox_imp *im)
+{
+    int64_t shape[PAR_MAX_RANK];
+    int32_t n = ox_const_ints(im, ox_in(im, 1), shape, PAR_MAX_RANK);
+    int32_t x = ox_tensor(im, ox_in(im, 0));
+    if (n < 0 || x < 0) return OX_UNSUPPORTED;
+    const par_value *xv = ox_pv(im, x);
+    int32_t r = n > xv->rank ? n : xv->rank;
+    int64_t out[PAR_MAX_RANK], numel = 1;
+    for (int32_t d = 0; d < r; d++) { /* numpy broadcasting of x's shape and the given one */
+        int32_t i = d - (r - xv->rank), j = d - (r - n);
+        int64_t a = i >= 0 ? xv->dims[i] : 1, b = j >= 0 ? shape[j] : 1;
+        if (a != b && a != 1 && b != 1) return ox_unsupported(im, "shapes that do not broadcast");
+        out[d] = a == 1 ? b : a;
+        if (out[d] < 1) return ox_unsupported(im, "a zero-sized result");
+        if (out[d] > PAR_ONNX_MAX_ELEMS / numel) return ox_unsupported(im, "more than 2^30 elements");
+        numel *= out[d];
+    }
+    uint8_t *ones = malloc((size_t)numel);
+    if (!ones) return ox_error(im, "out of memory");
+    memset(ones, 1, (size_t)numel);
+    int32_t c = ox_const_made(im, "expand_all", PAR_DTYPE_BOOL, r, out, ones);
+    free(ones);
+    if (c < 0) return OX_ERROR;
+    int32_t in[3] = {c, x, x};
+    return last(im, "where", 3, in, 0, NULL);
+}
+
+int ox_map_tile(ox_imp *im)
+{
+    int64_t rep[PAR_MAX_RANK];
+    int32_t n = ox_const_ints(im, ox_in(im, 1), rep, PAR_MAX_RANK);
+    int32_t x = ox_tensor(im, ox_in(im, 0));
+    if (n < 0 || x < 0) return OX_UNSUPPORTED;
+    if (n != ox_pv(im, x)->rank) return ox_unsupported(im, "%d repeats for rank %d", (int)n, (int)ox_pv(im, x)->rank);
+    int32_t lastd = -1;
+    for (int32_t d = 0; d < n; d++) {
+        if (rep[d] < 1 || rep[d] > 64) return ox_unsupported(im, "repeats %lld (parity: 1 to 64 by concat)",
+                                                             (long long)rep[d]);
+        if (rep[d] > 1) lastd = d;
+    }
+    if (lastd < 0) return ox_alias(im, 0, x);
+    int32_t cur = x, ins[64];
+    for (int32_t d = 0; d <= lastd; d++) {
+        if (rep[d] == 1) continue;
+        for (int64_t k = 0; k < rep[d]; k++) ins[k] = cur;
+        par_attr a = par_a_int("axis", d);
+        if (d == lastd) return last(im, "concat", (int32_t)rep[d], ins, 1, &a);
+        cur = step(im, "concat", (int32_t)rep[d], ins, 1, &a);
+        if (cur < 0) return OX_UNSUPPORTED;
+    }
+    return OX_UNSUPPORTED;
+}
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * MeanVarianceNormalization, as its function body: (X - E[X]) / (sqrt(E[X^2] - E[X]^2) + 1e-9) over the axes.
+ * Gemm with alpha, beta or transA: alpha (A' B') + beta C, A' and B' transposed as asked (the plain form stays
+ * ox_map_gemm's linear).
+ * ------------------------------------------------------------------------------------------------------------- */
+
+int ox_map_mvn(ox_imp *im)
+{
+    int32_t x = ox_tensor(im, ox_in(im, 0));
+    if (x < 0) return OX_UNSUPPORTED;
+    int64_t ax[PAR_MAX_RANK] = {0, 2, 3};
+    int32_t n = ox_attr_ints(im, "axes", ax, PAR_MAX_RANK);
+    if (n < 0) n = 3;
+    par_attr a[2] = {par_a_ints("axes", n, ax), par_a_int("keepdims", 1)};
+    int32_t m = step(im, "mean", 1, &x, 2, a);
+    int32_t sq = binary(im, "mul", x, x);
+    int32_t ex2 = step(im, "mean", 1, &sq, 2, a);
+    int32_t var = binary(im, "sub", ex2, binary(im, "mul", m, m));
+    int32_t sd = binary(im, "add", unary(im, "sqrt", var), ox_scalar_f32(im, "mvn_eps", 1e-9f));
+    int32_t qd[2] = {binary(im, "sub", x, m), sd};
+    return last(im, "div", 2, qd, 0, NULL);
+}
+
+int ox_map_gemm_any(ox_imp *im)
+{
+    double alpha = ox_attr_f(im, "alpha", 1.0), beta = ox_attr_f(im, "beta", 1.0);
+    int ta = ox_attr_i(im, "transA", 0) != 0, tb = ox_attr_i(im, "transB", 0) != 0;
+    if (alpha == 1.0 && beta == 1.0 && !ta) return ox_map_gemm(im);
+    static const int64_t T[2] = {1, 0};
+    par_attr pt = par_a_ints("perm", 2, T);
+    int32_t ab[2] = {ox_tensor(im, ox_in(im, 0)), ox_tensor(im, ox_in(im, 1))};
+    if (ab[0] < 0 || ab[1] < 0) return OX_UNSUPPORTED;
+    if (ta) ab[0] = step(im, "permute", 1, &ab[0], 1, &pt);
+    if (tb) ab[1] = step(im, "permute", 1, &ab[1], 1, &pt);
+    int32_t y = step(im, "matmul", 2, ab, 0, NULL);
+    ox_val *cv = ox_in(im, 2);
+    if (alpha != 1.0) {
+        if (!cv) {
+            int32_t yk[2] = {y, ox_scalar_f32(im, "gemm_alpha", (float)alpha)};
+            return last(im, "mul", 2, yk, 0, NULL);
+        }
+        y = times(im, y, (float)alpha);
+    }
+    if (y < 0) return im->failed ? OX_ERROR : OX_UNSUPPORTED;
+    if (!cv) { /* transposes only: the product named as ONNX's output */
+        par_attr sh = par_a_ints("shape", 2, ox_pv(im, y)->dims);
+        return last(im, "reshape", 1, &y, 1, &sh);
+    }
+    int32_t c = ox_tensor(im, cv);
+    if (c >= 0 && beta != 1.0) c = times(im, c, (float)beta);
+    int32_t yc[2] = {y, c};
+    return last(im, "add", 2, yc, 0, NULL);
+}

@@ -227,9 +227,24 @@ int ox_map_reduce(ox_imp *im)
     if (x < 0) return OX_UNSUPPORTED;
     int64_t ax[PAR_MAX_RANK];
     int32_t n;
+    ox_val *axv = ox_in(im, 1);
+    if (axv && axv->is_const && axv->numel == 0 && ox_attr_i(im, "noop_with_empty_axes", 0))
+        return ox_alias(im, 0, x); /* no axes and noop_with_empty_axes: the input itself (a sum, mean, max or min of
+                                    * one element) */
     if (ox_reduce_axes(im, ox_pv(im, x), ax, &n) != OX_OK) return OX_UNSUPPORTED;
     par_attr a[2] = {par_a_ints("axes", n, ax), par_a_int("keepdims", ox_attr_i(im, "keepdims", 1))};
     return ox_emit(im, im->twin, 1, &x, 2, a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+}
+
+/* ArgMax / ArgMin: parity's argmax / argmin (axis, keepdims, select_last_index as select_last); the output is i32
+ * where ONNX's is int64 (the indices fit). */
+int ox_map_arg(ox_imp *im)
+{
+    int32_t x = ox_tensor(im, ox_in(im, 0));
+    if (x < 0) return OX_UNSUPPORTED;
+    par_attr a[3] = {par_a_int("axis", ox_attr_i(im, "axis", 0)), par_a_int("keepdims", ox_attr_i(im, "keepdims", 1)),
+                     par_a_int("select_last", ox_attr_i(im, "select_last_index", 0))};
+    return ox_emit(im, im->twin, 1, &x, 3, a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 
 /* Softmax / LogSoftmax: from opset 13 along one axis (parity's); before, over the input flattened to 2-D at axis,

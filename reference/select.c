@@ -15,6 +15,7 @@
  */
 #include "reference.h"
 #include "elem_util.h"
+#include "kernel_util.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -302,3 +303,64 @@ PAR_LOG_KERNEL(par_ref_logical_and, LOG_AND, 2, "logical_and")
 PAR_LOG_KERNEL(par_ref_logical_or, LOG_OR, 2, "logical_or")
 PAR_LOG_KERNEL(par_ref_logical_xor, LOG_XOR, 2, "logical_xor")
 PAR_LOG_KERNEL(par_ref_logical_not, LOG_NOT, 1, "logical_not")
+
+/* ------------------------------------------------------------------------------------------------------------- */
+/* argmax, argmin (docs/ops.md, "Reductions"; docs/oracle.md, "Decision ops"): along one axis, the index of the
+ * largest (smallest) element, the first of equal ones (the last with select_last, ONNX's select_last_index); a NaN
+ * counts as larger (smaller) than everything, as torch.argmax and numpy do, so the first NaN wins. The output is i32:
+ * v is the index. Its budget says which other indices a correct backend may return: the elements whose held values
+ * may order them above the chosen one, those c with x_c + e_c >= x_v - e_v and e_c + e_v > 0 (as a comparison's
+ * ambiguity; exact equal values are decided by the tie rule, never ambiguous), and every index when an element of
+ * the slice is unbounded or "anything". The budget is the largest |c - v| over them: an interval of indices, which
+ * also admits an index between two candidates that is none (docs/oracle.md says so). Its scale is its budget. */
+static par_status arg_kernel(const par_ref_ctx *c, double sg, const char *name, const par_rt *const *in,
+                             par_rt *const *out, par_msg *msg)
+{
+    par_status st;
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "%s: input 0 (x) is required", name);
+    if ((st = check_float(in[0], "input 0 (x)", msg)) != PAR_OK) return st;
+    const par_rt *x = in[0];
+    par_rt *y = out[0];
+    int32_t axis, yr;
+    int64_t yd[PAR_MAX_RANK];
+    if ((st = par_arg_shape(c->n, x->rank, x->dims, &axis, &yr, yd, msg)) != PAR_OK) return st;
+    if (!par_shape_equal(y->rank, y->dims, yr, yd))
+        return par_msgf(msg, PAR_ERROR, "%s: output 0: allocated shape does not match the inferred", name);
+    const int last = par_attr_int(c->n, "select_last", 0) != 0;
+    int64_t n = x->dims[axis], inner = 1;
+    for (int32_t d = axis + 1; d < x->rank; d++) inner *= x->dims[d];
+    if (n < 1) return par_msgf(msg, PAR_ERROR, "%s: the axis is empty (no index to return)", name);
+    for (int64_t o = 0; o < y->numel; o++) {
+        const int64_t base = (o / inner) * n * inner + o % inner;
+        int64_t v = -1;
+        int unbounded = 0;
+        for (int64_t k = 0; k < n; k++) {
+            const double a = sg * x->v[base + k * inner];
+            unbounded |= !(x->e[base + k * inner] < INFINITY);
+            if (v < 0) { v = k; continue; }
+            const double b = sg * x->v[base + v * inner];
+            if (isnan(b) && !(isnan(a) && last)) continue;         /* a NaN holds its place (first, or last) */
+            if (isnan(a) || a > b || (a == b && last)) v = k;
+        }
+        double e = 0;
+        const double xv = sg * x->v[base + v * inner], ev = x->e[base + v * inner];
+        for (int64_t k = 0; k < n && !unbounded && !isnan(xv); k++) {
+            const double a = sg * x->v[base + k * inner], ea = x->e[base + k * inner];
+            if (k != v && ea + ev > 0 && a + ea >= xv - ev) e = fmax(e, (double)(k > v ? k - v : v - k));
+        }
+        y->v[o] = (double)v;
+        y->e[o] = unbounded ? (double)(n - 1) : e;
+        if (y->s) y->s[o] = y->e[o];
+    }
+    return PAR_OK;
+}
+
+par_status par_ref_argmax(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return arg_kernel(c, 1.0, "argmax", in, out, msg);
+}
+
+par_status par_ref_argmin(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return arg_kernel(c, -1.0, "argmin", in, out, msg);
+}

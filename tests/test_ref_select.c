@@ -1,6 +1,6 @@
 /*
  * test_ref_select.c - tests of the reference selection ops (reference/select.c: where, masked_fill, gather,
- * embedding), pad's reflect and replicate modes (reference/shape.c), and the resampling added beside nearest and
+ * embedding, and the decisions argmax and argmin), pad's reflect and replicate modes (reference/shape.c), and the resampling added beside nearest and
  * bilinear (reference/resize.c: nearest-exact, bicubic, PyTorch's same-size rule). Every expected value is worked
  * out by hand in the comments; budgets are checked to travel with their elements (selections) or against the
  * derivation's constants (a fill value's rounding); errors must name the input, element or attribute.
@@ -520,6 +520,53 @@ static void test_where_decided(void)
     rt_del(w);
 }
 
+/* argmax / argmin along axis 1 of x [3, 4], exact inputs except row 2:
+ *   row 0 [1, 3, 3, 2]: argmax 1 (the first of the equal 3s), 2 with select_last; argmin 0. Exact ties are decided
+ *     by the rule: budget 0.
+ *   row 1 [0.5, NaN, 0.25, NaN]: a NaN wins both: argmax and argmin 1, 3 with select_last; budget 0.
+ *   row 2 [1, 1 + 2^-22, 0, 1] with budgets 2^-23 on elements 0 and 1: argmax 1; element 0 may be held at
+ *     1 + 2^-23 and element 1 at 1 + 2^-23 too (1 + 2^-23 >= 1 + 2^-22 - 2^-23): index 0 is a correct answer, budget
+ *     |0 - 1| = 1; element 3 (exact 1) cannot reach 1 + 2^-23: not an alternative. argmin 2, budget 0 (0 is far
+ *     below the others).
+ * The oracle: argmax answering [1, 1, 0] passes (0 where ambiguous), [1, 1, 3] fails (3 is 2 from 1). */
+static void test_argmax(void)
+{
+    int64_t d[2] = {3, 4};
+    double xv[12] = {1, 3, 3, 2, 0.5, NAN, 0.25, NAN, 1, 1 + 0x1p-22, 0, 1};
+    const struct {
+        const char *op;
+        ref_fn fn;
+        int last;
+        double want[3], want_e[3];
+    } cases[] = {
+        {"argmax", par_ref_argmax, 0, {1, 1, 1}, {0, 0, 1}}, {"argmax", par_ref_argmax, 1, {2, 3, 1}, {0, 0, 1}},
+        {"argmin", par_ref_argmin, 0, {0, 1, 2}, {0, 0, 0}}, {"argmin", par_ref_argmin, 1, {0, 3, 2}, {0, 0, 0}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        par_rt *x = rt_of(2, d, xv), *y;
+        x->e[8] = x->e[9] = 0x1p-23;
+        par_attr at[2] = {par_a_int("axis", 1), par_a_int("select_last", cases[k].last)};
+        par_rt *in[1] = {x};
+        par_msg msg;
+        CU_ASSERT_EQUAL_FATAL(run_op(par_infer_arg, cases[k].fn, cases[k].op, 1, in, at, 2, &y, &msg), PAR_OK);
+        CU_ASSERT_EQUAL(y->dtype, PAR_DTYPE_I32);
+        CU_ASSERT_EQUAL(y->rank, 1);
+        for (int i = 0; i < 3; i++) {
+            CU_ASSERT_EQUAL(y->v[i], cases[k].want[i]);
+            CU_ASSERT_EQUAL(y->e[i], cases[k].want_e[i]);
+        }
+        if (k == 0) {
+            par_metrics m;
+            const int32_t ambiguous[3] = {1, 1, 0}, wrong[3] = {1, 1, 3}, tie_other[3] = {2, 1, 1};
+            CU_ASSERT_EQUAL(par_oracle_compare(y, ambiguous, &m), 0);
+            CU_ASSERT_EQUAL(par_oracle_compare(y, wrong, &m), 1);
+            CU_ASSERT_EQUAL(par_oracle_compare(y, tie_other, &m), 1); /* an exact tie is decided: the first */
+        }
+        rt_del(y);
+        rt_del(x);
+    }
+}
+
 static const CU_TestInfo tests[] = {
     {"where_broadcast", test_where_broadcast},
     {"where_errors", test_where_errors},
@@ -537,6 +584,7 @@ static const CU_TestInfo tests[] = {
     {"logical", test_logical},
     {"oracle_bool", test_oracle_bool},
     {"where_decided", test_where_decided},
+    {"argmax", test_argmax},
     CU_TEST_INFO_NULL,
 };
 

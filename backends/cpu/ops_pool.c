@@ -1,7 +1,7 @@
 /*
  * ops_pool.c - the cpu backend's pooling, reduction and resampling ops on NHWC tensors: max_pool2d, avg_pool2d
  * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean, sum and amax over any axes (any
- * layout), and upsample nearest, nearest-exact, bilinear and bicubic.
+ * layout), argmax and argmin along one axis (any layout, i32 out), and upsample nearest, nearest-exact, bilinear and bicubic.
  *
  * In NHWC every window is a set of pixels, each a contiguous run of C channels: the inner loops run over channels
  * (vectorized by the compiler) and the output pixels are split across the thread pool, each written by exactly one
@@ -243,6 +243,64 @@ par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (r == 0) st->dims[0] = 1, st->xs[0] = 1, st->ys[0] = 0, r = 1;
     st->rank = r;
     s->run = run_mean;
+    return PAR_OK;
+}
+
+/* argmax / argmin along one axis, any layout: per output element, a walk of the axis along x's physical stride,
+ * keeping the first (the last with select_last) of equal extrema; a NaN wins, the first (last) one. The index is
+ * written as i32 into the raw, row-major output. */
+typedef struct arg_state {
+    int min, last;
+    int32_t rank;                       /* x's rank; the axis */
+    int32_t axis;
+    int64_t dims[PAR_MAX_RANK], xs[PAR_MAX_RANK];
+} arg_state;
+
+static void run_arg(const cpu_plan *p, const cpu_step *s)
+{
+    const arg_state *st = s->state;
+    const float *x = p->t[s->in[0]].data;
+    int32_t *y = (int32_t *)p->t[s->out].data;
+    const int64_t n = st->dims[st->axis], xa = st->xs[st->axis];
+    int64_t outer = 1;
+    for (int32_t d = 0; d < st->rank; d++)
+        if (d != st->axis) outer *= st->dims[d];
+    for (int64_t o = 0; o < outer; o++) { /* o: row-major over the kept dims, which is y's row-major order */
+        int64_t rem = o, base = 0;
+        for (int32_t d = st->rank - 1; d >= 0; d--) {
+            if (d == st->axis) continue;
+            base += (rem % st->dims[d]) * st->xs[d];
+            rem /= st->dims[d];
+        }
+        int64_t best = 0;
+        float b = x[base];
+        for (int64_t k = 1; k < n; k++) {
+            const float a = x[base + k * xa];
+            if (b != b && !(a != a && st->last)) continue;
+            const int better = st->min ? a < b : a > b;
+            if (a != a || better || (a == b && st->last)) best = k, b = a;
+        }
+        y[o] = (int32_t)best;
+    }
+}
+
+par_status cpu_lower_arg(cpu_plan *p, cpu_step *s, par_msg *msg)
+{
+    const par_node *n = s->node;
+    const cpu_tensor *x = &p->t[s->in[0]];
+    arg_state *st = calloc(1, sizeof *st);
+    if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
+    s->state = st;
+    s->destroy = free_state;
+    int64_t ax = par_attr_int(n, "axis", 0);
+    if (ax < 0) ax += x->rank;
+    if (ax < 0 || ax >= x->rank) return par_msgf(msg, PAR_ERROR, "attribute 'axis': out of range");
+    st->min = strcmp(n->op, "argmin") == 0;
+    st->last = par_attr_int(n, "select_last", 0) != 0;
+    st->rank = x->rank;
+    st->axis = (int32_t)ax;
+    for (int32_t d = 0; d < x->rank; d++) st->dims[d] = x->dims[d], st->xs[d] = x->strides[d];
+    s->run = run_arg;
     return PAR_OK;
 }
 

@@ -80,6 +80,8 @@ static const op_entry op_table[] = {
     {"sum", cpu_lower_reduce, 0, 0},
     {"amax", cpu_lower_reduce, 0, 0},
     {"amin", cpu_lower_reduce, 0, 0},
+    {"argmax", cpu_lower_arg, 0, 0},
+    {"argmin", cpu_lower_arg, 0, 0},
     {"softmax", cpu_lower_softmax, 0, 0},
     {"log_softmax", cpu_lower_softmax, 0, 0},
     {"upsample_nearest2d", cpu_lower_upsample, 0, 0},
@@ -136,14 +138,23 @@ static const struct raw_input {
     {"logical_not", 0, PAR_DTYPE_BOOL},
 };
 
-/* Raw outputs: the ops whose output is bool (comparisons and logic ops), computed as row-major bytes. */
-static const char *const bool_out_ops[] = {"eq", "gt", "lt", "ge", "le",
-                                           "logical_and", "logical_or", "logical_xor", "logical_not"};
+/* Raw outputs: the ops whose output is not f32, computed row-major in their dtype: bool bytes (comparisons and logic
+ * ops), i32 indices (argmax, argmin). */
+static const struct raw_output {
+    const char *op;
+    par_dtype dtype;
+} raw_outputs[] = {
+    {"eq", PAR_DTYPE_BOOL},          {"gt", PAR_DTYPE_BOOL},          {"lt", PAR_DTYPE_BOOL},
+    {"ge", PAR_DTYPE_BOOL},          {"le", PAR_DTYPE_BOOL},          {"logical_and", PAR_DTYPE_BOOL},
+    {"logical_or", PAR_DTYPE_BOOL},  {"logical_xor", PAR_DTYPE_BOOL}, {"logical_not", PAR_DTYPE_BOOL},
+    {"argmax", PAR_DTYPE_I32},       {"argmin", PAR_DTYPE_I32},
+};
 
-static int has_bool_output(const char *op)
+/* Whether op computes a raw output of dtype dt. */
+static int has_raw_output(const char *op, par_dtype dt)
 {
-    for (size_t k = 0; k < sizeof bool_out_ops / sizeof bool_out_ops[0]; k++)
-        if (strcmp(bool_out_ops[k], op) == 0) return 1;
+    for (size_t k = 0; k < sizeof raw_outputs / sizeof raw_outputs[0]; k++)
+        if (raw_outputs[k].dtype == dt && strcmp(raw_outputs[k].op, op) == 0) return 1;
     return 0;
 }
 
@@ -203,7 +214,7 @@ par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg
     }
     for (int32_t i = 0; i < n->n_outputs; i++) {
         const par_value *v = par_node_output(g, n, i);
-        if (v->dtype == PAR_DTYPE_BOOL && has_bool_output(n->op)) continue;
+        if (has_raw_output(n->op, v->dtype)) continue;
         if (v->dtype != PAR_DTYPE_F32)
             return par_msgf(msg, PAR_UNSUPPORTED, "%s: output %d ('%s') is %s; the cpu backend runs f32 graphs only",
                             n->op, i, v->name, par_dtype_name(v->dtype));
@@ -440,10 +451,9 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     for (int32_t i = 0; i < nv; i++) {
         /* a value of a raw dtype is only read as a node's raw input (supports() checks where), never computed */
         const par_dtype dt = g->values[i].dtype;
-        const int bool_node = dt == PAR_DTYPE_BOOL && g->values[i].kind == PAR_VALUE_NODE &&
-                              g->values[i].producer >= 0 && g->values[i].producer < nn &&
-                              has_bool_output(g->nodes[g->values[i].producer].op);
-        if (dt != PAR_DTYPE_F32 && !bool_node && (g->values[i].kind == PAR_VALUE_NODE || !is_raw_dtype(dt)))
+        const int raw_node = g->values[i].kind == PAR_VALUE_NODE && g->values[i].producer >= 0 &&
+                             g->values[i].producer < nn && has_raw_output(g->nodes[g->values[i].producer].op, dt);
+        if (dt != PAR_DTYPE_F32 && !raw_node && (g->values[i].kind == PAR_VALUE_NODE || !is_raw_dtype(dt)))
             FAIL(PAR_UNSUPPORTED, "value '%s' is %s; the cpu backend runs f32 graphs only", g->values[i].name,
                  par_dtype_name(dt));
         tensor_init(&p->t[i], &g->values[i]);
@@ -535,7 +545,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
             t->port = i;
             continue;
         }
-        if (t->raw) /* a bool node output listed twice: the copy step moves f32 only */
+        if (t->raw) /* a raw node output listed twice: the copy step moves f32 only */
             FAIL(PAR_UNSUPPORTED, "graph output '%s' is listed twice and is %s; the cpu backend copies f32 only",
                  g->values[v].name, par_dtype_name(g->values[v].dtype));
         p->out_copy[i] = 1;

@@ -150,6 +150,7 @@ par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_pool.c */
 par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg); /* mean, sum, amax */
+par_status cpu_lower_arg(cpu_plan *p, cpu_step *s, par_msg *msg);    /* argmax, argmin: i32 out */
 par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_norm.c: layer_norm, group_norm, instance_norm */
 par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg);

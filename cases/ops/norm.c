@@ -1,7 +1,7 @@
 /*
  * norm.c - sweep specs of sqrt and rsqrt (positive ranges from tiny to large, and edge values with zeros, signed
  * zeros and negatives), of the reductions sum, amax and amin (every axis set, keepdims both ways, negative axes,
- * edge values for amax and amin), and of the normalizations layer_norm (1, 2 and 3 trailing dims, transformer widths),
+ * edge values for amax and amin), of argmax and argmin (every axis, edge values with ties both ways), and of the normalizations layer_norm (1, 2 and 3 trailing dims, transformer widths),
  * group_norm (1 group, C groups and between) and instance_norm (ranks 3 and 4), each with and without weight and
  * bias, two eps values, and inputs centred, offset (mean 5: the variance's cancellation) or of small spread (the
  * variance far below eps).
@@ -115,6 +115,51 @@ void par_sweep_reduce(par_sweep *s)
                         }
                     }
         }
+    grid_free(&gr);
+}
+
+/* argmax and argmin: every axis of ranks 1 to 4 (also spelled negative), keepdims both ways; edge values (equal
+ * extrema, signed zeros) with the first and the last of equal elements. */
+typedef struct arg_pt {
+    int op, rank, d[4], axis, keep, edge, last;
+} arg_pt;
+
+void par_sweep_arg(par_sweep *s)
+{
+    static const int ASH[][5] = {{1, 7}, {2, 4, 9}, {3, 2, 3, 5}, {4, 2, 3, 4, 5}, {1, 1000}, {2, 33, 17},
+                                 {4, 2, 32, 14, 14}};
+    enum { AQ = 4, AN = 7 };
+    grid gr;
+    grid_init(&gr, s, sizeof(arg_pt));
+    for (int op = 0; op < 2; op++)
+        for (int sh = 0; sh < AN; sh++)
+            for (int ax = -ASH[sh][0]; ax < ASH[sh][0]; ax++)
+                for (int v = 0; v < 6; v++) {
+                    arg_pt p;
+                    memset(&p, 0, sizeof p);
+                    p.op = op, p.rank = ASH[sh][0], p.axis = ax, p.keep = v & 1, p.edge = v >= 2, p.last = v >= 4;
+                    int64_t xd[4];
+                    for (int i = 0; i < p.rank; i++) p.d[i] = ASH[sh][1 + i], xd[i] = p.d[i];
+                    /* quick: each axis once (the last also as -1), keepdims with the axis's parity; edge values on
+                     * the last axis, first and last of equal ones */
+                    int quick = sh < AQ && (ax >= 0 || ax == -1) && p.keep == ((ax & 1) != 0) &&
+                                (!p.edge || ax == p.rank - 1);
+                    if (ax < 0 && ax != -1 && !(sh < AQ)) continue;
+                    if (!grid_take(&gr, &p, quick, su_numel(p.rank, xd), 0)) continue;
+                    const char *name = op ? "argmin" : "argmax";
+                    char xs[64];
+                    su_shape(xs, sizeof xs, p.rank, xd);
+                    par_case *c = par_sweep_case(s, name, "%s(x=%s,axis=%d,keepdims=%d%s%s)", name, xs, ax, p.keep,
+                                                 p.edge ? ",x=edge" : "", p.last ? ",select_last=1" : "");
+                    if (!c) continue;
+                    par_attr at[3] = {par_a_int("axis", ax), par_a_int("keepdims", p.keep),
+                                      par_a_int("select_last", p.last)};
+                    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd,
+                                               p.edge ? su_edge(1.0) : su_uniform(-1.0, 1.0));
+                    par_out_spec o = {"y", 0, 0.0f, 0};
+                    par_case_output(c, par_case_node(c, name, 1, &x, 3, at, &o));
+                    par_sweep_done(s, c);
+                }
     grid_free(&gr);
 }
 
