@@ -20,6 +20,11 @@
  *     rounding   par_gamma(k - 1, u) * sum (|x_i| + e(x_i)), the propagated part and the storage as above.
  *   amax and amin are selections over the reduced elements, budgeted as max_pool2d (amin as amax of -x); NaN
  *   propagates (PyTorch).
+ *   prod y = prod_{i<k} x_i, k - 1 multiplications in any order (prod_finish; docs/budgets/norm-reduce.md):
+ *     rounding   par_gamma(k - 1, u) * prod (|x_i| + e_i)
+ *     underflow  each multiplication's eta (par_eta_ops), scaled by at most prod max(1, |x_i| + e_i)
+ *     propagated prod (|x_i| + e_i) - prod |x_i|  (every held factor within its budget, all at once)
+ *     storage    u_store * (|y| + the above)
  */
 #include "reference.h"
 #include "kernel_util.h"
@@ -227,7 +232,47 @@ par_status par_ref_global_avg_pool2d(const par_ref_ctx *c, const par_rt *const *
 
 /* ---- mean, sum, amax ------------------------------------------------------------------------------------------ */
 
-typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX, RED_AMIN } red_kind;
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX, RED_AMIN, RED_PROD } red_kind;
+
+/* Accumulator of a product of k factors: the float64 product, the product of the held magnitudes |x| + e(x), of
+ * the exact magnitudes, of max(1, |x| + e) (the most the later factors of any order can scale an earlier rounding),
+ * and, for an infinite factor, of min(1, |x| - e) over the finite ones (how small a partial product of finite
+ * factors may get before the Inf multiplies it). */
+typedef struct prod_acc {
+    double v, held, exact, grow, shrink;
+    int inf;
+    int64_t k;
+} prod_acc;
+
+static void prod_add(prod_acc *a, const par_rt *x, int64_t xi)
+{
+    const double v = x->v[xi], e = x->e[xi];
+    a->v *= v;
+    a->held = bmul(a->held, fabs(v) + e);
+    a->exact *= fabs(v);
+    a->grow = bmul(a->grow, fmax(1.0, fabs(v) + e));
+    if (isinf(v)) a->inf = 1;
+    else if (isfinite(v)) a->shrink *= fmin(1.0, fmax(0.0, fabs(v) - e));
+    a->k++;
+}
+
+/* Value and budget of a product (the derivation: docs/budgets/norm-reduce.md, "prod"); returns 1 when some order of
+ * the backend's multiplications may overflow a partial product that the ideal result does not reach, or may
+ * underflow a finite partial product to 0 before an infinite factor turns it into NaN: the element is "anything". */
+static int prod_finish(const prod_acc *a, const par_prec *p, par_rt *y, int64_t yi)
+{
+    const double m = (double)(a->k > 1 ? a->k - 1 : 0); /* multiplications */
+    const double round = bmul(par_gamma(a->k > 1 ? a->k - 1 : 0, p->u), a->held);
+    const double under = bmul(par_eta_ops(p, m, 0), a->grow * (1 + par_gamma(a->k, p->u)));
+    const double prop = a->held - a->exact; /* the expansion of prod(|x| + e) - prod |x|: every held change */
+    const double pre = round + under + (prop > 0 ? prop : 0);
+    y->v[yi] = a->v;
+    y->e[yi] = pre + bmul(p->u_store, fabs(a->v) + pre);
+    if (y->s) y->s[yi] = y->e[yi]; /* the worst case as the scale: a product's errors are not mean-zero sums */
+    if (y->f) y->f[yi] = fmin(under, y->e[yi]);
+    if (!(a->grow * (1 + par_gamma(a->k, p->u)) < par_ovf_arith(p))) return 1;
+    return a->inf && a->shrink < 0x1p-126;
+}
 
 /* The sum of k terms: k - 1 additions (no scaling), else as avg_finish. */
 static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t yi)
@@ -290,6 +335,7 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
             rem /= x->dims[kept[j]];
         }
         avg_acc a = {0};
+        prod_acc pa = {1.0, 1.0, 1.0, 1.0, 1.0, 0, 0};
         double m = -INFINITY, lower = -INFINITY, e = 0;
         for (int pass = 0; pass < (sel ? 2 : 1); pass++)
             for (int64_t ri = 0; ri < k; ri++) {
@@ -299,7 +345,9 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
                     off += (rem % x->dims[red[j]]) * stride[red[j]];
                     rem /= x->dims[red[j]];
                 }
-                if (!sel) {
+                if (kind == RED_PROD) {
+                    prod_add(&pa, x, off);
+                } else if (!sel) {
                     avg_add(&a, x, off);
                 } else if (pass == 0) { /* the max (NaN wins) and the lower bound of what a backend's max can be */
                     double v = sg * x->v[off];
@@ -309,6 +357,10 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
                     e = x->e[off]; /* the largest budget among the elements a backend could select */
                 }
             }
+        if (kind == RED_PROD) {
+            if (prod_finish(&pa, &c->prec, y, oi)) par_mark_any(c, oi);
+            continue;
+        }
         if (kind == RED_MEAN) avg_finish(&a, (double)k, &c->prec, y, oi);
         else if (kind == RED_SUM) sum_finish(&a, &c->prec, y, oi);
         else y->v[oi] = sg * m, y->e[oi] = e;
@@ -335,4 +387,9 @@ par_status par_ref_amax(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
 par_status par_ref_amin(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     return reduce_kernel(c, RED_AMIN, in, out, msg);
+}
+
+par_status par_ref_prod(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    return reduce_kernel(c, RED_PROD, in, out, msg);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/graph.h"
+#include "oracle/oracle.h"
 #include "reference/reference.h"
 #include "ref_helpers.h"
 #include "tmain.h"
@@ -205,6 +206,37 @@ static void test_mean_two_axes(void)
     CU_ASSERT_EQUAL_FATAL(mean(3, all, 0, x, &F32, &y, &msg), PAR_OK);
     CU_ASSERT_EQUAL(y->rank, 0);
     CU_ASSERT_EQUAL(y->v[0], 60.5);
+    rt_del(y);
+    rt_del(x);
+}
+
+/* prod over axis 1 of x [2, 3] = [[0.5, -2, 3], [1e-30, 1e-30, 4]], exact inputs, f32:
+ *   row 0: -3; two multiplications, each relative u: rounding gamma_2 * 3; underflow allowance 2 eta (one per
+ *     multiplication, eta = 2^-150 the half subnormal) times the growth max(1, .5) * 2 * 3 = 6 (times 1 + gamma_3);
+ *     no propagated part; then storage u (3 + pre). That is about 9 u * 3 / 3 = 2.25 f32 ulps of 3 (2^-22): a
+ *     backend 2 ulps off passes, 3 ulps off fails.
+ *   row 1: 4e-60, below f32's subnormals: an f32 product is 0, within the underflow allowance 2 eta * 4; 1e-30 is
+ *     not. */
+static void test_prod(void)
+{
+    int64_t xd[2] = {2, 3}, ax[1] = {1};
+    double xv[6] = {0.5, -2, 3, 1e-30, 1e-30, 4};
+    par_rt *x = rt_of(2, xd, xv), *y;
+    par_attr a[2] = {par_a_ints("axes", 1, ax), par_a_int("keepdims", 0)};
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_mean, par_ref_prod, "prod", 1, &x, a, 2, &F32, NULL, &y, &msg), PAR_OK);
+    CU_ASSERT_EQUAL(y->v[0], -3);
+    CU_ASSERT_DOUBLE_EQUAL(y->v[1], 4e-60, 1e-75);
+    const double u = 0x1p-24, eta = 0x1p-150;
+    double pre = par_gamma(2, u) * 3 + 2 * eta * 6 * (1 + par_gamma(3, u));
+    CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + u * (3 + pre), 1e-22);
+    CU_ASSERT(y->e[1] >= 4e-60 && y->e[1] < 1e-43);
+    par_metrics m;
+    const float two_ulps[2] = {-3.0f - 2 * 0x1p-22f, 0.0f}, three_ulps[2] = {-3.0f - 3 * 0x1p-22f, 0.0f};
+    const float not_underflow[2] = {-3.0f, 1e-30f};
+    CU_ASSERT_EQUAL(par_oracle_compare(y, two_ulps, &m), 0);
+    CU_ASSERT_EQUAL(par_oracle_compare(y, three_ulps, &m), 1);
+    CU_ASSERT_EQUAL(par_oracle_compare(y, not_underflow, &m), 1);
     rt_del(y);
     rt_del(x);
 }
@@ -596,6 +628,7 @@ static void test_pool_dtype_refused(void)
 }
 
 static const CU_TestInfo tests[] = {
+    {"prod", test_prod},
     {"max_pool2d padding and ceil_mode", test_max_pool_pad_ceil},
     {"max_pool2d ceil_mode drop, dilation", test_max_pool_ceil_drop_dilation},
     {"avg_pool2d count_include_pad and ceil_mode", test_avg_pool_include_pad_ceil},

@@ -1,6 +1,6 @@
 /*
  * ops_pool.c - the cpu backend's pooling, reduction and resampling ops on NHWC tensors: max_pool2d, avg_pool2d
- * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean, sum and amax over any axes (any
+ * (count_include_pad, ceil_mode), adaptive_avg_pool2d, global_avg_pool2d, mean, sum, amax, amin and prod over any axes (any
  * layout), argmax and argmin along one axis (any layout, i32 out), and upsample nearest, nearest-exact, bilinear and bicubic.
  *
  * In NHWC every window is a set of pixels, each a contiguous run of C channels: the inner loops run over channels
@@ -136,7 +136,7 @@ par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg)
  * reduced axes), then mean divides by the count. amax and amin propagate NaN (PyTorch): once a NaN is held,
  * `v > acc` (`v < acc`) is false for every later v and the NaN stays. One thread: the order of the sums is fixed.
  * ------------------------------------------------------------------------------------------------------------- */
-typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX, RED_AMIN } red_kind;
+typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX, RED_AMIN, RED_PROD } red_kind;
 
 typedef struct mean_state {
     red_kind kind;
@@ -148,6 +148,7 @@ typedef struct mean_state {
 static inline float red_acc(red_kind kind, float acc, float v)
 {
     if (kind == RED_AMIN) return (v < acc || v != v) ? v : acc;
+    if (kind == RED_PROD) return acc * v;
     if (kind != RED_AMAX) return acc + v;
     return (v > acc || v != v) ? v : acc;
 }
@@ -159,8 +160,8 @@ static void run_mean(const cpu_plan *p, const cpu_step *s)
     const float *x = p->t[s->in[0]].data;
     float *y = yt->data;
     const red_kind kind = st->kind;
-    const int sel = kind == RED_AMAX || kind == RED_AMIN;
-    const float init = kind == RED_AMAX ? -INFINITY : kind == RED_AMIN ? INFINITY : 0.0f;
+    const int sel = kind == RED_AMAX || kind == RED_AMIN || kind == RED_PROD; /* through red_acc, not a plain sum */
+    const float init = kind == RED_AMAX ? -INFINITY : kind == RED_AMIN ? INFINITY : kind == RED_PROD ? 1.0f : 0.0f;
     for (int64_t i = 0; i < yt->numel; i++) y[i] = init;
     const int32_t r = st->rank;
     const int64_t n = st->dims[r - 1], xsi = st->xs[r - 1], ysi = st->ys[r - 1];
@@ -209,7 +210,7 @@ par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg)
     s->state = st;
     s->destroy = free_state;
     st->kind = strcmp(n->op, "sum") == 0 ? RED_SUM : strcmp(n->op, "amax") == 0 ? RED_AMAX
-             : strcmp(n->op, "amin") == 0 ? RED_AMIN : RED_MEAN;
+             : strcmp(n->op, "amin") == 0 ? RED_AMIN : strcmp(n->op, "prod") == 0 ? RED_PROD : RED_MEAN;
     /* y's stride seen from each x dim: 0 where reduced; y dims follow x's, minus the reduced ones without keepdims */
     int64_t xs[PAR_MAX_RANK], ys[PAR_MAX_RANK], d[PAR_MAX_RANK];
     int32_t yd = 0;

@@ -80,6 +80,7 @@ static const op_entry op_table[] = {
     {"sum", cpu_lower_reduce, 0, 0},
     {"amax", cpu_lower_reduce, 0, 0},
     {"amin", cpu_lower_reduce, 0, 0},
+    {"prod", cpu_lower_reduce, 0, 0},
     {"argmax", cpu_lower_arg, 0, 0},
     {"argmin", cpu_lower_arg, 0, 0},
     {"softmax", cpu_lower_softmax, 0, 0},

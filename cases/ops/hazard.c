@@ -96,6 +96,7 @@ static const hz_op *hz_ops(int *n)
         {"mean", HZ_UNARY, A1(par_a_ints("axes", 2, AX_HW)), 1, NULL, 0},
         {"amax", HZ_UNARY, A1(par_a_ints("axes", 1, AX_LAST)), 0, NULL, 0},
         {"amin", HZ_UNARY, A1(par_a_ints("axes", 1, AX_LAST)), 0, NULL, 0},
+        {"prod", HZ_UNARY, A1(par_a_ints("axes", 1, AX_LAST)), 0, NULL, 0},
         {"argmax", HZ_UNARY, A1(par_a_int("axis", -1)), 0, NULL, 0},
         {"argmin", HZ_UNARY, A1(par_a_int("axis", 1)), 0, NULL, 0},
         {"softmax", HZ_UNARY, 0, {{0}}, 0, NULL, 0},

@@ -1,7 +1,8 @@
 /*
  * norm.c - sweep specs of sqrt and rsqrt (positive ranges from tiny to large, and edge values with zeros, signed
- * zeros and negatives), of the reductions sum, amax and amin (every axis set, keepdims both ways, negative axes,
- * edge values for amax and amin), of argmax and argmin (every axis, edge values with ties both ways), and of the normalizations layer_norm (1, 2 and 3 trailing dims, transformer widths),
+ * zeros and negatives), of the reductions sum, amax, amin and prod (every axis set, keepdims both ways, negative
+ * axes, edge values for amax and amin, prod on [-1.5, 1.5)), of argmax and argmin (every axis, edge values with ties
+ * both ways), and of the normalizations layer_norm (1, 2 and 3 trailing dims, transformer widths),
  * group_norm (1 group, C groups and between) and instance_norm (ranks 3 and 4), each with and without weight and
  * bias, two eps values, and inputs centred, offset (mean 5: the variance's cancellation) or of small spread (the
  * variance far below eps).
@@ -59,7 +60,7 @@ void par_sweep_sqrt(par_sweep *s)
  * sum, amax, amin
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct red_pt {
-    int amax, rank, d[4], naxes, axes[4], keep, edge; /* amax: 0 sum, 1 amax, 2 amin */
+    int amax, rank, d[4], naxes, axes[4], keep, edge; /* amax: 0 sum, 1 amax, 2 amin, 3 prod */
 } red_pt;
 
 static void red_emit(grid *gr, red_pt p, int quick)
@@ -68,7 +69,8 @@ static void red_emit(grid *gr, red_pt p, int quick)
     for (int i = 0; i < p.rank; i++) xd[i] = p.d[i];
     for (int i = 0; i < p.naxes; i++) ax[i] = p.axes[i];
     if (!grid_take(gr, &p, quick, su_numel(p.rank, xd), su_numel(p.rank, xd))) return;
-    const char *op = p.amax == 2 ? "amin" : p.amax ? "amax" : "sum";
+    static const char *const RED_OP[4] = {"sum", "amax", "amin", "prod"};
+    const char *op = RED_OP[p.amax];
     char xs[64], as[64];
     su_shape(xs, sizeof xs, p.rank, xd);
     su_shape(as, sizeof as, p.naxes, ax);
@@ -76,7 +78,9 @@ static void red_emit(grid *gr, red_pt p, int quick)
                                  p.edge ? ",x=edge" : "");
     if (!c) return;
     par_attr at[2] = {par_a_ints("axes", p.naxes, ax), par_a_int("keepdims", p.keep)};
-    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, p.edge ? su_edge(1.0) : su_uniform(-1.0, 1.0));
+    /* prod: [-1.5, 1.5), factors on both sides of 1, so that a long product neither only shrinks nor overflows */
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd,
+                               p.edge ? su_edge(1.0) : p.amax == 3 ? su_uniform(-1.5, 1.5) : su_uniform(-1.0, 1.0));
     par_out_spec o = {"y", 0, 0.0f, 0};
     par_case_output(c, par_case_node(c, op, 1, &x, 2, at, &o));
     par_sweep_done(gr->s, c);
@@ -89,7 +93,7 @@ void par_sweep_reduce(par_sweep *s)
     enum { RQ = 4, RN = 8 };
     grid gr;
     grid_init(&gr, s, sizeof(red_pt));
-    for (int amax = 0; amax < 3; amax++)
+    for (int amax = 0; amax < 4; amax++)
         for (int sh = 0; sh < RN; sh++) {
             int r = RSH[sh][0];
             /* every non-empty subset of the axes, keepdims both ways, the last axis alone also spelled -1 */
@@ -109,7 +113,7 @@ void par_sweep_reduce(par_sweep *s)
                         red_emit(&gr, p, q);
                         /* amax and amin on edge values (signed zeros, ties, equal extrema): the selection must be
                          * exact */
-                        if (amax && (all || (p.naxes == 1 && keep)) && !neg) {
+                        if ((amax == 1 || amax == 2) && (all || (p.naxes == 1 && keep)) && !neg) {
                             p.edge = 1;
                             red_emit(&gr, p, sh < RQ && all && keep);
                         }
