@@ -186,6 +186,7 @@ int ox_map_expand(ox_imp *im);
 int ox_map_tile(ox_imp *im);
 int ox_map_mvn(ox_imp *im);
 int ox_map_gemm_any(ox_imp *im);
+int ox_map_hardmax(ox_imp *im);
 int ox_map_quantize(ox_imp *im);
 int ox_map_dequantize(ox_imp *im);
 /* Whether an op type is constant-folded when every input is known at import (shape arithmetic). */

@@ -491,3 +491,37 @@ int ox_map_gemm_any(ox_imp *im)
     int32_t yc[2] = {y, c};
     return last(im, "add", 2, yc, 0, NULL);
 }
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * Hardmax (opset 13: along one axis): 1 at the first maximum, 0 elsewhere, which is the row of an identity matrix
+ * that argmax's index selects: gather(eye(n), argmax(x)) puts the one-hot along a new last axis, and a permutation
+ * moves it to the axis. Exact (a selection of 0s and 1s). Before opset 13 Hardmax flattens to 2-D at the axis: that
+ * form is refused.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+int ox_map_hardmax(ox_imp *im)
+{
+    if (im->opset < 13) return ox_unsupported(im, "Hardmax before opset 13 (coerced to 2-D)");
+    int32_t x = ox_tensor(im, ox_in(im, 0));
+    if (x < 0) return OX_UNSUPPORTED;
+    const par_value *xv = ox_pv(im, x);
+    int32_t r = xv->rank, axis = ox_norm_axis(ox_attr_i(im, "axis", -1), r);
+    if (axis < 0 || axis >= r) return ox_unsupported(im, "axis out of range");
+    int64_t n = xv->dims[axis], ed[2] = {n, n};
+    if (n > 4096) return ox_unsupported(im, "an axis of %lld (the identity matrix would be %lld^2)", (long long)n,
+                                        (long long)n);
+    float *eye = calloc((size_t)(n * n), sizeof *eye);
+    if (!eye) return ox_error(im, "out of memory");
+    for (int64_t i = 0; i < n; i++) eye[i * n + i] = 1.0f;
+    int32_t ek = ox_const_made(im, "hardmax_eye", PAR_DTYPE_F32, 2, ed, eye);
+    free(eye);
+    if (ek < 0) return OX_ERROR;
+    par_attr aa[2] = {par_a_int("axis", axis), par_a_int("keepdims", 0)}, g0 = par_a_int("axis", 0);
+    int32_t gi[2] = {ek, step(im, "argmax", 1, &x, 2, aa)};
+    if (axis == r - 1) return last(im, "gather", 2, gi, 1, &g0);
+    int32_t oh = step(im, "gather", 2, gi, 1, &g0); /* [dims without axis..., n] */
+    int64_t perm[PAR_MAX_RANK];
+    for (int32_t d = 0, k = 0; d < r; d++) perm[d] = d == axis ? r - 1 : k++;
+    par_attr ap = par_a_ints("perm", r, perm);
+    return last(im, "permute", 1, &oh, 1, &ap);
+}

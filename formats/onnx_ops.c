@@ -643,6 +643,7 @@ static const ox_row rows[] = {
     {"ReduceMean", ox_map_reduce, "mean", 0},   {"ReduceSum", ox_map_reduce, "sum", 0},
     {"ReduceMax", ox_map_reduce, "amax", 0},    {"ReduceMin", ox_map_reduce, "amin", 0},
     {"ArgMax", ox_map_arg, "argmax", 0},       {"ArgMin", ox_map_arg, "argmin", 0},
+    {"Hardmax", ox_map_hardmax, "argmax", 0},
     {"ReduceProd", ox_map_reduce, "prod", 0},   {"ReduceL1", ox_map_reduce_composite, "sum", 0},
     {"ReduceL2", ox_map_reduce_composite, "sum", 0}, {"ReduceSumSquare", ox_map_reduce_composite, "sum", 0},
     {"ReduceLogSum", ox_map_reduce_composite, "sum", 0}, {"ReduceLogSumExp", ox_map_reduce_composite, "sum", 0},
