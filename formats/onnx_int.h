@@ -187,6 +187,9 @@ int ox_map_tile(ox_imp *im);
 int ox_map_mvn(ox_imp *im);
 int ox_map_gemm_any(ox_imp *im);
 int ox_map_hardmax(ox_imp *im);
+int ox_map_pow(ox_imp *im);
+/* PRelu as where(x < 0, x * slope, x), for a slope parity's prelu does not take (OX_OK / OX_UNSUPPORTED). */
+int ox_prelu_where(ox_imp *im, int32_t x, int32_t slope);
 int ox_map_quantize(ox_imp *im);
 int ox_map_dequantize(ox_imp *im);
 /* Whether an op type is constant-folded when every input is known at import (shape arithmetic). */

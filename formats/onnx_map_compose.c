@@ -525,3 +525,40 @@ int ox_map_hardmax(ox_imp *im)
     par_attr ap = par_a_ints("perm", r, perm);
     return last(im, "permute", 1, &oh, 1, &ap);
 }
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * PRelu whose slope broadcasts otherwise than parity's prelu takes ([1] or [C]): where(x < 0, x * slope, x), ONNX's
+ * definition (a NaN compares false: x itself). Pow of a float base with an integer exponent known at import: the
+ * exponent as f32 (exact below 2^24), parity's pow of two float tensors.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+int ox_prelu_where(ox_imp *im, int32_t x, int32_t slope)
+{
+    int32_t in[3] = {binary(im, "lt", x, ox_scalar_f32(im, "zero", 0.0f)), binary(im, "mul", x, slope), x};
+    return last(im, "where", 3, in, 0, NULL);
+}
+
+int ox_map_pow(ox_imp *im)
+{
+    ox_val *ev = ox_in(im, 1);
+    int32_t ab[2] = {ox_tensor(im, ox_in(im, 0)), -1};
+    if (ab[0] < 0 || !ev) return OX_UNSUPPORTED;
+    const int int_exp = ev->is_const && ev->ints && !ev->floats && ev->dtype != PAR_ONNX_BOOL;
+    if (int_exp && ox_pv(im, ab[0])->dtype == PAR_DTYPE_F32 && ev->numel >= 1) {
+        float *f = malloc((size_t)ev->numel * sizeof *f);
+        if (!f) return ox_error(im, "out of memory");
+        for (int64_t i = 0; i < ev->numel; i++) {
+            if (ev->ints[i] > (1 << 24) || ev->ints[i] < -(1 << 24)) {
+                free(f);
+                return ox_unsupported(im, "an integer exponent beyond 2^24 (not exact in f32)");
+            }
+            f[i] = (float)ev->ints[i];
+        }
+        ab[1] = ox_const_made(im, "pow_exponent", PAR_DTYPE_F32, ev->rank, ev->dims, f);
+        free(f);
+        if (ab[1] < 0) return OX_ERROR;
+    } else if ((ab[1] = ox_tensor(im, ev)) < 0) {
+        return OX_UNSUPPORTED;
+    }
+    return last(im, "pow", 2, ab, 0, NULL);
+}

@@ -174,6 +174,19 @@ int ox_map_pool(ox_imp *im)
         if (ox_ceil_pool_differs(xv->dims[2 + d], k[d], st[d], dil[d], pad[d], pad[d + 2]))
             return ox_unsupported(im, "ceil_mode where the last window starts in the padding (ONNX keeps it, "
                                   "PyTorch drops it)");
+    /* padding beyond half the (dilated) window, which ONNX allows and PyTorch (parity) does not: the padding as a
+     * pad node of the value the pool ignores (-inf for max; 0 for an average that counts the padding) and a pool
+     * without padding, the same windows. Not fused (QDQ) and not with ceil_mode, whose last window depends on it. */
+    int wide = 0;
+    for (int d = 0; d < 4; d++) wide |= pad[d] > (dil[d % 2] * (k[d % 2] - 1) + 1) / 2;
+    int incl = ox_attr_i(im, "count_include_pad", 0) != 0;
+    if (wide && !im->fused && !ceil_mode && (max || incl)) {
+        int64_t pp[8] = {0, 0, 0, 0, pad[0], pad[2], pad[1], pad[3]};
+        par_attr ap[2] = {par_a_ints("pads", 8, pp), par_a_float("value", max ? -INFINITY : 0.0)};
+        x = ox_emit(im, "pad", 1, &x, 2, ap, -1, NULL);
+        if (x < 0) return OX_UNSUPPORTED;
+        memset(pad, 0, sizeof pad);
+    }
     if (max) {
         par_attr a[5] = {par_a_ints("kernel", 2, k), par_a_ints("stride", 2, st), par_a_ints("padding", 4, pad),
                          par_a_ints("dilation", 2, dil), par_a_int("ceil_mode", ceil_mode)};
@@ -181,8 +194,7 @@ int ox_map_pool(ox_imp *im)
     }
     if (dil[0] != 1 || dil[1] != 1) return ox_unsupported(im, "dilated average pooling");
     par_attr a[5] = {par_a_ints("kernel", 2, k), par_a_ints("stride", 2, st), par_a_ints("padding", 4, pad),
-                     par_a_int("ceil_mode", ceil_mode), par_a_int("count_include_pad",
-                                                                   ox_attr_i(im, "count_include_pad", 0))};
+                     par_a_int("ceil_mode", ceil_mode), par_a_int("count_include_pad", incl)};
     return ox_emit(im, "avg_pool2d", 1, &x, 5, a, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
 }
 

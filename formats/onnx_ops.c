@@ -134,7 +134,10 @@ static int map_prelu(ox_imp *im)
     }
     if (sv < 0) return OX_UNSUPPORTED;
     int32_t ins[2] = {x, sv};
-    return ox_emit(im, "prelu", 2, ins, 0, NULL, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+    if (ox_emit(im, "prelu", 2, ins, 0, NULL, 0, NULL) >= 0) return OX_OK;
+    if (im->failed) return OX_ERROR;
+    im->why[0] = 0; /* a slope of another broadcast: ONNX's definition written out */
+    return ox_prelu_where(im, x, sv);
 }
 
 static int map_clip(ox_imp *im)
@@ -614,7 +617,7 @@ static int qdq_capable(const char *onnx)
 static const ox_row rows[] = {
     {"Add", map_binary, "add", 1},           {"Sub", map_binary, "sub", 1},
     {"Mul", map_binary, "mul", 1},           {"Div", map_binary, "div", 1},
-    {"Pow", map_binary, "pow", 0},           {"Max", map_variadic, "maximum", 1},
+    {"Pow", ox_map_pow, "pow", 0},           {"Max", map_variadic, "maximum", 1},
     {"Min", map_variadic, "minimum", 1},     {"Sum", map_variadic, "add", 0},
     {"Mean", map_variadic, "add", 0},
     {"Equal", map_binary, "eq", 1},          {"Greater", map_binary, "gt", 1},
