@@ -447,19 +447,21 @@ static int w_interp(nx *e, const nx_row *r)
         for (int d = 0; d < 2; d++)
             if ((double)x->dims[2 + d] / (double)y->dims[2 + d] != 1.0 / sc[d])
                 return no(e, "a scale whose inverse is not in / out (ncnn's Interp takes its ratio from the sizes)");
-    /* nearest: a scale whose size is unchanged is a copy in parity (PyTorch's), a resampling by 1 / scale in
-     * ncnn; then the sizes are written, when the other axis's ratio is the same either way */
+    /* nearest: where the output size is the input's or twice it, parity (PyTorch) takes the sizes' ratio whatever
+     * the scale (copy, dst / 2), ncnn 1 / scale; then the sizes are written, when the other axis's ratio is the
+     * same either way */
     int keep = 0, sizes_ok = 1;
     for (int d = 0; nsc > 0 && r->k == 1 && d < 2; d++) {
-        if ((int64_t)((float)x->dims[2 + d] * (float)sc[d]) != y->dims[2 + d])
+        int64_t in = x->dims[2 + d], out = y->dims[2 + d];
+        if ((int64_t)((float)in * (float)sc[d]) != out)
             return no(e, "a scale whose f32 product with the size is not parity's output size");
-        keep |= x->dims[2 + d] == y->dims[2 + d] && sc[d] != 1.0;
-        sizes_ok &= x->dims[2 + d] == y->dims[2 + d] ||
-                    (float)x->dims[2 + d] / (float)y->dims[2 + d] == 1.0f / (float)sc[d];
+        int by_size = out == in || out == 2 * in;
+        keep |= by_size && (float)in / (float)out != 1.0f / (float)sc[d];
+        sizes_ok &= by_size || (float)in / (float)out == 1.0f / (float)sc[d];
     }
     if (keep && !sizes_ok)
-        return no(e, "a scale that keeps one size (PyTorch copies there; ncnn resamples by 1 / scale) beside one "
-                     "whose ratio is not in / out");
+        return no(e, "a scale on an axis that keeps or doubles its size (PyTorch takes the sizes' ratio there, "
+                     "ncnn 1 / scale) beside one whose 1 / scale is not in / out");
     if (!simple(e, r->type) || !pi(e, 0, r->k)) return 0;
     if (nsc > 0 && r->k == 1 && !keep) {
         if (!pf(e, 1, sc[0]) || !pf(e, 2, sc[1])) return 0;

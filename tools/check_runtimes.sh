@@ -11,7 +11,7 @@ exe=$1 out=$2 jobs=$3 rt=$4
 case $rt in
 ort) backends='ort,ort[opt=0]' ;;
 litert) backends='litert,litert[delegate=none]' ;;
-ncnn) backends='ncnn' ;; # its CPU path in f32 (8 s); ncnn[vulkan=1] takes about 300 s on lavapipe: docs/runners.md
+ncnn) backends='ncnn' ;; # its CPU path in f32 (8 s); ncnn[vulkan=1] takes 213 s on lavapipe: docs/runners.md
 *) echo "check_runtimes.sh: unknown runtime '$rt'" >&2; exit 2 ;;
 esac
 known=backends/runner/known_$rt.txt

@@ -81,7 +81,8 @@ print("cut:", load(os.path.join(folder, "cut")) or "accepted")
 EOF
 n=$(wc -l <"$T/exported.txt")
 grep -q "^BAD" "$T/load.txt" && no "ncnn refused exports: $(grep '^BAD' "$T/load.txt" | head -5)" || ok
-grep -q "^loaded $n of $n," "$T/load.txt" && ok || no "loaded: $(grep '^loaded' "$T/load.txt") (exported $n); $(tail -3 "$T/load.err")"
+grep -q "^loaded $n of $n," "$T/load.txt" && ok ||
+    no "loaded: $(grep '^loaded' "$T/load.txt") (exported $n); $(tail -3 "$T/load.err")"
 ops=$(sed -n 's/^loaded .*, ops //p' "$T/load.txt")
 [ "${ops:-0}" -ge 45 ] && ok || no "only ${ops:-0} ops exported and loaded (the writer's table has over 50)"
 grep -q "^cut: load_model failed" "$T/load.txt" && ok || no "a .bin cut short: $(grep '^cut' "$T/load.txt")"
