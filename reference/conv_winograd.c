@@ -379,7 +379,8 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
                              * magnitudes the transforms and products hold within the sum of |coefficients| of a
                              * transform row (< 64 for F(2,3) and F(4,3)): beyond u * OVF / 64 an intermediate may
                              * overflow, so the element is "anything" (docs/budgets/winograd.md). */
-                            if (tile_nonfinite || !(own < u * par_ovf_arith(&c->prec) / 64)) par_mark_any(c, yi);
+                            const double ovf = par_ovf_arith(&c->prec); /* unlimited: exact arithmetic */
+                            if (tile_nonfinite || (ovf < INFINITY && !(own < u * ovf / 64))) par_mark_any(c, yi);
                         }
                 }
         }

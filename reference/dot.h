@@ -14,11 +14,13 @@
 typedef struct dot_acc {
     double v;      /* sum of products, float64 */
     double mag;    /* sum of (|w| + e(w)) (|x| + e(x)): magnitude of the terms a backend holds */
+    double mag0;   /* sum of |w x|: the magnitude of the reference's terms */
     double prop;   /* propagated input budgets: sum of the terms */
     double prop2;  /* sum of the squares of the same terms from the inputs' scales (par_prop_bound) */
     double propf;  /* the flush parts of the terms, worst case (par_prop_bound_flush; 0 without flushing) */
     double magf;   /* mag over the terms whose factors are finite: what the backend's partial sums may reach before
                     * an infinite term enters (dot_finish's overflow rule) */
+    double magf0;  /* mag0 over the same finite terms */
     double opmax;  /* the largest |operand| + e over the finite factors: an operand rounded to a narrower format
                     * (u_in) may round up to Inf */
     int64_t k;     /* number of terms */
@@ -30,8 +32,10 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     double x = xt->v[xi], ex = xt->e[xi], sx = par_rt_scales(xt)[xi];
     a->v += w * x;
     a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
+    a->mag0 += bmul(fabs(w), fabs(x));
     if (isfinite(w) && isfinite(x)) {
         a->magf += bmul(fabs(w) + ew, fabs(x) + ex);
+        a->magf0 += bmul(fabs(w), fabs(x));
         a->opmax = fmax(a->opmax, fmax(fabs(w) + ew, fabs(x) + ex));
     }
     a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
@@ -52,15 +56,17 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
  * backend the same Inf or NaN as the float64 sum. */
 static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
 {
-    double val = a->v, mag = a->mag, prop = a->prop, prop2 = a->prop2, propf = a->propf, magf = a->magf;
-    double opmax = a->opmax;
+    double val = a->v, mag = a->mag, mag0 = a->mag0, prop = a->prop, prop2 = a->prop2, propf = a->propf;
+    double magf = a->magf, magf0 = a->magf0, opmax = a->opmax;
     int64_t k = a->k;
     if (b) {
         double sb = par_rt_scales(b)[o];
         val += b->v[o];
         mag += fabs(b->v[o]) + b->e[o];
+        mag0 += fabs(b->v[o]);
         if (isfinite(b->v[o])) {
             magf += fabs(b->v[o]) + b->e[o];
+            magf0 += fabs(b->v[o]);
             opmax = fmax(opmax, fabs(b->v[o]) + b->e[o]);
         }
         prop += b->e[o];
@@ -68,35 +74,50 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
         propf += b->f ? b->f[o] : 0;
         k++;
     }
+    /* The propagated bound B (rule 5: the smaller of the worst case and the probabilistic bound). */
+    const double bprop = par_prop_bound_flush(prop, prop2, propf);
     /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta); under
      * gradual underflow only the k products round there. */
     double flush_own = par_eta_ops(p, (double)k, (double)k);
-    /* Operands rounded on entry (u_in > 0, bfloat16): a product of two rounded factors is w x (1 + d1)(1 + d2), an
+    /* The op's own rounding (docs/budgets/conv-pool.md, "Rounding"). The backend sums its held terms
+     * w~ x~ = w x + d: each product rounds once, at most u |w~ x~|, together at most u (mag0 + prop) with prop the
+     * worst case of sum |d|; each of the k - 1 additions rounds at most u times its partial sum, and a partial sum
+     * of held terms is at most its reference terms' magnitude plus its propagated error, which rule 5 bounds by B
+     * as it bounds the whole sum's (a sum over fewer terms has a smaller bound of either kind). With the partial
+     * sums' own roundings (at most gamma_{k-1} of that), the whole is at most
+     * gamma_k (mag0 + B) + u (1 + gamma_k) prop. Counting the held terms' magnitude as mag = mag0 + prop
+     * instead (gamma_k mag) puts gamma_k times the worst case of the inputs' errors into every layer's own
+     * rounding: in f16 arithmetic (gamma_576 = 0.39) that compounded MobileNetV3's budgets past 65504.
+     * Operands rounded on entry (u_in > 0, bfloat16): a product of two rounded factors is w x (1 + d1)(1 + d2), an
      * error of at most (2 u_in + u_in^2) |w x|, and a rounded bias (1 + d) one of u_in |b| (counted the same way,
-     * conservatively); the sum of the rounded terms then has gamma_k of magnitudes grown by (1 + u_in)^2. With
-     * u_in = 0 this is the plain gamma_k mag. */
+     * conservatively), on the held terms (mag); the sum of the rounded terms then has the bound above on
+     * magnitudes grown by (1 + u_in)^2. With u_in = 0 this is the bound above. */
     double uin = p->u_in, gin = 2 * uin + uin * uin, grow = (1 + uin) * (1 + uin);
-    double round = bmul(par_gamma(k, p->u) * grow + gin, mag) + flush_own;
+    double gk = par_gamma(k, p->u);
+    double round = bmul(gk * grow, mag0 + bprop) + bmul(p->u * (1 + gk) * grow, prop) + bmul(gin, mag) + flush_own;
     if (y->s) {
-        /* The scale: the root-sum-square of the bounds of the op's own roundings (k products, each at most
-         * u |w x|, and k - 1 additions, each at most u sum |w x|: together at most sqrt(k) u sum |w x|), plus the
-         * root-sum-square of the propagated scales. */
-        double ps = bmul(sqrt((double)k) * p->u * grow + gin, mag) + sqrt(prop2);
+        /* The scale: the root-sum-square of the bounds of the op's own roundings (k - 1 additions, each at most
+         * u times its partial sum, and the k products, together at most u times the held terms' magnitude:
+         * at most sqrt(k) u (mag0 + B) + u prop), plus the root-sum-square of the propagated scales. */
+        double ps = bmul(sqrt((double)k) * p->u * grow, mag0 + bprop) + bmul(p->u * grow, prop) + bmul(gin, mag) +
+                    sqrt(prop2);
         /* Gradual underflow's roundings (eta each, mean-zero like any rounding) belong to the scale too: without
          * them a linear combination of subnormal data propagated a scale far below its budget, and the next
          * linear combination's probabilistic bound lost them (flushing's are not mean-zero: the flush parts) */
         if (!(p->flush > 0)) ps += flush_own;
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
-    prop = par_prop_bound_flush(prop, prop2, propf);
     double *v = &y->v[yi], *e = &y->e[yi];
-    double pre = round + prop;
+    double pre = round + bprop;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
     if (y->f) y->f[yi] = fmin(propf + flush_own, *e);
     /* A factor rounded to bfloat16 overflows to Inf from the midpoint between its largest finite value and 2^128. */
     if (uin > 0 && !(opmax < 0x1.ff8p127)) return 1;
-    return !(magf * grow * (1 + par_gamma(k, p->u)) < par_ovf_arith(p));
+    /* The partial sums of the finite terms: at most their reference magnitude plus B (as for the rounding), grown
+     * by the sum's rounding; where B is not finite (an infinite input term), the worst case magf. */
+    double reach = bprop < INFINITY ? fmin(magf, magf0 + bprop + bmul(p->u, prop)) : magf;
+    return !(reach * grow * (1 + gk) < par_ovf_arith(p));
 }
 
 #endif

@@ -37,12 +37,13 @@ static int is_quant(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_Q
  * lie below tau may come out as 0 (flush_results). Each element's flush part f (reference.h) holds the worst-case
  * share of its budget that flushing explains, kept out of the probabilistic scale s. */
 
-/* tau for a tensor of dtype dt: the profile's, or 2^-14 for an f16 tensor; 0 when the backend keeps subnormals or dt
- * is not a float type. */
+/* tau for a tensor of dtype dt where it is read or written: 2^-14 for a tensor stored in f16 (an f16 tensor, or an f32
+ * tensor under f16 storage), else the arithmetic's (p->flush); 0 when the backend keeps subnormals or dt is not a
+ * float type. */
 static double flush_tau(const par_prec *p, par_dtype dt)
 {
     if (!(p->flush > 0)) return 0;
-    if (dt == PAR_DTYPE_F16) return p->flush > 0x1p-14 ? p->flush : 0x1p-14;
+    if (dt == PAR_DTYPE_F16 || (dt == PAR_DTYPE_F32 && p->u_store > 0x1p-20)) return fmax(p->flush, 0x1p-14);
     return dt == PAR_DTYPE_F32 ? p->flush : 0;
 }
 
@@ -553,6 +554,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         /* The ideal real result: integer backends accumulate exactly, so no float rounding is budgeted inside
          * the op; requantization (below) is where their error lives. */
         c.prec.u = c.prec.u_store = c.prec.fn_ulps = 0;
+        c.prec.u_in = 0;   /* nor operands rounded to bfloat16: integer products are exact */
         c.prec.flush = 0; /* nor any flushing: integer arithmetic has no subnormals */
         for (int32_t i = 0; i < n->n_inputs && st == PAR_OK; i++) {
             in[i] = NULL;

@@ -78,10 +78,12 @@ typedef struct par_prec {
      * (PAR_PROC_NODE_REQUANT, validated by exec/): a par_requant value replaces `requant` at that quantized node (its
      * integers and its tie rule), -1 keeps `requant`; NULL: every node under `requant`. Not owned, like algo. */
     const int32_t *requant_node;
-    /* Subnormals flushed (PAR_ARITH_FLUSH_SUBNORMALS): the smallest normal number of the coarser of the arithmetic
-     * and storage formats (2^-126 for f32, 2^-14 when f16 is involved), the bound of eta in the standard model with
-     * underflow fl(x op y) = (x op y)(1 + d) + eta. 0 for gradual underflow, whose |eta| <= 2^-150 (f32) is
-     * negligible and not budgeted (docs/oracle.md, "Flushed subnormals"). */
+    /* Subnormals flushed (PAR_ARITH_FLUSH_SUBNORMALS): the smallest normal number of the arithmetic inside ops
+     * (2^-126 for f32 arithmetic, 2^-14 for f16 arithmetic), the bound of eta in the standard model with underflow
+     * fl(x op y) = (x op y)(1 + d) + eta for the operations a kernel counts (par_eta). A tensor stored in f16 (an f16
+     * tensor, or an f32 tensor under f16 storage) flushes at 2^-14 when it is read or written, whatever the
+     * arithmetic (the interpreter's flush_tau). 0 for gradual underflow, whose |eta| <= 2^-150 (f32) is budgeted by
+     * par_eta_gradual (docs/oracle.md, "Flushed subnormals"). */
     double flush;
 } par_prec;
 
@@ -98,8 +100,13 @@ typedef struct par_ref_ctx {
 } par_ref_ctx;
 
 /* The largest magnitude an intermediate of the arithmetic holds without overflowing: FLT_MAX, or 65504 when the
- * arithmetic is f16. */
-static inline double par_ovf_arith(const par_prec *p) { return p->u > 0x1p-20 ? 65504.0 : 0x1.fffffep127; }
+ * arithmetic is f16; unlimited for the exact arithmetic (u = u_store = 0: par_prec_ideal, a quantized node's ideal
+ * real result), whose intermediates are float64's. */
+static inline double par_ovf_arith(const par_prec *p)
+{
+    if (p->u == 0 && p->u_store == 0) return INFINITY;
+    return p->u > 0x1p-20 ? 65504.0 : 0x1.fffffep127;
+}
 
 /* Mark element i of output 0 as "anything" (an intermediate may overflow; see par_ref_ctx.any). */
 static inline void par_mark_any(const par_ref_ctx *c, int64_t i)
@@ -184,7 +191,10 @@ par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const pa
 
 /* The precision profile for a backend's declared arithmetic. */
 par_prec par_prec_for(par_arith a);
-/* Declare (flush != 0) or clear the flushing of subnormals in a profile: sets p->flush from its u and u_store. */
+/* The exact arithmetic (u = u_store = 0, no flushing): the reference's values with budgets 0 and nothing marked
+ * "anything" short of float64's own range, the ideal result the metrics of an unjudged element are taken against. */
+par_prec par_prec_ideal(void);
+/* Declare (flush != 0) or clear the flushing of subnormals in a profile: sets p->flush from its arithmetic's u. */
 void par_prec_set_flush(par_prec *p, int flush);
 
 /* Allocate / free a reference tensor (values and budgets zeroed). */

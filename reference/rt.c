@@ -41,11 +41,18 @@ par_prec par_prec_for(par_arith a)
     return p;
 }
 
+par_prec par_prec_ideal(void)
+{
+    par_prec p = par_prec_for(PAR_ARITH_F32);
+    p.u = p.u_store = p.fn_ulps = 0;
+    return p;
+}
+
 void par_prec_set_flush(par_prec *p, int flush)
 {
-    /* The smallest normal number of the coarser format: an f16 storage flushes below 2^-14 even where the arithmetic
-     * inside ops is f32 (a conservative bound for the f32 operations there). */
-    p->flush = !flush ? 0.0 : (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
+    /* The smallest normal number of the arithmetic inside ops: f32 operations (f16 storage included) flush below
+     * 2^-126; the f16 storage's own 2^-14 applies where a tensor is read or written (interp.c, flush_tau). */
+    p->flush = !flush ? 0.0 : p->u > 0x1p-20 ? 0x1p-14 : 0x1p-126;
 }
 
 par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg)

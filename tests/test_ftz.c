@@ -80,11 +80,17 @@ static void test_prec_profile(void)
     CU_ASSERT_EQUAL(p.flush, 0.0); /* gradual underflow unless declared */
     par_prec_set_flush(&p, 1);
     CU_ASSERT_EQUAL(p.flush, 0x1p-126);
+    /* the operations inside ops flush at the arithmetic's smallest normal: f32 arithmetic under f16 storage too
+     * (the storage's 2^-14 applies where a tensor is read or written: test_f16_storage_flush); f16 arithmetic at
+     * 2^-14 */
     par_prec h = par_prec_for(PAR_ARITH_F16_STORAGE);
     par_prec_set_flush(&h, 1);
-    CU_ASSERT_EQUAL(h.flush, 0x1p-14); /* the f16 storage's smallest normal */
+    CU_ASSERT_EQUAL(h.flush, 0x1p-126);
     par_prec_set_flush(&h, 0);
     CU_ASSERT_EQUAL(h.flush, 0.0);
+    par_prec r = par_prec_for(PAR_ARITH_F16);
+    par_prec_set_flush(&r, 1);
+    CU_ASSERT_EQUAL(r.flush, 0x1p-14);
     CU_ASSERT_EQUAL(par_eta(&p, 6), 6 * 0x1p-126);
     par_prec q = par_prec_for(PAR_ARITH_F32);
     CU_ASSERT_EQUAL(par_eta(&q, 6), 6 * 0x1p-150); /* gradual underflow: half a subnormal per operation */
@@ -123,6 +129,33 @@ static void test_relu_subnormal(void)
         }
         par_ref_result_destroy(r);
     }
+    par_graph_destroy(g);
+}
+
+/* f32 arithmetic under f16 storage: an f32 tensor stored in f16 flushes below f16's smallest normal 2^-14 where it is
+ * read (an input of 2^-16 may be read as 0: budget 2^-16, all of it flush) and written (relu's result of it too),
+ * while 2^-13 is an f16 normal number: its budget is the boundary rounding alone, none of it flush. */
+static void test_f16_storage_flush(void)
+{
+    const int64_t dims[1][2] = {{2}};
+    const int32_t ranks[1] = {1};
+    par_graph *g = one_node("relu", 1, dims, ranks);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const float x[2] = {0x1p-16f, 0x1p-13f};
+    const void *in[1] = {x};
+    par_prec p = par_prec_for(PAR_ARITH_F16_STORAGE);
+    par_prec_set_flush(&p, 1);
+    par_ref_result *r = NULL;
+    par_msg m = {{0}};
+    const par_graph_desc *d = par_graph_desc_of(g);
+    CU_ASSERT_EQUAL_FATAL(par_ref_run(d, &p, in, &r, &m), PAR_OK);
+    const par_rt *y = &r->values[d->outputs[0]];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(y->f);
+    CU_ASSERT_EQUAL(y->e[0], 0x1p-16);
+    CU_ASSERT_EQUAL(y->f[0], 0x1p-16);
+    CU_ASSERT_EQUAL(y->e[1], 0x1p-11 * 0x1p-13 + 0x1p-25);
+    CU_ASSERT_EQUAL(y->f[1], 0.0);
+    par_ref_result_destroy(r);
     par_graph_destroy(g);
 }
 
@@ -580,6 +613,7 @@ static void test_export_flag(void)
 static const CU_TestInfo tests[] = {
     {"prec_profile", test_prec_profile},
     {"relu_subnormal", test_relu_subnormal},
+    {"f16_storage_flush", test_f16_storage_flush},
     {"add_subnormals", test_add_subnormals},
     {"add_result_flushed", test_add_result_flushed},
     {"linear_normal_data", test_linear_normal_data},

@@ -517,10 +517,12 @@ static void test_conv2d_budget_propagation(void)
     CU_ASSERT_DOUBLE_EQUAL(y->v[0], -5.0, 0);
     CU_ASSERT_DOUBLE_EQUAL(y->e[0], 2 * 0.01 + 3 * 0.001 + 0.01 * 0.001 + 0.1, 1e-15);
     rt_del(y);
-    /* The float32 profile adds gamma_2 times the magnitudes the backend holds, then the storage rounding. */
+    /* The float32 profile adds gamma_2 times the reference terms' magnitude plus the propagated bound B (here the
+     * worst case: 6 sqrt(sum t^2) = 0.62 exceeds it), u (1 + gamma_2) times the worst case for the products'
+     * roundings, then the storage rounding (docs/budgets/conv-pool.md, "Rounding"). */
     CU_ASSERT_EQUAL_FATAL(conv(&p, x, w, b, &F32, &y, &msg), PAR_OK);
-    double prop = 2 * 0.01 + 3 * 0.001 + 0.01 * 0.001 + 0.1;
-    double pre = par_gamma(2, 0x1p-24) * (3.01 * 2.001 + 1.1) + prop;
+    double prop = 2 * 0.01 + 3 * 0.001 + 0.01 * 0.001 + 0.1, g2 = par_gamma(2, 0x1p-24);
+    double pre = g2 * (3 * 2 + 1 + prop) + 0x1p-24 * (1 + g2) * prop + prop;
     CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + 0x1p-24 * (5.0 + pre), 1e-15);
     rt_del(y);
     /* An unbounded input budget (upstream division by an interval containing 0) under an exact zero weight stays
@@ -539,6 +541,87 @@ static void test_conv2d_budget_propagation(void)
 }
 
 /* ---- errors ----------------------------------------------------------------------------------------------------- */
+
+/* x rounded to f16 (11 significant bits, round to nearest even; the subnormal grid 2^-24 below 2^-14). */
+static double f16_round(double x)
+{
+    if (x == 0 || !isfinite(x)) return x;
+    if (fabs(x) < 0x1p-14) return nearbyint(x * 0x1p24) * 0x1p-24;
+    int ex;
+    double m = frexp(x, &ex);
+    return ldexp(nearbyint(ldexp(m, 11)), ex - 11);
+}
+
+/* A dot product in f16 arithmetic whose inputs carry errors (a layer deep in a model): the own rounding counts the
+ * additions on the reference terms' magnitude plus the propagated bound, and the products alone on the worst case
+ * (reference/dot.h; docs/budgets/conv-pool.md, "Rounding"). An emulated f16 backend (every product and partial sum
+ * rounded to f16, sequentially and in reverse) on inputs perturbed within their budgets, independently as rule 5
+ * assumes, stays within it. rel: the inputs' budgets relative to their values (plus 1e-3); where they are as large
+ * as the values (rel = 1, as deep in MobileNetV3 under f16), the budget is 1.29 times smaller than the one that
+ * charged gamma_k to the held terms' magnitude sum (|w| + e(w)) (|x| + e(x)): a factor per layer, which compounded
+ * over MobileNetV3's dozens of layers past f16's range. */
+static void linear_f16_inexact(double rel, ratio *r, double *gain)
+{
+    const int64_t M = 6, K = 576, N = 12;
+    int64_t xd[2] = {M, K}, wd[2] = {N, K}, bd[1] = {N};
+    uint64_t seed = 2026;
+    par_rt *x = rt_rand(2, xd, &seed), *w = rt_rand(2, wd, &seed), *b = rt_rand(1, bd, &seed), *y;
+    for (int64_t i = 0; i < x->numel; i++) {
+        x->v[i] = f16_round(x->v[i]);
+        x->e[i] = rel * fabs(x->v[i]) + 1e-3; /* scales read as the budgets (no s array) */
+    }
+    for (int64_t i = 0; i < w->numel; i++) w->v[i] = f16_round(0.2 * w->v[i]);
+    for (int64_t i = 0; i < b->numel; i++) b->v[i] = f16_round(b->v[i]);
+    const par_prec f16 = par_prec_for(PAR_ARITH_F16);
+    const double u = 0x1p-11;
+    par_rt *in[3] = {x, w, b};
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_linear, par_ref_linear, "linear", 3, in, NULL, 0, &f16, NULL, &y, &msg),
+                          PAR_OK);
+    *gain = INFINITY;
+    for (int trial = 0; trial < 20; trial++)
+        for (int64_t m = 0; m < M; m++) {
+            double xp[576];
+            for (int64_t k = 0; k < K; k++)
+                xp[k] = f16_round(x->v[m * K + k] + rng_f(&seed, -1, 1) * x->e[m * K + k]);
+            for (int64_t n = 0; n < N; n++) {
+                double acc = b->v[n];
+                for (int64_t j = 0; j < K; j++) {
+                    int64_t k = trial & 1 ? K - 1 - j : j;
+                    acc = f16_round(acc + f16_round(w->v[n * K + k] * xp[k]));
+                }
+                ratio_add(r, acc, y->v[m * N + n], y->e[m * N + n]);
+                if (trial) continue;
+                double held = fabs(b->v[n]), worst = 0, rss = 0;
+                for (int64_t k = 0; k < K; k++) {
+                    double t = fabs(w->v[n * K + k]) * x->e[m * K + k];
+                    held += fabs(w->v[n * K + k]) * (fabs(x->v[m * K + k]) + x->e[m * K + k]);
+                    worst += t;
+                    rss += t * t;
+                }
+                double pre = par_gamma(K + 1, u) * held + fmin(worst, 6 * sqrt(rss));
+                *gain = fmin(*gain, (pre + u * (fabs(y->v[m * N + n]) + pre)) / y->e[m * N + n]);
+            }
+        }
+    rt_del(x), rt_del(w), rt_del(b), rt_del(y);
+}
+
+static void test_linear_f16_inexact_inputs(void)
+{
+    const double rels[] = {0.01, 1.0};
+    for (int i = 0; i < 2; i++) {
+        ratio r = {0, 0, 0};
+        double gain;
+        linear_f16_inexact(rels[i], &r, &gain);
+        char what[64];
+        snprintf(what, sizeof what, "linear f16 k=576, inputs' e %.2g |x|", rels[i]);
+        ratio_report(what, &r);
+        PAR_TEST_NOTE("; the held-magnitude bound was %.2f x this budget", gain);
+        CU_ASSERT(r.max > 0); /* the f16 sums really round and the inputs really move */
+        CU_ASSERT(gain >= 1.0);
+        if (rels[i] >= 1) CU_ASSERT(gain > 1.2); /* per layer: compounded over a model's dozens of layers */
+    }
+}
 
 static void test_conv_shape_errors(void)
 {
@@ -650,6 +733,7 @@ static void test_conv_dtype_refused(void)
 }
 
 static const CU_TestInfo tests[] = {
+    {"linear f16 inexact inputs", test_linear_f16_inexact_inputs},
     {"conv2d padding, stride, bias", test_conv2d_pad_stride_bias},
     {"conv2d depthwise multiplier 2", test_conv2d_depthwise_multiplier},
     {"conv2d groups 2", test_conv2d_groups2},
