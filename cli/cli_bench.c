@@ -535,12 +535,12 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             }
         /* check the last outputs against the reference, in the precision profile each backend declares (the
          * same judgement as parity run); one reference per distinct profile */
-        par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
+        par_ref_result *refs[PAR_ARITH_N_KINDS][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
         for (int32_t b = 0; b < bs->n; b++) {
             bench_be *x = &bb[b];
             if (!x->ok) continue;
             par_prec p = par_prec_of_backend(x->inst); /* the probe's answers: the same as parity run */
-            unsigned a = (unsigned)x->inst->arith < 3 ? (unsigned)x->inst->arith : 0;
+            unsigned a = (unsigned)x->inst->arith < PAR_ARITH_N_KINDS ? (unsigned)x->inst->arith : 0;
             par_ref_result *own = NULL; /* a backend with per-node declarations gets a reference of its own */
             par_ref_result **ref = &refs[a][p.requant][(p.requant_exact ? 1 : 0) | (p.flush > 0 ? 2 : 0)];
             if (x->algo || x->rq) {
@@ -559,7 +559,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
             x->verdict = bad || x->n_diag ? "FAIL" : "PASS";
             if (bad || x->n_diag) exit_code = exit_code ? exit_code : PAR_EXIT_FAIL;
         }
-        for (int k = 0; k < 3; k++)
+        for (int k = 0; k < PAR_ARITH_N_KINDS; k++)
             for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
                 for (int f = 0; f < 4; f++) par_ref_result_destroy(refs[k][j][f]);
             }

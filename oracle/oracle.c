@@ -159,6 +159,31 @@ static int64_t compare_quant(const par_rt *ref, const void *got, par_metrics *m,
 
 int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
 {
+    return par_oracle_compare_ideal(ref, NULL, got, m);
+}
+
+/* The metrics of one finite pair (reference or ideal value r, backend value x): the sums of nmse and bias. */
+typedef struct pair_sums {
+    double d2, r2, d;
+    int64_t n;
+} pair_sums;
+
+static void add_pair(par_dtype dt, double r, double x, par_metrics *m, pair_sums *ps)
+{
+    double d = x - r, ad = fabs(d);
+    if (ad > m->max_abs) m->max_abs = ad;
+    if (r != 0 && ad / fabs(r) > m->max_rel) m->max_rel = ad / fabs(r);
+    double ulp = ulp_distance(dt, r, x);
+    if (ulp > m->max_ulp) m->max_ulp = ulp;
+    ps->d2 += d * d;
+    ps->r2 += r * r;
+    ps->d += d;
+    ps->n++;
+}
+
+int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const void *got, par_metrics *m)
+{
+    if (ideal && (ideal->numel != ref->numel || !ideal->v)) ideal = NULL;
     par_metrics_init(m);
     const int64_t tie_bad = judge_ties(ref, got, m);
     emap_acc ea_store, *ea = &ea_store; /* 8 KiB: where the elements fail, folded */
@@ -176,8 +201,7 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
         }
         return bad;
     }
-    double sum_d2 = 0, sum_r2 = 0, sum_d = 0;
-    int64_t n_finite = 0;
+    pair_sums ps = {0, 0, 0, 0};
     double worst_score = -1;
     for (int64_t i = 0; i < ref->numel; i++) {
         double r = ref->v[i], e = ref->e[i], x = par_elem_get(ref->dtype, got, i);
@@ -188,6 +212,7 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
              * here, so any value, NaN included, passes unjudged and is counted */
             ratio = 0;
             m->n_unbounded++;
+            if (ideal && isfinite(ideal->v[i]) && isfinite(x)) add_pair(ref->dtype, ideal->v[i], x, m, &ps);
         } else if (isnan(r)) {
             bad_nonfinite = !isnan(x);
             ratio = bad_nonfinite ? INFINITY : 0;
@@ -205,14 +230,7 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
                 ratio = ad == 0 ? 0 : (e > 0 ? ad / e : INFINITY);
                 if (ad > e) m->n_over++;
                 if (isinf(e)) m->n_unbounded++;
-                if (ad > m->max_abs) m->max_abs = ad;
-                if (r != 0 && ad / fabs(r) > m->max_rel) m->max_rel = ad / fabs(r);
-                double ulp = ulp_distance(ref->dtype, r, x);
-                if (ulp > m->max_ulp) m->max_ulp = ulp;
-                sum_d2 += d * d;
-                sum_r2 += r * r;
-                sum_d += d;
-                n_finite++;
+                add_pair(ref->dtype, r, x, m, &ps);
             }
         }
         if (bad_nonfinite) m->n_nonfinite++;
@@ -230,8 +248,8 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
         }
     }
     m->n = ref->numel;
-    m->nmse = sum_r2 > 0 ? sum_d2 / sum_r2 : (sum_d2 > 0 ? INFINITY : 0);
-    m->bias = n_finite ? sum_d / (double)n_finite : 0;
+    m->nmse = ps.r2 > 0 ? ps.d2 / ps.r2 : (ps.d2 > 0 ? INFINITY : 0);
+    m->bias = ps.n ? ps.d / (double)ps.n : 0;
     emap_end(ea, ref, m);
     if (m->worst_index >= 0) {
         m->worst_rank = ref->rank;
@@ -242,6 +260,49 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
         }
     }
     return m->n_over + m->n_nonfinite + tie_bad;
+}
+
+static int is_float_rt(const par_rt *t)
+{
+    return t && t->v && t->e && (t->dtype == PAR_DTYPE_F32 || t->dtype == PAR_DTYPE_F16 || t->dtype == PAR_DTYPE_F64);
+}
+
+int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char *buf, size_t n)
+{
+    if (n) buf[0] = 0;
+    for (int32_t ni = 0; ni < g->n_nodes; ni++) {
+        const par_node *nd = &g->nodes[ni];
+        int64_t n_any = 0, n_unb = 0, numel = 0;
+        for (int32_t k = 0; k < nd->n_outputs; k++) {
+            const par_rt *t = nd->outputs[k] >= 0 ? &ref->values[nd->outputs[k]] : NULL;
+            if (!is_float_rt(t)) continue;
+            numel += t->numel;
+            for (int64_t i = 0; i < t->numel; i++) {
+                if (t->e[i] < INFINITY || isinf(t->v[i])) continue;
+                if (isnan(t->v[i])) n_any++;
+                else n_unb++;
+            }
+        }
+        if (n_any + n_unb == 0) continue;
+        double emax = 0, vmax = 0;
+        for (int32_t k = 0; k < nd->n_inputs; k++) {
+            const par_rt *t = nd->inputs[k] >= 0 ? &ref->values[nd->inputs[k]] : NULL;
+            if (!is_float_rt(t)) continue;
+            for (int64_t i = 0; i < t->numel; i++)
+                if (t->e[i] < INFINITY && isfinite(t->v[i])) {
+                    emax = fmax(emax, t->e[i]);
+                    vmax = fmax(vmax, fabs(t->v[i]));
+                }
+        }
+        const char *why = n_any >= n_unb ? "anything: an intermediate may overflow the arithmetic's range"
+                                         : "unbounded: the budget's interval reaches the storage's overflow threshold "
+                                           "or a point where the op is unbounded";
+        snprintf(buf, n, "from node '%s' (%s): %lld of %lld elements %s; its inputs' budgets reach %.3g on values up "
+                 "to %.3g", nd->name ? nd->name : "?", nd->op ? nd->op : "?", (long long)(n_any + n_unb),
+                 (long long)numel, why, emax, vmax);
+        return 1;
+    }
+    return 0;
 }
 
 void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)

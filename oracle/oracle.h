@@ -13,6 +13,19 @@
  * number of failing elements (over budget or non-finite), plus 1 when an integer output's bias exceeds its bound
  * (docs/quantization.md: ql - e <= got <= qh + e per element, |mean signed difference| <= bias_bound). */
 int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m);
+/* The same, with the output's ideal values (ideal: NULL, or the same tensor from the reference run in exact
+ * arithmetic, par_prec_ideal): an "anything" element (value NaN, budget +Inf: docs/oracle.md, "NaN and Inf policy")
+ * passes unjudged as before, but where its ideal value is finite and the backend's is finite, the difference enters
+ * the metrics (max_abs, max_rel, max_ulp, nmse, bias), so that an unjudged output still shows what the backend did. */
+int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const void *got, par_metrics *m);
+
+/* Where the unjudged elements of a reference come from (docs/oracle.md, "NaN and Inf policy"): the first node, in
+ * graph order, with an output element whose budget is infinite at a value that is not a certain Inf: its name, op,
+ * how many of its elements are "anything" (value NaN: an intermediate may overflow the arithmetic's range) or
+ * unbounded (finite value: the budget's interval reaches the storage's overflow threshold or a point where the op
+ * is unbounded), and the largest finite budget and value among its float inputs, which show how the budget grew
+ * before it. Written into buf (n bytes) as a clause; returns 0 and writes "" when no node has one. */
+int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char *buf, size_t n);
 
 /* Fold an output's metrics into a case's (worst over outputs; counts summed). output: its index. */
 void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output);

@@ -61,9 +61,44 @@ static void tie_reason(const par_metrics *m, const char *const *schemes, char *b
              (long long)m->tie_n);
 }
 
-/* Judge a backend's outputs against the reference. */
-static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_exec_out *out,
-                  const char *const *schemes, par_result *r)
+/* Whether a float output of the reference holds an "anything" element (value NaN, budget +Inf). */
+static int has_anything(const par_graph_desc *g, const par_ref_result *ref)
+{
+    for (int32_t k = 0; k < g->n_outputs; k++) {
+        const par_rt *t = &ref->values[g->outputs[k]];
+        if (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16 && t->dtype != PAR_DTYPE_F64) continue;
+        for (int64_t i = 0; t->e && i < t->numel; i++)
+            if (isnan(t->v[i]) && !(t->e[i] < INFINITY)) return 1;
+    }
+    return 0;
+}
+
+/* The case's ideal values (the reference in exact arithmetic, par_prec_ideal), computed once per case and only
+ * where a record has "anything" elements to take metrics on; NULL when the reference refuses (the metrics then
+ * skip those elements, as before). */
+typedef struct ideal_ref {
+    par_ref_result *res;
+    int tried;
+} ideal_ref;
+
+static const par_ref_result *ideal_for(const par_run_config *cfg, const par_case *c, const par_graph_desc *g,
+                                       void **inputs, ideal_ref *ir)
+{
+    if (!ir->tried) {
+        ir->tried = 1;
+        par_prec p = par_prec_ideal();
+        par_msg m = {{0}};
+        par_status st = cfg->no_refcache ? par_ref_run(g, &p, (const void *const *)inputs, &ir->res, &m)
+                                         : par_refcache_run(c, g, &p, (const void *const *)inputs, &ir->res, &m);
+        if (st != PAR_OK) ir->res = NULL;
+    }
+    return ir->res;
+}
+
+/* Judge a backend's outputs against the reference (ideal: NULL, or the ideal values for the metrics of unjudged
+ * elements). */
+static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_ref_result *ideal,
+                  const par_exec_out *out, const char *const *schemes, par_result *r)
 {
     par_metrics_init(&r->m);
     /* A NaN budget beside a non-NaN reference value would pass any backend value (no |d| exceeds NaN): the oracle
@@ -83,7 +118,8 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
     int64_t bad = 0;
     for (int32_t k = 0; k < g->n_outputs; k++) {
         par_metrics m;
-        bad += par_oracle_compare(&ref->values[g->outputs[k]], out->outputs[k], &m);
+        bad += par_oracle_compare_ideal(&ref->values[g->outputs[k]], ideal ? &ideal->values[g->outputs[k]] : NULL,
+                                        out->outputs[k], &m);
         par_metrics_merge(&r->m, &m, k);
     }
     if (bad == 0) {
@@ -136,16 +172,31 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
 /* The reference for backend inst's precision profile, computed on first use and kept per profile (arith, requant,
  * strict, flushed subnormals: the scheme only matters for graphs with quantized values); NULL with the reason in msg
  * when the reference refuses the case. Served by the on-disk cache (runner/refcache.c). */
-static par_ref_result *reference_for(const par_run_config *cfg, const par_backend_inst *inst, const par_case *c,
-                                     const par_graph_desc *g, int quant, void **inputs,
-                                     par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4], par_status *st, par_msg *msg)
+/* The precision profile a record is judged under: the probe's answers, the scheme only for graphs with quantized
+ * values, and the per-node declarations of out (NULL: none). */
+static par_prec record_prec(const par_backend_inst *inst, int quant, const par_exec_out *out)
 {
-    par_prec p = par_prec_of_backend(inst); /* the probe's answers */
+    par_prec p = par_prec_of_backend(inst);
     if (!quant) {
         p.requant = PAR_REQUANT_FP32;
         p.requant_exact = 0;
     }
-    unsigned a = (unsigned)inst->arith < 3 ? (unsigned)inst->arith : 0;
+    if (out) {
+        p.algo = out->algo;
+        if (quant) p.requant_node = out->requant;
+    }
+    return p;
+}
+
+static par_ref_result *reference_for(const par_run_config *cfg, const par_backend_inst *inst, const par_case *c,
+                                     const par_graph_desc *g, int quant, void **inputs,
+                                     par_ref_result *refs[PAR_ARITH_N_KINDS][PAR_REQUANT_N_SCHEMES][4],
+                                     par_status *st, par_msg *msg)
+{
+    par_prec p = record_prec(inst, quant, NULL); /* the probe's answers */
+    /* every kind its own reference: bf16 (3) shared f32's slot, so the first of an f32 and a bf16 backend in one run
+     * set the budgets of both */
+    unsigned a = (unsigned)inst->arith < PAR_ARITH_N_KINDS ? (unsigned)inst->arith : 0;
     unsigned q = (unsigned)p.requant < PAR_REQUANT_N_SCHEMES ? (unsigned)p.requant : 0;
     unsigned e = (p.requant_exact ? 1u : 0u) | (p.flush > 0 ? 2u : 0u); /* strict mode, flushed subnormals */
     par_ref_result **ref = &refs[a][q][e];
@@ -168,17 +219,29 @@ static par_ref_result *reference_declared(const par_run_config *cfg, const par_b
                                           const par_case *c, const par_graph_desc *g, int quant, void **inputs,
                                           const par_exec_out *out, par_status *st, par_msg *msg)
 {
-    par_prec p = par_prec_of_backend(inst);
-    if (!quant) {
-        p.requant = PAR_REQUANT_FP32;
-        p.requant_exact = 0;
-    }
-    p.algo = out->algo;
-    if (quant) p.requant_node = out->requant;
+    par_prec p = record_prec(inst, quant, out);
     par_ref_result *ref = NULL;
     *st = cfg->no_refcache ? par_ref_run(g, &p, (const void *const *)inputs, &ref, msg)
                            : par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
     return *st == PAR_OK ? ref : NULL;
+}
+
+/* A PASS that left elements unjudged says where they come from (par_unjudged_origin): the reference runs once more
+ * with every node's values (the cache keeps the outputs only), under the record's profile. */
+static void note_unjudged(const par_backend_inst *inst, const par_graph_desc *g, int quant, void **inputs,
+                          const par_exec_out *out, par_result *r)
+{
+    if (r->verdict != PAR_V_PASS || r->m.n_unbounded <= 0) return;
+    par_prec p = record_prec(inst, quant, out);
+    par_ref_result *full = NULL;
+    par_msg m = {{0}};
+    char origin[PAR_REASON_LEN / 2];
+    if (par_ref_run(g, &p, (const void *const *)inputs, &full, &m) == PAR_OK &&
+        par_unjudged_origin(g, full, origin, sizeof origin)) {
+        size_t n = strlen(r->reason);
+        snprintf(r->reason + n, sizeof r->reason - n, "; %s", origin);
+    }
+    par_ref_result_destroy(full);
 }
 
 /* The declared nodes of an exec out array (decl[i] for node i; skip: the value that means "not declared") into a
@@ -293,7 +356,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     void **inputs = NULL;
     par_msg msg = {{0}};
     int internal = 0;
-    par_ref_result *refs[3][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
+    par_ref_result *refs[PAR_ARITH_N_KINDS][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
+    ideal_ref ideal = {NULL, 0};
     const int quant = has_quant(g);
     par_result *r = malloc(sizeof *r);
     if (!r) return 1;
@@ -360,7 +424,9 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                         char sbuf[PAR_TIE_RULES][64];
                         const char *schemes[PAR_TIE_RULES];
                         record_schemes(g, inst, out, sbuf, schemes);
-                        judge(g, ref, out, schemes, r);
+                        const par_ref_result *id = has_anything(g, ref) ? ideal_for(cfg, c, g, inputs, &ideal) : NULL;
+                        judge(g, ref, id, out, schemes, r);
+                        note_unjudged(inst, g, quant, inputs, out, r);
                     } else {
                         r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
                         snprintf(r->reason, sizeof r->reason, "reference: %s", rm.text);
@@ -381,7 +447,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
         emit(user, ci, b, r);
     }
     free(r);
-    for (int k = 0; k < 3; k++)
+    par_ref_result_destroy(ideal.res);
+    for (int k = 0; k < PAR_ARITH_N_KINDS; k++)
         for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
             for (int f = 0; f < 4; f++) par_ref_result_destroy(refs[k][j][f]);
         }

@@ -85,6 +85,43 @@ static void test_signed_zero(void)
     par_graph_destroy(g);
 }
 
+/* An "anything" element (hardswish of 1e38: x * 6 may overflow in f32, so the reference's value is NaN with an
+ * infinite budget) passes whatever the backend gives, but the metrics still show what it gave, measured against the
+ * ideal value (the reference in exact arithmetic), and the record can say where the unjudged element comes from. */
+static void test_anything_metrics(void)
+{
+    par_graph *g = one_node("hardswish", 1, D1, R1, 0, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const float x[4] = {1, 2, 1e38f, 3};
+    const void *in[1] = {x};
+    const float got[4] = {2.0f / 3, 5.0f / 3, 5e37f, 3};
+    par_msg msg = {{0}};
+    const par_graph_desc *d = par_graph_desc_of(g);
+    par_prec p = par_prec_for(PAR_ARITH_F32), q = par_prec_ideal();
+    par_ref_result *r = NULL, *ideal = NULL;
+    CU_ASSERT_EQUAL_FATAL(par_ref_run(d, &p, in, &r, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(par_ref_run(d, &q, in, &ideal, &msg), PAR_OK);
+    const par_rt *y = &r->values[d->outputs[0]], *yi = &ideal->values[d->outputs[0]];
+    CU_ASSERT(isnan(y->v[2]) && isinf(y->e[2]));
+    CU_ASSERT_DOUBLE_EQUAL(yi->v[2], (double)1e38f, 1e25); /* exact arithmetic: x (x + 3 clamped) / 6 = x */
+    par_metrics m;
+    CU_ASSERT_EQUAL(par_oracle_compare(y, got, &m), 0);
+    CU_ASSERT_EQUAL(m.n_unbounded, 1);
+    CU_ASSERT(m.max_abs < 1e-6); /* without the ideal values, the unjudged element is not in the metrics */
+    CU_ASSERT_EQUAL(par_oracle_compare_ideal(y, yi, got, &m), 0);
+    CU_ASSERT_EQUAL(m.n_unbounded, 1);
+    CU_ASSERT_DOUBLE_EQUAL(m.max_abs, (double)1e38f - (double)5e37f, 1e25);
+    CU_ASSERT(m.nmse > 0.2 && m.nmse < 0.3); /* (5e37)^2 / (1e38^2 + ...) = 0.25 */
+    char why[256];
+    CU_ASSERT_EQUAL(par_unjudged_origin(d, r, why, sizeof why), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "node 'n0' (hardswish): 1 of 4 elements anything"));
+    CU_ASSERT_EQUAL(par_unjudged_origin(d, ideal, why, sizeof why), 0);
+    CU_ASSERT_STRING_EQUAL(why, "");
+    par_ref_result_destroy(r);
+    par_ref_result_destroy(ideal);
+    par_graph_destroy(g);
+}
+
 /* NaN and Inf through elementwise ops, clamps and max pooling (PyTorch's rules, docs/ops.md). */
 static void test_nan_inf_elementwise(void)
 {
@@ -287,6 +324,7 @@ static void test_all_equal_and_cancel(void)
 }
 
 static const CU_TestInfo tests[] = {
+    {"anything_metrics", test_anything_metrics},
     {"signed zero", test_signed_zero},
     {"NaN and Inf: elementwise, clamps, max pooling", test_nan_inf_elementwise},
     {"overflow of the stored result", test_result_overflow},
