@@ -47,6 +47,12 @@ typedef struct par_metrics {
     double max_rel;          /* max |d| / |reference| over elements with reference != 0 */
     double max_ulp;          /* max distance in ULPs of the output dtype from the reference rounded to it */
     double nmse;             /* sum d^2 / sum reference^2 (0 if both are 0) */
+    /* Signal to quantization noise ratios, in dB (docs/oracle.md, "Metrics reported"): sqnr_db = 10 log10(sum ref^2
+     * / sum d^2), +Inf when d is 0 everywhere; sqnr_pred_db the same with the noise the reference predicts, sum s^2 / 3
+     * over the judged elements (s the error scale of rule 5: each independent source at most its bound, uniform
+     * over it), +Inf when s is 0 (exact ops), NaN for integer outputs. Over several outputs, the worst (smallest) of
+     * each. */
+    double sqnr_db, sqnr_pred_db;
     double bias;             /* mean signed error d */
     double max_ratio;        /* max |d| / budget (inf when budget is 0 and d is not) */
     /* the worst element: largest ratio (non-finite failures first) */

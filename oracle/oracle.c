@@ -17,6 +17,7 @@ _Static_assert(PAR_TIE_RULES == PAR_TIE_N_RULES, "result.h counts every rule of 
 void par_metrics_init(par_metrics *m)
 {
     memset(m, 0, sizeof *m);
+    m->sqnr_db = m->sqnr_pred_db = NAN; /* integer outputs, and no output compared yet */
     m->worst_index = -1;
     m->tie_declared = -1;
 }
@@ -164,9 +165,16 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m)
 
 /* The metrics of one finite pair (reference or ideal value r, backend value x): the sums of nmse and bias. */
 typedef struct pair_sums {
-    double d2, r2, d;
+    double d2, r2, d, s2; /* s2: the predicted noise, sum s^2 / 3 over the judged elements */
     int64_t n;
 } pair_sums;
+
+/* 10 log10(signal / noise): +Inf for no noise, NaN for no signal and no noise. */
+static double db_ratio(double signal, double noise)
+{
+    if (noise == 0) return signal > 0 ? INFINITY : NAN;
+    return 10.0 * log10(signal / noise);
+}
 
 static void add_pair(par_dtype dt, double r, double x, par_metrics *m, pair_sums *ps)
 {
@@ -201,7 +209,8 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
         }
         return bad;
     }
-    pair_sums ps = {0, 0, 0, 0};
+    pair_sums ps = {0, 0, 0, 0, 0};
+    const double *sc = par_rt_scales(ref);
     double worst_score = -1;
     for (int64_t i = 0; i < ref->numel; i++) {
         double r = ref->v[i], e = ref->e[i], x = par_elem_get(ref->dtype, got, i);
@@ -230,6 +239,7 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
                 ratio = ad == 0 ? 0 : (e > 0 ? ad / e : INFINITY);
                 if (ad > e) m->n_over++;
                 if (isinf(e)) m->n_unbounded++;
+                else ps.s2 += sc[i] * sc[i] / 3;
                 add_pair(ref->dtype, r, x, m, &ps);
             }
         }
@@ -249,6 +259,8 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
     }
     m->n = ref->numel;
     m->nmse = ps.r2 > 0 ? ps.d2 / ps.r2 : (ps.d2 > 0 ? INFINITY : 0);
+    m->sqnr_db = db_ratio(ps.r2, ps.d2);
+    m->sqnr_pred_db = db_ratio(ps.r2, ps.s2);
     m->bias = ps.n ? ps.d / (double)ps.n : 0;
     emap_end(ea, ref, m);
     if (m->worst_index >= 0) {
@@ -317,6 +329,9 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
     acc->max_rel = fmax(acc->max_rel, m->max_rel);
     acc->max_ulp = fmax(acc->max_ulp, m->max_ulp);
     acc->nmse = fmax(acc->nmse, m->nmse);
+    /* the worst output's; fmin skips a NaN (an integer output, or the accumulator's start) */
+    acc->sqnr_db = fmin(acc->sqnr_db, m->sqnr_db);
+    acc->sqnr_pred_db = fmin(acc->sqnr_pred_db, m->sqnr_pred_db);
     if (!acc->bias_over && (fabs(m->bias) > fabs(acc->bias) || m->bias_over)) {
         acc->bias = m->bias;
         acc->bias_bound = m->bias_bound;

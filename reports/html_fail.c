@@ -74,12 +74,15 @@ static void cell_d(FILE *f, double v)
 static void metrics(FILE *f, const par_metrics *m)
 {
     fprintf(f, "<table class=\"m\"><tr><th>compared<th>over budget<th>non-finite<th>unbounded<th>max |d|"
-               "<th>max rel<th>max ULP<th>NMSE<th>bias (mean d)<th>error/budget<tr><td>%lld<td>%lld<td>%lld<td>%lld",
+               "<th>max rel<th>max ULP<th>NMSE<th>SQNR dB<th>predicted SQNR dB<th>bias (mean d)<th>error/budget"
+               "<tr><td>%lld<td>%lld<td>%lld<td>%lld",
             (long long)m->n, (long long)m->n_over, (long long)m->n_nonfinite, (long long)m->n_unbounded);
     cell_d(f, m->max_abs);
     cell_d(f, m->max_rel);
     cell_d(f, m->max_ulp);
     cell_d(f, m->nmse);
+    cell_d(f, m->sqnr_db);
+    cell_d(f, m->sqnr_pred_db);
     cell_d(f, m->bias);
     cell_d(f, m->max_ratio);
     fputs("</table>", f);

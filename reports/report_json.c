@@ -309,6 +309,8 @@ static json_object *metrics_json(const par_metrics *m)
     put(o, "max_rel", par_json_num(m->max_rel));
     put(o, "max_ulp", par_json_num(m->max_ulp));
     put(o, "nmse", par_json_num(m->nmse));
+    put(o, "sqnr_db", par_json_num(m->sqnr_db));
+    put(o, "sqnr_pred_db", par_json_num(m->sqnr_pred_db));
     put(o, "bias", par_json_num(m->bias));
     put(o, "max_ratio", par_json_num(m->max_ratio));
     put(o, "max_ratio_infinite", json_object_new_boolean(isinf(m->max_ratio) != 0));

@@ -30,6 +30,8 @@ static const rr_spec metrics_fields[] = {
     F_NUM(par_metrics, max_rel, "max_rel", 0, RR_NUM),
     F_NUM(par_metrics, max_ulp, "max_ulp", 0, RR_NUM),
     F_NUM(par_metrics, nmse, "nmse", 0, RR_NUM),
+    F_NUM(par_metrics, sqnr_db, "sqnr_db", 1, RR_NUM),
+    F_NUM(par_metrics, sqnr_pred_db, "sqnr_pred_db", 1, RR_NUM),
     F_NUM(par_metrics, bias, "bias", 0, RR_NUM),
     F_NUM(par_metrics, max_ratio, "max_ratio", 0, RR_NUM),
 };

@@ -176,9 +176,18 @@ static void print_decls(FILE *f, const par_report *r, int algos, int32_t n_value
     if (any) fprintf(f, "\n");
 }
 
+/* ", SQNR X dB (predicted Y dB)" for a record with a float output compared, else "" (docs/oracle.md, "Metrics"). */
+static void sqnr_words(const par_metrics *m, char *buf, size_t n)
+{
+    buf[0] = 0;
+    if (m->quant || m->n <= 0 || (isnan(m->sqnr_db) && isnan(m->sqnr_pred_db))) return;
+    snprintf(buf, n, "; SQNR %.1f dB (predicted %.1f dB)", m->sqnr_db, m->sqnr_pred_db);
+}
+
 /* One line when some passing records have output elements with an infinite budget (not judged): per backend, the
- * records and elements, so that a PASS that judged little is visible. Nothing otherwise. */
-static void print_unbounded(FILE *f, const par_report *r)
+ * records and elements, so that a PASS that judged little is visible; then up to max_shown of those records, each
+ * with its reason (where the unbounded budgets arise) and its SQNR. Nothing otherwise. */
+static void print_unbounded(FILE *f, const par_report *r, int32_t max_shown)
 {
     int any = 0;
     for (int32_t b = 0; b < r->n_backends; b++) {
@@ -196,7 +205,22 @@ static void print_unbounded(FILE *f, const par_report *r)
                 label, (long long)recs, recs == 1 ? "" : "s", (long long)elems, elems == 1 ? "" : "s");
         any = 1;
     }
-    if (any) fprintf(f, "\n");
+    if (!any) return;
+    fprintf(f, "\n");
+    int32_t shown = 0;
+    for (int32_t c = 0; c < r->n_cases; c++)
+        for (int32_t b = 0; b < r->n_backends; b++) {
+            const par_result *x = rec(r, c, b);
+            if (!x->done || x->verdict != PAR_V_PASS || x->m.n_unbounded <= 0) continue;
+            if (shown++ >= max_shown) continue;
+            char id[PAR_ID_LEN * 4], reason[PAR_REASON_LEN * 2], label[160], sq[96];
+            par_text_clean(id, sizeof id, r->cases[c].id, sizeof r->cases[c].id, 1);
+            par_text_clean(reason, sizeof reason, x->reason, sizeof x->reason, 1);
+            par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
+            sqnr_words(&x->m, sq, sizeof sq);
+            fprintf(f, "  unjudged %s %s: %s%s\n", label, id, reason, sq);
+        }
+    if (shown > max_shown) fprintf(f, "  ... and %d more unjudged records in the report\n", (int)(shown - max_shown));
 }
 
 void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_failures)
@@ -247,7 +271,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
     print_decls(f, r, 1, PAR_ALGO_COUNT, "declared algorithms (judged with their budgets): ", algo_value_name);
     print_decls(f, r, 0, PAR_REQUANT_N_SCHEMES, "schemes declared per node (their integers and tie rules judged): ",
                 scheme_value_name);
-    print_unbounded(f, r);
+    print_unbounded(f, r, max_failures);
     /* declared properties of the arithmetic that change the budgets (PAR_PROC_ARITH_FLAGS) */
     for (int32_t b = 0; b < nb; b++)
         if (r->backends[b].arith_flags & PAR_ARITH_FLUSH_SUBNORMALS) {
@@ -278,8 +302,10 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
             par_text_clean(id, sizeof id, r->cases[fails[i].c].id, sizeof r->cases[fails[i].c].id, 1);
             par_text_clean(reason, sizeof reason, x->reason, sizeof x->reason, 1);
             par_text_clean(label, sizeof label, r->backends[fails[i].b].label, sizeof r->backends[0].label, 1);
-            fprintf(f, "%s%-7s%s %s %s: %s -- repro: %s\n", vcolor(x->verdict, color), par_verdict_name(x->verdict),
-                    reset, label, id, reason, repro);
+            char sq[96];
+            sqnr_words(&x->m, sq, sizeof sq);
+            fprintf(f, "%s%-7s%s %s %s: %s%s -- repro: %s\n", vcolor(x->verdict, color), par_verdict_name(x->verdict),
+                    reset, label, id, reason, sq, repro);
         }
         if (shown < nf) fprintf(f, "... and %lld more in the report\n", (long long)(nf - shown));
     }

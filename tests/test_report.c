@@ -90,6 +90,8 @@ static par_report sample_report(void)
         r->m.max_ratio = ratios[c];
         r->m.max_abs = c == 1 ? NAN : 1e-7;
         r->m.nmse = c == 1 ? INFINITY : 1e-15;
+        r->m.sqnr_db = c == 1 ? -3.0 : 150.0;
+        r->m.sqnr_pred_db = 140.0;
         r->m.worst_output = 0;
         r->m.worst_index = 4;
         r->m.worst_rank = 2;
@@ -351,7 +353,8 @@ static void test_summary(void)
     par_summary_print(f, &r, 0, 20);
     fclose(f);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nconformance: 2 passed, 2 failed, 1 skipped\n"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "tb conv\\x1b[2J\\x0aFAIL: 1 element over budget -- repro: "));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(buf, "tb conv\\x1b[2J\\x0aFAIL: 1 element over budget; SQNR -3.0 dB (predicted 140.0 dB) -- repro: "));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--case $'conv\\x1b[2J\\x0aFAIL'"));
     CU_ASSERT_PTR_NULL(strchr(buf, '\033'));
     free(buf);
