@@ -8,7 +8,7 @@
  *   - the inputs: one memfd, written, sealed (F_SEAL_WRITE, SHRINK, GROW, SEAL) and mapped read-only before the
  *     fork; each input starts on a page with at least 64 spare bytes after it (XNNPACK's XNN_EXTRA_BYTES reads). A
  *     write faults; the child's handler reports the input and offset (XM_INPUT_WRITE): FAIL.
- *   - the outputs: one memfd mapped shared (by the worker and the child),
+ *   - the outputs: one memfd mapped shared (by the worker and the child), its size sealed (F_SEAL_SHRINK, GROW),
  *         [guard][output 0][pad][guard][guard][output 1][pad][guard] ...
  *     every buffer on a 64-byte boundary between guard bytes filled with a position-dependent pattern.
  * No result record, no other job's buffer and no harness state is shared with the child.
@@ -577,9 +577,11 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
         }
     }
     o.total = off - GUARD_BYTES;
-    /* a memfd, so that a fork server's child can map it too */
-    s.out_fd = memfd_create("parity-outputs", MFD_CLOEXEC);
-    if (s.out_fd < 0 || ftruncate(s.out_fd, (off_t)o.total) != 0) {
+    /* a memfd, so that a fork server's child can map it too; its size sealed, so that no child can truncate it
+     * (through its descriptor or /proc/self/map_files) under the worker's mapping: the worker would die of SIGBUS */
+    s.out_fd = memfd_create("parity-outputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (s.out_fd < 0 || ftruncate(s.out_fd, (off_t)o.total) != 0 ||
+        fcntl(s.out_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
         par_xfmt(out->reason, sizeof out->reason, "cannot create the output memfd: %s", strerror(errno));
         goto done;
     }

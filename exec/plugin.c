@@ -10,6 +10,7 @@
  * and it never unloads a plugin it handed out.
  */
 #include "exec.h"
+#include "sandbox.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -76,18 +77,19 @@ static int valid_name(const char *s)
     return 1;
 }
 
-/* Open and check the plugin in this process. */
-static par_status load_here(const char *path, const par_backend **out, par_msg *msg)
+/* The path dlopen is given for a plugin named path: a bare file name would make dlopen search the library path,
+ * and a plugin named on the command line is a file. NULL when too long. */
+static const char *open_path_of(const char *path, char *buf, size_t len)
+{
+    if (strchr(path, '/')) return path;
+    return (size_t)snprintf(buf, len, "./%s", path) < len ? buf : NULL;
+}
+
+/* Open and check the plugin in this process; open_path: what dlopen opens (the file, or /proc/self/fd/N). */
+static par_status load_here(const char *path, const char *open_path, const par_backend **out, par_msg *msg)
 {
     if (out) *out = NULL;
-    /* A bare file name would make dlopen search the library path; a plugin named on the command line is a file. */
-    char buf[4096];
-    const char *open_path = path;
-    if (!strchr(path, '/')) {
-        if ((size_t)snprintf(buf, sizeof buf, "./%s", path) >= sizeof buf)
-            return par_msgf(msg, PAR_ERROR, "plugin %.200s...: path too long", path);
-        open_path = buf;
-    }
+    if (!open_path) return par_msgf(msg, PAR_ERROR, "plugin %.200s...: path too long", path);
     dlerror();
     void *h = dlopen(open_path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
@@ -140,13 +142,18 @@ static par_status load_in_child(const char *path, par_msg *msg)
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return par_msgf(msg, PAR_ERROR, "plugin %s: cannot create a pipe: %s", path,
                                                     strerror(errno));
+    char buf[4096];
+    const char *open_path = open_path_of(path, buf, sizeof buf);
+    /* opened here, so that the child, a uid of its own (exec/sandbox.h), reads it even where its folder is closed */
+    int file = open_path ? open(open_path, O_RDONLY | O_CLOEXEC) : -1;
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = par_sandbox_fork(NULL);
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
+        if (file >= 0) close(file);
         return par_msgf(msg, PAR_ERROR, "plugin %s: cannot fork: %s", path, strerror(errno));
     }
     if (pid == 0) {
@@ -164,12 +171,15 @@ static par_status load_in_child(const char *path, par_msg *msg)
         signal(SIGILL, SIG_DFL);
         signal(SIGFPE, SIG_DFL);
         par_msg m = {{0}};
-        par_status st = load_here(path, NULL, &m);
+        char fdpath[64];
+        snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", file);
+        par_status st = load_here(path, file >= 0 ? fdpath : open_path, NULL, &m);
         ssize_t w = write(fds[1], m.text, st == PAR_OK ? 0 : strlen(m.text));
         (void)w;
         _exit(st == PAR_OK ? 0 : 1);
     }
     close(fds[1]);
+    if (file >= 0) close(file);
     char text[PAR_MSG_LEN];
     size_t got = 0;
     struct timespec t0;
@@ -220,7 +230,8 @@ par_status par_plugin_load(const char *path, const par_backend **out, par_msg *m
     if (!path || !*path) return par_msgf(msg, PAR_ERROR, "plugin: empty path");
     par_status st = load_in_child(path, msg);
     if (st != PAR_OK) return st;
-    return load_here(path, out, msg);
+    char buf[4096];
+    return load_here(path, open_path_of(path, buf, sizeof buf), out, msg);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

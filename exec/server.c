@@ -13,6 +13,10 @@
  * across jobs while they end cleanly, spares it when it reaps, and reports its pid with the child's
  * (exec/companion.c).
  *
+ * A server runs in the sandbox (exec/sandbox.h): where the machine allows, it is the init of a PID namespace of its
+ * own, with its own /proc and an unprivileged uid, so its children can name no process outside and cannot signal
+ * it; the pids it reports mean nothing outside, so PAR_SRV_STARTED carries pidfds of the child and the companion.
+ *
  * A server dies with the main process (PR_SET_PDEATHSIG and a getppid check) and ends when its worker closes the
  * socket. It ignores SIGINT (the main process decides what an interrupt does). This file must not judge anything.
  */
@@ -32,6 +36,7 @@
 #include <unistd.h>
 
 #include "gblob.h"
+#include "sandbox.h"
 
 struct par_exec_server {
     pid_t pid;
@@ -66,11 +71,44 @@ static int recv_job(int fd, par_srv_req *req, int *fds, int max_fds, int *n_fds)
     return n == (ssize_t)sizeof *req ? 1 : (n == 0 ? 0 : -1);
 }
 
-static void reply(int fd, int32_t kind, int32_t pid, int32_t code, int32_t status)
+/* A reply, with up to two pidfds (the child's, the companion's; -1: none): in a PID namespace of its own the
+ * server's pids mean nothing to its worker, a pidfd does. */
+static void reply_fds(int fd, int32_t kind, int32_t pid, int32_t code, int32_t status, int pfd, int cfd)
 {
     par_srv_rep r = {.kind = kind, .pid = pid, .code = code, .status = status};
+    int fds[2], nf = 0;
+    if (pfd >= 0) fds[nf++] = pfd;
+    if (pfd >= 0 && cfd >= 0) fds[nf++] = cfd;
+    char cbuf[CMSG_SPACE(sizeof fds)];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec iov = {.iov_base = &r, .iov_len = sizeof r};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (nf > 0) {
+        mh.msg_control = cbuf;
+        mh.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nf);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nf);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)nf);
+    }
     ssize_t n;
-    while ((n = send(fd, &r, sizeof r, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    while ((n = sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+}
+
+static void reply(int fd, int32_t kind, int32_t pid, int32_t code, int32_t status)
+{
+    reply_fds(fd, kind, pid, code, status, -1, -1);
+}
+
+static int pidfd_of(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+    return pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+#else
+    (void)pid;
+    return -1;
+#endif
 }
 
 /* The backend child of a job: map the buffers, rebuild the graph view, run the life cycle. Never returns. */
@@ -178,13 +216,11 @@ static void server_main(const par_backend_inst *inst, int fd)
             continue;
         }
         setpgid(pid, pid);
-        reply(fd, PAR_SRV_STARTED, pid, (int32_t)comp, 0);
+        int pfd = pidfd_of(pid), cfd = pidfd_of(comp);
+        reply_fds(fd, PAR_SRV_STARTED, pid, (int32_t)comp, 0, pfd, cfd);
+        if (cfd >= 0) close(cfd);
         /* Wait for the child; should the worker go away meanwhile (its end of the socket hangs up), end the child:
          * nobody supervises it any more. */
-        int pfd = -1;
-#ifdef SYS_pidfd_open
-        pfd = (int)syscall(SYS_pidfd_open, pid, 0);
-#endif
         for (int alive = pfd >= 0; alive;) {
             struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = fd, .events = POLLRDHUP}};
             int pr = poll(p, 2, -1);
@@ -226,7 +262,7 @@ par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *ms
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = par_sandbox_fork(inst->label); /* the init of a PID namespace of its own, as a uid of its own */
     if (pid < 0) {
         par_msgf(msg, PAR_ERROR, "fork server for '%s': cannot fork: %s", inst->label, strerror(errno));
         close(sv[0]);
@@ -239,7 +275,7 @@ par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *ms
         for (int i = 0; i < n_server_fds; i++)
             if (server_fds[i] >= 0) close(server_fds[i]);
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with the main process */
-        if (getppid() != parent) _exit(127);
+        if (getppid() != parent && getpid() != 1) _exit(127); /* (from a PID namespace the parent is 0) */
         server_main(inst, sv[1]);
         _exit(0);
     }

@@ -9,6 +9,7 @@
  * an input, a malformed report). The backend's diagnostics (XM_DIAG) it only records.
  */
 #include "xsup.h"
+#include "sandbox.h"
 #include "core/clock.h"
 
 #include <errno.h>
@@ -101,15 +102,20 @@ static int64_t child_rss(pid_t pid)
 {
     char path[64], buf[128];
     par_xfmt(path, sizeof path, "/proc/%d/statm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return -1;
-    buf[n] = '\0';
+    if (par_sandbox_read_small(path, buf, sizeof buf) <= 0) return -1;
     long long size = 0, res = 0;
     if (sscanf(buf, "%lld %lld", &size, &res) != 2) return -1;
     return (int64_t)res * (int64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* SIGKILL to the job's child: through its pidfd where there is one (a pid number may be stale, or 0), never to a
+ * pid <= 0 (a process group or everything). */
+static void kill_child(const par_xsup *s)
+{
+#ifdef SYS_pidfd_send_signal
+    if (s->pidfd >= 0 && syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0) == 0) return;
+#endif
+    if (s->pid > 0) kill(s->pid, SIGKILL);
 }
 
 static void fmt_bytes(char *buf, size_t len, int64_t b)
@@ -118,12 +124,39 @@ static void fmt_bytes(char *buf, size_t len, int64_t b)
     else par_xfmt(buf, len, "%lld MiB", (long long)(b >> 20));
 }
 
-/* Read the fork server's replies until the one saying the child ended; returns 0 when the server is gone. */
-static int srv_wait_end(par_xsup *s)
+/* Wait until fd is readable or par_now_s() passes t_end (< 0: no end): 1 readable, 0 timed out. */
+static int wait_fd(int fd, double t_end)
+{
+    for (;;) {
+        int ms = -1;
+        if (t_end >= 0) {
+            double d = (t_end - par_now_s()) * 1000.0 + 1.0;
+            ms = d < 0 ? 0 : d > 2e9 ? 2000000000 : (int)d;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, ms);
+        if (r < 0 && errno == EINTR) continue;
+        return r != 0;
+    }
+}
+
+/* The fork server gave no answer in time (stopped, or hung in its backend's warm start): the worker stops using
+ * it, so that a late answer cannot be read as another job's; the server sees the hang-up (main kills it at the end
+ * of the run). Every later job of this server is an ERROR naming it. */
+static void srv_abandon(par_xsup *s)
+{
+    shutdown(s->srv_fd, SHUT_RDWR);
+    s->srv_ended = 1;
+}
+
+/* Read the fork server's replies until the one saying the child ended, until t_end (< 0: no end): 1 when it came,
+ * 0 when the server is gone, -1 when t_end passed. */
+static int srv_wait_end(par_xsup *s, double t_end)
 {
     while (!s->srv_ended) {
         par_srv_rep rep;
         ssize_t n;
+        if (!wait_fd(s->srv_fd, t_end)) return -1;
         while ((n = recv(s->srv_fd, &rep, sizeof rep, 0)) < 0 && errno == EINTR) {}
         if (n != (ssize_t)sizeof rep) return 0;
         if (rep.kind == PAR_SRV_ENDED) {
@@ -133,6 +166,18 @@ static int srv_wait_end(par_xsup *s)
         }
     }
     return 1;
+}
+
+/* After the child was killed: the server's answer within SRV_GRACE_S, else the server is abandoned and the job an
+ * ERROR naming it. 1 when it answered. */
+static int srv_wait_after_kill(par_xsup *s)
+{
+    int r = srv_wait_end(s, par_now_s() + SRV_GRACE_S);
+    if (r >= 0) return r;
+    par_xdecide(s, PAR_V_ERROR, "the fork server of '%s' did not answer within %g s after its child ended (stopped?)",
+                s->inst->label, SRV_GRACE_S);
+    srv_abandon(s);
+    return 0;
 }
 
 /* The child is gone (or going): reap it and decide how it ended, unless something was decided already. */
@@ -148,8 +193,17 @@ static void child_gone(par_xsup *s)
     memset(&si, 0, sizeof si);
     int r = 0;
     if (s->srv_fd >= 0) {
-        /* the fork server reaps its child and says how it ended */
-        if (!srv_wait_end(s)) {
+        /* the fork server reaps its child and says how it ended; a child that closed its socket but lives on is
+         * killed at the job's deadline */
+        int w = srv_wait_end(s, s->deadline);
+        if (w < 0) {
+            par_xdecide(s, PAR_V_TIMEOUT, "no result after %g s (the backend child closed its job socket during %s)",
+                        s->timeout_s, par_xwhere(s, ph, sizeof ph));
+            kill_child(s);
+            srv_wait_after_kill(s);
+            return;
+        }
+        if (w == 0) {
             par_xdecide(s, PAR_V_ERROR, "the fork server of '%s' is gone", s->inst->label);
             return;
         }
@@ -157,6 +211,12 @@ static void child_gone(par_xsup *s)
         si.si_code = s->srv_code;
         si.si_status = s->srv_status;
     } else {
+        if (s->pidfd >= 0 && !wait_fd(s->pidfd, s->deadline)) { /* its socket closed, it lives on: its deadline */
+            par_xdecide(s, PAR_V_TIMEOUT, "no result after %g s (the backend child closed its job socket during %s)",
+                        s->timeout_s, par_xwhere(s, ph, sizeof ph));
+            kill_child(s);
+            return;
+        }
         /* Wait without reaping: the zombie keeps the process group id from being reused until par_xfinish() has
          * killed the group. */
         while ((r = waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOWAIT)) != 0 && errno == EINTR) {}
@@ -287,7 +347,7 @@ int par_xawait(par_xsup *s, par_xmsg *m)
             if (rss > s->mem_limit) {
                 char lim[32], ph[32];
                 fmt_bytes(lim, sizeof lim, s->mem_limit);
-                kill(s->pid, SIGKILL);
+                kill_child(s);
                 par_xdecide(s, PAR_V_CRASH, "out of memory (RSS > %s%s) in phase %s", lim,
                             crss > 0 ? ", its companion process's included" : "", par_xwhere(s, ph, sizeof ph));
                 return 0;
@@ -396,6 +456,28 @@ void par_x_reap_all(pid_t spare)
     }
 }
 
+/* One reply of the fork server, with the pidfds it carries (up to two: the child's, the companion's). */
+static ssize_t recv_rep(int fd, par_srv_rep *rep, int *pfds)
+{
+    char cbuf[CMSG_SPACE(sizeof(int) * 2)];
+    struct iovec iov = {.iov_base = rep, .iov_len = sizeof *rep};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    ssize_t n;
+    while ((n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR) {}
+    int k = 0;
+    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        size_t m = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (size_t i = 0; i < m; i++) {
+            int f;
+            memcpy(&f, CMSG_DATA(c) + sizeof(int) * i, sizeof f);
+            if (k < 2) pfds[k++] = f;
+            else close(f);
+        }
+    }
+    return n;
+}
+
 /* Hand the job to the fork server: it forks the child with the job's descriptors. */
 static int start_via_server(par_xsup *s, int child_sock, const int *op)
 {
@@ -420,9 +502,17 @@ static int start_via_server(par_xsup *s, int child_sock, const int *op)
     fcntl(s->outfd, F_SETFL, O_NONBLOCK);
     par_srv_rep rep;
     memset(&rep, 0, sizeof rep);
-    if (n == (ssize_t)sizeof req)
-        while ((n = recv(s->srv_fd, &rep, sizeof rep, 0)) < 0 && errno == EINTR) {}
+    int pfds[2] = {-1, -1};
+    if (n == (ssize_t)sizeof req && !wait_fd(s->srv_fd, s->deadline)) {
+        par_xdecide(s, PAR_V_TIMEOUT, "no result after %g s (the fork server of '%s' did not start the backend child)",
+                    s->timeout_s, s->inst->label);
+        srv_abandon(s);
+        return -1;
+    }
+    if (n == (ssize_t)sizeof req) n = recv_rep(s->srv_fd, &rep, pfds);
     if (n != (ssize_t)sizeof rep || rep.kind != PAR_SRV_STARTED || rep.pid <= 0) {
+        if (pfds[0] >= 0) close(pfds[0]);
+        if (pfds[1] >= 0) close(pfds[1]);
         s->srv_ended = 1; /* nothing to wait for */
         if (n == (ssize_t)sizeof rep && rep.kind == PAR_SRV_FAILED)
             par_xdecide(s, PAR_V_ERROR, "the fork server of '%s' cannot start the backend child: %s", s->inst->label,
@@ -431,11 +521,13 @@ static int start_via_server(par_xsup *s, int child_sock, const int *op)
             par_xdecide(s, PAR_V_ERROR, "the fork server of '%s' is gone", s->inst->label);
         return -1;
     }
-    s->pid = rep.pid;
-    s->companion = rep.code > 0 ? (pid_t)rep.code : 0;
-#ifdef SYS_pidfd_open
-    s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0);
-#endif
+    /* The server's pids are its PID namespace's: the pidfds it sent say who they are here. */
+    s->pidfd = pfds[0];
+    s->pid = pfds[0] >= 0 ? par_sandbox_pidfd_pid(pfds[0]) : (pid_t)rep.pid;
+    s->companion = pfds[1] >= 0 ? par_sandbox_pidfd_pid(pfds[1]) : rep.code > 0 ? (pid_t)rep.code : 0;
+    if (pfds[1] >= 0) close(pfds[1]);
+    if (s->pid <= 0) s->pid = 0; /* already gone: the pidfd says so; nothing to signal by number */
+    if (s->companion < 0) s->companion = 0;
     return 0;
 }
 
@@ -475,7 +567,7 @@ int par_xstart(par_xsup *s, par_xjob *xj)
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = par_sandbox_fork(NULL); /* a uid of its own */
     if (pid < 0) {
         int e = errno;
         close(sv[1]), close(op[0]), close(op[1]);
@@ -516,8 +608,8 @@ int par_xstart(par_xsup *s, par_xjob *xj)
 void par_xfinish(par_xsup *s)
 {
     if (s->isolated && s->srv_fd >= 0) {
-        if (s->pid > 0 && !s->srv_ended) kill(s->pid, SIGKILL); /* the server kills its group and reaps */
-        srv_wait_end(s);
+        if (!s->srv_ended) kill_child(s); /* the server kills its group and reaps */
+        srv_wait_after_kill(s);
         drain_output(s);
     } else if (s->isolated && s->pid > 0) {
         kill(-s->pid, SIGKILL);

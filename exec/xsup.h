@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #define RSS_POLL_S 0.010
+#define SRV_GRACE_S 2.0 /* how long a fork server may take to say how a killed child ended */
 
 typedef struct par_xsup {
     const par_backend_inst *inst;

@@ -1,0 +1,226 @@
+/*
+ * sandbox.c - the sandbox of the processes that run backend code (exec/sandbox.h): the level detected once by a
+ * trial child, and the fork that enters it.
+ *
+ * The PID namespace is entered the way unshare(1) does it, without an extra process: the caller unshares
+ * CLONE_NEWPID (which changes only where its next child goes), forks (that child is the namespace's init, with the
+ * C library's view of its own pid and tid correct, as after any fork), and returns to its own namespace with setns
+ * on the descriptor it kept. The child then makes every mount private in a mount namespace of its own, mounts a
+ * /proc of its PID namespace over /proc (so that /proc names only its namespace: the fork server reaps its children
+ * from /proc/self/task/TID/children), and drops to its own uid and gid (an unprivileged one per call, above
+ * 0x40000000 and keyed by the caller's pid, so that two sandboxes, or two runs, share no uid), no supplementary
+ * group, no capability (setresuid from root clears them all), no_new_privs. A process whose uid changed is not
+ * dumpable: its /proc files belong to root and nothing of its uid can ptrace it.
+ *
+ * Must not: judge anything, call the rest of exec/, or mount anything outside a mount namespace of its own (the
+ * mount of /proc comes only after making every mount private has succeeded).
+ */
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdint.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define UID_BASE 0x40000000u
+
+static int detected;
+static par_sandbox_level level;
+static unsigned next_slot;
+static int pidns_fd = -1; /* this process's own PID namespace, to return to after each unshare */
+
+const char *par_sandbox_level_name(par_sandbox_level l)
+{
+    return l == PAR_SANDBOX_NS ? "namespaces and a uid of its own" : l == PAR_SANDBOX_UID ? "a uid of its own" : "none";
+}
+
+/* A uid (and gid) for a sandbox. With a key (a fork server: its backend instance's label), the same uid for the
+ * n-th sandbox of that key in every run, so that what it keeps in its home (exec/sandbox.h) serves the next run, and
+ * never the uid of another key's (up to 256 per key; 16 bits of a hash of the key, distinct unless two keys of one
+ * run collide there). Without a key (the probe, the plugin loader, a child forked directly), one of this process's
+ * own, from its pid and a counter. */
+#define KEYED_MAX 256
+static uid_t next_id(const char *key)
+{
+    static uint32_t hashes[1024];
+    static unsigned counts[1024], n_hashes;
+    if (!key) return (uid_t)(UID_BASE + 0x01000000u + (((unsigned)getpid() & 0xFFFFu) << 8) + (next_slot++ & 255u));
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *c = key; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
+    h &= 0xFFFFu;
+    unsigned i = 0;
+    while (i < n_hashes && hashes[i] != h) i++;
+    if (i == n_hashes && n_hashes < 1024) hashes[n_hashes++] = h;
+    unsigned n = i < 1024 ? counts[i]++ : 0;
+    return (uid_t)(UID_BASE + (h << 8) + (n % KEYED_MAX));
+}
+
+/* The sandbox's home, HOME=<the executable's folder>/sandbox/<uid>: a folder of its own (created by root, mode
+ * 0700, in a folder only root can write) where the libraries keep their caches, and XDG_CACHE_HOME=HOME/.cache
+ * (Mesa's shader cache: lavapipe compiles every shader anew without it, 4 times slower on the quick suite). Called as root, before the ids change; nothing when it cannot be made. */
+static void make_home(uid_t id)
+{
+    char dir[4096];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 64);
+    if (n <= 0) return;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash) return;
+    snprintf(slash, 64, "/sandbox");
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return;
+    struct stat st;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) return;
+    size_t l = strlen(dir);
+    snprintf(dir + l, sizeof dir - l, "/%u", (unsigned)id);
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) return;
+    if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return;
+    if ((st.st_uid != id || st.st_gid != id) && lchown(dir, id, id) != 0) return;
+    setenv("HOME", dir, 1);
+    l = strlen(dir);
+    snprintf(dir + l, sizeof dir - l, "/.cache"); /* Mesa finds its cache from here, or the uid's passwd entry */
+    setenv("XDG_CACHE_HOME", dir, 1);
+}
+
+/* In the child: with ns, its own mount namespace, every mount private, a /proc of its PID namespace; then (with
+ * home, its home) the unprivileged ids (id 0: none). 0, or -1 when something failed. */
+static int enter(int ns, uid_t id, int home)
+{
+    if (ns) {
+        if (unshare(CLONE_NEWNS) != 0) return -1;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
+        if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) return -1;
+    }
+    if (id && home) make_home(id);
+    if (id && (setgroups(0, NULL) != 0 || setresgid(id, id, id) != 0 || setresuid(id, id, id) != 0)) return -1;
+    if (id || ns) prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    return 0;
+}
+
+/* fork() whose child is the init of a new PID namespace; -1 with errno when the namespace cannot be made. */
+static pid_t fork_pidns(void)
+{
+    if (pidns_fd < 0) pidns_fd = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+    if (pidns_fd < 0 || unshare(CLONE_NEWPID) != 0) return -1;
+    pid_t pid = fork();
+    if (pid != 0) {
+        int e = errno;
+        if (setns(pidns_fd, CLONE_NEWPID) != 0) {
+            /* every later child would land in that namespace: nothing sound can follow */
+            fprintf(stderr, "parity: internal error: cannot return to the PID namespace: %s\n", strerror(errno));
+            exit(3);
+        }
+        errno = e;
+    }
+    return pid;
+}
+
+/* The trial: a child that enters level l and checks that it can still read the folder of this executable (where
+ * the plugins, the runners' programs and the libraries the backends load live). Its exit status: 0 when it could. */
+static int trial(par_sandbox_level l, const char *dir)
+{
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = l == PAR_SANDBOX_NS ? fork_pidns() : fork();
+    if (pid == 0) {
+        if (l == PAR_SANDBOX_NS && getpid() != 1) _exit(2);
+        if (enter(l == PAR_SANDBOX_NS, next_id(NULL), 0) != 0) _exit(2);
+        _exit(dir[0] && access(dir, R_OK | X_OK) != 0 ? 4 : 0);
+    }
+    if (pid < 0) return 2;
+    int st = 0;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+
+static par_sandbox_level detect(char *why, size_t len)
+{
+    const char *env = getenv("PARITY_SANDBOX");
+    why[0] = '\0';
+    if (env && strcmp(env, "none") == 0) {
+        snprintf(why, len, "PARITY_SANDBOX=none");
+        return PAR_SANDBOX_NONE;
+    }
+    if (geteuid() != 0) {
+        snprintf(why, len, "not root, so no uid of their own");
+        return PAR_SANDBOX_NONE;
+    }
+    char dir[4096];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    dir[n > 0 ? n : 0] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = '\0';
+    int t = 2;
+    if (!(env && strcmp(env, "uid") == 0)) {
+        t = trial(PAR_SANDBOX_NS, dir);
+        if (t == 0) return PAR_SANDBOX_NS;
+    } else {
+        snprintf(why, len, "PARITY_SANDBOX=uid");
+    }
+    if (t != 4) {
+        t = trial(PAR_SANDBOX_UID, dir);
+        if (t == 0) {
+            if (!why[0]) snprintf(why, len, "no PID or mount namespace here (unshare needs CAP_SYS_ADMIN)");
+            return PAR_SANDBOX_UID;
+        }
+    }
+    if (t == 4) snprintf(why, len, "%s is not readable by an unprivileged uid", dir);
+    else snprintf(why, len, "cannot change to an unprivileged uid");
+    return PAR_SANDBOX_NONE;
+}
+
+par_sandbox_level par_sandbox_level_get(void)
+{
+    if (detected) return level;
+    char why[4200];
+    level = detect(why, sizeof why);
+    detected = 1;
+    if (level == PAR_SANDBOX_UID)
+        fprintf(stderr, "parity: sandbox: %s: backend processes run as a uid of their own, without namespaces (a "
+                "backend child can signal its own fork server)\n", why);
+    else if (level == PAR_SANDBOX_NONE)
+        fprintf(stderr, "parity: sandbox: %s: backend processes run as this user, in process groups only (they can "
+                "signal and read the harness)\n", why);
+    return level;
+}
+
+pid_t par_sandbox_fork(const char *key)
+{
+    par_sandbox_level l = par_sandbox_level_get();
+    uid_t id = l >= PAR_SANDBOX_UID ? next_id(key) : 0;
+    int own_ns = key != NULL;
+    int ns = own_ns && l == PAR_SANDBOX_NS;
+    pid_t pid = ns ? fork_pidns() : -1;
+    if (ns && pid < 0) ns = 0; /* (the trial could; now it cannot) a uid of its own still */
+    if (!ns) pid = fork();
+    if (pid == 0 && enter(ns, id, key != NULL) != 0) _exit(126);
+    return pid;
+}
+
+ssize_t par_sandbox_read_small(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    return n;
+}
+
+pid_t par_sandbox_pidfd_pid(int pidfd)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/self/fdinfo/%d", pidfd);
+    if (par_sandbox_read_small(path, buf, sizeof buf) <= 0) return -1;
+    const char *p = strstr(buf, "\nPid:");
+    long pid = p ? strtol(p + 5, NULL, 10) : -1;
+    return pid > 0 ? (pid_t)pid : -1;
+}

@@ -1,0 +1,47 @@
+/*
+ * sandbox.h - where a process that runs backend code runs: the fork servers (with their backend children and
+ * companions), the probe's and the plugin loader's children, and any backend child forked directly. Detected once
+ * per run, the strongest level this machine allows:
+ *
+ *   PAR_SANDBOX_NS    (root with CAP_SYS_ADMIN) a fork server is the first process (init) of its own PID namespace
+ *                     with a mount namespace of its own whose /proc shows that namespace only; it and everything it
+ *                     forks run as an unprivileged uid and gid of its own (no supplementary groups, no capability,
+ *                     no_new_privs). Nothing outside the namespace can be named (signal, ptrace, /proc/PID/mem,
+ *                     prlimit), the server cannot be signalled by its children (an init ignores them), and whatever
+ *                     is left when the server ends dies with it. Other sandboxed processes: an unprivileged uid.
+ *   PAR_SANDBOX_UID   (root without namespaces, as in a container without CAP_SYS_ADMIN) every sandboxed process
+ *                     runs as an unprivileged uid of its own: it cannot signal, ptrace or prlimit the harness, read
+ *                     its memory or write its files; a backend child can still signal its own fork server (same uid).
+ *   PAR_SANDBOX_NONE  (not root, or the build folder unreadable to an unprivileged uid) process groups only.
+ *
+ * Below PAR_SANDBOX_NS, one line on stderr says so and why, once per run. PARITY_SANDBOX=uid or none asks for a
+ * weaker level (to test the fallbacks). docs/reliability.md lists what each process can reach, and the tests.
+ *
+ * Must not: judge anything, or call the rest of exec/.
+ */
+#ifndef PAR_SANDBOX_H
+#define PAR_SANDBOX_H
+
+#include <sys/types.h>
+
+typedef enum par_sandbox_level { PAR_SANDBOX_NONE = 0, PAR_SANDBOX_UID = 1, PAR_SANDBOX_NS = 2 } par_sandbox_level;
+
+/* The level of this machine (detected on the first call: a trial child; the fallback line printed then). */
+par_sandbox_level par_sandbox_level_get(void);
+const char *par_sandbox_level_name(par_sandbox_level l);
+
+/* fork() into a sandbox. With a key (a fork server: its instance's label), at level NS the child is the init of a
+ * new PID namespace with its own /proc, and its uid is the same in every run for the n-th server of that key, with
+ * a home of its own (HOME=<the executable's folder>/sandbox/<uid>, mode 0700: the libraries' caches, such as Mesa's
+ * shader cache). Without a key (NULL: the probe, the plugin loader, a child forked directly) a uid of the calling
+ * process's own, a new one per call, and no namespace. At level NONE a plain fork. Returns as fork() does; in the
+ * child the sandbox is entered already (a failure there ends the child with status 126). */
+pid_t par_sandbox_fork(const char *key);
+
+/* The pid of a pidfd's process in this process's PID namespace (from /proc/self/fdinfo), or -1. */
+pid_t par_sandbox_pidfd_pid(int pidfd);
+
+/* A small file (from /proc) read at once into buf, terminated: the bytes read, or -1. */
+ssize_t par_sandbox_read_small(const char *path, char *buf, size_t len);
+
+#endif

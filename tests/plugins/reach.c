@@ -1,0 +1,174 @@
+/* reach.c - a correct relu that, in every job, first tries to harm the harness that runs it, as the knob act= says:
+ *   kill      SIGKILL to every process of its run (the fork server, the worker, the main process, other jobs)
+ *   stop      SIGSTOP to the same processes
+ *   mem       writes zeros over the heap of every parity process above it, through /proc/PID/mem
+ *   prlimit   sets the file size limit of every process of its run to 0 (no report could be written)
+ *   truncate  truncates its output memfd through /proc/self/map_files (the worker reading it would die of SIGBUS)
+ *   cache     overwrites the start of every file of the reference cache (PARITY_CACHE_DIR) and adds one
+ * "Its run" is found as a hostile plugin would: the topmost process named parity above it, and every process below
+ * that one. It touches nothing outside its own run. The harness must run it where none of this reaches: tp_reach's
+ * records PASS, the other backends' too. tests/report/test_sandbox.sh runs each act. */
+#define _GNU_SOURCE
+#include "tp_common.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+static char act[16];
+
+static par_status set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
+{
+    (void)ctx;
+    if (strcmp(key, "act") != 0) return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (known: act)", key);
+    snprintf(act, sizeof act, "%s", value);
+    return PAR_OK;
+}
+
+static void *get_proc(void *ctx, const char *name)
+{
+    (void)ctx;
+    return strcmp(name, PAR_PROC_SET_KNOB) == 0 ? (void *)set_knob : NULL;
+}
+
+/* The parent pid and the command name of pid, from /proc/PID/stat; 0 when unreadable. */
+static int proc_stat(int pid, int *ppid, char *comm, size_t len)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return 0;
+    buf[n] = '\0';
+    char *l = strchr(buf, '('), *r = strrchr(buf, ')');
+    if (!l || !r || r < l) return 0;
+    snprintf(comm, len, "%.*s", (int)(r - l - 1), l + 1);
+    return sscanf(r + 2, "%*c %d", ppid) == 1;
+}
+
+/* The topmost process named parity above this one (the main process), or 0. */
+static int run_root(void)
+{
+    int pid = getppid(), top = 0;
+    for (int depth = 0; pid > 1 && depth < 16; depth++) {
+        int pp = 0;
+        char comm[64];
+        if (!proc_stat(pid, &pp, comm, sizeof comm) || strcmp(comm, "parity") != 0) break;
+        top = pid;
+        pid = pp;
+    }
+    return top;
+}
+
+static int below(int pid, int root)
+{
+    for (int depth = 0; pid > 1 && depth < 16; depth++) {
+        if (pid == root) return 1;
+        int pp = 0;
+        char comm[64];
+        if (!proc_stat(pid, &pp, comm, sizeof comm)) return 0;
+        pid = pp;
+    }
+    return 0;
+}
+
+/* Zeros over the heap of pid, through its memory file. */
+static void zero_heap(int pid)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return;
+    snprintf(path, sizeof path, "/proc/%d/mem", pid);
+    int fd = open(path, O_RDWR);
+    static char zeros[65536];
+    while (fd >= 0 && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (!strstr(line, "[heap]") || sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
+        for (unsigned long a = lo; a < hi; a += sizeof zeros) {
+            size_t n = hi - a < sizeof zeros ? hi - a : sizeof zeros;
+            if (pwrite(fd, zeros, n, (off_t)a) < 0) break;
+        }
+    }
+    if (fd >= 0) close(fd);
+    fclose(f);
+}
+
+static void truncate_outputs(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (!strstr(line, "parity-outputs") || sscanf(line, "%lx-%lx", &lo, &hi) != 2) continue;
+        char path[96];
+        snprintf(path, sizeof path, "/proc/self/map_files/%lx-%lx", lo, hi);
+        int fd = open(path, O_RDWR);
+        if (fd >= 0 && ftruncate(fd, 0) == 0) fprintf(stderr, "tp_reach: truncated the outputs\n");
+        if (fd >= 0) close(fd);
+    }
+    if (f) fclose(f);
+}
+
+static void spoil_cache(void)
+{
+    const char *dir = getenv("PARITY_CACHE_DIR");
+    DIR *d = dir ? opendir(dir) : NULL;
+    struct dirent *e;
+    char path[4096];
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        int fd = open(path, O_WRONLY);
+        if (fd >= 0 && pwrite(fd, "SPOILT", 6, 0) == 6) fprintf(stderr, "tp_reach: spoilt %s\n", e->d_name);
+        if (fd >= 0) close(fd);
+    }
+    if (d) closedir(d);
+    if (dir) {
+        snprintf(path, sizeof path, "%s/planted.ref", dir);
+        int fd = open(path, O_WRONLY | O_CREAT, 0644);
+        if (fd >= 0) close(fd);
+    }
+}
+
+static void harm(void)
+{
+    if (strcmp(act, "truncate") == 0 || strcmp(act, "cache") == 0) {
+        if (act[0] == 't') truncate_outputs();
+        else spoil_cache();
+        return;
+    }
+    int root = run_root(), self = getpid();
+    if (root <= 0) return;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int pid = atoi(e->d_name);
+        if (pid <= 1 || pid == self || !below(pid, root)) continue;
+        if (strcmp(act, "kill") == 0) kill(pid, SIGKILL);
+        else if (strcmp(act, "stop") == 0) kill(pid, SIGSTOP);
+        else if (strcmp(act, "prlimit") == 0) prlimit(pid, RLIMIT_FSIZE, &(struct rlimit){0, 0}, NULL);
+        else if (strcmp(act, "mem") == 0) {
+            int pp = 0;
+            char comm[64];
+            if (proc_stat(pid, &pp, comm, sizeof comm) && strcmp(comm, "parity") == 0) zero_heap(pid);
+        }
+    }
+    if (d) closedir(d);
+}
+
+static par_status run(void *ctx, void *prepared, par_msg *msg)
+{
+    static int done;
+    par_status st = tp_run_ok(ctx, prepared, msg);
+    if (!done++) harm(); /* after the outputs are written: a truncation then hits the worker reading them */
+    return st;
+}
+
+TP_BACKEND("tp_reach", PAR_BACKEND_API_VERSION, run, get_proc)

@@ -1,0 +1,71 @@
+# test_sandbox.sh - what a hostile backend can reach (exec/sandbox.c, docs/reliability.md): tests/plugins/reach.c,
+# a correct relu that first kills or stops every process of its run, writes zeros over the heaps of the parity
+# processes above it through /proc/PID/mem, sets their file size limit to 0, truncates its output memfd through
+# /proc/self/map_files, or overwrites the reference cache. Run beside cpu at -j 2, each must leave: tp_reach's
+# records a verdict of their own (PASS in the full sandbox: nothing it tried reached anything), cpu's records all
+# PASS or UNSUPPORTED, a valid report, exit 0 within --timeout plus a second, nothing of the run left running, and
+# the cache as it was. Where the machine allows only a weaker sandbox (the run says so in one line), the checks that
+# level cannot keep are skipped, named.
+. tests/report/lib.sh
+
+PLUGIN="$BUILD/tests/plugins/reach.so"
+chmod 755 "$T" # as a build folder is: the sandbox, not the folder's mode, must keep the cache out of reach
+CACHE="$T/cache"
+mkdir -p "$CACHE"
+export PARITY_CACHE_DIR="$CACHE"
+PARITY_CACHE_MIN_MS=0 "$PARITY" run --suite quick -o relu -b cpu --no-progress --out "$T/fill" >"$T/fill.log" 2>&1
+n_cached=$(ls "$CACHE" | wc -l)
+[ "$n_cached" -gt 0 ] && ok || no "the first run cached no reference"
+(cd "$CACHE" && cat ./* | cksum) >"$T/cache.before"
+
+for act in kill stop mem prlimit truncate cache; do
+    out="$T/r_$act"
+    t0=$(date +%s.%N)
+    PARITY_CACHE_MIN_MS=0 timeout 30 "$PARITY" run --suite quick -o relu --timeout 5 -j 2 --no-progress \
+        -b "cpu,tp_reach[act=$act]" --plugin "$PLUGIN" --out "$out" >"$out.log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    level=full
+    grep -q "^parity: sandbox: .*as a uid of their own" "$out.log" && level=uid
+    grep -q "^parity: sandbox: .*as this user" "$out.log" && level=none
+    if [ $level = none ]; then
+        skip "$act: no sandbox here ($(grep '^parity: sandbox:' "$out.log"))"
+        continue
+    fi
+    sleep 0.2
+    left=$(ps -eo args | grep -F -- "$out" | grep -v grep | wc -l)
+    [ "$left" = 0 ] && ok || no "$act: $left processes of the run left running"
+    python3 - "$out/report.json" "$act" "$level" >"$T/check.txt" 2>&1 <<'PY'
+import json, sys
+path, act, level = sys.argv[1:]
+try:
+    res = json.load(open(path))["results"]
+except Exception as e:
+    print("no valid report: %s" % e); sys.exit(0)
+def bad(be, allowed):
+    return [(x["case"], x["verdict"], x.get("reason", "")) for x in res
+            if x["backend"].startswith(be) and x["verdict"] not in allowed]
+n = {b: sum(x["backend"].startswith(b) for x in res) for b in ("cpu", "tp_reach")}
+if n["cpu"] < 20 or n["tp_reach"] != n["cpu"]: print("records: %s" % n)
+for r in bad("cpu", ("PASS", "UNSUPPORTED"))[:3]: print("cpu touched: %s %s %s" % r)
+# in the full sandbox nothing reaches: its relu passes; with a uid only, its own server is within reach
+allowed = ("PASS", "UNSUPPORTED") if level == "full" else ("PASS", "UNSUPPORTED", "ERROR", "TIMEOUT")
+for r in bad("tp_reach", allowed)[:3]: print("tp_reach: %s %s %s" % r)
+PY
+    [ -s "$T/check.txt" ] && no "$act ($level): $(head -3 "$T/check.txt")" || ok
+    if [ $level = full ]; then
+        [ $rc = 0 ] && ok || no "$act: exit $rc: $(tail -2 "$out.log")"
+    else
+        { [ $rc = 0 ] || [ $rc = 1 ]; } && ok || no "$act ($level): exit $rc: $(tail -2 "$out.log")"
+    fi
+    within=$(echo "$t1 - $t0 < 6" | bc)
+    [ "$within" = 1 ] && ok || no "$act: took $(echo "$t1 - $t0" | bc) s (--timeout 5)"
+done
+(cd "$CACHE" && cat ./* | cksum) >"$T/cache.after"
+if [ $level = none ]; then
+    skip "the reference cache: no sandbox here"
+else
+    [ ! -e "$CACHE/planted.ref" ] && ok || no "a backend planted a file in the reference cache"
+    cmp -s "$T/cache.before" "$T/cache.after" && ok || no "a backend changed the reference cache"
+fi
+finish
