@@ -12,15 +12,18 @@
  * Runs in the fork server only. Must not: judge anything, or keep a companion whose state nobody can vouch for.
  */
 #include "xproto.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,19 +40,50 @@ static struct {
     volatile uint32_t *state;
 } comp = {.in_w = -1, .out_r = -1, .err_r = -1, .state_fd = -1};
 
-void par_comp_setup(const par_backend_inst *inst)
+/* The companion's argv from the instance's knobs into buf and argv: its count, 0 when the backend names none. */
+static int comp_argv(const par_backend_inst *inst, char *buf, size_t len, char **argv)
 {
     const par_backend *be = inst->be;
-    if (inst->plugin_path[0]) return; /* built-in backends only: a plugin's get_proc is not called without a context */
+    if (inst->plugin_path[0]) return 0; /* built-in backends only: a plugin's get_proc is not called without a context */
     par_companion_fn fn = be && be->get_proc ? (par_companion_fn)be->get_proc(NULL, PAR_PROC_COMPANION) : NULL;
-    if (!fn) return;
+    if (!fn) return 0;
     const char *keys[PAR_MAX_KNOBS], *vals[PAR_MAX_KNOBS];
     for (int32_t i = 0; i < inst->n_knobs && i < PAR_MAX_KNOBS; i++) keys[i] = inst->knob_key[i], vals[i] = inst->knob_val[i];
-    size_t need = fn(keys, vals, inst->n_knobs, comp.buf, sizeof comp.buf);
-    if (need == 0 || need > sizeof comp.buf) return;
+    size_t need = fn(keys, vals, inst->n_knobs, buf, len);
+    if (need == 0 || need > len) return 0;
     int n = 0;
-    for (char *p = comp.buf; *p && p < comp.buf + need && n < COMP_MAX_ARGS; p += strlen(p) + 1) comp.argv[n++] = p;
-    comp.argv[n] = NULL;
+    for (char *p = buf; *p && p < buf + need && n < COMP_MAX_ARGS; p += strlen(p) + 1) argv[n++] = p;
+    argv[n] = NULL;
+    return n;
+}
+
+/* Whether every user may run the file at path: it and every folder on its resolved path open to others. */
+static int open_to_all(const char *path)
+{
+    char real[PATH_MAX];
+    if (!realpath(path, real)) return 1; /* missing: the companion's own start says so */
+    struct stat st;
+    if (stat(real, &st) != 0 || !(st.st_mode & S_IXOTH)) return 0;
+    for (char *slash = strrchr(real, '/'); slash && slash != real; slash = strrchr(real, '/')) {
+        *slash = '\0';
+        if (stat(real, &st) != 0 || !(st.st_mode & S_IXOTH)) return 0;
+    }
+    return 1;
+}
+
+int par_comp_open_to_all(const par_backend_inst *inst)
+{
+    char buf[8192], *argv[COMP_MAX_ARGS + 1];
+    if (comp_argv(inst, buf, sizeof buf, argv) == 0) return 1;
+    for (int i = 0; i < 2 && argv[i]; i++) /* the program, and the script it runs when it is an interpreter */
+        if (strchr(argv[i], '/') && !open_to_all(argv[i])) return 0;
+    return 1;
+}
+
+void par_comp_setup(const par_backend_inst *inst)
+{
+    int n = comp_argv(inst, comp.buf, sizeof comp.buf, comp.argv);
+    if (n == 0) return;
     comp.state_fd = memfd_create("parity-companion", MFD_CLOEXEC);
     if (comp.state_fd < 0 || ftruncate(comp.state_fd, 4096) != 0) return;
     void *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, comp.state_fd, 0);

@@ -149,7 +149,7 @@ static par_status load_in_child(const char *path, par_msg *msg)
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t pid = par_sandbox_fork(NULL);
+    pid_t pid = par_sandbox_fork(NULL, 0);
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);

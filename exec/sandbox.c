@@ -22,12 +22,16 @@
 #include <grp.h>
 #include <stdint.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <linux/capability.h>
+#include <linux/securebits.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -90,10 +94,34 @@ static void make_home(uid_t id)
     setenv("XDG_CACHE_HOME", dir, 1);
 }
 
-/* In the child: with ns, its own mount namespace, every mount private, a /proc of its PID namespace; then (with
- * home, its home) the unprivileged ids (id 0: none). 0, or -1 when something failed. */
-static int enter(int ns, uid_t id, int home)
+/* uid 0 without any capability: none effective, permitted, inheritable or ambient, none in the bounding set, and
+ * SECBIT_NOROOT locked, so that no exec gives any back. The files of root stay open to it (owner bits). */
+static int drop_caps(void)
 {
+    for (int c = 0; c < 64; c++)
+        if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0 && errno == EINVAL) break;
+    if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+              SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED, 0, 0, 0) != 0)
+        return -1;
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct d[2];
+    memset(d, 0, sizeof d);
+    return syscall(SYS_capset, &h, d) == 0 ? 0 : -1;
+}
+
+/* In the child: with ns, its own mount namespace, every mount private, a /proc of its PID namespace; then (with
+ * home, its home) the unprivileged ids (id 0: none), or with keep_root, uid 0 without capabilities. 0, or -1 when
+ * something failed. */
+static int enter(int ns, uid_t id, int home, int keep_root)
+{
+    if (keep_root) {
+        if (ns && (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+                   mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0))
+            return -1;
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        return drop_caps();
+    }
     if (ns) {
         if (unshare(CLONE_NEWNS) != 0) return -1;
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
@@ -132,7 +160,7 @@ static int trial(par_sandbox_level l, const char *dir)
     pid_t pid = l == PAR_SANDBOX_NS ? fork_pidns() : fork();
     if (pid == 0) {
         if (l == PAR_SANDBOX_NS && getpid() != 1) _exit(2);
-        if (enter(l == PAR_SANDBOX_NS, next_id(NULL), 0) != 0) _exit(2);
+        if (enter(l == PAR_SANDBOX_NS, next_id(NULL), 0, 0) != 0) _exit(2);
         _exit(dir[0] && access(dir, R_OK | X_OK) != 0 ? 4 : 0);
     }
     if (pid < 0) return 2;
@@ -192,7 +220,7 @@ par_sandbox_level par_sandbox_level_get(void)
     return level;
 }
 
-pid_t par_sandbox_fork(const char *key)
+pid_t par_sandbox_fork(const char *key, int keep_root)
 {
     par_sandbox_level l = par_sandbox_level_get();
     uid_t id = l >= PAR_SANDBOX_UID ? next_id(key) : 0;
@@ -201,8 +229,24 @@ pid_t par_sandbox_fork(const char *key)
     pid_t pid = ns ? fork_pidns() : -1;
     if (ns && pid < 0) ns = 0; /* (the trial could; now it cannot) a uid of its own still */
     if (!ns) pid = fork();
-    if (pid == 0 && enter(ns, id, key != NULL) != 0) _exit(126);
+    if (pid == 0 && enter(ns, id, key != NULL, keep_root && id) != 0) _exit(126);
     return pid;
+}
+
+void par_x_reset_signals(void)
+{
+    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE, SIGTERM, SIGINT,
+                               SIGHUP, SIGCHLD};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    /* Default actions, so that a fault kills the child with its signal even when the harness (or a sanitizer
+     * runtime) installed handlers. */
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
 ssize_t par_sandbox_read_small(const char *path, char *buf, size_t len)

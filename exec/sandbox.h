@@ -35,11 +35,17 @@ const char *par_sandbox_level_name(par_sandbox_level l);
  * a home of its own (HOME=<the executable's folder>/sandbox/<uid>, mode 0700: the libraries' caches, such as Mesa's
  * shader cache). Without a key (NULL: the probe, the plugin loader, a child forked directly) a uid of the calling
  * process's own, a new one per call, and no namespace. At level NONE a plain fork. Returns as fork() does; in the
- * child the sandbox is entered already (a failure there ends the child with status 126). */
-pid_t par_sandbox_fork(const char *key);
+ * child the sandbox is entered already (a failure there ends the child with status 126).
+ * With keep_root (a server whose companion's program only root may run: a Python under /root), the child keeps uid
+ * 0 but holds no capability (it cannot umount its /proc, signal outside its namespace or regain one by exec); it
+ * can write what root owns. */
+pid_t par_sandbox_fork(const char *key, int keep_root);
 
 /* The pid of a pidfd's process in this process's PID namespace (from /proc/self/fdinfo), or -1. */
 pid_t par_sandbox_pidfd_pid(int pidfd);
+
+/* Default dispositions and an empty mask, so that a fault kills a backend child with its signal. */
+void par_x_reset_signals(void);
 
 /* A small file (from /proc) read at once into buf, terminated: the bytes read, or -1. */
 ssize_t par_sandbox_read_small(const char *path, char *buf, size_t len);

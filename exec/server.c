@@ -262,7 +262,10 @@ par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *ms
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t pid = par_sandbox_fork(inst->label); /* the init of a PID namespace of its own, as a uid of its own */
+    /* the init of a PID namespace of its own, as a uid of its own (uid 0 without capabilities when only root may
+     * run its companion) */
+    int keep_root = !par_comp_open_to_all(inst);
+    pid_t pid = par_sandbox_fork(inst->label, keep_root);
     if (pid < 0) {
         par_msgf(msg, PAR_ERROR, "fork server for '%s': cannot fork: %s", inst->label, strerror(errno));
         close(sv[0]);

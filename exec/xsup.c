@@ -368,22 +368,6 @@ void par_xsend_cmd(par_xsup *s, char c)
     while ((r = send(s->sock, &c, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
 }
 
-void par_x_reset_signals(void)
-{
-    static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, SIGPIPE, SIGTERM, SIGINT,
-                               SIGHUP, SIGCHLD};
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    /* Default actions, so that a fault kills the child with its signal even when the harness (or a sanitizer
-     * runtime) installed handlers. */
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) sigaction(sigs[i], &sa, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-}
-
 static void *thread_main(void *arg)
 {
     par_xjob *xj = arg;
@@ -567,7 +551,7 @@ int par_xstart(par_xsup *s, par_xjob *xj)
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t pid = par_sandbox_fork(NULL); /* a uid of its own */
+    pid_t pid = par_sandbox_fork(NULL, !par_comp_open_to_all(s->inst)); /* a uid of its own (see server.c) */
     if (pid < 0) {
         int e = errno;
         close(sv[1]), close(op[0]), close(op[1]);
