@@ -1,7 +1,8 @@
 # tests/report/lib.sh - sourced by the report tests (tests/report/test_*.sh), which `make report-check` runs one by
 # one through tools/check_step.sh. A test runs build/parity and checks what it wrote with real parsers and
 # renderers (json, xmllint, headless Chromium); it counts its checks with ok / no / skip and ends with
-# `finish`, which prints the count line `NAME: P passed, F failed, S skipped` and exits 1 when a check failed.
+# `finish`, which prints the count line `NAME: P passed, F failed, S skipped` and ends the test, with exit status 1
+# when a check failed.
 #
 #   PARITY    the parity executable (build/parity)
 #   BUILD     the build folder
@@ -45,7 +46,10 @@ fixture_report() {
     return 0
 }
 
+# finish: prints the count line and ends the test (exit 1 when a check failed), wherever it is called: a test
+# that finds a tool missing calls `skip ...; finish` and nothing after it runs
 finish() {
     echo "$TEST_NAME: $n_pass passed, $n_fail failed, $n_skip skipped"
-    [ $n_fail -eq 0 ]
+    [ $n_fail -eq 0 ] && exit 0
+    exit 1
 }
