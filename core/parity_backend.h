@@ -38,6 +38,7 @@
 #ifndef PARITY_BACKEND_H
 #define PARITY_BACKEND_H
 
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -487,6 +488,92 @@ typedef int (*par_device_time_fn)(void *ctx, void *prepared, double *total_ms, d
  * with a NUL-terminated text in buf puts the text in the record's `note`. It never changes a verdict. */
 #define PAR_PROC_NOTE "parity_note"
 typedef size_t (*par_note_fn)(void *ctx, void *prepared, char *buf, size_t len);
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * The backend kit: what every backend, built-in or plugin, reads and says the same way. A knob setter built from
+ * these refuses alike everywhere (the same limits, the same words), and a new backend writes none of it again.
+ * ------------------------------------------------------------------------------------------------------------- */
+
+/* The most threads a backend is asked for (the harness checks `threads` against it before any backend sees it). */
+#define PAR_MAX_THREADS 64
+
+/* The one refusal of a knob that comes too late: after the backend prepared (or, with `what`, did) its first graph. */
+static inline par_status par_knob_too_late(const char *key, const char *what, par_msg *msg)
+{
+    return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first %s", key, what ? what : "prepare");
+}
+
+/* An integer knob in [lo, hi]: decimal digits only (an optional '-' where lo is negative), no overflow. */
+static inline par_status par_knob_int(const char *key, const char *value, long lo, long hi, long *out, par_msg *msg)
+{
+    long v = 0;
+    int neg = value && value[0] == '-' && lo < 0, digits = 0, big = 0;
+    for (const char *p = value ? value + neg : ""; *p; p++, digits++) {
+        if (*p < '0' || *p > '9') {
+            digits = 0;
+            break;
+        }
+        if (v > (hi > -lo ? hi : -lo) / 10 + 1) big = 1;
+        else v = v * 10 + (*p - '0');
+    }
+    if (neg) v = -v;
+    if (!digits || big || v < lo || v > hi)
+        return par_msgf(msg, PAR_ERROR, "knob '%s': '%.40s' is not an integer in [%ld, %ld]", key, value ? value : "",
+                        lo, hi);
+    *out = v;
+    return PAR_OK;
+}
+
+/* A `kernels` knob naming a kernel set this machine lacks: UNSUPPORTED (the instance cannot run here, which a
+ * report shows as a skip with this reason), never an error and never a quiet fallback to another set. */
+static inline par_status par_knob_isa_missing(const char *value, const char *best, par_msg *msg)
+{
+    return par_msgf(msg, PAR_UNSUPPORTED, "knob 'kernels': this machine lacks %.40s (the best set here: %s)", value,
+                    best ? best : "scalar");
+}
+
+/* The shared knob `threads`: an integer in [1, PAR_MAX_THREADS]. */
+static inline par_status par_knob_threads(const char *value, int *out, par_msg *msg)
+{
+    long v = 0;
+    par_status st = par_knob_int("threads", value, 1, PAR_MAX_THREADS, &v, msg);
+    if (st == PAR_OK) *out = (int)v;
+    return st;
+}
+
+/* A switch: "0" or "1". */
+static inline par_status par_knob_bool(const char *key, const char *value, int *out, par_msg *msg)
+{
+    if (!value || (strcmp(value, "0") != 0 && strcmp(value, "1") != 0))
+        return par_msgf(msg, PAR_ERROR, "knob '%s': '%.40s' is not 0 or 1", key, value ? value : "");
+    *out = value[0] == '1';
+    return PAR_OK;
+}
+
+/* The clamp family (docs/ops.md): relu [0, inf), relu6 [0, 6], hardtanh [min_val, max_val] (default [-1, 1]),
+ * clamp [min, max] (default unbounded). Returns 1 with the node's bounds, or 0 (bounds -inf, inf) when the node is
+ * none of them. */
+static inline int par_clamp_bounds(const par_node *n, double *lo, double *hi)
+{
+    *lo = -HUGE_VAL, *hi = HUGE_VAL;
+    if (strcmp(n->op, "relu") == 0) *lo = 0.0, *hi = HUGE_VAL;
+    else if (strcmp(n->op, "relu6") == 0) *lo = 0.0, *hi = 6.0;
+    else if (strcmp(n->op, "hardtanh") == 0) *lo = par_attr_float(n, "min_val", -1.0), *hi = par_attr_float(n, "max_val", 1.0);
+    else if (strcmp(n->op, "clamp") == 0)
+        *lo = par_attr_float(n, "min", -HUGE_VAL), *hi = par_attr_float(n, "max", HUGE_VAL);
+    else return 0;
+    return 1;
+}
+
+/* The same bounds in f32, as a kernel's clamp holds them. */
+static inline int par_clamp_bounds_f32(const par_node *n, float *lo, float *hi)
+{
+    double l, h;
+    int is = par_clamp_bounds(n, &l, &h);
+    *lo = (float)l;
+    *hi = (float)h;
+    return is;
+}
 
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */

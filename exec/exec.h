@@ -97,8 +97,7 @@ par_status par_backend_spec_parse(const char *spec, par_backend_inst *inst, par_
  * without PAR_PROC_SET_KNOB refuses every knob), or -1 when all were taken. */
 int32_t par_backend_apply_knobs(const par_backend_inst *inst, void *ctx, par_status *st, par_msg *m);
 
-/* The harness's one parser of the shared knob threads (also bench --threads). */
-#define PAR_MAX_THREADS 64
+/* The harness's one parser of the shared knob threads (also bench --threads): the kit's par_knob_threads. */
 par_status par_knob_threads_parse(const char *s, int32_t *out, par_msg *msg);
 
 #endif

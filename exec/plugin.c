@@ -321,14 +321,10 @@ static par_status parse_spec(const char *spec, par_backend_inst *inst, par_msg *
 
 par_status par_knob_threads_parse(const char *s, int32_t *out, par_msg *msg)
 {
-    int32_t v = 0;
-    size_t i = 0;
-    if (!s) s = "";
-    for (; s[i] >= '0' && s[i] <= '9' && v <= PAR_MAX_THREADS; i++) v = v * 10 + (s[i] - '0');
-    if (i == 0 || s[i] != '\0' || v < 1 || v > PAR_MAX_THREADS)
-        return par_msgf(msg, PAR_ERROR, "threads '%.40s': not an integer in [1, %d]", s, PAR_MAX_THREADS);
-    if (out) *out = v;
-    return PAR_OK;
+    int v = 0;
+    par_status st = par_knob_threads(s, &v, msg);
+    if (st == PAR_OK && out) *out = v;
+    return st;
 }
 
 /* The shared knobs, checked once here for every backend: threads and kernels. Other knobs are the backend's. */
@@ -337,7 +333,7 @@ static par_status check_shared_knob(const char *spec, const char *key, const cha
     if (strcmp(key, "threads") == 0) {
         par_msg m = {{0}};
         if (par_knob_threads_parse(val, NULL, &m) != PAR_OK)
-            return par_msgf(msg, PAR_ERROR, "backend spec '%s': knob %s", spec, m.text);
+            return par_msgf(msg, PAR_ERROR, "backend spec '%s': %s", spec, m.text);
     } else if (strcmp(key, "kernels") == 0) {
         for (const char *p = val; *p; p++)
             if (!name_char(*p))

@@ -284,7 +284,7 @@ static void test_name_clash_and_knobs(void)
     expect_in_output("backend name 'cpu' is already taken by the built-in backend");
     CU_ASSERT_EQUAL(count_char(out, '\n'), 1);
     CU_ASSERT_EQUAL(sh("%s run tests/data/cli/relu.json -b 'cpu[threads=65]'", exe), 2);
-    expect_in_output("knob threads '65': not an integer in [1, 64]");
+    expect_in_output("knob 'threads': '65' is not an integer in [1, 64]");
     CU_ASSERT_EQUAL(count_char(out, '\n'), 1);
     CU_ASSERT_EQUAL(sh("%s run tests/data/cli/relu.json -b 'cpu[kernels=a;b]'", exe), 2);
     expect_in_output("kernels");

@@ -656,7 +656,7 @@ static void test_shared_knobs(void)
     CU_ASSERT_EQUAL(par_knob_threads_parse("", &t, &m), PAR_ERROR);
     CU_ASSERT_EQUAL(par_knob_threads_parse("99999999999", &t, &m), PAR_ERROR);
     CU_ASSERT_EQUAL(par_backend_spec_parse("cpu[threads=4,kernels=avx2]", &inst, &m), PAR_OK);
-    expect_spec_error("cpu[threads=65]", "knob threads '65': not an integer in [1, 64]");
+    expect_spec_error("cpu[threads=65]", "knob 'threads': '65' is not an integer in [1, 64]");
     expect_spec_error("cpu[kernels=Avx2]", "knob kernels 'Avx2': not a name");
 }
 

@@ -116,7 +116,7 @@ static void test_knobs(void)
     par_msg msg = {{0}};
     static const knob bad[] = {{"mode", "fast"}, {"qengine", "tflite"}, {"threads", "0"}, {"threads", "2x"},
                                {"colour", "blue"}};
-    static const char *const says[] = {"eager, mobile, quantized", "qnnpack, onednn", "[1, 256]", "[1, 256]",
+    static const char *const says[] = {"eager, mobile, quantized", "qnnpack, onednn", "[1, 64]", "[1, 64]",
                                        "unknown knob 'colour'"};
     for (int i = 0; i < 5; i++) {
         msg.text[0] = 0;

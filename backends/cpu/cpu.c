@@ -36,15 +36,8 @@ static void cpu_destroy(void *ctx)
 static par_status cpu_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     cpu_ctx *c = ctx;
-    if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
-    if (strcmp(key, "threads") == 0) {
-        char *end = NULL;
-        long n = strtol(value, &end, 10);
-        if (!value[0] || *end || n < 1 || n > 256)
-            return par_msgf(msg, PAR_ERROR, "knob 'threads': '%s' is not an integer in [1, 256]", value);
-        c->threads = (int)n;
-        return PAR_OK;
-    }
+    if (c->prepared) return par_knob_too_late(key, NULL, msg);
+    if (strcmp(key, "threads") == 0) return par_knob_threads(value, &c->threads, msg);
     if (strcmp(key, "kernels") == 0) {
         if (strcmp(value, "auto") == 0) {
             c->isa = c->detected;
@@ -55,9 +48,7 @@ static par_status cpu_set_knob(void *ctx, const char *key, const char *value, pa
         if (cpu_isa_parse(value, &isa) != 0)
             return par_msgf(msg, PAR_ERROR, "knob 'kernels': '%s' is not one of auto, avx512, avx2, neon, scalar",
                             value);
-        if (!cpu_isa_supported(isa))
-            return par_msgf(msg, PAR_ERROR, "knob 'kernels': this CPU does not support %s (best: %s)", value,
-                            cpu_isa_name(c->detected));
+        if (!cpu_isa_supported(isa)) return par_knob_isa_missing(value, cpu_isa_name(c->detected), msg);
         c->isa = isa;
         c->kernels_forced = 1;
         return PAR_OK;

@@ -395,12 +395,7 @@ par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
     const char *op = n->op;
     unary_kind kind;
     float lo = -INFINITY, hi = INFINITY, alpha = 0.0f;
-    if (strcmp(op, "relu") == 0) kind = UN_CLAMP, lo = 0.0f;
-    else if (strcmp(op, "relu6") == 0) kind = UN_CLAMP, lo = 0.0f, hi = 6.0f;
-    else if (strcmp(op, "hardtanh") == 0)
-        kind = UN_CLAMP, lo = (float)par_attr_float(n, "min_val", -1.0), hi = (float)par_attr_float(n, "max_val", 1.0);
-    else if (strcmp(op, "clamp") == 0)
-        kind = UN_CLAMP, lo = (float)par_attr_float(n, "min", -INFINITY), hi = (float)par_attr_float(n, "max", INFINITY);
+    if (par_clamp_bounds_f32(n, &lo, &hi)) kind = UN_CLAMP;
     else if (strcmp(op, "leaky_relu") == 0) kind = UN_LEAKY, alpha = (float)par_attr_float(n, "negative_slope", 0.01);
     else if (strcmp(op, "sigmoid") == 0) kind = UN_SIGMOID;
     else if (strcmp(op, "tanh") == 0) kind = UN_TANH;

@@ -300,27 +300,6 @@ void cpu_plan_release(cpu_plan *p)
     free(p);
 }
 
-/* The fused clamp of an activation node, when it is one: relu [0, inf), relu6 [0, 6], hardtanh, clamp. */
-static int clamp_bounds(const par_node *n, float *lo, float *hi)
-{
-    if (strcmp(n->op, "relu") == 0) {
-        *lo = 0.0f;
-        *hi = INFINITY;
-    } else if (strcmp(n->op, "relu6") == 0) {
-        *lo = 0.0f;
-        *hi = 6.0f;
-    } else if (strcmp(n->op, "hardtanh") == 0) {
-        *lo = (float)par_attr_float(n, "min_val", -1.0);
-        *hi = (float)par_attr_float(n, "max_val", 1.0);
-    } else if (strcmp(n->op, "clamp") == 0) {
-        *lo = (float)par_attr_float(n, "min", -INFINITY);
-        *hi = (float)par_attr_float(n, "max", INFINITY);
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
 typedef struct value_use {
     int32_t uses;     /* input slots of nodes that read the value */
     int32_t user;     /* the last node reading it */
@@ -517,7 +496,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
         if (e->fuse & FUSE_CLAMP) {
             const par_node *c = sole_consumer(g, use, v);
             float lo, hi;
-            if (c && clamp_bounds(c, &lo, &hi)) {
+            if (c && par_clamp_bounds_f32(c, &lo, &hi)) {
                 absorbed[c - g->nodes] = 1;
                 s->out_min = lo;
                 s->out_max = hi;

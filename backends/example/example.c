@@ -77,8 +77,8 @@ static const ex_op kernel_table[] = {
     {"maximum", ex_maximum, EX_IO_F32},
     {"pow", ex_pow, EX_IO_F32},
     {"relu", ex_relu, EX_IO_F32},
-    {"relu6", ex_relu6, EX_IO_F32},
-    {"hardtanh", ex_hardtanh, EX_IO_F32},
+    {"relu6", ex_clamp, EX_IO_F32},
+    {"hardtanh", ex_clamp, EX_IO_F32},
     {"clamp", ex_clamp, EX_IO_F32},
     {"leaky_relu", ex_leaky_relu, EX_IO_F32},
     {"prelu", ex_prelu, EX_IO_F32},
@@ -196,13 +196,10 @@ static void ex_destroy(void *ctx)
 static par_status ex_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     ex_ctx *c = ctx;
-    if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (c->prepared) return par_knob_too_late(key, NULL, msg);
     if (strcmp(key, "check_finite") != 0)
         return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the example backend has one knob: check_finite=0|1)", key);
-    if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-        return par_msgf(msg, PAR_ERROR, "knob 'check_finite': value '%s' is not 0 or 1", value);
-    c->check_finite = value[0] == '1';
-    return PAR_OK;
+    return par_knob_bool(key, value, &c->check_finite, msg);
 }
 
 /* Like snprintf: writes what fits (always terminated when len > 0) and returns the length it needed. */

@@ -119,8 +119,6 @@ EX_HIDDEN void ex_minimum(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_maximum(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_pow(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_relu(const ex_plan *p, const par_node *n);
-EX_HIDDEN void ex_relu6(const ex_plan *p, const par_node *n);
-EX_HIDDEN void ex_hardtanh(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_clamp(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_leaky_relu(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_prelu(const ex_plan *p, const par_node *n);

@@ -70,24 +70,13 @@ void ex_relu(const ex_plan *p, const par_node *n)
     for (int64_t i = 0; i < count; i++) y[i] = x[i] > 0.0f || x[i] != x[i] ? x[i] : 0.0f; /* NaN propagates */
 }
 
-void ex_relu6(const ex_plan *p, const par_node *n)
-{
-    UNARY_BEGIN
-    for (int64_t i = 0; i < count; i++) y[i] = clampf(x[i], 0.0f, 6.0f);
-}
-
-void ex_hardtanh(const ex_plan *p, const par_node *n)
-{
-    UNARY_BEGIN
-    const float lo = (float)par_attr_float(n, "min_val", -1.0), hi = (float)par_attr_float(n, "max_val", 1.0);
-    for (int64_t i = 0; i < count; i++) y[i] = clampf(x[i], lo, hi);
-}
-
-/* Either bound may be infinite; the float infinities clamp nothing. */
+/* relu6, hardtanh and clamp, at the bounds the kit reads (either may be infinite: the float infinities clamp
+ * nothing). */
 void ex_clamp(const ex_plan *p, const par_node *n)
 {
     UNARY_BEGIN
-    const float lo = (float)par_attr_float(n, "min", -INFINITY), hi = (float)par_attr_float(n, "max", INFINITY);
+    float lo = -INFINITY, hi = INFINITY;
+    par_clamp_bounds_f32(n, &lo, &hi);
     for (int64_t i = 0; i < count; i++) y[i] = clampf(x[i], lo, hi);
 }
 

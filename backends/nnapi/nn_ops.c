@@ -186,8 +186,8 @@ par_status par_nn_lower_unary(nn_model *m, int32_t node, par_msg *msg)
     if (!strcmp(n->op, "relu")) type = ANEURALNETWORKS_RELU;
     else if (!strcmp(n->op, "relu6")) type = ANEURALNETWORKS_RELU6;
     else if (!strcmp(n->op, "hardtanh") || !strcmp(n->op, "clamp")) {
-        int h = !strcmp(n->op, "hardtanh");
-        double lo = par_attr_float(n, h ? "min_val" : "min", 0), hi = par_attr_float(n, h ? "max_val" : "max", 0);
+        double lo, hi;
+        par_clamp_bounds(n, &lo, &hi);
         type = clamp_code(lo, hi);
         if (type < 0)
             return par_msgf(msg, PAR_UNSUPPORTED, "%s(%g, %g): NNAPI clamps only to [0, inf), [-1, 1] and [0, 6]",

@@ -89,7 +89,7 @@ static void nn_destroy(void *ctx)
 static par_status nn_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     nn_ctx *c = ctx;
-    if (c->prepared_once) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (c->prepared_once) return par_knob_too_late(key, NULL, msg);
     drop_cache(c);
     if (strcmp(key, "profile") == 0) {
         for (int p = 0; p < NN_PROFILE_COUNT; p++)
@@ -113,12 +113,7 @@ static par_status nn_set_knob(void *ctx, const char *key, const char *value, par
         c->level_set = 1;
         return PAR_OK;
     }
-    if (strcmp(key, "strict") == 0) {
-        if (strcmp(value, "0") && strcmp(value, "1"))
-            return par_msgf(msg, PAR_ERROR, "knob 'strict': value '%s' is not 0 or 1", value);
-        c->strict = value[0] == '1';
-        return PAR_OK;
-    }
+    if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
     if (strcmp(key, "lib") == 0) {
         nn_lib lib;
         par_status st = par_nn_lib_open(&lib, value, msg);

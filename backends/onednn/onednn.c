@@ -44,19 +44,14 @@ static void dn_destroy(void *ctx)
 static par_status dn_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     dn_ctx *c = ctx;
-    if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (c->prepared) return par_knob_too_late(key, NULL, msg);
     if (strcmp(key, "fpmath") == 0) {
         if (strcmp(value, "strict") != 0 && strcmp(value, "bf16") != 0)
             return par_msgf(msg, PAR_ERROR, "knob 'fpmath': '%s' is not strict or bf16", value);
         c->bf16 = strcmp(value, "bf16") == 0;
         return PAR_OK;
     }
-    if (strcmp(key, "strict") == 0) {
-        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-            return par_msgf(msg, PAR_ERROR, "knob 'strict': '%s' is not 0 or 1", value);
-        c->strict = value[0] == '1';
-        return PAR_OK;
-    }
+    if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
     if (strcmp(key, "layout") == 0) {
         if (strcmp(value, "blocked") != 0 && strcmp(value, "plain") != 0)
             return par_msgf(msg, PAR_ERROR, "knob 'layout': '%s' is not blocked or plain", value);
@@ -65,13 +60,8 @@ static par_status dn_set_knob(void *ctx, const char *key, const char *value, par
     }
     if (strcmp(key, "threads") != 0)
         return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the onednn backend has threads=1..%d, fpmath=strict|bf16, "
-                        "layout=blocked|plain, strict=0|1)", key, DN_MAX_THREADS);
-    char *end = NULL;
-    long v = strtol(value, &end, 10);
-    if (!*value || *end || v < 1 || v > DN_MAX_THREADS)
-        return par_msgf(msg, PAR_ERROR, "knob 'threads': '%s' is not an integer in [1, %d]", value, DN_MAX_THREADS);
-    c->threads = (int)v;
-    return PAR_OK;
+                        "layout=blocked|plain, strict=0|1)", key, PAR_MAX_THREADS);
+    return par_knob_threads(value, &c->threads, msg);
 }
 
 static const char *isa_name(dnnl_cpu_isa_t isa)

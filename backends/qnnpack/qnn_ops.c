@@ -120,10 +120,8 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
     if (!strcmp(op, "relu")) {
         lo = decl_zp(y);
     } else {
-        double blo = !strcmp(op, "relu6") ? 0.0 : !strcmp(op, "hardtanh") ? par_attr_float(n, "min_val", -1.0)
-                                                                           : par_attr_float(n, "min", -INFINITY);
-        double bhi = !strcmp(op, "relu6") ? 6.0 : !strcmp(op, "hardtanh") ? par_attr_float(n, "max_val", 1.0)
-                                                                           : par_attr_float(n, "max", INFINITY);
+        double blo = -INFINITY, bhi = INFINITY;
+        par_clamp_bounds(n, &blo, &bhi);
         par_requant_clamp_range(dtype_of(y), (float)y->scale, decl_zp(y), blo, bhi, &lo, &hi);
     }
     for (int u = 0; u < 256; u++) {

@@ -34,14 +34,14 @@ typedef struct avg_op {
     par_requant_params *rq;        /* one (mean) or one per output position (adaptive) */
 } avg_op;
 
-static int64_t fdiv(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
-static int64_t cdiv(int64_t a, int64_t b) { return -fdiv(-a, b); }
+static int64_t floor_div(int64_t a, int64_t b) { return a / b - (a % b != 0 && (a < 0) != (b < 0)); }
+static int64_t cdiv(int64_t a, int64_t b) { return -floor_div(-a, b); }
 
 /* The window of output (oh, ow) of an adaptive pool: rows [h0, h1), columns [w0, w1). */
 static void window(const avg_op *o, size_t oh, size_t ow, int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1)
 {
-    *h0 = fdiv((int64_t)(oh * o->h), (int64_t)o->oh), *h1 = cdiv((int64_t)((oh + 1) * o->h), (int64_t)o->oh);
-    *w0 = fdiv((int64_t)(ow * o->w), (int64_t)o->ow), *w1 = cdiv((int64_t)((ow + 1) * o->w), (int64_t)o->ow);
+    *h0 = floor_div((int64_t)(oh * o->h), (int64_t)o->oh), *h1 = cdiv((int64_t)((oh + 1) * o->h), (int64_t)o->oh);
+    *w0 = floor_div((int64_t)(ow * o->w), (int64_t)o->ow), *w1 = cdiv((int64_t)((ow + 1) * o->w), (int64_t)o->ow);
 }
 
 static void avg_run(const void *opv, qnn_plan *p)
@@ -118,8 +118,8 @@ par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, par_msg *msg)
         if (!o->rq) return par_msgf(msg, PAR_ERROR, "out of memory");
         for (size_t oh = 0; oh < o->oh; oh++)
             for (size_t ow = 0; ow < o->ow; ow++) {
-                int64_t dh = cdiv((int64_t)((oh + 1) * o->h), (int64_t)o->oh) - fdiv((int64_t)(oh * o->h), (int64_t)o->oh);
-                int64_t dw = cdiv((int64_t)((ow + 1) * o->w), (int64_t)o->ow) - fdiv((int64_t)(ow * o->w), (int64_t)o->ow);
+                int64_t dh = cdiv((int64_t)((oh + 1) * o->h), (int64_t)o->oh) - floor_div((int64_t)(oh * o->h), (int64_t)o->oh);
+                int64_t dw = cdiv((int64_t)((ow + 1) * o->w), (int64_t)o->ow) - floor_div((int64_t)(ow * o->w), (int64_t)o->ow);
                 par_status st = avg_params(&o->rq[oh * o->ow + ow], xt, yt, dh * dw, msg);
                 if (st != PAR_OK) return st;
             }

@@ -73,16 +73,8 @@ static void qnn_destroy(void *ctx)
 static par_status qnn_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     qnn_ctx *c = ctx;
-    if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
-    if (strcmp(key, "threads") == 0) {
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(value, &end, 10);
-        if (!*value || *end || errno || v < 1 || v > 64)
-            return par_msgf(msg, PAR_ERROR, "knob 'threads': value '%s' is not an integer in [1, 64]", value);
-        c->threads = (int)v;
-        return PAR_OK;
-    }
+    if (c->prepared) return par_knob_too_late(key, NULL, msg);
+    if (strcmp(key, "threads") == 0) return par_knob_threads(value, &c->threads, msg);
     if (strcmp(key, "kernels") == 0) {
         static const struct {
             const char *name;
@@ -97,7 +89,7 @@ static par_status qnn_set_knob(void *ctx, const char *key, const char *value, pa
         for (size_t i = 0; i < sizeof K / sizeof K[0]; i++)
             if (strcmp(value, K[i].name) == 0) {
                 if (!par_qnn_ukernels(K[i].isa))
-                    return par_msgf(msg, PAR_UNSUPPORTED, "knob 'kernels': this machine lacks %s", value);
+                    return par_knob_isa_missing(value, par_qnn_ukernels_best()->name, msg);
                 c->isa = K[i].isa;
                 c->forced = 1;
                 return PAR_OK;

@@ -303,7 +303,7 @@ static void rt_destroy(void *ctx)
 static par_status rt_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     rt_ctx *c = ctx;
-    if (c->prepared_once) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+    if (c->prepared_once) return par_knob_too_late(key, NULL, msg);
     if (c->spec->format == PAR_FMT_NONE && !strcmp(key, "format")) {
         c->format = par_model_format_find(value);
         if (c->format == PAR_FMT_NONE)

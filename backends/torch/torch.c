@@ -154,7 +154,7 @@ static par_status inner(tsh_ctx *c, par_msg *msg)
 static par_status tsh_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     tsh_ctx *c = ctx;
-    if (c->inner) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first supports", key);
+    if (c->inner) return par_knob_too_late(key, "supports", msg);
     if (strcmp(key, "mode") == 0) {
         if (strcmp(value, "eager") && strcmp(value, "mobile") && strcmp(value, "quantized"))
             return par_msgf(msg, PAR_ERROR, "knob 'mode': value '%s' is not one of eager, mobile, quantized", value);
@@ -174,15 +174,7 @@ static par_status tsh_set_knob(void *ctx, const char *key, const char *value, pa
         snprintf(c->requant, sizeof c->requant, "%s", value);
         return PAR_OK;
     }
-    if (strcmp(key, "threads") == 0) {
-        char *end = NULL;
-        errno = 0;
-        long v = strtol(value, &end, 10);
-        if (!*value || *end || errno || v < 1 || v > 256)
-            return par_msgf(msg, PAR_ERROR, "knob 'threads': value '%s' is not an integer in [1, 256]", value);
-        c->threads = (int)v;
-        return PAR_OK;
-    }
+    if (strcmp(key, "threads") == 0) return par_knob_threads(value, &c->threads, msg);
     if (strcmp(key, "lib") == 0) {
         char tried[400] = "";
         if (lib.handle && strcmp(lib.path, value) != 0)

@@ -146,14 +146,7 @@ par_status t_set_knob(void *ctx, const char *key, const char *value, par_msg *ms
         c->set.rq_float = value[0] == 'f';
         return PAR_OK;
     }
-    if (strcmp(key, "threads") == 0) {
-        char *end = nullptr;
-        long v = strtol(value, &end, 10);
-        if (!*value || *end || v < 1 || v > 256)
-            return par_msgf(msg, PAR_ERROR, "knob 'threads': value '%s' is not an integer in [1, 256]", value);
-        c->set.threads = (int)v;
-        return PAR_OK;
-    }
+    if (strcmp(key, "threads") == 0) return par_knob_threads(value, &c->set.threads, msg);
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (torch knobs: mode=eager|mobile|quantized, "
                     "qengine=qnnpack|onednn, requantize=none|float, threads=N, lib=PATH)", key);
 }

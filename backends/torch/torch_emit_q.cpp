@@ -438,14 +438,15 @@ static par_status l_relu6(temit &e, const par_node *n, par_msg *msg)
 
 static par_status l_hardtanh(temit &e, const par_node *n, par_msg *msg)
 {
-    return aten_rq(e, n, "hardtanh",
-                   ", " + par_t_float(par_attr_float(n, "min_val", -1)) + ", " + par_t_float(par_attr_float(n, "max_val", 1)),
-                   msg);
+    double lo, hi;
+    par_clamp_bounds(n, &lo, &hi);
+    return aten_rq(e, n, "hardtanh", ", " + par_t_float(lo) + ", " + par_t_float(hi), msg);
 }
 
 static par_status l_clamp(temit &e, const par_node *n, par_msg *msg)
 {
-    double lo = par_attr_float(n, "min", -INFINITY), hi = par_attr_float(n, "max", INFINITY);
+    double lo, hi;
+    par_clamp_bounds(n, &lo, &hi);
     return aten_rq(e, n, "clamp",
                    ", " + (std::isinf(lo) ? std::string("None") : par_t_float(lo)) + ", " +
                        (std::isinf(hi) ? std::string("None") : par_t_float(hi)),

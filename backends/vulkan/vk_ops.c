@@ -233,13 +233,7 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
             d->op = VK_UNARY_GELU_ERF;
         if (OPS[k].code == VK_UNARY_ELU) d->pc.f0 = (float)par_attr_float(n, "alpha", 1.0);
         if (OPS[k].code == VK_UNARY_LEAKY_RELU) d->pc.f0 = (float)par_attr_float(n, "negative_slope", 0.01);
-        if (strcmp(n->op, "clamp") == 0) {
-            d->pc.f0 = (float)par_attr_float(n, "min", -INFINITY);
-            d->pc.f1 = (float)par_attr_float(n, "max", INFINITY);
-        } else if (strcmp(n->op, "hardtanh") == 0) {
-            d->pc.f0 = (float)par_attr_float(n, "min_val", -1.0);
-            d->pc.f1 = (float)par_attr_float(n, "max_val", 1.0);
-        }
+        if (OPS[k].code == VK_UNARY_CLAMP) par_clamp_bounds_f32(n, &d->pc.f0, &d->pc.f1);
         return PAR_OK;
     case K_PRELU:
         d = emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg);

@@ -105,27 +105,6 @@ static int32_t sole_consumer(const par_graph_desc *g, int v)
     return who;
 }
 
-/* The clamp bounds of an activation node, or 0 when it is not a clamp. */
-static int clamp_of(const par_node *n, float *lo, float *hi)
-{
-    if (strcmp(n->op, "relu") == 0) {
-        *lo = 0.0f;
-        *hi = INFINITY;
-    } else if (strcmp(n->op, "relu6") == 0) {
-        *lo = 0.0f;
-        *hi = 6.0f;
-    } else if (strcmp(n->op, "clamp") == 0) {
-        *lo = (float)par_attr_float(n, "min", -INFINITY);
-        *hi = (float)par_attr_float(n, "max", INFINITY);
-    } else if (strcmp(n->op, "hardtanh") == 0) {
-        *lo = (float)par_attr_float(n, "min_val", -1.0);
-        *hi = (float)par_attr_float(n, "max_val", 1.0);
-    } else {
-        return 0;
-    }
-    return 1;
-}
-
 static int fusable_bn(const par_graph_desc *g, const par_node *bn, int v)
 {
     if (strcmp(bn->op, "batch_norm") != 0 || bn->n_inputs != 5 || bn->inputs[0] != v) return 0;
@@ -177,7 +156,7 @@ static par_status plan_epilogue(vk_graph *vg, const par_node *n, epilogue *e, pa
     }
     const par_node *act = next >= 0 ? &g->nodes[next] : NULL;
     if (act && act->n_inputs == 1 && act->inputs[0] == e->out && g->values[act->outputs[0]].dtype == PAR_DTYPE_F32 &&
-        g->values[act->outputs[0]].rank == 4 && clamp_of(act, &e->lo, &e->hi)) {
+        g->values[act->outputs[0]].rank == 4 && par_clamp_bounds_f32(act, &e->lo, &e->hi)) {
         e->flags |= EPI_CLAMP;
         vg->skip[next] = 1;
         e->out = act->outputs[0];

@@ -46,9 +46,10 @@ static void vk_destroy(void *ctx)
 static par_status set_switch(vk_ctx *c, const char *key, const char *value, par_msg *msg)
 {
     if (c->prepared_once || c->device)
-        return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
-    int on = strcmp(value, "1") == 0;
-    if (!on && strcmp(value, "0") != 0) return par_msgf(msg, PAR_ERROR, "knob '%s': '%s' is not 0 or 1", key, value);
+        return par_knob_too_late(key, NULL, msg);
+    int on = 0;
+    par_status st = par_knob_bool(key, value, &on, msg);
+    if (st != PAR_OK) return st;
     if (strcmp(key, "validate") == 0) return vk_ctx_set_validate(c, on, msg);
     c->timestamps = on;
     return PAR_OK;
@@ -59,7 +60,7 @@ static par_status vk_set_knob(void *ctx, const char *key, const char *value, par
     vk_ctx *c = ctx;
     if (strcmp(key, "validate") == 0 || strcmp(key, "timestamps") == 0) return set_switch(c, key, value, msg);
     if (c->prepared_once || c->device)
-        return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
+        return par_knob_too_late(key, NULL, msg);
     if (strcmp(key, "device") == 0) {
         par_status st = vk_ctx_select(c, value, msg);
         char err[PAR_MSG_LEN];

@@ -21,7 +21,7 @@
 #define PAR_XNN_VERSION "unknown"
 #endif
 
-#define XA_MAX_THREADS 64
+#define PAR_MAX_THREADS 64
 
 typedef struct xa_ctx {
     int threads;
@@ -57,13 +57,8 @@ static void xa_destroy(void *ctx)
 static par_status xa_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
     xa_ctx *c = ctx;
-    if (c->prepared) return par_msgf(msg, PAR_ERROR, "knob '%s': knobs must be set before the first prepare", key);
-    if (strcmp(key, "strict") == 0) {
-        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
-            return par_msgf(msg, PAR_ERROR, "knob 'strict': '%s' is not 0 or 1", value);
-        c->strict = value[0] == '1';
-        return PAR_OK;
-    }
+    if (c->prepared) return par_knob_too_late(key, NULL, msg);
+    if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
     if (strcmp(key, "declare") == 0) {
         const char *colon = strchr(value, ':');
         par_requant r;
@@ -77,13 +72,8 @@ static par_status xa_set_knob(void *ctx, const char *key, const char *value, par
     }
     if (strcmp(key, "threads") != 0)
         return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the xnnpack backend has threads=1..%d, strict=0|1, "
-                        "declare=OP:SCHEME)", key, XA_MAX_THREADS);
-    char *end = NULL;
-    long v = strtol(value, &end, 10);
-    if (!*value || *end || v < 1 || v > XA_MAX_THREADS)
-        return par_msgf(msg, PAR_ERROR, "knob 'threads': '%s' is not an integer in [1, %d]", value, XA_MAX_THREADS);
-    c->threads = (int)v;
-    return PAR_OK;
+                        "declare=OP:SCHEME)", key, PAR_MAX_THREADS);
+    return par_knob_threads(value, &c->threads, msg);
 }
 
 static size_t xa_describe(void *ctx, char *buf, size_t len)

@@ -119,8 +119,6 @@ static inline int is_const(const par_value *v)
 /* The parameter rules of an op that hold for XNNPACK's operator of every type (pooling windows and padding, softmax
  * axis, resize scale, slice step, constant weights...), once the types are checked. */
 par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_msg *msg);
-/* The real clamp range of relu / relu6 / hardtanh / clamp; 0 when n is none of them. */
-int par_xnn_clamp_range(const par_node *n, float *lo, float *hi);
 /* Padding of a conv2d (top, left, bottom, right): explicit, or NNAPI-style same/valid (docs/ops.md). */
 void par_xnn_conv_pads(const par_node *n, const par_value *x, const par_value *w, int64_t pad[4]);
 /* Pooling extents with ceil_mode turned into extra bottom/right padding; checks XNNPACK's output size. */

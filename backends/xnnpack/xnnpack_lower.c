@@ -152,7 +152,7 @@ void par_xnn_plan_fusions(xa_plan *p)
         }
         float lo, hi;
         if (takes_clamp(n) && (j = par_xnn_sole_consumer(p, i, p->final_out[i])) >= 0 &&
-            par_xnn_clamp_range(&g->nodes[j], &lo, &hi) && lo < hi) {
+            par_clamp_bounds_f32(&g->nodes[j], &lo, &hi) && lo < hi) {
             p->skip[j] = 1;
             p->final_out[i] = g->nodes[j].outputs[0];
             p->out_min[i] = lo;

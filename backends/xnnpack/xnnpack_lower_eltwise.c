@@ -114,7 +114,7 @@ par_status par_xnn_lower_clamp(xa_plan *p, int32_t ni, par_msg *msg)
 {
     size_t c = flat_numel(p, ni);
     float lo = -INFINITY, hi = INFINITY;
-    par_xnn_clamp_range(&p->g->nodes[ni], &lo, &hi);
+    par_clamp_bounds_f32(&p->g->nodes[ni], &lo, &hi);
     xnn_operator_t op = NULL;
     return unary_setup(p, ni, &op, xnn_create_clamp_nc_f32(c, c, c, lo, hi, 0, &op), "clamp_nc_f32",
                        xnn_setup_clamp_nc_f32, msg);

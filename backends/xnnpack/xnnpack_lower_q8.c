@@ -69,7 +69,7 @@ static int is_act_clamp(const par_node *n)
 static void act_bounds(const par_node *n, const par_value *y, int32_t *lo, int32_t *hi)
 {
     float flo, fhi;
-    par_xnn_clamp_range(n, &flo, &fhi);
+    par_clamp_bounds_f32(n, &flo, &fhi);
     par_requant_clamp_range(y->dtype, y->scale, y->zero_point, flo, fhi, lo, hi);
 }
 

@@ -11,17 +11,6 @@
 
 #include "xnnpack_internal.h"
 
-int par_xnn_clamp_range(const par_node *n, float *lo, float *hi)
-{
-    if (is_op(n, "relu")) *lo = 0.0f, *hi = INFINITY;
-    else if (is_op(n, "relu6")) *lo = 0.0f, *hi = 6.0f;
-    else if (is_op(n, "hardtanh"))
-        *lo = (float)par_attr_float(n, "min_val", -1), *hi = (float)par_attr_float(n, "max_val", 1);
-    else if (is_op(n, "clamp"))
-        *lo = (float)par_attr_float(n, "min", -INFINITY), *hi = (float)par_attr_float(n, "max", INFINITY);
-    else return 0;
-    return 1;
-}
 
 par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_msg *msg)
 {
@@ -52,7 +41,7 @@ par_status par_xnn_check_params(const par_graph_desc *g, const par_node *n, par_
     }
     if (is_op(n, "hardtanh") || is_op(n, "clamp")) {
         float lo, hi;
-        par_xnn_clamp_range(n, &lo, &hi);
+        par_clamp_bounds_f32(n, &lo, &hi);
         if (!(lo < hi))
             return par_msgf(msg, PAR_UNSUPPORTED, "clamp range [%g, %g] is empty or a point: XNNPACK's clamp requires "
                                                   "output_min < output_max", (double)lo, (double)hi);
