@@ -34,7 +34,7 @@ VK_SPV := $(foreach v,f32 f16s f16a,$(VK_SHADER_NAMES:%=$(VK_GEN)/%.$(v).spv)) $
 
 .PRECIOUS: $(VK_GEN)/%.spv
 define vk_variant_rule
-$$(VK_GEN)/%.$(1).spv: backends/vulkan/shaders/%.comp $$(wildcard backends/vulkan/shaders/*.glsl)
+$$(VK_GEN)/%.$(1).spv: backends/vulkan/shaders/%.comp $$(wildcard backends/vulkan/shaders/*.glsl) backends/vulkan/vk_codes.h
 	@mkdir -p $$(dir $$@)
 	$$(Q)$$(call msg,GLSLC,$$@)$$(GLSLC) --target-env=vulkan1.1 -O $$(VK_FLAGS_$(1)) $$< -o $$@ && \
 	  $$(SPIRV_VAL) --target-env vulkan1.1 $$@

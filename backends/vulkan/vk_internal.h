@@ -14,6 +14,7 @@
 #include <vulkan/vulkan.h>
 
 #include "core/parity_backend.h"
+#include "vk_codes.h"
 
 #define VK_NAME "vulkan"
 #define VK_WG_SIZE 64u          /* workgroup size (specialization constant 0 of every shader) */

@@ -11,15 +11,9 @@
 
 #include "vk_internal.h"
 
-/* OP numbers of unary.comp. */
-enum {
-    VK_UNARY_COPY = 0, VK_UNARY_RELU, VK_UNARY_RELU6, VK_UNARY_SIGMOID, VK_UNARY_TANH, VK_UNARY_HARDSWISH,
-    VK_UNARY_HARDSIGMOID, VK_UNARY_GELU_TANH, VK_UNARY_SILU, VK_UNARY_ELU, VK_UNARY_LEAKY_RELU, VK_UNARY_CLAMP,
-    VK_UNARY_SQRT, VK_UNARY_RSQRT, VK_UNARY_PLACE, VK_UNARY_GELU_ERF,
-};
-
 typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM, K_WHERE, K_MASKED_FILL, K_GATHER, K_EMBEDDING } vk_kind;
 
+/* Each op: how it is lowered, and the code of its shader (vk_codes.h). */
 static const struct {
     const char *op;
     vk_kind kind;
@@ -41,40 +35,40 @@ static const struct {
     {"rsqrt", K_UNARY, VK_UNARY_RSQRT},
     {"reshape", K_UNARY, VK_UNARY_COPY},
     {"flatten", K_UNARY, VK_UNARY_COPY},
-    {"prelu", K_PRELU, 4},
-    {"batch_norm", K_BATCHNORM, 5},
+    {"prelu", K_PRELU, VK_BINARY_PRELU},
+    {"batch_norm", K_BATCHNORM, VK_BINARY_AFFINE},
     {"concat", K_CONCAT, VK_UNARY_PLACE},
-    {"upsample_bilinear2d", K_BILINEAR, 0},
-    {"upsample_nearest2d", K_BILINEAR, 1},
-    {"upsample_nearest_exact2d", K_BILINEAR, 2},
-    {"upsample_bicubic2d", K_BILINEAR, 3},
-    {"adaptive_avg_pool2d", K_ADAPTIVE, 2},
-    {"conv_transpose2d", K_DECONV, 0},
-    {"layer_norm", K_NORM, 0},
-    {"where", K_WHERE, 0},
-    {"masked_fill", K_MASKED_FILL, 1},
-    {"gather", K_GATHER, 2},
-    {"embedding", K_EMBEDDING, 2},
-    {"group_norm", K_NORM, 1},
-    {"instance_norm", K_NORM, 1},
-    {"sum", K_REDUCE, 0},
-    {"mean", K_REDUCE, 1},
-    {"amax", K_REDUCE, 2},
-    {"slice", K_SLICE, 0},
-    {"permute", K_PERMUTE, 1},
-    {"pad", K_PAD, 2},
-    {"add", K_BINARY, 0},
-    {"sub", K_BINARY, 1},
-    {"mul", K_BINARY, 2},
-    {"div", K_BINARY, 3},
-    {"conv2d", K_CONV, 0},
-    {"linear", K_LINEAR, 1},
-    {"matmul", K_MATMUL, 0},
-    {"max_pool2d", K_MAXPOOL, 0},
-    {"avg_pool2d", K_AVGPOOL, 1},
-    {"global_avg_pool2d", K_GAP, 1},
-    {"softmax", K_SOFTMAX, 0},
-    {"log_softmax", K_SOFTMAX, 1},
+    {"upsample_bilinear2d", K_BILINEAR, VK_RESIZE_BILINEAR},
+    {"upsample_nearest2d", K_BILINEAR, VK_RESIZE_NEAREST},
+    {"upsample_nearest_exact2d", K_BILINEAR, VK_RESIZE_NEAREST_EXACT},
+    {"upsample_bicubic2d", K_BILINEAR, VK_RESIZE_BICUBIC},
+    {"adaptive_avg_pool2d", K_ADAPTIVE, VK_POOL_ADAPTIVE_AVG},
+    {"conv_transpose2d", K_DECONV, VK_CONV_ONLY},
+    {"layer_norm", K_NORM, VK_NORM_LAYER},
+    {"where", K_WHERE, VK_SELECT_WHERE},
+    {"masked_fill", K_MASKED_FILL, VK_SELECT_MASKED_FILL},
+    {"gather", K_GATHER, VK_SELECT_GATHER},
+    {"embedding", K_EMBEDDING, VK_SELECT_GATHER},
+    {"group_norm", K_NORM, VK_NORM_GROUP},
+    {"instance_norm", K_NORM, VK_NORM_GROUP},
+    {"sum", K_REDUCE, VK_REDUCE_SUM},
+    {"mean", K_REDUCE, VK_REDUCE_MEAN},
+    {"amax", K_REDUCE, VK_REDUCE_AMAX},
+    {"slice", K_SLICE, VK_MOVE_SLICE},
+    {"permute", K_PERMUTE, VK_MOVE_PERMUTE},
+    {"pad", K_PAD, VK_MOVE_PAD},
+    {"add", K_BINARY, VK_BINARY_ADD},
+    {"sub", K_BINARY, VK_BINARY_SUB},
+    {"mul", K_BINARY, VK_BINARY_MUL},
+    {"div", K_BINARY, VK_BINARY_DIV},
+    {"conv2d", K_CONV, VK_CONV_ONLY},
+    {"linear", K_LINEAR, VK_MATMUL_LINEAR},
+    {"matmul", K_MATMUL, VK_MATMUL_MATMUL},
+    {"max_pool2d", K_MAXPOOL, VK_POOL_MAX},
+    {"avg_pool2d", K_AVGPOOL, VK_POOL_AVG},
+    {"global_avg_pool2d", K_GAP, VK_POOL_AVG},
+    {"softmax", K_SOFTMAX, VK_SOFTMAX_SOFTMAX},
+    {"log_softmax", K_SOFTMAX, VK_SOFTMAX_LOG},
 };
 
 static int find_op(const char *op)
@@ -354,7 +348,7 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     case K_BINARY:
         return emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg) ? PAR_OK : PAR_ERROR;
     case K_DECONV: {
-        d = emit(vg, "deconv2d", 0, o, a, b, c >= 0 ? c : a, total, msg);
+        d = emit(vg, "deconv2d", VK_CONV_ONLY, o, a, b, c >= 0 ? c : a, total, msg);
         if (!d) return PAR_ERROR;
         const int64_t *wd = T[b].d4;
         int32_t p0[4] = {(int32_t)wd[2], (int32_t)wd[3], (int32_t)par_attr_ints_at(n, "stride", 0, 1),
@@ -415,7 +409,7 @@ par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
     case K_ADAPTIVE:
         return emit(vg, "pool", OPS[k].code, o, a, -1, -1, total, msg) ? PAR_OK : PAR_ERROR;
     case K_CONV: {
-        d = emit(vg, "conv2d", 0, o, a, b, c >= 0 ? c : a, total, msg);
+        d = emit(vg, "conv2d", VK_CONV_ONLY, o, a, b, c >= 0 ? c : a, total, msg);
         if (!d) return PAR_ERROR;
         int64_t pad[4];
         const int64_t *wd = T[b].d4;

@@ -190,7 +190,7 @@ static par_status lower_dw(vk_graph *vg, const par_node *n, const int64_t pad[4]
     if (st != PAR_OK) return st;
     const int64_t *od = vg->tensors[o].d4;
     int64_t items = od[0] * C4 * od[2] * ((od[3] + DW_RW - 1) / DW_RW);
-    vk_dispatch *d = vk_emit(vg, "conv_dw", 0, e.out, a, tw, e.c >= 0 ? e.c : a, items, msg);
+    vk_dispatch *d = vk_emit(vg, "conv_dw", VK_CONV_ONLY, e.out, a, tw, e.c >= 0 ? e.c : a, items, msg);
     if (!d) return PAR_ERROR;
     d->spec[0] = DW_RW;
     conv_params(d, n, pad, KH, KW);
@@ -225,7 +225,7 @@ static par_status lower_gemm(vk_graph *vg, const par_node *n, const int64_t pad[
                     par_attr_ints_at(n, "stride", 1, 1) == 1 && T[a].d4[2] == T[o].d4[2] &&
                     T[a].d4[3] == T[o].d4[3];
     int64_t P = T[o].d4[0] * T[o].d4[2] * T[o].d4[3];
-    vk_dispatch *d = tiled_dispatch(vg, "conv_gemm", pointwise, e.out, a, tw, e.c >= 0 ? e.c : a, P, (uint32_t)gx,
+    vk_dispatch *d = tiled_dispatch(vg, "conv_gemm", pointwise ? VK_CONV_POINTWISE : VK_CONV_GATHER, e.out, a, tw, e.c >= 0 ? e.c : a, P, (uint32_t)gx,
                                     (uint32_t)gy, msg);
     if (!d) return PAR_ERROR;
     conv_params(d, n, pad, KH, KW);
@@ -281,7 +281,7 @@ static int gemm_tiled(vk_graph *vg, int32_t node, int is_linear, par_status *st,
      * classifier and mlp's 4-row linears measured 3x slower tiled on lavapipe; transformer_encoder's 16-row ones
      * the same either way). */
     if (rows < GEMM_MIN_ROWS || K < 1 || !grid_fits(vg, gx, gy)) return 0;
-    vk_dispatch *d = tiled_dispatch(vg, "gemm", is_linear, o, a, b, c >= 0 ? c : a, rows * N, (uint32_t)gx,
+    vk_dispatch *d = tiled_dispatch(vg, "gemm", is_linear ? VK_MATMUL_LINEAR : VK_MATMUL_MATMUL, o, a, b, c >= 0 ? c : a, rows * N, (uint32_t)gx,
                                     (uint32_t)gy, msg);
     if (!d) {
         *st = PAR_ERROR;

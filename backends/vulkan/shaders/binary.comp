@@ -12,25 +12,25 @@ void main()
     if (k >= pc.total) return;
     ivec4 i = coords(pc.od, k);
     afloat x = LDA(off(pc.ad, a_nc4(), bcast(i, pc.ad)));
-    if (OP == 4) {
+    if (OP == VK_BINARY_PRELU) {
         afloat slope = LDB(pc.bd.w == 1 ? 0 : i[pc.p0.x]);
         STO(off(pc.od, out_nc4(), i), x >= afloat(0.0) ? x : slope * x);
         return;
     }
-    if (OP == 5) {
+    if (OP == VK_BINARY_AFFINE) {
         int ch = i[pc.p0.x];
         STO(off(pc.od, out_nc4(), i), x * LDB(ch) + LDC(ch));
         return;
     }
     afloat y = LDB(off(pc.bd, b_nc4(), bcast(i, pc.bd)));
-    if (OP == 3) {
+    if (OP == VK_BINARY_DIV) {
         STO(off(pc.od, out_nc4(), i), float(x) / float(y));
         return;
     }
     afloat r;
     switch (OP) {
-    case 0: r = x + y; break;
-    case 1: r = x - y; break;
+    case VK_BINARY_ADD: r = x + y; break;
+    case VK_BINARY_SUB: r = x - y; break;
     default: r = x * y; break;
     }
     STO(off(pc.od, out_nc4(), i), r);

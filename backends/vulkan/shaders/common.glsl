@@ -47,7 +47,8 @@
 #endif
 
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const int OP = 0;
+layout(constant_id = 1) const int OP = 0; // one of vk_codes.h's names for this shader
+#include "../vk_codes.h"
 
 layout(push_constant) uniform P {
     ivec4 od; // output dims (N, C, H, W), rank right-aligned to 4

@@ -71,7 +71,7 @@ void main()
             ws[r * 8 + (lp >> 2)][lp & 3] = float(LDB(wbase + k * OP4 + lp));
             float x = 0.0;
             if (pvalid && k < K) {
-                if (OP == 1) {
+                if (OP == VK_CONV_POINTWISE) {
                     x = float(LDA(off(pc.ad, a_nc4(), ivec4(pn, cbase + k, ih0, iw0))));
                 } else {
                     int ci = k / khw, rem = k - ci * khw;

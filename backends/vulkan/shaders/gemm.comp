@@ -41,7 +41,7 @@ void main()
     bool avalid = am < M, bvalid = bn < N;
     ivec4 ai = ivec4(0); // A's coordinates of row am, t = 0
     ivec2 bb = ivec2(0); // B's batch coordinates
-    if (OP == 1) {
+    if (OP == VK_MATMUL_LINEAR) {
         int r = am;
         ai.z = r % pc.od.z; r /= pc.od.z;
         ai.y = r % pc.od.y; ai.x = r / pc.od.y;
@@ -57,7 +57,7 @@ void main()
             float x = 0.0, y = 0.0;
             if (t < K) {
                 if (avalid) x = float(LDA(off(pc.ad, a_nc4(), ivec4(ai.xyz, t))));
-                if (bvalid) y = OP == 1 ? float(LDB(bn * K + t)) : float(LDB(off(pc.bd, b_nc4(), ivec4(bb, t, bn))));
+                if (bvalid) y = OP == VK_MATMUL_LINEAR ? float(LDB(bn * K + t)) : float(LDB(off(pc.bd, b_nc4(), ivec4(bb, t, bn))));
             }
             as_[r * TM + l] = x;
             bs_[r * TN + l] = y;
@@ -76,7 +76,7 @@ void main()
 
     int nc = n0 + tx * 4; // first of this invocation's 4 columns
     vec4 bias = vec4(0.0);
-    if (OP == 1 && pc.p0.y != 0)
+    if (OP == VK_MATMUL_LINEAR && pc.p0.y != 0)
         for (int j = 0; j < 4; j++)
             if (nc + j < N) bias[j] = float(LDC(nc + j));
     vec4 accs[4] = vec4[4](vec4(acc0), vec4(acc1), vec4(acc2), vec4(acc3));
@@ -84,7 +84,7 @@ void main()
         int m = m0 + ty + 8 * i;
         if (m >= M) continue;
         ivec3 oi;
-        if (OP == 1) {
+        if (OP == VK_MATMUL_LINEAR) {
             int r = m;
             oi.z = r % pc.od.z; r /= pc.od.z;
             oi.y = r % pc.od.y; oi.x = r / pc.od.y;

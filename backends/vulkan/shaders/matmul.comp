@@ -14,7 +14,7 @@ void main()
     int K = pc.p0.x;
     ivec4 ia = bcast(i, pc.ad);
     afloat acc = afloat(0.0);
-    if (OP == 1) {
+    if (OP == VK_MATMUL_LINEAR) {
         for (int t = 0; t < K; t++)
             acc += LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, i.z, t))) * LDB(i.w * K + t);
         if (pc.p0.y != 0) acc += LDC(i.w);

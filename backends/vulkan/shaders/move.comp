@@ -20,9 +20,9 @@ void main()
     if (k >= pc.total) return;
     ivec4 i = coords(pc.od, k);
     ivec4 s = i;
-    if (OP == 0) {
+    if (OP == VK_MOVE_SLICE) {
         s[pc.p0.x] = pc.p0.y + i[pc.p0.x] * pc.p0.z;
-    } else if (OP == 1) {
+    } else if (OP == VK_MOVE_PERMUTE) {
         for (int j = 0; j < 4; j++) s[pc.p1[j]] = i[j];
     } else {
         s = i - pc.p1;

@@ -24,7 +24,7 @@ void main()
     float den = sqrt(q / float(L) + pc.f0);
     for (int t = 0; t < L; t++) {
         ivec4 i = coords(pc.ad, base + t);
-        int p = OP == 0 ? t : i[pc.p0.y];
+        int p = OP == VK_NORM_LAYER ? t : i[pc.p0.y];
         float y = (float(LDA(off(pc.ad, a_nc4(), i))) - mean) / den;
         if (pc.p0.z != 0) y = y * float(LDB(p));
         if (pc.p0.w != 0) y = y + float(LDC(p));

@@ -18,7 +18,7 @@ void main()
     int pb = pc.p2.x, pr = pc.p2.y;
     int H = pc.ad.z, W = pc.ad.w;
     float r;
-    if (OP == 0) {
+    if (OP == VK_POOL_MAX) {
         r = uintBitsToFloat(0xff800000u); // -inf
         bool nan = false;
         for (int kh = 0; kh < KH; kh++) {
@@ -32,7 +32,7 @@ void main()
                 if (!nan && v > r) r = v;
             }
         }
-    } else if (OP == 2) {
+    } else if (OP == VK_POOL_ADAPTIVE_AVG) {
         int hs = (i.z * H) / pc.od.z, he = ((i.z + 1) * H + pc.od.z - 1) / pc.od.z;
         int ws = (i.w * W) / pc.od.w, we = ((i.w + 1) * W + pc.od.w - 1) / pc.od.w;
         afloat s = afloat(0.0);

@@ -20,7 +20,7 @@ void main()
     bool nan = false;
     for (int t = 0; t < n; t++) {
         ivec4 i = base + coords(rn, t);
-        if (OP == 2) {
+        if (OP == VK_REDUCE_AMAX) {
             float v = float(LDA(off(pc.ad, a_nc4(), i)));
             if (isnan(v) && !nan) { nan = true; acc = v; }
             if (!nan && v > acc) acc = v;
@@ -28,7 +28,7 @@ void main()
             sum += LDA(off(pc.ad, a_nc4(), i));
         }
     }
-    if (OP == 0) acc = float(sum);
-    if (OP == 1) acc = float(sum) / float(n);
+    if (OP == VK_REDUCE_SUM) acc = float(sum);
+    if (OP == VK_REDUCE_MEAN) acc = float(sum) / float(n);
     STO(off(pc.od, out_nc4(), coords(pc.od, k)), acc);
 }

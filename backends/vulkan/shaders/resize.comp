@@ -26,9 +26,9 @@ void src_of(int dst, int in_, int out_, float r, out int i0, out int i1, out flo
 
 int nearest_of(int dst, int in_, int out_, float r)
 {
-    if (OP == 1 && in_ == out_) return dst;
-    if (OP == 1 && out_ == 2 * in_) return dst / 2;
-    float s = OP == 1 ? float(dst) * r : (float(dst) + 0.5) * r;
+    if (OP == VK_RESIZE_NEAREST && in_ == out_) return dst;
+    if (OP == VK_RESIZE_NEAREST && out_ == 2 * in_) return dst / 2;
+    float s = OP == VK_RESIZE_NEAREST ? float(dst) * r : (float(dst) + 0.5) * r;
     return min(int(floor(s)), in_ - 1);
 }
 
@@ -67,11 +67,11 @@ void main()
     int k = work_item();
     if (k >= pc.total) return;
     ivec4 i = coords(pc.od, k);
-    if (OP == 3) {
+    if (OP == VK_RESIZE_BICUBIC) {
         STO(off(pc.od, out_nc4(), i), bicubic(i));
         return;
     }
-    if (OP != 0) {
+    if (OP != VK_RESIZE_BILINEAR) {
         int h = nearest_of(i.z, pc.ad.z, pc.od.z, pc.f0), w = nearest_of(i.w, pc.ad.w, pc.od.w, pc.f1);
         STO(off(pc.od, out_nc4(), i), LDA(off(pc.ad, a_nc4(), ivec4(i.x, i.y, h, w))));
         return;

@@ -26,7 +26,7 @@ void main()
     if (k >= pc.total) return;
     ivec4 i = coords(pc.od, k);
     float r;
-    if (OP == 2) {
+    if (OP == VK_SELECT_GATHER) {
         int I = pc.p1.x, A = pc.p1.y, Q = pc.p1.z;
         int q = k % Q, pi = k / Q;
         int ii = pi % I, p = pi / I;
@@ -34,7 +34,7 @@ void main()
         r = float(LDA(off(pc.ad, a_nc4(), coords(pc.ad, (p * A + idx) * Q + q))));
     } else {
         bool cond = byte_at(plain(pc.p0, bcast(i, pc.p0))) != 0u;
-        if (OP == 1) r = cond ? pc.f0 : float(LDA(off(pc.ad, a_nc4(), bcast(i, pc.ad))));
+        if (OP == VK_SELECT_MASKED_FILL) r = cond ? pc.f0 : float(LDA(off(pc.ad, a_nc4(), bcast(i, pc.ad))));
         else r = float(cond ? LDA(off(pc.ad, a_nc4(), bcast(i, pc.ad))) : LDB(off(pc.bd, b_nc4(), bcast(i, pc.bd))));
     }
     STO(off(pc.od, out_nc4(), i), r);

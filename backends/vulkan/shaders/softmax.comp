@@ -29,6 +29,6 @@ void main()
     for (int t = 0; t < L; t++) {
         i[ax] = t;
         float x = float(LDA(off(pc.ad, a_nc4(), i))) - m;
-        STO(off(pc.od, out_nc4(), i), OP == 0 ? exp_(x) / s : x - ls);
+        STO(off(pc.od, out_nc4(), i), OP == VK_SOFTMAX_SOFTMAX ? exp_(x) / s : x - ls);
     }
 }

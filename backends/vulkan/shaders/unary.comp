@@ -92,27 +92,27 @@ float f(float x)
 {
     if (isnan(x)) return x; // NaN propagates through every op (min, max and comparisons would drop it)
     switch (OP) {
-    case 0: return x;                                              // copy
-    case 1: return x > 0.0 ? x : 0.0;                              // relu
-    case 2: return min(max(x, 0.0), 6.0);                          // relu6
-    case 3: return sigmoid_(x);                                    // sigmoid
-    case 4: return tanh_(x);                                       // tanh
-    case 5: return x * min(max(x + 3.0, 0.0), 6.0) / 6.0;          // hardswish
-    case 6: return min(max(x + 3.0, 0.0), 6.0) / 6.0;              // hardsigmoid
-    case 7: {                                                      // gelu, approximate = tanh
+    case VK_UNARY_COPY: return x;
+    case VK_UNARY_RELU: return x > 0.0 ? x : 0.0;
+    case VK_UNARY_RELU6: return min(max(x, 0.0), 6.0);
+    case VK_UNARY_SIGMOID: return sigmoid_(x);
+    case VK_UNARY_TANH: return tanh_(x);
+    case VK_UNARY_HARDSWISH: return x * min(max(x + 3.0, 0.0), 6.0) / 6.0;
+    case VK_UNARY_HARDSIGMOID: return min(max(x + 3.0, 0.0), 6.0) / 6.0;
+    case VK_UNARY_GELU_TANH: {  // gelu, approximate = tanh
         if (isinf(x)) return x > 0.0 ? x : -0.0;
         float u = 0.7978845608028654 * (x + 0.044715 * x * x * x);
         return 0.5 * x * (1.0 + tanh_(u));
     }
-    case 8:                                                        // silu
+    case VK_UNARY_SILU:
         if (isinf(x)) return x > 0.0 ? x : -0.0;
         return x * sigmoid_(x);
-    case 9: return x > 0.0 ? x : pc.f0 * expm1_(x);                // elu (alpha = f0)
-    case 10: return x >= 0.0 ? x : pc.f0 * x;                      // leaky_relu (negative_slope = f0)
-    case 11: return min(max(x, pc.f0), pc.f1);                     // clamp, hardtanh (min f0, max f1)
-    case 12: return sqrt(x);                                       // sqrt
-    case 13: return 1.0 / sqrt(x);                                 // rsqrt
-    case 15: return gelu_erf(x);                                   // gelu, approximate = none
+    case VK_UNARY_ELU: return x > 0.0 ? x : pc.f0 * expm1_(x);  // elu (alpha = f0)
+    case VK_UNARY_LEAKY_RELU: return x >= 0.0 ? x : pc.f0 * x;  // leaky_relu (negative_slope = f0)
+    case VK_UNARY_CLAMP: return min(max(x, pc.f0), pc.f1);  // clamp, hardtanh (min f0, max f1)
+    case VK_UNARY_SQRT: return sqrt(x);
+    case VK_UNARY_RSQRT: return 1.0 / sqrt(x);
+    case VK_UNARY_GELU_ERF: return gelu_erf(x);  // gelu, approximate = none
     }
     return x;
 }
@@ -121,7 +121,7 @@ void main()
 {
     int k = work_item();
     if (k >= pc.total) return;
-    if (OP == 14) {
+    if (OP == VK_UNARY_PLACE) {
         ivec4 i = coords(pc.ad, k);
         afloat v = LDA(off(pc.ad, a_nc4(), i));
         i[pc.p0.x] += pc.p0.y;
