@@ -122,6 +122,12 @@ neon_obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %-neon.c %_neon.c,$(1)))
 neondot_obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(filter %-neondot.c %_neondot.c,$(1)))
 NEON_FLAGS := -O3 -march=armv8-a
 NEONDOT_FLAGS := -O3 -march=armv8.2-a+dotprod
+comma := ,
+# What a builtin.mk says when it leaves its backend out, in one wording: $(call not_built,NAME,WHY) (not said for the
+# goals that install or run what is built: their own output says what ran), $(call not_built_arch,NAME,WHAT) for a
+# backend that has no arm64 library WHAT.
+not_built = $(if $(filter deps check run bench,$(MAKECMDGOALS)),,$(info $(1) backend not built: $(2)))
+not_built_arch = $(info $(1) backend not built for $(ARCH): x86-64 builds only (no arm64 $(2) here))
 # The first rule of an included builtin.mk must not become the default goal: plain `make` builds everything.
 .DEFAULT_GOAL := all
 include $(sort $(wildcard backends/*/builtin.mk))
@@ -327,7 +333,6 @@ run: deps
 # make bench BENCH_BACKENDS=xnnpack,example BENCH_MICRO_BACKENDS=xnnpack
 BENCH_BACKENDS ?= cpu$(if $(wildcard /usr/include/xnnpack.h),$(comma)xnnpack,)
 BENCH_MICRO_BACKENDS ?= cpu,qnnpack
-comma := ,
 bench: deps
 	@$(MAKEQ) $(CHECK_J) all
 	@mkdir -p $(BUILD)/bench

@@ -2,6 +2,11 @@
 # deps.sh PACKAGE... - installs the Debian packages that are missing (`make deps`). Prints nothing when all are
 # installed; must be root to install. It changes nothing else on the machine (no upgrade, no removal).
 #
+# Not root: the missing packages are named in one line and nothing is installed. That fails only when the build
+# itself needs one of them (DEPS_ESSENTIAL: the compiler, pkg-config, json-c, CUnit); any other missing package
+# leaves out what needs it (the build leaves out a backend whose library is missing, and each check that needs a
+# tool skips with its reason), so a developer who is not root still runs `make check` on what the machine has.
+#
 # A package counts as installed only in state "install ok installed" (dpkg -s also succeeds for a removed package
 # whose configuration files remain). On a fresh machine another apt or dpkg process (unattended upgrades, a cloud
 # init) often holds the locks for minutes: apt-get install waits for the dpkg lock (DPkg::Lock::Timeout), and
@@ -19,8 +24,18 @@ done
 [ -z "$missing" ] && exit 0
 
 if [ "$(id -u)" != 0 ]; then
-    echo "make deps: missing Debian packages:$missing (run 'make deps' as root)"
-    exit 1
+    essential=""
+    for p in $missing; do
+        case " ${DEPS_ESSENTIAL:-build-essential pkg-config libjson-c-dev libcunit1-dev} " in
+        *" $p "*) essential="$essential $p" ;;
+        esac
+    done
+    if [ -n "$essential" ]; then
+        echo "make deps: missing Debian packages the build needs:$essential (run 'make deps' as root)"
+        exit 1
+    fi
+    echo "make deps: not root, so not installed:$missing; what needs them is left out and its checks skip (run 'make deps' as root for all)"
+    exit 0
 fi
 echo "make deps: installing$missing"
 

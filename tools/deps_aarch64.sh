@@ -14,8 +14,9 @@ here=$(dirname "$0")
 
 if ! dpkg --print-foreign-architectures | grep -qx arm64; then
     if [ "$(id -u)" != 0 ]; then
-        echo "make deps: the arm64 architecture is not enabled in dpkg (run 'make deps' as root)"
-        exit 1
+        # only `make check-aarch64` needs it, and says so itself
+        echo "make deps: the arm64 architecture is not enabled in dpkg, so the aarch64 cross-build cannot be set up (run 'make deps' as root for it)"
+        exit 0
     fi
     echo "make deps: dpkg --add-architecture arm64"
     dpkg --add-architecture arm64 || exit 1

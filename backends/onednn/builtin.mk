@@ -3,12 +3,12 @@
 # #ifdef PAR_HAVE_ONEDNN. Linked directly: libdnnl and its dependencies (libgomp, libOpenCL, libstdc++) add 1 to 5 ms
 # to a process's start (docs/backends/onednn.md), under the 10 ms that would call for loading it lazily.
 ifeq ($(ARCH_X86),)
-$(info onednn backend not built for $(ARCH): x86-64 builds only (no arm64 libdnnl here))
+$(call not_built_arch,onednn,libdnnl)
 else ifneq ($(wildcard /usr/include/dnnl.h),)
 DNNL_SRC := $(wildcard backends/onednn/*.c)
 BUILTIN_SRC += $(DNNL_SRC)
 BUILTIN_CPPFLAGS += -DPAR_HAVE_ONEDNN
 BUILTIN_LIBS += -ldnnl
 else
-$(if $(filter deps check run bench,$(MAKECMDGOALS)),,$(info onednn backend not built: /usr/include/dnnl.h is missing (make deps installs libdnnl-dev)))
+$(call not_built,onednn,/usr/include/dnnl.h is missing (make deps installs libdnnl-dev))
 endif

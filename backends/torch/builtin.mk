@@ -4,7 +4,7 @@
 # dlopen, so that parity, libparity.a and the tests never link libtorch. Built only when libtorch's headers are
 # installed; exec/backends.def registers it under #ifdef PAR_HAVE_TORCH.
 ifeq ($(ARCH_X86),)
-$(info torch backend not built for $(ARCH): x86-64 builds only (no arm64 libtorch here))
+$(call not_built_arch,torch,libtorch)
 else ifneq ($(wildcard /usr/include/torch/csrc/api/include/torch/torch.h),)
 TORCH_VERSION := $(shell dpkg-query -W -f='$${Version}' libtorch-dev 2>/dev/null)
 TORCH_LIB := $(BUILD)/lib/libparity_torch.so
@@ -39,5 +39,5 @@ torch-install: $(TORCH_LIB)
 
 -include $(shell find $(BUILD)/torchlib -name '*.d' 2>/dev/null)
 else
-$(if $(filter deps check run bench,$(MAKECMDGOALS)),,$(info torch backend not built: libtorch's headers are missing (make deps installs libtorch-dev)))
+$(call not_built,torch,libtorch's headers are missing (make deps installs libtorch-dev))
 endif

@@ -13,7 +13,7 @@
 GLSLC := $(shell command -v glslc 2>/dev/null)
 SPIRV_VAL := $(shell command -v spirv-val 2>/dev/null)
 ifeq ($(ARCH_X86),)
-$(info vulkan backend not built for $(ARCH): x86-64 builds only (no arm64 Vulkan loader or device here))
+$(call not_built_arch,vulkan,Vulkan loader or device)
 else ifneq ($(and $(wildcard /usr/include/vulkan/vulkan.h),$(GLSLC),$(SPIRV_VAL)),)
 VK_GEN := $(BUILD)/gen/backends/vulkan
 VK_SHADERS := $(sort $(wildcard backends/vulkan/shaders/*.comp))
@@ -62,5 +62,5 @@ $(VK_GEN)/vk_shaders.c: $(VK_SPV) backends/vulkan/builtin.mk
 	  echo '}'; \
 	} > $@.tmp && mv $@.tmp $@
 else
-$(if $(filter deps check run bench,$(MAKECMDGOALS)),,$(info vulkan backend not built: it needs /usr/include/vulkan/vulkan.h, glslc and spirv-val (make deps installs libvulkan-dev, glslc, spirv-tools)))
+$(call not_built,vulkan,it needs /usr/include/vulkan/vulkan.h$(comma) glslc and spirv-val (make deps installs libvulkan-dev$(comma) glslc$(comma) spirv-tools))
 endif

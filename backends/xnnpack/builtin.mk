@@ -16,5 +16,5 @@ BUILTIN_CPPFLAGS += -DPAR_HAVE_XNNPACK
 BUILTIN_LIBS += -lXNNPACK -lpthreadpool -lcpuinfo -lm
 $(XNN_SRC:%.c=$(BUILD)/obj/%.o): CPPFLAGS += -DPAR_XNN_VERSION='"$(or $(XNN_VERSION),unknown)"'
 else
-$(if $(filter deps check run bench,$(MAKECMDGOALS)),,$(info xnnpack backend not built: $(if $(filter aarch64,$(ARCH)),the arm64 libXNNPACK.so is not in $(AARCH64_SYSROOT) (make deps fetches it),/usr/include/xnnpack.h is missing (make deps installs libxnnpack-dev))))
+$(call not_built,xnnpack,$(if $(filter aarch64,$(ARCH)),the arm64 libXNNPACK.so is not in $(AARCH64_SYSROOT) (make deps fetches it),/usr/include/xnnpack.h is missing (make deps installs libxnnpack-dev)))
 endif
