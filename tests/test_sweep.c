@@ -75,6 +75,7 @@ typedef struct collect {
     int64_t n, dups, bad_index, bad_prefix;
     int64_t last_index;
     int64_t per_op[PAR_OP_COUNT];
+    int64_t hazards_per_op[PAR_OP_COUNT]; /* the IDs with hazard inputs ("in=hazard:") */
     int64_t built, errors;
     char first_dup[256];
 } collect;
@@ -91,6 +92,7 @@ static int want_none(void *user, int64_t index, const char *id, const char *op)
     if (strncmp(id, op, lo) != 0 || id[lo] != '(' || !strstr(id, ")#seed=")) k->bad_prefix++;
     const par_op_info *info = par_op_find(op);
     if (info) k->per_op[info->id]++;
+    if (info && strstr(id, "in=hazard:")) k->hazards_per_op[info->id]++;
     k->n++;
     return 0;
 }
@@ -149,6 +151,14 @@ static void test_counts_and_unique_ids(void)
         if (q->per_op[i] == 0) fprintf(stderr, "op %s has no quick case\n", par_op_get((par_op_id)i)->name);
         CU_ASSERT(q->per_op[i] > 0);
         CU_ASSERT(f->per_op[i] >= q->per_op[i]);
+    }
+    /* every op whose NaN / Inf behaviour is defined (PAR_OPF_NONFINITE) has hazard cases in quick: the table's flag
+     * and cases/ops/hazard.c's rows are two lists, and this keeps them one */
+    for (int i = 0; i < PAR_OP_COUNT; i++) {
+        const par_op_info *info = par_op_get((par_op_id)i);
+        if (!(info->flags & PAR_OPF_NONFINITE) || q->hazards_per_op[i] > 0) continue;
+        fprintf(stderr, "op %s is flagged PAR_OPF_NONFINITE but has no hazard row (cases/ops/hazard.c)\n", info->name);
+        CU_FAIL("an op flagged PAR_OPF_NONFINITE without hazard cases");
     }
     int64_t missing = 0;
     for (size_t i = 0; i < q->ids.cap; i++)

@@ -1,6 +1,7 @@
 /*
  * example.c - the example backend: a naive float32 backend, built as a plugin, that implements every op of parity
- * for f32 graphs. It is the template to copy when writing a backend; docs/writing-a-backend.md explains the ABI.
+ * for f32 graphs but linear_dynamic (whose arithmetic is a dynamic-quantization backend's integer one);
+ * tests/report/test_coverage.sh fails when an op that takes f32 has no kernel here. It is the template to copy when writing a backend; docs/writing-a-backend.md explains the ABI.
  *
  * This file holds the backend table and its life cycle; the kernels (one short function per op, plain NCHW loops in
  * float32 arithmetic) are in example_conv.c, example_eltwise.c, example_norm.c and example_shape.c.
@@ -56,6 +57,7 @@ typedef enum ex_io {
     EX_IO_BOOL,       /* every input and output bool (logic ops) */
     EX_IO_I32_0,      /* input 0 i32 (embedding's indices), the others f32 */
     EX_IO_I32_1,      /* input 1 i32 (gather's indices), the others f32 */
+    EX_IO_INDEX,      /* f32 in, an i32 index out (argmax, argmin) */
 } ex_io;
 
 typedef struct ex_op {
@@ -112,6 +114,9 @@ static const ex_op kernel_table[] = {
     {"mean", ex_mean, EX_IO_F32},
     {"sum", ex_sum, EX_IO_F32},
     {"amax", ex_amax, EX_IO_F32},
+    {"prod", ex_prod_reduce, EX_IO_F32},
+    {"argmax", ex_argmax, EX_IO_INDEX},
+    {"argmin", ex_argmin, EX_IO_INDEX},
     {"amin", ex_amin, EX_IO_F32},
     {"softmax", ex_softmax, EX_IO_F32},
     {"log_softmax", ex_log_softmax, EX_IO_F32},
@@ -167,6 +172,7 @@ static int dtype_ok(const ex_op *e, int32_t input, par_dtype t)
     case EX_IO_QUANTIZE: return is_input ? t == PAR_DTYPE_F32 : is_quantized(t);
     case EX_IO_DEQUANTIZE: return is_input ? is_quantized(t) : t == PAR_DTYPE_F32;
     case EX_IO_CMP: return is_input ? t == PAR_DTYPE_F32 : t == PAR_DTYPE_BOOL;
+    case EX_IO_INDEX: return is_input ? t == PAR_DTYPE_F32 : t == PAR_DTYPE_I32;
     case EX_IO_BOOL: return t == PAR_DTYPE_BOOL;
     case EX_IO_BOOL0: if (input == 0) return t == PAR_DTYPE_BOOL; break;
     case EX_IO_BOOL1: if (input == 1) return t == PAR_DTYPE_BOOL; break;

@@ -1,5 +1,5 @@
 /*
- * example_norm.c - the example backend's kernels of sqrt, rsqrt, the reductions (sum, mean, amax), layer_norm,
+ * example_norm.c - the example backend's kernels of sqrt, rsqrt, the reductions (sum, mean, amax, prod, argmax, argmin), layer_norm,
  * group_norm and instance_norm: plain float32 loops over logical NCHW, row-major tensors.
  *
  * The norms compute the statistics in one pass, as many production kernels do (the cpu backend is two-pass, so the
@@ -33,7 +33,7 @@ void ex_rsqrt(const ex_plan *p, const par_node *n)
  * reduced axes), in input order, so each sum is a plain left-to-right sum; mean then divides by the number of terms.
  * keepdims only changes the output's shape, not its element order. amax keeps a NaN once it has one (v > NaN is
  * false), as PyTorch's NaN propagation. */
-typedef enum red_kind { RED_SUM, RED_MEAN, RED_AMAX, RED_AMIN } red_kind;
+typedef enum red_kind { RED_SUM, RED_MEAN, RED_AMAX, RED_AMIN, RED_PROD } red_kind;
 
 static void reduce(const ex_plan *p, const par_node *n, red_kind kind)
 {
@@ -52,10 +52,13 @@ static void reduce(const ex_plan *p, const par_node *n, red_kind kind)
         if (reduced[d]) count *= xv->dims[d];
         else s *= xv->dims[d];
     }
-    for (int64_t i = 0; i < yv->numel; i++) y[i] = kind == RED_AMAX ? -INFINITY : kind == RED_AMIN ? INFINITY : 0.0f;
+    for (int64_t i = 0; i < yv->numel; i++)
+        y[i] = kind == RED_AMAX ? -INFINITY : kind == RED_AMIN ? INFINITY : kind == RED_PROD ? 1.0f : 0.0f;
     for (int64_t i = 0; i < xv->numel; i++) {
         float *o = &y[ex_offset(i, xv->dims, rank, ostride)];
-        if (kind == RED_AMIN) {
+        if (kind == RED_PROD) {
+            *o *= x[i];
+        } else if (kind == RED_AMIN) {
             if (x[i] < *o || x[i] != x[i]) *o = x[i];
         } else if (kind != RED_AMAX) *o += x[i];
         else if (x[i] > *o || x[i] != x[i]) *o = x[i];
@@ -82,6 +85,48 @@ void ex_amin(const ex_plan *p, const par_node *n)
 void ex_amax(const ex_plan *p, const par_node *n)
 {
     reduce(p, n, RED_AMAX);
+}
+
+void ex_prod_reduce(const ex_plan *p, const par_node *n)
+{
+    reduce(p, n, RED_PROD);
+}
+
+/* argmax / argmin along `axis`: the index of the first largest (smallest) element, or of the last with
+ * select_last = 1; a NaN is beyond every number, so the first NaN wins (the last with select_last). i32 out. */
+static void arg(const ex_plan *p, const par_node *n, int want_max)
+{
+    const par_value *xv = ex_in_value(p, n, 0);
+    const float *x = ex_in(p, n, 0);
+    int32_t *y = (int32_t *)p->dst[n->outputs[0]];
+    int64_t ax = par_attr_int(n, "axis", 0);
+    if (ax < 0) ax += xv->rank;
+    const int last = par_attr_int(n, "select_last", 0) != 0;
+    int64_t outer = 1, len = xv->dims[ax], inner = 1;
+    for (int32_t d = 0; d < ax; d++) outer *= xv->dims[d];
+    for (int32_t d = (int32_t)ax + 1; d < xv->rank; d++) inner *= xv->dims[d];
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *row = x + o * len * inner + i;
+            int64_t best = 0;
+            for (int64_t k = 1; k < len; k++) {
+                const float v = row[k * inner], b = row[best * inner];
+                if (b != b && !(last && v != v)) continue; /* a NaN already holds (the first, unless select_last) */
+                int better = v != v || (want_max ? v > b : v < b) || (last && v == b);
+                if (better) best = k;
+            }
+            y[o * inner + i] = (int32_t)best;
+        }
+}
+
+void ex_argmax(const ex_plan *p, const par_node *n)
+{
+    arg(p, n, 1);
+}
+
+void ex_argmin(const ex_plan *p, const par_node *n)
+{
+    arg(p, n, 0);
 }
 
 /* Normalize groups of `len` contiguous elements; element j of group g takes weight index

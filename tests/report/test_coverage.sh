@@ -1,7 +1,8 @@
 # test_coverage.sh - `parity coverage` end to end (runner/coverage_probe.c, reports/coverage.c, cli/cli_coverage.c):
 #   - the example plugin claims exactly the ops of its kernel table (read from backends/example/example.c by python,
 #     not through parity), in f32 only but for quantize (f32 in, qu8/qs8 out), and refuses every other op of the op
-#     table (core/ops.def), each with its UNSUPPORTED reason kept;
+#     table (core/ops.def), each with its UNSUPPORTED reason kept; and that table holds every op that takes f32 but
+#     linear_dynamic, as its header says (a new f32 op without an example kernel fails here);
 #   - on the fixture report, per backend, the unreached ops are exactly the op table's ops that no record of that
 #     backend reaches (computed from the report's JSON by python), an op of the report is not among them, and the
 #     cases and passes of a reached (op, dtype) are the report's;
@@ -46,12 +47,23 @@ defs = open("core/ops.def").read()
 bool_ops = {m.group(1) for chunk in defs.split("\nPAR_OP(")[1:]
             for m in [re.match(r'\s*\w+,\s*"([a-z0-9_]+)"', chunk)]
             if m and re.search(r'par_infer_(compare|logical)\b', chunk)}
+# and the index ops (argmax, argmin) an i32 output
+index_ops = {m.group(1) for chunk in defs.split("\nPAR_OP(")[1:]
+             for m in [re.match(r'\s*\w+,\s*"([a-z0-9_]+)"', chunk)]
+             if m and re.search(r'par_infer_arg\b', chunk)}
 odd = sorted((r["op"], r["dtype"]) for r in rows if r["claimed"] and r["dtype"] != "f32" and r["op"] != "quantize"
-             and not (r["dtype"] == "bool" and r["op"] in bool_ops))
+             and not (r["dtype"] == "bool" and r["op"] in bool_ops)
+             and not (r["dtype"] == "i32" and r["op"] in index_ops))
 if odd:
     sys.exit("claims in a dtype other than f32: %s" % odd)
 if any(r["claimed"] is False and not r["unsupported_reason"] for r in rows):
     sys.exit("a refused combination without its reason")
+# the header's promise (backends/example/example.c): every op of the table that takes f32 has a kernel, but
+# linear_dynamic (its arithmetic is the integer one of a dynamic-quantization backend)
+not_f32 = {"linear_dynamic"}
+missing = sorted({r["op"] for r in rows if r["dtype"] == "f32"} - kernels - not_f32)
+if missing:
+    sys.exit("ops of the table that take f32 but have no kernel in the example plugin: %s" % missing)
 # the example backend is not in the fixture report: every op is unreached, and nothing passed
 if set(b["unreached_ops"]) != ops or any(r["cases"] or r["passed"] for r in rows):
     sys.exit("cases counted for a backend the report does not have")
