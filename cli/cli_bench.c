@@ -441,6 +441,13 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
     }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(PAR_EXIT_INTERNAL);
+    for (int32_t b = 0; b < bs->n; b++) { /* a plugin opens here, never in the main process */
+        par_msg pm = {{0}};
+        if (par_plugin_enter(bs->inst[b].be, &pm) != PAR_OK) {
+            fprintf(stderr, "parity bench: %s\n", pm.text);
+            _exit(PAR_EXIT_INTERNAL);
+        }
+    }
     json_object *jroot = json_object_new_object(), *jcases = json_object_new_array();
     json_object_object_add(jroot, "schema", json_object_new_string("parity.bench"));
     json_object_object_add(jroot, "version", json_object_new_int(1));

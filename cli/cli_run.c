@@ -58,7 +58,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
     for (int32_t i = 0; i < n_plugins; i++) {
         const par_backend *be = NULL;
         par_msg msg = {{0}};
-        if (par_plugin_load(plugins[i], &be, &msg) != PAR_OK) {
+        if (par_plugin_load(plugins[i], timeout_s, &be, &msg) != PAR_OK) {
             fprintf(stderr, "parity: %s\n", msg.text);
             return PAR_EXIT_USAGE;
         }

@@ -262,7 +262,8 @@ void par_xchild_main(const par_xjob *j)
     par_status end_st = PAR_OK;
 
     phase(j, PH_INIT);
-    par_status st = be->init ? be->init(&ctx, &msg) : PAR_OK;
+    par_status st = par_plugin_enter(be, &msg); /* a plugin opens here (or in its fork server): never in the harness */
+    if (st == PAR_OK) st = be->init ? be->init(&ctx, &msg) : PAR_OK;
     if (st != PAR_OK) {
         send_end(j, PH_INIT, st, 0, &msg);
         return;

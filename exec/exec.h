@@ -81,9 +81,14 @@ int par_exec_server_fd(const par_exec_server *s);
 void par_exec_server_forget(par_exec_server *s);
 void par_exec_server_stop(par_exec_server *s);
 
-/* Load a plugin: first in a child (dlopen, entry function, table checks), so that a plugin that crashes in its
- * constructor or its entry function is refused with the signal; then here. The handle stays open. */
-par_status par_plugin_load(const char *path, const par_backend **out, par_msg *msg);
+/* Load a plugin, in a sandboxed child only (dlopen, entry function, table checks; a crash is refused with its
+ * signal, a hang after timeout_s, 30 s when 0): *out is a table of this process with the plugin's name, strings and
+ * arithmetic whose entry points refuse to run (PAR_ERROR "a plugin's code runs only in a sandboxed process"); the
+ * file stays open. par_plugin_enter(be) makes be the plugin's own table in the calling process (opening the plugin
+ * there: constructors and entry function); a process that runs a backend calls it first. PAR_OK for a built-in
+ * backend or one entered already; else msg names the plugin and the reason. */
+par_status par_plugin_load(const char *path, double timeout_s, const par_backend **out, par_msg *msg);
+par_status par_plugin_enter(const par_backend *be, par_msg *msg);
 
 /* Built-in backends (exec/backends.def); *n set to their count. */
 const par_backend *const *par_builtin_backends(int32_t *n);

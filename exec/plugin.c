@@ -2,15 +2,18 @@
  * plugin.c - the backend registry: the built-in backends (exec/backends.def), the plugin loader, and the parser
  * of backend specs ("cpu[threads=2,kernels=scalar]").
  *
- * The loader first opens the plugin in a child process (dlopen runs its constructors, then the entry function and
- * the table checks), so that a plugin that crashes or hangs there is refused with one line naming the file and the
- * signal, and only then opens it in the calling process. It checks everything it can about a plugin's table before
- * the harness uses it, and names the plugin and the reason in every error. It must not call any of the backend's
- * entry points other than the plugin's entry function (init and the rest run in the isolated child: exec/exec.c),
- * and it never unloads a plugin it handed out.
+ * The loader opens a plugin only in a sandboxed child (dlopen runs its constructors, then the entry function and the
+ * table checks), so that a plugin that crashes or hangs there is refused with one line naming the file and the
+ * signal; the child reports the table's facts (name, description, version, arithmetic), which the main process
+ * checks again and keeps in a table of its own whose entry points refuse to run. The main process never opens a
+ * plugin: its constructors, entry function and code run only in the sandboxed processes that call
+ * par_plugin_enter, and its destructors nowhere (those processes end with _exit). It names the plugin and the
+ * reason in every error. It must not call any of the backend's entry points (init and the rest run in the isolated
+ * child: exec/exec.c), and it never unloads a plugin it handed out.
  */
 #include "exec.h"
 #include "sandbox.h"
+#include "core/clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,6 +21,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -135,17 +140,155 @@ static par_status load_here(const char *path, const char *open_path, const par_b
 }
 
 
-/* Open the plugin in a child first: a crash or a hang in its constructors or its entry function costs the child.
- * Returns PAR_OK when the child loaded and checked it; else msg names the file and the reason. */
-static par_status load_in_child(const char *path, par_msg *msg)
+/* What the main process knows of a plugin: the facts its loader child reports (name, strings, version, arithmetic),
+ * in a table of its own whose entry points refuse to run. The plugin's code runs only in sandboxed processes: each
+ * process that runs a backend (the probe's child, a fork server, a backend child, the bench child) first calls
+ * par_plugin_enter, which opens the plugin there from the descriptor the main process opened and copies the
+ * plugin's own table over this one, so that every inst->be of that process reaches the plugin. */
+typedef struct plugin_slot {
+    par_backend table;
+    char path[512];
+    int fd;      /* the plugin file, opened by the main process (the sandboxed uid may not open its folder) */
+    int entered; /* 1 in a process where table is the plugin's own */
+    char name[64], description[256], version[128];
+} plugin_slot;
+
+#define MAX_PLUGIN_SLOTS 32
+static plugin_slot slots[MAX_PLUGIN_SLOTS];
+static int n_slots;
+
+/* The loader child's answer: ok 1 with the facts, or ok 0 with the reason. */
+typedef struct plugin_facts {
+    int32_t ok;
+    uint32_t api_version, struct_size;
+    int32_t arith;
+    char name[64], description[256], version[128];
+    char text[PAR_MSG_LEN];
+} plugin_facts;
+
+static par_status outside(void **ctx, par_msg *msg)
+{
+    if (ctx) *ctx = NULL;
+    return par_msgf(msg, PAR_ERROR, "a plugin's code runs only in a sandboxed process");
+}
+static void outside_destroy(void *ctx) { (void)ctx; }
+static par_status outside_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
+{
+    (void)ctx, (void)g, (void)node;
+    return outside(NULL, msg);
+}
+static par_status outside_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
+{
+    (void)ctx, (void)g;
+    return outside(prepared, msg);
+}
+static par_status outside_bind(void *ctx, void *prepared, const void *const *in, void *const *out, par_msg *msg)
+{
+    (void)ctx, (void)prepared, (void)in, (void)out;
+    return outside(NULL, msg);
+}
+static par_status outside_run(void *ctx, void *prepared, par_msg *msg)
+{
+    (void)ctx, (void)prepared;
+    return outside(NULL, msg);
+}
+static void outside_release(void *ctx, void *prepared) { (void)ctx, (void)prepared; }
+static void *outside_get_proc(void *ctx, const char *name)
+{
+    (void)ctx, (void)name;
+    return NULL;
+}
+
+static void copy_str(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+/* In the loader child: open and check the plugin, then write what the main process keeps to fd. */
+static void loader_child(const char *path, int file, int fd)
+{
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC); /* a plugin's chatter while loading is not shown */
+    if (devnull >= 0) {
+        dup2(devnull, STDIN_FILENO);
+        dup2(devnull, STDOUT_FILENO);
+        dup2(devnull, STDERR_FILENO);
+    }
+    par_x_reset_signals();
+    plugin_facts f;
+    memset(&f, 0, sizeof f);
+    par_msg m = {{0}};
+    char fdpath[64], buf[4096];
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", file);
+    const par_backend *be = NULL;
+    if (load_here(path, file >= 0 ? fdpath : open_path_of(path, buf, sizeof buf), &be, &m) == PAR_OK) {
+        f.ok = 1;
+        f.api_version = be->api_version;
+        f.struct_size = be->struct_size;
+        f.arith = (int32_t)be->arith;
+        copy_str(f.name, sizeof f.name, be->name);
+        copy_str(f.description, sizeof f.description, be->description);
+        copy_str(f.version, sizeof f.version, be->version);
+    } else {
+        copy_str(f.text, sizeof f.text, m.text);
+    }
+    ssize_t w = write(fd, &f, sizeof f);
+    (void)w;
+    _exit(0); /* no destructor of the plugin runs */
+}
+
+/* Read the loader child's answer within timeout_ms: the bytes read, or -1 on the deadline. */
+static ssize_t read_answer(int fd, plugin_facts *f, int timeout_ms)
+{
+    size_t got = 0;
+    double end = par_now_s() + timeout_ms / 1000.0;
+    while (got < sizeof *f) {
+        int left = (int)((end - par_now_s()) * 1000.0);
+        if (left <= 0) return -1;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, left);
+        if (r < 0 && errno == EINTR) continue;
+        if (r == 0) return -1;
+        ssize_t n = read(fd, (char *)f + got, sizeof *f - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+/* The loader child's answer, checked as untrusted input, into slot s. */
+static par_status take_facts(const char *path, plugin_facts *f, plugin_slot *s, par_msg *msg)
+{
+    f->text[sizeof f->text - 1] = f->name[sizeof f->name - 1] = '\0';
+    if (!f->ok) {
+        char clean[PAR_MSG_LEN];
+        par_text_clean(clean, sizeof clean, f->text, sizeof f->text, 1);
+        return par_msgf(msg, PAR_ERROR, "%s", clean[0] ? clean : "plugin: refused while loading");
+    }
+    if (f->api_version != PAR_BACKEND_API_VERSION || f->struct_size < sizeof(par_backend) || !valid_name(f->name) ||
+        f->arith < 0 || f->arith >= (int32_t)PAR_ARITH_N_KINDS)
+        return par_msgf(msg, PAR_ERROR, "plugin %s: its loader child answered a table it would have refused (name "
+                        "'%.32s', API version %u, arithmetic %d)", path, valid_name(f->name) ? f->name : "?",
+                        f->api_version, (int)f->arith);
+    copy_str(s->name, sizeof s->name, f->name);
+    par_text_clean(s->description, sizeof s->description, f->description, sizeof f->description, 1);
+    par_text_clean(s->version, sizeof s->version, f->version, sizeof f->version, 1);
+    s->table = (par_backend){.api_version = PAR_BACKEND_API_VERSION, .struct_size = sizeof(par_backend),
+                             .name = s->name, .description = s->description, .version = s->version,
+                             .arith = (par_arith)f->arith, .init = outside, .destroy = outside_destroy,
+                             .supports = outside_supports, .prepare = outside_prepare, .bind = outside_bind,
+                             .run = outside_run, .release = outside_release, .get_proc = outside_get_proc};
+    return PAR_OK;
+}
+
+/* Open the plugin in a sandboxed child only: a crash or a hang in its constructors or its entry function costs the
+ * child (the hang: timeout_s); whatever it started is killed with its uid. PAR_OK with slot s filled, else msg names
+ * the file and the reason. */
+static par_status load_in_child(const char *path, int file, double timeout_s, plugin_slot *s, par_msg *msg)
 {
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0) return par_msgf(msg, PAR_ERROR, "plugin %s: cannot create a pipe: %s", path,
                                                     strerror(errno));
-    char buf[4096];
-    const char *open_path = open_path_of(path, buf, sizeof buf);
-    /* opened here, so that the child, a uid of its own (exec/sandbox.h), reads it even where its folder is closed */
-    int file = open_path ? open(open_path, O_RDONLY | O_CLOEXEC) : -1;
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
@@ -153,85 +296,88 @@ static par_status load_in_child(const char *path, par_msg *msg)
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        if (file >= 0) close(file);
         return par_msgf(msg, PAR_ERROR, "plugin %s: cannot fork: %s", path, strerror(errno));
     }
     if (pid == 0) {
         close(fds[0]);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != parent) _exit(127);
-        int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC); /* a plugin's chatter while loading is not shown */
-        if (devnull >= 0) {
-            dup2(devnull, STDOUT_FILENO);
-            dup2(devnull, STDERR_FILENO);
-        }
-        signal(SIGSEGV, SIG_DFL);
-        signal(SIGBUS, SIG_DFL);
-        signal(SIGABRT, SIG_DFL);
-        signal(SIGILL, SIG_DFL);
-        signal(SIGFPE, SIG_DFL);
-        par_msg m = {{0}};
-        char fdpath[64];
-        snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", file);
-        par_status st = load_here(path, file >= 0 ? fdpath : open_path, NULL, &m);
-        ssize_t w = write(fds[1], m.text, st == PAR_OK ? 0 : strlen(m.text));
-        (void)w;
-        _exit(st == PAR_OK ? 0 : 1);
+        loader_child(path, file, fds[1]);
     }
+    uid_t uid = par_sandbox_last_uid();
     close(fds[1]);
-    if (file >= 0) close(file);
-    char text[PAR_MSG_LEN];
-    size_t got = 0;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    int timed_out = 0;
-    for (;;) {
-        struct pollfd p = {.fd = fds[0], .events = POLLIN};
-        int r = poll(&p, 1, PLUGIN_PROBE_TIMEOUT_MS);
-        if (r < 0 && errno == EINTR) continue;
-        if (r == 0) {
-            timed_out = 1;
-            break;
-        }
-        ssize_t n = read(fds[0], text + got, sizeof text - 1 - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += (size_t)n;
-        if (got == sizeof text - 1) break;
-    }
-    text[got] = '\0';
+    int timeout_ms = timeout_s > 0 && timeout_s < 3600 ? (int)(timeout_s * 1000) : PLUGIN_PROBE_TIMEOUT_MS;
+    plugin_facts *f = calloc(1, sizeof *f);
+    ssize_t got = f ? read_answer(fds[0], f, timeout_ms) : 0;
     close(fds[0]);
-    if (timed_out) kill(pid, SIGKILL);
+    kill(pid, SIGKILL); /* it has answered (or will not): nothing of it is needed any more */
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-    if (timed_out)
-        return par_msgf(msg, PAR_ERROR, "plugin %s: no answer after %d s while loading (constructor or %s)", path,
-                        PLUGIN_PROBE_TIMEOUT_MS / 1000, PAR_BACKEND_ENTRY_SYMBOL);
-    if (WIFSIGNALED(status)) {
+    par_sandbox_sweep(uid);
+    par_status st = PAR_ERROR;
+    if (!f)
+        par_msgf(msg, st, "plugin %s: out of memory", path);
+    else if (got < 0)
+        par_msgf(msg, st, "plugin %s: no answer after %.3g s while loading (constructor or %s)", path,
+                 timeout_ms / 1000.0, PAR_BACKEND_ENTRY_SYMBOL);
+    else if (got == (ssize_t)sizeof *f)
+        st = take_facts(path, f, s, msg);
+    else if (WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL) {
         const char *sn = strsignal(WTERMSIG(status));
-        return par_msgf(msg, PAR_ERROR, "plugin %s: killed by signal %d (%s) while loading (in its constructor or "
-                        "in %s); refused", path, WTERMSIG(status), sn ? sn : "unknown signal",
-                        PAR_BACKEND_ENTRY_SYMBOL);
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 1 && got > 0) {
-        char clean[PAR_MSG_LEN];
-        par_text_clean(clean, sizeof clean, text, got + 1, 1);
-        return par_msgf(msg, PAR_ERROR, "%s", clean);
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return par_msgf(msg, PAR_ERROR, "plugin %s: exited with status %d while loading; refused", path,
-                        WIFEXITED(status) ? WEXITSTATUS(status) : -1);
-    return PAR_OK;
+        par_msgf(msg, st, "plugin %s: killed by signal %d (%s) while loading (in its constructor or in %s); refused",
+                 path, WTERMSIG(status), sn ? sn : "unknown signal", PAR_BACKEND_ENTRY_SYMBOL);
+    } else
+        par_msgf(msg, st, "plugin %s: ended (status %d) while loading, without an answer; refused", path,
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    free(f);
+    return st;
 }
 
-par_status par_plugin_load(const char *path, const par_backend **out, par_msg *msg)
+par_status par_plugin_load(const char *path, double timeout_s, const par_backend **out, par_msg *msg)
 {
     if (out) *out = NULL;
     if (!path || !*path) return par_msgf(msg, PAR_ERROR, "plugin: empty path");
-    par_status st = load_in_child(path, msg);
-    if (st != PAR_OK) return st;
+    if (n_slots == MAX_PLUGIN_SLOTS) return par_msgf(msg, PAR_ERROR, "plugin %s: more than %d plugins", path,
+                                                     MAX_PLUGIN_SLOTS);
     char buf[4096];
-    return load_here(path, open_path_of(path, buf, sizeof buf), out, msg);
+    const char *open_path = open_path_of(path, buf, sizeof buf);
+    if (!open_path) return par_msgf(msg, PAR_ERROR, "plugin %.200s...: path too long", path);
+    /* opened here and kept: the sandboxed processes, uids of their own, open it through /proc/self/fd even where
+     * its folder is closed to them */
+    int file = open(open_path, O_RDONLY | O_CLOEXEC);
+    if (file < 0) return par_msgf(msg, PAR_ERROR, "plugin %s: cannot open: %s", path, strerror(errno));
+    plugin_slot *s = &slots[n_slots];
+    memset(s, 0, sizeof *s);
+    par_status st = load_in_child(path, file, timeout_s, s, msg);
+    if (st != PAR_OK) {
+        close(file);
+        return st;
+    }
+    copy_str(s->path, sizeof s->path, path);
+    s->fd = file;
+    n_slots++;
+    if (out) *out = &s->table;
+    return PAR_OK;
+}
+
+par_status par_plugin_enter(const par_backend *be, par_msg *msg)
+{
+    plugin_slot *s = NULL;
+    for (int i = 0; i < n_slots && !s; i++)
+        if (be == &slots[i].table) s = &slots[i];
+    if (!s || s->entered) return PAR_OK; /* a built-in backend, or entered already */
+    char fdpath[64];
+    snprintf(fdpath, sizeof fdpath, "/proc/self/fd/%d", s->fd);
+    const par_backend *real = NULL;
+    par_status st = load_here(s->path, fdpath, &real, msg);
+    if (st != PAR_OK) return st;
+    if (strcmp(real->name, s->name) != 0 || (int32_t)real->arith != (int32_t)s->table.arith)
+        return par_msgf(msg, PAR_ERROR, "plugin %s: its entry function returned another table here (name '%s', "
+                        "arithmetic %d) than when it was loaded ('%s', %d)", s->path, real->name, (int)real->arith,
+                        s->name, (int)s->table.arith);
+    s->table = *real; /* the plugin's own entry points, from here on, in this process */
+    s->entered = 1;
+    return PAR_OK;
 }
 
 /* ---------------------------------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ static int detected;
 static par_sandbox_level level;
 static unsigned next_slot;
 static int pidns_fd = -1; /* this process's own PID namespace, to return to after each unshare */
+static uid_t last_id;     /* the uid of the last par_sandbox_fork's child */
 
 const char *par_sandbox_level_name(par_sandbox_level l)
 {
@@ -224,6 +225,7 @@ pid_t par_sandbox_fork(const char *key, int keep_root)
 {
     par_sandbox_level l = par_sandbox_level_get();
     uid_t id = l >= PAR_SANDBOX_UID ? next_id(key) : 0;
+    last_id = keep_root ? 0 : id;
     int own_ns = key != NULL;
     int ns = own_ns && l == PAR_SANDBOX_NS;
     pid_t pid = ns ? fork_pidns() : -1;
@@ -231,6 +233,26 @@ pid_t par_sandbox_fork(const char *key, int keep_root)
     if (!ns) pid = fork();
     if (pid == 0 && enter(ns, id, key != NULL, keep_root && id) != 0) _exit(126);
     return pid;
+}
+
+uid_t par_sandbox_last_uid(void)
+{
+    return last_id;
+}
+
+/* kill(-1) from a process of that uid reaches every process of that uid (and nothing else: the others have
+ * another uid), whatever its process group, session or parent. */
+void par_sandbox_sweep(uid_t uid)
+{
+    if (uid < UID_BASE || geteuid() != 0) return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setresgid(uid, uid, uid) != 0 || setresuid(uid, uid, uid) != 0) _exit(1);
+        kill(-1, SIGKILL);
+        _exit(0);
+    }
+    int st;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
 }
 
 void par_x_reset_signals(void)

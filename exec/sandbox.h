@@ -41,6 +41,12 @@ const char *par_sandbox_level_name(par_sandbox_level l);
  * can write what root owns. */
 pid_t par_sandbox_fork(const char *key, int keep_root);
 
+/* The uid of the last child par_sandbox_fork made (in the parent; 0 at level NONE and for keep_root). Sweep: kill
+ * every process of that uid, wherever it went (a daemon of a plugin's constructor); nothing for a uid that is not a
+ * sandbox's. For the uids of one call (key NULL) only: a keyed uid may be another run's too. */
+uid_t par_sandbox_last_uid(void);
+void par_sandbox_sweep(uid_t uid);
+
 /* The pid of a pidfd's process in this process's PID namespace (from /proc/self/fdinfo), or -1. */
 pid_t par_sandbox_pidfd_pid(int pidfd);
 

@@ -184,7 +184,8 @@ static void server_main(const par_backend_inst *inst, int fd)
     signal(SIGPIPE, SIG_IGN);
     par_comp_setup(inst);
     par_comp_ensure(); /* before the warm start, which may talk to it */
-    warm_start(inst);
+    par_msg m;
+    if (par_plugin_enter(inst->be, &m) == PAR_OK) warm_start(inst); /* else each job's child says why */
     for (;;) {
         par_srv_req req;
         int fds[8], n = 0;

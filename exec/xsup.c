@@ -552,6 +552,7 @@ int par_xstart(par_xsup *s, par_xjob *xj)
     fflush(stderr);
     pid_t parent = getpid();
     pid_t pid = par_sandbox_fork(NULL, !par_comp_open_to_all(s->inst)); /* a uid of its own (see server.c) */
+    s->uid = par_sandbox_last_uid();
     if (pid < 0) {
         int e = errno;
         close(sv[1]), close(op[0]), close(op[1]);
@@ -602,6 +603,7 @@ void par_xfinish(par_xsup *s)
         while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {}
         drain_output(s);
         par_x_reap_all(0);
+        par_sandbox_sweep(s->uid); /* what left its group and its parent too (a daemon of a constructor) */
     }
     if (s->sock >= 0) shutdown(s->sock, SHUT_RDWR);
     if (s->thread_started) pthread_join(s->thread, NULL);

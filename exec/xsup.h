@@ -19,6 +19,7 @@ typedef struct par_xsup {
     const par_graph_desc *g;
     int isolated;
     pid_t pid;
+    uid_t uid;              /* a directly forked child's sandbox uid (swept after the job), or 0 */
     pid_t companion;             /* the fork server's companion (docs/runners.md), whose memory counts with the child's */
     int pidfd, sock, outfd;
     int thread_sock;             /* the thread's end (in-process jobs) */

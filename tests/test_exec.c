@@ -86,7 +86,7 @@ static par_backend_inst *load_inst(const char *name, const char *spec)
         return NULL;
     }
     snprintf(inst.plugin_path, sizeof inst.plugin_path, "%s", plugin(name));
-    if (par_plugin_load(inst.plugin_path, &inst.be, &m) != PAR_OK) {
+    if (par_plugin_load(inst.plugin_path, 0, &inst.be, &m) != PAR_OK) {
         fprintf(stderr, "%s\n", m.text);
         return NULL;
     }
@@ -420,7 +420,7 @@ static void expect_load_error(const char *path, const char *part)
     static const par_backend dummy;
     const par_backend *be = &dummy;
     par_msg m = {{0}};
-    CU_ASSERT_EQUAL(par_plugin_load(path, &be, &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_plugin_load(path, 0, &be, &m), PAR_ERROR);
     CU_ASSERT_PTR_NULL(be);
     CU_ASSERT_PTR_NOT_NULL(strstr(m.text, part));
     CU_ASSERT_PTR_NOT_NULL(strstr(m.text, path));

@@ -315,7 +315,7 @@ static int make_inst(const char *spec, int builtin, par_backend_inst *inst)
         if (!inst->be) return -1;
     } else {
         snprintf(inst->plugin_path, sizeof inst->plugin_path, "%s", plugin_path());
-        if (par_plugin_load(inst->plugin_path, &inst->be, &m) != PAR_OK) {
+        if (par_plugin_load(inst->plugin_path, 0, &inst->be, &m) != PAR_OK) {
             fprintf(stderr, "%s\n", m.text);
             return -1;
         }

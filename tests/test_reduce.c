@@ -36,7 +36,7 @@ static int load_inst(par_backend_inst *inst, const char *rel, const char *spec)
     memset(inst, 0, sizeof *inst);
     if (par_backend_spec_parse(spec, inst, &m) != PAR_OK) return fprintf(stderr, "%s\n", m.text), -1;
     snprintf(inst->plugin_path, sizeof inst->plugin_path, "%s", build_path(rel));
-    if (par_plugin_load(inst->plugin_path, &inst->be, &m) != PAR_OK) return fprintf(stderr, "%s\n", m.text), -1;
+    if (par_plugin_load(inst->plugin_path, 0, &inst->be, &m) != PAR_OK) return fprintf(stderr, "%s\n", m.text), -1;
     par_exec_probe(inst, 10.0);
     return inst->usable ? 0 : -1;
 }

@@ -5,9 +5,20 @@
  *   prlimit   sets the file size limit of every process of its run to 0 (no report could be written)
  *   truncate  truncates its output memfd through /proc/self/map_files (the worker reading it would die of SIGBUS)
  *   cache     overwrites the start of every file of the reference cache (PARITY_CACHE_DIR) and adds one
+ *   daemon    starts a daemon (setsid, double fork, named tpd<TP_REACH_TAG>), then does what kill does
  * "Its run" is found as a hostile plugin would: the topmost process named parity above it, and every process below
  * that one. It touches nothing outside its own run. The harness must run it where none of this reaches: tp_reach's
- * records PASS, the other backends' too. tests/report/test_sandbox.sh runs each act. */
+ * records PASS, the other backends' too.
+ *
+ * When it is opened, the environment variable TP_REACH_LOAD says what its constructor, its entry function or its
+ * destructor does in every process that opens it:
+ *   ctor_crash_root, entry_crash_root   SIGSEGV, in a process running as root only (the harness's own; the
+ *                                       sandbox's processes run as a uid of their own, so the loader child passes)
+ *   ctor_hang_root                      sleeps for ever, as root only
+ *   ctor_hang                           sleeps for ever, everywhere (refused after --timeout)
+ *   ctor_daemon                         starts a daemon, as the act daemon does
+ *   dtor_hang, dtor_crash               sleeps for ever, SIGSEGV, in its destructor
+ * tests/report/test_sandbox.sh runs each act and each of these. */
 #define _GNU_SOURCE
 #include "tp_common.h"
 
@@ -15,11 +26,54 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 static char act[16];
+
+/* A daemon that outlives whatever started it unless something kills it: new session, double fork, a name to find
+ * it by (tpd + TP_REACH_TAG), asleep. */
+static void start_daemon(void)
+{
+    pid_t p = fork();
+    if (p != 0) {
+        if (p > 0) waitpid(p, NULL, 0);
+        return;
+    }
+    setsid();
+    if (fork() != 0) _exit(0);
+    char name[16];
+    const char *tag = getenv("TP_REACH_TAG");
+    snprintf(name, sizeof name, "tpd%.12s", tag ? tag : "");
+    prctl(PR_SET_NAME, name);
+    for (int fd = 0; fd < 1024; fd++) close(fd);
+    for (;;) sleep(1000);
+}
+
+static int load_is(const char *what)
+{
+    const char *v = getenv("TP_REACH_LOAD");
+    return v && strcmp(v, what) == 0;
+}
+
+__attribute__((constructor)) static void on_open(void)
+{
+    if ((load_is("ctor_crash_root") && getuid() == 0)) raise(SIGSEGV);
+    if ((load_is("ctor_hang_root") && getuid() == 0) || load_is("ctor_hang"))
+        for (;;) sleep(1000);
+    if (load_is("ctor_daemon")) start_daemon();
+}
+
+__attribute__((destructor)) static void on_close(void)
+{
+    if (load_is("dtor_crash")) raise(SIGSEGV);
+    if (load_is("dtor_hang"))
+        for (;;) sleep(1000);
+}
 
 static par_status set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
 {
@@ -144,6 +198,7 @@ static void harm(void)
         else spoil_cache();
         return;
     }
+    if (strcmp(act, "daemon") == 0) start_daemon();
     int root = run_root(), self = getpid();
     if (root <= 0) return;
     DIR *d = opendir("/proc");
@@ -151,7 +206,7 @@ static void harm(void)
     while (d && (e = readdir(d))) {
         int pid = atoi(e->d_name);
         if (pid <= 1 || pid == self || !below(pid, root)) continue;
-        if (strcmp(act, "kill") == 0) kill(pid, SIGKILL);
+        if (strcmp(act, "kill") == 0 || strcmp(act, "daemon") == 0) kill(pid, SIGKILL);
         else if (strcmp(act, "stop") == 0) kill(pid, SIGSTOP);
         else if (strcmp(act, "prlimit") == 0) prlimit(pid, RLIMIT_FSIZE, &(struct rlimit){0, 0}, NULL);
         else if (strcmp(act, "mem") == 0) {
@@ -171,4 +226,15 @@ static par_status run(void *ctx, void *prepared, par_msg *msg)
     return st;
 }
 
-TP_BACKEND("tp_reach", PAR_BACKEND_API_VERSION, run, get_proc)
+static const par_backend tp_backend = {
+    .api_version = PAR_BACKEND_API_VERSION, .struct_size = sizeof(par_backend), .name = "tp_reach",
+    .description = "test plugin", .version = "1.0", .arith = PAR_ARITH_F32, .init = tp_init, .destroy = tp_destroy,
+    .supports = tp_supports, .prepare = tp_prepare, .bind = tp_bind, .run = run, .release = tp_release,
+    .get_proc = get_proc};
+
+const par_backend *parity_backend_entry(uint32_t harness_api_version)
+{
+    (void)harness_api_version;
+    if (load_is("entry_crash_root") && getuid() == 0) raise(SIGSEGV);
+    return &tp_backend;
+}
