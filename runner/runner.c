@@ -8,7 +8,9 @@
  *
  * Workers die with the parent (PR_SET_PDEATHSIG, then a getppid check), and their backend children with them. On
  * SIGINT or SIGTERM the parent kills its workers, keeps what finished and marks the run interrupted. A worker that
- * dies (a harness bug) costs its unfinished records an ERROR each and the run exit code 3, nothing more.
+ * dies (a harness bug) costs its unfinished records an ERROR each and the run exit code 3, nothing more; so does one
+ * the parent kills because it was stopped for 2 s or sent nothing past its deadline (worker_silence_s): every wait
+ * of the parent on its workers has a deadline.
  *
  * This file must not judge, print the summary, or write the report.
  */
@@ -268,6 +270,9 @@ typedef struct wstate {
     int fd;
     size_t have;
     wire_rec *buf;
+    double last;          /* when it last sent something (or started) */
+    double stopped_since; /* when it was first seen stopped (0: running) */
+    char why[160];        /* why the parent killed it ("" when it did not) */
 } wstate;
 
 typedef struct collect {
@@ -328,6 +333,57 @@ static int drain(collect *cl, wstate *ws, int32_t w)
             store(cl, w, ws->buf);
             ws->have = 0;
         }
+    }
+}
+
+/* How long a worker may send nothing: one case's jobs on every backend, each up to its timeout and the fork
+ * server's grace, plus an allowance for the case's reference and oracle (PARITY_WORKER_SILENCE_S sets it; without a
+ * job timeout, none). A worker stopped (SIGSTOP, state T) for WORKER_STOP_S while the parent runs is killed too. */
+#define WORKER_STOP_S 2.0
+#define WORKER_REF_ALLOWANCE_S 300.0
+static double worker_silence_s(const par_run_config *cfg)
+{
+    const char *env = getenv("PARITY_WORKER_SILENCE_S");
+    char *end = NULL;
+    double v = env ? strtod(env, &end) : 0;
+    if (env && end != env && !*end && v > 0 && v < 1e7) return v;
+    if (cfg->exec.timeout_s <= 0) return 0;
+    int32_t rounds = cfg->rounds > 1 ? cfg->rounds : 1;
+    return (double)cfg->n_backends * rounds * (cfg->exec.timeout_s + 3.0) + WORKER_REF_ALLOWANCE_S;
+}
+
+/* 1 when pid is stopped by a signal (state T in /proc/PID/stat; a debugger's tracing stop, t, is not). */
+static int is_stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    const char *r = strrchr(buf, ')');
+    return r && r[1] == ' ' && r[2] == 'T';
+}
+
+/* Kill the workers that are stopped or silent past their deadline; their end of file follows. */
+static void check_workers(wstate *ws, int32_t jobs, double silence_s)
+{
+    double now = par_now_s();
+    for (int32_t w = 0; w < jobs; w++) {
+        if (ws[w].pid <= 0 || ws[w].fd < 0 || ws[w].why[0]) continue;
+        if (!is_stopped(ws[w].pid)) ws[w].stopped_since = 0;
+        else if (!ws[w].stopped_since) ws[w].stopped_since = now;
+        if (ws[w].stopped_since && now - ws[w].stopped_since >= WORKER_STOP_S)
+            snprintf(ws[w].why, sizeof ws[w].why, "harness worker %d was stopped (SIGSTOP) for %.0f s; killed",
+                     (int)w, WORKER_STOP_S);
+        else if (silence_s > 0 && now - ws[w].last >= silence_s)
+            snprintf(ws[w].why, sizeof ws[w].why, "harness worker %d sent nothing for %.0f s; killed", (int)w,
+                     silence_s);
+        else
+            continue;
+        fprintf(stderr, "parity: %s\n", ws[w].why);
+        kill(ws[w].pid, SIGKILL);
     }
 }
 
@@ -421,6 +477,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             }
             ws[w].pid = pid;
             ws[w].fd = p[0];
+            ws[w].last = par_now_s();
             fcntl(p[0], F_SETFL, O_NONBLOCK);
         }
         /* Only the workers talk to the servers: a server whose worker dies then sees its socket hang up and ends
@@ -428,6 +485,8 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
         for (int32_t k = 0; cfg->servers && !cfg->keep_servers && k < cfg->max_workers * nb; k++)
             par_exec_server_forget(cfg->servers[k]);
         struct pollfd *pf = calloc((size_t)jobs, sizeof *pf);
+        const double silence_s = worker_silence_s(cfg);
+        double next_check = par_now_s() + 1.0;
         for (;;) {
             int open_fds = 0;
             for (int32_t w = 0; w < jobs; w++) {
@@ -437,10 +496,12 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
                 open_fds += ws[w].fd >= 0;
             }
             if (!open_fds || got_signal) break;
-            int r = poll(pf, (nfds_t)jobs, tty ? 100 : lines ? (int)(line_every * 1000 / 4 + 1) : -1);
+            int wait_ms = tty ? 100 : lines ? (int)(line_every * 1000 / 4 + 1) : 1000;
+            int r = poll(pf, (nfds_t)jobs, wait_ms < 1000 ? wait_ms : 1000); /* a deadline on every worker */
             if (r < 0 && errno != EINTR) break;
             for (int32_t w = 0; r > 0 && w < jobs; w++) {
                 if (ws[w].fd < 0 || !(pf[w].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                ws[w].last = par_now_s();
                 if (!drain(&cl, &ws[w], w)) {
                     if (ws[w].have) {
                         fprintf(stderr, "parity: internal error: worker %d ended within a record\n", (int)w);
@@ -449,6 +510,10 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
                     close(ws[w].fd);
                     ws[w].fd = -1;
                 }
+            }
+            if (par_now_s() >= next_check) {
+                check_workers(ws, jobs, silence_s);
+                next_check = par_now_s() + 1.0;
             }
             if (tty) draw_progress(cl.done, cl.bad, (long)(n_rec * (size_t)rounds), t0, 0);
             if (lines && par_now_s() >= next_line) {
@@ -462,7 +527,15 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             int status;
             while (waitpid(ws[w].pid, &status, 0) < 0 && errno == EINTR) {}
             if (got_signal) continue;
-            if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
+            for (size_t i = 0; ws[w].why[0] && i < n_rec; i++) /* its share: case c goes to worker c mod jobs */
+                if ((int32_t)((i / (size_t)nb) % (size_t)jobs) == w && !out->results[i].done) {
+                    out->results[i].done = 1;
+                    out->results[i].verdict = PAR_V_ERROR;
+                    snprintf(out->results[i].reason, sizeof out->results[i].reason, "%s", ws[w].why);
+                    cl.internal = 1;
+                }
+            if (ws[w].why[0]) { /* killed here: its records say why */
+            } else if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
                 cl.internal = 1; /* a reference or harness failure, already in its records */
             } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 fprintf(stderr, "parity: internal error: worker %d died (%s %d)\n", (int)w,
