@@ -13,62 +13,83 @@
 
 typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM, K_WHERE, K_MASKED_FILL, K_GATHER, K_EMBEDDING } vk_kind;
 
-/* Each op: how it is lowered, and the code of its shader (vk_codes.h). */
+/* What a lowering reads: the node, its output and first three inputs (-1 absent), the output's element count, and
+ * its row of the op table. */
+typedef struct vk_at {
+    vk_graph *vg;
+    const par_graph_desc *g;
+    const par_node *n;
+    vk_kind kind;
+    int32_t code;
+    int o, a, b, c;
+    int64_t total;
+} vk_at;
+
+#define VK_LOWERINGS(X)                                                                                               \
+    X(unary) X(binary) X(prelu) X(batch_norm) X(concat) X(resize) X(reduce) X(slice) X(permute) X(pad) X(deconv)      \
+    X(conv) X(norm) X(select) X(gather) X(matmul) X(adaptive) X(pool) X(softmax)
+#define X(name) static par_status lower_##name(const vk_at *L, par_msg *msg);
+VK_LOWERINGS(X)
+#undef X
+
+/* The op table, one row per op: the kind (what vk_op_supports checks of its operands), the shader's operation code
+ * (vk_codes.h) and the function that lowers it. Adding an op is a row here, its code and its case in the shader. */
 static const struct {
     const char *op;
     vk_kind kind;
     int32_t code;
+    par_status (*lower)(const vk_at *L, par_msg *msg);
 } OPS[] = {
-    {"relu", K_UNARY, VK_UNARY_RELU},
-    {"relu6", K_UNARY, VK_UNARY_RELU6},
-    {"sigmoid", K_UNARY, VK_UNARY_SIGMOID},
-    {"tanh", K_UNARY, VK_UNARY_TANH},
-    {"hardswish", K_UNARY, VK_UNARY_HARDSWISH},
-    {"hardsigmoid", K_UNARY, VK_UNARY_HARDSIGMOID},
-    {"gelu", K_UNARY, VK_UNARY_GELU_TANH},
-    {"silu", K_UNARY, VK_UNARY_SILU},
-    {"elu", K_UNARY, VK_UNARY_ELU},
-    {"leaky_relu", K_UNARY, VK_UNARY_LEAKY_RELU},
-    {"clamp", K_UNARY, VK_UNARY_CLAMP},
-    {"hardtanh", K_UNARY, VK_UNARY_CLAMP},
-    {"sqrt", K_UNARY, VK_UNARY_SQRT},
-    {"rsqrt", K_UNARY, VK_UNARY_RSQRT},
-    {"reshape", K_UNARY, VK_UNARY_COPY},
-    {"flatten", K_UNARY, VK_UNARY_COPY},
-    {"prelu", K_PRELU, VK_BINARY_PRELU},
-    {"batch_norm", K_BATCHNORM, VK_BINARY_AFFINE},
-    {"concat", K_CONCAT, VK_UNARY_PLACE},
-    {"upsample_bilinear2d", K_BILINEAR, VK_RESIZE_BILINEAR},
-    {"upsample_nearest2d", K_BILINEAR, VK_RESIZE_NEAREST},
-    {"upsample_nearest_exact2d", K_BILINEAR, VK_RESIZE_NEAREST_EXACT},
-    {"upsample_bicubic2d", K_BILINEAR, VK_RESIZE_BICUBIC},
-    {"adaptive_avg_pool2d", K_ADAPTIVE, VK_POOL_ADAPTIVE_AVG},
-    {"conv_transpose2d", K_DECONV, VK_CONV_ONLY},
-    {"layer_norm", K_NORM, VK_NORM_LAYER},
-    {"where", K_WHERE, VK_SELECT_WHERE},
-    {"masked_fill", K_MASKED_FILL, VK_SELECT_MASKED_FILL},
-    {"gather", K_GATHER, VK_SELECT_GATHER},
-    {"embedding", K_EMBEDDING, VK_SELECT_GATHER},
-    {"group_norm", K_NORM, VK_NORM_GROUP},
-    {"instance_norm", K_NORM, VK_NORM_GROUP},
-    {"sum", K_REDUCE, VK_REDUCE_SUM},
-    {"mean", K_REDUCE, VK_REDUCE_MEAN},
-    {"amax", K_REDUCE, VK_REDUCE_AMAX},
-    {"slice", K_SLICE, VK_MOVE_SLICE},
-    {"permute", K_PERMUTE, VK_MOVE_PERMUTE},
-    {"pad", K_PAD, VK_MOVE_PAD},
-    {"add", K_BINARY, VK_BINARY_ADD},
-    {"sub", K_BINARY, VK_BINARY_SUB},
-    {"mul", K_BINARY, VK_BINARY_MUL},
-    {"div", K_BINARY, VK_BINARY_DIV},
-    {"conv2d", K_CONV, VK_CONV_ONLY},
-    {"linear", K_LINEAR, VK_MATMUL_LINEAR},
-    {"matmul", K_MATMUL, VK_MATMUL_MATMUL},
-    {"max_pool2d", K_MAXPOOL, VK_POOL_MAX},
-    {"avg_pool2d", K_AVGPOOL, VK_POOL_AVG},
-    {"global_avg_pool2d", K_GAP, VK_POOL_AVG},
-    {"softmax", K_SOFTMAX, VK_SOFTMAX_SOFTMAX},
-    {"log_softmax", K_SOFTMAX, VK_SOFTMAX_LOG},
+    {"relu", K_UNARY, VK_UNARY_RELU, lower_unary},
+    {"relu6", K_UNARY, VK_UNARY_RELU6, lower_unary},
+    {"sigmoid", K_UNARY, VK_UNARY_SIGMOID, lower_unary},
+    {"tanh", K_UNARY, VK_UNARY_TANH, lower_unary},
+    {"hardswish", K_UNARY, VK_UNARY_HARDSWISH, lower_unary},
+    {"hardsigmoid", K_UNARY, VK_UNARY_HARDSIGMOID, lower_unary},
+    {"gelu", K_UNARY, VK_UNARY_GELU_TANH, lower_unary},
+    {"silu", K_UNARY, VK_UNARY_SILU, lower_unary},
+    {"elu", K_UNARY, VK_UNARY_ELU, lower_unary},
+    {"leaky_relu", K_UNARY, VK_UNARY_LEAKY_RELU, lower_unary},
+    {"clamp", K_UNARY, VK_UNARY_CLAMP, lower_unary},
+    {"hardtanh", K_UNARY, VK_UNARY_CLAMP, lower_unary},
+    {"sqrt", K_UNARY, VK_UNARY_SQRT, lower_unary},
+    {"rsqrt", K_UNARY, VK_UNARY_RSQRT, lower_unary},
+    {"reshape", K_UNARY, VK_UNARY_COPY, lower_unary},
+    {"flatten", K_UNARY, VK_UNARY_COPY, lower_unary},
+    {"prelu", K_PRELU, VK_BINARY_PRELU, lower_prelu},
+    {"batch_norm", K_BATCHNORM, VK_BINARY_AFFINE, lower_batch_norm},
+    {"concat", K_CONCAT, VK_UNARY_PLACE, lower_concat},
+    {"upsample_bilinear2d", K_BILINEAR, VK_RESIZE_BILINEAR, lower_resize},
+    {"upsample_nearest2d", K_BILINEAR, VK_RESIZE_NEAREST, lower_resize},
+    {"upsample_nearest_exact2d", K_BILINEAR, VK_RESIZE_NEAREST_EXACT, lower_resize},
+    {"upsample_bicubic2d", K_BILINEAR, VK_RESIZE_BICUBIC, lower_resize},
+    {"adaptive_avg_pool2d", K_ADAPTIVE, VK_POOL_ADAPTIVE_AVG, lower_adaptive},
+    {"conv_transpose2d", K_DECONV, VK_CONV_ONLY, lower_deconv},
+    {"layer_norm", K_NORM, VK_NORM_LAYER, lower_norm},
+    {"where", K_WHERE, VK_SELECT_WHERE, lower_select},
+    {"masked_fill", K_MASKED_FILL, VK_SELECT_MASKED_FILL, lower_select},
+    {"gather", K_GATHER, VK_SELECT_GATHER, lower_gather},
+    {"embedding", K_EMBEDDING, VK_SELECT_GATHER, lower_gather},
+    {"group_norm", K_NORM, VK_NORM_GROUP, lower_norm},
+    {"instance_norm", K_NORM, VK_NORM_GROUP, lower_norm},
+    {"sum", K_REDUCE, VK_REDUCE_SUM, lower_reduce},
+    {"mean", K_REDUCE, VK_REDUCE_MEAN, lower_reduce},
+    {"amax", K_REDUCE, VK_REDUCE_AMAX, lower_reduce},
+    {"slice", K_SLICE, VK_MOVE_SLICE, lower_slice},
+    {"permute", K_PERMUTE, VK_MOVE_PERMUTE, lower_permute},
+    {"pad", K_PAD, VK_MOVE_PAD, lower_pad},
+    {"add", K_BINARY, VK_BINARY_ADD, lower_binary},
+    {"sub", K_BINARY, VK_BINARY_SUB, lower_binary},
+    {"mul", K_BINARY, VK_BINARY_MUL, lower_binary},
+    {"div", K_BINARY, VK_BINARY_DIV, lower_binary},
+    {"conv2d", K_CONV, VK_CONV_ONLY, lower_conv},
+    {"linear", K_LINEAR, VK_MATMUL_LINEAR, lower_matmul},
+    {"matmul", K_MATMUL, VK_MATMUL_MATMUL, lower_matmul},
+    {"max_pool2d", K_MAXPOOL, VK_POOL_MAX, lower_pool},
+    {"avg_pool2d", K_AVGPOOL, VK_POOL_AVG, lower_pool},
+    {"global_avg_pool2d", K_GAP, VK_POOL_AVG, lower_pool},
+    {"softmax", K_SOFTMAX, VK_SOFTMAX_SOFTMAX, lower_softmax},
+    {"log_softmax", K_SOFTMAX, VK_SOFTMAX_LOG, lower_softmax},
 };
 
 static int find_op(const char *op)
@@ -206,271 +227,326 @@ static void conv_padding(const par_node *n, const int64_t in[4], const int64_t o
     }
 }
 
+/* ---- the lowerings: one function per kind of dispatch, named by the op table's rows --------------------------- */
+
+static par_status lower_unary(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    vk_dispatch *d = emit(L->vg, "unary", L->code, L->o, L->a, -1, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    if (L->code == VK_UNARY_GELU_TANH && strcmp(par_attr_str(n, "approximate", "none"), "tanh") != 0)
+        d->op = VK_UNARY_GELU_ERF;
+    if (L->code == VK_UNARY_ELU) d->pc.f0 = (float)par_attr_float(n, "alpha", 1.0);
+    if (L->code == VK_UNARY_LEAKY_RELU) d->pc.f0 = (float)par_attr_float(n, "negative_slope", 0.01);
+    if (L->code == VK_UNARY_CLAMP) par_clamp_bounds_f32(n, &d->pc.f0, &d->pc.f1);
+    return PAR_OK;
+}
+
+static par_status lower_binary(const vk_at *L, par_msg *msg)
+{
+    return emit(L->vg, "binary", L->code, L->o, L->a, L->b, -1, L->total, msg) ? PAR_OK : PAR_ERROR;
+}
+
+static par_status lower_prelu(const vk_at *L, par_msg *msg)
+{
+    vk_dispatch *d = emit(L->vg, "binary", L->code, L->o, L->a, L->b, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = 4 - L->g->values[L->a].rank + 1; /* dims[1] of x in the 4-D view */
+    return PAR_OK;
+}
+
+/* Folded at prepare, in double: scale = weight / sqrt(var + eps), shift = bias - mean * scale; the shader computes
+ * x * scale + shift (binary.comp, VK_BINARY_AFFINE). */
+static par_status lower_batch_norm(const vk_at *L, par_msg *msg)
+{
+    const par_graph_desc *g = L->g;
+    const par_node *n = L->n;
+    const par_value *x = &g->values[L->a];
+    int64_t C = x->dims[1];
+    double eps = par_attr_float(n, "eps", 1e-5);
+    const float *w = g->values[n->inputs[1]].data, *bi = g->values[n->inputs[2]].data;
+    const float *mu = g->values[n->inputs[3]].data, *var = g->values[n->inputs[4]].data;
+    float *sc = malloc((size_t)C * sizeof *sc), *sh = malloc((size_t)C * sizeof *sh);
+    if (!sc || !sh) {
+        free(sc);
+        free(sh);
+        return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    }
+    for (int64_t ch = 0; ch < C; ch++) {
+        double s = (double)w[ch] / sqrt((double)var[ch] + eps);
+        sc[ch] = (float)s;
+        sh[ch] = (float)((double)bi[ch] - (double)mu[ch] * s);
+    }
+    int ts = vk_add_tensor(L->vg, sc, C, msg);
+    if (ts < 0) {
+        free(sh);
+        return PAR_ERROR;
+    }
+    int th = vk_add_tensor(L->vg, sh, C, msg);
+    if (th < 0) return PAR_ERROR;
+    vk_dispatch *d = emit(L->vg, "binary", L->code, L->o, L->a, ts, th, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = 4 - x->rank + 1; /* the channel dim in the 4-D view */
+    return PAR_OK;
+}
+
+/* One placing copy per input, each at its offset along the axis (unary.comp, VK_UNARY_PLACE). */
+static par_status lower_concat(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    int rank = L->g->values[L->o].rank;
+    int64_t axis = par_attr_int(n, "axis", 1);
+    if (axis < 0) axis += rank;
+    int ax4 = (int)axis + 4 - rank;
+    int64_t at = 0;
+    for (int32_t i = 0; i < n->n_inputs; i++) {
+        int in = n->inputs[i];
+        const int64_t *id = L->vg->tensors[in].d4;
+        vk_dispatch *d = emit(L->vg, "unary", L->code, L->o, in, -1, -1, id[0] * id[1] * id[2] * id[3], msg);
+        if (!d) return PAR_ERROR;
+        d->pc.p0[0] = ax4;
+        d->pc.p0[1] = (int32_t)at;
+        at += id[ax4];
+    }
+    return PAR_OK;
+}
+
+static par_status lower_resize(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    const vk_tensor *T = L->vg->tensors;
+    vk_dispatch *d = emit(L->vg, "resize", L->code, L->o, L->a, -1, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = (int32_t)par_attr_int(n, "align_corners", 0);
+    /* r = in / out with size, 1 / scale with scale; in f32 as PyTorch computes it for float tensors. */
+    float r[2];
+    for (int s = 0; s < 2; s++) {
+        double sc = par_attr_floats_at(n, "scale", s, 0.0);
+        r[s] = par_attr_count(n, "scale") == 2 && sc > 0 ? (float)(1.0 / sc)
+                                                          : (float)T[L->a].d4[2 + s] / (float)T[L->o].d4[2 + s];
+    }
+    d->pc.f0 = r[0];
+    d->pc.f1 = r[1];
+    return PAR_OK;
+}
+
+static par_status lower_reduce(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    const par_value *x = &L->g->values[L->a];
+    int64_t rows = 1;
+    int32_t red[4] = {0, 0, 0, 0};
+    for (int32_t j = 0; j < par_attr_count(n, "axes"); j++) {
+        int64_t ax = par_attr_ints_at(n, "axes", j, 0);
+        if (ax < 0) ax += x->rank;
+        red[ax + 4 - x->rank] = 1;
+    }
+    for (int j = 0; j < 4; j++) rows *= red[j] ? 1 : L->vg->tensors[L->a].d4[j];
+    vk_dispatch *d = emit(L->vg, "reduce", L->code, L->o, L->a, -1, -1, rows, msg);
+    if (!d) return PAR_ERROR;
+    memcpy(d->pc.p0, red, sizeof red);
+    return PAR_OK;
+}
+
+static par_status lower_slice(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    const par_value *x = &L->g->values[L->a];
+    int64_t dim = par_attr_int(n, "dim", 0);
+    if (dim < 0) dim += x->rank;
+    int64_t size = x->dims[dim], start = par_attr_int(n, "start", 0);
+    if (start < 0) start += size;
+    if (start < 0) start = 0;
+    if (start > size) start = size;
+    vk_dispatch *d = emit(L->vg, "move", L->code, L->o, L->a, -1, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = (int32_t)dim + 4 - x->rank;
+    d->pc.p0[1] = (int32_t)start;
+    d->pc.p0[2] = (int32_t)par_attr_int(n, "step", 1);
+    return PAR_OK;
+}
+
+static par_status lower_permute(const vk_at *L, par_msg *msg)
+{
+    int rank = L->g->values[L->a].rank, lead = 4 - rank;
+    vk_dispatch *d = emit(L->vg, "move", L->code, L->o, L->a, -1, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    for (int j = 0; j < 4; j++)
+        d->pc.p1[j] = j < lead ? j : (int32_t)par_attr_ints_at(L->n, "perm", j - lead, j - lead) + lead;
+    return PAR_OK;
+}
+
+static par_status lower_pad(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    int rank = L->g->values[L->a].rank, lead = 4 - rank;
+    const char *mode = par_attr_str(n, "mode", "constant");
+    vk_dispatch *d = emit(L->vg, "move", L->code, L->o, L->a, -1, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "replicate") == 0 ? 2 : 0;
+    for (int j = 0; j < 4; j++) d->pc.p1[j] = j < lead ? 0 : (int32_t)par_attr_ints_at(n, "pads", 2 * (j - lead), 0);
+    d->pc.f0 = (float)par_attr_float(n, "value", 0.0);
+    return PAR_OK;
+}
+
+/* The push constants of a 2-D convolution window: p0 = (KH, KW, stride h, stride w), p1 = (pad top, pad left,
+ * dilation h, dilation w), p2 = (groups, has bias). */
+static void conv_window(vk_dispatch *d, const par_node *n, const int64_t *wd, const int64_t pad[2], int has_bias)
+{
+    int32_t p0[4] = {(int32_t)wd[2], (int32_t)wd[3], (int32_t)par_attr_ints_at(n, "stride", 0, 1),
+                     (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
+    int32_t p1[4] = {(int32_t)pad[0], (int32_t)pad[1], (int32_t)par_attr_ints_at(n, "dilation", 0, 1),
+                     (int32_t)par_attr_ints_at(n, "dilation", 1, 1)};
+    int32_t p2[4] = {(int32_t)par_attr_int(n, "groups", 1), has_bias, 0, 0};
+    memcpy(d->pc.p0, p0, sizeof p0);
+    memcpy(d->pc.p1, p1, sizeof p1);
+    memcpy(d->pc.p2, p2, sizeof p2);
+}
+
+static par_status lower_deconv(const vk_at *L, par_msg *msg)
+{
+    vk_dispatch *d = emit(L->vg, "deconv2d", VK_CONV_ONLY, L->o, L->a, L->b, L->c >= 0 ? L->c : L->a, L->total, msg);
+    if (!d) return PAR_ERROR;
+    int64_t pad[2] = {par_attr_ints_at(L->n, "padding", 0, 0), par_attr_ints_at(L->n, "padding", 1, 0)};
+    conv_window(d, L->n, L->vg->tensors[L->b].d4, pad, L->c >= 0);
+    return PAR_OK;
+}
+
+static par_status lower_conv(const vk_at *L, par_msg *msg)
+{
+    const vk_tensor *T = L->vg->tensors;
+    vk_dispatch *d = emit(L->vg, "conv2d", VK_CONV_ONLY, L->o, L->a, L->b, L->c >= 0 ? L->c : L->a, L->total, msg);
+    if (!d) return PAR_ERROR;
+    int64_t pad[4];
+    const int64_t *wd = T[L->b].d4;
+    conv_padding(L->n, T[L->a].d4, T[L->o].d4, wd[2], wd[3], pad);
+    conv_window(d, L->n, wd, pad, L->c >= 0);
+    return PAR_OK;
+}
+
+static par_status lower_norm(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    const par_value *x = &L->g->values[L->a];
+    int64_t len;
+    if (L->code == VK_NORM_LAYER) {
+        len = 1;
+        for (int32_t j = 0; j < par_attr_count(n, "normalized_shape"); j++)
+            len *= par_attr_ints_at(n, "normalized_shape", j, 1);
+    } else {
+        int64_t groups = strcmp(n->op, "group_norm") == 0 ? par_attr_int(n, "num_groups", 1) : x->dims[1];
+        len = x->numel / x->dims[0] / groups;
+    }
+    int b = L->b, c = L->c;
+    vk_dispatch *d = emit(L->vg, "norm", L->code, L->o, L->a, b >= 0 ? b : L->a, c >= 0 ? c : L->a, x->numel / len, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = (int32_t)len;
+    d->pc.p0[1] = 4 - x->rank + 1;
+    d->pc.p0[2] = b >= 0;
+    d->pc.p0[3] = c >= 0;
+    d->pc.f0 = (float)par_attr_float(n, "eps", 1e-5);
+    return PAR_OK;
+}
+
+/* where(cond, x, y) and masked_fill(x, mask): the condition (bool bytes) in slot 3. */
+static par_status lower_select(const vk_at *L, par_msg *msg)
+{
+    int is_where = L->kind == K_WHERE;
+    int cond = is_where ? L->a : L->b, x = is_where ? L->b : L->a, y = is_where ? L->c : -1;
+    vk_dispatch *d = emit(L->vg, "select", L->code, L->o, x, y, cond, L->total, msg);
+    if (!d) return PAR_ERROR;
+    for (int j = 0; j < 4; j++) d->pc.p0[j] = (int32_t)L->vg->tensors[cond].d4[j];
+    d->pc.f0 = (float)par_attr_float(L->n, "value", 0.0);
+    return PAR_OK;
+}
+
+/* gather(x, idx) along axis and embedding(idx, table): the i32 indices raw, in slot 3. */
+static par_status lower_gather(const vk_at *L, par_msg *msg)
+{
+    const par_graph_desc *g = L->g;
+    int is_gather = L->kind == K_GATHER;
+    int x = is_gather ? L->a : L->b, idx = is_gather ? L->b : L->a;
+    const par_value *X = &g->values[x];
+    int64_t axis = is_gather ? par_attr_int(L->n, "axis", 0) : 0;
+    if (axis < 0) axis += X->rank;
+    int64_t Q = 1;
+    for (int j = (int)axis + 1; j < X->rank; j++) Q *= X->dims[j];
+    vk_dispatch *d = emit(L->vg, "select", L->code, L->o, x, -1, idx, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p1[0] = (int32_t)g->values[idx].numel;
+    d->pc.p1[1] = (int32_t)X->dims[axis];
+    d->pc.p1[2] = (int32_t)Q;
+    return PAR_OK;
+}
+
+/* linear and matmul (matmul.comp; the tiled path, vk_ops_tiled.c, takes them first where it can). */
+static par_status lower_matmul(const vk_at *L, par_msg *msg)
+{
+    vk_dispatch *d = emit(L->vg, "matmul", L->code, L->o, L->a, L->b, L->c >= 0 ? L->c : L->a, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = (int32_t)L->vg->tensors[L->a].d4[3];
+    d->pc.p0[1] = L->c >= 0;
+    return PAR_OK;
+}
+
+static par_status lower_adaptive(const vk_at *L, par_msg *msg)
+{
+    return emit(L->vg, "pool", L->code, L->o, L->a, -1, -1, L->total, msg) ? PAR_OK : PAR_ERROR;
+}
+
+/* max_pool2d, avg_pool2d, and global_avg_pool2d as the average over a window of the whole image. */
+static par_status lower_pool(const vk_at *L, par_msg *msg)
+{
+    const par_node *n = L->n;
+    const vk_tensor *T = L->vg->tensors;
+    vk_dispatch *d = emit(L->vg, "pool", L->code, L->o, L->a, -1, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    if (L->kind == K_GAP) {
+        int32_t p0[4] = {(int32_t)T[L->a].d4[2], (int32_t)T[L->a].d4[3], 1, 1}, p1[4] = {0, 0, 1, 1},
+                p2[4] = {0, 0, 1, 0};
+        memcpy(d->pc.p0, p0, sizeof p0);
+        memcpy(d->pc.p1, p1, sizeof p1);
+        memcpy(d->pc.p2, p2, sizeof p2);
+        return PAR_OK;
+    }
+    int is_max = L->kind == K_MAXPOOL;
+    int32_t p0[4] = {(int32_t)par_attr_ints_at(n, "kernel", 0, 1), (int32_t)par_attr_ints_at(n, "kernel", 1, 1),
+                     (int32_t)par_attr_ints_at(n, "stride", 0, 1), (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
+    int32_t p1[4] = {(int32_t)par_attr_ints_at(n, "padding", 0, 0), (int32_t)par_attr_ints_at(n, "padding", 1, 0),
+                     is_max ? (int32_t)par_attr_ints_at(n, "dilation", 0, 1) : 1,
+                     is_max ? (int32_t)par_attr_ints_at(n, "dilation", 1, 1) : 1};
+    int32_t p2[4] = {(int32_t)par_attr_ints_at(n, "padding", 2, 0), (int32_t)par_attr_ints_at(n, "padding", 3, 0),
+                     is_max ? 0 : (int32_t)par_attr_int(n, "count_include_pad", 1), 0};
+    memcpy(d->pc.p0, p0, sizeof p0);
+    memcpy(d->pc.p1, p1, sizeof p1);
+    memcpy(d->pc.p2, p2, sizeof p2);
+    return PAR_OK;
+}
+
+static par_status lower_softmax(const vk_at *L, par_msg *msg)
+{
+    const par_value *x = &L->g->values[L->a];
+    int64_t axis = par_attr_int(L->n, "axis", -1);
+    if (axis < 0) axis += x->rank;
+    int ax4 = (int)axis + 4 - x->rank;
+    int64_t rows = L->total / L->vg->tensors[L->o].d4[ax4];
+    vk_dispatch *d = emit(L->vg, "softmax", L->code, L->o, L->a, -1, -1, rows, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = ax4;
+    return PAR_OK;
+}
+
 par_status vk_op_lower(vk_graph *vg, int32_t node, par_msg *msg)
 {
     const par_graph_desc *g = vg->g;
     const par_node *n = &g->nodes[node];
     int k = find_op(n->op);
     if (k < 0) return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: op '%s' has no shader yet", n->op);
-    int o = n->outputs[0];
-    int a = n->inputs[0];
-    int b = n->n_inputs > 1 ? n->inputs[1] : -1;
-    int c = n->n_inputs > 2 ? n->inputs[2] : -1;
-    const vk_tensor *T = vg->tensors;
-    int64_t total = T[o].d4[0] * T[o].d4[1] * T[o].d4[2] * T[o].d4[3];
-    vk_dispatch *d = NULL;
-    switch (OPS[k].kind) {
-    case K_UNARY:
-        d = emit(vg, "unary", OPS[k].code, o, a, -1, -1, total, msg);
-        if (!d) return PAR_ERROR;
-        if (OPS[k].code == VK_UNARY_GELU_TANH && strcmp(par_attr_str(n, "approximate", "none"), "tanh") != 0)
-            d->op = VK_UNARY_GELU_ERF;
-        if (OPS[k].code == VK_UNARY_ELU) d->pc.f0 = (float)par_attr_float(n, "alpha", 1.0);
-        if (OPS[k].code == VK_UNARY_LEAKY_RELU) d->pc.f0 = (float)par_attr_float(n, "negative_slope", 0.01);
-        if (OPS[k].code == VK_UNARY_CLAMP) par_clamp_bounds_f32(n, &d->pc.f0, &d->pc.f1);
-        return PAR_OK;
-    case K_PRELU:
-        d = emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = 4 - g->values[a].rank + 1; /* dims[1] of x in the 4-D view */
-        return PAR_OK;
-    case K_BATCHNORM: {
-        /* Folded at prepare, in double: scale = weight / sqrt(var + eps), shift = bias - mean * scale; the shader
-         * computes x * scale + shift (binary.comp OP 5). */
-        const par_value *x = &g->values[a];
-        int64_t C = x->dims[1];
-        double eps = par_attr_float(n, "eps", 1e-5);
-        const float *w = g->values[n->inputs[1]].data, *bi = g->values[n->inputs[2]].data;
-        const float *mu = g->values[n->inputs[3]].data, *var = g->values[n->inputs[4]].data;
-        float *sc = malloc((size_t)C * sizeof *sc), *sh = malloc((size_t)C * sizeof *sh);
-        if (!sc || !sh) {
-            free(sc);
-            free(sh);
-            return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
-        }
-        for (int64_t ch = 0; ch < C; ch++) {
-            double s = (double)w[ch] / sqrt((double)var[ch] + eps);
-            sc[ch] = (float)s;
-            sh[ch] = (float)((double)bi[ch] - (double)mu[ch] * s);
-        }
-        int ts = vk_add_tensor(vg, sc, C, msg);
-        if (ts < 0) {
-            free(sh);
-            return PAR_ERROR;
-        }
-        int th = vk_add_tensor(vg, sh, C, msg);
-        if (th < 0) return PAR_ERROR;
-        d = emit(vg, "binary", OPS[k].code, o, a, ts, th, total, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = 4 - x->rank + 1; /* the channel dim in the 4-D view */
-        return PAR_OK;
-    }
-    case K_CONCAT: {
-        int rank = g->values[o].rank;
-        int64_t axis = par_attr_int(n, "axis", 1);
-        if (axis < 0) axis += rank;
-        int ax4 = (int)axis + 4 - rank;
-        int64_t at = 0;
-        for (int32_t i = 0; i < n->n_inputs; i++) {
-            int in = n->inputs[i];
-            const int64_t *id = vg->tensors[in].d4;
-            d = emit(vg, "unary", OPS[k].code, o, in, -1, -1, id[0] * id[1] * id[2] * id[3], msg);
-            if (!d) return PAR_ERROR;
-            d->pc.p0[0] = ax4;
-            d->pc.p0[1] = (int32_t)at;
-            at += id[ax4];
-        }
-        return PAR_OK;
-    }
-    case K_BILINEAR: {
-        d = emit(vg, "resize", OPS[k].code, o, a, -1, -1, total, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = (int32_t)par_attr_int(n, "align_corners", 0);
-        /* r = in / out with size, 1 / scale with scale; in f32 as PyTorch computes it for float tensors. */
-        float r[2];
-        for (int s = 0; s < 2; s++) {
-            double sc = par_attr_floats_at(n, "scale", s, 0.0);
-            r[s] = par_attr_count(n, "scale") == 2 && sc > 0 ? (float)(1.0 / sc)
-                                                              : (float)T[a].d4[2 + s] / (float)T[o].d4[2 + s];
-        }
-        d->pc.f0 = r[0];
-        d->pc.f1 = r[1];
-        return PAR_OK;
-    }
-    case K_REDUCE: {
-        const par_value *x = &g->values[a];
-        int64_t rows = 1;
-        int32_t red[4] = {0, 0, 0, 0};
-        for (int32_t j = 0; j < par_attr_count(n, "axes"); j++) {
-            int64_t ax = par_attr_ints_at(n, "axes", j, 0);
-            if (ax < 0) ax += x->rank;
-            red[ax + 4 - x->rank] = 1;
-        }
-        for (int j = 0; j < 4; j++) rows *= red[j] ? 1 : T[a].d4[j];
-        d = emit(vg, "reduce", OPS[k].code, o, a, -1, -1, rows, msg);
-        if (!d) return PAR_ERROR;
-        memcpy(d->pc.p0, red, sizeof red);
-        return PAR_OK;
-    }
-    case K_SLICE: {
-        const par_value *x = &g->values[a];
-        int64_t dim = par_attr_int(n, "dim", 0);
-        if (dim < 0) dim += x->rank;
-        int64_t size = x->dims[dim], start = par_attr_int(n, "start", 0);
-        if (start < 0) start += size;
-        if (start < 0) start = 0;
-        if (start > size) start = size;
-        d = emit(vg, "move", OPS[k].code, o, a, -1, -1, total, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = (int32_t)dim + 4 - x->rank;
-        d->pc.p0[1] = (int32_t)start;
-        d->pc.p0[2] = (int32_t)par_attr_int(n, "step", 1);
-        return PAR_OK;
-    }
-    case K_PERMUTE: {
-        int rank = g->values[a].rank, lead = 4 - rank;
-        d = emit(vg, "move", OPS[k].code, o, a, -1, -1, total, msg);
-        if (!d) return PAR_ERROR;
-        for (int j = 0; j < 4; j++)
-            d->pc.p1[j] = j < lead ? j : (int32_t)par_attr_ints_at(n, "perm", j - lead, j - lead) + lead;
-        return PAR_OK;
-    }
-    case K_PAD: {
-        int rank = g->values[a].rank, lead = 4 - rank;
-        const char *mode = par_attr_str(n, "mode", "constant");
-        d = emit(vg, "move", OPS[k].code, o, a, -1, -1, total, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = strcmp(mode, "reflect") == 0 ? 1 : strcmp(mode, "replicate") == 0 ? 2 : 0;
-        for (int j = 0; j < 4; j++) d->pc.p1[j] = j < lead ? 0 : (int32_t)par_attr_ints_at(n, "pads", 2 * (j - lead), 0);
-        d->pc.f0 = (float)par_attr_float(n, "value", 0.0);
-        return PAR_OK;
-    }
-    case K_BINARY:
-        return emit(vg, "binary", OPS[k].code, o, a, b, -1, total, msg) ? PAR_OK : PAR_ERROR;
-    case K_DECONV: {
-        d = emit(vg, "deconv2d", VK_CONV_ONLY, o, a, b, c >= 0 ? c : a, total, msg);
-        if (!d) return PAR_ERROR;
-        const int64_t *wd = T[b].d4;
-        int32_t p0[4] = {(int32_t)wd[2], (int32_t)wd[3], (int32_t)par_attr_ints_at(n, "stride", 0, 1),
-                         (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
-        int32_t p1[4] = {(int32_t)par_attr_ints_at(n, "padding", 0, 0), (int32_t)par_attr_ints_at(n, "padding", 1, 0),
-                         (int32_t)par_attr_ints_at(n, "dilation", 0, 1), (int32_t)par_attr_ints_at(n, "dilation", 1, 1)};
-        int32_t p2[4] = {(int32_t)par_attr_int(n, "groups", 1), c >= 0, 0, 0};
-        memcpy(d->pc.p0, p0, sizeof p0);
-        memcpy(d->pc.p1, p1, sizeof p1);
-        memcpy(d->pc.p2, p2, sizeof p2);
-        return PAR_OK;
-    }
-    case K_NORM: {
-        const par_value *x = &g->values[a];
-        int64_t L;
-        if (OPS[k].code == 0) {
-            L = 1;
-            for (int32_t j = 0; j < par_attr_count(n, "normalized_shape"); j++)
-                L *= par_attr_ints_at(n, "normalized_shape", j, 1);
-        } else {
-            int64_t groups = strcmp(n->op, "group_norm") == 0 ? par_attr_int(n, "num_groups", 1) : x->dims[1];
-            L = x->numel / x->dims[0] / groups;
-        }
-        d = emit(vg, "norm", OPS[k].code, o, a, b >= 0 ? b : a, c >= 0 ? c : a, x->numel / L, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = (int32_t)L;
-        d->pc.p0[1] = 4 - x->rank + 1;
-        d->pc.p0[2] = b >= 0;
-        d->pc.p0[3] = c >= 0;
-        d->pc.f0 = (float)par_attr_float(n, "eps", 1e-5);
-        return PAR_OK;
-    }
-    case K_WHERE:
-    case K_MASKED_FILL: {
-        int cond = OPS[k].kind == K_WHERE ? a : b;
-        int x = OPS[k].kind == K_WHERE ? b : a, y = OPS[k].kind == K_WHERE ? c : -1;
-        d = emit(vg, "select", OPS[k].code, o, x, y, cond, total, msg);
-        if (!d) return PAR_ERROR;
-        for (int j = 0; j < 4; j++) d->pc.p0[j] = (int32_t)vg->tensors[cond].d4[j];
-        d->pc.f0 = (float)par_attr_float(n, "value", 0.0);
-        return PAR_OK;
-    }
-    case K_GATHER:
-    case K_EMBEDDING: {
-        int x = OPS[k].kind == K_GATHER ? a : b, idx = OPS[k].kind == K_GATHER ? b : a;
-        const par_value *X = &g->values[x];
-        int64_t axis = OPS[k].kind == K_GATHER ? par_attr_int(n, "axis", 0) : 0;
-        if (axis < 0) axis += X->rank;
-        int64_t Q = 1;
-        for (int j = (int)axis + 1; j < X->rank; j++) Q *= X->dims[j];
-        d = emit(vg, "select", OPS[k].code, o, x, -1, idx, total, msg); /* the indices raw, in slot 3 */
-        if (!d) return PAR_ERROR;
-        d->pc.p1[0] = (int32_t)g->values[idx].numel;
-        d->pc.p1[1] = (int32_t)X->dims[axis];
-        d->pc.p1[2] = (int32_t)Q;
-        return PAR_OK;
-    }
-    case K_ADAPTIVE:
-        return emit(vg, "pool", OPS[k].code, o, a, -1, -1, total, msg) ? PAR_OK : PAR_ERROR;
-    case K_CONV: {
-        d = emit(vg, "conv2d", VK_CONV_ONLY, o, a, b, c >= 0 ? c : a, total, msg);
-        if (!d) return PAR_ERROR;
-        int64_t pad[4];
-        const int64_t *wd = T[b].d4;
-        conv_padding(n, T[a].d4, T[o].d4, wd[2], wd[3], pad);
-        int32_t p0[4] = {(int32_t)wd[2], (int32_t)wd[3], (int32_t)par_attr_ints_at(n, "stride", 0, 1),
-                         (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
-        int32_t p1[4] = {(int32_t)pad[0], (int32_t)pad[1], (int32_t)par_attr_ints_at(n, "dilation", 0, 1),
-                         (int32_t)par_attr_ints_at(n, "dilation", 1, 1)};
-        int32_t p2[4] = {(int32_t)par_attr_int(n, "groups", 1), c >= 0, 0, 0};
-        memcpy(d->pc.p0, p0, sizeof p0);
-        memcpy(d->pc.p1, p1, sizeof p1);
-        memcpy(d->pc.p2, p2, sizeof p2);
-        return PAR_OK;
-    }
-    case K_LINEAR:
-    case K_MATMUL: {
-        d = emit(vg, "matmul", OPS[k].code, o, a, b, c >= 0 ? c : a, total, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = (int32_t)T[a].d4[3];
-        d->pc.p0[1] = c >= 0;
-        return PAR_OK;
-    }
-    case K_MAXPOOL:
-    case K_AVGPOOL:
-    case K_GAP: {
-        d = emit(vg, "pool", OPS[k].code, o, a, -1, -1, total, msg);
-        if (!d) return PAR_ERROR;
-        if (OPS[k].kind == K_GAP) {
-            int32_t p0[4] = {(int32_t)T[a].d4[2], (int32_t)T[a].d4[3], 1, 1}, p1[4] = {0, 0, 1, 1},
-                    p2[4] = {0, 0, 1, 0};
-            memcpy(d->pc.p0, p0, sizeof p0);
-            memcpy(d->pc.p1, p1, sizeof p1);
-            memcpy(d->pc.p2, p2, sizeof p2);
-            return PAR_OK;
-        }
-        int is_max = OPS[k].kind == K_MAXPOOL;
-        int32_t p0[4] = {(int32_t)par_attr_ints_at(n, "kernel", 0, 1), (int32_t)par_attr_ints_at(n, "kernel", 1, 1),
-                         (int32_t)par_attr_ints_at(n, "stride", 0, 1), (int32_t)par_attr_ints_at(n, "stride", 1, 1)};
-        int32_t p1[4] = {(int32_t)par_attr_ints_at(n, "padding", 0, 0), (int32_t)par_attr_ints_at(n, "padding", 1, 0),
-                         is_max ? (int32_t)par_attr_ints_at(n, "dilation", 0, 1) : 1,
-                         is_max ? (int32_t)par_attr_ints_at(n, "dilation", 1, 1) : 1};
-        int32_t p2[4] = {(int32_t)par_attr_ints_at(n, "padding", 2, 0), (int32_t)par_attr_ints_at(n, "padding", 3, 0),
-                         is_max ? 0 : (int32_t)par_attr_int(n, "count_include_pad", 1), 0};
-        memcpy(d->pc.p0, p0, sizeof p0);
-        memcpy(d->pc.p1, p1, sizeof p1);
-        memcpy(d->pc.p2, p2, sizeof p2);
-        return PAR_OK;
-    }
-    case K_SOFTMAX: {
-        const par_value *x = &g->values[a];
-        int64_t axis = par_attr_int(n, "axis", -1);
-        if (axis < 0) axis += x->rank;
-        int ax4 = (int)axis + 4 - x->rank;
-        int64_t rows = total / T[o].d4[ax4];
-        d = emit(vg, "softmax", OPS[k].code, o, a, -1, -1, rows, msg);
-        if (!d) return PAR_ERROR;
-        d->pc.p0[0] = ax4;
-        return PAR_OK;
-    }
-    }
-    return par_msgf(msg, PAR_ERROR, "vulkan: internal: op '%s' has no lowering", n->op);
+    vk_at L = {.vg = vg, .g = g, .n = n, .kind = OPS[k].kind, .code = OPS[k].code, .o = n->outputs[0],
+               .a = n->inputs[0], .b = n->n_inputs > 1 ? n->inputs[1] : -1, .c = n->n_inputs > 2 ? n->inputs[2] : -1};
+    const int64_t *od = vg->tensors[L.o].d4;
+    L.total = od[0] * od[1] * od[2] * od[3];
+    return OPS[k].lower(&L, msg);
 }
 
 vk_dispatch *vk_emit(vk_graph *vg, const char *shader, int32_t op, int o, int a, int b, int c, int64_t total,
