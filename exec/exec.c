@@ -33,6 +33,7 @@
  */
 #include "xsup.h"
 #include "gblob.h"
+#include "sandbox.h"
 
 #include "core/requant.h"
 #include "core/clock.h"
@@ -600,6 +601,7 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     if (in_total > 0 && in_base == MAP_FAILED) goto done;
     if (opt->isolate && opt->server) {
         s.srv_fd = par_exec_server_fd(opt->server);
+        s.cg = par_exec_server_cgroup(opt->server);
         if (make_blob(&s, g, in_off, o.off, out->reason, sizeof out->reason) != 0) goto done;
         s.out_len = o.total;
         s.in_len = in_total;
@@ -610,6 +612,9 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
     s.isolated = opt->isolate != 0;
     s.timeout_s = opt->timeout_s;
     s.mem_limit = s.isolated ? opt->mem_limit : 0;
+    /* the kernel's limit on the job's cgroup, a quarter above the polled one: a backstop for what grows faster
+     * than the worker polls */
+    if (s.cg && s.cg[0] && s.mem_limit > 0) par_sandbox_cgroup_limit(s.cg, s.mem_limit + s.mem_limit / 4);
     s.v = PAR_V_PASS;
     par_xjob xj = {.inst = inst, .g = g, .in = in_ptr, .out = obuf, .in_base = in_total ? in_base : NULL,
                    .in_len = in_total, .in_off = in_off, .n_in = n_in};

@@ -78,6 +78,7 @@ par_status par_exec_declarations(const par_backend_inst *inst, void *ctx, void *
  * par_exec_server_stop ends the server and waits for it. */
 par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *msg);
 int par_exec_server_fd(const par_exec_server *s);
+const char *par_exec_server_cgroup(const par_exec_server *s); /* its job cgroup, "" when none (exec/sandbox.h) */
 void par_exec_server_forget(par_exec_server *s);
 void par_exec_server_stop(par_exec_server *s);
 

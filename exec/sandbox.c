@@ -42,6 +42,11 @@ static par_sandbox_level level;
 static unsigned next_slot;
 static int pidns_fd = -1; /* this process's own PID namespace, to return to after each unshare */
 static uid_t last_id;     /* the uid of the last par_sandbox_fork's child */
+/* Memory cgroups (v1): cg_base, a folder of this run under this process's own memory cgroup ("" when there is none:
+ * cg_state -1); cg_last, the job cgroup of the last keyed fork (in the parent); cg_mine, this process's (a server's)
+ * job cgroup, which each of its job children joins. */
+static int cg_state; /* 0 not tried, 1 usable, -1 not */
+static char cg_base[512], cg_last[600], cg_mine[600];
 
 const char *par_sandbox_level_name(par_sandbox_level l)
 {
@@ -221,16 +226,131 @@ par_sandbox_level par_sandbox_level_get(void)
     return level;
 }
 
+/* This run's folder under this process's v1 memory cgroup, made once: 1 when usable. */
+static int cg_ready(void)
+{
+    if (cg_state) return cg_state > 0;
+    cg_state = -1;
+    char own[512], line[600];
+    own[0] = '\0';
+    FILE *f = fopen("/proc/self/cgroup", "r");
+    while (f && fgets(line, sizeof line, f)) {
+        char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
+        if (!b || strncmp(a + 1, "memory:", 7) != 0) continue;
+        b[strcspn(b, "\n")] = '\0';
+        snprintf(own, sizeof own, "%s", strcmp(b + 1, "/") == 0 ? "" : b + 1);
+        cg_state = 0;
+    }
+    if (f) fclose(f);
+    int n = snprintf(cg_base, sizeof cg_base, "/sys/fs/cgroup/memory%s/parity.%d", own, (int)getpid());
+    if (cg_state == 0 && geteuid() == 0 && n > 0 && (size_t)n < sizeof cg_base && mkdir(cg_base, 0755) == 0) {
+        cg_state = 1;
+        return 1;
+    }
+    cg_state = -1;
+    fprintf(stderr, "parity: sandbox: %s: --mem-limit counts the resident memory of a backend child and its companion "
+            "only (not its descendants' nor its memfds')\n", own[0] || geteuid() != 0 ? "cannot make a memory cgroup "
+            "(cgroup v1's memory controller, as root)" : "no cgroup v1 memory controller here");
+    return 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    ssize_t w = write(fd, text, strlen(text));
+    close(fd);
+    return w == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* A job cgroup for the sandbox of uid id (as root, in the parent): its cgroup.procs and tasks owned by id, so that
+ * each job child, that uid, moves itself in. Into cg_last ("" when it cannot be made). */
+static void cg_make(uid_t id)
+{
+    cg_last[0] = '\0';
+    if (!id || !cg_ready()) return;
+    char dir[600], f[700];
+    snprintf(dir, sizeof dir, "%s/%u", cg_base, (unsigned)id);
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) return;
+    snprintf(f, sizeof f, "%s/cgroup.procs", dir);
+    if (chown(f, id, id) != 0) return;
+    snprintf(f, sizeof f, "%s/tasks", dir);
+    if (chown(f, id, id) != 0) return;
+    snprintf(cg_last, sizeof cg_last, "%s", dir);
+}
+
+const char *par_sandbox_last_cgroup(void)
+{
+    return cg_last;
+}
+
+int par_sandbox_cgroup_join(void)
+{
+    char f[700];
+    snprintf(f, sizeof f, "%s/cgroup.procs", cg_mine);
+    return cg_mine[0] ? write_file(f, "0") : -1;
+}
+
+int64_t par_sandbox_cgroup_usage(const char *cg)
+{
+    char path[700], buf[8192];
+    snprintf(path, sizeof path, "%s/memory.stat", cg);
+    if (!cg[0] || par_sandbox_read_small(path, buf, sizeof buf) <= 0) return -1;
+    long long rss = -1, shmem = 0;
+    for (char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (strncmp(l, "total_rss ", 10) == 0) rss = atoll(l + 10);
+        else if (strncmp(l, "total_shmem ", 12) == 0) shmem = atoll(l + 12);
+    }
+    return rss < 0 ? -1 : (int64_t)(rss + shmem);
+}
+
+void par_sandbox_cgroup_limit(const char *cg, int64_t bytes)
+{
+    char path[700], v[32];
+    snprintf(path, sizeof path, "%s/memory.limit_in_bytes", cg);
+    snprintf(v, sizeof v, "%lld", (long long)bytes);
+    if (!cg[0]) return;
+    write_file(path, v);
+    snprintf(path, sizeof path, "%s/memory.failcnt", cg);
+    write_file(path, "0");
+}
+
+int par_sandbox_cgroup_hit(const char *cg)
+{
+    char path[700], buf[64];
+    snprintf(path, sizeof path, "%s/memory.failcnt", cg);
+    return cg[0] && par_sandbox_read_small(path, buf, sizeof buf) > 0 && atoll(buf) > 0;
+}
+
+void par_sandbox_cgroup_remove(const char *cg)
+{
+    char path[700], buf[4096];
+    snprintf(path, sizeof path, "%s/cgroup.procs", cg);
+    for (int tries = 0; cg[0] && rmdir(cg) != 0 && errno == EBUSY && tries < 50; tries++) {
+        if (par_sandbox_read_small(path, buf, sizeof buf) > 0) /* what is left: killed, then reaped by its parent */
+            for (char *p = buf; *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p))
+                if (atoi(p) > 1) kill(atoi(p), SIGKILL);
+        usleep(2000);
+    }
+}
+
+void par_sandbox_cgroup_end(void)
+{
+    if (cg_state > 0) rmdir(cg_base);
+}
+
 pid_t par_sandbox_fork(const char *key, int keep_root)
 {
     par_sandbox_level l = par_sandbox_level_get();
     uid_t id = l >= PAR_SANDBOX_UID ? next_id(key) : 0;
     last_id = keep_root ? 0 : id;
+    if (key) cg_make(keep_root ? 0 : id);
     int own_ns = key != NULL;
     int ns = own_ns && l == PAR_SANDBOX_NS;
     pid_t pid = ns ? fork_pidns() : -1;
     if (ns && pid < 0) ns = 0; /* (the trial could; now it cannot) a uid of its own still */
     if (!ns) pid = fork();
+    if (pid == 0) snprintf(cg_mine, sizeof cg_mine, "%s", key ? cg_last : "");
     if (pid == 0 && enter(ns, id, key != NULL, keep_root && id) != 0) _exit(126);
     return pid;
 }

@@ -22,6 +22,7 @@
 #ifndef PAR_SANDBOX_H
 #define PAR_SANDBOX_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 typedef enum par_sandbox_level { PAR_SANDBOX_NONE = 0, PAR_SANDBOX_UID = 1, PAR_SANDBOX_NS = 2 } par_sandbox_level;
@@ -46,6 +47,22 @@ pid_t par_sandbox_fork(const char *key, int keep_root);
  * sandbox's. For the uids of one call (key NULL) only: a keyed uid may be another run's too. */
 uid_t par_sandbox_last_uid(void);
 void par_sandbox_sweep(uid_t uid);
+
+/* Memory counted as a whole (cgroup v1's memory controller, where this process may make cgroups under its own: as
+ * root, /sys/fs/cgroup/memory writable): a keyed fork (a fork server) gets a job cgroup of its own,
+ * par_sandbox_last_cgroup() in the parent ("" where there is none: the RSS of the child and its companion is all
+ * that is counted then). In the server's job child, par_sandbox_cgroup_join() moves it in (0, or -1), before any
+ * backend code: its descendants and the memfds it fills count with it. par_sandbox_cgroup_usage: the cgroup's
+ * resident and shared memory (total_rss + total_shmem of memory.stat; page cache aside), -1 when unreadable;
+ * _limit sets the kernel's hard limit (the backstop of the caller's polling; _hit: reached since); _remove kills what is left in it and
+ * removes it; _end removes this run's folder. */
+const char *par_sandbox_last_cgroup(void);
+int par_sandbox_cgroup_join(void);
+int64_t par_sandbox_cgroup_usage(const char *cg);
+void par_sandbox_cgroup_limit(const char *cg, int64_t bytes);
+int par_sandbox_cgroup_hit(const char *cg); /* 1 when the hard limit was reached since it was set */
+void par_sandbox_cgroup_remove(const char *cg);
+void par_sandbox_cgroup_end(void);
 
 /* The pid of a pidfd's process in this process's PID namespace (from /proc/self/fdinfo), or -1. */
 pid_t par_sandbox_pidfd_pid(int pidfd);

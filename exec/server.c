@@ -42,6 +42,7 @@ struct par_exec_server {
     pid_t pid;
     int fd;
     const par_backend_inst *inst;
+    char cg[600]; /* its job cgroup (exec/sandbox.h), "" when none */
 };
 
 /* This process's ends of the servers started so far: a new server closes them, so that no server (and no backend
@@ -49,6 +50,7 @@ struct par_exec_server {
 #define MAX_SERVERS 4096
 static int server_fds[MAX_SERVERS];
 static int n_server_fds;
+static int n_cgroups; /* the servers started here with a job cgroup, not stopped yet */
 
 static int recv_job(int fd, par_srv_req *req, int *fds, int max_fds, int *n_fds)
 {
@@ -115,6 +117,7 @@ static int pidfd_of(pid_t pid)
 static void job_child(const par_backend_inst *inst, const par_srv_req *req, const int *fds)
 {
     int blob_fd = fds[0], out_fd = fds[1], sock = fds[2], pipe_w = fds[3], in_fd = req->in_len ? fds[4] : -1;
+    par_sandbox_cgroup_join(); /* first: all it maps, fills and starts counts with it */
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
     if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(126);
     close(devnull);
@@ -286,6 +289,8 @@ par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *ms
     close(sv[1]);
     s->pid = pid;
     s->fd = sv[0];
+    snprintf(s->cg, sizeof s->cg, "%s", par_sandbox_last_cgroup());
+    n_cgroups += s->cg[0] != 0;
     if (n_server_fds < MAX_SERVERS) server_fds[n_server_fds++] = sv[0];
     s->inst = inst;
     return s;
@@ -294,6 +299,11 @@ par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *ms
 int par_exec_server_fd(const par_exec_server *s)
 {
     return s ? s->fd : -1;
+}
+
+const char *par_exec_server_cgroup(const par_exec_server *s)
+{
+    return s ? s->cg : "";
 }
 
 static void unlist(int fd)
@@ -318,5 +328,7 @@ void par_exec_server_stop(par_exec_server *s)
     kill(s->pid, SIGKILL);           /* at once, even in a job: its child dies with it (PR_SET_PDEATHSIG) */
     int st;
     while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {}
+    par_sandbox_cgroup_remove(s->cg);
+    if (s->cg[0] && --n_cgroups == 0) par_sandbox_cgroup_end(); /* the last one: this run's folder too */
     free(s);
 }

@@ -226,8 +226,14 @@ static void child_gone(par_xsup *s)
     } else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
         int sig = si.si_status;
         const char *sn = strsignal(sig);
-        par_xdecide(s, PAR_V_CRASH, "killed by signal %d (%s) during %s", sig, sn ? sn : "unknown signal",
-               par_xwhere(s, ph, sizeof ph));
+        char lim[32];
+        fmt_bytes(lim, sizeof lim, s->mem_limit + s->mem_limit / 4);
+        if (sig == SIGKILL && s->mem_limit > 0 && s->cg && par_sandbox_cgroup_hit(s->cg))
+            par_xdecide(s, PAR_V_CRASH, "out of memory: killed by the kernel at the memory limit of its cgroup (%s) "
+                        "during %s", lim, par_xwhere(s, ph, sizeof ph));
+        else
+            par_xdecide(s, PAR_V_CRASH, "killed by signal %d (%s) during %s", sig, sn ? sn : "unknown signal",
+                        par_xwhere(s, ph, sizeof ph));
     } else if (si.si_status != 0) {
         par_xdecide(s, PAR_V_CRASH, "exited with status %d during %s", si.si_status, par_xwhere(s, ph, sizeof ph));
     } else {
@@ -342,6 +348,15 @@ int par_xawait(par_xsup *s, par_xmsg *m)
         t = par_now_s();
         if (s->mem_limit > 0 && t >= s->next_rss) {
             s->next_rss = t + RSS_POLL_S;
+            int64_t cg = s->cg && s->cg[0] ? par_sandbox_cgroup_usage(s->cg) : -1;
+            if (cg > s->mem_limit) {
+                char lim[32], ph[32];
+                fmt_bytes(lim, sizeof lim, s->mem_limit);
+                kill_child(s);
+                par_xdecide(s, PAR_V_CRASH, "out of memory: over the memory limit of %s (the job's cgroup: its "
+                            "processes, their descendants and memfds) in phase %s", lim, par_xwhere(s, ph, sizeof ph));
+                return 0;
+            }
             int64_t rss = child_rss(s->pid), crss = s->companion > 0 ? child_rss(s->companion) : -1;
             if (crss > 0) rss += crss;
             if (rss > s->mem_limit) {

@@ -32,6 +32,7 @@ typedef struct par_xsup {
     int thread_started;
     double deadline, timeout_s;
     int64_t mem_limit;
+    const char *cg;              /* the fork server's job cgroup (exec/sandbox.h): the memory counted; NULL or "": RSS */
     double next_rss;
     int32_t phase, run;          /* where the child is, as far as the worker knows */
     int decided;                 /* 1 once a verdict other than PASS is fixed */

@@ -6,6 +6,8 @@
  *   truncate  truncates its output memfd through /proc/self/map_files (the worker reading it would die of SIGBUS)
  *   cache     overwrites the start of every file of the reference cache (PARITY_CACHE_DIR) and adds one
  *   daemon    starts a daemon (setsid, double fork, named tpd<TP_REACH_TAG>), then does what kill does
+ *   memfd     fills a memfd of TP_REACH_MIB MiB (default 512) by write(), holds only its descriptor, waits 1 s
+ *   grandchild forks a process that touches TP_REACH_MIB MiB of its own memory and holds it; waits for it, then 1 s
  * "Its run" is found as a hostile plugin would: the topmost process named parity above it, and every process below
  * that one. It touches nothing outside its own run. The harness must run it where none of this reaches: tp_reach's
  * records PASS, the other backends' too.
@@ -52,6 +54,36 @@ static void start_daemon(void)
     prctl(PR_SET_NAME, name);
     for (int fd = 0; fd < 1024; fd++) close(fd);
     for (;;) sleep(1000);
+}
+
+/* TP_REACH_MIB MiB held where the child's own resident size does not show it, then 1 s of waiting. */
+static void hold_memory(int grandchild)
+{
+    const char *e = getenv("TP_REACH_MIB");
+    size_t mib = e ? (size_t)atol(e) : 512, chunk = (size_t)1 << 20;
+    if (grandchild) {
+        int p[2];
+        if (pipe(p) != 0) return;
+        if (fork() == 0) {
+            for (size_t i = 0; i < mib; i++) {
+                char *m = malloc(chunk);
+                if (m) memset(m, 1, chunk);
+            }
+            ssize_t w = write(p[1], "k", 1);
+            (void)w;
+            for (;;) sleep(1000);
+        }
+        char c;
+        ssize_t r = read(p[0], &c, 1);
+        (void)r;
+    } else {
+        int fd = memfd_create("tp_reach_hold", 0);
+        static char buf[1 << 20];
+        memset(buf, 1, sizeof buf);
+        for (size_t i = 0; fd >= 0 && i < mib; i++)
+            if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf) break;
+    }
+    sleep(1);
 }
 
 static int load_is(const char *what)
@@ -193,6 +225,10 @@ static void spoil_cache(void)
 
 static void harm(void)
 {
+    if (strcmp(act, "memfd") == 0 || strcmp(act, "grandchild") == 0) {
+        hold_memory(act[0] == 'g');
+        return;
+    }
     if (strcmp(act, "truncate") == 0 || strcmp(act, "cache") == 0) {
         if (act[0] == 't') truncate_outputs();
         else spoil_cache();

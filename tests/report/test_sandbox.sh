@@ -83,6 +83,46 @@ PY
         { [ $rc = 0 ] || [ $rc = 1 ]; } && ok || no "$what ($level): exit $rc: $(tail -2 "$out.log")"
     fi
 done
+# Memory counted as a whole: 384 MiB held in a memfd the child has unmapped, or by a grandchild, against
+# --mem-limit 256M, on one case (beside cpu): the job cgroup's resident and shared memory is over the limit, so
+# CRASH "out of memory: over the memory limit ..." (or the kernel's kill at the cgroup's hard limit, also "memory
+# limit"); without a memory cgroup (one line says so) only the child's own RSS is counted: skipped, named.
+for what in memfd grandchild; do
+    out="$T/m_$what"
+    t0=$(date +%s.%N)
+    TP_REACH_MIB=384 timeout 30 sh -c 'echo $$ >"$0.pid"; exec "$@"' "$out" "$PARITY" run \
+        --case 'relu(x=[2,3,6,7],in=hazard:huge)#seed=1' --timeout 5 -j 2 --mem-limit 256M --no-progress \
+        -b "cpu,tp_reach[act=$what]" --plugin "$PLUGIN" --out "$out" >"$out.log" 2>&1
+    rc=$?
+    t1=$(date +%s.%N)
+    if grep -q "^parity: sandbox: .*--mem-limit counts the resident memory" "$out.log"; then
+        skip "$what: $(grep '^parity: sandbox: .*--mem-limit' "$out.log")"
+        continue
+    fi
+    [ $rc = 1 ] && ok || no "$what: exit $rc (expected 1): $(tail -2 "$out.log")"
+    python3 - "$out/report.json" >"$T/check.txt" 2>&1 <<'PY'
+import json, sys
+try:
+    res = json.load(open(sys.argv[1]))["results"]
+except Exception as e:
+    print("no valid report: %s" % e); sys.exit(0)
+for x in res:
+    want = ("CRASH",) if x["backend"].startswith("tp_reach") else ("PASS",)
+    if x["verdict"] not in want or (want == ("CRASH",) and "memory limit" not in x.get("reason", "")):
+        print("%s %s: %s %s" % (x["backend"], x["case"], x["verdict"], x.get("reason", "")))
+if len(res) != 2: print("%d records, not 2" % len(res))
+PY
+    [ -s "$T/check.txt" ] && no "$what: $(head -3 "$T/check.txt")" || ok
+    [ "$(echo "$t1 - $t0 < 6" | bc)" = 1 ] && ok || no "$what: took $(echo "$t1 - $t0" | bc) s (--timeout 5)"
+    # this run's cgroups (parity.PID under the memory cgroup of the test) are gone
+    ls -d /sys/fs/cgroup/memory/parity.$(cat "$out.pid") /sys/fs/cgroup/memory/*/parity.$(cat "$out.pid") \
+        /sys/fs/cgroup/memory/*/*/parity.$(cat "$out.pid") >"$T/cgroups" 2>/dev/null
+    [ ! -s "$T/cgroups" ] && ok || no "$what: memory cgroups left: $(head -3 "$T/cgroups")"
+done
+sleep 0.2
+left=$(ps -eo args | grep -F -- "$T/m_" | grep -v grep | wc -l)
+[ "$left" = 0 ] && ok || no "memory: $left processes of the runs left running"
+
 (cd "$CACHE" && cat ./* | cksum) >"$T/cache.after"
 if [ $level = none ]; then
     skip "the reference cache: no sandbox here"
