@@ -112,6 +112,13 @@ int32_t ox_tensor(ox_imp *im, ox_val *x);
  * (then the graph builder's default). */
 int32_t ox_emit(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs,
                 int32_t k, const par_out_spec *spec);
+/* A composition's steps: an intermediate node (its value; -1 when an input is -1 or the node is unsupported, why or
+ * msg set) and the node that gives output 0 (OX_OK, OX_UNSUPPORTED or OX_ERROR). */
+int32_t ox_step(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs);
+int ox_last(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs);
+/* The parity value of a tensor the node takes as data: as ox_tensor, except that an int64 test input becomes an i32
+ * graph input (every value within 32 bits, else unsupported) instead of a constant folded away. */
+int32_t ox_data_tensor(ox_imp *im, ox_val *x);
 /* The ONNX value of output k of the current node, defined afresh (NULL when the output is absent). */
 ox_val *ox_out(ox_imp *im, int32_t k);
 /* Fuse the current node (index i of the graph) with its dequantized inputs and its one QuantizeLinear consumer into
@@ -188,6 +195,12 @@ int ox_map_mvn(ox_imp *im);
 int ox_map_gemm_any(ox_imp *im);
 int ox_map_hardmax(ox_imp *im);
 int ox_map_pow(ox_imp *im);
+int ox_map_trilu(ox_imp *im); /* onnx_map_index.c */
+int ox_map_cumsum(ox_imp *im);
+int ox_map_compress(ox_imp *im);
+int ox_map_onehot(ox_imp *im);
+int ox_map_scatter(ox_imp *im);
+int ox_map_gather_nd(ox_imp *im);
 /* PRelu as where(x < 0, x * slope, x), for a slope parity's prelu does not take (OX_OK / OX_UNSUPPORTED). */
 int ox_prelu_where(ox_imp *im, int32_t x, int32_t slope);
 int ox_map_quantize(ox_imp *im);

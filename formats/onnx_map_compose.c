@@ -14,26 +14,10 @@
 
 #include "formats/onnx_int.h"
 
-/* An intermediate node: its value, -1 with why set (an unsupported part) or msg set. */
-static int32_t step(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs,
-                    const par_attr *attrs)
-{
-    for (int32_t i = 0; i < n_in; i++)
-        if (ins[i] < 0) return -1;
-    return ox_emit(im, op, n_in, ins, n_attrs, attrs, -1, NULL);
-}
-
-static int last(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs)
-{
-    for (int32_t i = 0; i < n_in; i++)
-        if (ins[i] < 0) return im->failed ? OX_ERROR : OX_UNSUPPORTED;
-    return ox_emit(im, op, n_in, ins, n_attrs, attrs, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
-}
-
 static int32_t binary(ox_imp *im, const char *op, int32_t a, int32_t b)
 {
     int32_t ab[2] = {a, b};
-    return step(im, op, 2, ab, 0, NULL);
+    return ox_step(im, op, 2, ab, 0, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -54,33 +38,33 @@ int ox_map_reduce_composite(ox_imp *im)
     int keep = ox_attr_i(im, "keepdims", 1) != 0;
     par_attr a[2] = {par_a_ints("axes", n, ax), par_a_int("keepdims", keep)};
     if (strcmp(t, "ReduceL1") == 0) {
-        int32_t m = step(im, "abs", 1, &x, 0, NULL);
-        return last(im, "sum", 1, &m, 2, a);
+        int32_t m = ox_step(im, "abs", 1, &x, 0, NULL);
+        return ox_last(im, "sum", 1, &m, 2, a);
     }
     if (strcmp(t, "ReduceSumSquare") == 0 || strcmp(t, "ReduceL2") == 0) {
         int32_t sq = binary(im, "mul", x, x);
-        if (strcmp(t, "ReduceSumSquare") == 0) return last(im, "sum", 1, &sq, 2, a);
-        int32_t s = step(im, "sum", 1, &sq, 2, a);
-        return last(im, "sqrt", 1, &s, 0, NULL);
+        if (strcmp(t, "ReduceSumSquare") == 0) return ox_last(im, "sum", 1, &sq, 2, a);
+        int32_t s = ox_step(im, "sum", 1, &sq, 2, a);
+        return ox_last(im, "sqrt", 1, &s, 0, NULL);
     }
     if (strcmp(t, "ReduceLogSum") == 0) {
-        int32_t s = step(im, "sum", 1, &x, 2, a);
-        return last(im, "log", 1, &s, 0, NULL);
+        int32_t s = ox_step(im, "sum", 1, &x, 2, a);
+        return ox_last(im, "log", 1, &s, 0, NULL);
     }
     /* ReduceLogSumExp */
     par_attr ak[2] = {a[0], par_a_int("keepdims", 1)};
-    int32_t m = step(im, "amax", 1, &x, 2, ak);
+    int32_t m = ox_step(im, "amax", 1, &x, 2, ak);
     int32_t e = binary(im, "sub", x, m);
-    e = step(im, "exp", 1, &e, 0, NULL);
-    int32_t s = step(im, "sum", 1, &e, 2, a);
-    s = step(im, "log", 1, &s, 0, NULL);
+    e = ox_step(im, "exp", 1, &e, 0, NULL);
+    int32_t s = ox_step(im, "sum", 1, &e, 2, a);
+    s = ox_step(im, "log", 1, &s, 0, NULL);
     if (!keep && m >= 0 && s >= 0) { /* the maximum in the output's shape */
         const par_value *sv = ox_pv(im, s);
         par_attr sh = par_a_ints("shape", sv->rank, sv->dims);
-        m = step(im, "reshape", 1, &m, 1, &sh);
+        m = ox_step(im, "reshape", 1, &m, 1, &sh);
     }
     int32_t sm[2] = {s, m};
-    return last(im, "add", 2, sm, 0, NULL);
+    return ox_last(im, "add", 2, sm, 0, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -93,10 +77,10 @@ int ox_map_selu(ox_imp *im)
     int32_t x = ox_tensor(im, ox_in(im, 0));
     if (x < 0) return OX_UNSUPPORTED;
     par_attr a = par_a_float("alpha", ox_attr_f(im, "alpha", 1.67326319217681884765625));
-    int32_t y = step(im, "elu", 1, &x, 1, &a);
+    int32_t y = ox_step(im, "elu", 1, &x, 1, &a);
     int32_t g = ox_scalar_f32(im, "selu_gamma", (float)ox_attr_f(im, "gamma", 1.05070102214813232421875));
     int32_t yg[2] = {y, g};
-    return last(im, "mul", 2, yg, 0, NULL);
+    return ox_last(im, "mul", 2, yg, 0, NULL);
 }
 
 /* ThresholdedRelu: x > alpha ? x : 0 (a NaN compares false: 0, as ONNX's definition). */
@@ -106,7 +90,7 @@ int ox_map_thresholded_relu(ox_imp *im)
     if (x < 0) return OX_UNSUPPORTED;
     int32_t c = binary(im, "gt", x, ox_scalar_f32(im, "thresholdedrelu_alpha", (float)ox_attr_f(im, "alpha", 1.0)));
     int32_t in[3] = {c, x, ox_scalar_f32(im, "thresholdedrelu_zero", 0.0f)};
-    return last(im, "where", 3, in, 0, NULL);
+    return ox_last(im, "where", 3, in, 0, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -142,9 +126,9 @@ int ox_map_depth_space(ox_imp *im)
         out[0] = N, out[1] = C * b * b, out[2] = H / b, out[3] = W / b;
     }
     par_attr a6 = par_a_ints("shape", 6, six), ap = par_a_ints("perm", 6, perm), a4 = par_a_ints("shape", 4, out);
-    int32_t r = step(im, "reshape", 1, &x, 1, &a6);
-    r = step(im, "permute", 1, &r, 1, &ap);
-    return last(im, "reshape", 1, &r, 1, &a4);
+    int32_t r = ox_step(im, "reshape", 1, &x, 1, &a6);
+    r = ox_step(im, "permute", 1, &r, 1, &ap);
+    return ox_last(im, "reshape", 1, &r, 1, &a4);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -191,8 +175,8 @@ int ox_map_gather_elements(ox_imp *im)
     if (k < 0) return OX_ERROR;
     int64_t n = xv->numel;
     par_attr sh = par_a_ints("shape", 1, &n), ax = par_a_int("axis", 0);
-    int32_t in[2] = {step(im, "reshape", 1, &x, 1, &sh), k};
-    return last(im, "gather", 2, in, 1, &ax);
+    int32_t in[2] = {ox_step(im, "reshape", 1, &x, 1, &sh), k};
+    return ox_last(im, "gather", 2, in, 1, &ax);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -243,26 +227,26 @@ static int nll(ox_imp *im, int32_t x)
     const char *red = ox_attr_s(im, "reduction", "mean");
     int none = strcmp(red, "none") == 0;
     int32_t xm = binary(im, "mul", x, mk);
-    if (none && !wv) return last(im, "sum", 1, &xm, 2, cax);
-    int32_t loss = step(im, "sum", 1, &xm, 2, cax);
+    if (none && !wv) return ox_last(im, "sum", 1, &xm, 2, cax);
+    int32_t loss = ox_step(im, "sum", 1, &xm, 2, cax);
     int32_t wsel = -1;
     if (wv) {
         par_attr a0 = par_a_int("axis", 0);
         int32_t wc[2] = {ox_tensor(im, wv), ck};
-        wsel = step(im, "gather", 2, wc, 1, &a0);
+        wsel = ox_step(im, "gather", 2, wc, 1, &a0);
         if (none) {
             int32_t lw[2] = {loss, wsel};
-            return last(im, "mul", 2, lw, 0, NULL);
+            return ox_last(im, "mul", 2, lw, 0, NULL);
         }
         loss = binary(im, "mul", loss, wsel);
     }
     int64_t all[PAR_MAX_RANK];
     for (int32_t d = 0; d < tv->rank; d++) all[d] = d;
     par_attr aall[2] = {par_a_ints("axes", tv->rank, all), par_a_int("keepdims", 0)};
-    if (strcmp(red, "sum") == 0) return last(im, "sum", 1, &loss, 2, aall);
+    if (strcmp(red, "sum") == 0) return ox_last(im, "sum", 1, &loss, 2, aall);
     if (strcmp(red, "mean") != 0) return ox_unsupported(im, "reduction '%.20s'", red);
     if (!valid) return ox_unsupported(im, "a mean over no element (every target ignored)");
-    int32_t total = step(im, "sum", 1, &loss, 2, aall), den;
+    int32_t total = ox_step(im, "sum", 1, &loss, 2, aall), den;
     if (wv) {
         /* the selected weights where the target is not ignored: the valid mask times the gathered weights */
         float *vm = malloc((size_t)tv->numel * sizeof *vm);
@@ -272,14 +256,14 @@ static int nll(ox_imp *im, int32_t x)
         free(vm);
         if (vk < 0) return OX_ERROR;
         int32_t ws = binary(im, "mul", wsel, vk);
-        den = step(im, "sum", 1, &ws, 2, aall);
+        den = ox_step(im, "sum", 1, &ws, 2, aall);
     } else {
         float count = (float)valid; /* a rank-0 constant: the scalar loss keeps rank 0 */
         den = ox_const_made(im, "nll_count", PAR_DTYPE_F32, 0, NULL, &count);
         if (den < 0) return OX_ERROR;
     }
     int32_t td[2] = {total, den};
-    return last(im, "div", 2, td, 0, NULL);
+    return ox_last(im, "div", 2, td, 0, NULL);
 }
 
 int ox_map_nll(ox_imp *im)
@@ -308,7 +292,7 @@ int ox_map_sce(ox_imp *im)
  * composition's value and budget per op), not a fast approximation of it.
  * ------------------------------------------------------------------------------------------------------------- */
 
-static int32_t unary(ox_imp *im, const char *op, int32_t x) { return step(im, op, 1, &x, 0, NULL); }
+static int32_t unary(ox_imp *im, const char *op, int32_t x) { return ox_step(im, op, 1, &x, 0, NULL); }
 
 static int32_t times(ox_imp *im, int32_t x, float k) { return binary(im, "mul", x, ox_scalar_f32(im, "k", k)); }
 
@@ -317,7 +301,7 @@ static int arc_hyperbolic(ox_imp *im, int32_t x, float s)
 {
     int32_t r = unary(im, "sqrt", binary(im, "add", binary(im, "mul", x, x), ox_scalar_f32(im, "one", s)));
     int32_t a = binary(im, "add", x, r);
-    return last(im, "log", 1, &a, 0, NULL);
+    return ox_last(im, "log", 1, &a, 0, NULL);
 }
 
 int ox_map_elementwise_composite(ox_imp *im)
@@ -327,13 +311,13 @@ int ox_map_elementwise_composite(ox_imp *im)
     if (x < 0) return OX_UNSUPPORTED;
     if (strcmp(t, "Tan") == 0) {
         int32_t sc[2] = {unary(im, "sin", x), unary(im, "cos", x)};
-        return last(im, "div", 2, sc, 0, NULL);
+        return ox_last(im, "div", 2, sc, 0, NULL);
     }
     if (strcmp(t, "Sinh") == 0 || strcmp(t, "Cosh") == 0) {
         int32_t d = binary(im, strcmp(t, "Sinh") == 0 ? "sub" : "add", unary(im, "exp", x),
                            unary(im, "exp", unary(im, "neg", x)));
         int32_t h[2] = {d, ox_scalar_f32(im, "half", 0.5f)};
-        return last(im, "mul", 2, h, 0, NULL);
+        return ox_last(im, "mul", 2, h, 0, NULL);
     }
     if (strcmp(t, "Asinh") == 0) return arc_hyperbolic(im, x, 1.0f);
     if (strcmp(t, "Acosh") == 0) return arc_hyperbolic(im, x, -1.0f);
@@ -341,16 +325,16 @@ int ox_map_elementwise_composite(ox_imp *im)
         int32_t one = ox_scalar_f32(im, "one", 1.0f);
         int32_t q = unary(im, "log", binary(im, "div", binary(im, "add", one, x), binary(im, "sub", one, x)));
         int32_t h[2] = {q, ox_scalar_f32(im, "half", 0.5f)};
-        return last(im, "mul", 2, h, 0, NULL);
+        return ox_last(im, "mul", 2, h, 0, NULL);
     }
     if (strcmp(t, "Celu") == 0) {
         double alpha = ox_attr_f(im, "alpha", 1.0);
         if (!(alpha > 0) || !isfinite(alpha)) return ox_unsupported(im, "alpha %g", alpha);
         par_attr a1 = par_a_float("alpha", 1.0);
         int32_t e = binary(im, "div", x, ox_scalar_f32(im, "celu_alpha", (float)alpha));
-        e = step(im, "elu", 1, &e, 1, &a1);
+        e = ox_step(im, "elu", 1, &e, 1, &a1);
         int32_t ea[2] = {e, ox_scalar_f32(im, "celu_alpha", (float)alpha)};
-        return last(im, "mul", 2, ea, 0, NULL);
+        return ox_last(im, "mul", 2, ea, 0, NULL);
     }
     if (strcmp(t, "Shrink") == 0) {
         float l = (float)ox_attr_f(im, "lambd", 0.5), b = (float)ox_attr_f(im, "bias", 0.0);
@@ -358,12 +342,12 @@ int ox_map_elementwise_composite(ox_imp *im)
         int32_t hi[3] = {binary(im, "gt", x, ox_scalar_f32(im, "shrink_lambd", l)), binary(im, "sub", x, bk),
                          ox_scalar_f32(im, "zero", 0.0f)};
         int32_t lo[3] = {binary(im, "lt", x, ox_scalar_f32(im, "shrink_lambd", -l)), binary(im, "add", x, bk),
-                         step(im, "where", 3, hi, 0, NULL)};
-        return last(im, "where", 3, lo, 0, NULL);
+                         ox_step(im, "where", 3, hi, 0, NULL)};
+        return ox_last(im, "where", 3, lo, 0, NULL);
     }
     if (strcmp(t, "IsNaN") == 0) {
         int32_t e = binary(im, "eq", x, x);
-        return last(im, "logical_not", 1, &e, 0, NULL);
+        return ox_last(im, "logical_not", 1, &e, 0, NULL);
     }
     /* IsInf */
     int pos = ox_attr_i(im, "detect_positive", 1) != 0, neg = ox_attr_i(im, "detect_negative", 1) != 0;
@@ -373,10 +357,10 @@ int ox_map_elementwise_composite(ox_imp *im)
     if (!pos || !neg) {
         int32_t one = pos ? p : n;
         par_attr sh = par_a_ints("shape", ox_pv(im, x)->rank, ox_pv(im, x)->dims);
-        return last(im, "reshape", 1, &one, 1, &sh); /* the output named as ONNX's */
+        return ox_last(im, "reshape", 1, &one, 1, &sh); /* the output named as ONNX's */
     }
     int32_t pn[2] = {p, n};
-    return last(im, "logical_or", 2, pn, 0, NULL);
+    return ox_last(im, "logical_or", 2, pn, 0, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -409,7 +393,7 @@ int ox_map_expand(ox_imp *im)
     free(ones);
     if (c < 0) return OX_ERROR;
     int32_t in[3] = {c, x, x};
-    return last(im, "where", 3, in, 0, NULL);
+    return ox_last(im, "where", 3, in, 0, NULL);
 }
 
 int ox_map_tile(ox_imp *im)
@@ -431,8 +415,8 @@ int ox_map_tile(ox_imp *im)
         if (rep[d] == 1) continue;
         for (int64_t k = 0; k < rep[d]; k++) ins[k] = cur;
         par_attr a = par_a_int("axis", d);
-        if (d == lastd) return last(im, "concat", (int32_t)rep[d], ins, 1, &a);
-        cur = step(im, "concat", (int32_t)rep[d], ins, 1, &a);
+        if (d == lastd) return ox_last(im, "concat", (int32_t)rep[d], ins, 1, &a);
+        cur = ox_step(im, "concat", (int32_t)rep[d], ins, 1, &a);
         if (cur < 0) return OX_UNSUPPORTED;
     }
     return OX_UNSUPPORTED;
@@ -452,13 +436,13 @@ int ox_map_mvn(ox_imp *im)
     int32_t n = ox_attr_ints(im, "axes", ax, PAR_MAX_RANK);
     if (n < 0) n = 3;
     par_attr a[2] = {par_a_ints("axes", n, ax), par_a_int("keepdims", 1)};
-    int32_t m = step(im, "mean", 1, &x, 2, a);
+    int32_t m = ox_step(im, "mean", 1, &x, 2, a);
     int32_t sq = binary(im, "mul", x, x);
-    int32_t ex2 = step(im, "mean", 1, &sq, 2, a);
+    int32_t ex2 = ox_step(im, "mean", 1, &sq, 2, a);
     int32_t var = binary(im, "sub", ex2, binary(im, "mul", m, m));
     int32_t sd = binary(im, "add", unary(im, "sqrt", var), ox_scalar_f32(im, "mvn_eps", 1e-9f));
     int32_t qd[2] = {binary(im, "sub", x, m), sd};
-    return last(im, "div", 2, qd, 0, NULL);
+    return ox_last(im, "div", 2, qd, 0, NULL);
 }
 
 int ox_map_gemm_any(ox_imp *im)
@@ -470,26 +454,26 @@ int ox_map_gemm_any(ox_imp *im)
     par_attr pt = par_a_ints("perm", 2, T);
     int32_t ab[2] = {ox_tensor(im, ox_in(im, 0)), ox_tensor(im, ox_in(im, 1))};
     if (ab[0] < 0 || ab[1] < 0) return OX_UNSUPPORTED;
-    if (ta) ab[0] = step(im, "permute", 1, &ab[0], 1, &pt);
-    if (tb) ab[1] = step(im, "permute", 1, &ab[1], 1, &pt);
-    int32_t y = step(im, "matmul", 2, ab, 0, NULL);
+    if (ta) ab[0] = ox_step(im, "permute", 1, &ab[0], 1, &pt);
+    if (tb) ab[1] = ox_step(im, "permute", 1, &ab[1], 1, &pt);
+    int32_t y = ox_step(im, "matmul", 2, ab, 0, NULL);
     ox_val *cv = ox_in(im, 2);
     if (alpha != 1.0) {
         if (!cv) {
             int32_t yk[2] = {y, ox_scalar_f32(im, "gemm_alpha", (float)alpha)};
-            return last(im, "mul", 2, yk, 0, NULL);
+            return ox_last(im, "mul", 2, yk, 0, NULL);
         }
         y = times(im, y, (float)alpha);
     }
     if (y < 0) return im->failed ? OX_ERROR : OX_UNSUPPORTED;
     if (!cv) { /* transposes only: the product named as ONNX's output */
         par_attr sh = par_a_ints("shape", 2, ox_pv(im, y)->dims);
-        return last(im, "reshape", 1, &y, 1, &sh);
+        return ox_last(im, "reshape", 1, &y, 1, &sh);
     }
     int32_t c = ox_tensor(im, cv);
     if (c >= 0 && beta != 1.0) c = times(im, c, (float)beta);
     int32_t yc[2] = {y, c};
-    return last(im, "add", 2, yc, 0, NULL);
+    return ox_last(im, "add", 2, yc, 0, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -517,13 +501,13 @@ int ox_map_hardmax(ox_imp *im)
     free(eye);
     if (ek < 0) return OX_ERROR;
     par_attr aa[2] = {par_a_int("axis", axis), par_a_int("keepdims", 0)}, g0 = par_a_int("axis", 0);
-    int32_t gi[2] = {ek, step(im, "argmax", 1, &x, 2, aa)};
-    if (axis == r - 1) return last(im, "gather", 2, gi, 1, &g0);
-    int32_t oh = step(im, "gather", 2, gi, 1, &g0); /* [dims without axis..., n] */
+    int32_t gi[2] = {ek, ox_step(im, "argmax", 1, &x, 2, aa)};
+    if (axis == r - 1) return ox_last(im, "gather", 2, gi, 1, &g0);
+    int32_t oh = ox_step(im, "gather", 2, gi, 1, &g0); /* [dims without axis..., n] */
     int64_t perm[PAR_MAX_RANK];
     for (int32_t d = 0, k = 0; d < r; d++) perm[d] = d == axis ? r - 1 : k++;
     par_attr ap = par_a_ints("perm", r, perm);
-    return last(im, "permute", 1, &oh, 1, &ap);
+    return ox_last(im, "permute", 1, &oh, 1, &ap);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
@@ -535,7 +519,7 @@ int ox_map_hardmax(ox_imp *im)
 int ox_prelu_where(ox_imp *im, int32_t x, int32_t slope)
 {
     int32_t in[3] = {binary(im, "lt", x, ox_scalar_f32(im, "zero", 0.0f)), binary(im, "mul", x, slope), x};
-    return last(im, "where", 3, in, 0, NULL);
+    return ox_last(im, "where", 3, in, 0, NULL);
 }
 
 int ox_map_pow(ox_imp *im)
@@ -560,5 +544,5 @@ int ox_map_pow(ox_imp *im)
     } else if ((ab[1] = ox_tensor(im, ev)) < 0) {
         return OX_UNSUPPORTED;
     }
-    return last(im, "pow", 2, ab, 0, NULL);
+    return ox_last(im, "pow", 2, ab, 0, NULL);
 }

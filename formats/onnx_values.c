@@ -415,6 +415,20 @@ static int32_t make_dequantize(ox_imp *im, ox_val *x)
     return v;
 }
 
+/* A known value's data as a parity constant, or as a graph input (as_input): the value, -1 with why or msg set. */
+static int32_t made_of(ox_imp *im, ox_val *x, par_dtype dt, int as_input)
+{
+    void *bytes = ox_const_bytes(im, x, dt);
+    if (!bytes) return -1;
+    char buf[128];
+    const char *nm = ox_pname(im, x->name, as_input ? "input" : "const", buf, sizeof buf);
+    int32_t v = as_input ? par_case_input_data(im->c, nm, dt, x->rank, x->dims, bytes)
+                         : par_case_const_data(im->c, nm, dt, x->rank, x->dims, bytes);
+    free(bytes);
+    if (v < 0) return ox_error(im, "%s '%.60s': %s", as_input ? "input" : "constant", x->name, im->c->err.text), -1;
+    return v;
+}
+
 int32_t ox_tensor(ox_imp *im, ox_val *x)
 {
     if (!x) return ox_unsupported(im, "an input is missing"), -1;
@@ -426,13 +440,8 @@ int32_t ox_tensor(ox_imp *im, ox_val *x)
     if (dt == PAR_DTYPE_INVALID)
         return ox_unsupported(im, "constant '%.60s' of type %s outside quantization", x->name,
                               par_onnx_dtype_name(x->dtype)), -1;
-    void *bytes = ox_const_bytes(im, x, dt);
-    if (!bytes) return -1;
-    char buf[128];
-    const char *nm = ox_pname(im, x->name, "const", buf, sizeof buf);
-    int32_t v = par_case_const_data(im->c, nm, dt, x->rank, x->dims, bytes);
-    free(bytes);
-    if (v < 0) return ox_error(im, "constant '%.60s': %s", x->name, im->c->err.text), -1;
+    int32_t v = made_of(im, x, dt, 0);
+    if (v < 0) return -1;
     if (x->quantized) {
         if (x->q_axis >= 0 && dt == PAR_DTYPE_QS8) {
             par_msg m;
@@ -444,6 +453,29 @@ int32_t ox_tensor(ox_imp *im, ox_val *x)
         }
     }
     x->v = v;
+    return v;
+}
+
+int32_t ox_step(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs)
+{
+    for (int32_t i = 0; i < n_in; i++)
+        if (ins[i] < 0) return -1;
+    return ox_emit(im, op, n_in, ins, n_attrs, attrs, -1, NULL);
+}
+
+int ox_last(ox_imp *im, const char *op, int32_t n_in, const int32_t *ins, int32_t n_attrs, const par_attr *attrs)
+{
+    for (int32_t i = 0; i < n_in; i++)
+        if (ins[i] < 0) return im->failed ? OX_ERROR : OX_UNSUPPORTED;
+    return ox_emit(im, op, n_in, ins, n_attrs, attrs, 0, NULL) < 0 ? OX_UNSUPPORTED : OX_OK;
+}
+
+int32_t ox_data_tensor(ox_imp *im, ox_val *x)
+{
+    if (!x || x->v >= 0 || !x->from_data || x->dtype != PAR_ONNX_INT64 || !x->ints) return ox_tensor(im, x);
+    if (!ox_rank_ok(im, x)) return -1;
+    int32_t v = made_of(im, x, PAR_DTYPE_I32, 1); /* every value within 32 bits, or why */
+    if (v >= 0) x->v = v;
     return v;
 }
 

@@ -8,6 +8,7 @@
 #   - a hostile model file (truncated, garbage, a length past the end) is exit 2 naming the file, never a crash;
 #   - `parity import` writes a case whose weights are in its binary sidecar, which runs like the model itself;
 #     --ops writes op cases that run; an op parity lacks is one line naming the op, its first node and the count;
+#   - a node test's float64 input runs as f32 where every value is a float, and is refused with the reason where not;
 #   - the real models make deps fetches (cases/models/external.txt), when there: import and PASS on cpu and example.
 . tests/report/lib.sh
 
@@ -102,6 +103,20 @@ if [ -f "$m" ]; then
         no "the op cases: $(tail -3 "$T/run_ops.log")"
 else
     skip "no model to import (libonnx-testdata missing)"
+fi
+# a node test's float64 input: run as f32 where every value is a float, refused (exit 2, the reason) where one is not
+nd=/usr/share/libonnx-testdata/data/node
+if [ -d "$nd/test_max_float64" ] && [ -d "$nd/test_reduce_log_sum_exp_keepdims_random" ]; then
+    "$PARITY" run "$nd/test_max_float64/model.onnx" -b expected --no-progress --out "$T/o_f64" >"$T/f64.log" 2>&1
+    if [ $? -eq 0 ] && grep -q '^conformance: 1 passed, 0 failed' "$T/f64.log"; then ok; else
+        no "float64 of floats: $(tail -3 "$T/f64.log")"
+    fi
+    "$PARITY" import "$nd/test_reduce_log_sum_exp_keepdims_random/model.onnx" -o "$T/f64r.json" >"$T/f64r.log" 2>&1
+    rc=$?
+    if [ $rc -eq 2 ] && grep -q "input 'data' of type double with values that are not floats" "$T/f64r.log"; then ok
+    else no "float64 of other values: exit $rc: $(cat "$T/f64r.log")"; fi
+else
+    skip "libonnx-testdata missing"
 fi
 rec=build/models/ch_PP-OCRv4_rec_infer.onnx
 if [ -f "$rec" ]; then
