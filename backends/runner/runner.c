@@ -1,9 +1,9 @@
 /*
  * runner.c - runtimes under test through a model file and a runner process (docs/runners.md): one backend table
- * per row of `runners` below (ort, litert, openvino, ncnn, and the generic `runner[cmd=...,format=...]`), all the same code. Each
- * case's graph is exported in the runner's format (formats/model.h) at prepare and sent with `load`; each run sends
- * the inputs in the file's layout and reads the outputs back, checked against the graph's count, dtypes and shapes
- * before a byte reaches an output buffer.
+ * per row of `runners` below (ort, litert, openvino, ncnn, executorch, and the generic `runner[cmd=...,format=...]`),
+ * all the same code. Each case's graph is exported in the runner's format (formats/model.h) at prepare and sent with
+ * `load`; each run sends the inputs in the file's layout and reads the outputs back, checked against the graph's
+ * count, dtypes and shapes before a byte reaches an output buffer.
  *
  * The runner process is the fork server's companion where there is one (exec/companion.c: started once per worker,
  * kept while jobs end cleanly), else our own child for this context's life (the probe, --no-isolate, bench).
@@ -33,7 +33,7 @@ typedef struct rt_spec {
     par_model_format format;
 } rt_spec;
 
-enum { RT_ORT, RT_LITERT, RT_OPENVINO, RT_NCNN, RT_GENERIC, RT_N };
+enum { RT_ORT, RT_LITERT, RT_OPENVINO, RT_NCNN, RT_EXECUTORCH, RT_GENERIC, RT_N };
 static const rt_spec runners[RT_N] = {
     [RT_ORT] = {"ort", "ONNX Runtime (CPU execution provider) through its runner, tools/runners/ort_runner.py",
                 "ort_runner.py", PAR_FMT_ONNX},
@@ -43,6 +43,9 @@ static const rt_spec runners[RT_N] = {
                       "tools/runners/openvino_runner.py", "openvino_runner.py", PAR_FMT_ONNX},
     [RT_NCNN] = {"ncnn", "ncnn's CPU path in f32 (vulkan=1: its Vulkan path; fp16=1: its fp16 storage) through its "
                  "runner, tools/runners/ncnn_runner.py", "ncnn_runner.py", PAR_FMT_NCNN},
+    [RT_EXECUTORCH] = {"executorch", "ExecuTorch (XNNPACK delegate; delegate=none: portable kernels), the ONNX file "
+                       "converted to torch and lowered by its runner, tools/runners/executorch_runner.py",
+                       "executorch_runner.py", PAR_FMT_ONNX},
     [RT_GENERIC] = {"runner", "any runtime through a runner program: runner[cmd=PATH,format=onnx|tflite|ncnn] "
                     "(docs/runners.md)",
                     NULL, PAR_FMT_NONE},
@@ -595,4 +598,5 @@ RT_TABLE(RT_ORT, ort)
 RT_TABLE(RT_LITERT, litert)
 RT_TABLE(RT_OPENVINO, openvino)
 RT_TABLE(RT_NCNN, ncnn)
+RT_TABLE(RT_EXECUTORCH, executorch)
 RT_TABLE(RT_GENERIC, runner)
