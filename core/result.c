@@ -16,6 +16,12 @@ const char *par_verdict_name(par_verdict v)
     return (v >= 0 && v < PAR_V_COUNT) ? names[v] : "?";
 }
 
+const char *par_stat_skip_name(int32_t k)
+{
+    static const char *names[PAR_STAT_SKIP_N] = {"applied", "data", "quantized", "no scale"};
+    return (k >= 0 && k < PAR_STAT_SKIP_N) ? names[k] : NULL;
+}
+
 int par_verdict_severity(par_verdict v)
 {
     switch (v) {
@@ -146,7 +152,9 @@ int par_result_check(par_result *r, char *why, size_t why_len)
              r->output_dropped < 0 || r->n_algos < 0 || r->n_requants < 0 || r->n_diagnostics < 0 ||
              r->t.device_n < 0 || r->t.device_n > r->t.runs || r->t.device_n_samples < 0 ||
              r->t.device_n_samples > PAR_TIMING_SAMPLES || r->t.device_n_samples > r->t.device_n ||
-             r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES)
+             r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES ||
+             r->m.stat_n < 0 || r->m.stat_n > r->m.n || (r->m.stat_over != 0 && r->m.stat_over != 1) ||
+             r->m.stat_skip < 0 || r->m.stat_skip >= PAR_STAT_SKIP_N)
         bad = "a count or index out of range";
     for (int k = 0; !bad && k < PAR_TIE_RULES; k++)
         if (r->m.tie_rule_n[k] < 0 || r->m.tie_rule_n[k] > r->m.tie_n) bad = "a tie count out of range";

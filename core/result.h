@@ -37,6 +37,24 @@ int par_verdict_severity(par_verdict v);
  * that fail (over budget or non-finite), 0 none, 1..255 some to all (never 0 when one fails). */
 #define PAR_EMAP_MAX 32
 
+/* The statistical companion's bound on stat_z (docs/oracle.md, "The statistical companion"): for a correct backend
+ * under rule 5's independence model, P(stat_z^2 >= q) <= sqrt(2) exp(-q / 4), whatever the dependence between the
+ * elements; q = 4 ln(sqrt(2) / 3e-8) = 70.67 gives rule 5's false-alarm probability of 3e-8 per output. */
+#define PAR_STAT_BOUND 8.4066
+
+/* Why the companion stood down on a record (stat_z NaN); PAR_STAT_APPLIED when it judged. */
+typedef enum par_stat_skip {
+    PAR_STAT_APPLIED = 0,
+    PAR_STAT_SKIP_DATA = 1,   /* inputs or constants from a constant, edge or hazard generator (ties, all-equal,
+                               * cancelling, subnormal data): correlated roundings, no independence to assume */
+    PAR_STAT_SKIP_QUANT = 2,  /* a graph with quantized values: integer roundings and their labels are judged in steps */
+    PAR_STAT_SKIP_NONE = 3,   /* no judged float element with a finite scale above 0 (exact ops, integer outputs) */
+    PAR_STAT_SKIP_N
+} par_stat_skip;
+
+/* The words of a par_stat_skip ("applied", "data", "quantized", "no scale"), NULL when out of range; and back. */
+const char *par_stat_skip_name(int32_t k);
+
 /* Oracle metrics over the elements of one output (or the worst over all outputs of a case). */
 typedef struct par_metrics {
     int64_t n;               /* elements compared */
@@ -53,6 +71,15 @@ typedef struct par_metrics {
      * over it), +Inf when s is 0 (exact ops), NaN for integer outputs. Over several outputs, the worst (smallest) of
      * each. */
     double sqnr_db, sqnr_pred_db;
+    /* The statistical companion (docs/oracle.md, "The statistical companion"): stat_z, the root-mean-square of
+     * max(0, |d| - f) / t over the stat_n judged float elements with a finite scale t > 0 (t the companion's error
+     * scale, f the flush part of the budget); NaN when it stood down, stat_skip saying why (par_stat_skip). stat_over
+     * is 1 when stat_z exceeds PAR_STAT_BOUND: a FAIL even with every element within its budget. Over several
+     * outputs, the largest stat_z and the counts summed. */
+    double stat_z;
+    int64_t stat_n;
+    int32_t stat_over;
+    int32_t stat_skip;
     double bias;             /* mean signed error d */
     double max_ratio;        /* max |d| / budget (inf when budget is 0 and d is not) */
     /* the worst element: largest ratio (non-finite failures first) */

@@ -18,6 +18,8 @@ void par_metrics_init(par_metrics *m)
 {
     memset(m, 0, sizeof *m);
     m->sqnr_db = m->sqnr_pred_db = NAN; /* integer outputs, and no output compared yet */
+    m->stat_z = NAN;                    /* the companion has not judged */
+    m->stat_skip = PAR_STAT_SKIP_NONE;
     m->worst_index = -1;
     m->tie_declared = -1;
 }
@@ -274,6 +276,38 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
     return m->n_over + m->n_nonfinite + tie_bad;
 }
 
+/* The companion (docs/oracle.md, "The statistical companion"). Each judged element's error, less the flush part that
+ * rule 5 keeps out of the scales, is a sum of independent mean-zero roundings each within its bound, so by
+ * Hoeffding's lemma z is sub-Gaussian with variance proxy 1 and E exp(z^2 / 4) <= sqrt(2); exp being convex, the
+ * mean of the z^2 has E exp(mean / 4) <= sqrt(2) however the elements depend on each other (they share their
+ * inputs' errors), and Markov's inequality gives P(mean >= q) <= sqrt(2) exp(-q / 4). */
+int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got, par_metrics *m)
+{
+    m->stat_z = NAN;
+    m->stat_n = 0;
+    m->stat_over = 0;
+    m->stat_skip = PAR_STAT_SKIP_NONE;
+    if (!stat || !stat->v || stat->numel != ref->numel || ref->dtype == PAR_DTYPE_QU8 || ref->dtype == PAR_DTYPE_QS8 ||
+        ref->dtype == PAR_DTYPE_BOOL || ref->dtype == PAR_DTYPE_I32)
+        return 0;
+    const double *t = par_rt_scales(stat);
+    double sum = 0;
+    int64_t n = 0;
+    for (int64_t i = 0; i < ref->numel; i++) {
+        double r = ref->v[i], e = ref->e[i], x = par_elem_get(ref->dtype, got, i);
+        if (!isfinite(r) || !isfinite(e) || !isfinite(x) || !isfinite(t[i]) || !(t[i] > 0)) continue;
+        double z = fmax(0, fabs(x - r) - (ref->f ? ref->f[i] : 0)) / t[i];
+        sum += z * z;
+        n++;
+    }
+    if (n == 0) return 0;
+    m->stat_n = n;
+    m->stat_z = sqrt(sum / (double)n);
+    m->stat_skip = PAR_STAT_APPLIED;
+    m->stat_over = m->stat_z > PAR_STAT_BOUND;
+    return m->stat_over;
+}
+
 static int is_float_rt(const par_rt *t)
 {
     return t && t->v && t->e && (t->dtype == PAR_DTYPE_F32 || t->dtype == PAR_DTYPE_F16 || t->dtype == PAR_DTYPE_F64);
@@ -332,6 +366,10 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
     /* the worst output's; fmin skips a NaN (an integer output, or the accumulator's start) */
     acc->sqnr_db = fmin(acc->sqnr_db, m->sqnr_db);
     acc->sqnr_pred_db = fmin(acc->sqnr_pred_db, m->sqnr_pred_db);
+    acc->stat_z = fmax(acc->stat_z, m->stat_z); /* skips a NaN: an output it stood down on */
+    acc->stat_n += m->stat_n;
+    acc->stat_over |= m->stat_over;
+    if (m->stat_skip < acc->stat_skip) acc->stat_skip = m->stat_skip;
     if (!acc->bias_over && (fabs(m->bias) > fabs(acc->bias) || m->bias_over)) {
         acc->bias = m->bias;
         acc->bias_bound = m->bias_bound;

@@ -19,6 +19,14 @@ int64_t par_oracle_compare(const par_rt *ref, const void *got, par_metrics *m);
  * the metrics (max_abs, max_rel, max_ulp, nmse, bias), so that an unjudged output still shows what the backend did. */
 int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const void *got, par_metrics *m);
 
+/* The statistical companion of the element-wise rule over one float output (docs/oracle.md, "The statistical
+ * companion"): stat is the same output from the reference run with par_prec.stat_scale (its scales t), ref the
+ * judging reference (its values, budgets and flush parts). Over the elements the rule judged (finite value and
+ * budget) whose backend value is finite and whose t is finite and above 0: z = max(0, |d| - f) / t, and m->stat_z
+ * their root-mean-square, m->stat_n their count, m->stat_over whether stat_z exceeds PAR_STAT_BOUND; with no such
+ * element, stat_z NaN and stat_skip PAR_STAT_SKIP_NONE. Nothing else of m changes. Returns m->stat_over. */
+int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got, par_metrics *m);
+
 /* Where the unjudged elements of a reference come from (docs/oracle.md, "NaN and Inf policy"): the first node, in
  * graph order, with an output element whose budget is infinite at a value that is not a certain Inf: its name, op,
  * how many of its elements are "anything" (value NaN: an intermediate may overflow the arithmetic's range) or

@@ -23,6 +23,8 @@ typedef struct dot_acc {
     double magf0;  /* mag0 over the same finite terms */
     double opmax;  /* the largest |operand| + e over the finite factors: an operand rounded to a narrower format
                     * (u_in) may round up to Inf */
+    double ps1, ps2; /* sum of |partial sum| and of its square over the terms in the order added, and */
+    double pp2;      /* sum of the products' squares: the statistical companion's scale (par_prec.stat_scale) */
     int64_t k;     /* number of terms */
 } dot_acc;
 
@@ -31,6 +33,9 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     double w = wt->v[wi], ew = wt->e[wi], sw = par_rt_scales(wt)[wi];
     double x = xt->v[xi], ex = xt->e[xi], sx = par_rt_scales(xt)[xi];
     a->v += w * x;
+    a->ps1 += fabs(a->v);
+    a->ps2 += bmul(a->v, a->v);
+    a->pp2 += bmul(w * x, w * x);
     a->mag += bmul(fabs(w) + ew, fabs(x) + ex);
     a->mag0 += bmul(fabs(w), fabs(x));
     if (isfinite(w) && isfinite(x)) {
@@ -99,8 +104,15 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
         /* The scale: the root-sum-square of the bounds of the op's own roundings (k - 1 additions, each at most
          * u times its partial sum, and the k products, together at most u times the held terms' magnitude:
          * at most sqrt(k) u (mag0 + B) + u prop), plus the root-sum-square of the propagated scales. */
-        double ps = bmul(sqrt((double)k) * p->u * grow, mag0 + bprop) + bmul(p->u * grow, prop) + bmul(gin, mag) +
-                    sqrt(prop2);
+        double own = bmul(sqrt((double)k) * p->u * grow, mag0 + bprop) + bmul(p->u * grow, prop);
+        if (p->stat_scale) {
+            /* The companion's scale: each addition rounds at most u times its partial sum, which the held terms
+             * put within |S_i| + |b| + B of zero (S_i the reference's partial sums in its order, the bias first or
+             * last), and each product at most u times its held term: the root-sum-square of those bounds. */
+            double sh = (b ? fabs(b->v[o]) : 0) + bprop;
+            own = bmul(p->u * grow, sqrt(a->ps2 + bmul(2 * sh, a->ps1) + bmul((double)k, sh * sh)) + sqrt(a->pp2) + prop);
+        }
+        double ps = own + bmul(gin, mag) + sqrt(prop2);
         /* Gradual underflow's roundings (eta each, mean-zero like any rounding) belong to the scale too: without
          * them a linear combination of subnormal data propagated a scale far below its budget, and the next
          * linear combination's probabilistic bound lost them (flushing's are not mean-zero: the flush parts) */

@@ -126,14 +126,20 @@ static int pow_elem(double a, double ea, double b, double eb, const par_prec *pr
     return 0;
 }
 
-/* Value and budget of one output element from its two operands (add, sub, mul, div). */
-static void bin_elem(bin_op op, double a, double ea, double b, double eb, const par_prec *pr, double *y, double *e)
+/* Value and budget of one output element from its two operands (add, sub, mul, div). rss: the statistical
+ * companion's scales (par_prec.stat_scale) of two distinct operands, whose errors come from independent roundings:
+ * their root-sum-square, where a budget takes the sum (docs/oracle.md, "The statistical companion"). */
+static void bin_elem(bin_op op, double a, double ea, double b, double eb, const par_prec *pr, int rss, double *y,
+                     double *e)
 {
     double v, p;
     switch (op) {
-    case BIN_ADD: v = a + b; p = ea + eb; break;
-    case BIN_SUB: v = a - b; p = ea + eb; break;
-    case BIN_MUL: v = a * b; p = fabs(b) * ea + fabs(a) * eb + ea * eb; break;
+    case BIN_ADD: v = a + b; p = rss ? hypot(ea, eb) : ea + eb; break;
+    case BIN_SUB: v = a - b; p = rss ? hypot(ea, eb) : ea + eb; break;
+    case BIN_MUL:
+        v = a * b;
+        p = (rss ? hypot(fabs(b) * ea, fabs(a) * eb) : fabs(b) * ea + fabs(a) * eb) + ea * eb;
+        break;
     case BIN_DIV:
     default: {
         v = a / b;
@@ -164,13 +170,14 @@ static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *i
 
     int64_t idx[PAR_MAX_RANK] = {0};
     int64_t oa = 0, ob = 0;
+    const int rss = c->prec.stat_scale && a->v != b->v; /* an operand added to itself has one error, counted twice */
     for (int64_t i = 0; i < y->numel; i++) {
         if (op == BIN_MIN || op == BIN_MAX)
             minmax_elem(op == BIN_MAX, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &y->v[i], &y->e[i]);
         else if (op == BIN_POW) {
             if (pow_elem(a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i])) par_mark_any(c, i);
         } else
-            bin_elem(op, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i]);
+            bin_elem(op, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, rss, &y->v[i], &y->e[i]);
         /* a / +-0 is an infinity whose sign is the zero's, and the oracle does not pin the sign of a zero (a
          * correct backend may hold -0 where the reference has +0, docs/oracle.md): either infinity is right, so the
          * element is "anything" (0 / 0 and NaN / 0 stay NaN) */

@@ -85,6 +85,12 @@ typedef struct par_prec {
      * arithmetic (the interpreter's flush_tau). 0 for gradual underflow, whose |eta| <= 2^-150 (f32) is budgeted by
      * par_eta_gradual (docs/oracle.md, "Flushed subnormals"). */
     double flush;
+    /* The statistical companion's scale (docs/oracle.md, "The statistical companion"): 1 makes a dot product's own
+     * share of the scale s the root-sum-square of the bounds of its actual roundings, u times each partial sum of
+     * the reference's order and each product, instead of sqrt(k) u times the whole magnitude; every scale
+     * downstream follows. Only the scales of such a run are used (by the oracle's companion), never its budgets.
+     * 0 everywhere else. */
+    int stat_scale;
 } par_prec;
 
 typedef struct par_ref_ctx {

@@ -74,7 +74,8 @@ static void cell_d(FILE *f, double v)
 static void metrics(FILE *f, const par_metrics *m)
 {
     fprintf(f, "<table class=\"m\"><tr><th>compared<th>over budget<th>non-finite<th>unbounded<th>max |d|"
-               "<th>max rel<th>max ULP<th>NMSE<th>SQNR dB<th>predicted SQNR dB<th>bias (mean d)<th>error/budget"
+               "<th>max rel<th>max ULP<th>NMSE<th>SQNR dB<th>predicted SQNR dB<th>companion stat_z"
+               "<th>bias (mean d)<th>error/budget"
                "<tr><td>%lld<td>%lld<td>%lld<td>%lld",
             (long long)m->n, (long long)m->n_over, (long long)m->n_nonfinite, (long long)m->n_unbounded);
     cell_d(f, m->max_abs);
@@ -83,6 +84,10 @@ static void metrics(FILE *f, const par_metrics *m)
     cell_d(f, m->nmse);
     cell_d(f, m->sqnr_db);
     cell_d(f, m->sqnr_pred_db);
+    if (m->stat_n > 0) cell_d(f, m->stat_z);
+    else if (m->stat_skip != PAR_STAT_APPLIED && par_stat_skip_name(m->stat_skip))
+        fprintf(f, "<td>stood down: %s", par_stat_skip_name(m->stat_skip));
+    else fputs("<td>-", f);
     cell_d(f, m->bias);
     cell_d(f, m->max_ratio);
     fputs("</table>", f);

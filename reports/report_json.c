@@ -311,6 +311,10 @@ static json_object *metrics_json(const par_metrics *m)
     put(o, "nmse", par_json_num(m->nmse));
     put(o, "sqnr_db", par_json_num(m->sqnr_db));
     put(o, "sqnr_pred_db", par_json_num(m->sqnr_pred_db));
+    put(o, "stat_z", par_json_num(m->stat_z));
+    put(o, "stat_n", json_object_new_int64(m->stat_n));
+    put(o, "stat_over", json_object_new_boolean(m->stat_over));
+    put(o, "stat_skip", json_object_new_int(m->stat_skip));
     put(o, "bias", par_json_num(m->bias));
     put(o, "max_ratio", par_json_num(m->max_ratio));
     put(o, "max_ratio_infinite", json_object_new_boolean(isinf(m->max_ratio) != 0));

@@ -34,6 +34,10 @@ static const rr_spec metrics_fields[] = {
     F_NUM(par_metrics, sqnr_pred_db, "sqnr_pred_db", 1, RR_NUM),
     F_NUM(par_metrics, bias, "bias", 0, RR_NUM),
     F_NUM(par_metrics, max_ratio, "max_ratio", 0, RR_NUM),
+    F_NUM(par_metrics, stat_z, "stat_z", 1, RR_NUM),
+    F_I64_LE(par_metrics, stat_n, "stat_n", 1, 0),
+    F_BOOL(par_metrics, stat_over, "stat_over", 1),
+    F_I32(par_metrics, stat_skip, "stat_skip", 1, 0, PAR_STAT_SKIP_N - 1),
 };
 
 /* metrics.quant (the integer oracle's labels), after metrics_fields: its counts within the record's n. */

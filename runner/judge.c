@@ -95,10 +95,25 @@ static const par_ref_result *ideal_for(const par_run_config *cfg, const par_case
     return ir->res;
 }
 
+/* Whether the statistical companion applies to a case (docs/oracle.md, "The statistical companion"): it assumes
+ * independent mean-zero roundings, which a graph with quantized values (integer roundings, labels) and data from a
+ * constant, edge or hazard generator (all-equal values, ties, cancellation, subnormals: roundings that repeat) do
+ * not give; it stands down there, and says so. */
+static par_stat_skip stat_applies(const par_case *c, int quant)
+{
+    if (quant) return PAR_STAT_SKIP_QUANT;
+    for (int32_t i = 0; i < c->n_srcs; i++) {
+        const par_tensor_src *s = &c->srcs[i];
+        if (s->kind == PAR_SRC_GEN && s->gen.dist != PAR_DIST_UNIFORM && s->gen.dist != PAR_DIST_NORMAL)
+            return PAR_STAT_SKIP_DATA;
+    }
+    return PAR_STAT_APPLIED;
+}
+
 /* Judge a backend's outputs against the reference (ideal: NULL, or the ideal values for the metrics of unjudged
- * elements). */
+ * elements; stat: NULL, or the reference run for the statistical companion's scales, par_prec.stat_scale). */
 static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_ref_result *ideal,
-                  const par_exec_out *out, const char *const *schemes, par_result *r)
+                  const par_ref_result *stat, const par_exec_out *out, const char *const *schemes, par_result *r)
 {
     par_metrics_init(&r->m);
     /* A NaN budget beside a non-NaN reference value would pass any backend value (no |d| exceeds NaN): the oracle
@@ -120,7 +135,17 @@ static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_
         par_metrics m;
         bad += par_oracle_compare_ideal(&ref->values[g->outputs[k]], ideal ? &ideal->values[g->outputs[k]] : NULL,
                                         out->outputs[k], &m);
+        if (stat) par_oracle_companion(&ref->values[g->outputs[k]], &stat->values[g->outputs[k]], out->outputs[k], &m);
         par_metrics_merge(&r->m, &m, k);
+    }
+    if (bad == 0 && r->m.stat_over) {
+        r->verdict = PAR_V_FAIL;
+        snprintf(r->reason, sizeof r->reason,
+                 "statistical companion: the root-mean-square of error / scale is %.3g over %lld elements, above "
+                 "%.3g (a correct backend exceeds it with probability below 3e-8); every element within its budget "
+                 "(worst %.3g x budget)",
+                 r->m.stat_z, (long long)r->m.stat_n, PAR_STAT_BOUND, r->m.max_ratio);
+        return;
     }
     if (bad == 0) {
         r->verdict = PAR_V_PASS;
@@ -224,6 +249,26 @@ static par_ref_result *reference_declared(const par_run_config *cfg, const par_b
     *st = cfg->no_refcache ? par_ref_run(g, &p, (const void *const *)inputs, &ref, msg)
                            : par_refcache_run(c, g, &p, (const void *const *)inputs, &ref, msg);
     return *st == PAR_OK ? ref : NULL;
+}
+
+/* The reference whose scales the statistical companion takes (par_prec.stat_scale) under the record's profile, kept
+ * per arithmetic and flushing for the records without declarations (the others get their own, freed by the
+ * caller: *own); NULL when the companion does not apply or the reference refuses. */
+static const par_ref_result *stat_reference(const par_run_config *cfg, const par_backend_inst *inst, const par_case *c,
+                                            const par_graph_desc *g, void **inputs, const par_exec_out *out,
+                                            par_ref_result *stats[PAR_ARITH_N_KINDS][2], par_ref_result **own)
+{
+    par_prec p = record_prec(inst, 0, out);
+    p.stat_scale = 1;
+    unsigned a = (unsigned)inst->arith < PAR_ARITH_N_KINDS ? (unsigned)inst->arith : 0, f = p.flush > 0;
+    par_ref_result **slot = out->algo ? own : &stats[a][f];
+    if (!*slot) {
+        par_msg m = {{0}};
+        par_status st = cfg->no_refcache ? par_ref_run(g, &p, (const void *const *)inputs, slot, &m)
+                                         : par_refcache_run(c, g, &p, (const void *const *)inputs, slot, &m);
+        if (st != PAR_OK) *slot = NULL;
+    }
+    return *slot;
 }
 
 /* A PASS that left elements unjudged says where they come from (par_unjudged_origin): the reference runs once more
@@ -357,8 +402,10 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     par_msg msg = {{0}};
     int internal = 0;
     par_ref_result *refs[PAR_ARITH_N_KINDS][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
+    par_ref_result *stats[PAR_ARITH_N_KINDS][2] = {{NULL}};
     ideal_ref ideal = {NULL, 0};
     const int quant = has_quant(g);
+    const par_stat_skip stat_skip = stat_applies(c, quant);
     par_result *r = malloc(sizeof *r);
     if (!r) return 1;
 
@@ -425,7 +472,13 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                         const char *schemes[PAR_TIE_RULES];
                         record_schemes(g, inst, out, sbuf, schemes);
                         const par_ref_result *id = has_anything(g, ref) ? ideal_for(cfg, c, g, inputs, &ideal) : NULL;
-                        judge(g, ref, id, out, schemes, r);
+                        par_ref_result *stat_own = NULL;
+                        const par_ref_result *sr = stat_skip == PAR_STAT_APPLIED
+                                                       ? stat_reference(cfg, inst, c, g, inputs, out, stats, &stat_own)
+                                                       : NULL;
+                        judge(g, ref, id, sr, out, schemes, r);
+                        if (stat_skip != PAR_STAT_APPLIED) r->m.stat_skip = stat_skip;
+                        par_ref_result_destroy(stat_own);
                         note_unjudged(inst, g, quant, inputs, out, r);
                     } else {
                         r->verdict = rs == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR;
@@ -448,6 +501,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     }
     free(r);
     par_ref_result_destroy(ideal.res);
+    for (int k = 0; k < PAR_ARITH_N_KINDS; k++)
+        for (int f = 0; f < 2; f++) par_ref_result_destroy(stats[k][f]);
     for (int k = 0; k < PAR_ARITH_N_KINDS; k++)
         for (int j = 0; j < PAR_REQUANT_N_SCHEMES; j++) {
             for (int f = 0; f < 4; f++) par_ref_result_destroy(refs[k][j][f]);

@@ -267,6 +267,7 @@ void par_refcache_key(const par_graph_desc *g, const par_prec *p, const void *co
     h_i64(&s, p->requant);
     h_i64(&s, p->requant_exact);
     h_f64(&s, p->flush);
+    if (p->stat_scale) h_str(&s, "stat_scale"); /* the companion's scales: a key of their own, the others unchanged */
     h_i64(&s, g->n_values);
     for (int32_t i = 0; i < g->n_values; i++) {
         const par_value *v = &g->values[i];

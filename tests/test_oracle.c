@@ -11,6 +11,7 @@
 #include "core/graph.h"
 #include "oracle/oracle.h"
 #include "core/prng.h"
+#include "core/tensor.h"
 #include "tmain.h"
 
 enum { N = 1, C = 6, H = 9, W = 11, O = 8, K = 3 };
@@ -62,7 +63,10 @@ typedef struct mutation {
     int drop_bias_ch;  /* bias of this channel dropped (-1: none) */
     int no_clamp;      /* relu6 missing */
     int reverse_sum;   /* sum in reverse order (a legal reordering) */
+    int half;          /* products and partial sums rounded to binary16: precision far below the declared f32 */
 } mutation;
+
+static float r16(float x) { return par_f16_to_f32(par_f32_to_f16(x)); }
 
 /* The backend under test: f32 arithmetic throughout. */
 static void backend(const fixture *f, mutation mu, float *y)
@@ -77,7 +81,8 @@ static void backend(const fixture *f, mutation mu, float *y)
                     int ih = oh - 1 + kh + mu.pad_shift, iw = ow - 1 + kw;
                     if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
                     int wk = mu.transpose ? ((o * C + c) * K + kw) * K + kh : ((o * C + c) * K + kh) * K + kw;
-                    acc += f->w[wk] * f->x[(c * H + ih) * W + iw];
+                    if (mu.half) acc = r16(acc + r16(f->w[wk] * f->x[(c * H + ih) * W + iw]));
+                    else acc += f->w[wk] * f->x[(c * H + ih) * W + iw];
                 }
                 if (!mu.no_clamp) acc = fminf(fmaxf(acc, 0.0f), 6.0f);
                 y[(o * H + oh) * W + ow] = acc;
@@ -224,6 +229,83 @@ static void test_metrics_values(void)
     par_rt_free(&t);
 }
 
+/* The statistical companion's arithmetic on a hand-made output: z = max(0, |d| - f) / t over the elements with a
+ * finite budget and a finite t > 0, and their root-mean-square. */
+static void test_companion_values(void)
+{
+    par_rt r, t;
+    par_msg msg;
+    CU_ASSERT_FATAL(par_rt_alloc(&r, PAR_DTYPE_F32, 1, (int64_t[]){5}, &msg) == PAR_OK);
+    CU_ASSERT_FATAL(par_rt_alloc(&t, PAR_DTYPE_F32, 1, (int64_t[]){5}, &msg) == PAR_OK);
+    double f[5] = {0, 0.5, 0, 0, 0};
+    double sc[5] = {1, 1, 2, 0, 1};
+    for (int i = 0; i < 5; i++) {
+        r.v[i] = i;
+        r.e[i] = i == 4 ? INFINITY : 100;
+        t.v[i] = i;
+        t.e[i] = 100;
+    }
+    r.f = f;
+    t.s = sc;
+    /* d = 3, 2 (less its flush part 0.5: 1.5), 4 (t = 2: z = 2), skipped (t = 0), skipped (infinite budget) */
+    float got[5] = {3, 3, 6, 7, 9};
+    par_metrics m;
+    par_metrics_init(&m);
+    CU_ASSERT_EQUAL(par_oracle_companion(&r, &t, got, &m), 0);
+    CU_ASSERT_EQUAL(m.stat_n, 3);
+    CU_ASSERT_DOUBLE_EQUAL(m.stat_z, sqrt((9 + 2.25 + 4) / 3.0), 1e-12);
+    CU_ASSERT_EQUAL(m.stat_skip, PAR_STAT_APPLIED);
+    got[0] = 40; /* z^2 = 1600: the mean 535.4 > 8.41^2 */
+    CU_ASSERT_EQUAL(par_oracle_companion(&r, &t, got, &m), 1);
+    CU_ASSERT(m.stat_over);
+    for (int i = 0; i < 5; i++) sc[i] = 0; /* no scale anywhere: it stands down */
+    CU_ASSERT_EQUAL(par_oracle_companion(&r, &t, got, &m), 0);
+    CU_ASSERT(isnan(m.stat_z));
+    CU_ASSERT_EQUAL(m.stat_skip, PAR_STAT_SKIP_NONE);
+    r.f = NULL;
+    t.s = NULL;
+    par_rt_free(&r);
+    par_rt_free(&t);
+}
+
+/* The companion on the conv + relu6 fixture: correct f32 backends (two summation orders) sit far under its bound,
+ * while one that rounds every product and partial sum to binary16 is far over it. */
+static void test_companion_backends(void)
+{
+    fixture f;
+    build(&f, 3);
+    par_prec p = par_prec_for(PAR_ARITH_F32);
+    p.stat_scale = 1;
+    par_ref_result *st = NULL;
+    par_msg msg = {{0}};
+    const void *ins[] = {f.x};
+    const par_graph_desc *d = par_graph_desc_of(f.g);
+    CU_ASSERT_FATAL(par_ref_run(d, &p, ins, &st, &msg) == PAR_OK);
+    const par_rt *t = &st->values[d->outputs[0]];
+    float y[O * H * W];
+    par_metrics m;
+    double zc[2];
+    for (int rev = 0; rev < 2; rev++) {
+        mutation mu = correct;
+        mu.reverse_sum = rev;
+        backend(&f, mu, y);
+        par_metrics_init(&m);
+        CU_ASSERT_EQUAL(par_oracle_companion(f.out, t, y, &m), 0);
+        CU_ASSERT(m.stat_n > 0);
+        zc[rev] = m.stat_z;
+        CU_ASSERT(m.stat_z < 1);
+    }
+    mutation mu = correct;
+    mu.half = 1;
+    backend(&f, mu, y);
+    par_metrics_init(&m);
+    CU_ASSERT_EQUAL(par_oracle_companion(f.out, t, y, &m), 1);
+    PAR_TEST_NOTE("\n    companion: correct %.3g, reversed %.3g, f16 arithmetic %.3g (bound %.3g) ", zc[0], zc[1],
+                  m.stat_z, PAR_STAT_BOUND);
+    par_ref_result_destroy(st);
+    destroy(&f);
+}
+
 static const CU_TestInfo tests[] = {
     {"correct backend passes well under budget", test_correct_backend_passes},
     {"off-by-one padding fails", test_off_by_one_padding_fails},
@@ -233,6 +315,8 @@ static const CU_TestInfo tests[] = {
     {"one unwritten element fails", test_unwritten_element_fails},
     {"NaN and Inf policy", test_nonfinite_policy},
     {"metrics values", test_metrics_values},
+    {"statistical companion: values", test_companion_values},
+    {"statistical companion: correct and f16 backends", test_companion_backends},
     CU_TEST_INFO_NULL,
 };
 

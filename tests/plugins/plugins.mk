@@ -9,6 +9,13 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/pa
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
 
+# planted.c wraps the example backend, linked in whole with its entry renamed (tests/report/test_planted.sh).
+$(BUILD)/tests/plugins/planted.so: tests/plugins/planted.c $(wildcard backends/example/*.c backends/example/*.h) \
+    core/parity_backend.h
+	@mkdir -p $(dir $@)
+	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore -Ibackends/example \
+	  -Dparity_backend_entry=par_example_entry $(filter %.c,$^) -o $@ -lm
+
 # stride2.c and chan8.c are offbyone.c with another planted bug.
 $(BUILD)/tests/plugins/stride2.so $(BUILD)/tests/plugins/chan8.so: tests/plugins/offbyone.c
 

@@ -1,0 +1,49 @@
+# tests/report/test_planted.sh - the statistical companion (docs/oracle.md, "The statistical companion") on a whole
+# model: the test plugin planted.so (tests/plugins/planted.c) is the example backend with one layer of MobileNetV2
+# computed in binary16 products and sums. Declaring f32, every output element stays within its budget, yet the
+# record FAILs on the companion; declaring f16 arithmetic, the same outputs PASS; a layer whose partial sums lose
+# their 12 low bits FAILs. A layer= that names no dot product is an ERROR naming it. Verdicts and metrics are read
+# from report.json with Python's json (skipped without python3). About 30 s.
+. tests/report/lib.sh
+
+PL="$BUILD/tests/plugins/planted.so"
+L=features7_project
+"$PARITY" run cases/models/mobilenet_v2.json --plugin "$PL" --no-progress --out "$T/r" -j 2 \
+    -b "planted[layer=$L],planted[layer=$L,declare=f16],planted[layer=$L,mode=trunc12],planted[layer=features7_project_bn]" \
+    >"$T/run.log" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && [ -s "$T/r/report.json" ]; then ok; else no "run: exit $rc (expected 1)"; tail -5 "$T/run.log"; fi
+command -v python3 >/dev/null 2>&1 || { skip "python3 missing: the report's records not read"; finish; }
+
+python3 - "$T/r/report.json" "$L" >"$T/check.txt" 2>&1 <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+layer = sys.argv[2]
+rec = {x["backend"]: x for x in r["results"]}
+bound = 8.4066
+def say(ok, what):
+    print(("ok " if ok else "no ") + what)
+f32 = rec["planted[layer=%s]" % layer]
+m = f32["metrics"]
+say(f32["verdict"] == "FAIL", "f16 layer declared f32: FAIL (%s)" % f32["verdict"])
+say(f32["reason"].startswith("statistical companion"), "its reason is the companion's: " + f32["reason"][:60])
+say(m["max_ratio"] < 1 and m["n_over"] == 0, "every element within its budget (max ratio %g)" % m["max_ratio"])
+say(m["stat_over"] and m["stat_z"] > bound and m["stat_skip"] == 0, "stat_z %g over the bound" % m["stat_z"])
+say("planted f16 at node '%s'" % layer in f32.get("note", ""), "the note names the planted node")
+f16 = rec["planted[layer=%s,declare=f16]" % layer]
+m = f16["metrics"]
+say(f16["verdict"] == "PASS", "declared f16: PASS (%s)" % f16["verdict"])
+say(m["stat_skip"] == 0 and m["stat_z"] < 1 and not m["stat_over"], "declared f16: stat_z %g" % m["stat_z"])
+t12 = rec["planted[layer=%s,mode=trunc12]" % layer]
+say(t12["verdict"] == "FAIL" and t12["metrics"]["stat_z"] > bound, "12 low bits dropped: FAIL, stat_z %g" %
+    t12["metrics"]["stat_z"])
+bad = rec["planted[layer=features7_project_bn]"]
+say(bad["verdict"] == "ERROR" and "features7_project_bn" in bad["reason"] and "batch_norm" in bad["reason"],
+    "a layer that is no dot product: ERROR naming it (%s)" % bad["reason"][:80])
+PY
+while read -r res what; do
+    if [ "$res" = ok ]; then ok; else no "$what"; fi
+done <"$T/check.txt"
+[ -s "$T/check.txt" ] || no "the report could not be read"
+grep -v '^ok \|^no ' "$T/check.txt" | head -5
+finish
