@@ -3,10 +3,15 @@
 # qemu-user (tools/qemu_aarch64.sh), once per emulated CPU: QEMU_CPU=max (NEON and the dot-product instructions)
 # and QEMU_CPU=cortex-a53 (NEON without dot-product: a kernel that used them there would die of SIGILL, so the
 # feature gating is tested). Per CPU, each through tools/check_step.sh under BUILD/check-logs/aarch64-CPU:
-#   - the unit tests that run under qemu-user (UNIT_SKIP below names the others and why);
-#   - the quick suite on cpu, cpu[kernels=scalar], qnnpack, qnnpack[kernels=scalar], xnnpack (when built), and on
-#     each NEON variant (cpu's kernels=neon, qnnpack's kernels=neon and kernels=neondot) that a probe shows the
-#     instance runs: one the build does not have or the CPU lacks is a skip with its reason, never a pass;
+#   - the unit tests that run under qemu-user (UNIT_SKIP below names the others and why); on cortex-a53 only those
+#     of the backends that choose kernels by CPU feature (UNIT_A53): the others run the same instructions on both;
+#   - the quick suite, on max: cpu, cpu[kernels=scalar], qnnpack, qnnpack[kernels=scalar], xnnpack (when built) and
+#     the NEON variants a probe shows the instance runs (qnnpack's kernels=neon and kernels=neondot; cpu's
+#     kernels=neon is probed but not run again: cpu's automatic choice on aarch64 is that very set); one the build
+#     does not have or the CPU lacks is a skip with its reason, never a pass. On cortex-a53 only the instances whose
+#     kernels the CPU chooses (cpu, qnnpack, xnnpack: the gating, and XNNPACK's own non-dot-product kernels); the
+#     forced sets run there the same instructions as on max, and qnnpack's automatic choice on cortex-a53 is its
+#     kernels=neon set, which max runs;
 #   - with QEMU_CPU=max only, the models of $AARCH64_MODELS (cases/models; by default the small ones: their float64
 #     reference is the slow part under emulation, MobileNetV2's about 10x the default set's) on the instances with
 #     automatic kernels (cpu, qnnpack, xnnpack) and the NEON variants (the variants forced to scalar run the same
@@ -30,6 +35,8 @@ qemu="sh $here/qemu_aarch64.sh"
 #   test_vulkan test_vulkan_precision test_vulkan_tiled: the vulkan backend is not built for aarch64
 UNIT_SKIP="test_cli test_campaign test_reduce test_ties test_winograd test_ftz test_nnapi_sim test_oracle_models
            test_quant_nodes test_vulkan test_vulkan_precision test_vulkan_tiled"
+# On cortex-a53, the unit tests of the backends whose kernels depend on the CPU's features.
+UNIT_A53="test_cpu test_cpu_kernels test_qnnpack test_qnnpack_neon test_xnnpack"
 # The larger set, with both quantized MobileNetV2: AARCH64_MODELS="mobilenet_v2 mobilenet_v3_small efficientnet_lite0 mlp
 # audio_denoiser mobilenet_v2_quant mobilenet_v2_qs8" (over 10 minutes more under qemu on 2 cores).
 MODELS=${AARCH64_MODELS:-mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant}
@@ -76,11 +83,18 @@ for cpu in max cortex-a53; do
         n=${t##*/}
         case "$n" in *.d) continue ;; esac
         case " $(echo $UNIT_SKIP) " in *" $n "*) continue ;; esac
+        if [ "$cpu" != max ]; then
+            case " $UNIT_A53 " in *" $n "*) ;; *) continue ;; esac
+        fi
         echo "$n"
     done | CS="$here/check_step.sh" D="$d" CPU="$cpu" QEMU_SH="$here/qemu_aarch64.sh" TB="$build/tests" \
         xargs -P "$jobs" -n 1 sh -c 'sh "$CS" "$D" "$1-$CPU" sh "$QEMU_SH" "$TB/$1" | tail -n 1' sh
 
-    specs="cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=scalar]"
+    if [ "$cpu" = max ]; then
+        specs="cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=scalar]"
+    else
+        specs="cpu,qnnpack"
+    fi
     if $qemu "$exe" list backends 2>/dev/null | awk '$1 == "xnnpack" && $3 == "yes" { f = 1 } END { exit !f }'; then
         specs="$specs,xnnpack"
     fi
@@ -89,7 +103,8 @@ for cpu in max cortex-a53; do
     # the NEON kernel sets each backend has (cpu: neon; qnnpack: neon and the dot-product neondot)
     for spec in 'cpu[kernels=neon]' 'qnnpack[kernels=neon]' 'qnnpack[kernels=neondot]'; do
         if why=$(probe "$spec" "$out/probe"); then
-            specs="$specs,$spec"
+            # run on max, but cpu[kernels=neon] (cpu's automatic set there); on cortex-a53 the probe is the check
+            [ "$cpu" = max ] && [ "$spec" != 'cpu[kernels=neon]' ] && specs="$specs,$spec"
         else
             echo "SKIP $spec on QEMU_CPU=$cpu: $why" | tee -a "$out/variants.log"
             skips=$((skips + 1))
