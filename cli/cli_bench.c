@@ -27,6 +27,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,6 +37,7 @@
 
 #include "reference/reference.h"
 #include "cli.h"
+#include "exec/sandbox.h"
 #include "oracle/oracle.h"
 #include "core/requant.h"
 
@@ -271,6 +274,20 @@ static int bench_micro(const par_backends *bs, char **names, int n_names, long t
 }
 
 /* The models of cases/models, one line (and the nearest to a mistyped name first). */
+/* The bench child's JSON (in memfd fd) into the file path, by this process: 1 when written. */
+static int copy_json(int fd, const char *path)
+{
+    off_t len = lseek(fd, 0, SEEK_END);
+    char *text = len > 0 ? malloc((size_t)len) : NULL;
+    int ok = text && pread(fd, text, (size_t)len, 0) == (ssize_t)len;
+    FILE *f = ok ? fopen(path, "w") : NULL;
+    ok = f && fwrite(text, 1, (size_t)len, f) == (size_t)len;
+    if (f && fclose(f) != 0) ok = 0;
+    free(text);
+    if (!ok) fprintf(stderr, "parity bench: cannot write %s\n", path);
+    return ok;
+}
+
 static void list_models(FILE *f, const char *wanted)
 {
     char dir[4096], names[128][64];
@@ -416,12 +433,18 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         free(bs);
         return rc;
     }
-    /* The backends run in one child process (the timing loop interleaves them, so they share it): a backend that
-     * crashes ends the bench with a clear line, not this process. */
+    /* The backends run in one child process (the timing loop interleaves them, so they share it), in the sandbox
+     * (exec/sandbox.h: a uid of its own; uid 0 without capabilities when a runner backend's program only root may
+     * run): a backend that crashes ends the bench with a clear line, not this process, and reaches none of its
+     * files. The child writes the JSON into a memfd; this process writes the file. */
+    int keep_root = 0;
+    for (int32_t b = 0; b < bs->n; b++) keep_root |= !par_comp_open_to_all(&bs->inst[b]);
+    int json_fd = json_path ? memfd_create("parity-bench-json", MFD_CLOEXEC) : -1;
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t kid = fork();
+    pid_t kid = json_path && json_fd < 0 ? -1 : par_sandbox_fork(NULL, keep_root);
+    uid_t kid_uid = par_sandbox_last_uid();
     if (kid < 0) {
         fprintf(stderr, "parity bench: cannot fork: %s\n", strerror(errno));
         if (n_paths || suite) par_case_set_free(&set);
@@ -431,9 +454,12 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
     if (kid > 0) {
         int st = 0;
         while (waitpid(kid, &st, 0) < 0 && errno == EINTR) {}
+        par_sandbox_sweep(kid_uid); /* whatever it started */
         if (n_paths || suite) par_case_set_free(&set);
         free(bs);
-        if (WIFEXITED(st)) return WEXITSTATUS(st);
+        int wrote = json_fd < 0 || copy_json(json_fd, json_path);
+        if (json_fd >= 0) close(json_fd);
+        if (WIFEXITED(st)) return !wrote && WEXITSTATUS(st) != PAR_EXIT_INTERNAL ? PAR_EXIT_INTERNAL : WEXITSTATUS(st);
         const char *sn = WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : NULL;
         fprintf(stderr, "parity bench: a backend killed the bench process: signal %d (%s); results so far are above\n",
                 WIFSIGNALED(st) ? WTERMSIG(st) : -1, sn ? sn : "unknown");
@@ -441,6 +467,9 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
     }
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(PAR_EXIT_INTERNAL);
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
+    if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(PAR_EXIT_INTERNAL);
+    close(devnull);
     for (int32_t b = 0; b < bs->n; b++) { /* a plugin opens here, never in the main process */
         par_msg pm = {{0}};
         if (par_plugin_enter(bs->inst[b].be, &pm) != PAR_OK) {
@@ -642,10 +671,17 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         if (owned) par_case_destroy(c);
     }
     json_object_object_add(jroot, "cases", jcases);
-    if (json_path) {
-        FILE *f = fopen(json_path, "w");
-        if (!f || fputs(json_object_to_json_string_ext(jroot, JSON_C_TO_STRING_PRETTY), f) < 0 || fclose(f) != 0) {
-            fprintf(stderr, "parity bench: cannot write %s\n", json_path);
+    if (json_fd >= 0) {
+        const char *text = json_object_to_json_string_ext(jroot, JSON_C_TO_STRING_PRETTY);
+        size_t len = strlen(text), off = 0;
+        while (off < len) {
+            ssize_t w = write(json_fd, text + off, len - off);
+            if (w < 0 && errno == EINTR) continue;
+            if (w <= 0) break;
+            off += (size_t)w;
+        }
+        if (off < len) {
+            fprintf(stderr, "parity bench: cannot write the results for %s\n", json_path);
             exit_code = PAR_EXIT_INTERNAL;
         }
     }

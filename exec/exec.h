@@ -79,6 +79,11 @@ par_status par_exec_declarations(const par_backend_inst *inst, void *ctx, void *
 par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *msg);
 int par_exec_server_fd(const par_exec_server *s);
 const char *par_exec_server_cgroup(const par_exec_server *s); /* its job cgroup, "" when none (exec/sandbox.h) */
+
+/* Whether an unprivileged uid can run the instance's companion (exec/companion.c; 1 also when it has none): its
+ * program and script and every folder above them open to others. A sandbox that runs one that is not keeps uid 0
+ * without capabilities (exec/sandbox.h, keep_root). */
+int par_comp_open_to_all(const par_backend_inst *inst);
 void par_exec_server_forget(par_exec_server *s);
 void par_exec_server_stop(par_exec_server *s);
 

@@ -91,9 +91,6 @@ typedef struct par_srv_rep {
  * started (or restarted) before each job, its pid reported to the worker with the child's (PAR_SRV_STARTED's
  * `code`), judged after each job (kept after a clean end only), stopped when the server ends. */
 void par_comp_setup(const par_backend_inst *inst);
-/* Whether an unprivileged uid can run the instance's companion (1 also when it has none): its program and script
- * and every folder above them open to others. A server whose companion is not keeps uid 0 in its sandbox. */
-int par_comp_open_to_all(const par_backend_inst *inst);
 pid_t par_comp_ensure(void);
 pid_t par_comp_pid(void);
 void par_comp_after_job(int32_t *code, int32_t *status);

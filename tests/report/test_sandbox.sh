@@ -7,7 +7,8 @@
 # must leave: tp_reach's records a verdict of their own (PASS in the full sandbox: nothing it tried reached
 # anything), cpu's records all PASS or UNSUPPORTED, a valid report, exit 0 within --timeout plus a second, nothing
 # of the run left running (no daemon either), and the cache as it was; a constructor that hangs everywhere: exit 2
-# within --timeout plus a second, one line naming the plugin. Where the machine allows only a weaker sandbox (the
+# within --timeout plus a second, one line naming the plugin. 384 MiB held in a memfd or a grandchild is over
+# --mem-limit 256M (the job's memory cgroup); parity bench's child reaches nothing either. Where the machine allows only a weaker sandbox (the
 # run says so in one line), the checks that level cannot keep are skipped, named.
 . tests/report/lib.sh
 
@@ -122,6 +123,22 @@ done
 sleep 0.2
 left=$(ps -eo args | grep -F -- "$T/m_" | grep -v grep | wc -l)
 [ "$left" = 0 ] && ok || no "memory: $left processes of the runs left running"
+
+# parity bench runs its backends in one child, in the sandbox too: a backend there that kills or stops every
+# process of its run reaches nothing; the bench ends 0 and the parent writes the JSON.
+for what in kill stop; do
+    out="$T/b_$what"
+    timeout 30 "$PARITY" bench -b "cpu,tp_reach[act=$what]" --plugin "$PLUGIN" cases/bench/relu64.json \
+        --repeat 3 --warmup 1 --json "$out.json" >"$out.log" 2>&1
+    rc=$?
+    if grep -q "^parity: sandbox: .*as this user" "$out.log"; then
+        skip "bench $what: no sandbox here"
+        continue
+    fi
+    [ $rc = 0 ] && ok || no "bench $what: exit $rc: $(tail -2 "$out.log")"
+    python3 -c 'import json, sys; assert len(json.load(open(sys.argv[1]))["cases"]) == 1' "$out.json" 2>/dev/null &&
+        ok || no "bench $what: no JSON with one case in $out.json"
+done
 
 (cd "$CACHE" && cat ./* | cksum) >"$T/cache.after"
 if [ $level = none ]; then
