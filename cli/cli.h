@@ -37,6 +37,7 @@ int par_cmd_bench(int argc, char **argv, const char *exe);
 int par_cmd_quantize(int argc, char **argv, const char *exe);
 int par_cmd_fuzz(int argc, char **argv, const char *exe);
 int par_cmd_reduce(int argc, char **argv, const char *exe);
+int par_cmd_localize(int argc, char **argv, const char *exe);
 int par_cmd_report(int argc, char **argv, const char *exe);
 int par_cmd_merge(int argc, char **argv, const char *exe);
 int par_cmd_coverage(int argc, char **argv, const char *exe);

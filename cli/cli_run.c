@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "campaign/localize.h"
 #include "formats/onnx_suite.h"
 #include "cases/sweep.h"
 #include "reports/diff.h"
@@ -159,7 +160,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
     OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_ROUNDS, OPT_BASELINE, OPT_HELP,
-    OPT_HTML, OPT_SHAPE
+    OPT_HTML, OPT_SHAPE, OPT_LOCALIZE
 };
 
 static const struct option run_opts[] = {
@@ -185,6 +186,7 @@ static const struct option run_opts[] = {
     {"html", required_argument, NULL, OPT_HTML},
     {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"localize", no_argument, NULL, OPT_LOCALIZE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -228,6 +230,8 @@ static void run_usage(FILE *f)
             "  --baseline BASE    compare DIR/report.json with the report BASE as 'parity diff BASE' does, print the\n"
             "                     diff, and exit with its gate: 1 when it is FAIL, else 0, even when the run has\n"
             "                     failures that BASE has too (docs/reports-diff.md)\n"
+            "  --localize         each failing record of a model (a case of several nodes) names its first divergent\n"
+            "                     node, as 'parity localize' finds it, at the end of its reason (16 records at most)\n"
             "  --no-progress      no progress bar (on a terminal), no progress line every 10 s (elsewhere: CI, pipes)\n"
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
@@ -325,6 +329,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     char *plugins[PAR_MAX_PLUGINS];
     int32_t n_plugins = 0;
     const char *blist = NULL, *out_dir = "out", *junit = NULL, *html = NULL, *baseline = NULL;
+    int localize = 0;
     int32_t max_failures = 20;
     int64_t mem_limit = -1;
     cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
@@ -383,6 +388,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
         case OPT_JUNIT: junit = optarg; break;
         case OPT_HTML: html = optarg; break;
         case OPT_BASELINE: baseline = optarg; break;
+        case OPT_LOCALIZE: localize = 1; break;
         case OPT_ROUNDS:
             if (parse_int("--rounds", optarg, 1, 64, &cfg.rounds) < 0) return PAR_EXIT_USAGE;
             break;
@@ -469,6 +475,10 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     char *cmdline = join_args(argc - 1, argv + 1, "parity run");
     par_run_result res;
     rc = par_run_cases(&set, &cfg, &res);
+    if (res.results && localize && !res.interrupted_by) {
+        par_run_servers_stop(&cfg); /* the localizer forks its own backend children */
+        par_localize_failures(&set, &cfg, res.results, 16);
+    }
     if (res.results) {
         par_report_case *rcases = calloc((size_t)(set.n ? set.n : 1), sizeof *rcases);
         if (!rcases) {

@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  quantize CASE      write the quantized twin (qu8/qs8) of a float case\n"
             "  fuzz               differential fuzzing campaign: random graphs on every backend, findings reduced\n"
             "  reduce FINDING     localize and shrink a failing case on one backend; reduced.json and a C repro\n"
+            "  localize CASE      the first node whose output diverges on one backend, with every node's error\n"
             "  report FILE        render a report.json: the terminal summary, HTML, JUnit XML\n"
             "  merge SHARDS -o F  merge the reports of 'run --shard K/N' from several machines into one\n"
             "  coverage [REPORT]  per backend: the ops and dtypes it claims, which have cases, which pass\n"
@@ -60,6 +61,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "quantize")) return par_cmd_quantize(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "fuzz")) return par_cmd_fuzz(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "reduce")) return par_cmd_reduce(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "localize")) return par_cmd_localize(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "report")) return par_cmd_report(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "merge")) return par_cmd_merge(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "coverage")) return par_cmd_coverage(argc - 1, argv + 1, exe);

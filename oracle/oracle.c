@@ -308,6 +308,17 @@ int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got,
     return m->stat_over;
 }
 
+par_stat_skip par_stat_applies(const par_case *c, int quant)
+{
+    if (quant) return PAR_STAT_SKIP_QUANT;
+    for (int32_t i = 0; i < c->n_srcs; i++) {
+        const par_tensor_src *s = &c->srcs[i];
+        if (s->kind == PAR_SRC_GEN && s->gen.dist != PAR_DIST_UNIFORM && s->gen.dist != PAR_DIST_NORMAL)
+            return PAR_STAT_SKIP_DATA;
+    }
+    return PAR_STAT_APPLIED;
+}
+
 static int is_float_rt(const par_rt *t)
 {
     return t && t->v && t->e && (t->dtype == PAR_DTYPE_F32 || t->dtype == PAR_DTYPE_F16 || t->dtype == PAR_DTYPE_F64);

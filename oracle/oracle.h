@@ -7,6 +7,7 @@
 #define PAR_ORACLE_H
 
 #include "reference/reference.h"
+#include "core/case.h"
 #include "core/result.h"
 
 /* Compare one output buffer (dtype of ref->dtype) against its reference tensor. m is reset and filled. Returns the
@@ -26,6 +27,12 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
  * their root-mean-square, m->stat_n their count, m->stat_over whether stat_z exceeds PAR_STAT_BOUND; with no such
  * element, stat_z NaN and stat_skip PAR_STAT_SKIP_NONE. Nothing else of m changes. Returns m->stat_over. */
 int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got, par_metrics *m);
+
+/* Whether the statistical companion applies to case c (quant: its graph has quantized values): PAR_STAT_APPLIED, or
+ * why it stands down. It assumes independent mean-zero roundings, which quantized graphs (integer roundings and
+ * their labels) and data from a constant, edge or hazard generator (all-equal values, ties, cancellation,
+ * subnormals: roundings that repeat) do not give. */
+par_stat_skip par_stat_applies(const par_case *c, int quant);
 
 /* Where the unjudged elements of a reference come from (docs/oracle.md, "NaN and Inf policy"): the first node, in
  * graph order, with an output element whose budget is infinite at a value that is not a certain Inf: its name, op,

@@ -95,21 +95,6 @@ static const par_ref_result *ideal_for(const par_run_config *cfg, const par_case
     return ir->res;
 }
 
-/* Whether the statistical companion applies to a case (docs/oracle.md, "The statistical companion"): it assumes
- * independent mean-zero roundings, which a graph with quantized values (integer roundings, labels) and data from a
- * constant, edge or hazard generator (all-equal values, ties, cancellation, subnormals: roundings that repeat) do
- * not give; it stands down there, and says so. */
-static par_stat_skip stat_applies(const par_case *c, int quant)
-{
-    if (quant) return PAR_STAT_SKIP_QUANT;
-    for (int32_t i = 0; i < c->n_srcs; i++) {
-        const par_tensor_src *s = &c->srcs[i];
-        if (s->kind == PAR_SRC_GEN && s->gen.dist != PAR_DIST_UNIFORM && s->gen.dist != PAR_DIST_NORMAL)
-            return PAR_STAT_SKIP_DATA;
-    }
-    return PAR_STAT_APPLIED;
-}
-
 /* Judge a backend's outputs against the reference (ideal: NULL, or the ideal values for the metrics of unjudged
  * elements; stat: NULL, or the reference run for the statistical companion's scales, par_prec.stat_scale). */
 static void judge(const par_graph_desc *g, const par_ref_result *ref, const par_ref_result *ideal,
@@ -405,7 +390,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     par_ref_result *stats[PAR_ARITH_N_KINDS][2] = {{NULL}};
     ideal_ref ideal = {NULL, 0};
     const int quant = has_quant(g);
-    const par_stat_skip stat_skip = stat_applies(c, quant);
+    const par_stat_skip stat_skip = par_stat_applies(c, quant);
     par_result *r = malloc(sizeof *r);
     if (!r) return 1;
 

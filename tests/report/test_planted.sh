@@ -3,7 +3,9 @@
 # computed in binary16 products and sums. Declaring f32, every output element stays within its budget, yet the
 # record FAILs on the companion; declaring f16 arithmetic, the same outputs PASS; a layer whose partial sums lose
 # their 12 low bits FAILs. A layer= that names no dot product is an ERROR naming it. Verdicts and metrics are read
-# from report.json with Python's json (skipped without python3). About 30 s.
+# from report.json with Python's json (skipped without python3). Localization (campaign/localize.h): `parity
+# localize` and `run --localize` name the planted layer of the MLP as the first divergent node, and a correct
+# backend has none. About 40 s.
 . tests/report/lib.sh
 
 PL="$BUILD/tests/plugins/planted.so"
@@ -46,4 +48,17 @@ while read -r res what; do
 done <"$T/check.txt"
 [ -s "$T/check.txt" ] || no "the report could not be read"
 grep -v '^ok \|^no ' "$T/check.txt" | head -5
+# localization: the planted node is the first divergent one, on the command and in a run's reason
+"$PARITY" localize cases/models/mlp.json -b 'planted[layer=fc2]' --plugin "$PL" >"$T/loc.out" 2>&1
+rc=$?
+check "localize exits 1 on a divergence (exit $rc)" [ $rc -eq 1 ]
+check "localize names fc2 first" grep -q "^first divergent node: 2 'fc2' (linear)" "$T/loc.out"
+check "the strip marks it" grep -q " fc2 .*<- first divergence" "$T/loc.out"
+check "the nodes before it do not diverge" sh -c "! grep -E ' (fc1|relu1) .*diverges' '$T/loc.out'"
+"$PARITY" localize cases/models/mlp.json -b example --plugin "$BUILD/plugins/libparity_example.so" >"$T/loc0.out" 2>&1
+rc=$?
+check "a correct backend: no node diverges (exit $rc)" sh -c "[ $rc -eq 0 ] && grep -q '^no node diverges' '$T/loc0.out'"
+"$PARITY" run cases/models/mlp.json -b 'planted[layer=fc2]' --plugin "$PL" --localize --no-progress --out "$T/rl" \
+    >"$T/rl.log" 2>&1
+check "run --localize: the reason names the node" grep -q "first divergent node: 'fc2' (linear)" "$T/rl/report.json"
 finish

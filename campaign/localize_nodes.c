@@ -1,0 +1,201 @@
+/*
+ * localize_nodes.c - the localization strip of a case (localize.h, par_localize_strip): every node's output from one
+ * backend run of the case with all of them made graph outputs, each judged by the oracle against the reference of
+ * the backend's precision profile and by the statistical companion (docs/oracle.md, rule 5), so that a whole model
+ * costs one backend run and two reference runs instead of a prefix per node. A backend that refuses that graph is
+ * localized by prefixes (localize.c). It judges nothing itself: the oracle compares, element by element.
+ */
+#include "localize.h"
+#include "localize_run.h"
+#include "case_edit.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle/oracle.h"
+
+void par_node_strip_free(par_node_strip *s)
+{
+    free(s->nodes);
+    s->nodes = NULL;
+    s->n = 0;
+}
+
+static int graph_has_quant(const par_graph_desc *g)
+{
+    for (int32_t i = 0; i < g->n_values; i++)
+        if (g->values[i].dtype == PAR_DTYPE_QU8 || g->values[i].dtype == PAR_DTYPE_QS8) return 1;
+    return 0;
+}
+
+/* c with every node's outputs as its graph outputs, in node order. */
+static par_case *all_outputs(const par_case *c, par_msg *msg)
+{
+    const par_graph_desc *d = par_graph_desc_of(c->graph);
+    int32_t n = 0;
+    for (int32_t k = 0; k < d->n_nodes; k++) n += d->nodes[k].n_outputs;
+    int32_t *outs = malloc(sizeof *outs * (size_t)(n ? n : 1));
+    if (!outs) return par_msgf(msg, PAR_ERROR, "out of memory"), NULL;
+    n = 0;
+    for (int32_t k = 0; k < d->n_nodes; k++)
+        for (int32_t j = 0; j < d->nodes[k].n_outputs; j++) outs[n++] = d->nodes[k].outputs[j];
+    par_case_edit e = {.n_outputs = n, .outputs = outs};
+    par_case *p = par_case_edited(c, &e, NULL, msg);
+    free(outs);
+    return p;
+}
+
+/* Judge every output of the run (out) of the all-outputs case g, node by node. */
+static int judge_nodes(const par_graph_desc *g, const par_ref_result *ref, const par_ref_result *stat,
+                       const par_exec_out *out, par_node_strip *s)
+{
+    s->nodes = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->nodes);
+    if (!s->nodes) return -1;
+    s->n = g->n_nodes;
+    int32_t k = 0; /* graph output index: node outputs in node order */
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        const par_node *nd = &g->nodes[i];
+        par_node_verdict *v = &s->nodes[i];
+        v->node = i;
+        snprintf(v->name, sizeof v->name, "%s", nd->name ? nd->name : "");
+        snprintf(v->op, sizeof v->op, "%s", nd->op ? nd->op : "");
+        par_metrics acc;
+        par_metrics_init(&acc);
+        int64_t bad = 0;
+        for (int32_t j = 0; j < nd->n_outputs; j++, k++) {
+            par_metrics m;
+            bad += par_oracle_compare(&ref->values[g->outputs[k]], out->outputs[k], &m);
+            if (stat) bad += par_oracle_companion(&ref->values[g->outputs[k]], &stat->values[g->outputs[k]],
+                                                  out->outputs[k], &m);
+            par_metrics_merge(&acc, &m, j);
+        }
+        v->max_ratio = acc.max_ratio;
+        v->stat_z = acc.stat_z;
+        v->n = acc.n;
+        v->n_over = acc.n_over + acc.n_nonfinite;
+        v->diverges = bad > 0;
+        if (v->diverges && s->first < 0) {
+            s->first = i;
+            snprintf(s->first_name, sizeof s->first_name, "%s", v->name);
+            snprintf(s->first_op, sizeof s->first_op, "%s", v->op);
+            s->first_ratio = v->max_ratio;
+            s->first_z = v->stat_z;
+        }
+    }
+    return 0;
+}
+
+/* The prefixes (localize.c) where the backend gave no per-node outputs. */
+static int by_prefixes(const par_case *c, const par_run_config *cfg, par_node_strip *s, par_msg *msg)
+{
+    par_divergence dv;
+    par_result whole;
+    s->by_prefix = 1;
+    if (par_loc_run(c, cfg, &dv, &whole, msg) != 0) return -1;
+    s->verdict = whole.verdict;
+    if (dv.node >= 0) {
+        s->first = dv.node;
+        snprintf(s->first_name, sizeof s->first_name, "%s", dv.node_name);
+        snprintf(s->first_op, sizeof s->first_op, "%s", dv.op);
+        s->first_ratio = dv.rec.m.max_ratio;
+        s->first_z = dv.rec.m.stat_z;
+    }
+    return 0;
+}
+
+int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_strip *s, par_msg *msg)
+{
+    memset(s, 0, sizeof *s);
+    s->first = -1;
+    s->first_ratio = s->first_z = NAN;
+    if (!c || !c->graph || c->status != PAR_OK) return par_msgf(msg, PAR_ERROR, "localize: not a valid case"), -1;
+    if (par_loc_check_cfg(cfg, msg) != 0) return -1;
+    const par_backend_inst *inst = &cfg->backends[0];
+    par_case *pc = all_outputs(c, msg);
+    if (!pc) return -1;
+    const par_graph_desc *g = par_graph_desc_of(pc->graph);
+    void **inputs = NULL;
+    int ret = 0;
+    if (par_case_make_inputs(pc, &inputs, msg) != PAR_OK) {
+        par_case_destroy(pc);
+        return -1;
+    }
+    par_exec_opts o = cfg->exec;
+    o.server = cfg->servers ? cfg->servers[0] : NULL;
+    par_exec_out out;
+    memset(&out, 0, sizeof out);
+    par_exec_run(inst, g, (const void *const *)inputs, &o, &out);
+    const int quant = graph_has_quant(g);
+    par_ref_result *ref = NULL, *stat = NULL;
+    if (out.verdict == PAR_V_PASS) {
+        par_prec p = par_prec_of_backend(inst);
+        if (!quant) {
+            p.requant = PAR_REQUANT_FP32;
+            p.requant_exact = 0;
+        } else {
+            p.requant_node = out.requant;
+        }
+        p.algo = out.algo;
+        par_msg rm = {{0}};
+        if (par_ref_run(g, &p, (const void *const *)inputs, &ref, &rm) != PAR_OK) {
+            par_msgf(msg, PAR_ERROR, "reference: %s", rm.text);
+            ret = -1;
+        } else if (par_stat_applies(c, quant) == PAR_STAT_APPLIED) {
+            p.stat_scale = 1;
+            if (par_ref_run(g, &p, (const void *const *)inputs, &stat, &rm) != PAR_OK) stat = NULL;
+        }
+        if (ret == 0 && judge_nodes(g, ref, stat, &out, s) != 0) {
+            par_msgf(msg, PAR_ERROR, "out of memory");
+            ret = -1;
+        }
+        /* the whole case's verdict: its own outputs are among the nodes' */
+        s->verdict = PAR_V_PASS;
+        const par_graph_desc *d = par_graph_desc_of(c->graph);
+        for (int32_t i = 0; ret == 0 && i < d->n_outputs; i++) {
+            int32_t pn = d->values[d->outputs[i]].producer;
+            if (pn >= 0 && pn < s->n && s->nodes[pn].diverges) s->verdict = PAR_V_FAIL;
+        }
+    } else {
+        snprintf(s->why, sizeof s->why, "%s: %s", par_verdict_name(out.verdict), out.reason);
+    }
+    par_ref_result_destroy(ref);
+    par_ref_result_destroy(stat);
+    par_exec_out_free(&out);
+    par_case_free_inputs(pc, inputs);
+    par_case_destroy(pc);
+    if (ret == 0 && s->n == 0) ret = by_prefixes(c, cfg, s, msg);
+    return ret;
+}
+
+void par_localize_failures(const par_case_set *set, const par_run_config *cfg, par_result *results, int32_t max)
+{
+    int32_t done = 0;
+    for (int32_t i = 0; i < set->n && done < max; i++) {
+        const par_case *c = set->cases[i].loaded;
+        if (!c || !c->graph || par_graph_desc_of(c->graph)->n_nodes < 2) continue;
+        for (int32_t b = 0; b < cfg->n_backends && done < max; b++) {
+            par_result *r = &results[(size_t)i * (size_t)cfg->n_backends + (size_t)b];
+            if (!r->done || r->verdict != PAR_V_FAIL) continue;
+            par_run_config one = *cfg;
+            one.backends = &cfg->backends[b];
+            one.n_backends = 1;
+            one.servers = NULL;
+            one.jobs = 1;
+            one.no_refcache = 1;
+            one.exec.warmup = 0;
+            one.exec.repeat = 1;
+            par_node_strip s;
+            par_msg msg = {{0}};
+            done++;
+            if (par_localize_strip(c, &one, &s, &msg) != 0) continue;
+            size_t n = strlen(r->reason);
+            if (s.first >= 0)
+                snprintf(r->reason + n, sizeof r->reason - n, "; first divergent node: '%s' (%s), error/budget %.3g, "
+                         "companion %.3g%s", s.first_name, s.first_op, s.first_ratio, s.first_z,
+                         s.by_prefix ? " (by prefixes)" : "");
+            par_node_strip_free(&s);
+        }
+    }
+}
