@@ -2,16 +2,17 @@
 # check_runtimes.sh EXE OUTDIR JOBS RUNTIME - the `make check` step of one runtime under test through its runner
 # (docs/runners.md): the quick suite on its instances, judged like every backend, then the records that did not pass
 # compared with backends/runner/known_RUNTIME.txt (tools/known_findings.py): what the runtime itself computes
-# otherwise than parity's ops (docs/findings.md, "Findings in ONNX Runtime" / "in LiteRT" / "in ncnn", each with a
-# script of the runtime's own API under tools/runners/findings/). Every record must PASS, be UNSUPPORTED (skipped),
-# or be a listed finding that still reproduces with its listed verdict; anything else, and a listed finding that no
-# longer reproduces, fails. Where the runtime is not installed (no build/venv, or its package missing): one skip
-# naming why, never a pass.
-exe=$1 out=$2 jobs=$3 rt=$4
+# otherwise than parity's ops (docs/findings.md, "Findings in ONNX Runtime" / "in LiteRT" / "in ncnn" / "in
+# ExecuTorch", each with a script of the runtime's own API under tools/runners/findings/). Every record must PASS,
+# be UNSUPPORTED (skipped), or be a listed finding that still reproduces with its listed verdict; anything else, and
+# a listed finding that no longer reproduces, fails. Where the runtime is not installed (no build/venv, or its
+# package missing): one skip naming why, never a pass.
+exe=$1 out=$2 jobs=$3 rt=$4 opts=
 case $rt in
 ort) backends='ort,ort[opt=0]' ;;
 litert) backends='litert,litert[delegate=none]' ;;
 ncnn) backends='ncnn' ;; # its CPU path in f32 (8 s); ncnn[vulkan=1] takes 213 s on lavapipe: docs/runners.md
+executorch) backends='executorch' opts='--timeout 600' ;; # each worker's first case waits for torch's import
 *) echo "check_runtimes.sh: unknown runtime '$rt'" >&2; exit 2 ;;
 esac
 known=backends/runner/known_$rt.txt
@@ -21,7 +22,7 @@ if ! "$exe" list backends 2>/dev/null | awk -v n="$rt" '$1 == n && $3 == "yes" {
     echo "conformance-$rt: 0 passed, 0 failed, 1 skipped"
     exit 0
 fi
-"$exe" run --suite quick -b "$backends" -j "$jobs" --no-progress --out "$out" >"$out.log" 2>&1
+"$exe" run --suite quick -b "$backends" -j "$jobs" $opts --no-progress --out "$out" >"$out.log" 2>&1
 rc=$?
 grep -v "^conformance: " "$out.log" | grep -E "^(backend|$rt|ties|infinite)" | head -n 8
 if [ "$rc" -gt 1 ] || [ ! -f "$out/report.json" ]; then
