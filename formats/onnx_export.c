@@ -539,6 +539,22 @@ static int ex_axis(ex *e)
     return finish_out(e, node(e, onnx_twin(e->node->op), n, in, out_name(e), &l));
 }
 
+/* argmax / argmin: ONNX's ArgMax / ArgMin give int64 indices, parity's i32: a Cast to int32 after it, under the
+ * output's name. */
+static int ex_arg(ex *e)
+{
+    attrs l = {.n = 0};
+    at_i(e, &l, "axis", par_attr_int(e->node, "axis", 0));
+    at_i(e, &l, "keepdims", par_attr_int(e->node, "keepdims", 0));
+    at_i(e, &l, "select_last_index", par_attr_int(e->node, "select_last", 0));
+    const char *in[1] = {x0(e)};
+    const char *idx = node(e, onnx_twin(e->node->op), 1, in, fresh(e, "index"), &l);
+    if (!idx) return EX_ERR;
+    attrs c = {.n = 0};
+    at_i(e, &c, "to", PAR_ONNX_INT32);
+    return node(e, "Cast", 1, &idx, out_name(e), &c) ? EX_OK : EX_ERR;
+}
+
 static int ex_reshape(ex *e)
 {
     const par_value *y = &e->g->values[e->node->outputs[0]];
@@ -731,6 +747,7 @@ static const ex_row rows[] = {
     {"amin", "ReduceMin", ex_reduce}, {"prod", "ReduceProd", ex_reduce}, {"norm_l1", "ReduceL1", ex_reduce},
     {"norm_l2", "ReduceL2", ex_reduce}, {"sum_square", "ReduceSumSquare", ex_reduce},
     {"logsumexp", "ReduceLogSumExp", ex_reduce},
+    {"argmax", "ArgMax", ex_arg}, {"argmin", "ArgMin", ex_arg},
     {"softmax", "Softmax", ex_axis}, {"log_softmax", "LogSoftmax", ex_axis}, {"concat", "Concat", ex_axis},
     {"upsample_nearest2d", "Resize", ex_resize}, {"upsample_bilinear2d", "Resize", ex_resize},
     {"upsample_nearest_exact2d", "Resize", ex_resize}, {"upsample_bicubic2d", "Resize", ex_resize},

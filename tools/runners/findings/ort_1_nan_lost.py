@@ -1,6 +1,7 @@
-"""ONNX Runtime 1.32 finding 1: ReduceMax, ReduceMin and MaxPool lose NaN (docs/findings.md, ONNX Runtime 1).
-A NaN input must give NaN (docs/ops.md). The models are parity's exports of
-amax(x=[2,3,6,7],in=hazard:nan_inf)#seed=1 (ReduceMax over the last axis) and max_pool2d(...) (MaxPool 2x2/2)."""
+"""ONNX Runtime 1.32 finding 1: ReduceMax, ReduceMin, MaxPool and ArgMax lose NaN (docs/findings.md, ONNX Runtime 1).
+A NaN input must give NaN, and ArgMax / ArgMin the index of the first NaN (docs/ops.md). The models are parity's
+exports of amax(x=[2,3,6,7],in=hazard:nan_inf)#seed=1 (ReduceMax over the last axis), max_pool2d(...) (MaxPool
+2x2/2) and argmax(...) (ArgMax along the last axis, then a Cast to int32)."""
 import os, sys
 import numpy as np
 from findings_common import ort_run
@@ -22,5 +23,10 @@ for opt in (1, 0):
     print(f"opt={opt}: ReduceMax([1, 2, nan, 3, 4, 5, 6]) = {got_max} (want {want_max}); "
           f"MaxPool window [[nan, 3], [3, 4]] = {got_pool} (want {want_pool})")
     bad += (not np.isnan(got_max)) + (not np.isnan(got_pool))
+    xa = np.zeros((2, 3, 6, 7), np.float32)
+    xa[0, 0, 0, :2] = [1.0, np.nan]  # argmax along the last axis of the row [1, nan, 0, ...]: the NaN, index 1
+    got_arg = run("ort_1_argmax.onnx", xa, opt)[0, 0, 0]
+    print(f"opt={opt}: ArgMax([1, nan, 0, 0, 0, 0, 0]) = {got_arg} (want 1)")
+    bad += got_arg != 1
 print("REPRODUCED" if bad else "not reproduced")
 sys.exit(0 if bad else 1)
