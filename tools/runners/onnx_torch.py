@@ -440,7 +440,9 @@ OPS = {
     "Log": _unary(torch.log), "Sqrt": _unary(torch.sqrt), "Erf": _unary(torch.erf), "Sin": _unary(torch.sin),
     "Cos": _unary(torch.cos), "Tan": _unary(torch.tan), "Floor": _unary(torch.floor), "Ceil": _unary(torch.ceil),
     "Round": _unary(torch.round), "Sign": _unary(torch.sign), "Reciprocal": _unary(torch.reciprocal),
-    "Softplus": _unary(F.softplus), "Softsign": _unary(F.softsign), "HardSwish": _unary(F.hardswish),
+    "Softplus": _unary(F.softplus),
+    "Softsign": _unary(lambda x: torch.where(torch.isinf(x), torch.sign(x), F.softsign(x))),  # F.softsign: NaN at inf
+    "HardSwish": _unary(F.hardswish),
     "Not": _unary(torch.logical_not), "Identity": _unary(lambda x: x),
     "Elu": lambda ctx, x: F.elu(x, ctx.attrs.get("alpha", 1.0)),
     "LeakyRelu": lambda ctx, x: F.leaky_relu(x, ctx.attrs.get("alpha", 0.01)),
