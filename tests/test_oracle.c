@@ -245,6 +245,7 @@ static void test_companion_values(void)
         t.v[i] = i;
         t.e[i] = 100;
     }
+    double *own_s = t.s; /* par_rt_alloc's scales, given back before the free */
     r.f = f;
     t.s = sc;
     /* d = 3, 2 (less its flush part 0.5: 1.5), 4 (t = 2: z = 2), skipped (t = 0), skipped (infinite budget) */
@@ -263,7 +264,7 @@ static void test_companion_values(void)
     CU_ASSERT(isnan(m.stat_z));
     CU_ASSERT_EQUAL(m.stat_skip, PAR_STAT_SKIP_NONE);
     r.f = NULL;
-    t.s = NULL;
+    t.s = own_s;
     par_rt_free(&r);
     par_rt_free(&t);
 }
