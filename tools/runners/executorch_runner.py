@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_runner import Unsupported, serve
+from parity_runner import Unsupported, int_option, serve
 
 from importlib.metadata import PackageNotFoundError, version as _pkg_version
 
@@ -66,12 +66,7 @@ class ExecuTorch:
         self.delegate = str(options.get("delegate", "xnnpack"))
         if self.delegate not in DELEGATES:
             raise Unsupported(f"option delegate={self.delegate!r}: xnnpack or none")
-        try:
-            self.threads = int(options.get("threads", 1))
-        except ValueError:
-            self.threads = 0
-        if self.threads < 1:
-            raise Unsupported(f"option threads={options.get('threads')!r}: an integer >= 1")
+        self.threads = int_option(options, "threads", 1, 1)
         # XNNPACK runs with FTZ/DAZ set (as the `xnnpack` and `litert` backends declare): measured on relu's
         # subnormal edge cases, which come out as 0 through the delegate; the portable kernels keep them.
         declares = {"flush_subnormals": True} if self.delegate == "xnnpack" else {}

@@ -8,7 +8,7 @@ subgraph's inputs/outputs order (the interpreter's InputIndices/OutputIndices), 
 import os, re, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_runner import Unsupported, serve
+from parity_runner import Unsupported, int_option, serve
 
 try:
     import ai_edge_litert
@@ -34,12 +34,7 @@ class LiteRT:
             raise Unsupported(f"option delegate={delegate!r}: xnnpack (the default delegates) or none")
         self.resolver = OpResolverType.AUTO if delegate == "xnnpack" else \
             OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES
-        try:
-            self.threads = int(options.get("threads", 1))
-        except ValueError:
-            self.threads = -1
-        if self.threads < 0:
-            raise Unsupported(f"option threads={options['threads']!r}: an integer >= 0")
+        self.threads = int_option(options, "threads", 1, 0)
         # What parity's quick suite measured of each (docs/runners.md, "Declarations"): the XNNPACK delegate flushes
         # subnormal inputs and results to zero (relu of 1.15e-38 is 0), as XNNPACK does; its quantized add rounds
         # exact ties half up (rndnu). The built-in kernels keep subnormals and requantize as gemmlowp (ties half away

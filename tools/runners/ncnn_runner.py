@@ -19,7 +19,7 @@ hello's options:
 import atexit, json, os, sys, tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_runner import Unsupported, serve
+from parity_runner import Unsupported, int_option, serve
 
 try:
     import numpy as np
@@ -48,12 +48,7 @@ class Ncnn:
         self.winograd = _flag("winograd", options.get("winograd", "0"))
         self.vulkan = _flag("vulkan", options.get("vulkan", "0"))
         self.fp16 = _flag("fp16", options.get("fp16", "0"))
-        try:
-            self.threads = int(options.get("threads", 1))
-        except ValueError:
-            self.threads = 0
-        if self.threads < 1:
-            raise Unsupported(f"option threads={options.get('threads')!r}: an integer >= 1")
+        self.threads = int_option(options, "threads", 1, 1)
         hello = {"runtime": "ncnn", "version": ncnn.__version__, "formats": ["ncnn"]}
         if self.vulkan:
             if ncnn.get_gpu_count() < 1:

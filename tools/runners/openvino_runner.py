@@ -8,7 +8,7 @@ default on a CPU with AVX-512 BF16 or AMX is bf16, not f32: an unset hint would 
 import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_runner import Unsupported, serve
+from parity_runner import Unsupported, int_option, serve
 
 try:
     import openvino as ov
@@ -29,12 +29,7 @@ class OpenVino:
         self.precision = str(options.get("precision", "f32"))
         if self.precision not in PRECISIONS:
             raise Unsupported(f"option precision={self.precision!r}: f32, bf16 or f16")
-        try:
-            self.threads = int(options.get("threads", 1))
-        except ValueError:
-            self.threads = -1
-        if self.threads < 1:
-            raise Unsupported(f"option threads={options.get('threads')!r}: an integer >= 1")
+        self.threads = int_option(options, "threads", 1, 1)
         if not hasattr(self, "core"):
             self.core = ov.Core()
         if "CPU" not in self.core.available_devices:

@@ -7,7 +7,7 @@ provider of this onnxruntime, default CPUExecutionProvider; "CPU" is short for i
 import os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from parity_runner import Unsupported, serve
+from parity_runner import Unsupported, int_option, serve
 
 try:
     import onnxruntime as ort
@@ -15,15 +15,6 @@ try:
 except ImportError as e:
     ort, MISSING = None, f"{e} (make deps installs onnxruntime into build/venv)"
 
-
-def _int(key, value, lo):
-    try:
-        n = int(value)
-    except (TypeError, ValueError):
-        n = lo - 1
-    if n < lo:
-        raise Unsupported(f"option {key}={value!r}: an integer >= {lo}")
-    return n
 
 
 class Ort:
@@ -38,7 +29,7 @@ class Ort:
             raise Unsupported(f"option opt={opt!r}: 1 (all graph optimizations) or 0 (none)")
         self.level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL if opt == "1" else \
             ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        self.threads = _int("threads", options.get("threads", 1), 0)
+        self.threads = int_option(options, "threads", 1, 0)
         provider = str(options.get("provider", "CPUExecutionProvider"))
         available = ort.get_available_providers()
         if provider not in available and provider + "ExecutionProvider" in available:

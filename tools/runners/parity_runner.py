@@ -22,6 +22,18 @@ class Unsupported(Exception):
     """The runtime cannot do this: an op, a dtype, an option, the runtime itself missing."""
 
 
+def int_option(options, key, default, lo):
+    """An integer option of the backend spec (threads=N, ...) of at least lo, or Unsupported naming it."""
+    value = options.get(key, default)
+    try:
+        n = int(value)
+    except (TypeError, ValueError):
+        n = lo - 1
+    if n < lo:
+        raise Unsupported(f"option {key}={value!r}: an integer >= {lo}")
+    return n
+
+
 class Malformed(Exception):
     """A request that breaks the protocol (answered as an error, without a traceback)."""
 
