@@ -203,15 +203,13 @@ static void run_binary(const cpu_plan *p, const cpu_step *s)
 
 par_status cpu_lower_binary(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
-    const char *op = s->node->op;
     binary_state *st = calloc(1, sizeof *st);
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = free_state;
-    st->op = strcmp(op, "add") == 0 ? CPU_BIN_ADD : strcmp(op, "sub") == 0 ? CPU_BIN_SUB
-           : strcmp(op, "mul") == 0 ? CPU_BIN_MUL : CPU_BIN_DIV;
-    st->extra = strcmp(op, "minimum") == 0 ? BX_MIN : strcmp(op, "maximum") == 0 ? BX_MAX
-              : strcmp(op, "pow") == 0 ? BX_POW : BX_NONE;
+    st->op = s->variant <= CPU_BIN_DIV ? (cpu_binop)s->variant : CPU_BIN_ADD;
+    st->extra = s->variant == CPU_BIN_MINIMUM ? BX_MIN : s->variant == CPU_BIN_MAXIMUM ? BX_MAX
+              : s->variant == CPU_BIN_POW ? BX_POW : BX_NONE;
     st->v = cpu_vops_for(p->isa);
     const cpu_tensor *y = &p->t[s->out], *a = &p->t[s->in[0]], *b = &p->t[s->in[1]];
     int64_t as[PAR_MAX_RANK], bs[PAR_MAX_RANK];
@@ -257,26 +255,9 @@ par_status cpu_lower_binary(cpu_plan *p, cpu_step *s, par_msg *msg)
 /* ---------------------------------------------------------------------------------------------------------------
  * Unary ops: input and output have the same shape, so the same layout: one flat loop over numel, in tiles.
  * ------------------------------------------------------------------------------------------------------------- */
-typedef enum unary_kind {
-    UN_CLAMP, UN_LEAKY, UN_SIGMOID, UN_TANH, UN_HARDSIGMOID, UN_HARDSWISH, UN_ELU, UN_SILU, UN_GELU, UN_GELU_TANH,
-    UN_SQRT, UN_RSQRT,
-    UN_ABS, UN_NEG, UN_FLOOR, UN_CEIL, UN_ROUND, UN_SIGN, UN_EXP, UN_LOG, UN_RECIPROCAL, UN_SOFTPLUS, UN_SOFTSIGN,
-    UN_ERF, UN_SIN, UN_COS,
-} unary_kind;
-
-/* The unary math ops by name (each lowers to its kind with no attribute). */
-static const struct {
-    const char *op;
-    unary_kind kind;
-} math_kinds[] = {
-    {"abs", UN_ABS},           {"neg", UN_NEG},           {"floor", UN_FLOOR},       {"ceil", UN_CEIL},
-    {"round", UN_ROUND},       {"sign", UN_SIGN},         {"exp", UN_EXP},           {"log", UN_LOG},
-    {"reciprocal", UN_RECIPROCAL}, {"softplus", UN_SOFTPLUS}, {"softsign", UN_SOFTSIGN}, {"erf", UN_ERF},
-    {"sin", UN_SIN},           {"cos", UN_COS},
-};
-
 typedef struct unary_state {
-    unary_kind kind;
+    cpu_unary_kind kind;
+    cpu_map_fn of;                      /* CPU_UN_MAP: the element function */
     float lo, hi, alpha;
     const cpu_vops *v;
     int64_t n;
@@ -309,32 +290,51 @@ static float gelu_tanh_of(float xf)
     return xf == -INFINITY ? -0.0f : (float)(x / (1.0 + exp(-2.0 * u)));
 }
 
-/* The unary math ops. abs, neg, floor, ceil, round and sign are exact in f32 (nearbyintf rounds half to even in
- * the default rounding mode: torch.round, ONNX Round); reciprocal is one correctly rounded division. The
- * transcendental ones are computed in double and rounded once to f32 (the double functions err by about 2^-52
- * relative, so the result is within one f32 ulp, far inside the oracle's 4 ulps), in the forms without overflow or
- * cancellation: softplus as x + log1p(e^-x) above 0 and log1p(e^x) below; softsign x / (1 + |x|), whose limits +-1 at
- * +-inf are said explicitly (inf / inf is NaN). sign keeps +-0 and NaN. */
-static float math_of(unary_kind k, float xf)
+/* The element-wise maps: one f32 function each, named in map_table below. abs, neg, floor, ceil, round and sign are
+ * exact in f32 (nearbyintf rounds half to even in the default rounding mode: torch.round, ONNX Round); reciprocal
+ * is one correctly rounded division; IEEE sqrt is correctly rounded; rsqrt is 1 / sqrt (two roundings: sqrt(-0) =
+ * -0, 1 / -0 = -inf). The transcendental ones are computed in double and rounded once to f32 (the double functions
+ * err by about 2^-52 relative, so the result is within one f32 ulp, far inside the oracle's 4 ulps), in the forms
+ * without overflow or cancellation: softplus as x + log1p(e^-x) above 0 and log1p(e^x) below; softsign x / (1 +
+ * |x|), whose limits +-1 at +-inf are said explicitly (inf / inf is NaN). sign keeps +-0 and NaN. */
+static float abs_of(float x) { return fabsf(x); }
+static float neg_of(float x) { return -x; }
+static float floor_of(float x) { return floorf(x); }
+static float ceil_of(float x) { return ceilf(x); }
+static float round_of(float x) { return nearbyintf(x); }
+static float sign_of(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }
+static float exp_of(float x) { return (float)exp(x); }
+static float log_of(float x) { return (float)log(x); }
+static float reciprocal_of(float x) { return 1.0f / x; }
+static float sqrt_of(float x) { return sqrtf(x); }
+static float rsqrt_of(float x) { return 1.0f / sqrtf(x); }
+static float softplus_of(float xf)
 {
     const double x = xf;
-    switch (k) {
-    case UN_ABS: return fabsf(xf);
-    case UN_NEG: return -xf;
-    case UN_FLOOR: return floorf(xf);
-    case UN_CEIL: return ceilf(xf);
-    case UN_ROUND: return nearbyintf(xf);
-    case UN_SIGN: return xf > 0.0f ? 1.0f : xf < 0.0f ? -1.0f : xf;
-    case UN_EXP: return (float)exp(x);
-    case UN_LOG: return (float)log(x);
-    case UN_RECIPROCAL: return 1.0f / xf;
-    case UN_SOFTPLUS: return (float)(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
-    case UN_SOFTSIGN: return isinf(xf) ? copysignf(1.0f, xf) : xf / (1.0f + fabsf(xf));
-    case UN_ERF: return (float)erf(x);
-    case UN_SIN: return (float)sin(x);
-    case UN_COS: return (float)cos(x);
-    default: return xf;
-    }
+    return (float)(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
+}
+static float softsign_of(float x) { return isinf(x) ? copysignf(1.0f, x) : x / (1.0f + fabsf(x)); }
+static float erf_of(float x) { return (float)erf((double)x); }
+static float sin_of(float x) { return (float)sin((double)x); }
+static float cos_of(float x) { return (float)cos((double)x); }
+
+/* The unary maps by op name: adding one is a row here and its function above. */
+static const struct {
+    const char *op;
+    cpu_map_fn of;
+} map_table[] = {
+    {"abs", abs_of},   {"neg", neg_of},       {"floor", floor_of},           {"ceil", ceil_of},
+    {"round", round_of}, {"sign", sign_of},   {"exp", exp_of},               {"log", log_of},
+    {"sqrt", sqrt_of}, {"rsqrt", rsqrt_of},   {"reciprocal", reciprocal_of}, {"softplus", softplus_of},
+    {"softsign", softsign_of}, {"erf", erf_of}, {"sin", sin_of},             {"cos", cos_of},
+    {"silu", silu_of},
+};
+
+cpu_map_fn cpu_unary_map(const char *op)
+{
+    for (size_t k = 0; k < sizeof map_table / sizeof map_table[0]; k++)
+        if (strcmp(map_table[k].op, op) == 0) return map_table[k].of;
+    return NULL;
 }
 
 static void unary_tile(void *ctx, size_t tile)
@@ -344,24 +344,18 @@ static void unary_tile(void *ctx, size_t tile)
     const float *x = st->x + i0;
     float *y = st->y + i0;
     switch (st->kind) {
-    case UN_CLAMP: st->v->clamp(len, x, y, st->lo, st->hi); break;
-    case UN_SIGMOID: st->v->sigmoid(len, x, y); break;
-    case UN_TANH: st->v->tanh(len, x, y); break;
-    case UN_HARDSIGMOID: st->v->hardsigmoid(len, x, y); break;
-    case UN_HARDSWISH: st->v->hardswish(len, x, y); break;
-    case UN_LEAKY:
+    case CPU_UN_CLAMP: st->v->clamp(len, x, y, st->lo, st->hi); break;
+    case CPU_UN_SIGMOID: st->v->sigmoid(len, x, y); break;
+    case CPU_UN_TANH: st->v->tanh(len, x, y); break;
+    case CPU_UN_HARDSIGMOID: st->v->hardsigmoid(len, x, y); break;
+    case CPU_UN_HARDSWISH: st->v->hardswish(len, x, y); break;
+    case CPU_UN_LEAKY:
         for (int64_t i = 0; i < len; i++) y[i] = x[i] >= 0.0f ? x[i] : st->alpha * x[i];
         break;
-    case UN_ELU: /* expm1f: accurate exp(x) - 1 near 0 */
+    case CPU_UN_ELU: /* expm1f: accurate exp(x) - 1 near 0 */
         for (int64_t i = 0; i < len; i++) y[i] = x[i] > 0.0f ? x[i] : st->alpha * expm1f(x[i]);
         break;
-    case UN_SILU: for (int64_t i = 0; i < len; i++) y[i] = silu_of(x[i]); break;
-    case UN_GELU: for (int64_t i = 0; i < len; i++) y[i] = gelu_of(x[i]); break;
-    case UN_GELU_TANH: for (int64_t i = 0; i < len; i++) y[i] = gelu_tanh_of(x[i]); break;
-    /* IEEE sqrt is correctly rounded; rsqrt as 1 / sqrt (two roundings): sqrt(-0) = -0, 1 / -0 = -inf */
-    case UN_SQRT: for (int64_t i = 0; i < len; i++) y[i] = sqrtf(x[i]); break;
-    case UN_RSQRT: for (int64_t i = 0; i < len; i++) y[i] = 1.0f / sqrtf(x[i]); break;
-    default: for (int64_t i = 0; i < len; i++) y[i] = math_of(st->kind, x[i]); break;
+    case CPU_UN_MAP: for (int64_t i = 0; i < len; i++) y[i] = st->of(x[i]); break;
     }
 }
 
@@ -373,9 +367,10 @@ static void run_unary(const cpu_plan *p, const cpu_step *s)
     cpu_parallel(p, unary_tile, st, (size_t)((st->n + TILE - 1) / TILE));
 }
 
-/* A unary step of one kind; lo, hi: the clamp bounds (UN_CLAMP), alpha: the slope or scale (UN_LEAKY, UN_ELU). */
-static par_status lower_unary_kind(cpu_plan *p, cpu_step *s, unary_kind kind, float lo, float hi, float alpha,
-                                   par_msg *msg)
+/* A unary step of one kind; lo, hi: the clamp bounds (CPU_UN_CLAMP), alpha: the slope or scale (CPU_UN_LEAKY,
+ * CPU_UN_ELU), of: the element function (CPU_UN_MAP). */
+static par_status lower_unary_kind(cpu_plan *p, cpu_step *s, cpu_unary_kind kind, cpu_map_fn of, float lo, float hi,
+                                   float alpha, par_msg *msg)
 {
     unary_state *st = calloc(1, sizeof *st);
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
@@ -384,47 +379,40 @@ static par_status lower_unary_kind(cpu_plan *p, cpu_step *s, unary_kind kind, fl
     st->v = cpu_vops_for(p->isa);
     st->n = p->t[s->out].numel;
     st->kind = kind;
+    st->of = of;
     st->lo = lo, st->hi = hi, st->alpha = alpha;
     s->run = run_unary;
     return PAR_OK;
 }
 
+/* The op table's unary family: the row's variant is the kind; the clamp family reads its bounds by the kit's rule. */
 par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
     const par_node *n = s->node;
-    const char *op = n->op;
-    unary_kind kind;
     float lo = -INFINITY, hi = INFINITY, alpha = 0.0f;
-    if (par_clamp_bounds_f32(n, &lo, &hi)) kind = UN_CLAMP;
-    else if (strcmp(op, "leaky_relu") == 0) kind = UN_LEAKY, alpha = (float)par_attr_float(n, "negative_slope", 0.01);
-    else if (strcmp(op, "sigmoid") == 0) kind = UN_SIGMOID;
-    else if (strcmp(op, "tanh") == 0) kind = UN_TANH;
-    else if (strcmp(op, "hardsigmoid") == 0) kind = UN_HARDSIGMOID;
-    else if (strcmp(op, "hardswish") == 0) kind = UN_HARDSWISH;
-    else if (strcmp(op, "elu") == 0) kind = UN_ELU, alpha = (float)par_attr_float(n, "alpha", 1.0);
-    else if (strcmp(op, "sqrt") == 0) kind = UN_SQRT;
-    else if (strcmp(op, "rsqrt") == 0) kind = UN_RSQRT;
-    else {
-        size_t k = 0;
-        while (k < sizeof math_kinds / sizeof math_kinds[0] && strcmp(math_kinds[k].op, op) != 0) k++;
-        if (k == sizeof math_kinds / sizeof math_kinds[0])
-            return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", op);
-        kind = math_kinds[k].kind;
+    switch ((cpu_unary_kind)s->variant) {
+    case CPU_UN_CLAMP: par_clamp_bounds_f32(n, &lo, &hi); break;
+    case CPU_UN_LEAKY: alpha = (float)par_attr_float(n, "negative_slope", 0.01); break;
+    case CPU_UN_ELU: alpha = (float)par_attr_float(n, "alpha", 1.0); break;
+    default: break;
     }
-    return lower_unary_kind(p, s, kind, lo, hi, alpha, msg);
+    return lower_unary_kind(p, s, (cpu_unary_kind)s->variant, NULL, lo, hi, alpha, msg);
 }
 
-par_status cpu_lower_silu(cpu_plan *p, cpu_step *s, par_msg *msg)
+/* A unary map (cpu_unary_map). */
+par_status cpu_lower_map(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
-    return lower_unary_kind(p, s, UN_SILU, 0.0f, 0.0f, 0.0f, msg);
+    const cpu_map_fn of = cpu_unary_map(s->node->op);
+    if (!of) return par_msgf(msg, PAR_UNSUPPORTED, "unary op '%s' is not implemented", s->node->op);
+    return lower_unary_kind(p, s, CPU_UN_MAP, of, 0.0f, 0.0f, 0.0f, msg);
 }
 
 /* gelu: attribute approximate = "none" (erf form, the default) or "tanh". */
 par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
     const char *approx = par_attr_str(s->node, "approximate", "none");
-    if (strcmp(approx, "none") == 0) return lower_unary_kind(p, s, UN_GELU, 0.0f, 0.0f, 0.0f, msg);
-    if (strcmp(approx, "tanh") == 0) return lower_unary_kind(p, s, UN_GELU_TANH, 0.0f, 0.0f, 0.0f, msg);
+    if (strcmp(approx, "none") == 0) return lower_unary_kind(p, s, CPU_UN_MAP, gelu_of, 0.0f, 0.0f, 0.0f, msg);
+    if (strcmp(approx, "tanh") == 0) return lower_unary_kind(p, s, CPU_UN_MAP, gelu_tanh_of, 0.0f, 0.0f, 0.0f, msg);
     return par_msgf(msg, PAR_UNSUPPORTED, "gelu: approximate='%s' is neither 'none' nor 'tanh'", approx);
 }
 
@@ -595,7 +583,7 @@ par_status cpu_lower_softmax(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = free_state;
-    st->log_form = strcmp(s->node->op, "log_softmax") == 0;
+    st->log_form = s->variant == CPU_LOG_SOFTMAX;
     st->v = cpu_vops_for(p->isa);
     st->L = x->dims[axis];
     st->inner = st->L == 1 ? 1 : x->strides[axis];

@@ -173,7 +173,7 @@ par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = norm_destroy;
-    st->layer = strcmp(n->op, "layer_norm") == 0;
+    st->layer = s->variant == CPU_NORM_LAYER;
     st->eps = (float)par_attr_float(n, "eps", 1e-5);
     const int64_t inner = x->rank > 2 ? x->numel / (x->dims[0] * x->dims[1]) : 1;
     if (st->layer) {
@@ -183,7 +183,7 @@ par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg)
         st->per_sample = 1, st->cpg = st->n, st->inner = 1;
     } else {
         const int64_t ch = x->dims[1];
-        const int64_t g = strcmp(n->op, "group_norm") == 0 ? par_attr_int(n, "num_groups", 1) : ch;
+        const int64_t g = s->variant == CPU_NORM_GROUP ? par_attr_int(n, "num_groups", 1) : ch;
         if (g < 1 || ch % g != 0) return par_msgf(msg, PAR_ERROR, "%s: num_groups %lld does not divide C", n->op,
                                                   (long long)g);
         st->per_sample = g, st->cpg = ch / g, st->inner = inner, st->n = st->cpg * inner;

@@ -21,10 +21,9 @@ static void free_state(void *s)
 /* ---------------------------------------------------------------------------------------------------------------
  * 2-D pooling. Output sizes (with ceil_mode and the dropped last window) come from the shape-inferred graph.
  * ------------------------------------------------------------------------------------------------------------- */
-typedef enum pool_kind { POOL_MAX, POOL_AVG, POOL_ADAPTIVE, POOL_GLOBAL } pool_kind;
 
 typedef struct pool_state {
-    pool_kind kind;
+    int32_t kind;                       /* CPU_POOL_* */
     int64_t N, H, W, C, OH, OW;
     int64_t kh, kw, sh, sw, dh, dw, pt, pl, pb, pr;
     int include_pad;
@@ -41,7 +40,7 @@ static void pool_row(void *ctx, size_t task)
     const float *x = st->x + n * H * W * C;
     for (int64_t ow = 0; ow < st->OW; ow++) {
         float *y = st->y + ((n * st->OH + oh) * st->OW + ow) * C;
-        if (st->kind == POOL_MAX) {
+        if (st->kind == CPU_POOL_MAX) {
             /* padding never wins: only in-image taps are read; a NaN wins and stays (PyTorch), as in red_acc */
             for (int64_t c = 0; c < C; c++) y[c] = -INFINITY;
             for (int64_t i = 0; i < st->kh; i++) {
@@ -57,7 +56,7 @@ static void pool_row(void *ctx, size_t task)
             continue;
         }
         int64_t h0, h1, w0, w1, divisor;
-        if (st->kind == POOL_AVG) {
+        if (st->kind == CPU_POOL_AVG) {
             /* PyTorch: the window clipped to the padded extent [-pt, H + pb) gives the count_include_pad divisor */
             h0 = oh * st->sh - st->pt, w0 = ow * st->sw - st->pl;
             h1 = h0 + st->kh < H + st->pb ? h0 + st->kh : H + st->pb;
@@ -101,7 +100,7 @@ static void run_pool(const cpu_plan *p, const cpu_step *s)
     pool_state *st = s->state;
     st->x = p->t[s->in[0]].data;
     st->y = p->t[s->out].data;
-    if (st->kind == POOL_GLOBAL) cpu_parallel(p, pool_global, st, (size_t)st->N);
+    if (st->kind == CPU_POOL_GLOBAL) cpu_parallel(p, pool_global, st, (size_t)st->N);
     else cpu_parallel(p, pool_row, st, (size_t)(st->N * st->OH));
 }
 
@@ -114,8 +113,7 @@ par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = free_state;
-    st->kind = strcmp(n->op, "max_pool2d") == 0 ? POOL_MAX : strcmp(n->op, "avg_pool2d") == 0 ? POOL_AVG
-             : strcmp(n->op, "adaptive_avg_pool2d") == 0 ? POOL_ADAPTIVE : POOL_GLOBAL;
+    st->kind = s->variant;
     st->N = x->dims[0], st->C = x->dims[1], st->H = x->dims[2], st->W = x->dims[3];
     st->OH = y->dims[2], st->OW = y->dims[3];
     st->kh = par_attr_ints_at(n, "kernel", 0, 1), st->kw = par_attr_ints_at(n, "kernel", 1, 1);
@@ -124,7 +122,7 @@ par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg)
     st->pt = par_attr_ints_at(n, "padding", 0, 0), st->pl = par_attr_ints_at(n, "padding", 1, 0);
     st->pb = par_attr_ints_at(n, "padding", 2, 0), st->pr = par_attr_ints_at(n, "padding", 3, 0);
     st->include_pad = par_attr_int(n, "count_include_pad", 1) != 0;
-    if (st->kind != POOL_GLOBAL && (st->sh < 1 || st->sw < 1 || st->kh < 1 || st->kw < 1))
+    if (st->kind != CPU_POOL_GLOBAL && (st->sh < 1 || st->sw < 1 || st->kh < 1 || st->kw < 1))
         return par_msgf(msg, PAR_ERROR, "%s: kernel and stride must be >= 1", n->op);
     s->run = run_pool;
     return PAR_OK;
@@ -136,20 +134,19 @@ par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg)
  * reduced axes), then mean divides by the count. amax and amin propagate NaN (PyTorch): once a NaN is held,
  * `v > acc` (`v < acc`) is false for every later v and the NaN stays. One thread: the order of the sums is fixed.
  * ------------------------------------------------------------------------------------------------------------- */
-typedef enum red_kind { RED_MEAN, RED_SUM, RED_AMAX, RED_AMIN, RED_PROD } red_kind;
 
 typedef struct mean_state {
-    red_kind kind;
+    int32_t kind;                       /* CPU_RED_* */
     int32_t rank;
     int64_t dims[PAR_MAX_RANK], xs[PAR_MAX_RANK], ys[PAR_MAX_RANK];
     int64_t count;
 } mean_state;
 
-static inline float red_acc(red_kind kind, float acc, float v)
+static inline float red_acc(int32_t kind, float acc, float v)
 {
-    if (kind == RED_AMIN) return (v < acc || v != v) ? v : acc;
-    if (kind == RED_PROD) return acc * v;
-    if (kind != RED_AMAX) return acc + v;
+    if (kind == CPU_RED_AMIN) return (v < acc || v != v) ? v : acc;
+    if (kind == CPU_RED_PROD) return acc * v;
+    if (kind != CPU_RED_AMAX) return acc + v;
     return (v > acc || v != v) ? v : acc;
 }
 
@@ -159,9 +156,9 @@ static void run_mean(const cpu_plan *p, const cpu_step *s)
     const cpu_tensor *yt = &p->t[s->out];
     const float *x = p->t[s->in[0]].data;
     float *y = yt->data;
-    const red_kind kind = st->kind;
-    const int sel = kind == RED_AMAX || kind == RED_AMIN || kind == RED_PROD; /* through red_acc, not a plain sum */
-    const float init = kind == RED_AMAX ? -INFINITY : kind == RED_AMIN ? INFINITY : kind == RED_PROD ? 1.0f : 0.0f;
+    const int32_t kind = st->kind;
+    const int sel = kind == CPU_RED_AMAX || kind == CPU_RED_AMIN || kind == CPU_RED_PROD; /* through red_acc, not a plain sum */
+    const float init = kind == CPU_RED_AMAX ? -INFINITY : kind == CPU_RED_AMIN ? INFINITY : kind == CPU_RED_PROD ? 1.0f : 0.0f;
     for (int64_t i = 0; i < yt->numel; i++) y[i] = init;
     const int32_t r = st->rank;
     const int64_t n = st->dims[r - 1], xsi = st->xs[r - 1], ysi = st->ys[r - 1];
@@ -188,7 +185,7 @@ static void run_mean(const cpu_plan *p, const cpu_step *s)
             idx[i] = 0;
         }
     }
-    if (kind != RED_MEAN) return;
+    if (kind != CPU_RED_MEAN) return;
     const float dv = (float)st->count;
     for (int64_t i = 0; i < yt->numel; i++) y[i] = y[i] / dv;
 }
@@ -209,8 +206,7 @@ par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = free_state;
-    st->kind = strcmp(n->op, "sum") == 0 ? RED_SUM : strcmp(n->op, "amax") == 0 ? RED_AMAX
-             : strcmp(n->op, "amin") == 0 ? RED_AMIN : strcmp(n->op, "prod") == 0 ? RED_PROD : RED_MEAN;
+    st->kind = s->variant;
     /* y's stride seen from each x dim: 0 where reduced; y dims follow x's, minus the reduced ones without keepdims */
     int64_t xs[PAR_MAX_RANK], ys[PAR_MAX_RANK], d[PAR_MAX_RANK];
     int32_t yd = 0;
@@ -296,7 +292,7 @@ par_status cpu_lower_arg(cpu_plan *p, cpu_step *s, par_msg *msg)
     int64_t ax = par_attr_int(n, "axis", 0);
     if (ax < 0) ax += x->rank;
     if (ax < 0 || ax >= x->rank) return par_msgf(msg, PAR_ERROR, "attribute 'axis': out of range");
-    st->min = strcmp(n->op, "argmin") == 0;
+    st->min = s->variant == CPU_ARG_MIN;
     st->last = par_attr_int(n, "select_last", 0) != 0;
     st->rank = x->rank;
     st->axis = (int32_t)ax;
@@ -314,7 +310,6 @@ par_status cpu_lower_arg(cpu_plan *p, cpu_step *s, par_msg *msg)
  * whatever the scale (and nearest maps dst to dst / 2 at twice the size); bicubic has none (it resamples with the
  * scale).
  * ------------------------------------------------------------------------------------------------------------- */
-enum { UP_NEAREST, UP_NEAREST_EXACT, UP_BILINEAR, UP_BICUBIC };
 
 typedef struct axis_map {
     int64_t i[4]; /* source indices (taps), clamped to [0, in - 1] */
@@ -348,20 +343,20 @@ static axis_map map_axis(const par_node *n, int kind, int axis, int64_t dst, int
     const int has_size = par_attr_count(n, "size") == 2;
     const double inv_scale = 1.0 / par_attr_floats_at(n, "scale", axis, 1.0);
     axis_map m = {{0, 0, 0, 0}, {1.0f, 0.0f, 0.0f, 0.0f}};
-    if (kind == UP_NEAREST || kind == UP_NEAREST_EXACT) {
+    if (kind == CPU_UP_NEAREST || kind == CPU_UP_NEAREST_EXACT) {
         int64_t src;
-        if (kind == UP_NEAREST && (out == in || out == 2 * in)) src = out == in ? dst : dst / 2;
-        else if (kind == UP_NEAREST) src = has_size ? dst * in / out : (int64_t)floor((double)dst * inv_scale);
+        if (kind == CPU_UP_NEAREST && (out == in || out == 2 * in)) src = out == in ? dst : dst / 2;
+        else if (kind == CPU_UP_NEAREST) src = has_size ? dst * in / out : (int64_t)floor((double)dst * inv_scale);
         else src = has_size ? (2 * dst + 1) * in / (2 * out) : (int64_t)floor(((double)dst + 0.5) * inv_scale);
         m.i[0] = src < in - 1 ? src : in - 1;
         return m;
     }
     const int ac = par_attr_int(n, "align_corners", 0) != 0;
     float src;
-    if (in == out && kind == UP_BILINEAR) src = (float)dst; /* bilinear's same-size rule; bicubic has none */
+    if (in == out && kind == CPU_UP_BILINEAR) src = (float)dst; /* bilinear's same-size rule; bicubic has none */
     else if (ac) src = (out > 1 ? (float)(in - 1) / (float)(out - 1) : 0.0f) * (float)dst;
     else src = (has_size ? (float)in / (float)out : (float)inv_scale) * ((float)dst + 0.5f) - 0.5f;
-    if (kind == UP_BICUBIC) { /* taps floor(src) - 1 .. + 2, the source coordinate not clamped */
+    if (kind == CPU_UP_BICUBIC) { /* taps floor(src) - 1 .. + 2, the source coordinate not clamped */
         const float f = floorf(src), t = src - f;
         for (int k = 0; k < 4; k++) m.i[k] = clamp_tap((int64_t)f - 1 + k, in);
         m.w[0] = cc2(t + 1.0f);
@@ -433,11 +428,8 @@ par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = upsample_destroy;
-    st->kind = strcmp(n->op, "upsample_bilinear2d") == 0        ? UP_BILINEAR
-               : strcmp(n->op, "upsample_bicubic2d") == 0       ? UP_BICUBIC
-               : strcmp(n->op, "upsample_nearest_exact2d") == 0 ? UP_NEAREST_EXACT
-                                                                : UP_NEAREST;
-    st->taps = st->kind == UP_BILINEAR ? 2 : st->kind == UP_BICUBIC ? 4 : 1;
+    st->kind = s->variant;
+    st->taps = st->kind == CPU_UP_BILINEAR ? 2 : st->kind == CPU_UP_BICUBIC ? 4 : 1;
     st->N = x->dims[0], st->C = x->dims[1], st->H = x->dims[2], st->W = x->dims[3];
     st->OH = y->dims[2], st->OW = y->dims[3];
     st->mh = malloc((size_t)(st->OH + st->OW) * sizeof *st->mh);

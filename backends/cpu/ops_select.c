@@ -186,7 +186,6 @@ par_status cpu_lower_embedding(cpu_plan *p, cpu_step *s, par_msg *msg)
 }
 
 /* ---- eq, gt, lt, ge, le: operands y (bool bytes), a, b; IEEE comparisons (NaN compares false) ------------------- */
-enum { CMP_EQ, CMP_GT, CMP_LT, CMP_GE, CMP_LE, LOG_AND, LOG_OR, LOG_XOR, LOG_NOT };
 
 static void run_compare(const cpu_plan *p, const cpu_step *s)
 {
@@ -199,10 +198,10 @@ static void run_compare(const cpu_plan *p, const cpu_step *s)
         const float x = a[off[1]], z = b[off[2]];
         int r;
         switch (st->op) {
-        case CMP_EQ: r = x == z; break;
-        case CMP_GT: r = x > z; break;
-        case CMP_LT: r = x < z; break;
-        case CMP_GE: r = x >= z; break;
+        case CPU_CMP_EQ: r = x == z; break;
+        case CPU_CMP_GT: r = x > z; break;
+        case CPU_CMP_LT: r = x < z; break;
+        case CPU_CMP_GE: r = x >= z; break;
         default: r = x <= z; break;
         }
         out[off[0]] = (uint8_t)r;
@@ -210,21 +209,12 @@ static void run_compare(const cpu_plan *p, const cpu_step *s)
     }
 }
 
-static int32_t op_code(const char *op)
-{
-    static const char *const names[] = {"eq", "gt", "lt", "ge", "le", "logical_and", "logical_or", "logical_xor",
-                                        "logical_not"};
-    for (int32_t k = 0; k < (int32_t)(sizeof names / sizeof names[0]); k++)
-        if (strcmp(names[k], op) == 0) return k;
-    return -1;
-}
-
 par_status cpu_lower_compare(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
     sel_state *st = NULL;
     par_status r = broadcast_state(p, s, 2, &st, msg);
     if (r != PAR_OK) return r;
-    st->op = op_code(s->node->op);
+    st->op = s->variant;
     s->run = run_compare;
     return PAR_OK;
 }
@@ -242,9 +232,9 @@ static void run_logical(const cpu_plan *p, const cpu_step *s)
         const int x = a[off[1]] != 0, z = b[off[2]] != 0;
         int r;
         switch (st->op) {
-        case LOG_AND: r = x && z; break;
-        case LOG_OR: r = x || z; break;
-        case LOG_XOR: r = x != z; break;
+        case CPU_LOG_AND: r = x && z; break;
+        case CPU_LOG_OR: r = x || z; break;
+        case CPU_LOG_XOR: r = x != z; break;
         default: r = !x; break;
         }
         out[off[0]] = (uint8_t)r;
@@ -257,7 +247,7 @@ par_status cpu_lower_logical(cpu_plan *p, cpu_step *s, par_msg *msg)
     sel_state *st = NULL;
     par_status r = broadcast_state(p, s, s->n_in, &st, msg);
     if (r != PAR_OK) return r;
-    st->op = op_code(s->node->op);
+    st->op = s->variant;
     s->run = run_logical;
     return PAR_OK;
 }

@@ -15,12 +15,14 @@
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Op table: how each op lowers. An op absent here is UNSUPPORTED; adding an op is one line here plus its lower
- * function in ops_*.c.
+ * function in ops_*.c (a unary map: one row and one function in ops_eltwise.c).
  *   params_from  inputs at and after this index are parameters packed or read at prepare (weights, bias, batch norm
  *                statistics): they must be constants and are not tensors of the plan; 0 = none.
  *   fuse         FUSE_BN: a following batch_norm folds into the weights (conv2d); FUSE_CLAMP: a following relu /
  *                relu6 / hardtanh / clamp becomes the epilogue clamp (conv2d, linear).
- * Every input is f32, except the raw inputs listed after the table.
+ *   variant      for a function that lowers a family (binary, unary, pool, reduce, ...): which member (plan.h).
+ * Every input is f32, except the raw inputs listed after the table. The element-wise math maps (abs, exp, silu, ...)
+ * are not rows here: each is one row of ops_eltwise.c's map table and one f32 function (cpu_unary_map).
  * ------------------------------------------------------------------------------------------------------------- */
 enum { FUSE_BN = 1, FUSE_CLAMP = 2 };
 
@@ -29,92 +31,76 @@ typedef struct op_entry {
     cpu_lower_fn lower;
     int32_t params_from;
     unsigned fuse;
+    int32_t variant;            /* which member of the lowering function's family (plan.h's variant enums) */
 } op_entry;
 
 static const op_entry op_table[] = {
-    {"conv2d", cpu_lower_conv2d, 1, FUSE_BN | FUSE_CLAMP},
-    {"conv_transpose2d", cpu_lower_conv_transpose2d, 1, 0},
-    {"linear", cpu_lower_linear, 1, FUSE_CLAMP},
-    {"matmul", cpu_lower_matmul, 0, 0},
-    {"add", cpu_lower_binary, 0, 0},
-    {"sub", cpu_lower_binary, 0, 0},
-    {"mul", cpu_lower_binary, 0, 0},
-    {"div", cpu_lower_binary, 0, 0},
-    {"minimum", cpu_lower_binary, 0, 0},
-    {"maximum", cpu_lower_binary, 0, 0},
-    {"pow", cpu_lower_binary, 0, 0},
-    {"relu", cpu_lower_unary, 0, 0},
-    {"relu6", cpu_lower_unary, 0, 0},
-    {"hardtanh", cpu_lower_unary, 0, 0},
-    {"clamp", cpu_lower_unary, 0, 0},
-    {"leaky_relu", cpu_lower_unary, 0, 0},
-    {"sigmoid", cpu_lower_unary, 0, 0},
-    {"tanh", cpu_lower_unary, 0, 0},
-    {"hardsigmoid", cpu_lower_unary, 0, 0},
-    {"hardswish", cpu_lower_unary, 0, 0},
-    {"elu", cpu_lower_unary, 0, 0},
-    {"sqrt", cpu_lower_unary, 0, 0},
-    {"rsqrt", cpu_lower_unary, 0, 0},
-    {"abs", cpu_lower_unary, 0, 0},
-    {"neg", cpu_lower_unary, 0, 0},
-    {"exp", cpu_lower_unary, 0, 0},
-    {"log", cpu_lower_unary, 0, 0},
-    {"floor", cpu_lower_unary, 0, 0},
-    {"ceil", cpu_lower_unary, 0, 0},
-    {"round", cpu_lower_unary, 0, 0},
-    {"reciprocal", cpu_lower_unary, 0, 0},
-    {"sign", cpu_lower_unary, 0, 0},
-    {"softplus", cpu_lower_unary, 0, 0},
-    {"softsign", cpu_lower_unary, 0, 0},
-    {"erf", cpu_lower_unary, 0, 0},
-    {"sin", cpu_lower_unary, 0, 0},
-    {"cos", cpu_lower_unary, 0, 0},
-    {"silu", cpu_lower_silu, 0, 0},
-    {"gelu", cpu_lower_gelu, 0, 0},
-    {"prelu", cpu_lower_prelu, 0, 0},
-    {"max_pool2d", cpu_lower_pool2d, 0, 0},
-    {"avg_pool2d", cpu_lower_pool2d, 0, 0},
-    {"adaptive_avg_pool2d", cpu_lower_pool2d, 0, 0},
-    {"global_avg_pool2d", cpu_lower_pool2d, 0, 0},
-    {"mean", cpu_lower_reduce, 0, 0},
-    {"sum", cpu_lower_reduce, 0, 0},
-    {"amax", cpu_lower_reduce, 0, 0},
-    {"amin", cpu_lower_reduce, 0, 0},
-    {"prod", cpu_lower_reduce, 0, 0},
-    {"argmax", cpu_lower_arg, 0, 0},
-    {"argmin", cpu_lower_arg, 0, 0},
-    {"softmax", cpu_lower_softmax, 0, 0},
-    {"log_softmax", cpu_lower_softmax, 0, 0},
-    {"upsample_nearest2d", cpu_lower_upsample, 0, 0},
-    {"upsample_bilinear2d", cpu_lower_upsample, 0, 0},
-    {"concat", cpu_lower_concat, 0, 0},
-    {"reshape", cpu_lower_copy, 0, 0},
-    {"flatten", cpu_lower_copy, 0, 0},
-    {"permute", cpu_lower_permute, 0, 0},
-    {"pad", cpu_lower_pad, 0, 0},
-    {"slice", cpu_lower_slice, 0, 0},
-    {"batch_norm", cpu_lower_batch_norm, 1, 0},
-    {"layer_norm", cpu_lower_norm, 0, 0},
-    {"group_norm", cpu_lower_norm, 0, 0},
-    {"instance_norm", cpu_lower_norm, 0, 0},
+    {"conv2d", cpu_lower_conv2d, 1, FUSE_BN | FUSE_CLAMP, 0},
+    {"conv_transpose2d", cpu_lower_conv_transpose2d, 1, 0, 0},
+    {"linear", cpu_lower_linear, 1, FUSE_CLAMP, 0},
+    {"matmul", cpu_lower_matmul, 0, 0, 0},
+    {"add", cpu_lower_binary, 0, 0, CPU_BIN_ADD},
+    {"sub", cpu_lower_binary, 0, 0, CPU_BIN_SUB},
+    {"mul", cpu_lower_binary, 0, 0, CPU_BIN_MUL},
+    {"div", cpu_lower_binary, 0, 0, CPU_BIN_DIV},
+    {"minimum", cpu_lower_binary, 0, 0, CPU_BIN_MINIMUM},
+    {"maximum", cpu_lower_binary, 0, 0, CPU_BIN_MAXIMUM},
+    {"pow", cpu_lower_binary, 0, 0, CPU_BIN_POW},
+    {"relu", cpu_lower_unary, 0, 0, CPU_UN_CLAMP},
+    {"relu6", cpu_lower_unary, 0, 0, CPU_UN_CLAMP},
+    {"hardtanh", cpu_lower_unary, 0, 0, CPU_UN_CLAMP},
+    {"clamp", cpu_lower_unary, 0, 0, CPU_UN_CLAMP},
+    {"leaky_relu", cpu_lower_unary, 0, 0, CPU_UN_LEAKY},
+    {"sigmoid", cpu_lower_unary, 0, 0, CPU_UN_SIGMOID},
+    {"tanh", cpu_lower_unary, 0, 0, CPU_UN_TANH},
+    {"hardsigmoid", cpu_lower_unary, 0, 0, CPU_UN_HARDSIGMOID},
+    {"hardswish", cpu_lower_unary, 0, 0, CPU_UN_HARDSWISH},
+    {"elu", cpu_lower_unary, 0, 0, CPU_UN_ELU},
+    {"gelu", cpu_lower_gelu, 0, 0, 0},
+    {"prelu", cpu_lower_prelu, 0, 0, 0},
+    {"max_pool2d", cpu_lower_pool2d, 0, 0, CPU_POOL_MAX},
+    {"avg_pool2d", cpu_lower_pool2d, 0, 0, CPU_POOL_AVG},
+    {"adaptive_avg_pool2d", cpu_lower_pool2d, 0, 0, CPU_POOL_ADAPTIVE},
+    {"global_avg_pool2d", cpu_lower_pool2d, 0, 0, CPU_POOL_GLOBAL},
+    {"mean", cpu_lower_reduce, 0, 0, CPU_RED_MEAN},
+    {"sum", cpu_lower_reduce, 0, 0, CPU_RED_SUM},
+    {"amax", cpu_lower_reduce, 0, 0, CPU_RED_AMAX},
+    {"amin", cpu_lower_reduce, 0, 0, CPU_RED_AMIN},
+    {"prod", cpu_lower_reduce, 0, 0, CPU_RED_PROD},
+    {"argmax", cpu_lower_arg, 0, 0, CPU_ARG_MAX},
+    {"argmin", cpu_lower_arg, 0, 0, CPU_ARG_MIN},
+    {"softmax", cpu_lower_softmax, 0, 0, CPU_SOFTMAX},
+    {"log_softmax", cpu_lower_softmax, 0, 0, CPU_LOG_SOFTMAX},
+    {"upsample_nearest2d", cpu_lower_upsample, 0, 0, CPU_UP_NEAREST},
+    {"upsample_bilinear2d", cpu_lower_upsample, 0, 0, CPU_UP_BILINEAR},
+    {"concat", cpu_lower_concat, 0, 0, 0},
+    {"reshape", cpu_lower_copy, 0, 0, 0},
+    {"flatten", cpu_lower_copy, 0, 0, 0},
+    {"permute", cpu_lower_permute, 0, 0, 0},
+    {"pad", cpu_lower_pad, 0, 0, 0},
+    {"slice", cpu_lower_slice, 0, 0, 0},
+    {"batch_norm", cpu_lower_batch_norm, 1, 0, 0},
+    {"layer_norm", cpu_lower_norm, 0, 0, CPU_NORM_LAYER},
+    {"group_norm", cpu_lower_norm, 0, 0, CPU_NORM_GROUP},
+    {"instance_norm", cpu_lower_norm, 0, 0, CPU_NORM_INSTANCE},
     /* selection and resampling (ops_select.c, ops_pool.c) */
-    {"where", cpu_lower_where, 0, 0},
-    {"masked_fill", cpu_lower_masked_fill, 0, 0},
-    {"gather", cpu_lower_gather, 0, 0},
-    {"embedding", cpu_lower_embedding, 0, 0},
-    {"eq", cpu_lower_compare, 0, 0},
-    {"gt", cpu_lower_compare, 0, 0},
-    {"lt", cpu_lower_compare, 0, 0},
-    {"ge", cpu_lower_compare, 0, 0},
-    {"le", cpu_lower_compare, 0, 0},
-    {"logical_and", cpu_lower_logical, 0, 0},
-    {"logical_or", cpu_lower_logical, 0, 0},
-    {"logical_xor", cpu_lower_logical, 0, 0},
-    {"logical_not", cpu_lower_logical, 0, 0},
-    {"upsample_nearest_exact2d", cpu_lower_upsample, 0, 0},
-    {"upsample_bicubic2d", cpu_lower_upsample, 0, 0},
+    {"where", cpu_lower_where, 0, 0, 0},
+    {"masked_fill", cpu_lower_masked_fill, 0, 0, 0},
+    {"gather", cpu_lower_gather, 0, 0, 0},
+    {"embedding", cpu_lower_embedding, 0, 0, 0},
+    {"eq", cpu_lower_compare, 0, 0, CPU_CMP_EQ},
+    {"gt", cpu_lower_compare, 0, 0, CPU_CMP_GT},
+    {"lt", cpu_lower_compare, 0, 0, CPU_CMP_LT},
+    {"ge", cpu_lower_compare, 0, 0, CPU_CMP_GE},
+    {"le", cpu_lower_compare, 0, 0, CPU_CMP_LE},
+    {"logical_and", cpu_lower_logical, 0, 0, CPU_LOG_AND},
+    {"logical_or", cpu_lower_logical, 0, 0, CPU_LOG_OR},
+    {"logical_xor", cpu_lower_logical, 0, 0, CPU_LOG_XOR},
+    {"logical_not", cpu_lower_logical, 0, 0, CPU_LOG_NOT},
+    {"upsample_nearest_exact2d", cpu_lower_upsample, 0, 0, CPU_UP_NEAREST_EXACT},
+    {"upsample_bicubic2d", cpu_lower_upsample, 0, 0, CPU_UP_BICUBIC},
     /* dynamically quantized linear (ops_dynamic.c): qs8 weights and an f32 bias, read at prepare */
-    {"linear_dynamic", cpu_lower_linear_dynamic, 1, 0},
+    {"linear_dynamic", cpu_lower_linear_dynamic, 1, 0, 0},
 };
 
 /* Raw inputs: the one input of an op that is not f32 (a bool condition or mask, i32 indices, qs8 weights). It must
@@ -177,9 +163,10 @@ static int is_raw_dtype(par_dtype dt)
 
 static const op_entry *op_find(const char *op)
 {
+    static const op_entry map_entry = {"(unary map)", cpu_lower_map, 0, 0, CPU_UN_MAP};
     for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
         if (strcmp(op_table[i].op, op) == 0) return &op_table[i];
-    return NULL;
+    return cpu_unary_map(op) ? &map_entry : NULL;
 }
 
 /* Inputs that are parameters packed or read at prepare (never tensors of the plan): they must be constants. */
@@ -563,6 +550,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     /* 5. lower every node step (tensor layouts and arena places are final now) */
     for (int32_t si = first_node_step; si < end_node_step; si++) {
         cpu_step *s = &p->steps[si];
+        s->variant = entry_of[si]->variant;
         if ((st = entry_of[si]->lower(p, s, msg)) != PAR_OK) {
             if (!strstr(msg->text, s->node->name)) {
                 char why[PAR_MSG_LEN];

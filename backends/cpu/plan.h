@@ -75,6 +75,7 @@ struct cpu_step {
     void *state;                /* op-specific, owned by the step */
     const par_node *node;       /* the node the step computes (NULL for boundary conversions) */
     const par_node *bn;         /* conv2d: the batch_norm node folded into its weights, or NULL */
+    int32_t variant;            /* the op table row's variant: which member of its lowering function's family */
     int32_t n_in;
     int32_t in[64];             /* tensor (= value) indices read; -1 for an absent optional input */
     int32_t out;                /* tensor written */
@@ -135,6 +136,27 @@ const cpu_vops *cpu_vops_avx2(void);   /* NULL when not compiled in */
 const cpu_vops *cpu_vops_avx512(void); /* NULL when not compiled in */
 const cpu_vops *cpu_vops_neon(void);   /* NULL when not compiled in (not AArch64) */
 
+/* ---- op variants: a row of the op table names its lowering function and, where that function lowers a family,
+ * which member (cpu_step.variant), so no lowering function dispatches again by op name. ---------------------- */
+enum { CPU_BIN_MINIMUM = 4, CPU_BIN_MAXIMUM, CPU_BIN_POW };  /* binary: cpu_binop's four, then these */
+typedef enum cpu_unary_kind {                                /* cpu_lower_unary; the math ops are maps instead */
+    CPU_UN_CLAMP, CPU_UN_LEAKY, CPU_UN_SIGMOID, CPU_UN_TANH, CPU_UN_HARDSIGMOID, CPU_UN_HARDSWISH, CPU_UN_ELU,
+    CPU_UN_MAP
+} cpu_unary_kind;
+enum { CPU_POOL_MAX, CPU_POOL_AVG, CPU_POOL_ADAPTIVE, CPU_POOL_GLOBAL };              /* cpu_lower_pool2d */
+enum { CPU_RED_MEAN, CPU_RED_SUM, CPU_RED_AMAX, CPU_RED_AMIN, CPU_RED_PROD };          /* cpu_lower_reduce */
+enum { CPU_ARG_MAX, CPU_ARG_MIN };                                                    /* cpu_lower_arg */
+enum { CPU_UP_NEAREST, CPU_UP_NEAREST_EXACT, CPU_UP_BILINEAR, CPU_UP_BICUBIC };       /* cpu_lower_upsample */
+enum { CPU_NORM_LAYER, CPU_NORM_GROUP, CPU_NORM_INSTANCE };                           /* cpu_lower_norm */
+enum { CPU_SOFTMAX, CPU_LOG_SOFTMAX };                                                /* cpu_lower_softmax */
+enum { CPU_CMP_EQ, CPU_CMP_GT, CPU_CMP_LT, CPU_CMP_GE, CPU_CMP_LE,                    /* cpu_lower_compare */
+       CPU_LOG_AND, CPU_LOG_OR, CPU_LOG_XOR, CPU_LOG_NOT };                           /* cpu_lower_logical */
+
+/* The element-wise unary maps (ops_eltwise.c): one row each, name and f32 function. An op found here needs no row
+ * in the op table; it lowers through cpu_lower_map. NULL when `op` is not one of them. */
+typedef float (*cpu_map_fn)(float x);
+cpu_map_fn cpu_unary_map(const char *op);
+
 /* ---- op lowering (ops_*.c): fill step s for node n at prepare; the planner has set s->in, s->out, s->node and the
  * tensors' layouts. Return PAR_UNSUPPORTED / PAR_ERROR with a message naming the node. ------------------------ */
 typedef par_status (*cpu_lower_fn)(cpu_plan *p, cpu_step *s, par_msg *msg);
@@ -145,7 +167,7 @@ par_status cpu_lower_unary(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_prelu(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_batch_norm(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_softmax(cpu_plan *p, cpu_step *s, par_msg *msg);
-par_status cpu_lower_silu(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_map(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_gelu(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_pool.c */
 par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg);
