@@ -89,14 +89,11 @@ static int32_t const_bcast(nn_model *m, const par_value *v, int32_t rank, int nh
 /* ---------------------------------------------------------------------------------------------------------------
  * Elementwise binary: ADD, SUB, MUL, DIV with NNAPI's (numpy's) broadcasting on the operands as held
  * ------------------------------------------------------------------------------------------------------------- */
-par_status par_nn_lower_binary(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_binary(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *a = in_val(m, n, 0), *b = in_val(m, n, 1), *y = out_val(m, n);
-    int32_t type = !strcmp(n->op, "add") ? ANEURALNETWORKS_ADD
-                 : !strcmp(n->op, "sub") ? ANEURALNETWORKS_SUB
-                 : !strcmp(n->op, "mul") ? ANEURALNETWORKS_MUL
-                                         : ANEURALNETWORKS_DIV;
+    const int32_t type = code;
     par_status st = check_rank(y, msg);
     if (st != PAR_OK) return st;
     if (y->dtype != PAR_DTYPE_F32 && !nn_is_q(y->dtype))
@@ -176,25 +173,21 @@ static par_status requant_clamp(nn_model *m, int32_t node, int32_t type, par_msg
     return par_nn_emit(m, node, ANEURALNETWORKS_ADD, 3, in, xa->nhwc, msg);
 }
 
-par_status par_nn_lower_unary(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_unary(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
-    int32_t type = -1;
+    int32_t type = code;
     par_status st = check_rank(y, msg);
     if (st != PAR_OK) return st;
-    if (!strcmp(n->op, "relu")) type = ANEURALNETWORKS_RELU;
-    else if (!strcmp(n->op, "relu6")) type = ANEURALNETWORKS_RELU6;
-    else if (!strcmp(n->op, "hardtanh") || !strcmp(n->op, "clamp")) {
+    if (code == NN_CLAMP_BY_BOUNDS) {
         double lo, hi;
         par_clamp_bounds(n, &lo, &hi);
         type = clamp_code(lo, hi);
         if (type < 0)
             return par_msgf(msg, PAR_UNSUPPORTED, "%s(%g, %g): NNAPI clamps only to [0, inf), [-1, 1] and [0, 6]",
                             n->op, lo, hi);
-    } else if (!strcmp(n->op, "sigmoid")) type = ANEURALNETWORKS_LOGISTIC;
-    else if (!strcmp(n->op, "tanh")) type = ANEURALNETWORKS_TANH;
-    else if (!strcmp(n->op, "hardswish")) type = ANEURALNETWORKS_HARD_SWISH;
+    }
     if (y->dtype != PAR_DTYPE_F32 && !nn_is_q(y->dtype))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s of %s", n->op, par_dtype_name(y->dtype));
     if (nn_is_q(y->dtype) && type == ANEURALNETWORKS_HARD_SWISH)
@@ -219,7 +212,7 @@ par_status par_nn_lower_unary(nn_model *m, int32_t node, par_msg *msg)
     return par_nn_emit(m, node, type, 1, in, m->opnd[a].nhwc, msg);
 }
 
-par_status par_nn_lower_prelu(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_prelu(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *s = in_val(m, n, 1);
@@ -244,7 +237,7 @@ par_status par_nn_lower_prelu(nn_model *m, int32_t node, par_msg *msg)
 
 /* hardsigmoid (f32): min(max(x + 3, 0), 6) / 6 in PyTorch's order: ADD of 3 with RELU6 fused (the clamp is exact),
  * then DIV by 6 (level 28); two roundings, as PyTorch's own kernel. */
-par_status par_nn_lower_hardsigmoid(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_hardsigmoid(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0);
@@ -272,7 +265,7 @@ par_status par_nn_lower_hardsigmoid(nn_model *m, int32_t node, par_msg *msg)
 }
 
 /* leaky_relu (f32): PRELU (level 29) with a one-element slope, the same product x * slope for x < 0. */
-par_status par_nn_lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_leaky_relu(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0);
@@ -289,11 +282,11 @@ par_status par_nn_lower_leaky_relu(nn_model *m, int32_t node, par_msg *msg)
     return par_nn_emit(m, node, ANEURALNETWORKS_PRELU, 2, in, m->opnd[a].nhwc, msg);
 }
 
-par_status par_nn_lower_softmax(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_softmax(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
-    int lsm = !strcmp(n->op, "log_softmax");
+    const int lsm = code == ANEURALNETWORKS_LOG_SOFTMAX;
     par_status st = check_rank(x, msg);
     if (st != PAR_OK) return st;
     if (x->dtype != PAR_DTYPE_F32 && !(nn_is_q(x->dtype) && !lsm))
@@ -326,7 +319,7 @@ par_status par_nn_lower_softmax(nn_model *m, int32_t node, par_msg *msg)
 /* ---------------------------------------------------------------------------------------------------------------
  * Reductions and data movement
  * ------------------------------------------------------------------------------------------------------------- */
-par_status par_nn_lower_mean(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_mean(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0);
@@ -356,7 +349,7 @@ par_status par_nn_lower_mean(nn_model *m, int32_t node, par_msg *msg)
     return par_nn_emit(m, node, ANEURALNETWORKS_MEAN, 3, in, nhwc && keep, msg);
 }
 
-par_status par_nn_lower_concat(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_concat(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *y = out_val(m, n);
@@ -403,7 +396,7 @@ static par_status need_same_q(const nn_model *m, const par_node *n, const char *
 }
 
 /* reshape, flatten: RESHAPE of the logical order. */
-par_status par_nn_lower_reshape(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_reshape(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -420,7 +413,7 @@ par_status par_nn_lower_reshape(nn_model *m, int32_t node, par_msg *msg)
     return par_nn_emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in, 0, msg);
 }
 
-par_status par_nn_lower_permute(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_permute(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -449,7 +442,7 @@ par_status par_nn_lower_permute(nn_model *m, int32_t node, par_msg *msg)
     return par_nn_emit(m, node, ANEURALNETWORKS_TRANSPOSE, 2, in, out_nhwc, msg);
 }
 
-par_status par_nn_lower_pad(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_pad(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0);
@@ -479,7 +472,7 @@ par_status par_nn_lower_pad(nn_model *m, int32_t node, par_msg *msg)
     return par_nn_emit(m, node, ANEURALNETWORKS_PAD_V2, 3, in, nhwc, msg);
 }
 
-par_status par_nn_lower_slice(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_slice(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
@@ -521,11 +514,11 @@ par_status par_nn_lower_slice(nn_model *m, int32_t node, par_msg *msg)
     return par_nn_emit(m, node, ANEURALNETWORKS_STRIDED_SLICE, 7, in, nhwc, msg);
 }
 
-par_status par_nn_lower_quantize(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_quantize(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);
-    int q = !strcmp(n->op, "quantize");
+    const int q = code == ANEURALNETWORKS_QUANTIZE;
     par_status st = check_rank(x, msg);
     if (st != PAR_OK) return st;
     if (q ? x->dtype != PAR_DTYPE_F32 : !nn_is_q(x->dtype))
@@ -540,7 +533,7 @@ par_status par_nn_lower_quantize(nn_model *m, int32_t node, par_msg *msg)
 
 /* batch_norm (inference): y = x * s[c] + t[c], s = weight / sqrt(var + eps), t = bias - mean * s, folded in double
  * and rounded once to f32; a MUL and an ADD with the constants laid out along the channel axis as held. */
-par_status par_nn_lower_batch_norm(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_batch_norm(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = in_val(m, n, 0), *y = out_val(m, n);

@@ -100,7 +100,7 @@ static par_status check_wdt(const nn_model *m, const par_node *n, const par_valu
 /* ---------------------------------------------------------------------------------------------------------------
  * conv2d
  * ------------------------------------------------------------------------------------------------------------- */
-par_status par_nn_lower_conv2d(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_conv2d(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = par_node_input(m->g, n, 0), *w = par_node_input(m->g, n, 1), *b = par_node_input(m->g, n, 2);
@@ -173,7 +173,7 @@ par_status par_nn_lower_conv2d(nn_model *m, int32_t node, par_msg *msg)
 /* conv_transpose2d: TRANSPOSE_CONV_2D (level 29), one group, no dilation. Weights [C, O, KH, KW] -> [O, KH, KW, C];
  * output_padding adds rows / columns at the end, which is the same as cropping less there: bottom and right
  * padding reduced by it (UNSUPPORTED where that padding is smaller than output_padding). */
-par_status par_nn_lower_conv_transpose2d(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_conv_transpose2d(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = par_node_input(m->g, n, 0), *w = par_node_input(m->g, n, 1), *b = par_node_input(m->g, n, 2);
@@ -325,7 +325,7 @@ static par_status fully_connected(nn_model *m, int32_t node, const par_value *x,
     return par_nn_emit(m, node, ANEURALNETWORKS_RESHAPE, 2, in2, 0, msg);
 }
 
-par_status par_nn_lower_linear(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_linear(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = par_node_input(m->g, n, 0), *w = par_node_input(m->g, n, 1), *b = par_node_input(m->g, n, 2);
@@ -335,7 +335,7 @@ par_status par_nn_lower_linear(nn_model *m, int32_t node, par_msg *msg)
     return fully_connected(m, node, x, w, w->data, b, y, w->dims[0], w->dims[1], msg);
 }
 
-par_status par_nn_lower_matmul(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_matmul(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *a = par_node_input(m->g, n, 0), *bm = par_node_input(m->g, n, 1);
@@ -360,7 +360,7 @@ par_status par_nn_lower_matmul(nn_model *m, int32_t node, par_msg *msg)
 /* ---------------------------------------------------------------------------------------------------------------
  * Pools
  * ------------------------------------------------------------------------------------------------------------- */
-par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_pool(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = par_node_input(m->g, n, 0), *y = &m->g->values[n->outputs[0]];
@@ -369,10 +369,10 @@ par_status par_nn_lower_pool(nn_model *m, int32_t node, par_msg *msg)
         return par_msgf(msg, PAR_UNSUPPORTED, "%s of %s", n->op, par_dtype_name(x->dtype));
     int64_t H = x->dims[2], W = x->dims[3], OH = y->dims[2], OW = y->dims[3];
     int64_t kh, kw, sh, sw, pt = 0, pl = 0, pb = 0, pr = 0;
-    int maxp = !strcmp(n->op, "max_pool2d");
-    if (!strcmp(n->op, "global_avg_pool2d")) {
+    const int maxp = code == NN_POOL_MAX;
+    if (code == NN_POOL_GLOBAL) {
         kh = H, kw = W, sh = sw = 1;
-    } else if (!strcmp(n->op, "adaptive_avg_pool2d")) {
+    } else if (code == NN_POOL_ADAPTIVE) {
         if (H % OH || W % OW)
             return par_msgf(msg, PAR_UNSUPPORTED,
                             "adaptive_avg_pool2d %lldx%lld -> %lldx%lld has windows of varying size (no NNAPI pool)",
@@ -471,12 +471,12 @@ static int ratio_agrees(const par_node *n, int32_t axis, int64_t in, int64_t out
     return (double)in * s == (double)out;
 }
 
-par_status par_nn_lower_resize(nn_model *m, int32_t node, par_msg *msg)
+par_status par_nn_lower_resize(nn_model *m, int32_t node, int32_t code, par_msg *msg)
 {
     const par_node *n = &m->g->nodes[node];
     const par_value *x = par_node_input(m->g, n, 0), *y = &m->g->values[n->outputs[0]];
-    int nearest = !strcmp(n->op, "upsample_nearest2d");
-    int32_t op = nearest ? ANEURALNETWORKS_RESIZE_NEAREST_NEIGHBOR : ANEURALNETWORKS_RESIZE_BILINEAR;
+    const int nearest = code == ANEURALNETWORKS_RESIZE_NEAREST_NEIGHBOR;
+    const int32_t op = code;
     par_status st;
     if (x->dtype != PAR_DTYPE_F32 && !nn_is_q(x->dtype))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s of %s", n->op, par_dtype_name(x->dtype));
