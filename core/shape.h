@@ -156,9 +156,10 @@ extern const char *const par_batch_norm_inputs[5];
 
 /* ---- normalization over the input's own statistics (shape_norm.c) ------------------------------------------- */
 
-/* layer_norm, group_norm and instance_norm normalize `groups` row-major contiguous groups of x, of n elements each.
- * Element j of group g takes its weight and bias at index (g % per_sample) * cpg + j / inner:
+/* layer_norm, group_norm, instance_norm and rms_norm normalize `groups` row-major contiguous groups of x, of n
+ * elements each. Element j of group g takes its weight and bias at index (g % per_sample) * cpg + j / inner:
  *   layer_norm     per_sample 1, cpg n, inner 1 (index j; weight and bias have shape normalized_shape)
+ *   rms_norm       as layer_norm (weight only)
  *   group_norm     per_sample num_groups, cpg C / num_groups, inner the spatial size (weight and bias [C])
  *   instance_norm  per_sample C, cpg 1, inner the spatial size (weight and bias [C]) */
 typedef struct par_norm_geom {
@@ -168,7 +169,7 @@ typedef struct par_norm_geom {
     double eps;
 } par_norm_geom;
 
-/* The geometry of node n (op layer_norm, group_norm or instance_norm) on x of shape xd, with its attributes
+/* The geometry of node n (op layer_norm, group_norm, instance_norm or rms_norm) on x of shape xd, with its attributes
  * checked. */
 par_status par_norm_geom_of(const par_node *n, int32_t xr, const int64_t *xd, par_norm_geom *q, par_msg *msg);
 /* The names of the norms' three inputs, for messages: x, weight, bias. */

@@ -1,7 +1,8 @@
 /*
  * shape_norm.c - shape inference and geometry of the normalizations computed from the input's own statistics:
- * layer_norm, group_norm, instance_norm (docs/ops.md, PyTorch's F.layer_norm, F.group_norm, F.instance_norm with
- * use_input_stats). The output has x's shape; the checks are PyTorch's: normalized_shape equal to x's trailing
+ * layer_norm, group_norm, instance_norm, rms_norm (docs/ops.md, PyTorch's F.layer_norm, F.group_norm,
+ * F.instance_norm with use_input_stats, F.rms_norm). The output has x's shape; the checks are PyTorch's:
+ * normalized_shape equal to x's trailing
  * dimensions, num_groups dividing C, more than one spatial element for instance_norm, weight and bias of the
  * normalized shape ([C] for group and instance norm), eps finite and > 0.
  * It must not compute any value.
@@ -80,7 +81,7 @@ par_status par_norm_geom_of(const par_node *n, int32_t xr, const int64_t *xd, pa
 {
     memset(q, 0, sizeof *q);
     par_status st;
-    if (strcmp(n->op, "layer_norm") == 0) st = layer_norm_geom(n, xr, xd, q, msg);
+    if (strcmp(n->op, "layer_norm") == 0 || strcmp(n->op, "rms_norm") == 0) st = layer_norm_geom(n, xr, xd, q, msg);
     else if (strcmp(n->op, "group_norm") == 0) st = channel_norm_geom(n, 1, xr, xd, q, msg);
     else if (strcmp(n->op, "instance_norm") == 0) st = channel_norm_geom(n, 0, xr, xd, q, msg);
     else return par_msgf(msg, PAR_ERROR, "op '%s' is not a normalization", n->op);
@@ -109,7 +110,8 @@ static par_status infer_norm(const par_graph_desc *g, const par_node *n, par_val
             par_shape_format(p->rank, p->dims, ps, sizeof ps);
             par_shape_format(q.w_rank, q.w_dims, ws, sizeof ws);
             return par_msgf(msg, PAR_ERROR, "input %d (%s): shape %s, expected %s (%s)", (int)i, par_norm_inputs[i],
-                            ps, ws, strcmp(n->op, "layer_norm") == 0 ? "normalized_shape" : "channels of x");
+                            ps, ws, strcmp(n->op, "group_norm") && strcmp(n->op, "instance_norm") ? "normalized_shape"
+                            : "channels of x");
         }
     }
     copy_shape(&outs[0], x->rank, x->dims);
@@ -127,6 +129,11 @@ par_status par_infer_group_norm(const par_graph_desc *g, const par_node *n, par_
 }
 
 par_status par_infer_instance_norm(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    return infer_norm(g, n, outs, msg);
+}
+
+par_status par_infer_rms_norm(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
 {
     return infer_norm(g, n, outs, msg);
 }

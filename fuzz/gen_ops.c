@@ -40,6 +40,7 @@ static const struct {
     {par_infer_layer_norm, gen_op_norm},
     {par_infer_group_norm, gen_op_norm},
     {par_infer_instance_norm, gen_op_norm},
+    {par_infer_rms_norm, gen_op_norm},
     {par_infer_quantize, gen_op_quant},
     {par_infer_dequantize, gen_op_quant},
 };

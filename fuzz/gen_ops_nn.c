@@ -396,6 +396,8 @@ int32_t gen_op_norm(gen_ctx *g, const par_op_info *op, int32_t room)
     if (room < 1) return -1;
     int bn = op->infer == par_infer_batch_norm, ln = op->infer == par_infer_layer_norm;
     int gn = op->infer == par_infer_group_norm, in = op->infer == par_infer_instance_norm;
+    int rms = op->infer == par_infer_rms_norm; /* layer_norm's geometry, weight only */
+    ln |= rms;
     for (int t = 0; t < TRIES; t++) {
         gen_in ins[5];
         ins[0] = gen_act(g, in ? 3 : ln ? 1 : 2, 4, 0);
@@ -422,7 +424,7 @@ int32_t gen_op_norm(gen_ctx *g, const par_op_info *op, int32_t room)
                 pd[0] = xd[1];
                 if (gn) gen_attr_set_int(&at, "num_groups", divisor(g, xd[1]));
             }
-            uint32_t which = gen_below(g->src, 4);  /* none, weight, weight and bias, bias only */
+            uint32_t which = gen_below(g->src, rms ? 2 : 4); /* none, weight, weight and bias, bias only */
             n = which == 0 ? 1 : which == 1 ? 2 : 3;
             ins[1] = which == 3 ? gen_in_absent() : gen_in_uniform(1, PAR_DTYPE_F32, pr, pd, 0.5, 1.5);
             ins[2] = gen_in_uniform(1, PAR_DTYPE_F32, pr, pd, -0.5, 0.5);

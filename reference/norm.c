@@ -214,3 +214,71 @@ par_status par_ref_instance_norm(const par_ref_ctx *c, const par_rt *const *in, 
 {
     return norm_kernel(c, in, out, msg);
 }
+
+/* ---- rms_norm ----------------------------------------------------------------------------------------------------
+ * Each group of n elements x_j (the trailing normalized_shape, par_norm_geom as layer_norm's) is scaled by the
+ * reciprocal of its root mean square: y_j = x_j r w_j, r = 1 / sqrt(q + eps), q = sum_j x_j^2 / n (PyTorch's
+ * F.rms_norm, Llama's RMSNorm). No mean is subtracted, so there is no cancellation anywhere: every term of q is
+ * non-negative.
+ *
+ * Budget (docs/budgets/norm-reduce.md, "rms_norm"), held magnitudes a_j = |x_j| + e_j, Q = sum_j a_j^2 / n:
+ *   q         E_q = gamma(n + 1) Q   (n squares, n - 1 additions and the scaling, every term >= 0, in any order
+ *             and with or without fused multiply-adds; the same with the division by n folded into eps' scaling)
+ *   q's inputs: q(x + dx) - q(x) = (2/n) sum x_j dx_j + (1/n) sum dx_j^2: 2 P(|x| e, |x| s) / n + sum e_j^2 / n
+ *   r         as layer_norm's: L = q + eps - E_q - (propagated) - u eps - u (q + eps + ...), r_hi = (1 + (fn + 2) u)
+ *             / sqrt(L) (L <= 0: unbounded), |r' - r| <= r_hi - r
+ *   y         |y' - y| <= e_j r_hi |w|' + |x_j| (r_hi - r) |w|' + |x_j| r e_w; own: the two products x r and (x r)
+ *             w (or x (r w)), 2u r_hi |w|' a_j; storage u_s (|y| + ...).
+ * Flushing: q's n squares and n - 1 sums and its scaling, divided by n, at most 3 eta; the two products 2 eta. */
+par_status par_ref_rms_norm(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    if (!in[0] || !out[0]) return par_msgf(msg, PAR_ERROR, "rms_norm: input 0 (x) is required");
+    for (int32_t i = 0; i < 2; i++)
+        if (in[i] && !is_float(in[i]->dtype))
+            return par_msgf(msg, PAR_UNSUPPORTED, "rms_norm: input %d (%s): dtype %s reached the float kernel (only "
+                            "f32, f16, f64)", (int)i, par_norm_inputs[i], par_dtype_name(in[i]->dtype));
+    const par_rt *x = in[0], *w = in[1];
+    par_rt *y = out[0];
+    par_norm_geom q;
+    par_status st = par_norm_geom_of(c->n, x->rank, x->dims, &q, msg);
+    if (st != PAR_OK) return st;
+    if (y->numel != x->numel)
+        return par_msgf(msg, PAR_ERROR, "rms_norm: output has %lld elements, input %lld", (long long)y->numel,
+                        (long long)x->numel);
+    if (w && w->numel != q.n)
+        return par_msgf(msg, PAR_ERROR, "rms_norm: input 1 (weight) has %lld elements, expected %lld",
+                        (long long)w->numel, (long long)q.n);
+    const par_prec *pr = &c->prec;
+    const double u = pr->u, n = (double)q.n;
+    const double *xs = par_rt_scales(x);
+    for (int64_t g = 0; g < q.groups; g++) {
+        const int64_t base = g * q.n;
+        double sq = 0, Q = 0, sxe = 0, sxs2 = 0, se2 = 0;
+        for (int64_t j = 0; j < q.n; j++) {
+            double v = x->v[base + j], e = x->e[base + j], a = fabs(v) + e, ss = fabs(v) * xs[base + j];
+            sq += v * v;
+            Q += a * a;
+            sxe += bmul(fabs(v), e);
+            sxs2 += bmul(ss, ss);
+            se2 += bmul(e, e);
+        }
+        const double qv = sq / n;
+        const double eq_in = 2 * par_prop_bound(sxe, sxs2) / n + se2 / n;
+        const double eq = par_gamma(q.n + 1, u) * Q / n + par_eta(pr, 3);
+        const double ve = qv + q.eps;
+        const double L = ve - eq - eq_in - u * q.eps - u * (ve + eq + eq_in);
+        const double r = 1.0 / sqrt(ve);
+        const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
+        for (int64_t j = 0; j < q.n; j++) {
+            double wv = w ? w->v[j] : 1, ew = w ? w->e[j] : 0;
+            double xv = x->v[base + j], e = x->e[base + j];
+            double v = xv * r * wv;
+            double wa = fabs(wv) + ew, sh = bmul(r_hi, wa);
+            double dev = bmul(e, sh) + bmul(fabs(xv) * wa, r_hi - r) + fabs(xv) * r * ew;
+            double own = 2 * u * bmul(sh, fabs(xv) + e) + par_eta(pr, 2);
+            y->v[base + j] = v;
+            y->e[base + j] = finish(v, dev, own, pr);
+        }
+    }
+    return PAR_OK;
+}

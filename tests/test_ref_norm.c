@@ -1,6 +1,6 @@
 /*
  * test_ref_norm.c - tests of the reference kernels of sqrt and rsqrt (reference/elementwise.c), sum, amax, amin
- * (reference/pool.c), and layer_norm, group_norm and instance_norm (reference/norm.c): values derived by hand in
+ * (reference/pool.c), and layer_norm, group_norm, instance_norm and rms_norm (reference/norm.c): values derived by hand in
  * the comments (PyTorch's rules, docs/ops.md), IEEE special values, the budgets checked sound against float32
  * implementations of every form the budget claims to cover (two-pass, Welford, E[x^2] - mean^2; direct and folded
  * output; inputs held anywhere within their budgets) and not vacuous (mutations of a correct implementation: eps
@@ -54,6 +54,13 @@ static par_status instance_norm(double eps, par_rt *x, par_rt *w, par_rt *b, par
     par_attr a[1] = {par_a_float("eps", eps)};
     par_rt *in[3] = {x, w, b};
     return run_op(par_infer_instance_norm, par_ref_instance_norm, "instance_norm", 3, in, a, 1, y, msg);
+}
+
+static par_status rms_norm(int32_t k, const int64_t *ns, double eps, par_rt *x, par_rt *w, par_rt **y, par_msg *msg)
+{
+    par_attr a[2] = {par_a_ints("normalized_shape", k, ns), par_a_float("eps", eps)};
+    par_rt *in[2] = {x, w};
+    return run_op(par_infer_rms_norm, par_ref_rms_norm, "rms_norm", 2, in, a, 2, y, msg);
 }
 
 /* ---- sqrt, rsqrt ------------------------------------------------------------------------------------------------ */
@@ -531,6 +538,84 @@ static void test_norm_shape_errors(void)
     rt_del(x2), rt_del(x3), rt_del(x31), rt_del(w5), rt_del(w6);
 }
 
+/* ---- rms_norm --------------------------------------------------------------------------------------------------- */
+
+/* rms_norm x [2,2] = [[1, 7], [0, 0]], normalized_shape [2], eps 11: row 0 mean square (1 + 49) / 2 = 25, + eps = 36,
+ * r = 1/6: [1/6, 7/6]; with weight [6, 3]: [1, 3.5]. Row 1 is all zeros: r = 1 / sqrt(11), y = [0, 0] exactly. The
+ * budget of an exact 0 output is only the storage of nothing: 0 * r is exact, so it must be tiny (< 1e-30). */
+static void test_rms_norm_values(void)
+{
+    int64_t d[2] = {2, 2}, w2[1] = {2}, ns[1] = {2};
+    par_rt *x = rt_of(2, d, (const double[]){1, 7, 0, 0}), *w = rt_of(1, w2, (const double[]){6, 3});
+    par_rt *y = NULL;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(rms_norm(1, ns, 11, x, NULL, &y, &msg), PAR_OK);
+    expect_values(y, (const double[]){1.0 / 6, 7.0 / 6, 0, 0}, 1e-15);
+    rt_del(y);
+    CU_ASSERT_EQUAL_FATAL(rms_norm(1, ns, 11, x, w, &y, &msg), PAR_OK);
+    expect_values(y, (const double[]){1, 3.5, 0, 0}, 1e-15);
+    CU_ASSERT(y->e[0] > 0 && y->e[0] < 1e-5 && y->e[2] < 1e-30);
+    rt_del(y);
+    int64_t ns3[1] = {3};
+    expect_error(rms_norm(1, ns3, 1e-6, x, NULL, NULL, &msg), &msg, "normalized_shape");
+    expect_error(rms_norm(1, ns, 0, x, NULL, NULL, &msg), &msg, "eps");
+    rt_del(x), rt_del(w);
+}
+
+/* rms_norm rows of n floats uniform in [lo, hi) with weights in [0.5, 1.5): the f32 forms (a plain sum or eight
+ * partial sums of the squares; x r w or x (r w)) within the budget, inputs held within budgets held_e |x|; returns
+ * the worst error/budget of the mutation: 1 the divisor n - 1, 2 eps dropped (0 the correct forms). */
+static double rms_check(int64_t rows, int64_t n, double lo, double hi, double eps, double held_e, int mu,
+                        const char *what)
+{
+    int64_t d[2] = {rows, n}, wd[1] = {n}, ns[1] = {n};
+    uint64_t seed = 4321 + (uint64_t)n;
+    par_rt *x = rt_new(PAR_DTYPE_F32, 2, d), *w = rt_new(PAR_DTYPE_F32, 1, wd), *y = NULL;
+    for (int64_t i = 0; i < x->numel; i++) x->v[i] = rng_f(&seed, lo, hi), x->e[i] = held_e * fabs(x->v[i]);
+    for (int64_t j = 0; j < n; j++) w->v[j] = (float)rng_f(&seed, 0.5, 1.5);
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(rms_norm(1, ns, eps, x, w, &y, &msg), PAR_OK);
+    float *xf = malloc((size_t)n * sizeof(float));
+    ratio r = {0};
+    double worst = 0;
+    for (int64_t i = 0; i < rows; i++) {
+        for (int64_t j = 0; j < n; j++) xf[j] = held(&seed, x->v[i * n + j], x->e[i * n + j]);
+        for (int form = 0; form < 4; form++) {
+            float acc[8] = {0};
+            for (int64_t j = 0; j < n; j++) acc[form & 1 ? j % 8 : 0] += xf[j] * xf[j];
+            float ss = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+            float rr = 1.0f / sqrtf(ss / (float)(mu == 1 ? n - 1 : n) + (mu == 2 ? 0.0f : (float)eps));
+            for (int64_t j = 0; j < n; j++) {
+                float yf = form & 2 ? xf[j] * (rr * (float)w->v[j]) : xf[j] * rr * (float)w->v[j];
+                double q = fabs(yf - y->v[i * n + j]) / y->e[i * n + j];
+                if (q > worst) worst = q;
+                if (!mu) ratio_add(&r, yf, y->v[i * n + j], y->e[i * n + j]);
+            }
+        }
+    }
+    if (!mu) ratio_report(what, &r);
+    free(xf);
+    rt_del(x), rt_del(w), rt_del(y);
+    return worst;
+}
+
+/* Sound on unit, offset and small data (mean square 3.3e-7 against eps 1e-5), widths 64, 33, 768, held inputs; not
+ * vacuous: the divisor n - 1 changes r by 1/(2n) (0.8% at n = 64), eps dropped where it dominates 5.5-fold. */
+static void test_rms_norm_budget(void)
+{
+    CU_ASSERT(rms_check(8, 64, -1, 1, 1e-5, 0, 0, "rms_norm n=64 unit") <= 1);
+    CU_ASSERT(rms_check(8, 33, -1, 1, 1e-5, 0, 0, "rms_norm n=33 unit") <= 1);
+    CU_ASSERT(rms_check(4, 768, 4, 6, 1e-5, 0, 0, "rms_norm n=768 offset") <= 1);
+    CU_ASSERT(rms_check(8, 64, -1e-3, 1e-3, 1e-5, 0, 0, "rms_norm n=64 small") <= 1);
+    CU_ASSERT(rms_check(8, 64, -1, 1, 1e-5, 1e-4, 0, "rms_norm n=64 held 1e-4") <= 1);
+    double q = rms_check(4, 64, -1, 1, 1e-5, 0, 1, NULL);
+    PAR_TEST_NOTE("\n  rms_norm divisor n - 1: error/budget %.3g", q);
+    CU_ASSERT(q > 10);
+    q = rms_check(4, 64, -1e-3, 1e-3, 1e-5, 0, 2, NULL);
+    PAR_TEST_NOTE("\n  rms_norm eps dropped: error/budget %.3g", q);
+    CU_ASSERT(q > 10);
+}
+
 static const CU_TestInfo tests[] = {
     {"sqrt and rsqrt values and specials", test_sqrt_values},
     {"sqrt and rsqrt propagation", test_sqrt_propagation},
@@ -548,6 +633,8 @@ static const CU_TestInfo tests[] = {
     {"norm budget not vacuous", test_norm_budget_not_vacuous},
     {"group and instance norm consistent", test_group_instance_consistent},
     {"shape inference errors", test_norm_shape_errors},
+    {"rms_norm values and errors", test_rms_norm_values},
+    {"rms_norm budget sound vs f32 forms, not vacuous", test_rms_norm_budget},
     CU_TEST_INFO_NULL,
 };
 

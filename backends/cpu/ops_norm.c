@@ -1,11 +1,12 @@
 /*
- * ops_norm.c - layer_norm, group_norm and instance_norm on the cpu backend: each group of n contiguous elements (in
- * logical row-major order) is normalized by its own mean and biased variance, in f32, two-pass:
+ * ops_norm.c - layer_norm, group_norm, instance_norm and rms_norm on the cpu backend: each group of n contiguous
+ * elements (in logical row-major order) is normalized by its own mean and biased variance, in f32, two-pass:
  *   mean = (sum x) / n               eight partial sums (vectorizable), added at the end
  *   var  = (sum (x - mean)^2) / n    the same, around the computed mean (no cancellation)
  *   r    = 1 / sqrtf(var + eps)
  * then layer_norm writes (x - mean) * r * w[j] + b[j] (the direct form) and group_norm / instance_norm fold per
- * channel s = r * w[c], t = b[c] - mean * s, y = x * s + t. Groups run in parallel (one group per task: the result
+ * channel s = r * w[c], t = b[c] - mean * s, y = x * s + t. rms_norm takes no mean: r = 1 / sqrtf(sum x^2 / n
+ * + eps) with the same eight partial sums, then y = x * r * w[j]. Groups run in parallel (one group per task: the result
  * does not depend on the split).
  *
  * Layouts: a rank-4 x or y is NHWC in the plan. group_norm and instance_norm run on NHWC directly, one sample per
@@ -24,6 +25,7 @@ typedef struct norm_state {
     int64_t groups, n, per_sample, cpg, inner;
     float eps;
     int layer;                 /* 1: direct form with per-element weight; 0: folded per channel */
+    int rms;                   /* rms_norm (layer form, no mean, no bias) */
     float *xr, *yr, *wr, *br;  /* row-major scratch for the operands that are not row-major (NULL otherwise) */
     const float *x, *w, *b;    /* row-major views at run */
     float *y;
@@ -67,6 +69,11 @@ static void norm_group(void *ctx, size_t gi)
     const int64_t g = (int64_t)gi, n = st->n;
     const float *x = st->x + g * n;
     float *y = st->y + g * n;
+    if (st->rms) {
+        const float r = 1.0f / sqrtf(part_sum(x, n, 1, 0.0f) / (float)n + st->eps);
+        for (int64_t j = 0; j < n; j++) y[j] = st->w ? x[j] * r * st->w[j] : x[j] * r;
+        return;
+    }
     const float mean = part_sum(x, n, 0, 0.0f) / (float)n;
     const float var = part_sum(x, n, 1, mean) / (float)n;
     const float r = 1.0f / sqrtf(var + st->eps);
@@ -173,8 +180,9 @@ par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg)
     if (!st) return par_msgf(msg, PAR_ERROR, "out of memory");
     s->state = st;
     s->destroy = norm_destroy;
-    st->layer = s->variant == CPU_NORM_LAYER;
-    st->eps = (float)par_attr_float(n, "eps", 1e-5);
+    st->rms = s->variant == CPU_NORM_RMS;
+    st->layer = st->rms || s->variant == CPU_NORM_LAYER;
+    st->eps = (float)par_attr_float(n, "eps", st->rms ? 1e-6 : 1e-5);
     const int64_t inner = x->rank > 2 ? x->numel / (x->dims[0] * x->dims[1]) : 1;
     if (st->layer) {
         int32_t k = par_attr_count(n, "normalized_shape");

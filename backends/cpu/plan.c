@@ -83,6 +83,7 @@ static const op_entry op_table[] = {
     {"layer_norm", cpu_lower_norm, 0, 0, CPU_NORM_LAYER},
     {"group_norm", cpu_lower_norm, 0, 0, CPU_NORM_GROUP},
     {"instance_norm", cpu_lower_norm, 0, 0, CPU_NORM_INSTANCE},
+    {"rms_norm", cpu_lower_norm, 0, 0, CPU_NORM_RMS},
     /* selection and resampling (ops_select.c, ops_pool.c) */
     {"where", cpu_lower_where, 0, 0, 0},
     {"masked_fill", cpu_lower_masked_fill, 0, 0, 0},

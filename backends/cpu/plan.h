@@ -147,7 +147,7 @@ enum { CPU_POOL_MAX, CPU_POOL_AVG, CPU_POOL_ADAPTIVE, CPU_POOL_GLOBAL };        
 enum { CPU_RED_MEAN, CPU_RED_SUM, CPU_RED_AMAX, CPU_RED_AMIN, CPU_RED_PROD };          /* cpu_lower_reduce */
 enum { CPU_ARG_MAX, CPU_ARG_MIN };                                                    /* cpu_lower_arg */
 enum { CPU_UP_NEAREST, CPU_UP_NEAREST_EXACT, CPU_UP_BILINEAR, CPU_UP_BICUBIC };       /* cpu_lower_upsample */
-enum { CPU_NORM_LAYER, CPU_NORM_GROUP, CPU_NORM_INSTANCE };                           /* cpu_lower_norm */
+enum { CPU_NORM_LAYER, CPU_NORM_GROUP, CPU_NORM_INSTANCE, CPU_NORM_RMS };             /* cpu_lower_norm */
 enum { CPU_SOFTMAX, CPU_LOG_SOFTMAX };                                                /* cpu_lower_softmax */
 enum { CPU_CMP_EQ, CPU_CMP_GT, CPU_CMP_LT, CPU_CMP_GE, CPU_CMP_LE,                    /* cpu_lower_compare */
        CPU_LOG_AND, CPU_LOG_OR, CPU_LOG_XOR, CPU_LOG_NOT };                           /* cpu_lower_logical */
@@ -174,7 +174,7 @@ par_status cpu_lower_pool2d(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_reduce(cpu_plan *p, cpu_step *s, par_msg *msg); /* mean, sum, amax */
 par_status cpu_lower_arg(cpu_plan *p, cpu_step *s, par_msg *msg);    /* argmax, argmin: i32 out */
 par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg);
-/* ops_norm.c: layer_norm, group_norm, instance_norm */
+/* ops_norm.c: layer_norm, group_norm, instance_norm, rms_norm */
 par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_select.c: where, masked_fill, gather, embedding (their bool / i32 input is raw) */
 par_status cpu_lower_where(cpu_plan *p, cpu_step *s, par_msg *msg);

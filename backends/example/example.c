@@ -132,6 +132,7 @@ static const ex_op kernel_table[] = {
     {"layer_norm", ex_layer_norm, EX_IO_F32},
     {"group_norm", ex_group_norm, EX_IO_F32},
     {"instance_norm", ex_instance_norm, EX_IO_F32},
+    {"rms_norm", ex_rms_norm, EX_IO_F32},
     {"quantize", ex_quantize, EX_IO_QUANTIZE},
     {"dequantize", ex_dequantize, EX_IO_DEQUANTIZE},
     /* selection and resampling (example_select.c) */

@@ -162,6 +162,7 @@ EX_HIDDEN void ex_amin(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_layer_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_group_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_instance_norm(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_rms_norm(const ex_plan *p, const par_node *n);
 
 /* Kernels (example_shape.c: resampling and data movement). */
 EX_HIDDEN void ex_upsample_nearest2d(const ex_plan *p, const par_node *n);

@@ -1,13 +1,15 @@
 /*
  * example_norm.c - the example backend's kernels of sqrt, rsqrt, the reductions (sum, mean, amax, prod, argmax, argmin), layer_norm,
- * group_norm and instance_norm: plain float32 loops over logical NCHW, row-major tensors.
+ * group_norm, instance_norm and rms_norm: plain float32 loops over logical NCHW, row-major tensors.
  *
  * The norms compute the statistics in one pass, as many production kernels do (the cpu backend is two-pass, so the
  * harness sees each form):
  *   layer_norm                    Welford's running mean and M2 (m += (x - m) / k; M2 += (x - m_old) (x - m))
  *   group_norm, instance_norm     the sums of x and of x^2, var = E[x^2] - mean^2 (clamped at 0); this form
  *                                 loses accuracy when mean^2 >> var, which the oracle's budget accounts for
- * then (x - mean) * rsqrt(var + eps) * w + b. Kernels do not allocate.
+ * then (x - mean) * rsqrt(var + eps) * w + b; rms_norm folds its weight, x * (w * rsqrt(mean(x^2) + eps)), the
+ * mean of squares a plain left-to-right sum (the cpu backend multiplies x by r, then by w). Kernels do not
+ * allocate.
  */
 #include <math.h>
 
@@ -186,4 +188,21 @@ void ex_instance_norm(const ex_plan *p, const par_node *n)
     const par_value *xv = ex_in_value(p, n, 0);
     const int64_t inner = ex_prod(xv->dims, 2, xv->rank);
     norm(p, n, inner, xv->dims[1], 1, inner, 0);
+}
+
+void ex_rms_norm(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0);
+    const int32_t k = par_attr_count(n, "normalized_shape");
+    const int64_t len = ex_prod(xv->dims, xv->rank - k, xv->rank), groups = len > 0 ? xv->numel / len : 0;
+    const float *x = ex_in(p, n, 0), *w = ex_in(p, n, 1);
+    float *y = ex_out(p, n);
+    const float eps = (float)par_attr_float(n, "eps", 1e-6);
+    for (int64_t g = 0; g < groups; g++) {
+        const float *xg = x + g * len;
+        float ss = 0.0f;
+        for (int64_t j = 0; j < len; j++) ss += xg[j] * xg[j];
+        const float r = 1.0f / sqrtf(ss / (float)len + eps);
+        for (int64_t j = 0; j < len; j++) y[g * len + j] = xg[j] * ((w ? w[j] : 1.0f) * r);
+    }
 }

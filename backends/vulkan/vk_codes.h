@@ -56,9 +56,11 @@
 #define VK_MOVE_PERMUTE 1
 #define VK_MOVE_PAD 2
 
-/* norm.comp: layer_norm (weight and bias per position in the slice), group_norm and instance_norm (per channel). */
+/* norm.comp: layer_norm (weight and bias per position in the slice), group_norm and instance_norm (per channel),
+ * rms_norm (layer_norm's slices, no mean, weight only). */
 #define VK_NORM_LAYER 0
 #define VK_NORM_GROUP 1
+#define VK_NORM_RMS 2
 
 /* select.comp */
 #define VK_SELECT_WHERE 0

@@ -72,6 +72,7 @@ static const struct {
     {"embedding", K_EMBEDDING, VK_SELECT_GATHER, lower_gather},
     {"group_norm", K_NORM, VK_NORM_GROUP, lower_norm},
     {"instance_norm", K_NORM, VK_NORM_GROUP, lower_norm},
+    {"rms_norm", K_NORM, VK_NORM_RMS, lower_norm},
     {"sum", K_REDUCE, VK_REDUCE_SUM, lower_reduce},
     {"mean", K_REDUCE, VK_REDUCE_MEAN, lower_reduce},
     {"amax", K_REDUCE, VK_REDUCE_AMAX, lower_reduce},
@@ -429,7 +430,7 @@ static par_status lower_norm(const vk_at *L, par_msg *msg)
     const par_node *n = L->n;
     const par_value *x = &L->g->values[L->a];
     int64_t len;
-    if (L->code == VK_NORM_LAYER) {
+    if (L->code != VK_NORM_GROUP) {
         len = 1;
         for (int32_t j = 0; j < par_attr_count(n, "normalized_shape"); j++)
             len *= par_attr_ints_at(n, "normalized_shape", j, 1);
@@ -444,7 +445,7 @@ static par_status lower_norm(const vk_at *L, par_msg *msg)
     d->pc.p0[1] = 4 - x->rank + 1;
     d->pc.p0[2] = b >= 0;
     d->pc.p0[3] = c >= 0;
-    d->pc.f0 = (float)par_attr_float(n, "eps", 1e-5);
+    d->pc.f0 = (float)par_attr_float(n, "eps", L->code == VK_NORM_RMS ? 1e-6 : 1e-5);
     return PAR_OK;
 }
 

@@ -3,9 +3,9 @@
  * zeros and negatives), of the reductions sum, amax, amin and prod (every axis set, keepdims both ways, negative
  * axes, edge values for amax and amin, prod on [-1.5, 1.5)), of argmax and argmin (every axis, edge values with ties
  * both ways), and of the normalizations layer_norm (1, 2 and 3 trailing dims, transformer widths),
- * group_norm (1 group, C groups and between) and instance_norm (ranks 3 and 4), each with and without weight and
- * bias, two eps values, and inputs centred, offset (mean 5: the variance's cancellation) or of small spread (the
- * variance far below eps).
+ * group_norm (1 group, C groups and between), instance_norm (ranks 3 and 4) and rms_norm (1 and 2 trailing dims,
+ * Llama-like widths), each with and without weight (and bias, but for rms_norm), two eps values, and inputs
+ * centred, offset (mean 5: the variance's cancellation) or of small spread (the variance far below eps).
  *
  * It must not hold any op's semantics; the ops' rules are in docs/ops.md.
  */
@@ -170,16 +170,16 @@ void par_sweep_arg(par_sweep *s)
 /* ---------------------------------------------------------------------------------------------------------------
  * layer_norm, group_norm, instance_norm
  * ------------------------------------------------------------------------------------------------------------- */
-enum { N_LAYER, N_GROUP, N_INSTANCE };
-static const char *const NORM_OP[3] = {"layer_norm", "group_norm", "instance_norm"};
+enum { N_LAYER, N_GROUP, N_INSTANCE, N_RMS };
+static const char *const NORM_OP[4] = {"layer_norm", "group_norm", "instance_norm", "rms_norm"};
 
 typedef struct norm_pt {
     int op, rank, d[4], k; /* k: layer_norm's normalized dims; group_norm's num_groups */
     int affine, data, eps;
 } norm_pt;
 
-/* affine: 0 none, 1 weight and bias, 2 weight only, 3 bias only (weight absent: input 1 is -1). data: the input
- * distribution. */
+/* affine: 0 none, 1 weight and bias (rms_norm: its weight), 2 weight only, 3 bias only (weight absent: input 1 is
+ * -1). data: the input distribution. */
 static const char *const AFFINE[4] = {"none", "wb", "w", "b"};
 static const struct {
     const char *name;
@@ -194,16 +194,17 @@ static void norm_emit(grid *gr, norm_pt p, int quick)
     if (!grid_take(gr, &p, quick, su_numel(p.rank, xd), 0)) return;
     char xs[64], extra[48] = "";
     su_shape(xs, sizeof xs, p.rank, xd);
-    if (p.op == N_LAYER) snprintf(extra, sizeof extra, ",dims=%d", p.k);
+    const int rms = p.op == N_RMS;
+    if (p.op == N_LAYER || rms) snprintf(extra, sizeof extra, ",dims=%d", p.k);
     if (p.op == N_GROUP) snprintf(extra, sizeof extra, ",groups=%d", p.k);
     par_case *c = par_sweep_case(gr->s, NORM_OP[p.op], "%s(x=%s%s,affine=%s,x=%s,eps=%g)", NORM_OP[p.op], xs, extra,
-                                 AFFINE[p.affine], NDATA[p.data].name, NEPS[p.eps]);
+                                 rms ? AFFINE[p.affine ? 2 : 0] : AFFINE[p.affine], NDATA[p.data].name, NEPS[p.eps]);
     if (!c) return;
     int64_t wd[4];
     int32_t wr = 1;
     par_attr at[2];
     int32_t na = 0;
-    if (p.op == N_LAYER) {
+    if (p.op == N_LAYER || rms) {
         wr = p.k;
         for (int i = 0; i < p.k; i++) wd[i] = xd[p.rank - p.k + i];
         at[na++] = par_a_ints("normalized_shape", p.k, wd);
@@ -216,7 +217,7 @@ static void norm_emit(grid *gr, norm_pt p, int quick)
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, su_uniform(NDATA[p.data].lo, NDATA[p.data].hi));
     if (p.affine)
         in[n_in++] = p.affine == 3 ? -1 : par_case_const(c, "weight", PAR_DTYPE_F32, wr, wd, su_uniform(0.5, 1.5));
-    if (p.affine == 1 || p.affine == 3)
+    if (!rms && (p.affine == 1 || p.affine == 3))
         in[n_in++] = par_case_const(c, "bias", PAR_DTYPE_F32, wr, wd, su_uniform(-0.5, 0.5));
     par_out_spec o = {"y", 0, 0.0f, 0};
     par_case_output(c, par_case_node(c, NORM_OP[p.op], n_in, in, na, at, &o));
@@ -234,6 +235,7 @@ static void norm_shape(grid *gr, int op, int rank, const int *d, int k, int in_q
             for (int e = 0; e < 2; e++) {
                 if (e && (a != 1 || dt == 1)) continue;
                 if (a >= 2 && dt != 0) continue; /* weight only and bias only: on centred data */
+                if (a >= 2 && op == N_RMS) continue; /* rms_norm: with its weight (a = 1) or without */
                 norm_pt p;
                 memset(&p, 0, sizeof p);
                 p.op = op; p.rank = rank; p.k = k; p.affine = a; p.data = dt; p.eps = e;
@@ -268,5 +270,11 @@ void par_sweep_norm(par_sweep *s)
     enum { INQ = 4 };
     for (int i = 0; i < (int)(sizeof IN / sizeof IN[0]); i++)
         norm_shape(&gr, N_INSTANCE, IN[i][0], &IN[i][1], 0, i < INQ, i == 1);
+    /* rms_norm: {rank, dims..., k}; Llama-like rows (head dim 64, widths 96 and 256), odd widths, 2 trailing dims */
+    static const int RN[][6] = {{3, 1, 7, 64, 0, 1}, {3, 2, 16, 96, 0, 1}, {2, 4, 33, 0, 0, 1}, {3, 2, 5, 7, 0, 2},
+                                {3, 1, 32, 256, 0, 1}, {2, 8, 1000, 0, 0, 1}, {4, 2, 3, 8, 9, 2}, {2, 3, 1, 0, 0, 1}};
+    enum { RNQ = 4 };
+    for (int i = 0; i < (int)(sizeof RN / sizeof RN[0]); i++)
+        norm_shape(&gr, N_RMS, RN[i][0], &RN[i][1], RN[i][5], i < RNQ, i == 0 || i == 3);
     grid_free(&gr);
 }
