@@ -103,7 +103,11 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
  * Propagation of the inputs' budgets e_j (scales s_j; par_prop_bound takes the smaller of the worst case and the
  * probabilistic bound, reference.h): the held mean moves by P(e, s) / n, the held variance by
  * 2 P(|d| e, |d| s) / n + sum e_j^2 / n (exact: var(x + dx) - var(x) = (2/n) sum d_j dx_j + (1/n) sum (dx_j -
- * mean dx)^2), both entering the bounds above. */
+ * mean dx)^2), both entering the bounds above.
+ * The statistical companion's scale (par_prec.stat_scale; docs/oracle.md, rule 5) counts the same roundings and input
+ * errors as independent and mean-zero, by their root-sum-square: sqrt(k) u in place of gamma_k in the mean's and the
+ * variance's sums, sqrt(6) u in place of the output's 6u, the inputs' scales without lambda in the held mean and
+ * variance, and |y'_j - y_j| as the root-sum-square of its three parts (the element's error, the mean's, r's). */
 typedef struct norm_params {
     const par_rt *w, *b; /* NULL when absent: weight 1, bias 0 */
 } norm_params;
@@ -136,15 +140,17 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
     }
     var /= n;
     /* propagated: the held mean and variance */
-    const double em_in = par_prop_bound(se, ss2) / n;
-    const double ev_in = 2 * par_prop_bound(sde, sds2) / n + se2 / n;
+    const int stat = pr->stat_scale;
+    const double em_in = (stat ? sqrt(ss2) : par_prop_bound(se, ss2)) / n;
+    const double ev_in = 2 * (stat ? sqrt(sds2) : par_prop_bound(sde, sds2)) / n + se2 / n;
     /* own: mean and variance of the held values */
     /* Flushing (par_eta, zero unless declared): the n - 1 partial sums of the mean and its division flush at most
      * (n - 1) eta / n + eta <= 2 eta; the variance's n differences, n squares and n - 1 sums, divided by n, at most
      * 3 eta; the output's difference flush is scaled by r |w| (sh), its product, scaling and bias add 3 eta. */
-    const double em = par_gamma(q->n + 2, u) * mag / n + 3 * u * M + par_eta(pr, 2), mt = em + em_in;
+    const double gm = stat ? sqrt(n + 2) * u : par_gamma(q->n + 2, u), gv = stat ? sqrt(n + 6) * u : par_gamma(q->n + 6, u);
+    const double em = gm * mag / n + 3 * u * M + par_eta(pr, 2), mt = stat ? hypot(em, em_in) : em + em_in;
     const double mh = fabs(m) + em_in, dh = D + emax + em_in, vh = var + ev_in;
-    const double ev = par_gamma(q->n + 6, u) * (vh + dh * dh + mh * mh) + 2 * mh * em + em * em + par_eta(pr, 3);
+    const double ev = gv * (vh + dh * dh + mh * mh) + 2 * mh * em + em * em + par_eta(pr, 3);
     const double ve = var + q->eps;
     const double L = ve - ev - ev_in - u * q->eps - u * (ve + ev + ev_in);
     const double r = 1.0 / sqrt(ve);
@@ -156,8 +162,9 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
         double xv = x->v[base + j], e = x->e[base + j];
         double d = xv - m, v = d * r * wv + bv;
         double wa = fabs(wv) + ew, sh = bmul(r_hi, wa);
-        double dev = bmul(e + mt, sh) + bmul(fabs(d) * wa, r_hi - r) + fabs(d) * r * ew + eb;
-        double own = 6 * u * bmul(sh, fabs(xv) + e + fabs(m) + mt) + u * (fabs(bv) + eb + bmul(fabs(m) + mt, sh)) +
+        double dev = stat ? hypot(hypot(bmul(e, sh), bmul(mt, sh)), bmul(fabs(d) * wa, r_hi - r)) + fabs(d) * r * ew + eb
+                          : bmul(e + mt, sh) + bmul(fabs(d) * wa, r_hi - r) + fabs(d) * r * ew + eb;
+        double own = (stat ? sqrt(6.0) : 6) * u * bmul(sh, fabs(xv) + e + fabs(m) + mt) + u * (fabs(bv) + eb + bmul(fabs(m) + mt, sh)) +
                      u * (fabs(v) + dev) + bmul(par_eta(pr, 1), sh) + par_eta(pr, 3);
         if (q->n == 1) { /* one element: its mean is itself in every form (a sum of one term, divided by 1), so x -
                           * mean is exactly 0 whatever the input's error, and the direct output is b exactly. The

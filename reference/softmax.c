@@ -27,6 +27,7 @@
  */
 #include "reference.h"
 #include "elem_util.h"
+#include "kernel_util.h"
 
 #include <math.h>
 
@@ -69,7 +70,7 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
             for (int64_t j = 0; j < len; j++) s += exp(xv[j * inner] - m);
             double lg = log(s);
             /* Bounds over the held inputs: sum ybar_j e_j, sum ybar_j dbar_j. */
-            double sum_ye = 0, sum_yd = 0;
+            double sum_ye = 0, sum_yd = 0, sum_ye2 = 0, sum_yd2 = 0, sum_y2 = 0; /* and their squares (stat) */
             for (int64_t j = 0; j < len; j++) {
                 if (exact_neg_inf(xv[j * inner], xe[j * inner], m) && !isnan(s)) continue; /* an exact 0 term */
                 double yj = exp(xv[j * inner] - m) / s;
@@ -78,8 +79,12 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
                 double dbar = fabs(xv[j * inner] - m) + xe[j * inner] + emax;
                 sum_ye += ybar * xe[j * inner];
                 sum_yd += ybar * dbar;
+                sum_ye2 += bmul(yj * xe[j * inner], yj * xe[j * inner]);
+                sum_yd2 += bmul(yj * dbar, yj * dbar);
+                sum_y2 += yj * yj;
             }
-            double rel_s = fn + u * sum_yd + gam;
+            const int stat = pr->stat_scale;
+            double rel_s = stat ? fn * sqrt(sum_y2) + u * sqrt(sum_yd2) + sqrt((double)len) * u : fn + u * sum_yd + gam;
             for (int64_t j = 0; j < len; j++) {
                 int64_t k = base + j * inner;
                 if (exact_neg_inf(x->v[k], x->e[k], m) && !isnan(s)) { /* exp(-inf) = 0 exactly in any arithmetic */
@@ -92,7 +97,13 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
                 double yj = exp(d) / s;
                 double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
                 double dbar = fabs(d) + ej + emax;
-                if (!log_form) {
+                /* the companion's propagation: the Jacobian's terms other than i, and i's own with 1 - y_i */
+                double rest = sqrt(fmax(0, sum_ye2 - bmul(yj * ej, yj * ej)) + bmul((1 - yj) * ej, (1 - yj) * ej));
+                if (!log_form && stat) {
+                    double own = yj * hypot(hypot(u * dbar, fn), hypot(rel_s, 2 * u)) + par_eta(pr, (double)len) + 2 * eta;
+                    y->v[k] = yj;
+                    y->e[k] = finish(yj, yj * rest, own, pr);
+                } else if (!log_form) {
                     double p = ybar * (ej + sum_ye);
                     /* flushing: the len - 1 partial sums of the exps (the sum is >= 1) */
                     double own = ybar * (u * dbar + fn + rel_s + 2 * u + par_eta(pr, (double)len)) + 2 * eta;
@@ -100,7 +111,7 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
                     y->e[k] = finish(yj, p, own, pr);
                 } else {
                     double v = d - lg;
-                    double p = ej + sum_ye;
+                    double p = stat ? rest : ej + sum_ye;
                     double lbar = fabs(lg) + emax;
                     double own = u * fmax(dbar, fabs(m) + emax + lbar) + u * (fabs(v) + p) +
                                  (rel_s < 0.5 ? rel_s / (1 - rel_s) : INFINITY) + fn * lbar + par_eta(pr, (double)len);

@@ -5,7 +5,8 @@
 # their 12 low bits FAILs. A layer= that names no dot product is an ERROR naming it. Verdicts and metrics are read
 # from report.json with Python's json (skipped without python3). Localization (campaign/localize.h): `parity
 # localize` and `run --localize` name the planted layer of the MLP as the first divergent node, and a correct
-# backend has none. About 40 s.
+# backend has none. The transformer encoder (softmax and layer_norm on the path: their companion scales,
+# reference/softmax.c and norm.c) fails with its first query projection planted and passes without. About 40 s.
 . tests/report/lib.sh
 
 PL="$BUILD/tests/plugins/planted.so"
@@ -48,6 +49,26 @@ while read -r res what; do
 done <"$T/check.txt"
 [ -s "$T/check.txt" ] || no "the report could not be read"
 grep -v '^ok \|^no ' "$T/check.txt" | head -5
+# the transformer encoder: its companion scale through softmax and layer_norm is tight enough to see one layer
+"$PARITY" run cases/models/transformer_encoder.json --plugin "$PL" --no-progress --out "$T/tr" \
+    -b 'planted[layer=layer0_q],planted[layer=none]' >"$T/tr.log" 2>&1
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$T/tr/report.json" >"$T/tr.txt" 2>&1 <<'PY'
+import json, sys
+rec = {x["backend"]: x for x in json.load(open(sys.argv[1]))["results"]}
+bad, good = rec["planted[layer=layer0_q]"], rec["planted[layer=none]"]
+z = bad["metrics"]["stat_z"]
+print(("ok" if bad["verdict"] == "FAIL" and z > 8.4066 else "no"), "transformer layer0_q planted: %s, stat_z %s" %
+      (bad["verdict"], z))
+z = good["metrics"]["stat_z"]
+print(("ok" if good["verdict"] == "PASS" and z is not None and z < 1 else "no"),
+      "transformer, no layer planted: %s, stat_z %s" % (good["verdict"], z))
+PY
+    while read -r res what; do
+        if [ "$res" = ok ]; then ok; else no "$what"; fi
+    done <"$T/tr.txt"
+    [ -s "$T/tr.txt" ] || no "the transformer's report could not be read"
+fi
 # localization: the planted node is the first divergent one, on the command and in a run's reason
 "$PARITY" localize cases/models/mlp.json -b 'planted[layer=fc2]' --plugin "$PL" >"$T/loc.out" 2>&1
 rc=$?
