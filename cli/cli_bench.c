@@ -73,6 +73,32 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+#define BENCH_STOP_S 2 /* seconds the bench child may stay stopped before it is killed */
+
+/* Waits for the bench child's end. Only its own backends can stop it (nothing else runs as its uid), and a child
+ * stopped for BENCH_STOP_S seconds is killed, so a stop costs a clear line, never a hang; bench has no per-case
+ * timeout, so a running child is waited for. *st is its status; returns 1 when it was killed for a stop. */
+static int wait_bench_child(pid_t kid, int *st)
+{
+    double stopped_at = -1;
+    int killed = 0;
+    for (;;) {
+        int opt = WUNTRACED | WCONTINUED | (stopped_at >= 0 ? WNOHANG : 0);
+        pid_t w = waitpid(kid, st, opt);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0) return killed;
+        if (w == kid && !WIFSTOPPED(*st) && !WIFCONTINUED(*st)) return killed;
+        if (w == kid) stopped_at = WIFSTOPPED(*st) ? now_ms() : -1;
+        if (stopped_at >= 0 && now_ms() - stopped_at >= BENCH_STOP_S * 1e3) {
+            kill(kid, SIGKILL);
+            killed = 1;
+            stopped_at = -1;
+        } else if (stopped_at >= 0) {
+            usleep(100 * 1000);
+        }
+    }
+}
+
 static int cmp_d(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -452,14 +478,18 @@ int par_cmd_bench(int argc, char **argv, const char *exe)
         return PAR_EXIT_INTERNAL;
     }
     if (kid > 0) {
-        int st = 0;
-        while (waitpid(kid, &st, 0) < 0 && errno == EINTR) {}
+        int st = 0, stopped = wait_bench_child(kid, &st);
         par_sandbox_sweep(kid_uid); /* whatever it started */
         if (n_paths || suite) par_case_set_free(&set);
         free(bs);
         int wrote = json_fd < 0 || copy_json(json_fd, json_path);
         if (json_fd >= 0) close(json_fd);
         if (WIFEXITED(st)) return !wrote && WEXITSTATUS(st) != PAR_EXIT_INTERNAL ? PAR_EXIT_INTERNAL : WEXITSTATUS(st);
+        if (stopped) {
+            fprintf(stderr, "parity bench: the bench process stayed stopped for %d s (a backend stopped it): killed; "
+                    "results so far are above\n", BENCH_STOP_S);
+            return PAR_EXIT_INTERNAL;
+        }
         const char *sn = WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : NULL;
         fprintf(stderr, "parity bench: a backend killed the bench process: signal %d (%s); results so far are above\n",
                 WIFSIGNALED(st) ? WTERMSIG(st) : -1, sn ? sn : "unknown");

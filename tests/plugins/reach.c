@@ -1,6 +1,7 @@
 /* reach.c - a correct relu that, in every job, first tries to harm the harness that runs it, as the knob act= says:
  *   kill      SIGKILL to every process of its run (the fork server, the worker, the main process, other jobs)
  *   stop      SIGSTOP to the same processes
+ *   selfstop  SIGSTOP to itself (whatever waits for it must not wait for ever)
  *   mem       writes zeros over the heap of every parity process above it, through /proc/PID/mem
  *   prlimit   sets the file size limit of every process of its run to 0 (no report could be written)
  *   truncate  truncates its output memfd through /proc/self/map_files (the worker reading it would die of SIGBUS)
@@ -232,6 +233,10 @@ static void harm(void)
     if (strcmp(act, "truncate") == 0 || strcmp(act, "cache") == 0) {
         if (act[0] == 't') truncate_outputs();
         else spoil_cache();
+        return;
+    }
+    if (strcmp(act, "selfstop") == 0) {
+        raise(SIGSTOP);
         return;
     }
     if (strcmp(act, "daemon") == 0) start_daemon();

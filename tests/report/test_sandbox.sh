@@ -140,6 +140,15 @@ for what in kill stop; do
         ok || no "bench $what: no JSON with one case in $out.json"
 done
 
+# A backend that stops the bench child itself: the parent kills it after 2 s stopped, with one line, exit 3.
+out="$T/b_selfstop"
+timeout 30 "$PARITY" bench -b "cpu,tp_reach[act=selfstop]" --plugin "$PLUGIN" cases/bench/relu64.json \
+    --repeat 3 --warmup 1 >"$out.log" 2>&1
+rc=$?
+[ $rc = 3 ] && ok || no "bench selfstop: exit $rc, expected 3: $(tail -2 "$out.log")"
+grep -q "^parity bench: the bench process stayed stopped for 2 s" "$out.log" && ok ||
+    no "bench selfstop: no line saying why: $(tail -2 "$out.log")"
+
 (cd "$CACHE" && cat ./* | cksum) >"$T/cache.after"
 if [ $level = none ]; then
     skip "the reference cache: no sandbox here"
