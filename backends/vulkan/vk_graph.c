@@ -68,6 +68,7 @@ static par_status module_of(vk_graph *vg, const char *name, vk_variant variant, 
 static par_status create_pipelines(vk_graph *vg, par_msg *msg)
 {
     VkDevice dev = vg->ctx->device;
+    int created = 0;
     for (int i = 0; i < vg->n_disp; i++) {
         vk_dispatch *d = &vg->disp[i];
         for (int j = 0; j < i && !d->pipeline; j++)
@@ -101,13 +102,15 @@ static par_status create_pipelines(vk_graph *vg, par_msg *msg)
             .layout = vg->pipe_layout,
         };
         VkResult r = VK_CALL(vg->ctx, "vkCreateComputePipelines",
-                             vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, NULL, &d->pipeline));
+                             vkCreateComputePipelines(dev, vg->ctx->pcache, 1, &ci, NULL, &d->pipeline));
         if (r != VK_SUCCESS) {
             d->pipeline = VK_NULL_HANDLE;
             return par_msgf(msg, PAR_ERROR, "vkCreateComputePipelines(%s, op %d): %s", d->shader, d->op,
                             vk_result_name(r));
         }
+        created++;
     }
+    if (created) vk_pcache_save(vg->ctx);
     return PAR_OK;
 }
 

@@ -102,6 +102,10 @@ typedef struct vk_ctx {
     vk_precision precision;     /* the `precision` knob */
     VkDevice device;            /* created at the first prepare, after the knobs */
     VkQueue queue;
+    /* The pipeline cache of the device (vk_pcache.c), read from disk when the device is created; pcache_bytes: the
+     * size of the data last read or written, so that a prepare that added nothing writes nothing. */
+    VkPipelineCache pcache;
+    size_t pcache_bytes;
     int prepared_once;          /* knobs are refused after this */
     int direct_kernels;         /* knob kernels=direct: no tiled conv2d / linear / matmul shaders */
 } vk_ctx;
@@ -127,6 +131,18 @@ par_status vk_ctx_open(vk_ctx *c, par_msg *msg);
 /* The validate knob: re-creates the instance (no device exists yet) with or without the validation layer and its
  * messenger, keeping the chosen device. PAR_UNSUPPORTED naming the layer and its package when it is not installed. */
 par_status vk_ctx_set_validate(vk_ctx *c, int on, par_msg *msg);
+
+/* ---- Pipeline cache on disk (vk_pcache.c) ---- */
+/* Whether `data` (n bytes) starts with a pipeline cache header (VkPipelineCacheHeaderVersionOne) of the device of
+ * `props`: 0, or -1 with the reason in why (too short, a length out of range, another version, vendor, device or
+ * pipelineCacheUUID). Pure; tests/test_vulkan.c checks it. */
+int vk_pcache_header_check(const void *data, size_t n, const VkPhysicalDeviceProperties *props, char *why, size_t len);
+/* Creates c->pcache on the new device from the file of its device and driver (a missing file: empty; a damaged or
+ * foreign one: empty, with one line on stderr; no cache when the driver refuses even that). */
+void vk_pcache_open(vk_ctx *c);
+/* Writes the cache's data to its file (temporary file, then rename) when its size changed since read or written. */
+void vk_pcache_save(vk_ctx *c);
+void vk_pcache_close(vk_ctx *c);
 /* Whether a debug-utils message of this severity and type is a defect (pure; the policy in vk_device.c). */
 int vk_diag_counts(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type);
 /* The messages counted since the last call, as one line in buf (truncated to len), then forgotten; the length the
