@@ -132,6 +132,44 @@ int par_dn_same_q(const par_value *a, const par_value *b);
 par_status par_dn_scaled_reorder(dn_plan *p, int32_t ni, dnnl_memory_t src, dnnl_memory_t dst, float scale,
                                  int32_t zp_in, int32_t zp_out, par_msg *msg);
 
+/* onednn_ops.c: the op table */
+typedef enum dn_family {
+    DN_NONE,                                             /* no lowering: `why` says so */
+    DN_CONV, DN_DECONV, DN_LINEAR, DN_MATMUL,             /* onednn_lower_mat.c; fusion heads */
+    DN_ELTWISE, DN_BINARY, DN_PRELU, DN_POOL, DN_SOFTMAX, DN_RESAMPLE, DN_BNORM, DN_LNORM, DN_REDUCE, /* _elt.c */
+    DN_QCONVERT, DN_CONCAT, DN_STRIDED, DN_COPY,          /* onednn_lower_move.c */
+} dn_family;
+enum {
+    DN_F_CLIP = 1,              /* the clamp family: quantized, a clip of the stored integers (and a post-op) */
+    DN_F_Q_VIA_F32 = 2,         /* quantized through f32: dequantizing reorders, the f32 primitive, a requantize */
+    DN_F_Q_SAME = 4,            /* quantized when the output's params are the input's */
+    DN_F_Q_OK = 8,              /* quantized as it is */
+    DN_F_Q_ANY_LAYOUT = 16,     /* quantized: reads its inputs in any layout */
+    DN_F_FIRST_ANY_LAYOUT = 32, /* reads its first input in any layout (conv2d, batch_norm) */
+    DN_F_F32_ANY_LAYOUT = 64,   /* f32 output: reads its input in any layout (dequantize) */
+    DN_F_ANY_PARAM_DTYPE = 128, /* f32: inputs after the first may be of any dtype (batch_norm's statistics) */
+};
+/* variants: the member of a family that the algorithm does not tell apart */
+enum { DN_GELU_BY_ATTR = 1 };                                        /* approximate='tanh': gelu_tanh */
+enum { DN_POOL_WINDOW = 0, DN_POOL_GLOBAL, DN_POOL_ADAPTIVE };
+enum { DN_UP_NEAREST = 0, DN_UP_NEAREST_EXACT, DN_UP_LINEAR };
+enum { DN_QUANTIZE = 0, DN_DEQUANTIZE };
+enum { DN_PERMUTE = 0, DN_SLICE };
+
+typedef struct dn_op {
+    const char *op;
+    dn_family family;
+    unsigned flags;             /* DN_F_* */
+    int alg;                    /* the oneDNN algorithm (dnnl_alg_kind_t), 0 where the family has one */
+    int variant;
+    float alpha, beta;          /* eltwise constants, or the defaults of the attributes below */
+    const char *alpha_attr, *beta_attr;
+    const char *why;            /* DN_NONE: why the op is not lowered */
+} dn_op;
+
+/* The row of `op`, or NULL when this backend does not know it. */
+const dn_op *par_dn_op(const char *op);
+
 /* onednn_lower.c */
 void par_dn_plan_fusions(dn_plan *p);
 /* which values may stay in a blocked layout between primitives (plan->can_block) */
@@ -147,11 +185,10 @@ par_status par_dn_lower_linear(dn_plan *p, int32_t ni, par_msg *msg);
 par_status par_dn_lower_matmul(dn_plan *p, int32_t ni, par_msg *msg);
 
 /* onednn_lower_move.c */
-int par_dn_is_move(const char *op);
-par_status par_dn_lower_move(dn_plan *p, int32_t ni, par_msg *msg);
+par_status par_dn_lower_move(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg);
 
 /* onednn_lower_elt.c */
 par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg *msg);
-par_status par_dn_lower_elt(dn_plan *p, int32_t ni, par_msg *msg);
+par_status par_dn_lower_elt(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg);
 
 #endif

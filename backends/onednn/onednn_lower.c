@@ -13,16 +13,23 @@
  */
 #include "onednn_internal.h"
 
-static int is_mat(const char *op)
+/* a convolution, deconvolution, inner product or matmul: the head of a post-op chain */
+static int is_mat(const dn_op *r)
 {
-    return strcmp(op, "conv2d") == 0 || strcmp(op, "conv_transpose2d") == 0 || strcmp(op, "linear") == 0 ||
-           strcmp(op, "matmul") == 0;
+    return r && r->family >= DN_CONV && r->family <= DN_MATMUL;
 }
 
-static int is_clip(const char *op)
+static int has_flag(const par_node *n, unsigned flag)
 {
-    return strcmp(op, "relu") == 0 || strcmp(op, "relu6") == 0 || strcmp(op, "hardtanh") == 0 ||
-           strcmp(op, "clamp") == 0;
+    const dn_op *r = par_dn_op(n->op);
+    return r && (r->flags & flag) != 0;
+}
+
+/* the add that becomes oneDNN's sum post-op */
+static int is_add(const par_node *n)
+{
+    const dn_op *r = par_dn_op(n->op);
+    return r && r->family == DN_BINARY && r->alg == dnnl_binary_add;
 }
 
 static int fusable_act(const par_graph_desc *g, const par_node *n, const par_value *in)
@@ -30,7 +37,7 @@ static int fusable_act(const par_graph_desc *g, const par_node *n, const par_val
     const par_value *y = &g->values[n->outputs[0]];
     if (n->n_inputs != 1) return 0;
     if (par_dn_is_quant(y->dtype))
-        return is_clip(n->op) && in->dtype == y->dtype && in->scale == y->scale && in->zero_point == y->zero_point;
+        return has_flag(n, DN_F_CLIP) && in->dtype == y->dtype && in->scale == y->scale && in->zero_point == y->zero_point;
     dnnl_alg_kind_t alg;
     float a, b;
     return y->dtype == PAR_DTYPE_F32 && par_dn_eltwise_alg(n, &alg, &a, &b);
@@ -53,7 +60,7 @@ void par_dn_plan_fusions(dn_plan *p)
         p->final_out[i] = g->nodes[i].outputs[0];
     }
     for (int32_t i = 0; i < g->n_nodes; i++) {
-        if (p->fused_into[i] >= 0 || !is_mat(g->nodes[i].op)) continue;
+        if (p->fused_into[i] >= 0 || !is_mat(par_dn_op(g->nodes[i].op))) continue;
         int32_t tail = i, cur = g->nodes[i].outputs[0], sums = 0;
         for (int k = 0; k < 3; k++) {
             if (p->n_uses[cur] != 1 || p->is_output[cur]) break;
@@ -64,7 +71,7 @@ void par_dn_plan_fusions(dn_plan *p)
             if (j < 0) break;
             const par_node *n = &g->nodes[j];
             int ok = 0;
-            if (strcmp(n->op, "add") == 0 && !sums && g->values[cur].dtype == PAR_DTYPE_F32) {
+            if (is_add(n) && !sums && g->values[cur].dtype == PAR_DTYPE_F32) {
                 int32_t other = n->inputs[0] == cur ? n->inputs[1] : n->inputs[0];
                 const par_value *ov = &g->values[other];
                 ok = other != cur && same_shape(ov, &g->values[cur]) && same_shape(ov, &g->values[n->outputs[0]]) &&
@@ -88,23 +95,21 @@ static int takes_any_layout(const dn_plan *p, int32_t j, int32_t k)
     const par_node *n = &g->nodes[j];
     const par_value *y = &g->values[n->outputs[0]];
     if (p->fused_into[j] >= 0) return 1; /* a post-op: its input is internal, a sum operand is reordered in */
+    const dn_op *r = par_dn_op(n->op);
+    if (!r) return 0;
     if (par_dn_is_quant(y->dtype)) {
         /* convolutions and the integer clamps take any layout; add, mul, the average pools, mean and softmax read
          * their inputs through a dequantizing reorder, dequantize is one */
-        static const char *const any[] = {"relu", "relu6", "hardtanh", "clamp", "add", "mul", "avg_pool2d",
-                                          "global_avg_pool2d", "adaptive_avg_pool2d", "mean", "softmax"};
-        if (strcmp(n->op, "conv2d") == 0) return k == 0;
-        for (size_t i = 0; i < sizeof any / sizeof any[0]; i++)
-            if (strcmp(n->op, any[i]) == 0) return 1;
-        return 0;
+        if (r->family == DN_CONV) return k == 0;
+        return (r->flags & DN_F_Q_ANY_LAYOUT) != 0;
     }
-    if (strcmp(n->op, "dequantize") == 0) return 1;
+    if (r->flags & DN_F_F32_ANY_LAYOUT) return 1;
     if (y->dtype != PAR_DTYPE_F32) return 0;
-    if (strcmp(n->op, "conv2d") == 0 || strcmp(n->op, "batch_norm") == 0) return k == 0;
+    if (r->flags & DN_F_FIRST_ANY_LAYOUT) return k == 0;
     dnnl_alg_kind_t alg;
     float a, b;
     if (n->n_inputs == 1 && par_dn_eltwise_alg(n, &alg, &a, &b)) return 1;
-    if (strcmp(n->op, "add") == 0)
+    if (is_add(n))
         return same_shape(&g->values[n->inputs[0]], y) && same_shape(&g->values[n->inputs[1]], y);
     return 0;
 }
@@ -126,9 +131,10 @@ par_status par_dn_check_node(const par_graph_desc *g, int32_t ni, par_msg *msg)
 {
     const par_node *n = &g->nodes[ni];
     if (n->n_outputs != 1) return par_msgf(msg, PAR_UNSUPPORTED, "%d outputs", n->n_outputs);
-    if (is_mat(n->op)) {
+    const dn_op *r = par_dn_op(n->op);
+    if (is_mat(r)) {
         const par_value *x = par_node_input(g, n, 0);
-        if ((strcmp(n->op, "conv2d") == 0 || strcmp(n->op, "conv_transpose2d") == 0) && x->rank != 4)
+        if ((r->family == DN_CONV || r->family == DN_DECONV) && x->rank != 4)
             return par_msgf(msg, PAR_UNSUPPORTED, "input of rank %d", x->rank);
         return par_dn_check_mat(g, n, msg);
     }
@@ -138,11 +144,13 @@ par_status par_dn_check_node(const par_graph_desc *g, int32_t ni, par_msg *msg)
 par_status par_dn_lower(dn_plan *p, int32_t ni, par_msg *msg)
 {
     if (p->fused_into[ni] >= 0) return PAR_OK;
-    const char *op = p->g->nodes[ni].op;
-    if (strcmp(op, "conv2d") == 0) return par_dn_lower_conv(p, ni, msg);
-    if (strcmp(op, "conv_transpose2d") == 0) return par_dn_lower_deconv(p, ni, msg);
-    if (strcmp(op, "linear") == 0) return par_dn_lower_linear(p, ni, msg);
-    if (strcmp(op, "matmul") == 0) return par_dn_lower_matmul(p, ni, msg);
-    if (par_dn_is_move(op)) return par_dn_lower_move(p, ni, msg);
-    return par_dn_lower_elt(p, ni, msg);
+    const dn_op *r = par_dn_op(p->g->nodes[ni].op);
+    switch (r ? r->family : DN_NONE) {
+    case DN_CONV: return par_dn_lower_conv(p, ni, msg);
+    case DN_DECONV: return par_dn_lower_deconv(p, ni, msg);
+    case DN_LINEAR: return par_dn_lower_linear(p, ni, msg);
+    case DN_MATMUL: return par_dn_lower_matmul(p, ni, msg);
+    case DN_QCONVERT: case DN_CONCAT: case DN_STRIDED: case DN_COPY: return par_dn_lower_move(p, ni, r, msg);
+    default: return par_dn_lower_elt(p, ni, r, msg);
+    }
 }

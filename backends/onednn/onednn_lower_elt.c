@@ -18,29 +18,63 @@
 
 #include "onednn_internal.h"
 
-static int is_clip_op(const char *op)
-{
-    return strcmp(op, "relu") == 0 || strcmp(op, "relu6") == 0 || strcmp(op, "hardtanh") == 0 ||
-           strcmp(op, "clamp") == 0;
-}
-
 static int64_t norm_axis(int64_t a, int rank)
 {
     return a < 0 ? a + rank : a;
 }
 
-/* ops computed through f32 when quantized */
-static int via_f32(const char *op)
+/* The resampling checks: the sizes' ratio must be the scale PyTorch maps coordinates with. */
+static par_status check_resample(const par_graph_desc *g, const par_node *n, const dn_op *r, par_msg *msg)
 {
-    return strcmp(op, "add") == 0 || strcmp(op, "mul") == 0 || strcmp(op, "avg_pool2d") == 0 ||
-           strcmp(op, "global_avg_pool2d") == 0 || strcmp(op, "adaptive_avg_pool2d") == 0 || strcmp(op, "mean") == 0 ||
-           strcmp(op, "upsample_bilinear2d") == 0 || strcmp(op, "softmax") == 0;
+    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
+    if (r->variant == DN_UP_NEAREST && (y->dims[2] % x->dims[2] || y->dims[3] % x->dims[3]))
+        /* floor(dst * in / out) is floor((dst + 0.5) * in / out), oneDNN's nearest, for integer factors */
+        return par_msgf(msg, PAR_UNSUPPORTED, "nearest with a non-integer factor (%" PRId64 " -> %" PRId64
+                        "): oneDNN's nearest takes pixel centres (nearest-exact)", x->dims[2], y->dims[2]);
+    if (par_attr_count(n, "scale") == 2) {
+        /* oneDNN maps coordinates with out / in; PyTorch with 1 / scale: the same only when out = in * scale */
+        for (int k = 0; k < 2; k++) {
+            int64_t in = x->dims[2 + k], out = y->dims[2 + k];
+            /* PyTorch's same-size copy, and nearest's dst / 2 at twice the size (docs/ops.md), are the sizes' ratio */
+            if (out == in && r->variant != DN_UP_NEAREST_EXACT) continue;
+            if (out == 2 * in && r->variant == DN_UP_NEAREST) continue;
+            if ((double)out != (double)in * par_attr_floats_at(n, "scale", k, 1))
+                return par_msgf(msg, PAR_UNSUPPORTED, "scale %g maps %" PRId64 " to %" PRId64 ": oneDNN's resampling "
+                                "takes its coordinate ratio from the sizes, PyTorch from 1 / scale",
+                                par_attr_floats_at(n, "scale", k, 1), in, out);
+        }
+    }
+    if (r->variant == DN_UP_LINEAR && par_attr_int(n, "align_corners", 0))
+        return par_msgf(msg, PAR_UNSUPPORTED, "align_corners=1: oneDNN's linear resampling takes pixel centres");
+    return PAR_OK;
+}
+
+/* A quantized node: what its row allows. */
+static par_status check_quant(const par_graph_desc *g, const par_node *n, const dn_op *r, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
+    if (r->flags & (DN_F_CLIP | DN_F_Q_VIA_F32 | DN_F_Q_OK)) return PAR_OK; /* max_pool2d: requantized first */
+    if (r->flags & DN_F_Q_SAME) {
+        if (!par_dn_same_q(x, y))
+            return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s with output params other than its input's", n->op);
+        return PAR_OK;
+    }
+    if (r->family == DN_CONCAT) {
+        for (int32_t i = 0; i < n->n_inputs; i++)
+            if (par_node_input(g, n, i)->dtype != y->dtype)
+                return par_msgf(msg, PAR_UNSUPPORTED, "quantized concat of mixed dtypes");
+        return PAR_OK;
+    }
+    return par_msgf(msg, PAR_UNSUPPORTED, "no quantized form of %s in this backend (oneDNN 2.6 has no int8 %s "
+                    "with zero points)", n->op, n->op);
 }
 
 par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg *msg)
 {
     const par_value *y = par_node_output(g, n, 0);
-    const char *op = n->op;
+    const dn_op *r = par_dn_op(n->op);
+    if (!r) return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", n->op);
+    if (r->family == DN_NONE) return par_msgf(msg, PAR_UNSUPPORTED, "%s", r->why);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
         if (v && par_dn_dt(v->dtype) == dnnl_data_type_undef)
@@ -48,102 +82,42 @@ par_status par_dn_check_elt(const par_graph_desc *g, const par_node *n, par_msg 
     }
     if (par_dn_dt(y->dtype) == dnnl_data_type_undef)
         return par_msgf(msg, PAR_UNSUPPORTED, "output is %s", par_dtype_name(y->dtype));
-    if (strcmp(op, "quantize") == 0 || strcmp(op, "dequantize") == 0) return PAR_OK;
-    if (strcmp(op, "adaptive_avg_pool2d") == 0) {
+    if (r->family == DN_QCONVERT) return PAR_OK;
+    if (r->family == DN_POOL && r->variant == DN_POOL_ADAPTIVE) {
         const par_value *x = par_node_input(g, n, 0);
         if (x->dims[2] % y->dims[2] || x->dims[3] % y->dims[3])
             return par_msgf(msg, PAR_UNSUPPORTED, "adaptive windows of unequal sizes (%" PRId64 "x%" PRId64 " -> %"
                             PRId64 "x%" PRId64 "): oneDNN's pooling has one kernel", x->dims[2], x->dims[3],
                             y->dims[2], y->dims[3]);
     }
-    if (strcmp(op, "upsample_nearest2d") == 0) {
-        const par_value *x = par_node_input(g, n, 0);
-        /* floor(dst * in / out) is floor((dst + 0.5) * in / out), oneDNN's nearest, for integer factors */
-        if (y->dims[2] % x->dims[2] || y->dims[3] % x->dims[3])
-            return par_msgf(msg, PAR_UNSUPPORTED, "nearest with a non-integer factor (%" PRId64 " -> %" PRId64
-                            "): oneDNN's nearest takes pixel centres (nearest-exact)", x->dims[2], y->dims[2]);
-    }
-    if (strncmp(op, "upsample_", 9) == 0 && par_attr_count(n, "scale") == 2) {
-        const par_value *x = par_node_input(g, n, 0);
-        /* oneDNN maps coordinates with out / in; PyTorch with 1 / scale: the same only when out = in * scale */
-        for (int k = 0; k < 2; k++) {
-            int64_t in = x->dims[2 + k], out = y->dims[2 + k];
-            /* PyTorch's same-size copy, and nearest's dst / 2 at twice the size (docs/ops.md), are the sizes' ratio */
-            if (out == in && strcmp(op, "upsample_nearest_exact2d") != 0) continue;
-            if (out == 2 * in && strcmp(op, "upsample_nearest2d") == 0) continue;
-            if ((double)out != (double)in * par_attr_floats_at(n, "scale", k, 1))
-                return par_msgf(msg, PAR_UNSUPPORTED, "scale %g maps %" PRId64 " to %" PRId64 ": oneDNN's resampling "
-                                "takes its coordinate ratio from the sizes, PyTorch from 1 / scale",
-                                par_attr_floats_at(n, "scale", k, 1), in, out);
-        }
-    }
-    if (strcmp(op, "upsample_bilinear2d") == 0 && par_attr_int(n, "align_corners", 0))
-        return par_msgf(msg, PAR_UNSUPPORTED, "align_corners=1: oneDNN's linear resampling takes pixel centres");
-    int q = par_dn_is_quant(y->dtype);
-    if (q) {
-        const par_value *x = par_node_input(g, n, 0);
-        if (is_clip_op(op) || via_f32(op)) return PAR_OK;
-        if (strcmp(op, "max_pool2d") == 0) return PAR_OK; /* requantized first when the params differ */
-        if (strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 ||
-            strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0 || strcmp(op, "upsample_nearest2d") == 0 ||
-            strcmp(op, "upsample_nearest_exact2d") == 0 || strcmp(op, "amax") == 0) {
-            if (!par_dn_same_q(x, y))
-                return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s with output params other than its input's", op);
-            return PAR_OK;
-        }
-        if (strcmp(op, "concat") == 0) {
-            for (int32_t i = 0; i < n->n_inputs; i++)
-                if (par_node_input(g, n, i)->dtype != y->dtype)
-                    return par_msgf(msg, PAR_UNSUPPORTED, "quantized concat of mixed dtypes");
-            return PAR_OK;
-        }
-        return par_msgf(msg, PAR_UNSUPPORTED, "no quantized form of %s in this backend (oneDNN 2.6 has no int8 %s "
-                        "with zero points)", op, op);
-    }
+    par_status st = r->family == DN_RESAMPLE ? check_resample(g, n, r, msg) : PAR_OK;
+    if (st != PAR_OK) return st;
+    if (par_dn_is_quant(y->dtype)) return check_quant(g, n, r, msg);
     for (int32_t i = 0; i < n->n_inputs; i++) {
         const par_value *v = par_node_input(g, n, i);
-        if (v && v->dtype != PAR_DTYPE_F32 && !(strcmp(op, "batch_norm") == 0))
+        if (v && v->dtype != PAR_DTYPE_F32 && !(r->flags & DN_F_ANY_PARAM_DTYPE))
             return par_msgf(msg, PAR_UNSUPPORTED, "input %d ('%s') is %s", i, v->name, par_dtype_name(v->dtype));
     }
-    dnnl_alg_kind_t alg;
-    float a, b;
-    if (n->n_inputs == 1 && par_dn_eltwise_alg(n, &alg, &a, &b)) return PAR_OK;
-    if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "mul") == 0 || strcmp(op, "div") == 0) {
+    if (r->family == DN_BINARY) {
         const par_value *x0 = par_node_input(g, n, 0), *x1 = par_node_input(g, n, 1);
         int b0 = x0->numel != y->numel, b1 = x1->numel != y->numel;
         if (b0 && b1)
             return par_msgf(msg, PAR_UNSUPPORTED, "both inputs broadcast; oneDNN's binary broadcasts only its second "
                             "source");
-        if (b0 && strcmp(op, "div") == 0)
+        if (b0 && r->alg == dnnl_binary_div)
             return par_msgf(msg, PAR_UNSUPPORTED, "the first input broadcasts; oneDNN's binary broadcasts only its "
                             "second source, and div does not commute");
-        return PAR_OK;
     }
-    if (strcmp(op, "max_pool2d") == 0 || strcmp(op, "avg_pool2d") == 0 || strcmp(op, "global_avg_pool2d") == 0)
-        return PAR_OK;
-    if (strcmp(op, "adaptive_avg_pool2d") == 0) return PAR_OK;
-    if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0 || strcmp(op, "concat") == 0 ||
-        strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 || strcmp(op, "permute") == 0 ||
-        strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0 || strcmp(op, "slice") == 0)
-        return PAR_OK;
-    if (strcmp(op, "prelu") == 0) {
+    if (r->family == DN_PRELU) {
         const par_value *x = par_node_input(g, n, 0), *sl = par_node_input(g, n, 1);
         if (sl->numel != 1 && (x->rank < 2 || sl->numel != x->dims[1]))
             return par_msgf(msg, PAR_UNSUPPORTED, "slope of %" PRId64 " elements", sl->numel);
-        return PAR_OK;
     }
-    if (strcmp(op, "layer_norm") == 0) return PAR_OK;
-    if (strcmp(op, "batch_norm") == 0) {
+    if (r->family == DN_BNORM)
         for (int32_t i = 1; i < 5; i++)
             if (par_node_input(g, n, i)->kind != PAR_VALUE_CONST)
                 return par_msgf(msg, PAR_UNSUPPORTED, "batch_norm input %d is not a constant", i);
-        return PAR_OK;
-    }
-    if (strcmp(op, "upsample_nearest_exact2d") == 0) return PAR_OK;
-    if (strcmp(op, "upsample_nearest2d") == 0 || strcmp(op, "upsample_bilinear2d") == 0) return PAR_OK;
-    if (strcmp(op, "hardsigmoid") == 0)
-        return par_msgf(msg, PAR_UNSUPPORTED, "oneDNN 2.6 has no hardsigmoid eltwise (added in 3.0)");
-    return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", op);
+    return PAR_OK;
 }
 
 static par_status plain_md(const par_value *v, dnnl_data_type_t dt, dnnl_memory_desc_t *md, par_msg *msg)
@@ -310,7 +284,7 @@ static par_status binary_same(dn_plan *p, int32_t ni, dnnl_alg_kind_t alg, int32
     return back ? par_dn_reorder(p, ni, dst, back, NULL, 0, msg) : PAR_OK;
 }
 
-static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
+static par_status lower_binary(dn_plan *p, int32_t ni, const dn_op *row, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -324,11 +298,9 @@ static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
         int32_t t = i0;
         i0 = i1;
         i1 = t;
-        negate = strcmp(n->op, "sub") == 0;
+        negate = row->alg == dnnl_binary_sub;
     }
-    const char *op = n->op;
-    dnnl_alg_kind_t alg = strcmp(op, "add") == 0 ? dnnl_binary_add : strcmp(op, "sub") == 0 ? dnnl_binary_sub
-                          : strcmp(op, "mul") == 0 ? dnnl_binary_mul : dnnl_binary_div;
+    const dnnl_alg_kind_t alg = (dnnl_alg_kind_t)row->alg;
     if (y->dtype == PAR_DTYPE_F32 && g->values[i0].numel == y->numel && g->values[i1].numel == y->numel &&
         g->values[i0].rank == y->rank && g->values[i1].rank == y->rank)
         return binary_same(p, ni, alg, i0, i1, yv, msg);
@@ -380,7 +352,7 @@ static par_status lower_binary(dn_plan *p, int32_t ni, par_msg *msg)
     return requant_out(p, ni, yv, dst, msg);
 }
 
-static par_status lower_pool(dn_plan *p, int32_t ni, par_msg *msg)
+static par_status lower_pool(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -389,14 +361,14 @@ static par_status lower_pool(dn_plan *p, int32_t ni, par_msg *msg)
     int64_t H = x->dims[2], W = x->dims[3], OH = y->dims[2], OW = y->dims[3];
     int64_t kh, kw, sh, sw, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
     dnnl_alg_kind_t alg = dnnl_pooling_avg_exclude_padding;
-    if (strcmp(n->op, "global_avg_pool2d") == 0) kh = H, kw = W, sh = H, sw = W;
-    else if (strcmp(n->op, "adaptive_avg_pool2d") == 0) kh = sh = H / OH, kw = sw = W / OW;
+    if (r->variant == DN_POOL_GLOBAL) kh = H, kw = W, sh = H, sw = W;
+    else if (r->variant == DN_POOL_ADAPTIVE) kh = sh = H / OH, kw = sw = W / OW;
     else {
         kh = par_attr_ints_at(n, "kernel", 0, 1), kw = par_attr_ints_at(n, "kernel", 1, 1);
         sh = par_attr_ints_at(n, "stride", 0, kh), sw = par_attr_ints_at(n, "stride", 1, kw);
         pt = par_attr_ints_at(n, "padding", 0, 0), pl = par_attr_ints_at(n, "padding", 1, 0);
         pb = par_attr_ints_at(n, "padding", 2, 0), pr = par_attr_ints_at(n, "padding", 3, 0);
-        if (strcmp(n->op, "max_pool2d") == 0) {
+        if (r->alg == dnnl_pooling_max) {
             alg = dnnl_pooling_max;
             dh = par_attr_ints_at(n, "dilation", 0, 1), dw = par_attr_ints_at(n, "dilation", 1, 1);
         } else if (par_attr_int(n, "count_include_pad", 1)) {
@@ -442,7 +414,7 @@ static par_status lower_pool(dn_plan *p, int32_t ni, par_msg *msg)
     return q ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
 }
 
-static par_status lower_softmax(dn_plan *p, int32_t ni, par_msg *msg)
+static par_status lower_softmax(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -457,8 +429,7 @@ static par_status lower_softmax(dn_plan *p, int32_t ni, par_msg *msg)
     int axis = (int)norm_axis(par_attr_int(n, "axis", -1), y->rank > 0 ? y->rank : 1);
     dnnl_softmax_v2_desc_t sd;
     st = par_dn_check(dnnl_softmax_v2_forward_desc_init(&sd, dnnl_forward_inference,
-                                                        strcmp(n->op, "log_softmax") == 0 ? dnnl_softmax_log
-                                                                                          : dnnl_softmax_accurate,
+                                                        (dnnl_alg_kind_t)r->alg,
                                                         md, md, axis),
                       "softmax: dnnl_softmax_v2_forward_desc_init", msg);
     dnnl_primitive_desc_t pd = NULL;
@@ -469,12 +440,12 @@ static par_status lower_softmax(dn_plan *p, int32_t ni, par_msg *msg)
     return requant_out(p, ni, yv, dst, msg);
 }
 
-static par_status lower_resample(dn_plan *p, int32_t ni, par_msg *msg)
+static par_status lower_resample(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
     int32_t xv = n->inputs[0], yv = p->final_out[ni];
-    int lin = strcmp(n->op, "upsample_bilinear2d") == 0;
+    const int lin = r->alg == dnnl_resampling_linear;
     dnnl_memory_t src = NULL, dst = NULL;
     par_status st = lin ? f32_of(p, ni, xv, &src, msg) : par_dn_value_mem(p, xv, &src, msg);
     if (st == PAR_OK) st = lin ? f32_dst(p, yv, &dst, msg) : par_dn_value_mem(p, yv, &dst, msg);
@@ -622,15 +593,14 @@ static par_status lower_lnorm(dn_plan *p, int32_t ni, par_msg *msg)
     return par_dn_add_copy(p, ni, dst, ym, (size_t)y->numel * 4, msg);
 }
 
-static par_status lower_reduce(dn_plan *p, int32_t ni, par_msg *msg)
+static par_status lower_reduce(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
     int32_t xv = n->inputs[0], yv = p->final_out[ni];
     const par_value *x = &g->values[xv], *y = &g->values[yv];
-    int q = par_dn_is_quant(y->dtype) && strcmp(n->op, "mean") == 0;
-    dnnl_alg_kind_t alg = strcmp(n->op, "mean") == 0 ? dnnl_reduction_mean
-                          : strcmp(n->op, "sum") == 0 ? dnnl_reduction_sum : dnnl_reduction_max;
+    const dnnl_alg_kind_t alg = (dnnl_alg_kind_t)r->alg;
+    const int q = par_dn_is_quant(y->dtype) && alg == dnnl_reduction_mean;
     /* the destination at the input's rank with 1s on the reduced axes (the same bytes as keepdims or not) */
     int64_t d[PAR_MAX_RANK];
     for (int i = 0; i < x->rank; i++) d[i] = x->dims[i];
@@ -662,23 +632,18 @@ static par_status lower_reduce(dn_plan *p, int32_t ni, par_msg *msg)
     return q ? requant_out(p, ni, yv, dst, msg) : PAR_OK;
 }
 
-par_status par_dn_lower_elt(dn_plan *p, int32_t ni, par_msg *msg)
+par_status par_dn_lower_elt(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg)
 {
-    const char *op = p->g->nodes[ni].op;
-    const par_value *y = &p->g->values[p->final_out[ni]];
-    dnnl_alg_kind_t alg;
-    float a, b;
-    if (par_dn_is_quant(y->dtype) && is_clip_op(op)) return lower_eltwise(p, ni, msg);
-    if (strcmp(op, "add") == 0 || strcmp(op, "sub") == 0 || strcmp(op, "mul") == 0 || strcmp(op, "div") == 0)
-        return lower_binary(p, ni, msg);
-    if (p->g->nodes[ni].n_inputs == 1 && par_dn_eltwise_alg(&p->g->nodes[ni], &alg, &a, &b))
-        return lower_eltwise(p, ni, msg);
-    if (strstr(op, "pool2d")) return lower_pool(p, ni, msg);
-    if (strcmp(op, "softmax") == 0 || strcmp(op, "log_softmax") == 0) return lower_softmax(p, ni, msg);
-    if (strncmp(op, "upsample_", 9) == 0) return lower_resample(p, ni, msg);
-    if (strcmp(op, "batch_norm") == 0) return lower_bnorm(p, ni, msg);
-    if (strcmp(op, "prelu") == 0) return lower_prelu(p, ni, msg);
-    if (strcmp(op, "layer_norm") == 0) return lower_lnorm(p, ni, msg);
-    if (strcmp(op, "mean") == 0 || strcmp(op, "sum") == 0 || strcmp(op, "amax") == 0) return lower_reduce(p, ni, msg);
-    return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", op);
+    switch (r ? r->family : DN_NONE) {
+    case DN_ELTWISE: return lower_eltwise(p, ni, msg);
+    case DN_BINARY: return lower_binary(p, ni, r, msg);
+    case DN_POOL: return lower_pool(p, ni, r, msg);
+    case DN_SOFTMAX: return lower_softmax(p, ni, r, msg);
+    case DN_RESAMPLE: return lower_resample(p, ni, r, msg);
+    case DN_BNORM: return lower_bnorm(p, ni, msg);
+    case DN_PRELU: return lower_prelu(p, ni, msg);
+    case DN_LNORM: return lower_lnorm(p, ni, msg);
+    case DN_REDUCE: return lower_reduce(p, ni, r, msg);
+    default: return par_msgf(msg, PAR_UNSUPPORTED, "no oneDNN primitive for %s in this backend", p->g->nodes[ni].op);
+    }
 }

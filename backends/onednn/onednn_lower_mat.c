@@ -31,7 +31,7 @@ par_status par_dn_check_mat(const par_graph_desc *g, const par_node *n, par_msg 
     }
     if (!par_dn_is_quant(x->dtype))
         return par_msgf(msg, PAR_UNSUPPORTED, "quantized output from a %s input", par_dtype_name(x->dtype));
-    if (strcmp(n->op, "matmul") == 0) {
+    if (par_dn_op(n->op)->family == DN_MATMUL) {
         if (w->dtype != PAR_DTYPE_QS8)
             return par_msgf(msg, PAR_UNSUPPORTED, "oneDNN's int8 matmul takes s8 weights; the second input is %s",
                             par_dtype_name(w->dtype));

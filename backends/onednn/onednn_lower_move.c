@@ -73,7 +73,7 @@ static par_status lower_concat(dn_plan *p, int32_t ni, par_msg *msg)
 }
 
 /* permute and slice: a reorder from the input's bytes seen through a strided (and offset) descriptor */
-static par_status lower_strided(dn_plan *p, int32_t ni, par_msg *msg)
+static par_status lower_strided(dn_plan *p, int32_t ni, const dn_op *row, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -88,7 +88,7 @@ static par_status lower_strided(dn_plan *p, int32_t ni, par_msg *msg)
     dnnl_dims_t st_, dims;
     int64_t off = 0;
     for (int i = 0; i < r; i++) dims[i] = y->dims[i];
-    if (strcmp(n->op, "permute") == 0) {
+    if (row->variant == DN_PERMUTE) {
         for (int i = 0; i < r; i++) st_[i] = xs[norm_axis(par_attr_ints_at(n, "perm", i, i), r)];
     } else {
         int64_t dim = norm_axis(par_attr_int(n, "dim", 0), r), start = par_attr_int(n, "start", 0);
@@ -142,7 +142,7 @@ static par_status lower_copy(dn_plan *p, int32_t ni, par_msg *msg)
     return par_dn_add_copy(p, ni, xm, ym, (size_t)g->values[yv].numel * par_dtype_size(g->values[yv].dtype), msg);
 }
 
-static par_status lower_qconvert(dn_plan *p, int32_t ni, par_msg *msg)
+static par_status lower_qconvert(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[ni];
@@ -152,25 +152,19 @@ static par_status lower_qconvert(dn_plan *p, int32_t ni, par_msg *msg)
     par_status st = par_dn_value_mem(p, xv, &xm, msg);
     if (st == PAR_OK) st = par_dn_value_mem(p, yv, &ym, msg);
     if (st != PAR_OK) return st;
-    if (strcmp(n->op, "dequantize") == 0) return par_dn_scaled_reorder(p, ni, xm, ym, x->scale, x->zero_point, 0, msg);
+    if (r->variant == DN_DEQUANTIZE) return par_dn_scaled_reorder(p, ni, xm, ym, x->scale, x->zero_point, 0, msg);
     if (par_dn_is_quant(x->dtype))
         return par_dn_scaled_reorder(p, ni, xm, ym, x->scale / y->scale, x->zero_point, y->zero_point, msg);
     /* oneDNN's reorder multiplies: x * (1 / s), not x / s */
     return par_dn_scaled_reorder(p, ni, xm, ym, 1.0f / y->scale, 0, y->zero_point, msg);
 }
 
-int par_dn_is_move(const char *op)
+par_status par_dn_lower_move(dn_plan *p, int32_t ni, const dn_op *r, par_msg *msg)
 {
-    return strcmp(op, "concat") == 0 || strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0 ||
-           strcmp(op, "reshape") == 0 || strcmp(op, "flatten") == 0 || strcmp(op, "quantize") == 0 ||
-           strcmp(op, "dequantize") == 0;
-}
-
-par_status par_dn_lower_move(dn_plan *p, int32_t ni, par_msg *msg)
-{
-    const char *op = p->g->nodes[ni].op;
-    if (strcmp(op, "quantize") == 0 || strcmp(op, "dequantize") == 0) return lower_qconvert(p, ni, msg);
-    if (strcmp(op, "concat") == 0) return lower_concat(p, ni, msg);
-    if (strcmp(op, "permute") == 0 || strcmp(op, "slice") == 0) return lower_strided(p, ni, msg);
-    return lower_copy(p, ni, msg);
+    switch (r->family) {
+    case DN_QCONVERT: return lower_qconvert(p, ni, r, msg);
+    case DN_CONCAT: return lower_concat(p, ni, msg);
+    case DN_STRIDED: return lower_strided(p, ni, r, msg);
+    default: return lower_copy(p, ni, msg);
+    }
 }

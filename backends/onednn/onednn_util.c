@@ -340,13 +340,8 @@ static double round_away(double x)
 
 void par_dn_qclip_range(const par_node *n, const par_value *y, float *lo, float *hi)
 {
-    double flo = -INFINITY, fhi = INFINITY;
-    if (strcmp(n->op, "relu") == 0) flo = 0;
-    else if (strcmp(n->op, "relu6") == 0) flo = 0, fhi = 6;
-    else if (strcmp(n->op, "hardtanh") == 0)
-        flo = par_attr_float(n, "min_val", -1), fhi = par_attr_float(n, "max_val", 1);
-    else if (strcmp(n->op, "clamp") == 0)
-        flo = par_attr_float(n, "min", -INFINITY), fhi = par_attr_float(n, "max", INFINITY);
+    double flo, fhi;
+    par_clamp_bounds(n, &flo, &fhi);
     double qmin = y->dtype == PAR_DTYPE_QU8 ? 0 : -128, qmax = y->dtype == PAR_DTYPE_QU8 ? 255 : 127;
     double l = isinf(flo) ? qmin : y->zero_point + round_away(flo / y->scale);
     double h = isinf(fhi) ? qmax : y->zero_point + round_away(fhi / y->scale);
@@ -356,42 +351,15 @@ void par_dn_qclip_range(const par_node *n, const par_value *y, float *lo, float 
 
 int par_dn_eltwise_alg(const par_node *n, dnnl_alg_kind_t *alg, float *alpha, float *beta)
 {
-    const char *op = n->op;
+    const dn_op *r = par_dn_op(n->op);
     *alpha = 0;
     *beta = 0;
-    if (strcmp(op, "relu") == 0) *alg = dnnl_eltwise_relu;
-    else if (strcmp(op, "leaky_relu") == 0) {
-        *alg = dnnl_eltwise_relu;
-        *alpha = (float)par_attr_float(n, "negative_slope", 0.01);
-    } else if (strcmp(op, "relu6") == 0) {
-        *alg = dnnl_eltwise_clip_v2;
-        *beta = 6;
-    } else if (strcmp(op, "hardtanh") == 0) {
-        *alg = dnnl_eltwise_clip_v2;
-        *alpha = (float)par_attr_float(n, "min_val", -1);
-        *beta = (float)par_attr_float(n, "max_val", 1);
-    } else if (strcmp(op, "clamp") == 0) {
-        *alg = dnnl_eltwise_clip_v2;
-        *alpha = (float)par_attr_float(n, "min", -INFINITY);
-        *beta = (float)par_attr_float(n, "max", INFINITY);
-    } else if (strcmp(op, "sigmoid") == 0) *alg = dnnl_eltwise_logistic;
-    else if (strcmp(op, "tanh") == 0) *alg = dnnl_eltwise_tanh;
-    else if (strcmp(op, "elu") == 0) {
-        *alg = dnnl_eltwise_elu;
-        *alpha = (float)par_attr_float(n, "alpha", 1);
-    } else if (strcmp(op, "gelu") == 0)
-        *alg = strcmp(par_attr_str(n, "approximate", "none"), "tanh") == 0 ? dnnl_eltwise_gelu_tanh
-                                                                          : dnnl_eltwise_gelu_erf;
-    else if (strcmp(op, "silu") == 0) {
-        *alg = dnnl_eltwise_swish;
-        *alpha = 1;
-    } else if (strcmp(op, "hardswish") == 0) *alg = dnnl_eltwise_hardswish;
-    else if (strcmp(op, "sqrt") == 0) *alg = dnnl_eltwise_sqrt;
-    else if (strcmp(op, "rsqrt") == 0) {
-        *alg = dnnl_eltwise_pow;
-        *alpha = 1;
-        *beta = -0.5f;
-    } else return 0;
+    if (!r || r->family != DN_ELTWISE) return 0;
+    *alg = (dnnl_alg_kind_t)r->alg;
+    if (r->variant == DN_GELU_BY_ATTR && strcmp(par_attr_str(n, "approximate", "none"), "tanh") == 0)
+        *alg = dnnl_eltwise_gelu_tanh;
+    *alpha = r->alpha_attr ? (float)par_attr_float(n, r->alpha_attr, r->alpha) : r->alpha;
+    *beta = r->beta_attr ? (float)par_attr_float(n, r->beta_attr, r->beta) : r->beta;
     return 1;
 }
 
@@ -406,7 +374,8 @@ par_status par_dn_post_ops(dn_plan *p, int32_t ni, dnnl_primitive_attr_t attr, i
     int32_t prev_out = g->nodes[ni].outputs[0];
     for (int32_t j = p->post[ni]; j >= 0 && st == PAR_OK; j = p->post[j]) {
         const par_node *n = &g->nodes[j];
-        if (strcmp(n->op, "add") == 0) {
+        const dn_op *r = par_dn_op(n->op);
+        if (r && r->family == DN_BINARY) { /* the fusion's add */
             *sum_value = n->inputs[0] == prev_out ? n->inputs[1] : n->inputs[0];
             st = par_dn_check(dnnl_post_ops_append_sum(po, 1.0f), "dnnl_post_ops_append_sum", msg);
         } else if (par_dn_is_quant(g->values[n->outputs[0]].dtype)) {
