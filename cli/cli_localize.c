@@ -56,7 +56,8 @@ static void print_strip(const par_node_strip *s, int all)
     if (last < s->n - 1) printf("  ... %d more nodes (--all prints them)\n", (int)(s->n - 1 - last));
 }
 
-/* The run configuration of a localization on one backend instance: its own children, one run, no cache. */
+/* The run configuration of a localization on one backend instance: its own children, one run; the reference
+ * through the cache (PARITY_CACHE=0 turns it off). */
 static par_run_config one_backend(par_backend_inst *inst, double timeout_s)
 {
     par_run_config cfg = {0};
@@ -64,7 +65,6 @@ static par_run_config one_backend(par_backend_inst *inst, double timeout_s)
     cfg.n_backends = 1;
     cfg.exec = (par_exec_opts){.warmup = 0, .repeat = 1, .timeout_s = timeout_s, .isolate = 1};
     cfg.jobs = 1;
-    cfg.no_refcache = 1;
     long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
     int64_t cap = (int64_t)8 << 30, lim = pages > 0 && psz > 0 ? (int64_t)pages * psz / 2 : cap;
     cfg.exec.mem_limit = lim < cap ? lim : cap;
