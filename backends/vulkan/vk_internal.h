@@ -106,6 +106,7 @@ typedef struct vk_ctx {
      * size of the data last read or written, so that a prepare that added nothing writes nothing. */
     VkPipelineCache pcache;
     size_t pcache_bytes;
+    int pcache_readonly;        /* its folder cannot be written (or a write failed): never saved */
     int prepared_once;          /* knobs are refused after this */
     int direct_kernels;         /* knob kernels=direct: no tiled conv2d / linear / matmul shaders */
 } vk_ctx;

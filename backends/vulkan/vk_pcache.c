@@ -9,7 +9,7 @@
  * validated as the Vulkan specification lays it out (VkPipelineCacheHeaderVersionOne: length, version, vendorID,
  * deviceID, pipelineCacheUUID, each 32-bit field least significant byte first) before the driver sees it. A file too
  * short, damaged or of another device or driver is a miss: one line on stderr, the cache starts empty, and the next
- * save replaces the file. Saves write a temporary file and rename it over the old one, so that two processes saving
+ * save replaces the file. A folder that cannot be written is read, never written. Saves write a temporary file and rename it over the old one, so that two processes saving
  * at once leave one whole file, never a mix.
  */
 #include <errno.h>
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/files.h"
 #include "core/paths.h"
 #include "vk_internal.h"
 
@@ -99,9 +100,10 @@ void vk_pcache_open(vk_ctx *c)
 {
     c->pcache = VK_NULL_HANDLE;
     c->pcache_bytes = 0;
-    char path[4200];
+    char path[4200] = "";
     size_t n = 0;
-    void *data = cache_path(c, path, sizeof path) ? read_file(path, &n) : NULL;
+    int have = cache_path(c, path, sizeof path);
+    void *data = have ? read_file(path, &n) : NULL;
     char why[160];
     if (data && vk_pcache_header_check(data, n, &c->props, why, sizeof why) != 0) {
         fprintf(stderr, "parity: vulkan pipeline cache %s: %s; starting empty\n", path, why);
@@ -120,6 +122,10 @@ void vk_pcache_open(vk_ctx *c)
         n = 0;
     }
     c->pcache_bytes = n;
+    /* A folder this process cannot write is used read-only: nothing is saved, and nothing said per case. */
+    char *slash = strrchr(path, '/');
+    if (slash) *slash = 0;
+    c->pcache_readonly = !have || !slash || par_mkdir_p(path) != 0 || access(path, W_OK | X_OK) != 0;
     free(data);
 }
 
@@ -127,7 +133,7 @@ void vk_pcache_save(vk_ctx *c)
 {
     char path[4200], tmp[4300];
     size_t n = 0;
-    if (!c->pcache || !cache_path(c, path, sizeof path) ||
+    if (!c->pcache || c->pcache_readonly || !cache_path(c, path, sizeof path) ||
         vkGetPipelineCacheData(c->device, c->pcache, &n, NULL) != VK_SUCCESS || n == c->pcache_bytes || n == 0)
         return;
     void *data = malloc(n);
@@ -140,10 +146,9 @@ void vk_pcache_save(vk_ctx *c)
         if (ok && rename(tmp, path) == 0) c->pcache_bytes = n;
         else {
             if (f) remove(tmp);
-            /* Once per context: a folder that cannot be written costs the cache, not the case. */
-            if (c->pcache_bytes != (size_t)-1)
-                fprintf(stderr, "parity: vulkan pipeline cache %s: not written: %s\n", path, strerror(errno));
-            c->pcache_bytes = (size_t)-1;
+            /* Once per context: a failed write costs the cache, not the case. */
+            fprintf(stderr, "parity: vulkan pipeline cache %s: not written: %s\n", path, strerror(errno));
+            c->pcache_readonly = 1;
         }
     }
     free(data);
