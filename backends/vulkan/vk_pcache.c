@@ -131,23 +131,19 @@ void vk_pcache_open(vk_ctx *c)
 
 void vk_pcache_save(vk_ctx *c)
 {
-    char path[4200], tmp[4300];
+    char path[4200];
     size_t n = 0;
     if (!c->pcache || c->pcache_readonly || !cache_path(c, path, sizeof path) ||
         vkGetPipelineCacheData(c->device, c->pcache, &n, NULL) != VK_SUCCESS || n == c->pcache_bytes || n == 0)
         return;
     void *data = malloc(n);
     if (!data) return;
+    par_msg m;
     if (vkGetPipelineCacheData(c->device, c->pcache, &n, data) == VK_SUCCESS) {
-        snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-        FILE *f = fopen(tmp, "wb");
-        int ok = f && fwrite(data, 1, n, f) == n;
-        if (f && fclose(f) != 0) ok = 0;
-        if (ok && rename(tmp, path) == 0) c->pcache_bytes = n;
+        if (par_write_bytes_atomic(path, data, n, &m) == 0) c->pcache_bytes = n;
         else {
-            if (f) remove(tmp);
             /* Once per context: a failed write costs the cache, not the case. */
-            fprintf(stderr, "parity: vulkan pipeline cache %s: not written: %s\n", path, strerror(errno));
+            fprintf(stderr, "parity: vulkan pipeline cache: not written: %s\n", m.text);
             c->pcache_readonly = 1;
         }
     }
