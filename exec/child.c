@@ -12,21 +12,14 @@
  * output buffers (the worker poisons and checks them), retry, or exit the process (the caller does, with _exit).
  */
 #include "xproto.h"
+#include "core/clock.h"
 
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + 1e-6 * (double)ts.tv_nsec;
-}
 
 static void xsend(int sock, const par_xmsg *m)
 {
@@ -132,6 +125,51 @@ static void probe_main(const par_xjob *j, void *ctx)
     xsend(j->sock, &m);
 }
 
+/* A micro-benchmark (PAR_PROC_MICROBENCH): one XM_MICRO with its status, value and unit (or message), as the backend
+ * returned them (the worker checks them). A backend without the proc answers PAR_UNSUPPORTED. */
+static void micro_main(const par_xjob *j, void *ctx)
+{
+    const par_backend *be = j->inst->be;
+    par_microbench_fn mb = be->get_proc ? (par_microbench_fn)be->get_proc(ctx, PAR_PROC_MICROBENCH) : NULL;
+    par_xmsg m;
+    memset(&m, 0, sizeof m);
+    m.type = XM_MICRO;
+    m.phase = PH_RUN;
+    phase(j, PH_RUN);
+    if (!mb) {
+        m.status = (int32_t)PAR_UNSUPPORTED;
+        snprintf(m.text, sizeof m.text, "no micro-benchmarks (%s)", PAR_PROC_MICROBENCH);
+    } else {
+        par_msg msg;
+        msg.text[0] = '\0';
+        char unit[32] = "";
+        double v = 0;
+        m.status = (int32_t)mb(ctx, j->micro, &v, unit, sizeof unit, &msg);
+        m.ms = v;
+        unit[sizeof unit - 1] = '\0';
+        if (m.status == PAR_OK) snprintf(m.text, sizeof m.text, "%s", unit);
+        else memcpy(m.text, msg.text, sizeof msg.text);
+    }
+    xsend(j->sock, &m);
+}
+
+/* The per-node device times of a run, XM_NODE_BATCH nodes a message, when the backend timed any node. */
+static void send_node_times(const par_xjob *j, const double *node_ms, int32_t n_nodes)
+{
+    int any = 0;
+    for (int32_t i = 0; i < n_nodes && !any; i++) any = node_ms[i] >= 0;
+    for (int32_t i = 0; any && i < n_nodes; i += XM_NODE_BATCH) {
+        par_xmsg m;
+        memset(&m, 0, sizeof m);
+        m.type = XM_NODES;
+        m.phase = PH_RUN;
+        m.index = i;
+        m.offset = n_nodes - i < XM_NODE_BATCH ? n_nodes - i : XM_NODE_BATCH;
+        memcpy(m.node_ms, node_ms + i, sizeof *node_ms * (size_t)m.offset);
+        xsend(j->sock, &m);
+    }
+}
+
 /* The backend's diagnostics (PAR_PROC_DIAGNOSTICS) after prepare (run 0) or after run r: one XM_DIAG with the text
  * as the backend wrote it, when it returned nonzero (the worker cleans and bounds the text). */
 static void send_diag(const par_xjob *j, par_diagnostics_fn fn, void *ctx, void *prep, int32_t r)
@@ -164,8 +202,7 @@ static void send_note(const par_xjob *j, void *ctx, void *prep)
 }
 
 /* The runs, one per XC_RUN command; returns when told to end (or the worker is gone). After each run: the device's
- * time of it (PAR_PROC_DEVICE_TIME; the per-node times go to a scratch array: a job reports only the total, so a
- * graph of many nodes costs one call per run), then the diagnostics. */
+ * time of it (PAR_PROC_DEVICE_TIME) and of each node it timed (XM_NODES), then the diagnostics. */
 static void run_loop(const par_xjob *j, void *ctx, void *prep, par_diagnostics_fn diag)
 {
     const par_backend *be = j->inst->be;
@@ -181,9 +218,9 @@ static void run_loop(const par_xjob *j, void *ctx, void *prep, par_diagnostics_f
         fault_phase = PH_RUN;
         par_msg msg;
         msg.text[0] = '\0';
-        double t0 = now_ms();
+        double t0 = 1e3 * par_now_s();
         par_status st = be->run(ctx, prep, &msg);
-        double t1 = now_ms();
+        double t1 = 1e3 * par_now_s();
         par_xmsg m;
         memset(&m, 0, sizeof m);
         m.type = XM_RUN;
@@ -198,6 +235,7 @@ static void run_loop(const par_xjob *j, void *ctx, void *prep, par_diagnostics_f
             if (dt(ctx, prep, &total, node_ms, j->g->n_nodes) != 0) {
                 m.dev_measured = 1;
                 m.dev_ms = total;
+                send_node_times(j, node_ms, j->g->n_nodes);
             }
         }
         send_diag(j, diag, ctx, prep, r);
@@ -284,7 +322,8 @@ void par_xchild_main(const par_xjob *j)
         }
     }
     if (!g) {
-        probe_main(j, ctx);
+        if (j->micro) micro_main(j, ctx);
+        else probe_main(j, ctx);
         goto out;
     }
     phase(j, PH_SUPPORTS);
@@ -298,9 +337,9 @@ void par_xchild_main(const par_xjob *j)
     }
     phase(j, PH_PREPARE);
     msg.text[0] = '\0';
-    double t0 = now_ms();
+    double t0 = 1e3 * par_now_s();
     st = be->prepare ? be->prepare(ctx, g, &prep, &msg) : PAR_OK;
-    double prep_ms = now_ms() - t0;
+    double prep_ms = 1e3 * par_now_s() - t0;
     if (st != PAR_OK) {
         prep = NULL;
         end_phase = PH_PREPARE, end_st = st;

@@ -78,81 +78,6 @@ static uint8_t guard_byte(size_t o)
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
- * Probe
- * ------------------------------------------------------------------------------------------------------------- */
-
-void par_exec_probe(par_backend_inst *inst, double timeout_s)
-{
-    if (!inst) return;
-    inst->usable = 0;
-    inst->probed = 0;
-    inst->knob_error = 0;
-    inst->describe[0] = '\0';
-    inst->requant = PAR_REQUANT_FP32;
-    inst->requant_exact = 0;
-    inst->arith_flags = 0;
-    if (!inst->be) {
-        par_xfmt(inst->unusable_reason, sizeof inst->unusable_reason, "backend '%s' is not resolved", inst->label);
-        return;
-    }
-    inst->arith = (unsigned)inst->be->arith < PAR_ARITH_N_KINDS ? (int32_t)inst->be->arith : PAR_ARITH_F32;
-    par_xsup s;
-    memset(&s, 0, sizeof s);
-    s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
-    s.srv_fd = s.blob_fd = s.out_fd = s.in_fd = -1;
-    s.inst = inst;
-    s.isolated = 1;
-    s.timeout_s = timeout_s;
-    s.v = PAR_V_PASS;
-    par_xjob xj = {.inst = inst};
-    par_xmsg m;
-    int got_probe = 0;
-    if (par_xstart(&s, &xj) == 0) {
-        while (par_xawait(&s, &m)) {
-            if (m.type == XM_PROBE && !got_probe) {
-                got_probe = 1;
-                par_text_clean(inst->describe, sizeof inst->describe, m.text, sizeof m.text, 1);
-                if (m.requant < 0 || m.requant >= PAR_REQUANT_N_SCHEMES)
-                    par_xdecide(&s, PAR_V_ERROR, "declares unknown requantization scheme %d", (int)m.requant);
-                inst->requant = m.requant;
-                inst->requant_exact = m.requant_exact != 0;
-                /* A flag this harness does not know would change the budgets in a way it cannot honour. */
-                if (m.arith_flags & ~PAR_ARITH_FLAGS_KNOWN)
-                    par_xdecide(&s, PAR_V_ERROR, "backend '%s' declares unknown arithmetic flags 0x%x (known: 0x%x)",
-                                inst->be->name, (unsigned)(m.arith_flags & ~PAR_ARITH_FLAGS_KNOWN),
-                                (unsigned)PAR_ARITH_FLAGS_KNOWN);
-                inst->arith_flags = m.arith_flags & PAR_ARITH_FLAGS_KNOWN;
-                /* PAR_PROC_ARITH (or the table's, checked at load): the arithmetic of this context, after knobs */
-                if (m.arith < (int32_t)PAR_ARITH_F32 || m.arith >= (int32_t)PAR_ARITH_N_KINDS)
-                    par_xdecide(&s, PAR_V_ERROR, "backend '%s' declares unknown arithmetic %d (%s; known: 0 f32, "
-                                "1 f16_storage, 2 f16, 3 bf16)", inst->be->name, (int)m.arith, PAR_PROC_ARITH);
-                else
-                    inst->arith = m.arith;
-            } else if (m.type == XM_END) {
-                if (m.phase != PH_DONE) {
-                    par_xdecide_end(&s, &m);
-                    if (m.phase == PH_KNOBS) inst->knob_error = 1;
-                } else if (!got_probe) {
-                    par_xdecide(&s, PAR_V_CRASH, "the backend child ended without the probe's answers");
-                }
-                break;
-            } else {
-                par_xdecide(&s, PAR_V_CRASH, "the backend child sent an unexpected report (type %d)", (int)m.type);
-                break;
-            }
-        }
-    }
-    par_xfinish(&s);
-    inst->probed = 1;
-    if (s.decided) {
-        par_xfmt(inst->unusable_reason, sizeof inst->unusable_reason, "%s", s.reason);
-        return;
-    }
-    inst->usable = 1;
-    inst->unusable_reason[0] = '\0';
-}
-
-/* ---------------------------------------------------------------------------------------------------------------
  * Run: the checks between runs
  * ------------------------------------------------------------------------------------------------------------- */
 
@@ -250,83 +175,107 @@ static size_t value_bytes(const par_value *v)
     return (size_t)v->numel * par_dtype_size(v->dtype);
 }
 
-/* The runs, one round trip each, with the checks after each. Returns 0 when all went well. */
-static int do_runs(par_xsup *s, const outs *o, const par_exec_opts *opt, par_timing *t)
+/* A job between par_exec_begin and par_exec_end: the child, its buffers and what it has declared and measured. */
+struct par_exec_job {
+    par_exec_opts opt;
+    par_xsup s;
+    int started;                 /* par_xstart was called: par_xfinish must be */
+    int ready;                   /* the child reported XM_READY: runs may be made */
+    outs o;
+    void **obuf;
+    size_t *in_off;
+    const void **in_ptr;
+    uint8_t *in_base;
+    size_t in_total;
+    int32_t *algo, *rq;          /* the nodes' declared algorithms and schemes (XM_ALGO, XM_REQUANT) */
+    double prepare_ms;
+    int32_t runs;                /* runs made */
+    double *ms, *dev;            /* [opt.repeat] the timed runs' times and device times */
+    int32_t n_timed, n_dev;
+    par_xjob xj;
+};
+
+/* One XM_NODES: per-node device times of the run, each kept in node_ms (when the caller wants them) if it is a time
+ * the run can have taken; a batch outside the graph's nodes is a malformed report. */
+static int take_node_times(par_xsup *s, const par_xmsg *m, double *node_ms, double wall_ms)
 {
-    int32_t n_runs = opt->warmup + opt->repeat;
-    if (n_runs < 2) n_runs = 2; /* the second run is what shows unwritten elements */
-    double *ms = malloc(sizeof(double) * (size_t)opt->repeat * 2), *dev = ms ? ms + opt->repeat : NULL;
-    if (!ms) {
-        par_xdecide(s, PAR_V_ERROR, "out of memory for %d timings", (int)opt->repeat);
+    int32_t n_nodes = s->g->n_nodes;
+    if (m->index < 0 || m->offset < 1 || m->offset > XM_NODE_BATCH || m->index > n_nodes - m->offset) {
+        par_xdecide(s, PAR_V_CRASH, "the backend child sent per-node device times for nodes %d + %lld of %d",
+                    (int)m->index, (long long)m->offset, (int)n_nodes);
         return -1;
     }
-    int32_t n_timed = 0, n_dev = 0, rc = 0;
-    for (int32_t r = 0; r < n_runs && rc == 0; r++) {
-        uint8_t poison = (r % 2 == 0) ? POISON_ODD : POISON_EVEN;
-        for (int32_t k = 0; k < o->n; k++) memset(o->base + o->off[k], poison, o->size[k]);
-        s->phase = PH_RUN;
-        s->run = r + 1;
-        double t0 = par_now_s();
-        par_xsend_cmd(s, XC_RUN);
-        par_xmsg m;
-        if (!par_xawait(s, &m)) {
-            rc = -1;
-            break;
-        }
-        double wall_ms = (par_now_s() - t0) * 1e3;
-        if (m.type == XM_END) {
-            par_xdecide(s, PAR_V_CRASH, "the backend child ended during run %d without reporting it", (int)r + 1);
-            rc = -1;
-            break;
-        }
-        if (m.type != XM_RUN || m.index != r + 1) {
-            par_xdecide(s, PAR_V_CRASH, "the backend child sent an unexpected report during run %d (type %d, run %d)",
-                   (int)r + 1, (int)m.type, (int)m.index);
-            rc = -1;
-            break;
-        }
-        if (m.status != PAR_OK) {
-            char txt[PAR_MSG_LEN];
-            if (m.status == PAR_UNSUPPORTED || m.status == PAR_ERROR)
-                par_xdecide(s, m.status == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "run %d failed: %s",
-                       (int)r + 1, par_xmsg_text(&m, txt, sizeof txt));
-            else
-                par_xdecide(s, PAR_V_ERROR, "run %d returned invalid status %d", (int)r + 1, (int)m.status);
-            rc = -1;
-            break;
-        }
-        /* the child's clock is data: keep it within what the worker saw */
-        double run_ms = (isfinite(m.ms) && m.ms >= 0 && m.ms <= wall_ms) ? m.ms : wall_ms;
-        /* So is the device's: a time of the run on its device cannot exceed what the worker waited for the run */
-        if (m.dev_measured && !(isfinite(m.dev_ms) && m.dev_ms >= 0 && m.dev_ms <= wall_ms)) {
-            par_xdecide(s, PAR_V_ERROR, "backend '%s' reports a device time of %g ms for run %d, which took %.3g ms "
-                        "(%s: not a time the run can have taken)", s->inst->label, m.dev_ms, (int)r + 1, wall_ms,
-                        PAR_PROC_DEVICE_TIME);
-            rc = -1;
-            break;
-        }
-        if (r >= opt->warmup && n_timed < opt->repeat) {
-            if (m.dev_measured) dev[n_dev++] = m.dev_ms;
-            ms[n_timed++] = run_ms;
-        }
-        if (check_guards(s, o)) {
-            rc = -1;
-            break;
-        }
-        for (int32_t k = 0; k < o->n && rc == 0; k++) {
-            if (r == 0) memcpy(o->first[k], o->base + o->off[k], o->size[k]);
-            else if (compare_runs(s, o, k, r + 1, poison)) rc = -1;
-        }
+    for (int32_t i = 0; node_ms && i < (int32_t)m->offset; i++) {
+        double t = m->node_ms[i];
+        node_ms[m->index + i] = isfinite(t) && t >= 0 && t <= wall_ms ? t : -1;
     }
-    fill_timing(t, ms, n_timed);
-    t->device_n = n_dev;
-    t->device_n_samples = n_dev < PAR_TIMING_SAMPLES ? n_dev : PAR_TIMING_SAMPLES;
-    if (n_dev > 0) memcpy(t->device_samples_ms, dev, (size_t)t->device_n_samples * sizeof *dev);
-    par_timing_device_quantiles(t, dev, n_dev);
-    free(ms);
-    return rc;
+    return 0;
 }
 
+int par_exec_step(par_exec_job *j, double timeout_s, par_exec_run_info *ri)
+{
+    par_xsup *s = &j->s;
+    if (ri) ri->ms = 0, ri->dev_measured = 0, ri->dev_ms = 0;
+    if (!j->ready || s->decided) return 0;
+    for (int32_t i = 0; ri && ri->node_ms && i < s->g->n_nodes; i++) ri->node_ms[i] = -1;
+    const outs *o = &j->o;
+    const int32_t r = j->runs++;
+    uint8_t poison = (r % 2 == 0) ? POISON_ODD : POISON_EVEN;
+    for (int32_t k = 0; k < o->n; k++) memset(o->base + o->off[k], poison, o->size[k]);
+    s->phase = PH_RUN;
+    s->run = r + 1;
+    double t0 = par_now_s();
+    if (timeout_s > 0 && s->isolated) s->deadline = t0 + timeout_s;
+    par_xsend_cmd(s, XC_RUN);
+    par_xmsg m;
+    int got = par_xawait(s, &m);
+    while (got && m.type == XM_NODES)
+        got = take_node_times(s, &m, ri ? ri->node_ms : NULL, (par_now_s() - t0) * 1e3) == 0 && par_xawait(s, &m);
+    if (!got) return 0;
+    double wall_ms = (par_now_s() - t0) * 1e3;
+    if (m.type == XM_END) {
+        par_xdecide(s, PAR_V_CRASH, "the backend child ended during run %d without reporting it", (int)r + 1);
+        return 0;
+    }
+    if (m.type != XM_RUN || m.index != r + 1) {
+        par_xdecide(s, PAR_V_CRASH, "the backend child sent an unexpected report during run %d (type %d, run %d)",
+                    (int)r + 1, (int)m.type, (int)m.index);
+        return 0;
+    }
+    if (m.status != PAR_OK) {
+        char txt[PAR_MSG_LEN];
+        if (m.status == PAR_UNSUPPORTED || m.status == PAR_ERROR)
+            par_xdecide(s, m.status == PAR_UNSUPPORTED ? PAR_V_UNSUPPORTED : PAR_V_ERROR, "run %d failed: %s",
+                        (int)r + 1, par_xmsg_text(&m, txt, sizeof txt));
+        else
+            par_xdecide(s, PAR_V_ERROR, "run %d returned invalid status %d", (int)r + 1, (int)m.status);
+        return 0;
+    }
+    /* the child's clock is data: keep it within what the worker saw */
+    double run_ms = (isfinite(m.ms) && m.ms >= 0 && m.ms <= wall_ms) ? m.ms : wall_ms;
+    /* So is the device's: a time of the run on its device cannot exceed what the worker waited for the run */
+    if (m.dev_measured && !(isfinite(m.dev_ms) && m.dev_ms >= 0 && m.dev_ms <= wall_ms)) {
+        par_xdecide(s, PAR_V_ERROR, "backend '%s' reports a device time of %g ms for run %d, which took %.3g ms "
+                    "(%s: not a time the run can have taken)", s->inst->label, m.dev_ms, (int)r + 1, wall_ms,
+                    PAR_PROC_DEVICE_TIME);
+        return 0;
+    }
+    if (r >= j->opt.warmup && j->n_timed < j->opt.repeat) {
+        if (m.dev_measured) j->dev[j->n_dev++] = m.dev_ms;
+        j->ms[j->n_timed++] = run_ms;
+    }
+    if (ri) {
+        ri->ms = run_ms;
+        ri->dev_measured = m.dev_measured != 0;
+        ri->dev_ms = m.dev_measured ? m.dev_ms : 0;
+    }
+    if (check_guards(s, o)) return 0;
+    for (int32_t k = 0; k < o->n; k++) {
+        if (r == 0) memcpy(o->first[k], o->base + o->off[k], o->size[k]);
+        else if (compare_runs(s, o, k, r + 1, poison)) return 0;
+    }
+    return 1;
+}
 /* Checks the graph view and options before anything is forked. Returns 0 or -1 with reason set. */
 static int check_args(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                       const par_exec_opts *o, char *reason, size_t len)
@@ -494,206 +443,217 @@ static void take_requant(par_xsup *s, const par_graph_desc *g, const par_xmsg *m
     (*rq)[i] = m->requant;
 }
 
-par_status par_exec_declarations(const par_backend_inst *inst, void *ctx, void *prep, const par_graph_desc *g,
-                                 int32_t **algo, int32_t **rq, par_msg *msg)
+/* The job's buffers: the guarded output mapping (a memfd, so that a fork server's child can map it too; its size
+ * sealed, so that no child can truncate it, through its descriptor or /proc/self/map_files, under the worker's
+ * mapping: the worker would die of SIGBUS) and the sealed inputs. 0, or -1 with the verdict decided. */
+static int job_buffers(par_exec_job *j, const par_graph_desc *g, const void *const *inputs)
 {
-    const par_backend *be = inst->be;
-    *algo = *rq = NULL;
-    par_node_algo_fn fa = be->get_proc ? (par_node_algo_fn)be->get_proc(ctx, PAR_PROC_NODE_ALGO) : NULL;
-    par_node_requant_fn fr = be->get_proc ? (par_node_requant_fn)be->get_proc(ctx, PAR_PROC_NODE_REQUANT) : NULL;
-    par_requant_fn wide = be->get_proc ? (par_requant_fn)be->get_proc(ctx, PAR_PROC_REQUANT) : NULL;
-    const int32_t base = wide ? (int32_t)wide(ctx) : (int32_t)PAR_REQUANT_FP32;
-    for (int32_t i = 0; i < g->n_nodes; i++) {
-        const int32_t a = fa ? (int32_t)fa(ctx, prep, i) : (int32_t)PAR_ALGO_DIRECT;
-        const int32_t r = fr && par_x_node_quantized(g, i) ? (int32_t)fr(ctx, prep, i) : base;
-        par_msg m;
-        if (a != (int32_t)PAR_ALGO_DIRECT) {
-            if (par_algo_check(g, i, a, &m) != PAR_OK) goto bad_algo;
-            if (!*algo && !(*algo = calloc((size_t)g->n_nodes, sizeof **algo))) goto oom;
-            (*algo)[i] = a;
-        }
-        if (r != base) {
-            if (requant_decl_check(g, i, r, inst->label, msg) != PAR_OK) goto fail;
-            if (!*rq) {
-                if (!(*rq = malloc(sizeof **rq * (size_t)g->n_nodes))) goto oom;
-                for (int32_t k = 0; k < g->n_nodes; k++) (*rq)[k] = -1; /* -1: the backend-wide scheme */
-            }
-            (*rq)[i] = r;
-        }
-        continue;
-    bad_algo:
-        par_msgf(msg, PAR_ERROR, "backend '%s': %s (%s)", inst->label, m.text, PAR_PROC_NODE_ALGO);
-        goto fail;
+    par_xsup *s = &j->s;
+    outs *o = &j->o;
+    int32_t n_out = g->n_outputs, n_in = g->n_inputs;
+    o->n = n_out;
+    o->off = calloc((size_t)n_out, sizeof *o->off);
+    o->size = calloc((size_t)n_out, sizeof *o->size);
+    o->esz = calloc((size_t)n_out, sizeof *o->esz);
+    o->first = calloc((size_t)n_out, sizeof *o->first);
+    j->obuf = calloc((size_t)n_out, sizeof *j->obuf);
+    j->in_off = calloc((size_t)(n_in ? n_in : 1), sizeof *j->in_off);
+    j->in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof *j->in_ptr);
+    j->ms = malloc(sizeof(double) * (size_t)j->opt.repeat * 2);
+    j->dev = j->ms ? j->ms + j->opt.repeat : NULL;
+    if (!o->off || !o->size || !o->esz || !o->first || !j->obuf || !j->in_off || !j->in_ptr || !j->ms) {
+        par_xdecide(s, PAR_V_ERROR, "%s", "out of memory");
+        return -1;
     }
-    return PAR_OK;
-oom:
-    par_msgf(msg, PAR_ERROR, "out of memory for the nodes' declarations");
-fail:
-    free(*algo), free(*rq);
-    *algo = *rq = NULL;
-    return PAR_ERROR;
+    size_t off = GUARD_BYTES;
+    for (int32_t k = 0; k < n_out; k++) {
+        const par_value *v = &g->values[g->outputs[k]];
+        o->size[k] = value_bytes(v);
+        o->esz[k] = par_dtype_size(v->dtype);
+        o->off[k] = off;
+        off = align_up(off + o->size[k], ALIGN) + 2 * GUARD_BYTES;
+        if (!(o->first[k] = malloc(o->size[k]))) {
+            par_xdecide(s, PAR_V_ERROR, "out of memory for output %d (%zu bytes)", (int)k, o->size[k]);
+            return -1;
+        }
+    }
+    o->total = off - GUARD_BYTES;
+    s->out_fd = memfd_create("parity-outputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (s->out_fd < 0 || ftruncate(s->out_fd, (off_t)o->total) != 0 ||
+        fcntl(s->out_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
+        par_xdecide(s, PAR_V_ERROR, "cannot create the output memfd: %s", strerror(errno));
+        return -1;
+    }
+    o->base = mmap(NULL, o->total, PROT_READ | PROT_WRITE, MAP_SHARED, s->out_fd, 0);
+    if (o->base == MAP_FAILED) {
+        par_xdecide(s, PAR_V_ERROR, "cannot map %zu bytes of shared memory: %s", o->total, strerror(errno));
+        return -1;
+    }
+    for (int32_t k = 0; k < n_out; k++) {
+        j->obuf[k] = o->base + o->off[k];
+        size_t end = o->off[k] + o->size[k], post_end = align_up(end, ALIGN) + GUARD_BYTES;
+        for (size_t i = o->off[k] - GUARD_BYTES; i < o->off[k]; i++) o->base[i] = guard_byte(i);
+        for (size_t i = end; i < post_end; i++) o->base[i] = guard_byte(i);
+    }
+    char reason[PAR_REASON_LEN] = "";
+    map_inputs(g, inputs, j->in_off, j->in_ptr, &j->in_base, &j->in_total, &s->in_fd, reason, sizeof reason);
+    if (j->in_total > 0 && j->in_base == MAP_FAILED) {
+        par_xdecide(s, PAR_V_ERROR, "%s", reason);
+        return -1;
+    }
+    return 0;
+}
+
+/* Until the child is ready to run: its declarations (XM_ALGO, XM_REQUANT), then XM_READY with the prepare time. */
+static void job_until_ready(par_exec_job *j)
+{
+    par_xsup *s = &j->s;
+    par_xmsg m;
+    int got = par_xawait(s, &m);
+    while (got && (m.type == XM_ALGO || m.type == XM_REQUANT) && !s->decided) {
+        if (m.type == XM_ALGO) take_algo(s, s->g, &m, &j->algo);
+        else take_requant(s, s->g, &m, &j->rq);
+        if (!s->decided) got = par_xawait(s, &m);
+    }
+    if (!got || s->decided) return;
+    if (m.type == XM_END) {
+        par_xdecide_end(s, &m);
+    } else if (m.type != XM_READY) {
+        par_xdecide(s, PAR_V_CRASH, "the backend child sent an unexpected report before its runs (type %d)",
+                    (int)m.type);
+    } else {
+        j->prepare_ms = isfinite(m.ms) && m.ms >= 0 ? m.ms : 0.0;
+        j->ready = 1;
+    }
+}
+
+par_exec_job *par_exec_begin(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
+                             const par_exec_opts *opts)
+{
+    static const par_exec_opts defaults = {.warmup = 0, .repeat = 1, .timeout_s = 10.0, .isolate = 1};
+    par_exec_job *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->opt = opts ? *opts : defaults;
+    j->o.base = j->in_base = MAP_FAILED;
+    par_xsup *s = &j->s;
+    s->pidfd = s->sock = s->outfd = s->thread_sock = -1;
+    s->srv_fd = s->blob_fd = s->out_fd = s->in_fd = -1;
+    s->inst = inst;
+    s->g = g;
+    s->v = PAR_V_PASS;
+    char reason[PAR_REASON_LEN];
+    if (check_args(inst, g, inputs, &j->opt, reason, sizeof reason) != 0) {
+        s->g = NULL;
+        par_xdecide(s, PAR_V_ERROR, "%s", reason);
+        return j;
+    }
+    if (job_buffers(j, g, inputs) != 0) return j;
+    const par_exec_opts *opt = &j->opt;
+    if (opt->isolate && opt->server) {
+        s->srv_fd = par_exec_server_fd(opt->server);
+        s->cg = par_exec_server_cgroup(opt->server);
+        if (make_blob(s, g, j->in_off, j->o.off, reason, sizeof reason) != 0) {
+            par_xdecide(s, PAR_V_ERROR, "%s", reason);
+            return j;
+        }
+        s->out_len = j->o.total;
+        s->in_len = j->in_total;
+    }
+    s->isolated = opt->isolate != 0;
+    s->timeout_s = opt->timeout_s;
+    s->mem_limit = s->isolated ? opt->mem_limit : 0;
+    /* the kernel's limit on the job's cgroup, a quarter above the polled one: a backstop for what grows faster
+     * than the worker polls */
+    if (s->cg && s->cg[0] && s->mem_limit > 0) par_sandbox_cgroup_limit(s->cg, s->mem_limit + s->mem_limit / 4);
+    /* xj lives in the job: a child thread (isolate = 0) reads it for as long as it runs */
+    j->xj = (par_xjob){.inst = inst, .g = g, .in = j->in_ptr, .out = j->obuf,
+                       .in_base = j->in_total ? j->in_base : NULL, .in_len = j->in_total, .in_off = j->in_off,
+                       .n_in = g->n_inputs};
+    j->started = 1;
+    if (par_xstart(s, &j->xj) == 0) job_until_ready(j);
+    return j;
+}
+
+double par_exec_prepare_ms(const par_exec_job *j)
+{
+    return j ? j->prepare_ms : 0;
+}
+
+void par_exec_end(par_exec_job *j, par_exec_out *out)
+{
+    memset(out, 0, sizeof *out);
+    out->verdict = PAR_V_ERROR;
+    if (!j) {
+        par_xfmt(out->reason, sizeof out->reason, "%s", "out of memory for the job");
+        return;
+    }
+    par_xsup *s = &j->s;
+    if (j->ready && !s->decided) {
+        while (j->runs < 2 && par_exec_step(j, 0, NULL)) {} /* the second run is what shows unwritten elements */
+        if (!s->decided) {
+            par_xmsg m;
+            par_xsend_cmd(s, XC_END);
+            while (par_xawait(s, &m) && m.type != XM_END) {}
+            if (!s->decided) check_guards(s, &j->o); /* release and destroy may write too */
+        }
+    }
+    if (j->started) par_xfinish(s);
+    out->t.prepare_ms = j->prepare_ms;
+    fill_timing(&out->t, j->ms, j->n_timed);
+    out->t.device_n = j->n_dev;
+    out->t.device_n_samples = j->n_dev < PAR_TIMING_SAMPLES ? j->n_dev : PAR_TIMING_SAMPLES;
+    if (j->n_dev > 0) memcpy(out->t.device_samples_ms, j->dev, (size_t)out->t.device_n_samples * sizeof *j->dev);
+    par_timing_device_quantiles(&out->t, j->dev, j->n_dev);
+    out->n_diag = s->n_diag;
+    out->diag_run = s->diag_run;
+    memcpy(out->diag, s->diag, sizeof out->diag);
+    memcpy(out->note, s->note, sizeof out->note);
+    out->output_bytes = s->out_total;
+    par_xoutput_tail(s, out->output, sizeof out->output);
+    out->verdict = s->decided ? s->v : PAR_V_PASS;
+    if (s->decided) par_xfmt(out->reason, sizeof out->reason, "%s", s->reason);
+    const outs *o = &j->o;
+    if (out->verdict == PAR_V_PASS) {
+        out->algo = j->algo, out->n_algo = j->algo ? s->g->n_nodes : 0;
+        out->requant = j->rq, out->n_requant = j->rq ? s->g->n_nodes : 0;
+        j->algo = j->rq = NULL;
+        /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
+        out->outputs = calloc((size_t)o->n, sizeof *out->outputs);
+        if (!out->outputs) {
+            out->verdict = PAR_V_ERROR;
+            par_xfmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
+        } else {
+            out->n_outputs = o->n;
+            for (int32_t k = 0; k < o->n; k++) out->outputs[k] = o->first[k], o->first[k] = NULL;
+        }
+    }
+    free(j->algo);
+    free(j->rq);
+    if (s->out_fd >= 0) close(s->out_fd);
+    if (s->in_fd >= 0) close(s->in_fd);
+    if (s->blob_fd >= 0) close(s->blob_fd);
+    if (o->base != MAP_FAILED) munmap(o->base, o->total);
+    if (j->in_base != MAP_FAILED) munmap(j->in_base, j->in_total);
+    for (int32_t k = 0; o->first && k < o->n; k++) free(o->first[k]);
+    free(o->first);
+    free(o->off);
+    free(o->size);
+    free(o->esz);
+    free(j->obuf);
+    free(j->in_off);
+    free(j->in_ptr);
+    free(j->ms);
+    free(j);
 }
 
 void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
                   const par_exec_opts *opts, par_exec_out *out)
 {
-    static const par_exec_opts defaults = {.warmup = 0, .repeat = 1, .timeout_s = 10.0, .isolate = 1};
-    const par_exec_opts *opt = opts ? opts : &defaults;
-    memset(out, 0, sizeof *out);
-    out->verdict = PAR_V_ERROR;
-    if (check_args(inst, g, inputs, opt, out->reason, sizeof out->reason) != 0) return;
-
-    int32_t n_out = g->n_outputs, n_in = g->n_inputs;
-    outs o = {.n = n_out, .base = MAP_FAILED};
-    o.off = calloc((size_t)n_out, sizeof *o.off);
-    o.size = calloc((size_t)n_out, sizeof *o.size);
-    o.esz = calloc((size_t)n_out, sizeof *o.esz);
-    o.first = calloc((size_t)n_out, sizeof *o.first);
-    void **obuf = calloc((size_t)n_out, sizeof *obuf);
-    size_t *in_off = calloc((size_t)(n_in ? n_in : 1), sizeof *in_off);
-    const void **in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof *in_ptr);
-    uint8_t *in_base = MAP_FAILED;
-    size_t in_total = 0;
-    int32_t *algo = NULL; /* the nodes' declared algorithms (XM_ALGO), until handed to out */
-    int32_t *rq = NULL;   /* the nodes' declared schemes (XM_REQUANT), until handed to out */
-    par_xsup s;
-    memset(&s, 0, sizeof s);
-    s.pidfd = s.sock = s.outfd = s.thread_sock = -1;
-    s.srv_fd = s.blob_fd = s.out_fd = s.in_fd = -1;
-    if (!o.off || !o.size || !o.esz || !o.first || !obuf || !in_off || !in_ptr) {
-        par_xfmt(out->reason, sizeof out->reason, "%s", "out of memory");
-        goto done;
-    }
-    size_t off = GUARD_BYTES;
-    for (int32_t k = 0; k < n_out; k++) {
-        const par_value *v = &g->values[g->outputs[k]];
-        o.size[k] = value_bytes(v);
-        o.esz[k] = par_dtype_size(v->dtype);
-        o.off[k] = off;
-        off = align_up(off + o.size[k], ALIGN) + 2 * GUARD_BYTES;
-        o.first[k] = malloc(o.size[k]);
-        if (!o.first[k]) {
-            par_xfmt(out->reason, sizeof out->reason, "out of memory for output %d (%zu bytes)", (int)k, o.size[k]);
-            goto done;
-        }
-    }
-    o.total = off - GUARD_BYTES;
-    /* a memfd, so that a fork server's child can map it too; its size sealed, so that no child can truncate it
-     * (through its descriptor or /proc/self/map_files) under the worker's mapping: the worker would die of SIGBUS */
-    s.out_fd = memfd_create("parity-outputs", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (s.out_fd < 0 || ftruncate(s.out_fd, (off_t)o.total) != 0 ||
-        fcntl(s.out_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0) {
-        par_xfmt(out->reason, sizeof out->reason, "cannot create the output memfd: %s", strerror(errno));
-        goto done;
-    }
-    o.base = mmap(NULL, o.total, PROT_READ | PROT_WRITE, MAP_SHARED, s.out_fd, 0);
-    if (o.base == MAP_FAILED) {
-        par_xfmt(out->reason, sizeof out->reason, "cannot map %zu bytes of shared memory: %s", o.total, strerror(errno));
-        goto done;
-    }
-    for (int32_t k = 0; k < n_out; k++) {
-        obuf[k] = o.base + o.off[k];
-        size_t end = o.off[k] + o.size[k], post_end = align_up(end, ALIGN) + GUARD_BYTES;
-        for (size_t i = o.off[k] - GUARD_BYTES; i < o.off[k]; i++) o.base[i] = guard_byte(i);
-        for (size_t i = end; i < post_end; i++) o.base[i] = guard_byte(i);
-    }
-    map_inputs(g, inputs, in_off, in_ptr, &in_base, &in_total, &s.in_fd, out->reason, sizeof out->reason);
-    if (in_total > 0 && in_base == MAP_FAILED) goto done;
-    if (opt->isolate && opt->server) {
-        s.srv_fd = par_exec_server_fd(opt->server);
-        s.cg = par_exec_server_cgroup(opt->server);
-        if (make_blob(&s, g, in_off, o.off, out->reason, sizeof out->reason) != 0) goto done;
-        s.out_len = o.total;
-        s.in_len = in_total;
-    }
-
-    s.inst = inst;
-    s.g = g;
-    s.isolated = opt->isolate != 0;
-    s.timeout_s = opt->timeout_s;
-    s.mem_limit = s.isolated ? opt->mem_limit : 0;
-    /* the kernel's limit on the job's cgroup, a quarter above the polled one: a backstop for what grows faster
-     * than the worker polls */
-    if (s.cg && s.cg[0] && s.mem_limit > 0) par_sandbox_cgroup_limit(s.cg, s.mem_limit + s.mem_limit / 4);
-    s.v = PAR_V_PASS;
-    par_xjob xj = {.inst = inst, .g = g, .in = in_ptr, .out = obuf, .in_base = in_total ? in_base : NULL,
-                   .in_len = in_total, .in_off = in_off, .n_in = n_in};
-    if (par_xstart(&s, &xj) == 0) {
-        par_xmsg m;
-        int got = par_xawait(&s, &m);
-        while (got && (m.type == XM_ALGO || m.type == XM_REQUANT) && !s.decided) {
-            if (m.type == XM_ALGO) take_algo(&s, g, &m, &algo);
-            else take_requant(&s, g, &m, &rq);
-            if (!s.decided) got = par_xawait(&s, &m);
-        }
-        if (got && !s.decided) {
-            if (m.type == XM_END) {
-                par_xdecide_end(&s, &m);
-            } else if (m.type != XM_READY) {
-                par_xdecide(&s, PAR_V_CRASH, "the backend child sent an unexpected report before its runs (type %d)",
-                       (int)m.type);
-            } else {
-                out->t.prepare_ms = isfinite(m.ms) && m.ms >= 0 ? m.ms : 0.0;
-                if (do_runs(&s, &o, opt, &out->t) == 0) {
-                    par_xsend_cmd(&s, XC_END);
-                    while (par_xawait(&s, &m) && m.type != XM_END) {}
-                    if (!s.decided) check_guards(&s, &o); /* release and destroy may write too */
-                }
-            }
-        }
-    }
-    par_xfinish(&s);
-    out->n_diag = s.n_diag;
-    out->diag_run = s.diag_run;
-    memcpy(out->diag, s.diag, sizeof out->diag);
-    memcpy(out->note, s.note, sizeof out->note);
-    out->output_bytes = s.out_total;
-    par_xoutput_tail(&s, out->output, sizeof out->output);
-    out->verdict = s.decided ? s.v : PAR_V_PASS;
-    if (s.decided) par_xfmt(out->reason, sizeof out->reason, "%s", s.reason);
-    if (out->verdict != PAR_V_PASS) goto done;
-    if (algo) {
-        out->algo = algo;
-        out->n_algo = g->n_nodes;
-        algo = NULL;
-    }
-    if (rq) {
-        out->requant = rq;
-        out->n_requant = g->n_nodes;
-        rq = NULL;
-    }
-
-    /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
-    out->outputs = calloc((size_t)n_out, sizeof *out->outputs);
-    if (!out->outputs) {
-        out->verdict = PAR_V_ERROR;
-        par_xfmt(out->reason, sizeof out->reason, "%s", "out of memory copying the outputs");
-        goto done;
-    }
-    out->n_outputs = n_out;
-    for (int32_t k = 0; k < n_out; k++) {
-        out->outputs[k] = o.first[k];
-        o.first[k] = NULL;
-    }
-done:
-    free(algo);
-    free(rq);
-    if (s.out_fd >= 0) close(s.out_fd);
-    if (s.in_fd >= 0) close(s.in_fd);
-    if (s.blob_fd >= 0) close(s.blob_fd);
-    if (o.base != MAP_FAILED) munmap(o.base, o.total);
-    if (in_base != MAP_FAILED) munmap(in_base, in_total);
-    if (o.first)
-        for (int32_t k = 0; k < n_out; k++) free(o.first[k]);
-    free(o.first);
-    free(o.off);
-    free(o.size);
-    free(o.esz);
-    free(obuf);
-    free(in_off);
-    free(in_ptr);
+    par_exec_job *j = par_exec_begin(inst, g, inputs, opts);
+    int32_t n_runs = j ? j->opt.warmup + j->opt.repeat : 0;
+    for (int32_t r = 0; r < n_runs && par_exec_step(j, 0, NULL); r++) {}
+    par_exec_end(j, out);
 }
-
 void par_exec_out_free(par_exec_out *out)
 {
     if (!out) return;

@@ -65,12 +65,36 @@ void par_exec_run(const par_backend_inst *inst, const par_graph_desc *g, const v
                   const par_exec_opts *o, par_exec_out *out);
 void par_exec_out_free(par_exec_out *out);
 
-/* The per-node declarations of a graph prepared in this process (parity bench runs backends in process): asks
- * PAR_PROC_NODE_ALGO and PAR_PROC_NODE_REQUANT as the backend child does and checks the answers as the worker checks
- * the child's, into the arrays par_exec_out holds (*algo, *rq: malloc'ed, g->n_nodes entries, NULL when nothing is
- * declared; the caller frees them). PAR_ERROR naming the backend, the node and the value for a bad declaration. */
-par_status par_exec_declarations(const par_backend_inst *inst, void *ctx, void *prep, const par_graph_desc *g,
-                                 int32_t **algo, int32_t **rq, par_msg *msg);
+/* The same job driven run by run, for a caller that interleaves the runs of several backends (parity bench):
+ * par_exec_begin starts the child and takes it through supports, prepare, its declarations and bind (never NULL but
+ * out of memory; a job that failed there makes no run); par_exec_step makes one run with every check par_exec_run
+ * makes (poison, guards, unwritten elements, FLAKY, the child's clocks) and returns 1, or 0 once the job is over
+ * (its verdict decided); par_exec_end ends the child (after a second run if only one was made) and fills out exactly
+ * as par_exec_run does (opts' warmup and repeat say which runs are timed), and frees the job. par_exec_run is begin,
+ * warmup + repeat steps, end. Several jobs may be open at once only through fork servers (opts.server): a job
+ * forked from the caller reaps every child of the caller at its end.
+ * timeout_s > 0 gives the run that long from now (the job's own deadline, opts.timeout_s from its start, is kept
+ * when 0). ri, when not NULL, gets the run's time, its device time and, when ri->node_ms is not NULL
+ * (g->n_nodes entries), each node's device time (-1: not timed, or not a time the run can have taken). */
+typedef struct par_exec_job par_exec_job;
+typedef struct par_exec_run_info {
+    double ms;         /* the run's time (the child's clock, within what the worker saw) */
+    int dev_measured;  /* PAR_PROC_DEVICE_TIME measured the run: dev_ms */
+    double dev_ms;
+    double *node_ms;   /* the caller's, or NULL */
+} par_exec_run_info;
+par_exec_job *par_exec_begin(const par_backend_inst *inst, const par_graph_desc *g, const void *const *inputs,
+                             const par_exec_opts *opts);
+int par_exec_step(par_exec_job *j, double timeout_s, par_exec_run_info *ri);
+double par_exec_prepare_ms(const par_exec_job *j);
+void par_exec_end(par_exec_job *j, par_exec_out *out);
+
+/* A backend micro-benchmark (PAR_PROC_MICROBENCH "gemm", "peak", ...) in a sandboxed child, as the probe starts the
+ * backend (init, knobs, ready): PAR_OK with *value and unit; PAR_UNSUPPORTED (no such proc, or the backend's
+ * answer) or PAR_ERROR (the backend's, or a crash, hang or malformed answer) with msg saying why. The caller must
+ * have no other children (as for par_exec_probe). */
+par_status par_exec_micro(const par_backend_inst *inst, const char *name, double timeout_s, double *value, char *unit,
+                          size_t unit_len, par_msg *msg);
 
 /* Fork servers (exec/server.c): one per (worker slot, backend instance), started from the main process after the
  * backends are resolved and before any case is loaded; each forks the backend child of every job it is sent.

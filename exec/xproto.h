@@ -13,8 +13,10 @@
  *                     backend's own checking reported, PAR_PROC_DIAGNOSTICS, when it returned nonzero; index 0 after
  *                     prepare, else the run; text as the backend wrote it), XM_READY (after bind), XM_RUN (after
  *                     each run, with the device's time of the run when PAR_PROC_DEVICE_TIME measured it; then it
- *                     waits), XM_PROBE (the probe's answers), XM_INPUT_WRITE (from the fault handler), XM_END (last;
- *                     its phase and status say where and how the job ended)
+ *                     waits; before it, XM_NODES: the per-node device times of the run, XM_NODE_BATCH nodes a
+ *                     message from node `index`, `offset` of them, as the backend returned them), XM_PROBE (the
+ *                     probe's answers), XM_MICRO (a micro-benchmark's value, unit in text), XM_INPUT_WRITE (from the
+ *                     fault handler), XM_END (last; its phase and status say where and how the job ended)
  *   worker -> child   XC_RUN (run once more), XC_END (release, destroy, exit)
  *
  * This header must not be included outside exec/.
@@ -31,10 +33,11 @@ enum xphase {
 };
 
 enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_REQUANT, XM_DIAG,
-                 XM_NOTE, XM_TYPE_END };
+                 XM_NOTE, XM_NODES, XM_MICRO, XM_TYPE_END };
 enum xcmd { XC_RUN = 'R', XC_END = 'E' };
 
 #define PAR_DESCRIBE_LEN 512
+#define XM_NODE_BATCH 32 /* per-node device times in one XM_NODES */
 
 typedef struct par_xmsg {
     int32_t type;          /* enum xmsg_type */
@@ -42,8 +45,9 @@ typedef struct par_xmsg {
     int32_t status;        /* the backend's par_status, as it returned it */
     int32_t index;         /* XM_RUN: run number (1-based); XM_DIAG: the run before it (0: prepare); knobs: knob
                             * index; supports, XM_ALGO, XM_REQUANT: node; input writes: input */
-    int64_t offset;        /* XM_INPUT_WRITE: byte offset of the faulting address within the input */
-    double ms;             /* XM_READY: prepare time; XM_RUN: run time */
+    int64_t offset;        /* XM_INPUT_WRITE: byte offset of the faulting address within the input; XM_NODES: how
+                            * many of node_ms are set */
+    double ms;             /* XM_READY: prepare time; XM_RUN: run time; XM_MICRO: the value */
     int32_t requant;       /* XM_PROBE; XM_REQUANT: the par_requant declared for node `index`, unchecked */
     int32_t requant_exact; /* XM_PROBE */
     int32_t algo;          /* XM_ALGO: the par_algo the backend declared for node `index`, unchecked */
@@ -51,6 +55,7 @@ typedef struct par_xmsg {
     int32_t arith;         /* XM_PROBE: PAR_PROC_ARITH's answer, else the table's arith (validated by the worker) */
     int32_t dev_measured;  /* XM_RUN: 1 when PAR_PROC_DEVICE_TIME measured the run (then dev_ms), else 0 */
     double dev_ms;         /* XM_RUN: the device's time of the run, as the backend returned it (checked) */
+    double node_ms[XM_NODE_BATCH]; /* XM_NODES: device times of nodes index .. index + offset - 1 (-1: not timed) */
     char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message, describe or
                                                                                  * diagnostic text */
 } par_xmsg;
@@ -59,7 +64,8 @@ typedef struct par_xmsg {
  * buffers (the sealed read-only input mapping and the shared output mapping), and its end of the socket. */
 typedef struct par_xjob {
     const par_backend_inst *inst;
-    const par_graph_desc *g;   /* NULL for a probe */
+    const par_graph_desc *g;   /* NULL for a probe or a micro-benchmark */
+    const char *micro;         /* a micro-benchmark's name (PAR_PROC_MICROBENCH), NULL for a probe or a run */
     const void *const *in;     /* n_inputs pointers into the read-only input mapping */
     void *const *out;          /* n_outputs pointers into the shared output mapping */
     const uint8_t *in_base;    /* the input mapping, for the fault handler */

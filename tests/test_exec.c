@@ -697,6 +697,54 @@ static void test_fork_server(void)
     via_server("badstatus", PAR_V_ERROR, "run 1 returned invalid status 77");
 }
 
+/* Two jobs open at once, driven run by run and interleaved (the way parity bench drives them): each keeps its own
+ * buffers, checks and timings; a job whose verdict is decided makes no more runs; the end fills the result as
+ * par_exec_run does (its timed runs only). */
+static void test_interleaved_jobs(void)
+{
+    par_backend_inst g1, g2, *good = &g1, *bad = &g2; /* load_inst returns the same static instance */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(load_inst("relu", "tp"));
+    g1 = *load_inst("relu", "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(load_inst("segv", "tp"));
+    g2 = *load_inst("segv", "tp");
+    par_msg m = {{0}};
+    par_exec_server *s1 = par_exec_server_start(good, &m), *s2 = par_exec_server_start(bad, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s2);
+    par_graph *g = relu_graph();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const void *inputs[1] = {input_x};
+    par_exec_opts o1 = {.warmup = 1, .repeat = 3, .timeout_s = 10.0, .isolate = 1, .server = s1}, o2 = o1;
+    o2.server = s2;
+    par_exec_job *j1 = par_exec_begin(good, par_graph_desc_of(g), inputs, &o1);
+    par_exec_job *j2 = par_exec_begin(bad, par_graph_desc_of(g), inputs, &o2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(j2);
+    int ok1 = 0, ok2 = 0;
+    for (int r = 0; r < 4; r++) {
+        par_exec_run_info ri = {0};
+        ok1 += par_exec_step(j1, 5.0, &ri);
+        CU_ASSERT(ri.ms >= 0);
+        ok2 += par_exec_step(j2, 5.0, NULL);
+    }
+    CU_ASSERT_EQUAL(ok1, 4);
+    CU_ASSERT_EQUAL(ok2, 0); /* it crashes in its first run, and runs no more */
+    par_exec_out out1, out2;
+    par_exec_end(j1, &out1);
+    par_exec_end(j2, &out2);
+    CU_ASSERT_EQUAL(out1.verdict, PAR_V_PASS);
+    if (out1.verdict != PAR_V_PASS) fprintf(stderr, "\n  interleaved: %s: %s\n", par_verdict_name(out1.verdict), out1.reason);
+    CU_ASSERT_EQUAL(out1.t.runs, 3);
+    check_outputs_equal_expectation(&out1);
+    CU_ASSERT_EQUAL(out2.verdict, PAR_V_CRASH);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out2.reason, "during run 1"));
+    par_exec_out_free(&out1);
+    par_exec_out_free(&out2);
+    par_graph_destroy(g);
+    par_exec_server_stop(s1);
+    par_exec_server_stop(s2);
+}
+
 static void test_setup(void)
 {
     make_data();
@@ -705,6 +753,7 @@ static void test_setup(void)
 
 static const CU_TestInfo tests[] = {
     {"setup", test_setup},
+    {"interleaved jobs", test_interleaved_jobs},
     {"pass isolated", test_pass_isolated},
     {"pass in process", test_pass_in_process},
     {"bad options", test_bad_options},

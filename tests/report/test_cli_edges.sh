@@ -4,6 +4,7 @@
 #   - the README's list of built-in backends names every built-in backend `parity list backends` shows;
 #   - usage errors: an unknown knob is named as such (exit 2, not "not usable"); a mistyped backend, op or model gets
 #     "did you mean"; an unwritable --out stops before anything runs (exit 2); `run --html` writes the page;
+#     `bench --micro` gives a value and unit per benchmark, or unsupported with the reason;
 #     `list ops` keeps its columns aligned; counts of one are singular;
 #   - `run --baseline B` exits with the diff's gate: 0 when the run's failures are all in B;
 #   - the diff of runs with 3 timed runs says latency was not judged, and prints no "0 FAIL";
@@ -54,6 +55,20 @@ grep -q "did you mean 'conv2d'" "$T/op.txt" && ok || no "-o conv2dd: $(cat "$T/o
 rc=$?
 [ $rc -eq 2 ] && grep -q "did you mean 'mobilenet_v2'" "$T/model.txt" && grep -q 'mobilenet_v3_small' "$T/model.txt" &&
     ok || no "bench --model mobilenet_v9: exit $rc, $(cat "$T/model.txt")"
+# bench --micro runs each backend's micro-benchmark in a sandboxed child of its own: a value with its unit, or
+# "unsupported" with the backend's reason (an unknown name), in the table and the JSON.
+"$PARITY" bench --micro peak --micro nope -b cpu --threads 1 --json "$T/micro.json" >"$T/micro.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^cpu +peak +[0-9.e+]+ +GFLOP/s$' "$T/micro.txt" &&
+    grep -Eq '^cpu +nope +unsupported +.*nope' "$T/micro.txt" && ok || no "bench --micro: exit $rc, $(cat "$T/micro.txt")"
+if [ $have_py = 1 ]; then
+    python3 - "$T/micro.json" <<'PY' && ok || no "bench --micro JSON: $(cat "$T/micro.json")"
+import json, sys
+m = {e["name"]: e for e in json.load(open(sys.argv[1]))["micro"]}
+assert m["peak"]["value"] > 0 and m["peak"]["unit"] == "GFLOP/s", m
+assert "value" not in m["nope"] and "nope" in m["nope"]["error"], m
+PY
+fi
 "$PARITY" run --suite quick -o relu -b cpu --no-progress --out /dev/null/x >"$T/out.txt" 2>&1
 rc=$?
 [ $rc -eq 2 ] && ! grep -q '^conformance:' "$T/out.txt" && grep -q '/dev/null/x' "$T/out.txt" && ok ||
