@@ -42,7 +42,7 @@ static int is_q(par_dtype t)
     return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8;
 }
 
-par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_msg *msg)
+par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, int variant, par_msg *msg)
 {
     const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
     const par_value *y = par_node_output(g, n, 0);
@@ -58,7 +58,7 @@ par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_ms
                         w->name, par_dtype_name(w->dtype), w->kind == PAR_VALUE_CONST ? "" : ", not constant");
     /* per-channel scales along the output channels: axis 0 of conv2d / linear, axis 1 of conv_transpose2d's
      * [C, O/g, kh, kw] (with one group, where it is the output channel) */
-    const int transposed = strcmp(n->op, "conv_transpose2d") == 0;
+    const int transposed = variant == QNN_V_CONV_T;
     if (w->quant_axis >= 0 &&
         (w->quant_axis != (transposed ? 1 : 0) || !w->channel_scales ||
          (transposed && par_attr_int(n, "groups", 1) != 1)))
@@ -68,7 +68,7 @@ par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_ms
     if (b && (b->dtype != PAR_DTYPE_I32 || b->kind != PAR_VALUE_CONST))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: bias '%s' must be an i32 constant (it is %s)", n->op, b->name,
                         par_dtype_name(b->dtype));
-    if (strcmp(n->op, "conv2d") == 0 || transposed) {
+    if (variant != QNN_V_LINEAR) {
         if (x->rank != 4) return par_msgf(msg, PAR_ERROR, "%s: input rank %d, expected 4", n->op, (int)x->rank);
         int64_t kk = (transposed ? w->dims[0] / par_attr_int(n, "groups", 1) : w->dims[1]) * w->dims[2] * w->dims[3];
         if (kk > 60000)
@@ -136,11 +136,11 @@ static int32_t fuse_target(qnn_plan *p, int32_t node, qnn_rq *rq)
             }
     if (user < 0 || g->nodes[user].n_inputs != 1) return -1;
     const par_node *u = &g->nodes[user];
-    if (strcmp(u->op, "relu") && strcmp(u->op, "relu6") && strcmp(u->op, "hardtanh") && strcmp(u->op, "clamp"))
-        return -1;
+    const int uv = p->variant[user]; /* the clamp family fuses */
+    if (uv != QNN_V_RELU && uv != QNN_V_CLAMP) return -1;
     const qnn_tensor *x = &p->t[v], *y = &p->t[u->outputs[0]];
     uint8_t lut[256];
-    if (!y->quant || !par_qnn_unary_lut(g, u, x, y, lut)) return -1;
+    if (!y->quant || !par_qnn_unary_lut(u, uv, x, y, lut)) return -1;
     int two = !(x->scale == y->scale && x->zp == y->zp);
     float r2 = 1.0f;
     if (two) {
@@ -257,15 +257,15 @@ static int64_t pad_begin(const par_node *n, int dim, int64_t in, int64_t k, int6
     return par_attr_ints_at(n, "padding", dim, 0);
 }
 
-par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
     const par_value *xv = par_node_input(g, n, 0), *wv = par_node_input(g, n, 1), *bv = par_node_input(g, n, 2);
     int32_t yi = n->outputs[0];
     const qnn_tensor *xt = &p->t[n->inputs[0]], *yt = &p->t[yi];
-    const int transposed = strcmp(n->op, "conv_transpose2d") == 0;
-    int is_conv = strcmp(n->op, "conv2d") == 0 || transposed;
+    const int transposed = variant == QNN_V_CONV_T;
+    int is_conv = variant != QNN_V_LINEAR;
     const qnn_ukernels *uk = p->uk;
     conv_op *o = par_qnn_alloc(p, sizeof *o);
     if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");

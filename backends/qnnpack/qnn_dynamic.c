@@ -74,7 +74,7 @@ static void dyn_run(const void *opv, qnn_plan *p)
         }
 }
 
-par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];

@@ -79,19 +79,12 @@ static double f_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double f_tanh(double x) { return tanh(x); }
 static double f_hardswish(double x) { return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0; }
 
-int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tensor *x, const qnn_tensor *y,
-                      uint8_t lut[256])
+int par_qnn_unary_lut(const par_node *n, int variant, const qnn_tensor *x, const qnn_tensor *y, uint8_t lut[256])
 {
-    (void)g;
-    static const char *const unary[] = {"relu", "relu6",     "hardtanh",   "clamp",      "sigmoid",
-                                        "tanh", "hardswish", "hardsigmoid", "leaky_relu"};
-    const char *op = n->op;
-    int known = 0;
-    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) known |= strcmp(op, unary[i]) == 0;
-    if (!known || !x->quant || !y->quant) return 0;
+    if (variant < QNN_V_RELU || variant > QNN_V_LEAKY_RELU || !x->quant || !y->quant) return 0;
     int32_t shift = y->xor80 ? 128 : 0;
-    if (!strcmp(op, "sigmoid") || !strcmp(op, "tanh") || !strcmp(op, "hardswish")) {
-        double (*f)(double) = !strcmp(op, "sigmoid") ? f_sigmoid : !strcmp(op, "tanh") ? f_tanh : f_hardswish;
+    if (variant == QNN_V_SIGMOID || variant == QNN_V_TANH || variant == QNN_V_HARDSWISH) {
+        double (*f)(double) = variant == QNN_V_SIGMOID ? f_sigmoid : variant == QNN_V_TANH ? f_tanh : f_hardswish;
         uint8_t t[256];
         par_requant_lut(f, dtype_of(x), (float)x->scale, decl_zp(x), (float)y->scale, decl_zp(y),
                         y->xor80 ? -128 : 0, y->xor80 ? 127 : 255, t);
@@ -99,12 +92,12 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
         for (int u = 0; u < 256; u++) lut[u] = (uint8_t)(t[u] ^ (y->xor80 ? 0x80 : 0));
         return 1;
     }
-    if (!strcmp(op, "hardsigmoid") || !strcmp(op, "leaky_relu")) {
+    if (variant == QNN_V_HARDSIGMOID || variant == QNN_V_LEAKY_RELU) {
         /* PyTorch QNNPACK's rule (hardsigmoid.c, leaky-relu.c): a table of the float function at the 256 input
          * integers, divided by the output scale, plus the zero point, rounded and saturated. Here in double with
          * the reference kernel's own formulas (reference/activation.c), rounded half to even. */
         const double slope = par_attr_float(n, "negative_slope", 0.01);
-        const int hs = !strcmp(op, "hardsigmoid");
+        const int hs = variant == QNN_V_HARDSIGMOID;
         double fx[256];
         for (int u = 0; u < 256; u++) {
             double v = x->scale * (double)(u - x->zp);
@@ -117,7 +110,7 @@ int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tens
     }
     if (requant_lut(x, y, lut) < 0) return 0;
     int32_t lo = y->xor80 ? -128 : 0, hi = y->xor80 ? 127 : 255;
-    if (!strcmp(op, "relu")) {
+    if (variant == QNN_V_RELU) {
         lo = decl_zp(y);
     } else {
         double blo = -INFINITY, bhi = INFINITY;
@@ -443,7 +436,7 @@ static par_status resize_axis(qnn_plan *p, const par_node *n, int axis, int64_t 
 }
 
 /* quantize: f32 (a graph input or a dequantize result) to the output's quantization. */
-par_status par_qnn_lower_quantize(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_quantize(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
@@ -461,7 +454,7 @@ par_status par_qnn_lower_quantize(qnn_plan *p, int32_t node, par_msg *msg)
 }
 
 /* dequantize: to an f32 buffer of the plan (a graph output, or the input of a quantize). */
-par_status par_qnn_lower_dequantize(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_dequantize(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
@@ -477,7 +470,7 @@ par_status par_qnn_lower_dequantize(qnn_plan *p, int32_t node, par_msg *msg)
 }
 
 /* relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish: a 256-entry table, in the input's layout. */
-par_status par_qnn_lower_unary(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_unary(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
@@ -489,12 +482,12 @@ par_status par_qnn_lower_unary(qnn_plan *p, int32_t node, par_msg *msg)
     o->x = par_qnn_need(p, xi, lay < 0 ? QNN_LOGICAL : lay, msg);
     o->y = par_qnn_produce(p, yi, lay < 0 ? QNN_LOGICAL : lay, msg);
     o->n = (size_t)xt->numel;
-    par_qnn_unary_lut(g, n, xt, yt, o->lut);
+    par_qnn_unary_lut(n, variant, xt, yt, o->lut);
     return o->x && o->y ? par_qnn_add_step(p, lut_run, o, msg) : PAR_ERROR;
 }
 
 /* add and mul with broadcasting. */
-par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
@@ -504,7 +497,7 @@ par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
     if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
     int32_t bi = n->inputs[1];
     qnn_tensor *bt = &p->t[bi];
-    o->mul = strcmp(n->op, "mul") == 0;
+    o->mul = variant == QNN_V_MUL;
     o->za = xt->zp, o->zb = bt->zp, o->zo = yt->zp;
     o->n = (size_t)yt->numel;
     int32_t qlo = yt->xor80 ? -128 : 0, qhi = yt->xor80 ? 127 : 255;
@@ -566,13 +559,13 @@ par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg)
 }
 
 /* max_pool2d, avg_pool2d, global_avg_pool2d (NHWC). */
-par_status par_qnn_lower_pool(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_pool(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
     int32_t xi = n->inputs[0], yi = n->outputs[0];
     qnn_tensor *xt = &p->t[xi], *yt = &p->t[yi];
-    const int gap = strcmp(n->op, "global_avg_pool2d") == 0, avgpool = strcmp(n->op, "avg_pool2d") == 0;
+    const int gap = variant == QNN_V_GLOBAL_AVG_POOL, avgpool = variant == QNN_V_AVG_POOL;
     pool_op *o = par_qnn_alloc(p, sizeof *o);
     if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
     o->n = (size_t)xt->dims[0], o->c = (size_t)xt->dims[1], o->h = (size_t)xt->dims[2], o->w = (size_t)xt->dims[3];
@@ -624,7 +617,7 @@ par_status par_qnn_lower_pool(qnn_plan *p, int32_t node, par_msg *msg)
 }
 
 /* softmax along any axis. */
-par_status par_qnn_lower_softmax(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_softmax(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
@@ -646,7 +639,7 @@ par_status par_qnn_lower_softmax(qnn_plan *p, int32_t node, par_msg *msg)
 }
 
 /* upsample_nearest2d and upsample_bilinear2d. */
-par_status par_qnn_lower_resize(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_resize(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
@@ -656,7 +649,7 @@ par_status par_qnn_lower_resize(qnn_plan *p, int32_t node, par_msg *msg)
     if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
     o->nc = (size_t)(xt->dims[0] * xt->dims[1]), o->h = (size_t)xt->dims[2], o->w = (size_t)xt->dims[3];
     o->oh = (size_t)yt->dims[2], o->ow = (size_t)yt->dims[3];
-    o->bilinear = strcmp(n->op, "upsample_bilinear2d") == 0;
+    o->bilinear = variant == QNN_V_BILINEAR;
     o->si = xt->scale, o->so = yt->scale, o->zi = xt->zp, o->zo = yt->zp;
     if (requant_lut(xt, yt, o->lut) < 0) return par_msgf(msg, PAR_UNSUPPORTED, "scale ratio out of range");
     if (resize_axis(p, n, 0, (int64_t)o->h, (int64_t)o->oh, o->bilinear, &o->i0h, &o->i1h, &o->lh, msg) ||
@@ -722,22 +715,22 @@ static par_status lower_gather(qnn_plan *p, int32_t node, gather_mode k, par_msg
     return PAR_OK;
 }
 
-par_status par_qnn_lower_copy(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_copy(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     return lower_gather(p, node, G_COPY, msg);
 }
 
-par_status par_qnn_lower_permute(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_permute(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     return lower_gather(p, node, G_PERMUTE, msg);
 }
 
-par_status par_qnn_lower_slice(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_slice(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     return lower_gather(p, node, G_SLICE, msg);
 }
 
-par_status par_qnn_lower_concat(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_concat(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     return lower_gather(p, node, G_CONCAT, msg);
 }

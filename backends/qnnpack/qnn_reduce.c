@@ -100,14 +100,14 @@ static par_status avg_params(par_requant_params *rq, const qnn_tensor *xt, const
     return PAR_OK;
 }
 
-par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];
     const qnn_tensor *xt = &p->t[n->inputs[0]], *yt = &p->t[n->outputs[0]];
     avg_op *o = par_qnn_alloc(p, sizeof *o);
     if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
-    o->adaptive = strcmp(n->op, "adaptive_avg_pool2d") == 0;
+    o->adaptive = variant == QNN_V_ADAPTIVE_AVG;
     o->zi = xt->zp;
     o->shift = yt->xor80 ? 128 : 0;
     if (o->adaptive) {
@@ -254,7 +254,7 @@ static void mm_run(const void *opv, qnn_plan *p)
     }
 }
 
-par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, par_msg *msg)
+par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
     const par_node *n = &g->nodes[node];

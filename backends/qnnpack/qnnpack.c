@@ -227,48 +227,50 @@ static void *qnn_get_proc(void *ctx, const char *name)
 /* ---------------------------------------------------------------------------------------------------------------
  * supports / prepare / bind / run / release
  * ------------------------------------------------------------------------------------------------------------- */
-/* The op table: how each op is checked and lowered. An op absent here is UNSUPPORTED. */
-typedef struct op_entry {
+/* The op table: how each op is checked and lowered, and which variant of its lowering it is. An op absent here is
+ * UNSUPPORTED. */
+typedef struct qnn_op {
     const char *op;
-    unsigned flags; /* QNN_OP_* */
+    unsigned flags; /* QNN_OP_*: what its tensors must be */
     qnn_lower_fn lower;
-} op_entry;
+    int variant;    /* qnn_variant */
+} qnn_op;
 
-static const op_entry op_table[] = {
-    {"conv2d", QNN_OP_WEIGHTS, par_qnn_lower_conv},
-    {"conv_transpose2d", QNN_OP_WEIGHTS, par_qnn_lower_conv},
-    {"linear", QNN_OP_WEIGHTS, par_qnn_lower_conv},
-    {"matmul", 0, par_qnn_lower_matmul},
-    {"linear_dynamic", QNN_OP_DYNAMIC, par_qnn_lower_dynamic},
-    {"quantize", QNN_OP_F32_IN, par_qnn_lower_quantize},
-    {"dequantize", QNN_OP_F32_OUT, par_qnn_lower_dequantize},
-    {"relu", 0, par_qnn_lower_unary},
-    {"relu6", 0, par_qnn_lower_unary},
-    {"hardtanh", 0, par_qnn_lower_unary},
-    {"clamp", 0, par_qnn_lower_unary},
-    {"sigmoid", 0, par_qnn_lower_unary},
-    {"tanh", 0, par_qnn_lower_unary},
-    {"hardswish", 0, par_qnn_lower_unary},
-    {"hardsigmoid", 0, par_qnn_lower_unary},
-    {"leaky_relu", 0, par_qnn_lower_unary},
-    {"add", 0, par_qnn_lower_binary},
-    {"mul", 0, par_qnn_lower_binary},
-    {"max_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
-    {"avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
-    {"global_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool},
-    {"adaptive_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_avg},
-    {"mean", 0, par_qnn_lower_avg},
-    {"softmax", 0, par_qnn_lower_softmax},
-    {"upsample_nearest2d", QNN_OP_RANK4, par_qnn_lower_resize},
-    {"upsample_bilinear2d", QNN_OP_RANK4, par_qnn_lower_resize},
-    {"concat", 0, par_qnn_lower_concat},
-    {"reshape", 0, par_qnn_lower_copy},
-    {"flatten", 0, par_qnn_lower_copy},
-    {"permute", 0, par_qnn_lower_permute},
-    {"slice", 0, par_qnn_lower_slice},
+static const qnn_op op_table[] = {
+    {"conv2d", QNN_OP_WEIGHTS, par_qnn_lower_conv, QNN_V_CONV},
+    {"conv_transpose2d", QNN_OP_WEIGHTS, par_qnn_lower_conv, QNN_V_CONV_T},
+    {"linear", QNN_OP_WEIGHTS, par_qnn_lower_conv, QNN_V_LINEAR},
+    {"matmul", 0, par_qnn_lower_matmul, QNN_V_NONE},
+    {"linear_dynamic", QNN_OP_DYNAMIC, par_qnn_lower_dynamic, QNN_V_NONE},
+    {"quantize", QNN_OP_F32_IN, par_qnn_lower_quantize, QNN_V_NONE},
+    {"dequantize", QNN_OP_F32_OUT, par_qnn_lower_dequantize, QNN_V_NONE},
+    {"relu", 0, par_qnn_lower_unary, QNN_V_RELU},
+    {"relu6", 0, par_qnn_lower_unary, QNN_V_CLAMP},
+    {"hardtanh", 0, par_qnn_lower_unary, QNN_V_CLAMP},
+    {"clamp", 0, par_qnn_lower_unary, QNN_V_CLAMP},
+    {"sigmoid", 0, par_qnn_lower_unary, QNN_V_SIGMOID},
+    {"tanh", 0, par_qnn_lower_unary, QNN_V_TANH},
+    {"hardswish", 0, par_qnn_lower_unary, QNN_V_HARDSWISH},
+    {"hardsigmoid", 0, par_qnn_lower_unary, QNN_V_HARDSIGMOID},
+    {"leaky_relu", 0, par_qnn_lower_unary, QNN_V_LEAKY_RELU},
+    {"add", 0, par_qnn_lower_binary, QNN_V_ADD},
+    {"mul", 0, par_qnn_lower_binary, QNN_V_MUL},
+    {"max_pool2d", QNN_OP_RANK4, par_qnn_lower_pool, QNN_V_MAX_POOL},
+    {"avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool, QNN_V_AVG_POOL},
+    {"global_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_pool, QNN_V_GLOBAL_AVG_POOL},
+    {"adaptive_avg_pool2d", QNN_OP_RANK4, par_qnn_lower_avg, QNN_V_ADAPTIVE_AVG},
+    {"mean", 0, par_qnn_lower_avg, QNN_V_MEAN},
+    {"softmax", 0, par_qnn_lower_softmax, QNN_V_NONE},
+    {"upsample_nearest2d", QNN_OP_RANK4, par_qnn_lower_resize, QNN_V_NEAREST},
+    {"upsample_bilinear2d", QNN_OP_RANK4, par_qnn_lower_resize, QNN_V_BILINEAR},
+    {"concat", 0, par_qnn_lower_concat, QNN_V_NONE},
+    {"reshape", 0, par_qnn_lower_copy, QNN_V_NONE},
+    {"flatten", 0, par_qnn_lower_copy, QNN_V_NONE},
+    {"permute", 0, par_qnn_lower_permute, QNN_V_NONE},
+    {"slice", 0, par_qnn_lower_slice, QNN_V_NONE},
 };
 
-static const op_entry *op_find(const char *op)
+static const qnn_op *op_find(const char *op)
 {
     for (size_t i = 0; i < sizeof op_table / sizeof op_table[0]; i++)
         if (strcmp(op_table[i].op, op) == 0) return &op_table[i];
@@ -281,9 +283,9 @@ static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node,
     if (node < 0 || node >= g->n_nodes)
         return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
     const par_node *n = &g->nodes[node];
-    const op_entry *e = op_find(n->op);
+    const qnn_op *e = op_find(n->op);
     if (!e) return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by qnnpack", n->op);
-    if (e->flags & QNN_OP_WEIGHTS) return par_qnn_check_conv(g, n, msg);
+    if (e->flags & QNN_OP_WEIGHTS) return par_qnn_check_conv(g, n, e->variant, msg);
     if (e->flags & QNN_OP_DYNAMIC) return par_qnn_check_dynamic(g, n, msg);
     return par_qnn_check_op(g, n, e->flags, msg);
 }
@@ -299,6 +301,7 @@ static void qnn_release(void *ctx, void *prepared)
     free(p->steps);
     free(p->t);
     free(p->skip);
+    free(p->variant);
     free(p->last_use);
     free(p->bufs);
     free(p);
@@ -356,10 +359,11 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
     p->uk = par_qnn_ukernels(c->isa);
     p->t = calloc((size_t)g->n_values + 1, sizeof *p->t);
     p->skip = calloc((size_t)g->n_nodes + 1, sizeof *p->skip);
+    p->variant = calloc((size_t)g->n_nodes + 1, sizeof *p->variant);
     p->last_use = calloc((size_t)g->n_values + 1, sizeof *p->last_use);
     par_status st = PAR_OK;
     if (!p->uk) st = par_msgf(msg, PAR_UNSUPPORTED, "prepare: kernel set unavailable on this machine");
-    else if (!p->t || !p->skip || !p->last_use) st = par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    else if (!p->t || !p->skip || !p->variant || !p->last_use) st = par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     if (st == PAR_OK) {
         for (int32_t v = 0; v < g->n_values; v++)
             p->last_use[v] = g->values[v].kind == PAR_VALUE_CONST ? INT32_MAX : -1;
@@ -368,6 +372,7 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
                 if (g->nodes[i].inputs[k] >= 0 && p->last_use[g->nodes[i].inputs[k]] < i)
                     p->last_use[g->nodes[i].inputs[k]] = i;
         for (int32_t i = 0; i < g->n_outputs; i++) p->last_use[g->outputs[i]] = INT32_MAX;
+        for (int32_t i = 0; i < g->n_nodes; i++) p->variant[i] = op_find(g->nodes[i].op)->variant; /* all supported */
     }
     if (st == PAR_OK && c->threads > 1) {
         p->pool = pthreadpool_create((size_t)c->threads);
@@ -376,7 +381,7 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
     if (st == PAR_OK) st = init_tensors(p, msg);
     for (int32_t i = 0; i < g->n_nodes && st == PAR_OK; i++) {
         const par_node *n = &g->nodes[i];
-        if (!p->skip[i]) st = op_find(n->op)->lower(p, i, msg); /* every node passed qnn_supports */
+        if (!p->skip[i]) st = op_find(n->op)->lower(p, i, p->variant[i], msg); /* every node passed qnn_supports */
         if (st != PAR_OK) {
             par_msg m = *msg;
             par_msgf(msg, st, "node '%s' (%s): %s", n->name, n->op, m.text);

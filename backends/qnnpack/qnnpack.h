@@ -70,6 +70,7 @@ typedef struct qnn_plan {
     void **allocs;                  /* everything allocated for the plan, freed at release */
     int32_t n_allocs, cap_allocs;
     int32_t *skip;                  /* [g->n_nodes]: 1 for a node fused into its producer */
+    int32_t *variant;               /* [g->n_nodes]: each node's variant, as its row of the op table says */
     int32_t *last_use;              /* [g->n_values]: the last node reading the value (INT32_MAX: kept) */
     struct qnn_buf *bufs;           /* activation buffers, reused once their value is dead (as XNNPACK's
                                      * runtime plans memory: the working set stays in cache) */
@@ -96,9 +97,23 @@ static inline int32_t qnn_rne_f32(float f)
     return (int32_t)((f + 12582912.0f) - 12582912.0f);
 }
 
-/* Lowering of one node into steps (qnn_conv.c, qnn_ops.c), named by the op table in qnnpack.c: PAR_UNSUPPORTED with
- * the reason, PAR_ERROR on failure. Adding an op is one line in that table plus its lower function. */
-typedef par_status (*qnn_lower_fn)(qnn_plan *p, int32_t node, par_msg *msg);
+/* Which member of a lowering function's family a row of the op table is (qnnpack.c): the lowering and the checks
+ * are told by the table, never by the op's name again. */
+typedef enum qnn_variant {
+    QNN_V_NONE = 0,
+    QNN_V_CONV, QNN_V_CONV_T, QNN_V_LINEAR,                 /* par_qnn_lower_conv */
+    QNN_V_RELU, QNN_V_CLAMP, QNN_V_SIGMOID, QNN_V_TANH,     /* par_qnn_lower_unary (clamp: relu6, hardtanh, clamp, */
+    QNN_V_HARDSWISH, QNN_V_HARDSIGMOID, QNN_V_LEAKY_RELU,   /* their bounds from par_clamp_bounds) */
+    QNN_V_ADD, QNN_V_MUL,                                   /* par_qnn_lower_binary */
+    QNN_V_MAX_POOL, QNN_V_AVG_POOL, QNN_V_GLOBAL_AVG_POOL,  /* par_qnn_lower_pool */
+    QNN_V_ADAPTIVE_AVG, QNN_V_MEAN,                         /* par_qnn_lower_avg */
+    QNN_V_NEAREST, QNN_V_BILINEAR,                          /* par_qnn_lower_resize */
+} qnn_variant;
+
+/* Lowering of one node into steps (qnn_conv.c, qnn_ops.c), named by the op table in qnnpack.c with the row's
+ * variant: PAR_UNSUPPORTED with the reason, PAR_ERROR on failure. Adding an op is one row in that table plus its
+ * lower function (or a variant of an existing one). */
+typedef par_status (*qnn_lower_fn)(qnn_plan *p, int32_t node, int variant, par_msg *msg);
 
 /* What the op table says of an op's tensors, for the checks that answer supports() without allocating. */
 enum {
@@ -109,31 +124,30 @@ enum {
     QNN_OP_RANK4 = 8,   /* input 0 must be rank 4 (pooling, resize) */
     QNN_OP_DYNAMIC = 16, /* linear_dynamic: checked by par_qnn_check_dynamic (f32 in and out, qs8 weights) */
 };
-par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, int variant, par_msg *msg);
 par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, unsigned flags, par_msg *msg);
 /* qnn_conv.c */
-par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, int variant, par_msg *msg);
 /* qnn_ops.c */
-par_status par_qnn_lower_quantize(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_dequantize(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_unary(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_pool(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_softmax(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_resize(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_copy(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_permute(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_slice(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_concat(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_quantize(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_dequantize(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_unary(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_binary(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_pool(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_softmax(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_resize(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_copy(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_permute(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_slice(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_concat(qnn_plan *p, int32_t node, int variant, par_msg *msg);
 /* qnn_reduce.c: mean and adaptive_avg_pool2d; matmul of two quantized activations */
-par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, par_msg *msg);
-par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, par_msg *msg);
+par_status par_qnn_lower_avg(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, int variant, par_msg *msg);
 /* qnn_dynamic.c: linear_dynamic (f32 in and out, qs8 weights) */
 par_status par_qnn_check_dynamic(const par_graph_desc *g, const par_node *n, par_msg *msg);
-par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, par_msg *msg);
-/* The 256-entry table of a unary op (relu, relu6, hardtanh, clamp, sigmoid, tanh, hardswish) from the input's to
- * the output's quantization; 0 when the op is not unary. */
-int par_qnn_unary_lut(const par_graph_desc *g, const par_node *n, const qnn_tensor *x, const qnn_tensor *y,
-                      uint8_t lut[256]);
+par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+/* The 256-entry table of a unary op (its variant: relu, clamp, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu)
+ * from the input's to the output's quantization; 0 when the variant is not unary or a tensor is not quantized. */
+int par_qnn_unary_lut(const par_node *n, int variant, const qnn_tensor *x, const qnn_tensor *y, uint8_t lut[256]);
 
 #endif /* QNNPACK_H */
