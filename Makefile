@@ -45,6 +45,7 @@ MAKEQ := $(MAKE) --no-print-directory
 HOST_ARCH := $(shell uname -m)
 ARCH    ?= $(HOST_ARCH)
 ARCH_X86 := $(filter x86_64,$(ARCH))
+OBJCOPY ?= objcopy
 ifeq ($(ARCH),$(HOST_ARCH))
 BUILD_ROOT := build
 CROSS_COMPILE :=
@@ -55,6 +56,7 @@ ifneq ($(origin CC),command line)
 CC      := $(CROSS_COMPILE)gcc
 endif
 AR      := $(CROSS_COMPILE)ar
+OBJCOPY := $(CROSS_COMPILE)objcopy
 # pkg-config reads the target's .pc files (Debian multiarch puts them under /usr/lib/<triplet>/pkgconfig).
 export PKG_CONFIG_LIBDIR := /usr/lib/$(ARCH)-linux-gnu/pkgconfig:/usr/share/pkgconfig
 endif
@@ -147,6 +149,7 @@ $(BUILD)/obj/campaign/repro.o: CPPFLAGS += -DPAR_LINK_LIBS='"$(LDLIBS)"' -DPAR_R
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ := $(BUILD)/obj/cli/main.o
 LIB      := $(BUILD)/libparity.a
+LIB_ALL  := $(BUILD)/libparity-all.a
 EXE      := $(BUILD)/parity
 
 # Plugins: every backends/<name>/ with a plugin.mk is built as build/plugins/libparity_<name>.so.
@@ -176,7 +179,16 @@ $(BUILD)/obj/%.o: %.c
 	$(Q)$(call msg,CC,$*.o)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
 $(BUILD)/obj/exec/plugin.o $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l PAR_HAVE_ tests/*.c)): $(BUILTIN_STAMP)
+# Two archives of the same objects. libparity.a, what the program links and `make install` installs (the C repros of
+# parity reduce link it): one relocatable object whose only global symbols are the par_ API, so that no program
+# linking it meets the modules' own names (cpu_, vk_, gen_, ox_, ...). libparity-all.a, what the unit tests and the
+# fuzz targets link: every object as built, every symbol as its file declares it, for the tests of a module's parts.
 $(LIB): $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	$(Q)$(call msg,AR,$@)rm -f $@ $(BUILD)/libparity.o && $(CC) -r -nostdlib -o $(BUILD)/libparity.o $^ && \
+	  $(OBJCOPY) --wildcard --keep-global-symbol='par_*' $(BUILD)/libparity.o && \
+	  $(AR) rcs $@ $(BUILD)/libparity.o
+$(LIB_ALL): $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
@@ -192,9 +204,9 @@ $(BUILD)/plugins/libparity_%.so: $$(wildcard backends/$$*/*.c backends/$$*/*.h) 
 # The tests (only they) know the source tree's path: their data lives there. parity finds its files from where its
 # executable is (core/paths.h).
 $(BUILD)/tests/%: CPPFLAGS += -DPAR_SOURCE_DIR='"$(CURDIR)"'
-$(BUILD)/tests/%: tests/%.c $(LIB) $(wildcard tests/*.h)
+$(BUILD)/tests/%: tests/%.c $(LIB_ALL) $(wildcard tests/*.h)
 	@mkdir -p $(dir $@)
-	$(Q)$(call msg,CCLD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
+	$(Q)$(call msg,CCLD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB_ALL) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
 
 include tests/plugins/plugins.mk
 include backends/nnapi/sim/sim.mk

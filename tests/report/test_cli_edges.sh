@@ -11,7 +11,7 @@
 #   - `parity reduce FINDING` loads the plugin the finding names;
 #   - a campaign prints what each backend ran, and warns when most graphs were UNSUPPORTED on one;
 #   - a run whose stderr is not a terminal prints a progress line every PARITY_PROGRESS_S seconds (10 by default);
-#   - `make install DESTDIR=...`: pkg-config finds the staged header without PKG_CONFIG_SYSROOT_DIR, its Version is the
+#   - `make install DESTDIR=...`: the installed libparity.a defines no global symbol outside par_; pkg-config finds the staged header without PKG_CONFIG_SYSROOT_DIR, its Version is the
 #     ABI's, the docs' hand-build line builds the example plugin; the installed parity finds its cases, its simulated
 #     libneuralnetworks.so (in PREFIX/lib/parity, not PREFIX/lib) and its header for repros under its own prefix,
 #     never the build tree; a copied parity does not list the build tree's suites.
@@ -131,6 +131,14 @@ PFX=/opt/parity-test
 env -u MAKEFLAGS -u MAKELEVEL make -s install DESTDIR="$ST" PREFIX="$PFX" BUILD="$BUILD" >"$T/install.log" 2>&1 ||
     no "make install: $(tail -3 "$T/install.log")"
 I="$ST$PFX"
+# the installed library's global symbols are the par_ API only: a program that links it meets none of the modules'
+# own names (cpu_, vk_, gen_, ...)
+if command -v nm >/dev/null 2>&1; then
+    other=$(nm -g --defined-only "$I/lib/parity/libparity.a" 2>/dev/null | awk 'NF == 3 && $3 !~ /^par_/ { print $3 }')
+    n_par=$(nm -g --defined-only "$I/lib/parity/libparity.a" 2>/dev/null | awk 'NF == 3 && $3 ~ /^par_/' | wc -l)
+    [ -z "$other" ] && [ "$n_par" -gt 100 ] && ok ||
+        no "installed libparity.a: $n_par par_ symbols, others: $(echo $other | cut -c1-200)"
+fi
 if command -v pkg-config >/dev/null 2>&1; then
     cflags=$(PKG_CONFIG_PATH="$I/lib/pkgconfig" pkg-config --cflags parity-backend 2>&1)
     abi=$(sed -n 's/^#define PAR_BACKEND_API_VERSION \([0-9]*\)u*$/\1/p' core/parity_backend.h)
