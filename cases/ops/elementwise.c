@@ -12,6 +12,7 @@
 #include "sweep_util.h"
 
 #include "core/prng.h"
+#include "act_table.h"
 
 /* ---------------------------------------------------------------------------------------------------------------
  * Binary ops
@@ -207,58 +208,11 @@ void par_sweep_binary(par_sweep *s)
 /* ---------------------------------------------------------------------------------------------------------------
  * Unary activations
  * ------------------------------------------------------------------------------------------------------------- */
-enum {
-    A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_GELU,
-    A_ABS, A_NEG, A_EXP, A_LOG, A_FLOOR, A_CEIL, A_ROUND, A_RECIPROCAL, A_SIGN, A_SOFTPLUS, A_SOFTSIGN, A_ERF, A_SIN,
-    A_COS, A_N
-};
-
-typedef struct act_info {
-    const char *name;
-    double range;   /* inputs uniform in [-range, range): wide enough to cross every kink and saturation */
-    double out_lo, out_hi; /* real output range for the quantized form (read for ops with one) */
-    double wide;    /* > 0: a variant with inputs in [-wide, wide) ("x=wide"), deep in the saturated tails */
-    int pos;        /* inputs in [0, range) and [0, wide) instead (log: its domain) */
-} act_info;
-
-static const act_info ACT[A_N] = {
-    [A_RELU] = {"relu", 2.0, 0.0, 2.0},
-    [A_RELU6] = {"relu6", 8.0, 0.0, 6.0},
-    [A_HARDTANH] = {"hardtanh", 3.0, -1.0, 1.0},
-    [A_CLAMP] = {"clamp", 2.0, -0.5, 1.0},
-    [A_LEAKY] = {"leaky_relu", 2.0, -0.02, 2.0}, /* quantized: the default slope 0.01 */
-    [A_PRELU] = {"prelu", 2.0, 0, 0},
-    [A_SIGMOID] = {"sigmoid", 8.0, 0.0, 1.0},
-    [A_TANH] = {"tanh", 4.0, -1.0, 1.0},
-    [A_HSIG] = {"hardsigmoid", 4.0, 0.0, 1.0},
-    [A_HSWISH] = {"hardswish", 4.0, -0.375, 4.0},
-    [A_ELU] = {"elu", 4.0, 0, 0},
-    [A_SILU] = {"silu", 8.0, 0, 0, 100.0},
-    [A_GELU] = {"gelu", 6.0, 0, 0, 100.0},
-    /* the unary math ops: the exact ones get the edge values (zeros, ties of round half to even at +-0.5, +-1.5,
-     * +-2.5, subnormals); the others a wide variant through overflow (exp, reciprocal), underflow (exp), range
-     * reduction (sin, cos) and saturation (softplus, softsign, erf) */
-    [A_ABS] = {"abs", 2.0, 0, 0},
-    [A_NEG] = {"neg", 2.0, 0, 0},
-    [A_EXP] = {"exp", 10.0, 0, 0, 100.0},
-    [A_LOG] = {"log", 8.0, 0, 0, 1e30, 1},
-    [A_FLOOR] = {"floor", 4.0, 0, 0},
-    [A_CEIL] = {"ceil", 4.0, 0, 0},
-    [A_ROUND] = {"round", 4.0, 0, 0},
-    [A_RECIPROCAL] = {"reciprocal", 2.0, 0, 0, 1e38},
-    [A_SIGN] = {"sign", 2.0, 0, 0},
-    [A_SOFTPLUS] = {"softplus", 10.0, 0, 0, 100.0},
-    [A_SOFTSIGN] = {"softsign", 10.0, 0, 0, 1e6},
-    [A_ERF] = {"erf", 4.0, 0, 0, 100.0},
-    [A_SIN] = {"sin", 8.0, 0, 0, 1e4},
-    [A_COS] = {"cos", 8.0, 0, 0, 1e4},
-};
-
 /* The op table's flags of activation op: PAR_OPF_EXACT adds an edge-value variant, PAR_OPF_QUANT_OK the quantized
  * forms. */
 static unsigned act_flags(int op)
 {
-    const par_op_info *info = par_op_find(ACT[op].name);
+    const par_op_info *info = par_op_find(par_act_table[op].name);
     return info ? info->flags : 0;
 }
 
@@ -328,7 +282,7 @@ typedef struct act_pt {
 
 static void act_emit(grid *gr, act_pt p, int quick)
 {
-    const act_info *ai = &ACT[p.op];
+    const act_info *ai = &par_act_table[p.op];
     int64_t xd[4];
     for (int i = 0; i < p.rank; i++) xd[i] = p.d[i];
     if (p.op == A_PRELU && p.rank < 2) return;
@@ -381,7 +335,7 @@ void par_sweep_activation(par_sweep *s)
     for (int op = 0; op < A_N; op++)
         for (int sh = 0; sh < AN; sh++)
             for (int v = 0; v < act_n_variants(op); v++)
-                for (int edge = 0; edge <= ((act_flags(op) & PAR_OPF_EXACT) || ACT[op].wide > 0 ? 1 : 0); edge++) {
+                for (int edge = 0; edge <= ((act_flags(op) & PAR_OPF_EXACT) || par_act_table[op].wide > 0 ? 1 : 0); edge++) {
                     act_pt p;
                     memset(&p, 0, sizeof p);
                     p.op = op; p.variant = v; p.edge = edge;

@@ -10,6 +10,7 @@
 #include "sweep_util.h"
 
 #include "core/ops.h"
+#include "act_table.h"
 
 /* How a case is built around its op. */
 typedef enum hz_kind {
@@ -42,41 +43,35 @@ static const double SCALE2[2] = {2, 2};
 #define A2(x, y) 2, {x, y}
 #define A3(x, y, z) 3, {x, y, z}
 
+/* The unary rows whose case is not the plain one (attributes, or the quantized forms too); every other unary op of
+ * the activation sweep (act_table.c) gets the plain row {op, HZ_UNARY}, in the table's order. */
+static int hz_unary_override(const char *op, hz_op *o)
+{
+    const hz_op t[] = {
+        {"relu", HZ_UNARY, 0, {{0}}, 1, NULL, 0},
+        {"clamp", HZ_UNARY, A2(par_a_float("min", -1.5), par_a_float("max", 1.5)), 1, NULL, 0},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (strcmp(t[i].op, op) == 0) return *o = t[i], 1;
+    return 0;
+}
+
 static const hz_op *hz_ops(int *n)
 {
-    static hz_op ops[96];
+    static hz_op ops[A_N + 64];
     static int count;
     if (count) {
         *n = count;
         return ops;
     }
+    /* the unary ops of the activation sweep (one input: prelu's slope makes it binary) */
+    for (int a = 0; a < A_N; a++) {
+        const par_op_info *info = par_op_find(par_act_table[a].name);
+        if (!info || info->in_max != 1) continue;
+        if (!hz_unary_override(info->name, &ops[count])) ops[count] = (hz_op){info->name, HZ_UNARY, 0, {{0}}, 0, NULL, 0};
+        count++;
+    }
     const hz_op t[] = {
-        {"relu", HZ_UNARY, 0, {{0}}, 1, NULL, 0},
-        {"relu6", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"hardtanh", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"clamp", HZ_UNARY, A2(par_a_float("min", -1.5), par_a_float("max", 1.5)), 1, NULL, 0},
-        {"leaky_relu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"sigmoid", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"tanh", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"hardsigmoid", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"hardswish", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"silu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"gelu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"elu", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"abs", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"neg", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"exp", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"log", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"floor", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"ceil", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"round", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"reciprocal", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"sign", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"softplus", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"softsign", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"erf", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"sin", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
-        {"cos", HZ_UNARY, 0, {{0}}, 0, NULL, 0},
         {"add", HZ_BINARY, 0, {{0}}, 1, NULL, 0},
         {"sub", HZ_BINARY, 0, {{0}}, 0, NULL, 0},
         {"mul", HZ_BINARY, 0, {{0}}, 0, NULL, 0},
@@ -117,9 +112,9 @@ static const hz_op *hz_ops(int *n)
         {"conv2d", HZ_CONV, A2(par_a_ints("padding", 4, CPAD2), par_a_ints("dilation", 2, DIL2)), 0, "d=2", 0},
         {"conv2d", HZ_CONV, A1(par_a_ints("padding", 4, CPAD)), 0, NULL, 1},
     };
-    _Static_assert(sizeof t <= sizeof ops, "hz_ops: the table outgrew its copy");
-    count = (int)(sizeof t / sizeof t[0]);
-    memcpy(ops, t, sizeof t);
+    _Static_assert(sizeof t <= sizeof ops - A_N * sizeof ops[0], "hz_ops: the table outgrew its copy");
+    memcpy(ops + count, t, sizeof t);
+    count += (int)(sizeof t / sizeof t[0]);
     *n = count;
     return ops;
 }
