@@ -6,11 +6,9 @@
 #ifndef PAR_ACT_TABLE_H
 #define PAR_ACT_TABLE_H
 
-enum {
-    A_RELU, A_RELU6, A_HARDTANH, A_CLAMP, A_LEAKY, A_PRELU, A_SIGMOID, A_TANH, A_HSIG, A_HSWISH, A_ELU, A_SILU, A_GELU,
-    A_ABS, A_NEG, A_EXP, A_LOG, A_FLOOR, A_CEIL, A_ROUND, A_RECIPROCAL, A_SIGN, A_SOFTPLUS, A_SOFTSIGN, A_ERF, A_SIN,
-    A_COS, A_N
-};
+/* What the sweep varies beyond the plain case (the defaults, one input): each op with attributes or a second input
+ * has its kind; a plain unary op needs none. */
+typedef enum act_kind { ACT_PLAIN = 0, ACT_HARDTANH, ACT_CLAMP, ACT_LEAKY, ACT_PRELU, ACT_ELU, ACT_GELU } act_kind;
 
 typedef struct act_info {
     const char *name;
@@ -18,8 +16,10 @@ typedef struct act_info {
     double out_lo, out_hi; /* real output range for the quantized form (read for ops with one) */
     double wide;    /* > 0: a variant with inputs in [-wide, wide) ("x=wide"), deep in the saturated tails */
     int pos;        /* inputs in [0, range) and [0, wide) instead (log: its domain) */
+    act_kind kind;
 } act_info;
 
-extern const act_info par_act_table[A_N];
+extern const act_info par_act_table[];
+extern const int par_act_count;
 
 #endif

@@ -219,13 +219,13 @@ static unsigned act_flags(int op)
 /* Attribute variants per op (variant 0 = the defaults, attributes absent). */
 static int act_n_variants(int op)
 {
-    switch (op) {
-    case A_HARDTANH: return 4;
-    case A_CLAMP: return 5;
-    case A_LEAKY: return 4;
-    case A_ELU: return 3;
-    case A_PRELU: return 2; /* slope [1] or [C] */
-    case A_GELU: return 2;  /* approximate none, tanh */
+    switch (par_act_table[op].kind) {
+    case ACT_HARDTANH: return 4;
+    case ACT_CLAMP: return 5;
+    case ACT_LEAKY: return 4;
+    case ACT_ELU: return 3;
+    case ACT_PRELU: return 2; /* slope [1] or [C] */
+    case ACT_GELU: return 2;  /* approximate none, tanh */
     default: return 1;
     }
 }
@@ -238,14 +238,14 @@ static int act_attrs(int op, int v, par_attr *at, char *suffix, size_t len)
     static const double LR[4] = {0.01, 0.2, 0, 1.5};
     static const double EA[3] = {1, 0.5, 2};
     suffix[0] = 0;
-    switch (op) {
-    case A_HARDTANH:
+    switch (par_act_table[op].kind) {
+    case ACT_HARDTANH:
         if (v == 0) return 0;
         snprintf(suffix, len, ",min_val=%g,max_val=%g", HT[v][0], HT[v][1]);
         at[0] = par_a_float("min_val", HT[v][0]);
         at[1] = par_a_float("max_val", HT[v][1]);
         return 2;
-    case A_CLAMP: {
+    case ACT_CLAMP: {
         int n = 0;
         if (isfinite(CL[v][0])) at[n++] = par_a_float("min", CL[v][0]);
         if (isfinite(CL[v][1])) at[n++] = par_a_float("max", CL[v][1]);
@@ -257,17 +257,17 @@ static int act_attrs(int op, int v, par_attr *at, char *suffix, size_t len)
             snprintf(suffix, len, ",max=%g", CL[v][1]);
         return n;
     }
-    case A_LEAKY:
+    case ACT_LEAKY:
         if (v == 0) return 0;
         snprintf(suffix, len, ",slope=%g", LR[v]);
         at[0] = par_a_float("negative_slope", LR[v]);
         return 1;
-    case A_GELU:
+    case ACT_GELU:
         if (v == 0) return 0;
         snprintf(suffix, len, ",approximate=tanh");
         at[0] = par_a_str("approximate", "tanh");
         return 1;
-    case A_ELU:
+    case ACT_ELU:
         if (v == 0) return 0;
         snprintf(suffix, len, ",alpha=%g", EA[v]);
         at[0] = par_a_float("alpha", EA[v]);
@@ -285,13 +285,13 @@ static void act_emit(grid *gr, act_pt p, int quick)
     const act_info *ai = &par_act_table[p.op];
     int64_t xd[4];
     for (int i = 0; i < p.rank; i++) xd[i] = p.d[i];
-    if (p.op == A_PRELU && p.rank < 2) return;
+    if (par_act_table[p.op].kind == ACT_PRELU && p.rank < 2) return;
     if (!grid_take(gr, &p, quick, su_numel(p.rank, xd), 0)) return;
     par_attr at[2];
     char xs[64], suffix[64], extra[32] = "";
     int na = act_attrs(p.op, p.variant, at, suffix, sizeof suffix);
     su_shape(xs, sizeof xs, p.rank, xd);
-    if (p.op == A_PRELU) snprintf(suffix, sizeof suffix, ",slope=[%lld]", p.variant ? (long long)xd[1] : 1LL);
+    if (par_act_table[p.op].kind == ACT_PRELU) snprintf(suffix, sizeof suffix, ",slope=[%lld]", p.variant ? (long long)xd[1] : 1LL);
     if (p.edge) snprintf(extra, sizeof extra, ai->wide > 0 ? ",x=wide" : ",x=edge");
     if (p.dt) snprintf(extra, sizeof extra, ",dt=%s", su_dt((par_dtype)p.dt));
     par_case *c = par_sweep_case(gr->s, ai->name, "%s(x=%s%s%s)", ai->name, xs, suffix, extra);
@@ -302,7 +302,7 @@ static void act_emit(grid *gr, act_pt p, int quick)
         par_dtype dt = (par_dtype)p.dt;
         in[0] = su_qinput(c, "x", dt, p.rank, xd, -ai->range, ai->range);
         /* leaky_relu: the output reaches -range * slope */
-        double out_lo = p.op == A_LEAKY ? -ai->range * (na ? at[0].f : 0.01) : ai->out_lo;
+        double out_lo = par_act_table[p.op].kind == ACT_LEAKY ? -ai->range * (na ? at[0].f : 0.01) : ai->out_lo;
         par_out_spec qo = su_qout_spec("y_q", dt, out_lo, ai->out_hi);
         su_qoutput(c, par_case_node(c, ai->name, 1, in, na, at, &qo));
         par_sweep_done(gr->s, c);
@@ -312,11 +312,11 @@ static void act_emit(grid *gr, act_pt p, int quick)
     par_gen gx = su_uniform(lo * ai->range, ai->range);
     if (p.edge) gx = ai->wide > 0 ? su_uniform(lo * ai->wide, ai->wide) : su_edge(ai->range);
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, p.rank, xd, gx);
-    if (p.op == A_PRELU) {
+    if (par_act_table[p.op].kind == ACT_PRELU) {
         int64_t sd[1] = {p.variant ? xd[1] : 1};
         in[1] = par_case_const(c, "slope", PAR_DTYPE_F32, 1, sd, su_uniform(-0.5, 0.5));
     }
-    par_case_output(c, par_case_node(c, ai->name, p.op == A_PRELU ? 2 : 1, in, na, at, &o));
+    par_case_output(c, par_case_node(c, ai->name, par_act_table[p.op].kind == ACT_PRELU ? 2 : 1, in, na, at, &o));
     par_sweep_done(gr->s, c);
 }
 
@@ -332,7 +332,7 @@ void par_sweep_activation(par_sweep *s)
 {
     grid gr;
     grid_init(&gr, s, sizeof(act_pt));
-    for (int op = 0; op < A_N; op++)
+    for (int op = 0; op < par_act_count; op++)
         for (int sh = 0; sh < AN; sh++)
             for (int v = 0; v < act_n_variants(op); v++)
                 for (int edge = 0; edge <= ((act_flags(op) & PAR_OPF_EXACT) || par_act_table[op].wide > 0 ? 1 : 0); edge++) {
@@ -344,14 +344,14 @@ void par_sweep_activation(par_sweep *s)
                     /* quick: defaults (and both prelu slopes) on every small shape; other attribute variants and
                      * the edge values on a few */
                     int few = sh == 2 || sh == 8 || sh == 10;
-                    int q = sh < AQ && ((v == 0 && !edge) || op == A_PRELU || few);
+                    int q = sh < AQ && ((v == 0 && !edge) || par_act_table[op].kind == ACT_PRELU || few);
                     act_emit(&gr, p, q);
                 }
     /* Quantized forms (leaky_relu with every slope). */
     static const int QSH[][5] = {{1, 33}, {4, 1, 8, 7, 7}, {1, 1000}, {4, 2, 3, 9, 9}};
-    for (int op = 0; op < A_N; op++) {
+    for (int op = 0; op < par_act_count; op++) {
         if (!(act_flags(op) & PAR_OPF_QUANT_OK)) continue;
-        for (int v = 0; v < (op == A_LEAKY ? act_n_variants(op) : 1); v++)
+        for (int v = 0; v < (par_act_table[op].kind == ACT_LEAKY ? act_n_variants(op) : 1); v++)
             for (int dt = 0; dt < 2; dt++)
                 for (int sh = 0; sh < 4; sh++) {
                     act_pt p;

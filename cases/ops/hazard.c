@@ -58,18 +58,11 @@ static int hz_unary_override(const char *op, hz_op *o)
 
 static const hz_op *hz_ops(int *n)
 {
-    static hz_op ops[A_N + 64];
+    static hz_op *ops;
     static int count;
     if (count) {
         *n = count;
         return ops;
-    }
-    /* the unary ops of the activation sweep (one input: prelu's slope makes it binary) */
-    for (int a = 0; a < A_N; a++) {
-        const par_op_info *info = par_op_find(par_act_table[a].name);
-        if (!info || info->in_max != 1) continue;
-        if (!hz_unary_override(info->name, &ops[count])) ops[count] = (hz_op){info->name, HZ_UNARY, 0, {{0}}, 0, NULL, 0};
-        count++;
     }
     const hz_op t[] = {
         {"add", HZ_BINARY, 0, {{0}}, 1, NULL, 0},
@@ -112,9 +105,18 @@ static const hz_op *hz_ops(int *n)
         {"conv2d", HZ_CONV, A2(par_a_ints("padding", 4, CPAD2), par_a_ints("dilation", 2, DIL2)), 0, "d=2", 0},
         {"conv2d", HZ_CONV, A1(par_a_ints("padding", 4, CPAD)), 0, NULL, 1},
     };
-    _Static_assert(sizeof t <= sizeof ops - A_N * sizeof ops[0], "hz_ops: the table outgrew its copy");
+    /* the unary ops of the activation sweep first (one input: prelu's slope makes it binary), then the table */
+    const int n_t = (int)(sizeof t / sizeof t[0]);
+    ops = malloc(sizeof *ops * (size_t)(par_act_count + n_t));
+    if (!ops) return *n = 0, NULL;
+    for (int a = 0; a < par_act_count; a++) {
+        const par_op_info *info = par_op_find(par_act_table[a].name);
+        if (!info || info->in_max != 1) continue;
+        if (!hz_unary_override(info->name, &ops[count])) ops[count] = (hz_op){info->name, HZ_UNARY, 0, {{0}}, 0, NULL, 0};
+        count++;
+    }
     memcpy(ops + count, t, sizeof t);
-    count += (int)(sizeof t / sizeof t[0]);
+    count += n_t;
     *n = count;
     return ops;
 }
