@@ -1,6 +1,6 @@
 /*
  * activation.c - shape inference and float64 reference kernels of the pointwise activations: relu, relu6, hardtanh,
- * clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu, silu, gelu, with the error budget of
+ * clamp, leaky_relu, prelu, sigmoid, tanh, hardsigmoid, hardswish, elu, silu, gelu, mish, with the error budget of
  * every output element (docs/budgets/elementwise.md derives each one).
  *
  * Kernels are one loop over the elements and read like docs/ops.md. They see float tensors only (the interpreter
@@ -29,6 +29,7 @@ typedef enum act_op {
     ACT_ELU,
     ACT_SILU,
     ACT_GELU,  /* a = 0: the exact form with erf; a = 1: the tanh approximation */
+    ACT_MISH,
 } act_op;
 
 typedef struct act_params {
@@ -104,6 +105,33 @@ static double gelu_tanh_d(double x)
     return s + 2 * x * s * (1 - s) * GELU_K * (1 + 3 * GELU_A * x * x);
 }
 static const double gelu_tanh_crit[2] = {-1.4185040087, 1.4185040087};
+
+/* mish(x) = x tanh(softplus(x)), softplus(x) = log(1 + e^x), and its derivative t + x (1 - t^2) s with t =
+ * tanh(softplus(x)), s = sigmoid(x) (d softplus / dx = s); the limits 1 at +inf and 0 at -inf. The extrema of f'
+ * (f'' = 0, solved numerically in 40-digit arithmetic) are at x = -2.25637639636 (f' = -0.112526) and
+ * x = 1.49057117949 (f' = 1.088498). */
+static double softplus_of(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+static double mish_d(double x)
+{
+    if (isinf(x)) return x > 0 ? 1 : 0;
+    double t = tanh(softplus_of(x));
+    return t + x * (1 - t * t) * sigmoid(x);
+}
+static const double mish_crit[2] = {-2.2563763963607931, 1.4905711794854285};
+
+/* The own roundings of mish at x held within e (docs/budgets/elementwise.md, "mish"): softplus's absolute error
+ * fn s + (fn + 2u) sp (exp's fn passed through log1p as fn s, in either form; log1p's fn and the addition of
+ * x + log1p(e^-x) relative to sp), through tanh' = 1 - t^2, plus tanh's fn and 2u relative to t (which also covers
+ * the rational form t = n / (n + 2), n = e^x (e^x + 2)), times |x|; the multiply u|y|; softplus's underflow (e^x
+ * below the smallest normal) scaled by |x|. s, sp and t increase with x and 1 - t^2 decreases with sp: each is
+ * taken at the end of [x - e, x + e] where it is largest. */
+static double mish_own(double x, double e, double ya, const par_prec *pr)
+{
+    const double u = pr->u, fn = pr->fn_ulps * pr->u, xa = fabs(x) + e;
+    double s = sigmoid(x + e), sp = softplus_of(x + e), t = tanh(sp), tl = tanh(softplus_of(x - e));
+    double sp_err = fn * s + (fn + 2 * u) * sp;
+    return xa * ((1 - tl * tl) * sp_err + (fn + 2 * u) * t) + u * ya + xa * underflow_abs(pr);
+}
 
 static void act_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
 {
@@ -221,6 +249,17 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
          * second form returns -0 for a true |y| below |x| eta. */
         double xa = fabs(x) + e;
         own = (fn + 3 * u) * (fabs(y) + p) + xa * underflow_abs(pr);
+        break;
+    }
+    case ACT_MISH: {
+        if (isinf(x)) { /* the limits, +inf and -0 (x tanh(softplus x) -> -0 at -inf), as silu */
+            *yo = x > 0 ? x : -0.0;
+            *eo = x > 0 ? INFINITY : 0;
+            return;
+        }
+        y = x * tanh(softplus_of(x));
+        p = dsup(mish_d, mish_crit, 2, x - e, x + e) * e;
+        own = mish_own(x, e, fabs(y) + p, pr);
         break;
     }
     case ACT_GELU: {
@@ -363,6 +402,12 @@ par_status par_ref_hardswish(const par_ref_ctx *c, const par_rt *const *in, par_
 par_status par_ref_silu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     act_params ap = {ACT_SILU, "silu", 0, 0};
+    return unary(c, &ap, in, out, msg);
+}
+
+par_status par_ref_mish(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
+{
+    act_params ap = {ACT_MISH, "mish", 0, 0};
     return unary(c, &ap, in, out, msg);
 }
 

@@ -326,6 +326,42 @@ static void test_silu_values(void)
     rt_del(x), rt_del(y);
 }
 
+/* mish(x) = x tanh(softplus(x)); with E = e^x, tanh(log(1 + E)) = ((1 + E)^2 - 1) / ((1 + E)^2 + 1):
+ *   x = 0: E = 1, t = 3/5, y = 0;  x = ln 3: (1 + 3)^2 = 16, t = 15/17, y = (15/17) ln 3;  x = -ln 3: (4/3)^2 = 16/9,
+ *   t = 7/25, y = -(7/25) ln 3;  x = ln 2: 9, t = 4/5, y = (4/5) ln 2;  x = -ln 2: 9/4, t = 5/13, y = -(5/13) ln 2;
+ *   x = 50: t = 1 - 2 / ((1 + e^50)^2 + 1), 1 in double, y = 50.
+ * The limits: mish(+inf) = +inf, mish(-inf) = -0 (x tanh(softplus x) -> 0 from below), NaN propagates. */
+static void test_mish_values(void)
+{
+    int64_t d[1] = {9};
+    double xv[9] = {0, log(3.0), -log(3.0), log(2.0), -log(2.0), 50, INFINITY, -INFINITY, NAN};
+    double want[6] = {0, 15.0 / 17 * log(3.0), -7.0 / 25 * log(3.0), 0.8 * log(2.0), -5.0 / 13 * log(2.0), 50};
+    par_rt *x = rt_of(1, d, xv), *y;
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_mish, "mish", x, NULL, 0, &y, &msg), PAR_OK);
+    for (int i = 0; i < 6; i++) {
+        CU_ASSERT(fabs(y->v[i] - want[i]) <= 1e-15 * fabs(want[i]));
+        CU_ASSERT(isfinite(y->e[i]) && (y->e[i] > 0) == (want[i] != 0));
+    }
+    CU_ASSERT(y->v[6] == INFINITY);
+    CU_ASSERT(y->v[7] == 0 && signbit(y->v[7]));
+    CU_ASSERT_EQUAL(y->e[7], 0);
+    CU_ASSERT(isnan(y->v[8]));
+    CU_ASSERT(y->e[8] == INFINITY);
+    /* At the derivative's maximum (x = 1.49057, f' = 1.088498) an input budget 1e-3 propagates as 1.088498e-3 (a
+     * bound of 1 would give 1e-3); the own roundings (fn = 8u, u = 2^-24: softplus 1.40e-6 through 1 - t^2 = 0.128,
+     * tanh's 5.6e-7, times |x| + e = 1.4916; the multiply 8.3e-8) and storage (8.3e-8) add about 1.3e-6. */
+    rt_del(x), rt_del(y);
+    int64_t d1[1] = {1};
+    double xm[1] = {1.4905711794854285};
+    x = rt_of(1, d1, xm);
+    x->e[0] = 1e-3;
+    CU_ASSERT_EQUAL_FATAL(unop(par_infer_same, par_ref_mish, "mish", x, NULL, 0, &y, &msg), PAR_OK);
+    CU_ASSERT(y->e[0] > 1.0895e-3 && y->e[0] < 1.0900e-3);
+    if (!(y->e[0] > 1.0895e-3 && y->e[0] < 1.0900e-3)) fprintf(stderr, "\n  mish budget at f' max: %.6e\n", y->e[0]);
+    rt_del(x), rt_del(y);
+}
+
 /* gelu, exact form, y = x Phi(x) with the standard normal cdf Phi (tables: Phi(1) = 0.84134474606854293,
  * Phi(3) = 0.99865010196836990, Phi(-x) = 1 - Phi(x), Phi(-10) = 7.6198530241605261e-24):
  *   x = 0: 0;  +-1: 0.84134474606854293, -0.15865525393145707;  +-3: 2.9959503059051097, -0.0040496940948902970;
@@ -803,6 +839,7 @@ static const CU_TestInfo tests[] = {
     {"hardswish and hardsigmoid", test_hard_activations},
     {"sigmoid, tanh, elu", test_smooth_activations},
     {"silu values", test_silu_values},
+    {"mish values", test_mish_values},
     {"gelu values", test_gelu_values},
     {"activation budgets f32", test_activation_budgets_f32},
     {"softmax values", test_softmax_values},

@@ -313,6 +313,15 @@ static float softplus_of(float xf)
     const double x = xf;
     return (float)(x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)));
 }
+/* mish(x) = x tanh(softplus(x)) in f32 throughout (softplus in its form without overflow, then tanhf and the
+ * multiply: the budget's own roundings of docs/budgets/elementwise.md); x = -inf would give -inf * 0: its limit
+ * is -0. */
+static float mish_of(float x)
+{
+    if (x == -INFINITY) return -0.0f;
+    float sp = x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
+    return x * tanhf(sp);
+}
 static float softsign_of(float x) { return isinf(x) ? copysignf(1.0f, x) : x / (1.0f + fabsf(x)); }
 static float erf_of(float x) { return (float)erf((double)x); }
 static float sin_of(float x) { return (float)sin((double)x); }
@@ -327,7 +336,7 @@ static const struct {
     {"round", round_of}, {"sign", sign_of},   {"exp", exp_of},               {"log", log_of},
     {"sqrt", sqrt_of}, {"rsqrt", rsqrt_of},   {"reciprocal", reciprocal_of}, {"softplus", softplus_of},
     {"softsign", softsign_of}, {"erf", erf_of}, {"sin", sin_of},             {"cos", cos_of},
-    {"silu", silu_of},
+    {"silu", silu_of}, {"mish", mish_of},
 };
 
 cpu_map_fn cpu_unary_map(const char *op)

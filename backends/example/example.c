@@ -103,6 +103,7 @@ static const ex_op kernel_table[] = {
     {"reciprocal", ex_reciprocal, EX_IO_F32},
     {"sign", ex_sign, EX_IO_F32},
     {"softplus", ex_softplus, EX_IO_F32},
+    {"mish", ex_mish, EX_IO_F32},
     {"softsign", ex_softsign, EX_IO_F32},
     {"erf", ex_erf, EX_IO_F32},
     {"sin", ex_sin, EX_IO_F32},

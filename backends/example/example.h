@@ -139,6 +139,7 @@ EX_HIDDEN void ex_round(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_reciprocal(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_sign(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_softplus(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_mish(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_softsign(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_erf(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_sin(const ex_plan *p, const par_node *n);

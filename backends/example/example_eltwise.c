@@ -203,6 +203,18 @@ void ex_round(const ex_plan *p, const par_node *n) { map(p, n, nearbyintf); }
 void ex_reciprocal(const ex_plan *p, const par_node *n) { map(p, n, reciprocalf); }
 void ex_sign(const ex_plan *p, const par_node *n) { map(p, n, signf); }
 void ex_softplus(const ex_plan *p, const par_node *n) { map(p, n, softplusf); }
+
+/* mish(x) = x tanh(softplus(x)) in f32 in its rational form: tanh(log(1 + e^x)) = n / (n + 2) with n = e^x (e^x + 2),
+ * one exp and no tanh. Above x = 20, n / (n + 2) rounds to 1 in f32 (and e^x would overflow past 88): y = x. At
+ * x = -inf, n = 0 and -inf * 0 would be NaN: the limit is -0. */
+static float mishf(float x)
+{
+    if (x > 20.0f) return x;
+    if (x == -INFINITY) return -0.0f;
+    float e = expf(x), q = e * (e + 2.0f);
+    return x * (q / (q + 2.0f));
+}
+void ex_mish(const ex_plan *p, const par_node *n) { map(p, n, mishf); }
 void ex_softsign(const ex_plan *p, const par_node *n) { map(p, n, softsignf); }
 void ex_erf(const ex_plan *p, const par_node *n) { map(p, n, erff); }
 void ex_sin(const ex_plan *p, const par_node *n) { map(p, n, sinf); }

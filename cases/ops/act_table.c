@@ -19,6 +19,7 @@ const act_info par_act_table[] = {
     {.name = "elu", .range = 4.0, .kind = ACT_ELU},
     {.name = "silu", .range = 8.0, .wide = 100.0},
     {.name = "gelu", .range = 6.0, .wide = 100.0, .kind = ACT_GELU},
+    {.name = "mish", .range = 8.0, .wide = 100.0},
     /* the unary math ops: the exact ones get the edge values (zeros, ties of round half to even at +-0.5, +-1.5,
      * +-2.5, subnormals); the others a wide variant through overflow (exp, reciprocal), underflow (exp), range
      * reduction (sin, cos) and saturation (softplus, softsign, erf) */
