@@ -45,18 +45,18 @@ cppflags=$(make -C "$root" --no-print-directory -s BUILD="$build" fuzz-print-cpp
 if [ "$core_only" = 0 ]; then
     CPPFLAGS=-DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION \
         make -C "$root" --no-print-directory -j"$jobs" BUILD="$build" CC="$CC" OPT="$CFLAGS" SANITIZE= CI= \
-        "$build/libparity.a"
+        "$build/libparity-all.a"
     libs=$(make -C "$root" --no-print-directory -s BUILD="$build" fuzz-print-libs | tail -n 1)
 else
     echo "fuzz/build.sh: building core/ only (pthreadpool.h or cpuinfo.h missing, or PARITY_FUZZ_CORE_ONLY=1)"
     mkdir -p "$build/core"
-    rm -f "$build/libparity.a"
+    rm -f "$build/libparity-all.a"
     for c in "$root"/core/*.c; do
         # shellcheck disable=SC2086
         $CC $CFLAGS $cppflags -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -std=c11 -c "$c" \
             -o "$build/core/$(basename "$c" .c).o"
     done
-    ar rcs "$build/libparity.a" "$build"/core/*.o
+    ar rcs "$build/libparity-all.a" "$build"/core/*.o
     libs="$(pkg-config --libs json-c) -ldl -lpthread -lm"
 fi
 
@@ -71,7 +71,7 @@ for src in "$root"/fuzz/targets/fuzz_*.c; do
     # shellcheck disable=SC2086 # the flag lists are word lists
     $CC $CFLAGS $cppflags -DFUZZING_BUILD_MODE_UNSAFE_FOR_PRODUCTION -std=c11 -c "$src" -o "$build/$t.o"
     # shellcheck disable=SC2086,SC2016 # $ORIGIN is for the dynamic linker, not the shell
-    $CXX $CFLAGS $LIB_FUZZING_ENGINE "$build/$t.o" "$build/libparity.a" $libs -Wl,-rpath,'$ORIGIN/lib' \
+    $CXX $CFLAGS $LIB_FUZZING_ENGINE "$build/$t.o" "$build/libparity-all.a" $libs -Wl,-rpath,'$ORIGIN/lib' \
         -o "$OUT/$t"
     if [ -d "$root/fuzz/corpus/$name" ] && [ -n "$(ls -A "$root/fuzz/corpus/$name")" ]; then
         rm -f "$OUT/${t}_seed_corpus.zip"
