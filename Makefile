@@ -103,7 +103,7 @@ LDLIBS  += $(PKG_LIBS) -ldl -lpthread -lm
 
 CORE_SRC := $(wildcard core/*.c) $(wildcard reference/*.c) $(wildcard cases/*.c) $(wildcard cases/ops/*.c) \
             $(wildcard formats/*.c) \
-            $(wildcard fuzz/*.c) $(wildcard campaign/*.c) \
+            $(wildcard gen/*.c) $(wildcard campaign/*.c) \
             $(wildcard oracle/*.c) $(wildcard exec/*.c) $(wildcard runner/*.c) $(wildcard reports/*.c) \
             $(filter-out cli/main.c,$(wildcard cli/*.c))
 

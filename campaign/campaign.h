@@ -9,7 +9,7 @@
 #ifndef PAR_CAMPAIGN_H
 #define PAR_CAMPAIGN_H
 
-#include "fuzz/gen.h"
+#include "gen/gen.h"
 #include "runner/runner.h"
 
 #define PAR_CAMPAIGN_MAX_BACKENDS 32

@@ -6,7 +6,7 @@
 #include "coverage_probe.h"
 
 #include "cases/sweep.h"
-#include "fuzz/gen.h"
+#include "gen/gen.h"
 
 #include <stdlib.h>
 #include <string.h>

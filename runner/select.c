@@ -13,7 +13,7 @@
 #include "cases/sweep.h"
 #include "formats/model.h"
 #include "formats/onnx_suite.h"
-#include "fuzz/gen.h"
+#include "gen/gen.h"
 #include "core/paths.h"
 
 const char *par_cases_dir(void)

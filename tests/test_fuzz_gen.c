@@ -9,7 +9,7 @@
 #include <time.h>
 
 #include "core/prng.h"
-#include "fuzz/gen.h"
+#include "gen/gen.h"
 #include "runner/runner.h"
 #include "tmain.h"
 

@@ -21,7 +21,7 @@ rank_of() {
     backends/runner) echo 2 ;; # above formats: it writes the model files it hands a runtime
     reference | cases | formats | backends/*) echo 1 ;;
     oracle) echo 2 ;;
-    exec | reports | fuzz) echo 3 ;;
+    exec | reports | gen) echo 3 ;;
     runner) echo 4 ;;
     campaign) echo 5 ;;
     cli) echo 6 ;;
@@ -31,7 +31,7 @@ rank_of() {
 }
 
 # The layer folder of a path: its top folder, or backends/<name> (each backend is its own folder) or fuzz/targets
-# (the libFuzzer programs, above everything, while fuzz/ itself is the graph generator); cases/ops is part of cases,
+# (the libFuzzer programs, above everything); cases/ops is part of cases,
 # tests/plugins part of tests.
 folder_of() {
     case "$1" in
@@ -42,7 +42,7 @@ folder_of() {
 }
 
 files=$(git ls-files 'core/*' 'reference/*' 'cases/*.[ch]' 'cases/ops/*' 'oracle/*' 'exec/*' 'reports/*' 'runner/*' \
-    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'campaign/*' 'formats/*' 2>/dev/null | grep -E '\.(c|cpp|h|hpp|def|inc)$')
+    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'gen/*' 'campaign/*' 'formats/*' 2>/dev/null | grep -E '\.(c|cpp|h|hpp|def|inc)$')
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 bad=0

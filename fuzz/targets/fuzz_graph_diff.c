@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "exec/exec.h"
-#include "fuzz/gen.h"
+#include "gen/gen.h"
 #include "oracle/oracle.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "core/result.h" /* PAR_ID_LEN */
-#include "fuzz/gen_int.h"
+#include "gen/gen_int.h"
 #include "oracle/quantize.h"
 
 void par_fuzz_opts_default(par_fuzz_opts *o)

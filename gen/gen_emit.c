@@ -9,7 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "fuzz/gen_int.h"
+#include "gen/gen_int.h"
 
 int gen_ctx_init(gen_ctx *g, gen_src *src, par_case *c, const par_fuzz_opts *o)
 {

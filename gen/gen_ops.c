@@ -5,7 +5,7 @@
  * (inputs from the pool, attributes from its schema, checked by gen_emit and retried a bounded number of times)
  * until its family gets a constraint function: one line below.
  */
-#include "fuzz/gen_int.h"
+#include "gen/gen_int.h"
 
 static const struct {
     par_infer_fn infer;

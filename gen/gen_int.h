@@ -10,7 +10,7 @@
 #define PAR_FUZZ_GEN_INT_H
 
 #include "core/prng.h"
-#include "fuzz/gen.h"
+#include "gen/gen.h"
 
 /* ---- the choice source (gen_src.c) ---- */
 typedef struct gen_src {

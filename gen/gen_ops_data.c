@@ -4,7 +4,7 @@
  * for reshape, permutations, pads below the size for reflect, index tensors within the gathered axis), with axes
  * both positive and counted from the end; bool masks and i32 index tensors are generated where the ops take them.
  */
-#include "fuzz/gen_int.h"
+#include "gen/gen_int.h"
 
 #define TRIES 4
 

@@ -7,7 +7,7 @@
  * away from 0, batch_norm variances in [0.5, 2).
  */
 #include <math.h>
-#include "fuzz/gen_int.h"
+#include "gen/gen_int.h"
 
 #define TRIES 4
 

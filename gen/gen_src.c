@@ -4,7 +4,7 @@
  * all-zero tail picks the first, simplest option of every later choice). Reals are drawn in 2^-16 steps, computed
  * with one IEEE multiply and add: no libm, so the same choices give the same graph on every machine.
  */
-#include "fuzz/gen_int.h"
+#include "gen/gen_int.h"
 
 void gen_src_prng(gen_src *s, uint64_t seed)
 {
