@@ -209,7 +209,7 @@ $(BUILD)/tests/%: tests/%.c $(LIB_ALL) $(wildcard tests/*.h)
 	$(Q)$(call msg,CCLD,$@)$(CC) $(CPPFLAGS) $(CFLAGS) $< $(LIB_ALL) -o $@ $(LDFLAGS) $(CUNIT_LIBS) $(LDLIBS)
 
 include tests/plugins/plugins.mk
-include backends/nnapi/sim/sim.mk
+include nnsim/sim.mk
 
 # Each step (a CUnit program, a conformance run) goes through tools/check_step.sh, which shows its few lines and
 # keeps its output and exit status under $(CHECK_LOGS); tools/check_sum.sh then adds up the count lines and prints

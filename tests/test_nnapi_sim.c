@@ -1,5 +1,5 @@
 /*
- * test_nnapi_sim.c - the simulated libneuralnetworks.so (backends/nnapi/sim/), linked directly, as an API: the
+ * test_nnapi_sim.c - the simulated libneuralnetworks.so (nnsim/), linked directly, as an API: the
  * published values of every NNAPI constant the header declares, the device list, the API contract (each misuse
  * returns its documented code and names the function), partitioning across the simulated devices and the partition
  * query, relaxed float16, the feature-level gates, dynamic output shapes, memory objects, seeded random models that

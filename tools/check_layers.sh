@@ -19,7 +19,7 @@ rank_of() {
     case "$1" in
     core) echo 0 ;;
     backends/runner) echo 2 ;; # above formats: it writes the model files it hands a runtime
-    reference | cases | formats | backends/*) echo 1 ;;
+    reference | cases | formats | nnsim | backends/*) echo 1 ;; # nnsim: the simulated NNAPI library
     oracle) echo 2 ;;
     exec | reports | gen) echo 3 ;;
     runner) echo 4 ;;
@@ -42,7 +42,7 @@ folder_of() {
 }
 
 files=$(git ls-files 'core/*' 'reference/*' 'cases/*.[ch]' 'cases/ops/*' 'oracle/*' 'exec/*' 'reports/*' 'runner/*' \
-    'cli/*' 'backends/*' 'tests/*' 'fuzz/*' 'gen/*' 'campaign/*' 'formats/*' 2>/dev/null | grep -E '\.(c|cpp|h|hpp|def|inc)$')
+    'cli/*' 'backends/*' 'nnsim/*' 'tests/*' 'fuzz/*' 'gen/*' 'campaign/*' 'formats/*' 2>/dev/null | grep -E '\.(c|cpp|h|hpp|def|inc)$')
 edges=$(mktemp)
 trap 'rm -f "$edges"' EXIT
 bad=0

@@ -1,6 +1,6 @@
 /*
  * NeuralNetworks.h - the Android Neural Networks API (NNAPI) C interface, feature levels 27 to 30 (Android 8.1 to
- * 11), as implemented by parity's simulated libneuralnetworks.so (backends/nnapi/sim/, docs/backends/nnapi.md).
+ * 11), as implemented by parity's simulated libneuralnetworks.so (nnsim/, docs/backends/nnapi.md).
  *
  * Written for parity from the published NDK reference: the names, signatures and numeric values are the API's (a
  * client compiled against Android's header runs against this library unchanged, and one compiled against this

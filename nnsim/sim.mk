@@ -1,5 +1,5 @@
-# backends/nnapi/sim/sim.mk - the simulated Android NNAPI library, $(BUILD)/lib/libneuralnetworks.so (SONAME
-# libneuralnetworks.so): backends/nnapi/sim/*.c plus core/requant.c (the gemmlowp arithmetic), linked with the version
+# nnsim/sim.mk - the simulated Android NNAPI library, $(BUILD)/lib/libneuralnetworks.so (SONAME
+# libneuralnetworks.so): nnsim/*.c plus core/requant.c (the gemmlowp arithmetic), linked with the version
 # script sim.map, so that only the ANeuralNetworks* functions and parity_nnapi_sim_* are exported. Not a parity backend: not in exec/backends.def. Included from the Makefile.
 #
 # Also: $(BUILD)/tests/nnapi_client (tests/nnapi_client.c), a client that knows only the NNAPI header and dlopens
@@ -7,7 +7,7 @@
 # test_nnapi_sim_ops2.c link the
 # library directly, and the first runs the client under valgrind. make install puts the library in $(PREFIX)/lib and the headers in
 # $(PREFIX)/include/android/ and $(PREFIX)/include/parity/.
-NNSIM_DIR  := backends/nnapi/sim
+NNSIM_DIR  := nnsim
 NNSIM_SRC  := $(wildcard $(NNSIM_DIR)/*.c) core/requant.c
 NNSIM_OBJ  := $(patsubst %.c,$(BUILD)/nnsim/%.o,$(NNSIM_SRC))
 NNSIM_LIB  := $(BUILD)/lib/libneuralnetworks.so
