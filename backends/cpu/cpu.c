@@ -7,6 +7,9 @@
  *   threads=N                      worker threads of the pool (default 1: no pool, everything on the caller's thread)
  *   kernels=auto|avx512|avx2|neon|scalar the ISA of every kernel (auto: the best this CPU has, from cpuinfo). An
  *                                  ISA the CPU lacks is an error, never a silent fallback: a report must say what ran.
+ *   profile=0|1                    1: each step of a run is timed (two clock reads per step), and the times per node
+ *                                  are the device time of PAR_PROC_DEVICE_TIME (the CPU is this backend's device),
+ *                                  so that `parity bench --nodes` shows where a model's time goes (default 0)
  *
  * It must not keep any state but the knobs and the pool, and never touches a graph outside prepare.
  */
@@ -38,6 +41,7 @@ static par_status cpu_set_knob(void *ctx, const char *key, const char *value, pa
     cpu_ctx *c = ctx;
     if (c->prepared) return par_knob_too_late(key, NULL, msg);
     if (strcmp(key, "threads") == 0) return par_knob_threads(value, &c->threads, msg);
+    if (strcmp(key, "profile") == 0) return par_knob_bool(key, value, &c->profile, msg);
     if (strcmp(key, "kernels") == 0) {
         if (strcmp(value, "auto") == 0) {
             c->isa = c->detected;
@@ -53,8 +57,8 @@ static par_status cpu_set_knob(void *ctx, const char *key, const char *value, pa
         c->kernels_forced = 1;
         return PAR_OK;
     }
-    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the cpu backend has threads=N and kernels=auto|avx512|avx2|neon|scalar)",
-                    key);
+    return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the cpu backend has threads=N, "
+                    "kernels=auto|avx512|avx2|neon|scalar and profile=0|1)", key);
 }
 
 static size_t cpu_describe(void *ctx, char *buf, size_t len)
@@ -77,12 +81,19 @@ static par_status cpu_microbench(void *ctx, const char *name, double *value, cha
     return PAR_OK;
 }
 
-static void *cpu_get_proc(void *ctx, const char *name)
+static int cpu_device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes)
 {
     (void)ctx;
+    return cpu_plan_step_times(prepared, total_ms, node_ms, n_nodes);
+}
+
+static void *cpu_get_proc(void *ctx, const char *name)
+{
+    const cpu_ctx *c = ctx;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)cpu_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)cpu_describe;
     if (strcmp(name, PAR_PROC_MICROBENCH) == 0) return (void *)(par_microbench_fn)cpu_microbench;
+    if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0 && c && c->profile) return (void *)(par_device_time_fn)cpu_device_time;
     return NULL;
 }
 

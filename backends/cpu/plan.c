@@ -10,6 +10,7 @@
  */
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "plan_util.h"
 
@@ -280,6 +281,7 @@ void cpu_plan_release(cpu_plan *p)
     if (p->t)
         for (int32_t i = 0; i < p->g->n_values; i++) free(p->t[i].owned);
     free(p->steps);
+    free(p->step_ms);
     free(p->t);
     free(p->arena);
     free(p->out_copy);
@@ -582,6 +584,8 @@ par_status cpu_plan_bind(cpu_plan *p, const void *const *inputs, void *const *ou
 {
     const par_graph_desc *g = p->g;
     p->bound = 0;
+    if (p->ctx->profile && !p->step_ms && !(p->step_ms = calloc((size_t)p->n_steps + 1, sizeof *p->step_ms)))
+        return par_msgf(msg, PAR_ERROR, "bind: out of memory for the profile of %d steps", (int)p->n_steps);
     for (int32_t i = 0; i < g->n_inputs; i++) {
         if (!inputs[i]) return par_msgf(msg, PAR_ERROR, "bind: input %d ('%s') is NULL", i, g->values[g->inputs[i]].name);
         p->in_buf[i] = inputs[i];
@@ -609,6 +613,32 @@ par_status cpu_plan_bind(cpu_plan *p, const void *const *inputs, void *const *ou
 par_status cpu_plan_run(cpu_plan *p, par_msg *msg)
 {
     if (!p->bound) return par_msgf(msg, PAR_ERROR, "run: no buffers bound (bind must succeed before run)");
-    for (int32_t si = 0; si < p->n_steps; si++) p->steps[si].run(p, &p->steps[si]);
+    if (!p->step_ms) {
+        for (int32_t si = 0; si < p->n_steps; si++) p->steps[si].run(p, &p->steps[si]);
+        return PAR_OK;
+    }
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (int32_t si = 0; si < p->n_steps; si++) {
+        p->steps[si].run(p, &p->steps[si]);
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        p->step_ms[si] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) * 1e-6;
+        a = b;
+    }
     return PAR_OK;
+}
+
+int cpu_plan_step_times(const cpu_plan *p, double *total_ms, double *node_ms, int32_t n_nodes)
+{
+    if (!p || !p->step_ms) return 0;
+    double total = 0;
+    for (int32_t i = 0; i < n_nodes; i++) node_ms[i] = -1;
+    for (int32_t si = 0; si < p->n_steps; si++) {
+        total += p->step_ms[si];
+        const par_node *n = p->steps[si].node;
+        int32_t k = n ? (int32_t)(n - p->g->nodes) : -1; /* a boundary conversion counts in the total only */
+        if (k >= 0 && k < n_nodes) node_ms[k] = (node_ms[k] < 0 ? 0 : node_ms[k]) + p->step_ms[si];
+    }
+    *total_ms = total;
+    return 1;
 }

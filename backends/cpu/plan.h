@@ -32,6 +32,7 @@ typedef struct cpu_ctx {
     cpu_isa isa;          /* the ISA the kernels run with */
     cpu_isa detected;     /* the best this machine supports */
     int prepared;         /* knobs are refused once a graph was prepared */
+    int profile;          /* knob profile=1: each step of a run timed, reported as PAR_PROC_DEVICE_TIME */
     pthreadpool_t pool;   /* NULL when threads = 1 */
 } cpu_ctx;
 
@@ -100,6 +101,7 @@ struct cpu_plan {
     void **out_buf;             /* per graph output: the bound buffer */
     const void **in_buf;        /* per graph input: the bound buffer */
     int bound;
+    double *step_ms;            /* profile=1: each step's time in the last run (allocated at bind) */
 };
 
 /* ---- plan (plan.c) ------------------------------------------------------------------------------------------- */
@@ -107,6 +109,9 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
 par_status cpu_plan_bind(cpu_plan *p, const void *const *inputs, void *const *outputs, par_msg *msg);
 par_status cpu_plan_run(cpu_plan *p, par_msg *msg);
 void cpu_plan_release(cpu_plan *p);
+/* profile=1: the last run's time per node (the sum of its steps; -1 for a node with none) and in all; 0 when the
+ * plan was not profiled. */
+int cpu_plan_step_times(const cpu_plan *p, double *total_ms, double *node_ms, int32_t n_nodes);
 /* Whether this backend can run node `node` (dtypes, constant weights, op known). */
 par_status cpu_plan_supports(const par_graph_desc *g, int32_t node, par_msg *msg);
 

@@ -4,7 +4,8 @@
 #   - the README's list of built-in backends names every built-in backend `parity list backends` shows;
 #   - usage errors: an unknown knob is named as such (exit 2, not "not usable"); a mistyped backend, op or model gets
 #     "did you mean"; an unwritable --out stops before anything runs (exit 2); `run --html` writes the page;
-#     `bench --micro` gives a value and unit per benchmark, or unsupported with the reason;
+#     `bench --micro` gives a value and unit per benchmark, or unsupported with the reason; cpu[profile=1] gives
+#     per-node times to bench --nodes;
 #     `list ops` keeps its columns aligned; counts of one are singular;
 #   - `run --baseline B` exits with the diff's gate: 0 when the run's failures are all in B;
 #   - the diff of runs with 3 timed runs says latency was not judged, and prints no "0 FAIL";
@@ -55,6 +56,21 @@ grep -q "did you mean 'conv2d'" "$T/op.txt" && ok || no "-o conv2dd: $(cat "$T/o
 rc=$?
 [ $rc -eq 2 ] && grep -q "did you mean 'mobilenet_v2'" "$T/model.txt" && grep -q 'mobilenet_v3_small' "$T/model.txt" &&
     ok || no "bench --model mobilenet_v9: exit $rc, $(cat "$T/model.txt")"
+# cpu[profile=1] times each step of a run and reports it as the device time (PAR_PROC_DEVICE_TIME), per node too, so
+# bench --nodes shows where a model's time goes on the CPU; plain cpu reports none.
+"$PARITY" bench cases/bench/relu64.json -b 'cpu[profile=1],cpu' --repeat 5 --warmup 1 --nodes --json "$T/prof.json" \
+    >"$T/prof.txt" 2>&1
+rc=$?
+[ $rc -eq 0 ] && grep -Eq '^ +0 [^ ]+ +relu +[0-9.]+ ms' "$T/prof.txt" && ok || no "bench cpu[profile=1]: exit $rc, $(cat "$T/prof.txt")"
+if [ $have_py = 1 ]; then
+    python3 - "$T/prof.json" <<'PY' && ok || no "bench cpu[profile=1] JSON: $(cat "$T/prof.json")"
+import json, sys
+b = json.load(open(sys.argv[1]))["cases"][0]["backends"]
+p, c = b[0], b[1]
+assert 0 < p["device_median_ms"] <= p["median_ms"] * 1.0001 + 1e-9 and p["nodes"][0]["op"] == "relu", p
+assert "device_median_ms" not in c and "nodes" not in c, c
+PY
+fi
 # bench --micro runs each backend's micro-benchmark in a sandboxed child of its own: a value with its unit, or
 # "unsupported" with the backend's reason (an unknown name), in the table and the JSON.
 "$PARITY" bench --micro peak --micro nope -b cpu --threads 1 --json "$T/micro.json" >"$T/micro.txt" 2>&1
