@@ -175,4 +175,33 @@ par_status par_norm_geom_of(const par_node *n, int32_t xr, const int64_t *xd, pa
 /* The names of the norms' three inputs, for messages: x, weight, bias. */
 extern const char *const par_norm_inputs[3];
 
+/* ---- decoder-block ops (shape_attention.c) ------------------------------------------------------------------ */
+
+/* rope: x [..., S, D] in rows of D elements (rows = numel / D; row r is position r % S), cos and sin [S, D/2];
+ * pair i of a row is (2i, 2i + 1) when interleaved, else (i, i + D/2). */
+typedef struct par_rope_geom {
+    int64_t rows, S, D;
+    int interleaved;
+} par_rope_geom;
+par_status par_rope_geom_of(const par_graph_desc *g, const par_node *n, par_rope_geom *q, par_msg *msg);
+
+/* sdpa: q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], output [B, Hq, Sq, Dv]; query head h reads
+ * key/value head h / (Hq / Hkv); scale the attribute or 1/sqrt(D); the mask (has_mask) read at [b, h, i, j] with
+ * mask_stride (0 along a broadcast dimension). */
+typedef struct par_sdpa_geom {
+    int64_t B, Hq, Hkv, Sq, Skv, D, Dv;
+    double scale;
+    int causal, has_mask;
+    int64_t mask_stride[4];
+} par_sdpa_geom;
+par_status par_sdpa_geom_of(const par_graph_desc *g, const par_node *n, par_sdpa_geom *q, par_msg *msg);
+
+/* slice_scatter: x viewed as [outer, extent, inner] around dimension dim; src [outer, len, inner] goes to rows
+ * [start, start + len). */
+typedef struct par_scatter_geom {
+    int32_t dim;
+    int64_t start, len, outer, inner, extent;
+} par_scatter_geom;
+par_status par_slice_scatter_geom_of(const par_graph_desc *g, const par_node *n, par_scatter_geom *q, par_msg *msg);
+
 #endif

@@ -1,7 +1,7 @@
 /*
  * softmax.c - float64 reference kernels of softmax and log_softmax along one axis, with the error budget of every
  * output element (docs/budgets/elementwise.md). Shape inference is par_infer_same (activation.c), which also checks
- * the axis.
+ * the axis. One row is par_softmax_row (softmax.h), shared with the kernels that hold a softmax inside (attention.c).
  *
  * The kernels follow docs/ops.md literally: m = max_j x_j, s = sum_j exp(x_j - m), y_i = exp(x_i - m) / s and
  * (x_i - m) - log s. They see float tensors only; they must not allocate nor read anything but their input.
@@ -28,6 +28,7 @@
 #include "reference.h"
 #include "elem_util.h"
 #include "kernel_util.h"
+#include "softmax.h"
 
 #include <math.h>
 
@@ -54,74 +55,77 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
     for (int64_t i = 0; i < axis; i++) outer *= x->dims[i];
     for (int64_t i = axis + 1; i < x->rank; i++) inner *= x->dims[i];
 
-    const par_prec *pr = &c->prec;
-    const double u = pr->u, fn = pr->fn_ulps * pr->u, eta = underflow_abs(pr);
-    const double gam = par_gamma(len, u);
-    for (int64_t o = 0; o < outer; o++) {
+    for (int64_t o = 0; o < outer; o++)
         for (int64_t in_i = 0; in_i < inner; in_i++) {
             int64_t base = o * len * inner + in_i;
-            const double *xv = x->v + base, *xe = x->e + base;
-            double m = -INFINITY, emax = 0;
-            for (int64_t j = 0; j < len; j++) {
-                m = fmax(m, xv[j * inner]);
-                emax = fmax(emax, xe[j * inner]);
-            }
-            double s = 0;
-            for (int64_t j = 0; j < len; j++) s += exp(xv[j * inner] - m);
-            double lg = log(s);
-            /* Bounds over the held inputs: sum ybar_j e_j, sum ybar_j dbar_j. */
-            double sum_ye = 0, sum_yd = 0, sum_ye2 = 0, sum_yd2 = 0, sum_y2 = 0; /* and their squares (stat) */
-            for (int64_t j = 0; j < len; j++) {
-                if (exact_neg_inf(xv[j * inner], xe[j * inner], m) && !isnan(s)) continue; /* an exact 0 term */
-                double yj = exp(xv[j * inner] - m) / s;
-                double grow = xe[j * inner] + emax;
-                double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
-                double dbar = fabs(xv[j * inner] - m) + xe[j * inner] + emax;
-                sum_ye += ybar * xe[j * inner];
-                sum_yd += ybar * dbar;
-                sum_ye2 += bmul(yj * xe[j * inner], yj * xe[j * inner]);
-                sum_yd2 += bmul(yj * dbar, yj * dbar);
-                sum_y2 += yj * yj;
-            }
-            const int stat = pr->stat_scale;
-            double rel_s = stat ? fn * sqrt(sum_y2) + u * sqrt(sum_yd2) + sqrt((double)len) * u : fn + u * sum_yd + gam;
-            for (int64_t j = 0; j < len; j++) {
-                int64_t k = base + j * inner;
-                if (exact_neg_inf(x->v[k], x->e[k], m) && !isnan(s)) { /* exp(-inf) = 0 exactly in any arithmetic */
-                    y->v[k] = log_form ? -INFINITY : 0.0;
-                    y->e[k] = 0;
-                    continue;
-                }
-                double d = x->v[k] - m, ej = x->e[k];
-                double grow = ej + emax;
-                double yj = exp(d) / s;
-                double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
-                double dbar = fabs(d) + ej + emax;
-                /* the companion's propagation: the Jacobian's terms other than i, and i's own with 1 - y_i */
-                double rest = sqrt(fmax(0, sum_ye2 - bmul(yj * ej, yj * ej)) + bmul((1 - yj) * ej, (1 - yj) * ej));
-                if (!log_form && stat) {
-                    double own = yj * hypot(hypot(u * dbar, fn), hypot(rel_s, 2 * u)) + par_eta(pr, (double)len) + 2 * eta;
-                    y->v[k] = yj;
-                    y->e[k] = finish(yj, yj * rest, own, pr);
-                } else if (!log_form) {
-                    double p = ybar * (ej + sum_ye);
-                    /* flushing: the len - 1 partial sums of the exps (the sum is >= 1) */
-                    double own = ybar * (u * dbar + fn + rel_s + 2 * u + par_eta(pr, (double)len)) + 2 * eta;
-                    y->v[k] = yj;
-                    y->e[k] = finish(yj, p, own, pr);
-                } else {
-                    double v = d - lg;
-                    double p = stat ? rest : ej + sum_ye;
-                    double lbar = fabs(lg) + emax;
-                    double own = u * fmax(dbar, fabs(m) + emax + lbar) + u * (fabs(v) + p) +
-                                 (rel_s < 0.5 ? rel_s / (1 - rel_s) : INFINITY) + fn * lbar + par_eta(pr, (double)len);
-                    y->v[k] = v;
-                    y->e[k] = finish(v, p, own, pr);
-                }
-            }
+            par_softmax_row(&c->prec, log_form, x->v + base, x->e + base, len, inner, y->v + base, y->e + base);
+        }
+    return PAR_OK;
+}
+
+void par_softmax_row(const par_prec *pr, int log_form, const double *xv, const double *xe, int64_t len,
+                     int64_t inner, double *yv, double *ye)
+{
+    const double u = pr->u, fn = pr->fn_ulps * pr->u, eta = underflow_abs(pr);
+    const double gam = par_gamma(len, u);
+    double m = -INFINITY, emax = 0;
+    for (int64_t j = 0; j < len; j++) {
+        m = fmax(m, xv[j * inner]);
+        emax = fmax(emax, xe[j * inner]);
+    }
+    double s = 0;
+    for (int64_t j = 0; j < len; j++) s += exp(xv[j * inner] - m);
+    double lg = log(s);
+    /* Bounds over the held inputs: sum ybar_j e_j, sum ybar_j dbar_j. */
+    double sum_ye = 0, sum_yd = 0, sum_ye2 = 0, sum_yd2 = 0, sum_y2 = 0; /* and their squares (stat) */
+    for (int64_t j = 0; j < len; j++) {
+        if (exact_neg_inf(xv[j * inner], xe[j * inner], m) && !isnan(s)) continue; /* an exact 0 term */
+        double yj = exp(xv[j * inner] - m) / s;
+        double grow = xe[j * inner] + emax;
+        double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
+        double dbar = fabs(xv[j * inner] - m) + xe[j * inner] + emax;
+        sum_ye += ybar * xe[j * inner];
+        sum_yd += ybar * dbar;
+        sum_ye2 += bmul(yj * xe[j * inner], yj * xe[j * inner]);
+        sum_yd2 += bmul(yj * dbar, yj * dbar);
+        sum_y2 += yj * yj;
+    }
+    const int stat = pr->stat_scale;
+    double rel_s = stat ? fn * sqrt(sum_y2) + u * sqrt(sum_yd2) + sqrt((double)len) * u : fn + u * sum_yd + gam;
+    for (int64_t j = 0; j < len; j++) {
+        int64_t k = j * inner;
+        if (exact_neg_inf(xv[k], xe[k], m) && !isnan(s)) { /* exp(-inf) = 0 exactly in any arithmetic */
+            yv[k] = log_form ? -INFINITY : 0.0;
+            ye[k] = 0;
+            continue;
+        }
+        double d = xv[k] - m, ej = xe[k];
+        double grow = ej + emax;
+        double yj = exp(d) / s;
+        double ybar = grow > 700 ? 1.0 : fmin(1.0, yj * exp(grow));
+        double dbar = fabs(d) + ej + emax;
+        /* the companion's propagation: the Jacobian's terms other than i, and i's own with 1 - y_i */
+        double rest = sqrt(fmax(0, sum_ye2 - bmul(yj * ej, yj * ej)) + bmul((1 - yj) * ej, (1 - yj) * ej));
+        if (!log_form && stat) {
+            double own = yj * hypot(hypot(u * dbar, fn), hypot(rel_s, 2 * u)) + par_eta(pr, (double)len) + 2 * eta;
+            yv[k] = yj;
+            ye[k] = finish(yj, yj * rest, own, pr);
+        } else if (!log_form) {
+            double p = ybar * (ej + sum_ye);
+            /* flushing: the len - 1 partial sums of the exps (the sum is >= 1) */
+            double own = ybar * (u * dbar + fn + rel_s + 2 * u + par_eta(pr, (double)len)) + 2 * eta;
+            yv[k] = yj;
+            ye[k] = finish(yj, p, own, pr);
+        } else {
+            double v = d - lg;
+            double p = stat ? rest : ej + sum_ye;
+            double lbar = fabs(lg) + emax;
+            double own = u * fmax(dbar, fabs(m) + emax + lbar) + u * (fabs(v) + p) +
+                         (rel_s < 0.5 ? rel_s / (1 - rel_s) : INFINITY) + fn * lbar + par_eta(pr, (double)len);
+            yv[k] = v;
+            ye[k] = finish(v, p, own, pr);
         }
     }
-    return PAR_OK;
 }
 
 par_status par_ref_softmax(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)

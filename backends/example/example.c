@@ -4,7 +4,8 @@
  * tests/report/test_coverage.sh fails when an op that takes f32 has no kernel here. It is the template to copy when writing a backend; docs/writing-a-backend.md explains the ABI.
  *
  * This file holds the backend table and its life cycle; the kernels (one short function per op, plain NCHW loops in
- * float32 arithmetic) are in example_conv.c, example_eltwise.c, example_norm.c and example_shape.c.
+ * float32 arithmetic) are in example_conv.c, example_eltwise.c, example_norm.c, example_attention.c and
+ * example_shape.c.
  *
  * Life cycle, as the harness drives it (every call from one thread, each case in its own child process):
  *
@@ -134,6 +135,9 @@ static const ex_op kernel_table[] = {
     {"group_norm", ex_group_norm, EX_IO_F32},
     {"instance_norm", ex_instance_norm, EX_IO_F32},
     {"rms_norm", ex_rms_norm, EX_IO_F32},
+    {"rope", ex_rope, EX_IO_F32},
+    {"sdpa", ex_sdpa, EX_IO_F32},
+    {"slice_scatter", ex_slice_scatter, EX_IO_F32},
     {"quantize", ex_quantize, EX_IO_QUANTIZE},
     {"dequantize", ex_dequantize, EX_IO_DEQUANTIZE},
     /* selection and resampling (example_select.c) */

@@ -165,6 +165,11 @@ EX_HIDDEN void ex_group_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_instance_norm(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_rms_norm(const ex_plan *p, const par_node *n);
 
+/* Kernels (example_attention.c: rope, sdpa, slice_scatter). */
+EX_HIDDEN void ex_rope(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_sdpa(const ex_plan *p, const par_node *n);
+EX_HIDDEN void ex_slice_scatter(const ex_plan *p, const par_node *n);
+
 /* Kernels (example_shape.c: resampling and data movement). */
 EX_HIDDEN void ex_upsample_nearest2d(const ex_plan *p, const par_node *n);
 EX_HIDDEN void ex_upsample_bilinear2d(const ex_plan *p, const par_node *n);
