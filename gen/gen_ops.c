@@ -41,6 +41,9 @@ static const struct {
     {par_infer_group_norm, gen_op_norm},
     {par_infer_instance_norm, gen_op_norm},
     {par_infer_rms_norm, gen_op_norm},
+    {par_infer_rope, gen_op_rope},
+    {par_infer_sdpa, gen_op_sdpa},
+    {par_infer_slice_scatter, gen_op_slice_scatter},
     {par_infer_quantize, gen_op_quant},
     {par_infer_dequantize, gen_op_quant},
 };

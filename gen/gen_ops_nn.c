@@ -1,8 +1,8 @@
 /*
  * gen_ops_nn.c - constraint functions of the compute families: convolutions, linear and matmul, elementwise binary
- * and unary ops, pooling, reductions, resampling, normalizations, and quantize / dequantize. Each draws a
- * configuration its op accepts (docs/ops.md; the ranges of the sweeps in cases/ops/), exploring every attribute of the schema;
- * gen_emit checks it against the op's shape function and the size limit, and a refused attempt is retried.
+ * and unary ops, pooling, reductions, resampling, normalizations, the decoder-block ops (rope, sdpa, slice_scatter),
+ * and quantize / dequantize. Each draws a configuration its op accepts (docs/ops.md; the ranges of the sweeps in
+ * cases/ops/), exploring every attribute of the schema; gen_emit checks it against the op's shape function and the size limit, and a refused attempt is retried.
  * Inputs stay well-conditioned: weights normal with 1/sqrt(fan_in), divisors and sqrt / rsqrt operands positive and
  * away from 0, batch_norm variances in [0.5, 2).
  */
@@ -430,6 +430,98 @@ int32_t gen_op_norm(gen_ctx *g, const par_op_info *op, int32_t room)
             ins[2] = gen_in_uniform(1, PAR_DTYPE_F32, pr, pd, -0.5, 0.5);
         }
         int32_t v = gen_emit(g, op, n, ins, &at, 0, 0, 0, 0, bn ? mag_of(g, &ins[0]) * 2.0 + 1.0 : 8.0);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+/* rope: x [..., S, D] with D even (an existing activation when its last dimension is even, else a new one), cos
+ * and sin [S, D/2] constants in [-1, 1] (any rotation table: the op does not require cos^2 + sin^2 = 1), either
+ * pair layout. */
+int32_t gen_op_rope(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[3];
+        ins[0] = gen_act(g, 2, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        if (xd[r - 1] % 2 != 0) {
+            int64_t d[PAR_MAX_RANK];
+            memcpy(d, xd, sizeof(int64_t) * (size_t)r);
+            d[r - 1] = 2 * gen_range(g->src, 1, 16);
+            ins[0] = gen_in_new(g, 0, r, d, 0);
+            xd = gen_in_dims(g, &ins[0], &r);
+        }
+        const int64_t td[2] = {xd[r - 2], xd[r - 1] / 2};
+        ins[1] = gen_in_uniform(1, PAR_DTYPE_F32, 2, td, -1.0, 1.0);
+        ins[2] = gen_in_uniform(1, PAR_DTYPE_F32, 2, td, -1.0, 1.0);
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        gen_attr_set_int(&at, "interleaved", gen_below(g->src, 2));
+        int32_t v = gen_emit(g, op, 3, ins, &at, 0, 0, 0, 0, mag_of(g, &ins[0]) * 2.0);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+/* sdpa: q [B, Hq, Sq, D] (an activation of rank 4), Hkv a divisor of Hq, k [B, Hkv, Skv, D] and v [B, Hkv, Skv, Dv]
+ * new (or existing of that shape), causal or not, with an additive mask in [-2, 0] broadcast to [B, Hq, Sq, Skv]
+ * now and then; the scale the default or drawn. The output is a convex combination of v's rows. */
+int32_t gen_op_sdpa(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[4];
+        ins[0] = gen_act(g, 4, 4, 0);
+        int32_t r;
+        const int64_t *qd = gen_in_dims(g, &ins[0], &r);
+        const int64_t hkv = divisor(g, qd[1]), skv = gen_range(g->src, 1, 16);
+        const int64_t kd[4] = {qd[0], hkv, skv, qd[3]}, vd[4] = {qd[0], hkv, skv, gen_range(g->src, 1, 16)};
+        int32_t ex = gen_find(g, 4, kd, 0);
+        ins[1] = ex >= 0 && gen_chance(g->src, 0.5) ? gen_in_val(g, ex) : gen_in_new(g, 0, 4, kd, 0);
+        ex = gen_find(g, 4, vd, 0);
+        ins[2] = ex >= 0 && gen_chance(g->src, 0.5) ? gen_in_val(g, ex) : gen_in_new(g, 0, 4, vd, 0);
+        int32_t n = 3;
+        if (gen_chance(g->src, 0.3)) {
+            const int64_t full[4] = {qd[0], qd[1], qd[2], skv};
+            int64_t md[PAR_MAX_RANK];
+            int32_t mr = gen_bcast(g, 4, full, md);
+            ins[3] = gen_in_uniform(gen_chance(g->src, 0.5), PAR_DTYPE_F32, mr, md, -2.0, 0.0);
+            n = 4;
+        }
+        gen_attrs at;
+        gen_attrs_schema(g, op, 4, &at);
+        gen_attr_set_int(&at, "is_causal", gen_chance(g->src, 0.4));
+        gen_attr_set_float(&at, "scale", gen_chance(g->src, 0.7) ? 0.0 : gen_real(g->src, 0.05, 1.0));
+        int32_t v = gen_emit(g, op, n, ins, &at, 0, 0, 0, 0, mag_of(g, &ins[2]));
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+/* slice_scatter: src (new, or an existing value of its shape) written over len rows of one dimension of x, at a
+ * start that fits. */
+int32_t gen_op_slice_scatter(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[2];
+        ins[0] = gen_act(g, 1, 4, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        const int32_t d = (int32_t)gen_below(g->src, (uint32_t)r);
+        int64_t sd[PAR_MAX_RANK];
+        memcpy(sd, xd, sizeof(int64_t) * (size_t)r);
+        sd[d] = gen_range(g->src, 1, xd[d]);
+        const int64_t start = gen_range(g->src, 0, xd[d] - sd[d]);
+        int32_t ex = gen_find(g, r, sd, 0);
+        ins[1] = ex >= 0 && gen_chance(g->src, 0.5) ? gen_in_val(g, ex) : gen_in_new(g, 0, r, sd, 0);
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        gen_attr_set_int(&at, "dim", gen_chance(g->src, 0.5) ? d : d - r);
+        gen_attr_set_int(&at, "start", start);
+        int32_t v = gen_emit(g, op, 2, ins, &at, 0, 0, 0, 0, fmax(mag_of(g, &ins[0]), mag_of(g, &ins[1])));
         if (v >= 0 || g->failed) return v;
     }
     return -1;

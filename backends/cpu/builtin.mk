@@ -3,7 +3,7 @@
 # exec/backends.def. Libraries: pthreadpool (threads), cpuinfo (ISA detection).
 CPU_PLAN_SRC := backends/cpu/cpu.c backends/cpu/plan.c backends/cpu/plan_util.c backends/cpu/ops_eltwise.c backends/cpu/ops_pool.c \
                 backends/cpu/ops_norm.c backends/cpu/ops_shape.c backends/cpu/ops_select.c backends/cpu/ops_matrix.c \
-                backends/cpu/ops_dynamic.c $(call arch_src,$(wildcard backends/cpu/ops_vec_*.c))
+                backends/cpu/ops_dynamic.c backends/cpu/ops_attention.c $(call arch_src,$(wildcard backends/cpu/ops_vec_*.c))
 BUILTIN_SRC += $(CPU_PLAN_SRC)
 
 include backends/cpu/kernels.mk
@@ -16,4 +16,4 @@ $(call neondot_obj,$(CPU_PLAN_SRC)): CFLAGS += $(NEONDOT_FLAGS)
 # Portable op loops (pooling, data movement): -O3 lets the compiler vectorize the channel loops (baseline x86-64).
 $(patsubst %.c,$(BUILD)/obj/%.o,backends/cpu/ops_eltwise.c backends/cpu/ops_pool.c backends/cpu/ops_norm.c \
   backends/cpu/ops_shape.c backends/cpu/ops_select.c backends/cpu/ops_matrix.c backends/cpu/ops_dynamic.c \
-  backends/cpu/plan.c backends/cpu/plan_util.c): CFLAGS += -O3
+  backends/cpu/ops_attention.c backends/cpu/plan.c backends/cpu/plan_util.c): CFLAGS += -O3

@@ -132,23 +132,13 @@ static void norm_sample_nhwc(void *ctx, size_t nb)
         for (int64_t c = 0; c < C; c++) y[q * C + c] = x[q * C + c] * sc[c] + sh[c];
 }
 
-/* A row-major view of tensor t: its data, or scratch filled from it. */
-static const float *rowmajor_in(const cpu_tensor *t, float *scratch)
-{
-    if (!scratch) return t->data;
-    int64_t rm[PAR_MAX_RANK];
-    cpu_rowmajor_strides(t->rank, t->dims, rm);
-    cpu_nd_copy(t->rank, t->dims, scratch, rm, t->data, t->strides);
-    return scratch;
-}
-
 static void run_norm(const cpu_plan *p, const cpu_step *s)
 {
     norm_state *st = s->state;
     const cpu_tensor *xt = &p->t[s->in[0]], *yt = &p->t[s->out];
-    st->x = rowmajor_in(xt, st->xr);
-    st->w = s->n_in > 1 && s->in[1] >= 0 ? rowmajor_in(&p->t[s->in[1]], st->wr) : NULL;
-    st->b = s->n_in > 2 && s->in[2] >= 0 ? rowmajor_in(&p->t[s->in[2]], st->br) : NULL;
+    st->x = cpu_rowmajor_in(xt, st->xr);
+    st->w = s->n_in > 1 && s->in[1] >= 0 ? cpu_rowmajor_in(&p->t[s->in[1]], st->wr) : NULL;
+    st->b = s->n_in > 2 && s->in[2] >= 0 ? cpu_rowmajor_in(&p->t[s->in[2]], st->br) : NULL;
     st->y = st->yr ? st->yr : yt->data;
     if (st->nhwc) {
         st->x = xt->data, st->y = yt->data;
@@ -156,20 +146,7 @@ static void run_norm(const cpu_plan *p, const cpu_step *s)
         return;
     }
     cpu_parallel(p, norm_group, st, (size_t)st->groups);
-    if (st->yr) {
-        int64_t rm[PAR_MAX_RANK];
-        cpu_rowmajor_strides(yt->rank, yt->dims, rm);
-        cpu_nd_copy(yt->rank, yt->dims, yt->data, yt->strides, st->yr, rm);
-    }
-}
-
-/* Row-major scratch for t when it is not row-major. */
-static par_status scratch_for(const cpu_tensor *t, float **out, par_msg *msg)
-{
-    *out = NULL;
-    if (cpu_tensor_rowmajor(t)) return PAR_OK;
-    *out = malloc((size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
-    return *out ? PAR_OK : par_msgf(msg, PAR_ERROR, "out of memory");
+    cpu_rowmajor_out(yt, st->yr);
 }
 
 par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg)
@@ -204,11 +181,11 @@ par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg)
         st->chan = malloc((size_t)(x->dims[0] * 3 * st->C > 0 ? x->dims[0] * 3 * st->C : 1) * sizeof(float));
         if (!st->chan) return par_msgf(msg, PAR_ERROR, "out of memory");
     } else {
-        if ((r = scratch_for(x, &st->xr, msg)) != PAR_OK) return r;
-        if ((r = scratch_for(&p->t[s->out], &st->yr, msg)) != PAR_OK) return r;
+        if ((r = cpu_rowmajor_scratch(x, &st->xr, msg)) != PAR_OK) return r;
+        if ((r = cpu_rowmajor_scratch(&p->t[s->out], &st->yr, msg)) != PAR_OK) return r;
     }
-    if (s->n_in > 1 && s->in[1] >= 0 && (r = scratch_for(&p->t[s->in[1]], &st->wr, msg)) != PAR_OK) return r;
-    if (s->n_in > 2 && s->in[2] >= 0 && (r = scratch_for(&p->t[s->in[2]], &st->br, msg)) != PAR_OK) return r;
+    if (s->n_in > 1 && s->in[1] >= 0 && (r = cpu_rowmajor_scratch(&p->t[s->in[1]], &st->wr, msg)) != PAR_OK) return r;
+    if (s->n_in > 2 && s->in[2] >= 0 && (r = cpu_rowmajor_scratch(&p->t[s->in[2]], &st->br, msg)) != PAR_OK) return r;
     s->run = run_norm;
     return PAR_OK;
 }

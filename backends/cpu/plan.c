@@ -85,6 +85,10 @@ static const op_entry op_table[] = {
     {"group_norm", cpu_lower_norm, 0, 0, CPU_NORM_GROUP},
     {"instance_norm", cpu_lower_norm, 0, 0, CPU_NORM_INSTANCE},
     {"rms_norm", cpu_lower_norm, 0, 0, CPU_NORM_RMS},
+    /* decoder blocks (ops_attention.c) */
+    {"rope", cpu_lower_rope, 0, 0, 0},
+    {"sdpa", cpu_lower_sdpa, 0, 0, 0},
+    {"slice_scatter", cpu_lower_slice_scatter, 0, 0, 0},
     /* selection and resampling (ops_select.c, ops_pool.c) */
     {"where", cpu_lower_where, 0, 0, 0},
     {"masked_fill", cpu_lower_masked_fill, 0, 0, 0},

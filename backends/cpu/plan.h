@@ -181,6 +181,10 @@ par_status cpu_lower_arg(cpu_plan *p, cpu_step *s, par_msg *msg);    /* argmax, 
 par_status cpu_lower_upsample(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_norm.c: layer_norm, group_norm, instance_norm, rms_norm */
 par_status cpu_lower_norm(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* ops_attention.c: rope, sdpa, slice_scatter */
+par_status cpu_lower_rope(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_sdpa(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_slice_scatter(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_select.c: where, masked_fill, gather, embedding (their bool / i32 input is raw) */
 par_status cpu_lower_where(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_masked_fill(cpu_plan *p, cpu_step *s, par_msg *msg);

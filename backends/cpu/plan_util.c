@@ -155,3 +155,28 @@ par_status cpu_step_scratch(cpu_step *s, size_t floats, par_msg *msg)
                         s->node ? s->node->name : "?", floats);
     return PAR_OK;
 }
+
+par_status cpu_rowmajor_scratch(const cpu_tensor *t, float **out, par_msg *msg)
+{
+    *out = NULL;
+    if (cpu_tensor_rowmajor(t)) return PAR_OK;
+    *out = malloc((size_t)(t->numel > 0 ? t->numel : 1) * sizeof(float));
+    return *out ? PAR_OK : par_msgf(msg, PAR_ERROR, "out of memory");
+}
+
+const float *cpu_rowmajor_in(const cpu_tensor *t, float *scratch)
+{
+    if (!scratch) return t->data;
+    int64_t rm[PAR_MAX_RANK];
+    cpu_rowmajor_strides(t->rank, t->dims, rm);
+    cpu_nd_copy(t->rank, t->dims, scratch, rm, t->data, t->strides);
+    return scratch;
+}
+
+void cpu_rowmajor_out(const cpu_tensor *t, const float *scratch)
+{
+    if (!scratch) return;
+    int64_t rm[PAR_MAX_RANK];
+    cpu_rowmajor_strides(t->rank, t->dims, rm);
+    cpu_nd_copy(t->rank, t->dims, t->data, t->strides, scratch, rm);
+}

@@ -23,6 +23,14 @@ void cpu_nd_copy(int32_t rank, const int64_t *dims, float *dst, const int64_t *d
  * numel floats, used only when neither side is row-major. */
 void cpu_copy_logical(const cpu_tensor *dst, const cpu_tensor *src, float *scratch);
 
+/* Row-major scratch (numel floats, malloc'd at prepare, the caller frees it) for t when t is not row-major; *out
+ * NULL when it is. */
+par_status cpu_rowmajor_scratch(const cpu_tensor *t, float **out, par_msg *msg);
+/* A row-major view of t at run: its data when scratch is NULL, else scratch filled from it. */
+const float *cpu_rowmajor_in(const cpu_tensor *t, float *scratch);
+/* Tensor t written from its row-major form in scratch (nothing when scratch is NULL: it was written in place). */
+void cpu_rowmajor_out(const cpu_tensor *t, const float *scratch);
+
 /* Allocate a step's scratch (floats) at prepare. */
 par_status cpu_step_scratch(cpu_step *s, size_t floats, par_msg *msg);
 

@@ -22,6 +22,9 @@ typedef enum hz_kind {
     HZ_MATMUL,  /* x [rows, K] hazard, b [K, 5] uniform */
     HZ_CONV,    /* x [N, C, H, W] hazard, weight [3, C, 3, 3] normal(0, 1/sqrt(fan_in)), bias, padding 1 */
     HZ_LNORM,   /* layer_norm over the last dimension */
+    HZ_ROPE,    /* x [N, C, H, W + 1] hazard (W + 1 even), cos and sin [H, (W + 1) / 2] uniform [-1, 1) */
+    HZ_SDPA,    /* q [N, C, H, W] hazard over one key/value head k, v [N, 1, H, W] uniform [-2, 2) */
+    HZ_SCATTER, /* x [N, C, H, W] hazard, src [N, C, 2, W] uniform [-2, 2) */
 } hz_kind;
 
 typedef struct hz_op {
@@ -94,11 +97,14 @@ static const hz_op *hz_ops(int *n)
         {"pad", HZ_UNARY, A2(par_a_ints("pads", 8, PADS), par_a_float("value", 0.25)), 0, NULL, 0},
         {"slice", HZ_UNARY, A3(par_a_int("dim", 3), par_a_int("start", 1), par_a_int("end", 6)), 0, NULL, 0},
         {"concat", HZ_CONCAT, A1(par_a_int("axis", 1)), 0, NULL, 0},
+        {"slice_scatter", HZ_SCATTER, A2(par_a_int("dim", 2), par_a_int("start", 3)), 0, NULL, 0},
         /* ops without NaN and Inf rules: the other hazards only */
         {"layer_norm", HZ_LNORM, 0, {{0}}, 0, NULL, 0},
         {"upsample_bilinear2d", HZ_UNARY, A1(par_a_floats("scale", 2, SCALE2)), 0, NULL, 0},
         {"linear", HZ_LINEAR, 0, {{0}}, 0, NULL, 0},
         {"matmul", HZ_MATMUL, 0, {{0}}, 0, NULL, 0},
+        {"rope", HZ_ROPE, A1(par_a_int("interleaved", 1)), 0, NULL, 0},
+        {"sdpa", HZ_SDPA, A1(par_a_int("is_causal", 1)), 0, NULL, 0},
         /* quick: dilated, which no Winograd algorithm takes, so that a backend declaring Winograd is judged on
          * its direct path there; full: the 3x3 stride-1 form too, where a declared Winograd tile mixes every input
          * (conv_winograd.c) */
@@ -146,6 +152,7 @@ static void hz_emit(par_sweep *s, const hz_op *o, par_hazard h, const int64_t *x
     int64_t xd[4] = {xd4[0], xd4[1], xd4[2], xd4[3]};
     int rank = 4;
     if (o->kind == HZ_LINEAR || o->kind == HZ_MATMUL) xd[0] = xd4[0] * xd4[1] * xd4[2], xd[1] = xd4[3], rank = 2;
+    if (o->kind == HZ_ROPE) xd[3] += xd[3] % 2;
     su_shape(sh, sizeof sh, rank, xd);
     if (o->tag) snprintf(sh + strlen(sh), sizeof sh - strlen(sh), ",%s", o->tag);
     par_case *c = qdt ? par_sweep_case(s, o->op, "%s(x=%s,quant=%s,in=hazard:%s)", o->op, sh, su_dt((par_dtype)qdt), hn)
@@ -170,7 +177,7 @@ static void hz_emit(par_sweep *s, const hz_op *o, par_hazard h, const int64_t *x
         par_sweep_done(s, c);
         return;
     }
-    int32_t in[3];
+    int32_t in[4];
     int n_in = 1;
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, rank, xd, hz_gen(h));
     switch (o->kind) {
@@ -192,6 +199,23 @@ static void hz_emit(par_sweep *s, const hz_op *o, par_hazard h, const int64_t *x
     case HZ_MATMUL: {
         const int64_t bd[2] = {xd[1], 5};
         in[1] = par_case_input(c, "b", PAR_DTYPE_F32, 2, bd, su_uniform(-1.0, 1.0)), n_in = 2;
+        break;
+    }
+    case HZ_ROPE: {
+        const int64_t td[2] = {xd[2], xd[3] / 2};
+        in[1] = par_case_input(c, "cos", PAR_DTYPE_F32, 2, td, su_uniform(-1.0, 1.0));
+        in[2] = par_case_input(c, "sin", PAR_DTYPE_F32, 2, td, su_uniform(-1.0, 1.0)), n_in = 3;
+        break;
+    }
+    case HZ_SDPA: {
+        const int64_t kd[4] = {xd[0], 1, xd[2], xd[3]};
+        in[1] = par_case_input(c, "k", PAR_DTYPE_F32, 4, kd, su_uniform(-2.0, 2.0));
+        in[2] = par_case_input(c, "v", PAR_DTYPE_F32, 4, kd, su_uniform(-2.0, 2.0)), n_in = 3;
+        break;
+    }
+    case HZ_SCATTER: {
+        const int64_t sd[4] = {xd[0], xd[1], 2, xd[3]};
+        in[1] = par_case_input(c, "src", PAR_DTYPE_F32, 4, sd, su_uniform(-2.0, 2.0)), n_in = 2;
         break;
     }
     case HZ_CONV: {
