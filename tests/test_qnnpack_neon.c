@@ -1,6 +1,6 @@
 /*
  * test_qnnpack_neon.c - the qnnpack backend's aarch64 kernel sets (NEON, NEON dot product) against the scalar set,
- * byte for byte (the scalar set is itself checked against the fp32 model in test_qnnpack.c):
+ * byte for byte (the scalar set is itself checked against the fp32 model in test_qnnpack_kernels.c):
  *   - igemm: whole GEMMs tiled as the conv driver tiles them, each set packing its own weights from the same int8
  *     values, on random shapes: M not a multiple of MR (mr < MR), N not a multiple of NR (nc < NR), kc not a
  *     multiple of 4, 8 or 16, several taps, padding taps reading the zero-point row, input zero points 0, 128 and

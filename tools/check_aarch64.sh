@@ -36,7 +36,7 @@ qemu="sh $here/qemu_aarch64.sh"
 UNIT_SKIP="test_cli test_campaign test_reduce test_ties test_winograd test_ftz test_nnapi_sim test_oracle_models
            test_quant_nodes test_vulkan test_vulkan_precision test_vulkan_tiled"
 # On cortex-a53, the unit tests of the backends whose kernels depend on the CPU's features.
-UNIT_A53="test_cpu test_cpu_kernels test_qnnpack test_qnnpack_neon test_xnnpack"
+UNIT_A53="test_cpu test_cpu_kernels test_qnnpack test_qnnpack_kernels test_qnnpack_neon test_xnnpack"
 # The larger set, with both quantized MobileNetV2: AARCH64_MODELS="mobilenet_v2 mobilenet_v3_small efficientnet_lite0 mlp
 # audio_denoiser mobilenet_v2_quant mobilenet_v2_qs8" (over 10 minutes more under qemu on 2 cores).
 MODELS=${AARCH64_MODELS:-mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant}

@@ -2,8 +2,8 @@
  * qnn_ukernel_scalar.c - the portable int8 micro-kernels (igemm 4x8c4, depthwise) and the kernel-set registry with
  * the weight packing shared by all ISAs.
  *
- * The scalar kernels are the model the SIMD kernels must match bit for bit (tests/test_qnnpack.c checks that): plain
- * int32 accumulation, then the fp32 requantization of qnn_kernels.h, rounding half to even by adding and
+ * The scalar kernels are the model the SIMD kernels must match bit for bit (tests/test_qnnpack_kernels.c checks that):
+ * plain int32 accumulation, then the fp32 requantization of qnn_kernels.h, rounding half to even by adding and
  * subtracting 1.5 * 2^23 (the float is clamped first, so it is below 2^22 in magnitude). It must not use any
  * instruction-set extension.
  */
