@@ -87,14 +87,15 @@ static void drain_output(par_xsup *s)
     }
 }
 
-/* The kept tail, in order, cleaned into dst. */
+/* The kept tail, in order, cleaned into dst. A NUL byte the backend wrote becomes 0xFF, which the cleaning makes
+ * U+FFFD as any byte that is not text, so that it cuts nothing that follows it. */
 void par_xoutput_tail(const par_xsup *s, char *dst, size_t cap)
 {
     const size_t rcap = sizeof s->ring - 1;
     char lin[PAR_OUTPUT_TAIL];
     size_t n = s->out_total < (int64_t)rcap ? (size_t)s->out_total : rcap;
     size_t start = (size_t)((s->out_total - (int64_t)n) % (int64_t)rcap);
-    for (size_t i = 0; i < n; i++) lin[i] = s->ring[(start + i) % rcap];
+    for (size_t i = 0; i < n; i++) lin[i] = s->ring[(start + i) % rcap] ? s->ring[(start + i) % rcap] : (char)0xFF;
     par_text_clean(dst, cap, lin, n, 0);
 }
 

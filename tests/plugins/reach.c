@@ -2,6 +2,7 @@
  *   kill      SIGKILL to every process of its run (the fork server, the worker, the main process, other jobs)
  *   stop      SIGSTOP to the same processes
  *   selfstop  SIGSTOP to itself (whatever waits for it must not wait for ever)
+ *   hangup    shuts every socket it holds down (its job socket among them), then sleeps for 150 s
  *   mem       writes zeros over the heap of every parity process above it, through /proc/PID/mem
  *   prlimit   sets the file size limit of every process of its run to 0 (no report could be written)
  *   truncate  truncates its output memfd through /proc/self/map_files (the worker reading it would die of SIGBUS)
@@ -34,6 +35,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char act[16];
@@ -237,6 +240,13 @@ static void harm(void)
     }
     if (strcmp(act, "selfstop") == 0) {
         raise(SIGSTOP);
+        return;
+    }
+    if (strcmp(act, "hangup") == 0) {
+        struct stat st;
+        for (int fd = 3; fd < 1024; fd++)
+            if (fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode)) shutdown(fd, SHUT_RDWR);
+        sleep(150);
         return;
     }
     if (strcmp(act, "daemon") == 0) start_daemon();

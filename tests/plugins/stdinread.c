@@ -1,6 +1,6 @@
 /* stdinread.c - a correct relu that reads what it can from its standard input on every run and writes it, and a
  * line it never flushes, to stdout: a backend child must read nothing of the harness's stdin (it has /dev/null) and
- * what it wrote, flushed or not, must reach the record's output. PASS. */
+ * what it wrote, flushed or not, a NUL byte inside, must reach the record's output. PASS. */
 #include "tp_common.h"
 
 #include <stdio.h>
@@ -14,6 +14,7 @@ static par_status run(void *ctx, void *prepared, par_msg *msg)
         buf[n] = '\0';
         printf("stdinread: read from stdin: %s\n", buf);
     }
+    fwrite("stdinread: a NUL \0 and after the NUL\n", 1, 37, stdout); /* the text after it must be kept */
     printf("stdinread: never flushed\n"); /* stdout is a pipe: fully buffered, not flushed here */
     return tp_run_ok(ctx, prepared, msg);
 }

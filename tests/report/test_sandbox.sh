@@ -7,7 +7,8 @@
 # must leave: tp_reach's records a verdict of their own (PASS in the full sandbox: nothing it tried reached
 # anything), cpu's records all PASS or UNSUPPORTED, a valid report, exit 0 within --timeout plus a second, nothing
 # of the run left running (no daemon either), and the cache as it was; a constructor that hangs everywhere: exit 2
-# within --timeout plus a second, one line naming the plugin. 384 MiB held in a memfd or a grandchild is over
+# within --timeout plus a second, one line naming the plugin. A child that shuts its job socket down and sleeps is a
+# TIMEOUT within --timeout plus a second. 384 MiB held in a memfd or a grandchild is over
 # --mem-limit 256M (the job's memory cgroup); parity bench's child reaches nothing either. Where the machine allows only a weaker sandbox (the
 # run says so in one line), the checks that level cannot keep are skipped, named.
 . tests/report/lib.sh
@@ -84,6 +85,33 @@ PY
         { [ $rc = 0 ] || [ $rc = 1 ]; } && ok || no "$what ($level): exit $rc: $(tail -2 "$out.log")"
     fi
 done
+# A child that shuts its job socket down and then sleeps holds its job for --timeout only: TIMEOUT naming the
+# closed socket, cpu's record PASS, exit 1, within the timeout and a second, nothing left running.
+out="$T/h_hangup"
+t0=$(date +%s.%N)
+timeout 30 "$PARITY" run --case 'relu(x=[2,3,6,7],in=hazard:huge)#seed=1' --timeout 2 -j 2 --no-progress \
+    -b "cpu,tp_reach[act=hangup]" --plugin "$PLUGIN" --out "$out" >"$out.log" 2>&1
+rc=$?
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+[ $rc = 1 ] && ok || no "hangup: exit $rc (expected 1): $(tail -2 "$out.log")"
+python3 - "$out/report.json" >"$T/check.txt" 2>&1 <<'PY'
+import json, sys
+try:
+    res = json.load(open(sys.argv[1]))["results"]
+except Exception as e:
+    print("no valid report: %s" % e); sys.exit(0)
+for x in res:
+    tp = x["backend"].startswith("tp_reach")
+    if (x["verdict"], tp and "closed its job socket" in x.get("reason", "")) != (("TIMEOUT", True) if tp else ("PASS", False)):
+        print("%s %s: %s %s" % (x["backend"], x["case"], x["verdict"], x.get("reason", "")))
+if len(res) != 2: print("%d records, not 2" % len(res))
+PY
+[ -s "$T/check.txt" ] && no "hangup: $(head -3 "$T/check.txt")" || ok
+awk -v t="$took" 'BEGIN { exit !(t < 3) }' && ok || no "hangup: took $took s with --timeout 2"
+sleep 0.2
+left=$(ps -eo args | grep -F -- "$out" | grep -v grep | wc -l)
+[ "$left" = 0 ] && ok || no "hangup: $left processes of the run left running"
+
 # Memory counted as a whole: 384 MiB held in a memfd the child has unmapped, or by a grandchild, against
 # --mem-limit 256M, on one case (beside cpu): the job cgroup's resident and shared memory is over the limit, so
 # CRASH "out of memory: over the memory limit ..." (or the kernel's kill at the cgroup's hard limit, also "memory
