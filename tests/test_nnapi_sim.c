@@ -4,7 +4,7 @@
  * returns its documented code and names the function), partitioning across the simulated devices and the partition
  * query, relaxed float16, the feature-level gates, dynamic output shapes, memory objects, seeded random models that
  * must never crash, and a client that only dlopens the library, run under valgrind. The operations' values are
- * test_nnapi_sim_ops.c's.
+ * test_nnapi_sim_ops.c's and test_nnapi_sim_quant.c's.
  */
 #include <sys/mman.h>
 #include <unistd.h>
