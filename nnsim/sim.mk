@@ -3,10 +3,10 @@
 # script sim.map, so that only the ANeuralNetworks* functions and parity_nnapi_sim_* are exported. Not a parity backend: not in exec/backends.def. Included from the Makefile.
 #
 # Also: $(BUILD)/tests/nnapi_client (tests/nnapi_client.c), a client that knows only the NNAPI header and dlopens
-# "libneuralnetworks.so" (LD_LIBRARY_PATH=$(BUILD)/lib); tests/test_nnapi_sim.c, test_nnapi_sim_ops.c,
-# test_nnapi_sim_quant.c and test_nnapi_sim_ops2.c link the library directly, and the first runs the client under
-# valgrind. make install puts the library in $(PREFIX)/lib and the headers in $(PREFIX)/include/android/ and
-# $(PREFIX)/include/parity/.
+# "libneuralnetworks.so" (LD_LIBRARY_PATH=$(BUILD)/lib); tests/test_nnapi_sim.c, test_nnapi_sim_contract.c,
+# test_nnapi_sim_ops.c, test_nnapi_sim_quant.c and test_nnapi_sim_ops2.c link the library directly, and the first
+# runs the client under valgrind. make install puts the library in $(PREFIX)/lib and the headers in
+# $(PREFIX)/include/android/ and $(PREFIX)/include/parity/.
 NNSIM_DIR  := nnsim
 NNSIM_SRC  := $(wildcard $(NNSIM_DIR)/*.c) core/requant.c
 NNSIM_OBJ  := $(patsubst %.c,$(BUILD)/nnsim/%.o,$(NNSIM_SRC))
@@ -30,8 +30,8 @@ $(NNSIM_CLIENT): tests/nnapi_client.c backends/nnapi/include/android/NeuralNetwo
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,CCLD,$@)$(CC) -Ibackends/nnapi/include -std=c11 $(OPT) $(WARN) $(SANFLAGS) $< -o $@ -ldl
 
-NNSIM_TESTS := $(BUILD)/tests/test_nnapi_sim $(BUILD)/tests/test_nnapi_sim_ops $(BUILD)/tests/test_nnapi_sim_quant \
-               $(BUILD)/tests/test_nnapi_sim_ops2
+NNSIM_TESTS := $(BUILD)/tests/test_nnapi_sim $(BUILD)/tests/test_nnapi_sim_contract $(BUILD)/tests/test_nnapi_sim_ops \
+               $(BUILD)/tests/test_nnapi_sim_quant $(BUILD)/tests/test_nnapi_sim_ops2
 $(NNSIM_TESTS): $(NNSIM_LIB) $(NNSIM_CLIENT)
 $(NNSIM_TESTS): CPPFLAGS += $(NNSIM_INC)
 $(NNSIM_TESTS): LDLIBS += -L$(BUILD)/lib -lneuralnetworks -Wl,-rpath,'$$ORIGIN/../lib'

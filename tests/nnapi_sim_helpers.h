@@ -1,9 +1,9 @@
 /*
  * nnapi_sim_helpers.h - what the test programs of the simulated libneuralnetworks.so share (test_nnapi_sim.c,
- * test_nnapi_sim_ops.c, test_nnapi_sim_quant.c, test_nnapi_sim_ops2.c): a quiet library log, a portable seeded PRNG,
- * a small model builder over the NNAPI calls (every failing call marks the builder bad, and the tests assert it is
- * not), one-shot compile-and-run helpers, float comparison, and the quantized conv model the programs use. Included once per program; everything is
- * static inline.
+ * test_nnapi_sim_contract.c, test_nnapi_sim_ops.c, test_nnapi_sim_quant.c, test_nnapi_sim_ops2.c): a quiet library
+ * log, a portable seeded PRNG, a small model builder over the NNAPI calls (every failing call marks the builder bad,
+ * and the tests assert it is not), one-shot compile-and-run helpers, float comparison, and the quantized conv model
+ * the programs use. Included once per program; everything is static inline.
  */
 #ifndef NNAPI_SIM_HELPERS_H
 #define NNAPI_SIM_HELPERS_H
