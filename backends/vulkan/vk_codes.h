@@ -55,6 +55,10 @@
 #define VK_MOVE_SLICE 0
 #define VK_MOVE_PERMUTE 1
 #define VK_MOVE_PAD 2
+#define VK_MOVE_SCATTER 3
+
+/* rope.comp and sdpa.comp: one operation each. */
+#define VK_ATTN_ONLY 0
 
 /* norm.comp: layer_norm (weight and bias per position in the slice), group_norm and instance_norm (per channel),
  * rms_norm (layer_norm's slices, no mean, weight only). */

@@ -392,6 +392,11 @@ static par_status instance_create_pinned(vk_ctx *c, int *first, par_msg *msg)
     return st;
 }
 
+int vk_slots(const vk_ctx *c)
+{
+    return c->props.limits.maxPerStageDescriptorStorageBuffers < VK_MAX_SLOTS ? 4 : VK_MAX_SLOTS;
+}
+
 /* The driver's warm-up, once per process tree (the fork server's warm start; its children inherit the flag): on a
  * CPU device (lavapipe), a logical device and one compute pipeline (unary, OP 0) are created and destroyed. What
  * that initializes once per process in the driver (measured on lavapipe: a child's first pipeline 8-10 -> 3 ms) is
@@ -409,11 +414,12 @@ static void warm_driver(vk_ctx *c)
                                     .codeSize = code->n_words * 4,
                                     .pCode = code->words};
     VkDescriptorSetLayoutBinding bind[VK_MAX_SLOTS];
-    for (uint32_t s = 0; s < VK_MAX_SLOTS; s++)
+    const uint32_t slots = (uint32_t)vk_slots(c);
+    for (uint32_t s = 0; s < slots; s++)
         bind[s] = (VkDescriptorSetLayoutBinding){s, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
                                                  NULL};
     VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = VK_MAX_SLOTS,
+                                           .bindingCount = slots,
                                            .pBindings = bind};
     VkShaderModule mod = VK_NULL_HANDLE;
     VkDescriptorSetLayout sl = VK_NULL_HANDLE;

@@ -118,11 +118,12 @@ static par_status create_layouts_and_sets(vk_graph *vg, par_msg *msg)
 {
     VkDevice dev = vg->ctx->device;
     VkDescriptorSetLayoutBinding bind[VK_MAX_SLOTS];
-    for (uint32_t s = 0; s < VK_MAX_SLOTS; s++)
+    const int slots = vk_slots(vg->ctx);
+    for (uint32_t s = 0; s < (uint32_t)slots; s++)
         bind[s] = (VkDescriptorSetLayoutBinding){s, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
                                                  NULL};
     VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = VK_MAX_SLOTS,
+                                           .bindingCount = (uint32_t)slots,
                                            .pBindings = bind};
     VkResult r = VK_CALL(vg->ctx, "vkCreateDescriptorSetLayout",
                          vkCreateDescriptorSetLayout(dev, &lci, NULL, &vg->set_layout));
@@ -135,7 +136,7 @@ static par_status create_layouts_and_sets(vk_graph *vg, par_msg *msg)
                                       .pPushConstantRanges = &pcr};
     r = VK_CALL(vg->ctx, "vkCreatePipelineLayout", vkCreatePipelineLayout(dev, &pci, NULL, &vg->pipe_layout));
     if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreatePipelineLayout: %s", vk_result_name(r));
-    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(vg->n_disp * VK_MAX_SLOTS)};
+    VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(vg->n_disp * slots)};
     VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                        .maxSets = (uint32_t)vg->n_disp,
                                        .poolSizeCount = 1,
@@ -152,7 +153,7 @@ static par_status create_layouts_and_sets(vk_graph *vg, par_msg *msg)
         if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkAllocateDescriptorSets: %s", vk_result_name(r));
         VkDescriptorBufferInfo bi[VK_MAX_SLOTS];
         VkWriteDescriptorSet w[VK_MAX_SLOTS];
-        for (int s = 0; s < VK_MAX_SLOTS; s++) {
+        for (int s = 0; s < slots; s++) {
             /* An unused slot is bound to the output (never read by that shader) so every binding is valid. */
             bi[s] = buffer_info(vg, d->slot[s] >= 0 ? d->slot[s] : d->slot[0]);
             if ((vg->ctx->test_break & VK_BREAK_DESC_RANGE) && d->slot[s] < 0) { /* tests only: past the buffer */
@@ -166,7 +167,7 @@ static par_status create_layouts_and_sets(vk_graph *vg, par_msg *msg)
                                           .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                           .pBufferInfo = &bi[s]};
         }
-        vkUpdateDescriptorSets(dev, VK_MAX_SLOTS, w, 0, NULL);
+        vkUpdateDescriptorSets(dev, (uint32_t)slots, w, 0, NULL);
     }
     return PAR_OK;
 }

@@ -18,7 +18,7 @@
 
 #define VK_NAME "vulkan"
 #define VK_WG_SIZE 64u          /* workgroup size (specialization constant 0 of every shader) */
-#define VK_MAX_SLOTS 4          /* storage buffers per dispatch: 0 output, 1..3 inputs */
+#define VK_MAX_SLOTS 5          /* storage buffers per dispatch: 0 output, 1..4 inputs (4: sdpa's mask only) */
 #define VK_BLOCK_BYTES (64u << 20) /* one VkDeviceMemory block of the sub-allocator (larger tensors get their own) */
 #define VK_MAX_DEVICES 16
 #define VK_MAX_SPEC 2           /* specialization constants a dispatch may set beyond 0 (workgroup) and 1 (OP) */
@@ -123,6 +123,9 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg);
  * loaded after vkDestroyInstance and a forked child's instance finds them loaded (vk_device.c; 0 before the first
  * context, and with PARITY_VULKAN_PIN=0). */
 int vk_pinned_libraries(void);
+/* The storage buffers a dispatch binds on the chosen device: VK_MAX_SLOTS, or 4 (the least Vulkan guarantees,
+ * maxPerStageDescriptorStorageBuffers) on a device that allows no more; then no dispatch uses slot 4. */
+int vk_slots(const vk_ctx *c);
 void vk_ctx_destroy(vk_ctx *c);
 /* Chooses the physical device by the `device` knob's value. */
 par_status vk_ctx_select(vk_ctx *c, const char *want, par_msg *msg);
@@ -210,7 +213,7 @@ const vk_shader_code *vk_shader_find(const char *name, vk_variant variant);
 typedef struct vk_push {
     int32_t od[4], ad[4], bd[4];
     int32_t p0[4], p1[4], p2[4];
-    int32_t lay;                /* bit 0: output NC4HW4, bit 1: input a NC4HW4, bit 2: input b NC4HW4 */
+    int32_t lay;                /* bit 0: output NC4HW4, bits 1, 2, 3: input a, b, c NC4HW4, bit 4: slot 4's */
     int32_t total;              /* work items */
     float f0, f1;
 } vk_push;

@@ -11,7 +11,7 @@
 
 #include "vk_internal.h"
 
-typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM, K_WHERE, K_MASKED_FILL, K_GATHER, K_EMBEDDING } vk_kind;
+typedef enum vk_kind { K_UNARY, K_BINARY, K_CONV, K_LINEAR, K_MATMUL, K_MAXPOOL, K_AVGPOOL, K_GAP, K_SOFTMAX, K_PRELU, K_BATCHNORM, K_CONCAT, K_BILINEAR, K_REDUCE, K_SLICE, K_PERMUTE, K_PAD, K_ADAPTIVE, K_DECONV, K_NORM, K_WHERE, K_MASKED_FILL, K_GATHER, K_EMBEDDING, K_ROPE, K_SDPA, K_SCATTER } vk_kind;
 
 /* What a lowering reads: the node, its output and first three inputs (-1 absent), the output's element count, and
  * its row of the op table. */
@@ -27,7 +27,7 @@ typedef struct vk_at {
 
 #define VK_LOWERINGS(X)                                                                                               \
     X(unary) X(binary) X(prelu) X(batch_norm) X(concat) X(resize) X(reduce) X(slice) X(permute) X(pad) X(deconv)      \
-    X(conv) X(norm) X(select) X(gather) X(matmul) X(adaptive) X(pool) X(softmax)
+    X(conv) X(norm) X(select) X(gather) X(matmul) X(adaptive) X(pool) X(softmax) X(rope) X(sdpa) X(slice_scatter)
 #define X(name) static par_status lower_##name(const vk_at *L, par_msg *msg);
 VK_LOWERINGS(X)
 #undef X
@@ -91,6 +91,9 @@ static const struct {
     {"global_avg_pool2d", K_GAP, VK_POOL_AVG, lower_pool},
     {"softmax", K_SOFTMAX, VK_SOFTMAX_SOFTMAX, lower_softmax},
     {"log_softmax", K_SOFTMAX, VK_SOFTMAX_LOG, lower_softmax},
+    {"rope", K_ROPE, VK_ATTN_ONLY, lower_rope},
+    {"sdpa", K_SDPA, VK_ATTN_ONLY, lower_sdpa},
+    {"slice_scatter", K_SCATTER, VK_MOVE_SCATTER, lower_slice_scatter},
 };
 
 static int find_op(const char *op)
@@ -197,7 +200,8 @@ static vk_dispatch *emit(vk_graph *vg, const char *shader, int32_t op, int o, in
     dims32(d->pc.od, T[o].d4);
     if (a >= 0) dims32(d->pc.ad, T[a].d4);
     if (b >= 0) dims32(d->pc.bd, T[b].d4);
-    d->pc.lay = (T[o].nc4 ? 1 : 0) | (a >= 0 && T[a].nc4 ? 2 : 0) | (b >= 0 && T[b].nc4 ? 4 : 0);
+    d->pc.lay = (T[o].nc4 ? 1 : 0) | (a >= 0 && T[a].nc4 ? 2 : 0) | (b >= 0 && T[b].nc4 ? 4 : 0) |
+                (c >= 0 && T[c].nc4 ? 8 : 0);
     d->pc.total = (int32_t)total;
     return d;
 }
@@ -534,6 +538,53 @@ static par_status lower_softmax(const vk_at *L, par_msg *msg)
     vk_dispatch *d = emit(L->vg, "softmax", L->code, L->o, L->a, -1, -1, rows, msg);
     if (!d) return PAR_ERROR;
     d->pc.p0[0] = ax4;
+    return PAR_OK;
+}
+
+/* rope (rope.comp): one work item per pair; x in a, cos and sin (plain [S, D/2]) in b and c. */
+static par_status lower_rope(const vk_at *L, par_msg *msg)
+{
+    vk_dispatch *d = emit(L->vg, "rope", L->code, L->o, L->a, L->b, L->c, L->total / 2, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = par_attr_int(L->n, "interleaved", 0) != 0;
+    return PAR_OK;
+}
+
+/* sdpa (sdpa.comp): q, k, v in a, b, c, the mask (input 3) in slot 4; p0 = (is_causal, Hq / Hkv, has mask, -), p1
+ * v's dims, p2 the mask's, f0 the scale. */
+static par_status lower_sdpa(const vk_at *L, par_msg *msg)
+{
+    const vk_tensor *T = L->vg->tensors;
+    const int m = L->n->n_inputs > 3 ? L->n->inputs[3] : -1;
+    if (vk_slots(L->vg->ctx) < 5)
+        return par_msgf(msg, PAR_UNSUPPORTED, "vulkan: sdpa binds 5 storage buffers; the device allows %u",
+                        L->vg->ctx->props.limits.maxPerStageDescriptorStorageBuffers);
+    vk_dispatch *d = emit(L->vg, "sdpa", L->code, L->o, L->a, L->b, L->c, L->total, msg);
+    if (!d) return PAR_ERROR;
+    const double sa = par_attr_float(L->n, "scale", 0.0);
+    d->pc.f0 = (float)(sa > 0 ? sa : 1.0 / sqrt((double)T[L->a].d4[3]));
+    d->pc.p0[0] = par_attr_int(L->n, "is_causal", 0) != 0;
+    d->pc.p0[1] = (int32_t)(T[L->a].d4[1] / T[L->b].d4[1]);
+    d->pc.p0[2] = m >= 0;
+    dims32(d->pc.p1, T[L->c].d4);
+    if (m >= 0) {
+        d->slot[4] = m;
+        dims32(d->pc.p2, T[m].d4);
+        d->pc.lay |= T[m].nc4 ? 16 : 0;
+    }
+    return PAR_OK;
+}
+
+/* slice_scatter (move.comp): x in a, src in b; p0 = (4-D dim, start). */
+static par_status lower_slice_scatter(const vk_at *L, par_msg *msg)
+{
+    const int rank = L->g->values[L->a].rank;
+    int64_t dim = par_attr_int(L->n, "dim", 0);
+    if (dim < 0) dim += rank;
+    vk_dispatch *d = emit(L->vg, "move", L->code, L->o, L->a, L->b, -1, L->total, msg);
+    if (!d) return PAR_ERROR;
+    d->pc.p0[0] = (int32_t)dim + 4 - rank;
+    d->pc.p0[1] = (int32_t)par_attr_int(L->n, "start", 0);
     return PAR_OK;
 }
 
