@@ -2,7 +2,8 @@
  * pb.h - the protobuf wire format, by hand: a bounds-checked reader of one message's fields and a growable writer.
  * No schema and no allocation on the read side: the reader walks the fields of a byte range and hands each one out
  * (number, wire type, value or the bytes of a length-delimited field); what a field means is the caller's business
- * (formats/onnx.c). The writer appends tags and values to a buffer and writes a submessage's length after its body.
+ * (formats/onnx.c, onnx_decode.c, onnx_read.c). The writer appends tags and values to a buffer and writes a
+ * submessage's length after its body.
  *
  * Reading: varints of at most 10 bytes whose value fits 64 bits; fixed32 and fixed64 little-endian; every length is
  * compared with the bytes left in the enclosing message, never added to a pointer first, so no length (2^62

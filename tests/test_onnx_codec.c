@@ -1,8 +1,8 @@
 /*
- * test_onnx_codec.c - the ONNX reader and writer (formats/pb.c, onnx.c, onnx_write.c) on hand-built bytes: each wire
- * type, packed and unpacked repeated fields, a written model read back field by field, and hostile inputs (every
- * truncation of a model, a varint of 11 bytes, a length past the end, nesting past the limit, data one byte short of
- * its dims, dims whose product overflows), each an error that names the origin and the field, never a crash.
+ * test_onnx_codec.c - the ONNX reader and writer (formats/pb.c, onnx.c, onnx_decode.c, onnx_read.c, onnx_write.c)
+ * on hand-built bytes: each wire type, packed and unpacked repeated fields, a written model read back field by
+ * field, and hostile inputs (every truncation of a model, a varint of 11 bytes, a length past the end, nesting past
+ * the limit, data one byte short of its dims, dims whose product overflows), each an error that names the origin and the field, never a crash.
  * Field numbers are onnx.proto's: ModelProto.graph 7, GraphProto.node 1 / initializer 5 / input 11,
  * NodeProto.input 1 / output 2 / op_type 4 / attribute 5, AttributeProto.name 1 / g 6 / ints 8 / type 20,
  * TensorProto.dims 1 / data_type 2 / name 8 / raw_data 9.
