@@ -8,7 +8,8 @@
  * c = cos[p, i], s = sin[p, i]: y_a = a c - b s, y_b = b c + a s. Each output is a two-term sum of products:
  * own gamma_2 (|a c| + |b s|) (two products and a sum, or a product and a fused multiply-add), propagated
  * |c| e_a + |s| e_b + |a| e_c + |b| e_s (+ the cross terms), the smaller of that and its probabilistic bound
- * (par_prop_bound: the four terms are a linear combination); storage by finish().
+ * (par_prop_bound: the four terms are a linear combination); storage by finish(). NaN and Inf follow IEEE 754 on
+ * the ideal operands (inf * 0 is NaN); a pair whose products may overflow the arithmetic is "anything".
  *
  * sdpa: for query row i of head h (key/value head h / (Hq / Hkv)): t_j = scale (q_i . k_j) + mask[i, j] for the
  * visible keys j (is_causal: j <= i, PyTorch's top-left alignment; the others are exact -inf), p = softmax(t),
@@ -86,6 +87,12 @@ par_status par_ref_rope(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             const double ya = a * cv - b * sv, yb = b * cv + a * sv;
             y->e[ia] = rope_budget(ya, a, ea, sa, b, eb, sb, cv, ec, sc, sv, es, ss, pr);
             y->e[ib] = rope_budget(yb, b, eb, sb, a, ea, sa, cv, ec, sc, sv, es, ss, pr);
+            /* a product of finite operands may overflow the arithmetic although the ideal sum is finite (docs/ops.md,
+             * "NaN and Inf"); infinite operands follow IEEE 754 */
+            const double ovf = par_ovf_arith(pr);
+            if (isfinite(a) && isfinite(b) && isfinite(cv) && isfinite(sv) && ((fabs(a) + ea) * (fabs(cv) + ec) > ovf || (fabs(b) + eb) * (fabs(sv) + es) > ovf ||
+                (fabs(b) + eb) * (fabs(cv) + ec) > ovf || (fabs(a) + ea) * (fabs(sv) + es) > ovf))
+                par_mark_any(c, ia), par_mark_any(c, ib);
             y->v[ia] = ya;
             y->v[ib] = yb;
         }

@@ -49,6 +49,13 @@ static void test_rope_values(void)
     CU_ASSERT_EQUAL_FATAL(rope(1, x, c, s, &y, &msg), PAR_OK);
     expect_values(y, (const double[]){-2, 1, 3, 4}, 0);
     rt_del(y);
+    /* IEEE 754 on the ideal operands: x = [inf, 1, 2, NaN] with pair 0's (c, s) = (1, 0) and pair 1's (0, 1),
+     * half-split pairs (inf, 2) and (1, NaN): y0 = inf * 1 - 2 * 0 = inf, y2 = 2 * 1 + inf * 0 = NaN, pair 1 NaN */
+    par_rt *xn = rt_of(4, xd, (const double[]){INFINITY, 1, 2, NAN});
+    par_rt *cn = rt_of(2, td, (const double[]){1, 0}), *sn = rt_of(2, td, (const double[]){0, 1});
+    CU_ASSERT_EQUAL_FATAL(rope(0, xn, cn, sn, &y, &msg), PAR_OK);
+    CU_ASSERT(isinf(y->v[0]) && y->v[0] > 0 && isnan(y->v[1]) && isnan(y->v[2]) && isnan(y->v[3]));
+    rt_del(y), rt_del(xn), rt_del(cn), rt_del(sn);
     int64_t bad[2] = {1, 3}, xo[4] = {1, 1, 1, 3};
     par_rt *c3 = rt_of(2, bad, (const double[]){0, 0, 0}), *x3 = rt_of(4, xo, (const double[]){1, 2, 3});
     expect_error(rope(0, x, c3, s, NULL, &msg), &msg, "input 1 (cos)");
