@@ -363,6 +363,68 @@ static par_status l_instance_norm(temit &e, const par_node *n, par_msg *msg)
     return PAR_OK;
 }
 
+/* rope as PyTorch models write it: half-split pairs by slicing the last dimension in halves (HF's rotate_half),
+ * interleaved pairs by viewing it as [D/2, 2] (Meta's reference); cos and sin [S, D/2] broadcast over the rows. */
+static par_status l_rope(temit &e, const par_node *n, par_msg *msg)
+{
+    const par_value *x = par_node_input(e.g, n, 0);
+    const int64_t D = x->dims[x->rank - 1], h = D / 2;
+    const std::string o = o0(n), xs = in(e, n, 0), c = in(e, n, 1), s = in(e, n, 2), a = o + "_a", b = o + "_b";
+    if (par_attr_int(n, "interleaved", 0)) {
+        std::vector<int64_t> pd = par_t_dims(x);
+        pd.back() = h;
+        pd.push_back(2);
+        e.line(o + "_p = aten.reshape(" + xs + ", " + par_t_ints(pd) + ")");
+        e.line(a + " = aten.select(" + o + "_p, -1, 0)");
+        e.line(b + " = aten.select(" + o + "_p, -1, 1)");
+        e.line(o + " = aten.flatten(aten.stack([" + a + " * " + c + " - " + b + " * " + s + ", " + b + " * " + c +
+               " + " + a + " * " + s + "], -1), -2, -1)");
+        return PAR_OK;
+    }
+    e.line(a + " = aten.slice(" + xs + ", -1, 0, " + std::to_string(h) + ", 1)");
+    e.line(b + " = aten.slice(" + xs + ", -1, " + std::to_string(h) + ", " + std::to_string(D) + ", 1)");
+    e.line(o + " = aten.cat([" + a + " * " + c + " - " + b + " * " + s + ", " + b + " * " + c + " + " + a + " * " + s +
+           "], -1)");
+    return PAR_OK;
+}
+
+/* sdpa as PyTorch 1.13's math (it has no public fused operator): k and v repeated per query head
+ * (repeat_interleave), softmax(q k^T scale + mask, causal entries filled with -inf) v. */
+static par_status l_sdpa(temit &e, const par_node *n, par_msg *msg)
+{
+    const par_value *q = par_node_input(e.g, n, 0), *k = par_node_input(e.g, n, 1);
+    const int64_t G = q->dims[1] / k->dims[1], Sq = q->dims[2], Skv = k->dims[2];
+    const double sa = par_attr_float(n, "scale", 0.0);
+    const double scale = sa > 0 ? sa : 1.0 / std::sqrt((double)q->dims[3]);
+    const std::string o = o0(n), G_ = std::to_string(G);
+    std::string kr = in(e, n, 1), vr = in(e, n, 2);
+    if (G > 1) {
+        e.line(o + "_k = aten.repeat_interleave(" + kr + ", " + G_ + ", 1)");
+        e.line(o + "_v = aten.repeat_interleave(" + vr + ", " + G_ + ", 1)");
+        kr = o + "_k", vr = o + "_v";
+    }
+    e.line(o + "_t = aten.matmul(" + in(e, n, 0) + ", aten.transpose(" + kr + ", -2, -1)) * " + par_t_float(scale));
+    if (n->n_inputs > 3 && n->inputs[3] >= 0) e.line(o + "_t = " + o + "_t + " + in(e, n, 3));
+    if (par_attr_int(n, "is_causal", 0)) {
+        at::Tensor m;
+        if (!e.dry) m = at::ones({Sq, Skv}, at::kBool).triu(1);
+        e.line(o + "_t = aten.masked_fill(" + o + "_t, " + e.add_attr("causal", m) + ", " + par_t_float(-INFINITY) +
+               ")");
+    }
+    e.line(o + " = aten.matmul(aten.softmax(" + o + "_t, -1), " + vr + ")");
+    return PAR_OK;
+}
+
+/* slice_scatter: PyTorch's own operator (1.11 and later). */
+static par_status l_slice_scatter(temit &e, const par_node *n, par_msg *msg)
+{
+    const par_value *x = par_node_input(e.g, n, 0), *src = par_node_input(e.g, n, 1);
+    int64_t dim = par_attr_int(n, "dim", 0);
+    const int64_t start = par_attr_int(n, "start", 0), len = src->dims[dim < 0 ? dim + x->rank : dim];
+    return call(e, n, "slice_scatter", 2,
+                ", " + std::to_string(dim) + ", " + std::to_string(start) + ", " + std::to_string(start + len) + ", 1");
+}
+
 /* The float lowering table: op name -> lowering. An op not here is UNSUPPORTED in the float modes. */
 static const struct {
     const char *op;
@@ -375,7 +437,7 @@ static const struct {
     OP(mean) OP(sum) OP(amax) OP(softmax) OP(log_softmax) OP(upsample_nearest2d) OP(upsample_bilinear2d)
     OP(upsample_nearest_exact2d) OP(upsample_bicubic2d) OP(concat) OP(reshape) OP(flatten) OP(permute) OP(pad)
     OP(slice) OP(where) OP(masked_fill) OP(gather) OP(embedding) OP(batch_norm) OP(layer_norm) OP(group_norm)
-    OP(instance_norm)
+    OP(instance_norm) OP(rope) OP(sdpa) OP(slice_scatter)
 #undef OP
 };
 
