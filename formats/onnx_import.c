@@ -176,14 +176,13 @@ static int make_input(ox_imp *im, const par_onnx_value_info *vi, const par_onnx_
 
 
 
-par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_import_opts *o,
-                              par_import_info *info, par_msg *msg)
+/* The case ID: the file's base name without .onnx; a node test's (model.onnx in a folder of test data) is
+ * "onnx:" and the folder's name. */
+static void case_id(const ox_job *job, char *id, size_t cap)
 {
-    const par_onnx_graph *g = &m->graph;
     const char *base = strrchr(job->path, '/');
     base = base ? base + 1 : job->path;
-    char id[256];
-    snprintf(id, sizeof id, "%s", base);
+    snprintf(id, cap, "%s", base);
     char *dot = strrchr(id, '.');
     if (dot && strcmp(dot, ".onnx") == 0) *dot = 0;
     if (job->test_dir && strcmp(id, "model") == 0) {
@@ -191,25 +190,21 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
         char tmp[256];
         snprintf(tmp, sizeof tmp, "%.*s", (int)(base - job->path > 1 ? base - job->path - 1 : 0), job->path);
         const char *b2 = strrchr(tmp, '/');
-        snprintf(id, sizeof id, "onnx:%s", b2 ? b2 + 1 : tmp);
+        snprintf(id, cap, "onnx:%s", b2 ? b2 + 1 : tmp);
     }
-    par_case *c = par_case_create(id, o && o->seed ? o->seed : 1);
-    if (!c) return par_msgf(msg, PAR_ERROR, "out of memory"), NULL;
-    free(c->origin);
-    c->origin = strdup(job->path);
-    ox_imp im = {.c = c, .m = m, .origin = job->path, .info = info, .msg = msg, .skip_node = -1};
-    im.opset = par_onnx_opset_version(m, "");
-    /* the --shape spec travels in description until the case is built (then replaced) */
-    c->description = job->shapes ? strdup(job->shapes) : NULL;
-    int ok = 1;
+}
 
-    /* 1. op types parity lacks: all of them, before building anything */
+/* 1. The op types parity lacks: all of them, before building anything. 0 when there are some (and no --ops). */
+static int check_op_types(ox_imp *im, const par_onnx_graph *g, const ox_job *job, par_import_info *info,
+                          par_msg *msg)
+{
+    int ok = 1;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const par_onnx_node *n = &g->nodes[i];
         int std = !n->domain[0] || strcmp(n->domain, "ai.onnx") == 0;
         if (!std || !par_onnx_op_mapper(n->op_type)) {
             if (std && par_onnx_op_foldable(n->op_type)) continue; /* folded when its inputs are known */
-            note_missing(&im, n, NULL);
+            note_missing(im, n, NULL);
         }
     }
     info->n_nodes = g->n_nodes;
@@ -218,18 +213,23 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
                  info->n_missing == 1 ? "" : "s");
         ok = 0;
     }
+    return ok;
+}
 
-    /* 2. constants, then inputs */
+/* 2. Constants, then inputs (with their test data). */
+static int import_inputs(ox_imp *im, const par_onnx_graph *g, const ox_job *job, par_msg *msg)
+{
+    int ok = 1;
     for (int32_t i = 0; ok && i < g->n_initializers; i++) {
-        ox_val *x = ox_define(&im, g->initializers[i].name);
+        ox_val *x = ox_define(im, g->initializers[i].name);
         if (!x) ok = 0;
-        else if (ox_load_tensor(&im, x, &g->initializers[i]) == OX_ERROR) ok = 0;
-        else if (im.why[0]) x->is_const = 0, x->numel = 0, im.why[0] = 0; /* unusable: an error where it is used */
+        else if (ox_load_tensor(im, x, &g->initializers[i]) == OX_ERROR) ok = 0;
+        else if (im->why[0]) x->is_const = 0, x->numel = 0, im->why[0] = 0; /* unusable: an error where it is used */
     }
     int32_t k_in = 0;
     for (int32_t i = 0; ok && i < g->n_inputs; i++) {
         const par_onnx_value_info *vi = &g->inputs[i];
-        ox_val *x = ox_lookup(&im, vi->name);
+        ox_val *x = ox_lookup(im, vi->name);
         if (x && x->is_const) continue; /* an initializer listed as input (IR < 4) */
         par_onnx_model *td = NULL;
         if (job->test_dir) {
@@ -238,73 +238,74 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
         }
         k_in++;
         if (!ok) break;
-        im.node = NULL;
-        int rc = make_input(&im, vi, td);
+        im->node = NULL;
+        int rc = make_input(im, vi, td);
         par_onnx_free(td);
         if (rc == OX_ERROR) ok = 0;
         else if (rc == OX_UNSUPPORTED) {
             par_onnx_node fake = {.name = vi->name, .op_type = "(graph input)", .domain = ""};
-            note_missing(&im, &fake, im.why);
+            note_missing(im, &fake, im->why);
             ok = 0;
-            par_msgf(msg, PAR_ERROR, "%s: %s", job->path, im.why);
+            par_msgf(msg, PAR_ERROR, "%s: %s", job->path, im->why);
         }
     }
-    free(c->description);
-    c->description = NULL;
+    return ok;
+}
 
-    /* 3. nodes */
+/* 3. Nodes: folded, fused (QDQ), mapped, or sent to job->each as op cases. */
+static int import_nodes(ox_imp *im, const par_onnx_graph *g, const ox_job *job, par_import_info *info,
+                        par_msg *msg)
+{
+    int ok = 1;
     for (int32_t i = 0; ok && i < g->n_nodes; i++) {
         const par_onnx_node *n = &g->nodes[i];
-        if (i == im.skip_node) continue; /* mapped with its producer (QDQ) */
-        im.node = n;
-        im.why[0] = 0;
+        if (i == im->skip_node) continue; /* mapped with its producer (QDQ) */
+        im->node = n;
+        im->why[0] = 0;
         int rc;
-        if (ox_qdq_try(&im, i) == OX_OK) continue;
-        if (im.failed) {
+        if (ox_qdq_try(im, i) == OX_OK) continue;
+        if (im->failed) {
             ok = 0;
             break;
         }
-        im.node = n;
-        im.why[0] = 0;
-        if (job->each && !node_foldable(&im, n) && par_onnx_op_mapper(n->op_type) && job->each(job, &im) != 0) {
+        im->node = n;
+        im->why[0] = 0;
+        if (job->each && !node_foldable(im, n) && par_onnx_op_mapper(n->op_type) && job->each(job, im) != 0) {
             ok = 0;
             break;
         }
-        im.node = n;
-        if (node_foldable(&im, n)) {
-            rc = ox_fold_node(&im);
+        im->node = n;
+        if (node_foldable(im, n)) {
+            rc = ox_fold_node(im);
             if (rc == OX_OK) info->n_folded++;
-            if (rc == OX_UNSUPPORTED && par_onnx_op_mapper(n->op_type)) im.why[0] = 0, rc = ox_map_node(&im);
+            if (rc == OX_UNSUPPORTED && par_onnx_op_mapper(n->op_type)) im->why[0] = 0, rc = ox_map_node(im);
         } else if (par_onnx_op_mapper(n->op_type)) {
-            rc = ox_map_node(&im);
+            rc = ox_map_node(im);
         } else {
-            rc = ox_unsupported(&im, "its inputs are computed at run time (parity folds it only on constants)");
+            rc = ox_unsupported(im, "its inputs are computed at run time (parity folds it only on constants)");
         }
-        if (rc == OX_ERROR || im.failed) ok = 0;
+        if (rc == OX_ERROR || im->failed) ok = 0;
         else if (rc == OX_UNSUPPORTED && job->each) {
             /* a node downstream of one that could not be mapped has no input to map: not a reason of its own */
             int upstream = 0;
             for (int32_t k = 0; k < n->n_inputs; k++)
-                if (n->inputs[k][0] && !ox_lookup(&im, n->inputs[k])) upstream = 1;
-            if (par_onnx_op_mapper(n->op_type) && !upstream) note_missing(&im, n, im.why[0] ? im.why : "not expressible");
+                if (n->inputs[k][0] && !ox_lookup(im, n->inputs[k])) upstream = 1;
+            if (par_onnx_op_mapper(n->op_type) && !upstream) note_missing(im, n, im->why[0] ? im->why : "not expressible");
         } else if (rc == OX_UNSUPPORTED) {
-            note_missing(&im, n, im.why[0] ? im.why : "not expressible");
-            par_msgf(msg, PAR_ERROR, "%s: node '%.80s' (%.40s): %s", job->path, n->name, n->op_type, im.why);
+            note_missing(im, n, im->why[0] ? im->why : "not expressible");
+            par_msgf(msg, PAR_ERROR, "%s: node '%.80s' (%.40s): %s", job->path, n->name, n->op_type, im->why);
             ok = 0;
         }
     }
-    im.node = NULL;
-    if (job->each) {
-        /* the op cases went to job->each; the whole graph is not built */
-        ox_free_vals(&im);
-        par_case_destroy(c);
-        if (!ok) return NULL;
-        return (par_case *)job; /* non-NULL: success */
-    }
+    return ok;
+}
 
-    /* 4. outputs */
+/* 4. Outputs: each a node output (an input or a constant as output gets a copy node). */
+static int import_outputs(ox_imp *im, const par_onnx_graph *g, par_case *c, const ox_job *job, par_msg *msg)
+{
+    int ok = 1;
     for (int32_t i = 0; ok && i < g->n_outputs; i++) {
-        ox_val *x = ox_lookup(&im, g->outputs[i].name);
+        ox_val *x = ox_lookup(im, g->outputs[i].name);
         if (!x) {
             ok = 0;
             par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s' is never produced", job->path, g->outputs[i].name);
@@ -312,19 +313,19 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
         }
         if (x->dq_of) {
             par_onnx_node fake = {.name = "", .op_type = "DequantizeLinear", .domain = ""};
-            im.node = &fake;
-            if (ox_tensor(&im, x) < 0) {
-                par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s': %s", job->path, x->name, im.why);
+            im->node = &fake;
+            if (ox_tensor(im, x) < 0) {
+                par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s': %s", job->path, x->name, im->why);
                 ok = 0;
                 break;
             }
-            im.node = NULL;
+            im->node = NULL;
         }
         int32_t v = x->v;
-        const par_value *pv = v >= 0 ? ox_pv(&im, v) : NULL;
+        const par_value *pv = v >= 0 ? ox_pv(im, v) : NULL;
         if (x->from_data && v < 0) {
             par_onnx_node fake = {.name = g->outputs[i].name, .op_type = "(graph output)", .domain = ""};
-            note_missing(&im, &fake, "computed at import from int64 data alone (parity has no 64-bit integers)");
+            note_missing(im, &fake, "computed at import from int64 data alone (parity has no 64-bit integers)");
             par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s' is computed at import from int64 data alone",
                      job->path, x->name);
             ok = 0;
@@ -333,21 +334,21 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
         if (v < 0 || pv->kind != PAR_VALUE_NODE) {
             /* an input or a constant as output: a copy node (parity's outputs are node outputs) */
             par_onnx_node fake = {.name = "", .op_type = "Identity", .domain = "", .n_outputs = 0};
-            im.node = &fake;
-            int32_t src = ox_tensor(&im, x);
+            im->node = &fake;
+            int32_t src = ox_tensor(im, x);
             if (src < 0) {
-                note_missing(&im, &fake, im.why);
-                par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s': %s", job->path, x->name, im.why);
+                note_missing(im, &fake, im->why);
+                par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s': %s", job->path, x->name, im->why);
                 ok = 0;
                 break;
             }
-            const par_value *sv = ox_pv(&im, src);
+            const par_value *sv = ox_pv(im, src);
             par_attr a = par_a_ints("shape", sv->rank, sv->dims);
             char buf[128];
-            par_out_spec s = {.name = ox_pname(&im, g->outputs[i].name, "output", buf, sizeof buf)};
+            par_out_spec s = {.name = ox_pname(im, g->outputs[i].name, "output", buf, sizeof buf)};
             par_msg m2;
             int32_t node = par_graph_add_node(c->graph, "reshape", NULL, 1, &src, 1, &a, &s, &m2);
-            im.node = NULL;
+            im->node = NULL;
             if (node < 0) {
                 ok = 0;
                 par_msgf(msg, PAR_ERROR, "%s: graph output '%.80s': %s", job->path, x->name, m2.text);
@@ -357,41 +358,80 @@ par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_
         }
         par_case_output(c, v);
     }
+    return ok;
+}
+
+/* 5. The expected outputs of the test data. */
+static int load_expected(ox_imp *im, par_case *c, const ox_job *job, par_msg *msg)
+{
+    int ok = 1;
+    const par_graph_desc *d = par_graph_desc_of(c->graph);
+    c->expected = calloc((size_t)d->n_outputs, sizeof *c->expected);
+    for (int32_t k = 0; c->expected && k < d->n_outputs; k++) {
+        par_msg m2 = {{0}};
+        par_onnx_model *td = load_pb(job->test_dir, "output", k, &m2);
+        if (!td) {
+            if (m2.text[0]) par_msgf(msg, PAR_ERROR, "%s", m2.text), ok = 0;
+            break;
+        }
+        const par_value *pv = &d->values[d->outputs[k]];
+        ox_val tmp = {.name = "expected", .q_axis = -1};
+        tmp.quantized = pv->dtype == PAR_DTYPE_QU8 || pv->dtype == PAR_DTYPE_QS8;
+        im->why[0] = 0;
+        int rc = ox_load_tensor(im, &tmp, &td->graph.initializers[0]);
+        if (rc == OX_OK && tmp.numel != pv->numel) {
+            par_msgf(msg, PAR_ERROR, "%s: output_%d.pb has %lld elements, the output %lld", job->test_dir, (int)k,
+                     (long long)tmp.numel, (long long)pv->numel);
+            ok = 0;
+        } else if (rc == OX_OK) {
+            c->expected[k] = ox_const_bytes(im, &tmp, pv->dtype);
+        }
+        free(tmp.ints);
+        free(tmp.floats);
+        par_onnx_free(td);
+        if (!ok) break;
+    }
+    return ok;
+}
+
+par_case *ox_import_model(const par_onnx_model *m, const ox_job *job, const par_import_opts *o,
+                              par_import_info *info, par_msg *msg)
+{
+    const par_onnx_graph *g = &m->graph;
+    char id[256];
+    case_id(job, id, sizeof id);
+    par_case *c = par_case_create(id, o && o->seed ? o->seed : 1);
+    if (!c) return par_msgf(msg, PAR_ERROR, "out of memory"), NULL;
+    free(c->origin);
+    c->origin = strdup(job->path);
+    ox_imp im = {.c = c, .m = m, .origin = job->path, .info = info, .msg = msg, .skip_node = -1};
+    im.opset = par_onnx_opset_version(m, "");
+    /* the --shape spec travels in description until the case is built (then replaced) */
+    c->description = job->shapes ? strdup(job->shapes) : NULL;
+
+    int ok = check_op_types(&im, g, job, info, msg);
+    if (ok) ok = import_inputs(&im, g, job, msg);
+    free(c->description);
+    c->description = NULL;
+
+    if (ok) ok = import_nodes(&im, g, job, info, msg);
+    im.node = NULL;
+    if (job->each) {
+        /* the op cases went to job->each; the whole graph is not built */
+        ox_free_vals(&im);
+        par_case_destroy(c);
+        if (!ok) return NULL;
+        return (par_case *)job; /* non-NULL: success */
+    }
+
+    if (ok) ok = import_outputs(&im, g, c, job, msg);
     if (ok && g->n_outputs == 0) ok = 0, par_msgf(msg, PAR_ERROR, "%s: the graph has no outputs", job->path);
     if (ok && par_case_finish(c) != PAR_OK) {
         ok = 0;
         par_msgf(msg, PAR_ERROR, "%s: %s", job->path, c->err.text);
     }
 
-    /* 5. the expected outputs of the test data */
-    if (ok && job->test_dir) {
-        const par_graph_desc *d = par_graph_desc_of(c->graph);
-        c->expected = calloc((size_t)d->n_outputs, sizeof *c->expected);
-        for (int32_t k = 0; c->expected && k < d->n_outputs; k++) {
-            par_msg m2 = {{0}};
-            par_onnx_model *td = load_pb(job->test_dir, "output", k, &m2);
-            if (!td) {
-                if (m2.text[0]) par_msgf(msg, PAR_ERROR, "%s", m2.text), ok = 0;
-                break;
-            }
-            const par_value *pv = &d->values[d->outputs[k]];
-            ox_val tmp = {.name = "expected", .q_axis = -1};
-            tmp.quantized = pv->dtype == PAR_DTYPE_QU8 || pv->dtype == PAR_DTYPE_QS8;
-            im.why[0] = 0;
-            int rc = ox_load_tensor(&im, &tmp, &td->graph.initializers[0]);
-            if (rc == OX_OK && tmp.numel != pv->numel) {
-                par_msgf(msg, PAR_ERROR, "%s: output_%d.pb has %lld elements, the output %lld", job->test_dir, (int)k,
-                         (long long)tmp.numel, (long long)pv->numel);
-                ok = 0;
-            } else if (rc == OX_OK) {
-                c->expected[k] = ox_const_bytes(&im, &tmp, pv->dtype);
-            }
-            free(tmp.ints);
-            free(tmp.floats);
-            par_onnx_free(td);
-            if (!ok) break;
-        }
-    }
+    if (ok && job->test_dir) ok = load_expected(&im, c, job, msg);
     ox_free_vals(&im);
     if (!ok) {
         par_case_destroy(c);
