@@ -363,6 +363,19 @@ static par_status l_instance_norm(temit &e, const par_node *n, par_msg *msg)
     return PAR_OK;
 }
 
+/* rms_norm as Llama's RMSNorm writes it (PyTorch 1.13 has no rms_norm operator): x * rsqrt(mean(x^2) + eps) * w. */
+static par_status l_rms_norm(temit &e, const par_node *n, par_msg *msg)
+{
+    const int32_t k = par_attr_count(n, "normalized_shape");
+    std::vector<int64_t> axes;
+    for (int32_t i = 0; i < k; i++) axes.push_back(i - k);
+    const std::string x = in(e, n, 0), o = o0(n);
+    e.line(o + " = " + x + " * aten.rsqrt(aten.mean(" + x + " * " + x + ", " + par_t_ints(axes) + ", True) + " +
+           par_t_float(par_attr_float(n, "eps", 1e-6)) + ")");
+    if (n->n_inputs > 1 && n->inputs[1] >= 0) e.line(o + " = " + o + " * " + in(e, n, 1));
+    return PAR_OK;
+}
+
 /* rope as PyTorch models write it: half-split pairs by slicing the last dimension in halves (HF's rotate_half),
  * interleaved pairs by viewing it as [D/2, 2] (Meta's reference); cos and sin [S, D/2] broadcast over the rows. */
 static par_status l_rope(temit &e, const par_node *n, par_msg *msg)
@@ -437,7 +450,7 @@ static const struct {
     OP(mean) OP(sum) OP(amax) OP(softmax) OP(log_softmax) OP(upsample_nearest2d) OP(upsample_bilinear2d)
     OP(upsample_nearest_exact2d) OP(upsample_bicubic2d) OP(concat) OP(reshape) OP(flatten) OP(permute) OP(pad)
     OP(slice) OP(where) OP(masked_fill) OP(gather) OP(embedding) OP(batch_norm) OP(layer_norm) OP(group_norm)
-    OP(instance_norm) OP(rope) OP(sdpa) OP(slice_scatter)
+    OP(instance_norm) OP(rms_norm) OP(rope) OP(sdpa) OP(slice_scatter)
 #undef OP
 };
 
