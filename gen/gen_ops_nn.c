@@ -2,7 +2,8 @@
  * gen_ops_nn.c - constraint functions of the compute families: convolutions, linear and matmul, elementwise binary
  * and unary ops, pooling, reductions, resampling, normalizations, the decoder-block ops (rope, sdpa, slice_scatter),
  * and quantize / dequantize. Each draws a configuration its op accepts (docs/ops.md; the ranges of the sweeps in
- * cases/ops/), exploring every attribute of the schema; gen_emit checks it against the op's shape function and the size limit, and a refused attempt is retried.
+ * cases/ops/), exploring every attribute of the schema; gen_emit checks it against the op's shape function and the
+ * size limit, and a refused attempt is retried.
  * Inputs stay well-conditioned: weights normal with 1/sqrt(fan_in), divisors and sqrt / rsqrt operands positive and
  * away from 0, batch_norm variances in [0.5, 2).
  */

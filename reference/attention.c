@@ -90,7 +90,8 @@ par_status par_ref_rope(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
             /* a product of finite operands may overflow the arithmetic although the ideal sum is finite (docs/ops.md,
              * "NaN and Inf"); infinite operands follow IEEE 754 */
             const double ovf = par_ovf_arith(pr);
-            if (isfinite(a) && isfinite(b) && isfinite(cv) && isfinite(sv) && ((fabs(a) + ea) * (fabs(cv) + ec) > ovf || (fabs(b) + eb) * (fabs(sv) + es) > ovf ||
+            if (isfinite(a) && isfinite(b) && isfinite(cv) && isfinite(sv) &&
+                ((fabs(a) + ea) * (fabs(cv) + ec) > ovf || (fabs(b) + eb) * (fabs(sv) + es) > ovf ||
                 (fabs(b) + eb) * (fabs(cv) + ec) > ovf || (fabs(a) + ea) * (fabs(sv) + es) > ovf))
                 par_mark_any(c, ia), par_mark_any(c, ib);
             y->v[ia] = ya;

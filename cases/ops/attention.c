@@ -4,7 +4,8 @@
  * theta_i = 10000^(-2i/D)), sdpa (multi-head, grouped-query and multi-query heads, prefill and decode shapes,
  * Sq != Skv, no mask, causal, an additive mask and a key-padding mask of -inf; the same attention as the decomposed
  * graph matmul -> scale -> mask (add, or masked_fill with -inf for causal) -> softmax -> matmul, so that a backend
- * that fuses is judged against one that does not) and slice_scatter (a KV-cache row block written at the start, the middle and the end, every dimension).
+ * that fuses is judged against one that does not; and a whole decoder block, prefill and decode step) and
+ * slice_scatter (a KV-cache row block written at the start, the middle and the end, every dimension).
  *
  * The cos and sin tables and the masks are inputs computed here (constants of the case), never expected results.
  * It must not hold any op's semantics; the ops' rules are in docs/ops.md.
@@ -171,6 +172,70 @@ static void sdpa_emit(grid *gr, sdpa_pt p, int quick)
     par_sweep_done(gr->s, c);
 }
 
+/* One Llama-style decoder block around the attention (the ops of this file with rms_norm, linear and silu): x [1, S,
+ * 64], rms_norm, q k v projections to 4 query and 2 key/value heads of 16, rope (half-split) on q and k, attention,
+ * the output projection and the residual, rms_norm, a SwiGLU MLP of 128 and the residual. Prefill: S = 8 causal
+ * tokens at positions 0-7. Decode: one token at position 8, its k and v written by slice_scatter into caches [1, 2,
+ * 9, 16] whose rows 0-7 are the past (inputs), attended whole. Weights normal(0, 1/sqrt(fan_in)). */
+static int32_t lin(par_case *c, int32_t x, const char *w, int64_t out, int64_t in)
+{
+    const int64_t wd[2] = {out, in};
+    int32_t xi[2] = {x, par_case_const(c, w, PAR_DTYPE_F32, 2, wd, su_weight())};
+    return par_case_node(c, "linear", 2, xi, 0, NULL, NULL);
+}
+
+static int32_t norm(par_case *c, int32_t x, const char *w)
+{
+    const int64_t dm[1] = {64};
+    int32_t xi[2] = {x, par_case_const(c, w, PAR_DTYPE_F32, 1, dm, su_uniform(0.5, 1.5))};
+    par_attr a = par_a_ints("normalized_shape", 1, dm);
+    return par_case_node(c, "rms_norm", 2, xi, 1, &a, NULL);
+}
+
+/* [1, S, H * 16] -> [1, H, S, 16] and back */
+static int32_t heads(par_case *c, int32_t x, int64_t S, int64_t H, int split)
+{
+    const int64_t sh[4] = {1, S, H, 16}, fl[3] = {1, S, H * 16}, perm[4] = {0, 2, 1, 3};
+    par_attr ap = par_a_ints("perm", 4, perm), as = par_a_ints("shape", split ? 4 : 3, split ? sh : fl);
+    if (split) x = par_case_node(c, "reshape", 1, &x, 1, &as, NULL);
+    x = par_case_node(c, "permute", 1, &x, 1, &ap, NULL);
+    return split ? x : par_case_node(c, "reshape", 1, &x, 1, &as, NULL);
+}
+
+static void decoder_block(par_sweep *s, int decode)
+{
+    const int64_t S = decode ? 1 : 8, P = 8, xd[3] = {1, S, 64}, cd[4] = {1, 2, P + 1, 16};
+    par_case *c = par_sweep_case(s, "sdpa", "sdpa(x=[1,%lld,64],heads=4/2,graph=decoder_block,step=%s)", (long long)S,
+                                 decode ? "decode" : "prefill");
+    if (!c) return;
+    int32_t x = par_case_input(c, "x", PAR_DTYPE_F32, 3, xd, su_uniform(-1.0, 1.0)), h = norm(c, x, "w_norm1");
+    const int pos0 = decode ? (int)P : 0;
+    int32_t cs = rope_table(c, "cos", 0, S, 16, pos0), sn = rope_table(c, "sin", 1, S, 16, pos0);
+    int32_t q = heads(c, lin(c, h, "w_q", 64, 64), S, 4, 1), k = heads(c, lin(c, h, "w_k", 32, 64), S, 2, 1);
+    int32_t v = heads(c, lin(c, h, "w_v", 32, 64), S, 2, 1);
+    par_attr none = par_a_int("interleaved", 0);
+    int32_t rq[3] = {q, cs, sn}, rk[3] = {k, cs, sn};
+    q = par_case_node(c, "rope", 3, rq, 1, &none, NULL);
+    k = par_case_node(c, "rope", 3, rk, 1, &none, NULL);
+    if (decode) {
+        par_attr at[2] = {par_a_int("dim", 2), par_a_int("start", P)};
+        int32_t ck[2] = {par_case_input(c, "cache_k", PAR_DTYPE_F32, 4, cd, su_uniform(-1.0, 1.0)), k};
+        int32_t cv[2] = {par_case_input(c, "cache_v", PAR_DTYPE_F32, 4, cd, su_uniform(-1.0, 1.0)), v};
+        k = par_case_node(c, "slice_scatter", 2, ck, 2, at, NULL);
+        v = par_case_node(c, "slice_scatter", 2, cv, 2, at, NULL);
+    }
+    par_attr causal = par_a_int("is_causal", !decode);
+    int32_t at[3] = {q, k, v};
+    int32_t r1[2] = {x, lin(c, heads(c, par_case_node(c, "sdpa", 3, at, 1, &causal, NULL), S, 4, 0), "w_o", 64, 64)};
+    int32_t x1 = par_case_node(c, "add", 2, r1, 0, NULL, NULL), h2 = norm(c, x1, "w_norm2");
+    int32_t g = lin(c, h2, "w_gate", 128, 64);
+    int32_t gu[2] = {par_case_node(c, "silu", 1, &g, 0, NULL, NULL), lin(c, h2, "w_up", 128, 64)};
+    int32_t r2[2] = {x1, lin(c, par_case_node(c, "mul", 2, gu, 0, NULL, NULL), "w_down", 64, 128)};
+    par_out_spec o = {"y", 0, 0.0f, 0};
+    par_case_output(c, par_case_node(c, "add", 2, r2, 0, NULL, &o));
+    par_sweep_done(s, c);
+}
+
 static void sweep_sdpa(par_sweep *s)
 {
     /* {B, Hq, Hkv, Sq, Skv, D, Dv}: heads 1:1, GQA 2:1 and 4:1, MQA; prefill, decode (Sq 1), Sq != Skv, Dv != D */
@@ -190,6 +255,8 @@ static void sweep_sdpa(par_sweep *s)
                 sdpa_emit(&gr, p, sh < SQ && (!dec || sh == 1 || sh == 2));
             }
     grid_free(&gr);
+    decoder_block(s, 0);
+    decoder_block(s, 1);
 }
 
 /* ---------------------------------------------------------------------------------------------------------------
