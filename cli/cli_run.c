@@ -321,53 +321,61 @@ static char *join_args(int argc, char **argv, const char *exe)
     return s;
 }
 
-int par_cmd_run(int argc, char **argv, const char *exe)
-{
-    par_selection sel = {0};
-    char shapes[2048] = "";
-    par_run_config cfg = {0};
+/* What 'parity run' was asked: the selection, the run's configuration, the backends, the outputs. */
+typedef struct run_args {
+    par_selection sel;
+    char shapes[2048];
+    par_run_config cfg;
     char *plugins[PAR_MAX_PLUGINS];
-    int32_t n_plugins = 0;
-    const char *blist = NULL, *out_dir = "out", *junit = NULL, *html = NULL, *baseline = NULL;
-    int localize = 0;
-    int32_t max_failures = 20;
-    int64_t mem_limit = -1;
-    cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
-    cfg.jobs = 1;
-    cfg.progress = 1;
+    int32_t n_plugins;
+    const char *blist, *out_dir, *junit, *html, *baseline;
+    int localize;
+    int32_t max_failures;
+    int64_t mem_limit;
+} run_args;
+
+/* The options and operands into a; -1 to go on, else the exit code (a usage error, or 0 after --help). */
+static int run_parse(int argc, char **argv, run_args *a)
+{
+    a->out_dir = "out";
+    a->max_failures = 20;
+    a->mem_limit = -1;
+    a->cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
+    a->cfg.jobs = 1;
+    a->cfg.progress = 1;
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "b:o:k:j:h", run_opts, NULL)) != -1) {
         switch (c) {
-        case 'b': blist = optarg; break;
-        case 'o': sel.ops = optarg; break;
-        case 'k': sel.id_regex = optarg; break;
+        case 'b': a->blist = optarg; break;
+        case 'o': a->sel.ops = optarg; break;
+        case 'k': a->sel.id_regex = optarg; break;
         case 'j':
-            if (parse_int("-j", optarg, 1, 256, &cfg.jobs) < 0) return PAR_EXIT_USAGE;
+            if (parse_int("-j", optarg, 1, 256, &a->cfg.jobs) < 0) return PAR_EXIT_USAGE;
             break;
-        case OPT_SUITE: sel.suite = optarg; break;
-        case OPT_CASE: sel.case_id = optarg; break;
+        case OPT_SUITE: a->sel.suite = optarg; break;
+        case OPT_CASE: a->sel.case_id = optarg; break;
         case OPT_SHAPE:
-            if (add_shape(shapes, sizeof shapes, optarg) < 0) return PAR_EXIT_USAGE;
-            sel.input_shapes = shapes;
+            if (add_shape(a->shapes, sizeof a->shapes, optarg) < 0) return PAR_EXIT_USAGE;
+            a->sel.input_shapes = a->shapes;
             break;
         case OPT_SEED:
-            if (parse_u64("--seed", optarg, &sel.seed) < 0) return PAR_EXIT_USAGE;
-            if (!sel.seed) {
+            if (parse_u64("--seed", optarg, &a->sel.seed) < 0) return PAR_EXIT_USAGE;
+            if (!a->sel.seed) {
                 fprintf(stderr, "parity: --seed: must be >= 1\n");
                 return PAR_EXIT_USAGE;
             }
             break;
         case OPT_REPEAT:
-            if (parse_int("--repeat", optarg, 1, 100000, &cfg.exec.repeat) < 0) return PAR_EXIT_USAGE;
+            if (parse_int("--repeat", optarg, 1, 100000, &a->cfg.exec.repeat) < 0) return PAR_EXIT_USAGE;
             break;
         case OPT_WARMUP:
-            if (parse_int("--warmup", optarg, 0, 100000, &cfg.exec.warmup) < 0) return PAR_EXIT_USAGE;
+            if (parse_int("--warmup", optarg, 0, 100000, &a->cfg.exec.warmup) < 0) return PAR_EXIT_USAGE;
             break;
         case OPT_TIMEOUT: {
             char *end;
-            cfg.exec.timeout_s = strtod(optarg, &end);
-            if (*end || !(cfg.exec.timeout_s > 0) || cfg.exec.timeout_s > 86400) {
+            a->cfg.exec.timeout_s = strtod(optarg, &end);
+            if (*end || !(a->cfg.exec.timeout_s > 0) || a->cfg.exec.timeout_s > 86400) {
                 fprintf(stderr, "parity: --timeout: '%s' is not a number of seconds in (0, 86400]\n", optarg);
                 return PAR_EXIT_USAGE;
             }
@@ -380,50 +388,126 @@ int par_cmd_run(int argc, char **argv, const char *exe)
                 fprintf(stderr, "parity: --shard: '%s' is not K/N with 1 <= K <= N\n", optarg);
                 return PAR_EXIT_USAGE;
             }
-            sel.shard_k = k;
-            sel.shard_n = n;
+            a->sel.shard_k = k;
+            a->sel.shard_n = n;
             break;
         }
-        case OPT_OUT: out_dir = optarg; break;
-        case OPT_JUNIT: junit = optarg; break;
-        case OPT_HTML: html = optarg; break;
-        case OPT_BASELINE: baseline = optarg; break;
-        case OPT_LOCALIZE: localize = 1; break;
+        case OPT_OUT: a->out_dir = optarg; break;
+        case OPT_JUNIT: a->junit = optarg; break;
+        case OPT_HTML: a->html = optarg; break;
+        case OPT_BASELINE: a->baseline = optarg; break;
+        case OPT_LOCALIZE: a->localize = 1; break;
         case OPT_ROUNDS:
-            if (parse_int("--rounds", optarg, 1, 64, &cfg.rounds) < 0) return PAR_EXIT_USAGE;
+            if (parse_int("--rounds", optarg, 1, 64, &a->cfg.rounds) < 0) return PAR_EXIT_USAGE;
             break;
         case OPT_MEM_LIMIT:
-            if (parse_size("--mem-limit", optarg, &mem_limit) < 0) return PAR_EXIT_USAGE;
+            if (parse_size("--mem-limit", optarg, &a->mem_limit) < 0) return PAR_EXIT_USAGE;
             break;
         case OPT_PLUGIN:
-            if (n_plugins == PAR_MAX_PLUGINS) {
+            if (a->n_plugins == PAR_MAX_PLUGINS) {
                 fprintf(stderr, "parity: more than %d plugins\n", PAR_MAX_PLUGINS);
                 return PAR_EXIT_USAGE;
             }
-            plugins[n_plugins++] = optarg;
+            a->plugins[a->n_plugins++] = optarg;
             break;
-        case OPT_NO_ISOLATE: cfg.exec.isolate = 0; break;
-        case OPT_NO_PROGRESS: cfg.progress = 0; break;
+        case OPT_NO_ISOLATE: a->cfg.exec.isolate = 0; break;
+        case OPT_NO_PROGRESS: a->cfg.progress = 0; break;
         case OPT_MAX_FAIL:
-            if (parse_int("--max-failures", optarg, 0, 1000000, &max_failures) < 0) return PAR_EXIT_USAGE;
+            if (parse_int("--max-failures", optarg, 0, 1000000, &a->max_failures) < 0) return PAR_EXIT_USAGE;
             break;
         case 'h': run_usage(stdout); return PAR_EXIT_OK;
         default: run_usage(stderr); return PAR_EXIT_USAGE;
         }
     }
-    sel.n_paths = argc - optind;
-    sel.paths = argv + optind;
-    if (!sel.n_paths && !sel.suite && !sel.case_id) sel.suite = "default";
+    a->sel.n_paths = argc - optind;
+    a->sel.paths = argv + optind;
+    if (!a->sel.n_paths && !a->sel.suite && !a->sel.case_id) a->sel.suite = "default";
     /* the output folder is made (and must be writable) before anything runs: a bad --out is a usage error now,
      * not an internal one after the whole selection ran */
-    if (par_mkdir_p(out_dir) != 0 || access(out_dir, W_OK) != 0) {
-        fprintf(stderr, "parity: --out %s: cannot write there: %s\n", out_dir, strerror(errno));
+    if (par_mkdir_p(a->out_dir) != 0 || access(a->out_dir, W_OK) != 0) {
+        fprintf(stderr, "parity: --out %s: cannot write there: %s\n", a->out_dir, strerror(errno));
         return PAR_EXIT_USAGE;
     }
+    return -1;
+}
+
+/* The summary, report.json and what --junit, --html and --baseline ask for, after the run; rc as the run left it,
+ * changed by the report and the baseline's gate. */
+static int run_report(run_args *a, par_case_set *set, par_backends *bs, par_run_result *res, const char *cmdline,
+                      const char *exe, par_report_doc *base, int color, int rc)
+{
+    par_report_case *rcases = calloc((size_t)(set->n ? set->n : 1), sizeof *rcases);
+    if (!rcases) {
+        rc = PAR_EXIT_INTERNAL;
+    } else {
+        for (int32_t i = 0; i < set->n; i++) {
+            snprintf(rcases[i].id, sizeof rcases[i].id, "%s", set->cases[i].id);
+            snprintf(rcases[i].origin, sizeof rcases[i].origin, "%s", set->cases[i].origin);
+            snprintf(rcases[i].ops, sizeof rcases[i].ops, "%s", set->cases[i].ops);
+            rcases[i].index = set->cases[i].index;
+            for (int32_t b = 0; b < bs->n && !rcases[i].dtype[0]; b++) {
+                const par_result *r = &res->results[(size_t)i * (size_t)bs->n + (size_t)b];
+                if (r->done) snprintf(rcases[i].dtype, sizeof rcases[i].dtype, "%s", r->case_dtype);
+            }
+        }
+        par_report rep = {.command_line = cmdline ? cmdline : "parity run",
+                          .seed = set->seed,
+                          .repeat = a->cfg.exec.repeat,
+                          .rounds = a->cfg.rounds > 1 ? a->cfg.rounds : 1,
+                          .warmup = a->cfg.exec.warmup,
+                          .jobs = res->jobs,
+                          .timeout_s = a->cfg.exec.timeout_s,
+                          .wall_s = res->wall_s,
+                          .parity_exe = exe,
+                          .n_backends = bs->n,
+                          .backends = bs->inst,
+                          .n_cases = set->n,
+                          .cases = rcases,
+                          .results = res->results,
+                          .interrupted = res->interrupted_by != 0,
+                          .sel = {.suite = a->sel.suite,
+                                  .n_paths = a->sel.n_paths,
+                                  .paths = (const char *const *)a->sel.paths,
+                                  .case_id = a->sel.case_id,
+                                  .ops = a->sel.ops,
+                                  .filter = a->sel.id_regex,
+                                  .shard_k = a->sel.shard_k,
+                                  .shard_n = a->sel.shard_n}};
+        par_summary_print(stdout, &rep, color, a->max_failures);
+        if (a->out_dir) {
+            char path[4096];
+            par_msg wm = {{0}};
+            snprintf(path, sizeof path, "%s/report.json", a->out_dir);
+            if (par_mkdir_p(a->out_dir) != 0 || par_report_write_json(&rep, path, &wm) != PAR_OK) {
+                fprintf(stderr, "parity: cannot write the report %s: %s\n", path,
+                        wm.text[0] ? wm.text : strerror(errno));
+                if (!res->interrupted_by) rc = PAR_EXIT_INTERNAL;
+            } else {
+                printf("report: %s%s\n", path, res->interrupted_by ? " (interrupted: partial)" : "");
+                int gate_ok = 0;
+                int rrc = par_cli_after_run(path, a->junit, a->html, base, set, &a->cfg, color, &gate_ok);
+                /* with --baseline the diff's gate decides: failures BASE has too are known, not new */
+                if (gate_ok && rc == PAR_EXIT_FAIL && !res->interrupted_by) rc = PAR_EXIT_OK;
+                if (rrc && rc == PAR_EXIT_OK) rc = rrc;
+            }
+        }
+        if (res->interrupted_by)
+            fprintf(stderr, "parity: interrupted by %s; the report holds the records that finished\n",
+                    res->interrupted_by == SIGINT ? "SIGINT" : "SIGTERM");
+        free(rcases);
+    }
+    return rc;
+}
+
+int par_cmd_run(int argc, char **argv, const char *exe)
+{
+    run_args a = {0};
+    int rc = run_parse(argc, argv, &a);
+    if (rc >= 0) return rc;
 
     par_backends *bs = calloc(1, sizeof *bs);
     if (!bs) return PAR_EXIT_INTERNAL;
-    int rc = par_cli_backends(bs, n_plugins, plugins, blist, cfg.exec.timeout_s);
+    rc = par_cli_backends(bs, a.n_plugins, a.plugins, a.blist, a.cfg.exec.timeout_s);
     if (rc) {
         free(bs);
         return rc;
@@ -436,113 +520,52 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     }
     par_case_set set;
     par_msg msg = {{0}};
-    cfg.backends = bs->inst;
-    cfg.n_backends = bs->n;
+    a.cfg.backends = bs->inst;
+    a.cfg.n_backends = bs->n;
     /* the fork servers start now, before any case is loaded: the backend children they fork hold no case data */
-    if (par_run_servers_start(&cfg, &msg) != 0) {
+    if (par_run_servers_start(&a.cfg, &msg) != 0) {
         fprintf(stderr, "parity: %s\n", msg.text);
         free(bs);
         return PAR_EXIT_INTERNAL;
     }
-    rc = par_select_cases(&sel, &set, &msg);
+    rc = par_select_cases(&a.sel, &set, &msg);
     if (rc) {
         fprintf(stderr, "parity: %s\n", msg.text);
-        par_run_servers_stop(&cfg);
+        par_run_servers_stop(&a.cfg);
         free(bs);
         return rc;
     }
     if (set.n == 0) {
         fprintf(stderr, "parity: no case matches the selection\n");
         par_case_set_free(&set);
-        par_run_servers_stop(&cfg);
+        par_run_servers_stop(&a.cfg);
         free(bs);
         return PAR_EXIT_USAGE;
     }
     /* the baseline is read before anything runs: a path that does not hold a report stops the command here */
     par_report_doc *base = NULL;
-    if (baseline) {
+    if (a.baseline) {
         par_msg bm = {{0}};
-        if (par_report_read(baseline, &base, &bm) != PAR_OK) {
+        if (par_report_read(a.baseline, &base, &bm) != PAR_OK) {
             fprintf(stderr, "parity: --baseline: %s\n", bm.text);
             par_case_set_free(&set);
-            par_run_servers_stop(&cfg);
+            par_run_servers_stop(&a.cfg);
             free(bs);
             return PAR_EXIT_USAGE;
         }
     }
-    cfg.exec.mem_limit = mem_limit >= 0 ? mem_limit : default_mem_limit(cfg.jobs);
+    a.cfg.exec.mem_limit = a.mem_limit >= 0 ? a.mem_limit : default_mem_limit(a.cfg.jobs);
     int color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
     char *cmdline = join_args(argc - 1, argv + 1, "parity run");
     par_run_result res;
-    rc = par_run_cases(&set, &cfg, &res);
-    if (res.results && localize && !res.interrupted_by) {
-        par_run_servers_stop(&cfg); /* the localizer forks its own backend children */
-        par_localize_failures(&set, &cfg, res.results, 16);
+    rc = par_run_cases(&set, &a.cfg, &res);
+    if (res.results && a.localize && !res.interrupted_by) {
+        par_run_servers_stop(&a.cfg); /* the localizer forks its own backend children */
+        par_localize_failures(&set, &a.cfg, res.results, 16);
     }
-    if (res.results) {
-        par_report_case *rcases = calloc((size_t)(set.n ? set.n : 1), sizeof *rcases);
-        if (!rcases) {
-            rc = PAR_EXIT_INTERNAL;
-        } else {
-            for (int32_t i = 0; i < set.n; i++) {
-                snprintf(rcases[i].id, sizeof rcases[i].id, "%s", set.cases[i].id);
-                snprintf(rcases[i].origin, sizeof rcases[i].origin, "%s", set.cases[i].origin);
-                snprintf(rcases[i].ops, sizeof rcases[i].ops, "%s", set.cases[i].ops);
-                rcases[i].index = set.cases[i].index;
-                for (int32_t b = 0; b < bs->n && !rcases[i].dtype[0]; b++) {
-                    const par_result *r = &res.results[(size_t)i * (size_t)bs->n + (size_t)b];
-                    if (r->done) snprintf(rcases[i].dtype, sizeof rcases[i].dtype, "%s", r->case_dtype);
-                }
-            }
-            par_report rep = {.command_line = cmdline ? cmdline : "parity run",
-                              .seed = set.seed,
-                              .repeat = cfg.exec.repeat,
-                              .rounds = cfg.rounds > 1 ? cfg.rounds : 1,
-                              .warmup = cfg.exec.warmup,
-                              .jobs = res.jobs,
-                              .timeout_s = cfg.exec.timeout_s,
-                              .wall_s = res.wall_s,
-                              .parity_exe = exe,
-                              .n_backends = bs->n,
-                              .backends = bs->inst,
-                              .n_cases = set.n,
-                              .cases = rcases,
-                              .results = res.results,
-                              .interrupted = res.interrupted_by != 0,
-                              .sel = {.suite = sel.suite,
-                                      .n_paths = sel.n_paths,
-                                      .paths = (const char *const *)sel.paths,
-                                      .case_id = sel.case_id,
-                                      .ops = sel.ops,
-                                      .filter = sel.id_regex,
-                                      .shard_k = sel.shard_k,
-                                      .shard_n = sel.shard_n}};
-            par_summary_print(stdout, &rep, color, max_failures);
-            if (out_dir) {
-                char path[4096];
-                par_msg wm = {{0}};
-                snprintf(path, sizeof path, "%s/report.json", out_dir);
-                if (par_mkdir_p(out_dir) != 0 || par_report_write_json(&rep, path, &wm) != PAR_OK) {
-                    fprintf(stderr, "parity: cannot write the report %s: %s\n", path,
-                            wm.text[0] ? wm.text : strerror(errno));
-                    if (!res.interrupted_by) rc = PAR_EXIT_INTERNAL;
-                } else {
-                    printf("report: %s%s\n", path, res.interrupted_by ? " (interrupted: partial)" : "");
-                    int gate_ok = 0;
-                    int rrc = par_cli_after_run(path, junit, html, base, &set, &cfg, color, &gate_ok);
-                    /* with --baseline the diff's gate decides: failures BASE has too are known, not new */
-                    if (gate_ok && rc == PAR_EXIT_FAIL && !res.interrupted_by) rc = PAR_EXIT_OK;
-                    if (rrc && rc == PAR_EXIT_OK) rc = rrc;
-                }
-            }
-            if (res.interrupted_by)
-                fprintf(stderr, "parity: interrupted by %s; the report holds the records that finished\n",
-                        res.interrupted_by == SIGINT ? "SIGINT" : "SIGTERM");
-            free(rcases);
-        }
-    }
+    if (res.results) rc = run_report(&a, &set, bs, &res, cmdline, exe, base, color, rc);
     fflush(stdout);
-    par_run_servers_stop(&cfg);
+    par_run_servers_stop(&a.cfg);
     par_run_result_free(&res);
     free(cmdline);
     par_report_doc_free(base);
