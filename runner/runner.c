@@ -393,6 +393,80 @@ static void kill_workers(wstate *ws, int32_t jobs)
         if (ws[w].pid > 0) kill(ws[w].pid, SIGKILL);
 }
 
+/* One worker process per job, each writing its records to a pipe of its own (ws[w].fd, non-blocking); a worker
+ * that cannot be started is an internal error and the ones before it run on. */
+static void start_workers(wstate *ws, wire_rec *bufs, int32_t jobs, const par_case_set *set,
+                          const par_run_config *cfg, collect *cl)
+{
+    const int32_t nb = cfg->n_backends;
+    pid_t parent = getpid();
+    for (int32_t w = 0; w < jobs; w++) {
+        int p[2];
+        ws[w].fd = -1;
+        ws[w].buf = &bufs[w];
+        if (pipe2(p, O_CLOEXEC) != 0) {
+            fprintf(stderr, "parity: cannot create a pipe for worker %d\n", (int)w);
+            cl->internal = 1;
+            break;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(p[0]);
+            for (int32_t k = 0; k < w; k++) close(ws[k].fd);
+            prctl(PR_SET_PDEATHSIG, SIGKILL); /* workers die with the parent */
+            if (getppid() != parent) _exit(3);
+            signal(SIGINT, SIG_DFL);
+            signal(SIGTERM, SIG_DFL);
+            /* a worker talks only to its own fork servers */
+            for (int32_t k = 0; cfg->servers && k < cfg->max_workers * nb; k++)
+                if (k / nb != w) par_exec_server_forget(cfg->servers[k]);
+            run_ctx rc = {.set = set, .cfg = cfg, .worker = w, .n_workers = jobs, .fd = p[1]};
+            worker_main(&rc);
+            fflush(stdout);
+            _exit(rc.internal ? 4 : 0);
+        }
+        close(p[1]);
+        if (pid < 0) {
+            fprintf(stderr, "parity: fork failed for worker %d\n", (int)w);
+            close(p[0]);
+            cl->internal = 1;
+            break;
+        }
+        ws[w].pid = pid;
+        ws[w].fd = p[0];
+        ws[w].last = par_now_s();
+        fcntl(p[0], F_SETFL, O_NONBLOCK);
+    }
+}
+
+/* Waits for every worker; the records of a worker killed here (ws[w].why) or dead say so. */
+static void reap_workers(wstate *ws, int32_t jobs, int32_t nb, par_run_result *out, size_t n_rec, collect *cl)
+{
+    for (int32_t w = 0; w < jobs; w++) {
+        if (ws[w].pid <= 0) continue;
+        int status;
+        while (waitpid(ws[w].pid, &status, 0) < 0 && errno == EINTR) {}
+        if (got_signal) continue;
+        for (size_t i = 0; ws[w].why[0] && i < n_rec; i++) /* its share: case c goes to worker c mod jobs */
+            if ((int32_t)((i / (size_t)nb) % (size_t)jobs) == w && !out->results[i].done) {
+                out->results[i].done = 1;
+                out->results[i].verdict = PAR_V_ERROR;
+                snprintf(out->results[i].reason, sizeof out->results[i].reason, "%s", ws[w].why);
+                cl->internal = 1;
+            }
+        if (ws[w].why[0]) { /* killed here: its records say why */
+        } else if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
+            cl->internal = 1; /* a reference or harness failure, already in its records */
+        } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "parity: internal error: worker %d died (%s %d)\n", (int)w,
+                    WIFSIGNALED(status) ? "signal" : "status",
+                    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+            cl->internal = 1;
+        }
+        if (ws[w].fd >= 0) close(ws[w].fd);
+    }
+}
+
 int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_result *out)
 {
     int32_t nb = cfg->n_backends;
@@ -442,44 +516,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             return 3;
         }
         (void)par_refcache_dir(); /* its one warning, if the cache folder is unusable, printed once, before the fork */
-        pid_t parent = getpid();
-        for (int32_t w = 0; w < jobs; w++) {
-            int p[2];
-            ws[w].fd = -1;
-            ws[w].buf = &bufs[w];
-            if (pipe2(p, O_CLOEXEC) != 0) {
-                fprintf(stderr, "parity: cannot create a pipe for worker %d\n", (int)w);
-                cl.internal = 1;
-                break;
-            }
-            pid_t pid = fork();
-            if (pid == 0) {
-                close(p[0]);
-                for (int32_t k = 0; k < w; k++) close(ws[k].fd);
-                prctl(PR_SET_PDEATHSIG, SIGKILL); /* workers die with the parent */
-                if (getppid() != parent) _exit(3);
-                signal(SIGINT, SIG_DFL);
-                signal(SIGTERM, SIG_DFL);
-                /* a worker talks only to its own fork servers */
-                for (int32_t k = 0; cfg->servers && k < cfg->max_workers * nb; k++)
-                    if (k / nb != w) par_exec_server_forget(cfg->servers[k]);
-                run_ctx rc = {.set = set, .cfg = cfg, .worker = w, .n_workers = jobs, .fd = p[1]};
-                worker_main(&rc);
-                fflush(stdout);
-                _exit(rc.internal ? 4 : 0);
-            }
-            close(p[1]);
-            if (pid < 0) {
-                fprintf(stderr, "parity: fork failed for worker %d\n", (int)w);
-                close(p[0]);
-                cl.internal = 1;
-                break;
-            }
-            ws[w].pid = pid;
-            ws[w].fd = p[0];
-            ws[w].last = par_now_s();
-            fcntl(p[0], F_SETFL, O_NONBLOCK);
-        }
+        start_workers(ws, bufs, jobs, set, cfg, &cl);
         /* Only the workers talk to the servers: a server whose worker dies then sees its socket hang up and ends
          * the job's child. */
         for (int32_t k = 0; cfg->servers && !cfg->keep_servers && k < cfg->max_workers * nb; k++)
@@ -522,29 +559,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             }
         }
         if (got_signal) kill_workers(ws, jobs);
-        for (int32_t w = 0; w < jobs; w++) {
-            if (ws[w].pid <= 0) continue;
-            int status;
-            while (waitpid(ws[w].pid, &status, 0) < 0 && errno == EINTR) {}
-            if (got_signal) continue;
-            for (size_t i = 0; ws[w].why[0] && i < n_rec; i++) /* its share: case c goes to worker c mod jobs */
-                if ((int32_t)((i / (size_t)nb) % (size_t)jobs) == w && !out->results[i].done) {
-                    out->results[i].done = 1;
-                    out->results[i].verdict = PAR_V_ERROR;
-                    snprintf(out->results[i].reason, sizeof out->results[i].reason, "%s", ws[w].why);
-                    cl.internal = 1;
-                }
-            if (ws[w].why[0]) { /* killed here: its records say why */
-            } else if (WIFEXITED(status) && WEXITSTATUS(status) == 4) {
-                cl.internal = 1; /* a reference or harness failure, already in its records */
-            } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                fprintf(stderr, "parity: internal error: worker %d died (%s %d)\n", (int)w,
-                        WIFSIGNALED(status) ? "signal" : "status",
-                        WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-                cl.internal = 1;
-            }
-            if (ws[w].fd >= 0) close(ws[w].fd);
-        }
+        reap_workers(ws, jobs, nb, out, n_rec, &cl);
         free(pf);
         free(ws);
         free(bufs);
