@@ -178,6 +178,141 @@ static int merge(int n, char **dirs, const char *out_dir)
     return rc;
 }
 
+/* What parity fuzz keeps of its options beside the campaign's and the run's. */
+typedef struct fuzz_cli {
+    char *plugins[PAR_MAX_PLUGINS];
+    int32_t n_plugins;
+    const char *blist;
+    int do_merge, have_time;
+} fuzz_cli;
+
+/* One option (getopt_long's c, optarg) into o, cfg or f: -1 to go on, else the exit code (a usage error, or 0 after
+ * --help). */
+static int fuzz_option(int c, par_campaign_opts *o, par_run_config *cfg, fuzz_cli *f)
+{
+    int64_t v;
+    par_msg msg = {{0}};
+    switch (c) {
+    case 'b': f->blist = optarg; break;
+    case 'j':
+        if (parse_i64("-j", optarg, 1, 256, &v) < 0) return PAR_EXIT_USAGE;
+        cfg->jobs = (int32_t)v;
+        break;
+    case OPT_PLUGIN:
+        if (f->n_plugins == PAR_MAX_PLUGINS) {
+            fprintf(stderr, "parity fuzz: --plugin: more than %d plugins\n", PAR_MAX_PLUGINS);
+            return PAR_EXIT_USAGE;
+        }
+        f->plugins[f->n_plugins++] = optarg;
+        break;
+    case OPT_TIME:
+        if (parse_real("--time", optarg, 0, 1e7, 1, &o->time_s) < 0) return PAR_EXIT_USAGE;
+        f->have_time = 1;
+        break;
+    case OPT_COUNT:
+        if (parse_i64("--count", optarg, 1, INT64_C(1) << 50, &o->count) < 0) return PAR_EXIT_USAGE;
+        break;
+    case OPT_SEED:
+        if (optarg[0] == '-') return bad("--seed", optarg, "is not a non-negative integer"), PAR_EXIT_USAGE;
+        {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 10);
+            if (!optarg[0] || *end || errno) return bad("--seed", optarg, "is not an integer"), PAR_EXIT_USAGE;
+            if (s == 0) return bad("--seed", optarg, "must be >= 1"), PAR_EXIT_USAGE;
+            o->seed = s;
+        }
+        break;
+    case OPT_MAX_NODES:
+        if (parse_i64("--max-nodes", optarg, 1, 64, &v) < 0) return PAR_EXIT_USAGE;
+        o->gen.max_nodes = (int32_t)v;
+        break;
+    case OPT_MAX_ELEMS:
+        if (parse_i64("--max-elems", optarg, 1, INT64_C(1) << 24, &o->gen.max_elems) < 0) return PAR_EXIT_USAGE;
+        break;
+    case OPT_WEIGHTS:
+        if (par_fuzz_weights_parse(&o->gen, optarg, &msg) != PAR_OK) {
+            fprintf(stderr, "parity fuzz: --weights: %s\n", msg.text);
+            return PAR_EXIT_USAGE;
+        }
+        o->weights = optarg;
+        break;
+    case OPT_HAZARD:
+        if (parse_real("--hazard-share", optarg, 0, 1, 0, &o->gen.hazard_share) < 0) return PAR_EXIT_USAGE;
+        break;
+    case OPT_QUANT:
+        if (parse_real("--quant-share", optarg, 0, 1, 0, &o->gen.quant_share) < 0) return PAR_EXIT_USAGE;
+        break;
+    case OPT_SHARD: {
+        int k = 0, n = 0;
+        char tail;
+        if (sscanf(optarg, "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n)
+            return bad("--shard", optarg, "is not K/N with 1 <= K <= N"), PAR_EXIT_USAGE;
+        o->shard_k = k;
+        o->shard_n = n;
+        break;
+    }
+    case OPT_OUT:
+        if (!optarg[0]) return bad("--out", optarg, "is empty"), PAR_EXIT_USAGE;
+        o->out_dir = optarg;
+        break;
+    case OPT_NO_REDUCE: o->reduce = 0; break;
+    case OPT_REDUCE_TIME:
+        if (parse_real("--reduce-time", optarg, 0, 86400, 1, &o->reduce_time_s) < 0) return PAR_EXIT_USAGE;
+        break;
+    case OPT_TIMEOUT:
+        if (parse_real("--timeout", optarg, 0, 86400, 1, &cfg->exec.timeout_s) < 0) return PAR_EXIT_USAGE;
+        break;
+    case OPT_REPEAT:
+        if (parse_i64("--repeat", optarg, 1, 1000, &v) < 0) return PAR_EXIT_USAGE;
+        cfg->exec.repeat = (int32_t)v;
+        break;
+    case OPT_WARMUP:
+        if (parse_i64("--warmup", optarg, 0, 1000, &v) < 0) return PAR_EXIT_USAGE;
+        cfg->exec.warmup = (int32_t)v;
+        break;
+    case OPT_BATCH:
+        if (parse_i64("--batch", optarg, 1, 4096, &v) < 0) return PAR_EXIT_USAGE;
+        o->batch = (int32_t)v;
+        break;
+    case OPT_NO_PROGRESS: o->progress = 0; break;
+    case OPT_MERGE: f->do_merge = 1; break;
+    case 'h': fuzz_usage(stdout); return PAR_EXIT_OK;
+    default: fuzz_usage(stderr); return PAR_EXIT_USAGE;
+    }
+    return -1;
+}
+
+/* The campaign's figures, and per backend what it ran: a graph UNSUPPORTED on a backend tested nothing there. */
+static void print_stats(const par_campaign_stats *st, const par_backends *bs, const char *out_dir)
+{
+    int64_t n_sig = st->signatures;
+    printf("fuzz: %lld graphs in %.1f s (%.0f graphs/s) on %d backend%s: %lld finding%s in %lld signature%s\n",
+           (long long)st->graphs, st->wall_s, st->graphs_per_s, (int)bs->n, bs->n == 1 ? "" : "s",
+           (long long)st->findings, st->findings == 1 ? "" : "s", (long long)n_sig, n_sig == 1 ? "" : "s");
+    /* what each backend actually ran: a graph UNSUPPORTED on a backend tested nothing there */
+    for (int32_t b = 0; b < bs->n && b < PAR_CAMPAIGN_MAX_BACKENDS; b++) {
+        const int64_t *vb = st->by_backend[b];
+        int64_t unsup = vb[PAR_V_UNSUPPORTED], all = 0;
+        for (int k = 0; k < PAR_V_COUNT; k++) all += vb[k];
+        int64_t ran = all - unsup, failing = ran - vb[PAR_V_PASS];
+        printf("  %s: %lld graph%s ran (%lld passed, %lld not passing), %lld unsupported\n", bs->inst[b].label,
+               (long long)ran, ran == 1 ? "" : "s", (long long)vb[PAR_V_PASS], (long long)failing, (long long)unsup);
+        if (all > 0 && unsup * 2 > all)
+            printf("parity fuzz: warning: %lld of %lld graphs (%.0f%%) were UNSUPPORTED on %s, which tested nothing "
+                   "there; aim the generator at the ops it runs, e.g. --weights 'conv2d=1,add=1,*=0' ('parity "
+                   "coverage -b %s' lists what it claims)\n",
+                   (long long)unsup, (long long)all, 100.0 * (double)unsup / (double)all, bs->inst[b].label,
+                   bs->inst[b].label);
+    }
+    if (st->report_path[0])
+        printf("report: %s%s; findings: %s/findings/index.json\n", st->report_path,
+               st->interrupted_by ? " (interrupted: partial)" : "", out_dir);
+    if (st->interrupted_by)
+        fprintf(stderr, "parity fuzz: interrupted by %s; the report and every finding so far are kept\n",
+                st->interrupted_by == SIGINT ? "SIGINT" : "SIGTERM");
+}
+
 int par_cmd_fuzz(int argc, char **argv, const char *exe)
 {
     par_campaign_opts o;
@@ -192,105 +327,14 @@ int par_cmd_fuzz(int argc, char **argv, const char *exe)
     par_run_config cfg = {0};
     cfg.exec = (par_exec_opts){.warmup = 0, .repeat = 2, .timeout_s = 20, .isolate = 1};
     cfg.jobs = 1;
-    char *plugins[PAR_MAX_PLUGINS];
-    int32_t n_plugins = 0;
-    const char *blist = NULL;
-    int do_merge = 0, have_time = 0;
-    int64_t v;
-    par_msg msg = {{0}};
+    fuzz_cli f = {.n_plugins = 0};
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "b:j:h", fuzz_opts, NULL)) != -1) {
-        switch (c) {
-        case 'b': blist = optarg; break;
-        case 'j':
-            if (parse_i64("-j", optarg, 1, 256, &v) < 0) return PAR_EXIT_USAGE;
-            cfg.jobs = (int32_t)v;
-            break;
-        case OPT_PLUGIN:
-            if (n_plugins == PAR_MAX_PLUGINS) {
-                fprintf(stderr, "parity fuzz: --plugin: more than %d plugins\n", PAR_MAX_PLUGINS);
-                return PAR_EXIT_USAGE;
-            }
-            plugins[n_plugins++] = optarg;
-            break;
-        case OPT_TIME:
-            if (parse_real("--time", optarg, 0, 1e7, 1, &o.time_s) < 0) return PAR_EXIT_USAGE;
-            have_time = 1;
-            break;
-        case OPT_COUNT:
-            if (parse_i64("--count", optarg, 1, INT64_C(1) << 50, &o.count) < 0) return PAR_EXIT_USAGE;
-            break;
-        case OPT_SEED:
-            if (optarg[0] == '-') return bad("--seed", optarg, "is not a non-negative integer"), PAR_EXIT_USAGE;
-            {
-                char *end;
-                errno = 0;
-                unsigned long long s = strtoull(optarg, &end, 10);
-                if (!optarg[0] || *end || errno) return bad("--seed", optarg, "is not an integer"), PAR_EXIT_USAGE;
-                if (s == 0) return bad("--seed", optarg, "must be >= 1"), PAR_EXIT_USAGE;
-                o.seed = s;
-            }
-            break;
-        case OPT_MAX_NODES:
-            if (parse_i64("--max-nodes", optarg, 1, 64, &v) < 0) return PAR_EXIT_USAGE;
-            o.gen.max_nodes = (int32_t)v;
-            break;
-        case OPT_MAX_ELEMS:
-            if (parse_i64("--max-elems", optarg, 1, INT64_C(1) << 24, &o.gen.max_elems) < 0) return PAR_EXIT_USAGE;
-            break;
-        case OPT_WEIGHTS:
-            if (par_fuzz_weights_parse(&o.gen, optarg, &msg) != PAR_OK) {
-                fprintf(stderr, "parity fuzz: --weights: %s\n", msg.text);
-                return PAR_EXIT_USAGE;
-            }
-            o.weights = optarg;
-            break;
-        case OPT_HAZARD:
-            if (parse_real("--hazard-share", optarg, 0, 1, 0, &o.gen.hazard_share) < 0) return PAR_EXIT_USAGE;
-            break;
-        case OPT_QUANT:
-            if (parse_real("--quant-share", optarg, 0, 1, 0, &o.gen.quant_share) < 0) return PAR_EXIT_USAGE;
-            break;
-        case OPT_SHARD: {
-            int k = 0, n = 0;
-            char tail;
-            if (sscanf(optarg, "%d/%d%c", &k, &n, &tail) != 2 || n < 1 || k < 1 || k > n)
-                return bad("--shard", optarg, "is not K/N with 1 <= K <= N"), PAR_EXIT_USAGE;
-            o.shard_k = k;
-            o.shard_n = n;
-            break;
-        }
-        case OPT_OUT:
-            if (!optarg[0]) return bad("--out", optarg, "is empty"), PAR_EXIT_USAGE;
-            o.out_dir = optarg;
-            break;
-        case OPT_NO_REDUCE: o.reduce = 0; break;
-        case OPT_REDUCE_TIME:
-            if (parse_real("--reduce-time", optarg, 0, 86400, 1, &o.reduce_time_s) < 0) return PAR_EXIT_USAGE;
-            break;
-        case OPT_TIMEOUT:
-            if (parse_real("--timeout", optarg, 0, 86400, 1, &cfg.exec.timeout_s) < 0) return PAR_EXIT_USAGE;
-            break;
-        case OPT_REPEAT:
-            if (parse_i64("--repeat", optarg, 1, 1000, &v) < 0) return PAR_EXIT_USAGE;
-            cfg.exec.repeat = (int32_t)v;
-            break;
-        case OPT_WARMUP:
-            if (parse_i64("--warmup", optarg, 0, 1000, &v) < 0) return PAR_EXIT_USAGE;
-            cfg.exec.warmup = (int32_t)v;
-            break;
-        case OPT_BATCH:
-            if (parse_i64("--batch", optarg, 1, 4096, &v) < 0) return PAR_EXIT_USAGE;
-            o.batch = (int32_t)v;
-            break;
-        case OPT_NO_PROGRESS: o.progress = 0; break;
-        case OPT_MERGE: do_merge = 1; break;
-        case 'h': fuzz_usage(stdout); return PAR_EXIT_OK;
-        default: fuzz_usage(stderr); return PAR_EXIT_USAGE;
-        }
+        int rc = fuzz_option(c, &o, &cfg, &f);
+        if (rc >= 0) return rc;
     }
-    if (do_merge) {
+    if (f.do_merge) {
         if (optind >= argc) {
             fprintf(stderr, "parity fuzz: --merge: no campaign folder given (parity fuzz --merge DIR1 DIR2 ... --out "
                             "DIR)\n");
@@ -302,7 +346,7 @@ int par_cmd_fuzz(int argc, char **argv, const char *exe)
         fprintf(stderr, "parity fuzz: unexpected argument '%s' (folders are given only with --merge)\n", argv[optind]);
         return PAR_EXIT_USAGE;
     }
-    if (!have_time && o.count == 0) o.time_s = 60;
+    if (!f.have_time && o.count == 0) o.time_s = 60;
     /* the output folder is the user's input: one that cannot be made is a usage error, before anything runs */
     char fdir[4200];
     snprintf(fdir, sizeof fdir, "%s/findings", o.out_dir);
@@ -313,7 +357,7 @@ int par_cmd_fuzz(int argc, char **argv, const char *exe)
 
     par_backends *bs = calloc(1, sizeof *bs);
     if (!bs) return PAR_EXIT_INTERNAL;
-    int rc = par_cli_backends(bs, n_plugins, plugins, blist, cfg.exec.timeout_s);
+    int rc = par_cli_backends(bs, f.n_plugins, f.plugins, f.blist, cfg.exec.timeout_s);
     if (rc) {
         free(bs);
         return rc;
@@ -336,31 +380,7 @@ int par_cmd_fuzz(int argc, char **argv, const char *exe)
     o.command_line = cmdline;
     par_campaign_stats st;
     rc = par_campaign_run(&o, &cfg, &st);
-    int64_t n_sig = st.signatures;
-    printf("fuzz: %lld graphs in %.1f s (%.0f graphs/s) on %d backend%s: %lld finding%s in %lld signature%s\n",
-           (long long)st.graphs, st.wall_s, st.graphs_per_s, (int)bs->n, bs->n == 1 ? "" : "s", (long long)st.findings,
-           st.findings == 1 ? "" : "s", (long long)n_sig, n_sig == 1 ? "" : "s");
-    /* what each backend actually ran: a graph UNSUPPORTED on a backend tested nothing there */
-    for (int32_t b = 0; b < bs->n && b < PAR_CAMPAIGN_MAX_BACKENDS; b++) {
-        const int64_t *vb = st.by_backend[b];
-        int64_t unsup = vb[PAR_V_UNSUPPORTED], all = 0;
-        for (int k = 0; k < PAR_V_COUNT; k++) all += vb[k];
-        int64_t ran = all - unsup, failing = ran - vb[PAR_V_PASS];
-        printf("  %s: %lld graph%s ran (%lld passed, %lld not passing), %lld unsupported\n", bs->inst[b].label,
-               (long long)ran, ran == 1 ? "" : "s", (long long)vb[PAR_V_PASS], (long long)failing, (long long)unsup);
-        if (all > 0 && unsup * 2 > all)
-            printf("parity fuzz: warning: %lld of %lld graphs (%.0f%%) were UNSUPPORTED on %s, which tested nothing "
-                   "there; aim the generator at the ops it runs, e.g. --weights 'conv2d=1,add=1,*=0' ('parity "
-                   "coverage -b %s' lists what it claims)\n",
-                   (long long)unsup, (long long)all, 100.0 * (double)unsup / (double)all, bs->inst[b].label,
-                   bs->inst[b].label);
-    }
-    if (st.report_path[0])
-        printf("report: %s%s; findings: %s/findings/index.json\n", st.report_path,
-               st.interrupted_by ? " (interrupted: partial)" : "", o.out_dir);
-    if (st.interrupted_by)
-        fprintf(stderr, "parity fuzz: interrupted by %s; the report and every finding so far are kept\n",
-                st.interrupted_by == SIGINT ? "SIGINT" : "SIGTERM");
+    print_stats(&st, bs, o.out_dir);
     fflush(stdout);
     free(cmdline);
     free(bs);
