@@ -1,13 +1,14 @@
 # test_runners.sh - runtimes through a runner process (docs/runners.md, backends/runner/, exec/companion.c), end to
 # end with the runners of tests/runners/: a correct one (relu.py) passes; each misbehaving one costs its own
 # records only: a crash is a CRASH with the runner's signal, a hang a TIMEOUT within --timeout, a flood of the
-# protocol stream an ERROR naming the 1 MiB line bound, a flood of stderr ends in the record's output tail, wrong
-# shapes, garbage and a lie about its time an ERROR saying what was wrong, NaN a FAIL, memory held by the runner
-# counts against --mem-limit; a runner that writes the reference cache or the output folder writes nothing of the
-# harness's (its world is read-only but its home and a /tmp of its own); a runner whose runtime is
-# missing, or that dies before hello, makes its instance unusable (exit 2 with -b, the reason named); after a crash
-# the next case runs on a fresh runner and passes; cpu's records beside them are untouched; no runner process is
-# left running. Needs build/venv/bin/python with numpy (make deps); skipped, never passed, without it.
+# protocol stream an ERROR naming the 1 MiB line bound, 100 MB of well-framed output an ERROR naming the size
+# expected, a flood of stderr ends in the record's output tail, wrong shapes, garbage and a lie about its time an
+# ERROR saying what was wrong, NaN a FAIL, memory held by the runner counts against --mem-limit; a runner that writes
+# the reference cache or the output folder writes nothing of the harness's (its world is read-only but its home and a
+# /tmp of its own); a runner whose runtime is missing, or that dies before hello, makes its instance unusable (exit 2
+# with -b, the reason named); after a crash the next case runs on a fresh runner and passes; cpu's records beside
+# them are untouched; no runner process is left running. Needs build/venv/bin/python with numpy (make deps);
+# skipped, never passed, without it.
 . tests/report/lib.sh
 
 PY=build/venv/bin/python
@@ -69,6 +70,9 @@ sys.exit(0 if x["output_bytes"] >= 100 * 2**20 and x["output_dropped"] > 0 and l
 
 run wrong_shape
 expect wrong_shape ERROR 'shape'
+
+run big_output
+expect big_output ERROR "blob 0's size is not an integer within the 1008 bytes expected"
 
 run garbage
 expect garbage ERROR 'not a JSON object'
@@ -139,7 +143,7 @@ rm -rf "$W"
 
 # nothing left running
 sleep 0.5
-pat='tests/runners/(relu|crash|hang|hog|flood_stdout|flood_stderr|wrong_shape|garbage|nan|liar|crash_second|writer)\.py'
+pat='tests/runners/(relu|crash|hang|hog|flood_stdout|flood_stderr|wrong_shape|big_output|garbage|nan|liar|crash_second|writer)\.py'
 left=$(pgrep -f "$pat" | wc -l)
 [ "$left" = 0 ] && ok || no "$left runner processes left running: $(pgrep -af "$pat" | head -3)"
 finish

@@ -383,6 +383,18 @@ def _resize(ctx, x, *_):
     raise Unsupported(f"Resize: mode={mode}, coordinate_transformation_mode={ct}, nearest_mode={near}")
 
 
+def _arg(fn):
+    """ArgMax / ArgMin (opset 13): torch's give the first of equal elements, so select_last_index=1 takes the first
+    of the reversed axis; the indices are int64, as ONNX's."""
+    def arg(ctx, x):
+        ax = ctx.attrs.get("axis", 0) % max(x.dim(), 1)
+        keep = bool(ctx.attrs.get("keepdims", 1))
+        if ctx.attrs.get("select_last_index", 0):
+            return (x.shape[ax] - 1) - fn(torch.flip(x, [ax]), ax, keep)
+        return fn(x, ax, keep)
+    return arg
+
+
 def _gather(ctx, x, idx):
     ax = ctx.attrs.get("axis", 0) % x.dim()
     idx = idx.long()
@@ -464,6 +476,7 @@ OPS = {
     "ReduceMax": _reduce(lambda x, d, k: torch.amax(x, d, k)),
     "ReduceMin": _reduce(lambda x, d, k: torch.amin(x, d, k)),
     "ReduceProd": _reduce(lambda x, d, k: torch.prod(x, d, k)),
+    "ArgMax": _arg(torch.argmax), "ArgMin": _arg(torch.argmin),
     "Reshape": _reshape, "Slice": _slice, "Pad": _pad, "Clip": _clip, "Resize": _resize, "Gather": _gather,
     "Transpose": lambda ctx, x: x.permute(ctx.attrs.get("perm") or list(reversed(range(x.dim())))),
     "Flatten": lambda ctx, x: _flatten(ctx, x),
