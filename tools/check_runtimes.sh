@@ -2,15 +2,17 @@
 # check_runtimes.sh EXE OUTDIR JOBS RUNTIME - the `make check` step of one runtime under test through its runner
 # (docs/runners.md): the quick suite on its instances, judged like every backend, then the records that did not pass
 # compared with backends/runner/known_RUNTIME.txt (tools/known_findings.py): what the runtime itself computes
-# otherwise than parity's ops (docs/findings.md, "Findings in ONNX Runtime" / "in LiteRT" / "in ncnn" / "in
-# ExecuTorch", each with a script of the runtime's own API under tools/runners/findings/). Every record must PASS,
-# be UNSUPPORTED (skipped), or be a listed finding that still reproduces with its listed verdict; anything else, and
-# a listed finding that no longer reproduces, fails. Where the runtime is not installed (no build/venv, or its
-# package missing): one skip naming why, never a pass.
+# otherwise than parity's ops (docs/findings.md, "Findings in ONNX Runtime" / "in LiteRT" / "in OpenVINO" / "in
+# ncnn" / "in ExecuTorch", each with a script of the runtime's own API under tools/runners/findings/). Every record
+# must PASS, be UNSUPPORTED (skipped), or be a listed finding that still reproduces with its listed verdict; anything
+# else, and a listed finding that no longer reproduces, fails. make check runs ort, litert and ncnn; make nightly
+# (tools/nightly.sh) runs openvino, whose per-case compile is too slow for check; executorch runs on request. Where the
+# runtime is not installed (no build/venv, or its package missing): one skip naming why, never a pass.
 exe=$1 out=$2 jobs=$3 rt=$4 opts=
 case $rt in
 ort) backends='ort,ort[opt=0]' ;;
 litert) backends='litert,litert[delegate=none]' ;;
+openvino) backends='openvino' ;; # its CPU plugin compiles each case's model: about 190 s, make nightly's
 ncnn) backends='ncnn' ;; # its CPU path in f32 (8 s); ncnn[vulkan=1] takes 213 s on lavapipe: docs/runners.md
 executorch) backends='executorch' opts='--timeout 600' ;; # each worker's first case waits for torch's import
 *) echo "check_runtimes.sh: unknown runtime '$rt'" >&2; exit 2 ;;

@@ -10,13 +10,16 @@
 #      plugin, seeded from the date (or NIGHTLY_SEED), on shard SHARD; its report and findings go to $OUT;
 #   3. the checks `make check` samples to stay fast, in full: the vulkan quick suite entirely under the Khronos
 #      validation layer (tools/check_vulkan.sh with VULKAN_VALIDATE=all; `make check` validates one eighth), out of
-#      the budget (about 4 minutes on lavapipe); NIGHTLY_CHECKS=0 leaves them out;
+#      the budget (about 4 minutes on lavapipe), and the quick suite on openvino against its known findings
+#      (tools/check_runtimes.sh; about 190 s, too slow for `make check`; skipped where not installed);
+#      NIGHTLY_CHECKS=0 leaves them out;
 #   4. a summary ($OUT/summary.txt, also printed): crashes per target, the campaign's findings, the checks' counts.
 #
 # Environment: NIGHTLY_SECONDS (total budget, default 3600), SHARD (K/N, default 1/1: this machine's share of the
 # campaign; every shard fuzzes every libFuzzer target), NIGHTLY_SEED (default: the UTC date, YYYYMMDD, so that all
 # shards of one night share it), NIGHTLY_SHARE (percent of the budget per libFuzzer target, default 10),
-# NIGHTLY_BACKENDS (a -b list for the campaign; default: every usable backend), NIGHTLY_OUT (default out/nightly),
+# NIGHTLY_BACKENDS (a -b list for the campaign; default: every usable backend but executorch, whose lowering takes
+# seconds a graph), NIGHTLY_OUT (default out/nightly),
 # PARITY (default build/parity), PLUGIN (default build/plugins/libparity_example.so).
 # Exit status: 0 nothing found, 1 something found (see the summary; also when a part failed), 2 bad settings, 3 the
 # job itself failed (a target or the campaign could not run) and nothing was found.
@@ -100,6 +103,15 @@ if [ ! -x "$parity" ]; then
     say "campaign: $parity is missing (make builds it)"
     failed=1
 else
+    # executorch lowers every new graph through torch.export and ExecuTorch's own flow, seconds a graph where the
+    # other backends take milliseconds, so the default campaign leaves it out (NIGHTLY_BACKENDS=executorch fuzzes
+    # it on its own); the rest is every usable backend, as parity fuzz's own default.
+    if [ -z "${NIGHTLY_BACKENDS:-}" ]; then
+        pl=
+        [ -f "$plugin" ] && pl=$plugin
+        NIGHTLY_BACKENDS=$("$parity" list backends ${pl:+--plugin "$pl"} 2>/dev/null |
+            awk 'NR > 1 && $3 == "yes" && $1 != "executorch" { printf "%s%s", s, $1; s = "," }')
+    fi
     set -- fuzz --time "$left" --seed "$seed" --shard "$shard" --out "$out" --no-progress
     [ -f "$plugin" ] && set -- "$@" --plugin "$plugin"
     [ -n "${NIGHTLY_BACKENDS:-}" ] && set -- "$@" -b "$NIGHTLY_BACKENDS"
@@ -137,6 +149,16 @@ if [ "${NIGHTLY_CHECKS:-1}" != 0 ] && [ -x "$parity" ]; then
     rc=$?
     line=$(grep '^conformance-vulkan: ' "$log" | tail -n 1)
     say "checks: ${line:-conformance-vulkan: no count line} (validated throughout; log $log)"
+    case $rc in
+    0) ;;
+    1) found=1 ;;
+    *) failed=1 ;;
+    esac
+    log=$fuzzdir/logs/nightly-openvino-$stamp.log
+    sh tools/check_runtimes.sh "$parity" "$out/check-openvino" 2 openvino >"$log" 2>&1
+    rc=$?
+    line=$(grep '^conformance-openvino: ' "$log" | tail -n 1)
+    say "checks: ${line:-conformance-openvino: no count line} (log $log)"
     case $rc in
     0) ;;
     1) found=1 ;;

@@ -1,6 +1,7 @@
 """findings_common.py - what the finding scripts beside it share: the model file beside them run once through the
 runtime's own API, with the options of parity's runner (tools/runners/ort_runner.py, litert_runner.py, and
-ncnn_runner.py for a one-layer ncnn network written inline): one thread,
+ncnn_runner.py for a one-layer ncnn network written inline, openvino_runner.py for a model built with OpenVINO's
+opset API inline): one thread,
 ONNX Runtime's graph optimizations on (opt=1) or off (opt=0), LiteRT's default XNNPACK delegate or its built-in
 kernels."""
 import os
@@ -67,3 +68,16 @@ def ncnn_layer(line, n):
     """The .param text of Input x ([n]) -> one layer `line` (its type and parameters) -> y."""
     ty, params = (line.split(" ", 1) + [""])[:2]
     return f"7767517\n2 2\nInput x 0 1 x 0={n}\n{ty} op 1 1 x y {params}\n"
+
+
+def openvino_run(build, inputs):
+    """The first output of the OpenVINO model that build(ops, ov) returns as (results, parameters), built with
+    OpenVINO's own opset 13 API, on `inputs`, compiled for the CPU plugin with the options of parity's runner
+    (tools/runners/openvino_runner.py): INFERENCE_PRECISION_HINT f32, one thread, one stream."""
+    import openvino as ov
+    import openvino.opset13 as ops
+    results, params = build(ops, ov)
+    core = ov.Core()
+    cfg = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1", "NUM_STREAMS": "1"}
+    cm = core.compile_model(ov.Model(results, params), "CPU", cfg)
+    return cm(inputs)[cm.outputs[0]]
