@@ -296,6 +296,13 @@ static int bench_cases(const par_case_set *set, const par_backends *bs, char not
         if (!(sv[b] = par_exec_server_start(&bs->inst[b], &m)))
             snprintf(notes[b], PAR_MSG_LEN, "its fork server did not start: %s", m.text);
     }
+    par_msg ready = {{0}};
+    if (par_exec_servers_ready(sv, bs->n, o->timeout_s, &ready) != PAR_OK) {
+        fprintf(stderr, "parity bench: %s\n", ready.text);
+        for (int32_t b = 0; b < bs->n; b++) par_exec_server_stop(sv[b]);
+        free(sv);
+        return PAR_EXIT_USAGE;
+    }
     int rc = PAR_EXIT_OK;
     for (int32_t ci = 0; ci < set->n; ci++) {
         int owned = 0;

@@ -523,10 +523,10 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     a.cfg.backends = bs->inst;
     a.cfg.n_backends = bs->n;
     /* the fork servers start now, before any case is loaded: the backend children they fork hold no case data */
-    if (par_run_servers_start(&a.cfg, &msg) != 0) {
+    if ((rc = par_run_servers_start(&a.cfg, &msg)) != 0) {
         fprintf(stderr, "parity: %s\n", msg.text);
         free(bs);
-        return PAR_EXIT_INTERNAL;
+        return rc == -2 ? PAR_EXIT_USAGE : PAR_EXIT_INTERNAL; /* -2: a backend that does not start */
     }
     rc = par_select_cases(&a.sel, &set, &msg);
     if (rc) {

@@ -102,6 +102,12 @@ par_status par_exec_micro(const par_backend_inst *inst, const char *name, double
  * par_exec_server_stop ends the server and waits for it. */
 par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *msg);
 int par_exec_server_fd(const par_exec_server *s);
+/* Wait until each of the n servers (NULL ones skipped) has ended its warm start (the plugin opened, the backend's
+ * init and destroy run), all within timeout_s (30 s when <= 0): PAR_ERROR naming the first backend
+ * (and its plugin file) whose server did not, so that a constructor or init that hangs only there is one clear
+ * error before any case, never a TIMEOUT per job. A server that died in its warm start counts as ready: each of
+ * its jobs says so. */
+par_status par_exec_servers_ready(par_exec_server **sv, int32_t n, double timeout_s, par_msg *msg);
 const char *par_exec_server_cgroup(const par_exec_server *s); /* its job cgroup, "" when none (exec/sandbox.h) */
 
 /* Whether an unprivileged uid can run the instance's companion (exec/companion.c; 1 also when it has none): its

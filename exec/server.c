@@ -35,12 +35,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "gblob.h"
 #include "sandbox.h"
 
 struct par_exec_server {
     pid_t pid;
     int fd;
+    int ready; /* its PAR_SRV_READY read, or its end */
     const par_backend_inst *inst;
     char cg[600]; /* its job cgroup (exec/sandbox.h), "" when none */
 };
@@ -189,6 +191,7 @@ static void server_main(const par_backend_inst *inst, int fd)
     par_comp_ensure(); /* before the warm start, which may talk to it */
     par_msg m;
     if (par_plugin_enter(inst->be, &m) == PAR_OK) warm_start(inst); /* else each job's child says why */
+    reply(fd, PAR_SRV_READY, 0, 0, 0);
     for (;;) {
         par_srv_req req;
         int fds[8], n = 0;
@@ -294,6 +297,37 @@ par_exec_server *par_exec_server_start(const par_backend_inst *inst, par_msg *ms
     if (n_server_fds < MAX_SERVERS) server_fds[n_server_fds++] = sv[0];
     s->inst = inst;
     return s;
+}
+
+/* Until the reply is there or t_end passes: 1, or 0 when t_end passed. */
+static int readable_by(int fd, double t_end)
+{
+    for (;;) {
+        double ms = (t_end - par_now_s()) * 1000.0;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, ms <= 0 ? 0 : (int)ms + 1);
+        if (r < 0 && errno == EINTR) continue;
+        return r != 0;
+    }
+}
+
+par_status par_exec_servers_ready(par_exec_server **sv, int32_t n, double timeout_s, par_msg *msg)
+{
+    double wait_s = timeout_s > 0 && timeout_s < 3600 ? timeout_s : 30.0, t_end = par_now_s() + wait_s;
+    for (int32_t k = 0; k < n; k++) { /* they start at once: the whole wait is the slowest one's */
+        par_exec_server *s = sv[k];
+        if (!s || s->fd < 0 || s->ready) continue;
+        const par_backend_inst *in = s->inst;
+        if (!readable_by(s->fd, t_end))
+            return par_msgf(msg, PAR_ERROR, "backend '%s'%s%s%s: its fork server did not finish starting within %g s "
+                            "(the plugin's constructor, its parity_backend_entry or the backend's init hung)",
+                            in->label, in->plugin_path[0] ? " (plugin " : "", in->plugin_path,
+                            in->plugin_path[0] ? ")" : "", wait_s);
+        par_srv_rep rep;
+        while (recv(s->fd, &rep, sizeof rep, MSG_DONTWAIT) < 0 && errno == EINTR) {}
+        s->ready = 1; /* PAR_SRV_READY, or its end (a crash in its warm start: each of its jobs says so) */
+    }
+    return PAR_OK;
 }
 
 int par_exec_server_fd(const par_exec_server *s)

@@ -80,9 +80,10 @@ typedef struct par_xjob {
  * the output memfd, the child's end of the job socket, the output pipe's write end, and the input memfd when
  * in_len > 0. Server -> worker: PAR_SRV_STARTED with the child's pid (and its companion's in `code`, 0: none) as the
  * server sees them, and pidfds of both (SCM_RIGHTS; the worker's pids come from them), then PAR_SRV_ENDED with how it ended
- * (si_code, si_status of waitid), or PAR_SRV_FAILED with an errno. */
+ * (si_code, si_status of waitid), or PAR_SRV_FAILED with an errno. Once, before any job, PAR_SRV_READY when its warm
+ * start has ended (par_exec_servers_ready waits for it; a worker skips it when nobody did). */
 #define PAR_SRV_MAGIC 0x7061726au
-enum { PAR_SRV_STARTED = 1, PAR_SRV_ENDED = 2, PAR_SRV_FAILED = 3 };
+enum { PAR_SRV_STARTED = 1, PAR_SRV_ENDED = 2, PAR_SRV_FAILED = 3, PAR_SRV_READY = 4 };
 
 typedef struct par_srv_req {
     uint32_t magic;

@@ -503,13 +503,16 @@ static int start_via_server(par_xsup *s, int child_sock, const int *op)
     par_srv_rep rep;
     memset(&rep, 0, sizeof rep);
     int pfds[2] = {-1, -1};
-    if (n == (ssize_t)sizeof req && !wait_fd(s->srv_fd, s->deadline)) {
-        par_xdecide(s, PAR_V_TIMEOUT, "no result after %g s (the fork server of '%s' did not start the backend child)",
-                    s->timeout_s, s->inst->label);
-        srv_abandon(s);
-        return -1;
+    for (int sent = n == (ssize_t)sizeof req; sent;) {
+        if (!wait_fd(s->srv_fd, s->deadline)) {
+            par_xdecide(s, PAR_V_TIMEOUT, "no result after %g s (the fork server of '%s' did not start the backend "
+                        "child)", s->timeout_s, s->inst->label);
+            srv_abandon(s);
+            return -1;
+        }
+        n = recv_rep(s->srv_fd, &rep, pfds);
+        sent = n == (ssize_t)sizeof rep && rep.kind == PAR_SRV_READY; /* its warm start's end, unread: the next */
     }
-    if (n == (ssize_t)sizeof req) n = recv_rep(s->srv_fd, &rep, pfds);
     if (n != (ssize_t)sizeof rep || rep.kind != PAR_SRV_STARTED || rep.pid <= 0) {
         if (pfds[0] >= 0) close(pfds[0]);
         if (pfds[1] >= 0) close(pfds[1]);

@@ -616,6 +616,11 @@ int par_run_servers_start(par_run_config *cfg, par_msg *msg)
             return -1;
         }
     }
+    if (par_exec_servers_ready(sv, jobs * nb, cfg->exec.timeout_s, msg) != PAR_OK) {
+        for (int32_t i = 0; i < jobs * nb; i++) par_exec_server_stop(sv[i]);
+        free(sv);
+        return -2;
+    }
     cfg->servers = sv;
     cfg->max_workers = jobs;
     return 0;

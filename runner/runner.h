@@ -77,7 +77,9 @@ typedef struct par_run_config {
 } par_run_config;
 
 /* Start the fork servers of cfg (jobs x backends) from this process: call it after the backends are probed and
- * before any case is selected or loaded, so the servers hold no case data. Returns 0, or -1 with msg. */
+ * before any case is selected or loaded, so the servers hold no case data. Waits until each has ended its warm
+ * start (par_exec_servers_ready, within cfg->exec.timeout_s). Returns 0, -1 with msg, or -2 with msg
+ * when a backend's server did not end its warm start in time (a usage error: that backend cannot be run). */
 int par_run_servers_start(par_run_config *cfg, par_msg *msg);
 void par_run_servers_stop(par_run_config *cfg);
 

@@ -20,6 +20,8 @@
  *                                       sandbox's processes run as a uid of their own, so the loader child passes)
  *   ctor_hang_root                      sleeps for ever, as root only
  *   ctor_hang                           sleeps for ever, everywhere (refused after --timeout)
+ *   ctor_hang_server                    sleeps for ever in the init of a PID namespace only (a fork server in
+ *                                       the full sandbox: its warm start; the loader and probe children pass)
  *   ctor_daemon                         starts a daemon, as the act daemon does
  *   dtor_hang, dtor_crash               sleeps for ever, SIGSEGV, in its destructor
  * tests/report/test_sandbox.sh runs each act and each of these. */
@@ -99,7 +101,7 @@ static int load_is(const char *what)
 __attribute__((constructor)) static void on_open(void)
 {
     if ((load_is("ctor_crash_root") && getuid() == 0)) raise(SIGSEGV);
-    if ((load_is("ctor_hang_root") && getuid() == 0) || load_is("ctor_hang"))
+    if ((load_is("ctor_hang_root") && getuid() == 0) || load_is("ctor_hang") || (load_is("ctor_hang_server") && getpid() == 1))
         for (;;) sleep(1000);
     if (load_is("ctor_daemon")) start_daemon();
 }

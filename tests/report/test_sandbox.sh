@@ -7,7 +7,8 @@
 # must leave: tp_reach's records a verdict of their own (PASS in the full sandbox: nothing it tried reached
 # anything), cpu's records all PASS or UNSUPPORTED, a valid report, exit 0 within --timeout plus a second, nothing
 # of the run left running (no daemon either), and the cache as it was; a constructor that hangs everywhere: exit 2
-# within --timeout plus a second, one line naming the plugin. A child that shuts its job socket down and sleeps is a
+# within --timeout plus a second, one line naming the plugin; one that hangs only in the fork server's warm start
+# too (run and bench), with a line naming backend and plugin. A child that shuts its job socket down and sleeps is a
 # TIMEOUT within --timeout plus a second. 384 MiB held in a memfd or a grandchild is over
 # --mem-limit 256M (the job's memory cgroup); parity bench's child reaches nothing either. Where the machine allows only a weaker sandbox (the
 # run says so in one line), the checks that level cannot keep are skipped, named.
@@ -27,7 +28,8 @@ TAG=$$
 # the processes named like reach.c's daemons (tpd + TAG), zombies aside (killed, not yet reaped by pid 1)
 daemons() { ps -eo pid=,stat=,comm= | awk -v n="tpd$TAG" '$3 == n && $2 !~ /^Z/ { print $1 }'; }
 for item in act=kill act=stop act=mem act=prlimit act=truncate act=cache act=daemon load=ctor_crash_root \
-    load=entry_crash_root load=ctor_hang_root load=ctor_daemon load=dtor_hang load=dtor_crash load=ctor_hang; do
+    load=entry_crash_root load=ctor_hang_root load=ctor_daemon load=dtor_hang load=dtor_crash load=ctor_hang \
+    load=ctor_hang_server; do
     what=${item#*=}
     out="$T/r_$what"
     spec="tp_reach" load=
@@ -59,6 +61,11 @@ for item in act=kill act=stop act=mem act=prlimit act=truncate act=cache act=dae
     if [ $what = ctor_hang ]; then
         [ $rc = 2 ] && grep -q "^parity: plugin $PLUGIN: no answer after 5 s while loading" "$out.log" && ok ||
             no "$what: exit $rc: $(tail -2 "$out.log")"
+        continue
+    fi
+    if [ $what = ctor_hang_server ] && [ $level = full ]; then # the loader and probe children passed
+        [ $rc = 2 ] && grep -q "^parity: backend 'tp_reach' (plugin $PLUGIN): its fork server did not finish starting \
+within 5 s" "$out.log" && ok || no "$what: exit $rc: $(tail -2 "$out.log")"
         continue
     fi
     python3 - "$out/report.json" "$what" "$level" >"$T/check.txt" 2>&1 <<'PY'
@@ -182,6 +189,22 @@ grep -Eq '^tp_reach\[act=selfstop\] +TIMEOUT: no result after 2 s' "$out.log" &&
     no "bench selfstop: no TIMEOUT row: $(tail -2 "$out.log")"
 grep -Eq '^cpu .* PASS ' "$out.log" && ok || no "bench selfstop: the cpu row is not measured: $(tail -3 "$out.log")"
 awk -v t="$took" 'BEGIN { exit !(t < 3) }' && ok || no "bench selfstop: took $took s with --timeout 2"
+
+# A constructor that hangs in the fork server's warm start only (the loader and the probe passed): bench says so
+# and exits 2 within its --timeout and a second, as run does (above).
+out="$T/b_ctor_hang_server"
+t0=$(date +%s.%N)
+TP_REACH_LOAD=ctor_hang_server timeout 30 "$PARITY" bench -b "cpu,tp_reach" --plugin "$PLUGIN" \
+    cases/bench/relu64.json --repeat 3 --warmup 1 --timeout 2 >"$out.log" 2>&1
+rc=$?
+took=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+if [ $level = full ]; then
+    [ $rc = 2 ] && grep -q "^parity bench: backend 'tp_reach' (plugin $PLUGIN): its fork server did not finish" \
+        "$out.log" && ok || no "bench ctor_hang_server: exit $rc: $(tail -2 "$out.log")"
+    awk -v t="$took" 'BEGIN { exit !(t < 3) }' && ok || no "bench ctor_hang_server: took $took s with --timeout 2"
+else
+    skip "bench ctor_hang_server: it hangs only in a PID namespace's init, which this level has not"
+fi
 
 (cd "$CACHE" && cat ./* | cksum) >"$T/cache.after"
 if [ $level = none ]; then
