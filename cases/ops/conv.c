@@ -127,12 +127,9 @@ static conv_pt conv_base(void)
     return p;
 }
 
-void par_sweep_conv2d(par_sweep *s)
+/* Geometry: kernel x stride x padding x dilation x spatial size, at 3 -> 5 channels. */
+static void sweep_geometry(grid *gr)
 {
-    grid gr;
-    grid_init(&gr, s, sizeof(conv_pt));
-
-    /* Geometry: kernel x stride x padding x dilation x spatial size, at 3 -> 5 channels. */
     for (int k = 0; k < KN; k++)
         for (int st = 0; st < SN; st++)
             for (int pk = 0; pk < PN; pk++)
@@ -145,12 +142,15 @@ void par_sweep_conv2d(par_sweep *s)
                         /* full: every pair of values outside the quick lists, not every triple */
                         if ((k >= KQ) + (st >= SQ) + (pk >= PQ) + (d >= DQ) + (hw >= HWQ) > 2) continue;
                         set_pad(&p, pk);
-                        conv_emit(&gr, p, k < KQ && st < SQ && pk < PQ && d < DQ && hw < HWQ);
+                        conv_emit(gr, p, k < KQ && st < SQ && pk < PQ && d < DQ && hw < HWQ);
                     }
+}
 
-    /* Large dilations: DeepLabV3's ASPP branches (3x3, dilation 6 / 12 / 18, padding = dilation, so the output keeps
-     * the input's size) on inputs larger than the dilated extent, plain and depthwise; 4 to 6 in quick, with the
-     * padding dilation (same size), none (valid) and 1 (taps mostly in the padding on one side). */
+/* Large dilations: DeepLabV3's ASPP branches (3x3, dilation 6 / 12 / 18, padding = dilation, so the output keeps
+ * the input's size) on inputs larger than the dilated extent, plain and depthwise; 4 to 6 in quick, with the
+ * padding dilation (same size), none (valid) and 1 (taps mostly in the padding on one side). */
+static void sweep_dilations(grid *gr)
+{
     static const int DL[][4] = {/* dilation h, w, input size, channels */
                                 {4, 4, 11, 3}, {5, 5, 13, 4}, {4, 2, 12, 3}, {6, 6, 33, 8}, {12, 12, 33, 8},
                                 {18, 18, 45, 16}, {6, 12, 40, 4}, {12, 12, 65, 4}, {18, 18, 65, 2}};
@@ -163,10 +163,13 @@ void par_sweep_conv2d(par_sweep *s)
                 if (dw) p.g = p.c;
                 if (pk == 0) { p.pt = p.pb = p.dh; p.pl = p.pr = p.dw; }
                 if (pk == 2) p.pt = p.pl = p.pb = p.pr = 1;
-                conv_emit(&gr, p, i < DLQ && (pk == 0 || !dw));
+                conv_emit(gr, p, i < DLQ && (pk == 0 || !dw));
             }
+}
 
-    /* Channels: 3x3 (pad 1) and 1x1 (a GEMM) kernels over channel counts around the vector widths. */
+/* Channels: 3x3 (pad 1) and 1x1 (a GEMM) kernels over channel counts around the vector widths. */
+static void sweep_channels(grid *gr)
+{
     for (int k = 0; k < 2; k++)
         for (int ci = 0; ci < CHN; ci++)
             for (int oi = 0; oi < OCN; oi++)
@@ -176,10 +179,13 @@ void par_sweep_conv2d(par_sweep *s)
                     p.kh = p.kw = k ? 1 : 3;
                     p.h = p.w = hw ? 9 : 5;
                     set_pad(&p, k ? 0 : 1);
-                    conv_emit(&gr, p, ci < CHQ && oi < OCQ && hw == 0);
+                    conv_emit(gr, p, ci < CHQ && oi < OCQ && hw == 0);
                 }
+}
 
-    /* Depthwise (groups = C) with multiplier 1 and 2. */
+/* Depthwise (groups = C) with multiplier 1 and 2. */
+static void sweep_depthwise(grid *gr)
+{
     static const int DWC[] = {1, 3, 8, 9, 17, 2, 4, 7, 15, 16, 24, 32, 33};
     enum { DWQ = 5, DWN = 13 };
     static const int DWK[][2] = {{3, 3}, {5, 5}, {3, 1}, {1, 3}};
@@ -196,10 +202,13 @@ void par_sweep_conv2d(par_sweep *s)
                             p.h = p.w = 9 + 7 * (d - 1);
                             set_pad(&p, kinds[pk]);
                             if ((ci >= DWQ) + (k >= 2) + (pk >= 2) + (d == 2) > 2) continue;
-                            conv_emit(&gr, p, ci < DWQ && k < 2 && pk < 2 && d == 1);
+                            conv_emit(gr, p, ci < DWQ && k < 2 && pk < 2 && d == 1);
                         }
+}
 
-    /* Grouped (non-depthwise): groups 2-4, channels per group 1-8. */
+/* Grouped (non-depthwise): groups 2-4, channels per group 1-8. */
+static void sweep_grouped(grid *gr)
+{
     static const int CPG[] = {1, 2, 3, 4, 5, 8};
     static const int OPG[] = {1, 2, 4, 3, 5};
     for (int g = 2; g <= 4; g++)
@@ -209,10 +218,13 @@ void par_sweep_conv2d(par_sweep *s)
                     conv_pt p = conv_base();
                     p.g = g; p.c = g * CPG[ci]; p.o = g * OPG[oi]; p.sh = p.sw = st;
                     set_pad(&p, 1);
-                    conv_emit(&gr, p, ci < 3 && oi < 3 && st == 1);
+                    conv_emit(gr, p, ci < 3 && oi < 3 && st == 1);
                 }
+}
 
-    /* Batch > 1 over three layer kinds. */
+/* Batch > 1 over three layer kinds. */
+static void sweep_batch(grid *gr)
+{
     for (int n = 2; n <= 5; n++)
         for (int kind = 0; kind < 3; kind++)
             for (int hw = 0; hw < 2; hw++) {
@@ -222,10 +234,13 @@ void par_sweep_conv2d(par_sweep *s)
                 if (kind == 0) { p.c = 3; p.o = 8; set_pad(&p, 1); }
                 if (kind == 1) { p.c = 8; p.o = 4; p.kh = p.kw = 1; set_pad(&p, 0); }
                 if (kind == 2) { p.c = 8; p.o = 8; p.g = 8; p.sh = p.sw = 2; set_pad(&p, 3); }
-                conv_emit(&gr, p, n <= 3 && hw == 0);
+                conv_emit(gr, p, n <= 3 && hw == 0);
             }
+}
 
-    /* Without bias. */
+/* Without bias. */
+static void sweep_no_bias(grid *gr)
+{
     static const int NB[][5] = {{3, 5, 3, 1, 1}, {8, 8, 3, 1, 1}, {3, 5, 1, 1, 0}, {16, 16, 1, 1, 0},
                                 {3, 5, 5, 2, 2}, {8, 8, 3, 2, 1}, {17, 9, 3, 1, 1}, {8, 16, 5, 1, 2}};
     for (int i = 0; i < 8; i++)
@@ -235,10 +250,13 @@ void par_sweep_conv2d(par_sweep *s)
             p.pt = p.pl = p.pb = p.pr = NB[i][4];
             p.bias = 0;
             if (dw) { p.g = p.c; p.o = p.c; }
-            conv_emit(&gr, p, 1);
+            conv_emit(gr, p, 1);
         }
+}
 
-    /* Layer shapes of real networks (MobileNet, ResNet stems and blocks); the size gates keep them to full. */
+/* Layer shapes of real networks (MobileNet, ResNet stems and blocks); the size gates keep them to full. */
+static void sweep_networks(grid *gr)
+{
     static const int NET[][9] = {
         /* c, h, o, k, s, pad, groups, bias, - */
         {3, 112, 16, 3, 2, 1, 1, 1, 0},   {16, 56, 16, 3, 1, 1, 16, 1, 0}, {16, 56, 32, 1, 1, 0, 1, 1, 0},
@@ -251,10 +269,13 @@ void par_sweep_conv2d(par_sweep *s)
         conv_pt p = conv_base();
         p.c = NET[i][0]; p.h = p.w = NET[i][1]; p.o = NET[i][2]; p.kh = p.kw = NET[i][3];
         p.sh = p.sw = NET[i][4]; p.pt = p.pl = p.pb = p.pr = NET[i][5]; p.g = NET[i][6]; p.bias = NET[i][7];
-        conv_emit(&gr, p, 0);
+        conv_emit(gr, p, 0);
     }
+}
 
-    /* Quantized: quantize -> conv2d -> dequantize, qu8 and qs8. */
+/* Quantized: quantize -> conv2d -> dequantize, qu8 and qs8. */
+static void sweep_quantized(grid *gr)
+{
     static const int QC[][8] = {
         /* c, o, k, s, pad kind, groups, bias, h */
         {3, 5, 3, 1, 1, 1, 1, 7}, {8, 8, 1, 1, 0, 1, 1, 6}, {8, 8, 3, 2, 1, 8, 1, 9}, {16, 4, 3, 2, 3, 1, 1, 8},
@@ -268,7 +289,7 @@ void par_sweep_conv2d(par_sweep *s)
             p.g = QC[i][5]; p.bias = QC[i][6]; p.h = p.w = QC[i][7];
             set_pad(&p, QC[i][4]);
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-            conv_emit(&gr, p, i < 6);
+            conv_emit(gr, p, i < 6);
         }
     /* Quantized, per-channel qs8 weights (dense, grouped, depthwise 3x3 and 5x5) and depthwise 5x5 per tensor. */
     static const int QP[][9] = {
@@ -284,8 +305,23 @@ void par_sweep_conv2d(par_sweep *s)
             p.g = QP[i][5]; p.bias = QP[i][6]; p.h = p.w = QP[i][7]; p.pc = QP[i][8];
             set_pad(&p, QP[i][4]);
             p.dt = dt ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
-            conv_emit(&gr, p, 1);
+            conv_emit(gr, p, 1);
         }
+}
+
+void par_sweep_conv2d(par_sweep *s)
+{
+    grid gr;
+    grid_init(&gr, s, sizeof(conv_pt));
+    sweep_geometry(&gr);
+    sweep_dilations(&gr);
+    sweep_channels(&gr);
+    sweep_depthwise(&gr);
+    sweep_grouped(&gr);
+    sweep_batch(&gr);
+    sweep_no_bias(&gr);
+    sweep_networks(&gr);
+    sweep_quantized(&gr);
     grid_free(&gr);
 }
 
