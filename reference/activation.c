@@ -133,6 +133,73 @@ static double mish_own(double x, double e, double ya, const par_prec *pr)
     return xa * ((1 - tl * tl) * sp_err + (fn + 2 * u) * t) + u * ya + xa * underflow_abs(pr);
 }
 
+/* clamp(x, a, b): exact selection. A backend holds some x' in [x - e, x + e], so its result lies in
+ * [clamp(x - e), clamp(x + e)]: the budget is the larger distance from y to those ends, e where the interval is
+ * inside the bounds and 0 where it saturates entirely (errors do not pass a saturated clamp). A bound the backend
+ * may select contributes its own rounding. */
+static void clamp_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
+{
+    double lo = ap->a, hi = ap->b;
+    double y = x < lo ? lo : x;
+    y = y > hi ? hi : y;
+    double r = 0;
+    if (x - e <= lo + const_rounding(lo, pr)) r = fmax(r, const_rounding(lo, pr));
+    if (x + e >= hi - const_rounding(hi, pr)) r = fmax(r, const_rounding(hi, pr));
+    double y_lo = fmin(fmax(x - e, lo), hi), y_hi = fmin(fmax(x + e, lo), hi);
+    double spread = fmax(y - y_lo, y_hi - y);
+    *yo = y;
+    *eo = spread + r == spread + r ? spread + r : INFINITY;
+}
+
+/* hardswish off its flat part x * 0: the propagated error *p and the own roundings *own at y. */
+static void hardswish_err(double x, double e, double y, double flat_margin, const par_prec *pr, double *p, double *own)
+{
+    const double u = pr->u, eta = par_eta(pr, 1);
+    *p = hardswish_dsup(x - e, x + e) * e;
+    double xa = fabs(x) + e, ya = fabs(y) + *p;
+    if (x - e > 3 + flat_margin) {
+        /* (a) x * 6 then / 6 or * (1/6): three roundings of magnitude |y|; (b) x * 1 is exact. */
+        *own = 3 * u * ya;
+    } else {
+        /* (a) x * relu6(x + 3) / 6: the add's u|x + 3| scaled by |x| / 6, the multiply (magnitude 6|y|, then
+         *     / 6), the scaling by 1/6 (2u|y|);
+         * (b) x * clamp(x * (1/6) + 1/2, 0, 1): (2u|x| / 6 + u * 1) scaled by |x|, the final multiply u|y|. */
+        double own_a = u * xa * (xa + 3) / 6 + 3 * u * ya;
+        double own_b = u * xa * (xa / 3 + 1) + u * ya;
+        *own = fmax(own_a, own_b) + 2 * eta * (1 + xa); /* x * relu6(x + 3) before / 6; x * (1/6) before * x */
+    }
+}
+
+/* gelu at a finite x (ap->a 0: the erf form, else the tanh form): the value *y, the propagated error *p and the own
+ * roundings *own. */
+static void gelu_err(const act_params *ap, double x, double e, const par_prec *pr, double *y, double *p, double *own)
+{
+    const double u = pr->u, fn = pr->fn_ulps * pr->u, eta = par_eta(pr, 1);
+    double xa = fabs(x) + e;
+    if (ap->a == 0) {
+        *y = x * gelu_phi_cdf(x);
+        *p = dsup(gelu_d, gelu_crit, 2, x - e, x + e) * e;
+        /* (a) x / 2 (1 + erf(x c)), c = 1/sqrt 2: x c carries 2u (c rounded, the multiply), which moves erf by
+         *     erf'(t) 2u|t| (t = x / sqrt 2), times |x| / 2; erf's own fn |erf t| times |x| / 2 (absolute where
+         *     1 + erf cancels: x negative); the addition u (1 + erf) |x| / 2 = u|y|; the multiply u|y| (/ 2 is
+         *     exact). (b) x erfc(-x c) / 2: fn |y|, the multiply u|y|, the same argument term. Both within: */
+        double t = x * M_SQRT1_2, ya = fabs(*y);
+        *own = fn * (0.5 * xa * fabs(erf(t)) + ya + *p) + 2 * u * (ya + *p) +
+               2 * u * xa * fabs(t) * exp(-t * t) / sqrt(M_PI) + 2 * eta * (1 + xa); /* x c, erf's t * t */
+    } else {
+        double z = gelu_tanh_z(x), s = sigmoid(2 * z);
+        *y = x * s;
+        *p = dsup(gelu_tanh_d, gelu_tanh_crit, 2, x - e, x + e) * e;
+        /* z: x*x, *x, 0.044715 rounded, *0.044715 (4u on a x^3, the same sign as x: no cancellation), + x (u),
+         * k rounded and *k (2u): 7u |z|; through tanh' = 1 - tanh^2 = 4 s (1 - s) times |x| / 2: 14u |x| |z|
+         * s (1 - s). (a) x / 2 (1 + tanh z): tanh's fn |tanh z| |x| / 2, the addition u|y|, the multiply u|y|;
+         * (b) x sigmoid(2z): the sigmoid's fn + 2u relative and its underflow eta, the multiply u. Both within: */
+        double ya = fabs(*y);
+        *own = fn * (0.5 * xa * fabs(tanh(z)) + ya + *p) + 3 * u * (ya + *p) + 14 * u * xa * fabs(z) * s * (1 - s) +
+               xa * underflow_abs(pr);
+    }
+}
+
 static void act_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
 {
     const double u = pr->u, fn = pr->fn_ulps * pr->u;
@@ -149,23 +216,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
      * roundings of x + 3 or x / 6 + 1/2 (a few u relative, 16 u is generous). */
     const double flat_margin = 16 * u * (fabs(x) + 3);
     switch (ap->op) {
-    case ACT_CLAMP: {
-        double lo = ap->a, hi = ap->b;
-        y = x < lo ? lo : x;
-        y = y > hi ? hi : y;
-        /* Exact selection. A backend holds some x' in [x - e, x + e], so its result lies in
-         * [clamp(x - e), clamp(x + e)]: the budget is the larger distance from y to those ends, e where the
-         * interval is inside the bounds and 0 where it saturates entirely (errors do not pass a saturated clamp).
-         * A bound the backend may select contributes its own rounding. */
-        double r = 0;
-        if (x - e <= lo + const_rounding(lo, pr)) r = fmax(r, const_rounding(lo, pr));
-        if (x + e >= hi - const_rounding(hi, pr)) r = fmax(r, const_rounding(hi, pr));
-        double y_lo = fmin(fmax(x - e, lo), hi), y_hi = fmin(fmax(x + e, lo), hi);
-        double spread = fmax(y - y_lo, y_hi - y);
-        *yo = y;
-        *eo = spread + r == spread + r ? spread + r : INFINITY;
-        return;
-    }
+    case ACT_CLAMP: clamp_elem(ap, x, e, pr, yo, eo); return;
     case ACT_LEAKY: {
         double s = ap->a;
         y = x >= 0 ? x : s * x;
@@ -220,19 +271,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
             *eo = 0;
             return;
         }
-        p = hardswish_dsup(x - e, x + e) * e;
-        double xa = fabs(x) + e, ya = fabs(y) + p;
-        if (x - e > 3 + flat_margin) {
-            /* (a) x * 6 then / 6 or * (1/6): three roundings of magnitude |y|; (b) x * 1 is exact. */
-            own = 3 * u * ya;
-        } else {
-            /* (a) x * relu6(x + 3) / 6: the add's u|x + 3| scaled by |x| / 6, the multiply (magnitude 6|y|, then
-             *     / 6), the scaling by 1/6 (2u|y|);
-             * (b) x * clamp(x * (1/6) + 1/2, 0, 1): (2u|x| / 6 + u * 1) scaled by |x|, the final multiply u|y|. */
-            double own_a = u * xa * (xa + 3) / 6 + 3 * u * ya;
-            double own_b = u * xa * (xa / 3 + 1) + u * ya;
-            own = fmax(own_a, own_b) + 2 * eta * (1 + xa); /* x * relu6(x + 3) before / 6; x * (1/6) before * x */
-        }
+        hardswish_err(x, e, y, flat_margin, pr, &p, &own);
         break;
     }
     case ACT_SILU: {
@@ -268,29 +307,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
             *eo = x > 0 ? INFINITY : 0;
             return;
         }
-        double xa = fabs(x) + e;
-        if (ap->a == 0) {
-            y = x * gelu_phi_cdf(x);
-            p = dsup(gelu_d, gelu_crit, 2, x - e, x + e) * e;
-            /* (a) x / 2 (1 + erf(x c)), c = 1/sqrt 2: x c carries 2u (c rounded, the multiply), which moves erf by
-             *     erf'(t) 2u|t| (t = x / sqrt 2), times |x| / 2; erf's own fn |erf t| times |x| / 2 (absolute where
-             *     1 + erf cancels: x negative); the addition u (1 + erf) |x| / 2 = u|y|; the multiply u|y| (/ 2 is
-             *     exact). (b) x erfc(-x c) / 2: fn |y|, the multiply u|y|, the same argument term. Both within: */
-            double t = x * M_SQRT1_2, ya = fabs(y);
-            own = fn * (0.5 * xa * fabs(erf(t)) + ya + p) + 2 * u * (ya + p) +
-                  2 * u * xa * fabs(t) * exp(-t * t) / sqrt(M_PI) + 2 * eta * (1 + xa); /* x c, erf's t * t */
-        } else {
-            double z = gelu_tanh_z(x), s = sigmoid(2 * z);
-            y = x * s;
-            p = dsup(gelu_tanh_d, gelu_tanh_crit, 2, x - e, x + e) * e;
-            /* z: x*x, *x, 0.044715 rounded, *0.044715 (4u on a x^3, the same sign as x: no cancellation), + x (u),
-             * k rounded and *k (2u): 7u |z|; through tanh' = 1 - tanh^2 = 4 s (1 - s) times |x| / 2: 14u |x| |z|
-             * s (1 - s). (a) x / 2 (1 + tanh z): tanh's fn |tanh z| |x| / 2, the addition u|y|, the multiply u|y|;
-             * (b) x sigmoid(2z): the sigmoid's fn + 2u relative and its underflow eta, the multiply u. Both within: */
-            double ya = fabs(y);
-            own = fn * (0.5 * xa * fabs(tanh(z)) + ya + p) + 3 * u * (ya + p) + 14 * u * xa * fabs(z) * s * (1 - s) +
-                  xa * underflow_abs(pr);
-        }
+        gelu_err(ap, x, e, pr, &y, &p, &own);
         break;
     }
     case ACT_ELU: {
