@@ -257,6 +257,84 @@ static int64_t pad_begin(const par_node *n, int dim, int64_t in, int64_t k, int6
     return par_attr_ints_at(n, "padding", dim, 0);
 }
 
+/* Depthwise weights hold ws - zw exactly in 16 bits (|ws - zw| <= 255), so no row correction:
+ * bias' = b - zx * sum_t (ws - zw). Packs them, the folded bias and the scales per channel; then the step. */
+static par_status pack_depthwise(qnn_plan *p, conv_op *o, const par_value *wv, const int32_t *bias,
+                                 const qnn_tensor *xt, const qnn_tensor *yt, int shift, int32_t zw, int32_t zx,
+                                 par_msg *msg)
+{
+    const qnn_ukernels *uk = o->uk;
+    const size_t C = o->c_in;
+    size_t cp = par_qnn_dw_channels(uk, C);
+    int32_t *pk = par_qnn_alloc(p, sizeof(int32_t) * cp * (1 + o->ks));
+    o->scale = par_qnn_alloc(p, sizeof(float) * cp);
+    if (!pk || !o->scale) return par_msgf(msg, PAR_ERROR, "out of memory (weights)");
+    wsrc src = {wv, 1, o->ks, 1, 0, shift, 0};
+    for (size_t c = 0; c < C; c++) {
+        src.g = c;
+        int64_t acc = bias ? bias[c] : 0;
+        for (size_t t = 0; t < o->ks; t++) {
+            int32_t wq = wget(&src, 0, t, 0) - zw;
+            par_qnn_dw_put(uk, pk, cp, t, c, wq);
+            acc -= (int64_t)zx * wq;
+        }
+        if (acc < INT32_MIN || acc > INT32_MAX) return par_msgf(msg, PAR_UNSUPPORTED, "bias overflows int32");
+        size_t slot = par_qnn_dw_slot(uk, c);
+        pk[slot] = (int32_t)acc;
+        o->scale[slot] = par_requant_scale_f32((float)xt->scale, w_scale(wv, c), (float)yt->scale);
+    }
+    o->packed = (uint8_t *)pk;
+    o->rq.bounded = bounded(o->scale, cp, &o->rq);
+    return par_qnn_add_step(p, conv_run, o, msg);
+}
+
+/* The GEMM weights, per group and block of nr output channels: packed for the panel path or the indirect one, the
+ * bias folded with -zx sum_k ws + K zx zw, the scales, the row corrections when zw != 0; then the step. */
+static par_status pack_gemm(qnn_plan *p, conv_op *o, const par_value *wv, const int32_t *bias, const qnn_tensor *xt,
+                            const qnn_tensor *yt, int shift, int32_t zw, int32_t zx, int transposed,
+                            par_msg *msg)
+{
+    const qnn_ukernels *uk = o->uk;
+    const size_t ktot = o->ks * o->cg, mr = o->mr;
+    size_t nr = uk->nr;
+    o->nblocks = (o->og + nr - 1) / nr;
+    /* The panel path when the set has one, a tile's panel fits the stack, and there are row tiles enough for the
+     * pool's threads (it parallelizes over row tiles only). */
+    o->kpanel = (o->ks * o->cg + 3) & ~(size_t)3;
+    size_t threads = pthreadpool_get_threads_count(p->pool);
+    o->panel = uk->gemm16 && o->kpanel + 32 <= QNN_PANEL_K && (threads <= 1 || o->mtiles >= 4 * threads);
+    o->block_bytes = o->panel ? par_qnn_block_bytes(uk, 1, o->kpanel) : par_qnn_block_bytes(uk, o->ks, o->kcp);
+    o->packed = par_qnn_alloc(p, o->block_bytes * o->groups * o->nblocks);
+    o->scale = par_qnn_alloc(p, sizeof(float) * nr * o->groups * o->nblocks);
+    int32_t *bfold = par_qnn_alloc(p, sizeof(int32_t) * nr);
+    if (!o->packed || !o->scale || !bfold) return par_msgf(msg, PAR_ERROR, "out of memory (weights)");
+    if (zw != 0) {
+        o->rowcorr = par_qnn_alloc(p, sizeof(int32_t) * o->groups * o->mtiles * mr);
+        if (!o->rowcorr) return par_msgf(msg, PAR_ERROR, "out of memory");
+    }
+    for (size_t gi = 0; gi < o->groups; gi++) {
+        wsrc src = {wv, o->cg, o->ks, o->og, gi, shift, transposed};
+        for (size_t b = 0; b < o->nblocks; b++) {
+            size_t n0 = b * nr, cols = o->og - n0 < nr ? o->og - n0 : nr;
+            for (size_t j = 0; j < cols; j++) {
+                size_t oc = gi * o->og + n0 + j;
+                int64_t acc = (bias ? bias[oc] : 0) + (int64_t)ktot * zx * zw;
+                for (size_t t = 0; t < o->ks; t++)
+                    for (size_t k = 0; k < o->cg; k++) acc -= (int64_t)zx * wget(&src, n0 + j, t, k);
+                if (acc < INT32_MIN || acc > INT32_MAX) return par_msgf(msg, PAR_UNSUPPORTED, "bias overflows int32");
+                bfold[j] = (int32_t)acc;
+                o->scale[(gi * o->nblocks + b) * nr + j] =
+                    par_requant_scale_f32((float)xt->scale, w_scale(wv, oc), (float)yt->scale);
+            }
+            uint8_t *dst = o->packed + (gi * o->nblocks + b) * o->block_bytes;
+            if (o->panel) par_qnn_pack_gemm(uk, 1, ktot, o->kpanel, n0, cols, bfold, wget_flat, &src, dst);
+            else par_qnn_pack_gemm(uk, o->ks, o->cg, o->kcp, n0, cols, bfold, wget, &src, dst);
+        }
+    }
+    o->rq.bounded = bounded(o->scale, nr * o->groups * o->nblocks, &o->rq);
+    return par_qnn_add_step(p, conv_run, o, msg);
+}
+
 par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, int variant, par_msg *msg)
 {
     const par_graph_desc *g = p->g;
@@ -320,7 +398,6 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, int variant, par_msg *m
     int32_t zw = wv->quant_axis >= 0 ? 0 : wv->zero_point + shift, zx = xt->zp;
     o->wz = zw;
     const int32_t *bias = bv ? bv->data : NULL;
-    size_t ktot = o->ks * o->cg;
 
     /* Indirection: row m, tap t -> the input pixel's first byte, or the zero buffer. */
     size_t mr = o->depthwise ? 1 : uk->mr;
@@ -354,67 +431,6 @@ par_status par_qnn_lower_conv(qnn_plan *p, int32_t node, int variant, par_msg *m
                 o->ind[(mt * o->ks + t) * mr + i] = a;
             }
 
-    if (o->depthwise) {
-        /* Depthwise weights hold ws - zw exactly in 16 bits (|ws - zw| <= 255), so no row correction:
-         * bias' = b - zx * sum_t (ws - zw). */
-        size_t cp = par_qnn_dw_channels(uk, C);
-        int32_t *pk = par_qnn_alloc(p, sizeof(int32_t) * cp * (1 + o->ks));
-        o->scale = par_qnn_alloc(p, sizeof(float) * cp);
-        if (!pk || !o->scale) return par_msgf(msg, PAR_ERROR, "out of memory (weights)");
-        wsrc src = {wv, 1, o->ks, 1, 0, shift, 0};
-        for (size_t c = 0; c < C; c++) {
-            src.g = c;
-            int64_t acc = bias ? bias[c] : 0;
-            for (size_t t = 0; t < o->ks; t++) {
-                int32_t wq = wget(&src, 0, t, 0) - zw;
-                par_qnn_dw_put(uk, pk, cp, t, c, wq);
-                acc -= (int64_t)zx * wq;
-            }
-            if (acc < INT32_MIN || acc > INT32_MAX) return par_msgf(msg, PAR_UNSUPPORTED, "bias overflows int32");
-            size_t slot = par_qnn_dw_slot(uk, c);
-            pk[slot] = (int32_t)acc;
-            o->scale[slot] = par_requant_scale_f32((float)xt->scale, w_scale(wv, c), (float)yt->scale);
-        }
-        o->packed = (uint8_t *)pk;
-        o->rq.bounded = bounded(o->scale, cp, &o->rq);
-        return par_qnn_add_step(p, conv_run, o, msg);
-    }
-
-    size_t nr = uk->nr;
-    o->nblocks = (o->og + nr - 1) / nr;
-    /* The panel path when the set has one, a tile's panel fits the stack, and there are row tiles enough for the
-     * pool's threads (it parallelizes over row tiles only). */
-    o->kpanel = (o->ks * o->cg + 3) & ~(size_t)3;
-    size_t threads = pthreadpool_get_threads_count(p->pool);
-    o->panel = uk->gemm16 && o->kpanel + 32 <= QNN_PANEL_K && (threads <= 1 || o->mtiles >= 4 * threads);
-    o->block_bytes = o->panel ? par_qnn_block_bytes(uk, 1, o->kpanel) : par_qnn_block_bytes(uk, o->ks, o->kcp);
-    o->packed = par_qnn_alloc(p, o->block_bytes * o->groups * o->nblocks);
-    o->scale = par_qnn_alloc(p, sizeof(float) * nr * o->groups * o->nblocks);
-    int32_t *bfold = par_qnn_alloc(p, sizeof(int32_t) * nr);
-    if (!o->packed || !o->scale || !bfold) return par_msgf(msg, PAR_ERROR, "out of memory (weights)");
-    if (zw != 0) {
-        o->rowcorr = par_qnn_alloc(p, sizeof(int32_t) * o->groups * o->mtiles * mr);
-        if (!o->rowcorr) return par_msgf(msg, PAR_ERROR, "out of memory");
-    }
-    for (size_t gi = 0; gi < o->groups; gi++) {
-        wsrc src = {wv, o->cg, o->ks, o->og, gi, shift, transposed};
-        for (size_t b = 0; b < o->nblocks; b++) {
-            size_t n0 = b * nr, cols = o->og - n0 < nr ? o->og - n0 : nr;
-            for (size_t j = 0; j < cols; j++) {
-                size_t oc = gi * o->og + n0 + j;
-                int64_t acc = (bias ? bias[oc] : 0) + (int64_t)ktot * zx * zw;
-                for (size_t t = 0; t < o->ks; t++)
-                    for (size_t k = 0; k < o->cg; k++) acc -= (int64_t)zx * wget(&src, n0 + j, t, k);
-                if (acc < INT32_MIN || acc > INT32_MAX) return par_msgf(msg, PAR_UNSUPPORTED, "bias overflows int32");
-                bfold[j] = (int32_t)acc;
-                o->scale[(gi * o->nblocks + b) * nr + j] =
-                    par_requant_scale_f32((float)xt->scale, w_scale(wv, oc), (float)yt->scale);
-            }
-            uint8_t *dst = o->packed + (gi * o->nblocks + b) * o->block_bytes;
-            if (o->panel) par_qnn_pack_gemm(uk, 1, ktot, o->kpanel, n0, cols, bfold, wget_flat, &src, dst);
-            else par_qnn_pack_gemm(uk, o->ks, o->cg, o->kcp, n0, cols, bfold, wget, &src, dst);
-        }
-    }
-    o->rq.bounded = bounded(o->scale, nr * o->groups * o->nblocks, &o->rq);
-    return par_qnn_add_step(p, conv_run, o, msg);
+    if (o->depthwise) return pack_depthwise(p, o, wv, bias, xt, yt, shift, zw, zx, msg);
+    return pack_gemm(p, o, wv, bias, xt, yt, shift, zw, zx, transposed, msg);
 }
