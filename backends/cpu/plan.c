@@ -392,6 +392,67 @@ static par_status materialize_const(cpu_plan *p, int32_t vi, par_msg *msg)
     return PAR_OK;
 }
 
+/* The fusions of a node's step s (its table line e): a batch_norm with constant parameters, then a clamp, each when
+ * it is the sole consumer of what the step computes so far; marks them absorbed. Returns the value s computes. */
+static int32_t fuse_consumers(const par_graph_desc *g, const value_use *use, const op_entry *e, const par_node *n,
+                              cpu_step *s, char *absorbed)
+{
+    int32_t v = n->outputs[0];
+    if (e->fuse & FUSE_BN) {
+        const par_node *c = sole_consumer(g, use, v);
+        if (c && strcmp(c->op, "batch_norm") == 0 && bn_params_const(g, c)) {
+            absorbed[c - g->nodes] = 1;
+            s->bn = c;
+            v = c->outputs[0];
+            strncat(s->label, "+batch_norm", sizeof s->label - strlen(s->label) - 1);
+        }
+    }
+    if (e->fuse & FUSE_CLAMP) {
+        const par_node *c = sole_consumer(g, use, v);
+        float lo, hi;
+        if (c && par_clamp_bounds_f32(c, &lo, &hi)) {
+            absorbed[c - g->nodes] = 1;
+            s->out_min = lo;
+            s->out_max = hi;
+            v = c->outputs[0];
+            strncat(s->label, "+", sizeof s->label - strlen(s->label) - 1);
+            strncat(s->label, c->op, sizeof s->label - strlen(s->label) - 1);
+        }
+    }
+    return v;
+}
+
+/* Each step's inputs: constants materialized, the last step that reads each value; each step's output: placed in
+ * the arena unless bound, the first and last steps that hold it. */
+static par_status set_lifetimes(cpu_plan *p, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    par_status st;
+    for (int32_t si = 0; si < p->n_steps; si++) {
+        cpu_step *s = &p->steps[si];
+        for (int32_t k = 0; k < s->n_in; k++) {
+            const int32_t v = s->in[k];
+            if (v < 0) continue;
+            if (g->values[v].kind == PAR_VALUE_CONST) {
+                if ((st = materialize_const(p, v, msg)) != PAR_OK) return st;
+                continue;
+            }
+            cpu_tensor *t = &p->t[v];
+            if (t->kind == CPU_T_NONE)
+                return par_msgf(msg, PAR_ERROR, "prepare: internal: value '%s' read before it is computed",
+                                g->values[v].name);
+            if (si > t->last) t->last = si;
+        }
+        if (s->out >= 0) {
+            cpu_tensor *t = &p->t[s->out];
+            if (t->kind == CPU_T_NONE) t->kind = CPU_T_ARENA;
+            if (t->first < 0) t->first = si;
+            if (t->last < si) t->last = si;
+        }
+    }
+    return PAR_OK;
+}
+
 #define FAIL(st_, ...)                                                                                             \
     do {                                                                                                           \
         st = par_msgf(msg, st_, __VA_ARGS__);                                                                      \
@@ -477,29 +538,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
         cpu_step *s = add_step(p, n, n->op);
         if (!s) FAIL(PAR_ERROR, "prepare: out of memory");
         entry_of[p->n_steps - 1] = e;
-        int32_t v = n->outputs[0];
-        if (e->fuse & FUSE_BN) {
-            const par_node *c = sole_consumer(g, use, v);
-            if (c && strcmp(c->op, "batch_norm") == 0 && bn_params_const(g, c)) {
-                absorbed[c - g->nodes] = 1;
-                s->bn = c;
-                v = c->outputs[0];
-                strncat(s->label, "+batch_norm", sizeof s->label - strlen(s->label) - 1);
-            }
-        }
-        if (e->fuse & FUSE_CLAMP) {
-            const par_node *c = sole_consumer(g, use, v);
-            float lo, hi;
-            if (c && par_clamp_bounds_f32(c, &lo, &hi)) {
-                absorbed[c - g->nodes] = 1;
-                s->out_min = lo;
-                s->out_max = hi;
-                v = c->outputs[0];
-                strncat(s->label, "+", sizeof s->label - strlen(s->label) - 1);
-                strncat(s->label, c->op, sizeof s->label - strlen(s->label) - 1);
-            }
-        }
-        s->out = v;
+        s->out = fuse_consumers(g, use, e, n, s, absorbed);
         /* activation inputs: everything but the parameters packed at prepare */
         for (int32_t k = 0; k < n->n_inputs && k < 64; k++) {
             if (is_param_input(e, k)) continue;
@@ -531,27 +570,7 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
     }
 
     /* 4. kinds and lifetimes */
-    for (int32_t si = 0; si < p->n_steps; si++) {
-        cpu_step *s = &p->steps[si];
-        for (int32_t k = 0; k < s->n_in; k++) {
-            const int32_t v = s->in[k];
-            if (v < 0) continue;
-            if (g->values[v].kind == PAR_VALUE_CONST) {
-                if ((st = materialize_const(p, v, msg)) != PAR_OK) goto fail;
-                continue;
-            }
-            cpu_tensor *t = &p->t[v];
-            if (t->kind == CPU_T_NONE) FAIL(PAR_ERROR, "prepare: internal: value '%s' read before it is computed",
-                                            g->values[v].name);
-            if (si > t->last) t->last = si;
-        }
-        if (s->out >= 0) {
-            cpu_tensor *t = &p->t[s->out];
-            if (t->kind == CPU_T_NONE) t->kind = CPU_T_ARENA;
-            if (t->first < 0) t->first = si;
-            if (t->last < si) t->last = si;
-        }
-    }
+    if ((st = set_lifetimes(p, msg)) != PAR_OK) goto fail;
     if ((st = place_arena(p, msg)) != PAR_OK) goto fail;
 
     /* 5. lower every node step (tensor layouts and arena places are final now) */
