@@ -139,6 +139,10 @@ void rt_close(rt_conn *c)
 void rt_kill(rt_conn *c)
 {
     c->broken = 1;
+    /* A companion is the fork server's to replace: marked as left mid-request, it is killed and waited for before the
+     * next job starts (par_comp_after_job). Killed here alone, it could still look alive to the server's check and
+     * be handed, dying, to the next job, whose record would then be its CRASH. */
+    if (c->busy) c->busy[0] = 1;
     if (c->pid > 0) {
         kill(-c->pid, SIGKILL);
         kill(c->pid, SIGKILL);

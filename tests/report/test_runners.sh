@@ -1,14 +1,14 @@
 # test_runners.sh - runtimes through a runner process (docs/runners.md, backends/runner/, exec/companion.c), end to
 # end with the runners of tests/runners/: a correct one (relu.py) passes; each misbehaving one costs its own
-# records only: a crash is a CRASH with the runner's signal, a hang a TIMEOUT within --timeout, a flood of the
-# protocol stream an ERROR naming the 1 MiB line bound, 100 MB of well-framed output an ERROR naming the size
-# expected, a flood of stderr ends in the record's output tail, wrong shapes, garbage and a lie about its time an
-# ERROR saying what was wrong, NaN a FAIL, memory held by the runner counts against --mem-limit; a runner that writes
-# the reference cache or the output folder writes nothing of the harness's (its world is read-only but its home and a
-# /tmp of its own); a runner whose runtime is missing, or that dies before hello, makes its instance unusable (exit 2
-# with -b, the reason named); after a crash the next case runs on a fresh runner and passes; cpu's records beside
-# them are untouched; no runner process is left running. Needs build/venv/bin/python with numpy (make deps);
-# skipped, never passed, without it.
+# records only: a crash is a CRASH with the runner's signal, a hang a TIMEOUT within --timeout, a flood of the protocol
+# stream an ERROR naming the 1 MiB line bound, 100 MB of well-framed output an ERROR naming the size expected, a flood
+# of stderr ends in the record's output tail, wrong shapes, garbage and a lie about its time an ERROR saying what was
+# wrong (and the next case, on a fresh runner, its own verdict), NaN a FAIL, memory held by the runner counts against
+# --mem-limit; a runner that writes the reference cache or the output folder writes nothing of the harness's (its world
+# is read-only but its home and a /tmp of its own); a runner whose runtime is missing, or that dies before hello, makes
+# its instance unusable (exit 2 with -b, the reason named); after a crash the next case runs on a fresh runner and
+# passes; cpu's records beside them are untouched; no runner process is left running. Needs build/venv/bin/python with
+# numpy (make deps); skipped, never passed, without it.
 . tests/report/lib.sh
 
 PY=build/venv/bin/python
@@ -110,6 +110,17 @@ print(" ".join(v))
 sys.exit(0 if len(v) >= 4 and v.count("CRASH") >= 2 and v.count("PASS") >= 2 and
          all(a != "CRASH" or b != "CRASH" for a, b in zip(v, v[1:])) else 1)' "$T/second/report.json" >"$T/second.v" &&
     ok || no "crash_second: a crash is not followed by a pass on a fresh runner: $(cat "$T/second.v")"
+
+# a malformed reply costs its own case only: the runner it came from is replaced before the next case, which must
+# not inherit it dying (every case of a runner that always answers with the wrong shape is an ERROR, none a CRASH)
+"$PARITY" run --suite quick -o relu -k hazard -b 'runner[cmd=tests/runners/wrong_shape.py,format=onnx]' -j 1 \
+    --no-progress --out "$T/shapes" >"$T/shapes.log" 2>&1
+python3 -c '
+import json, sys
+v = [x["verdict"] for x in json.load(open(sys.argv[1]))["results"]]
+print(" ".join(v))
+sys.exit(0 if len(v) >= 4 and v.count("ERROR") == len(v) else 1)' "$T/shapes/report.json" >"$T/shapes.v" &&
+    ok || no "wrong_shape: a malformed reply cost more than its own case: $(cat "$T/shapes.v")"
 
 # a runner that writes where the harness keeps its files (a reference cache with a file in it and the output
 # folder, in the build folder as build/cache is: not under /tmp, which the runner sees as a tmpfs of its own) writes
