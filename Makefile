@@ -211,116 +211,117 @@ $(BUILD)/tests/%: tests/%.c $(LIB_ALL) $(wildcard tests/*.h)
 include tests/plugins/plugins.mk
 include nnsim/sim.mk
 
-# Each step (a CUnit program, a conformance run) goes through tools/check_step.sh, which shows its few lines and
-# keeps its output and exit status under $(CHECK_LOGS); tools/check_sum.sh then adds up the count lines and prints
-# the closing line (and names every failed step). CHECK_NOSUM=1 leaves the sum to the caller (check sums all parts).
+# `make check` and its parts are tables of steps. A step (a CUnit program, a conformance run, a report test) is one
+# make target, PART-step-NAME, that runs its command through tools/check_step.sh, which shows its few lines and keeps
+# its output, exit status, wall time and CPU seconds under $(CHECK_LOGS)/PART; tools/check_sum.sh then prints the
+# time of every slow step, names every failed step and adds up the count lines into the closing line. Each part
+# lists its steps in PART_STEPS, run $(JOBS) at a time (or as make's -j says) in the order listed, the longest
+# first, and in PART_SERIAL those that measure time (a timing gate), run one at a time afterwards, alone. A new unit
+# test or report test lands in its part by its file name; a new conformance step is one line in CONFORMANCE_STEPS.
+# CHECK_NOSUM=1 leaves the sum to the caller.
 CHECK_LOGS := $(BUILD)/check-logs
 CHECK_SUM   = $(if $(CHECK_NOSUM),,sh tools/check_sum.sh $(1) $(2))
+CHECK_J     = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+CHECK_PARTS := unit conformance fuzz report $(if $(filter 1,$(LAYERS_CHECK)),layers)
+# PART-check: that part alone, its own closing line (the prerequisites are what its steps run).
+define check_part
+.PHONY: $(1)-check $$($(1)_STEPS) $$($(1)_SERIAL)
+$(1)-check: $(2)
+	@rm -rf $$(CHECK_LOGS)/$(1)
+	$$(Q)$$(MAKEQ) $$(CHECK_J) $$($(1)_STEPS)
+	$$(if $$($(1)_SERIAL),$$(Q)$$(MAKEQ) -j1 $$($(1)_SERIAL))
+	$$(Q)$$(call CHECK_SUM,$(1)-check,$$(CHECK_LOGS)/$(1))
+endef
 
-# The unit tests run $(JOBS) at a time (or as make's -j says), the longest first; those that measure time (a timing
-# gate) run alone afterwards, so that a neighbour's load cannot move their figures.
+# The unit tests, the slowest first; test_diff, whose timing gate measures time, alone afterwards. A test too slow
+# for every check is marked PAR_TEST_NIGHTLY (tests/tmain.h): a skip here, run by make nightly.
 UNIT_SERIAL := test_diff
-UNIT_FIRST  := test_oracle_models test_quant_nodes test_winograd
-UNIT_NAMES  := $(filter $(UNIT_FIRST),$(TESTS:$(BUILD)/tests/%=%)) \
-               $(filter-out $(UNIT_FIRST) $(UNIT_SERIAL),$(TESTS:$(BUILD)/tests/%=%))
-unit-check: $(TESTS) $(TEST_PLUGINS) $(EXE) $(PLUGINS)
-	@rm -rf $(CHECK_LOGS)/unit
-	$(Q)$(MAKEQ) $(CHECK_J) $(UNIT_NAMES:%=unit-step-%)
-	$(Q)for t in $(filter $(UNIT_SERIAL:%=$(BUILD)/tests/%),$(TESTS)); do \
-	  sh tools/check_step.sh $(CHECK_LOGS)/unit $${t##*/} $$t || :; \
-	done
-	$(Q)$(call CHECK_SUM,unit-check,$(CHECK_LOGS)/unit)
-.PHONY: $(UNIT_NAMES:%=unit-step-%)
-$(UNIT_NAMES:%=unit-step-%): unit-step-%:
+UNIT_FIRST  := test_winograd test_cli test_reduce test_onnx_roundtrip test_vulkan test_cpu_kernels
+UNIT_NAMES  := $(TESTS:$(BUILD)/tests/%=%)
+unit_STEPS  := $(patsubst %,unit-step-%,$(filter $(UNIT_FIRST),$(UNIT_NAMES)) \
+                 $(filter-out $(UNIT_FIRST) $(UNIT_SERIAL),$(UNIT_NAMES)))
+unit_SERIAL := $(patsubst %,unit-step-%,$(filter $(UNIT_SERIAL),$(UNIT_NAMES)))
+$(eval $(call check_part,unit,$(TESTS) $(TEST_PLUGINS) $(EXE) $(PLUGINS)))
+$(unit_STEPS) $(unit_SERIAL): unit-step-%:
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/unit $* $(BUILD)/tests/$* || :
 
-# The quick suite on the example plugin, on cpu with its SIMD and its scalar kernels, and on qnnpack with each
-# kernel variant forced in turn (a variant this machine lacks falls back to the best one it has).
+# The conformance steps, one line each: NAME (its log and count line are conformance-NAME) and its command.
+# quick: the quick suite on the example plugin, on cpu with its SIMD and its scalar kernels, and on qnnpack with each
+# kernel variant forced in turn (a variant this machine lacks falls back to the best one it has); regressions: the
+# reduced cases of fixed fuzzing findings (cases/regressions/README.md), when any exist; onnx: ONNX's node tests;
+# vulkan, nnapi, onednn and the runtimes through their runners: each backend's own script (tools/check_*.sh), which
+# skips with its reason where the backend cannot run; nnapi-torch: PyTorch's NNAPI converter and runtime on the
+# simulated library.
 CHECK_BACKENDS ?= example,cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=avx2],qnnpack[kernels=scalar]
-conformance-check: $(EXE) $(EXAMPLE_PLUGIN)
-	@rm -rf $(CHECK_LOGS)/conformance
-	@$(call msg,RUN,conformance --suite quick -b $(CHECK_BACKENDS))
-	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-quick \
-	  $(EXE) run --suite quick --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
-	  --no-progress --out $(BUILD)/check || :
-	$(if $(REGRESSION_CASES),@$(call msg,RUN,conformance cases/regressions -b $(CHECK_BACKENDS)))
-	$(if $(REGRESSION_CASES),$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-regressions \
-	  $(EXE) run cases/regressions --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' -j $(JOBS) --repeat 2 \
-	  --no-progress --out $(BUILD)/check-regressions || :)
-	@$(call msg,RUN,conformance --suite onnx -b expected$(comma)$(CHECK_BACKENDS))
-	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-onnx sh -c \
-	  'if [ -d /usr/share/libonnx-testdata/data/node ] || [ -n "$${PARITY_ONNX_NODE_DIR:-}" ]; then \
-	     $(EXE) run --suite onnx --plugin $(EXAMPLE_PLUGIN) -b "expected,$(CHECK_BACKENDS)" -j $(JOBS) \
-	       --no-progress --out $(BUILD)/check-onnx; \
-	   else echo "SKIP onnx node tests: libonnx-testdata is not installed"; \
-	     echo "conformance-onnx: 0 passed, 0 failed, 1 skipped"; fi' || :
-	@$(call msg,RUN,conformance --suite quick -b vulkan)
-	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-vulkan \
-	  sh tools/check_vulkan.sh $(EXE) $(BUILD)/check-vulkan $(JOBS) || :
-	@$(call msg,RUN,conformance --suite quick -b nnapi (each profile, level 27))
-	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-nnapi \
-	  sh tools/check_nnapi.sh $(EXE) $(BUILD)/check-nnapi $(JOBS) || :
-	@$(call msg,RUN,conformance --suite quick -b onednn (strict and fpmath=bf16))
-	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-onednn \
-	  sh tools/check_onednn.sh $(EXE) $(BUILD)/check-onednn $(JOBS) || :
-	@$(call msg,RUN,conformance --suite quick -b ort, litert and ncnn (through their runners))
-	$(Q)for rt in ort litert ncnn; do sh tools/check_step.sh $(CHECK_LOGS)/conformance conformance-$$rt \
-	  sh tools/check_runtimes.sh $(EXE) $(BUILD)/check-$$rt $(JOBS) $$rt || :; done
-	@$(call msg,RUN,nnapi-torch: the PyTorch NNAPI converter and runtime on the simulated library)
-	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance nnapi-torch sh -c \
-	  'LD_LIBRARY_PATH=$(BUILD)/lib /usr/bin/python3 tools/nnapi_torch_check.py $(BUILD)/lib/libneuralnetworks.so; \
-	   rc=$$?; [ $$rc = 77 ] && exit 0; exit $$rc' || :
-	$(Q)$(call CHECK_SUM,conformance-check,$(CHECK_LOGS)/conformance)
-
-# The reduced cases of fixed fuzzing findings (cases/regressions/README.md), run by conformance-check when any exist.
 REGRESSION_CASES := $(shell find cases/regressions -name '*.json' 2>/dev/null)
+CONFORMANCE_STEPS := vulkan quick nnapi onednn onnx ort litert ncnn nnapi-torch $(if $(REGRESSION_CASES),regressions)
+CHECK_RUN := $(EXE) run --plugin $(EXAMPLE_PLUGIN) -j $(JOBS) --no-progress
+CHECK_CMD_quick       = $(CHECK_RUN) --suite quick -b '$(CHECK_BACKENDS)' --repeat 2 --out $(BUILD)/check
+CHECK_CMD_regressions = $(CHECK_RUN) cases/regressions -b '$(CHECK_BACKENDS)' --repeat 2 --out $(BUILD)/check-regressions
+CHECK_CMD_onnx = sh -c 'if [ -d /usr/share/libonnx-testdata/data/node ] || [ -n "$${PARITY_ONNX_NODE_DIR:-}" ]; then \
+    $(CHECK_RUN) --suite onnx -b "expected,$(CHECK_BACKENDS)" --out $(BUILD)/check-onnx; \
+  else echo "SKIP onnx node tests: libonnx-testdata is not installed"; \
+    echo "conformance-onnx: 0 passed, 0 failed, 1 skipped"; fi'
+CHECK_CMD_vulkan = sh tools/check_vulkan.sh $(EXE) $(BUILD)/check-vulkan $(JOBS)
+CHECK_CMD_nnapi  = sh tools/check_nnapi.sh $(EXE) $(BUILD)/check-nnapi $(JOBS)
+CHECK_CMD_onednn = sh tools/check_onednn.sh $(EXE) $(BUILD)/check-onednn $(JOBS)
+CHECK_CMD_ort    = sh tools/check_runtimes.sh $(EXE) $(BUILD)/check-ort $(JOBS) ort
+CHECK_CMD_litert = sh tools/check_runtimes.sh $(EXE) $(BUILD)/check-litert $(JOBS) litert
+CHECK_CMD_ncnn   = sh tools/check_runtimes.sh $(EXE) $(BUILD)/check-ncnn $(JOBS) ncnn
+CHECK_CMD_nnapi-torch = sh -c 'LD_LIBRARY_PATH=$(BUILD)/lib /usr/bin/python3 tools/nnapi_torch_check.py \
+    $(BUILD)/lib/libneuralnetworks.so; rc=$$?; [ $$rc = 77 ] && exit 0; exit $$rc'
+conformance_STEPS := $(CONFORMANCE_STEPS:%=conformance-step-%)
+$(eval $(call check_part,conformance,$(EXE) $(EXAMPLE_PLUGIN)))
+$(conformance_STEPS): conformance-step-%:
+	@$(call msg,RUN,conformance-$*)
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/conformance $(if $(filter nnapi-torch,$*),,conformance-)$* \
+	  $(CHECK_CMD_$*) || :
 
-# A smoke fuzzing campaign (about 20 s) on the backends of conformance-check: fixed seed and count, so a finding is
+# A smoke fuzzing campaign (about 20 s) on the backends of the quick step: fixed seed and count, so a finding is
 # reproducible; it fails when the campaign finds anything or runs no graph (tools/check_fuzz.sh prints the count
 # line). Findings are localized, not reduced (DIR/findings/<signature>/case.json is the repro).
 FUZZ_CHECK_COUNT ?= 10000
-fuzz-check: $(EXE) $(EXAMPLE_PLUGIN)
-	@rm -rf $(CHECK_LOGS)/fuzz $(BUILD)/check-fuzz
+fuzz_STEPS := fuzz-step-smoke
+$(eval $(call check_part,fuzz,$(EXE) $(EXAMPLE_PLUGIN)))
+fuzz-step-smoke:
 	@$(call msg,FUZZ,--count $(FUZZ_CHECK_COUNT) --seed 1 -b $(CHECK_BACKENDS))
+	@rm -rf $(BUILD)/check-fuzz
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/fuzz fuzz-smoke sh tools/check_fuzz.sh $(EXE) \
 	  --plugin $(EXAMPLE_PLUGIN) -b '$(CHECK_BACKENDS)' --count $(FUZZ_CHECK_COUNT) --seed 1 -j $(JOBS) \
 	  --no-reduce --no-progress --out $(BUILD)/check-fuzz || :
-	$(Q)$(call CHECK_SUM,fuzz-check,$(CHECK_LOGS)/fuzz)
 
 # The report tools end to end (tests/report/test_*.sh, tests/report/lib.sh): each runs build/parity and checks what
 # it wrote with real parsers and renderers (xmllint, headless Chromium); the files they keep go to $(BUILD)/report/.
-REPORT_TESTS := $(sort $(wildcard tests/report/test_*.sh))
-report-check: $(EXE) $(TEST_PLUGINS) $(EXAMPLE_PLUGIN)
-	@rm -rf $(CHECK_LOGS)/report
-	$(Q)for t in $(REPORT_TESTS); do \
-	  n=$${t##*/}; n=$${n%.sh}; \
-	  sh tools/check_step.sh $(CHECK_LOGS)/report $$n env BUILD=$(BUILD) sh $$t || :; \
-	done
-	$(Q)$(call CHECK_SUM,report-check,$(CHECK_LOGS)/report)
+# test_worker_deadline times its workers' deadlines: alone, afterwards.
+REPORT_SERIAL := test_worker_deadline
+REPORT_NAMES  := $(patsubst tests/report/%.sh,%,$(sort $(wildcard tests/report/test_*.sh)))
+report_STEPS  := $(patsubst %,report-step-%,$(filter-out $(REPORT_SERIAL),$(REPORT_NAMES)))
+report_SERIAL := $(patsubst %,report-step-%,$(filter $(REPORT_SERIAL),$(REPORT_NAMES)))
+$(eval $(call check_part,report,$(EXE) $(TEST_PLUGINS) $(EXAMPLE_PLUGIN)))
+$(report_STEPS) $(report_SERIAL): report-step-%:
+	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/report $* env BUILD=$(BUILD) sh tests/report/$*.sh || :
 
 # No #include and no call (object symbols) runs up the layers or closes a cycle (tools/check_layers.sh), in parity's
 # objects and in those of the separately built simulated NNAPI library and libtorch bridge (absent ones are skipped).
-layers-check: $(CORE_OBJ) $(MAIN_OBJ)
-	@rm -rf $(CHECK_LOGS)/layers
+layers_STEPS := layers-step-layers
+$(eval $(call check_part,layers,$(CORE_OBJ) $(MAIN_OBJ)))
+layers-step-layers:
 	@$(call msg,CHECK,layers $(BUILD)/obj)
 	$(Q)sh tools/check_step.sh $(CHECK_LOGS)/layers layers sh -c \
 	  'sh tools/check_layers.sh $(BUILD)/obj $(BUILD)/nnsim $(BUILD)/torchlib && rc=0 || rc=$$?; \
 	   if [ $$rc = 0 ]; then echo "layers: 1 passed, 0 failed"; else echo "layers: 0 passed, 1 failed"; fi; exit $$rc' || :
-	$(Q)$(call CHECK_SUM,layers-check,$(CHECK_LOGS)/layers)
 
-# Builds with $(JOBS) jobs unless make was given -j; every part runs even when an earlier one failed, and the sum
-# over all of them is the last line (its exit status is the check's).
-CHECK_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+# Builds with $(JOBS) jobs unless make was given -j, then runs the steps of every part $(JOBS) at a time, the
+# slowest first (CHECK_FIRST), and the serial ones alone; every step runs even when an earlier one failed, and the
+# sum over all of them is the last line (its exit status is the check's).
+CHECK_FIRST := conformance-step-vulkan unit-step-test_winograd conformance-step-quick conformance-step-nnapi
+CHECK_STEPS := $(foreach p,$(CHECK_PARTS),$($(p)_STEPS))
 check: deps
 	@$(MAKEQ) $(CHECK_J) all
 	@rm -rf $(CHECK_LOGS)
-	@$(MAKEQ) unit-check CHECK_NOSUM=1
-	@$(MAKEQ) conformance-check CHECK_NOSUM=1
-	@$(MAKEQ) fuzz-check CHECK_NOSUM=1
-	@$(MAKEQ) report-check CHECK_NOSUM=1
-	$(if $(filter 1,$(LAYERS_CHECK)),@$(MAKEQ) layers-check CHECK_NOSUM=1)
-	@sh tools/check_sum.sh check $(CHECK_LOGS)/unit $(CHECK_LOGS)/conformance $(CHECK_LOGS)/fuzz $(CHECK_LOGS)/report \
-	  $(if $(filter 1,$(LAYERS_CHECK)),$(CHECK_LOGS)/layers)
+	@$(MAKEQ) $(CHECK_J) $(filter $(CHECK_STEPS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST),$(CHECK_STEPS))
+	$(if $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)),@$(MAKEQ) -j1 $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)))
+	@sh tools/check_sum.sh check $(CHECK_PARTS:%=$(CHECK_LOGS)/%)
 
 # The aarch64 cross-build under qemu-user (tools/check_aarch64.sh; docs/aarch64.md): also builds the native tree,
 # whose parity and refdigest the reference comparison runs beside the aarch64 ones.
@@ -376,12 +377,14 @@ install: $(EXE) $(LIB)
 include fuzz/Makefile.inc
 
 # The nightly job: each libFuzzer target for NIGHTLY_SHARE percent of NIGHTLY_SECONDS, then a differential campaign
-# (parity fuzz) for the rest, on shard SHARD=K/N; out/nightly/summary.txt; exit 1 when anything was found.
+# (parity fuzz) for the rest, on shard SHARD=K/N, then what make check samples or skips (the unit test programs with
+# PAR_TEST_NIGHTLY tests); out/nightly/summary.txt; exit 1 when anything was found.
 NIGHTLY_SECONDS ?= 3600
 SHARD ?= 1/1
 .PHONY: nightly
+NIGHTLY_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l 'PAR_TEST_NIGHTLY()' tests/test_*.c))
 nightly: deps
-	@$(MAKEQ) $(CHECK_J) $(EXE) $(PLUGINS)
+	@$(MAKEQ) $(CHECK_J) $(EXE) $(PLUGINS) $(NIGHTLY_TESTS)
 	@$(MAKEQ) $(CHECK_J) fuzz
 	@NIGHTLY_SECONDS='$(NIGHTLY_SECONDS)' SHARD='$(SHARD)' PARITY=$(EXE) PLUGIN=$(EXAMPLE_PLUGIN) sh tools/nightly.sh
 

@@ -137,6 +137,7 @@ static void test_mlp(void) { check_model("cases/models/mlp.json", "fc1_b", 7, "f
 
 static void test_mobilenet_v2(void)
 {
+    PAR_TEST_NIGHTLY(); /* tens of seconds of CPU; the transformer encoder below checks the same through 2 layers */
     /* an early layer (the stem's batch norm shift) and a late one (the last project conv) */
     check_model("cases/models/mobilenet_v2.json", "features0_bn_bias", 3, "features17_project_w", 320, 0.01);
 }
@@ -148,6 +149,7 @@ static void test_mobilenet_v2(void)
  * docs/quantization.md.) */
 static void test_mobilenet_v2_qs8_strict(void)
 {
+    PAR_TEST_NIGHTLY();
     strict_mode = 1;
     check_model("cases/models/mobilenet_v2_qs8.json", "features0_bias", 3, "features17_project_w", 320, 0.5);
     strict_mode = 0;

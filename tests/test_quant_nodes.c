@@ -96,6 +96,7 @@ static void report(const char *what, const int64_t *total)
 
 static void test_mobilenet_v2_qs8_every_node(void)
 {
+    PAR_TEST_NIGHTLY(); /* about 70 s of CPU: the float64 reference of MobileNetV2 once per scheme */
     par_msg msg = {{0}};
     par_case *c = par_case_load("cases/models/mobilenet_v2_qs8.json", &msg);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);

@@ -9,7 +9,10 @@
  *     test_graph: 12 passed, 0 failed[, 1 skipped]
  * A test that cannot run here (the CPU lacks the ISA it checks) calls PAR_TEST_SKIP("reason"), which returns from
  * the calling function: it is counted as skipped, never as passed (a skipped test that also failed an assertion
- * counts as failed). PAR_TEST_NOTE(fmt, ...) prints informational measurements only with PAR_TEST_VERBOSE=1 set.
+ * counts as failed). PAR_TEST_NIGHTLY() at the top of a test too slow for every `make check` (a whole model's
+ * float64 reference, tens of seconds of CPU) skips it, saying so, unless PAR_TEST_NIGHTLY=1 is set, as `make nightly`
+ * does (tools/nightly.sh runs every program that has such a test with it set). PAR_TEST_NOTE(fmt, ...) prints
+ * informational measurements only with PAR_TEST_VERBOSE=1 set.
  * Exit status: 0 all passed or skipped, 1 some test failed, 3 the registry could not be set up or no assertion
  * ran although some test passed (a program that checks nothing must not pass; one whose every test was skipped on
  * this CPU is a skip). It must not print anything else on success.
@@ -34,17 +37,26 @@ static inline void par_test_skip_(const char *reason)
     snprintf(par_tm_skip_reason_, sizeof par_tm_skip_reason_, "%s", reason ? reason : "skipped");
 }
 
-static inline int par_test_verbose_(void)
+/* 1 when the environment variable is set to anything but "" or "0". */
+static inline int par_test_env_(const char *name)
 {
-    const char *v = getenv("PAR_TEST_VERBOSE");
+    const char *v = getenv(name);
     return v && *v && strcmp(v, "0") != 0;
 }
+
+static inline int par_test_verbose_(void) { return par_test_env_("PAR_TEST_VERBOSE"); }
 
 /* Declares the current test skipped and returns from the calling (void) function. */
 #define PAR_TEST_SKIP(reason)                                                                                        \
     do {                                                                                                             \
         par_test_skip_(reason);                                                                                      \
         return;                                                                                                      \
+    } while (0)
+
+/* A test of the nightly job only: a skip, never a pass, unless PAR_TEST_NIGHTLY=1. */
+#define PAR_TEST_NIGHTLY()                                                                                           \
+    do {                                                                                                             \
+        if (!par_test_env_("PAR_TEST_NIGHTLY")) PAR_TEST_SKIP("slow: run by make nightly (PAR_TEST_NIGHTLY=1)");     \
     } while (0)
 
 /* Measurements worth seeing when working on a module, not on every `make check`. */

@@ -1,8 +1,9 @@
 #!/bin/sh
 # check_step.sh LOGDIR NAME COMMAND [ARGS...] - runs one step of `make check` (a CUnit program or a conformance
 # run), shows its output and keeps it for tools/check_sum.sh: LOGDIR/NAME.log (stdout and stderr),
-# LOGDIR/NAME.rc (the exit status) and LOGDIR/NAME.time (its wall time in whole seconds); LOGDIR/steps lists the
-# steps in the order they ran.
+# LOGDIR/NAME.rc (the exit status), LOGDIR/NAME.time (its wall time in whole seconds) and LOGDIR/NAME.cpu (the user
+# and system CPU seconds of it and of every process it waited for, from the shell's `times`: what a loaded machine
+# does not inflate much); LOGDIR/steps lists the steps in the order they ran.
 #
 # Every step must end with one count line, `NAME: P passed, F failed[, S skipped]`. The CUnit programs print
 # theirs (tests/tmain.h); `parity run` prints `conformance: P passed, F failed, S skipped`. When a run's output
@@ -25,6 +26,13 @@ t0=$(date +%s)
 "$@" >"$log" 2>&1
 rc=$?
 echo $(($(date +%s) - t0)) >"$dir/$name.time"
+# the second line of `times`: the children's user and system time, e.g. "1m2.50s 0m3.25s"
+# (into a file: in a pipe or a $(...), `times` would run in a subshell, which has no children)
+times >"$dir/$name.cpu"
+awk 'NR == 2 {
+    c = 0
+    for (i = 1; i <= 2; i++) { split($i, a, "m"); sub(/s$/, "", a[2]); c += a[1] * 60 + a[2] }
+    printf "%d\n", c + 0.5 }' "$dir/$name.cpu" >"$dir/$name.cpu.tmp" && mv "$dir/$name.cpu.tmp" "$dir/$name.cpu"
 
 if ! grep -Eq '^[A-Za-z0-9_.+-]+: [0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' "$log"; then
     # No count line: derive it from a conformance summary table, if the output has one.

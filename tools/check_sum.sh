@@ -5,8 +5,8 @@
 # preceded by one `FAILED: <step> ...` line per step that failed, so that a failure is named. A step fails when it
 # exited non-zero or printed no count line; a step that failed without counting a failure (a crash, a usage or
 # internal error) adds one failure of its own, so the total never reads 0 failed when something went wrong.
-# Before it, the steps' wall times (LOGDIR/NAME.time): the total and every step of 5 s or more, slowest first, so
-# that where the time goes is in every log.
+# Before it, the steps' wall times (LOGDIR/NAME.time) and CPU seconds (LOGDIR/NAME.cpu, user + system): the totals
+# and every step of 5 s or more, slowest first, so that where the time goes is in every log.
 # Exits 1 when any step failed, 0 otherwise. Reads the logs only: it runs nothing. POSIX sh and awk only.
 
 set -u
@@ -25,7 +25,7 @@ for dir in "$@"; do
     [ -f "$dir/steps" ] || continue
     while IFS= read -r step; do
         nsteps=$((nsteps + 1))
-        echo "$(cat "$dir/$step.time" 2>/dev/null || echo 0) $step" >>"$times"
+        echo "$(cat "$dir/$step.time" 2>/dev/null || echo 0) $(cat "$dir/$step.cpu" 2>/dev/null || echo 0) $step" >>"$times"
         log=$dir/$step.log
         rc=$(cat "$dir/$step.rc" 2>/dev/null || echo 255)
         # the last count line of the step: "P F S", or nothing
@@ -64,9 +64,10 @@ if [ "$nsteps" = 0 ]; then
 fi
 if [ -s "$times" ]; then
     sort -k1,1nr "$times" | awk -v label="$label" -v n="$nsteps" '
-        { total += $1; if ($1 >= 5) slow[++k] = sprintf("  %6d s  %s", $1, $2) }
+        { total += $1; cpu += $2; if ($1 >= 5) slow[++k] = sprintf("  %6d s  %6d s CPU  %s", $1, $2, $3) }
         END {
-            printf "%s: %d s summed over %d steps (some run side by side)%s\n", label " time", total, n, k ? "; 5 s or more:" : ""
+            printf "%s: %d s summed over %d steps (some run side by side), %d s CPU%s\n", label " time", total, n, cpu,
+                k ? "; 5 s or more:" : ""
             for (i = 1; i <= k; i++) print slow[i]
         }'
 fi

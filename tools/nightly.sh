@@ -8,10 +8,12 @@
 #      to $OUT/libfuzzer/<name>/, the output to build/fuzz/logs/;
 #   2. a differential campaign for the rest of the budget: `parity fuzz` over every usable backend and the example
 #      plugin, seeded from the date (or NIGHTLY_SEED), on shard SHARD; its report and findings go to $OUT;
-#   3. the checks `make check` samples to stay fast, in full: the vulkan quick suite entirely under the Khronos
-#      validation layer (tools/check_vulkan.sh with VULKAN_VALIDATE=all; `make check` validates one eighth), out of
-#      the budget (about 4 minutes on lavapipe), and the quick suite on openvino against its known findings
-#      (tools/check_runtimes.sh; about 190 s, too slow for `make check`; skipped where not installed);
+#   3. the checks `make check` samples or leaves out to stay fast, out of the budget: the vulkan quick suite entirely
+#      under the Khronos validation layer (tools/check_vulkan.sh with VULKAN_VALIDATE=all; `make check` validates
+#      one eighth; about 4 minutes on lavapipe), the quick suite on openvino against its known findings
+#      (tools/check_runtimes.sh; about 190 s; skipped where not installed), and every unit test program with a test
+#      marked PAR_TEST_NIGHTLY (tests/tmain.h: the whole-model tests, which `make check` skips) run with
+#      PAR_TEST_NIGHTLY=1;
 #      NIGHTLY_CHECKS=0 leaves them out;
 #   4. a summary ($OUT/summary.txt, also printed): crashes per target, the campaign's findings, the checks' counts.
 #
@@ -164,6 +166,25 @@ if [ "${NIGHTLY_CHECKS:-1}" != 0 ] && [ -x "$parity" ]; then
     1) found=1 ;;
     *) failed=1 ;;
     esac
+    for src in $(grep -l 'PAR_TEST_NIGHTLY()' tests/test_*.c); do
+        t=$(basename "$src" .c)
+        bin=$(dirname "$parity")/tests/$t
+        log=$fuzzdir/logs/nightly-$t-$stamp.log
+        if [ ! -x "$bin" ]; then
+            say "checks: $bin is missing (make builds it)"
+            failed=1
+            continue
+        fi
+        PAR_TEST_NIGHTLY=1 "$bin" >"$log" 2>&1
+        rc=$?
+        line=$(grep "^$t: " "$log" | tail -n 1)
+        say "checks: ${line:-$t: no count line} (with its slow tests; log $log)"
+        case $rc in
+        0) ;;
+        1) found=1 ;;
+        *) failed=1 ;;
+        esac
+    done
 fi
 
 [ "$failed" = 1 ] && say "nightly: the job did not run completely (see above)"
