@@ -31,6 +31,38 @@ par_status par_infer_linear(const par_graph_desc *g, const par_node *n, par_valu
                         outs[0].dims, msg);
 }
 
+/* ---- linear_8da4w: x [..., K], packed int4 weight [O, K / 2] (qu8 bytes), block scales [O, K / block] ------- */
+
+par_status par_8da4w_shape(const par_graph_desc *g, const par_node *n, int32_t *yr, int64_t *yd, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *s = par_node_input(g, n, 2),
+                    *b = par_node_input(g, n, 3);
+    if (!x || !w || !s) return par_msgf(msg, PAR_ERROR, "inputs 0 (x), 1 (weight) and 2 (scales) are required");
+    if (x->rank < 1) return par_msgf(msg, PAR_ERROR, "input 0 (x): rank %d, expected at least 1", (int)x->rank);
+    const int64_t k = x->dims[x->rank - 1], blk = par_attr_int(n, "block", 32);
+    if (k % 2) return par_msgf(msg, PAR_ERROR, "input 0 (x): K = %lld is odd (two int4 weights per byte)", (long long)k);
+    if (blk < 2 || blk % 2 || k % blk)
+        return par_msgf(msg, PAR_ERROR, "attribute block: %lld must be even, at least 2 and divide K = %lld",
+                        (long long)blk, (long long)k);
+    if (w->rank != 2 || w->dims[1] != k / 2)
+        return par_msgf(msg, PAR_ERROR, "input 1 (weight): shape must be [O, %lld] (K / 2 bytes per output channel)",
+                        (long long)(k / 2));
+    if (s->rank != 2 || s->dims[0] != w->dims[0] || s->dims[1] != k / blk)
+        return par_msgf(msg, PAR_ERROR, "input 2 (scales): shape must be [%lld, %lld] (one per output channel and "
+                        "block)", (long long)w->dims[0], (long long)(k / blk));
+    if (b && (b->rank != 1 || b->dims[0] != w->dims[0]))
+        return par_msgf(msg, PAR_ERROR, "input 3 (bias): shape must be [%lld] (weight dims[0])", (long long)w->dims[0]);
+    *yr = x->rank;
+    for (int32_t i = 0; i < x->rank - 1; i++) yd[i] = x->dims[i];
+    yd[x->rank - 1] = w->dims[0];
+    return PAR_OK;
+}
+
+par_status par_infer_linear_8da4w(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    return par_8da4w_shape(g, n, &outs[0].rank, outs[0].dims, msg);
+}
+
 /* ---- matmul: a [..., M, K], b [..., K, N] -> [broadcast(...), M, N] ------------------------------------------- */
 
 par_status par_matmul_shape(int32_t ar, const int64_t *ad, int32_t br, const int64_t *bd, int32_t *yr, int64_t *yd,

@@ -14,6 +14,7 @@ static const struct {
     {par_infer_conv2d, gen_op_conv2d},
     {par_infer_conv_transpose2d, gen_op_conv_transpose2d},
     {par_infer_linear, gen_op_linear},
+    {par_infer_linear_8da4w, gen_op_linear_8da4w},
     {par_infer_matmul, gen_op_matmul},
     {par_infer_broadcast, gen_op_binary},
     {par_infer_same, gen_op_unary},

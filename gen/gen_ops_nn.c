@@ -156,6 +156,36 @@ int32_t gen_op_linear(gen_ctx *g, const par_op_info *op, int32_t room)
     return -1;
 }
 
+/* linear_8da4w: K even (else another draw), the largest block of 32, 16, ..., 2 that divides K, packed int4 bytes
+ * (qu8, scale 1, zero point 0: every nibble), block scales about 1 / (8 sqrt(K)) as the sweep's. */
+int32_t gen_op_linear_8da4w(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[4];
+        ins[0] = gen_act(g, 1, GEN_RANK, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        int64_t k = xd[r - 1], o = gen_range(g->src, 1, 16), blk = 32;
+        if (k % 2) continue;
+        while (k % blk) blk /= 2;
+        int64_t wd[2] = {o, k / 2}, sd[2] = {o, k / blk};
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        gen_attr_set_int(&at, "block", blk);
+        ins[1] = gen_in_uniform(1, PAR_DTYPE_QU8, 2, wd, 0, 255);
+        ins[1].scale = 1.0f;
+        ins[1].zp = 0;
+        const double s = 1.0 / (8.0 * sqrt((double)k));
+        ins[2] = gen_in_uniform(1, PAR_DTYPE_F32, 2, sd, 0.25 * s, 2 * s);
+        ins[3] = maybe_bias(g, o);
+        int32_t n_in = ins[3].absent && gen_chance(g->src, 0.5) ? 3 : 4;
+        int32_t v = gen_emit(g, op, n_in, ins, &at, 0, 0, 0, 0, mag_of(g, &ins[0]) * 2.0 + 0.5);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
 int32_t gen_op_matmul(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;

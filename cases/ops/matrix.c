@@ -272,3 +272,66 @@ void par_sweep_linear_dynamic(par_sweep *s)
         }
     grid_free(&gr);
 }
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * linear_8da4w: x f32 [rows, K] quantized per row at run time, packed int4 weights [O, K / 2], f32 block scales
+ * [O, K / block], f32 bias or none. Hazards: every nibble -8 (byte 0x88), all-zero weight blocks, rows of one equal
+ * value (hi = lo or the range [0, v]), an all-zero x (the empty range's scale 1), large values of both signs mixed
+ * with small ones in one row (most of the row quantizes to the zero point).
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef struct q4_pt {
+    int rows, k, o, block, bias, xr, wr; /* xr: 0 [-1, 1], 1 all equal, 2 zero, 3 cancel; wr: 0 any, 1 0x88, 2 0 */
+} q4_pt;
+
+static void q4_emit(grid *gr, q4_pt p, int quick)
+{
+    int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k / 2}, sd[2] = {p.o, p.k / p.block}, bd[1] = {p.o};
+    if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), (int64_t)p.o * p.k), (int64_t)p.rows * p.k * p.o)) return;
+    static const char *const XR[4] = {"[-1,1]", "all_equal", "zero", "cancel"}, *const WR[3] = {"any", "-8", "zero"};
+    char xs[64];
+    su_shape(xs, sizeof xs, 2, xd);
+    par_case *c = par_sweep_case(gr->s, "linear_8da4w", "linear_8da4w(in=%s,o=%d,block=%d,bias=%d,x=%s,w=%s)", xs,
+                                 p.o, p.block, p.bias, XR[p.xr], WR[p.wr]);
+    if (!c) return;
+    par_gen gx = su_uniform(-1.0, 1.0);
+    if (p.xr == 1) gx = (par_gen){.dist = PAR_DIST_HAZARD, .a = -2, .b = 2, .hazard = PAR_HAZARD_ALL_EQUAL};
+    if (p.xr == 2) gx = (par_gen){.dist = PAR_DIST_CONST, .a = 0, .b = 0};
+    if (p.xr == 3) gx = (par_gen){.dist = PAR_DIST_HAZARD, .a = -1, .b = 1, .hazard = PAR_HAZARD_CANCEL};
+    par_gen gw = {.dist = PAR_DIST_UNIFORM, .a = 0, .b = 255};
+    if (p.wr) gw = (par_gen){.dist = PAR_DIST_CONST, .a = p.wr == 1 ? 0x88 : 0, .b = 0};
+    int32_t in[4] = {-1, -1, -1, -1};
+    in[0] = par_case_input(c, "x", PAR_DTYPE_F32, 2, xd, gx);
+    in[1] = par_case_const(c, "w", PAR_DTYPE_QU8, 2, wd, gw);
+    par_case_quant(c, in[1], 1.0f, 0);
+    /* block scales around 1 / (8 sqrt(K)): a unit-range row times int4 weights stays near unit range */
+    const double s = 1.0 / (8.0 * sqrt((double)p.k));
+    in[2] = par_case_const(c, "s", PAR_DTYPE_F32, 2, sd, su_uniform(0.25 * s, 2 * s));
+    if (p.bias) in[3] = par_case_const(c, "b", PAR_DTYPE_F32, 1, bd, su_uniform(-0.5, 0.5));
+    par_attr at[1] = {par_a_int("block", p.block)};
+    par_out_spec o = {"y", 0, 0.0f, 0};
+    par_case_output(c, par_case_node(c, "linear_8da4w", p.bias ? 4 : 3, in, 1, at, &o));
+    par_sweep_done(gr->s, c);
+}
+
+void par_sweep_linear_8da4w(par_sweep *s)
+{
+    static const int SH[][3] = {{1, 32, 8}, {4, 64, 16}, {3, 128, 10}, {2, 256, 33}, {8, 512, 64}, {1, 1024, 16},
+                                {5, 96, 7}, {16, 2048, 32}};
+    enum { SQ = 4, SN = 8 };
+    grid gr;
+    grid_init(&gr, s, sizeof(q4_pt));
+    for (int sh = 0; sh < SN; sh++)
+        for (int bl = 32; bl <= 128; bl *= 2)
+            for (int bias = 0; bias < 2; bias++) {
+                if (SH[sh][1] % bl) continue;
+                q4_pt p = {SH[sh][0], SH[sh][1], SH[sh][2], bl, bias, 0, 0};
+                q4_emit(&gr, p, sh < SQ && bl == 32);
+            }
+    for (int xr = 0; xr < 4; xr++)
+        for (int wr = 0; wr < 3; wr++) {
+            if (!xr && !wr) continue;
+            q4_pt p = {4, 64, 8, 32, 1, xr, wr};
+            q4_emit(&gr, p, 1);
+        }
+    grid_free(&gr);
+}
