@@ -18,7 +18,7 @@ const char *par_verdict_name(par_verdict v)
 
 const char *par_stat_skip_name(int32_t k)
 {
-    static const char *names[PAR_STAT_SKIP_N] = {"applied", "data", "quantized", "no scale"};
+    static const char *names[PAR_STAT_SKIP_N] = {"applied", "data", "quantized", "no scale", "flushing"};
     return (k >= 0 && k < PAR_STAT_SKIP_N) ? names[k] : NULL;
 }
 

@@ -49,10 +49,12 @@ typedef enum par_stat_skip {
                                * cancelling, subnormal data): correlated roundings, no independence to assume */
     PAR_STAT_SKIP_QUANT = 2,  /* a graph with quantized values: integer roundings and their labels are judged in steps */
     PAR_STAT_SKIP_NONE = 3,   /* no judged float element with a finite scale above 0 (exact ops, integer outputs) */
+    PAR_STAT_SKIP_FLUSH = 4,  /* every judged element's flush part (declared flushing, par_rt.f) reaches its scale */
     PAR_STAT_SKIP_N
 } par_stat_skip;
 
-/* The words of a par_stat_skip ("applied", "data", "quantized", "no scale"), NULL when out of range; and back. */
+/* The words of a par_stat_skip ("applied", "data", "quantized", "no scale", "flushing"), NULL when out of range; and
+ * back. */
 const char *par_stat_skip_name(int32_t k);
 
 /* Oracle metrics over the elements of one output (or the worst over all outputs of a case). */

@@ -292,15 +292,26 @@ int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got,
         return 0;
     const double *t = par_rt_scales(stat);
     double sum = 0;
-    int64_t n = 0;
+    int64_t n = 0, n_flush = 0;
     for (int64_t i = 0; i < ref->numel; i++) {
         double r = ref->v[i], e = ref->e[i], x = par_elem_get(ref->dtype, got, i);
         if (!isfinite(r) || !isfinite(e) || !isfinite(x) || !isfinite(t[i]) || !(t[i] > 0)) continue;
-        double z = fmax(0, fabs(x - r) - (ref->f ? ref->f[i] : 0)) / t[i];
+        double f = ref->f ? ref->f[i] : 0;
+        /* An element whose flush part reaches its scale could hide any error the companion looks for behind the
+         * declared flushing's worst case: z would be 0 there by construction, so it is not counted (it is chosen from
+         * the reference alone, so the others' z keep their distribution). */
+        if (f >= t[i]) {
+            n_flush++;
+            continue;
+        }
+        double z = fmax(0, fabs(x - r) - f) / t[i];
         sum += z * z;
         n++;
     }
-    if (n == 0) return 0;
+    if (n == 0) {
+        if (n_flush) m->stat_skip = PAR_STAT_SKIP_FLUSH;
+        return 0;
+    }
     m->stat_n = n;
     m->stat_z = sqrt(sum / (double)n);
     m->stat_skip = PAR_STAT_APPLIED;
@@ -341,7 +352,7 @@ int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char
             }
         }
         if (n_any + n_unb == 0) continue;
-        double emax = 0, vmax = 0;
+        double emax = 0, vmax = 0, fworst = 0;
         for (int32_t k = 0; k < nd->n_inputs; k++) {
             const par_rt *t = nd->inputs[k] >= 0 ? &ref->values[nd->inputs[k]] : NULL;
             if (!is_float_rt(t)) continue;
@@ -349,6 +360,7 @@ int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char
                 if (t->e[i] < INFINITY && isfinite(t->v[i])) {
                     emax = fmax(emax, t->e[i]);
                     vmax = fmax(vmax, fabs(t->v[i]));
+                    if (t->f) fworst = fmax(fworst, t->f[i]);
                 }
         }
         const char *why = n_any >= n_unb ? "anything: an intermediate may overflow the arithmetic's range"
@@ -357,9 +369,20 @@ int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char
         snprintf(buf, n, "from node '%s' (%s): %lld of %lld elements %s; its inputs' budgets reach %.3g on values up "
                  "to %.3g", nd->name ? nd->name : "?", nd->op ? nd->op : "?", (long long)(n_any + n_unb),
                  (long long)numel, why, emax, vmax);
+        /* Declared flushing's share, when it is most of it: its worst case compounds by each layer's l1 gain
+         * (docs/oracle.md, "Flushed subnormals", item 6). */
+        size_t used = strlen(buf);
+        if (fworst > 0.5 * emax && used < n)
+            snprintf(buf + used, n - used, ", %.3g of it declared flushing's worst case", fworst);
         return 1;
     }
     return 0;
+}
+
+/* The merged record's stat_skip: applied if any output was, else the most telling reason, "no scale" last. */
+static int stat_skip_rank(int32_t k)
+{
+    return k == PAR_STAT_SKIP_NONE ? PAR_STAT_SKIP_N : k;
 }
 
 void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
@@ -380,7 +403,7 @@ void par_metrics_merge(par_metrics *acc, const par_metrics *m, int32_t output)
     acc->stat_z = fmax(acc->stat_z, m->stat_z); /* skips a NaN: an output it stood down on */
     acc->stat_n += m->stat_n;
     acc->stat_over |= m->stat_over;
-    if (m->stat_skip < acc->stat_skip) acc->stat_skip = m->stat_skip;
+    if (stat_skip_rank(m->stat_skip) < stat_skip_rank(acc->stat_skip)) acc->stat_skip = m->stat_skip;
     if (!acc->bias_over && (fabs(m->bias) > fabs(acc->bias) || m->bias_over)) {
         acc->bias = m->bias;
         acc->bias_bound = m->bias_bound;

@@ -265,7 +265,7 @@ static void note_unjudged(const par_backend_inst *inst, const par_graph_desc *g,
     par_prec p = record_prec(inst, quant, out);
     par_ref_result *full = NULL;
     par_msg m = {{0}};
-    char origin[PAR_REASON_LEN / 2];
+    char origin[PAR_REASON_LEN];
     if (par_ref_run(g, &p, (const void *const *)inputs, &full, &m) == PAR_OK &&
         par_unjudged_origin(g, full, origin, sizeof origin)) {
         size_t n = strlen(r->reason);

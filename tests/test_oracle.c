@@ -263,6 +263,32 @@ static void test_companion_values(void)
     CU_ASSERT_EQUAL(par_oracle_companion(&r, &t, got, &m), 0);
     CU_ASSERT(isnan(m.stat_z));
     CU_ASSERT_EQUAL(m.stat_skip, PAR_STAT_SKIP_NONE);
+    /* an element whose flush part reaches its scale is not counted: its z would be 0 whatever the backend gave */
+    double sc2[5] = {1, 1, 2, 0, 1};
+    for (int i = 0; i < 5; i++) sc[i] = sc2[i];
+    got[0] = 3;
+    f[0] = 1;
+    CU_ASSERT_EQUAL(par_oracle_companion(&r, &t, got, &m), 0);
+    CU_ASSERT_EQUAL(m.stat_n, 2);
+    CU_ASSERT_DOUBLE_EQUAL(m.stat_z, sqrt((2.25 + 4) / 2.0), 1e-12);
+    f[1] = 1;
+    f[2] = 2;
+    got[2] = 1e6; /* far off, and still not judged: the companion says why */
+    CU_ASSERT_EQUAL(par_oracle_companion(&r, &t, got, &m), 0);
+    CU_ASSERT(isnan(m.stat_z));
+    CU_ASSERT_EQUAL(m.stat_skip, PAR_STAT_SKIP_FLUSH);
+    CU_ASSERT_STRING_EQUAL(par_stat_skip_name(m.stat_skip), "flushing");
+    /* merged: a record's outputs say "flushing" over "no scale", and "applied" over both */
+    par_metrics acc, other;
+    par_metrics_init(&acc);
+    par_metrics_init(&other);
+    par_metrics_merge(&acc, &m, 0);
+    CU_ASSERT_EQUAL(acc.stat_skip, PAR_STAT_SKIP_FLUSH);
+    par_metrics_merge(&acc, &other, 1);
+    CU_ASSERT_EQUAL(acc.stat_skip, PAR_STAT_SKIP_FLUSH);
+    other.stat_skip = PAR_STAT_APPLIED;
+    par_metrics_merge(&acc, &other, 2);
+    CU_ASSERT_EQUAL(acc.stat_skip, PAR_STAT_APPLIED);
     r.f = NULL;
     t.s = own_s;
     par_rt_free(&r);
