@@ -495,6 +495,8 @@ static const ex_row rows[] = {
     {"masked_fill", "Where", ex_masked_fill}, {"gather", "Gather", ex_gather}, {"embedding", "Gather", ex_gather},
     {"batch_norm", "BatchNormalization", ex_norm}, {"layer_norm", "LayerNormalization", ex_norm},
     {"instance_norm", "InstanceNormalization", ex_norm},
+    {"rms_norm", NULL, par_oxe_rms_norm}, {"rope", NULL, par_oxe_rope}, {"sdpa", NULL, par_oxe_sdpa},
+    {"slice_scatter", NULL, par_oxe_slice_scatter},
     {"quantize", "QuantizeLinear", ex_quantize}, {"dequantize", "DequantizeLinear", ex_dequantize},
 };
 

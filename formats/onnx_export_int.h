@@ -1,6 +1,7 @@
 /*
- * onnx_export_int.h - what the ONNX exporter's two files share: the driver and the op writers (onnx_export.c: the
- * graph, node by node, through the table of one writer per parity op) and their building blocks (onnx_export_util.c:
+ * onnx_export_int.h - what the ONNX exporter's files share: the driver and the op writers (onnx_export.c: the
+ * graph, node by node, through the table of one writer per parity op; onnx_export_attn.c the decoder-block ops'
+ * writers) and their building blocks (onnx_export_util.c:
  * fresh names, initializers, attributes, ONNX nodes, a value's float name beside its DequantizeLinear, a quantized
  * node's bias and output). The helpers are par_oxe_* outside these files; function-like macros keep their short
  * names inside. Internal to formats/.
@@ -57,6 +58,12 @@ const par_value *par_oxe_iv(ex *e, int32_t i);
 const char *par_oxe_bias_name(ex *e, int32_t kb);
 const char *par_oxe_out_name(ex *e);
 int par_oxe_finish_out(ex *e, const char *fl);
+
+/* The writers of the decoder-block ops (onnx_export_attn.c): what they compute, in opset 17's operators. */
+int par_oxe_rms_norm(ex *e);
+int par_oxe_rope(ex *e);
+int par_oxe_sdpa(ex *e);
+int par_oxe_slice_scatter(ex *e);
 
 #define no(...) par_oxe_no(__VA_ARGS__)
 #define fresh(...) par_oxe_fresh(__VA_ARGS__)

@@ -128,12 +128,14 @@ static void compare(const par_graph_desc *a, const par_graph_desc *b, char *why,
  * rsqrt as Reciprocal(Sqrt), adaptive_avg_pool2d of equal windows as AveragePool, linear of an input of rank other
  * than 2 as MatMul and Add, flatten of other dimensions than 1 to the last as Reshape, embedding as Gather (the same
  * function as gather on axis 0, which is what Gather imports as), an align_corners resize given by scale as Resize
- * with the sizes (parity's align_corners coordinates come from the sizes, ONNX's from an unrounded scale). */
+ * with the sizes (parity's align_corners coordinates come from the sizes, ONNX's from an unrounded scale), and the
+ * decoder-block ops rms_norm, rope, sdpa and slice_scatter as their formulas (formats/onnx_export_attn.c). */
 static int decomposed(const par_graph_desc *g)
 {
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const char *op = g->nodes[i].op;
-        if (!strcmp(op, "silu") || !strcmp(op, "gelu") || !strcmp(op, "rsqrt") || !strcmp(op, "adaptive_avg_pool2d"))
+        if (!strcmp(op, "silu") || !strcmp(op, "gelu") || !strcmp(op, "rsqrt") || !strcmp(op, "adaptive_avg_pool2d") ||
+            !strcmp(op, "rms_norm") || !strcmp(op, "rope") || !strcmp(op, "sdpa") || !strcmp(op, "slice_scatter"))
             return 1;
         if (!strcmp(op, "linear") && g->values[g->nodes[i].inputs[0]].rank != 2) return 1;
         if (!strcmp(op, "flatten") &&

@@ -4,8 +4,10 @@ hello's options: precision=f32 (the default here: INFERENCE_PRECISION_HINT f32, 
 f32 whatever the CPU offers), bf16 or f16 (the plugin's lower-precision inference, declared to parity as bf16 or f16
 arithmetic, so that the oracle budgets it as such); threads=N (INFERENCE_NUM_THREADS, default 1). The plugin's own
 default on a CPU with AVX-512 BF16 or AMX is bf16, not f32: an unset hint would compute an f32 model in bf16.
+Inputs are fed by name, in the order the ONNX graph declares them (an input that no node reads is dropped by the
+conversion, and is not fed).
 """
-import os, sys
+import io, os, sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from parity_runner import Unsupported, int_option, serve
@@ -40,7 +42,12 @@ class OpenVino:
     def load(self, fmt, model):
         self.compiled = None
         try:
-            m = self.core.read_model(model=bytes(model), weights=b"")
+            # the ONNX front end, not read_model, so that the graph's declared inputs are known in their order: the
+            # converted model drops an input that no node reads, and parity sends one array per declared input
+            fe = ov.frontend.FrontEndManager().load_by_framework("onnx")
+            im = fe.load(io.BytesIO(bytes(model)))
+            self.names = [sorted(p.get_names())[0] for p in im.get_inputs()]
+            m = fe.convert(im)
         except Exception as e:
             raise Unsupported(str(e).strip().splitlines()[0][:300]) from e
         cfg = {"INFERENCE_PRECISION_HINT": self.precision, "INFERENCE_NUM_THREADS": str(self.threads),
@@ -55,7 +62,10 @@ class OpenVino:
         self.request = self.compiled.create_infer_request()
 
     def run(self, inputs):
-        self.request.infer(inputs)
+        if len(inputs) != len(self.names):
+            raise ValueError(f"{len(inputs)} inputs, the model has {len(self.names)} ({', '.join(self.names)})")
+        read = {n for i in self.compiled.inputs for n in i.get_names()}
+        self.request.infer({n: a for n, a in zip(self.names, inputs) if n in read})
         return [self.request.get_output_tensor(i).data.copy() for i in range(len(self.compiled.outputs))]
 
 
