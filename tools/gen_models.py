@@ -6,7 +6,9 @@ weights normal with fan_in scaling (He: std sqrt(2) / sqrt(fan_in) before a ReLU
 otherwise), batch_norm parameters in the ranges of trained networks. The architectures follow torchvision
 (mobilenet_v2, mobilenet_v3_small, DeepLabV3's head on a dilated MobileNetV2), timm / TensorFlow (efficientnet_lite0)
 and torch.nn.TransformerEncoderLayer (transformer_encoder, and its quantize_dynamic form transformer_encoder_dynq)
-layer by layer, batch_norm nodes included (not folded into the convolutions). The qs8 twins of cases/models/
+layer by layer, batch_norm nodes included (not folded into the convolutions); tools/gen_models_seq.py adds a
+Llama-style decoder (llama_decoder_prefill, llama_decoder_decode) and a Whisper-shaped speech encoder
+(speech_encoder). The qs8 twins of cases/models/
 (*_quant.json, *_qs8.json) are not written here but by `parity quantize` (docs/quantization.md).
 
     python3 tools/gen_models.py                      # (re)writes cases/models/*.json
@@ -577,6 +579,9 @@ def dumps(case):
 
 
 def main(argv):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import gen_models_seq  # the sequence models, built with this file's Model (imported here: it imports this file)
+    MODELS.update(gen_models_seq.MODELS)
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("models", nargs="*", help="models to write (default: all): " + ", ".join(MODELS))
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cases",
