@@ -184,6 +184,15 @@ static void test_llama_decoder_decode(void)
     check_model("cases/models/llama_decoder_decode.json", "layer0_attn_norm_weight", 5, "layer1_w2_w", 64, 0.01);
 }
 
+/* The decoder's 8da4w twin, which no backend lowers yet: its budgets are bounded in the first block only (every
+ * element of an activation row with a budget may take the neighbouring int8 step), so the bugs are planted there.
+ * One element of the first block's attention norm weight zeroed, and two output channels of its packed int4 key
+ * weights swapped, must fail at the first block's keys. */
+static void test_llama_decoder_8da4w(void)
+{
+    check_model("cases/models/llama_decoder_prefill_8da4w.json", "layer0_attn_norm_weight", 5, "layer0_wk_w", 32, 0.01);
+}
+
 /* The speech encoder: a conv front end (a bias element of the first conv dropped) and two pre-norm blocks (two output
  * rows of the last MLP projection swapped). The dropped bias is caught at the first block's output (the second graph
  * output): at the final layer_norm it is under the budget, which the second block's attention widens about 17 times
@@ -200,6 +209,7 @@ static const CU_TestInfo tests[] = {
     {"transformer_encoder: one-layer bugs caught at the output", test_transformer_encoder},
     {"llama_decoder_prefill: one-layer bugs caught at the logits", test_llama_decoder_prefill},
     {"llama_decoder_decode: one-layer bugs caught at the logits", test_llama_decoder_decode},
+    {"llama_decoder_prefill_8da4w: first-block bugs caught at its keys", test_llama_decoder_8da4w},
     {"speech_encoder: one-layer bugs caught at the output", test_speech_encoder},
     CU_TEST_INFO_NULL,
 };

@@ -7,8 +7,8 @@ otherwise), batch_norm parameters in the ranges of trained networks. The archite
 (mobilenet_v2, mobilenet_v3_small, DeepLabV3's head on a dilated MobileNetV2), timm / TensorFlow (efficientnet_lite0)
 and torch.nn.TransformerEncoderLayer (transformer_encoder, and its quantize_dynamic form transformer_encoder_dynq)
 layer by layer, batch_norm nodes included (not folded into the convolutions); tools/gen_models_seq.py adds a
-Llama-style decoder (llama_decoder_prefill, llama_decoder_decode) and a Whisper-shaped speech encoder
-(speech_encoder). The qs8 twins of cases/models/
+Llama-style decoder (llama_decoder_prefill, llama_decoder_decode, and their 8da4w twins *_8da4w) and a
+Whisper-shaped speech encoder (speech_encoder). The qs8 twins of cases/models/
 (*_quant.json, *_qs8.json) are not written here but by `parity quantize` (docs/quantization.md).
 
     python3 tools/gen_models.py                      # (re)writes cases/models/*.json
@@ -510,7 +510,7 @@ MODELS = {
 
 def stats(m):
     """(parameters, multiply-accumulates) of a model: the constants' elements (masks and scalars included) and the
-    products of conv2d, conv_transpose2d, linear, linear_dynamic and matmul nodes."""
+    products of conv2d, conv_transpose2d, linear, linear_dynamic, linear_8da4w and matmul nodes."""
     shapes = m.shapes
     params = sum(int(math.prod(c["shape"])) for c in m.case["constants"])
     macs = 0
@@ -521,8 +521,8 @@ def stats(m):
         elif n["op"] == "conv_transpose2d":
             w = shapes[n["inputs"][1]]
             macs += int(math.prod(shapes[n["inputs"][0]])) * int(math.prod(w[1:]))
-        elif n["op"] in ("linear", "linear_dynamic"):
-            macs += out * shapes[n["inputs"][1]][-1]
+        elif n["op"] in ("linear", "linear_dynamic", "linear_8da4w"):
+            macs += out * shapes[n["inputs"][0]][-1]
         elif n["op"] == "matmul":
             macs += out * shapes[n["inputs"][0]][-1]
     return params, macs

@@ -1,6 +1,7 @@
 """gen_models_seq.py - the sequence models of tools/gen_models.py (its Model builder, its seeded weight generators):
-a small Llama-style decoder, as a prefill of 32 tokens and as one decode step with a KV cache, and a small speech
-encoder in the shape of Whisper's (a convolution front end over log-mel frames, then pre-norm transformer blocks).
+a small Llama-style decoder, as a prefill of 32 tokens and as one decode step with a KV cache (in f32, and with
+every linear in ExecuTorch's 8da4w form), and a small speech encoder in the shape of Whisper's (a convolution front
+end over log-mel frames, then pre-norm transformer blocks).
 
 Both use the decoder-era ops of docs/ops.md (rms_norm, rope, sdpa, slice_scatter) where PyTorch's modules compute
 them: the decoder as ExecuTorch's Llama export does (Meta's interleaved rope pairs, grouped-query heads, SwiGLU, no
@@ -14,9 +15,10 @@ import struct
 
 import gen_models as g
 
-# the decoder: vocabulary, width, blocks, query heads, key/value heads, head width, SwiGLU width, prefill length,
-# static cache length
-V, D, L, HQ, HKV, DH, F, S, CACHE = 256, 64, 2, 4, 2, 16, 176, 32, 48
+# the decoder: vocabulary, width, blocks, query heads, key/value heads, head width, SwiGLU width (a multiple of the
+# 8da4w form's block), prefill length, static cache length; the 8da4w form's block of inputs per weight scale
+V, D, L, HQ, HKV, DH, F, S, CACHE = 256, 64, 2, 4, 2, 16, 192, 32, 48
+BLOCK = 32
 
 
 def f32(v):
@@ -63,15 +65,36 @@ def rms_norm(m, x, name):
     return m.node("rms_norm", [x, w], m.shapes[x], {"normalized_shape": [D], "eps": 1e-5}, name)
 
 
-def llama_decoder(decode):
+def linear_8da4w(m, x, out_f, name):
+    """A linear without bias as ExecuTorch's 8da4w quantizer makes it: x quantized per token at run time, signed
+    int4 weights packed two per byte (low nibble first; seeded bytes, so every nibble of [-8, 7] is equally likely),
+    one f32 scale per output channel and block of BLOCK inputs. The scales give the weights the float model's spread
+    (std 1 / sqrt(K); the nibbles' std is sqrt(255 / 12) = 4.6) times U[0.8, 1.2) per block: a seeded statistical
+    twin of the float model's weights, not their quantization."""
+    k = m.shapes[x][-1]
+    w = m.const(name + "_w", [out_f, k // 2], {"dist": "uniform", "low": 0, "high": 255}, dtype="qu8",
+                quant={"scale": 1, "zero_point": 0})
+    c = 1.0 / (math.sqrt(k) * math.sqrt(255.0 / 12.0))
+    sc = m.const(name + "_s", [out_f, k // BLOCK], {"dist": "uniform", "low": f32(0.8 * c), "high": f32(1.2 * c)})
+    return m.node("linear_8da4w", [x, w, sc], m.shapes[x][:-1] + [out_f], {"block": BLOCK}, name)
+
+
+def llama_decoder(decode, q4=False):
     """Token embedding, L blocks (rms_norm, attention with rope on q and k and HKV key/value heads for HQ query
     heads, the output projection and the residual; rms_norm, SwiGLU MLP and the residual), the final rms_norm and
     the logits. Prefill: S tokens at positions 0..S-1, causal attention; the keys (after rope) and values of each
     block are outputs too, the cache a decode step reads. Decode: one token at position S; each block's key and value
     are written by slice_scatter into a static cache of CACHE rows (inputs: rows 0..S-1 stand for the past, rows past
     S are never read), the attention reads the whole cache through an additive mask that is -inf past S (masked_fill
-    of a zero row by a bool constant, as ExecuTorch's Llama builds it); the updated caches are outputs."""
-    if decode:
+    of a zero row by a bool constant, as ExecuTorch's Llama builds it); the updated caches are outputs. q4: every
+    linear (the projections, the MLP and the logits) as linear_8da4w, everything else the float model's."""
+    if q4:
+        step = "decode" if decode else "prefill"
+        m = g.Model("llama_decoder_%s_8da4w" % step, "the llama_decoder_%s with every linear as linear_8da4w "
+                    "(ExecuTorch's 8da4w: int8 activations quantized per token at run time, signed int4 weights "
+                    "packed two per byte, f32 scales per output channel and block of %d); seeded int4 weights"
+                    % (step, BLOCK), 21)
+    elif decode:
         m = g.Model("llama_decoder_decode", "Llama-style decoder, one decode step at position %d with a static KV "
                     "cache of %d rows per block (inputs; written by slice_scatter, read through a -inf mask past "
                     "the position): i32 token, embedding %dx%d, %d blocks of rms_norm, attention with interleaved "
@@ -83,6 +106,10 @@ def llama_decoder(decode):
                     "key-value heads of %d, SwiGLU MLP of %d, final rms_norm, logits; each block's keys and values "
                     "are outputs too; no biases; seeded weights" % (S, V, D, L, HQ, HKV, DH, F), 21)
     t = 1 if decode else S
+
+    def lin(x, out_f, name):
+        return linear_8da4w(m, x, out_f, name) if q4 else m.linear(x, out_f, bias=False, name=name)
+
     tokens = m.input("tokens", [1, t], 0, V - 1, dtype="i32")
     x = m.node("embedding", [tokens, m.const("embedding_weight", [V, D], {"dist": "normal", "mean": 0, "std": 1})],
                [1, t, D], None, "embedding")
@@ -98,9 +125,9 @@ def llama_decoder(decode):
     for li in range(L):
         p = "layer%d" % li
         h = rms_norm(m, x, p + "_attn_norm")
-        q = heads(m, m.linear(h, HQ * DH, bias=False, name=p + "_wq"), HQ, p + "_q")
-        k = heads(m, m.linear(h, HKV * DH, bias=False, name=p + "_wk"), HKV, p + "_k")
-        v = heads(m, m.linear(h, HKV * DH, bias=False, name=p + "_wv"), HKV, p + "_v")
+        q = heads(m, lin(h, HQ * DH, p + "_wq"), HQ, p + "_q")
+        k = heads(m, lin(h, HKV * DH, p + "_wk"), HKV, p + "_k")
+        v = heads(m, lin(h, HKV * DH, p + "_wv"), HKV, p + "_v")
         q = m.node("rope", [q, cos, sin], m.shapes[q], {"interleaved": 1}, p + "_q_rope")
         k = m.node("rope", [k, cos, sin], m.shapes[k], {"interleaved": 1}, p + "_k_rope")
         if decode:
@@ -111,15 +138,15 @@ def llama_decoder(decode):
         else:
             o = m.node("sdpa", [q, k, v], [1, HQ, t, DH], {"is_causal": 1}, p + "_attn")
         present += [k, v]
-        o = m.linear(merge_heads(m, o, p + "_attn"), D, bias=False, name=p + "_wo")
+        o = lin(merge_heads(m, o, p + "_attn"), D, p + "_wo")
         x = m.add(x, o, name=p + "_res1")
         h = rms_norm(m, x, p + "_ffn_norm")
-        gate = m.act(m.linear(h, F, bias=False, name=p + "_w1"), "silu", name=p + "_silu")
-        up = m.linear(h, F, bias=False, name=p + "_w3")
-        f = m.linear(m.mul(gate, up, name=p + "_swiglu"), D, bias=False, name=p + "_w2")
+        gate = m.act(lin(h, F, p + "_w1"), "silu", name=p + "_silu")
+        up = lin(h, F, p + "_w3")
+        f = lin(m.mul(gate, up, name=p + "_swiglu"), D, p + "_w2")
         x = m.add(x, f, name=p + "_res2")
     x = rms_norm(m, x, "norm")
-    m.output(m.linear(x, V, bias=False, name="logits"))
+    m.output(lin(x, V, "logits"))
     for c in present:
         m.output(c)
     return m
@@ -131,6 +158,14 @@ def llama_decoder_prefill():
 
 def llama_decoder_decode():
     return llama_decoder(True)
+
+
+def llama_decoder_prefill_8da4w():
+    return llama_decoder(False, q4=True)
+
+
+def llama_decoder_decode_8da4w():
+    return llama_decoder(True, q4=True)
 
 
 def speech_encoder():
@@ -184,5 +219,7 @@ def speech_encoder():
 MODELS = {
     "llama_decoder_prefill": llama_decoder_prefill,
     "llama_decoder_decode": llama_decoder_decode,
+    "llama_decoder_prefill_8da4w": llama_decoder_prefill_8da4w,
+    "llama_decoder_decode_8da4w": llama_decoder_decode_8da4w,
     "speech_encoder": speech_encoder,
 }
