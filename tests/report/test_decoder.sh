@@ -3,7 +3,8 @@
 # sdpa's causal mask one key late (bug=causal) and slice_scatter writing one row late (bug=kv):
 #   - in the quick suite's rope, sdpa and slice_scatter cases, each bug FAILs cases of its own op and of no other,
 #     and the plugin without a bug (bug=off, the example backend) passes every case; the whole decoder block FAILs
-#     where the bug's op runs (rope: prefill and decode; causal: prefill; kv: decode) and passes elsewhere;
+#     where the bug's op runs (rope: prefill and decode; causal: prefill; kv: decode) and passes elsewhere, and so
+#     do the two-block decoder models (cases/models/llama_decoder_prefill.json, llama_decoder_decode.json);
 #   - `parity fuzz` with the default op weights finds each bug, signed with its op, within its first 400 graphs
 #     (the first finding came at graph seeds 10 to 73 on the machine that wrote this, at about 400 graphs/s).
 # Verdicts are read from report.json and findings/index.json with Python's json (skipped without python3). About
@@ -54,6 +55,23 @@ while read -r res what; do
     if [ "$res" = ok ]; then ok; else no "$what"; fi
 done <"$T/q.txt"
 grep -v '^ok \|^no ' "$T/q.txt" | head -5
+
+# the whole decoder models of cases/models: the same verdicts as the block's, at the logits and caches of two blocks
+"$PARITY" run cases/models/llama_decoder_prefill.json --plugin "$PL" --no-progress --out "$T/mp" --repeat 1 \
+    -b 'decoder,decoder[bug=rope],decoder[bug=causal],decoder[bug=kv]' >"$T/mp.log" 2>&1
+"$PARITY" run cases/models/llama_decoder_decode.json --plugin "$PL" --no-progress --out "$T/md" --repeat 1 \
+    -b 'decoder,decoder[bug=rope],decoder[bug=causal],decoder[bug=kv]' >"$T/md.log" 2>&1
+check "the decoder models' prefill and decode verdicts" python3 - "$T/mp/report.json" "$T/md/report.json" <<'PY'
+import json, sys
+got = {}
+for step, path in enumerate(sys.argv[1:3]):
+    for x in json.load(open(path))["results"]:
+        got[(x["backend"], step)] = x["verdict"]
+want = {("decoder", 0): "PASS", ("decoder", 1): "PASS", ("decoder[bug=rope]", 0): "FAIL",
+        ("decoder[bug=rope]", 1): "FAIL", ("decoder[bug=causal]", 0): "FAIL", ("decoder[bug=causal]", 1): "PASS",
+        ("decoder[bug=kv]", 0): "PASS", ("decoder[bug=kv]", 1): "FAIL"}
+sys.exit(0 if got == want else "verdicts %s" % sorted(got.items()))
+PY
 
 for bug in rope:rope causal:sdpa kv:slice_scatter; do
     b=${bug%%:*} op=${bug#*:}
