@@ -564,7 +564,7 @@ par_exec_job *par_exec_begin(const par_backend_inst *inst, const par_graph_desc 
     s->mem_limit = s->isolated ? opt->mem_limit : 0;
     /* the kernel's limit on the job's cgroup, a quarter above the polled one: a backstop for what grows faster
      * than the worker polls */
-    if (s->cg && s->cg[0] && s->mem_limit > 0) par_sandbox_cgroup_limit(s->cg, s->mem_limit + s->mem_limit / 4);
+    if (opt->server && s->mem_limit > 0) par_exec_server_limit(opt->server, s->mem_limit + s->mem_limit / 4);
     /* xj lives in the job: a child thread (isolate = 0) reads it for as long as it runs */
     j->xj = (par_xjob){.inst = inst, .g = g, .in = j->in_ptr, .out = j->obuf,
                        .in_base = j->in_total ? j->in_base : NULL, .in_len = j->in_total, .in_off = j->in_off,

@@ -109,6 +109,8 @@ int par_exec_server_fd(const par_exec_server *s);
  * its jobs says so. */
 par_status par_exec_servers_ready(par_exec_server **sv, int32_t n, double timeout_s, par_msg *msg);
 const char *par_exec_server_cgroup(const par_exec_server *s); /* its job cgroup, "" when none (exec/sandbox.h) */
+/* The kernel's hard limit on that cgroup, written only when it changes (the server's job children share it). */
+void par_exec_server_limit(par_exec_server *s, int64_t bytes);
 
 /* Whether an unprivileged uid can run the instance's companion (exec/companion.c; 1 also when it has none): its
  * program and script and every folder above them open to others. A sandbox that runs one that is not keeps uid 0

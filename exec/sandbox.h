@@ -51,16 +51,16 @@ void par_sandbox_sweep(uid_t uid);
 /* Memory counted as a whole (cgroup v1's memory controller, where this process may make cgroups under its own: as
  * root, /sys/fs/cgroup/memory writable): a keyed fork (a fork server) gets a job cgroup of its own,
  * par_sandbox_last_cgroup() in the parent ("" where there is none: the RSS of the child and its companion is all
- * that is counted then). In the server's job child, par_sandbox_cgroup_join() moves it in (0, or -1), before any
- * backend code: its descendants and the memfds it fills count with it. par_sandbox_cgroup_usage: the cgroup's
- * resident and shared memory (total_rss + total_shmem of memory.stat; page cache aside), -1 when unreadable;
- * _limit sets the kernel's hard limit (the backstop of the caller's polling; _hit: reached since); _remove kills what is left in it and
- * removes it; _end removes this run's folder. */
+ * that is counted then). The server joins it at its start, as root, before any backend code, so that every process
+ * it forks (each job's child, their descendants, the companion) is born in it and the memfds they fill count with
+ * it; what the server itself allocates from then on (its warm start's) counts too. The kernel's OOM killer is off
+ * there: at the hard limit a process waits until the caller, polling, kills the job. par_sandbox_cgroup_usage: the
+ * cgroup's resident and shared memory (total_rss + total_shmem of memory.stat; page cache aside), -1 when
+ * unreadable; _limit sets the kernel's hard limit (the backstop of the caller's polling; 0, or -1); _remove kills
+ * what is left in it and removes it; _end removes this run's folder. */
 const char *par_sandbox_last_cgroup(void);
-int par_sandbox_cgroup_join(void);
 int64_t par_sandbox_cgroup_usage(const char *cg);
-void par_sandbox_cgroup_limit(const char *cg, int64_t bytes);
-int par_sandbox_cgroup_hit(const char *cg); /* 1 when the hard limit was reached since it was set */
+int par_sandbox_cgroup_limit(const char *cg, int64_t bytes);
 void par_sandbox_cgroup_remove(const char *cg);
 void par_sandbox_cgroup_end(void);
 

@@ -45,6 +45,7 @@ struct par_exec_server {
     int ready; /* its PAR_SRV_READY read, or its end */
     const par_backend_inst *inst;
     char cg[600]; /* its job cgroup (exec/sandbox.h), "" when none */
+    int64_t cg_limit; /* the hard limit last set there, 0: none yet */
 };
 
 /* This process's ends of the servers started so far: a new server closes them, so that no server (and no backend
@@ -119,7 +120,6 @@ static int pidfd_of(pid_t pid)
 static void job_child(const par_backend_inst *inst, const par_srv_req *req, const int *fds)
 {
     int blob_fd = fds[0], out_fd = fds[1], sock = fds[2], pipe_w = fds[3], in_fd = req->in_len ? fds[4] : -1;
-    par_sandbox_cgroup_join(); /* first: all it maps, fills and starts counts with it */
     int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
     if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(126);
     close(devnull);
@@ -338,6 +338,11 @@ int par_exec_server_fd(const par_exec_server *s)
 const char *par_exec_server_cgroup(const par_exec_server *s)
 {
     return s ? s->cg : "";
+}
+
+void par_exec_server_limit(par_exec_server *s, int64_t bytes)
+{
+    if (s && s->cg[0] && bytes != s->cg_limit && par_sandbox_cgroup_limit(s->cg, bytes) == 0) s->cg_limit = bytes;
 }
 
 static void unlist(int fd)

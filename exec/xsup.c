@@ -227,14 +227,8 @@ static void child_gone(par_xsup *s)
     } else if (si.si_code == CLD_KILLED || si.si_code == CLD_DUMPED) {
         int sig = si.si_status;
         const char *sn = strsignal(sig);
-        char lim[32];
-        fmt_bytes(lim, sizeof lim, s->mem_limit + s->mem_limit / 4);
-        if (sig == SIGKILL && s->mem_limit > 0 && s->cg && par_sandbox_cgroup_hit(s->cg))
-            par_xdecide(s, PAR_V_CRASH, "out of memory: killed by the kernel at the memory limit of its cgroup (%s) "
-                        "during %s", lim, par_xwhere(s, ph, sizeof ph));
-        else
-            par_xdecide(s, PAR_V_CRASH, "killed by signal %d (%s) during %s", sig, sn ? sn : "unknown signal",
-                        par_xwhere(s, ph, sizeof ph));
+        par_xdecide(s, PAR_V_CRASH, "killed by signal %d (%s) during %s", sig, sn ? sn : "unknown signal",
+                    par_xwhere(s, ph, sizeof ph));
     } else if (si.si_status != 0) {
         par_xdecide(s, PAR_V_CRASH, "exited with status %d during %s", si.si_status, par_xwhere(s, ph, sizeof ph));
     } else {

@@ -10,6 +10,8 @@
  *   daemon    starts a daemon (setsid, double fork, named tpd<TP_REACH_TAG>), then does what kill does
  *   memfd     fills a memfd of TP_REACH_MIB MiB (default 512) by write(), holds only its descriptor, waits 1 s
  *   grandchild forks a process that touches TP_REACH_MIB MiB of its own memory and holds it; waits for it, then 1 s
+ *   memfast   allocates a memfd of TP_REACH_MIB MiB in one fallocate (faster than any polling: the kernel's limit
+ *             is what it meets), holds only its descriptor, waits 1 s
  * "Its run" is found as a hostile plugin would: the topmost process named parity above it, and every process below
  * that one. It touches nothing outside its own run. The harness must run it where none of this reaches: tp_reach's
  * records PASS, the other backends' too.
@@ -63,11 +65,14 @@ static void start_daemon(void)
 }
 
 /* TP_REACH_MIB MiB held where the child's own resident size does not show it, then 1 s of waiting. */
-static void hold_memory(int grandchild)
+static void hold_memory(char how)
 {
     const char *e = getenv("TP_REACH_MIB");
     size_t mib = e ? (size_t)atol(e) : 512, chunk = (size_t)1 << 20;
-    if (grandchild) {
+    if (how == 'f') {
+        int fd = memfd_create("tp_reach_fast", 0);
+        if (fd >= 0 && fallocate(fd, 0, 0, (off_t)(mib * chunk)) != 0) perror("tp_reach: fallocate");
+    } else if (how == 'g') {
         int p[2];
         if (pipe(p) != 0) return;
         if (fork() == 0) {
@@ -231,8 +236,8 @@ static void spoil_cache(void)
 
 static void harm(void)
 {
-    if (strcmp(act, "memfd") == 0 || strcmp(act, "grandchild") == 0) {
-        hold_memory(act[0] == 'g');
+    if (strcmp(act, "memfd") == 0 || strcmp(act, "grandchild") == 0 || strcmp(act, "memfast") == 0) {
+        hold_memory(act[0] == 'g' ? 'g' : act[3] == 'f' ? 'f' : 'd');
         return;
     }
     if (strcmp(act, "truncate") == 0 || strcmp(act, "cache") == 0) {

@@ -119,11 +119,12 @@ sleep 0.2
 left=$(ps -eo args | grep -F -- "$out" | grep -v grep | wc -l)
 [ "$left" = 0 ] && ok || no "hangup: $left processes of the run left running"
 
-# Memory counted as a whole: 384 MiB held in a memfd the child has unmapped, or by a grandchild, against
-# --mem-limit 256M, on one case (beside cpu): the job cgroup's resident and shared memory is over the limit, so
-# CRASH "out of memory: over the memory limit ..." (or the kernel's kill at the cgroup's hard limit, also "memory
-# limit"); without a memory cgroup (one line says so) only the child's own RSS is counted: skipped, named.
-for what in memfd grandchild; do
+# Memory counted as a whole: 384 MiB held in a memfd the child has unmapped (filled by write(), or allocated in one
+# fallocate() past the cgroup's hard limit of 320 MiB, which the kernel refuses without killing anything), or by a
+# grandchild, against --mem-limit 256M, on one case (beside cpu): the job cgroup's resident and shared memory is
+# over the limit, so CRASH "out of memory: over the memory limit ..." and the fork server lives on; without a memory
+# cgroup (one line says so) only the child's own RSS is counted: skipped, named.
+for what in memfd grandchild memfast; do
     out="$T/m_$what"
     t0=$(date +%s.%N)
     TP_REACH_MIB=384 timeout 30 sh -c 'echo $$ >"$0.pid"; exec "$@"' "$out" "$PARITY" run \
