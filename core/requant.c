@@ -431,3 +431,22 @@ void par_requant_dynamic_qparams(float mn, float mx, int reduce_range, float *sc
     if (z_ideal) *z_ideal = z0;
     if (range_min) *range_min = mn;
 }
+
+int par_requant_qd8_qparams(const float *x, int64_t k, float *inv, float *sx, int32_t *zp)
+{
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t i = 0; i < k; i++) {
+        if (!isfinite(x[i])) return 0;
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    const float s = lo == hi ? 1.0f : 255.0f / (hi - lo);
+    if (!isfinite(s) || s == 0.0f || !isfinite(1.0f / s)) return 0;
+    const float lo_s = lo * s, hi_s = hi * s;
+    float z = (-128.0f + lo_s) + (127.0f + hi_s) > 0 ? -128.0f - lo_s : 127.0f - hi_s;
+    z = z < -128.0f ? -128.0f : z > 127.0f ? 127.0f : z;
+    *inv = s;
+    *sx = 1.0f / s;
+    *zp = (int32_t)rintf(z);
+    return 1;
+}

@@ -24,6 +24,7 @@
 #ifndef PAR_REQUANT_H
 #define PAR_REQUANT_H
 
+#include <math.h>
 #include <stdint.h>
 
 #include "parity_backend.h"
@@ -168,5 +169,22 @@ void par_requant_clamp_range(par_dtype dt, float scale, int32_t zp, double lo, d
  * non-finite mn or mx gives the zero point qmin (no result is defined there; the reference refuses such input). */
 void par_requant_dynamic_qparams(float mn, float mx, int reduce_range, float *scale, int32_t *zero_point,
                                  double *z_ideal, double *range_min);
+
+/* The per-row (per-token) quantization parameters of linear_8da4w's activations, XNNPACK's qd8 rule
+ * (xnn_f32_qd8_asymmetric_quantization_params), all in f32 over the row's k elements: lo = min(0, min x), hi =
+ * max(0, max x); inv = lo == hi ? 1 : 255 / (hi - lo); the zero point -128 - lo inv when (-128 + lo inv) + (127 + hi
+ * inv) > 0, else 127 - hi inv, clamped to [-128, 127] and rounded half to even; the dequantizing scale 1 / inv.
+ * Each element then quantizes to clamp(rint(x inv) + zp, -128, 127), the product rounded to f32 (par_requant_qd8).
+ * 0 when the row has no parameters (a non-finite element, or inv or 1 / inv not finite or 0). The reference and
+ * qnnpack both call it, so their parameters are the same bits. */
+int par_requant_qd8_qparams(const float *x, int64_t k, float *inv, float *sx, int32_t *zp);
+/* One element's qd8 integer, clamp(rint(x * inv) + zp, -128, 127), x * inv rounded to f32 (no FMA: nothing to
+ * contract), rint half to even. */
+static inline int32_t par_requant_qd8(float x, float inv, int32_t zp)
+{
+    const float t = x * inv;
+    const float r = rintf(t) + (float)zp;
+    return (int32_t)(r < -128.0f ? -128.0f : r > 127.0f ? 127.0f : r);
+}
 
 #endif

@@ -8,9 +8,9 @@
  * bits 0-3, k = 2j + 1 in bits 4-7, each a two's complement int4 in [-8, 7]; the value's own quantization parameters
  * must be scale 1, zero point 0); scales f32 [O, K / block]; optional bias f32 [O].
  *
- * Per row r of x (all in f32, as XNNPACK's xnn_f32_qd8_asymmetric_quantization_params):
+ * Per row r of x (all in f32, as XNNPACK's xnn_f32_qd8_asymmetric_quantization_params; par_requant_qd8_qparams):
  *   lo = min(0, min x), hi = max(0, max x); inv = lo == hi ? 1 : 255 / (hi - lo)
- *   zp = rint(clamp(-128 + (-128 + lo inv) + (127 + hi inv) > 0 ? -128 - lo inv : 127 - hi inv, -128, 127))
+ *   zp = rint(clamp((-128 + lo inv) + (127 + hi inv) > 0 ? -128 - lo inv : 127 - hi inv, -128, 127))
  *   q_k = clamp(rint(x_k * inv) + zp, -128, 127) (the product rounded to f32, rint ties to even); s_x = 1 / inv in f32
  * Per output o and block b: acc_b = sum_{k in b} (q_k - zp) w_k, exact in int32. The value is the exact real
  *   y = s_x sum_b acc_b s_w[o, b] + bias[o].
@@ -18,7 +18,9 @@
  * Budget. A correct backend differs by:
  *   (a) ties of the activation quantization: where x_k inv lies within 2^-20 (|x_k inv| + 1) of a half-integer,
  *       q_k may be the other neighbour (x / s_x in place of x * inv, an FMA, a reciprocal rounded differently);
- *       each such alternative moves y by s_x s_w[o, b] |w_k|, summed worst case.
+ *       each such alternative moves y by s_x s_w[o, b] |w_k|, summed worst case. Not for a backend that promises
+ *       the scheme's integers (prec.requant_exact, qnnpack): it computes this rule's q_k exactly
+ *       (par_requant_qd8_qparams, the product in f32, rint half to even), so a tie rounded another way fails.
  *   (b) the f32 arithmetic: acc_b converted to f32, times s_w[o, b], times s_x (per block or once), and the
  *       zero point's part either inside acc_b or split off as zp sum_k w_k (XNNPACK precomputes it with the packed
  *       weights), each of the 2 nb + 1 terms (nb blocks, split, and the bias) summed in any order: par_gamma(2 nb +
@@ -32,6 +34,7 @@
  * are anything. It must not allocate memory that outlives the call.
  */
 #include "reference.h"
+#include "core/requant.h"
 #include "core/shape.h"
 
 #include <math.h>
@@ -44,27 +47,6 @@ static int nibble(const double *row, int64_t k)
 {
     const int byte = (int)row[k / 2], n = k % 2 ? byte >> 4 : byte & 15;
     return n >= 8 ? n - 16 : n;
-}
-
-/* XNNPACK's qd8 parameters of one row (docs/quantization.md): *inv the quantization multiplier, *sx the dequantizing
- * scale (1 / inv in f32), *zp the zero point. 0 when the row has none (a non-finite element or scale). */
-static int row_qparams(const float *x, int64_t k, float *inv, float *sx, int32_t *zp)
-{
-    float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < k; i++) {
-        if (!isfinite(x[i])) return 0;
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-    }
-    const float s = lo == hi ? 1.0f : 255.0f / (hi - lo);
-    if (!isfinite(s) || s == 0.0f || !isfinite(1.0f / s)) return 0;
-    const float lo_s = lo * s, hi_s = hi * s;
-    float z = (-128.0f + lo_s) + (127.0f + hi_s) > 0 ? -128.0f - lo_s : 127.0f - hi_s;
-    z = z < -128.0f ? -128.0f : z > 127.0f ? 127.0f : z;
-    *inv = s;
-    *sx = 1.0f / s;
-    *zp = (int32_t)rintf(z);
-    return 1;
 }
 
 static par_status check_inputs(const par_ref_ctx *c, const par_rt *const *in, par_msg *msg)
@@ -114,7 +96,7 @@ par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, p
         }
         float inv, sx;
         int32_t zp;
-        if (!row_qparams(xf, kk, &inv, &sx, &zp)) {
+        if (!par_requant_qd8_qparams(xf, kk, &inv, &sx, &zp)) {
             for (int64_t o = 0; o < oo; o++) {
                 y->v[r * oo + o] = NAN;
                 y->e[r * oo + o] = INFINITY;
@@ -125,7 +107,7 @@ par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, p
         for (int64_t k = 0; k < kk; k++) {
             const double t = (double)(float)((double)xf[k] * (double)inv), f = t - floor(t);
             q[k] = fmin(fmax(nearbyint(t) + zp, -128), 127);
-            alt[k] = fabs(f - 0.5) <= Q4_WIN * (fabs(t) + 1);
+            alt[k] = !c->prec.requant_exact && fabs(f - 0.5) <= Q4_WIN * (fabs(t) + 1);
         }
         double sxp = (double)sx + 2 * emax / 255;
         if (zero_row && emax > 0) sxp = fmax(sxp, 1.0);

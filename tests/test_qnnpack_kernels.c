@@ -7,7 +7,8 @@
  *     padding pointers, zero points at both ends, clamps that saturate; columns and rows past the tile untouched;
  *   - the AVX2 kernels against the scalar ones byte for byte on random shapes (kc past the AVX2 widening chunk, zero
  *     points 0 / 128 / 255), and the AVX2 int8 peak loop behind the "peak" micro-benchmark;
- *   - every set's quantize and 3-channel NCHW -> NHWC kernels against their definitions.
+ *   - every set's quantize and 3-channel NCHW -> NHWC kernels against their definitions;
+ *   - every set's qb4w kernel (linear_8da4w) against the op's arithmetic on the unpacked weights, bit for bit.
  * Whole graphs through the backend table are test_qnnpack.c's. Deterministic seeds; no timing is asserted.
  */
 #include <math.h>
@@ -492,6 +493,86 @@ static void test_avx2_peak(void)
     be->destroy(ctx);
 }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * qb4w (linear_8da4w): every set against qnn_kernels.h's arithmetic restated on the unpacked op weights (low nibble
+ * first, sign-extended), bit for bit: packing, nibble order, sign extension, block sums and scales, the zero point,
+ * the f32 epilogue's order; outputs past nc and mr untouched.
+ * ------------------------------------------------------------------------------------------------------------- */
+static int check_qb4w(const qnn_ukernels *uk, size_t mr, size_t nc, size_t k, size_t block, size_t *checked)
+{
+    enum { NR = QNN_QB4W_NR, MR = QNN_QB4W_MR, CS = NR + 3 };
+    const size_t kc = (k + 7) & ~(size_t)7, nb = kc / block;
+    size_t o_wsum, o_scale, o_bias, total;
+    par_qnn_qb4w_offsets(kc, nb, &o_wsum, &o_scale, &o_bias, &total);
+    uint8_t *w = malloc(nc * k / 2 + 1), *a = calloc(MR * kc + 8, 1), *packed = aligned_alloc(64, total);
+    float *sc = malloc(sizeof(float) * nc * (k / block) + 4), bias[NR], sx[MR], c[MR * CS];
+    int32_t zp[MR];
+    for (size_t i = 0; i < nc * k / 2; i++) w[i] = (uint8_t)rng();
+    for (size_t i = 0; i < nc * (k / block); i++) sc[i] = (float)(1e-3 * (1 + rng() % 1000));
+    for (size_t j = 0; j < NR; j++) bias[j] = (float)((int32_t)(rng() % 2001) - 1000) * 1e-3f;
+    for (size_t i = 0; i < MR; i++) {
+        zp[i] = rint_in(0, 255);
+        sx[i] = (float)(1e-3 * (1 + rng() % 1000));
+        for (size_t kk = 0; kk < k; kk++) a[i * kc + kk] = (uint8_t)rng();
+    }
+    memset(packed, 0, total);
+    par_qnn_pack_qb4w(k, kc, block, 0, nc, w, sc, bias, packed);
+    memset(c, 0xA5, sizeof c);
+    uk->qb4w(mr, nc, kc, block, a, kc, zp, sx, packed, c, CS);
+    size_t fails = 0;
+    for (size_t i = 0; i < MR; i++)
+        for (size_t j = 0; j < CS; j++) {
+            uint32_t got;
+            memcpy(&got, &c[i * CS + j], 4);
+            if (i >= mr || j >= nc) {
+                fails += got != 0xA5A5A5A5u;
+                continue;
+            }
+            float f = 0.0f;
+            for (size_t b = 0; b < k / block; b++) {
+                int32_t acc = 0;
+                for (size_t kk = b * block; kk < (b + 1) * block; kk++) {
+                    const int n = kk % 2 ? w[j * (k / 2) + kk / 2] >> 4 : w[j * (k / 2) + kk / 2] & 15;
+                    acc += ((int32_t)a[i * kc + kk] - zp[i]) * (n >= 8 ? n - 16 : n);
+                }
+                const float t = (float)acc * sc[j * (k / block) + b];
+                f = f + t;
+            }
+            const float t = f * sx[i];
+            const float want = t + bias[j];
+            uint32_t wb;
+            memcpy(&wb, &want, 4);
+            fails += got != wb;
+            ++*checked;
+        }
+    if (fails)
+        fprintf(stderr, "\n  qb4w %s: mr %zu nc %zu k %zu block %zu: %zu differ\n", uk->name, mr, nc, k, block, fails);
+    free(w), free(a), free(packed), free(sc);
+    return fails == 0;
+}
+
+static void qb4w_all(qnn_isa isa)
+{
+    const qnn_ukernels *uk = par_qnn_ukernels(isa);
+    if (!uk) PAR_TEST_SKIP(isa == QNN_ISA_VNNI ? "no AVX-512 VNNI on this CPU" : "no AVX2 on this CPU");
+    rng_seed(300 + (uint64_t)isa);
+    static const size_t KB[][2] = {{8, 8}, {16, 8}, {32, 32}, {64, 32}, {96, 32}, {128, 64}, {256, 128}, {512, 32},
+                                   {40, 40}, {2, 2}, {6, 6}, {18, 6}, {20, 10}, {64, 2}};
+    size_t checked = 0, fails = 0;
+    for (size_t kb = 0; kb < sizeof KB / sizeof KB[0]; kb++) {
+        if (KB[kb][1] % 8 && isa != QNN_ISA_SCALAR) continue; /* the SIMD kernels take blocks of 8 k's */
+        for (size_t mr = 1; mr <= QNN_QB4W_MR; mr++)
+            for (size_t nc = 1; nc <= QNN_QB4W_NR; nc += (nc < 3 ? 1 : 5))
+                fails += !check_qb4w(uk, mr, nc, KB[kb][0], KB[kb][1], &checked);
+    }
+    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT(checked > 1000);
+}
+
+static void test_qb4w_scalar(void) { qb4w_all(QNN_ISA_SCALAR); }
+static void test_qb4w_avx2(void) { qb4w_all(QNN_ISA_AVX2); }
+static void test_qb4w_vnni(void) { qb4w_all(QNN_ISA_VNNI); }
+
 static const CU_TestInfo tests[] = {
     {"igemm scalar vs model, all remainders", test_igemm_scalar},
     {"igemm avx2 vs model, all remainders", test_igemm_avx2},
@@ -503,6 +584,9 @@ static const CU_TestInfo tests[] = {
     {"avx2 int8 peak loop and the peak micro-benchmark's set", test_avx2_peak},
     {"nchw -> nhwc of a 3-channel image", test_nhwc3},
     {"quantize kernels against the shared body, specials and ties", test_quantize_sets},
+    {"qb4w scalar vs the op's arithmetic, bit for bit", test_qb4w_scalar},
+    {"qb4w avx2 vs the op's arithmetic, bit for bit", test_qb4w_avx2},
+    {"qb4w vnni vs the op's arithmetic, bit for bit", test_qb4w_vnni},
     CU_TEST_INFO_NULL,
 };
 

@@ -125,6 +125,59 @@ static inline void qnn_quantize_body(size_t n, const float *x, uint8_t *y, doubl
 /* NCHW -> NHWC of one 3-channel image (an RGB input): y[3 i + c] = x[c * hw + i] for i < hw. */
 typedef void (*qnn_nhwc3_fn)(size_t hw, const uint8_t *x, uint8_t *y);
 
+/* qd8 x qb4w GEMM (linear_8da4w, docs/quantization.md): dynamic int8 activations per row times signed int4 weights
+ * with one f32 scale per column and block of `block` k's, f32 out. mr (<= QNN_QB4W_MR) rows, nc (<= QNN_QB4W_NR)
+ * columns, kc k's (a multiple of 8; bytes past the real K are 0 in both operands).
+ *   a, a_stride:  row i's kc bytes at a + i * a_stride: the activation q + 128 (uint8); rows >= mr are not read.
+ *   zp:           per row, the zero point + 128 (the uint8 domain); sx: per row, the dequantizing scale s_x.
+ *   w:            the packed column block (par_qnn_pack_qb4w): per group of 8 k's, QNN_QB4W_NR columns x 4 bytes,
+ *                 byte m (0..3) of column j holding k = 8g + m in bits 0-3 and k = 8g + m + 4 in bits 4-7, each a
+ *                 two's complement int4; then per block the int32 sums of the column's weights, then per block the
+ *                 f32 scales, then the f32 bias (0 where none): the offsets of par_qnn_qb4w_offsets.
+ *   c, cs:        row i's nc floats at c + i * cs.
+ * Arithmetic, the same on every ISA so that every set gives the same bits (tests/test_qnnpack_kernels.c):
+ *     acc_b = sum_{k in b} a_k w_k - zp * wsum_b        (exact int32; = sum (q_k - z_x) w_k)
+ *     f     = f + (float)acc_b * s_w[b]                 (blocks in order, f = 0 first; a multiply, then an add:
+ *                                                        never contracted into an FMA)
+ *     y     = f * sx + bias                             (a multiply, then an add)
+ * The SIMD kernels take block % 8 == 0 (block * 255 * 128 < 2^31, checked by the lowering); the scalar kernel any
+ * even block. */
+enum { QNN_QB4W_MR = 4, QNN_QB4W_NR = 16 };
+typedef void (*qnn_qb4w_fn)(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                            const int32_t *zp, const float *sx, const void *w, float *c, size_t cs);
+/* Byte offsets in a packed column block of kc k's (kc % 8 == 0) and nb blocks: the int32 block sums, the f32 block
+ * scales ([nb][NR] each), the f32 bias [NR]; *total the block's size (a multiple of 64). Inline: the kernels of
+ * every file read it, and the registry's file must not be called back. */
+static inline void par_qnn_qb4w_offsets(size_t kc, size_t nb, size_t *wsum, size_t *scale, size_t *bias,
+                                        size_t *total)
+{
+    *wsum = kc / 8 * QNN_QB4W_NR * 4;
+    *scale = *wsum + nb * QNN_QB4W_NR * sizeof(int32_t);
+    *bias = *scale + nb * QNN_QB4W_NR * sizeof(float);
+    *total = (*bias + QNN_QB4W_NR * sizeof(float) + 63) & ~(size_t)63;
+}
+/* The parts of a packed column block, as the kernels read them; returns the number of blocks, kc / block. */
+typedef struct qnn_qb4w_view {
+    const uint8_t *w4;
+    const int32_t *wsum;
+    const float *scale, *bias;
+} qnn_qb4w_view;
+static inline size_t qnn_qb4w_parts(const void *w, size_t kc, size_t block, qnn_qb4w_view *v)
+{
+    const size_t nb = kc / block;
+    size_t o_wsum, o_scale, o_bias, total;
+    par_qnn_qb4w_offsets(kc, nb, &o_wsum, &o_scale, &o_bias, &total);
+    v->w4 = w;
+    v->wsum = (const int32_t *)(v->w4 + o_wsum);
+    v->scale = (const float *)(v->w4 + o_scale);
+    v->bias = (const float *)(v->w4 + o_bias);
+    return nb;
+}
+/* Pack columns [n0, n0 + nc) of linear_8da4w's weight (rows of k / 2 bytes, low nibble first, as the op's input 1),
+ * its block scales [o][k / block] and bias (NULL: 0) into dst (par_qnn_qb4w_offsets' total bytes, zeroed). */
+void par_qnn_pack_qb4w(size_t k, size_t kc, size_t block, size_t n0, size_t nc, const uint8_t *w, const float *scales,
+                       const float *bias, void *dst);
+
 typedef enum qnn_wfmt {
     QNN_WFMT_C4 = 0,     /* int8: per 4 k's, NR columns x 4 bytes (vpdpbusd operand) */
     QNN_WFMT_C4_I16 = 1, /* int16: per 4 k's, NR int32 lanes of (w0, w1), then NR lanes of (w2, w3) (vpmaddwd) */
@@ -153,6 +206,8 @@ typedef struct qnn_ukernels {
     qnn_vadd_fn vadd;
     qnn_quantize_fn quantize;
     qnn_nhwc3_fn nhwc3; /* NULL: qnn_common.c's loop */
+    qnn_qb4w_fn qb4w;   /* linear_8da4w; blocks of a multiple of 8 (the scalar set's for the others) */
+    const char *qb4w_name; /* the qb4w kernel, as describe reports it */
 } qnn_ukernels;
 
 /* The kernel set of an ISA, or NULL when the machine lacks it (cpuinfo). */
@@ -187,6 +242,13 @@ void par_qnn_igemm_4x8c4__scalar(size_t mr, size_t nc, size_t kc, size_t ks, con
                                  const float *scale, const qnn_rq *rq);
 void par_qnn_dw_c16__scalar(size_t npix, size_t channels, size_t ks, const uint8_t *const *a, const void *w,
                             uint8_t *c, size_t cs, const float *scale, const qnn_rq *rq);
+void par_qnn_qb4w_4x16c8__scalar(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                                  const int32_t *zp, const float *sx, const void *w, float *c, size_t cs);
+void par_qnn_qb4w_4x16c8__avx2(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                               const int32_t *zp, const float *sx, const void *w, float *c, size_t cs);
+void par_qnn_qb4w_4x16c8__avx512vnni(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a,
+                                     size_t a_stride, const int32_t *zp, const float *sx, const void *w, float *c,
+                                     size_t cs);
 void par_qnn_vadd__scalar(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
 void par_qnn_quantize__scalar(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
 void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,

@@ -560,6 +560,66 @@ void par_qnn_dw_c16__avx2(size_t npix, size_t channels, size_t ks, const uint8_t
     else dw_body(npix, channels, 9, a, w, c, cs, scale, rq, 0, 0);
 }
 
+/* linear_8da4w (qnn_qb4w_fn), block % 8 == 0. Per group of 8 k's, 16 columns x 4 bytes in two ymm; the nibbles are
+ * masked out and sign-extended to int8 ((n ^ 8) - 8), and vpmaddubsw (u8 activations x s8 weights) sums pairs into
+ * int16 without saturating: |2 * 255 * 8| = 4080, so the low and high nibbles' products add in int16 too (8160);
+ * one vpmaddwd by ones then sums the 4 pairs of a column into int32. The block epilogue of qnn_kernels.h in float
+ * (multiply, add: no FMA, the scalar kernel's bits). */
+static inline __m256i q4_dot(const uint8_t *a, __m256i lo, __m256i hi, __m256i ones)
+{
+    int32_t x, y;
+    memcpy(&x, a, 4);
+    memcpy(&y, a + 4, 4);
+    const __m256i p = _mm256_add_epi16(_mm256_maddubs_epi16(_mm256_set1_epi32(x), lo),
+                                       _mm256_maddubs_epi16(_mm256_set1_epi32(y), hi));
+    return _mm256_madd_epi16(p, ones);
+}
+
+void par_qnn_qb4w_4x16c8__avx2(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                               const int32_t *zp, const float *sx, const void *w, float *c, size_t cs)
+{
+    enum { MR = 4 };
+    qnn_qb4w_view pv;
+    const size_t nb = qnn_qb4w_parts(w, kc, block, &pv);
+    const uint8_t *wp = pv.w4;
+    const int32_t *wsum = pv.wsum;
+    const float *scale = pv.scale, *bias = pv.bias;
+    const uint8_t *ar[MR];
+    for (size_t i = 0; i < MR; i++) ar[i] = a + (i < mr ? i : 0) * a_stride;
+    const __m256i m15 = _mm256_set1_epi8(15), m8 = _mm256_set1_epi8(8), ones = _mm256_set1_epi16(1);
+    __m256 f[MR][2];
+    for (size_t i = 0; i < MR; i++) f[i][0] = f[i][1] = _mm256_setzero_ps();
+    for (size_t b = 0; b < nb; b++) {
+        __m256i acc[MR][2];
+        for (size_t i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm256_setzero_si256();
+        for (size_t k = b * block; k < (b + 1) * block; k += 8, wp += 64)
+            for (size_t h = 0; h < 2; h++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(wp + 32 * h));
+                const __m256i lo = _mm256_sub_epi8(_mm256_xor_si256(_mm256_and_si256(v, m15), m8), m8);
+                const __m256i hi = _mm256_sub_epi8(
+                    _mm256_xor_si256(_mm256_and_si256(_mm256_srli_epi16(v, 4), m15), m8), m8);
+                for (size_t i = 0; i < MR; i++)
+                    acc[i][h] = _mm256_add_epi32(acc[i][h], q4_dot(ar[i] + k, lo, hi, ones));
+            }
+        for (size_t h = 0; h < 2; h++) {
+            const __m256i ws = _mm256_loadu_si256((const __m256i *)(wsum + b * 16 + 8 * h));
+            const __m256 s = _mm256_loadu_ps(scale + b * 16 + 8 * h);
+            for (size_t i = 0; i < MR; i++) {
+                const __m256i t = _mm256_sub_epi32(acc[i][h], _mm256_mullo_epi32(_mm256_set1_epi32(zp[i < mr ? i : 0]),
+                                                                                 ws));
+                f[i][h] = _mm256_add_ps(f[i][h], _mm256_mul_ps(_mm256_cvtepi32_ps(t), s));
+            }
+        }
+    }
+    for (size_t i = 0; i < mr; i++) {
+        float y[16];
+        for (size_t h = 0; h < 2; h++)
+            _mm256_storeu_ps(y + 8 * h, _mm256_add_ps(_mm256_mul_ps(f[i][h], _mm256_set1_ps(sx[i])),
+                                                      _mm256_loadu_ps(bias + 8 * h)));
+        memcpy(c + i * cs, y, nc * sizeof(float));
+    }
+}
+
 void par_qnn_vadd__avx2(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p)
 {
     qnn_vadd_body(n, a, b, y, p);

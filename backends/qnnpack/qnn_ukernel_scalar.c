@@ -64,6 +64,36 @@ void par_qnn_dw_c16__scalar(size_t npix, size_t channels, size_t ks, const uint8
         }
 }
 
+/* linear_8da4w (qnn_kernels.h, qnn_qb4w_fn): any even block, the arithmetic the SIMD kernels repeat. Nibbles are
+ * sign-extended by (n ^ 8) - 8. */
+void par_qnn_qb4w_4x16c8__scalar(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                                 const int32_t *zp, const float *sx, const void *w, float *c, size_t cs)
+{
+    enum { NR = QNN_QB4W_NR };
+    qnn_qb4w_view pv;
+    const size_t nb = qnn_qb4w_parts(w, kc, block, &pv);
+    const uint8_t *wp = pv.w4;
+    const int32_t *wsum = pv.wsum;
+    const float *scale = pv.scale, *bias = pv.bias;
+    for (size_t i = 0; i < mr; i++)
+        for (size_t j = 0; j < nc; j++) {
+            float f = 0.0f;
+            for (size_t b = 0; b < nb; b++) {
+                int32_t acc = 0;
+                for (size_t k = b * block; k < (b + 1) * block; k++) {
+                    const uint8_t byte = wp[(k / 8) * NR * 4 + j * 4 + (k % 4)];
+                    const int32_t n = (k % 8) < 4 ? byte & 15 : byte >> 4;
+                    acc += (int32_t)a[i * a_stride + k] * ((n ^ 8) - 8);
+                }
+                acc -= zp[i] * wsum[b * NR + j];
+                const float t = (float)acc * scale[b * NR + j];
+                f = f + t;
+            }
+            const float t = f * sx[i];
+            c[i * cs + j] = t + bias[j];
+        }
+}
+
 void par_qnn_vadd__scalar(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p)
 {
     qnn_vadd_body(n, a, b, y, p);
@@ -79,13 +109,14 @@ void par_qnn_quantize__scalar(size_t n, const float *x, uint8_t *y, double inv_s
  * ------------------------------------------------------------------------------------------------------------- */
 static const qnn_ukernels SETS[] = {
     {QNN_ISA_SCALAR, "scalar", 4, 8, QNN_WFMT_C4, par_qnn_igemm_4x8c4__scalar, NULL, NULL, par_qnn_dw_c16__scalar,
-     par_qnn_vadd__scalar, par_qnn_quantize__scalar, NULL},
+     par_qnn_vadd__scalar, par_qnn_quantize__scalar, NULL, par_qnn_qb4w_4x16c8__scalar, "4x16c8"},
 #if defined(__x86_64__)
     {QNN_ISA_AVX2, "avx2", 4, 16, QNN_WFMT_C4_I16, par_qnn_igemm_4x16c4__avx2, par_qnn_gemm16_4x16c2__avx2,
      par_qnn_pack_a16__avx2, par_qnn_dw_c16__avx2, par_qnn_vadd__avx2, par_qnn_quantize__avx2,
-     par_qnn_nhwc3__avx2},
+     par_qnn_nhwc3__avx2, par_qnn_qb4w_4x16c8__avx2, "4x16c8"},
     {QNN_ISA_VNNI, "vnni", 8, 32, QNN_WFMT_C4, par_qnn_igemm_8x32c4__avx512vnni, NULL, NULL,
-     par_qnn_dw_c16__avx512vnni, par_qnn_vadd__avx512, par_qnn_quantize__avx512, par_qnn_nhwc3__avx2},
+     par_qnn_dw_c16__avx512vnni, par_qnn_vadd__avx512, par_qnn_quantize__avx512, par_qnn_nhwc3__avx2,
+     par_qnn_qb4w_4x16c8__avx512vnni, "4x16c8"},
 #endif
 };
 
@@ -94,10 +125,10 @@ static const qnn_ukernels SETS[] = {
  * elsewhere). Both share the NEON depthwise, vadd and quantize kernels. */
 static const qnn_ukernels NEON_SETS[2] = {
     {QNN_ISA_NEON, "neon", 4, 16, QNN_WFMT_K1, par_qnn_igemm_4x16__neon, NULL, NULL, par_qnn_dw_c16__neon,
-     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL},
+     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL, par_qnn_qb4w_4x16c8__scalar, "4x16c8(scalar)"},
     {QNN_ISA_NEONDOT, "neondot", 4, 16, QNN_WFMT_C4_S8, par_qnn_igemm_4x16c4__neondot, NULL, NULL,
      par_qnn_dw_c16__neon,
-     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL},
+     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL, par_qnn_qb4w_4x16c8__scalar, "4x16c8(scalar)"},
 };
 #endif
 
@@ -194,4 +225,27 @@ void par_qnn_dw_put(const qnn_ukernels *uk, int32_t *pk, size_t cp, size_t t, si
     const size_t s = par_qnn_dw_slot(uk, c);
     if (uk->isa == QNN_ISA_AVX2) pk[cp + t / 2 * cp + s] |= (int32_t)(h << (16 * (t % 2)));
     else pk[cp + t * cp + s] = (int32_t)h;
+}
+
+void par_qnn_pack_qb4w(size_t k, size_t kc, size_t block, size_t n0, size_t nc, const uint8_t *w, const float *scales,
+                       const float *bias, void *dst)
+{
+    enum { NR = QNN_QB4W_NR };
+    const size_t nb = kc / block, nbk = k / block;
+    size_t o_wsum, o_scale, o_bias, total;
+    par_qnn_qb4w_offsets(kc, nb, &o_wsum, &o_scale, &o_bias, &total);
+    uint8_t *d = dst;
+    int32_t *wsum = (int32_t *)(d + o_wsum);
+    float *sc = (float *)(d + o_scale), *bs = (float *)(d + o_bias);
+    for (size_t j = 0; j < nc; j++) {
+        const uint8_t *row = w + (n0 + j) * (k / 2);
+        for (size_t kk = 0; kk < k; kk++) {
+            const uint8_t n = (uint8_t)(kk % 2 ? row[kk / 2] >> 4 : row[kk / 2] & 15);
+            uint8_t *b = d + (kk / 8) * NR * 4 + j * 4 + (kk % 4);
+            *b |= (uint8_t)((kk % 8) < 4 ? n : n << 4);
+            wsum[(kk / block) * NR + j] += (n ^ 8) - 8;
+        }
+        for (size_t b = 0; b < nbk; b++) sc[b * NR + j] = scales[(n0 + j) * nbk + b];
+        bs[j] = bias ? bias[n0 + j] : 0.0f;
+    }
 }

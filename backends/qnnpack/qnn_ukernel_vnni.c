@@ -159,6 +159,58 @@ void par_qnn_quantize__avx512(size_t n, const float *x, uint8_t *y, double inv_s
     qnn_quantize_body(n, x, y, inv_scale, zp);
 }
 
+/* linear_8da4w (qnn_qb4w_fn), block % 8 == 0: per group of 8 k's one 64-byte load holds 16 columns x 8 nibbles;
+ * shifted left by 4 and masked (low nibbles) or masked (high nibbles), each byte is 16 w as an int8 (the sign comes
+ * for free: XNNPACK's qc4w trick), so two vpdpbusd per row (u8 activations, k's 0-3 and 4-7 broadcast) sum
+ * 16 sum a w exactly; the block's sum is that shifted right by 4. Then the block epilogue of qnn_kernels.h in
+ * float (multiply, add: no FMA, the scalar kernel's bits). */
+void par_qnn_qb4w_4x16c8__avx512vnni(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a,
+                                     size_t a_stride, const int32_t *zp, const float *sx, const void *w, float *c,
+                                     size_t cs)
+{
+    qnn_qb4w_view pv;
+    const size_t nb = qnn_qb4w_parts(w, kc, block, &pv);
+    const uint8_t *wp = pv.w4;
+    const int32_t *wsum = pv.wsum;
+    const float *scale = pv.scale, *bias = pv.bias;
+    const uint8_t *a0 = a, *a1 = mr > 1 ? a + a_stride : a, *a2 = mr > 2 ? a + 2 * a_stride : a,
+                  *a3 = mr > 3 ? a + 3 * a_stride : a;
+    const __m512i m4 = _mm512_set1_epi8((char)0xF0);
+    __m512 f0 = _mm512_setzero_ps(), f1 = f0, f2 = f0, f3 = f0;
+    for (size_t b = 0; b < nb; b++) {
+        __m512i c0 = _mm512_setzero_si512(), c1 = c0, c2 = c0, c3 = c0;
+        for (size_t k = b * block; k < (b + 1) * block; k += 8, wp += 64) {
+            const __m512i v = _mm512_loadu_si512(wp);
+            const __m512i lo = _mm512_and_si512(_mm512_slli_epi16(v, 4), m4), hi = _mm512_and_si512(v, m4);
+#define QNN_Q4ROW(i)                                                                                                \
+    {                                                                                                               \
+        int32_t x, y;                                                                                               \
+        memcpy(&x, a##i + k, 4);                                                                                    \
+        memcpy(&y, a##i + k + 4, 4);                                                                                \
+        c##i = _mm512_dpbusd_epi32(c##i, _mm512_set1_epi32(x), lo);                                                 \
+        c##i = _mm512_dpbusd_epi32(c##i, _mm512_set1_epi32(y), hi);                                                 \
+    }
+            QNN_Q4ROW(0) QNN_Q4ROW(1) QNN_Q4ROW(2) QNN_Q4ROW(3)
+#undef QNN_Q4ROW
+        }
+        const __m512i ws = _mm512_loadu_si512(wsum + b * 16);
+        const __m512 s = _mm512_loadu_ps(scale + b * 16);
+#define QNN_Q4BLK(i)                                                                                                \
+    {                                                                                                               \
+        const __m512i acc = _mm512_sub_epi32(_mm512_srai_epi32(c##i, 4),                                            \
+                                             _mm512_mullo_epi32(_mm512_set1_epi32(zp[(i) < mr ? (i) : 0]), ws));    \
+        f##i = _mm512_add_ps(f##i, _mm512_mul_ps(_mm512_cvtepi32_ps(acc), s));                                      \
+    }
+        QNN_Q4BLK(0) QNN_Q4BLK(1) QNN_Q4BLK(2) QNN_Q4BLK(3)
+#undef QNN_Q4BLK
+    }
+    const __m512 vb = _mm512_loadu_ps(bias);
+    const __mmask16 m = cmask(nc);
+    const __m512 fs[4] = {f0, f1, f2, f3};
+    for (size_t i = 0; i < mr; i++)
+        _mm512_mask_storeu_ps(c + i * cs, m, _mm512_add_ps(_mm512_mul_ps(fs[i], _mm512_set1_ps(sx[i])), vb));
+}
+
 double par_qnn_vnni_peak(long iters)
 {
     enum { NA = 24 };

@@ -105,9 +105,9 @@ static size_t qnn_describe(void *ctx, char *buf, size_t len)
 {
     const qnn_ctx *c = ctx;
     const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
-    int need = snprintf(buf, len, "threads=%d;kernels=%s%s;requant=fp32;gemm=%zux%zu%s", c->threads,
+    int need = snprintf(buf, len, "threads=%d;kernels=%s%s;requant=fp32;gemm=%zux%zu%s;qb4w=%s", c->threads,
                         uk ? uk->name : "?", c->forced ? "" : "(auto)", uk ? uk->mr : 0, uk ? uk->nr : 0,
-                        uk && uk->wfmt == QNN_WFMT_K1 ? "" : "c4");
+                        uk && uk->wfmt == QNN_WFMT_K1 ? "" : "c4", uk ? uk->qb4w_name : "?");
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -242,6 +242,7 @@ static const qnn_op op_table[] = {
     {"linear", QNN_OP_WEIGHTS, par_qnn_lower_conv, QNN_V_LINEAR},
     {"matmul", 0, par_qnn_lower_matmul, QNN_V_NONE},
     {"linear_dynamic", QNN_OP_DYNAMIC, par_qnn_lower_dynamic, QNN_V_NONE},
+    {"linear_8da4w", QNN_OP_Q4, par_qnn_lower_8da4w, QNN_V_NONE},
     {"quantize", QNN_OP_F32_IN, par_qnn_lower_quantize, QNN_V_NONE},
     {"dequantize", QNN_OP_F32_OUT, par_qnn_lower_dequantize, QNN_V_NONE},
     {"relu", 0, par_qnn_lower_unary, QNN_V_RELU},
@@ -287,6 +288,7 @@ static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node,
     if (!e) return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by qnnpack", n->op);
     if (e->flags & QNN_OP_WEIGHTS) return par_qnn_check_conv(g, n, e->variant, msg);
     if (e->flags & QNN_OP_DYNAMIC) return par_qnn_check_dynamic(g, n, msg);
+    if (e->flags & QNN_OP_Q4) return par_qnn_check_8da4w(g, n, msg);
     return par_qnn_check_op(g, n, e->flags, msg);
 }
 

@@ -123,6 +123,7 @@ enum {
     QNN_OP_F32_OUT = 4, /* output 0 is f32 (dequantize) */
     QNN_OP_RANK4 = 8,   /* input 0 must be rank 4 (pooling, resize) */
     QNN_OP_DYNAMIC = 16, /* linear_dynamic: checked by par_qnn_check_dynamic (f32 in and out, qs8 weights) */
+    QNN_OP_Q4 = 32,      /* linear_8da4w: checked by par_qnn_check_8da4w (f32 in and out, packed int4 weights) */
 };
 par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, int variant, par_msg *msg);
 par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, unsigned flags, par_msg *msg);
@@ -146,6 +147,9 @@ par_status par_qnn_lower_matmul(qnn_plan *p, int32_t node, int variant, par_msg 
 /* qnn_dynamic.c: linear_dynamic (f32 in and out, qs8 weights) */
 par_status par_qnn_check_dynamic(const par_graph_desc *g, const par_node *n, par_msg *msg);
 par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+/* qnn_8da4w.c: linear_8da4w (f32 in and out, signed int4 weights with block scales, int8 activations per row) */
+par_status par_qnn_check_8da4w(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *msg);
 /* The 256-entry table of a unary op (its variant: relu, clamp, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu)
  * from the input's to the output's quantization; 0 when the variant is not unary or a tensor is not quantized. */
 int par_qnn_unary_lut(const par_node *n, int variant, const qnn_tensor *x, const qnn_tensor *y, uint8_t lut[256]);

@@ -277,17 +277,21 @@ void par_sweep_linear_dynamic(par_sweep *s)
  * linear_8da4w: x f32 [rows, K] quantized per row at run time, packed int4 weights [O, K / 2], f32 block scales
  * [O, K / block], f32 bias or none. Hazards: every nibble -8 (byte 0x88), all-zero weight blocks, rows of one equal
  * value (hi = lo or the range [0, v]), an all-zero x (the empty range's scale 1), large values of both signs mixed
- * with small ones in one row (most of the row quantizes to the zero point).
+ * with small ones in one row (most of the row quantizes to the zero point), and exact ties: edge values of max
+ * 127.5, so a row holding +-127.5 has the range 255, inv = 1, x inv = x, and its +-0.5, +-1.5, +-2.5 (a quarter of
+ * the elements) and its zero point (127 - 127.5) are exact halves; a backend that rounds them another way than half
+ * to even fails where it promises the rule (strict: qnnpack).
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct q4_pt {
-    int rows, k, o, block, bias, xr, wr; /* xr: 0 [-1, 1], 1 all equal, 2 zero, 3 cancel; wr: 0 any, 1 0x88, 2 0 */
+    int rows, k, o, block, bias, xr, wr; /* xr: 0 [-1, 1], 1 all equal, 2 zero, 3 cancel, 4 ties; wr: 0 any, 1 0x88,
+                                          * 2 0 */
 } q4_pt;
 
 static void q4_emit(grid *gr, q4_pt p, int quick)
 {
     int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k / 2}, sd[2] = {p.o, p.k / p.block}, bd[1] = {p.o};
     if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), (int64_t)p.o * p.k), (int64_t)p.rows * p.k * p.o)) return;
-    static const char *const XR[4] = {"[-1,1]", "all_equal", "zero", "cancel"}, *const WR[3] = {"any", "-8", "zero"};
+    static const char *const XR[5] = {"[-1,1]", "all_equal", "zero", "cancel", "ties"}, *const WR[3] = {"any", "-8", "zero"};
     char xs[64];
     su_shape(xs, sizeof xs, 2, xd);
     par_case *c = par_sweep_case(gr->s, "linear_8da4w", "linear_8da4w(in=%s,o=%d,block=%d,bias=%d,x=%s,w=%s)", xs,
@@ -297,6 +301,7 @@ static void q4_emit(grid *gr, q4_pt p, int quick)
     if (p.xr == 1) gx = (par_gen){.dist = PAR_DIST_HAZARD, .a = -2, .b = 2, .hazard = PAR_HAZARD_ALL_EQUAL};
     if (p.xr == 2) gx = (par_gen){.dist = PAR_DIST_CONST, .a = 0, .b = 0};
     if (p.xr == 3) gx = (par_gen){.dist = PAR_DIST_HAZARD, .a = -1, .b = 1, .hazard = PAR_HAZARD_CANCEL};
+    if (p.xr == 4) gx = (par_gen){.dist = PAR_DIST_EDGE, .a = 0, .b = 127.5};
     par_gen gw = {.dist = PAR_DIST_UNIFORM, .a = 0, .b = 255};
     if (p.wr) gw = (par_gen){.dist = PAR_DIST_CONST, .a = p.wr == 1 ? 0x88 : 0, .b = 0};
     int32_t in[4] = {-1, -1, -1, -1};
@@ -333,5 +338,6 @@ void par_sweep_linear_8da4w(par_sweep *s)
             q4_pt p = {4, 64, 8, 32, 1, xr, wr};
             q4_emit(&gr, p, 1);
         }
+    q4_emit(&gr, (q4_pt){8, 256, 16, 32, 1, 4, 0}, 1);
     grid_free(&gr);
 }

@@ -1,0 +1,122 @@
+/*
+ * qnn_8da4w.c - linear_8da4w of the qnnpack backend (docs/quantization.md, "linear_8da4w"; XNNPACK's qd8-f32-qb4w
+ * GEMM): the f32 input is quantized per row (token) at run time to int8 with XNNPACK's qd8 rule, the signed int4
+ * weights stay packed two per byte, and the kernel set's qb4w micro-kernel (qnn_kernels.h) sums each block exactly
+ * in int32 and applies the block scales, the row's scale and the bias in f32.
+ *
+ * Numerics. The row parameters and the integers are core/requant.h's par_requant_qd8_qparams and par_requant_qd8,
+ * the functions the reference calls, so q is the reference's q bit for bit, ties included (half to even: rintf
+ * under the default rounding mode); the backend promises that (PAR_PROC_REQUANT_EXACT) and the reference then
+ * gives ties no window. The GEMM's integers are exact; the f32 epilogue is budgeted by the reference. Every kernel
+ * set computes the same f32 operations in the same order, so the sets agree bit for bit (tested).
+ *
+ * Weights are repacked at prepare into the kernels' layout (par_qnn_pack_qb4w: per group of 8 k's and 16 columns,
+ * 4 bytes a column, still 4 bits a weight), with each block's weight sum for the zero point. Memory is taken at
+ * prepare; run allocates nothing. Column blocks and row tiles are spread over the thread pool.
+ */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/requant.h"
+#include "qnn_common.h"
+
+typedef struct q4_op {
+    int32_t input_index; /* x is a graph input: read the bound buffer; else xf */
+    const float *xf;
+    float *y;
+    size_t rows, k, kc, o, block, ncb, mtiles, bb;
+    qnn_qb4w_fn fn;
+    uint8_t *packed; /* ncb blocks of bb bytes */
+    uint8_t *qa;     /* [rows][kc]: q + 128 */
+    int32_t *zp;     /* [rows]: zero point + 128 */
+    float *sx;       /* [rows] */
+} q4_op;
+
+par_status par_qnn_check_8da4w(const par_graph_desc *g, const par_node *n, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *s = par_node_input(g, n, 2);
+    const par_value *b = par_node_input(g, n, 3), *y = par_node_output(g, n, 0);
+    if (!x || !w || !s || !y) return par_msgf(msg, PAR_ERROR, "%s: missing input or output", n->op);
+    if (x->dtype != PAR_DTYPE_F32 || y->dtype != PAR_DTYPE_F32)
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: input '%s' and output '%s' must be f32", n->op, x->name, y->name);
+    if (w->kind != PAR_VALUE_CONST || w->dtype != PAR_DTYPE_QU8 || w->rank != 2)
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: weight '%s' must be a constant of packed bytes", n->op, w->name);
+    if (s->kind != PAR_VALUE_CONST || s->dtype != PAR_DTYPE_F32)
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: scales '%s' must be an f32 constant", n->op, s->name);
+    if (b && (b->kind != PAR_VALUE_CONST || b->dtype != PAR_DTYPE_F32))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: bias '%s' must be an f32 constant", n->op, b->name);
+    const int64_t blk = par_attr_int(n, "block", 32);
+    if (blk > 32768) /* 16 * 255 * 8 * block (the VNNI kernel's scaled sums) must fit int32 */
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: block %lld could overflow the int32 block sum", n->op,
+                        (long long)blk);
+    return PAR_OK;
+}
+
+/* One tile: column block j, row tile i. */
+static void q4_tile(void *opv, size_t j, size_t i)
+{
+    const q4_op *o = opv;
+    const size_t r0 = i * QNN_QB4W_MR, mr = o->rows - r0 < QNN_QB4W_MR ? o->rows - r0 : QNN_QB4W_MR;
+    const size_t n0 = j * QNN_QB4W_NR, nc = o->o - n0 < QNN_QB4W_NR ? o->o - n0 : QNN_QB4W_NR;
+    o->fn(mr, nc, o->kc, o->block, o->qa + r0 * o->kc, o->kc, o->zp + r0, o->sx + r0, o->packed + j * o->bb,
+          o->y + r0 * o->o + n0, o->o);
+}
+
+static void q4_run(const void *opv, qnn_plan *p)
+{
+    q4_op *o = (q4_op *)opv;
+    const float *x = o->input_index >= 0 ? p->inputs[o->input_index] : o->xf;
+    for (size_t r = 0; r < o->rows; r++) {
+        const float *xr = x + r * o->k;
+        uint8_t *q = o->qa + r * o->kc;
+        float inv;
+        int32_t zp;
+        if (!par_requant_qd8_qparams(xr, (int64_t)o->k, &inv, &o->sx[r], &zp)) {
+            /* no parameters (a non-finite element): the outputs are NaN, as the reference's "anything" allows */
+            memset(q, 128, o->k);
+            o->zp[r] = 128;
+            o->sx[r] = NAN;
+            continue;
+        }
+        o->zp[r] = zp + 128;
+        for (size_t k = 0; k < o->k; k++) q[k] = (uint8_t)(par_requant_qd8(xr[k], inv, zp) + 128);
+    }
+    pthreadpool_parallelize_2d(p->pool, q4_tile, o, o->ncb, o->mtiles, 0);
+}
+
+par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *msg)
+{
+    (void)variant;
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    const par_value *wv = par_node_input(g, n, 1), *sv = par_node_input(g, n, 2), *bv = par_node_input(g, n, 3);
+    qnn_tensor *xt = &p->t[n->inputs[0]], *yt = &p->t[n->outputs[0]];
+    q4_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    o->input_index = xt->input_index;
+    o->xf = xt->fbuf;
+    if (o->input_index < 0 && !o->xf)
+        return par_msgf(msg, PAR_UNSUPPORTED, "linear_8da4w of an f32 value qnnpack does not produce");
+    o->k = (size_t)wv->dims[1] * 2, o->o = (size_t)wv->dims[0];
+    o->block = (size_t)par_attr_int(n, "block", 32);
+    o->kc = (o->k + 7) & ~(size_t)7;
+    o->rows = o->k ? (size_t)xt->numel / o->k : 0;
+    o->ncb = (o->o + QNN_QB4W_NR - 1) / QNN_QB4W_NR;
+    o->mtiles = (o->rows + QNN_QB4W_MR - 1) / QNN_QB4W_MR;
+    /* The SIMD kernels step 8 k's at a time inside a block; other blocks run the scalar kernel. */
+    o->fn = o->block % 8 == 0 ? p->uk->qb4w : par_qnn_qb4w_4x16c8__scalar;
+    size_t o_wsum, o_scale, o_bias;
+    par_qnn_qb4w_offsets(o->kc, o->kc / o->block, &o_wsum, &o_scale, &o_bias, &o->bb);
+    o->packed = par_qnn_alloc(p, o->bb * o->ncb);
+    o->qa = par_qnn_alloc(p, o->rows * o->kc + QNN_SLACK);
+    o->zp = par_qnn_alloc(p, sizeof(int32_t) * (o->rows + 1));
+    o->sx = par_qnn_alloc(p, sizeof(float) * (o->rows + 1));
+    o->y = yt->fbuf = par_qnn_alloc(p, sizeof(float) * ((size_t)yt->numel + 1));
+    if (!o->packed || !o->qa || !o->zp || !o->sx || !o->y) return par_msgf(msg, PAR_ERROR, "out of memory");
+    for (size_t j = 0; j < o->ncb; j++) {
+        const size_t n0 = j * QNN_QB4W_NR, nc = o->o - n0 < QNN_QB4W_NR ? o->o - n0 : QNN_QB4W_NR;
+        par_qnn_pack_qb4w(o->k, o->kc, o->block, n0, nc, wv->data, sv->data, bv ? bv->data : NULL,
+                          o->packed + j * o->bb);
+    }
+    return par_qnn_add_step(p, q4_run, o, msg);
+}
