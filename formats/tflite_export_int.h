@@ -1,6 +1,7 @@
 /*
- * tflite_export_int.h - what the TFLite exporter's three files share: the driver (tflite_export.c: the model, node
- * by node), the op writers (tflite_export_ops.c: one function per op family) and their building blocks
+ * tflite_export_int.h - what the TFLite exporter's files share: the driver (tflite_export.c: the model, node
+ * by node), the op writers (tflite_export_ops.c: one function per op family; tflite_export_attn.c the decoder-block
+ * ops as compositions) and their building blocks
  * (tflite_export_util.c: tensors, buffers, quantization, operators, layouts).
  * The helpers are par_tfx_* outside these two files; function-like macros keep their short names inside. Internal
  * to formats/.
@@ -72,5 +73,7 @@ int par_tfx_finish_raw(ex *e, int32_t vi, int32_t r);
 
 /* One node of the graph into the model (tflite_export_ops.c): 1, or 0 with e->st set. */
 int par_tfx_node(ex *e, const par_node *n);
+/* The decoder-block ops' writers (tflite_export_attn.c): 1 written, 0 failed, -1 not a decoder-block op. */
+int par_tfx_attn(ex *e, const par_node *n);
 
 #endif

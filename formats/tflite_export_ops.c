@@ -1,6 +1,7 @@
 /*
  * tflite_export_ops.c - the TFLite exporter's op writers: one function per op family of the op table (tflite.c),
- * and the decompositions of ops TFLite has no builtin for (batch_norm, global_avg_pool2d); par_tfx_node picks one.
+ * and the decompositions of ops TFLite has no builtin for (batch_norm, global_avg_pool2d; the decoder-block ops in
+ * tflite_export_attn.c); par_tfx_node picks one.
  * The driver, the layouts and what cannot be expressed: tflite_export.c.
  */
 #include <float.h>
@@ -559,6 +560,8 @@ static int ex_global_avg_pool(ex *e, const par_node *n)
 
 int par_tfx_node(ex *e, const par_node *n)
 {
+    const int attn = par_tfx_attn(e, n);
+    if (attn >= 0) return attn;
     if (!strcmp(n->op, "batch_norm")) return ex_batch_norm(e, n);
     if (!strcmp(n->op, "global_avg_pool2d") && V(e, n, 0)->rank == 4) return ex_global_avg_pool(e, n);
     const par_tfl_opmap *mp = par_tfl_opmap_par(n->op);
