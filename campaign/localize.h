@@ -8,6 +8,7 @@
 #ifndef PAR_LOCALIZE_H
 #define PAR_LOCALIZE_H
 
+#include "reports/report.h"
 #include "runner/runner.h"
 
 typedef struct par_divergence {
@@ -27,28 +28,7 @@ par_case *par_case_prefix(const par_case *c, int32_t node, par_msg *msg);
  * an internal error or an interrupted run. */
 int par_localize(const par_case *c, const par_run_config *cfg, par_divergence *out, par_msg *msg);
 
-/* One node of a localization strip: how its output compares with the reference's, the backend computing every node
- * from its own earlier outputs (as a prefix would), so that the strip shows where the error enters and how it
- * grows. */
-typedef struct par_node_verdict {
-    int32_t node;            /* node index */
-    char name[64], op[32];
-    double max_ratio;        /* max |d| / budget over its float outputs (docs/oracle.md) */
-    double stat_z;           /* the statistical companion over them; NaN where it stood down */
-    int64_t n, n_over;       /* elements compared, over budget or non-finite */
-    int diverges;            /* some element fails, or the companion does */
-} par_node_verdict;
-
-typedef struct par_node_strip {
-    int32_t n;               /* nodes[0 .. n): every node, graph order (per-node outputs); 0 with prefixes */
-    par_node_verdict *nodes;
-    int32_t first;           /* the first divergent node (a node index), -1 when none */
-    char first_name[64], first_op[32];
-    double first_ratio, first_z;
-    int by_prefix;           /* 1: the backend could not give every node's output at once; prefixes localized */
-    par_verdict verdict;     /* the whole case's verdict on the backend (per-node outputs: the graph outputs') */
-    char why[PAR_REASON_LEN];/* by_prefix: why the per-node outputs were not available */
-} par_node_strip;
+/* par_node_verdict and par_node_strip, the strip of a case, are in reports/report.h: a report carries them. */
 
 /* Localize c on cfg's one backend for every node: one run of c with every node's outputs made graph outputs, judged
  * output by output against the reference and its companion (the first node that diverges is where the values first
@@ -58,9 +38,12 @@ typedef struct par_node_strip {
 int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_strip *s, par_msg *msg);
 void par_node_strip_free(par_node_strip *s);
 
-/* `parity run --localize`: each FAIL record (results[case * n_backends + backend]) of a loaded case of several nodes,
- * at most max of them, gets its first divergent node at the end of its reason: "; first divergent node: 'NAME' (OP),
- * error/budget R, companion Z". cfg: the run's, with no fork server running (the localizer forks its own). */
-void par_localize_failures(const par_case_set *set, const par_run_config *cfg, par_result *results, int32_t max);
+/* `parity run`'s localization: each FAIL record (results[case * n_backends + backend]) of a loaded case of several
+ * nodes, at most max of them, gets its first divergent node at the end of its reason: "; first divergent node: 'NAME'
+ * (OP), error/budget R, companion Z", and, when strips is not NULL (as long as results), its whole strip in strips[i]
+ * (present set; free each with par_node_strip_free). cfg: the run's, with no fork server running (the localizer
+ * forks its own). */
+void par_localize_failures(const par_case_set *set, const par_run_config *cfg, par_result *results,
+                           par_node_strip *strips, int32_t max);
 
 #endif

@@ -178,17 +178,20 @@ int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_st
     par_case_free_inputs(pc, inputs);
     par_case_destroy(pc);
     if (ret == 0 && s->n == 0) ret = by_prefixes(c, cfg, s, msg);
+    s->present = ret == 0;
     return ret;
 }
 
-void par_localize_failures(const par_case_set *set, const par_run_config *cfg, par_result *results, int32_t max)
+void par_localize_failures(const par_case_set *set, const par_run_config *cfg, par_result *results,
+                           par_node_strip *strips, int32_t max)
 {
     int32_t done = 0;
     for (int32_t i = 0; i < set->n && done < max; i++) {
         const par_case *c = set->cases[i].loaded;
         if (!c || !c->graph || par_graph_desc_of(c->graph)->n_nodes < 2) continue;
         for (int32_t b = 0; b < cfg->n_backends && done < max; b++) {
-            par_result *r = &results[(size_t)i * (size_t)cfg->n_backends + (size_t)b];
+            const size_t at = (size_t)i * (size_t)cfg->n_backends + (size_t)b;
+            par_result *r = &results[at];
             if (!r->done || r->verdict != PAR_V_FAIL) continue;
             par_run_config one = *cfg;
             one.backends = &cfg->backends[b];
@@ -207,7 +210,8 @@ void par_localize_failures(const par_case_set *set, const par_run_config *cfg, p
                 snprintf(r->reason + n, sizeof r->reason - n, "; first divergent node: '%s' (%s), error/budget %.3g, "
                          "companion %.3g%s", s.first_name, s.first_op, s.first_ratio, s.first_z,
                          s.by_prefix ? " (by prefixes)" : "");
-            par_node_strip_free(&s);
+            if (strips) strips[at] = s; /* the report carries it; the caller frees it */
+            else par_node_strip_free(&s);
         }
     }
 }

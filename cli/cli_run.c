@@ -160,7 +160,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
     OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_ROUNDS, OPT_BASELINE, OPT_HELP,
-    OPT_HTML, OPT_SHAPE, OPT_LOCALIZE
+    OPT_HTML, OPT_SHAPE, OPT_LOCALIZE, OPT_NO_LOCALIZE
 };
 
 static const struct option run_opts[] = {
@@ -187,6 +187,7 @@ static const struct option run_opts[] = {
     {"rounds", required_argument, NULL, OPT_ROUNDS},
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"localize", no_argument, NULL, OPT_LOCALIZE},
+    {"no-localize", no_argument, NULL, OPT_NO_LOCALIZE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -230,8 +231,10 @@ static void run_usage(FILE *f)
             "  --baseline BASE    compare DIR/report.json with the report BASE as 'parity diff BASE' does, print the\n"
             "                     diff, and exit with its gate: 1 when it is FAIL, else 0, even when the run has\n"
             "                     failures that BASE has too (docs/reports-diff.md)\n"
-            "  --localize         each failing record of a model (a case of several nodes) names its first divergent\n"
-            "                     node, as 'parity localize' finds it, at the end of its reason (16 records at most)\n"
+            "  --localize         localize up to 16 failing records of models (default 4): each failing record of a\n"
+            "                     case of several nodes names its first divergent node, as 'parity localize' finds\n"
+            "                     it, at the end of its reason, and the report carries every node's error/budget\n"
+            "                     (report.json \"localization\", the HTML's strip); --no-localize: none\n"
             "  --no-progress      no progress bar (on a terminal), no progress line every 10 s (elsewhere: CI, pipes)\n"
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
@@ -329,17 +332,22 @@ typedef struct run_args {
     char *plugins[PAR_MAX_PLUGINS];
     int32_t n_plugins;
     const char *blist, *out_dir, *junit, *html, *baseline;
-    int localize;
+    int localize;      /* failing model records to localize at most (default LOCALIZE_DEFAULT) */
     int32_t max_failures;
     int64_t mem_limit;
 } run_args;
 
 /* The options and operands into a; -1 to go on, else the exit code (a usage error, or 0 after --help). */
+/* Failing model records localized by default: each costs a backend run and two float64 reference runs of every
+ * value of the model (MobileNetV2: about 13 s of CPU), so a few, not all. */
+#define LOCALIZE_DEFAULT 4
+
 static int run_parse(int argc, char **argv, run_args *a)
 {
     a->out_dir = "out";
     a->max_failures = 20;
     a->mem_limit = -1;
+    a->localize = LOCALIZE_DEFAULT;
     a->cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
     a->cfg.jobs = 1;
     a->cfg.progress = 1;
@@ -396,7 +404,8 @@ static int run_parse(int argc, char **argv, run_args *a)
         case OPT_JUNIT: a->junit = optarg; break;
         case OPT_HTML: a->html = optarg; break;
         case OPT_BASELINE: a->baseline = optarg; break;
-        case OPT_LOCALIZE: a->localize = 1; break;
+        case OPT_LOCALIZE: a->localize = 16; break;
+        case OPT_NO_LOCALIZE: a->localize = 0; break;
         case OPT_ROUNDS:
             if (parse_int("--rounds", optarg, 1, 64, &a->cfg.rounds) < 0) return PAR_EXIT_USAGE;
             break;
@@ -433,8 +442,9 @@ static int run_parse(int argc, char **argv, run_args *a)
 
 /* The summary, report.json and what --junit, --html and --baseline ask for, after the run; rc as the run left it,
  * changed by the report and the baseline's gate. */
-static int run_report(run_args *a, par_case_set *set, par_backends *bs, par_run_result *res, const char *cmdline,
-                      const char *exe, par_report_doc *base, int color, int rc)
+static int run_report(run_args *a, par_case_set *set, par_backends *bs, par_run_result *res,
+                      const par_node_strip *strips, const char *cmdline, const char *exe, par_report_doc *base,
+                      int color, int rc)
 {
     par_report_case *rcases = calloc((size_t)(set->n ? set->n : 1), sizeof *rcases);
     if (!rcases) {
@@ -464,6 +474,7 @@ static int run_report(run_args *a, par_case_set *set, par_backends *bs, par_run_
                           .n_cases = set->n,
                           .cases = rcases,
                           .results = res->results,
+                          .strips = strips,
                           .interrupted = res->interrupted_by != 0,
                           .sel = {.suite = a->sel.suite,
                                   .n_paths = a->sel.n_paths,
@@ -497,6 +508,21 @@ static int run_report(run_args *a, par_case_set *set, par_backends *bs, par_run_
         free(rcases);
     }
     return rc;
+}
+
+/* Is there a FAIL record of a case of several nodes (what the localizer would look at)? Without one, the fork
+ * servers stay up for the report's timing re-runs and nothing is stopped for nothing. */
+static int any_model_failure(const par_case_set *set, int32_t n_backends, const par_result *results)
+{
+    for (int32_t i = 0; i < set->n; i++) {
+        const par_case *c = set->cases[i].loaded;
+        if (!c || !c->graph || par_graph_desc_of(c->graph)->n_nodes < 2) continue;
+        for (int32_t b = 0; b < n_backends; b++) {
+            const par_result *r = &results[(size_t)i * (size_t)n_backends + (size_t)b];
+            if (r->done && r->verdict == PAR_V_FAIL) return 1;
+        }
+    }
+    return 0;
 }
 
 int par_cmd_run(int argc, char **argv, const char *exe)
@@ -559,11 +585,16 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     char *cmdline = join_args(argc - 1, argv + 1, "parity run");
     par_run_result res;
     rc = par_run_cases(&set, &a.cfg, &res);
-    if (res.results && a.localize && !res.interrupted_by) {
+    par_node_strip *strips = NULL;
+    const size_t n_records = (size_t)set.n * (size_t)bs->n;
+    if (res.results && a.localize > 0 && !res.interrupted_by && any_model_failure(&set, bs->n, res.results)) {
         par_run_servers_stop(&a.cfg); /* the localizer forks its own backend children */
-        par_localize_failures(&set, &a.cfg, res.results, 16);
+        strips = calloc(n_records ? n_records : 1, sizeof *strips);
+        par_localize_failures(&set, &a.cfg, res.results, strips, a.localize);
     }
-    if (res.results) rc = run_report(&a, &set, bs, &res, cmdline, exe, base, color, rc);
+    if (res.results) rc = run_report(&a, &set, bs, &res, strips, cmdline, exe, base, color, rc);
+    for (size_t i = 0; strips && i < n_records; i++) par_node_strip_free(&strips[i]);
+    free(strips);
     fflush(stdout);
     par_run_servers_stop(&a.cfg);
     par_run_result_free(&res);

@@ -2,7 +2,7 @@
  * html_fail.c - the failures of the HTML report (html_int.h): the not-passing records worst first (verdict badness,
  * then error/budget, infinite first), each a row of table#failures whose case cell opens (<details>) onto
  * everything the record says: the case, the reason, the worst element, the metrics, the declared algorithms and
- * node schemes, the backend's output and the repro command.
+ * node schemes, the localization strip of a model, the backend's output and the repro command.
  *
  * Size: the page lists at most `cap` failures and says how many more the report has. The backend's output is shown
  * whole (the report keeps its last 4 KiB) in the first 100 rows, the worst, where crashes come first and their
@@ -236,6 +236,7 @@ static void row(FILE *f, const par_report *r, const par_html_fail *fl, int64_t i
     }
     decls(f, "Declared algorithms", x->n_algos, x->algos, 1);
     decls(f, "Node requantization schemes", x->n_requants, x->requants, 0);
+    if (r->strips) par_html_strip(f, &r->strips[(size_t)fl->c * (size_t)r->n_backends + (size_t)fl->b]);
     output_tail(f, x, i < OUTPUT_FULL_ROWS);
     char repro[2048];
     par_report_repro(r, fl->c, fl->b, repro, sizeof repro);

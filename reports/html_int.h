@@ -38,6 +38,9 @@ void par_html_latency(FILE *f, const par_report *r, int32_t n_slowest);
 
 /* Section "Environment": machine, build, backends, configuration. */
 void par_html_environment(FILE *f, const par_report *r);
+/* A record's localization strip (html_strip.c): a sentence naming the first divergent node, then one bar per node;
+ * nothing when s is NULL or not present. */
+void par_html_strip(FILE *f, const par_node_strip *s);
 
 /* The bins of the error/budget distribution (exposed for the tests' expectations in the docs): bin 0 exact 0, bins
  * 1 .. PAR_HTML_DECADES + 2 the decades (0, 1e-6], (1e-6, 1e-5], ..., (1e2, 1e3], (1e3, inf), then infinite or NaN. */

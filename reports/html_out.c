@@ -132,6 +132,8 @@ static const char css[] =
     ".tag{display:inline-block;padding:0 4px;border-radius:3px;font-size:11px;font-weight:600;"
     "background:#fff3cd;border:1px solid var(--flaky);color:#7a4d00;white-space:nowrap}\n"
     "svg.emap rect.e{fill:var(--fail)}svg.emap rect.o{fill:#eee}\n"
+    "svg.strip rect.p{fill:#0072b2}svg.strip rect.d{fill:var(--fail)}svg.strip rect.first{stroke:#000;"
+    "stroke-width:1.5}svg.strip line{stroke:#333;stroke-dasharray:3 2}svg.strip{background:#f4f4f4}\n"
     "input[data-filter]{margin:4px 0;padding:3px;width:30em}\n"
     "@media print{th{position:static}input[data-filter]{display:none}body{max-width:none}"
     "a{color:inherit;text-decoration:none}}\n";

@@ -11,6 +11,7 @@ struct par_report_merged {
     par_report r;
     par_report_case *cases;
     par_result *results;
+    par_node_strip *strips;  /* NULL when no shard has one; each entry's nodes borrowed from its shard report */
     par_report_shard *shards;
 };
 
@@ -107,6 +108,13 @@ par_status par_report_merge(const par_report *const *in, const char *const *path
         m->cases = calloc((size_t)(total ? total : 1), sizeof *m->cases);
         m->results = calloc((size_t)(total ? total : 1) * (nb ? nb : 1), sizeof *m->results);
         m->shards = calloc((size_t)n, sizeof *m->shards);
+        int any = 0;
+        for (int32_t i = 0; i < n; i++) any |= in[i]->strips != NULL;
+        if (any && !(m->strips = calloc((size_t)(total ? total : 1) * (nb ? nb : 1), sizeof *m->strips))) {
+            free(order);
+            par_report_merged_free(m);
+            return par_msgf(msg, PAR_ERROR, "merge: out of memory");
+        }
     }
     if (!m || !order || !m->cases || !m->results || !m->shards) {
         free(order);
@@ -130,6 +138,8 @@ par_status par_report_merge(const par_report *const *in, const char *const *path
         m->cases[j] = in[s->in]->cases[s->c];
         if (nb)
             memcpy(&m->results[(size_t)j * nb], &in[s->in]->results[(size_t)s->c * nb], nb * sizeof *m->results);
+        if (nb && in[s->in]->strips)
+            memcpy(&m->strips[(size_t)j * nb], &in[s->in]->strips[(size_t)s->c * nb], nb * sizeof *m->strips);
     }
     free(order);
 
@@ -139,6 +149,7 @@ par_status par_report_merge(const par_report *const *in, const char *const *path
     r->n_cases = (int32_t)total;
     r->cases = m->cases;
     r->results = m->results;
+    r->strips = m->strips;
     if (n > 1) r->sel.shard_k = r->sel.shard_n = 0; /* every shard is here: the merged report is the whole run */
     r->wall_s = 0;
     r->interrupted = 0;
@@ -175,6 +186,7 @@ void par_report_merged_free(par_report_merged *m)
     if (!m) return;
     free(m->cases);
     free(m->results);
+    free(m->strips);
     free(m->shards);
     free(m);
 }

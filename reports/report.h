@@ -90,6 +90,31 @@ typedef struct par_report_campaign {
     const par_report_finding *findings;
 } par_report_campaign;
 
+/* Where a failing record's error enters and how it grows: the localization of a case on one backend
+ * (campaign/localize.h computes it; `parity run` attaches it to failing records of models, `parity localize` prints
+ * it). One node of the strip: its outputs as the backend computed them, every node from its own earlier outputs
+ * (as a prefix would), judged by the oracle and its companion. */
+typedef struct par_node_verdict {
+    int32_t node;            /* node index */
+    char name[64], op[32];
+    double max_ratio;        /* max |d| / budget over its float outputs (docs/oracle.md); NaN when none compared */
+    double stat_z;           /* the statistical companion over them; NaN where it stood down */
+    int64_t n, n_over;       /* elements compared, over budget or non-finite */
+    int diverges;            /* some element fails, or the companion does */
+} par_node_verdict;
+
+typedef struct par_node_strip {
+    int32_t present;         /* 1: the record was localized (the rest is meaningful) */
+    int32_t n;               /* nodes[0 .. n): every node, graph order (per-node outputs); 0 with prefixes */
+    par_node_verdict *nodes;
+    int32_t first;           /* the first divergent node (a node index), -1 when none */
+    char first_name[64], first_op[32];
+    double first_ratio, first_z;
+    int by_prefix;           /* 1: the backend could not give every node's output at once; prefixes localized */
+    par_verdict verdict;     /* the whole case's verdict on the backend (per-node outputs: the graph outputs') */
+    char why[PAR_REASON_LEN];/* by_prefix: why the per-node outputs were not available */
+} par_node_strip;
+
 /* A report: what the runner produced, or what reports/report_read.h read back from a file (then every pointer is
  * into the read document, and each backend table holds only name, description, version and arith). Renderers read
  * nothing else, so a report from another machine, another shard or last month renders the same. */
@@ -113,6 +138,8 @@ typedef struct par_report {
     int32_t n_cases;
     const par_report_case *cases;
     const par_result *results;       /* [case * n_backends + backend]; records with done == 0 are skipped */
+    const par_node_strip *strips;    /* NULL, or [case * n_backends + backend]: the localized records' strips (an
+                                      * entry with present == 0 has none) */
     int interrupted;                 /* 1: the run was stopped (SIGINT/SIGTERM); the records are what finished */
     const par_report_campaign *campaign; /* NULL except for `parity fuzz` */
 } par_report;

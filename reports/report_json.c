@@ -16,6 +16,7 @@
 
 #include "core/requant.h"
 #include "json_out.h"
+#include "report_strip.h"
 #include "reference/conv_winograd.h" /* par_algo_name */
 
 #include <errno.h>
@@ -401,6 +402,8 @@ static json_object *record_json(const par_report *r, int32_t c, int32_t b)
         put(o, "node_schemes", decls_json(res->n_requants, res->requants, "scheme", scheme_value_name));
     if (res->n_diagnostics > 0) put(o, "diagnostics", json_object_new_int(res->n_diagnostics));
     if (res->note[0]) put(o, "note", par_json_str(res->note));
+    if (r->strips && r->strips[(size_t)c * (size_t)r->n_backends + (size_t)b].present)
+        put(o, "localization", par_strip_json(&r->strips[(size_t)c * (size_t)r->n_backends + (size_t)b]));
     return o;
 }
 

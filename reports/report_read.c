@@ -537,6 +537,8 @@ void par_report_doc_free(par_report_doc *d)
     free(d->backends);
     free(d->cases);
     free(d->results);
+    for (size_t i = 0; d->strips && i < (size_t)d->r.n_cases * (size_t)d->r.n_backends; i++) free(d->strips[i].nodes);
+    free(d->strips);
     free(d->shards);
     free(d->path);
     free(d);

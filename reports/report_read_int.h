@@ -22,6 +22,7 @@ struct par_report_doc {
     par_backend_inst *backends;
     par_report_case *cases;
     par_result *results;          /* [n_cases * n_backends] */
+    par_node_strip *strips;       /* NULL, or [n_cases * n_backends] once a record has a "localization" */
     par_report_shard *shards;
     const char **paths;           /* selection paths */
     char **pool;                  /* every string the document copied */
@@ -115,5 +116,7 @@ void rr_fields(rd *x, json_object *o, const char *where, const rr_spec *spec, si
 
 /* The "results" array into the document's records (report_read_record.c). */
 void rr_read_results(rd *x, json_object *root, const id_map *map);
+/* A record's "localization" (report_strip.c) into s (present set when it read); s->nodes is the caller's to free. */
+void rr_read_strip(rd *x, json_object *o, const char *w, par_node_strip *s);
 
 #endif

@@ -308,6 +308,14 @@ static void read_record(rd *x, json_object *o, const char *w, const id_map *map)
     if (al) read_decls(x, al, ws, "algorithm", 1, &res->n_algos, res->algos);
     snprintf(ws, sizeof ws, "%s.node_schemes", w);
     if (ns) read_decls(x, ns, ws, "scheme", 0, &res->n_requants, res->requants);
+    json_object *lo = rr_obj(x, o, w, "localization", 1);
+    snprintf(ws, sizeof ws, "%s.localization", w);
+    if (lo && !x->bad && !d->strips) {
+        d->strips = calloc((size_t)d->r.n_cases * (size_t)d->r.n_backends, sizeof *d->strips);
+        if (!d->strips) x->bad = x->oom = 1;
+        d->r.strips = d->strips;
+    }
+    if (lo && !x->bad) rr_read_strip(x, lo, ws, &d->strips[(size_t)c * (size_t)d->r.n_backends + (size_t)b]);
 }
 
 void rr_read_results(rd *x, json_object *root, const id_map *map)

@@ -11,7 +11,8 @@
 
 PL="$BUILD/tests/plugins/planted.so"
 L=features7_project
-"$PARITY" run cases/models/mobilenet_v2.json --plugin "$PL" --no-progress --out "$T/r" -j 2 \
+# (--no-localize: the verdicts are what this run is for; localization is checked on the smaller models below)
+"$PARITY" run cases/models/mobilenet_v2.json --plugin "$PL" --no-progress --no-localize --out "$T/r" -j 2 \
     -b "planted[layer=$L],planted[layer=$L,declare=f16],planted[layer=$L,mode=trunc12],planted[layer=features7_project_bn]" \
     >"$T/run.log" 2>&1
 rc=$?
@@ -63,6 +64,14 @@ print(("ok" if bad["verdict"] == "FAIL" and z > 8.4066 else "no"), "transformer 
 z = good["metrics"]["stat_z"]
 print(("ok" if good["verdict"] == "PASS" and z is not None and z < 1 else "no"),
       "transformer, no layer planted: %s, stat_z %s" % (good["verdict"], z))
+# a run localizes its failing model records by default: the planted node first, every node before it passing
+loc = bad.get("localization") or {}
+first, nodes = loc.get("first") or {}, loc.get("nodes") or []
+before = [n for n in nodes if n["node"] < first.get("node", -1)]
+print(("ok" if first.get("name") == "layer0_q" and nodes and not any(n["diverges"] for n in before) else "no"),
+      "transformer layer0_q planted: the report's localization names %s first (%d nodes, %d before it)" %
+      (first.get("name"), len(nodes), len(before)))
+print(("ok" if "localization" not in good else "no"), "transformer, no layer planted: a passing record is not localized")
 PY
     while read -r res what; do
         if [ "$res" = ok ]; then ok; else no "$what"; fi

@@ -10,6 +10,9 @@
 #   seed_30_digits       a seed of 30 digits (json-c saturates it to 2^64 - 1)
 #   nan                  NaN for a metric (json-c reads the literal even in strict mode)
 #   truncated            the first half of the file
+#   strip_order          a localization strip whose nodes are not in graph order; strip_over: a node with more
+#                        elements over than compared; strip_first: a first divergent node that does not diverge
+# good_strip.json (a FAIL record with a valid strip) reads (exit 1: the record fails), and its HTML draws the strip.
 # parity reduce takes a case file or a findings folder, never a report: given one, it refuses it as a case file
 # (exit 2, the file named), which is checked too.
 . tests/report/lib.sh
@@ -69,5 +72,16 @@ index_outside_shape results\[0\]\.worst\.index: 252 is outside the shape
 seed_30_digits config\.seed: 123456789012345678901234567890 is beyond 64 bits
 nan results\[0\]\.metrics\.max_abs: NaN is not a finite number
 truncated ends early
+strip_order results\[0\]\.localization\.nodes\[1\]\.node: 0 after 1
+strip_over results\[0\]\.localization\.nodes\[0\]\.over: 300 is more than n
+strip_first results\[0\]\.localization\.first\.node: 0 is not a diverging node
 LIST
+
+"$PARITY" report "$D/good_strip.json" --html "$T/strip.html" >"$T/o" 2>&1
+rc=$?
+if [ $rc -le 1 ] && grep -q 'svg class="strip"' "$T/strip.html" && grep -q 'first divergent node is 1 <code>b</code>' "$T/strip.html"; then
+    ok
+else
+    no "good_strip.json: exit $rc, or its HTML has no strip naming node 1 'b': $(head -1 "$T/o")"
+fi
 finish
