@@ -12,7 +12,8 @@
 #      under the Khronos validation layer (tools/check_vulkan.sh with VULKAN_VALIDATE=all; `make check` validates
 #      one eighth; about 4 minutes on lavapipe), the quick suite on openvino against its known findings
 #      (tools/check_runtimes.sh; about 190 s; skipped where not installed), and every unit test program with a test
-#      marked PAR_TEST_NIGHTLY (tests/tmain.h: the whole-model tests, which `make check` skips) run with
+#      marked PAR_TEST_NIGHTLY (tests/tmain.h: the whole-model tests and test_winograd's full-suite pass, which
+#      `make check` skips; docs/ci.md lists them) run with
 #      PAR_TEST_NIGHTLY=1;
 #      NIGHTLY_CHECKS=0 leaves them out;
 #   4. a summary ($OUT/summary.txt, also printed): crashes per target, the campaign's findings, the checks' counts.
