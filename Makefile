@@ -314,7 +314,8 @@ layers-step-layers:
 # Builds with $(JOBS) jobs unless make was given -j, then runs the steps of every part $(JOBS) at a time, the
 # slowest first (CHECK_FIRST), and the serial ones alone; every step runs even when an earlier one failed, and the
 # sum over all of them is the last line (its exit status is the check's).
-CHECK_FIRST := conformance-step-vulkan unit-step-test_winograd conformance-step-quick conformance-step-nnapi
+CHECK_FIRST := conformance-step-vulkan fuzz-step-smoke conformance-step-ort report-step-test_planted conformance-step-quick \
+               conformance-step-litert conformance-step-nnapi
 CHECK_STEPS := $(foreach p,$(CHECK_PARTS),$($(p)_STEPS))
 check: deps
 	@$(MAKEQ) $(CHECK_J) all

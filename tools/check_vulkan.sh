@@ -1,12 +1,16 @@
 #!/bin/sh
-# check_vulkan.sh EXE OUTDIR JOBS - the `make check` step of the vulkan backend: the quick suite on `vulkan` (fp32)
-# and `vulkan[precision=fp16]` (f16 storage), on lavapipe where there is no GPU, and under the Khronos validation
-# layer (validate=1: any layer message fails its case) the share VULKAN_VALIDATE of it: a shard K/N of the quick
-# suite (default 1/8: every op family, an eighth of each one's cases; the layer triples a case's time), or `all`
-# (the whole suite validated and nothing run twice: `make nightly`). Each instance is probed first with one small
-# case; one the machine cannot run (no backend built, no device, a device without 16-bit storage, no validation
-# layer) is a skip with its reason, never a pass; without the layer the validated share is one skip. The last line
-# is the step's count: the runs' own counts plus the skips.
+# check_vulkan.sh EXE OUTDIR JOBS - the `make check` step of the vulkan backend, on lavapipe where there is no GPU:
+#   - the quick suite on `vulkan` (fp32), whole;
+#   - on `vulkan[precision=fp16]` (f16 storage) the share VULKAN_FP16 of it: a shard K/N (default 2/4: every op
+#     family, a quarter of each one's cases), or `all`;
+#   - under the Khronos validation layer (validate=1: any layer message fails its case), on both, the share
+#     VULKAN_VALIDATE of it: a shard K/N (default 1/16; the layer triples a case's time), or `all` (the whole suite
+#     validated and nothing run twice: `make nightly`, which so also runs every fp16 case).
+# The default shards are disjoint (positions 1 modulo 4 and 0 modulo 16), so check runs 5/16 of the fp16 cases, the
+# validated ones judged too; docs/ci.md says what the shares leave to `make nightly`. Each instance is probed first
+# with one small case; one the machine cannot run (no backend built, no device, a device without 16-bit storage,
+# no validation layer) is a skip with its reason, never a pass; without the layer the validated share is one skip.
+# The last line is the step's count: the runs' own counts plus the skips.
 # POSIX sh.
 exe=$1 out=$2 jobs=$3
 skips=0
@@ -31,13 +35,15 @@ probe() {
     "$exe" run --case 'relu(x=[4])#seed=1' -b "$1" --no-progress --out "$out/probe" >"$out/probe.log" 2>&1
     [ $? -le 1 ]
 }
-validate=${VULKAN_VALIDATE:-1/8}
-case $validate in
-all) ;;
-*/*) ;;
-*) echo "check_vulkan.sh: VULKAN_VALIDATE='$validate' is not K/N or all"; exit 2 ;;
-esac
-plain= checked=
+validate=${VULKAN_VALIDATE:-1/16}
+fp16=${VULKAN_FP16:-2/4}
+for share in "VULKAN_VALIDATE=$validate" "VULKAN_FP16=$fp16"; do
+    case ${share#*=} in
+    all | */*) ;;
+    *) echo "check_vulkan.sh: $share is not K/N or all"; exit 2 ;;
+    esac
+done
+plain= plain16= checked=
 for mode in fp32 fp16; do
     if ! probe "vulkan[precision=$mode]"; then
         say_skip "precision=$mode: $(grep -m1 'not usable' "$out/probe.log" 2>/dev/null)"
@@ -49,7 +55,11 @@ for mode in fp32 fp16; do
     else
         say_skip "validation for precision=$mode: $(grep -m1 'not usable' "$out/probe.log" 2>/dev/null)"
     fi
-    plain="$plain${plain:+,}vulkan[precision=$mode]"
+    if [ "$mode" = fp16 ] && [ "$fp16" != all ]; then
+        plain16="vulkan[precision=$mode]"
+    else
+        plain="$plain${plain:+,}vulkan[precision=$mode]"
+    fi
 done
 rm -rf "$out/probe" "$out/probe.log"
 
@@ -76,6 +86,7 @@ run() {
     [ "$r" = 0 ] || rc=$r
 }
 [ -n "$plain" ] && run run "$plain"
+[ -n "$plain16" ] && run run-fp16 "$plain16" --shard "$fp16"
 if [ -n "$checked" ]; then
     if [ "$validate" = all ]; then run validated "$checked"; else run validated "$checked" --shard "$validate"; fi
 fi
