@@ -17,7 +17,7 @@ typedef struct dot_acc {
     double mag0;   /* sum of |w x|: the magnitude of the reference's terms */
     double prop;   /* propagated input budgets: sum of the terms */
     double prop2;  /* sum of the squares of the same terms from the inputs' scales (par_prop_bound) */
-    double propf;  /* the flush parts of the terms, worst case (par_prop_bound_flush; 0 without flushing) */
+    par_flush_sum fl; /* the flush parts of the terms (par_flush_sum; 0 without flushing) */
     double magf;   /* mag over the terms whose factors are finite: what the backend's partial sums may reach before
                     * an infinite term enters (dot_finish's overflow rule) */
     double magf0;  /* mag0 over the same finite terms */
@@ -48,7 +48,8 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     a->prop2 += bmul(ts, ts);
     if (wt->f || xt->f) {
         double fw = wt->f ? wt->f[wi] : 0, fx = xt->f ? xt->f[xi] : 0;
-        a->propf += bmul(fabs(w), fx) + bmul(fabs(x), fw) + bmul(fw, ex) + bmul(ew, fx);
+        par_flush_add(&a->fl, bmul(fabs(w), fx) + bmul(fabs(x), fw), par_flush_sign(w) * par_flush_sign(x),
+                      bmul(fw, ex) + bmul(ew, fx));
     }
     a->k++;
 }
@@ -61,7 +62,8 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
  * backend the same Inf or NaN as the float64 sum. */
 static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
 {
-    double val = a->v, mag = a->mag, mag0 = a->mag0, prop = a->prop, prop2 = a->prop2, propf = a->propf;
+    double val = a->v, mag = a->mag, mag0 = a->mag0, prop = a->prop, prop2 = a->prop2;
+    par_flush_sum fl = a->fl;
     double magf = a->magf, magf0 = a->magf0, opmax = a->opmax;
     int64_t k = a->k;
     if (b) {
@@ -76,11 +78,11 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
         }
         prop += b->e[o];
         prop2 += bmul(sb, sb);
-        propf += b->f ? b->f[o] : 0;
+        if (b->f) par_flush_add(&fl, b->f[o], par_flush_sign(b->v[o]), 0);
         k++;
     }
     /* The propagated bound B (rule 5: the smaller of the worst case and the probabilistic bound). */
-    const double bprop = par_prop_bound_flush(prop, prop2, propf);
+    const double bprop = par_prop_bound_flush(prop, prop2, &fl);
     /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta); under
      * gradual underflow only the k products round there. */
     double flush_own = par_eta_ops(p, (double)k, (double)k);
@@ -112,7 +114,8 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
             double sh = (b ? fabs(b->v[o]) : 0) + bprop;
             own = bmul(p->u * grow, sqrt(a->ps2 + bmul(2 * sh, a->ps1) + bmul((double)k, sh * sh)) + sqrt(a->pp2) + prop);
         }
-        double ps = own + bmul(gin, mag) + sqrt(prop2);
+        /* the propagated scales, and the flush terms' fluctuation (par_flush_sum), within the propagated bound */
+        double ps = own + bmul(gin, mag) + fmin(sqrt(prop2 + fl.sq), bprop);
         /* Gradual underflow's roundings (eta each, mean-zero like any rounding) belong to the scale too: without
          * them a linear combination of subnormal data propagated a scale far below its budget, and the next
          * linear combination's probabilistic bound lost them (flushing's are not mean-zero: the flush parts) */
@@ -123,7 +126,7 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     double pre = round + bprop;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
-    if (y->f) y->f[yi] = fmin(propf + flush_own, *e);
+    if (y->f) y->f[yi] = fmin(par_flush_common(&fl) + flush_own, *e);
     /* A factor rounded to bfloat16 overflows to Inf from the midpoint between its largest finite value and 2^128. */
     if (uin > 0 && !(opmax < 0x1.ff8p127)) return 1;
     /* The partial sums of the finite terms: at most their reference magnitude plus B (as for the rounding), grown

@@ -42,7 +42,8 @@ static par_status check_io(const par_rt *const *in, par_rt *const *out, par_msg 
 /* Accumulator of an average: the sum, the magnitude sum (|x| + e(x)), the propagated sum e(x), the sum of the
  * squared scales s(x)^2, and the number of terms k. */
 typedef struct avg_acc {
-    double sum, mag, prop, prop2, propf; /* propf: the flush parts, worst case (reference.h) */
+    double sum, mag, prop, prop2;
+    par_flush_sum fl; /* the flush parts of the terms (reference.h) */
     double magf; /* mag over the finite terms (dot.h's overflow rule, avg_overflows) */
     int64_t k;
 } avg_acc;
@@ -54,7 +55,7 @@ static void avg_add(avg_acc *a, const par_rt *x, int64_t xi)
     if (isfinite(x->v[xi])) a->magf += fabs(x->v[xi]) + x->e[xi];
     a->prop += x->e[xi];
     a->prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
-    a->propf += x->f ? x->f[xi] : 0;
+    if (x->f) par_flush_add(&a->fl, x->f[xi], par_flush_sign(x->v[xi]), 0);
     a->k++;
 }
 
@@ -74,16 +75,18 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     /* Flushing: the k - 1 partial sums, or k scaled terms and their k - 1 sums, may each flush (eta). */
     double flush_own = par_eta_ops(p, (double)k, (double)k); /* gradual: the k scalings only */
     double round = bmul(par_gamma(k + 1, p->u), mag / d) + flush_own;
+    /* the propagated bound (the flush terms' scale and common part as reference/dot.h), before the division */
+    const double bprop = par_prop_bound_flush(prop, prop2, &a->fl);
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
-        double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + sqrt(prop2) / d;
+        double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + fmin(sqrt(prop2 + a->fl.sq), bprop) / d;
         if (!(p->flush > 0)) ps += flush_own; /* gradual underflow's roundings, as reference/dot.h */
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
-    double pre = round + par_prop_bound_flush(prop, prop2, a->propf) / d;
+    double pre = round + bprop / d;
     double *v = &y->v[yi], *e = &y->e[yi];
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
-    if (y->f) y->f[yi] = fmin(a->propf / d + flush_own, *e);
+    if (y->f) y->f[yi] = fmin(par_flush_common(&a->fl) / d + flush_own, *e);
 }
 
 /* ---- max_pool2d and avg_pool2d ------------------------------------------------------------------------------- */
@@ -281,15 +284,16 @@ static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t y
     /* Flushing: each of the k - 1 partial sums may flush (eta). */
     double flush_own = par_eta_ops(p, 0, (double)(k > 1 ? k - 1 : 0)); /* gradual: additions are exact there */
     double round = bmul(par_gamma(k - 1, p->u), a->mag) + flush_own;
+    const double bprop = par_prop_bound_flush(a->prop, a->prop2, &a->fl);
     if (y->s) {
-        double ps = bmul(sqrt((double)(k > 1 ? k - 1 : 0)) * p->u, a->mag) + sqrt(a->prop2);
+        double ps = bmul(sqrt((double)(k > 1 ? k - 1 : 0)) * p->u, a->mag) + fmin(sqrt(a->prop2 + a->fl.sq), bprop);
         if (!(p->flush > 0)) ps += flush_own; /* gradual underflow's roundings, as reference/dot.h */
         y->s[yi] = ps + bmul(p->u_store, fabs(a->sum) + ps);
     }
-    double pre = round + par_prop_bound_flush(a->prop, a->prop2, a->propf);
+    double pre = round + bprop;
     y->v[yi] = a->sum;
     y->e[yi] = pre + bmul(p->u_store, fabs(a->sum) + pre);
-    if (y->f) y->f[yi] = fmin(a->propf + flush_own, y->e[yi]);
+    if (y->f) y->f[yi] = fmin(par_flush_common(&a->fl) + flush_own, y->e[yi]);
 }
 
 static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_rt *const *in, par_rt *const *out,

@@ -54,9 +54,10 @@ typedef struct par_rt {
     int32_t tie_zp;
     double tie_scale;
     /* The flush part of e, for backends that flush subnormals (par_prec.flush > 0; NULL otherwise, read as 0): a
-     * worst-case bound of the share of the element's error that flushing explains, 0 <= f <= e. Flush errors all go
-     * toward zero, so they are not mean-zero and stay out of s: a linear combination propagates them as
-     * sum_k |c_k| f(x_k) beside the probabilistic bound of the rest (par_prop_bound_flush; docs/oracle.md). */
+     * bound of the share of the element's error that flushing explains and that is not mean-zero, 0 <= f <= e.
+     * A flush always goes toward zero, so it stays out of s where it enters; a linear combination of flushed
+     * inputs moves the part that fluctuates with the terms' signs into s and keeps in f the part common to them
+     * (par_flush_sum; docs/oracle.md, "Flushed subnormals", item 5). */
     double *f;
 } par_rt;
 
@@ -145,12 +146,50 @@ static inline double par_prop_bound(double sum_t, double sum_s2)
     return r < sum_t ? r : sum_t;
 }
 
-/* With flushing, the propagated bound of a linear combination: the probabilistic bound covers the mean-zero part of
- * the inputs' errors only, and the flush parts f(x_k) add their worst case sum_f = sum_k |c_k| f(x_k) (plus the cross
- * terms) to it. sum_f = 0 gives par_prop_bound. */
-static inline double par_prop_bound_flush(double sum_t, double sum_s2, double sum_f)
+/* With flushing, the flush parts f(x_k) of a linear combination's inputs (docs/oracle.md, "Flushed subnormals",
+ * item 5). A flushed input is read as 0, an error -x'_k with |x'_k| <= f(x_k): its sign is the opposite of the held
+ * value's, so flushes are not mean-zero, but the term c_k (-x'_k) has the sign of -c_k x'_k. Where the signs of the
+ * terms are mixed (a convolution's weights, a residual's signed activations) their sum is a signed sum of the
+ * bounds |c_k| f(x_k) scaled by how much each flush took: the accumulator keeps the square sum of the terms (the
+ * fluctuation, which Hoeffding's inequality bounds by lambda sqrt(sq) when the signs are independent of the
+ * magnitudes, with rule 5's 3e-8) and the sum of the terms signed by sgn(c_k x_k), the reference's signs, whose
+ * magnitude bounds the part common to the signs: all-positive weights on positive inputs (an average of relu
+ * outputs, a softmax's weights on positive values) give the worst case sum_k |c_k| f(x_k) exactly. A term of a
+ * zero value or coefficient has either sign and enters the square sum only; cross terms (f e, second order) are
+ * counted worst case. */
+typedef struct par_flush_sum {
+    double sq;   /* sum over the terms of (|c_k| f(x_k) + cross terms)^2 */
+    double sgn;  /* sum of |c_k| f(x_k) signed by sgn(c_k x_k) where known, else 0 */
+    double abs;  /* the cross terms f e, worst case */
+} par_flush_sum;
+
+/* The sign a flush error of v takes toward zero, negated: sgn(v), 0 at v = 0 (either sign). */
+static inline double par_flush_sign(double v)
 {
-    double r = PAR_PROP_LAMBDA * sqrt(sum_s2) + sum_f;
+    return v > 0 ? 1.0 : v < 0 ? -1.0 : 0.0;
+}
+
+/* Add one term: t = |c| f(x) of sign sgn (par_flush_sign of the coefficient times the input's, 0 for either), and
+ * cross, its second-order terms. */
+static inline void par_flush_add(par_flush_sum *a, double t, double sgn, double cross)
+{
+    a->sq += (t + cross) * (t + cross);
+    a->sgn += sgn * t;
+    a->abs += cross;
+}
+
+/* The part of the flush common to the terms' signs: carried downstream as the flush part f of the result. */
+static inline double par_flush_common(const par_flush_sum *a)
+{
+    return fabs(a->sgn) + a->abs;
+}
+
+/* The propagated bound of a linear combination with flushing: lambda times the root-sum-square of the inputs' scales
+ * and flush terms, plus the flush part common to the signs; the worst case sum_t when smaller. A zero flush sum
+ * gives par_prop_bound. */
+static inline double par_prop_bound_flush(double sum_t, double sum_s2, const par_flush_sum *fl)
+{
+    double r = PAR_PROP_LAMBDA * sqrt(sum_s2 + fl->sq) + par_flush_common(fl);
     return r < sum_t ? r : sum_t;
 }
 

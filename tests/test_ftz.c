@@ -94,10 +94,13 @@ static void test_prec_profile(void)
     CU_ASSERT_EQUAL(par_eta(&p, 6), 6 * 0x1p-126);
     par_prec q = par_prec_for(PAR_ARITH_F32);
     CU_ASSERT_EQUAL(par_eta(&q, 6), 6 * 0x1p-150); /* gradual underflow: half a subnormal per operation */
-    /* the probabilistic bound no longer hides a worst-case flush part: min(10, 6 sqrt(1) + 5) = 10 is the worst
-     * case; min(100, 6 + 5) = 11 */
-    CU_ASSERT_EQUAL(par_prop_bound_flush(10, 1, 5), 10.0);
-    CU_ASSERT_EQUAL(par_prop_bound_flush(100, 1, 5), 11.0);
+    /* the probabilistic bound never hides the flush part common to the terms' signs: min(10, 6 sqrt(1) + 5) = 10 is
+     * the worst case; min(100, 6 + 5) = 11; the terms' fluctuation joins the scales' root-sum-square:
+     * min(100, 6 sqrt(1 + 3) + 5 + 1) = 18 */
+    par_flush_sum common = {.sgn = -5}, mixed = {.sq = 3, .sgn = 5, .abs = 1};
+    CU_ASSERT_EQUAL(par_prop_bound_flush(10, 1, &common), 10.0);
+    CU_ASSERT_EQUAL(par_prop_bound_flush(100, 1, &common), 11.0);
+    CU_ASSERT_EQUAL(par_prop_bound_flush(100, 1, &mixed), 18.0);
     CU_ASSERT_EQUAL(par_prop_bound(100, 1), 6.0);
 }
 
@@ -238,9 +241,10 @@ static void test_linear_normal_data(void)
 }
 
 /* A flushed input through a linear combination: x = [d, 0], w = [1, 1], d = 2^-140. The leaf's budget d is all flush
- * (f = d, s = 0), so the probabilistic bound alone (6 sqrt(sum s^2) = 0) would drop it; it must stay, worst case:
- * prop = min(d, 0 + d) = d. mag = 2d, v = d, pre = d + gamma_2 2d + 4 tau (2 products, 2 additions),
- * e = pre + u (d + pre); the result flush (|v| < tau) changes nothing (max(e, |v|) = e). */
+ * (f = d, s = 0), so the probabilistic bound of the scales alone (6 sqrt(sum s^2) = 0) would drop it; its sign is
+ * the term's (w d > 0), so it stays as the part common to the signs: prop = min(d, 6 d + d) = d. mag = 2d, v = d,
+ * pre = d + gamma_2 2d + 4 tau (2 products, 2 additions), e = pre + u (d + pre); the result flush (|v| < tau)
+ * changes nothing (max(e, |v|) = e). */
 static void test_linear_flushed_input(void)
 {
     const int64_t dims[2][2] = {{1, 2}, {1, 2}};
@@ -258,8 +262,43 @@ static void test_linear_flushed_input(void)
     CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + U * (d + pre), 1e-6 * d);
     CU_ASSERT(y->e[0] >= 4 * TAU + d);       /* the flushed input is covered beside the op's own flushes */
     CU_ASSERT_DOUBLE_EQUAL(y->f[0], y->e[0], 1e-6 * d); /* and all of it is the flush's (f <= e) */
-    CU_ASSERT(y->s[0] < d);                  /* none of it in the probabilistic scale */
     par_ref_result_destroy(r);
+    par_graph_destroy(g);
+}
+
+/* K = 400 flushed inputs x_i = d = 2^-140 (budget d, all flush, scale 0) through a linear combination. With weights
+ * of alternating sign the flushes' signed sum is 0 and their root-sum-square sqrt(K) d: the propagated bound is
+ * 6 sqrt(K) d = 120 d (Hoeffding over the signs, docs/oracle.md "Flushed subnormals" item 5) where the worst case
+ * is K d = 400 d, and the fluctuation joins the scale. With all weights 1 on the positive inputs every flush adds
+ * up: the common part is K d and the bound the worst case K d. Each time e = pre + u (|v| + pre) with
+ * pre = gamma_K (K d + bound) + u (1 + gamma_K) K d + 2 K tau + bound (mag0 = K d, K products and K additions
+ * flushing). */
+static void test_linear_flush_signs(void)
+{
+    enum { K = 400 };
+    const int64_t dims[2][2] = {{1, K}, {1, K}};
+    const int32_t ranks[2] = {2, 2};
+    par_graph *g = one_node("linear", 2, dims, ranks);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const double d = 0x1p-140, gk = K * U / (1 - K * U);
+    static float x[K], w[K];
+    const void *in[2] = {x, w};
+    for (int alt = 1; alt >= 0; alt--) {
+        for (int i = 0; i < K; i++) {
+            x[i] = (float)d;
+            w[i] = (alt && i % 2) ? -1.0f : 1.0f;
+        }
+        par_ref_result *r = NULL;
+        const par_rt *y = ref_out(g, 1, in, &r);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+        double v = alt ? 0 : K * d, bound = alt ? 6 * sqrt((double)K) * d : K * d;
+        double pre = gk * (K * d + bound) + U * (1 + gk) * K * d + 2 * K * TAU + bound;
+        CU_ASSERT_EQUAL(y->v[0], v);
+        CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + U * (v + pre), 1e-3 * d);
+        if (alt) CU_ASSERT(y->s[0] >= sqrt((double)K) * d); /* the fluctuation is a scale */
+        CU_ASSERT(y->f[0] <= y->e[0]);
+        par_ref_result_destroy(r);
+    }
     par_graph_destroy(g);
 }
 
@@ -618,6 +657,7 @@ static const CU_TestInfo tests[] = {
     {"add_result_flushed", test_add_result_flushed},
     {"linear_normal_data", test_linear_normal_data},
     {"linear_flushed_input", test_linear_flushed_input},
+    {"linear_flush_signs", test_linear_flush_signs},
     {"case_mem_counts_flush_parts", test_case_mem_counts_flush_parts},
     {"probe_declaration", test_probe_declaration},
     {"probe_unknown_bits", test_probe_unknown_bits},
