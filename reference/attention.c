@@ -134,7 +134,7 @@ static void sdpa_row(const par_ref_ctx *c, const par_sdpa_geom *q, const par_rt 
         S->v[j] = t;
         S->e[j] = masked ? 0 : isfinite(t) && e == e ? e : INFINITY;
     }
-    par_softmax_row(pr, 0, S->v, S->e, q->Skv, 1, S->v, S->e);
+    par_softmax_row(pr, 0, S->v, S->e, NULL, NULL, q->Skv, 1, S->v, S->e);
     for (int64_t d = 0; d < q->Dv; d++) {
         dot_acc a = {0};
         for (int64_t j = 0; j < q->Skv; j++) dot_add(&a, S, j, vt, (kv0 + j) * q->Dv + d);

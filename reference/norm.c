@@ -88,7 +88,7 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
  *   mean      E_m = gamma(n + 2) A + 3u M   (n - 1 additions and the scaling: gamma(n) A; Welford's updates
  *             m_k = m_{k-1} + (x_k - m_{k-1}) / k leave sum_k (k / n) (u |m_k| + 2u |x_k - m_{k-1}| / k)
  *             <= u n A + 2u (A + M))
- *   variance  E_v = gamma(n + 6) (v + D^2 + m^2) + 2 |m| E_m + E_m^2
+ *   variance  E_v = gamma(n + 6) (v + m^2) + 6u D^2 + 2 |m| E_m + E_m^2
  *             two-pass: the squares and sum of n terms, gamma(n + 3) v, plus E_m^2 for the rounded mean (the sum of
  *             (d_j - dm)^2 is n v + n dm^2 as sum d_j = 0); Welford: first order, an error in m_{k-1} cancels in the
  *             increment (x_k - m_{k-1})(x_k - m_k), leaving 3u delta_k^2 per step (sum delta_k^2 <= 2n (v + D^2))
@@ -150,7 +150,10 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
     const double gm = stat ? sqrt(n + 2) * u : par_gamma(q->n + 2, u), gv = stat ? sqrt(n + 6) * u : par_gamma(q->n + 6, u);
     const double em = gm * mag / n + 3 * u * M + par_eta(pr, 2), mt = stat ? hypot(em, em_in) : em + em_in;
     const double mh = fabs(m) + em_in, dh = D + emax + em_in, vh = var + ev_in;
-    const double ev = gv * (vh + dh * dh + mh * mh) + 2 * mh * em + em * em + par_eta(pr, 3);
+    /* the D^2 part is Welford's 3u per step (sum delta_k^2 / n <= 2 (v + D^2)): 6u, not gamma(n + 6) (the budget;
+     * the companion's scale keeps its root-sum-square form) */
+    const double gd = stat ? gv : 6 * u;
+    const double ev = gv * (vh + mh * mh) + gd * dh * dh + 2 * mh * em + em * em + par_eta(pr, 3);
     const double ve = var + q->eps;
     const double L = ve - ev - ev_in - u * q->eps - u * (ve + ev + ev_in);
     const double r = 1.0 / sqrt(ve);

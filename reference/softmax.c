@@ -14,7 +14,9 @@
  *     sum of positive terms adds gamma_n);
  *   softmax own:  ybar_i (u dbar_i + fn + rel_s + 2u) + 2 eta   (2u: the division, or a reciprocal and a multiply;
  *                 eta: underflow of exp and of the stored result, underflow_abs in elem_util.h)
- *   softmax propagation: |dy_i| <= ybar_i (e_i + sum_j ybar_j e_j)   (dy_i/dx_j = y_i (delta_ij - y_j))
+ *   softmax propagation: |dy_i| <= ybar_i (e_i + sum_j ybar_j e_j)   (dy_i/dx_j = y_i (delta_ij - y_j)), or the
+ *                 first-order bound around the reference with its remainder (first_order below), the smaller; the
+ *                 own terms below then take the held output min(ybar_i, y_i + p_i) in place of ybar_i
  *   log_softmax own: u max(dbar_i, |m| + E + Lbar) + u (|y_i| + p_i) + rel_s / (1 - rel_s) + fn Lbar
  *                 (the two subtractions in either order (x_i - m) - L or x_i - (m + L); log of a sum with relative
  *                 error rel_s is off by at most rel_s / (1 - rel_s); log's own fn relative to L; Lbar = log s + E)
@@ -58,13 +60,41 @@ static par_status softmax_common(const par_ref_ctx *c, int log_form, const par_r
     for (int64_t o = 0; o < outer; o++)
         for (int64_t in_i = 0; in_i < inner; in_i++) {
             int64_t base = o * len * inner + in_i;
-            par_softmax_row(&c->prec, log_form, x->v + base, x->e + base, len, inner, y->v + base, y->e + base);
+            par_softmax_row(&c->prec, log_form, x->v + base, x->e + base, x->s ? x->s + base : NULL,
+                            x->f ? x->f + base : NULL, len, inner, y->v + base, y->e + base);
         }
     return PAR_OK;
 }
 
-void par_softmax_row(const par_prec *pr, int log_form, const double *xv, const double *xe, int64_t len,
-                     int64_t inner, double *yv, double *ye)
+/* The propagated bound of softmax output i around the reference, for a row whose inputs move by dx_j, |dx_j| <= e_j
+ * <= E (docs/budgets/elementwise.md, "softmax"). Exactly, log y'_i - log y_i = L_i - R with
+ * L_i = (1 - y_i) dx_i - sum_{j != i} y_j dx_j (the first-order term, linear in dx) and
+ * R = log sum_j y_j exp(dx_j - mu) >= 0, mu = sum_j y_j dx_j: by Hoeffding's lemma (the dx_j - mu lie in an
+ * interval of width 2E, and their y-weighted mean is 0) R <= (2E)^2 / 8 = E^2 / 2. |L_i| is at most its worst case
+ * (1 - y_i) e_i + sum_{j != i} y_j e_j, and, by rule 5 (Hoeffding's inequality over the inputs' independent
+ * mean-zero errors of scales s_j), at most lambda sqrt(((1 - y_i) s_i)^2 + sum_{j != i} (y_j s_j)^2) except with
+ * probability 3e-8, plus the same worst case of the flush parts f_j, which are not mean-zero (docs/oracle.md,
+ * "Flushed subnormals"). With D the smaller plus E^2 / 2, |y'_i - y_i| = y_i |exp(L_i - R) - 1| <= y_i (exp(D) - 1).
+ * The row's sums at the reference: */
+typedef struct fo_row {
+    double sum_ye, sum_ys2, sum_yf; /* sum_j y_j e_j, sum_j (y_j s_j)^2, sum_j y_j f_j */
+    double emax;                    /* E */
+    int have_s;                     /* the scales are known (else the worst case alone) */
+} fo_row;
+
+static double first_order(double y, double e, double s, double f, const fo_row *r)
+{
+    double lin = (1 - y) * e + fmax(0, r->sum_ye - y * e);
+    if (r->have_s) {
+        double rest = fmax(0, r->sum_ys2 - bmul(y * s, y * s)) + bmul((1 - y) * s, (1 - y) * s);
+        lin = fmin(lin, PAR_PROP_LAMBDA * sqrt(rest) + (1 - y) * f + fmax(0, r->sum_yf - y * f));
+    }
+    double d = lin + r->emax * r->emax / 2;
+    return d < 700 ? y * expm1(d) : INFINITY;
+}
+
+void par_softmax_row(const par_prec *pr, int log_form, const double *xv, const double *xe, const double *xs,
+                     const double *xf, int64_t len, int64_t inner, double *yv, double *ye)
 {
     const double u = pr->u, fn = pr->fn_ulps * pr->u, eta = underflow_abs(pr);
     const double gam = par_gamma(len, u);
@@ -78,6 +108,7 @@ void par_softmax_row(const par_prec *pr, int log_form, const double *xv, const d
     double lg = log(s);
     /* Bounds over the held inputs: sum ybar_j e_j, sum ybar_j dbar_j. */
     double sum_ye = 0, sum_yd = 0, sum_ye2 = 0, sum_yd2 = 0, sum_y2 = 0; /* and their squares (stat) */
+    double sum_y0e = 0, sum_ys2 = 0, sum_yf = 0; /* sum y_j e_j, sum (y_j s_j)^2, sum y_j f_j (first order) */
     for (int64_t j = 0; j < len; j++) {
         if (exact_neg_inf(xv[j * inner], xe[j * inner], m) && !isnan(s)) continue; /* an exact 0 term */
         double yj = exp(xv[j * inner] - m) / s;
@@ -89,6 +120,9 @@ void par_softmax_row(const par_prec *pr, int log_form, const double *xv, const d
         sum_ye2 += bmul(yj * xe[j * inner], yj * xe[j * inner]);
         sum_yd2 += bmul(yj * dbar, yj * dbar);
         sum_y2 += yj * yj;
+        sum_y0e += yj * xe[j * inner];
+        if (xs) sum_ys2 += bmul(yj * xs[j * inner], yj * xs[j * inner]);
+        if (xf) sum_yf += yj * xf[j * inner];
     }
     const int stat = pr->stat_scale;
     double rel_s = stat ? fn * sqrt(sum_y2) + u * sqrt(sum_yd2) + sqrt((double)len) * u : fn + u * sum_yd + gam;
@@ -111,9 +145,13 @@ void par_softmax_row(const par_prec *pr, int log_form, const double *xv, const d
             yv[k] = yj;
             ye[k] = finish(yj, yj * rest, own, pr);
         } else if (!log_form) {
-            double p = ybar * (ej + sum_ye);
-            /* flushing: the len - 1 partial sums of the exps (the sum is >= 1) */
-            double own = ybar * (u * dbar + fn + rel_s + 2 * u + par_eta(pr, (double)len)) + 2 * eta;
+            const fo_row fr = {sum_y0e, sum_ys2, sum_yf, emax, xs != NULL};
+            /* and the exact softmax of any held inputs lies in [0, 1]: at most max(y, 1 - y) from y */
+            double p = fmin(fmin(ybar * (ej + sum_ye), first_order(yj, ej, xs ? xs[k] : 0, xf ? xf[k] : 0, &fr)),
+                            fmax(yj, 1 - yj));
+            /* flushing: the len - 1 partial sums of the exps (the sum is >= 1); the held output is at most
+             * min(ybar, y + p) */
+            double own = fmin(ybar, yj + p) * (u * dbar + fn + rel_s + 2 * u + par_eta(pr, (double)len)) + 2 * eta;
             yv[k] = yj;
             ye[k] = finish(yj, p, own, pr);
         } else {

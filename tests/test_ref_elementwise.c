@@ -326,6 +326,46 @@ static void test_softmax_budget_f16_storage(void)
     rt_del(x), rt_del(y);
 }
 
+/* Inputs with budgets e_j = 0.3 (no scales: the worst case of the first-order bound, softmax.c first_order): every
+ * perturbation dx with |dx_j| <= e_j (the vertices +-e_j and uniform draws) moves each output by at most its budget,
+ * and a row with one dominant element (x = [8, 0, ..., 0], y_0 = 0.996) gets about y_0 (exp(E^2 / 2 + 0.0047) - 1)
+ * = 0.05 there, where the interval's sensitivity gave at least e_0 = 0.3. */
+static void test_softmax_first_order(void)
+{
+    enum { R = 9, N = 12 };
+    int64_t d[2] = {R, N};
+    uint64_t s = 71;
+    par_rt *x = rt_new(PAR_DTYPE_F32, 2, d), *y;
+    for (int64_t i = 0; i < x->numel; i++) {
+        x->v[i] = i / N == R - 1 ? (i % N == 0 ? 8 : 0) : rng_f(&s, -4, 4);
+        x->e[i] = 0.3;
+    }
+    par_attr a[1] = {par_a_int("axis", 1)};
+    par_rt *in[1] = {x};
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_op(par_infer_same, par_ref_softmax, "softmax", 1, in, a, 1, &y, &msg), PAR_OK);
+    double worst = 0;
+    for (int64_t row = 0; row < R; row++)
+        for (int t = 0; t < 4000; t++) {
+            double xp[N], m = -INFINITY, sum = 0;
+            for (int j = 0; j < N; j++) {
+                double dx = t < 2000 ? (rng_f(&s, -1, 1) < 0 ? -0.3 : 0.3) : rng_f(&s, -0.3, 0.3);
+                xp[j] = x->v[row * N + j] + dx;
+                m = fmax(m, xp[j]);
+            }
+            for (int j = 0; j < N; j++) sum += exp(xp[j] - m);
+            for (int j = 0; j < N; j++) {
+                int64_t k = row * N + j;
+                worst = fmax(worst, fabs(exp(xp[j] - m) / sum - y->v[k]) / y->e[k]);
+            }
+        }
+    printf("\n  softmax first order: worst |y' - y| / budget over 36,000 perturbations %.3f\n", worst);
+    CU_ASSERT(worst <= 1.0);
+    CU_ASSERT(y->v[(R - 1) * N] > 0.99);
+    CU_ASSERT(y->e[(R - 1) * N] < 0.06);
+    rt_del(x), rt_del(y);
+}
+
 /* ---- batch_norm --------------------------------------------------------------------------------------------- */
 
 /* x [1,2,2] = [[1,3],[0,4]], weight [2, 0.5], bias [1, -1], mean [1, 2], var [4 - eps, 16 - eps] with eps = 0.25
@@ -526,6 +566,7 @@ static const CU_TestInfo tests[] = {
     {"softmax vs exp(log_softmax)", test_softmax_vs_exp_log_softmax},
     {"softmax budgets f32", test_softmax_budgets_f32},
     {"softmax budget f16 storage", test_softmax_budget_f16_storage},
+    {"softmax first order", test_softmax_first_order},
     {"batch_norm values", test_batch_norm_values},
     {"batch_norm budget f32", test_batch_norm_budget_f32},
     {"quantize ties and saturation", test_quantize_ties_saturation},
