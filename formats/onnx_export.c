@@ -425,9 +425,20 @@ static int ex_resize(ex *e)
     if (nsc > 0 && !ac) { /* align_corners: parity's coordinates come from the sizes, so the sizes are written */
         float sc[4] = {1, 1, (float)par_attr_floats_at(e->node, "scale", 0, 1),
                        (float)par_attr_floats_at(e->node, "scale", nsc > 1 ? 1 : 0, 1)};
-        for (int d = 0; d < 2; d++)
-            if (y->dims[2 + d] == x->dims[2 + d] && sc[2 + d] != 1.0f)
-                return no(e, "a scale that keeps the size (PyTorch copies there; ONNX resamples)");
+        /* PyTorch's size rule (reference/resize.c): nearest and bilinear copy an axis that keeps its size, and
+         * nearest takes dst / 2 on an axis that doubles it, whatever the scale; ONNX computes from the scale it is
+         * given, so there the scale written is the sizes' ratio (1 or 2: exact in f32). nearest-exact and bicubic
+         * resample such an axis in parity, but ONNX Runtime and OpenVINO copy it: refused. */
+        int nearest = strcmp(op, "upsample_nearest2d") == 0;
+        int same_size_copies = nearest || strcmp(op, "upsample_bilinear2d") == 0;
+        for (int d = 0; d < 2; d++) {
+            int64_t in = x->dims[2 + d], out = y->dims[2 + d];
+            if (out == in && same_size_copies) sc[2 + d] = 1.0f;
+            else if (out == 2 * in && nearest) sc[2 + d] = 2.0f;
+            else if (out == in && sc[2 + d] != 1.0f)
+                return no(e, "a scale that keeps the size (nearest-exact and bicubic resample there; ONNX "
+                             "runtimes copy)");
+        }
         int64_t four = 4;
         const char *in[3] = {x0(e), "", const_f32(e, 1, &four, sc)};
         return finish_out(e, node(e, "Resize", 3, in, out_name(e), &l));

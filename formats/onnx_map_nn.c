@@ -424,6 +424,10 @@ int ox_map_resize(ox_imp *im)
         for (int d = 0; d < 2; d++) {
             if (osz[d] == pv->dims[2 + d] && scd[d] != 1.0)
                 return ox_unsupported(im, "a scale that keeps the size (PyTorch copies there; ONNX resamples)");
+            if (osz[d] == 2 * pv->dims[2 + d] && scd[d] != 2.0 && strcmp(mode, "nearest") == 0 &&
+                strcmp(ct, "asymmetric") == 0)
+                return ox_unsupported(im, "nearest with a scale other than 2 that doubles the size (PyTorch takes "
+                                      "dst / 2 there; ONNX dst / scale)");
             if (strcmp(ct, "align_corners") == 0 && (double)osz[d] != (double)pv->dims[2 + d] * scd[d])
                 return ox_unsupported(im, "align_corners with a scale whose output size is not in x scale exactly "
                                       "(ONNX's coordinates use in x scale unrounded, parity's the output size)");

@@ -52,7 +52,19 @@ static int same_value(const par_value *a, const par_value *b)
     return 1;
 }
 
-static int same_attrs(const par_node *a, const par_node *b)
+/* The scale of axis k of an upsampling node as it computes: PyTorch's size rule (reference/resize.c) makes nearest
+ * and bilinear copy an axis that keeps its size and nearest take dst / 2 on one that doubles it, whatever the scale,
+ * so the export writes the sizes' ratio there (1 or 2) and it comes back as such. */
+static double scale_as_computed(const par_graph_desc *g, const par_node *n, int32_t k, double f)
+{
+    int nearest = !strcmp(n->op, "upsample_nearest2d");
+    if (!nearest && strcmp(n->op, "upsample_bilinear2d") != 0) return f;
+    int64_t in = g->values[n->inputs[0]].dims[2 + k], out = g->values[n->outputs[0]].dims[2 + k];
+    if (out == in) return 1;
+    return nearest && out == 2 * in ? 2 : f;
+}
+
+static int same_attrs(const par_graph_desc *ga, const par_node *a, const par_graph_desc *gb, const par_node *b)
 {
     if (!strcmp(a->op, "conv2d") && strcmp(par_attr_str(a, "pad_mode", "explicit"), "explicit") != 0) return 1;
     if (a->n_attrs != b->n_attrs) return 0;
@@ -68,8 +80,12 @@ static int same_attrs(const par_node *a, const par_node *b)
             break;
         case PAR_ATTR_FLOATS:
             if (x->count != y->count) return 0;
-            for (int32_t k = 0; k < x->count; k++)
-                if ((float)x->floats[k] != (float)y->floats[k]) return 0;
+            for (int32_t k = 0; k < x->count; k++) {
+                double fx = x->floats[k], fy = y->floats[k];
+                if (!strcmp(x->name, "scale") && x->count == 2)
+                    fx = scale_as_computed(ga, a, k, fx), fy = scale_as_computed(gb, b, k, fy);
+                if ((float)fx != (float)fy) return 0;
+            }
             break;
         }
     }
@@ -117,7 +133,7 @@ static void compare(const par_graph_desc *a, const par_graph_desc *b, char *why,
             snprintf(why, len, "node %d (%s): the output differs", (int)i, x->op);
             return;
         }
-        if (strcmp(ox, "clamp") != 0 && !same_attrs(x, y)) {
+        if (strcmp(ox, "clamp") != 0 && !same_attrs(a, x, b, y)) {
             snprintf(why, len, "node %d (%s): attributes differ", (int)i, x->op);
             return;
         }

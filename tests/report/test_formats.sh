@@ -3,8 +3,9 @@
 #     passes ONNX's checker with shape inference (tools/onnx_check.py, Debian's python3-onnx; a skip where missing);
 #   - every one it can express in TFLite (build/tests/test_tflite keeps them) loads and allocates in LiteRT
 #     (tools/tflite_check.py in build/venv; a skip where LiteRT is not installed);
-#   - a fixed sample of 20 quick-suite cases exported to ONNX computes parity's reference in ONNX Runtime, within
-#     parity's own budgets (tools/onnx_check.py --compare in build/venv; a skip where onnxruntime is not installed);
+#   - a fixed sample of quick-suite cases and a regression case (nearest upsampling on a doubled axis) exported to
+#     ONNX computes parity's reference in ONNX Runtime, within parity's own budgets (tools/onnx_check.py --compare in
+#     build/venv; a skip where onnxruntime is not installed);
 #   - OpenVINO runs an exported graph with an input that no node reads (its runner feeds inputs by name);
 #   - a hostile model file (truncated, garbage, a length past the end) is exit 2 naming the file, never a crash;
 #   - `parity import` writes a case whose weights are in its binary sidecar, which runs like the model itself;
@@ -78,6 +79,7 @@ rope(x=[2,3,5,8],interleaved=1,pos=3)#seed=1
 sdpa(q=[2,4,5,8],k=[2,1,9,8],v=[2,1,9,12],mask=causal)#seed=1
 sdpa(q=[1,4,8,32],k=[1,2,8,32],v=[1,2,8,32],mask=add)#seed=1
 slice_scatter(x=[1,4,40,64],src=[1,4,1,64],dim=2,start=19)#seed=1
+cases/regressions/onnx-export-upsample-nearest2d-doubled-size.json
 EOF_IDS
 else
     skip "onnxruntime is not installed in build/venv (make deps installs it)"
