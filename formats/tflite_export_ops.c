@@ -146,7 +146,8 @@ static int ex_bmm(ex *e, const par_node *n)
 }
 
 /* An operand of a rank-4 elementwise op given at a lower rank: lifted to rank 4 (leading 1s, as parity's
- * broadcasting aligns the last axes of NCHW), then NHWC. */
+ * broadcasting aligns the last axes of NCHW), then NHWC. A rank-4 operand of a rank-5+ result goes in parity's order
+ * (raw_in) instead. */
 static int32_t lift(ex *e, int32_t vi)
 {
     const par_value *v = &e->g->values[vi];
@@ -193,7 +194,10 @@ static int ex_binary(ex *e, const par_node *n, const par_tfl_opmap *mp)
     int32_t ins[2];
     for (int32_t i = 0; i < 2; i++) {
         const par_value *v = V(e, n, i);
-        ins[i] = y->rank == 4 && v->rank < 4 && v->numel != 1 ? lift(e, n->inputs[i]) : tv(e, n->inputs[i]);
+        /* an NHWC operand of a rank-5+ result: TFLite aligns its last axes, parity those of its NCHW order */
+        ins[i] = y->rank == 4 && v->rank < 4 && v->numel != 1 ? lift(e, n->inputs[i])
+                 : y->rank > 4 && v->rank == 4                ? raw_in(e, n->inputs[i])
+                                                              : tv(e, n->inputs[i]);
     }
     return op(e, mp->code, 2, ins, tv(e, n->outputs[0])) != NULL;
 }
@@ -250,8 +254,9 @@ static int ex_reduce(ex *e, const par_node *n, const par_tfl_opmap *mp)
     int32_t ins[2] = {tv(e, n->inputs[0]), const_i32(e, nm, na, axes, 0)};
     const par_value *y = &e->g->values[n->outputs[0]];
     int32_t out, perm[MAXR], m = 0, id = 1;
+    int to_nhwc = !keep && r != 4 && y->rank == 4; /* rank 5+ to 4: the result is in parity's order */
     if (keep || r != 4) {
-        out = tv(e, n->outputs[0]);
+        out = to_nhwc ? raw_out(e, n->outputs[0]) : tv(e, n->outputs[0]);
     } else {
         /* TFLite keeps the remaining axes in NHWC order, parity in NCHW order: a TRANSPOSE puts them back */
         int32_t logical[MAXR];
@@ -271,6 +276,7 @@ static int ex_reduce(ex *e, const par_node *n, const par_tfl_opmap *mp)
     par_tfl_op *o = op(e, mp->code, 2, ins, out);
     if (!o) return 0;
     o->opt.keep_dims = keep;
+    if (to_nhwc) return finish_raw(e, n->outputs[0], out);
     if (!keep && r == 4 && !id) {
         int32_t t = transpose(e, out, m, perm, y->name);
         e->tv[n->outputs[0]] = t;

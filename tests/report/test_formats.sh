@@ -7,6 +7,7 @@
 #     ONNX computes parity's reference in ONNX Runtime, within parity's own budgets (tools/onnx_check.py --compare in
 #     build/venv; a skip where onnxruntime is not installed);
 #   - OpenVINO runs an exported graph with an input that no node reads (its runner feeds inputs by name);
+#   - LiteRT computes the TFLite export's regression cases within budget;
 #   - a hostile model file (truncated, garbage, a length past the end) is exit 2 naming the file, never a crash;
 #   - `parity import` writes a case whose weights are in its binary sidecar, which runs like the model itself;
 #     --ops writes op cases that run; an op parity lacks is one line naming the op, its first node and the count;
@@ -94,6 +95,19 @@ if [ -x build/venv/bin/python ] && build/venv/bin/python -c 'import openvino' 2>
         no "openvino with an input no node reads: $(tail -3 "$T/ov_unread.log")"
 else
     skip "openvino is not installed in build/venv (make deps RUNTIMES=openvino installs it)"
+fi
+
+# LiteRT computes the TFLite export's regression cases (cases/regressions/tflite-export-*.json) within budget, on
+# both instances
+if [ -x build/venv/bin/python ] && build/venv/bin/python -c 'import ai_edge_litert' 2>/dev/null; then
+    "$PARITY" run cases/regressions/tflite-export-*.json -b 'litert,litert[delegate=none]' --no-progress \
+        --out "$T/tfl_regr" >"$T/tfl_regr.log" 2>&1
+    n=$(ls cases/regressions/tflite-export-*.json | wc -l)
+    grep -q "^conformance: $((2 * n)) passed, 0 failed" "$T/tfl_regr.log" && ok ||
+        no "LiteRT on the TFLite export's regression cases: $(grep -E '^(ERROR|FAIL|conformance)' "$T/tfl_regr.log" |
+            head -3)"
+else
+    skip "LiteRT is not installed in build/venv (make deps installs it)"
 fi
 
 # hostile files: exit 2 with the file named
