@@ -444,6 +444,12 @@ static int ex_resize(ex *e, const par_node *n, const par_tfl_opmap *mp)
         if (par_attr_floats_at(n, "scale", i, 0) != (double)y->dims[2 + i] / (double)x->dims[2 + i])
             return UNSUP("scale %g is not output/input size %lld/%lld (TFLite maps coordinates by the sizes)",
                          par_attr_floats_at(n, "scale", i, 0), (long long)y->dims[2 + i], (long long)x->dims[2 + i]);
+    /* TFLite's quantization specification: RESIZE_BILINEAR's and RESIZE_NEAREST_NEIGHBOR's output has the input's
+     * scale and zero point (the built-in kernels requantize nothing, the XNNPACK delegate refuses to prepare) */
+    if ((y->dtype == PAR_DTYPE_QU8 || y->dtype == PAR_DTYPE_QS8) &&
+        (y->scale != x->scale || y->zero_point != x->zero_point))
+        return UNSUP("quantized resize with another output scale or zero point than the input's (TFLite's resizes "
+                     "requantize nothing)");
     char nm[300];
     snprintf(nm, sizeof nm, "%s:size", n->name);
     int32_t ins[2] = {tv(e, n->inputs[0]), const_i32(e, nm, 2, y->dims + 2, 0)};

@@ -4,7 +4,8 @@ A runner is an object with hello(options) -> dict, load(fmt, model_bytes) -> Non
 run(list of numpy arrays) -> list of numpy arrays, or (arrays, run_ms); serve(obj) speaks the protocol for it on
 stdin/stdout until "bye" or the end of stdin. Raise Unsupported(reason) for what the runtime cannot do: the reply
 says "unsupported" (the case, or the backend at hello, is UNSUPPORTED); any other exception is an "error" reply
-with its type and first line, and its traceback on stderr.
+with its type and message (its lines joined, the first 600 characters: OpenVINO's first line names only where the
+exception passed), and its traceback on stderr.
 """
 import json, os, sys, time, traceback
 
@@ -147,7 +148,7 @@ def serve(obj):
             if isinstance(e, (Unsupported, Malformed)):
                 msg = str(e)
             else:
-                msg = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]}"
+                msg = f"{type(e).__name__}: {' '.join(str(e).split())[:600]}"
                 traceback.print_exc()
             line = json.dumps({"ok": False, "status": "unsupported" if isinstance(e, Unsupported) else "error",
                                "message": msg[:4000]})

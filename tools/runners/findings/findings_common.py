@@ -81,3 +81,13 @@ def openvino_run(build, inputs):
     cfg = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1", "NUM_STREAMS": "1"}
     cm = core.compile_model(ov.Model(results, params), "CPU", cfg)
     return cm(inputs)[cm.outputs[0]]
+
+
+def openvino_run_file(model, inputs):
+    """All outputs of the .onnx file `model` beside this file, read by OpenVINO's ONNX frontend and compiled for the
+    CPU plugin with the options of parity's runner (as openvino_run), on `inputs` (in the model's input order)."""
+    import openvino as ov
+    cfg = {"INFERENCE_PRECISION_HINT": "f32", "INFERENCE_NUM_THREADS": "1", "NUM_STREAMS": "1"}
+    cm = ov.Core().compile_model(os.path.join(HERE, model), "CPU", cfg)
+    res = cm(inputs)
+    return [res[o] for o in cm.outputs]
