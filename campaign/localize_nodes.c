@@ -170,13 +170,32 @@ int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_st
             if (pn >= 0 && pn < s->n && s->nodes[pn].diverges) s->verdict = PAR_V_FAIL;
         }
     } else {
-        snprintf(s->why, sizeof s->why, "%s: %s", par_verdict_name(out.verdict), out.reason);
+        snprintf(s->why, sizeof s->why, "the graph with every node's output made an output was %s: %s",
+                 par_verdict_name(out.verdict), out.reason);
     }
     par_ref_result_destroy(ref);
     par_ref_result_destroy(stat);
     par_exec_out_free(&out);
     par_case_free_inputs(pc, inputs);
     par_case_destroy(pc);
+    if (ret == 0 && s->n > 0 && s->first < 0) {
+        /* No node diverges when every intermediate is an output, yet the case may fail as it is: the backend then
+         * computes the graph another way (fused into a consumer, another kernel) when an intermediate need not be
+         * kept. Only the prefixes run the graph as the case does; the whole case's verdict decides. */
+        par_node_strip whole;
+        memset(&whole, 0, sizeof whole);
+        whole.first = -1;
+        whole.first_ratio = whole.first_z = NAN;
+        if (by_prefixes(c, cfg, &whole, msg) != 0) {
+            ret = -1;
+        } else if (whole.verdict != PAR_V_PASS && whole.verdict != PAR_V_UNSUPPORTED) {
+            par_node_strip_free(s);
+            *s = whole;
+            snprintf(s->why, sizeof s->why, "no node diverged with every node's output made a graph output, but the "
+                     "case %s as it is: the backend computes it another way when its intermediates need not be "
+                     "kept (fused, another kernel)", par_verdict_name(whole.verdict));
+        }
+    }
     if (ret == 0 && s->n == 0) ret = by_prefixes(c, cfg, s, msg);
     s->present = ret == 0;
     return ret;

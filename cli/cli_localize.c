@@ -133,7 +133,7 @@ int par_cmd_localize(int argc, char **argv, const char *exe)
         } else {
             printf("%s on %s: %s, %s\n", c->id, bs->inst[0].label, par_verdict_name(s.verdict),
                    s.by_prefix ? "localized by prefixes" : "every node's output in one run");
-            if (s.by_prefix) printf("  (per-node outputs refused: %s)\n", s.why);
+            if (s.by_prefix) printf("  (not by per-node outputs: %s)\n", s.why);
             print_strip(&s, all);
             if (s.first >= 0)
                 printf("first divergent node: %d '%s' (%s): error/budget %.3g, companion %.3g (%.1f s)\n",

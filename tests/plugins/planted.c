@@ -8,6 +8,9 @@
  *   mode=trunc12  in f32, but every partial sum with its 12 low significand bits cleared (truncated toward zero).
  * declare=f32|f16 (default f32): the arithmetic it declares through PAR_PROC_ARITH. Declaring f16, mode=f16 is a
  * correct backend of that arithmetic and must pass; declaring f32, both modes are bugs and must fail.
+ * fused=1: the layer is planted only where its output is not a graph output, as a backend that fuses the layer into
+ * its consumer computes it on a path of its own, and the plain path where the output must be kept: a graph with
+ * every node's output made an output then passes, and only prefixes localize the bug.
  * A graph without a node of that name runs as the example backend; the record's note says where the layer was
  * planted (PAR_PROC_NOTE), so a test can tell a planted run from an unplanted one. Every other node, and every
  * other knob, is the example backend's. Like every plugin it sees only the public header.
@@ -30,6 +33,7 @@ typedef struct pl_ctx {
     char layer[64];       /* the planted node's name, "" for none */
     pl_mode mode;
     par_arith declare;
+    int fused;            /* 1: planted only where the layer's output is not a graph output */
 } pl_ctx;
 
 static const par_backend *inner_table;
@@ -200,6 +204,12 @@ static par_status pl_set_knob(void *ctx, const char *key, const char *value, par
         else return par_msgf(msg, PAR_ERROR, "knob 'declare': '%s' is not f32 or f16", value);
         return PAR_OK;
     }
+    if (strcmp(key, "fused") == 0) {
+        if (strcmp(value, "0") != 0 && strcmp(value, "1") != 0)
+            return par_msgf(msg, PAR_ERROR, "knob 'fused': '%s' is not 0 or 1", value);
+        c->fused = value[0] == '1';
+        return PAR_OK;
+    }
     par_set_knob_fn inner = (par_set_knob_fn)inner_table->get_proc(c->inner, PAR_PROC_SET_KNOB);
     return inner(c->inner, key, value, msg);
 }
@@ -207,8 +217,8 @@ static par_status pl_set_knob(void *ctx, const char *key, const char *value, par
 static size_t pl_describe(void *ctx, char *buf, size_t len)
 {
     const pl_ctx *c = ctx;
-    int need = snprintf(buf, len, "layer=%s;mode=%s;declare=%s", c->layer, c->mode == PL_F16 ? "f16" : "trunc12",
-                        c->declare == PAR_ARITH_F16 ? "f16" : "f32");
+    int need = snprintf(buf, len, "layer=%s;mode=%s;declare=%s;fused=%d", c->layer,
+                        c->mode == PL_F16 ? "f16" : "trunc12", c->declare == PAR_ARITH_F16 ? "f16" : "f32", c->fused);
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -217,11 +227,22 @@ static par_arith pl_arith(void *ctx)
     return ((const pl_ctx *)ctx)->declare;
 }
 
-/* The planted node of a prepared graph, -1 when the graph has no node of that name. */
+/* Is a value of node k among the graph's outputs? */
+static int is_graph_output(const par_graph_desc *g, int32_t k)
+{
+    for (int32_t i = 0; i < g->n_outputs; i++)
+        for (int32_t j = 0; j < g->nodes[k].n_outputs; j++)
+            if (g->outputs[i] == g->nodes[k].outputs[j]) return 1;
+    return 0;
+}
+
+/* The planted node of a prepared graph, -1 when the graph has no node of that name (or, with fused=1, when its
+ * output is a graph output). */
 static int32_t planted_node(const pl_ctx *c, const par_graph_desc *g)
 {
     for (int32_t i = 0; c->layer[0] && i < g->n_nodes; i++)
-        if (g->nodes[i].name && strcmp(g->nodes[i].name, c->layer) == 0) return i;
+        if (g->nodes[i].name && strcmp(g->nodes[i].name, c->layer) == 0)
+            return c->fused && is_graph_output(g, i) ? -1 : i;
     return -1;
 }
 

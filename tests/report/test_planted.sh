@@ -85,6 +85,12 @@ check "localize exits 1 on a divergence (exit $rc)" [ $rc -eq 1 ]
 check "localize names fc2 first" grep -q "^first divergent node: 2 'fc2' (linear)" "$T/loc.out"
 check "the strip marks it" grep -q " fc2 .*<- first divergence" "$T/loc.out"
 check "the nodes before it do not diverge" sh -c "! grep -E ' (fc1|relu1) .*diverges' '$T/loc.out'"
+# fc2 planted only where its output is internal (fused into relu2): every node passes as an output, the case fails
+"$PARITY" localize cases/models/mlp.json -b 'planted[layer=fc2,fused=1]' --plugin "$PL" >"$T/locf.out" 2>&1
+rc=$?
+check "a fused bug: localize exits 1 (exit $rc)" [ $rc -eq 1 ]
+check "a fused bug: prefixes name fc2's consumer relu2" grep -q "^first divergent node: 3 'relu2' (relu)" "$T/locf.out"
+check "a fused bug: the output says why not per node" grep -q "FAIL as it is" "$T/locf.out"
 "$PARITY" localize cases/models/mlp.json -b example --plugin "$BUILD/plugins/libparity_example.so" >"$T/loc0.out" 2>&1
 rc=$?
 check "a correct backend: no node diverges (exit $rc)" sh -c "[ $rc -eq 0 ] && grep -q '^no node diverges' '$T/loc0.out'"
