@@ -107,6 +107,8 @@ static const op_entry op_table[] = {
     {"upsample_bicubic2d", cpu_lower_upsample, 0, 0, CPU_UP_BICUBIC},
     /* dynamically quantized linear (ops_dynamic.c): qs8 weights and an f32 bias, read at prepare */
     {"linear_dynamic", cpu_lower_linear_dynamic, 1, 0, 0},
+    /* linear_8da4w (ops_dynamic.c): packed int4 weights (qu8 bytes), f32 block scales and bias, read at prepare */
+    {"linear_8da4w", cpu_lower_linear_8da4w, 1, 0, 0},
 };
 
 /* Raw inputs: the one input of an op that is not f32 (a bool condition or mask, i32 indices, qs8 weights). It must
@@ -122,6 +124,7 @@ static const struct raw_input {
     {"gather", 1, PAR_DTYPE_I32},
     {"embedding", 0, PAR_DTYPE_I32},
     {"linear_dynamic", 1, PAR_DTYPE_QS8},
+    {"linear_8da4w", 1, PAR_DTYPE_QU8},
     {"logical_and", 0, PAR_DTYPE_BOOL},
     {"logical_and", 1, PAR_DTYPE_BOOL},
     {"logical_or", 0, PAR_DTYPE_BOOL},

@@ -193,8 +193,10 @@ par_status cpu_lower_embedding(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_select.c: eq, gt, lt, ge, le (f32 in, bool out) and the logic ops (bool in and out): raw bool outputs */
 par_status cpu_lower_compare(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_logical(cpu_plan *p, cpu_step *s, par_msg *msg);
-/* ops_dynamic.c: linear_dynamic (run-time qu8 input, qs8 weights, f32 epilogue) */
+/* ops_dynamic.c: linear_dynamic (run-time qu8 input, qs8 weights, f32 epilogue), linear_8da4w (run-time qd8 rows,
+ * packed int4 weights with block scales, f32 epilogue) */
 par_status cpu_lower_linear_dynamic(cpu_plan *p, cpu_step *s, par_msg *msg);
+par_status cpu_lower_linear_8da4w(cpu_plan *p, cpu_step *s, par_msg *msg);
 /* ops_shape.c */
 par_status cpu_lower_copy(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_permute(cpu_plan *p, cpu_step *s, par_msg *msg);
