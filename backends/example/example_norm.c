@@ -5,11 +5,13 @@
  * The norms compute the statistics in one pass, as many production kernels do (the cpu backend is two-pass, so the
  * harness sees each form):
  *   layer_norm                    Welford's running mean and M2 (m += (x - m) / k; M2 += (x - m_old) (x - m))
- *   group_norm, instance_norm     the sums of d = x - x_0 and of d^2 (x_0 the group's first element), var =
- *                                 E[d^2] - E[d]^2 (clamped at 0); this form loses accuracy when E[d]^2 >> var,
- *                                 which the oracle's budget accounts for. The shift keeps d^2 finite wherever
- *                                 the spread is: unshifted, x^2 overflowed f32 at |x| > 1.8e19 (a group of one
- *                                 element of 1e19 gave NaN for a reference of 0)
+ *   group_norm, instance_norm     the sums of x and of x^2, var = E[x^2] - mean^2 (clamped at 0); this form
+ *                                 loses accuracy when mean^2 >> var, which the oracle's budget accounts for. The
+ *                                 sums are kept scaled by a power of two 2^-k, k raised (and the sums rescaled,
+ *                                 exactly) when an element reaches 2^50 there, so x^2 never overflows f32 (it did
+ *                                 at |x| > 1.8e19: a group of one element of 1e19 gave NaN for a reference of 0);
+ *                                 scaling by 2^-k commutes with rounding, so the result is the unscaled form's
+ *                                 wherever that one is finite (bit for bit while k stays 0)
  * then (x - mean) * rsqrt(var + eps) * w + b; rms_norm folds its weight, x * (w * rsqrt(mean(x^2) + eps)), the
  * mean of squares a plain left-to-right sum (the cpu backend multiplies x by r, then by w). Kernels do not
  * allocate.
@@ -135,7 +137,7 @@ void ex_argmin(const ex_plan *p, const par_node *n)
 }
 
 /* Normalize groups of `len` contiguous elements; element j of group g takes weight index
- * (g % per_sample) * cpg + j / inner. welford: 1 Welford, 0 E[d^2] - E[d]^2 with d = x - x_0. */
+ * (g % per_sample) * cpg + j / inner. welford: 1 Welford, 0 E[x^2] - mean^2 (sums scaled by 2^-k). */
 static void norm(const ex_plan *p, const par_node *n, int64_t len, int64_t per_sample, int64_t cpg, int64_t inner,
                  int welford)
 {
@@ -156,15 +158,24 @@ static void norm(const ex_plan *p, const par_node *n, int64_t len, int64_t per_s
             }
             var = m2 / (float)len;
         } else {
-            const float x0 = len > 0 ? xg[0] : 0.0f;
             float s1 = 0.0f, s2 = 0.0f;
+            int k = 0; /* the sums are of x 2^-k */
             for (int64_t j = 0; j < len; j++) {
-                const float d = xg[j] - x0;
-                s1 += d, s2 += d * d;
+                float xs = k ? ldexpf(xg[j], -k) : xg[j];
+                if (fabsf(xs) >= 0x1p50f && isfinite(xs)) {
+                    int e;
+                    frexpf(xg[j], &e);
+                    const int k2 = e - 50;
+                    s1 = ldexpf(s1, k - k2);
+                    s2 = ldexpf(s2, 2 * (k - k2));
+                    k = k2;
+                    xs = ldexpf(xg[j], -k);
+                }
+                s1 += xs, s2 += xs * xs;
             }
             const float m = s1 / (float)len;
-            mean = x0 + m;
-            var = s2 / (float)len - m * m;
+            mean = ldexpf(m, k);
+            var = ldexpf(s2 / (float)len - m * m, 2 * k);
             if (var < 0.0f) var = 0.0f;
         }
         const float r = 1.0f / sqrtf(var + eps);
