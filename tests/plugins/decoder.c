@@ -11,24 +11,16 @@
  * The planted kernels are otherwise plain f32 loops, well within the budgets. Like every plugin it sees only the
  * public header.
  */
-#include "example.h"
+#include "ex_wrap.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#undef parity_backend_entry /* plugins.mk renames the example's entry; this file defines the plugin's own */
-const par_backend *par_example_entry(uint32_t harness_api_version);
-const par_backend *parity_backend_entry(uint32_t harness_api_version);
 
 typedef struct dc_ctx {
     void *inner; /* the example backend's context */
     int bug;     /* index into BUGS */
 } dc_ctx;
-
-static const par_backend *inner_table;
-static par_backend decoder_table;
 
 static void dc_rope(const ex_plan *p, const par_node *n)
 {
@@ -112,23 +104,7 @@ enum { N_BUGS = sizeof BUGS / sizeof BUGS[0] };
 
 static par_status dc_init(void **ctx, par_msg *msg)
 {
-    dc_ctx *c = calloc(1, sizeof *c);
-    if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
-    par_status st = inner_table->init(&c->inner, msg);
-    if (st != PAR_OK) {
-        free(c);
-        return st;
-    }
-    *ctx = c;
-    return PAR_OK;
-}
-
-static void dc_destroy(void *ctx)
-{
-    dc_ctx *c = ctx;
-    if (!c) return;
-    inner_table->destroy(c->inner);
-    free(c);
+    return exw_init(sizeof(dc_ctx), ctx, msg);
 }
 
 static par_status dc_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
@@ -142,8 +118,7 @@ static par_status dc_set_knob(void *ctx, const char *key, const char *value, par
             }
         return par_msgf(msg, PAR_ERROR, "knob 'bug': '%s' is not off, rope, causal or kv", value);
     }
-    par_set_knob_fn inner = (par_set_knob_fn)inner_table->get_proc(c->inner, PAR_PROC_SET_KNOB);
-    return inner(c->inner, key, value, msg);
+    return exw_knob(ctx, key, value, msg);
 }
 
 static size_t dc_describe(void *ctx, char *buf, size_t len)
@@ -160,11 +135,6 @@ static void *dc_get_proc(void *ctx, const char *name)
     return NULL;
 }
 
-static par_status dc_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
-{
-    return inner_table->supports(((dc_ctx *)ctx)->inner, g, node, msg);
-}
-
 static par_status dc_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
 {
     dc_ctx *c = ctx;
@@ -176,38 +146,11 @@ static par_status dc_prepare(void *ctx, const par_graph_desc *g, void **prepared
     return PAR_OK;
 }
 
-static par_status dc_bind(void *ctx, void *prepared, const void *const *inputs, void *const *outputs, par_msg *msg)
-{
-    return inner_table->bind(((dc_ctx *)ctx)->inner, prepared, inputs, outputs, msg);
-}
-
-static par_status dc_run(void *ctx, void *prepared, par_msg *msg)
-{
-    return inner_table->run(((dc_ctx *)ctx)->inner, prepared, msg);
-}
-
-static void dc_release(void *ctx, void *prepared)
-{
-    inner_table->release(((dc_ctx *)ctx)->inner, prepared);
-}
-
 #if defined(__GNUC__)
 __attribute__((visibility("default")))
 #endif
 const par_backend *parity_backend_entry(uint32_t harness_api_version)
 {
-    inner_table = par_example_entry(harness_api_version);
-    if (!inner_table) return NULL;
-    decoder_table = *inner_table;
-    decoder_table.name = "decoder";
-    decoder_table.description = "the example backend with one planted decoder-block bug (a test)";
-    decoder_table.init = dc_init;
-    decoder_table.destroy = dc_destroy;
-    decoder_table.supports = dc_supports;
-    decoder_table.prepare = dc_prepare;
-    decoder_table.bind = dc_bind;
-    decoder_table.run = dc_run;
-    decoder_table.release = dc_release;
-    decoder_table.get_proc = dc_get_proc;
-    return &decoder_table;
+    return exw_entry(harness_api_version, "decoder", "the example backend with one planted decoder-block bug (a test)",
+                     dc_init, NULL, dc_prepare, dc_get_proc);
 }

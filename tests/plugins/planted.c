@@ -15,16 +15,11 @@
  * planted (PAR_PROC_NOTE), so a test can tell a planted run from an unplanted one. Every other node, and every
  * other knob, is the example backend's. Like every plugin it sees only the public header.
  */
-#include "example.h"
+#include "ex_wrap.h"
 
 #include <math.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-#undef parity_backend_entry /* plugins.mk renames the example's entry; this file defines the plugin's own */
-const par_backend *par_example_entry(uint32_t harness_api_version);
-const par_backend *parity_backend_entry(uint32_t harness_api_version);
 
 typedef enum pl_mode { PL_F16, PL_TRUNC12 } pl_mode;
 
@@ -35,9 +30,6 @@ typedef struct pl_ctx {
     par_arith declare;
     int fused;            /* 1: planted only where the layer's output is not a graph output */
 } pl_ctx;
-
-static const par_backend *inner_table;
-static par_backend planted_table;
 
 /* binary16 round to nearest even of a float: 11 significant bits down to 2^-14, then the subnormal grid 2^-24;
  * 65520 and beyond round to Inf. */
@@ -164,24 +156,9 @@ static const struct {
 
 static par_status pl_init(void **ctx, par_msg *msg)
 {
-    pl_ctx *c = calloc(1, sizeof *c);
-    if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
-    c->declare = PAR_ARITH_F32;
-    par_status st = inner_table->init(&c->inner, msg);
-    if (st != PAR_OK) {
-        free(c);
-        return st;
-    }
-    *ctx = c;
-    return PAR_OK;
-}
-
-static void pl_destroy(void *ctx)
-{
-    pl_ctx *c = ctx;
-    if (!c) return;
-    inner_table->destroy(c->inner);
-    free(c);
+    par_status st = exw_init(sizeof(pl_ctx), ctx, msg);
+    if (st == PAR_OK) ((pl_ctx *)*ctx)->declare = PAR_ARITH_F32;
+    return st;
 }
 
 static par_status pl_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
@@ -210,8 +187,7 @@ static par_status pl_set_knob(void *ctx, const char *key, const char *value, par
         c->fused = value[0] == '1';
         return PAR_OK;
     }
-    par_set_knob_fn inner = (par_set_knob_fn)inner_table->get_proc(c->inner, PAR_PROC_SET_KNOB);
-    return inner(c->inner, key, value, msg);
+    return exw_knob(ctx, key, value, msg);
 }
 
 static size_t pl_describe(void *ctx, char *buf, size_t len)
@@ -266,11 +242,6 @@ static void *pl_get_proc(void *ctx, const char *name)
     return NULL;
 }
 
-static par_status pl_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
-{
-    return inner_table->supports(((pl_ctx *)ctx)->inner, g, node, msg);
-}
-
 static par_status pl_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
 {
     pl_ctx *c = ctx;
@@ -290,38 +261,12 @@ static par_status pl_prepare(void *ctx, const par_graph_desc *g, void **prepared
                     g->nodes[k].op);
 }
 
-static par_status pl_bind(void *ctx, void *prepared, const void *const *inputs, void *const *outputs, par_msg *msg)
-{
-    return inner_table->bind(((pl_ctx *)ctx)->inner, prepared, inputs, outputs, msg);
-}
-
-static par_status pl_run(void *ctx, void *prepared, par_msg *msg)
-{
-    return inner_table->run(((pl_ctx *)ctx)->inner, prepared, msg);
-}
-
-static void pl_release(void *ctx, void *prepared)
-{
-    inner_table->release(((pl_ctx *)ctx)->inner, prepared);
-}
-
 #if defined(__GNUC__)
 __attribute__((visibility("default")))
 #endif
 const par_backend *parity_backend_entry(uint32_t harness_api_version)
 {
-    inner_table = par_example_entry(harness_api_version);
-    if (!inner_table) return NULL;
-    planted_table = *inner_table;
-    planted_table.name = "planted";
-    planted_table.description = "the example backend with one layer computed below its declared precision (a test)";
-    planted_table.init = pl_init;
-    planted_table.destroy = pl_destroy;
-    planted_table.supports = pl_supports;
-    planted_table.prepare = pl_prepare;
-    planted_table.bind = pl_bind;
-    planted_table.run = pl_run;
-    planted_table.release = pl_release;
-    planted_table.get_proc = pl_get_proc;
-    return &planted_table;
+    return exw_entry(harness_api_version, "planted",
+                     "the example backend with one layer computed below its declared precision (a test)", pl_init, NULL,
+                     pl_prepare, pl_get_proc);
 }

@@ -9,9 +9,10 @@ $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/tp_common.h core/pa
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore $< -o $@ -lm
 
-# planted.c and decoder.c wrap the example backend, linked in whole with its entry renamed
-# (tests/report/test_planted.sh, tests/report/test_decoder.sh).
-$(BUILD)/tests/plugins/planted.so $(BUILD)/tests/plugins/decoder.so: $(BUILD)/tests/plugins/%.so: tests/plugins/%.c \
+# planted.c, decoder.c and int4.c wrap the example backend, linked in whole with its entry renamed
+# (tests/report/test_planted.sh, tests/report/test_decoder.sh, tests/report/test_int4.sh).
+$(BUILD)/tests/plugins/planted.so $(BUILD)/tests/plugins/decoder.so \
+$(BUILD)/tests/plugins/int4.so: $(BUILD)/tests/plugins/%.so: tests/plugins/%.c tests/plugins/ex_wrap.h \
     $(wildcard backends/example/*.c backends/example/*.h) core/parity_backend.h
 	@mkdir -p $(dir $@)
 	$(Q)$(call msg,LD,$@)$(CC) -std=c11 $(OPT) $(WARN) $(SANFLAGS) -fPIC -shared -Icore -Ibackends/example \

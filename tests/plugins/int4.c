@@ -1,0 +1,186 @@
+/*
+ * int4.c - a test plugin of tests/report/test_int4.sh: the example backend (backends/example/, linked in whole, its
+ * entry renamed by plugins.mk; ex_wrap.h) plus a plain C linear_8da4w (docs/quantization.md: XNNPACK's qd8
+ * activations per row, signed int4 weights packed low nibble first, f32 scales per column and block) with one
+ * planted bug, chosen by the knob bug=:
+ *   nibble   the two nibbles of a byte swapped: weight 2j read from bits 4-7, weight 2j + 1 from bits 0-3;
+ *   block    the scale of block b + 1 (the first block's for the last) applied to block b;
+ *   sign     negative nibbles not sign-extended: 8..15 taken as 8..15, not -8..-1;
+ *   tieaway  the activations' exact ties rounded half away from zero (roundf), not half to even;
+ *   off      no bug (the default).
+ * The knob strict=1 declares PAR_PROC_REQUANT_EXACT (the scheme's integers exactly), as qnnpack does: the reference
+ * then gives the activations' ties no window, which is how the tie rule is measured (test_int4.sh). Every other op
+ * and knob is the example's. Like every plugin it sees only the public header, so the qd8 parameters are written
+ * out here again from docs/quantization.md.
+ */
+#include "ex_wrap.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { BUG_OFF, BUG_NIBBLE, BUG_BLOCK, BUG_SIGN, BUG_TIEAWAY, N_BUGS };
+static const char *const BUG_NAMES[N_BUGS] = {"off", "nibble", "block", "sign", "tieaway"};
+
+typedef struct i4_ctx {
+    void *inner; /* the example backend's context */
+    int bug;     /* BUG_* */
+    int strict;  /* knob strict=0|1 */
+} i4_ctx;
+
+/* XNNPACK's qd8 parameters of one row, in f32 (docs/quantization.md, "linear_8da4w"); 0 when it has none. */
+static int qd8_params(const float *x, int64_t k, float *inv, int32_t *zp)
+{
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t i = 0; i < k; i++) {
+        if (!isfinite(x[i])) return 0;
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    const float s = lo == hi ? 1.0f : 255.0f / (hi - lo);
+    if (!isfinite(s) || s == 0.0f || !isfinite(1.0f / s)) return 0;
+    const float lo_s = lo * s, hi_s = hi * s;
+    float z = (-128.0f + lo_s) + (127.0f + hi_s) > 0 ? -128.0f - lo_s : 127.0f - hi_s;
+    z = z < -128.0f ? -128.0f : z > 127.0f ? 127.0f : z;
+    *inv = s;
+    *zp = (int32_t)rintf(z);
+    return 1;
+}
+
+static void i4_linear(const ex_plan *p, const par_node *n, int bug)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *wv = ex_in_value(p, n, 1);
+    const float *x = ex_in(p, n, 0), *sw = ex_in(p, n, 2), *bias = ex_in(p, n, 3);
+    const uint8_t *w = ex_in_raw(p, n, 1);
+    float *y = ex_out(p, n);
+    const int64_t k = xv->dims[xv->rank - 1], o = wv->dims[0], blk = par_attr_int(n, "block", 32), nb = k / blk;
+    const int64_t rows = xv->numel / k;
+    for (int64_t r = 0; r < rows; r++) {
+        const float *xr = x + r * k;
+        float inv;
+        int32_t zp;
+        if (!qd8_params(xr, k, &inv, &zp)) {
+            for (int64_t j = 0; j < o; j++) y[r * o + j] = NAN;
+            continue;
+        }
+        const float sx = 1.0f / inv;
+        for (int64_t j = 0; j < o; j++) {
+            const uint8_t *wr = w + j * (k / 2);
+            float f = 0.0f;
+            for (int64_t b = 0; b < nb; b++) {
+                int32_t acc = 0;
+                for (int64_t i = b * blk; i < (b + 1) * blk; i++) {
+                    const float t = xr[i] * inv, rt = bug == BUG_TIEAWAY ? roundf(t) : rintf(t);
+                    float q = rt + (float)zp;
+                    q = q < -128.0f ? -128.0f : q > 127.0f ? 127.0f : q;
+                    const int hi = (i % 2 == 1) != (bug == BUG_NIBBLE);
+                    const int nib = hi ? wr[i / 2] >> 4 : wr[i / 2] & 15;
+                    const int wk = bug == BUG_SIGN ? nib : nib >= 8 ? nib - 16 : nib;
+                    acc += ((int32_t)q - zp) * wk;
+                }
+                const int64_t sb = bug == BUG_BLOCK ? (b + 1) % nb : b;
+                f += (float)acc * sw[j * nb + sb];
+            }
+            y[r * o + j] = f * sx + (bias ? bias[j] : 0.0f);
+        }
+    }
+}
+
+static void i4_off(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_OFF); }
+static void i4_nibble(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_NIBBLE); }
+static void i4_block(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_BLOCK); }
+static void i4_sign(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_SIGN); }
+static void i4_tieaway(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_TIEAWAY); }
+static const ex_kernel_fn KERNELS[N_BUGS] = {i4_off, i4_nibble, i4_block, i4_sign, i4_tieaway};
+
+static int is_q4(const par_node *n)
+{
+    return strcmp(n->op, "linear_8da4w") == 0;
+}
+
+static par_status i4_init(void **ctx, par_msg *msg)
+{
+    return exw_init(sizeof(i4_ctx), ctx, msg);
+}
+
+static par_status i4_set_knob(void *ctx, const char *key, const char *value, par_msg *msg)
+{
+    i4_ctx *c = ctx;
+    if (strcmp(key, "bug") == 0) {
+        for (int i = 0; i < N_BUGS; i++)
+            if (strcmp(value, BUG_NAMES[i]) == 0) {
+                c->bug = i;
+                return PAR_OK;
+            }
+        return par_msgf(msg, PAR_ERROR, "knob 'bug': '%s' is not off, nibble, block, sign or tieaway", value);
+    }
+    if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
+    return exw_knob(ctx, key, value, msg);
+}
+
+static size_t i4_describe(void *ctx, char *buf, size_t len)
+{
+    const i4_ctx *c = ctx;
+    int need = snprintf(buf, len, "bug=%s;strict=%d", BUG_NAMES[c->bug], c->strict);
+    return need < 0 ? 0 : (size_t)need;
+}
+
+static int i4_requant_exact(void *ctx)
+{
+    return ((const i4_ctx *)ctx)->strict;
+}
+
+static void *i4_get_proc(void *ctx, const char *name)
+{
+    if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)i4_set_knob;
+    if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)i4_describe;
+    if (strcmp(name, PAR_PROC_REQUANT_EXACT) == 0) return (void *)(par_requant_exact_fn)i4_requant_exact;
+    (void)ctx;
+    return NULL;
+}
+
+static par_status i4_supports(void *ctx, const par_graph_desc *g, int32_t node, par_msg *msg)
+{
+    if (node >= 0 && node < g->n_nodes && is_q4(&g->nodes[node])) {
+        const par_node *n = &g->nodes[node];
+        const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *s = par_node_input(g, n, 2);
+        const par_value *b = par_node_input(g, n, 3);
+        if (!x || !w || !s || x->dtype != PAR_DTYPE_F32 || w->dtype != PAR_DTYPE_QU8 || s->dtype != PAR_DTYPE_F32 ||
+            (b && b->dtype != PAR_DTYPE_F32))
+            return par_msgf(msg, PAR_UNSUPPORTED, "linear_8da4w: f32 x, scales and bias and qu8 packed weights only");
+        return PAR_OK;
+    }
+    return exw_supports(ctx, g, node, msg);
+}
+
+/* The example plans the graph with every linear_8da4w node seen as a linear (its buffers are the same: one f32
+ * output), then those nodes get this file's kernel and the plan the real graph back. */
+static par_status i4_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
+{
+    i4_ctx *c = ctx;
+    par_node *nodes = malloc(sizeof *nodes * (size_t)(g->n_nodes > 0 ? g->n_nodes : 1));
+    if (!nodes) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
+    memcpy(nodes, g->nodes, sizeof *nodes * (size_t)g->n_nodes);
+    for (int32_t k = 0; k < g->n_nodes; k++)
+        if (is_q4(&nodes[k])) nodes[k].op = "linear";
+    par_graph_desc seen = *g;
+    seen.nodes = nodes;
+    par_status st = inner_table->prepare(c->inner, &seen, prepared, msg);
+    free(nodes);
+    if (st != PAR_OK) return st;
+    ex_plan *p = *prepared;
+    p->g = g;
+    for (int32_t k = 0; k < g->n_nodes; k++)
+        if (is_q4(&g->nodes[k])) p->kernels[k] = KERNELS[c->bug];
+    return PAR_OK;
+}
+
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+const par_backend *parity_backend_entry(uint32_t harness_api_version)
+{
+    return exw_entry(harness_api_version, "int4",
+                     "the example backend with a linear_8da4w carrying one planted int4 bug (a test)", i4_init,
+                     i4_supports, i4_prepare, i4_get_proc);
+}
