@@ -179,6 +179,42 @@ static par_status bench_gemm(const qnn_ukernels *uk, double *gops, par_msg *msg)
     return PAR_OK;
 }
 
+/* "qb4w": the selected set's linear_8da4w kernel on a prefill of M = 32 tokens through a 4096 x 4096 projection,
+ * block 32, one thread, best of 7, GOP/s (2 ops per multiply-add of an int8 activation and an int4 weight); the
+ * row quantization is left out (the layer's bench case, cases/bench/linear_8da4w_4096_prefill32.json, has it). */
+static par_status bench_qb4w(const qnn_ukernels *uk, double *gops, par_msg *msg)
+{
+    enum { M = 32, N = 4096, K = 4096, B = 32, MR = QNN_QB4W_MR, NR = QNN_QB4W_NR };
+    size_t o_wsum, o_scale, o_bias, bb;
+    par_qnn_qb4w_offsets(K, K / B, &o_wsum, &o_scale, &o_bias, &bb);
+    uint8_t *a = aligned_alloc(64, (size_t)M * K), *w = malloc((size_t)N * K / 2);
+    uint8_t *packed = aligned_alloc(64, bb * (N / NR));
+    float *sc = malloc(sizeof(float) * N * (K / B)), *c = malloc(sizeof(float) * M * N), sx[M];
+    int32_t zp[M];
+    if (!a || !w || !packed || !sc || !c) {
+        free(a), free(w), free(packed), free(sc), free(c);
+        return par_msgf(msg, PAR_ERROR, "microbench qb4w: out of memory");
+    }
+    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (uint8_t)(i * 31 + 7);
+    for (size_t i = 0; i < (size_t)N * K / 2; i++) w[i] = (uint8_t)(i * 13 + 5);
+    for (size_t i = 0; i < (size_t)N * (K / B); i++) sc[i] = 1e-3f;
+    for (size_t i = 0; i < M; i++) zp[i] = 128, sx[i] = 1e-2f;
+    memset(packed, 0, bb * (N / NR));
+    for (size_t j = 0; j < N / NR; j++) par_qnn_pack_qb4w(K, K, B, j * NR, NR, w, sc, NULL, packed + j * bb);
+    double best = 1e30;
+    for (int rep = 0; rep < 7; rep++) {
+        double t0 = now_s();
+        for (size_t j = 0; j < N / NR; j++)
+            for (size_t m = 0; m < M; m += MR)
+                uk->qb4w(MR, NR, K, B, a + m * K, K, zp + m, sx + m, packed + j * bb, c + m * N + j * NR, N);
+        double dt = now_s() - t0;
+        if (dt < best) best = dt;
+    }
+    *gops = 2.0 * M * N * K / best * 1e-9;
+    free(a), free(w), free(packed), free(sc), free(c);
+    return PAR_OK;
+}
+
 static par_status qnn_microbench(void *ctx, const char *name, double *value, char *unit, size_t unit_len,
                                  par_msg *msg)
 {
@@ -188,6 +224,11 @@ static par_status qnn_microbench(void *ctx, const char *name, double *value, cha
         const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
         if (!uk) return par_msgf(msg, PAR_UNSUPPORTED, "microbench gemm: kernel set unavailable");
         return bench_gemm(uk, value, msg);
+    }
+    if (strcmp(name, "qb4w") == 0) {
+        const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
+        if (!uk) return par_msgf(msg, PAR_UNSUPPORTED, "microbench qb4w: kernel set unavailable");
+        return bench_qb4w(uk, value, msg);
     }
     if (strcmp(name, "peak") == 0) {
         /* The peak of the selected set's instructions (vpdpbusd for vnni, vpmaddwd + vpaddd for avx2), so that
@@ -210,7 +251,7 @@ static par_status qnn_microbench(void *ctx, const char *name, double *value, cha
         *value = best;
         return PAR_OK;
     }
-    return par_msgf(msg, PAR_UNSUPPORTED, "microbench '%s': qnnpack has 'gemm' and 'peak'", name);
+    return par_msgf(msg, PAR_UNSUPPORTED, "microbench '%s': qnnpack has 'gemm', 'qb4w' and 'peak'", name);
 }
 
 static void *qnn_get_proc(void *ctx, const char *name)
