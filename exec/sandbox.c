@@ -74,9 +74,11 @@ static uid_t next_id(const char *key)
 }
 
 /* The sandbox's home, HOME=<the executable's folder>/sandbox/<uid>: a folder of its own (created by root, mode
- * 0700, in a folder only root can write) where the libraries keep their caches, and XDG_CACHE_HOME=HOME/.cache
- * (Mesa's shader cache: lavapipe compiles every shader anew without it, 4 times slower on the quick suite). Called as root, before the ids change; nothing when it cannot be made. */
-static void make_home(uid_t id)
+ * 0700, owned by owner (the uid, or root for a process kept as uid 0), in a folder only root can write; its path
+ * into home) where the libraries keep their caches, and XDG_CACHE_HOME=HOME/.cache (Mesa's shader cache: lavapipe
+ * compiles every shader anew without it, 4 times slower on the quick suite). Called as root, before the ids
+ * change; nothing when it cannot be made. */
+static void make_home(uid_t id, uid_t owner, char *home, size_t home_len)
 {
     char dir[4096];
     ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 64);
@@ -92,8 +94,9 @@ static void make_home(uid_t id)
     snprintf(dir + l, sizeof dir - l, "/%u", (unsigned)id);
     if (mkdir(dir, 0700) != 0 && errno != EEXIST) return;
     if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) return;
-    if ((st.st_uid != id || st.st_gid != id) && lchown(dir, id, id) != 0) return;
+    if ((st.st_uid != owner || st.st_gid != owner) && lchown(dir, owner, owner) != 0) return;
     setenv("HOME", dir, 1);
+    snprintf(home, home_len, "%s", dir);
     l = strlen(dir);
     snprintf(dir + l, sizeof dir - l, "/.cache"); /* Mesa finds its cache from here, or the uid's passwd entry */
     setenv("XDG_CACHE_HOME", dir, 1);
@@ -115,24 +118,58 @@ static int drop_caps(void)
     return syscall(SYS_capset, &h, d) == 0 ? 0 : -1;
 }
 
+/* Every file read-only for a process kept as uid 0 (root's files stay open to it by their owner bits), in its own
+ * mount namespace: every mount read-only (mount_setattr, recursive), its home (when it has one) bound writable, and
+ * a private tmpfs as its temporary folder (TMPDIR): over HOME/tmp, or without a home over /dev/shm (which gets one
+ * in any case, for POSIX shared memory). /tmp itself stays where it is, read-only: the checkout, the build folder
+ * and the runners' venv may live under it (a CI clone in /tmp), and a tmpfs there would hide them. The harness's
+ * files (the reference cache, the report, the build folder, its /tmp) are then out of its reach as they are of a uid
+ * of its own. 0, or -1 with errno. */
+static int read_only_world(const char *home)
+{
+#if defined(SYS_mount_setattr) && defined(MOUNT_ATTR_RDONLY) && defined(AT_RECURSIVE)
+    struct mount_attr a = {.attr_set = MOUNT_ATTR_RDONLY};
+    struct stat st;
+    const unsigned long fl = MS_NOSUID | MS_NODEV;
+    const char *tmp_opt = "mode=1777,size=512m";
+    char tmp[4200] = "/dev/shm";
+    if (home[0]) snprintf(tmp, sizeof tmp, "%s/tmp", home);
+    if (home[0] && mkdir(tmp, 0700) != 0 && errno != EEXIST) return -1;
+    if (syscall(SYS_mount_setattr, AT_FDCWD, "/", AT_RECURSIVE, &a, sizeof a) != 0) return -1;
+    if (stat("/dev/shm", &st) == 0 && mount("tmpfs", "/dev/shm", "tmpfs", fl, tmp_opt) != 0) return -1;
+    if (home[0] && (mount(home, home, NULL, MS_BIND, NULL) != 0 ||
+                    mount(NULL, home, NULL, MS_REMOUNT | MS_BIND | fl, NULL) != 0 ||
+                    mount("tmpfs", tmp, "tmpfs", fl, tmp_opt) != 0))
+        return -1;
+    setenv("TMPDIR", tmp, 1);
+    return 0;
+#else
+    (void)home;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
 /* In the child: with ns, its own mount namespace, every mount private, a /proc of its PID namespace; then (with
- * home, its home) the unprivileged ids (id 0: none), or with keep_root, uid 0 without capabilities. 0, or -1 when
- * something failed. */
+ * home, its home) the unprivileged ids (id 0: none), or with keep_root, uid 0 without capabilities, in a world
+ * read-only but for its home and a temporary folder of its own. 0, or -1 when something failed. */
 static int enter(int ns, uid_t id, int home, int keep_root)
 {
-    if (keep_root) {
-        if (ns && (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-                   mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0))
-            return -1;
-        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-        return drop_caps();
-    }
+    char home_dir[4096] = "";
     if (ns) {
         if (unshare(CLONE_NEWNS) != 0) return -1;
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) return -1;
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) != 0) return -1;
     }
-    if (id && home) make_home(id);
+    if (keep_root) {
+        if (home) make_home(id, 0, home_dir, sizeof home_dir);
+        if (ns && read_only_world(home_dir) != 0)
+            fprintf(stderr, "parity: sandbox: cannot make the files read-only for a backend process kept as uid 0 "
+                    "(%s): it can write what root owns\n", strerror(errno));
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        return drop_caps();
+    }
+    if (id && home) make_home(id, id, home_dir, sizeof home_dir);
     if (id && (setgroups(0, NULL) != 0 || setresgid(id, id, id) != 0 || setresuid(id, id, id) != 0)) return -1;
     if (id || ns) prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     return 0;
@@ -343,7 +380,7 @@ pid_t par_sandbox_fork(const char *key, int keep_root)
     uid_t id = l >= PAR_SANDBOX_UID ? next_id(key) : 0;
     last_id = keep_root ? 0 : id;
     if (key) cg_make(keep_root ? 0 : id);
-    int own_ns = key != NULL;
+    int own_ns = key != NULL || keep_root; /* a process kept as uid 0 could signal every other: a namespace */
     int ns = own_ns && l == PAR_SANDBOX_NS;
     pid_t pid = ns ? fork_pidns() : -1;
     if (ns && pid < 0) ns = 0; /* (the trial could; now it cannot) a uid of its own still */

@@ -564,7 +564,7 @@ int par_xstart(par_xsup *s, par_xjob *xj)
     fflush(stdout);
     fflush(stderr);
     pid_t parent = getpid();
-    pid_t pid = par_sandbox_fork(NULL, !par_comp_open_to_all(s->inst)); /* a uid of its own (see server.c) */
+    pid_t pid = par_sandbox_fork(NULL, !par_comp_open_to_all(s->inst)); /* a uid of its own, or a PID namespace */
     s->uid = par_sandbox_last_uid();
     if (pid < 0) {
         int e = errno;
@@ -577,7 +577,7 @@ int par_xstart(par_xsup *s, par_xjob *xj)
         close(op[0]);
         setpgid(0, 0); /* own process group: the end of the job kills whatever the backend forked too */
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* dies with its worker */
-        if (getppid() != parent) _exit(127);
+        if (getppid() != parent && getpid() != 1) _exit(127); /* (from a PID namespace the parent is 0) */
         par_x_reset_signals();
         int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
         if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(126);

@@ -4,7 +4,9 @@
 # stream an ERROR naming the 1 MiB line bound, 100 MB of well-framed output an ERROR naming the size expected, a flood
 # of stderr ends in the record's output tail, wrong shapes, garbage and a lie about its time an ERROR saying what was
 # wrong (and the next case, on a fresh runner, its own verdict), NaN a FAIL, memory held by the runner counts against
-# --mem-limit; a runner whose runtime is missing, or that dies before hello, makes
+# --mem-limit; a runner that writes the reference cache, a file in it, the output folder or /tmp writes nothing of
+# the harness's (its world is read-only but its home and a temporary folder of its own, TMPDIR); a runner whose
+# runtime is missing, or that dies before hello, makes
 # its instance unusable (exit 2 with -b, the reason named); after a crash the next case runs on a fresh runner and
 # passes; cpu's records beside them are untouched; no runner process is left running. Needs build/venv/bin/python with
 # numpy (make deps); skipped, never passed, without it.
@@ -121,9 +123,57 @@ print(" ".join(v))
 sys.exit(0 if len(v) >= 4 and v.count("ERROR") == len(v) else 1)' "$T/shapes/report.json" >"$T/shapes.v" &&
     ok || no "wrong_shape: a malformed reply cost more than its own case: $(cat "$T/shapes.v")"
 
+# a runner that writes where the harness keeps its files (a reference cache with a file in it and the output folder,
+# in the build folder as build/cache is, and /tmp) writes nothing of the harness's: in the full sandbox every file
+# is read-only to a runner kept as uid 0 (build/venv's Python under /root) but its home and its TMPDIR (a tmpfs of
+# its own); /tmp stays visible, read-only (a checkout under /tmp, as CI clones it, must keep working); the runner
+# still answers (PASS).
+W=$(mktemp -d "$BUILD/writer.XXXXXX")
+chmod 755 "$W"
+mkdir -p "$W/cache"
+echo ORIGINAL >"$W/cache/sentinel"
+TP_WRITER_DIRS="$W/cache:$W/out" TP_WRITER_TAG=$$ PARITY_CACHE_DIR="$W/cache" "$PARITY" run --case "$CASE" \
+    -b "cpu,runner[cmd=tests/runners/writer.py,format=onnx]" --timeout 3 -j 1 --no-progress --out "$W/out" \
+    >"$T/writer.log" 2>&1
+mkdir -p "$T/writer"
+cp "$W/out/report.json" "$T/writer/" 2>/dev/null
+if grep -q "^parity: sandbox: .*\(as a uid of their own\|as this user\|cannot make the files read-only\)" \
+    "$T/writer.log"; then
+    skip "writer: no read-only world here ($(grep '^parity: sandbox:' "$T/writer.log" | head -1))"
+else
+    expect writer PASS ''
+    [ ! -e "$W/cache/planted-by-runner" ] && [ ! -e "$W/out/planted-by-runner" ] && ok ||
+        no "writer: a runner planted a file in the cache or the output folder"
+    [ "$(cat "$W/cache/sentinel")" = ORIGINAL ] && ok || no "writer: a runner changed a file of the cache"
+fi
+# whether every user may run build/venv's Python (the file and each folder of its resolved path open to others, as
+# exec/companion.c decides): then its runner runs as a uid of its own, not kept as uid 0 in the read-only world
+open_to_all=$(python3 -c '
+import os, stat, sys
+p = os.path.realpath(sys.argv[1])
+while p != "/":
+    if not os.stat(p).st_mode & stat.S_IXOTH: print(0); sys.exit()
+    p = os.path.dirname(p)
+print(1)' "$PY")
+if grep -q "^parity: sandbox: .*\(as a uid of their own\|as this user\|cannot make the files read-only\)" \
+    "$T/writer.log"; then
+    :
+elif [ "$open_to_all" = 1 ]; then
+    skip "writer: build/venv's Python is open to every user here, so its runner runs as a uid of its own, which may create files in /tmp"
+else
+    for f in "$W/cache/planted-by-runner" "$W/cache/sentinel" "$W/out/planted-by-runner" "/tmp/parity-writer-$$"; do
+        grep -qF "writer: cannot write $f: Read-only file system" "$W/out/report.json" && ok ||
+            no "writer: the runner's write of $f did not fail as read-only"
+    done
+    [ ! -e "/tmp/parity-writer-$$" ] && ok || no "writer: a runner wrote the harness's /tmp"
+    grep -q 'writer: wrote [^ \\]*/own-file' "$W/out/report.json" && ok ||
+        no "writer: the runner could not write its own TMPDIR"
+fi
+rm -rf "$W" "/tmp/parity-writer-$$"
+
 # nothing left running
 sleep 0.5
-pat='tests/runners/(relu|crash|hang|hog|flood_stdout|flood_stderr|wrong_shape|big_output|garbage|nan|liar|crash_second)\.py'
+pat='tests/runners/(relu|crash|hang|hog|flood_stdout|flood_stderr|wrong_shape|big_output|garbage|nan|liar|crash_second|writer)\.py'
 left=$(pgrep -f "$pat" | wc -l)
 [ "$left" = 0 ] && ok || no "$left runner processes left running: $(pgrep -af "$pat" | head -3)"
 finish
