@@ -54,9 +54,30 @@ typedef struct run_ctx {
 
 static volatile sig_atomic_t got_signal;
 
+static int in_process; /* --no-isolate: the backends run in this process */
+
+/* With --no-isolate a backend call that never returns (a constructor that hangs, a run that loops) would keep an
+ * interrupted run from ever reaching its report: 2 s after the signal the process ends without one. */
+static void on_alarm(int sig)
+{
+    (void)sig;
+    static const char m[] = "parity: interrupted, and a backend call running in this process (--no-isolate) did not "
+                            "return within 2 s: exiting without a report\n";
+    ssize_t w = write(STDERR_FILENO, m, sizeof m - 1);
+    (void)w;
+    _exit(got_signal == SIGINT ? 130 : 143);
+}
+
 static void on_signal(int sig)
 {
     got_signal = sig;
+    if (in_process) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = on_alarm;
+        sigaction(SIGALRM, &sa, NULL);
+        alarm(2);
+    }
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -490,6 +511,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     collect cl = {.set = set, .nb = nb, .jobs = jobs, .rounds = rounds, .res = out->results};
 
     got_signal = 0;
+    in_process = !cfg->exec.isolate;
     struct sigaction sa, old_int, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
@@ -502,6 +524,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     if (!cfg->exec.isolate) {
         run_ctx rc = {.set = set, .cfg = cfg, .worker = 0, .n_workers = 1, .fd = -1, .results = out->results};
         worker_main(&rc);
+        alarm(0); /* every backend call returned: the report can be written */
         cl.internal |= rc.internal;
         for (size_t i = 0; i < n_rec; i++)
             if (out->results[i].done) cl.done++;

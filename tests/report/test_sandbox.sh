@@ -10,7 +10,8 @@
 # within --timeout plus a second, one line naming the plugin; one that hangs only in the fork server's warm start
 # too (run and bench), with a line naming backend and plugin. A child that shuts its job socket down and sleeps is a
 # TIMEOUT within --timeout plus a second. 384 MiB held in a memfd or a grandchild is over
-# --mem-limit 256M (the job's memory cgroup); parity bench's child reaches nothing either. Where the machine allows only a weaker sandbox (the
+# --mem-limit 256M (the job's memory cgroup); parity bench's child reaches nothing either; with --no-isolate a
+# constructor that hangs ends at SIGTERM within 2 s and a second. Where the machine allows only a weaker sandbox (the
 # run says so in one line), the checks that level cannot keep are skipped, named.
 . tests/report/lib.sh
 
@@ -206,6 +207,19 @@ if [ $level = full ]; then
 else
     skip "bench ctor_hang_server: it hangs only in a PID namespace's init, which this level has not"
 fi
+
+# --no-isolate (the debugger's mode) runs the backends in the main process, with no deadline on their calls (a
+# breakpoint must not end the session): a constructor that hangs as root hangs the run, but SIGTERM ends it within
+# 2 s and a second, exit 143 and one line saying no report was written (the previous code: a hang, SIGTERM ignored).
+out="$T/noiso"
+TP_REACH_LOAD=ctor_hang_root timeout -s KILL 20 sh -c '"$@" & p=$!; sleep 2; kill -TERM $p; t0=$(date +%s.%N); wait $p
+rc=$?; echo "$rc $(awk -v a="$t0" -v b="$(date +%s.%N)" "BEGIN { printf \"%.2f\", b - a }")" >"$0.rc"' "$out" \
+    "$PARITY" run --suite quick -o relu --timeout 2 -b tp_reach --plugin "$PLUGIN" --no-isolate --no-progress \
+    --out "$out" >"$out.log" 2>&1
+{ read -r rc took <"$out.rc"; } 2>/dev/null || { rc=none took=20; }
+[ "$rc" = 143 ] && grep -q "^parity: interrupted, and a backend call running in this process (--no-isolate) did not return within 2 s" \
+    "$out.log" && ok || no "no-isolate: SIGTERM during a hanging constructor: exit $rc: $(tail -2 "$out.log")"
+awk -v t="$took" 'BEGIN { exit !(t < 3) }' && ok || no "no-isolate: SIGTERM took $took s to end the run"
 
 (cd "$CACHE" && cat ./* | cksum) >"$T/cache.after"
 if [ $level = none ]; then
