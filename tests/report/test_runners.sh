@@ -8,7 +8,8 @@
 # the harness's (its world is read-only but its home and a temporary folder of its own, TMPDIR); a runner whose
 # runtime is missing, or that dies before hello, makes
 # its instance unusable (exit 2 with -b, the reason named); after a crash the next case runs on a fresh runner and
-# passes; cpu's records beside them are untouched; no runner process is left running. Needs build/venv/bin/python with
+# passes; cpu's records beside them are untouched; openvino[precision=f16] is unusable, naming FP16, on a CPU
+# whose plugin lacks it; no runner process is left running. Needs build/venv/bin/python with
 # numpy (make deps); skipped, never passed, without it.
 . tests/report/lib.sh
 
@@ -170,6 +171,21 @@ else
         no "writer: the runner could not write its own TMPDIR"
 fi
 rm -rf "$W" "/tmp/parity-writer-$$"
+
+# openvino[precision=f16] on a CPU whose plugin lacks FP16 would be compiled as bf16: the instance is unusable, naming
+# the capability; where the CPU has it, the instance runs
+if "$PY" -c 'import openvino' 2>/dev/null; then
+    caps=$("$PY" -c 'import openvino as ov; print(" ".join(ov.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")))')
+    "$PARITY" run --case "$CASE" -b 'openvino[precision=f16]' -j 1 --no-progress --out "$T/ov_f16" >"$T/ov_f16.log" 2>&1
+    rc=$?
+    case " $caps " in
+    *" FP16 "*) [ "$rc" -le 1 ] && ok || no "openvino[precision=f16] on a CPU with FP16: exit $rc: $(tail -1 "$T/ov_f16.log")" ;;
+    *) [ "$rc" = 2 ] && grep -q 'lack FP16' "$T/ov_f16.log" && ok ||
+        no "openvino[precision=f16] without FP16 ($caps): exit $rc, not unusable: $(tail -1 "$T/ov_f16.log")" ;;
+    esac
+else
+    skip "openvino is not installed in build/venv (make deps RUNTIMES=openvino installs it)"
+fi
 
 # nothing left running
 sleep 0.5

@@ -3,7 +3,10 @@
 hello's options: precision=f32 (the default here: INFERENCE_PRECISION_HINT f32, so that f32 models are computed in
 f32 whatever the CPU offers), bf16 or f16 (the plugin's lower-precision inference, declared to parity as bf16 or f16
 arithmetic, so that the oracle budgets it as such); threads=N (INFERENCE_NUM_THREADS, default 1). The plugin's own
-default on a CPU with AVX-512 BF16 or AMX is bf16, not f32: an unset hint would compute an f32 model in bf16.
+default on a CPU with AVX-512 BF16 or AMX is bf16, not f32: an unset hint would compute an f32 model in bf16. A
+precision the CPU does not list among its OPTIMIZATION_CAPABILITIES (FP16, BF16) makes the instance UNSUPPORTED at
+hello: on a CPU without FP16 the plugin compiles an f16 hint as bf16 (its compiled model reports bfloat16), which the
+f16 declaration would misjudge.
 Inputs are fed by name, in the order the ONNX graph declares them (an input that no node reads is dropped by the
 conversion, and is not fed).
 """
@@ -36,6 +39,12 @@ class OpenVino:
             self.core = ov.Core()
         if "CPU" not in self.core.available_devices:
             raise Unsupported(f"no CPU device in this OpenVINO ({', '.join(self.core.available_devices)})")
+        caps = self.core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+        cap = {"bf16": "BF16", "f16": "FP16"}.get(self.precision)
+        if cap and cap not in caps:
+            raise Unsupported(f"precision={self.precision}: this CPU's OPTIMIZATION_CAPABILITIES ({', '.join(caps)}) "
+                              f"lack {cap}; the plugin would compile the hint as "
+                              f"{'bf16' if 'BF16' in caps else 'f32'}")
         return {"runtime": "openvino", "version": ov.__version__, "formats": ["onnx"], "device": "CPU",
                 "declares": {"arith": PRECISIONS[self.precision]}}
 
