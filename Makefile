@@ -35,6 +35,9 @@ else
 Q   := @
 msg  = printf '  %-7s %s\n' '$(1)' '$(2)';
 endif
+# The recursive make of a recipe. Make hands its job slots (-j) only to a recipe line that names $(MAKE) itself or
+# starts with '+', so every line that runs $(MAKEQ) starts with '+': without it `make -j2 unit-check` ran its steps
+# one at a time (the sub-make saw -j2 in MAKEFLAGS but no job server, and fell back to -j1).
 MAKEQ := $(MAKE) --no-print-directory
 
 # Target architecture: the host's (uname -m) unless ARCH= names another. ARCH=aarch64 on an x86-64 host
@@ -228,8 +231,8 @@ define check_part
 .PHONY: $(1)-check $$($(1)_STEPS) $$($(1)_SERIAL)
 $(1)-check: $(2)
 	@rm -rf $$(CHECK_LOGS)/$(1)
-	$$(Q)$$(MAKEQ) $$(CHECK_J) $$($(1)_STEPS)
-	$$(if $$($(1)_SERIAL),$$(Q)$$(MAKEQ) -j1 $$($(1)_SERIAL))
+	+$$(Q)$$(MAKEQ) $$(CHECK_J) $$($(1)_STEPS)
+	$$(if $$($(1)_SERIAL),+$$(Q)$$(MAKEQ) -j1 $$($(1)_SERIAL))
 	$$(Q)$$(call CHECK_SUM,$(1)-check,$$(CHECK_LOGS)/$(1))
 endef
 
@@ -318,22 +321,22 @@ CHECK_FIRST := conformance-step-vulkan fuzz-step-smoke conformance-step-ort repo
                conformance-step-litert conformance-step-nnapi
 CHECK_STEPS := $(foreach p,$(CHECK_PARTS),$($(p)_STEPS))
 check: deps
-	@$(MAKEQ) $(CHECK_J) all
+	+@$(MAKEQ) $(CHECK_J) all
 	@rm -rf $(CHECK_LOGS)
-	@$(MAKEQ) $(CHECK_J) $(filter $(CHECK_STEPS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST),$(CHECK_STEPS))
-	$(if $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)),@$(MAKEQ) -j1 $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)))
+	+@$(MAKEQ) $(CHECK_J) $(filter $(CHECK_STEPS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST),$(CHECK_STEPS))
+	$(if $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)),+@$(MAKEQ) -j1 $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)))
 	@sh tools/check_sum.sh check $(CHECK_PARTS:%=$(CHECK_LOGS)/%)
 
 # The aarch64 cross-build under qemu-user (tools/check_aarch64.sh; docs/aarch64.md): also builds the native tree,
 # whose parity and refdigest the reference comparison runs beside the aarch64 ones.
 .PHONY: check-aarch64
 check-aarch64: deps
-	@$(MAKEQ) $(CHECK_J) all
-	@$(MAKEQ) $(CHECK_J) all ARCH=aarch64 SANITIZE=
+	+@$(MAKEQ) $(CHECK_J) all
+	+@$(MAKEQ) $(CHECK_J) all ARCH=aarch64 SANITIZE=
 	@sh tools/check_aarch64.sh build/aarch64 $(JOBS)
 
 run: deps
-	@$(MAKEQ) $(CHECK_J) all
+	+@$(MAKEQ) $(CHECK_J) all
 	@# Exit code 1 means the run completed and found conformance failures: that is the job's result (see the
 	@# summary and out/report.json), not a failure of the command. Usage (2) and internal (3) errors still fail.
 	@$(EXE) run --suite default --plugin $(EXAMPLE_PLUGIN) -j $(JOBS) --max-failures 10 --out out; rc=$$?; \
@@ -348,7 +351,7 @@ run: deps
 BENCH_BACKENDS ?= cpu$(if $(wildcard /usr/include/xnnpack.h),$(comma)xnnpack,)
 BENCH_MICRO_BACKENDS ?= cpu,qnnpack
 bench: deps
-	@$(MAKEQ) $(CHECK_J) all
+	+@$(MAKEQ) $(CHECK_J) all
 	@mkdir -p $(BUILD)/bench
 	$(EXE) bench --model mobilenet_v2 --model mobilenet_v3_small -b $(BENCH_BACKENDS) --plugin $(EXAMPLE_PLUGIN) \
 	  --threads 1 --json $(BUILD)/bench/models-threads1.json
@@ -385,8 +388,8 @@ SHARD ?= 1/1
 .PHONY: nightly
 NIGHTLY_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l 'PAR_TEST_NIGHTLY()' tests/test_*.c))
 nightly: deps
-	@$(MAKEQ) $(CHECK_J) $(EXE) $(PLUGINS) $(NIGHTLY_TESTS)
-	@$(MAKEQ) $(CHECK_J) fuzz
+	+@$(MAKEQ) $(CHECK_J) $(EXE) $(PLUGINS) $(NIGHTLY_TESTS)
+	+@$(MAKEQ) $(CHECK_J) fuzz
 	@NIGHTLY_SECONDS='$(NIGHTLY_SECONDS)' SHARD='$(SHARD)' PARITY=$(EXE) PLUGIN=$(EXAMPLE_PLUGIN) sh tools/nightly.sh
 
 clean:
