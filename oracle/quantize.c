@@ -252,6 +252,35 @@ static void widen_ranges(qctx *q)
         if (!(q->hi[v] - q->lo[v] > 1e-6)) q->hi[v] = q->lo[v] + 1.0;
 }
 
+/* v's range widened around its middle (still holding 0) to at least width need. */
+static void widen_to(qctx *q, int32_t v, double need)
+{
+    if (v < 0 || q->hi[v] - q->lo[v] >= need) return;
+    const double mid = 0.5 * (q->lo[v] + q->hi[v]);
+    q->lo[v] = fmin(0.0, fmin(q->lo[v], mid - 0.5 * need));
+    q->hi[v] = fmax(0.0, fmax(q->hi[v], mid + 0.5 * need));
+}
+
+/* A quantized add takes each input to the output's scale by a multiplier every integer scheme keeps within
+ * [2^-10, 2^8) of it (core/requant.h): an input far narrower than the output (a small constant added to a wide
+ * tensor: 1/255 against 5.8 gave a ratio of 6.7e-4) would make the twin impossible to run. Each input of an add
+ * gets at least 1/512 of the width its output will have (the calibrated one, or 1/64 of the first input's, as
+ * wider_out makes it), a factor 2 from the bound; back to front, so that an input widened here is an output whose
+ * own inputs are widened after it. Widening costs only resolution. */
+static void widen_add_inputs(qctx *q)
+{
+    const par_graph_desc *g = q->g;
+    for (int32_t k = g->n_nodes - 1; k >= 0; k--) {
+        const par_node *n = &g->nodes[k];
+        if (par_op_of(n)->qform != PAR_QFORM_ADD || n->n_inputs < 2 || n->n_outputs < 1) continue;
+        const int32_t a = n->inputs[0], b = n->inputs[1], o = n->outputs[0];
+        if (a < 0 || b < 0 || o < 0) continue;
+        const double wo = fmax(q->hi[o] - q->lo[o], (q->hi[a] - q->lo[a]) / 64.0), need = wo / 512.0;
+        widen_to(q, a, need);
+        widen_to(q, b, need);
+    }
+}
+
 /* The output range of a node whose quantized first input has scale s_in, widened around its middle (still holding
  * 0) to at least 255 s_in / 64: a ratio s_in s_w / s_out of at most 64 s_w for a convolution, 64 for a move, a clamp
  * or a table, whatever the calibration saw (a relu6 after a tanh whose fixed output scale is 1/128 while its
@@ -331,6 +360,7 @@ static par_status calibrate(qctx *q)
         par_ref_result_destroy(r);
         if (bufs) par_case_free_inputs(c, bufs);
         if (st == PAR_OK) widen_ranges(q);
+        if (st == PAR_OK) widen_add_inputs(q);
     }
     par_case_destroy(c);
     free(map);

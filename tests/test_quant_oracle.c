@@ -480,6 +480,38 @@ static void test_twin(void)
     par_case_destroy(f);
 }
 
+/* A small constant added to a wide tensor: calibrated as they are, the constant's scale (1/255 of its width 1) is
+ * 1/7.8 of 2^-10 of the sum's (2,000 / 255), which no integer add accepts; the twin widens it and runs. */
+static void test_twin_narrow_add(void)
+{
+    par_case *f = par_case_create("narrow_add", 1);
+    int32_t x = par_case_input(f, "x", PAR_DTYPE_F32, 2, (int64_t[]){1, 12},
+                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = -1000, .b = 1000});
+    int32_t k = par_case_const(f, "c", PAR_DTYPE_F32, 1, (int64_t[]){1},
+                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = 0, .b = 0.001});
+    int32_t y = par_case_node(f, "add", 2, (int32_t[]){x, k}, 0, NULL, NULL);
+    par_case_output(f, y);
+    CU_ASSERT_FATAL(par_case_finish(f) == PAR_OK);
+    par_msg m = {{0}};
+    par_quant_opts o = {.act = PAR_DTYPE_QU8, .per_channel = 0, .seeded = 0, .id = NULL};
+    par_case *q = par_case_quantize(f, &o, &m);
+    CU_ASSERT_FATAL(q != NULL);
+    const par_graph_desc *g = par_graph_desc_of(q->graph);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        if (strcmp(g->nodes[i].op, "add") != 0) continue;
+        const double so = g->values[g->nodes[i].outputs[0]].scale;
+        for (int j = 0; j < 2; j++) {
+            const double r = g->values[g->nodes[i].inputs[j]].scale / so;
+            CU_ASSERT(r >= 0x1p-10 && r < 0x1p8);
+        }
+    }
+    par_ref_result *rq = NULL;
+    run_case(q, &rq); /* the reference accepts the twin's add */
+    par_ref_result_destroy(rq);
+    par_case_destroy(q);
+    par_case_destroy(f);
+}
+
 static const CU_TestInfo tests[] = {
     {"correct integers pass exactly", test_exact},
     {"another scheme passes labelled", test_other_scheme_labelled},
@@ -488,6 +520,7 @@ static const CU_TestInfo tests[] = {
     {"all ties up is within the bias bound", test_bias_single_tie},
     {"dequantized output of another scheme", test_dequantized},
     {"quantized twin of a float case", test_twin},
+    {"a twin's add keeps its scale ratios", test_twin_narrow_add},
     CU_TEST_INFO_NULL,
 };
 
