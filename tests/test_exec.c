@@ -306,8 +306,10 @@ static void test_unsupported(void)
     CU_ASSERT_STRING_EQUAL(out.reason, "node 'relu0' (relu): op not implemented");
 }
 
-/* The fork per case must stay cheap: make check forks once per (case, backend). Printed, with a loose bound that
- * only a gross regression (a sleep, a polling loop) breaks. */
+/* The fork per case, 200 times over: every case passes and the cost per case is printed. Its speed is not
+ * asserted here (a timed unit test fails on a loaded machine, under qemu or a sanitizer, and proves nothing on an
+ * idle one): the quick suite's rate on cpu, `parity run --suite quick -b cpu -j 2` (docs/reliability.md), is where
+ * a regression of the per-case cost shows. */
 static void test_overhead(void)
 {
     par_backend_inst inst = tb_inst(&tb_ok, "tb");
@@ -327,7 +329,6 @@ static void test_overhead(void)
     double per = (now_s() - t0) / n * 1e3;
     PAR_TEST_NOTE("\n  isolated execution: %.3f ms per case\n", per);
     CU_ASSERT_EQUAL(pass, n);
-    CU_ASSERT(per < 20.0);
     par_graph_destroy(g);
 }
 
