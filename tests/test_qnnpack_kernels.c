@@ -554,7 +554,11 @@ static int check_qb4w(const qnn_ukernels *uk, size_t mr, size_t nc, size_t k, si
 static void qb4w_all(qnn_isa isa)
 {
     const qnn_ukernels *uk = par_qnn_ukernels(isa);
-    if (!uk) PAR_TEST_SKIP(isa == QNN_ISA_VNNI ? "no AVX-512 VNNI on this CPU" : "no AVX2 on this CPU");
+    if (!uk)
+        PAR_TEST_SKIP(isa == QNN_ISA_VNNI      ? "no AVX-512 VNNI on this CPU"
+                      : isa == QNN_ISA_AVX2    ? "no AVX2 on this CPU"
+                      : isa == QNN_ISA_NEONDOT ? "no NEON dot product on this CPU"
+                                               : "no NEON on this CPU");
     rng_seed(300 + (uint64_t)isa);
     static const size_t KB[][2] = {{8, 8}, {16, 8}, {32, 32}, {64, 32}, {96, 32}, {128, 64}, {256, 128}, {512, 32},
                                    {40, 40}, {2, 2}, {6, 6}, {18, 6}, {20, 10}, {64, 2}};
@@ -572,6 +576,8 @@ static void qb4w_all(qnn_isa isa)
 static void test_qb4w_scalar(void) { qb4w_all(QNN_ISA_SCALAR); }
 static void test_qb4w_avx2(void) { qb4w_all(QNN_ISA_AVX2); }
 static void test_qb4w_vnni(void) { qb4w_all(QNN_ISA_VNNI); }
+static void test_qb4w_neon(void) { qb4w_all(QNN_ISA_NEON); }
+static void test_qb4w_neondot(void) { qb4w_all(QNN_ISA_NEONDOT); }
 
 static const CU_TestInfo tests[] = {
     {"igemm scalar vs model, all remainders", test_igemm_scalar},
@@ -587,6 +593,8 @@ static const CU_TestInfo tests[] = {
     {"qb4w scalar vs the op's arithmetic, bit for bit", test_qb4w_scalar},
     {"qb4w avx2 vs the op's arithmetic, bit for bit", test_qb4w_avx2},
     {"qb4w vnni vs the op's arithmetic, bit for bit", test_qb4w_vnni},
+    {"qb4w neon vs the op's arithmetic, bit for bit", test_qb4w_neon},
+    {"qb4w neondot vs the op's arithmetic, bit for bit", test_qb4w_neondot},
     CU_TEST_INFO_NULL,
 };
 

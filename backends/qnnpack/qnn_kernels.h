@@ -249,6 +249,10 @@ void par_qnn_qb4w_4x16c8__avx2(size_t mr, size_t nc, size_t kc, size_t block, co
 void par_qnn_qb4w_4x16c8__avx512vnni(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a,
                                      size_t a_stride, const int32_t *zp, const float *sx, const void *w, float *c,
                                      size_t cs);
+void par_qnn_qb4w_4x16c8__neon(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                               const int32_t *zp, const float *sx, const void *w, float *c, size_t cs);
+void par_qnn_qb4w_4x16c8__neondot(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                                  const int32_t *zp, const float *sx, const void *w, float *c, size_t cs);
 void par_qnn_vadd__scalar(size_t n, const uint8_t *a, const uint8_t *b, uint8_t *y, const qnn_add_params *p);
 void par_qnn_quantize__scalar(size_t n, const float *x, uint8_t *y, double inv_scale, double zp);
 void par_qnn_igemm_4x16c4__avx2(size_t mr, size_t nc, size_t kc, size_t ks, const uint8_t *const *a, size_t a_off,

@@ -125,10 +125,10 @@ static const qnn_ukernels SETS[] = {
  * elsewhere). Both share the NEON depthwise, vadd and quantize kernels. */
 static const qnn_ukernels NEON_SETS[2] = {
     {QNN_ISA_NEON, "neon", 4, 16, QNN_WFMT_K1, par_qnn_igemm_4x16__neon, NULL, NULL, par_qnn_dw_c16__neon,
-     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL, par_qnn_qb4w_4x16c8__scalar, "4x16c8(scalar)"},
+     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL, par_qnn_qb4w_4x16c8__neon, "4x16c8"},
     {QNN_ISA_NEONDOT, "neondot", 4, 16, QNN_WFMT_C4_S8, par_qnn_igemm_4x16c4__neondot, NULL, NULL,
      par_qnn_dw_c16__neon,
-     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL, par_qnn_qb4w_4x16c8__scalar, "4x16c8(scalar)"},
+     par_qnn_vadd__neon, par_qnn_quantize__neon, NULL, par_qnn_qb4w_4x16c8__neondot, "4x16c8"},
 };
 #endif
 
