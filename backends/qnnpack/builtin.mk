@@ -7,7 +7,7 @@
 # NEONDOT_FLAGS below).
 QNN_DIR := backends/qnnpack
 BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.c $(QNN_DIR)/qnn_ops.c $(QNN_DIR)/qnn_reduce.c $(QNN_DIR)/qnn_dynamic.c \
-               $(QNN_DIR)/qnn_8da4w.c \
+               $(QNN_DIR)/qnn_8da4w.c $(QNN_DIR)/qnn_float.c \
                $(call arch_src,$(wildcard $(QNN_DIR)/qnn_ukernel_*.c))
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CC := clang

@@ -7,8 +7,9 @@
  * layouts, steps), the graph boundary (inputs in, outputs out) and the micro-benchmarks; op lowering is in
  * qnn_conv.c and qnn_ops.c (named by the op table below), plan services in qnn_common.c, kernels in qnn_ukernel_*.c.
  *
- * It runs quantized graphs only: f32 tensors appear only as the input of `quantize` and the output of `dequantize`.
- * Anything else is UNSUPPORTED with the reason. It must not write outside the bound outputs or into inputs.
+ * It runs quantized graphs, and the f32 ops of a decoder whose linears are linear_8da4w (qnn_float.c): f32 tensors
+ * appear as the input of `quantize`, the output of `dequantize`, around linear_dynamic and linear_8da4w, and in and
+ * out of those f32 ops. Anything else is UNSUPPORTED with the reason. It must not write outside the bound outputs or into inputs.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -325,6 +326,7 @@ static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node,
     if (node < 0 || node >= g->n_nodes)
         return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
     const par_node *n = &g->nodes[node];
+    if (par_qnn_float_op(g, n)) return par_qnn_check_float(g, n, msg);
     const qnn_op *e = op_find(n->op);
     if (!e) return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by qnnpack", n->op);
     if (e->flags & QNN_OP_WEIGHTS) return par_qnn_check_conv(g, n, e->variant, msg);
@@ -415,7 +417,8 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
                 if (g->nodes[i].inputs[k] >= 0 && p->last_use[g->nodes[i].inputs[k]] < i)
                     p->last_use[g->nodes[i].inputs[k]] = i;
         for (int32_t i = 0; i < g->n_outputs; i++) p->last_use[g->outputs[i]] = INT32_MAX;
-        for (int32_t i = 0; i < g->n_nodes; i++) p->variant[i] = op_find(g->nodes[i].op)->variant; /* all supported */
+        for (int32_t i = 0; i < g->n_nodes; i++) /* all supported: an f32 op or a row of op_table */
+            p->variant[i] = par_qnn_float_op(g, &g->nodes[i]) ? QNN_V_NONE : op_find(g->nodes[i].op)->variant;
     }
     if (st == PAR_OK && c->threads > 1) {
         p->pool = pthreadpool_create((size_t)c->threads);
@@ -424,7 +427,9 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
     if (st == PAR_OK) st = init_tensors(p, msg);
     for (int32_t i = 0; i < g->n_nodes && st == PAR_OK; i++) {
         const par_node *n = &g->nodes[i];
-        if (!p->skip[i]) st = op_find(n->op)->lower(p, i, p->variant[i], msg); /* every node passed qnn_supports */
+        if (p->skip[i]) st = PAR_OK;
+        else if (par_qnn_float_op(g, n)) st = par_qnn_lower_float(p, i, msg);
+        else st = op_find(n->op)->lower(p, i, p->variant[i], msg); /* every node passed qnn_supports */
         if (st != PAR_OK) {
             par_msg m = *msg;
             par_msgf(msg, st, "node '%s' (%s): %s", n->name, n->op, m.text);

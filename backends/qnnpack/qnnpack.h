@@ -150,6 +150,12 @@ par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, int variant, par_msg
 /* qnn_8da4w.c: linear_8da4w (f32 in and out, signed int4 weights with block scales, int8 activations per row) */
 par_status par_qnn_check_8da4w(const par_graph_desc *g, const par_node *n, par_msg *msg);
 par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+/* qnn_float.c: the f32 ops between the linear_8da4w of a decoder (add, mul, silu, masked_fill, embedding, rms_norm,
+ * rope, sdpa, slice_scatter, reshape, flatten, permute): a node is one when its output is f32 and its op is in that
+ * file's table; checked and lowered there instead of by the op table of qnnpack.c. */
+int par_qnn_float_op(const par_graph_desc *g, const par_node *n);
+par_status par_qnn_check_float(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_lower_float(qnn_plan *p, int32_t node, par_msg *msg);
 /* The 256-entry table of a unary op (its variant: relu, clamp, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu)
  * from the input's to the output's quantization; 0 when the variant is not unary or a tensor is not quantized. */
 int par_qnn_unary_lut(const par_node *n, int variant, const qnn_tensor *x, const qnn_tensor *y, uint8_t lut[256]);

@@ -10,6 +10,8 @@
 #     bug passes it: the reference's rule is half to even, and a strict backend is held to it;
 #   - qnnpack passes every quick linear_8da4w case on each x86 kernel set (scalar, avx2, vnni), x=ties included; a set
 #     this CPU lacks is skipped, never passed;
+#   - qnnpack runs the 8da4w decoder: the quick cases of its f32 ops pass on qnnpack (backends/qnnpack/qnn_float.c),
+#     and so do llama_decoder_decode_8da4w and llama_decoder_prefill_8da4w;
 #   - `parity fuzz` with linear_8da4w weighted 20 finds each of the three bugs, signed with linear_8da4w, within its
 #     first 100 graphs (first finding at graph seed 1 to 3 here, about 400 graphs/s; with the default weights at
 #     seed 76 to 98, within 1 s).
@@ -79,6 +81,30 @@ ties = [x["verdict"] for x in res if "x=ties" in x["case"]]
 sys.exit(0 if len(v) >= 20 and set(v) == {"PASS"} and ties == ["PASS"] else "verdicts %s" % sorted(set(v)))
 PY
 done
+
+# The 8da4w decoder on qnnpack: its f32 ops (backends/qnnpack/qnn_float.c) pass the quick suite's cases of those ops
+# (f32 and quantized alike; a case with an op qnnpack lacks is UNSUPPORTED), and the two 8da4w decoder models pass.
+"$PARITY" run --suite quick -o add,mul,masked_fill,silu,embedding,rms_norm,rope,sdpa,slice_scatter,reshape,flatten,permute \
+    -b qnnpack --no-progress --out "$T/fops" --repeat 1 >"$T/fops.log" 2>&1
+rc=$?
+check "qnnpack: the quick cases of the decoder's f32 ops pass (exit $rc)" python3 - "$T/fops/report.json" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+bad = [x["case"] for x in res if x["verdict"] not in ("PASS", "UNSUPPORTED")]
+ops = {"add", "mul", "masked_fill", "silu", "embedding", "rms_norm", "rope", "sdpa", "slice_scatter", "reshape",
+       "flatten", "permute"}
+f32 = {x["case"].split("(")[0] for x in res if x["verdict"] == "PASS" and "dt=q" not in x["case"]}
+sys.exit(0 if not bad and f32 == ops else "not passed: %s; ops without an f32 PASS: %s" % (bad[:5], ops - f32))
+PY
+"$PARITY" run cases/models/llama_decoder_decode_8da4w.json cases/models/llama_decoder_prefill_8da4w.json -b qnnpack \
+    --no-progress --out "$T/dec" --repeat 1 >"$T/dec.log" 2>&1
+rc=$?
+check "qnnpack: both 8da4w decoder models pass (exit $rc)" python3 - "$T/dec/report.json" <<'PY'
+import json, sys
+v = sorted((x["case"], x["verdict"]) for x in json.load(open(sys.argv[1]))["results"])
+sys.exit(0 if [c for c, r in v if r == "PASS"] == ["llama_decoder_decode_8da4w", "llama_decoder_prefill_8da4w"]
+         else "verdicts %s" % v)
+PY
 
 for bug in nibble block sign; do
     "$PARITY" fuzz --plugin "$PL" -b "int4[bug=$bug]" --weights 'linear_8da4w=20' --count 100 --no-reduce \
