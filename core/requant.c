@@ -434,11 +434,29 @@ void par_requant_dynamic_qparams(float mn, float mx, int reduce_range, float *sc
 
 int par_requant_qd8_qparams(const float *x, int64_t k, float *inv, float *sx, int32_t *zp)
 {
-    float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < k; i++) {
-        if (!isfinite(x[i])) return 0;
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
+    /* Four running minima and maxima (no dependency chain from one element to the next), and x * 0, which is NaN
+     * exactly for a non-finite x, summed: the same lo and hi as one pass (min and max of finite values do not depend
+     * on the order; a zero of either sign never replaces the starting +0), and a row with an infinity or a NaN
+     * still has no parameters. */
+    float lo4[4] = {0.0f, 0.0f, 0.0f, 0.0f}, hi4[4] = {0.0f, 0.0f, 0.0f, 0.0f}, bad = 0.0f;
+    int64_t i = 0;
+    for (; i + 4 <= k; i += 4)
+        for (int j = 0; j < 4; j++) {
+            const float v = x[i + j];
+            bad += v * 0.0f;
+            lo4[j] = v < lo4[j] ? v : lo4[j];
+            hi4[j] = v > hi4[j] ? v : hi4[j];
+        }
+    for (int j = 0; i < k; i++, j++) {
+        bad += x[i] * 0.0f;
+        lo4[j] = x[i] < lo4[j] ? x[i] : lo4[j];
+        hi4[j] = x[i] > hi4[j] ? x[i] : hi4[j];
+    }
+    if (bad != bad) return 0;
+    float lo = lo4[0], hi = hi4[0];
+    for (int j = 1; j < 4; j++) {
+        lo = lo4[j] < lo ? lo4[j] : lo;
+        hi = hi4[j] > hi ? hi4[j] : hi;
     }
     const float s = lo == hi ? 1.0f : 255.0f / (hi - lo);
     if (!isfinite(s) || s == 0.0f || !isfinite(1.0f / s)) return 0;

@@ -553,6 +553,48 @@ static void test_gemmlowp_android(void)
     CU_ASSERT_EQUAL(par_requant_scale_android(sx, 1.0f, so), par_requant_scale_f64(sx, 1.0f, so));
 }
 
+/* par_requant_qd8_qparams against the rule restated as one pass (the first non-finite element ends it): the same
+ * parameters, bit for bit, and the same refusals, on rows of 1 to 19 elements holding signed zeros, subnormals,
+ * huge values, infinities and NaNs at every position. */
+static int qd8_naive(const float *x, int64_t k, float *inv, float *sx, int32_t *zp)
+{
+    float lo = 0.0f, hi = 0.0f;
+    for (int64_t i = 0; i < k; i++) {
+        if (!isfinite(x[i])) return 0;
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    const float s = lo == hi ? 1.0f : 255.0f / (hi - lo);
+    if (!isfinite(s) || s == 0.0f || !isfinite(1.0f / s)) return 0;
+    const float lo_s = lo * s, hi_s = hi * s;
+    float z = (-128.0f + lo_s) + (127.0f + hi_s) > 0 ? -128.0f - lo_s : 127.0f - hi_s;
+    z = z < -128.0f ? -128.0f : z > 127.0f ? 127.0f : z;
+    *inv = s, *sx = 1.0f / s, *zp = (int32_t)rintf(z);
+    return 1;
+}
+
+static void test_qd8_qparams(void)
+{
+    static const float special[] = {0.0f, -0.0f, 1e-40f, -1e-40f, 3e38f, -3e38f, INFINITY, -INFINITY, NAN, 1.0f};
+    par_prng r;
+    par_prng_seed(&r, 88);
+    int rows = 0, refused = 0, bad = 0;
+    for (int t = 0; t < 20000; t++) {
+        float x[19];
+        const int64_t k = 1 + (int64_t)(par_prng_uniform(&r) * 19);
+        for (int64_t i = 0; i < k; i++)
+            x[i] = par_prng_uniform(&r) < 0.1 ? special[(int)(par_prng_uniform(&r) * 10)]
+                                               : (float)((par_prng_uniform(&r) * 2 - 1) * 8);
+        float i1 = 0, s1 = 0, i2 = 0, s2 = 0;
+        int32_t z1 = 0, z2 = 0;
+        const int a = par_requant_qd8_qparams(x, k, &i1, &s1, &z1), b = qd8_naive(x, k, &i2, &s2, &z2);
+        bad += a != b || (a && (memcmp(&i1, &i2, 4) || memcmp(&s1, &s2, 4) || z1 != z2));
+        rows++, refused += !b;
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(refused > 1000 && refused < rows - 1000); /* both outcomes are exercised */
+}
+
 static const CU_TestInfo tests[] = {
     {"dynamic quantization parameters (PyTorch's rule) by hand", test_dynamic_qparams},
     {"names and params", test_names},
@@ -568,6 +610,7 @@ static const CU_TestInfo tests[] = {
     {"tie detection and tie rules", test_tie_detection},
     {"lookup tables and clamps", test_lut_clamp},
     {"gemmlowp_android: Android's ratio, gemmlowp's rounding", test_gemmlowp_android},
+        {"qd8 row parameters: the same bits as one pass, the same refusals", test_qd8_qparams},
     CU_TEST_INFO_NULL,
 };
 

@@ -10,6 +10,8 @@ BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.
                $(QNN_DIR)/qnn_8da4w.c $(QNN_DIR)/qnn_float.c \
                $(call arch_src,$(wildcard $(QNN_DIR)/qnn_ukernel_*.c))
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
+# linear_8da4w's row quantization (qd8_row) is a branch-free loop that -O3 vectorizes with the baseline ISA.
+$(BUILD)/obj/$(QNN_DIR)/qnn_8da4w.o: CFLAGS += -O3
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CC := clang
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_avx2.o: CFLAGS += -O3 -mavx2 -mfma -Wno-unknown-warning-option
 $(BUILD)/obj/$(QNN_DIR)/qnn_ukernel_vnni.o: CC := clang

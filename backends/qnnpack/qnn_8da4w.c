@@ -4,15 +4,18 @@
  * weights stay packed two per byte, and the kernel set's qb4w micro-kernel (qnn_kernels.h) sums each block exactly
  * in int32 and applies the block scales, the row's scale and the bias in f32.
  *
- * Numerics. The row parameters and the integers are core/requant.h's par_requant_qd8_qparams and par_requant_qd8,
- * the functions the reference calls, so q is the reference's q bit for bit, ties included (half to even: rintf
- * under the default rounding mode); the backend promises that (PAR_PROC_REQUANT_EXACT) and the reference then
+ * Numerics. The row parameters are core/requant.h's par_requant_qd8_qparams, the function the reference calls, and
+ * the integers par_requant_qd8's arithmetic (the f32 product, half to even, + zp, clamped; the rounding by the
+ * 1.5 * 2^23 trick, which equals rintf in the product's range), so q is the reference's q bit for bit, ties
+ * included; the backend promises that (PAR_PROC_REQUANT_EXACT) and the reference then
  * gives ties no window. The GEMM's integers are exact; the f32 epilogue is budgeted by the reference. Every kernel
  * set computes the same f32 operations in the same order, so the sets agree bit for bit (tested).
  *
  * Weights are repacked at prepare into the kernels' layout (par_qnn_pack_qb4w: per group of 8 k's and 16 columns,
  * 4 bytes a column, still 4 bits a weight), with each block's weight sum for the zero point. Memory is taken at
- * prepare; run allocates nothing. Column blocks and row tiles are spread over the thread pool.
+ * prepare; run allocates nothing. Column blocks and row tiles are spread over the thread pool. Linears of the same
+ * input (a decoder's q, k and v projections; w1 and w3 of its MLP) share one quantization of it: the first one's
+ * step quantizes, the others read its integers (the same bits: the same function of the same values).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +24,8 @@
 #include "qnn_common.h"
 
 typedef struct q4_op {
+    int32_t xval;        /* x's value id */
+    int quantize;        /* 0: an earlier linear_8da4w of the same x quantized it into qa, zp, sx (shared) */
     int32_t input_index; /* x is a graph input: read the bound buffer; else xf */
     const float *xf;
     float *y;
@@ -62,11 +67,25 @@ static void q4_tile(void *opv, size_t j, size_t i)
           o->y + r0 * o->o + n0, o->o);
 }
 
+/* One row's integers + 128: par_requant_qd8's arithmetic (x inv in f32, half to even, + zp, clamped to [-128, 127])
+ * with the rounding as qnn_rne_f32: |x inv| <= 255 (1 + 2^-23)^2 here (x lies in [lo, hi] and inv = 255 / (hi - lo),
+ * or x = 0 and inv = 1), far below the 2^22 where that trick and rintf part. Branch-free, so the compiler vectorizes
+ * it (the file is built with -O3: builtin.mk). */
+static void qd8_row(size_t k, const float *x, float inv, float zp, uint8_t *q)
+{
+    for (size_t i = 0; i < k; i++) {
+        float t = ((x[i] * inv + 12582912.0f) - 12582912.0f) + zp;
+        t = t < -128.0f ? -128.0f : t;
+        t = t > 127.0f ? 127.0f : t;
+        q[i] = (uint8_t)((int32_t)t + 128);
+    }
+}
+
 static void q4_run(const void *opv, qnn_plan *p)
 {
     q4_op *o = (q4_op *)opv;
     const float *x = o->input_index >= 0 ? p->inputs[o->input_index] : o->xf;
-    for (size_t r = 0; r < o->rows; r++) {
+    for (size_t r = 0; r < o->rows && o->quantize; r++) {
         const float *xr = x + r * o->k;
         uint8_t *q = o->qa + r * o->kc;
         float inv;
@@ -79,7 +98,7 @@ static void q4_run(const void *opv, qnn_plan *p)
             continue;
         }
         o->zp[r] = zp + 128;
-        for (size_t k = 0; k < o->k; k++) q[k] = (uint8_t)(par_requant_qd8(xr[k], inv, zp) + 128);
+        qd8_row(o->k, xr, inv, (float)zp, q);
     }
     pthreadpool_parallelize_2d(p->pool, q4_tile, o, o->ncb, o->mtiles, 0);
 }
@@ -103,14 +122,26 @@ par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *
     o->rows = o->k ? (size_t)xt->numel / o->k : 0;
     o->ncb = (o->o + QNN_QB4W_NR - 1) / QNN_QB4W_NR;
     o->mtiles = (o->rows + QNN_QB4W_MR - 1) / QNN_QB4W_MR;
+    o->xval = n->inputs[0];
+    o->quantize = 1;
+    const q4_op *same = NULL; /* a linear_8da4w of the same x already planned (q, k and v; w1 and w3) */
+    for (int32_t s = 0; s < p->n_steps && !same; s++)
+        if (p->steps[s].run == q4_run && ((const q4_op *)p->steps[s].op)->xval == o->xval &&
+            ((const q4_op *)p->steps[s].op)->k == o->k)
+            same = p->steps[s].op;
     /* The SIMD kernels step 8 k's at a time inside a block; other blocks run the scalar kernel. */
     o->fn = o->block % 8 == 0 ? p->uk->qb4w : par_qnn_qb4w_4x16c8__scalar;
     size_t o_wsum, o_scale, o_bias;
     par_qnn_qb4w_offsets(o->kc, o->kc / o->block, &o_wsum, &o_scale, &o_bias, &o->bb);
     o->packed = par_qnn_alloc(p, o->bb * o->ncb);
-    o->qa = par_qnn_alloc(p, o->rows * o->kc + QNN_SLACK);
-    o->zp = par_qnn_alloc(p, sizeof(int32_t) * (o->rows + 1));
-    o->sx = par_qnn_alloc(p, sizeof(float) * (o->rows + 1));
+    if (same) {
+        o->quantize = 0;
+        o->qa = same->qa, o->zp = same->zp, o->sx = same->sx;
+    } else {
+        o->qa = par_qnn_alloc(p, o->rows * o->kc + QNN_SLACK);
+        o->zp = par_qnn_alloc(p, sizeof(int32_t) * (o->rows + 1));
+        o->sx = par_qnn_alloc(p, sizeof(float) * (o->rows + 1));
+    }
     o->y = yt->fbuf = par_qnn_alloc(p, sizeof(float) * ((size_t)yt->numel + 1));
     if (!o->packed || !o->qa || !o->zp || !o->sx || !o->y) return par_msgf(msg, PAR_ERROR, "out of memory");
     for (size_t j = 0; j < o->ncb; j++) {
