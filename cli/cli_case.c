@@ -185,7 +185,7 @@ int par_cmd_export(int argc, char **argv, const char *exe)
         else if (ch == 'F') flush = 1;
         else {
             FILE *f = ch == 'h' ? stdout : stderr;
-            fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16] [--flush-subnormals]\n"
+            fprintf(f, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16|bf16-storage] [--flush-subnormals]\n"
                        "       parity export CASE --format onnx|tflite|ncnn -o FILE\n"
                        "  --format: the case as a model file that the format's own tools load (docs/formats.md says\n"
                        "  which ops map to what; a case that cannot be expressed is exit 2 with the node and reason).\n"
@@ -197,7 +197,7 @@ int par_cmd_export(int argc, char **argv, const char *exe)
         }
     }
     if (optind != argc - 1) {
-        fprintf(stderr, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16] [--flush-subnormals]\n");
+        fprintf(stderr, "usage: parity export CASE [--out FILE] [--arith f32|f16-storage|f16|bf16|bf16-storage] [--flush-subnormals]\n");
         return PAR_EXIT_USAGE;
     }
     if (format) {
@@ -230,8 +230,9 @@ int par_cmd_export(int argc, char **argv, const char *exe)
     else if (!strcmp(arith, "f16-storage")) a = PAR_ARITH_F16_STORAGE;
     else if (!strcmp(arith, "f16")) a = PAR_ARITH_F16;
     else if (!strcmp(arith, "bf16")) a = PAR_ARITH_BF16;
+    else if (!strcmp(arith, "bf16-storage")) a = PAR_ARITH_BF16_STORAGE;
     else {
-        fprintf(stderr, "parity export: --arith: '%s' is not f32, f16-storage, f16 or bf16\n", arith);
+        fprintf(stderr, "parity export: --arith: '%s' is not f32, f16-storage, f16, bf16 or bf16-storage\n", arith);
         return PAR_EXIT_USAGE;
     }
     par_msg msg = {{0}};

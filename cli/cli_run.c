@@ -45,6 +45,7 @@ static const char *arith_name(par_arith a)
     case PAR_ARITH_F16_STORAGE: return "f16-storage";
     case PAR_ARITH_F16: return "f16";
     case PAR_ARITH_BF16: return "bf16";
+    case PAR_ARITH_BF16_STORAGE: return "bf16-storage";
     case PAR_ARITH_N_KINDS: break;
     }
     return "?";

@@ -270,6 +270,10 @@ typedef enum par_arith {
      * linear, matmul: their inputs, weights and bias) may each be rounded to bfloat16 on entry, unit roundoff 2^-8,
      * the products then accumulated in f32: oneDNN's fpmath mode bf16, vdpbf16ps, AMX. Every other op is f32. */
     PAR_ARITH_BF16 = 3,
+    /* bfloat16 storage between ops (every activation, graph input and constant rounded to bfloat16 where it is
+     * stored: unit roundoff 2^-8, f32's exponent range), f32 arithmetic inside ops: OpenVINO's CPU plugin with
+     * INFERENCE_PRECISION_HINT bf16. The dot products' operands are the stored bfloat16 values themselves. */
+    PAR_ARITH_BF16_STORAGE = 4,
     PAR_ARITH_N_KINDS          /* the number of kinds; not an arithmetic */
 } par_arith;
 
@@ -430,7 +434,7 @@ typedef par_algo (*par_node_algo_fn)(void *ctx, void *prepared, int32_t node);
 /* Every flag this version defines; a backend declaring any other bit is an ERROR naming it. */
 #define PAR_ARITH_FLAGS_KNOWN 0x1u
 
-/* The name of an arith as reports show it: "f32", "f16_storage", "f16", "bf16", or "unknown". */
+/* The name of an arith as reports show it: "f32", "f16_storage", "f16", "bf16", "bf16_storage", or "unknown". */
 static inline const char *par_arith_name(par_arith a)
 {
     switch (a) {
@@ -438,6 +442,7 @@ static inline const char *par_arith_name(par_arith a)
     case PAR_ARITH_F16_STORAGE: return "f16_storage";
     case PAR_ARITH_F16: return "f16";
     case PAR_ARITH_BF16: return "bf16";
+    case PAR_ARITH_BF16_STORAGE: return "bf16_storage";
     default: return "unknown";
     }
 }

@@ -60,7 +60,7 @@ void par_exec_probe(par_backend_inst *inst, double timeout_s)
                 /* PAR_PROC_ARITH (or the table's, checked at load): the arithmetic of this context, after knobs */
                 if (m.arith < (int32_t)PAR_ARITH_F32 || m.arith >= (int32_t)PAR_ARITH_N_KINDS)
                     par_xdecide(&s, PAR_V_ERROR, "backend '%s' declares unknown arithmetic %d (%s; known: 0 f32, "
-                                "1 f16_storage, 2 f16, 3 bf16)", inst->be->name, (int)m.arith, PAR_PROC_ARITH);
+                                "1 f16_storage, 2 f16, 3 bf16, 4 bf16_storage)", inst->be->name, (int)m.arith, PAR_PROC_ARITH);
                 else
                     inst->arith = m.arith;
             } else if (m.type == XM_END) {

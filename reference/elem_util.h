@@ -37,7 +37,7 @@ static inline par_status float_unary_io(const char *name, const par_rt *const *i
 static inline double underflow_abs(const par_prec *p)
 {
     if (p->u == 0 && p->u_store == 0) return p->flush; /* the ideal result (0), or interp.c's flush pass */
-    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-14 : 0x1p-126;
+    return fmax(par_fmt_of(p->u)->tiny, par_fmt_of(p->u_store)->tiny);
 }
 
 /* Budget of a result y with propagated part p and own roundings own: both plus the storage rounding of the held
@@ -48,17 +48,11 @@ static inline double finish(double y, double p, double own, const par_prec *pr)
     return (isfinite(y) && t == t) ? t : INFINITY;
 }
 
-/* Whether b is exactly representable in the binary format of unit roundoff u (2^-24: f32, 2^-11: f16): its
- * significand fits in -log2(u) bits and it is a normal number of that format. */
+/* Whether b is exactly representable in the binary format of unit roundoff u (2^-24: f32, 2^-11: f16, 2^-8:
+ * bfloat16; par_fmt_of): its significand fits in the format's bits and it is a normal number of the format. */
 static inline int exact_in(double b, double u)
 {
-    if (b == 0 || isinf(b) || u == 0) return 1;
-    int ex;
-    double m = frexp(fabs(b), &ex); /* |b| = m 2^ex, m in [0.5, 1) */
-    int bits = (int)lround(-log2(u));
-    int min_ex = bits <= 11 ? -13 : -125, max_ex = bits <= 11 ? 16 : 128;
-    double scaled = ldexp(m, bits);
-    return scaled == floor(scaled) && ex >= min_ex && ex <= max_ex;
+    return u == 0 || par_fmt_exact(par_fmt_of(u), b);
 }
 
 /* Rounding of a constant (a clamp bound, a fill value) to the backend's arithmetic and storage formats: 0 when

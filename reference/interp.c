@@ -37,14 +37,22 @@ static int is_quant(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_Q
  * lie below tau may come out as 0 (flush_results). Each element's flush part f (reference.h) holds the worst-case
  * share of its budget that flushing explains, kept out of the probabilistic scale s. */
 
-/* tau for a tensor of dtype dt where it is read or written: 2^-14 for a tensor stored in f16 (an f16 tensor, or an f32
- * tensor under f16 storage), else the arithmetic's (p->flush); 0 when the backend keeps subnormals or dt is not a
- * float type. */
+/* The format a float tensor of dtype dt is stored in by the backend: f16 for an f16 tensor, the declared storage
+ * (par_prec.u_store: f32, f16 or bfloat16) for an f32 one; NULL for other dtypes (integers, f64 reference values). */
+static const par_fmt *stored_fmt(const par_prec *p, par_dtype dt)
+{
+    if (dt == PAR_DTYPE_F16) return par_fmt_of(0x1p-11);
+    return dt == PAR_DTYPE_F32 ? par_fmt_of(p->u_store > 0 ? p->u_store : 0x1p-24) : NULL;
+}
+
+/* tau for a tensor of dtype dt where it is read or written: the larger of the arithmetic's (p->flush) and its storage
+ * format's smallest normal (2^-14 for a tensor stored in f16: an f16 tensor, or an f32 tensor under f16 storage); 0
+ * when the backend keeps subnormals or dt is not a float type. */
 static double flush_tau(const par_prec *p, par_dtype dt)
 {
     if (!(p->flush > 0)) return 0;
-    if (dt == PAR_DTYPE_F16 || (dt == PAR_DTYPE_F32 && p->u_store > 0x1p-20)) return fmax(p->flush, 0x1p-14);
-    return dt == PAR_DTYPE_F32 ? p->flush : 0;
+    const par_fmt *f = stored_fmt(p, dt);
+    return f ? fmax(p->flush, f->tiny) : 0;
 }
 
 /* Allocate t's flush parts, filled with NaN ("not computed", as the scales). */
@@ -75,19 +83,20 @@ static void flush_results(par_rt *t, double tau)
 static void nonfinite_rules(par_rt *t, const par_prec *p, const uint8_t *any, int taint_nan, int taint_inf);
 
 /* Load a graph input or constant: exact in its own dtype; a float tensor stored in a narrower format by the backend
- * (f16 storage of an f32 tensor) is rounded once at the boundary, by the standard model with underflow
- * fl(x) = x (1 + d) + eta: u_store * |x| plus the narrower format's half subnormal (2^-25 for f16, the eta that
- * gradual_results gives computed results), which covers an element that becomes subnormal or zero in f16. With
+ * (f16 or bfloat16 storage of an f32 tensor) is rounded once at the boundary, by the standard model with underflow
+ * fl(x) = x (1 + d) + eta: u_store * |x| plus the narrower format's half subnormal (2^-25 for f16, 2^-134 for
+ * bfloat16: the eta that gradual_results gives computed results), which covers an element that becomes subnormal
+ * or zero in that format; nothing for an element that is a normal number of that format (it is stored as it is). With
  * flushing, an element below tau may be read as 0: budget |x|, all of it the flush part. */
 static par_status load_leaf(const par_value *val, const void *data, const par_prec *p, par_rt *t, par_msg *msg)
 {
     if (par_rt_alloc(t, val->dtype, val->rank, val->dims, msg) != PAR_OK) return PAR_ERROR;
-    double boundary = (val->dtype == PAR_DTYPE_F32 && p->u_store > 0x1p-24) ? p->u_store : 0.0;
+    const par_fmt *narrow = val->dtype == PAR_DTYPE_F32 && p->u_store > 0x1p-24 ? par_fmt_of(p->u_store) : NULL;
     const double tau = flush_tau(p, val->dtype);
     if (tau > 0 && alloc_flush(t, msg) != PAR_OK) return PAR_ERROR;
     for (int64_t i = 0; i < t->numel; i++) {
         t->v[i] = par_elem_get(val->dtype, data, i);
-        t->e[i] = boundary > 0 ? boundary * fabs(t->v[i]) + 0x1p-25 : 0.0;
+        t->e[i] = narrow && !par_fmt_exact(narrow, t->v[i]) ? narrow->u * fabs(t->v[i]) + narrow->eta : 0.0;
         t->s[i] = t->e[i];
         if (tau > 0) {
             t->f[i] = fabs(t->v[i]) < tau ? fabs(t->v[i]) : 0;
@@ -304,12 +313,12 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
 }
 
 /* The smallest magnitude that rounds to infinity when stored in t's storage format: 2^128 - 2^103 for f32 (the
- * midpoint above FLT_MAX rounds to even, 2^128), 65520 for f16 and for an f32 tensor the backend stores in f16; 0 for
- * tensors that are not stored in a float format the backend rounds to. */
+ * midpoint above FLT_MAX rounds to even, 2^128), 65520 for f16 and for an f32 tensor the backend stores in f16,
+ * 2^128 - 2^119 under bfloat16 storage; 0 for tensors that are not stored in a float format the backend rounds to. */
 static double storage_overflow(const par_rt *t, const par_prec *p)
 {
-    if (t->dtype == PAR_DTYPE_F16 || (t->dtype == PAR_DTYPE_F32 && p->u_store > 0x1p-20)) return 65520.0;
-    return t->dtype == PAR_DTYPE_F32 ? 0x1p128 - 0x1p103 : 0;
+    const par_fmt *f = stored_fmt(p, t->dtype);
+    return f ? f->ovf : 0;
 }
 
 /* The NaN, Inf and overflow rules of a float tensor (docs/oracle.md, "NaN and Inf policy"), applied to every leaf and
@@ -361,7 +370,7 @@ static void taint_of(const par_rt *t, int *any_el, int *unbounded_el)
 static void gradual_results(par_rt *t, const par_prec *p)
 {
     if (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16) return;
-    const double eta = t->dtype == PAR_DTYPE_F16 ? 0x1p-25 : par_eta_gradual(p);
+    const double eta = t->dtype == PAR_DTYPE_F16 ? par_fmt_of(0x1p-11)->eta : par_eta_gradual(p);
     for (int64_t i = 0; i < t->numel; i++) t->e[i] += eta;
     /* a rounding like any other, mean-zero: in the scale too, or a linear combination downstream loses it */
     if (t->s)

@@ -64,7 +64,7 @@ typedef struct par_rt {
 /* The arithmetic the budgets are derived for (from the backend's par_arith). */
 typedef struct par_prec {
     double u;        /* unit roundoff of arithmetic inside an op: 2^-24 for f32 */
-    double u_store;  /* unit roundoff of the storage between ops: 2^-24 for f32, 2^-11 for f16 */
+    double u_store;  /* unit roundoff of the storage between ops: 2^-24 for f32, 2^-11 for f16, 2^-8 for bf16 */
     double fn_ulps;  /* error allowed to an elementary function (exp, log, tanh, ...), in units of u */
     /* Unit roundoff of the operands of a dot product on entry (reference/dot.h: conv2d, conv_transpose2d, linear,
      * matmul): 2^-8 when they may be rounded to bfloat16 (PAR_ARITH_BF16), else 0 (they are used as stored). */
@@ -106,13 +106,54 @@ typedef struct par_ref_ctx {
     uint8_t *any;
 } par_ref_ctx;
 
+/* A binary floating-point format that a declared arithmetic computes in (par_prec.u) or stores in between ops
+ * (par_prec.u_store): what the budgets need of it (docs/oracle.md, "Storage formats"). */
+typedef struct par_fmt {
+    const char *name;
+    double u;           /* unit roundoff, 2^-bits */
+    int bits;           /* significant bits, the hidden one included */
+    int min_ex, max_ex; /* the frexp exponents of its normal numbers (|x| = m 2^ex, m in [1/2, 1)) */
+    double tiny;        /* the smallest normal number: where a flushing format reads or writes 0 */
+    double eta;         /* half the smallest subnormal: the absolute error of gradual underflow in one rounding */
+    double max;         /* the largest finite number */
+    double ovf;         /* the smallest magnitude that rounds to infinity (to nearest, ties to even) */
+} par_fmt;
+
+/* The format of unit roundoff u: one row per format a par_arith names (f32, f16, bfloat16). The profiles name their
+ * formats by u alone, which is unique per row. A u of no row (0: the exact profile, whose callers test it first)
+ * reads as the narrowest row that is at least as coarse, f16 beyond f32's: its tiny, eta and ovf are the widest
+ * allowances, so an unknown profile is judged loosely, never falsely. */
+static inline const par_fmt *par_fmt_of(double u)
+{
+    static const par_fmt fmts[] = {
+        {"f32", 0x1p-24, 24, -125, 128, 0x1p-126, 0x1p-150, 0x1.fffffep127, 0x1p128 - 0x1p103},
+        {"f16", 0x1p-11, 11, -13, 16, 0x1p-14, 0x1p-25, 65504.0, 65520.0},
+        {"bf16", 0x1p-8, 8, -125, 128, 0x1p-126, 0x1p-134, 0x1.fep127, 0x1p128 - 0x1p119},
+    };
+    for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
+        if (fmts[i].u == u) return &fmts[i];
+    return u <= 0x1p-24 ? &fmts[0] : &fmts[1];
+}
+
+/* Whether x is exactly a normal number of format f, or 0 or infinite: its significand fits in f's bits and its
+ * exponent in f's range. Rounding x to f then changes nothing. */
+static inline int par_fmt_exact(const par_fmt *f, double x)
+{
+    if (x == 0 || isinf(x)) return 1;
+    if (isnan(x)) return 0;
+    int ex;
+    double m = frexp(fabs(x), &ex); /* |x| = m 2^ex, m in [0.5, 1) */
+    double scaled = ldexp(m, f->bits);
+    return scaled == floor(scaled) && ex >= f->min_ex && ex <= f->max_ex;
+}
+
 /* The largest magnitude an intermediate of the arithmetic holds without overflowing: FLT_MAX, or 65504 when the
  * arithmetic is f16; unlimited for the exact arithmetic (u = u_store = 0: par_prec_ideal, a quantized node's ideal
  * real result), whose intermediates are float64's. */
 static inline double par_ovf_arith(const par_prec *p)
 {
     if (p->u == 0 && p->u_store == 0) return INFINITY;
-    return p->u > 0x1p-20 ? 65504.0 : 0x1.fffffep127;
+    return par_fmt_of(p->u)->max;
 }
 
 /* Mark element i of output 0 as "anything" (an intermediate may overflow; see par_ref_ctx.any). */
@@ -194,11 +235,12 @@ static inline double par_prop_bound_flush(double sum_t, double sum_s2, const par
 }
 
 /* The absolute error of gradual underflow in one operation of the arithmetic (eta of the standard model without
- * flushing): half the smallest subnormal, 2^-150 for f32, 2^-25 when f16 is involved; 0 for the ideal result. */
+ * flushing): half the smallest subnormal of the coarser of the arithmetic's and the storage's formats, 2^-150 for
+ * f32, 2^-25 when f16 is involved, 2^-134 under bfloat16 storage; 0 for the ideal result. */
 static inline double par_eta_gradual(const par_prec *p)
 {
     if (p->u == 0 && p->u_store == 0) return 0.0;
-    return (p->u > 0x1p-20 || p->u_store > 0x1p-20) ? 0x1p-25 : 0x1p-150;
+    return fmax(par_fmt_of(p->u)->eta, par_fmt_of(p->u_store)->eta);
 }
 
 /* The absolute error of n operations of a kernel whose results may underflow (a product or a partial sum inside the

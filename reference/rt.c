@@ -17,27 +17,19 @@ par_prec par_prec_for(par_arith a)
     p.requant = PAR_REQUANT_FP32;
     p.requant_exact = 0;
     p.flush = 0; /* gradual underflow unless the backend declares PAR_ARITH_FLUSH_SUBNORMALS (par_prec_flush) */
-    switch (a) {
-    case PAR_ARITH_F16_STORAGE:
-        p.u = 0x1p-24;
-        p.u_store = 0x1p-11;
-        break;
-    case PAR_ARITH_F16:
-        p.u = 0x1p-11;
-        p.u_store = 0x1p-11;
-        break;
-    case PAR_ARITH_BF16:
-        /* f32 storage and accumulation; the dot products' operands rounded to bfloat16 (8 significant bits) */
-        p.u = 0x1p-24;
-        p.u_store = 0x1p-24;
-        p.u_in = 0x1p-8;
-        break;
-    case PAR_ARITH_F32:
-    default:
-        p.u = 0x1p-24;
-        p.u_store = 0x1p-24;
-        break;
-    }
+    /* The unit roundoffs of each kind (core/parity_backend.h): of the arithmetic inside ops, of the storage between
+     * ops (a par_fmt row: f32, f16 or bfloat16) and of the dot products' operands on entry (0: used as stored). */
+    static const struct { double u, u_store, u_in; } kinds[PAR_ARITH_N_KINDS] = {
+        [PAR_ARITH_F32] = {0x1p-24, 0x1p-24, 0},
+        [PAR_ARITH_F16_STORAGE] = {0x1p-24, 0x1p-11, 0},
+        [PAR_ARITH_F16] = {0x1p-11, 0x1p-11, 0},
+        [PAR_ARITH_BF16] = {0x1p-24, 0x1p-24, 0x1p-8},
+        [PAR_ARITH_BF16_STORAGE] = {0x1p-24, 0x1p-8, 0},
+    };
+    const int k = (int)a >= 0 && a < PAR_ARITH_N_KINDS ? (int)a : (int)PAR_ARITH_F32;
+    p.u = kinds[k].u;
+    p.u_store = kinds[k].u_store;
+    p.u_in = kinds[k].u_in;
     return p;
 }
 
@@ -52,7 +44,7 @@ void par_prec_set_flush(par_prec *p, int flush)
 {
     /* The smallest normal number of the arithmetic inside ops: f32 operations (f16 storage included) flush below
      * 2^-126; the f16 storage's own 2^-14 applies where a tensor is read or written (interp.c, flush_tau). */
-    p->flush = !flush ? 0.0 : p->u > 0x1p-20 ? 0x1p-14 : 0x1p-126;
+    p->flush = !flush ? 0.0 : par_fmt_of(p->u)->tiny;
 }
 
 par_status par_rt_alloc(par_rt *t, par_dtype dt, int32_t rank, const int64_t *dims, par_msg *msg)

@@ -204,10 +204,9 @@ static void read_shards(rd *x, json_object *root)
 static par_arith arith_of(const char *s, int *ok)
 {
     *ok = 1;
-    if (!s || !strcmp(s, "f32")) return PAR_ARITH_F32;
-    if (!strcmp(s, "f16_storage")) return PAR_ARITH_F16_STORAGE;
-    if (!strcmp(s, "f16")) return PAR_ARITH_F16;
-    if (!strcmp(s, "bf16")) return PAR_ARITH_BF16;
+    if (!s) return PAR_ARITH_F32;
+    for (int a = 0; a < (int)PAR_ARITH_N_KINDS; a++)
+        if (!strcmp(s, par_arith_name((par_arith)a))) return (par_arith)a;
     *ok = 0;
     return PAR_ARITH_F32;
 }
@@ -222,7 +221,7 @@ static void read_backend(rd *x, json_object *o, const char *w, par_backend *t, p
     rr_str(x, o, w, "arith", 1, &arith);
     int ok;
     t->arith = arith_of(arith, &ok);
-    if (!ok) rr_fail(x, w, "arith", "\"%s\" is not f32, f16_storage or f16", arith);
+    if (!ok) rr_fail(x, w, "arith", "\"%s\" is not f32, f16_storage, f16, bf16 or bf16_storage", arith);
     bi->arith = (int32_t)t->arith; /* the instance's (PAR_PROC_ARITH or the table's), which renderers show */
     t->api_version = PAR_BACKEND_API_VERSION;
     t->struct_size = sizeof *t;

@@ -137,14 +137,15 @@ static void test_relu_subnormal(void)
 
 /* f32 arithmetic under f16 storage: an f32 tensor stored in f16 flushes below f16's smallest normal 2^-14 where it is
  * read (an input of 2^-16 may be read as 0: budget 2^-16, all of it flush) and written (relu's result of it too),
- * while 2^-13 is an f16 normal number: its budget is the boundary rounding alone, none of it flush. */
+ * while 2^-13 (1 + 2^-12) is above f16's normal range's start: its budget is the boundary rounding alone (it has more
+ * significant bits than f16's 11), none of it flush; 2^-13 itself is an f16 number, stored as it is: budget 0. */
 static void test_f16_storage_flush(void)
 {
-    const int64_t dims[1][2] = {{2}};
+    const int64_t dims[1][2] = {{3}};
     const int32_t ranks[1] = {1};
     par_graph *g = one_node("relu", 1, dims, ranks);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    const float x[2] = {0x1p-16f, 0x1p-13f};
+    const float x[3] = {0x1p-16f, 0x1p-13f * (1 + 0x1p-12f), 0x1p-13f};
     const void *in[1] = {x};
     par_prec p = par_prec_for(PAR_ARITH_F16_STORAGE);
     par_prec_set_flush(&p, 1);
@@ -156,8 +157,10 @@ static void test_f16_storage_flush(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(y->f);
     CU_ASSERT_EQUAL(y->e[0], 0x1p-16);
     CU_ASSERT_EQUAL(y->f[0], 0x1p-16);
-    CU_ASSERT_EQUAL(y->e[1], 0x1p-11 * 0x1p-13 + 0x1p-25);
+    CU_ASSERT_EQUAL(y->e[1], 0x1p-11 * (double)x[1] + 0x1p-25);
     CU_ASSERT_EQUAL(y->f[1], 0.0);
+    CU_ASSERT_EQUAL(y->e[2], 0.0);
+    CU_ASSERT_EQUAL(y->f[2], 0.0);
     par_ref_result_destroy(r);
     par_graph_destroy(g);
 }

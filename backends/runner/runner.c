@@ -214,8 +214,8 @@ static par_status declares(rt_ctx *c, struct json_object *head, par_msg *msg)
         for (int a = 0; a < (int)PAR_ARITH_N_KINDS && !found; a++)
             if (name && !strcmp(name, par_arith_name((par_arith)a))) c->arith = (par_arith)a, found = 1;
         if (!found)
-            return par_msgf(msg, PAR_ERROR, "%s: hello declares arith \"%s\" (known: f32, f16_storage, f16, bf16)",
-                            c->spec->name, name ? name : "");
+            return par_msgf(msg, PAR_ERROR, "%s: hello declares arith \"%s\" (known: f32, f16_storage, f16, bf16, "
+                            "bf16_storage)", c->spec->name, name ? name : "");
     }
     if (json_object_object_get_ex(d, "requant", &v)) {
         const char *name = json_object_get_string(v);

@@ -5,7 +5,7 @@
  * PAR_PROC_DEVICE_TIME. Like any plugin it sees only the public header.
  *
  * Knobs (the tests' levers, one thing each):
- *   arith=f32|f16_storage|f16|bf16|N
+ *   arith=f32|f16_storage|f16|bf16|bf16_storage|N
  *                                what PAR_PROC_ARITH answers (default f32, the table's); N an integer answered as
  *                                is (a value outside par_arith must make the instance unusable, naming it)
  *   round=f32|f16                the output's precision: f16 rounds every result to the nearest f16 (ties to even),
@@ -69,6 +69,7 @@ static par_status cx_set_knob(void *ctx, const char *key, const char *value, par
         else if (strcmp(value, "f16_storage") == 0) c->arith = PAR_ARITH_F16_STORAGE;
         else if (strcmp(value, "f16") == 0) c->arith = PAR_ARITH_F16;
         else if (strcmp(value, "bf16") == 0) c->arith = PAR_ARITH_BF16;
+        else if (strcmp(value, "bf16_storage") == 0) c->arith = PAR_ARITH_BF16_STORAGE;
         else {
             c->arith = strtol(value, &end, 10);
             if (!end || *end) goto bad;
@@ -112,7 +113,8 @@ static par_status cx_set_knob(void *ctx, const char *key, const char *value, par
         return PAR_OK;
     }
 bad:
-    return par_msgf(msg, PAR_ERROR, "unknown knob or value '%s=%s' (arith=f32|f16_storage|f16|bf16|N, round=f32|f16, "
+    return par_msgf(msg, PAR_ERROR, "unknown knob or value '%s=%s' (arith=f32|f16_storage|f16|bf16|bf16_storage|N, "
+                    "round=f32|f16, "
                     "diag=prepare|N|every, diag_raw=0|1, note=TEXT, device=MS, device_bad=0|1, crash=0|1)", key, value);
 }
 

@@ -1,8 +1,9 @@
 """openvino_runner.py - OpenVINO's CPU plugin as a parity runner (docs/runners.md): the backend `openvino`.
 
 hello's options: precision=f32 (the default here: INFERENCE_PRECISION_HINT f32, so that f32 models are computed in
-f32 whatever the CPU offers), bf16 or f16 (the plugin's lower-precision inference, declared to parity as bf16 or f16
-arithmetic, so that the oracle budgets it as such); threads=N (INFERENCE_NUM_THREADS, default 1). The plugin's own
+f32 whatever the CPU offers), bf16 or f16 (the plugin's lower-precision inference, declared to parity so that the
+oracle budgets it as such: bf16 as bf16_storage, since the plugin stores every activation, input and weight in
+bfloat16 between its f32 kernels; f16 as f16); threads=N (INFERENCE_NUM_THREADS, default 1). The plugin's own
 default on a CPU with AVX-512 BF16 or AMX is bf16, not f32: an unset hint would compute an f32 model in bf16. A
 precision the CPU does not list among its OPTIMIZATION_CAPABILITIES (FP16, BF16) makes the instance UNSUPPORTED at
 hello: on a CPU without FP16 the plugin compiles an f16 hint as bf16 (its compiled model reports bfloat16), which the
@@ -21,7 +22,7 @@ try:
 except ImportError as e:
     ov, MISSING = None, f"{e} (make deps installs openvino into build/venv)"
 
-PRECISIONS = {"f32": "f32", "bf16": "bf16", "f16": "f16"}
+PRECISIONS = {"f32": "f32", "bf16": "bf16_storage", "f16": "f16"}
 
 
 class OpenVino:
