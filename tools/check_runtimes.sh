@@ -6,15 +6,20 @@
 # ncnn" / "in ExecuTorch", each with a script of the runtime's own API under tools/runners/findings/). Every record
 # must PASS, be UNSUPPORTED (skipped), or be a listed finding that still reproduces with its listed verdict; anything
 # else, and a listed finding that no longer reproduces, fails. make check runs ort, litert and ncnn; make nightly
-# (tools/nightly.sh) runs openvino, whose per-case compile is too slow for check; executorch runs on request. Where the
-# runtime is not installed (no build/venv, or its package missing): one skip naming why, never a pass.
+# (tools/nightly.sh) runs openvino (f32 and bf16), whose per-case compile is too slow for check; executorch runs on
+# request. Where the runtime is not installed (no build/venv, or its package missing): one skip naming why, never a
+# pass.
+# With the suite run the reduced cases: every finding's (tools/runners/findings/*.json, the runtimes' bugs that fuzzing
+# found outside the quick suite) and every fixed bug's (cases/regressions/*.json), about 20 cases, seconds, on every
+# runtime but executorch (seconds a case): a finding that stops reproducing, or a new failure on one, fails the step.
 exe=$1 out=$2 jobs=$3 rt=$4 opts=
+reduced=$(ls tools/runners/findings/*.json cases/regressions/*.json)
 case $rt in
 ort) backends='ort,ort[opt=0]' ;;
 litert) backends='litert,litert[delegate=none]' ;;
-openvino) backends='openvino' ;; # its CPU plugin compiles each case's model: about 190 s, make nightly's
+openvino) backends='openvino,openvino[precision=bf16]' ;; # the plugin compiles each case's model: make nightly's
 ncnn) backends='ncnn' ;; # its CPU path in f32 (8 s); ncnn[vulkan=1] takes 213 s on lavapipe: docs/runners.md
-executorch) backends='executorch' opts='--timeout 600' ;; # each worker's first case waits for torch's import
+executorch) backends='executorch' opts='--timeout 600' reduced= ;; # each worker's first case waits for torch's import
 *) echo "check_runtimes.sh: unknown runtime '$rt'" >&2; exit 2 ;;
 esac
 known=backends/runner/known_$rt.txt
@@ -24,7 +29,7 @@ if ! "$exe" list backends 2>/dev/null | awk -v n="$rt" '$1 == n && $3 == "yes" {
     echo "conformance-$rt: 0 passed, 0 failed, 1 skipped"
     exit 0
 fi
-"$exe" run --suite quick -b "$backends" -j "$jobs" $opts --no-progress --out "$out" >"$out.log" 2>&1
+"$exe" run --suite quick $reduced -b "$backends" -j "$jobs" $opts --no-progress --out "$out" >"$out.log" 2>&1
 rc=$?
 grep -v "^conformance: " "$out.log" | grep -E "^(backend|$rt|ties|infinite)" | head -n 8
 if [ "$rc" -gt 1 ] || [ ! -f "$out/report.json" ]; then

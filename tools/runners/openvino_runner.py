@@ -3,7 +3,8 @@
 hello's options: precision=f32 (the default here: INFERENCE_PRECISION_HINT f32, so that f32 models are computed in
 f32 whatever the CPU offers), bf16 or f16 (the plugin's lower-precision inference, declared to parity so that the
 oracle budgets it as such: bf16 as bf16_storage, since the plugin stores every activation, input and weight in
-bfloat16 between its f32 kernels; f16 as f16); threads=N (INFERENCE_NUM_THREADS, default 1). The plugin's own
+bfloat16 between its f32 kernels, and with flushed subnormals, since its conversions to bfloat16 flush them (a
+subnormal f32 result, which bfloat16 could hold as a subnormal, comes out as 0); f16 as f16); threads=N (INFERENCE_NUM_THREADS, default 1). The plugin's own
 default on a CPU with AVX-512 BF16 or AMX is bf16, not f32: an unset hint would compute an f32 model in bf16. A
 precision the CPU does not list among its OPTIMIZATION_CAPABILITIES (FP16, BF16) makes the instance UNSUPPORTED at
 hello: on a CPU without FP16 the plugin compiles an f16 hint as bf16 (its compiled model reports bfloat16), which the
@@ -47,7 +48,7 @@ class OpenVino:
                               f"lack {cap}; the plugin would compile the hint as "
                               f"{'bf16' if 'BF16' in caps else 'f32'}")
         return {"runtime": "openvino", "version": ov.__version__, "formats": ["onnx"], "device": "CPU",
-                "declares": {"arith": PRECISIONS[self.precision]}}
+                "declares": {"arith": PRECISIONS[self.precision], "flush_subnormals": self.precision == "bf16"}}
 
     def load(self, fmt, model):
         self.compiled = None
