@@ -11,7 +11,7 @@
 #   3. the checks `make check` samples or leaves out to stay fast, out of the budget: the vulkan quick suite entirely
 #      under the Khronos validation layer (tools/check_vulkan.sh with VULKAN_VALIDATE=all; `make check` validates
 #      one sixteenth and runs fp16 on a quarter; about 4 minutes on lavapipe), the quick suite and the reduced finding cases on openvino and
-#      openvino[precision=bf16] against their known findings (tools/check_runtimes.sh; about 190 s and 620 s; skipped
+#      openvino[precision=bf16] against their known findings (tools/check_runtimes.sh; 1,783 s for both at load 25; skipped
 #      where not installed), and every unit test program with a test
 #      marked PAR_TEST_NIGHTLY (tests/tmain.h: the whole-model tests and test_winograd's full-suite pass, which
 #      `make check` skips; docs/ci.md lists them) run with
