@@ -52,7 +52,7 @@ static int check_tensor(par_case *c, const char *what, const char *name, par_dty
 {
     if (!name || !*name) return fail(c, "%s: missing name", what), 0;
     if (dt != PAR_DTYPE_F32 && dt != PAR_DTYPE_F16 && dt != PAR_DTYPE_QU8 && dt != PAR_DTYPE_QS8 &&
-        dt != PAR_DTYPE_I32 && dt != PAR_DTYPE_BOOL)
+        dt != PAR_DTYPE_QS16 && dt != PAR_DTYPE_I32 && dt != PAR_DTYPE_BOOL)
         return fail(c, "%s '%.60s': dtype %s is not a case dtype", what, name, par_dtype_name(dt)), 0;
     if (rank < 0 || rank > PAR_MAX_RANK || (rank > 0 && !dims))
         return fail(c, "%s '%.60s': rank %d is outside 0..%d", what, name, (int)rank, PAR_MAX_RANK), 0;

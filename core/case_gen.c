@@ -39,6 +39,7 @@ static void int_range(par_dtype dt, int64_t *lo, int64_t *hi)
     switch (dt) {
     case PAR_DTYPE_QU8: *lo = 0; *hi = 255; return;
     case PAR_DTYPE_QS8: *lo = -128; *hi = 127; return;
+    case PAR_DTYPE_QS16: *lo = -32768; *hi = 32767; return;
     case PAR_DTYPE_BOOL: *lo = 0; *hi = 1; return; /* uniform [0, 1]: density 1/2; const 0 / 1: all false / true */
     default: *lo = INT32_MIN; *hi = INT32_MAX; return;
     }
@@ -71,6 +72,7 @@ static void store_int(par_dtype dt, void *out, int64_t i, int64_t q)
     switch (dt) {
     case PAR_DTYPE_QU8: ((uint8_t *)out)[i] = (uint8_t)q; break;
     case PAR_DTYPE_QS8: ((int8_t *)out)[i] = (int8_t)q; break;
+    case PAR_DTYPE_QS16: ((int16_t *)out)[i] = (int16_t)q; break;
     case PAR_DTYPE_I32: ((int32_t *)out)[i] = (int32_t)q; break;
     case PAR_DTYPE_BOOL: ((uint8_t *)out)[i] = (uint8_t)q; break;
     default: break;

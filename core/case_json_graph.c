@@ -106,17 +106,17 @@ static int parse_out(reader *r, par_case *c, json_object *v, const jpath *path, 
         jpath sp = par_cj_pkey(path, "scale"), zp = par_cj_pkey(path, "zero_point");
         int hs = par_cj_has(v, "scale", &f);
         if (hs && !par_cj_is_quant_dtype(os->dtype))
-            return par_cj_perr(r, &sp, "only for outputs declared qu8, qs8 or i32");
-        if (!hs && (os->dtype == PAR_DTYPE_QU8 || os->dtype == PAR_DTYPE_QS8))
+            return par_cj_perr(r, &sp, "only for outputs declared qu8, qs8, qs16 or i32");
+        if (!hs && (os->dtype == PAR_DTYPE_QU8 || os->dtype == PAR_DTYPE_QS8 || os->dtype == PAR_DTYPE_QS16))
             return par_cj_perr(r, &sp, "missing (required for %s)", par_dtype_name(os->dtype));
         os->scale = 1.0f;
         if (hs && !par_cj_get_scale(r, f, &sp, &os->scale)) return 0;
         if (par_cj_has(v, "zero_point", &f)) {
             int64_t lo, hi, z;
             if (!par_cj_is_quant_dtype(os->dtype))
-                return par_cj_perr(r, &zp, "only for outputs declared qu8, qs8 or i32");
+                return par_cj_perr(r, &zp, "only for outputs declared qu8, qs8, qs16 or i32");
             par_cj_int_limits(os->dtype, &lo, &hi);
-            if (os->dtype == PAR_DTYPE_I32) lo = hi = 0;
+            if (os->dtype == PAR_DTYPE_I32 || os->dtype == PAR_DTYPE_QS16) lo = hi = 0; /* symmetric */
             if (!par_cj_get_i64(r, f, &zp, lo, hi, &z)) return 0;
             os->zero_point = (int32_t)z;
         }

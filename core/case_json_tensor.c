@@ -146,6 +146,7 @@ static void *parse_inline(reader *r, json_object *arr, const jpath *path, par_dt
             if (!par_cj_get_i64(r, e, &ip, lo, hi, &q)) goto fail;
             if (dt == PAR_DTYPE_QU8) ((uint8_t *)buf)[i] = (uint8_t)q;
             else if (dt == PAR_DTYPE_QS8) ((int8_t *)buf)[i] = (int8_t)q;
+            else if (dt == PAR_DTYPE_QS16) ((int16_t *)buf)[i] = (int16_t)q;
             else ((int32_t *)buf)[i] = (int32_t)q;
             break;
         }
@@ -281,7 +282,7 @@ static int parse_quant(reader *r, json_object *o, const jpath *path, par_dtype d
     json_object *v;
     if (!par_cj_want(r, o, json_type_object, path, "an object")) return 0;
     if (!par_cj_check_keys(r, o, path, keys)) return 0;
-    if (!par_cj_is_quant_dtype(dt)) return par_cj_perr(r, path, "quantization is only for qu8, qs8 and i32 tensors");
+    if (!par_cj_is_quant_dtype(dt)) return par_cj_perr(r, path, "quantization is only for qu8, qs8, qs16 and i32 tensors");
     q->present = 1;
     int has_axis = par_cj_has(o, "axis", &v), has_scales = par_cj_has(o, "scales", &v);
     if (has_axis || has_scales) {
@@ -317,7 +318,7 @@ static int parse_quant(reader *r, json_object *o, const jpath *path, par_dtype d
     if (!par_cj_get_scale(r, v, &sp, &q->scale)) return 0;
     int64_t lo, hi, z = 0;
     par_cj_int_limits(dt, &lo, &hi);
-    if (dt == PAR_DTYPE_I32) lo = hi = 0;
+    if (dt == PAR_DTYPE_I32 || dt == PAR_DTYPE_QS16) lo = hi = 0; /* symmetric */
     if (par_cj_has(o, "zero_point", &v) && !par_cj_get_i64(r, v, &zp, lo, hi, &z)) return 0;
     q->zero_point = (int32_t)z;
     return 1;
@@ -359,7 +360,7 @@ int par_cj_parse_tensor(reader *r, par_case *c, json_object *o, const jpath *pat
     int ok = 0;
     if (par_cj_has(o, "quant", &v)) {
         if (!parse_quant(r, v, &qp, dt, rank, dims, is_const, &q)) goto out;
-    } else if (dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8) {
+    } else if (dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8 || dt == PAR_DTYPE_QS16) {
         par_cj_perr(r, &qp, "missing (required for %s)", par_dtype_name(dt));
         goto out;
     }

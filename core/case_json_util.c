@@ -189,22 +189,26 @@ int par_cj_get_scale(reader *r, json_object *v, const jpath *path, float *out)
 int par_cj_get_dtype(reader *r, json_object *v, const jpath *path, par_dtype *out)
 {
     static const par_dtype dts[] = {PAR_DTYPE_F32, PAR_DTYPE_F16, PAR_DTYPE_QU8, PAR_DTYPE_QS8, PAR_DTYPE_I32,
-                                    PAR_DTYPE_BOOL};
+                                    PAR_DTYPE_BOOL, PAR_DTYPE_QS16};
     const char *s;
     if (!par_cj_get_str(r, v, path, &s)) return 0;
     for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
         if (strcmp(s, par_dtype_name(dts[i])) == 0) return *out = dts[i], 1;
     char b[80];
-    return par_cj_perr(r, path, "unknown dtype '%s' (expected f32, f16, qu8, qs8, i32 or bool)", par_cj_san(s, b, sizeof b));
+    return par_cj_perr(r, path, "unknown dtype '%s' (expected f32, f16, qu8, qs8, qs16, i32 or bool)", par_cj_san(s, b, sizeof b));
 }
 
 int par_cj_is_quant_dtype(par_dtype dt)
 {
-    return dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8 || dt == PAR_DTYPE_I32;
+    return dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8 || dt == PAR_DTYPE_QS16 || dt == PAR_DTYPE_I32;
 }
 
 void par_cj_int_limits(par_dtype dt, int64_t *lo, int64_t *hi)
 {
-    *lo = dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_BOOL ? 0 : dt == PAR_DTYPE_QS8 ? -128 : INT32_MIN;
-    *hi = dt == PAR_DTYPE_QU8 ? 255 : dt == PAR_DTYPE_BOOL ? 1 : dt == PAR_DTYPE_QS8 ? 127 : INT32_MAX;
+    *lo = dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_BOOL ? 0 : dt == PAR_DTYPE_QS8 ? -128
+          : dt == PAR_DTYPE_QS16                  ? -32768
+                                                  : INT32_MIN;
+    *hi = dt == PAR_DTYPE_QU8 ? 255 : dt == PAR_DTYPE_BOOL ? 1 : dt == PAR_DTYPE_QS8 ? 127
+          : dt == PAR_DTYPE_QS16                  ? 32767
+                                                  : INT32_MAX;
 }

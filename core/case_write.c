@@ -125,6 +125,7 @@ static void wdata(wbuf *w, par_dtype dt, const void *buf, int64_t n)
         case PAR_DTYPE_F16: wf32(w, par_f16_to_f32(((const uint16_t *)buf)[i])); break;
         case PAR_DTYPE_QU8: wputf(w, "%d", ((const uint8_t *)buf)[i]); break;
         case PAR_DTYPE_QS8: wputf(w, "%d", ((const int8_t *)buf)[i]); break;
+        case PAR_DTYPE_QS16: wputf(w, "%d", ((const int16_t *)buf)[i]); break;
         case PAR_DTYPE_I32: wputf(w, "%d", (int)((const int32_t *)buf)[i]); break;
         case PAR_DTYPE_BOOL: wput(w, ((const uint8_t *)buf)[i] ? "true" : "false"); break;
         default: w->bad = 1; break;
@@ -195,7 +196,7 @@ static void wtensor(wbuf *w, const par_case *c, const par_value *v, const par_te
             wf32(w, v->channel_scales[i]);
         }
         wput(w, "]}");
-    } else if (v->dtype == PAR_DTYPE_QU8 || v->dtype == PAR_DTYPE_QS8 ||
+    } else if (v->dtype == PAR_DTYPE_QU8 || v->dtype == PAR_DTYPE_QS8 || v->dtype == PAR_DTYPE_QS16 ||
                (v->dtype == PAR_DTYPE_I32 && (v->scale != 1.0f || v->zero_point != 0))) {
         wput(w, ",\n      \"quant\": {\"scale\": ");
         wf32(w, v->scale);
@@ -242,7 +243,7 @@ static par_dtype undeclared_dtype(const par_graph_desc *d, const par_node *n, co
         ov[i].dtype = dt;
         ov[i].quant_axis = -1;
         ov[i].scale = 1.0f;
-        if (n->n_inputs > 0 && n->inputs[0] >= 0 && (dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8)) {
+        if (n->n_inputs > 0 && n->inputs[0] >= 0 && (dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8 || dt == PAR_DTYPE_QS16)) {
             ov[i].scale = d->values[n->inputs[0]].scale;
             ov[i].zero_point = d->values[n->inputs[0]].zero_point;
         }
@@ -298,7 +299,8 @@ static void wnode(wbuf *w, const par_graph_desc *d, const par_node *n)
     for (int32_t i = 0; i < n->n_outputs; i++) {
         const par_value *v = &d->values[n->outputs[i]];
         if (i) wput(w, ", ");
-        if (v->dtype == PAR_DTYPE_QU8 || v->dtype == PAR_DTYPE_QS8 || v->dtype == PAR_DTYPE_I32) {
+        if (v->dtype == PAR_DTYPE_QU8 || v->dtype == PAR_DTYPE_QS8 || v->dtype == PAR_DTYPE_QS16 ||
+            v->dtype == PAR_DTYPE_I32) {
             wput(w, "{\"name\": ");
             wstr(w, v->name);
             wputf(w, ", \"dtype\": \"%s\", \"scale\": ", par_dtype_name(v->dtype));

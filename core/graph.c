@@ -211,7 +211,9 @@ static par_status check_quant(par_dtype dt, float scale, int32_t zp, par_msg *ms
     if (dt == PAR_DTYPE_QS8 && (zp < -128 || zp > 127))
         return par_msgf(msg, PAR_ERROR, "zero_point %d outside -128..127 for qs8", (int)zp);
     if (dt == PAR_DTYPE_I32 && zp != 0) return par_msgf(msg, PAR_ERROR, "zero_point of an i32 tensor must be 0");
-    if (dt != PAR_DTYPE_QU8 && dt != PAR_DTYPE_QS8 && dt != PAR_DTYPE_I32)
+    if (dt == PAR_DTYPE_QS16 && zp != 0)
+        return par_msgf(msg, PAR_ERROR, "zero_point %d of a qs16 tensor must be 0 (symmetric)", (int)zp);
+    if (dt != PAR_DTYPE_QU8 && dt != PAR_DTYPE_QS8 && dt != PAR_DTYPE_QS16 && dt != PAR_DTYPE_I32)
         return par_msgf(msg, PAR_ERROR, "quantization given for a %s tensor", par_dtype_name(dt));
     return PAR_OK;
 }
@@ -413,7 +415,7 @@ int32_t par_graph_add_node(par_graph *g, const char *op, const char *name, int32
             if (par_dtype_size(os->dtype) == 0 || os->dtype == PAR_DTYPE_F64)
                 NODE_ERR("output '%s': invalid dtype", oname[k]);
             ov[k].dtype = os->dtype;
-            if (os->dtype == PAR_DTYPE_QU8 || os->dtype == PAR_DTYPE_QS8 || os->dtype == PAR_DTYPE_I32) {
+            if (par_dtype_is_quant(os->dtype) || os->dtype == PAR_DTYPE_I32) {
                 par_msg qm;
                 if (check_quant(os->dtype, os->scale, os->zero_point, &qm) != PAR_OK)
                     NODE_ERR("output '%s': %s", oname[k], qm.text);
@@ -423,7 +425,7 @@ int32_t par_graph_add_node(par_graph *g, const char *op, const char *name, int32
         } else {
             ov[k].dtype = n_inputs > 0 && inputs[0] >= 0 ? g->values[inputs[0]].dtype : PAR_DTYPE_F32;
             if (info->id == PAR_OP_DEQUANTIZE) ov[k].dtype = PAR_DTYPE_F32;
-            if (ov[k].dtype == PAR_DTYPE_QU8 || ov[k].dtype == PAR_DTYPE_QS8) {
+            if (par_dtype_is_quant(ov[k].dtype)) {
                 /* a quantized result keeps input 0's quantization unless declared */
                 ov[k].scale = g->values[inputs[0]].scale;
                 ov[k].zero_point = g->values[inputs[0]].zero_point;
@@ -493,8 +495,8 @@ const par_graph_desc *par_graph_desc_of(const par_graph *g)
 
 par_dtype par_graph_compute_dtype(const par_graph_desc *g)
 {
-    static const par_dtype order[] = {PAR_DTYPE_QS8, PAR_DTYPE_QU8, PAR_DTYPE_F16, PAR_DTYPE_F32, PAR_DTYPE_I32,
-                                      PAR_DTYPE_BOOL};
+    static const par_dtype order[] = {PAR_DTYPE_QS16, PAR_DTYPE_QS8, PAR_DTYPE_QU8, PAR_DTYPE_F16, PAR_DTYPE_F32,
+                                      PAR_DTYPE_I32, PAR_DTYPE_BOOL};
     unsigned seen = 0;
     for (int32_t n = 0; n < g->n_nodes; n++)
         for (int32_t o = 0; o < g->nodes[n].n_outputs; o++) seen |= 1u << g->values[g->nodes[n].outputs[o]].dtype;

@@ -73,6 +73,9 @@ typedef enum par_dtype {
     PAR_DTYPE_BOOL = 7, /* one byte, 0 (false) or 1 (true): conditions and masks (where, masked_fill); any other
                          * byte value is never handed to a backend. Added in ABI 2 without a version change: a
                          * backend that does not know it answers UNSUPPORTED from supports() */
+    PAR_DTYPE_QS16 = 8, /* int16_t, real = scale * q, zero point 0, per-tensor scale: the int16 activations of the
+                         * 16a8w / 16a4w forms (docs/quantization.md). Added in ABI 2 like bool: a backend that does
+                         * not know it answers UNSUPPORTED from supports() */
 } par_dtype;
 
 static inline size_t par_dtype_size(par_dtype t)
@@ -85,8 +88,28 @@ static inline size_t par_dtype_size(par_dtype t)
     case PAR_DTYPE_QS8: return 1;
     case PAR_DTYPE_I32: return 4;
     case PAR_DTYPE_BOOL: return 1;
+    case PAR_DTYPE_QS16: return 2;
     default: return 0;
     }
+}
+
+/* The stored range of a quantized activation dtype: 1 with [0, 255] for qu8, [-128, 127] for qs8, [-32768, 32767]
+ * for qs16; 0 (and [0, 0]) for every other dtype. The one table of these ranges. */
+static inline int par_dtype_qrange(par_dtype t, int32_t *lo, int32_t *hi)
+{
+    switch (t) {
+    case PAR_DTYPE_QU8: *lo = 0, *hi = 255; return 1;
+    case PAR_DTYPE_QS8: *lo = -128, *hi = 127; return 1;
+    case PAR_DTYPE_QS16: *lo = -32768, *hi = 32767; return 1;
+    default: *lo = *hi = 0; return 0;
+    }
+}
+
+/* A quantized activation dtype (an integer with a scale and a zero point): qu8, qs8, qs16. */
+static inline int par_dtype_is_quant(par_dtype t)
+{
+    int32_t l, h;
+    return par_dtype_qrange(t, &l, &h);
 }
 
 static inline const char *par_dtype_name(par_dtype t)
@@ -99,6 +122,7 @@ static inline const char *par_dtype_name(par_dtype t)
     case PAR_DTYPE_QS8: return "qs8";
     case PAR_DTYPE_I32: return "i32";
     case PAR_DTYPE_BOOL: return "bool";
+    case PAR_DTYPE_QS16: return "qs16";
     default: return "invalid";
     }
 }
@@ -121,7 +145,7 @@ typedef struct par_value {
     par_value_kind kind;
     int32_t producer;              /* index of the producing node, or -1 */
     const void *data;              /* PAR_VALUE_CONST: numel elements of dtype, row-major; NULL otherwise */
-    /* Quantization (qu8, qs8, and i32 bias). Per-tensor: scale, zero_point. Per-channel (qs8 weights only):
+    /* Quantization (qu8, qs8, qs16, and i32 bias). Per-tensor: scale, zero_point. Per-channel (qs8 weights only):
      * quant_axis >= 0 and channel_scales[dims[quant_axis]], zero point 0. */
     float scale;
     int32_t zero_point;

@@ -387,7 +387,8 @@ void par_requant_lut_values(const double fx[256], float out_scale, int32_t out_z
 void par_requant_clamp_range(par_dtype dt, float scale, int32_t zp, double lo, double hi, int32_t *qmin,
                              int32_t *qmax)
 {
-    int32_t tmin = dt == PAR_DTYPE_QS8 ? -128 : 0, tmax = dt == PAR_DTYPE_QS8 ? 127 : 255;
+    int32_t tmin, tmax;
+    par_dtype_qrange(dt, &tmin, &tmax);
     *qmin = tmin;
     *qmax = tmax;
     if (lo > -INFINITY) {

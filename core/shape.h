@@ -46,13 +46,13 @@ static inline int par_shape_equal(int32_t ra, const int64_t *da, int32_t rb, con
     return 1;
 }
 
-static inline int par_dtype_is_quant(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
-
-/* The stored integer range of a quantized dtype: [0, 255] for qu8, [-128, 127] for qs8. */
+/* The stored integer range of a quantized dtype (par_dtype_qrange), as doubles. */
 static inline void par_quant_range(par_dtype t, double *lo, double *hi)
 {
-    *lo = t == PAR_DTYPE_QU8 ? 0 : -128;
-    *hi = t == PAR_DTYPE_QU8 ? 255 : 127;
+    int32_t l, h;
+    par_dtype_qrange(t, &l, &h);
+    *lo = l;
+    *hi = h;
 }
 
 /* ---- convolutions (shape_conv.c) ---------------------------------------------------------------------------- */

@@ -66,6 +66,7 @@ double par_elem_get(par_dtype dt, const void *buf, int64_t i)
     case PAR_DTYPE_F64: return ((const double *)buf)[i];
     case PAR_DTYPE_QU8: return ((const uint8_t *)buf)[i];
     case PAR_DTYPE_QS8: return ((const int8_t *)buf)[i];
+    case PAR_DTYPE_QS16: return ((const int16_t *)buf)[i];
     case PAR_DTYPE_I32: return ((const int32_t *)buf)[i];
     case PAR_DTYPE_BOOL: return ((const uint8_t *)buf)[i]; /* the byte itself: a byte other than 0 or 1 (an
                                                                * unwritten, poisoned output) then differs from both */
@@ -89,6 +90,7 @@ void par_elem_set(par_dtype dt, void *buf, int64_t i, double v)
     case PAR_DTYPE_F64: ((double *)buf)[i] = v; break;
     case PAR_DTYPE_QU8: ((uint8_t *)buf)[i] = (uint8_t)sat_round(v, 0, 255); break;
     case PAR_DTYPE_QS8: ((int8_t *)buf)[i] = (int8_t)sat_round(v, -128, 127); break;
+    case PAR_DTYPE_QS16: ((int16_t *)buf)[i] = (int16_t)sat_round(v, -32768, 32767); break;
     case PAR_DTYPE_I32: ((int32_t *)buf)[i] = (int32_t)sat_round(v, -2147483648.0, 2147483647.0); break;
     case PAR_DTYPE_BOOL: ((uint8_t *)buf)[i] = v != 0 && v == v; break; /* any nonzero real is true; NaN false */
     default: break;

@@ -110,7 +110,7 @@ static inline int par_x_node_quantized(const par_graph_desc *g, int32_t node)
     const par_node *n = &g->nodes[node];
     for (int32_t k = 0; k < n->n_outputs; k++) {
         int32_t v = n->outputs[k];
-        if (v >= 0 && v < g->n_values && (g->values[v].dtype == PAR_DTYPE_QU8 || g->values[v].dtype == PAR_DTYPE_QS8))
+        if (v >= 0 && v < g->n_values && par_dtype_is_quant(g->values[v].dtype))
             return 1;
     }
     return 0;

@@ -198,7 +198,7 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
     const int64_t tie_bad = judge_ties(ref, got, m);
     emap_acc ea_store, *ea = &ea_store; /* 8 KiB: where the elements fail, folded */
     emap_begin(ea, ref);
-    if (ref->dtype == PAR_DTYPE_QU8 || ref->dtype == PAR_DTYPE_QS8) {
+    if (par_dtype_is_quant(ref->dtype)) {
         int64_t bad = compare_quant(ref, got, m, ea) + tie_bad;
         emap_end(ea, ref, m);
         if (m->worst_index >= 0) {
@@ -287,7 +287,7 @@ int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got,
     m->stat_n = 0;
     m->stat_over = 0;
     m->stat_skip = PAR_STAT_SKIP_NONE;
-    if (!stat || !stat->v || stat->numel != ref->numel || ref->dtype == PAR_DTYPE_QU8 || ref->dtype == PAR_DTYPE_QS8 ||
+    if (!stat || !stat->v || stat->numel != ref->numel || par_dtype_is_quant(ref->dtype) ||
         ref->dtype == PAR_DTYPE_BOOL || ref->dtype == PAR_DTYPE_I32)
         return 0;
     const double *t = par_rt_scales(stat);

@@ -11,6 +11,7 @@
 #include <math.h>
 
 #include "core/requant.h"
+#include "core/shape.h"
 #include <stdlib.h>
 
 #include "core/tensor.h"
@@ -28,7 +29,7 @@ void par_ref_result_destroy(par_ref_result *r)
     free(r);
 }
 
-static int is_quant(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
+static int is_quant(par_dtype t) { return par_dtype_is_quant(t); }
 
 /* ---- Flushed subnormals (PAR_ARITH_FLUSH_SUBNORMALS; docs/oracle.md, "Flushed subnormals") --------------------
  * A backend that flushes may read any element below the smallest normal tau as a zero (DAZ) and write any result
@@ -186,7 +187,8 @@ static double step_scale(const par_rt *y, int64_t i, float out_scale, double e, 
  * tie, none elsewhere when the inputs are exact. */
 static void requant_rt(const par_value *val, const par_rt *y, par_rt *q, int strict)
 {
-    double lo_q = val->dtype == PAR_DTYPE_QU8 ? 0 : -128, hi_q = val->dtype == PAR_DTYPE_QU8 ? 255 : 127;
+    double lo_q, hi_q;
+    par_quant_range(val->dtype, &lo_q, &hi_q);
     for (int64_t i = 0; i < y->numel; i++) {
         double x = y->v[i] / val->scale;
         double d = y->e[i] / val->scale + PAR_REQUANT_REL * fabs(x);
@@ -211,7 +213,7 @@ static void requant_rt(const par_value *val, const par_rt *y, par_rt *q, int str
  * output: every allowed step may go the same way). */
 static double systematic_share(const par_rt *q)
 {
-    if (!q || (q->dtype != PAR_DTYPE_QU8 && q->dtype != PAR_DTYPE_QS8) || q->numel == 0) return 0;
+    if (!q || !par_dtype_is_quant(q->dtype) || q->numel == 0) return 0;
     double a = 0;
     for (int64_t i = 0; i < q->numel; i++) a += q->e[i] + label_width(q, i);
     if (!(a > 0)) return 0;
@@ -245,7 +247,8 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
         q->qh = malloc(sizeof *q->qh * (size_t)(n + 1));
         if (!q->ql || !q->qh) st = par_msgf(msg, PAR_ERROR, "reference: out of memory");
     }
-    const double lo_q = ov->dtype == PAR_DTYPE_QU8 ? 0 : -128, hi_q = ov->dtype == PAR_DTYPE_QU8 ? 255 : 127;
+    double lo_q, hi_q;
+    par_quant_range(ov->dtype, &lo_q, &hi_q);
     const int decl = (unsigned)c->prec.requant < PAR_REQUANT_N_SCHEMES ? (int)c->prec.requant : 0;
     int64_t n_tie = 0;
     for (int64_t i = 0; i < n && st == PAR_OK; i++) {

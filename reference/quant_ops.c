@@ -22,6 +22,9 @@
  * multipliers 21), plus an absolute part for lookup tables built in float. */
 #define WIN_REL 0x1p-16
 #define WIN_ABS 0x1p-16
+/* qs16 outputs (|x| up to 2^15 steps) only come from the accumulating ops, whose ratio is a float (24 significant
+ * bits) or a Q31 multiplier: (float)acc, the ratio and the product each within 2^-24 relative, so 2^-22 of |x|. */
+#define WIN_REL16 0x1p-22
 /* bilinear: XNNPACK-style 11-bit interpolation weights are off by up to 2^-12 each; four taps of up to 255 steps
  * from the zero point move the result by up to 0.25 step. */
 #define WIN_BILINEAR 0.25
@@ -34,13 +37,9 @@ static int declared(const par_ref_ctx *c)
     return (unsigned)c->prec.requant < PAR_REQUANT_N_SCHEMES ? (int)c->prec.requant : 0;
 }
 
-static int is_q(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
+static int is_q(par_dtype t) { return par_dtype_is_quant(t); }
 
-static void qrange(par_dtype t, int32_t *lo, int32_t *hi)
-{
-    *lo = t == PAR_DTYPE_QS8 ? -128 : 0;
-    *hi = t == PAR_DTYPE_QS8 ? 127 : 255;
-}
+static void qrange(par_dtype t, int32_t *lo, int32_t *hi) { par_dtype_qrange(t, lo, hi); }
 
 static const par_value *val_in(const par_ref_ctx *c, int32_t i)
 {
@@ -448,13 +447,23 @@ par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const pa
 {
     const par_value *ov = &c->g->values[c->n->outputs[0]];
     if (!is_q(ov->dtype) || ov->quant_axis >= 0 || !(ov->scale > 0))
-        return par_msgf(msg, PAR_UNSUPPORTED, "output 0 is not a per-tensor qu8/qs8 tensor");
+        return par_msgf(msg, PAR_UNSUPPORTED, "output 0 is not a per-tensor qu8/qs8/qs16 tensor");
     const par_qform form = par_op_of(c->n)->qform;
+    /* qs16 (16a8w) has the integer forms of the accumulating ops (conv2d, linear: an int32 accumulator of int16 x
+     * int8 products) and of data movement; the add formula (multipliers sized for 8-bit inputs), products and
+     * 256-entry tables are not defined for it. */
+    int s16 = ov->dtype == PAR_DTYPE_QS16;
+    for (int32_t k = 0; k < c->n->n_inputs; k++) s16 |= val_in(c, k) && val_in(c, k)->dtype == PAR_DTYPE_QS16;
+    if (s16 && form != PAR_QFORM_ACC_AXIS1 && form != PAR_QFORM_ACC_LAST && form != PAR_QFORM_MOVE &&
+        form != PAR_QFORM_SELECT && form != PAR_QFORM_CLAMP)
+        return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s has no qs16 form (docs/quantization.md, \"16a8w\")",
+                        c->n->op);
     double wfix = form == PAR_QFORM_ROUND_INTERP ? WIN_BILINEAR : form == PAR_QFORM_ROUND_FREE ? WIN_SOFTMAX : 0;
+    const double wrel = ov->dtype == PAR_DTYPE_QS16 ? WIN_REL16 : WIN_REL;
     if (win)
         for (int64_t i = 0; i < ideal->numel; i++) {
             double x = ideal->v[i] / ov->scale;
-            win[i] = wfix + WIN_REL * fabs(x) + WIN_ABS;
+            win[i] = wfix + wrel * fabs(x) + WIN_ABS;
         }
     /* ties are recorded only where an op's integer formula pins them (below); none elsewhere */
     for (int64_t i = 0; tie && i < ideal->numel; i++) tie[i] = NAN;

@@ -45,7 +45,7 @@
 #define GUARD 256
 #define SHARED_HDR 2048 /* exec.c's status header (timings, reason, describe text), rounded up */
 
-static int is_q(par_dtype t) { return t == PAR_DTYPE_QU8 || t == PAR_DTYPE_QS8; }
+static int is_q(par_dtype t) { return par_dtype_is_quant(t); }
 
 static int64_t bytes_of(const par_value *v) { return v->numel * (int64_t)par_dtype_size(v->dtype); }
 

@@ -43,7 +43,7 @@ static void fmt_coords(const par_metrics *m, char *buf, size_t len)
 static int has_quant(const par_graph_desc *g)
 {
     for (int32_t i = 0; i < g->n_values; i++)
-        if (g->values[i].dtype == PAR_DTYPE_QU8 || g->values[i].dtype == PAR_DTYPE_QS8) return 1;
+        if (par_dtype_is_quant(g->values[i].dtype)) return 1;
     return 0;
 }
 
@@ -308,7 +308,7 @@ static void record_schemes(const par_graph_desc *g, const par_backend_inst *inst
         int q = 0;
         for (int32_t k = 0; k < n->n_outputs; k++) {
             par_dtype dt = g->values[n->outputs[k]].dtype;
-            q |= dt == PAR_DTYPE_QU8 || dt == PAR_DTYPE_QS8;
+            q |= par_dtype_is_quant(dt);
         }
         if (!q) continue;
         const int32_t s = out->requant[i] >= 0 && out->requant[i] < PAR_REQUANT_N_SCHEMES ? out->requant[i] : (int32_t)wide;

@@ -97,7 +97,7 @@ static void test_errors(void)
     expect_error(DOC_COND("{'name': 'c', 'dtype': 'bool', 'shape': [2], 'data': [true, 'yes']}"),
                  "$.inputs[0].data[1]", "integer");
     expect_error(DOC_COND("{'name': 'c', 'dtype': 'boolean', 'shape': [2], 'data': [1, 0]}"), "$.inputs[0].dtype",
-                 "unknown dtype 'boolean' (expected f32, f16, qu8, qs8, i32 or bool)");
+                 "unknown dtype 'boolean' (expected f32, f16, qu8, qs8, qs16, i32 or bool)");
     expect_error(DOC_COND("{'name': 'c', 'dtype': 'bool', 'shape': [2], 'init': {'dist': 'uniform', 'low': 0, "
                           "'high': 2}}"),
                  "$.inputs[0].init", "uniform: [0, 2] is not within [0, 1] for bool");

@@ -91,7 +91,7 @@ static void test_bad_types(void)
     expect_error(DOC_NODE("{'op': 'relu', 'inputs': [3], 'outputs': ['y']}"), "$.nodes[0].inputs[0]",
                  "expected a value name or null, got an integer");
     expect_error(DOC_NODE("{'op': 'relu', 'inputs': ['x'], 'outputs': [{'name': 'y', 'dtype': 'f32', 'scale': 1}]}"),
-                 "$.nodes[0].outputs[0].scale", "only for outputs declared qu8, qs8 or i32");
+                 "$.nodes[0].outputs[0].scale", "only for outputs declared qu8, qs8, qs16 or i32");
     expect_error(HDR "'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': 'y'}", "$.outputs",
                  "expected an array of value names, got a string");
     expect_error(HDR "'options': {'repeat': 0}, 'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': ['y']}",
@@ -304,7 +304,7 @@ static void test_bad_quant(void)
 {
     expect_error(DOC_IN("{'name': 'x', 'dtype': 'f32', 'shape': [2], 'init': {'dist': 'const', 'value': 1}, "
                         "'quant': {'scale': 1}}"),
-                 "$.inputs[0].quant", "quantization is only for qu8, qs8 and i32 tensors");
+                 "$.inputs[0].quant", "quantization is only for qu8, qs8, qs16 and i32 tensors");
     expect_error(DOC_IN("{'name': 'x', 'dtype': 'qu8', 'shape': [2], 'init': {'dist': 'const', 'value': 1}, "
                         "'quant': {'scale': 0.1, 'zero_point': 300}}"),
                  "$.inputs[0].quant.zero_point", "300 is out of range [0, 255]");

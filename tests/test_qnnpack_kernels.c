@@ -8,13 +8,16 @@
  *   - the AVX2 kernels against the scalar ones byte for byte on random shapes (kc past the AVX2 widening chunk, zero
  *     points 0 / 128 / 255), and the AVX2 int8 peak loop behind the "peak" micro-benchmark;
  *   - every set's quantize and 3-channel NCHW -> NHWC kernels against their definitions;
- *   - every set's qb4w kernel (linear_8da4w) against the op's arithmetic on the unpacked weights, bit for bit.
+ *   - every set's qb4w kernel (linear_8da4w) against the op's arithmetic on the unpacked weights, bit for bit;
+ *   - every set's 16a8w GEMM (qnn_s16.h) against an int64 sum requantized by core/requant.h's fp32 scheme to int16,
+ *     bit for bit: full-range operands that saturate, accumulators up to 2^31 - 2^22, exact ties, odd K.
  * Whole graphs through the backend table are test_qnnpack.c's. Deterministic seeds; no timing is asserted.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include "backends/qnnpack/qnn_kernels.h"
+#include "backends/qnnpack/qnn_s16.h"
 #include "core/requant.h"
 #include "qnnpack_test_helpers.h"
 #include "tmain.h"
@@ -579,6 +582,89 @@ static void test_qb4w_vnni(void) { qb4w_all(QNN_ISA_VNNI); }
 static void test_qb4w_neon(void) { qb4w_all(QNN_ISA_NEON); }
 static void test_qb4w_neondot(void) { qb4w_all(QNN_ISA_NEONDOT); }
 
+/* ---------------------------------------------------------------------------------------------------------------
+ * 16a8w GEMM: every set against sum_k x w + bias in int64 (asserted to fit int32, as the reference requires) and
+ * par_requant_fp32 to [-32768, 32767], bit for bit; outputs past nc and mr untouched. Operand modes: 0 full range
+ * with a ratio that saturates most outputs, 1 small integers at ratio 1/2 (every odd accumulator a tie), 2 every
+ * product near +2^22 (|acc| up to 2^31 - 2^22, where (float)acc rounds), 3 full range at a ratio that keeps the
+ * outputs inside int16.
+ * ------------------------------------------------------------------------------------------------------------- */
+static int check_s16(qnn_s16_gemm_fn fn, const char *name, size_t mr, size_t nc, size_t k, int mode,
+                     size_t *checked)
+{
+    enum { NR = QNN_S16_NR, MR = QNN_S16_MR, CS = NR + 3 };
+    const size_t kc = (k + 1) & ~(size_t)1, astride = kc + 1; /* odd stride: rows at odd element offsets */
+    int8_t *w = malloc(NR * k + 1);
+    int16_t *a = calloc(MR * astride + 2, sizeof *a), c[MR * CS];
+    void *packed = aligned_alloc(64, par_qnn_s16_block_bytes(kc));
+    int32_t bias[NR];
+    float scale[NR];
+    for (size_t i = 0; i < NR * k; i++)
+        w[i] = (int8_t)(mode == 2 ? rint_in(-128, -120) : mode == 1 ? rint_in(-8, 7) : rint_in(-128, 127));
+    for (size_t j = 0; j < NR; j++) {
+        bias[j] = mode == 2 ? 0 : rint_in(-1000, 1000);
+        scale[j] = mode == 1 ? 0.5f : mode == 0 ? 0x1p-7f : mode == 2 ? 1.45e-5f : (float)(0x1p-22 * (1 + rng() % 64));
+    }
+    for (size_t i = 0; i < MR; i++)
+        for (size_t kk = 0; kk < kc; kk++)
+            a[1 + i * astride + kk] = kk >= k ? 0
+                                      : (int16_t)(mode == 2   ? rint_in(-32768, -32700)
+                                                  : mode == 1 ? rint_in(-64, 63)
+                                                              : rint_in(-32768, 32767));
+    memset(packed, 0, par_qnn_s16_block_bytes(kc));
+    par_qnn_s16_pack(k, kc, 0, nc, w, bias, scale, packed);
+    memset(c, 0x5A, sizeof c);
+    fn(mr, nc, kc, a + 1, astride, packed, c, CS);
+    size_t fails = 0;
+    for (size_t i = 0; i < MR; i++)
+        for (size_t j = 0; j < CS; j++) {
+            if (i >= mr || j >= nc) {
+                fails += (uint16_t)c[i * CS + j] != 0x5A5A;
+                continue;
+            }
+            int64_t acc = bias[j];
+            for (size_t kk = 0; kk < k; kk++) acc += (int64_t)a[1 + i * astride + kk] * w[j * k + kk];
+            CU_ASSERT_FATAL(acc >= INT32_MIN && acc <= INT32_MAX);
+            par_requant_params p;
+            par_msg m;
+            CU_ASSERT_FATAL(par_requant_params_init(&p, PAR_REQUANT_FP32, (double)scale[j], 0, -32768, 32767, &m) ==
+                            PAR_OK);
+            fails += c[i * CS + j] != par_requant_fp32(acc, &p);
+            ++*checked;
+        }
+    if (fails) fprintf(stderr, "\n  s16 %s: mr %zu nc %zu k %zu mode %d: %zu differ\n", name, mr, nc, k, mode, fails);
+    free(w), free(a), free(packed);
+    return fails == 0;
+}
+
+static void s16_all(qnn_isa isa)
+{
+    qnn_s16_gemm_fn fn = par_qnn_s16_gemm_4x16__scalar;
+#if defined(__x86_64__)
+    if (isa != QNN_ISA_SCALAR && !par_qnn_ukernels(isa))
+        PAR_TEST_SKIP(isa == QNN_ISA_VNNI ? "no AVX-512 VNNI on this CPU" : "no AVX2 on this CPU");
+    if (isa == QNN_ISA_AVX2) fn = par_qnn_s16_gemm_4x16c2__avx2;
+    if (isa == QNN_ISA_VNNI) fn = par_qnn_s16_gemm_4x16c2__avx512vnni;
+#else
+    if (isa != QNN_ISA_SCALAR) PAR_TEST_SKIP("an x86 set");
+#endif
+    rng_seed(400 + (uint64_t)isa);
+    static const size_t KS[] = {1, 2, 3, 8, 17, 64, 100, 256, 511};
+    size_t checked = 0, fails = 0;
+    for (int mode = 0; mode < 4; mode++)
+        for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++)
+            for (size_t mr = 1; mr <= QNN_S16_MR; mr++)
+                for (size_t nc = 1; nc <= QNN_S16_NR; nc += (nc < 3 ? 1 : 6))
+                    fails += !check_s16(fn, isa == QNN_ISA_SCALAR ? "scalar" : isa == QNN_ISA_AVX2 ? "avx2" : "vnni",
+                                        mr, nc, KS[ki], mode, &checked);
+    CU_ASSERT_EQUAL(fails, 0);
+    CU_ASSERT(checked > 5000);
+}
+
+static void test_s16_scalar(void) { s16_all(QNN_ISA_SCALAR); }
+static void test_s16_avx2(void) { s16_all(QNN_ISA_AVX2); }
+static void test_s16_vnni(void) { s16_all(QNN_ISA_VNNI); }
+
 static const CU_TestInfo tests[] = {
     {"igemm scalar vs model, all remainders", test_igemm_scalar},
     {"igemm avx2 vs model, all remainders", test_igemm_avx2},
@@ -595,6 +681,9 @@ static const CU_TestInfo tests[] = {
     {"qb4w vnni vs the op's arithmetic, bit for bit", test_qb4w_vnni},
     {"qb4w neon vs the op's arithmetic, bit for bit", test_qb4w_neon},
     {"qb4w neondot vs the op's arithmetic, bit for bit", test_qb4w_neondot},
+    {"16a8w gemm scalar vs int64 sum and fp32 requantization", test_s16_scalar},
+    {"16a8w gemm avx2 vs int64 sum and fp32 requantization", test_s16_avx2},
+    {"16a8w gemm vnni vs int64 sum and fp32 requantization", test_s16_vnni},
     CU_TEST_INFO_NULL,
 };
 

@@ -7,7 +7,7 @@
 # NEONDOT_FLAGS below).
 QNN_DIR := backends/qnnpack
 BUILTIN_SRC += $(QNN_DIR)/qnnpack.c $(QNN_DIR)/qnn_common.c $(QNN_DIR)/qnn_conv.c $(QNN_DIR)/qnn_ops.c $(QNN_DIR)/qnn_reduce.c $(QNN_DIR)/qnn_dynamic.c \
-               $(QNN_DIR)/qnn_8da4w.c $(QNN_DIR)/qnn_float.c \
+               $(QNN_DIR)/qnn_8da4w.c $(QNN_DIR)/qnn_float.c $(QNN_DIR)/qnn_16a8w.c \
                $(call arch_src,$(wildcard $(QNN_DIR)/qnn_ukernel_*.c))
 BUILTIN_LIBS += -lpthreadpool -lcpuinfo
 # linear_8da4w's row quantization (qd8_row) is a branch-free loop that -O3 vectorizes with the baseline ISA.

@@ -26,6 +26,7 @@ typedef struct io_op {
     int32_t index;  /* input or output index */
     uint8_t *q;     /* quantized buffer (logical) */
     const float *f; /* f32 source of an output */
+    const int16_t *s; /* qs16 source of an output */
     size_t n;
     uint8_t x;      /* 0x80 for qs8, else 0 */
 } io_op;
@@ -40,8 +41,9 @@ static void load_run(const void *opv, qnn_plan *p)
 static void store_run(const void *opv, qnn_plan *p)
 {
     const io_op *o = opv;
-    if (o->f) {
-        memcpy(p->outputs[o->index], o->f, o->n * sizeof(float));
+    if (o->f || o->s) {
+        memcpy(p->outputs[o->index], o->f ? (const void *)o->f : (const void *)o->s,
+               o->n * (o->f ? sizeof(float) : sizeof(int16_t)));
         return;
     }
     uint8_t *d = p->outputs[o->index];
@@ -326,6 +328,7 @@ static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node,
     if (node < 0 || node >= g->n_nodes)
         return par_msgf(msg, PAR_ERROR, "supports: node index %d out of range [0, %d)", node, g->n_nodes);
     const par_node *n = &g->nodes[node];
+    if (par_qnn_s16_node(g, n)) return par_qnn_check_s16(g, n, msg);
     if (par_qnn_float_op(g, n)) return par_qnn_check_float(g, n, msg);
     const qnn_op *e = op_find(n->op);
     if (!e) return par_msgf(msg, PAR_UNSUPPORTED, "op '%s' is not implemented by qnnpack", n->op);
@@ -384,7 +387,7 @@ static par_status init_tensors(qnn_plan *p, par_msg *msg)
         io_op *o = par_qnn_alloc(p, sizeof *o);
         uint8_t *b = par_qnn_produce(p, v, QNN_LOGICAL, msg);
         if (!o || !b) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
-        *o = (io_op){i, b, NULL, (size_t)t->numel, (uint8_t)(t->xor80 ? 0x80 : 0)};
+        *o = (io_op){i, b, NULL, NULL, (size_t)t->numel, (uint8_t)(t->xor80 ? 0x80 : 0)};
         if (par_qnn_add_step(p, load_run, o, msg) != PAR_OK) return PAR_ERROR;
     }
     return PAR_OK;
@@ -428,6 +431,7 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
     for (int32_t i = 0; i < g->n_nodes && st == PAR_OK; i++) {
         const par_node *n = &g->nodes[i];
         if (p->skip[i]) st = PAR_OK;
+        else if (par_qnn_s16_node(g, n)) st = par_qnn_lower_s16(p, i, msg);
         else if (par_qnn_float_op(g, n)) st = par_qnn_lower_float(p, i, msg);
         else st = op_find(n->op)->lower(p, i, p->variant[i], msg); /* every node passed qnn_supports */
         if (st != PAR_OK) {
@@ -444,8 +448,10 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
             st = par_msgf(msg, PAR_ERROR, "prepare: out of memory");
             break;
         }
-        *o = (io_op){i, NULL, NULL, (size_t)t->numel, (uint8_t)(t->xor80 ? 0x80 : 0)};
-        if (t->quant) {
+        *o = (io_op){i, NULL, NULL, NULL, (size_t)t->numel, (uint8_t)(t->xor80 ? 0x80 : 0)};
+        if (t->sbuf) {
+            o->s = t->sbuf;
+        } else if (t->quant) {
             o->q = (uint8_t *)par_qnn_need(p, v, QNN_LOGICAL, msg);
             if (!o->q) st = PAR_ERROR;
         } else if (t->fbuf) {

@@ -41,6 +41,7 @@ typedef struct qnn_tensor {
     int32_t zp;              /* zero point in the uint8 domain */
     uint8_t *buf[2];         /* QNN_LOGICAL, QNN_NHWC; NULL until produced or needed */
     float *fbuf;             /* f32 values (logical); NULL for a graph input (read from the bound buffer) */
+    int16_t *sbuf;           /* qs16 values (logical, qnn_16a8w.c); NULL for a graph input, as fbuf */
     int32_t input_index;     /* index in g->inputs, or -1 */
     int32_t fused;           /* a fused activation writes this value from its producer: the producer's output */
 } qnn_tensor;
@@ -156,6 +157,11 @@ par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *
 int par_qnn_float_op(const par_graph_desc *g, const par_node *n);
 par_status par_qnn_check_float(const par_graph_desc *g, const par_node *n, par_msg *msg);
 par_status par_qnn_lower_float(qnn_plan *p, int32_t node, par_msg *msg);
+/* qnn_16a8w.c: the nodes with a qs16 operand (linear 16a8w, quantize, dequantize), checked and lowered there
+ * whatever their op */
+int par_qnn_s16_node(const par_graph_desc *g, const par_node *n);
+par_status par_qnn_check_s16(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_lower_s16(qnn_plan *p, int32_t node, par_msg *msg);
 /* The 256-entry table of a unary op (its variant: relu, clamp, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu)
  * from the input's to the output's quantization; 0 when the variant is not unary or a tensor is not quantized. */
 int par_qnn_unary_lut(const par_node *n, int variant, const qnn_tensor *x, const qnn_tensor *y, uint8_t lut[256]);

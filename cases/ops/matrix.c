@@ -2,7 +2,7 @@
  * matrix.c - sweep specs of linear and matmul: inner dimensions K below, at and above the vector widths (1, 3, 4,
  * 7, 8, 9, 15, 16, 17, 31, 32, 33, ...), output widths likewise, rows 1 to 33, inputs of rank 1 to 4, linear with and
  * without bias, matmul with batch dimensions that broadcast in every way, and quantize -> linear -> dequantize
- * graphs (qu8, qs8).
+ * graphs (qu8, qs8), and the 16a8w linear (qs16 activations, qs8 weights) with its hazards.
  *
  * It must not encode expected results; it only describes cases.
  */
@@ -46,6 +46,71 @@ static void lin_emit(grid *gr, lin_pt p, int quick)
         su_qoutput(c, par_case_node(c, "linear", p.bias ? 3 : 2, in, 0, NULL, &o));
     }
     par_sweep_done(gr->s, c);
+}
+
+/* A 16a8w linear point (docs/quantization.md, "16a8w"): x a qs16 graph input [rows, K], qs8 weights [O, K] per
+ * tensor or per channel, an i32 bias or none, the qs16 output the graph's output, judged as integers. hz: 0 plain
+ * (x over the whole int16 range, the output over 4.5 standard deviations, so a tail saturates rarely); 1 ties
+ * (ratio s_x s_w / s_out exactly 1/2 on small integers: every odd accumulator is an exact tie); 2 saturation (ratio
+ * 2^-7 on full-range operands: most outputs clamp to -32768 or 32767); 3 a big accumulator (every product near
+ * +2^22, K = 511: |acc| up to 2^31 - 2^22, the largest that cannot overflow int32, where (float)acc rounds). */
+typedef struct lin16_pt {
+    int rows, k, o, bias, pc, hz;
+} lin16_pt;
+
+static void lin16_emit(grid *gr, lin16_pt p, int quick)
+{
+    static const char *const HZ[] = {"", ",x=ties", ",x=sat", ",acc=big"};
+    int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k}, bd[1] = {p.o}, yd[2] = {p.rows, p.o};
+    if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), su_numel(2, wd)), (int64_t)p.rows * p.k * p.o)) return;
+    par_case *c = par_sweep_case(gr->s, "linear", "linear(in=[%d,%d],w=[%d,%d],bias=%d,dt=qs16,w=qs8%s%s)", p.rows,
+                                 p.k, p.o, p.k, p.bias, p.pc ? "/pc" : "", HZ[p.hz]);
+    if (!c) return;
+    (void)yd;
+    /* integer ranges of x and w, and the scales (powers of two, so the ratios are what the comment says) */
+    static const double XLO[] = {-32768, -64, -32768, -32768}, XHI[] = {32767, 63, 32767, -32700};
+    static const double WLO[] = {-127, -8, -128, -128}, WHI[] = {127, 7, 127, -120};
+    const float sx = p.hz == 1 ? 0x1p-6f : 0x1p-15f;
+    const float sw = p.hz == 1 ? 0x1p-3f : p.hz == 0 ? (float)(1.0 / (127.0 * sqrt((double)p.k))) : 0x1p-7f;
+    const float so = p.hz == 0 ? 1.5f / 32767.0f : p.hz == 1 ? 0x1p-8f : p.hz == 2 ? 0x1p-15f : 0.0165f;
+    int32_t in[3] = {-1, -1, -1};
+    in[0] = par_case_input(c, "x", PAR_DTYPE_QS16, 2, xd,
+                           (par_gen){.dist = PAR_DIST_UNIFORM, .a = XLO[p.hz], .b = XHI[p.hz]});
+    par_case_quant(c, in[0], sx, 0);
+    in[1] = par_case_const(c, "w", PAR_DTYPE_QS8, 2, wd,
+                           (par_gen){.dist = PAR_DIST_UNIFORM, .a = WLO[p.hz], .b = WHI[p.hz]});
+    if (p.pc) su_channel_quant(c, in[1], 0, p.o, sw);
+    else par_case_quant(c, in[1], sw, 0);
+    if (p.bias) {
+        /* real range +-0.1 at the plain scales; small integers (which keep the ties) elsewhere */
+        double bmax = p.hz == 0 ? 0.1 / ((double)sx * (double)sw) : 64;
+        in[2] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd, (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bmax,
+                                                                       .b = bmax});
+        par_case_quant(c, in[2], sx * sw, 0);
+    }
+    par_out_spec o = {"y", PAR_DTYPE_QS16, so, 0};
+    par_case_output(c, par_case_node(c, "linear", p.bias ? 3 : 2, in, 0, NULL, &o));
+    par_sweep_done(gr->s, c);
+}
+
+static void lin16_sweep(par_sweep *s)
+{
+    /* rows, K, O, bias, per-channel, hazard; the first ten are quick */
+    static const int P16[][6] = {{4, 64, 16, 1, 0, 0},   {1, 33, 10, 1, 1, 0},  {3, 8, 17, 0, 0, 0},
+                                 {5, 128, 24, 1, 1, 0},  {8, 64, 16, 1, 0, 1},  {8, 64, 16, 0, 0, 1},
+                                 {4, 256, 16, 1, 1, 2},  {2, 511, 16, 0, 0, 3}, {1, 16, 64, 1, 0, 0},
+                                 {16, 32, 8, 1, 1, 0},   {33, 100, 31, 1, 1, 0}, {7, 1000, 9, 1, 0, 0},
+                                 {16, 256, 64, 1, 1, 1}, {8, 511, 33, 1, 1, 2}, {4, 511, 64, 0, 1, 3},
+                                 {2, 4096, 32, 1, 1, 0}};
+    grid gr;
+    grid_init(&gr, s, sizeof(lin16_pt));
+    for (size_t i = 0; i < sizeof P16 / sizeof P16[0]; i++) {
+        lin16_pt p;
+        memset(&p, 0, sizeof p);
+        p.rows = P16[i][0], p.k = P16[i][1], p.o = P16[i][2], p.bias = P16[i][3], p.pc = P16[i][4], p.hz = P16[i][5];
+        lin16_emit(&gr, p, i < 10);
+    }
+    grid_free(&gr);
 }
 
 static lin_pt lin_base(int rows, int k, int o)
@@ -101,6 +166,7 @@ void par_sweep_linear(par_sweep *s)
             lin_emit(&gr, p, 1);
         }
     grid_free(&gr);
+    lin16_sweep(s);
 }
 
 /* A matmul point: a [ab.., M, K], b [bb.., K, N] with up to 2 batch dims each (0 = absent). */

@@ -8,6 +8,11 @@
  *   sign     negative nibbles not sign-extended: 8..15 taken as 8..15, not -8..-1;
  *   tieaway  the activations' exact ties rounded half away from zero (roundf), not half to even;
  *   off      no bug (the default).
+ * and a plain C 16a8w linear (qs16 x and output, zero point 0; symmetric qs8 weights per tensor or per channel; an
+ * i32 bias; the fp32 requantization to [-32768, 32767]: docs/quantization.md, "16a8w") with its own bugs:
+ *   tie16    the requantization's exact ties rounded half away from zero (roundf), not half to even;
+ *   wrap16   the requantized value not clamped to int16 but wrapped (its low 16 bits stored);
+ *   chan16   per-channel weights all requantized with channel 0's scale.
  * The knob strict=1 declares PAR_PROC_REQUANT_EXACT (the scheme's integers exactly), as qnnpack does: the reference
  * then gives the activations' ties no window, which is how the tie rule is measured (test_int4.sh). Every other op
  * and knob is the example's. Like every plugin it sees only the public header, so the qd8 parameters are written
@@ -19,8 +24,8 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { BUG_OFF, BUG_NIBBLE, BUG_BLOCK, BUG_SIGN, BUG_TIEAWAY, N_BUGS };
-static const char *const BUG_NAMES[N_BUGS] = {"off", "nibble", "block", "sign", "tieaway"};
+enum { BUG_OFF, BUG_NIBBLE, BUG_BLOCK, BUG_SIGN, BUG_TIEAWAY, BUG_TIE16, BUG_WRAP16, BUG_CHAN16, N_BUGS };
+static const char *const BUG_NAMES[N_BUGS] = {"off", "nibble", "block", "sign", "tieaway", "tie16", "wrap16", "chan16"};
 
 typedef struct i4_ctx {
     void *inner; /* the example backend's context */
@@ -86,16 +91,56 @@ static void i4_linear(const ex_plan *p, const par_node *n, int bug)
     }
 }
 
+/* The 16a8w linear: acc = bias + sum x w exactly (int64 here), f = (float)acc * (s_x s_w / s_out, in float left to
+ * right), clamped to [-32768, 32767] in float and rounded half to even. */
+static void s16_linear(const ex_plan *p, const par_node *n, int bug)
+{
+    const par_value *xv = ex_in_value(p, n, 0), *wv = ex_in_value(p, n, 1), *yv = ex_out_value(p, n);
+    const int16_t *x = ex_in_raw(p, n, 0);
+    const int8_t *w = ex_in_raw(p, n, 1);
+    const int32_t *bias = ex_in_raw(p, n, 2);
+    int16_t *y = (int16_t *)ex_out(p, n);
+    const int64_t k = xv->dims[xv->rank - 1], o = wv->dims[0], rows = xv->numel / k;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t j = 0; j < o; j++) {
+            int64_t acc = bias ? bias[j] : 0;
+            for (int64_t i = 0; i < k; i++) acc += (int64_t)x[r * k + i] * w[j * k + i];
+            const int64_t ch = bug == BUG_CHAN16 ? 0 : j;
+            const float sw = wv->quant_axis >= 0 ? wv->channel_scales[ch] : wv->scale;
+            const float t = xv->scale * sw, ratio = t / yv->scale;
+            float f = (float)acc * ratio;
+            if (bug != BUG_WRAP16) {
+                f = f < -32768.0f ? -32768.0f : f;
+                f = f > 32767.0f ? 32767.0f : f;
+            }
+            const float q = bug == BUG_TIE16 ? roundf(f) : rintf(f);
+            y[r * o + j] = (int16_t)(uint16_t)(uint32_t)(int64_t)q;
+        }
+}
+
 static void i4_off(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_OFF); }
 static void i4_nibble(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_NIBBLE); }
 static void i4_block(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_BLOCK); }
 static void i4_sign(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_SIGN); }
 static void i4_tieaway(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_TIEAWAY); }
-static const ex_kernel_fn KERNELS[N_BUGS] = {i4_off, i4_nibble, i4_block, i4_sign, i4_tieaway};
+static void s16_off(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG_OFF); }
+static void s16_tie(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG_TIE16); }
+static void s16_wrap(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG_WRAP16); }
+static void s16_chan(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG_CHAN16); }
+/* Per bug: the linear_8da4w kernel and the 16a8w one (each bug is planted in one of them). */
+static const ex_kernel_fn KERNELS[N_BUGS] = {i4_off, i4_nibble, i4_block, i4_sign, i4_tieaway, i4_off, i4_off, i4_off};
+static const ex_kernel_fn KERNELS16[N_BUGS] = {s16_off, s16_off, s16_off, s16_off, s16_off, s16_tie, s16_wrap, s16_chan};
 
 static int is_q4(const par_node *n)
 {
     return strcmp(n->op, "linear_8da4w") == 0;
+}
+
+/* A 16a8w linear: qs16 x and output. */
+static int is_s16(const par_graph_desc *g, const par_node *n)
+{
+    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
+    return strcmp(n->op, "linear") == 0 && x && y && x->dtype == PAR_DTYPE_QS16 && y->dtype == PAR_DTYPE_QS16;
 }
 
 static par_status i4_init(void **ctx, par_msg *msg)
@@ -112,7 +157,8 @@ static par_status i4_set_knob(void *ctx, const char *key, const char *value, par
                 c->bug = i;
                 return PAR_OK;
             }
-        return par_msgf(msg, PAR_ERROR, "knob 'bug': '%s' is not off, nibble, block, sign or tieaway", value);
+        return par_msgf(msg, PAR_ERROR, "knob 'bug': '%s' is not off, nibble, block, sign, tieaway, tie16, wrap16 or "
+                        "chan16", value);
     }
     if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
     return exw_knob(ctx, key, value, msg);
@@ -150,6 +196,14 @@ static par_status i4_supports(void *ctx, const par_graph_desc *g, int32_t node, 
             return par_msgf(msg, PAR_UNSUPPORTED, "linear_8da4w: f32 x, scales and bias and qu8 packed weights only");
         return PAR_OK;
     }
+    if (node >= 0 && node < g->n_nodes && is_s16(g, &g->nodes[node])) {
+        const par_node *n = &g->nodes[node];
+        const par_value *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
+        if (!w || w->dtype != PAR_DTYPE_QS8 || w->rank != 2 || (w->quant_axis < 0 && w->zero_point) ||
+            (w->quant_axis >= 0 && w->quant_axis != 0) || (b && b->dtype != PAR_DTYPE_I32))
+            return par_msgf(msg, PAR_UNSUPPORTED, "16a8w linear: symmetric qs8 weights and an i32 bias only");
+        return PAR_OK;
+    }
     return exw_supports(ctx, g, node, msg);
 }
 
@@ -170,8 +224,10 @@ static par_status i4_prepare(void *ctx, const par_graph_desc *g, void **prepared
     if (st != PAR_OK) return st;
     ex_plan *p = *prepared;
     p->g = g;
-    for (int32_t k = 0; k < g->n_nodes; k++)
+    for (int32_t k = 0; k < g->n_nodes; k++) {
         if (is_q4(&g->nodes[k])) p->kernels[k] = KERNELS[c->bug];
+        if (is_s16(g, &g->nodes[k])) p->kernels[k] = KERNELS16[c->bug];
+    }
     return PAR_OK;
 }
 
@@ -181,6 +237,6 @@ __attribute__((visibility("default")))
 const par_backend *parity_backend_entry(uint32_t harness_api_version)
 {
     return exw_entry(harness_api_version, "int4",
-                     "the example backend with a linear_8da4w carrying one planted int4 bug (a test)", i4_init,
+                     "the example backend with a linear_8da4w and a 16a8w linear carrying one planted bug (a test)", i4_init,
                      i4_supports, i4_prepare, i4_get_proc);
 }

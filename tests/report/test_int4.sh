@@ -15,6 +15,10 @@
 #   - `parity fuzz` with linear_8da4w weighted 20 finds each of the three bugs, signed with linear_8da4w, within its
 #     first 100 graphs (first finding at graph seed 1 to 3 here, about 400 graphs/s; with the default weights at
 #     seed 76 to 98, within 1 s).
+#   - in the quick suite's 16a8w linear cases (dt=qs16), the plugin's 16a8w linear without a bug passes every case,
+#     strict or not; bug=tie16 (requantization ties half away from zero) FAILs the two x=ties cases on the tie rule
+#     even where nothing is promised; bug=wrap16 (int16 wrap instead of saturation) FAILs x=sat; bug=chan16 (channel
+#     0's scale for every channel) FAILs the per-channel cases; qnnpack passes every 16a8w case on each x86 set.
 # Verdicts are read from report.json and findings/index.json with Python's json (skipped without python3). About
 # 10 s.
 . tests/report/lib.sh
@@ -105,6 +109,43 @@ v = sorted((x["case"], x["verdict"]) for x in json.load(open(sys.argv[1]))["resu
 sys.exit(0 if [c for c, r in v if r == "PASS"] == ["llama_decoder_decode_8da4w", "llama_decoder_prefill_8da4w"]
          else "verdicts %s" % v)
 PY
+# 16a8w: qs16 activations x qs8 weights
+"$PARITY" run --suite quick -k 'dt=qs16' --plugin "$PL" --no-progress --out "$T/s" --repeat 1 \
+    -b 'int4,int4[strict=1],int4[bug=tie16],int4[bug=wrap16],int4[bug=chan16]' >"$T/s.log" 2>&1
+check "16a8w: the bugs fail the cases that hold their hazard, and only the bugs" python3 - "$T/s/report.json" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+def fails(b):
+    return sorted(x["case"] for x in res if x["backend"] == b and x["verdict"] == "FAIL")
+def n(b):
+    return sum(1 for x in res if x["backend"] == b)
+bad = []
+for b in ("int4", "int4[strict=1]"):
+    if n(b) < 10 or any(x["verdict"] != "PASS" for x in res if x["backend"] == b):
+        bad.append("%s: not every case passes" % b)
+want = {"tie16": lambda c: "x=ties" in c, "wrap16": lambda c: "x=sat" in c, "chan16": lambda c: "/pc" in c}
+for bug, hit in want.items():
+    f = fails("int4[bug=%s]" % bug)
+    if not f or not all(hit(c) for c in f):
+        bad.append("bug=%s fails %s" % (bug, f))
+    if bug == "tie16" and len(f) != 2:
+        bad.append("bug=tie16: %d x=ties cases fail, expected 2" % len(f))
+sys.exit("; ".join(bad) if bad else 0)
+PY
+for ks in scalar avx2 vnni; do
+    "$PARITY" run --suite quick -k 'dt=qs16' -b "qnnpack[kernels=$ks]" --no-progress --out "$T/s_$ks" --repeat 1 \
+        >"$T/s_$ks.log" 2>&1
+    rc=$?
+    if grep -q "this machine lacks" "$T/s_$ks.log"; then
+        skip "qnnpack kernels=$ks: this CPU lacks the set"
+        continue
+    fi
+    check "qnnpack kernels=$ks: every quick 16a8w case passes (exit $rc)" python3 - "$T/s_$ks/report.json" <<'PY'
+import json, sys
+v = [x["verdict"] for x in json.load(open(sys.argv[1]))["results"]]
+sys.exit(0 if len(v) >= 10 and set(v) == {"PASS"} else "verdicts %s" % sorted(set(v)))
+PY
+done
 
 for bug in nibble block sign; do
     "$PARITY" fuzz --plugin "$PL" -b "int4[bug=$bug]" --weights 'linear_8da4w=20' --count 100 --no-reduce \
