@@ -1,5 +1,5 @@
 /*
- * cli_quant.c - `parity quantize CASE --dtype qu8|qs8 [--per-channel] -o out.json` (or `--dynamic`): writes the
+ * cli_quant.c - `parity quantize CASE --dtype qu8|qs8|qs16 [--per-channel] -o out.json` (or `--dynamic`): writes the
  * quantized twin of a float case (oracle/quantize.c, docs/quantization.md) as a case file. It reads the case, never
  * modifies it.
  */
@@ -12,12 +12,13 @@
 #include "oracle/quantize.h"
 
 static const char usage_text[] =
-    "usage: parity quantize CASE --dtype qu8|qs8 [--per-channel] [--seeded-weights|--inline-weights] [--id ID]\n"
-    "                       -o FILE\n"
+    "usage: parity quantize CASE --dtype qu8|qs8|qs16 [--per-channel] [--seeded-weights|--inline-weights]\n"
+    "                       [--id ID] -o FILE\n"
     "       parity quantize CASE --dynamic [--per-channel] [--seeded-weights|--inline-weights] [--id ID] -o FILE\n"
     "  Writes the quantized twin of a float case: activations calibrated per tensor from the reference's value\n"
     "  ranges, conv2d/linear weights qs8 (per output channel with --per-channel) with i32 biases, batch_norm folded\n"
-    "  into the conv before it, quantize/dequantize at the edges. Weights are quantized from the float data and\n"
+    "  into the conv before it, quantize/dequantize at the edges; qs16 is 16a8w: symmetric int16 activations, only\n"
+    "  conv2d/linear on integers, every other op float. Weights are quantized from the float data and\n"
     "  written inline, or with --seeded-weights drawn from a seeded qs8 generator scaled like the float weights (a\n"
     "  small file; the default when generated weights exceed 2^20 elements). --dynamic: every linear with constant\n"
     "  f32 weights becomes linear_dynamic (qs8 weights, the input quantized at run time), everything else stays\n"
@@ -64,8 +65,9 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
     if (o.dynamic) o.act = PAR_DTYPE_INVALID;
     else if (!strcmp(dtype, "qu8")) o.act = PAR_DTYPE_QU8;
     else if (!strcmp(dtype, "qs8")) o.act = PAR_DTYPE_QS8;
+    else if (!strcmp(dtype, "qs16")) o.act = PAR_DTYPE_QS16;
     else {
-        fprintf(stderr, "parity quantize: --dtype: '%s' is not qu8 or qs8\n", dtype);
+        fprintf(stderr, "parity quantize: --dtype: '%s' is not qu8, qs8 or qs16\n", dtype);
         return PAR_EXIT_USAGE;
     }
     par_msg msg = {{0}};

@@ -5,7 +5,8 @@
  * and quantize every conv2d / linear weight tensor (per tensor or per output channel, symmetric qs8); (2) calibrate:
  * run the float reference on a float copy of the graph that carries the weights the twin will have (dequantized)
  * and take the range of every value; (3) emit: quantize the graph inputs, run every op that has a quantized form on
- * integers with per-tensor scale = range / 255 (the range always includes 0), and dequantize the outputs. With
+ * integers with per-tensor scale = range / 255 (the range always includes 0; qs16: max |range| / 32767, zero point 0,
+ * and only conv2d / linear on integers), and dequantize the outputs. With
  * `dynamic` only the weights of linear layers are quantized (linear_dynamic), nothing is calibrated and every other
  * op stays float. It never changes the source case and never writes files.
  */
@@ -222,7 +223,7 @@ static int32_t copy_const(qctx *q, par_case *c, int32_t v)
             c->status = PAR_ERROR;
             c->err = m;
         }
-    } else if (k >= 0 && val->dtype != PAR_DTYPE_F32 && val->dtype != PAR_DTYPE_F16) {
+    } else if (k >= 0 && (par_dtype_is_quant(val->dtype) || val->dtype == PAR_DTYPE_I32)) {
         par_case_quant(c, k, val->scale, val->zero_point);
     }
     return k;
@@ -282,12 +283,12 @@ static void widen_add_inputs(qctx *q)
 }
 
 /* The output range of a node whose quantized first input has scale s_in, widened around its middle (still holding
- * 0) to at least 255 s_in / 64: a ratio s_in s_w / s_out of at most 64 s_w for a convolution, 64 for a move, a clamp
- * or a table, whatever the calibration saw (a relu6 after a tanh whose fixed output scale is 1/128 while its
- * values span 0.004). */
-static void wider_out(double s_in, double *lo, double *hi)
+ * 0) to at least steps s_in / 64 (steps: 255, or 65535 for qs16): a ratio s_in s_w / s_out of at most 64 s_w for a
+ * convolution, 64 for a move, a clamp or a table, whatever the calibration saw (a relu6 after a tanh whose fixed
+ * output scale is 1/128 while its values span 0.004). */
+static void wider_out(double s_in, double steps, double *lo, double *hi)
 {
-    const double need = 255.0 * s_in / 64.0;
+    const double need = steps * s_in / 64.0;
     if (!(s_in > 0) || *hi - *lo >= need) return;
     const double mid = 0.5 * (*lo + *hi);
     *lo = fmin(0.0, fmin(*lo, mid - 0.5 * need));
@@ -369,8 +370,18 @@ static par_status calibrate(qctx *q)
 
 /* ---- pass 3: emit ------------------------------------------------------------------------------------------- */
 
+/* The steps of the activation dtype's range: 255, or 65535 for qs16. */
+static double act_steps(const qctx *q) { return q->o->act == PAR_DTYPE_QS16 ? 65535.0 : 255.0; }
+
 static void act_params(const qctx *q, double lo, double hi, float *scale, int32_t *zp)
 {
+    if (q->o->act == PAR_DTYPE_QS16) {
+        /* symmetric: the larger magnitude maps to 32767, zero point 0 */
+        double m = fmax(fabs(lo), fabs(hi));
+        *scale = (float)((m > 1e-6 ? m : 1e-6) / 32767.0);
+        *zp = 0;
+        return;
+    }
     if (!(hi - lo > 1e-6)) hi = lo + 1e-6;
     double s = (hi - lo) / 255.0;
     double z = nearbyint(-lo / s);
@@ -408,9 +419,10 @@ static int32_t get_f(qctx *q, int32_t v)
 
 /* Ops computed on integers (every op with an integer form in the op table, but the conversions the twin inserts
  * itself), and how their output params are chosen (the qform column and the output-range flags of core/ops.def). */
-static int quant_op(const char *op)
+static int quant_op(const qctx *q, const char *op)
 {
     const par_op_info *info = par_op_find(op);
+    if (q->o->act == PAR_DTYPE_QS16) return weighted(op); /* 16a8w: the accumulating ops only, the rest float */
     return info && info->qform != PAR_QFORM_NONE && info->qform != PAR_QFORM_CONVERT;
 }
 
@@ -461,7 +473,7 @@ static void emit_quant_node(qctx *q, int32_t ni)
     int32_t z_out;
     const int32_t x0 = n->inputs[0];
     double lo = q->lo[out], hi = q->hi[out];
-    if (ins[0] >= 0) wider_out(q->qs[x0], &lo, &hi);
+    if (ins[0] >= 0) wider_out(q->qs[x0], act_steps(q), &lo, &hi);
     act_params(q, lo, hi, &s_out, &z_out);
     if (keeps_params(n->op)) {
         s_out = q->qs[x0];
@@ -536,7 +548,7 @@ static void emit(qctx *q)
         int all_float = 1;
         for (int32_t i = 0; i < n->n_inputs; i++)
             if (n->inputs[i] >= 0 && g->values[n->inputs[i]].dtype != PAR_DTYPE_F32) all_float = 0;
-        int quant = !q->o->dynamic && quant_op(n->op) && all_float && n->n_outputs == 1 &&
+        int quant = !q->o->dynamic && quant_op(q, n->op) && all_float && n->n_outputs == 1 &&
                     g->values[n->outputs[0]].dtype == PAR_DTYPE_F32 &&
                     (!weighted(n->op) || q->wp[ni].active);
         if (quant) {
@@ -557,14 +569,14 @@ par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_ms
         par_msgf(msg, PAR_ERROR, "no case");
         return NULL;
     }
-    if (!o->dynamic && o->act != PAR_DTYPE_QU8 && o->act != PAR_DTYPE_QS8) {
-        par_msgf(msg, PAR_ERROR, "--dtype: %s, expected qu8 or qs8", par_dtype_name(o->act));
+    if (!o->dynamic && o->act != PAR_DTYPE_QU8 && o->act != PAR_DTYPE_QS8 && o->act != PAR_DTYPE_QS16) {
+        par_msgf(msg, PAR_ERROR, "--dtype: %s, expected qu8, qs8 or qs16", par_dtype_name(o->act));
         return NULL;
     }
     const par_graph_desc *g = par_graph_desc_of(src->graph);
     for (int32_t v = 0; v < g->n_values; v++)
-        if (g->values[v].kind == PAR_VALUE_INPUT && g->values[v].dtype != PAR_DTYPE_F32) {
-            par_msgf(msg, PAR_ERROR, "input '%s' is %s: only float (f32) cases have a quantized twin",
+        if (g->values[v].kind == PAR_VALUE_INPUT && par_dtype_is_quant(g->values[v].dtype)) {
+            par_msgf(msg, PAR_ERROR, "input '%s' is %s: only float cases have a quantized twin",
                      g->values[v].name, par_dtype_name(g->values[v].dtype));
             return NULL;
         }

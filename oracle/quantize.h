@@ -10,7 +10,8 @@
 #include "core/case.h"
 
 typedef struct par_quant_opts {
-    par_dtype act;    /* activations: PAR_DTYPE_QU8 or PAR_DTYPE_QS8 */
+    par_dtype act;    /* activations: PAR_DTYPE_QU8, PAR_DTYPE_QS8, or PAR_DTYPE_QS16 (16a8w: only conv2d and linear on
+                       * integers, every other op float between a dequantize and a quantize) */
     int per_channel;  /* qs8 weights with one scale per output channel */
     int seeded;       /* weights: 1 seeded qs8 generators (a statistical twin: per-channel scales from the float
                        * weights' spread, integers drawn from a normal of std 127/4, the file stays small); 0 the float

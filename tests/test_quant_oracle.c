@@ -476,12 +476,58 @@ static void test_twin(void)
     /* refusals name the reason */
     par_quant_opts bad = {.act = PAR_DTYPE_F32, .per_channel = 0, .seeded = 0, .id = NULL};
     CU_ASSERT(par_case_quantize(f, &bad, &m) == NULL);
-    CU_ASSERT(strstr(m.text, "qu8 or qs8") != NULL);
+    CU_ASSERT(strstr(m.text, "qu8, qs8 or qs16") != NULL);
     par_case_destroy(f);
 }
 
 /* A small constant added to a wide tensor: calibrated as they are, the constant's scale (1/255 of its width 1) is
  * 1/7.8 of 2^-10 of the sum's (2,000 / 255), which no integer add accepts; the twin widens it and runs. */
+/* --dtype qs16 (16a8w): conv2d and linear on qs16 with qs8 weights, every other op float between a dequantize and
+ * a quantize; closer to the float network than the qu8 twin with the same weights (the activations carry 16 bits). */
+static void test_twin_16a8w(void)
+{
+    par_case *f = float_case();
+    par_msg m = {{0}};
+    double md[2] = {0, 0}, mx = 0;
+    for (int k = 0; k < 2; k++) {
+        par_quant_opts o = {.act = k ? PAR_DTYPE_QS16 : PAR_DTYPE_QU8, .per_channel = 1, .seeded = 0, .id = NULL};
+        par_case *q = par_case_quantize(f, &o, &m);
+        CU_ASSERT_FATAL(q != NULL);
+        const par_graph_desc *g = par_graph_desc_of(q->graph);
+        int n_acc = 0, n_s16 = 0;
+        for (int32_t i = 0; i < g->n_nodes; i++) {
+            const par_value *y = &g->values[g->nodes[i].outputs[0]];
+            const int acc = !strcmp(g->nodes[i].op, "conv2d") || !strcmp(g->nodes[i].op, "linear");
+            n_acc += acc;
+            if (k && y->dtype == PAR_DTYPE_QS16) {
+                n_s16++;
+                CU_ASSERT(y->zero_point == 0);
+                CU_ASSERT(acc || !strcmp(g->nodes[i].op, "quantize"));
+                if (acc) CU_ASSERT(g->values[g->nodes[i].inputs[1]].dtype == PAR_DTYPE_QS8);
+            }
+        }
+        if (k) CU_ASSERT(n_s16 >= 2 * n_acc && n_acc == 2); /* each conv2d / linear and its input's quantize */
+        par_ref_result *rf = NULL, *rq = NULL;
+        const par_rt *yf = run_case(f, &rf), *yq = run_case(q, &rq);
+        for (int64_t i = 0; i < yf->numel; i++) {
+            mx = fmax(mx, fabs(yf->v[i]));
+            md[k] = fmax(md[k], fabs(yf->v[i] - yq->v[i]));
+        }
+        par_ref_result_destroy(rf);
+        par_ref_result_destroy(rq);
+        char *text = par_case_to_json(q, 0);
+        CU_ASSERT_FATAL(text != NULL);
+        par_case *back = par_case_parse(text, strlen(text), "twin16", &m);
+        CU_ASSERT(back != NULL);
+        par_case_destroy(back);
+        free(text);
+        par_case_destroy(q);
+    }
+    CU_ASSERT(mx > 0.05);
+    CU_ASSERT(md[1] > 0 && md[1] < md[0]);
+    par_case_destroy(f);
+}
+
 static void test_twin_narrow_add(void)
 {
     par_case *f = par_case_create("narrow_add", 1);
@@ -521,6 +567,7 @@ static const CU_TestInfo tests[] = {
     {"dequantized output of another scheme", test_dequantized},
     {"quantized twin of a float case", test_twin},
     {"a twin's add keeps its scale ratios", test_twin_narrow_add},
+    {"16a8w twin: conv2d and linear on qs16, closer to the float network than the qu8 twin", test_twin_16a8w},
     CU_TEST_INFO_NULL,
 };
 
