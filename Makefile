@@ -381,8 +381,9 @@ install: $(EXE) $(LIB)
 include fuzz/Makefile.inc
 
 # The nightly job: each libFuzzer target for NIGHTLY_SHARE percent of NIGHTLY_SECONDS, then a differential campaign
-# (parity fuzz) for the rest, on shard SHARD=K/N, then what make check samples or skips (the unit test programs with
-# PAR_TEST_NIGHTLY tests); out/nightly/summary.txt; exit 1 when anything was found.
+# (parity fuzz) for the rest, on shard SHARD=K/N, then what make check and check-aarch64 sample or skip (the unit test
+# programs with PAR_TEST_NIGHTLY tests; the aarch64 cross-build's check whole, AARCH64_CHECK=full);
+# out/nightly/summary.txt; exit 1 when anything was found.
 NIGHTLY_SECONDS ?= 3600
 SHARD ?= 1/1
 .PHONY: nightly
@@ -390,6 +391,7 @@ NIGHTLY_TESTS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(shell grep -l 'PAR_TEST
 nightly: deps
 	+@$(MAKEQ) $(CHECK_J) $(EXE) $(PLUGINS) $(NIGHTLY_TESTS)
 	+@$(MAKEQ) $(CHECK_J) fuzz
+	+@$(if $(filter x86_64,$(HOST_ARCH)),$(MAKEQ) $(CHECK_J) all ARCH=aarch64 SANITIZE=,:)
 	@NIGHTLY_SECONDS='$(NIGHTLY_SECONDS)' SHARD='$(SHARD)' PARITY=$(EXE) PLUGIN=$(EXAMPLE_PLUGIN) sh tools/nightly.sh
 
 clean:

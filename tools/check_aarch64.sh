@@ -2,23 +2,28 @@
 # check_aarch64.sh BUILD JOBS - `make check-aarch64`: the aarch64 cross-build (BUILD, normally build/aarch64) under
 # qemu-user (tools/qemu_aarch64.sh), once per emulated CPU: QEMU_CPU=max (NEON and the dot-product instructions)
 # and QEMU_CPU=cortex-a53 (NEON without dot-product: a kernel that used them there would die of SIGILL, so the
-# feature gating is tested). Per CPU, each through tools/check_step.sh under BUILD/check-logs/aarch64-CPU:
+# feature gating is tested). The two CPUs' phases run side by side (qemu-user's parent process is serial for much
+# of a run, so one phase alone leaves a core idle), the reference comparison beside the cortex-a53 phase. Per CPU,
+# each through tools/check_step.sh under BUILD/check-logs/aarch64-CPU:
 #   - the unit tests that run under qemu-user (UNIT_SKIP below names the others and why); on cortex-a53 only those
 #     of the backends that choose kernels by CPU feature (UNIT_A53): the others run the same instructions on both;
-#   - the quick suite, on max: cpu, cpu[kernels=scalar], qnnpack, qnnpack[kernels=scalar], xnnpack (when built) and
-#     the NEON variants a probe shows the instance runs (qnnpack's kernels=neon and kernels=neondot; cpu's
-#     kernels=neon is probed but not run again: cpu's automatic choice on aarch64 is that very set); one the build
-#     does not have or the CPU lacks is a skip with its reason, never a pass. On cortex-a53 only the instances whose
-#     kernels the CPU chooses (cpu, qnnpack, xnnpack: the gating, and XNNPACK's own non-dot-product kernels); the
-#     forced sets run there the same instructions as on max, and qnnpack's automatic choice on cortex-a53 is its
-#     kernels=neon set, which max runs;
-#   - with QEMU_CPU=max only, the models of $AARCH64_MODELS (cases/models; by default the small ones: their float64
-#     reference is the slow part under emulation, MobileNetV2's about 10x the default set's) on the instances with
-#     automatic kernels (cpu, qnnpack, xnnpack) and the NEON variants (the variants forced to scalar run the same
-#     kernels as in the quick suite), and with them cases/regressions (the fixed findings' cases, small);
-# then, once, tests/report/aarch64_reference.sh (x86 and aarch64 give the same case IDs and the same reference).
-# The last line is tools/check_sum.sh's `check-aarch64: N passed, N failed, N skipped`; the exit status is 1 when
-# any step failed. POSIX sh.
+#   - the quick suite, on max: cpu, qnnpack, qnnpack[kernels=scalar], xnnpack (when built) and the NEON variants a
+#     probe shows the instance runs (qnnpack's kernels=neon and kernels=neondot; cpu's kernels=neon is probed but
+#     not run again: cpu's automatic choice on aarch64 is that very set), and cpu[kernels=scalar] on the share
+#     $AARCH64_SCALAR_SHARD of it (default 1/4: every op family, a quarter of each one's cases); one the build
+#     does not have or the CPU lacks is a skip with its reason, never a pass. On cortex-a53, on the share
+#     $AARCH64_A53_SHARD (default 1/2: every op family), only the instances whose kernels the CPU chooses (cpu,
+#     qnnpack, xnnpack: the gating, and XNNPACK's own non-dot-product kernels); the forced sets run there the same
+#     instructions as on max, and qnnpack's automatic choice on cortex-a53 is its kernels=neon set, which max runs;
+#   - with QEMU_CPU=max only, the models of $AARCH64_MODELS (cases/models; by default mlp alone: the float64
+#     reference of a whole model is the slow part under emulation, and mobilenet_v3_small's outlasted the worker's
+#     615 s watchdog at load 20) on the instances with automatic kernels (cpu, qnnpack, xnnpack) and the NEON
+#     variants (the variants forced to scalar run the same kernels as in the quick suite), and with them
+#     cases/regressions (the fixed findings' cases, small);
+# then the sum. AARCH64_CHECK=full (make nightly, tools/nightly.sh) runs the shares whole (1/1) and the models of
+# AARCH64_MODELS_FULL. docs/aarch64.md says what each cut leaves on each kernel set.
+# The last line is tools/check_sum.sh's `check-aarch64: N passed, N failed, N skipped`, after each step's time;
+# the exit status is 1 when any step failed. POSIX sh.
 set -u
 build=$1 jobs=$2
 here=$(dirname "$0")
@@ -37,10 +42,20 @@ UNIT_SKIP="test_cli test_campaign test_reduce test_ties test_winograd test_ftz t
            test_quant_nodes test_vulkan test_vulkan_precision test_vulkan_tiled"
 # On cortex-a53, the unit tests of the backends whose kernels depend on the CPU's features.
 UNIT_A53="test_cpu test_cpu_kernels test_qnnpack test_qnnpack_kernels test_qnnpack_neon test_xnnpack"
-# The larger set, with both quantized MobileNetV2: AARCH64_MODELS="mobilenet_v2 mobilenet_v3_small efficientnet_lite0 mlp
-# audio_denoiser mobilenet_v2_quant mobilenet_v2_qs8" (over 10 minutes more under qemu on 2 cores).
-MODELS=${AARCH64_MODELS:-mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant}
-
+# What `make check` leaves to the nightly job (AARCH64_CHECK=full) or to a machine with time to spare.
+AARCH64_MODELS_FULL="mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant mobilenet_v2
+                     efficientnet_lite0 mobilenet_v2_quant mobilenet_v2_qs8"
+if [ "${AARCH64_CHECK:-}" = full ]; then
+    MODELS=${AARCH64_MODELS:-$AARCH64_MODELS_FULL}
+    SCALAR_SHARD=${AARCH64_SCALAR_SHARD:-1/1}
+    A53_SHARD=${AARCH64_A53_SHARD:-1/1}
+else
+    MODELS=${AARCH64_MODELS:-mlp}
+    SCALAR_SHARD=${AARCH64_SCALAR_SHARD:-1/4}
+    A53_SHARD=${AARCH64_A53_SHARD:-1/2}
+fi
+# --shard K/N, or nothing for the whole suite
+shard_opt() { [ "$1" = 1/1 ] || echo "--shard $1"; }
 rm -rf "$logs"
 mkdir -p "$logs"
 if [ ! -x "$exe" ]; then
@@ -71,7 +86,9 @@ if sys.argv[2] and b.get("kernels") != sys.argv[2]:
 EOF
 }
 
-for cpu in max cortex-a53; do
+# phase CPU: every step of one emulated CPU
+phase() {
+    cpu=$1
     export QEMU_CPU=$cpu
     d=$logs/aarch64-$cpu
     out=$build/check-aarch64/$cpu
@@ -91,7 +108,7 @@ for cpu in max cortex-a53; do
         xargs -P "$jobs" -n 1 sh -c 'sh "$CS" "$D" "$1-$CPU" sh "$QEMU_SH" "$TB/$1" | tail -n 1' sh
 
     if [ "$cpu" = max ]; then
-        specs="cpu,cpu[kernels=scalar],qnnpack,qnnpack[kernels=scalar]"
+        specs="cpu,qnnpack,qnnpack[kernels=scalar]"
     else
         specs="cpu,qnnpack"
     fi
@@ -113,20 +130,32 @@ for cpu in max cortex-a53; do
     rm -rf "$out/probe" "$out/probe.log"
     echo "variants: 0 passed, 0 failed, $skips skipped" >>"$out/variants.log"
     sh "$here/check_step.sh" "$d" "variants-$cpu" cat "$out/variants.log" >/dev/null
-    echo "instances: $specs"
-    sh "$here/check_step.sh" "$d" "conformance-quick-$cpu" $qemu "$exe" run --suite quick -b "$specs" -j "$jobs" \
-        --repeat 2 --no-progress --out "$out/quick" | tail -n 4
-    [ "$cpu" = max ] || continue
+    if [ "$cpu" = max ]; then share=1/1; else share=$A53_SHARD; fi
+    echo "instances on QEMU_CPU=$cpu, quick suite share $share: $specs"
+    sh "$here/check_step.sh" "$d" "conformance-quick-$cpu" $qemu "$exe" run --suite quick -b "$specs" \
+        $(shard_opt "$share") -j "$jobs" --repeat 2 --no-progress --out "$out/quick" | tail -n 4
+    [ "$cpu" = max ] || return 0
+    # cpu's portable kernels, built by the aarch64 compiler (which contracts a*b+c into fused multiply-adds)
+    echo "cpu[kernels=scalar] on QEMU_CPU=$cpu, quick suite share $SCALAR_SHARD"
+    sh "$here/check_step.sh" "$d" "conformance-scalar-$cpu" $qemu "$exe" run --suite quick -b 'cpu[kernels=scalar]' \
+        $(shard_opt "$SCALAR_SHARD") -j "$jobs" --repeat 2 --no-progress --out "$out/scalar" | tail -n 4
     models=cases/regressions # the fixed findings' cases (small) ride along with the models
     for m in $MODELS; do models="$models cases/models/$m.json"; done
     mspecs=$(printf '%s\n' "$specs" | tr ',' '\n' | grep -v 'kernels=scalar' | paste -sd, -)
-    echo "models on: $mspecs"
+    echo "models ($MODELS) on: $mspecs"
     sh "$here/check_step.sh" "$d" "conformance-models-$cpu" $qemu "$exe" run $models -b "$mspecs" -j "$jobs" \
         --no-progress --out "$out/models" | tail -n 4
-done
-unset QEMU_CPU
+}
 
-sh "$here/check_step.sh" "$logs/reference" aarch64-reference env BUILD="${build%/aarch64}" \
-    sh tests/report/aarch64_reference.sh | tail -n 3
+# max in the background, cortex-a53 and then the reference comparison beside it (its own logs, its own processes)
+phase max &
+maxpid=$!
+(
+    phase cortex-a53
+    unset QEMU_CPU
+    sh "$here/check_step.sh" "$logs/reference" aarch64-reference env BUILD="${build%/aarch64}" \
+        sh tests/report/aarch64_reference.sh | tail -n 3
+)
+wait "$maxpid"
 
 sh "$here/check_sum.sh" check-aarch64 "$logs/aarch64-max" "$logs/aarch64-cortex-a53" "$logs/reference"

@@ -15,7 +15,9 @@
 #      where not installed), and every unit test program with a test
 #      marked PAR_TEST_NIGHTLY (tests/tmain.h: the whole-model tests and test_winograd's full-suite pass, which
 #      `make check` skips; docs/ci.md lists them) run with
-#      PAR_TEST_NIGHTLY=1;
+#      PAR_TEST_NIGHTLY=1, and what `make check-aarch64` shares or leaves out (tools/check_aarch64.sh with
+#      AARCH64_CHECK=full: cpu[kernels=scalar] and the cortex-a53 quick suite whole, the models of
+#      AARCH64_MODELS_FULL; when build/aarch64/parity and qemu-aarch64 are there, else one line saying why not);
 #      NIGHTLY_CHECKS=0 leaves them out;
 #   4. a summary ($OUT/summary.txt, also printed): crashes per target, the campaign's findings, the checks' counts.
 #
@@ -187,6 +189,21 @@ if [ "${NIGHTLY_CHECKS:-1}" != 0 ] && [ -x "$parity" ]; then
         *) failed=1 ;;
         esac
     done
+    abuild=$(dirname "$parity")/aarch64
+    if [ -x "$abuild/parity" ] && command -v qemu-aarch64 >/dev/null 2>&1; then
+        log=$fuzzdir/logs/nightly-aarch64-$stamp.log
+        AARCH64_CHECK=full sh tools/check_aarch64.sh "$abuild" 2 >"$log" 2>&1
+        rc=$?
+        line=$(grep '^check-aarch64: ' "$log" | tail -n 1)
+        say "checks: ${line:-check-aarch64: no count line} (shares whole, all models; log $log)"
+        case $rc in
+        0) ;;
+        1) found=1 ;;
+        *) failed=1 ;;
+        esac
+    else
+        say "checks: check-aarch64 not run: no $abuild/parity or no qemu-aarch64 (make deps; make ARCH=aarch64)"
+    fi
 fi
 
 [ "$failed" = 1 ] && say "nightly: the job did not run completely (see above)"
