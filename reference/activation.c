@@ -361,7 +361,9 @@ static par_status clamp_kernel(const par_ref_ctx *c, const char *name, double lo
 {
     if (!(lo <= hi)) return par_msgf(msg, PAR_ERROR, "%s: lower bound %g above upper bound %g", name, lo, hi);
     act_params ap = {ACT_CLAMP, name, lo, hi};
-    return unary(c, &ap, in, out, msg);
+    par_status st = unary(c, &ap, in, out, msg);
+    if (st == PAR_OK && lo >= 0) out[0]->nonneg = 1; /* min(max(x', lo), hi) >= 0 for any held x' */
+    return st;
 }
 
 par_status par_ref_relu(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)

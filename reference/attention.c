@@ -119,7 +119,7 @@ static void sdpa_row(const par_ref_ctx *c, const par_sdpa_geom *q, const par_rt 
             continue;
         }
         dot_acc a = {0};
-        for (int64_t d = 0; d < q->D; d++) dot_add(&a, qt, qrow + d, kt, (kv0 + j) * q->D + d);
+        for (int64_t d = 0; d < q->D; d++) dot_add(&a, pr, qt, qrow + d, kt, (kv0 + j) * q->D + d);
         ovf |= dot_finish(&a, NULL, 0, pr, S, j); /* a score's partial sums may overflow: the whole row */
         double t = q->scale * S->v[j];
         double e = q->scale * S->e[j] + pr->u * fabs(t) + bmul(scale_r, fabs(t));
@@ -137,7 +137,7 @@ static void sdpa_row(const par_ref_ctx *c, const par_sdpa_geom *q, const par_rt 
     par_softmax_row(pr, 0, S->v, S->e, NULL, NULL, q->Skv, 1, S->v, S->e);
     for (int64_t d = 0; d < q->Dv; d++) {
         dot_acc a = {0};
-        for (int64_t j = 0; j < q->Skv; j++) dot_add(&a, S, j, vt, (kv0 + j) * q->Dv + d);
+        for (int64_t j = 0; j < q->Skv; j++) dot_add(&a, pr, S, j, vt, (kv0 + j) * q->Dv + d);
         if (dot_finish(&a, NULL, 0, pr, y, orow + d) || ovf) par_mark_any(c, orow + d);
         y->e[orow + d] += bmul(par_gamma(2 * q->Skv, pr->u), a.mag); /* the streaming form's rescalings */
     }

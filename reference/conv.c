@@ -80,7 +80,7 @@ par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt 
                                 if (iw < 0 || iw >= q.w) continue;
                                 int64_t xi = ((n * q.c + g0 + ci) * q.h + ih) * q.w + iw;
                                 int64_t wi = ((o * cg + ci) * q.kh + kh) * q.kw + kw;
-                                dot_add(&a, w, wi, x, xi);
+                                dot_add(&a, &c->prec, w, wi, x, xi);
                             }
                         }
                     int64_t yi = ((n * q.o + o) * q.oh + oh) * q.ow + ow;
@@ -122,7 +122,7 @@ par_status par_ref_conv_transpose2d(const par_ref_ctx *c, const par_rt *const *i
                                 int64_t iw = tw / q.sw;
                                 int64_t xi = ((n * q.c + ci) * q.h + ih) * q.w + iw;
                                 int64_t wi = ((ci * og + (o - gi * og)) * q.kh + kh) * q.kw + kw;
-                                dot_add(&a, w, wi, x, xi);
+                                dot_add(&a, &c->prec, w, wi, x, xi);
                             }
                         }
                     int64_t yi = ((n * q.o + o) * q.oh + oh) * q.ow + ow;

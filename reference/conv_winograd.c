@@ -352,7 +352,7 @@ par_status par_ref_conv2d_winograd(const par_ref_ctx *c, int32_t algo, const par
                                     for (int64_t kw = 0; kw < 3; kw++) {
                                         int64_t iw = ow - q->pl + kw;
                                         if (iw < 0 || iw >= q->w) continue;
-                                        dot_add(&acc, w, ((o * cg + ci) * 3 + kh) * 3 + kw, x,
+                                        dot_add(&acc, &c->prec, w, ((o * cg + ci) * 3 + kh) * 3 + kw, x,
                                                 ((n * q->c + g0 + ci) * q->h + ih) * q->w + iw);
                                     }
                                 }

@@ -25,10 +25,13 @@ typedef struct dot_acc {
                     * (u_in) may round up to Inf */
     double ps1, ps2; /* sum of |partial sum| and of its square over the terms in the order added, and */
     double pp2;      /* sum of the products' squares: the statistical companion's scale (par_prec.stat_scale) */
+    double flp;    /* with flushing: the products' own flushes, par_flush_term of each (0 without flushing), and */
+    par_flush_sum ofl; /* the same signed by the products' reference signs (par_flush_own_bound) */
+    int sg;        /* the held terms' signs, or'ed (par_held_sign): whether the additions may flush */
     int64_t k;     /* number of terms */
 } dot_acc;
 
-static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_rt *xt, int64_t xi)
+static inline void dot_add(dot_acc *a, const par_prec *p, const par_rt *wt, int64_t wi, const par_rt *xt, int64_t xi)
 {
     double w = wt->v[wi], ew = wt->e[wi], sw = par_rt_scales(wt)[wi];
     double x = xt->v[xi], ex = xt->e[xi], sx = par_rt_scales(xt)[xi];
@@ -46,6 +49,17 @@ static inline void dot_add(dot_acc *a, const par_rt *wt, int64_t wi, const par_r
     a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
     double ts = bmul(fabs(w), sx) + bmul(fabs(x), sw) + bmul(sw, sx);
     a->prop2 += bmul(ts, ts);
+    if (p->flush > 0) {
+        /* the held product w~ x~ (1 + d): its magnitude within [lo, hi] (operands rounded on entry included) */
+        double gin = (1 + p->u_in) * (1 + p->u_in);
+        double lo = bmul(fmax(fabs(w) - ew, 0), fmax(fabs(x) - ex, 0)) * (1 - p->u) / gin;
+        double t = par_flush_term(p->flush, lo, bmul(fabs(w) + ew, fabs(x) + ex) * (1 + p->u) * gin);
+        if (t > 0) {
+            a->flp += t;
+            par_flush_add(&a->ofl, t, par_flush_sign(w) * par_flush_sign(x), 0);
+        }
+        a->sg |= par_sign_mul(par_held_sign(w, ew, wt->nonneg), par_held_sign(x, ex, xt->nonneg));
+    }
     if (wt->f || xt->f) {
         double fw = wt->f ? wt->f[wi] : 0, fx = xt->f ? xt->f[xi] : 0;
         par_flush_add(&a->fl, bmul(fabs(w), fx) + bmul(fabs(x), fw), par_flush_sign(w) * par_flush_sign(x),
@@ -66,6 +80,7 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     par_flush_sum fl = a->fl;
     double magf = a->magf, magf0 = a->magf0, opmax = a->opmax;
     int64_t k = a->k;
+    int sg = a->sg;
     if (b) {
         double sb = par_rt_scales(b)[o];
         val += b->v[o];
@@ -79,13 +94,17 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
         prop += b->e[o];
         prop2 += bmul(sb, sb);
         if (b->f) par_flush_add(&fl, b->f[o], par_flush_sign(b->v[o]), 0);
+        sg |= par_held_sign(b->v[o], b->e[o], b->nonneg);
         k++;
     }
     /* The propagated bound B (rule 5: the smaller of the worst case and the probabilistic bound). */
     const double bprop = par_prop_bound_flush(prop, prop2, &fl);
-    /* Flushing: each of the k products and k - 1 additions may flush a subnormal result, in any order (eta); under
-     * gradual underflow only the k products round there. */
-    double flush_own = par_eta_ops(p, (double)k, (double)k);
+    /* Flushing: a product may flush only where its held value may lie below tau (par_flush_term), and the
+     * additions only where the held terms' signs are mixed (par_flush_adds: a one-sign sum's partial sums never
+     * fall below its largest term), each then at most tau, in any order; under gradual underflow only the k
+     * products round there (eta). */
+    const double flush_adds = par_flush_adds(p, sg, (double)k);
+    double flush_own = p->flush > 0 ? par_flush_own_bound(a->flp, &a->ofl) + flush_adds : par_eta_ops(p, (double)k, (double)k);
     /* The op's own rounding (docs/budgets/conv-pool.md, "Rounding"). The backend sums its held terms
      * w~ x~ = w x + d: each product rounds once, at most u |w~ x~|, together at most u (mag0 + prop) with prop the
      * worst case of sum |d|; each of the k - 1 additions rounds at most u times its partial sum, and a partial sum
@@ -115,7 +134,7 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
             own = bmul(p->u * grow, sqrt(a->ps2 + bmul(2 * sh, a->ps1) + bmul((double)k, sh * sh)) + sqrt(a->pp2) + prop);
         }
         /* the propagated scales, and the flush terms' fluctuation (par_flush_sum), within the propagated bound */
-        double ps = own + bmul(gin, mag) + fmin(sqrt(prop2 + fl.sq), bprop);
+        double ps = own + bmul(gin, mag) + fmin(sqrt(prop2 + fl.sq), bprop) + fmin(sqrt(a->ofl.sq), a->flp);
         /* Gradual underflow's roundings (eta each, mean-zero like any rounding) belong to the scale too: without
          * them a linear combination of subnormal data propagated a scale far below its budget, and the next
          * linear combination's probabilistic bound lost them (flushing's are not mean-zero: the flush parts) */
@@ -126,7 +145,7 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     double pre = round + bprop;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
-    if (y->f) y->f[yi] = fmin(par_flush_common(&fl) + flush_own, *e);
+    if (y->f) y->f[yi] = fmin(par_flush_common(&fl) + par_flush_own_common(a->flp, &a->ofl) + flush_adds, *e);
     /* A factor rounded to bfloat16 overflows to Inf from the midpoint between its largest finite value and 2^128. */
     if (uin > 0 && !(opmax < 0x1.ff8p127)) return 1;
     /* The partial sums of the finite terms: at most their reference magnitude plus B (as for the rounding), grown

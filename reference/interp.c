@@ -487,6 +487,28 @@ static par_status flush_pass(const par_op_info *info, const par_ref_ctx *c, int3
     return st;
 }
 
+/* The ops each of whose output elements is one of its inputs' elements (or nothing from a float input: an index):
+ * where every float input is held >= 0, so is the output (par_rt.nonneg; pad and the clamps set it themselves). */
+static int selects_elements(const char *op)
+{
+    static const char *const ops[] = {"max_pool2d", "amax", "amin", "upsample_nearest2d", "upsample_nearest_exact2d",
+                                      "concat", "reshape", "flatten", "permute", "slice", "slice_scatter", "gather",
+                                      "embedding", "maximum"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (strcmp(op, ops[i]) == 0) return 1;
+    return 0;
+}
+
+static void carry_nonneg(const par_node *n, const par_rt *const *in, par_rt *const *out)
+{
+    if (!selects_elements(n->op)) return;
+    for (int32_t i = 0; i < n->n_inputs; i++)
+        if (in[i] && (in[i]->dtype == PAR_DTYPE_F32 || in[i]->dtype == PAR_DTYPE_F16 || in[i]->dtype == PAR_DTYPE_F64) &&
+            !in[i]->nonneg)
+            return;
+    for (int32_t i = 0; i < n->n_outputs; i++) out[i]->nonneg = 1;
+}
+
 static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *p, par_rt *vals, par_msg *msg)
 {
     const par_node *n = &g->nodes[ni];
@@ -542,6 +564,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++)
             if (flush_tau(p, out[i]->dtype) > 0) st = alloc_flush(out[i], msg);
         if (st == PAR_OK) st = par_ref_kernel(info->id)(&c, in, out, msg);
+        if (st == PAR_OK) carry_nonneg(n, in, out);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         if (st == PAR_OK && p->flush > 0) st = flush_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         if (st == PAR_OK && !(p->flush > 0) && !(info->flags & PAR_OPF_EXACT))
@@ -589,6 +612,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             out[i] = &tmp_out[i];
         }
         if (st == PAR_OK) st = par_ref_kernel(info->id)(&c, in, out, msg);
+        if (st == PAR_OK) carry_nonneg(n, in, out);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++) {
             const par_value *ov = &g->values[n->outputs[i]];

@@ -41,7 +41,7 @@ par_status par_ref_linear(const par_ref_ctx *c, const par_rt *const *in, par_rt 
         for (int64_t o = 0; o < oo; o++) {
             dot_acc a = {0};
             for (int64_t k = 0; k < kk; k++)
-                dot_add(&a, w, o * kk + k, x, r * kk + k);
+                dot_add(&a, &c->prec, w, o * kk + k, x, r * kk + k);
             if (dot_finish(&a, b, o, &c->prec, y, r * oo + o)) par_mark_any(c, r * oo + o);
         }
     return PAR_OK;
@@ -89,7 +89,7 @@ par_status par_ref_matmul(const par_ref_ctx *c, const par_rt *const *in, par_rt 
                 dot_acc acc = {0};
                 for (int64_t k = 0; k < kk; k++) {
                     int64_t ai = ao + i * kk + k, bj = bo + k * nn + j;
-                    dot_add(&acc, a, ai, b, bj);
+                    dot_add(&acc, &c->prec, a, ai, b, bj);
                 }
                 int64_t yi = (bi * m + i) * nn + j;
                 if (dot_finish(&acc, NULL, 0, &c->prec, y, yi)) par_mark_any(c, yi);

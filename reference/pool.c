@@ -45,8 +45,21 @@ typedef struct avg_acc {
     double sum, mag, prop, prop2;
     par_flush_sum fl; /* the flush parts of the terms (reference.h) */
     double magf; /* mag over the finite terms (dot.h's overflow rule, avg_overflows) */
+    /* With flushing (avg_init): tau d, the magnitude below which a term scaled by 1 / d may flush; fls, the scaled
+     * terms' flushes (par_flush_term); sg, the held terms' signs, or'ed (par_held_sign) */
+    double tau_d, fls;
+    par_flush_sum ofl; /* fls signed by the terms' reference signs (par_flush_own_bound) */
+    int sg;
     int64_t k;
 } avg_acc;
+
+/* An empty accumulator for an average with divisor d (1 for a sum). */
+static avg_acc avg_init(const par_prec *p, double d)
+{
+    avg_acc a = {0};
+    a.tau_d = p->flush > 0 ? p->flush * d : 0;
+    return a;
+}
 
 static void avg_add(avg_acc *a, const par_rt *x, int64_t xi)
 {
@@ -56,6 +69,16 @@ static void avg_add(avg_acc *a, const par_rt *x, int64_t xi)
     a->prop += x->e[xi];
     a->prop2 += bmul(par_rt_scales(x)[xi], par_rt_scales(x)[xi]);
     if (x->f) par_flush_add(&a->fl, x->f[xi], par_flush_sign(x->v[xi]), 0);
+    if (a->tau_d > 0) {
+        /* the term scaled by a rounded 1 / d (two roundings): held within (|x| -+ e)(1 -+ 2u) / d; in units of d */
+        const double lo = fmax(fabs(x->v[xi]) - x->e[xi], 0) * (1 - 0x1p-10), hi = (fabs(x->v[xi]) + x->e[xi]) * (1 + 0x1p-10);
+        const double t = par_flush_term(a->tau_d, lo, hi);
+        if (t > 0) {
+            a->fls += t;
+            par_flush_add(&a->ofl, t, par_flush_sign(x->v[xi]), 0);
+        }
+        a->sg |= par_held_sign(x->v[xi], x->e[xi], x->nonneg);
+    }
     a->k++;
 }
 
@@ -72,13 +95,25 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     double sum = a->sum, mag = a->mag, prop = a->prop, prop2 = a->prop2;
     int64_t k = a->k;
     double val = sum / d;
-    /* Flushing: the k - 1 partial sums, or k scaled terms and their k - 1 sums, may each flush (eta). */
+    /* Flushing: the k - 1 partial sums, or k scaled terms and their k - 1 sums, may each flush (eta): a scaled term
+     * only where it may lie below tau (par_flush_term, counted in units of d by avg_add), a partial sum only where
+     * the held terms' signs are mixed (par_flush_adds), and the final scaling where the result may lie below tau. */
     double flush_own = par_eta_ops(p, (double)k, (double)k); /* gradual: the k scalings only */
+    double flush_sys = 0; /* the share of flush_own carried as the flush part f (the scaled terms' is signed) */
+    if (p->flush > 0) {
+        const double last = par_flush_term(p->flush,
+                                           fmax(fabs(sum) - prop - bmul(par_gamma(k, p->u), mag), 0) / d * (1 - 2 * p->u),
+                                           (mag + prop) / d * (1 + 4 * p->u));
+        flush_sys = par_flush_adds(p, a->sg, (double)(k > 1 ? k - 1 : 0)) + last;
+        flush_own = par_flush_own_bound(a->fls, &a->ofl) / d + flush_sys;
+        flush_sys += par_flush_own_common(a->fls, &a->ofl) / d;
+    }
     double round = bmul(par_gamma(k + 1, p->u), mag / d) + flush_own;
     /* the propagated bound (the flush terms' scale and common part as reference/dot.h), before the division */
     const double bprop = par_prop_bound_flush(prop, prop2, &a->fl);
     if (y->s) { /* own roundings as root-sum-square (k additions and the scaling), as reference/dot.h */
-        double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + fmin(sqrt(prop2 + a->fl.sq), bprop) / d;
+        double ps = bmul(sqrt((double)(k + 1)) * p->u, mag / d) + fmin(sqrt(prop2 + a->fl.sq), bprop) / d +
+                    fmin(sqrt(a->ofl.sq), a->fls) / d;
         if (!(p->flush > 0)) ps += flush_own; /* gradual underflow's roundings, as reference/dot.h */
         y->s[yi] = ps + bmul(p->u_store, fabs(val) + ps);
     }
@@ -86,7 +121,7 @@ static void avg_finish(const avg_acc *a, double d, const par_prec *p, par_rt *y,
     double *v = &y->v[yi], *e = &y->e[yi];
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
-    if (y->f) y->f[yi] = fmin(par_flush_common(&a->fl) / d + flush_own, *e);
+    if (y->f) y->f[yi] = fmin(par_flush_common(&a->fl) / d + flush_sys, *e);
 }
 
 /* ---- max_pool2d and avg_pool2d ------------------------------------------------------------------------------- */
@@ -174,10 +209,10 @@ par_status par_ref_avg_pool2d(const par_ref_ctx *c, const par_rt *const *in, par
                 if (w0 < 0) w0 = 0;
                 if (h1 > q.h) h1 = q.h;
                 if (w1 > q.w) w1 = q.w;
-                avg_acc a = {0};
+                int64_t d = q.count_include_pad ? area : (h1 - h0) * (w1 - w0);
+                avg_acc a = avg_init(&c->prec, (double)d);
                 for (int64_t ih = h0; ih < h1; ih++)
                     for (int64_t iw = w0; iw < w1; iw++) avg_add(&a, x, (nc * q.h + ih) * q.w + iw);
-                int64_t d = q.count_include_pad ? area : a.k;
                 if (a.k < 1 || d < 1)
                     return par_msgf(msg, PAR_ERROR, "window of output (%lld, %lld) holds no input element",
                                     (long long)oh, (long long)ow);
@@ -211,7 +246,7 @@ static par_status adaptive_kernel(const par_ref_ctx *c, const par_rt *const *in,
             for (int64_t ow = 0; ow < ow_n; ow++) {
                 int64_t h0 = par_floor_div(oh * h, oh_n), h1 = par_ceil_div((oh + 1) * h, oh_n);
                 int64_t w0 = par_floor_div(ow * w, ow_n), w1 = par_ceil_div((ow + 1) * w, ow_n);
-                avg_acc a = {0};
+                avg_acc a = avg_init(&c->prec, (double)((h1 - h0) * (w1 - w0)));
                 for (int64_t ih = h0; ih < h1; ih++)
                     for (int64_t iw = w0; iw < w1; iw++) avg_add(&a, x, (nc * h + ih) * w + iw);
                 /* the window is never empty: h0 < h1 and w0 < w1, so a.k = (h1 - h0) * (w1 - w0) */
@@ -281,8 +316,10 @@ static int prod_finish(const prod_acc *a, const par_prec *p, par_rt *y, int64_t 
 static void sum_finish(const avg_acc *a, const par_prec *p, par_rt *y, int64_t yi)
 {
     int64_t k = a->k;
-    /* Flushing: each of the k - 1 partial sums may flush (eta). */
+    /* Flushing: each of the k - 1 partial sums may flush (eta) where the held terms' signs are mixed
+     * (par_flush_adds). */
     double flush_own = par_eta_ops(p, 0, (double)(k > 1 ? k - 1 : 0)); /* gradual: additions are exact there */
+    if (p->flush > 0) flush_own = par_flush_adds(p, a->sg, (double)(k > 1 ? k - 1 : 0));
     double round = bmul(par_gamma(k - 1, p->u), a->mag) + flush_own;
     const double bprop = par_prop_bound_flush(a->prop, a->prop2, &a->fl);
     if (y->s) {
@@ -338,7 +375,7 @@ static par_status reduce_kernel(const par_ref_ctx *c, red_kind kind, const par_r
             base += (rem % x->dims[kept[j]]) * stride[kept[j]];
             rem /= x->dims[kept[j]];
         }
-        avg_acc a = {0};
+        avg_acc a = avg_init(&c->prec, kind == RED_MEAN ? (double)k : 1.0);
         prod_acc pa = {1.0, 1.0, 1.0, 1.0, 1.0, 0, 0};
         double m = -INFINITY, lower = -INFINITY, e = 0;
         for (int pass = 0; pass < (sel ? 2 : 1); pass++)

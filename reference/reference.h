@@ -59,6 +59,11 @@ typedef struct par_rt {
      * inputs moves the part that fluctuates with the terms' signs into s and keeps in f the part common to them
      * (par_flush_sum; docs/oracle.md, "Flushed subnormals", item 5). */
     double *f;
+    /* 1 when every element a correct backend holds is >= 0 (or NaN) whatever its budget: the output of relu, relu6,
+     * a clamp whose lower bound is >= 0 and hardsigmoid, and of an op that only selects elements of such inputs
+     * (interp.c). Only flushing's sign rule reads it (par_held_sign): [v - e, v + e] may reach below 0 where the
+     * held value cannot. */
+    int nonneg;
 } par_rt;
 
 /* The arithmetic the budgets are derived for (from the backend's par_arith). */
@@ -259,6 +264,60 @@ static inline double par_eta(const par_prec *p, double n)
 static inline double par_eta_ops(const par_prec *p, double n_mul, double n_add)
 {
     return p->flush > 0 ? (n_mul + n_add) * p->flush : n_mul * par_eta_gradual(p);
+}
+
+/* Flushing inside a sum (docs/oracle.md, "Flushed subnormals", item 3). An intermediate term (a product w x, a
+ * scaled term x / d) that a correct backend holds within [lo, hi] in magnitude can be flushed only where it may lie
+ * below tau, and then loses at most min(tau, hi); elsewhere it is a normal number and nothing is flushed. */
+static inline double par_flush_term(double tau, double lo, double hi)
+{
+    return tau > 0 && lo < tau ? fmin(tau, hi) : 0.0;
+}
+
+/* The own flushes of a sum's terms (par_flush_term each, added to o by par_flush_add with the sign of the term's
+ * reference value, tot their sum): a flushed term loses itself, an error of the sign opposite to the held term's,
+ * so they are a signed sum like a linear combination's flushed inputs (docs/oracle.md, "Flushed subnormals", items
+ * 3 and 5): the part common to the signs plus lambda times the root-sum-square of the rest, with rule 5's 3e-8
+ * under item 5's assumption, or the worst case tot when smaller. par_flush_own_common is the share of it carried
+ * as the flush part f (the rest is a fluctuation: a scale). */
+static inline double par_flush_own_bound(double tot, const par_flush_sum *o)
+{
+    double r = PAR_PROP_LAMBDA * sqrt(o->sq) + par_flush_common(o);
+    return r < tot ? r : tot;
+}
+static inline double par_flush_own_common(double tot, const par_flush_sum *o)
+{
+    double r = PAR_PROP_LAMBDA * sqrt(o->sq) + par_flush_common(o);
+    return r < tot ? par_flush_common(o) : tot;
+}
+
+/* The sign a correct backend's held value within e of v can take, as a bit set: PAR_SG_POS, PAR_SG_NEG, or
+ * PAR_SG_ANY when [v - e, v + e] holds values of both signs (unless the tensor is par_rt.nonneg); 0 for an exact
+ * zero (it adds nothing to a sum). */
+enum { PAR_SG_POS = 1, PAR_SG_NEG = 2, PAR_SG_ANY = 4 };
+static inline int par_held_sign(double v, double e, int nonneg)
+{
+    if (v == 0 && e == 0) return 0;
+    if (nonneg) return PAR_SG_POS; /* a held 0 adds nothing */
+    if (fabs(v) >= e) return v > 0 ? PAR_SG_POS : PAR_SG_NEG; /* a held 0 at |v| = e adds nothing either */
+    return PAR_SG_ANY;                                         /* NaN included */
+}
+
+/* The sign of a product of factors of held signs a and b (par_held_sign). */
+static inline int par_sign_mul(int a, int b)
+{
+    if (!a || !b) return 0;
+    if ((a | b) & PAR_SG_ANY) return PAR_SG_ANY;
+    return a == b ? PAR_SG_POS : PAR_SG_NEG;
+}
+
+/* The additions of a sum of held normal-or-zero terms whose signs, or'ed, are mask: where every term has one sign,
+ * every partial sum in any order is 0 or at least its largest term's magnitude (rounding is monotone), so no
+ * addition lands below tau and none flushes: n_add of them count otherwise (par_eta_ops). */
+static inline double par_flush_adds(const par_prec *p, int mask, double n_add)
+{
+    if (!(p->flush > 0)) return 0.0; /* gradual underflow: an addition is exact there */
+    return (mask & PAR_SG_ANY) || mask == (PAR_SG_POS | PAR_SG_NEG) ? n_add * p->flush : 0.0;
 }
 
 /* The scales of a tensor (its budgets when it has none). */

@@ -124,6 +124,7 @@ par_status par_ref_pad(const par_ref_ctx *c, const par_rt *const *in, par_rt *co
     /* The fill value as the backend holds it. */
     double fill_e = const_rounding(value, &c->prec);
     const int mode = par_pad_mode(c->n);
+    y->nonneg = x->nonneg && (mode != PAR_PAD_CONSTANT || value >= 0); /* reference.h, par_rt.nonneg */
     if (mode == PAR_PAD_REFLECT)
         for (int32_t i = 0; i < 2 * x->rank; i++)
             if (pads[i] >= x->dims[i / 2])

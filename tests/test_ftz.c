@@ -219,35 +219,48 @@ static void test_add_result_flushed(void)
     par_graph_destroy(g);
 }
 
-/* linear [1, 2] x [1, 2]^T on normal data, x = w = [1, 1]: k = 2 terms of magnitude 2. Gradual underflow: own
- * rounding gamma_2 * 2 = 4u / (1 - 2u), storage u (2 + own). Flushing adds eta for each of the 2 products and 2
- * additions (2k, a bias-less sum counted as k additions): pre = 4u / (1 - 2u) + 4 tau. */
+/* linear [1, 2] x [1, 2]^T on normal data, x = [1, 1]: k = 2 terms of magnitude 2. Gradual underflow: own
+ * rounding gamma_2 * 2 = 4u / (1 - 2u), storage u (2 + own). Flushing (docs/oracle.md, "Flushed subnormals", item
+ * 3): a product flushes only where its held value may lie below tau, and the products here are 1; the additions
+ * only where the held terms' signs are mixed: with w = [1, 1] none, so nothing is added; with w = [1, -1] (v = 0,
+ * own rounding gamma_2 * 2 as before) each of the k = 2 additions (a bias-less sum counted as k) may land below tau:
+ * 2 tau, all of it the flush part, and the result, 0, may be written as 0 (item 2: f grows by min(tau, |v| + e) =
+ * tau): f = 3 tau. */
 static void test_linear_normal_data(void)
 {
     const int64_t dims[2][2] = {{1, 2}, {1, 2}};
     const int32_t ranks[2] = {2, 2};
     par_graph *g = one_node("linear", 2, dims, ranks);
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
-    const float x[2] = {1, 1}, w[2] = {1, 1};
+    const float x[2] = {1, 1};
+    float w[2] = {1, 1};
     const void *in[2] = {x, w};
-    for (int flush = 0; flush <= 1; flush++) {
-        par_ref_result *r = NULL;
-        const par_rt *y = ref_out(g, flush, in, &r);
-        CU_ASSERT_PTR_NOT_NULL_FATAL(y);
-        double pre = 4 * U / (1 - 2 * U) + (flush ? 4 * TAU : 0);
-        CU_ASSERT_EQUAL(y->v[0], 2.0);
-        CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + U * (2 + pre), 1e-9 * U);
-        if (flush) CU_ASSERT_DOUBLE_EQUAL(y->f[0], 4 * TAU, 1e-9 * TAU);
-        par_ref_result_destroy(r);
+    for (int mixed = 0; mixed <= 1; mixed++) {
+        w[1] = mixed ? -1.0f : 1.0f;
+        const double v = mixed ? 0.0 : 2.0;
+        for (int flush = 0; flush <= 1; flush++) {
+            par_ref_result *r = NULL;
+            const par_rt *y = ref_out(g, flush, in, &r);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+            double pre = 4 * U / (1 - 2 * U) + (flush && mixed ? 2 * TAU : 0);
+            CU_ASSERT_EQUAL(y->v[0], v);
+            CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + U * (v + pre), 1e-9 * U);
+            if (flush) CU_ASSERT_DOUBLE_EQUAL(y->f[0], mixed ? 3 * TAU : 0, 1e-9 * TAU);
+            par_ref_result_destroy(r);
+        }
     }
     par_graph_destroy(g);
 }
 
 /* A flushed input through a linear combination: x = [d, 0], w = [1, 1], d = 2^-140. The leaf's budget d is all flush
  * (f = d, s = 0), so the probabilistic bound of the scales alone (6 sqrt(sum s^2) = 0) would drop it; its sign is
- * the term's (w d > 0), so it stays as the part common to the signs: prop = min(d, 6 d + d) = d. mag = 2d, v = d,
- * pre = d + gamma_2 2d + 4 tau (2 products, 2 additions), e = pre + u (d + pre); the result flush (|v| < tau)
- * changes nothing (max(e, |v|) = e). */
+ * the term's (w d > 0), so it stays as the part common to the signs: prop = min(d, 6 d + d) = d. The op's own
+ * flushes: the product w x_0 is held within [0, 2d (1 + u)], below tau, so it may flush: 2d (1 + u), one term of
+ * positive sign, whose signed bound (6 times its root-sum-square plus its common part) is above the worst case, so
+ * the worst case; w x_1 = 0 exactly loses nothing; the held terms are of one sign (x_0's held value lies in [0, 2d]),
+ * so no addition flushes. mag0 = d, v = d, pre = d + gamma_2 2d + 2d (1 + u), e = pre + u (d + pre); the result
+ * flush (|v| < tau) changes nothing (max(e, |v|) = e). Before the products' and additions' flushes were judged by
+ * where they can happen, this case charged 4 tau (2 products, 2 additions): 6.6e4 times d. */
 static void test_linear_flushed_input(void)
 {
     const int64_t dims[2][2] = {{1, 2}, {1, 2}};
@@ -260,10 +273,10 @@ static void test_linear_flushed_input(void)
     par_ref_result *r = NULL;
     const par_rt *y = ref_out(g, 1, in, &r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(y);
-    double pre = d + (2 * U / (1 - 2 * U)) * 2 * d + 4 * TAU;
+    double pre = d + (2 * U / (1 - 2 * U)) * 2 * d + 2 * d * (1 + U);
     CU_ASSERT_EQUAL(y->v[0], d);
     CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + U * (d + pre), 1e-6 * d);
-    CU_ASSERT(y->e[0] >= 4 * TAU + d);       /* the flushed input is covered beside the op's own flushes */
+    CU_ASSERT(y->e[0] >= 3 * d);       /* the flushed input is covered beside the product's own flush */
     CU_ASSERT_DOUBLE_EQUAL(y->f[0], y->e[0], 1e-6 * d); /* and all of it is the flush's (f <= e) */
     par_ref_result_destroy(r);
     par_graph_destroy(g);
@@ -273,9 +286,12 @@ static void test_linear_flushed_input(void)
  * of alternating sign the flushes' signed sum is 0 and their root-sum-square sqrt(K) d: the propagated bound is
  * 6 sqrt(K) d = 120 d (Hoeffding over the signs, docs/oracle.md "Flushed subnormals" item 5) where the worst case
  * is K d = 400 d, and the fluctuation joins the scale. With all weights 1 on the positive inputs every flush adds
- * up: the common part is K d and the bound the worst case K d. Each time e = pre + u (|v| + pre) with
- * pre = gamma_K (K d + bound) + u (1 + gamma_K) K d + 2 K tau + bound (mag0 = K d, K products and K additions
- * flushing). */
+ * up: the common part is K d and the bound the worst case K d. The op's own flushes (item 3): each product is held
+ * within [0, 2d (1 + u)], below tau, so each may flush 2d (1 + u), signed as its term: with alternating weights
+ * their signed bound is 6 sqrt(K) 2d (1 + u) = 240 d (1 + u), and the held terms' signs are mixed, so the K
+ * additions (a bias-less sum counted as K) add K tau; with all weights 1 the worst case 2 K d (1 + u), and the held
+ * terms are all positive, so no addition flushes. Each time e = pre + u (|v| + pre) with
+ * pre = gamma_K (K d + bound) + u (1 + gamma_K) K d + own + bound (mag0 = K d). */
 static void test_linear_flush_signs(void)
 {
     enum { K = 400 };
@@ -295,7 +311,8 @@ static void test_linear_flush_signs(void)
         const par_rt *y = ref_out(g, 1, in, &r);
         CU_ASSERT_PTR_NOT_NULL_FATAL(y);
         double v = alt ? 0 : K * d, bound = alt ? 6 * sqrt((double)K) * d : K * d;
-        double pre = gk * (K * d + bound) + U * (1 + gk) * K * d + 2 * K * TAU + bound;
+        double own = alt ? 6 * sqrt((double)K) * 2 * d * (1 + U) + K * TAU : 2 * K * d * (1 + U);
+        double pre = gk * (K * d + bound) + U * (1 + gk) * K * d + own + bound;
         CU_ASSERT_EQUAL(y->v[0], v);
         CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + U * (v + pre), 1e-3 * d);
         if (alt) CU_ASSERT(y->s[0] >= sqrt((double)K) * d); /* the fluctuation is a scale */
@@ -303,6 +320,62 @@ static void test_linear_flush_signs(void)
         par_ref_result_destroy(r);
     }
     par_graph_destroy(g);
+}
+
+/* global_avg_pool2d over [1, 1, 8, 8], f32 with flushing (tau = 2^-126): k = 64 terms of magnitude 1, d = 64.
+ * No scaled term 1/64 lies below tau (docs/budgets/conv-pool.md, "Averages"). With every term +1 the sum is of one
+ * sign (every partial sum is at least 1) and the result 1 is normal: no flush at all, f = 0. With the terms
+ * alternating +1, -1 (v = 0) each of the 63 additions may land below tau, and so may the final scaling: 64 tau,
+ * all of it the flush part, with the result's own (item 2, v = 0: min(tau, e) = tau): f = 65 tau. The rounding is
+ * the same both times, gamma_65 * 64 / 64, and the storage u (|v| + pre). Before, the average charged 2k tau =
+ * 128 tau either way. */
+static void test_avg_flush_signs(void)
+{
+    par_msg m = {{0}};
+    par_graph *g = par_graph_create("pool");
+    const int64_t dims[4] = {1, 1, 8, 8};
+    int32_t in = par_graph_add_input(g, "a", PAR_DTYPE_F32, 4, dims, &m);
+    par_out_spec os = {.name = "y"};
+    CU_ASSERT_FATAL(par_graph_add_node(g, "global_avg_pool2d", "n0", 1, &in, 0, NULL, &os, &m) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(g, par_graph_find_value(g, "y"), &m) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(g, &m) == PAR_OK);
+    static float x[64];
+    const void *inputs[1] = {x};
+    const double gk = 65 * U / (1 - 65 * U);
+    for (int alt = 0; alt <= 1; alt++) {
+        for (int i = 0; i < 64; i++) x[i] = (alt && i % 2) ? -1.0f : 1.0f;
+        par_ref_result *r = NULL;
+        const par_rt *y = ref_out(g, 1, inputs, &r);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(y);
+        const double v = alt ? 0 : 1, pre = gk + (alt ? 64 * TAU : 0);
+        CU_ASSERT_EQUAL(y->v[0], v);
+        CU_ASSERT_DOUBLE_EQUAL(y->e[0], pre + U * (v + pre), 1e-9 * U);
+        CU_ASSERT_DOUBLE_EQUAL(y->f[0], alt ? 65 * TAU : 0, 1e-9 * TAU);
+        par_ref_result_destroy(r);
+    }
+    par_graph_destroy(g);
+}
+
+/* The held signs that decide whether a sum's additions may flush (reference.h): an interval off zero has its sign,
+ * an exact zero none, an interval across zero either, unless its tensor is held >= 0 (a relu's output). */
+static void test_held_signs(void)
+{
+    par_prec p = prec(1);
+    CU_ASSERT_EQUAL(par_held_sign(2, 1, 0), PAR_SG_POS);
+    CU_ASSERT_EQUAL(par_held_sign(-2, 2, 0), PAR_SG_NEG);
+    CU_ASSERT_EQUAL(par_held_sign(0, 0, 0), 0);
+    CU_ASSERT_EQUAL(par_held_sign(0.5, 1, 0), PAR_SG_ANY);
+    CU_ASSERT_EQUAL(par_held_sign(0, 1, 1), PAR_SG_POS);
+    CU_ASSERT_EQUAL(par_held_sign(NAN, 1, 0), PAR_SG_ANY);
+    CU_ASSERT_EQUAL(par_sign_mul(PAR_SG_NEG, PAR_SG_NEG), PAR_SG_POS);
+    CU_ASSERT_EQUAL(par_sign_mul(PAR_SG_ANY, PAR_SG_POS), PAR_SG_ANY);
+    CU_ASSERT_EQUAL(par_sign_mul(0, PAR_SG_ANY), 0);
+    CU_ASSERT_EQUAL(par_flush_adds(&p, PAR_SG_POS, 10), 0);
+    CU_ASSERT_EQUAL(par_flush_adds(&p, PAR_SG_POS | PAR_SG_NEG, 10), 10 * TAU);
+    CU_ASSERT_EQUAL(par_flush_adds(&p, PAR_SG_NEG | PAR_SG_ANY, 10), 10 * TAU);
+    CU_ASSERT_EQUAL(par_flush_term(TAU, 2 * TAU, 3 * TAU), 0);     /* held at least tau: never flushed */
+    CU_ASSERT_EQUAL(par_flush_term(TAU, 0.5 * TAU, 3 * TAU), TAU); /* may lie below tau: at most tau lost */
+    CU_ASSERT_EQUAL(par_flush_term(TAU, 0, 0.25 * TAU), 0.25 * TAU); /* at most itself */
 }
 
 /* The case memory estimate counts the flush parts (8 bytes per f32 element of every value: here the input and the
@@ -661,6 +734,8 @@ static const CU_TestInfo tests[] = {
     {"linear_normal_data", test_linear_normal_data},
     {"linear_flushed_input", test_linear_flushed_input},
     {"linear_flush_signs", test_linear_flush_signs},
+    {"avg_flush_signs", test_avg_flush_signs},
+    {"held_signs", test_held_signs},
     {"case_mem_counts_flush_parts", test_case_mem_counts_flush_parts},
     {"probe_declaration", test_probe_declaration},
     {"probe_unknown_bits", test_probe_unknown_bits},
