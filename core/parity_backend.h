@@ -352,6 +352,17 @@ typedef size_t (*par_companion_fn)(const char *const *keys, const char *const *v
                                    size_t len);
 #define PAR_COMPANION_GONE 86
 
+/* int reuse(void *ctx): nonzero when this context, after a job that ended cleanly (its prepared graph released), may
+ * serve the next job of the same instance in the same process: the backend child is then kept across jobs (init and
+ * knobs once, destroy when the child ends), so that what init builds (a Vulkan device, a loaded library) and caches
+ * the context keeps (compiled pipelines, scripted modules) serve many cases. Declare it only where no job can change
+ * a later job's results: caches keyed by everything that determines what they hold, and nothing kept that points
+ * into a graph (each job's graph, inputs and outputs are unmapped at its end). The harness keeps a child only
+ * after a job whose verdict is PASS or UNSUPPORTED, for at most PARITY_KEEP_CHILD jobs (default 200; 0: a fresh
+ * child for every job), and never for a backend with a companion (docs/reliability.md, "Kept backend children"). */
+#define PAR_PROC_REUSE "parity_reuse"
+typedef int (*par_reuse_fn)(void *ctx);
+
 /* par_status set_knob(void *ctx, const char *key, const char *value, par_msg *msg): a backend setting, e.g.
  * threads=2 or kernels=scalar, set after init and before any prepare. Unknown keys are PAR_ERROR. */
 #define PAR_PROC_SET_KNOB "parity_set_knob"

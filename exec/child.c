@@ -36,7 +36,7 @@ static void send_phase(const par_xjob *j, int32_t ph)
     xsend(j->sock, &m);
 }
 
-static void send_end(const par_xjob *j, int32_t ph, par_status st, int32_t index, const par_msg *msg)
+static void send_end(const par_xjob *j, int32_t ph, par_status st, int32_t index, const par_msg *msg, int keep)
 {
     par_xmsg m;
     memset(&m, 0, sizeof m);
@@ -44,6 +44,7 @@ static void send_end(const par_xjob *j, int32_t ph, par_status st, int32_t index
     m.phase = ph;
     m.status = (int32_t)st;
     m.index = index;
+    m.keep = keep;
     if (msg) memcpy(m.text, msg->text, sizeof msg->text); /* as the backend left it: the worker terminates it */
     if (j->isolated) { /* what the backend wrote and never flushed, before the worker may end this process */
         fflush(stdout);
@@ -299,11 +300,17 @@ void par_xchild_main(const par_xjob *j)
     int32_t end_phase = PH_DONE, end_index = 0;
     par_status end_st = PAR_OK;
 
+    par_status st = PAR_OK;
+    if (j->kept_ctx && *j->kept_ctx) { /* a kept child's later job: the context of its first, knobs applied */
+        ctx = *j->kept_ctx;
+        *j->kept_ctx = NULL;
+        goto job;
+    }
     phase(j, PH_INIT);
-    par_status st = par_plugin_enter(be, &msg); /* a plugin opens here (or in its fork server): never in the harness */
+    st = par_plugin_enter(be, &msg); /* a plugin opens here (or in its fork server): never in the harness */
     if (st == PAR_OK) st = be->init ? be->init(&ctx, &msg) : PAR_OK;
     if (st != PAR_OK) {
-        send_end(j, PH_INIT, st, 0, &msg);
+        send_end(j, PH_INIT, st, 0, &msg, 0);
         return;
     }
     phase(j, PH_KNOBS);
@@ -326,6 +333,7 @@ void par_xchild_main(const par_xjob *j)
         else probe_main(j, ctx);
         goto out;
     }
+job:
     phase(j, PH_SUPPORTS);
     for (int32_t i = 0; be->supports && i < g->n_nodes; i++) {
         msg.text[0] = '\0';
@@ -377,9 +385,19 @@ out:
         phase(j, PH_RELEASE);
         if (be->release) be->release(ctx, prep);
     }
-    if (ctx) {
+    /* Kept for the next job only after a clean end (all runs made, or a node or graph the backend does not support)
+     * and when the backend, asked now, says the context may serve it (PAR_PROC_REUSE). */
+    int keep = 0;
+    if (ctx && j->kept_ctx && g && (end_phase == PH_DONE || end_st == PAR_UNSUPPORTED) &&
+        (end_phase == PH_DONE || end_phase == PH_SUPPORTS || end_phase == PH_PREPARE)) {
+        par_reuse_fn reuse = be->get_proc ? (par_reuse_fn)be->get_proc(ctx, PAR_PROC_REUSE) : NULL;
+        keep = reuse && reuse(ctx) != 0;
+    }
+    if (keep) {
+        *j->kept_ctx = ctx;
+    } else if (ctx) {
         phase(j, PH_DESTROY);
         if (be->destroy) be->destroy(ctx);
     }
-    send_end(j, end_phase, end_st, end_index, end_phase == PH_DONE ? NULL : &msg);
+    send_end(j, end_phase, end_st, end_index, end_phase == PH_DONE ? NULL : &msg, keep);
 }

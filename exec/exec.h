@@ -117,6 +117,9 @@ void par_exec_server_limit(par_exec_server *s, int64_t bytes);
  * without capabilities (exec/sandbox.h, keep_root). */
 int par_comp_open_to_all(const par_backend_inst *inst);
 void par_exec_server_forget(par_exec_server *s);
+/* End the server's backend child kept across jobs (PAR_PROC_REUSE), if any, before its next job: the judge calls it
+ * after a verdict other than PASS or UNSUPPORTED, which the job's end alone did not show (the oracle's FAIL). */
+void par_exec_server_drop(par_exec_server *s);
 void par_exec_server_stop(par_exec_server *s);
 
 /* Load a plugin, in a sandboxed child only (dlopen, entry function, table checks; a crash is refused with its

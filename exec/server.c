@@ -116,13 +116,12 @@ static int pidfd_of(pid_t pid)
 #endif
 }
 
-/* The backend child of a job: map the buffers, rebuild the graph view, run the life cycle. Never returns. */
-static void job_child(const par_backend_inst *inst, const par_srv_req *req, const int *fds)
+/* One job in the backend child: map the buffers, rebuild the graph view, run the life cycle (with the context kept
+ * from the last job when kctx holds one), then unmap everything of the job and point stdout and stderr at
+ * /dev/null. Returns 1 when the context was kept for the next job (*kctx), 0 when destroyed. Exits on a damaged job. */
+static int run_job(const par_backend_inst *inst, const par_srv_req *req, const int *fds, void **kctx)
 {
     int blob_fd = fds[0], out_fd = fds[1], sock = fds[2], pipe_w = fds[3], in_fd = req->in_len ? fds[4] : -1;
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
-    if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(126);
-    close(devnull);
     if (dup2(pipe_w, STDOUT_FILENO) < 0 || dup2(pipe_w, STDERR_FILENO) < 0) _exit(126);
     uint8_t *blob = mmap(NULL, req->blob_len, PROT_READ | PROT_WRITE, MAP_PRIVATE, blob_fd, 0);
     uint8_t *out = mmap(NULL, req->out_len, PROT_READ | PROT_WRITE, MAP_SHARED, out_fd, 0);
@@ -149,11 +148,40 @@ static void job_child(const par_backend_inst *inst, const par_srv_req *req, cons
         out_ptr[k] = out + out_off[k];
     }
     par_xjob xj = {.inst = inst, .g = g, .in = in_ptr, .out = out_ptr, .in_base = in, .in_len = req->in_len,
-                   .in_off = in_off, .n_in = n_in, .sock = sock, .isolated = 1};
+                   .in_off = in_off, .n_in = n_in, .sock = sock, .isolated = 1, .kept_ctx = req->keep ? kctx : NULL};
     par_xchild_install_fault_handler(&xj);
     par_xchild_main(&xj);
     fflush(stdout);
     fflush(stderr);
+    int kept = req->keep && *kctx;
+    if (!kept) return 0;
+    /* nothing of this job stays: its socket, its output pipe, its mappings */
+    int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (devnull < 0 || dup2(devnull, STDOUT_FILENO) < 0 || dup2(devnull, STDERR_FILENO) < 0) _exit(126);
+    close(devnull);
+    close(sock);
+    free(in_ptr);
+    free(out_ptr);
+    munmap(blob, req->blob_len);
+    munmap(out, req->out_len);
+    if (in) munmap(in, req->in_len);
+    return 1;
+}
+
+/* The backend child: its first job, then, while the context is kept, 'I' on ctl (idle: the job is over and
+ * everything of it unmapped) and the next job from ctl, until the server ends it (ctl closed or a kill). */
+static void child_main(const par_backend_inst *inst, par_srv_req req, int *fds, int ctl)
+{
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC); /* nothing of the harness's stdin */
+    if (devnull < 0 || dup2(devnull, STDIN_FILENO) < 0) _exit(126);
+    close(devnull);
+    void *kctx = NULL;
+    while (run_job(inst, &req, fds, &kctx)) {
+        char c = 'I';
+        if (send(ctl, &c, 1, MSG_NOSIGNAL) != 1) break;
+        int n = 0;
+        if (recv_job(ctl, &req, fds, 5, &n) != 1 || req.magic != PAR_SRV_MAGIC || n != (req.in_len ? 5 : 4)) break;
+    }
     _exit(0);
 }
 
@@ -182,6 +210,63 @@ static void warm_start(const par_backend_inst *inst)
     if (err >= 0) dup2(err, STDERR_FILENO), close(err);
 }
 
+/* The child kept across jobs (PAR_PROC_REUSE): its pid (0: none), its control socket, the jobs it has run. */
+static struct {
+    pid_t pid;
+    int ctl;
+    int jobs;
+    int cap;    /* PARITY_KEEP_CHILD: jobs per child at most; 0: a fresh child for every job */
+} kept = {.ctl = -1};
+
+static void kept_end(void)
+{
+    if (kept.pid > 0) {
+        kill(-kept.pid, SIGKILL);
+        kill(kept.pid, SIGKILL);
+        int st;
+        while (waitpid(kept.pid, &st, 0) < 0 && errno == EINTR) {}
+    }
+    if (kept.ctl >= 0) close(kept.ctl);
+    kept.pid = 0, kept.ctl = -1, kept.jobs = 0;
+}
+
+static int keep_cap(void)
+{
+    const char *e = getenv("PARITY_KEEP_CHILD");
+    if (!e || !*e) return 200;
+    char *end;
+    long v = strtol(e, &end, 10);
+    return *end || v < 0 ? 200 : v > 1000000 ? 1000000 : (int)v;
+}
+
+/* Hand the job to the kept child: 1, or 0 when it is gone (then ended and reaped). */
+static int kept_send(par_srv_req *req, const int *fds, int n)
+{
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    if (waitid(P_PID, (id_t)kept.pid, &si, WEXITED | WNOHANG | WNOWAIT) != 0 || si.si_pid == kept.pid) {
+        kept_end();
+        return 0;
+    }
+    char cbuf[CMSG_SPACE(sizeof(int) * 5)];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec iov = {.iov_base = req, .iov_len = sizeof *req};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                        .msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)n)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)n);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * (size_t)n);
+    ssize_t w;
+    while ((w = sendmsg(kept.ctl, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    if (w != (ssize_t)sizeof *req) {
+        kept_end();
+        return 0;
+    }
+    return 1;
+}
+
 static void server_main(const par_backend_inst *inst, int fd)
 {
     prctl(PR_SET_CHILD_SUBREAPER, 1);
@@ -189,6 +274,7 @@ static void server_main(const par_backend_inst *inst, int fd)
     signal(SIGPIPE, SIG_IGN);
     par_comp_setup(inst);
     par_comp_ensure(); /* before the warm start, which may talk to it */
+    kept.cap = par_comp_pid() > 0 ? 0 : keep_cap(); /* a companion's state and a kept context's are not vouched together */
     par_msg m;
     if (par_plugin_enter(inst->be, &m) == PAR_OK) warm_start(inst); /* else each job's child says why */
     reply(fd, PAR_SRV_READY, 0, 0, 0);
@@ -197,8 +283,14 @@ static void server_main(const par_backend_inst *inst, int fd)
         int fds[8], n = 0;
         int r = recv_job(fd, &req, fds, 8, &n);
         if (r == 0) { /* the worker is done */
+            kept_end();
             par_comp_stop();
             _exit(0);
+        }
+        if (r > 0 && req.magic == PAR_SRV_MAGIC_DROP) { /* no reply */
+            for (int i = 0; i < n; i++) close(fds[i]);
+            kept_end();
+            continue;
         }
         int need = req.in_len ? 5 : 4;
         if (r < 0 || req.magic != PAR_SRV_MAGIC || n != need) {
@@ -207,14 +299,30 @@ static void server_main(const par_backend_inst *inst, int fd)
             continue;
         }
         pid_t server = getpid(), comp = par_comp_ensure();
-        pid_t pid = fork();
+        req.keep = kept.jobs + 1 < kept.cap; /* may it stay after this job? (at most kept.cap jobs a child) */
+        pid_t pid = kept.pid > 0 && kept_send(&req, fds, n) ? kept.pid : 0;
         if (pid == 0) {
-            close(fd);
-            setpgid(0, 0); /* own process group: the end of the job kills whatever the backend forked */
-            prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (getppid() != server) _exit(127);
-            par_x_reset_signals();
-            job_child(inst, &req, fds);
+            int cs[2] = {-1, -1};
+            req.keep = 1 < kept.cap;
+            if (req.keep && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, cs) != 0) req.keep = 0;
+            pid = fork();
+            if (pid == 0) {
+                close(fd);
+                if (cs[0] >= 0) close(cs[0]);
+                setpgid(0, 0); /* own process group: the end of the job kills whatever the backend forked */
+                prctl(PR_SET_PDEATHSIG, SIGKILL);
+                if (getppid() != server) _exit(127);
+                par_x_reset_signals();
+                child_main(inst, req, fds, cs[1]);
+            }
+            if (cs[1] >= 0) close(cs[1]);
+            if (pid > 0) {
+                setpgid(pid, pid);
+                kept.pid = req.keep ? pid : 0, kept.ctl = req.keep ? cs[0] : -1, kept.jobs = 0;
+                if (!req.keep && cs[0] >= 0) close(cs[0]);
+            } else if (cs[0] >= 0) {
+                close(cs[0]);
+            }
         }
         int e = errno;
         for (int i = 0; i < n; i++) close(fds[i]);
@@ -222,33 +330,71 @@ static void server_main(const par_backend_inst *inst, int fd)
             reply(fd, PAR_SRV_FAILED, 0, 0, e);
             continue;
         }
-        setpgid(pid, pid);
+        kept.jobs += pid == kept.pid;
         int pfd = pidfd_of(pid), cfd = pidfd_of(comp);
         reply_fds(fd, PAR_SRV_STARTED, pid, (int32_t)comp, 0, pfd, cfd);
         if (cfd >= 0) close(cfd);
-        /* Wait for the child; should the worker go away meanwhile (its end of the socket hangs up), end the child:
-         * nobody supervises it any more. */
-        for (int alive = pfd >= 0; alive;) {
-            struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = fd, .events = POLLRDHUP}};
-            int pr = poll(p, 2, -1);
+        /* Wait for the child's end, or, for a kept child, its 'I' (the job is over, the child stays); should the
+         * worker go away meanwhile (its end of the socket hangs up), end the child: nobody supervises it any more. A
+         * PAR_SRV_MAGIC_DROP from the worker ends a kept child: its 'I' no longer counts. */
+        int idle = 0, dropped = 0;
+        for (int alive = pfd >= 0; alive && !idle;) {
+            int kc = pid == kept.pid ? kept.ctl : -1;
+            struct pollfd p[3] = {{.fd = pfd, .events = POLLIN}, {.fd = fd, .events = POLLIN | POLLRDHUP},
+                                  {.fd = kc, .events = POLLIN}};
+            int pr = poll(p, 3, -1);
             if (pr < 0 && errno == EINTR) continue;
             if (pr < 0 || (p[0].revents & POLLIN)) break;
-            if (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)) {
+            if (p[1].revents & POLLIN) {
+                par_srv_req d;
+                int dfds[8], dn = 0;
+                int dr = recv_job(fd, &d, dfds, 8, &dn);
+                for (int i = 0; i < dn; i++) close(dfds[i]);
+                if (dr > 0 && d.magic == PAR_SRV_MAGIC_DROP) {
+                    dropped = 1;
+                    kill(-pid, SIGKILL);
+                    kill(pid, SIGKILL);
+                    continue;
+                }
+                if (dr > 0) continue; /* nothing else is sent during a job */
+            }
+            if (p[1].revents & (POLLIN | POLLRDHUP | POLLHUP | POLLERR)) {
                 kill(-pid, SIGKILL);
                 kill(pid, SIGKILL);
                 alive = 0;
+                continue;
+            }
+            if (kc >= 0 && (p[2].revents & (POLLIN | POLLHUP | POLLERR))) {
+                char c = 0;
+                ssize_t k = recv(kc, &c, 1, MSG_DONTWAIT);
+                if (k == 1 && c == 'I' && !dropped) idle = 1;
+                else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) { /* its control gone: end it */
+                    kill(-pid, SIGKILL);
+                    kill(pid, SIGKILL);
+                    close(kept.ctl);
+                    kept.ctl = -1;
+                }
             }
         }
         if (pfd >= 0) close(pfd);
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
-        kill(-pid, SIGKILL); /* the zombie still holds the group id */
-        int st;
-        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-        int32_t code = si.si_code, status = si.si_status;
+        int32_t code, status;
+        if (idle) {
+            code = CLD_EXITED, status = 0;
+        } else {
+            siginfo_t si;
+            memset(&si, 0, sizeof si);
+            while (waitid(P_PID, (id_t)pid, &si, WEXITED | WNOWAIT) != 0 && errno == EINTR) {}
+            kill(-pid, SIGKILL); /* the zombie still holds the group id */
+            int st;
+            while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+            code = si.si_code, status = si.si_status;
+            if (pid == kept.pid) {
+                if (kept.ctl >= 0) close(kept.ctl);
+                kept.pid = 0, kept.ctl = -1, kept.jobs = 0;
+            }
+        }
         par_comp_after_job(&code, &status);
-        par_x_reap_all(par_comp_pid());
+        par_x_reap_all(par_comp_pid(), kept.pid);
         reply(fd, PAR_SRV_ENDED, pid, code, status);
     }
 }
@@ -349,6 +495,19 @@ static void unlist(int fd)
 {
     for (int i = 0; i < n_server_fds; i++)
         if (server_fds[i] == fd) server_fds[i] = -1;
+}
+
+void par_exec_server_drop_fd(int srv_fd)
+{
+    par_srv_req d = {.magic = PAR_SRV_MAGIC_DROP};
+    ssize_t n;
+    if (srv_fd >= 0)
+        while ((n = send(srv_fd, &d, sizeof d, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+}
+
+void par_exec_server_drop(par_exec_server *s)
+{
+    if (s) par_exec_server_drop_fd(s->fd);
 }
 
 void par_exec_server_forget(par_exec_server *s)

@@ -16,7 +16,8 @@
  *                     waits; before it, XM_NODES: the per-node device times of the run, XM_NODE_BATCH nodes a
  *                     message from node `index`, `offset` of them, as the backend returned them), XM_PROBE (the
  *                     probe's answers), XM_MICRO (a micro-benchmark's value, unit in text), XM_INPUT_WRITE (from the
- *                     fault handler), XM_END (last; its phase and status say where and how the job ended)
+ *                     fault handler), XM_END (last; its phase and status say where and how the job ended, its
+ *                     `keep` 1 when the child, kept across jobs, has kept the backend's context for the next job)
  *   worker -> child   XC_RUN (run once more), XC_END (release, destroy, exit)
  *
  * This header must not be included outside exec/.
@@ -55,6 +56,7 @@ typedef struct par_xmsg {
     int32_t arith;         /* XM_PROBE: PAR_PROC_ARITH's answer, else the table's arith (validated by the worker) */
     int32_t dev_measured;  /* XM_RUN: 1 when PAR_PROC_DEVICE_TIME measured the run (then dev_ms), else 0 */
     double dev_ms;         /* XM_RUN: the device's time of the run, as the backend returned it (checked) */
+    int32_t keep;          /* XM_END: 1 when the child stays for the next job (PAR_PROC_REUSE), else 0 */
     double node_ms[XM_NODE_BATCH]; /* XM_NODES: device times of nodes index .. index + offset - 1 (-1: not timed) */
     char text[PAR_DESCRIBE_LEN > PAR_MSG_LEN ? PAR_DESCRIBE_LEN : PAR_MSG_LEN]; /* message, describe or
                                                                                  * diagnostic text */
@@ -74,6 +76,9 @@ typedef struct par_xjob {
     int32_t n_in;
     int sock;
     int isolated;              /* 1: a child process (fault handler installed); 0: a thread of the caller */
+    /* A child kept across jobs (exec/server.c): the backend context it keeps, NULL before its first job (in: the one
+     * to use instead of init and knobs; out: the one kept, NULL when destroyed). NULL: a child of one job. */
+    void **kept_ctx;
 } par_xjob;
 
 /* Worker -> fork server (exec/server.c): a job, with its file descriptors in this order: the graph block memfd,
@@ -83,10 +88,15 @@ typedef struct par_xjob {
  * (si_code, si_status of waitid), or PAR_SRV_FAILED with an errno. Once, before any job, PAR_SRV_READY when its warm
  * start has ended (par_exec_servers_ready waits for it; a worker skips it when nobody did). */
 #define PAR_SRV_MAGIC 0x7061726au
+/* Worker -> fork server, no descriptors, no reply: end the child kept across jobs (its job's verdict was neither
+ * PASS nor UNSUPPORTED); the next job starts a fresh one. Sent before any later job, so the server acts on it first. */
+#define PAR_SRV_MAGIC_DROP 0x70617244u
+void par_exec_server_drop_fd(int srv_fd);
 enum { PAR_SRV_STARTED = 1, PAR_SRV_ENDED = 2, PAR_SRV_FAILED = 3, PAR_SRV_READY = 4 };
 
 typedef struct par_srv_req {
     uint32_t magic;
+    uint32_t keep; /* set by the server for its child: 1 when the child may stay for another job */
     size_t blob_len, out_len, in_len;
 } par_srv_req;
 
@@ -117,8 +127,8 @@ static inline int par_x_node_quantized(const par_graph_desc *g, int32_t node)
 }
 
 /* Kill and reap every child of the calling thread (orphans adopted as subreaper included) until none remain but
- * `spare` (0: none; the fork server's companion). */
-void par_x_reap_all(pid_t spare);
+ * `spare` and `spare2` (0: none; the fork server's companion and its kept backend child). */
+void par_x_reap_all(pid_t spare, pid_t spare2);
 
 /* The child's side of a job: runs the backend's life cycle, reporting over j->sock. Returns when done. */
 void par_xchild_main(const par_xjob *j);

@@ -250,6 +250,7 @@ static int take(par_xsup *s, par_xmsg *m)
         s->phase = m->phase;
         return 0;
     }
+    if (m->type == XM_END) s->keep = m->keep == 1 && s->srv_fd >= 0; /* only a fork server's child is kept */
     if (m->type == XM_NOTE) { /* kept for the record as it is; it decides nothing */
         if (!s->note[0]) par_xmsg_text(m, s->note, sizeof s->note);
         return 0;
@@ -395,16 +396,16 @@ static void become_subreaper(void)
     done_for = getpid();
 }
 
-/* Reap one ended child other than `spare` (whose end the caller reads itself): its pid, 0 when none has ended, -1
- * (errno ECHILD) when there is no child but it. */
-static pid_t reap_but(pid_t spare)
+/* Reap one ended child other than the spared ones (whose end the caller reads itself): its pid, 0 when none has
+ * ended, -1 (errno ECHILD) when there is no child but them. */
+static pid_t reap_but(pid_t spare, pid_t spare2)
 {
     siginfo_t si;
     memset(&si, 0, sizeof si);
     if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0) return -1;
     if (si.si_pid == 0) return 0;
     int st;
-    if (si.si_pid != spare) return waitpid(si.si_pid, &st, WNOHANG);
+    if (si.si_pid != spare && si.si_pid != spare2) return waitpid(si.si_pid, &st, WNOHANG);
     /* the spared one has ended (its owner reaps it): look for another that has */
     char path[64], buf[4096];
     par_xfmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
@@ -416,21 +417,22 @@ static pid_t reap_but(pid_t spare)
     for (char *p = buf, *e; *p; p = e) {
         long pid = strtol(p, &e, 10);
         if (e == p) break;
-        pid_t w = pid > 0 && pid != spare ? waitpid((pid_t)pid, &st, WNOHANG) : 0;
+        pid_t w = pid > 0 && pid != spare && pid != spare2 ? waitpid((pid_t)pid, &st, WNOHANG) : 0;
         if (w > 0) return w;
     }
     return 0;
 }
 
-void par_x_reap_all(pid_t spare)
+void par_x_reap_all(pid_t spare, pid_t spare2)
 {
+    if (spare <= 0) spare = spare2, spare2 = 0;
     char path[64];
     par_xfmt(path, sizeof path, "/proc/self/task/%ld/children", (long)syscall(SYS_gettid));
     double give_up = par_now_s() + 2.0;
     for (;;) {
         int st;
         pid_t w;
-        while ((w = spare > 0 ? reap_but(spare) : waitpid(-1, &st, WNOHANG)) > 0) {}
+        while ((w = spare > 0 ? reap_but(spare, spare2) : waitpid(-1, &st, WNOHANG)) > 0) {}
         if (w < 0 && errno == ECHILD) return; /* no child at all: nothing to read from /proc */
         char buf[4096];
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -442,7 +444,7 @@ void par_x_reap_all(pid_t spare)
         for (char *p = buf, *e; *p; p = e) {
             long pid = strtol(p, &e, 10);
             if (e == p) break;
-            if (pid > 0 && pid != spare) kill((pid_t)pid, SIGKILL), any = 1;
+            if (pid > 0 && pid != spare && pid != spare2) kill((pid_t)pid, SIGKILL), any = 1;
         }
         if (!any || par_now_s() > give_up) return;
         if (spare > 0) usleep(1000); /* reap_but() above takes them as they go */
@@ -602,20 +604,29 @@ int par_xstart(par_xsup *s, par_xjob *xj)
     return 0;
 }
 
-/* End the job: kill the child and everything it left, or let the thread finish. */
+/* End the job: kill the child and everything it left, or let the thread finish. A child kept across jobs (its XM_END
+ * said so) stays after a verdict of PASS or UNSUPPORTED so far: the server says the job ended once the child has
+ * unmapped everything of it. After any other verdict, or when it does not say so within SRV_GRACE_S, the server is
+ * told to end it (PAR_SRV_MAGIC_DROP, acted on before any later job) and it is killed now. */
 void par_xfinish(par_xsup *s)
 {
     if (s->isolated && s->srv_fd >= 0) {
-        if (!s->srv_ended) kill_child(s); /* the server kills its group and reaps */
-        srv_wait_after_kill(s);
-        drain_output(s);
+        int clean = !s->decided || s->v == PAR_V_UNSUPPORTED;
+        if (!s->srv_ended && s->keep && clean && srv_wait_end(s, par_now_s() + SRV_GRACE_S) > 0) {
+            drain_output(s);
+        } else {
+            if (s->keep) par_exec_server_drop_fd(s->srv_fd);
+            if (!s->srv_ended) kill_child(s); /* the server kills its group and reaps */
+            srv_wait_after_kill(s);
+            drain_output(s);
+        }
     } else if (s->isolated && s->pid > 0) {
         kill(-s->pid, SIGKILL);
         kill(s->pid, SIGKILL);
         int st;
         while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR) {}
         drain_output(s);
-        par_x_reap_all(0);
+        par_x_reap_all(0, 0);
         par_sandbox_sweep(s->uid); /* what left its group and its parent too (a daemon of a constructor) */
     }
     if (s->sock >= 0) shutdown(s->sock, SHUT_RDWR);

@@ -36,6 +36,7 @@ typedef struct par_xsup {
     double next_rss;
     int32_t phase, run;          /* where the child is, as far as the worker knows */
     int decided;                 /* 1 once a verdict other than PASS is fixed */
+    int keep;                    /* the child's XM_END said it stays for the next job (a fork server's child) */
     par_verdict v;
     char reason[PAR_REASON_LEN];
     /* The backend's diagnostics (XM_DIAG, PAR_PROC_DIAGNOSTICS): how many, the first one's text (cleaned: one line,

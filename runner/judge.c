@@ -476,6 +476,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                     snprintf(r->reason, sizeof r->reason, "%s", out->reason);
                 }
                 apply_diagnostics(out, r);
+                /* a backend child kept across jobs serves the next case only after a PASS or UNSUPPORTED */
+                if (r->verdict != PAR_V_PASS && r->verdict != PAR_V_UNSUPPORTED) par_exec_server_drop(o.server);
                 par_text_clean(r->note, sizeof r->note, out->note, sizeof out->note, 1); /* PAR_PROC_NOTE */
                 par_exec_out_free(out);
                 free(out);

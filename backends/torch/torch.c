@@ -247,8 +247,19 @@ static par_requant tsh_node_requant(void *ctx, void *prepared, int32_t node)
     return f && prepared ? f(c->inner, prepared, node) : tsh_requant(ctx);
 }
 
+/* PAR_PROC_REUSE: a context serves the next job. Each prepare defines a fresh torch::jit::Module (its own
+ * compilation unit, its own graph executor) and release drops it; the globals this backend sets (threads, qengine)
+ * are the instance's knobs, the same for every job of the instance. What is kept is the process's libtorch: its
+ * thread pools, its operator registry and allocator, which a fresh child built again for every case. */
+static int tsh_reuse(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
 static void *tsh_get_proc(void *ctx, const char *name)
 {
+    if (strcmp(name, PAR_PROC_REUSE) == 0) return (void *)(par_reuse_fn)tsh_reuse;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)tsh_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)tsh_describe;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)tsh_requant;

@@ -129,9 +129,21 @@ static par_arith vk_arith(void *ctx)
     return vk_precision_arith(((const vk_ctx *)ctx)->precision);
 }
 
+/* PAR_PROC_REUSE: a context serves the next job unless its device was lost or the validation layer has a message
+ * nobody asked for yet (the pipelines it keeps are keyed by everything that makes them: vk_graph.c). */
+static int vk_reuse(void *ctx)
+{
+    vk_ctx *c = ctx;
+    pthread_mutex_lock(&c->diag_lock);
+    int n = c->n_diag;
+    pthread_mutex_unlock(&c->diag_lock);
+    return !c->lost[0] && n == 0;
+}
+
 static void *vk_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
+    if (strcmp(name, PAR_PROC_REUSE) == 0) return (void *)(par_reuse_fn)vk_reuse;
     if (strcmp(name, PAR_PROC_DIAGNOSTICS) == 0) return (void *)(par_diagnostics_fn)vk_diagnostics;
     if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0) return (void *)(par_device_time_fn)vk_device_time;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)vk_set_knob;
