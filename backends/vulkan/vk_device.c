@@ -454,7 +454,6 @@ static void warm_driver(vk_ctx *c)
     if (pl) vkDestroyPipelineLayout(dev, pl, NULL);
     if (sl) vkDestroyDescriptorSetLayout(dev, sl, NULL);
     if (mod) vkDestroyShaderModule(dev, mod, NULL);
-    vk_pcache_close(c);
     vkDestroyDevice(dev, NULL);
     c->device = VK_NULL_HANDLE;
     c->queue = VK_NULL_HANDLE;
@@ -583,7 +582,6 @@ par_status vk_ctx_open(vk_ctx *c, par_msg *msg)
         return par_msgf(msg, PAR_UNSUPPORTED, "vkCreateDevice on '%s': %s", c->props.deviceName, vk_result_name(r));
     }
     vkGetDeviceQueue(c->device, c->queue_family, 0, &c->queue);
-    vk_pcache_open(c);
     return PAR_OK;
 }
 
@@ -592,7 +590,7 @@ void vk_ctx_destroy(vk_ctx *c)
     if (!c) return;
     if (c->device) {
         vkDeviceWaitIdle(c->device);
-        vk_pcache_close(c);
+        vk_pipes_destroy(c);
         vkDestroyDevice(c->device, NULL);
     }
     instance_destroy(c);

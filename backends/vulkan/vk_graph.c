@@ -2,7 +2,8 @@
  * vk_graph.c - a prepared graph of the vulkan backend. prepare: place every tensor (values, and one host-visible
  * staging tensor per graph input and output) in the sub-allocator, upload the constants, lower every node to
  * dispatches (vk_ops.c) between the edge conversions (NCHW staging -> internal layout for each input, internal ->
- * NCHW staging for each output), create the pipelines (one per shader and OP), write one descriptor set per
+ * NCHW staging for each output), take the pipelines from the context (vk_pipes.c: one per shader, variant, OP and
+ * constants, created by the first prepare that needs it), write one descriptor set per
  * dispatch, and record ONE command buffer: the dispatches with a buffer memory barrier (compute write -> compute
  * read) before each dispatch for every input an earlier dispatch wrote, and a final compute -> host barrier on the
  * output staging. With timestamps, the command buffer also resets a query pool and writes a timestamp at its start
@@ -32,110 +33,25 @@ static VkDescriptorBufferInfo buffer_info(vk_graph *vg, int t)
     return bi;
 }
 
-/* The shader module of `name` in `variant`, created once per graph. */
-static par_status module_of(vk_graph *vg, const char *name, vk_variant variant, VkShaderModule *out, par_msg *msg)
-{
-    for (int i = 0; i < vg->n_shader_modules; i++)
-        if (vg->module_variants[i] == variant && strcmp(vg->module_names[i], name) == 0) {
-            *out = vg->modules[i];
-            return PAR_OK;
-        }
-    const vk_shader_code *code = vk_shader_find(name, variant);
-    if (!code)
-        return par_msgf(msg, PAR_ERROR, "vulkan: internal: no shader '%s' (variant %d) in the table", name, (int)variant);
-    VkShaderModule *m = realloc(vg->modules, (size_t)(vg->n_shader_modules + 1) * sizeof *m);
-    if (!m) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
-    vg->modules = m;
-    const char **nm = realloc(vg->module_names, (size_t)(vg->n_shader_modules + 1) * sizeof *nm);
-    if (!nm) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
-    vg->module_names = nm;
-    vk_variant *mv = realloc(vg->module_variants, (size_t)(vg->n_shader_modules + 1) * sizeof *mv);
-    if (!mv) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
-    vg->module_variants = mv;
-    VkShaderModuleCreateInfo ci = {
-        .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-        .codeSize = code->n_words * 4,
-        .pCode = code->words,
-    };
-    VkResult r = VK_CALL(vg->ctx, "vkCreateShaderModule", vkCreateShaderModule(vg->ctx->device, &ci, NULL, out));
-    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateShaderModule(%s): %s", name, vk_result_name(r));
-    vg->modules[vg->n_shader_modules] = *out;
-    vg->module_variants[vg->n_shader_modules] = variant;
-    vg->module_names[vg->n_shader_modules++] = name;
-    return PAR_OK;
-}
-
+/* Every dispatch's pipeline: the context's of its key (vk_pipes.c), created there when no earlier prepare did. */
 static par_status create_pipelines(vk_graph *vg, par_msg *msg)
 {
-    VkDevice dev = vg->ctx->device;
-    int created = 0;
     for (int i = 0; i < vg->n_disp; i++) {
-        vk_dispatch *d = &vg->disp[i];
-        for (int j = 0; j < i && !d->pipeline; j++)
-            if (strcmp(vg->disp[j].shader, d->shader) == 0 && vg->disp[j].op == d->op &&
-                vg->disp[j].variant == d->variant &&
-                memcmp(vg->disp[j].spec, d->spec, sizeof d->spec) == 0)
-                d->pipeline = vg->disp[j].pipeline;
-        if (d->pipeline) continue;
-        VkShaderModule mod;
-        par_status st = module_of(vg, d->shader, d->variant, &mod, msg);
+        par_status st = vk_pipeline(vg->ctx, &vg->disp[i], &vg->disp[i].pipeline, msg);
         if (st != PAR_OK) return st;
-        /* Constants 0 (workgroup size) and 1 (OP), then 2.. those the dispatch sets (tile sizes; 0 keeps the
-         * shader's default). */
-        uint32_t spec_data[2 + VK_MAX_SPEC] = {VK_WG_SIZE, (uint32_t)d->op};
-        VkSpecializationMapEntry entries[2 + VK_MAX_SPEC] = {{0, 0, 4}, {1, 4, 4}};
-        uint32_t n_spec = 2;
-        for (uint32_t k = 0; k < VK_MAX_SPEC; k++)
-            if (d->spec[k]) {
-                spec_data[n_spec] = d->spec[k];
-                entries[n_spec] = (VkSpecializationMapEntry){2 + k, 4 * n_spec, 4};
-                n_spec++;
-            }
-        VkSpecializationInfo spec = {n_spec, entries, 4 * n_spec, spec_data};
-        VkComputePipelineCreateInfo ci = {
-            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                      .module = mod,
-                      .pName = "main",
-                      .pSpecializationInfo = &spec},
-            .layout = vg->pipe_layout,
-        };
-        VkResult r = VK_CALL(vg->ctx, "vkCreateComputePipelines",
-                             vkCreateComputePipelines(dev, vg->ctx->pcache, 1, &ci, NULL, &d->pipeline));
-        if (r != VK_SUCCESS) {
-            d->pipeline = VK_NULL_HANDLE;
-            return par_msgf(msg, PAR_ERROR, "vkCreateComputePipelines(%s, op %d): %s", d->shader, d->op,
-                            vk_result_name(r));
-        }
-        created++;
     }
-    if (created) vk_pcache_save(vg->ctx);
     return PAR_OK;
 }
 
 static par_status create_layouts_and_sets(vk_graph *vg, par_msg *msg)
 {
     VkDevice dev = vg->ctx->device;
-    VkDescriptorSetLayoutBinding bind[VK_MAX_SLOTS];
     const int slots = vk_slots(vg->ctx);
-    for (uint32_t s = 0; s < (uint32_t)slots; s++)
-        bind[s] = (VkDescriptorSetLayoutBinding){s, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
-                                                 NULL};
-    VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = (uint32_t)slots,
-                                           .pBindings = bind};
-    VkResult r = VK_CALL(vg->ctx, "vkCreateDescriptorSetLayout",
-                         vkCreateDescriptorSetLayout(dev, &lci, NULL, &vg->set_layout));
-    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreateDescriptorSetLayout: %s", vk_result_name(r));
-    VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(vk_push)};
-    VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                      .setLayoutCount = 1,
-                                      .pSetLayouts = &vg->set_layout,
-                                      .pushConstantRangeCount = 1,
-                                      .pPushConstantRanges = &pcr};
-    r = VK_CALL(vg->ctx, "vkCreatePipelineLayout", vkCreatePipelineLayout(dev, &pci, NULL, &vg->pipe_layout));
-    if (r != VK_SUCCESS) return par_msgf(msg, PAR_ERROR, "vkCreatePipelineLayout: %s", vk_result_name(r));
+    par_status st = vk_layouts(vg->ctx, msg);
+    if (st != PAR_OK) return st;
+    vg->set_layout = vg->ctx->set_layout;
+    vg->pipe_layout = vg->ctx->pipe_layout;
+    VkResult r;
     VkDescriptorPoolSize ps = {VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, (uint32_t)(vg->n_disp * slots)};
     VkDescriptorPoolCreateInfo dpci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO,
                                        .maxSets = (uint32_t)vg->n_disp,
@@ -478,22 +394,9 @@ void vk_graph_release(vk_graph *vg)
         if (vg->fence) vkDestroyFence(dev, vg->fence, NULL);
         if (vg->qpool) vkDestroyQueryPool(dev, vg->qpool, NULL);
         if (vg->cmd_pool) vkDestroyCommandPool(dev, vg->cmd_pool, NULL);
-        for (int i = 0; i < vg->n_disp; i++) {
-            VkPipeline p = vg->disp[i].pipeline;
-            if (!p) continue;
-            for (int j = i; j < vg->n_disp; j++)
-                if (vg->disp[j].pipeline == p) vg->disp[j].pipeline = VK_NULL_HANDLE;
-            vkDestroyPipeline(dev, p, NULL);
-        }
-        for (int i = 0; i < vg->n_shader_modules; i++) vkDestroyShaderModule(dev, vg->modules[i], NULL);
-        if (vg->desc_pool) vkDestroyDescriptorPool(dev, vg->desc_pool, NULL);
-        if (vg->pipe_layout) vkDestroyPipelineLayout(dev, vg->pipe_layout, NULL);
-        if (vg->set_layout) vkDestroyDescriptorSetLayout(dev, vg->set_layout, NULL);
+        if (vg->desc_pool) vkDestroyDescriptorPool(dev, vg->desc_pool, NULL); /* pipelines, layouts: the context's */
         vk_pools_free(vg);
     }
-    free(vg->modules);
-    free(vg->module_names);
-    free(vg->module_variants);
     free(vg->disp);
     free(vg->skip);
     for (int t = 0; vg->tensors && t < vg->n_tensors; t++) free(vg->tensors[t].init);

@@ -66,6 +66,15 @@ int vk_precision_check(vk_precision p, int storage16, int float16, const char *d
 uint16_t vk_f16_bits(float x);
 
 /* ---- The context ---- */
+/* One pipeline of the context (vk_pipes.c) and its key. */
+typedef struct vk_pipe {
+    const char *shader;         /* name in the shader table */
+    vk_variant variant;
+    int32_t op;                 /* specialization constant 1 */
+    uint32_t spec[VK_MAX_SPEC]; /* specialization constants 2, 3, ... (0: the shader's default) */
+    VkPipeline pipeline;
+} vk_pipe;
+
 typedef struct vk_ctx {
     VkInstance instance;
     int n_phys;
@@ -102,11 +111,13 @@ typedef struct vk_ctx {
     vk_precision precision;     /* the `precision` knob */
     VkDevice device;            /* created at the first prepare, after the knobs */
     VkQueue queue;
-    /* The pipeline cache of the device (vk_pcache.c), read from disk when the device is created; pcache_bytes: the
-     * size of the data last read or written, so that a prepare that added nothing writes nothing. */
-    VkPipelineCache pcache;
-    size_t pcache_bytes;
-    int pcache_readonly;        /* its folder cannot be written (or a write failed): never saved */
+    /* The context's pipelines (vk_pipes.c), kept for its life, on its one descriptor set and pipeline layout;
+     * pipes_created counts the pipelines it created (tests/test_vulkan.c). */
+    VkDescriptorSetLayout set_layout;
+    VkPipelineLayout pipe_layout;
+    int n_pipes, cap_pipes;
+    vk_pipe *pipes;
+    int64_t pipes_created;
     int prepared_once;          /* knobs are refused after this */
     int direct_kernels;         /* knob kernels=direct: no tiled conv2d / linear / matmul shaders */
 } vk_ctx;
@@ -136,17 +147,14 @@ par_status vk_ctx_open(vk_ctx *c, par_msg *msg);
  * messenger, keeping the chosen device. PAR_UNSUPPORTED naming the layer and its package when it is not installed. */
 par_status vk_ctx_set_validate(vk_ctx *c, int on, par_msg *msg);
 
-/* ---- Pipeline cache on disk (vk_pcache.c) ---- */
-/* Whether `data` (n bytes) starts with a pipeline cache header (VkPipelineCacheHeaderVersionOne) of the device of
- * `props`: 0, or -1 with the reason in why (too short, a length out of range, another version, vendor, device or
- * pipelineCacheUUID). Pure; tests/test_vulkan.c checks it. */
-int vk_pcache_header_check(const void *data, size_t n, const VkPhysicalDeviceProperties *props, char *why, size_t len);
-/* Creates c->pcache on the new device from the file of its device and driver (a missing file: empty; a damaged or
- * foreign one: empty, with one line on stderr; no cache when the driver refuses even that). */
-void vk_pcache_open(vk_ctx *c);
-/* Writes the cache's data to its file (temporary file, then rename) when its size changed since read or written. */
-void vk_pcache_save(vk_ctx *c);
-void vk_pcache_close(vk_ctx *c);
+/* ---- The context's pipelines (vk_pipes.c) ---- */
+/* The context's descriptor set layout and pipeline layout, created at the first prepare. */
+par_status vk_layouts(vk_ctx *c, par_msg *msg);
+struct vk_dispatch;
+/* The pipeline of d's (shader, variant, OP, constants): the context's, created when it has none. */
+par_status vk_pipeline(vk_ctx *c, const struct vk_dispatch *d, VkPipeline *out, par_msg *msg);
+/* Destroys every pipeline and the layouts (before the device). */
+void vk_pipes_destroy(vk_ctx *c);
 /* Whether a debug-utils message of this severity and type is a defect (pure; the policy in vk_device.c). */
 int vk_diag_counts(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type);
 /* The messages counted since the last call, as one line in buf (truncated to len), then forgotten; the length the
@@ -237,7 +245,7 @@ typedef struct vk_dispatch {
     int slot[VK_MAX_SLOTS];     /* tensor indices; -1 unused */
     vk_push pc;
     uint32_t groups_x, groups_y;
-    VkPipeline pipeline;        /* shared with other dispatches of the same shader and op */
+    VkPipeline pipeline;        /* the context's (vk_pipes.c), shared with every dispatch of the same key */
     VkDescriptorSet set;
     int32_t node;               /* the graph node it computes (set by vk_graph.c's prepare after lowering the node);
                                  * -1 an edge conversion (vk_new_dispatch's default) */
@@ -254,13 +262,9 @@ typedef struct vk_graph {
                                  * then the tensors the lowering adds (vk_add_tensor) */
     int n_disp, cap_disp;
     vk_dispatch *disp;
-    VkDescriptorSetLayout set_layout;
+    VkDescriptorSetLayout set_layout; /* the context's (vk_pipes.c) */
     VkPipelineLayout pipe_layout;
     VkDescriptorPool desc_pool;
-    int n_shader_modules;
-    VkShaderModule *modules;
-    const char **module_names;
-    vk_variant *module_variants;
     VkCommandPool cmd_pool;
     VkCommandBuffer cmd;
     VkFence fence;
