@@ -368,11 +368,11 @@ static void server_main(const par_backend_inst *inst, int fd)
                 char c = 0;
                 ssize_t k = recv(kc, &c, 1, MSG_DONTWAIT);
                 if (k == 1 && c == 'I' && !dropped) idle = 1;
-                else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) { /* its control gone: end it */
-                    kill(-pid, SIGKILL);
-                    kill(pid, SIGKILL);
+                else if (k == 0 || (k < 0 && errno != EAGAIN && errno != EINTR)) {
+                    /* its control socket shut down (the backend's doing): no longer kept; its job goes on as a fresh
+                     * child's would, and ends with its death */
                     close(kept.ctl);
-                    kept.ctl = -1;
+                    kept.pid = 0, kept.ctl = -1, kept.jobs = 0;
                 }
             }
         }
