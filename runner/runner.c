@@ -626,6 +626,8 @@ int par_run_servers_start(par_run_config *cfg, par_msg *msg)
     cfg->servers = NULL;
     cfg->max_workers = 0;
     if (!cfg->exec.isolate || nb <= 0) return 0;
+    /* --rounds R promises R processes per record (its latency sampled across them): no child kept across jobs */
+    if (cfg->rounds > 1) setenv("PARITY_KEEP_CHILD", "0", 1);
     par_exec_server **sv = calloc((size_t)jobs * (size_t)nb, sizeof *sv);
     if (!sv) {
         par_msgf(msg, PAR_ERROR, "fork servers: out of memory");
