@@ -497,14 +497,6 @@ static void unlist(int fd)
         if (server_fds[i] == fd) server_fds[i] = -1;
 }
 
-void par_exec_server_drop_fd(int srv_fd)
-{
-    par_srv_req d = {.magic = PAR_SRV_MAGIC_DROP};
-    ssize_t n;
-    if (srv_fd >= 0)
-        while ((n = send(srv_fd, &d, sizeof d, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
-}
-
 void par_exec_server_drop(par_exec_server *s)
 {
     if (s) par_exec_server_drop_fd(s->fd);

@@ -679,3 +679,12 @@ void par_xdecide_end(par_xsup *s, const par_xmsg *m)
     }
 }
 
+/* Worker -> fork server (xproto.h): end the child it keeps across jobs. Here, beside the supervision that decides it,
+ * so that server.c (which calls par_x_reap_all) is not called back. */
+void par_exec_server_drop_fd(int srv_fd)
+{
+    par_srv_req d = {.magic = PAR_SRV_MAGIC_DROP};
+    ssize_t n;
+    if (srv_fd >= 0)
+        while ((n = send(srv_fd, &d, sizeof d, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+}

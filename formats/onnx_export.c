@@ -571,6 +571,12 @@ par_onnx_model *par_onnx_export_graph(const par_graph_desc *gd, const char *name
                 break;
             }
         }
+        for (int32_t k = 0; rc == EX_OK && k < e.node->n_outputs; k++)
+            if (g->values[e.node->outputs[k]].dtype == PAR_DTYPE_QS16) rc = no(&e, "qs16 tensors (no int16 form here)");
+        for (int32_t k = 0; rc == EX_OK && k < e.node->n_inputs; k++) {
+            const par_value *in = iv(&e, k);
+            if (in && in->dtype == PAR_DTYPE_QS16) rc = no(&e, "qs16 tensors (no int16 form here)");
+        }
         if (rc == EX_OK) rc = r->fn(&e);
     }
     if (rc != EX_OK) {

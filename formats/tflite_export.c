@@ -41,6 +41,19 @@ static par_tfl_model *export_model(const par_graph_desc *g, const char *name, pa
     for (int32_t i = 0; i < e.g->n_values; i++) e.tv[i] = e.raw[i] = -1;
     e.m->description = par_tfl_strdup(e.m, "parity");
     buffer(&e, NULL, 0); /* buffer 0: the empty sentinel */
+    for (int32_t k = 0; k < e.g->n_nodes && e.st == PAR_OK; k++) { /* int16 activations: no form here */
+        const par_node *n = &e.g->nodes[k];
+        for (int32_t i = -n->n_outputs; i < n->n_inputs; i++) {
+            const int32_t v = i < 0 ? n->outputs[-1 - i] : n->inputs[i];
+            if (v >= 0 && e.g->values[v].dtype == PAR_DTYPE_QS16) {
+                e.node = k;
+                fail(&e, PAR_UNSUPPORTED, "qs16 tensors (no int16 form here)");
+                break;
+            }
+        }
+    }
+    e.node = -1;
+    if (e.st != PAR_OK) goto done;
     for (int32_t i = 0; i < e.g->n_inputs; i++) tv(&e, e.g->inputs[i]);
     for (int32_t k = 0; k < e.g->n_nodes && e.st == PAR_OK; k++) {
         e.node = k;

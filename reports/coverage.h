@@ -13,8 +13,9 @@
 
 #include <stdio.h>
 
-/* The dtypes tabulated: par_dtype values (a graph's compute dtype, par_graph_compute_dtype). */
-#define PAR_COV_DTYPES 8
+/* The dtypes tabulated: par_dtype values (a graph's compute dtype, par_graph_compute_dtype), up to the last one the ABI
+ * names. */
+#define PAR_COV_DTYPES (PAR_DTYPE_QS16 + 1)
 
 typedef struct par_cov_cell {
     int32_t probes;          /* representative graphs of this op and dtype run on the backend */

@@ -590,7 +590,6 @@ void vk_ctx_destroy(vk_ctx *c)
     if (!c) return;
     if (c->device) {
         vkDeviceWaitIdle(c->device);
-        vk_pipes_destroy(c);
         vkDestroyDevice(c->device, NULL);
     }
     instance_destroy(c);

@@ -37,9 +37,15 @@ static par_status vk_init(void **out, par_msg *msg)
     return st;
 }
 
+/* The context's pipelines first (vk_pipes.c, which calls into vk_device.c and not the other way), then the device. */
 static void vk_destroy(void *ctx)
 {
-    vk_ctx_destroy(ctx);
+    vk_ctx *c = ctx;
+    if (c && c->device) {
+        vkDeviceWaitIdle(c->device);
+        vk_pipes_destroy(c);
+    }
+    vk_ctx_destroy(c);
 }
 
 /* The switches validate=0|1 and timestamps=0|1 (before the first prepare, like every knob). */
