@@ -33,20 +33,32 @@ static int graph_has_quant(const par_graph_desc *g)
     return 0;
 }
 
-/* c with every node's outputs as its graph outputs, in node order. */
-static par_case *all_outputs(const par_case *c, par_msg *msg)
+/* c with every node's outputs as graph outputs, in node order: after c's own outputs, as taps read through the
+ * backend's node outputs (*n_taps of them: a value listed already is one output), or alone (n_taps NULL). */
+static par_case *all_outputs(const par_case *c, int32_t *n_taps, par_msg *msg)
 {
     const par_graph_desc *d = par_graph_desc_of(c->graph);
+    const int32_t n0 = n_taps ? d->n_outputs : 0;
     int32_t n = 0;
     for (int32_t k = 0; k < d->n_nodes; k++) n += d->nodes[k].n_outputs;
-    int32_t *outs = malloc(sizeof *outs * (size_t)(n ? n : 1));
+    int32_t *outs = malloc(sizeof *outs * (size_t)(n + n0 ? n + n0 : 1));
     if (!outs) return par_msgf(msg, PAR_ERROR, "out of memory"), NULL;
-    n = 0;
+    for (int32_t i = 0; i < n0; i++) outs[i] = d->outputs[i];
+    n = n0;
     for (int32_t k = 0; k < d->n_nodes; k++)
         for (int32_t j = 0; j < d->nodes[k].n_outputs; j++) outs[n++] = d->nodes[k].outputs[j];
     par_case_edit e = {.n_outputs = n, .outputs = outs};
     par_case *p = par_case_edited(c, &e, NULL, msg);
     free(outs);
+    if (p && n_taps) {
+        int32_t own = 0; /* c's distinct outputs: the first of pc's */
+        for (int32_t i = 0; i < n0; i++) {
+            int dup = 0;
+            for (int32_t j = 0; j < i; j++) dup |= d->outputs[j] == d->outputs[i];
+            own += !dup;
+        }
+        *n_taps = par_graph_desc_of(p->graph)->n_outputs - own;
+    }
     return p;
 }
 
@@ -59,14 +71,14 @@ static par_status ref_of(const par_case *pc, const par_run_config *cfg, const pa
                             : par_refcache_run(pc, g, p, (const void *const *)inputs, out, msg);
 }
 
-/* Judge every output of the run (out) of the all-outputs case g, node by node. */
-static int judge_nodes(const par_graph_desc *g, const par_ref_result *ref, const par_ref_result *stat,
+/* Judge every output of the run (out) of the all-outputs case g, node by node: the node values from output k0 on
+ * (k0 0, or c's own outputs before them when they are taps); a tap the backend did not give is not compared. */
+static int judge_nodes(const par_graph_desc *g, int32_t k0, const par_ref_result *ref, const par_ref_result *stat,
                        const par_exec_out *out, par_node_strip *s)
 {
     s->nodes = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->nodes);
     if (!s->nodes) return -1;
     s->n = g->n_nodes;
-    int32_t k = 0; /* graph output index: node outputs in node order */
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const par_node *nd = &g->nodes[i];
         par_node_verdict *v = &s->nodes[i];
@@ -76,15 +88,20 @@ static int judge_nodes(const par_graph_desc *g, const par_ref_result *ref, const
         par_metrics acc;
         par_metrics_init(&acc);
         int64_t bad = 0;
-        for (int32_t j = 0; j < nd->n_outputs; j++, k++) {
+        int32_t held = 0;
+        for (int32_t j = 0; j < nd->n_outputs; j++) {
+            int32_t k = 0; /* the graph output of the node's value */
+            while (k < g->n_outputs && g->outputs[k] != nd->outputs[j]) k++;
+            if (k == g->n_outputs || (k >= k0 && out->tapped && !out->tapped[k - k0])) continue; /* not held */
+            held++;
             par_metrics m;
             bad += par_oracle_compare(&ref->values[g->outputs[k]], out->outputs[k], &m);
             if (stat) bad += par_oracle_companion(&ref->values[g->outputs[k]], &stat->values[g->outputs[k]],
                                                   out->outputs[k], &m);
             par_metrics_merge(&acc, &m, j);
         }
-        v->max_ratio = acc.max_ratio;
-        v->stat_z = acc.stat_z;
+        v->max_ratio = held ? acc.max_ratio : NAN; /* a value the backend's run never held: nothing compared */
+        v->stat_z = held ? acc.stat_z : NAN;
         v->n = acc.n;
         v->n_over = acc.n_over + acc.n_nonfinite;
         v->diverges = bad > 0;
@@ -117,17 +134,32 @@ static int by_prefixes(const par_case *c, const par_run_config *cfg, par_node_st
     return 0;
 }
 
-int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_strip *s, par_msg *msg)
+/* Whether any of c's own outputs (the first n0 of g's), as the backend's run gave them, leaves its budget or fails
+ * the companion. */
+static int case_fails(const par_graph_desc *g, int32_t n0, const par_ref_result *ref, const par_ref_result *stat,
+                      const par_exec_out *out)
 {
-    memset(s, 0, sizeof *s);
-    s->first = -1;
-    s->first_ratio = s->first_z = NAN;
-    if (!c || !c->graph || c->status != PAR_OK) return par_msgf(msg, PAR_ERROR, "localize: not a valid case"), -1;
-    if (par_loc_check_cfg(cfg, msg) != 0) return -1;
+    int64_t bad = 0;
+    for (int32_t i = 0; i < n0; i++) {
+        par_metrics m;
+        bad += par_oracle_compare(&ref->values[g->outputs[i]], out->outputs[i], &m);
+        if (stat) bad += par_oracle_companion(&ref->values[g->outputs[i]], &stat->values[g->outputs[i]],
+                                              out->outputs[i], &m);
+    }
+    return bad > 0;
+}
+
+/* One backend run of c with every node's value read, judged node by node into s: with taps, c as it is with the
+ * values read through the backend's node outputs (PAR_PROC_NODE_OUTPUTS); else c with every node's output made a
+ * graph output. 0 (s->n > 0 when the backend's run passed, else s->why says what it was), or -1 with msg. */
+static int strip_run(const par_case *c, const par_run_config *cfg, int taps, par_node_strip *s, par_msg *msg)
+{
     const par_backend_inst *inst = &cfg->backends[0];
-    par_case *pc = all_outputs(c, msg);
+    int32_t n_taps = 0;
+    par_case *pc = all_outputs(c, taps ? &n_taps : NULL, msg);
     if (!pc) return -1;
-    const par_graph_desc *g = par_graph_desc_of(pc->graph);
+    const par_graph_desc *g = par_graph_desc_of(pc->graph), *d = par_graph_desc_of(c->graph);
+    const int32_t k0 = g->n_outputs - n_taps;
     void **inputs = NULL;
     int ret = 0;
     if (par_case_make_inputs(pc, &inputs, msg) != PAR_OK) {
@@ -136,6 +168,7 @@ int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_st
     }
     par_exec_opts o = cfg->exec;
     o.server = cfg->servers ? cfg->servers[0] : NULL;
+    o.n_taps = n_taps;
     par_exec_out out;
     memset(&out, 0, sizeof out);
     par_exec_run(inst, g, (const void *const *)inputs, &o, &out);
@@ -158,30 +191,54 @@ int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_st
             p.stat_scale = 1;
             if (ref_of(pc, cfg, &p, inputs, &stat, &rm) != PAR_OK) stat = NULL;
         }
-        if (ret == 0 && judge_nodes(g, ref, stat, &out, s) != 0) {
+        if (ret == 0 && judge_nodes(g, k0, ref, stat, &out, s) != 0) {
             par_msgf(msg, PAR_ERROR, "out of memory");
             ret = -1;
         }
-        /* the whole case's verdict: its own outputs are among the nodes' */
+        /* the whole case's verdict: its own outputs as the run gave them, else among the nodes' */
         s->verdict = PAR_V_PASS;
-        const par_graph_desc *d = par_graph_desc_of(c->graph);
-        for (int32_t i = 0; ret == 0 && i < d->n_outputs; i++) {
+        s->node_outputs = taps;
+        if (ret == 0 && taps && case_fails(g, k0, ref, stat, &out)) s->verdict = PAR_V_FAIL;
+        for (int32_t i = 0; ret == 0 && !taps && i < d->n_outputs; i++) {
             int32_t pn = d->values[d->outputs[i]].producer;
             if (pn >= 0 && pn < s->n && s->nodes[pn].diverges) s->verdict = PAR_V_FAIL;
         }
     } else {
-        snprintf(s->why, sizeof s->why, "the graph with every node's output made an output was %s: %s",
-                 par_verdict_name(out.verdict), out.reason);
+        snprintf(s->why, sizeof s->why, "the graph with every node's output %s was %s: %s",
+                 taps ? "read through the backend's node outputs" : "made an output", par_verdict_name(out.verdict),
+                 out.reason);
     }
     par_ref_result_destroy(ref);
     par_ref_result_destroy(stat);
     par_exec_out_free(&out);
     par_case_free_inputs(pc, inputs);
     par_case_destroy(pc);
-    if (ret == 0 && s->n > 0 && s->first < 0) {
+    return ret;
+}
+
+int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_strip *s, par_msg *msg)
+{
+    memset(s, 0, sizeof *s);
+    s->first = -1;
+    s->first_ratio = s->first_z = NAN;
+    if (!c || !c->graph || c->status != PAR_OK) return par_msgf(msg, PAR_ERROR, "localize: not a valid case"), -1;
+    if (par_loc_check_cfg(cfg, msg) != 0) return -1;
+    /* the backend's own node values from the case's run as it is; else every node's output made a graph output */
+    int ret = strip_run(c, cfg, 1, s, msg);
+    if (ret == 0 && s->n == 0) {
+        char why[PAR_REASON_LEN];
+        snprintf(why, sizeof why, "%s", s->why);
+        memset(s, 0, sizeof *s);
+        s->first = -1;
+        s->first_ratio = s->first_z = NAN;
+        ret = strip_run(c, cfg, 0, s, msg);
+        if (ret == 0 && s->n == 0) snprintf(s->why + strlen(s->why), sizeof s->why - strlen(s->why), "; %s", why);
+    }
+    if (ret == 0 && s->n > 0 && s->first < 0 && !(s->node_outputs && s->verdict == PAR_V_PASS)) {
         /* No node diverges when every intermediate is an output, yet the case may fail as it is: the backend then
          * computes the graph another way (fused into a consumer, another kernel) when an intermediate need not be
-         * kept. Only the prefixes run the graph as the case does; the whole case's verdict decides. */
+         * kept. Only the prefixes run the graph as the case does; the whole case's verdict decides. (The backend's
+         * own node values come from the case's run: there, a passing case needs no prefixes.) */
         par_node_strip whole;
         memset(&whole, 0, sizeof whole);
         whole.first = -1;

@@ -50,6 +50,10 @@ static void print_strip(const par_node_strip *s, int all)
         const par_node_verdict *v = &s->nodes[i];
         char z[32] = "-";
         if (!isnan(v->stat_z)) snprintf(z, sizeof z, "%.3g", v->stat_z);
+        if (v->n == 0 && s->node_outputs) { /* a value the backend's run did not hold (fused into its consumer) */
+            printf("  %4d %-32s %-20s not held by the backend's run (fused)\n", (int)v->node, v->name, v->op);
+            continue;
+        }
         printf("  %4d %-32s %-20s error/budget %-10.3g companion %-9s%s\n", (int)v->node, v->name, v->op,
                v->max_ratio, z, i == s->first ? "  <- first divergence" : v->diverges ? "  diverges" : "");
     }
@@ -132,7 +136,9 @@ int par_cmd_localize(int argc, char **argv, const char *exe)
             rc = PAR_EXIT_INTERNAL;
         } else {
             printf("%s on %s: %s, %s\n", c->id, bs->inst[0].label, par_verdict_name(s.verdict),
-                   s.by_prefix ? "localized by prefixes" : "every node's output in one run");
+                   s.by_prefix      ? "localized by prefixes"
+                   : s.node_outputs ? "every node's output from the backend's run of the case (node outputs)"
+                                    : "every node's output in one run");
             if (s.by_prefix) printf("  (not by per-node outputs: %s)\n", s.why);
             print_strip(&s, all);
             if (s.first >= 0)

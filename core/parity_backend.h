@@ -529,6 +529,23 @@ typedef int (*par_device_time_fn)(void *ctx, void *prepared, double *total_ms, d
 #define PAR_PROC_NOTE "parity_note"
 typedef size_t (*par_note_fn)(void *ctx, void *prepared, char *buf, size_t len);
 
+/* par_status node_outputs(void *ctx, void *prepared, int32_t n, const int32_t *values, void *const *buffers,
+ *                         uint8_t *given, par_msg *msg): the values of chosen nodes of the prepared graph as the
+ * backend computes them when it runs that graph, fused path included, for localization (docs/oracle.md, "Which layer").
+ * Asked at most once per prepared graph, after prepare and the declarations, before bind: values[i] (n of them,
+ * distinct) are indices of node values of the graph (g->values[values[i]].kind == PAR_VALUE_NODE; graph outputs
+ * may be among them), and buffers[i] a buffer for value values[i], logical NCHW, dense, of its dtype, valid until
+ * release. From then on every run writes into buffers[i] the value the run computed, at the precision the backend
+ * held it in (an f16 intermediate widened exactly), and changes nothing else: outputs, timing and bits stay those
+ * of a run without it. given[i] (zeroed by the harness) is set to 1 for each value the prepared graph holds; a
+ * value it never holds (a convolution's output folded into its batch_norm or clamp) is left 0, its buffer
+ * untouched, and the harness judges the next value it does hold. PAR_OK, or PAR_UNSUPPORTED (none given: the
+ * harness then runs a graph with every node's output made a graph output, else prefixes), or PAR_ERROR. Additive
+ * to version 2: a backend without the entry is localized as before. */
+#define PAR_PROC_NODE_OUTPUTS "parity_node_outputs"
+typedef par_status (*par_node_outputs_fn)(void *ctx, void *prepared, int32_t n, const int32_t *values,
+                                          void *const *buffers, uint8_t *given, par_msg *msg);
+
 /* ---------------------------------------------------------------------------------------------------------------
  * The backend kit: what every backend, built-in or plugin, reads and says the same way. A knob setter built from
  * these refuses alike everywhere (the same limits, the same words), and a new backend writes none of it again.

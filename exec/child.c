@@ -2,9 +2,9 @@
  * child.c - the backend child's side of a job (exec/xproto.h): the backend's life cycle, one phase at a time,
  * reported over the job's socket. A probe is init, knobs, ready (PAR_PROC_READY, when the backend has it),
  * describe, requantization scheme and promise, arithmetic flags and arithmetic, destroy; a run is init, knobs,
- * ready, supports, prepare, the nodes' declared algorithms and schemes,
- * the backend's diagnostics, bind, then one run per XC_RUN command, each followed by the device's time of the run and
- * the backend's diagnostics (the worker checks the buffers between runs and re-poisons the outputs), then release
+ * ready, supports, prepare, the nodes' declared algorithms and schemes, the backend's diagnostics, the node values it
+ * gives (taps, PAR_PROC_NODE_OUTPUTS), bind, then one run per XC_RUN command, each followed by the device's time of
+ * the run and the backend's diagnostics (the worker checks the buffers between runs and re-poisons the outputs), then release
  * and destroy.
  *
  * This file runs in the process (or thread, with --no-isolate) where the backend's code runs, so it holds no
@@ -290,10 +290,37 @@ static void send_requants(const par_xjob *j, void *ctx, void *prep)
     }
 }
 
+/* With taps (par_exec_opts.n_taps): the backend's PAR_PROC_NODE_OUTPUTS, given the last n_taps output buffers, then
+ * one XM_TAP per tap it did not give. A backend without the proc is UNSUPPORTED (the caller has another way). */
+static par_status send_taps(const par_xjob *j, void *ctx, void *prep, par_msg *msg)
+{
+    const par_backend *be = j->inst->be;
+    par_node_outputs_fn fn = be->get_proc ? (par_node_outputs_fn)be->get_proc(ctx, PAR_PROC_NODE_OUTPUTS) : NULL;
+    if (!fn)
+        return par_msgf(msg, PAR_UNSUPPORTED, "backend '%s' gives no node outputs (%s)", be->name ? be->name : "?",
+                        PAR_PROC_NODE_OUTPUTS);
+    const int32_t n = j->n_taps, at = j->g->n_outputs - n;
+    uint8_t *given = calloc((size_t)n, 1);
+    if (!given) return par_msgf(msg, PAR_ERROR, "out of memory for %d taps", (int)n);
+    par_status st = fn(ctx, prep, n, j->g->outputs + at, j->out + at, given, msg);
+    for (int32_t i = 0; st == PAR_OK && i < n; i++) {
+        if (given[i]) continue;
+        par_xmsg m;
+        memset(&m, 0, sizeof m);
+        m.type = XM_TAP;
+        m.phase = PH_BIND;
+        m.index = i;
+        xsend(j->sock, &m);
+    }
+    free(given);
+    return st;
+}
+
 void par_xchild_main(const par_xjob *j)
 {
     const par_backend *be = j->inst->be;
     const par_graph_desc *g = j->g;
+    par_graph_desc view; /* with taps: the graph the backend sees, without them among its outputs */
     void *ctx = NULL, *prep = NULL;
     par_msg msg;
     msg.text[0] = '\0';
@@ -334,6 +361,11 @@ void par_xchild_main(const par_xjob *j)
         goto out;
     }
 job:
+    if (j->n_taps > 0) {
+        view = *g;
+        view.n_outputs -= j->n_taps;
+        g = &view;
+    }
     phase(j, PH_SUPPORTS);
     for (int32_t i = 0; be->supports && i < g->n_nodes; i++) {
         msg.text[0] = '\0';
@@ -360,6 +392,10 @@ job:
     send_diag(j, diag, ctx, prep, 0);
     phase(j, PH_BIND);
     msg.text[0] = '\0';
+    if (j->n_taps > 0 && (st = send_taps(j, ctx, prep, &msg)) != PAR_OK) {
+        end_phase = PH_BIND, end_st = st;
+        goto out;
+    }
     st = be->bind ? be->bind(ctx, prep, (const void *const *)j->in, j->out, &msg) : PAR_OK;
     if (st != PAR_OK) {
         end_phase = PH_BIND, end_st = st;

@@ -188,6 +188,7 @@ struct par_exec_job {
     uint8_t *in_base;
     size_t in_total;
     int32_t *algo, *rq;          /* the nodes' declared algorithms and schemes (XM_ALGO, XM_REQUANT) */
+    uint8_t *tapped;             /* opt.n_taps: 1 where the backend gives tap i (XM_TAP names those it does not) */
     double prepare_ms;
     int32_t runs;                /* runs made */
     double *ms, *dev;            /* [opt.repeat] the timed runs' times and device times */
@@ -270,7 +271,9 @@ int par_exec_step(par_exec_job *j, double timeout_s, par_exec_run_info *ri)
         ri->dev_ms = m.dev_measured ? m.dev_ms : 0;
     }
     if (check_guards(s, o)) return 0;
+    const int32_t tap0 = o->n - j->opt.n_taps;
     for (int32_t k = 0; k < o->n; k++) {
+        if (k >= tap0 && !j->tapped[k - tap0]) continue; /* a tap the backend does not give: poison, unwritten */
         if (r == 0) memcpy(o->first[k], o->base + o->off[k], o->size[k]);
         else if (compare_runs(s, o, k, r + 1, poison)) return 0;
     }
@@ -286,6 +289,11 @@ static int check_args(const par_backend_inst *inst, const par_graph_desc *g, con
     }
     if (!g || g->n_outputs <= 0 || !g->outputs || g->n_inputs < 0 || (g->n_inputs > 0 && (!g->inputs || !inputs))) {
         par_xfmt(reason, len, "%s", "graph: no outputs, or inputs missing");
+        return -1;
+    }
+    if (o->n_taps < 0 || o->n_taps >= g->n_outputs) {
+        par_xfmt(reason, len, "exec options: %d taps of %d outputs leave the graph no output", (int)o->n_taps,
+                 (int)g->n_outputs);
         return -1;
     }
     if (o->warmup < 0 || o->repeat < 1) {
@@ -355,14 +363,15 @@ static void map_inputs(const par_graph_desc *g, const void *const *inputs, size_
 }
 
 /* The graph block of a job for a fork server's child: a sealed memfd. Returns 0 or -1 with reason set. */
-static int make_blob(par_xsup *s, const par_graph_desc *g, const size_t *in_off, const size_t *out_off, char *reason,
-                     size_t len)
+static int make_blob(par_xsup *s, const par_graph_desc *g, const size_t *in_off, const size_t *out_off,
+                     int32_t n_taps, char *reason, size_t len)
 {
     size_t n = par_gblob_size(g, in_off, out_off);
     uint8_t *b = calloc(1, n);
     s->blob_fd = memfd_create("parity-graph", MFD_CLOEXEC | MFD_ALLOW_SEALING);
     int ok = b && s->blob_fd >= 0;
     if (ok) par_gblob_write(g, in_off, out_off, b);
+    if (ok) ((par_gblob_hdr *)b)->n_taps = n_taps;
     size_t done = 0;
     while (ok && done < n) {
         ssize_t w = write(s->blob_fd, b + done, n - done);
@@ -460,6 +469,12 @@ static int job_buffers(par_exec_job *j, const par_graph_desc *g, const void *con
     j->in_off = calloc((size_t)(n_in ? n_in : 1), sizeof *j->in_off);
     j->in_ptr = calloc((size_t)(n_in ? n_in : 1), sizeof *j->in_ptr);
     j->ms = malloc(sizeof(double) * (size_t)j->opt.repeat * 2);
+    if (j->opt.n_taps > 0 && (j->tapped = malloc((size_t)j->opt.n_taps)) != NULL)
+        memset(j->tapped, 1, (size_t)j->opt.n_taps);
+    if (j->opt.n_taps > 0 && !j->tapped) {
+        par_xdecide(s, PAR_V_ERROR, "%s", "out of memory");
+        return -1;
+    }
     j->dev = j->ms ? j->ms + j->opt.repeat : NULL;
     if (!o->off || !o->size || !o->esz || !o->first || !j->obuf || !j->in_off || !j->in_ptr || !j->ms) {
         par_xdecide(s, PAR_V_ERROR, "%s", "out of memory");
@@ -510,9 +525,11 @@ static void job_until_ready(par_exec_job *j)
     par_xsup *s = &j->s;
     par_xmsg m;
     int got = par_xawait(s, &m);
-    while (got && (m.type == XM_ALGO || m.type == XM_REQUANT) && !s->decided) {
+    while (got && (m.type == XM_ALGO || m.type == XM_REQUANT || m.type == XM_TAP) && !s->decided) {
         if (m.type == XM_ALGO) take_algo(s, s->g, &m, &j->algo);
-        else take_requant(s, s->g, &m, &j->rq);
+        else if (m.type == XM_REQUANT) take_requant(s, s->g, &m, &j->rq);
+        else if (m.index >= 0 && m.index < j->opt.n_taps) j->tapped[m.index] = 0;
+        else par_xdecide(s, PAR_V_CRASH, "the backend child named tap %d of %d", (int)m.index, (int)j->opt.n_taps);
         if (!s->decided) got = par_xawait(s, &m);
     }
     if (!got || s->decided) return;
@@ -552,7 +569,7 @@ par_exec_job *par_exec_begin(const par_backend_inst *inst, const par_graph_desc 
     if (opt->isolate && opt->server) {
         s->srv_fd = par_exec_server_fd(opt->server);
         s->cg = par_exec_server_cgroup(opt->server);
-        if (make_blob(s, g, j->in_off, j->o.off, reason, sizeof reason) != 0) {
+        if (make_blob(s, g, j->in_off, j->o.off, j->opt.n_taps, reason, sizeof reason) != 0) {
             par_xdecide(s, PAR_V_ERROR, "%s", reason);
             return j;
         }
@@ -568,7 +585,7 @@ par_exec_job *par_exec_begin(const par_backend_inst *inst, const par_graph_desc 
     /* xj lives in the job: a child thread (isolate = 0) reads it for as long as it runs */
     j->xj = (par_xjob){.inst = inst, .g = g, .in = j->in_ptr, .out = j->obuf,
                        .in_base = j->in_total ? j->in_base : NULL, .in_len = j->in_total, .in_off = j->in_off,
-                       .n_in = g->n_inputs};
+                       .n_in = g->n_inputs, .n_taps = j->opt.n_taps};
     j->started = 1;
     if (par_xstart(s, &j->xj) == 0) job_until_ready(j);
     return j;
@@ -617,6 +634,8 @@ void par_exec_end(par_exec_job *j, par_exec_out *out)
         out->algo = j->algo, out->n_algo = j->algo ? s->g->n_nodes : 0;
         out->requant = j->rq, out->n_requant = j->rq ? s->g->n_nodes : 0;
         j->algo = j->rq = NULL;
+        out->tapped = j->tapped, out->n_taps = j->tapped ? j->opt.n_taps : 0;
+        j->tapped = NULL;
         /* Every run gave run 1's bits: hand over the worker's copies of run 1. */
         out->outputs = calloc((size_t)o->n, sizeof *out->outputs);
         if (!out->outputs) {
@@ -629,6 +648,7 @@ void par_exec_end(par_exec_job *j, par_exec_out *out)
     }
     free(j->algo);
     free(j->rq);
+    free(j->tapped);
     if (s->out_fd >= 0) close(s->out_fd);
     if (s->in_fd >= 0) close(s->in_fd);
     if (s->blob_fd >= 0) close(s->blob_fd);
@@ -668,4 +688,7 @@ void par_exec_out_free(par_exec_out *out)
     free(out->requant);
     out->requant = NULL;
     out->n_requant = 0;
+    free(out->tapped);
+    out->tapped = NULL;
+    out->n_taps = 0;
 }

@@ -21,6 +21,9 @@ typedef struct par_exec_opts {
     int isolate;             /* 1: child process (default); 0: in process (for gdb; no CRASH/TIMEOUT protection) */
     int64_t mem_limit;       /* bytes of resident memory the backend child may use; 0: no limit */
     par_exec_server *server; /* the fork server of this backend instance and worker; NULL: fork from the caller */
+    int32_t n_taps;          /* the last n_taps of g->outputs are not outputs but node values the backend gives through
+                              * PAR_PROC_NODE_OUTPUTS (localization): the backend sees the graph without them; one
+                              * without the proc is UNSUPPORTED. 0: none */
 } par_exec_opts;
 
 /* The outcome of executing a case. When verdict is PAR_V_PASS the outputs are valid and the oracle decides. */
@@ -50,6 +53,10 @@ typedef struct par_exec_out {
     char diag[PAR_MSG_LEN];
     /* The backend's note on how it prepared the graph (PAR_PROC_NOTE), as the child sent it; "" when none. */
     char note[PAR_MSG_LEN];
+    /* With opts.n_taps: tapped[i] is 1 where the backend gave tap i (outputs[n_outputs - n_taps + i]), 0 where the
+     * prepared graph does not hold that value (its buffer is then poison, not compared between runs). */
+    int32_t n_taps;
+    uint8_t *tapped;
 } par_exec_out;
 
 /* Start the backend once in a child (init, knobs, describe, requantization scheme and promise, arithmetic flags,

@@ -15,6 +15,7 @@ typedef struct par_gblob_hdr {
     size_t desc;             /* offset of the par_graph_desc */
     size_t in_off, out_off;  /* offsets of the size_t arrays: input offsets in the input memfd, output offsets */
     int32_t n_in, n_out;
+    int32_t n_taps;          /* par_exec_opts.n_taps: the last n_taps outputs are node values read as taps */
 } par_gblob_hdr;
 
 size_t par_gblob_size(const par_graph_desc *g, const size_t *in_off, const size_t *out_off);

@@ -148,7 +148,8 @@ static int run_job(const par_backend_inst *inst, const par_srv_req *req, const i
         out_ptr[k] = out + out_off[k];
     }
     par_xjob xj = {.inst = inst, .g = g, .in = in_ptr, .out = out_ptr, .in_base = in, .in_len = req->in_len,
-                   .in_off = in_off, .n_in = n_in, .sock = sock, .isolated = 1, .kept_ctx = req->keep ? kctx : NULL};
+                   .in_off = in_off, .n_in = n_in, .sock = sock, .isolated = 1, .kept_ctx = req->keep ? kctx : NULL,
+                   .n_taps = h->n_taps >= 0 && h->n_taps < n_out ? h->n_taps : 0};
     par_xchild_install_fault_handler(&xj);
     par_xchild_main(&xj);
     fflush(stdout);

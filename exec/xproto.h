@@ -9,7 +9,8 @@
  *                     backend returned it), XM_REQUANT (then, one per quantized node whose declared scheme,
  *                     PAR_PROC_NODE_REQUANT, is not the backend-wide one: index the node, requant the value as the
  *                     backend returned it), XM_NOTE (then, once: the backend's note on how it prepared the graph,
- *                     PAR_PROC_NOTE, when it returned nonzero), XM_DIAG (then, and after each run before its XM_RUN: a defect the
+ *                     PAR_PROC_NOTE, when it returned nonzero), XM_TAP (then, with taps, one per tap the backend
+ *                     did not give through PAR_PROC_NODE_OUTPUTS: index the tap), XM_DIAG (then, and after each run before its XM_RUN: a defect the
  *                     backend's own checking reported, PAR_PROC_DIAGNOSTICS, when it returned nonzero; index 0 after
  *                     prepare, else the run; text as the backend wrote it), XM_READY (after bind), XM_RUN (after
  *                     each run, with the device's time of the run when PAR_PROC_DEVICE_TIME measured it; then it
@@ -34,7 +35,7 @@ enum xphase {
 };
 
 enum xmsg_type { XM_PHASE = 1, XM_READY, XM_RUN, XM_PROBE, XM_INPUT_WRITE, XM_END, XM_ALGO, XM_REQUANT, XM_DIAG,
-                 XM_NOTE, XM_NODES, XM_MICRO, XM_TYPE_END };
+                 XM_NOTE, XM_NODES, XM_MICRO, XM_TAP, XM_TYPE_END };
 enum xcmd { XC_RUN = 'R', XC_END = 'E' };
 
 #define PAR_DESCRIBE_LEN 512
@@ -45,7 +46,7 @@ typedef struct par_xmsg {
     int32_t phase;         /* enum xphase */
     int32_t status;        /* the backend's par_status, as it returned it */
     int32_t index;         /* XM_RUN: run number (1-based); XM_DIAG: the run before it (0: prepare); knobs: knob
-                            * index; supports, XM_ALGO, XM_REQUANT: node; input writes: input */
+                            * index; supports, XM_ALGO, XM_REQUANT: node; input writes: input; XM_TAP: tap */
     int64_t offset;        /* XM_INPUT_WRITE: byte offset of the faulting address within the input; XM_NODES: how
                             * many of node_ms are set */
     double ms;             /* XM_READY: prepare time; XM_RUN: run time; XM_MICRO: the value */
@@ -70,6 +71,7 @@ typedef struct par_xjob {
     const char *micro;         /* a micro-benchmark's name (PAR_PROC_MICROBENCH), NULL for a probe or a run */
     const void *const *in;     /* n_inputs pointers into the read-only input mapping */
     void *const *out;          /* n_outputs pointers into the shared output mapping */
+    int32_t n_taps;            /* the last n_taps of them are taps (par_exec_opts.n_taps) */
     const uint8_t *in_base;    /* the input mapping, for the fault handler */
     size_t in_len;
     const size_t *in_off;      /* offset of each input in the mapping */

@@ -35,7 +35,9 @@ static void num(FILE *f, double v)
 void par_html_strip(FILE *f, const par_node_strip *s)
 {
     if (!s || !s->present) return;
-    fprintf(f, "<p>Localization (%s): ", s->by_prefix ? "by prefixes of the graph" : "every node's output");
+    fprintf(f, "<p>Localization (%s): ", s->by_prefix      ? "by prefixes of the graph"
+                                         : s->node_outputs ? "every node's output, as the backend ran the case"
+                                                           : "every node's output");
     if (s->first >= 0) {
         fprintf(f, "the first divergent node is %d <code>", (int)s->first);
         par_html_text(f, s->first_name);

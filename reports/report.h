@@ -111,6 +111,9 @@ typedef struct par_node_strip {
     char first_name[64], first_op[32];
     double first_ratio, first_z;
     int by_prefix;           /* 1: the backend could not give every node's output at once; prefixes localized */
+    int node_outputs;        /* 1: the nodes' values are the backend's own, read from the case's run as it is
+                              * (PAR_PROC_NODE_OUTPUTS; a node it did not hold, n 0); 0: a run with every node's
+                              * output made a graph output */
     par_verdict verdict;     /* the whole case's verdict on the backend (per-node outputs: the graph outputs') */
     char why[PAR_REASON_LEN];/* by_prefix: why the per-node outputs were not available */
 } par_node_strip;

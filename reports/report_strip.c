@@ -4,7 +4,7 @@
  * checks every field of the report gets (types, ranges, counts within counts, node indices increasing), so that a
  * report from another machine renders the same.
  *
- *   "localization": {"by_prefixes": false,
+ *   "localization": {"by_prefixes": false, "node_outputs": true,
  *                    "first": {"node": 57, "name": "features7_project", "op": "conv2d",
  *                              "error_budget": 3.2, "companion": 51.1} | null,
  *                    "why": "..." (by prefixes: why the per-node outputs were not available),
@@ -35,6 +35,7 @@ json_object *par_strip_json(const par_node_strip *s)
     if (!s || !s->present) return NULL;
     json_object *o = json_object_new_object(), *nodes = json_object_new_array();
     put(o, "by_prefixes", json_object_new_boolean(s->by_prefix != 0));
+    put(o, "node_outputs", json_object_new_boolean(s->node_outputs != 0));
     if (s->first >= 0) {
         json_object *f = json_object_new_object();
         put(f, "node", json_object_new_int(s->first));
@@ -115,6 +116,9 @@ void rr_read_strip(rd *x, json_object *o, const char *w, par_node_strip *s)
     s->first = -1;
     s->first_ratio = s->first_z = NAN;
     s->by_prefix = rr_bool(x, o, w, "by_prefixes", 0, 0);
+    s->node_outputs = rr_bool(x, o, w, "node_outputs", 1, 0);
+    if (!x->bad && s->by_prefix && s->node_outputs)
+        rr_fail(x, w, "node_outputs", "true for a strip localized by prefixes (which has no node outputs)");
     rr_buf(x, o, w, "why", 1, s->why, sizeof s->why, 1);
     char wf[128];
     snprintf(wf, sizeof wf, "%s.first", w);

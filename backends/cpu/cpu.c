@@ -87,6 +87,14 @@ static int cpu_device_time(void *ctx, void *prepared, double *total_ms, double *
     return cpu_plan_step_times(prepared, total_ms, node_ms, n_nodes);
 }
 
+static par_status cpu_node_outputs(void *ctx, void *prepared, int32_t n, const int32_t *values, void *const *buffers,
+                                   uint8_t *given, par_msg *msg)
+{
+    (void)ctx;
+    if (!prepared) return par_msgf(msg, PAR_ERROR, "node outputs: no prepared graph");
+    return cpu_plan_taps(prepared, n, values, buffers, given, msg);
+}
+
 static void *cpu_get_proc(void *ctx, const char *name)
 {
     const cpu_ctx *c = ctx;
@@ -94,6 +102,7 @@ static void *cpu_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)cpu_describe;
     if (strcmp(name, PAR_PROC_MICROBENCH) == 0) return (void *)(par_microbench_fn)cpu_microbench;
     if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0 && c && c->profile) return (void *)(par_device_time_fn)cpu_device_time;
+    if (strcmp(name, PAR_PROC_NODE_OUTPUTS) == 0) return (void *)(par_node_outputs_fn)cpu_node_outputs;
     return NULL;
 }
 

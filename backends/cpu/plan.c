@@ -289,6 +289,8 @@ void cpu_plan_release(cpu_plan *p)
         for (int32_t i = 0; i < p->g->n_values; i++) free(p->t[i].owned);
     free(p->steps);
     free(p->step_ms);
+    free(p->tap_of);
+    free(p->tap_buf);
     free(p->t);
     free(p->arena);
     free(p->out_copy);
@@ -636,9 +638,54 @@ par_status cpu_plan_bind(cpu_plan *p, const void *const *inputs, void *const *ou
     return PAR_OK;
 }
 
+par_status cpu_plan_taps(cpu_plan *p, int32_t n, const int32_t *values, void *const *buffers, uint8_t *given,
+                         par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    free(p->tap_of);
+    free(p->tap_buf);
+    p->tap_of = malloc(sizeof *p->tap_of * (size_t)(g->n_values > 0 ? g->n_values : 1));
+    p->tap_buf = malloc(sizeof *p->tap_buf * (size_t)(n > 0 ? n : 1));
+    if (!p->tap_of || !p->tap_buf) return par_msgf(msg, PAR_ERROR, "node outputs: out of memory");
+    for (int32_t v = 0; v < g->n_values; v++) p->tap_of[v] = -1;
+    for (int32_t i = 0; i < n; i++) {
+        if (values[i] < 0 || values[i] >= g->n_values || !buffers[i])
+            return par_msgf(msg, PAR_ERROR, "node outputs: tap %d names value %d of %d or has no buffer", (int)i,
+                            (int)values[i], (int)g->n_values);
+        p->tap_buf[i] = buffers[i];
+        given[i] = 0;
+        for (int32_t si = 0; si < p->n_steps && !given[i]; si++)
+            given[i] = p->steps[si].node && p->steps[si].out == values[i];
+        if (given[i]) p->tap_of[values[i]] = i;
+    }
+    return PAR_OK;
+}
+
+/* The tap of step s's output, when the harness asked for it: its value in logical order. */
+static void tap_copy(const cpu_plan *p, const cpu_step *s)
+{
+    const int32_t k = s->node && s->out >= 0 ? p->tap_of[s->out] : -1;
+    if (k < 0) return;
+    const cpu_tensor *t = &p->t[s->out];
+    if (t->raw) {
+        memcpy(p->tap_buf[k], t->data, (size_t)t->numel * par_dtype_size(p->g->values[s->out].dtype));
+        return;
+    }
+    int64_t rm[PAR_MAX_RANK];
+    cpu_rowmajor_strides(t->rank, t->dims, rm);
+    cpu_nd_copy(t->rank, t->dims, p->tap_buf[k], rm, t->data, t->strides);
+}
+
 par_status cpu_plan_run(cpu_plan *p, par_msg *msg)
 {
     if (!p->bound) return par_msgf(msg, PAR_ERROR, "run: no buffers bound (bind must succeed before run)");
+    if (p->tap_of) {
+        for (int32_t si = 0; si < p->n_steps; si++) {
+            p->steps[si].run(p, &p->steps[si]);
+            tap_copy(p, &p->steps[si]);
+        }
+        return PAR_OK;
+    }
     if (!p->step_ms) {
         for (int32_t si = 0; si < p->n_steps; si++) p->steps[si].run(p, &p->steps[si]);
         return PAR_OK;

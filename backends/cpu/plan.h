@@ -102,6 +102,8 @@ struct cpu_plan {
     const void **in_buf;        /* per graph input: the bound buffer */
     int bound;
     double *step_ms;            /* profile=1: each step's time in the last run (allocated at bind) */
+    int32_t *tap_of;            /* per value: its tap (PAR_PROC_NODE_OUTPUTS), -1 none; NULL when nothing is tapped */
+    void **tap_buf;             /* per tap: the harness's buffer */
 };
 
 /* ---- plan (plan.c) ------------------------------------------------------------------------------------------- */
@@ -109,6 +111,10 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
 par_status cpu_plan_bind(cpu_plan *p, const void *const *inputs, void *const *outputs, par_msg *msg);
 par_status cpu_plan_run(cpu_plan *p, par_msg *msg);
 void cpu_plan_release(cpu_plan *p);
+/* PAR_PROC_NODE_OUTPUTS: after the step that computes value values[i], each run copies it (logical NCHW, dense)
+ * into buffers[i]; given[i] = 1 for each value a step computes, 0 for one a fusion absorbed. */
+par_status cpu_plan_taps(cpu_plan *p, int32_t n, const int32_t *values, void *const *buffers, uint8_t *given,
+                         par_msg *msg);
 /* profile=1: the last run's time per node (the sum of its steps; -1 for a node with none) and in all; 0 when the
  * plan was not profiled. */
 int cpu_plan_step_times(const cpu_plan *p, double *total_ms, double *node_ms, int32_t n_nodes);

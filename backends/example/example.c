@@ -21,6 +21,9 @@
  *   bind(inputs, outputs)          records the caller's buffers (logical NCHW, dense, the values' dtypes).
  *   run                            walks the nodes in graph order (the graph is topologically ordered). Timed, and
  *                                  repeated: it must give the same bits every time.
+ *   node_outputs (through get_proc) optional, for localization: after prepare, buffers for chosen node values;
+ *                                  run then copies each of them there once its node has run (every node value is
+ *                                  held: this backend fuses nothing).
  *   release, destroy               free the plan, then the context; both accept NULL.
  *
  * Rules this backend keeps, as every backend must: it never writes outside the bound output buffers (the harness
@@ -222,11 +225,32 @@ static size_t ex_describe(void *ctx, char *buf, size_t len)
     return need < 0 ? 0 : (size_t)need;
 }
 
+/* PAR_PROC_NODE_OUTPUTS: the buffers of chosen node values; ex_run copies each value there after its node. */
+static par_status ex_node_outputs(void *ctx, void *prepared, int32_t n, const int32_t *values, void *const *buffers,
+                                  uint8_t *given, par_msg *msg)
+{
+    (void)ctx;
+    ex_plan *p = prepared;
+    if (!p) return par_msgf(msg, PAR_ERROR, "node outputs: no prepared graph");
+    const par_graph_desc *g = p->g;
+    if (!p->tap && !(p->tap = calloc(g->n_values > 0 ? (size_t)g->n_values : 1, sizeof *p->tap)))
+        return par_msgf(msg, PAR_ERROR, "node outputs: out of memory");
+    for (int32_t i = 0; i < n; i++) {
+        if (values[i] < 0 || values[i] >= g->n_values || g->values[values[i]].kind != PAR_VALUE_NODE || !buffers[i])
+            return par_msgf(msg, PAR_ERROR, "node outputs: tap %d names value %d, not a node value of the graph",
+                            (int)i, (int)values[i]);
+        p->tap[values[i]] = buffers[i];
+        given[i] = 1;
+    }
+    return PAR_OK;
+}
+
 static void *ex_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)ex_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)ex_describe;
+    if (strcmp(name, PAR_PROC_NODE_OUTPUTS) == 0) return (void *)(par_node_outputs_fn)ex_node_outputs;
     return NULL;
 }
 
@@ -274,6 +298,7 @@ static void ex_release(void *ctx, void *prepared)
     free(p->kernels);
     free(p->out_copy);
     free(p->out_buf);
+    free(p->tap);
     free(p);
 }
 
@@ -396,7 +421,13 @@ static par_status ex_run(void *ctx, void *prepared, par_msg *msg)
     if (!p) return par_msgf(msg, PAR_ERROR, "run: no prepared graph");
     const par_graph_desc *g = p->g;
     if (!p->bound) return par_msgf(msg, PAR_ERROR, "run: no buffers bound (bind must succeed before run)");
-    for (int32_t i = 0; i < g->n_nodes; i++) p->kernels[i](p, &g->nodes[i]);
+    for (int32_t i = 0; i < g->n_nodes; i++) {
+        p->kernels[i](p, &g->nodes[i]);
+        for (int32_t k = 0; p->tap && k < g->nodes[i].n_outputs; k++) {
+            const int32_t v = g->nodes[i].outputs[k];
+            if (p->tap[v]) memcpy(p->tap[v], p->src[v], (size_t)g->values[v].numel * par_dtype_size(g->values[v].dtype));
+        }
+    }
     for (int32_t i = 0; i < g->n_outputs; i++) {
         if (!p->out_copy[i]) continue;
         const par_value *v = &g->values[g->outputs[i]];

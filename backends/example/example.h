@@ -34,6 +34,8 @@ struct ex_plan {
     int32_t *out_copy;         /* per graph output: 1 when run() copies the value into the output buffer at the end */
     void **out_buf;            /* per graph output: the bound output buffer */
     int bound;                 /* bind() succeeded since prepare */
+    void **tap;                /* per value: the harness's buffer for it (PAR_PROC_NODE_OUTPUTS), or NULL; NULL when
+                                * nothing is tapped */
 };
 
 /* The value behind input i / output 0 of node n, and its data. ex_in returns NULL for an absent optional input. */

@@ -69,6 +69,14 @@ static par_status exw_run(void *ctx, void *prepared, par_msg *msg)
     return inner_table->run(exw_inner(ctx), prepared, msg);
 }
 
+/* The example's node outputs (PAR_PROC_NODE_OUTPUTS), for a plugin that hands them out. */
+static inline par_status exw_node_outputs(void *ctx, void *prepared, int32_t n, const int32_t *values, void *const *buffers,
+                                   uint8_t *given, par_msg *msg)
+{
+    par_node_outputs_fn inner = (par_node_outputs_fn)inner_table->get_proc(exw_inner(ctx), PAR_PROC_NODE_OUTPUTS);
+    return inner(exw_inner(ctx), prepared, n, values, buffers, given, msg);
+}
+
 static void exw_release(void *ctx, void *prepared)
 {
     inner_table->release(exw_inner(ctx), prepared);

@@ -10,7 +10,10 @@
  * correct backend of that arithmetic and must pass; declaring f32, both modes are bugs and must fail.
  * fused=1: the layer is planted only where its output is not a graph output, as a backend that fuses the layer into
  * its consumer computes it on a path of its own, and the plain path where the output must be kept: a graph with
- * every node's output made an output then passes, and only prefixes localize the bug.
+ * every node's output made an output then passes, and only prefixes localize the bug (with node_outputs=0).
+ * node_outputs=0|1 (default 1): whether it gives the values of the nodes of the graph it ran (PAR_PROC_NODE_OUTPUTS,
+ * the example backend's), the planted layer's included; without, localization makes every node's output a graph
+ * output, else runs prefixes.
  * A graph without a node of that name runs as the example backend; the record's note says where the layer was
  * planted (PAR_PROC_NOTE), so a test can tell a planted run from an unplanted one. Every other node, and every
  * other knob, is the example backend's. Like every plugin it sees only the public header.
@@ -29,6 +32,7 @@ typedef struct pl_ctx {
     pl_mode mode;
     par_arith declare;
     int fused;            /* 1: planted only where the layer's output is not a graph output */
+    int no_node_outputs;  /* node_outputs=0: PAR_PROC_NODE_OUTPUTS withheld */
 } pl_ctx;
 
 /* binary16 round to nearest even of a float: 11 significant bits down to 2^-14, then the subnormal grid 2^-24;
@@ -187,14 +191,21 @@ static par_status pl_set_knob(void *ctx, const char *key, const char *value, par
         c->fused = value[0] == '1';
         return PAR_OK;
     }
+    if (strcmp(key, "node_outputs") == 0) {
+        int on = 0;
+        par_status st = par_knob_bool(key, value, &on, msg);
+        c->no_node_outputs = !on;
+        return st;
+    }
     return exw_knob(ctx, key, value, msg);
 }
 
 static size_t pl_describe(void *ctx, char *buf, size_t len)
 {
     const pl_ctx *c = ctx;
-    int need = snprintf(buf, len, "layer=%s;mode=%s;declare=%s;fused=%d", c->layer,
-                        c->mode == PL_F16 ? "f16" : "trunc12", c->declare == PAR_ARITH_F16 ? "f16" : "f32", c->fused);
+    int need = snprintf(buf, len, "layer=%s;mode=%s;declare=%s;fused=%d;node_outputs=%d", c->layer,
+                        c->mode == PL_F16 ? "f16" : "trunc12", c->declare == PAR_ARITH_F16 ? "f16" : "f32", c->fused,
+                        !c->no_node_outputs);
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -234,7 +245,9 @@ static size_t pl_note(void *ctx, void *prepared, char *buf, size_t len)
 
 static void *pl_get_proc(void *ctx, const char *name)
 {
-    (void)ctx;
+    const pl_ctx *c = ctx;
+    if (strcmp(name, PAR_PROC_NODE_OUTPUTS) == 0)
+        return c && !c->no_node_outputs ? (void *)(par_node_outputs_fn)exw_node_outputs : NULL;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)pl_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)pl_describe;
     if (strcmp(name, PAR_PROC_ARITH) == 0) return (void *)(par_arith_fn)pl_arith;

@@ -85,12 +85,26 @@ check "localize exits 1 on a divergence (exit $rc)" [ $rc -eq 1 ]
 check "localize names fc2 first" grep -q "^first divergent node: 2 'fc2' (linear)" "$T/loc.out"
 check "the strip marks it" grep -q " fc2 .*<- first divergence" "$T/loc.out"
 check "the nodes before it do not diverge" sh -c "! grep -E ' (fc1|relu1) .*diverges' '$T/loc.out'"
-# fc2 planted only where its output is internal (fused into relu2): every node passes as an output, the case fails
-"$PARITY" localize cases/models/mlp.json -b 'planted[layer=fc2,fused=1]' --plugin "$PL" >"$T/locf.out" 2>&1
+# fc2 planted only where its output is internal (fused into relu2): the backend's own node outputs of the case's
+# run (PAR_PROC_NODE_OUTPUTS) hold the planted fc2 and name it; without them every node passes as an output while the
+# case fails, and the prefixes name fc2's consumer relu2
+"$PARITY" localize cases/models/mlp.json -b 'planted[layer=fc2,fused=1]' --plugin "$PL" >"$T/locn.out" 2>&1
+rc=$?
+check "a fused bug, node outputs: localize exits 1 (exit $rc)" [ $rc -eq 1 ]
+check "a fused bug, node outputs: fc2 named first" grep -q "^first divergent node: 2 'fc2' (linear)" "$T/locn.out"
+check "a fused bug, node outputs: read from the case's run" grep -q "(node outputs)" "$T/locn.out"
+"$PARITY" localize cases/models/mlp.json -b 'planted[layer=fc2,fused=1,node_outputs=0]' --plugin "$PL" \
+    >"$T/locf.out" 2>&1
 rc=$?
 check "a fused bug: localize exits 1 (exit $rc)" [ $rc -eq 1 ]
 check "a fused bug: prefixes name fc2's consumer relu2" grep -q "^first divergent node: 3 'relu2' (relu)" "$T/locf.out"
 check "a fused bug: the output says why not per node" grep -q "FAIL as it is" "$T/locf.out"
+# the cpu backend folds each linear's clamp into it: fc1's value is never held, relu1's is, and nothing diverges
+"$PARITY" localize cases/models/mlp.json -b cpu --all >"$T/locc.out" 2>&1
+rc=$?
+check "cpu: no node diverges (exit $rc)" sh -c "[ $rc -eq 0 ] && grep -q '^no node diverges' '$T/locc.out'"
+check "cpu: the fused fc1 is not held" grep -q " fc1 .*not held by the backend's run" "$T/locc.out"
+check "cpu: relu1 is judged" grep -q " relu1 .*error/budget" "$T/locc.out"
 "$PARITY" localize cases/models/mlp.json -b example --plugin "$BUILD/plugins/libparity_example.so" >"$T/loc0.out" 2>&1
 rc=$?
 check "a correct backend: no node diverges (exit $rc)" sh -c "[ $rc -eq 0 ] && grep -q '^no node diverges' '$T/loc0.out'"
