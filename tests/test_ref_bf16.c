@@ -30,6 +30,7 @@ static float round_bits(float x, int bits)
     uint32_t u;
     memcpy(&u, &x, sizeof u);
     const int drop = 24 - bits;
+    if (drop <= 0) return x; /* f32 itself: nothing to drop */
     const uint32_t half = 1u << (drop - 1), mask = (1u << drop) - 1;
     uint32_t rem = u & mask, keep = u & ~mask;
     if (rem > half || (rem == half && (keep >> drop) & 1)) keep += 1u << drop;
