@@ -10,7 +10,9 @@
 #      plugin, seeded from the date (or NIGHTLY_SEED), on shard SHARD; its report and findings go to $OUT;
 #   3. the checks `make check` samples or leaves out to stay fast, out of the budget: the vulkan quick suite entirely
 #      under the Khronos validation layer (tools/check_vulkan.sh with VULKAN_VALIDATE=all; `make check` validates
-#      one sixteenth and runs fp16 on a quarter; about 4 minutes on lavapipe), the quick suite and the reduced finding cases on openvino and
+#      one sixteenth and runs fp16 on a quarter; about 4 minutes on lavapipe), the planted-layer matrix
+#      (tools/planted_layers.sh: every conv2d, linear and matmul of three models planted in turn; make check runs the
+#      transformer encoder's first, middle and last), the quick suite and the reduced finding cases on openvino and
 #      openvino[precision=bf16] against their known findings (tools/check_runtimes.sh; 1,783 s for both at load 25; skipped
 #      where not installed), and every unit test program with a test
 #      marked PAR_TEST_NIGHTLY (tests/tmain.h: the whole-model tests and test_winograd's full-suite pass, which
@@ -165,6 +167,18 @@ if [ "${NIGHTLY_CHECKS:-1}" != 0 ] && [ -x "$parity" ]; then
     rc=$?
     line=$(grep '^conformance-openvino: ' "$log" | tail -n 1)
     say "checks: ${line:-conformance-openvino: no count line} (log $log)"
+    case $rc in
+    0) ;;
+    1) found=1 ;;
+    *) failed=1 ;;
+    esac
+    # the planted-layer matrix over every dot product of three models (make check runs a sample of it)
+    log=$fuzzdir/logs/nightly-planted-layers-$stamp.log
+    PARITY="$parity" PLANTED="$(dirname "$parity")/tests/plugins/planted.so" PLANTED_OUT="$out/planted-layers" \
+        sh tools/planted_layers.sh >"$log" 2>&1
+    rc=$?
+    line=$(grep '^planted-layers: [0-9]* passed' "$log" | tail -n 1)
+    say "checks: ${line:-planted-layers: no count line} (every layer; log $log)"
     case $rc in
     0) ;;
     1) found=1 ;;
