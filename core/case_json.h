@@ -53,6 +53,7 @@ int par_cj_get_str(reader *r, json_object *v, const jpath *path, const char **ou
 int par_cj_get_i64(reader *r, json_object *v, const jpath *path, int64_t lo, int64_t hi, int64_t *out);
 int par_cj_get_seed(reader *r, json_object *v, const jpath *path, uint64_t *out);
 int par_cj_get_num(reader *r, json_object *v, const jpath *path, double *out); /* finite */
+int par_cj_get_num_or_inf(reader *r, json_object *v, const jpath *path, double *out); /* or "inf" / "-inf" */
 int par_cj_get_scale(reader *r, json_object *v, const jpath *path, float *out);
 int par_cj_get_dtype(reader *r, json_object *v, const jpath *path, par_dtype *out);
 

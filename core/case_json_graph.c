@@ -18,19 +18,6 @@
 
 #define MAX_LIST 64 /* elements of an attribute list (graph.c has the same cap) */
 
-/* Float attributes also take the strings "inf" and "-inf" (clamp bounds); NaN never. */
-static int get_num_or_inf(reader *r, json_object *v, const jpath *path, double *out)
-{
-    if (json_object_get_type(v) == json_type_string) {
-        const char *s = json_object_get_string(v);
-        if (strcmp(s, "inf") == 0) return *out = INFINITY, 1;
-        if (strcmp(s, "-inf") == 0) return *out = -INFINITY, 1;
-        char b[80];
-        return par_cj_perr(r, path, "expected a number, \"inf\" or \"-inf\", got \"%s\"", par_cj_san(s, b, sizeof b));
-    }
-    return par_cj_get_num(r, v, path, out);
-}
-
 static int choice_ok(const char *choices, const char *s)
 {
     size_t len = strlen(s);
@@ -52,7 +39,7 @@ static int parse_attr(reader *r, json_object *v, const jpath *path, const par_at
     a->type = sp->type;
     switch (sp->type) {
     case PAR_ATTR_INT: return par_cj_get_i64(r, v, path, INT64_MIN, INT64_MAX, &a->i);
-    case PAR_ATTR_FLOAT: return get_num_or_inf(r, v, path, &a->f);
+    case PAR_ATTR_FLOAT: return par_cj_get_num_or_inf(r, v, path, &a->f);
     case PAR_ATTR_STRING:
         if (!par_cj_get_str(r, v, path, &a->s)) return 0;
         if (sp->choices[0] && !choice_ok(sp->choices, a->s)) {
@@ -75,7 +62,7 @@ static int parse_attr(reader *r, json_object *v, const jpath *path, const par_at
             jpath ep = par_cj_pidx(path, i);
             json_object *e = json_object_array_get_idx(v, i);
             if (ints ? !par_cj_get_i64(r, e, &ep, INT64_MIN, INT64_MAX, &((int64_t *)*mem)[i])
-                     : !get_num_or_inf(r, e, &ep, &((double *)*mem)[i]))
+                     : !par_cj_get_num_or_inf(r, e, &ep, &((double *)*mem)[i]))
                 return 0;
         }
         if (ints) a->ints = *mem;

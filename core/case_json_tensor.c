@@ -3,7 +3,7 @@
  * ("init") or data (inline numbers, or a sidecar file of raw little-endian elements), and quantization (per tensor,
  * or per channel for qs8 constants). Part of the reader whose top level is case_json.c.
  *
- * Must not: accept NaN or infinite data, values that overflow the dtype, tensors over PAR_CASE_MAX_ELEMS (alone or
+ * Must not: accept NaN data, a finite number that overflows the dtype, tensors over PAR_CASE_MAX_ELEMS (alone or
  * together), or read anything but a regular file; crash, leak or read out of bounds on any input.
  * Every error reads "<origin>: <JSON path>: <reason>".
  */
@@ -101,7 +101,8 @@ static int parse_gen(reader *r, json_object *o, const jpath *path, par_dtype dt,
     return 1;
 }
 
-/* Inline data: exactly numel numbers; real dtypes take finite numbers (rounded to the dtype, which must not overflow),
+/* Inline data: exactly numel numbers; real dtypes take numbers (rounded to the dtype, which a finite number must not
+ * overflow) and the strings "inf" / "-inf" (an attention mask's -inf is data, not a hazard),
  * integer dtypes take integers within the type. Returns a malloc'ed buffer of the dtype, or NULL. */
 static void *parse_inline(reader *r, json_object *arr, const jpath *path, par_dtype dt, int32_t rank,
                           const int64_t *dims)
@@ -125,10 +126,10 @@ static void *parse_inline(reader *r, json_object *arr, const jpath *path, par_dt
         switch (dt) {
         case PAR_DTYPE_F32:
         case PAR_DTYPE_F16: {
-            if (!par_cj_get_num(r, e, &ip, &d)) goto fail;
+            if (!par_cj_get_num_or_inf(r, e, &ip, &d)) goto fail;
             float f = (float)d;
             uint16_t h = dt == PAR_DTYPE_F16 ? par_f32_to_f16(f) : 0;
-            if (isinf(f) || (dt == PAR_DTYPE_F16 && (h & 0x7c00) == 0x7c00)) {
+            if (!isinf(d) && (isinf(f) || (dt == PAR_DTYPE_F16 && (h & 0x7c00) == 0x7c00))) {
                 par_cj_perr(r, &ip, "%.9g overflows %s", d, par_dtype_name(dt));
                 goto fail;
             }
@@ -233,11 +234,12 @@ static void *load_sidecar(reader *r, json_object *o, const jpath *path, par_dtyp
                 p[i + es - 1 - j] = t;
             }
     }
-    /* Data must be finite, as inline data: the writer could not express anything else. */
+    /* No NaN, as inline data: the writer could not express it (infinities it writes as "inf" / "-inf"). */
     for (size_t i = 0; i < need / es && (dt == PAR_DTYPE_F32 || dt == PAR_DTYPE_F16); i++) {
-        int bad = dt == PAR_DTYPE_F32 ? !isfinite(((float *)buf)[i]) : (((uint16_t *)buf)[i] & 0x7c00) == 0x7c00;
+        int bad = dt == PAR_DTYPE_F32 ? isnan(((float *)buf)[i])
+                                      : (((uint16_t *)buf)[i] & 0x7fff) > 0x7c00; /* f16 NaN */
         if (bad) {
-            par_cj_perr(r, &fp, "element %zu of '%s' is NaN or infinite; data must be finite", i,
+            par_cj_perr(r, &fp, "element %zu of '%s' is NaN; data must not hold NaN", i,
                         par_cj_san(full, b, sizeof b));
             free(buf);
             buf = NULL;

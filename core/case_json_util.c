@@ -175,6 +175,20 @@ int par_cj_get_num(reader *r, json_object *v, const jpath *path, double *out)
     return 1;
 }
 
+/* A number, or the string "inf" or "-inf" (JSON has no infinity): float attributes such as clamp bounds, and real
+ * inline data such as an attention mask's -inf. NaN never. */
+int par_cj_get_num_or_inf(reader *r, json_object *v, const jpath *path, double *out)
+{
+    if (json_object_get_type(v) == json_type_string) {
+        const char *s = json_object_get_string(v);
+        if (strcmp(s, "inf") == 0) return *out = INFINITY, 1;
+        if (strcmp(s, "-inf") == 0) return *out = -INFINITY, 1;
+        char b[80];
+        return par_cj_perr(r, path, "expected a number, \"inf\" or \"-inf\", got \"%s\"", par_cj_san(s, b, sizeof b));
+    }
+    return par_cj_get_num(r, v, path, out);
+}
+
 /* A quantization scale: a number > 0 that stays finite and non-zero as an f32. */
 int par_cj_get_scale(reader *r, json_object *v, const jpath *path, float *out)
 {

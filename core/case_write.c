@@ -18,8 +18,8 @@
 /* ------------------------------------------------------------------------------------------------------------------
  * Writer (docs/case-format.md). Numbers are printed here, not by json-c: the shortest text that reads back to the
  * same bits (through strtod, as the reader does), "-0.0" for negative zero (json-c reads "-0" as the integer 0), and
- * never NaN or an infinity in data: a case holding one cannot be written (NULL). Float attributes that are infinite
- * are written as the strings "inf" / "-inf", which the reader accepts there.
+ * never NaN: a case holding one in its data cannot be written (NULL). Infinities, in float attributes and in real
+ * data, are written as the strings "inf" / "-inf", which the reader accepts there.
  * ---------------------------------------------------------------------------------------------------------------- */
 
 typedef struct wbuf {
@@ -113,6 +113,13 @@ static void wshape(wbuf *w, int32_t rank, const int64_t *dims)
     wput(w, "]");
 }
 
+/* A real data element: an infinity as the string the reader takes (an attention mask's -inf); NaN marks the text bad. */
+static void wdata_real(wbuf *w, float f)
+{
+    if (isinf(f)) wput(w, f > 0 ? "\"inf\"" : "\"-inf\"");
+    else wf32(w, f);
+}
+
 static void wdata(wbuf *w, par_dtype dt, const void *buf, int64_t n)
 {
     const int wrap = n > 8; /* short lists stay on one line; long ones take 8 values a line */
@@ -121,8 +128,8 @@ static void wdata(wbuf *w, par_dtype dt, const void *buf, int64_t n)
         if (!wrap) wput(w, i ? ", " : "");
         else wput(w, i == 0 ? "\n        " : i % 8 == 0 ? ",\n        " : ", ");
         switch (dt) {
-        case PAR_DTYPE_F32: wf32(w, ((const float *)buf)[i]); break;
-        case PAR_DTYPE_F16: wf32(w, par_f16_to_f32(((const uint16_t *)buf)[i])); break;
+        case PAR_DTYPE_F32: wdata_real(w, ((const float *)buf)[i]); break;
+        case PAR_DTYPE_F16: wdata_real(w, par_f16_to_f32(((const uint16_t *)buf)[i])); break;
         case PAR_DTYPE_QU8: wputf(w, "%d", ((const uint8_t *)buf)[i]); break;
         case PAR_DTYPE_QS8: wputf(w, "%d", ((const int8_t *)buf)[i]); break;
         case PAR_DTYPE_QS16: wputf(w, "%d", ((const int16_t *)buf)[i]); break;

@@ -3,6 +3,7 @@
  * sticky builder, loading the files in tests/data/cases/, sidecar files, and the round trip to_json -> parse (same
  * graph, same input bytes, same constant bytes). Malformed input has its own program, tests/test_case_malformed.c.
  */
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -385,7 +386,7 @@ static void test_sidecar_errors(void)
                      "'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': ['y']}",
                  "$.constants[0].data.path", "unknown field");
 
-    /* A sidecar holding a NaN is refused: data must be finite. */
+    /* A sidecar holding a NaN is refused (the writer could not express it); one holding an infinity is data. */
     char name[] = "/tmp/parity_test_case_XXXXXX";
     int fd = mkstemp(name);
     CU_ASSERT_FATAL(fd >= 0);
@@ -398,10 +399,45 @@ static void test_sidecar_errors(void)
                  "'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': ['y']}",
              name);
     expect_error(doc, "$.constants[0].data.file", "element 1 of");
+    const unsigned char infs[8] = {0, 0, 0x80, 0xff, 0, 0, 0x80, 0x7f}; /* -inf, +inf */
+    fd = open(name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    CU_ASSERT_FATAL(fd >= 0);
+    CU_ASSERT_EQUAL(write(fd, infs, 8), 8);
+    close(fd);
+    par_msg m;
+    par_case *c = parse_j(doc, &m);
+    CU_ASSERT_PTR_NOT_NULL(c);
+    par_case_destroy(c);
     unlink(name);
 }
 
+/* An attention mask's -inf is data: inline "-inf" / "inf" strings read as infinities (f32 and f16), and the writer
+ * writes them back as those strings, so a case holding one is exported and read back bit for bit. */
+static void test_inline_infinities(void)
+{
+    par_msg m;
+    par_case *c = parse_j(HDR "'constants': [{'name': 'w', 'dtype': 'f32', 'shape': [3], 'data': [1, '-inf', 'inf']},"
+                              "{'name': 'h', 'dtype': 'f16', 'shape': [2], 'data': ['-inf', -0.0]}],"
+                              "'inputs': [" X_IN "], 'nodes': [" RELU "], 'outputs': ['y']}",
+                          &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    char *text = par_case_to_json(c, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "[1, \"-inf\", \"inf\"]"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(text, "[\"-inf\", -0.0]"));
+    par_case *back = par_case_parse(text, strlen(text), "<written>", &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(back);
+    char *again = par_case_to_json(back, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(again);
+    CU_ASSERT_STRING_EQUAL(text, again);
+    free(again);
+    free(text);
+    par_case_destroy(back);
+    par_case_destroy(c);
+}
+
 static const CU_TestInfo tests[] = {
+    {"reader and writer: infinite data", test_inline_infinities},
     {"generators: deterministic, in range", test_gen_deterministic_and_in_range},
     {"generators: integer dtypes", test_gen_integers},
     {"generators: EDGE contents", test_gen_edge_contents},

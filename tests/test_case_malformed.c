@@ -266,8 +266,12 @@ static void test_bad_nan_inf(void)
                  "NaN is not allowed");
     expect_error(DOC_IN("{'name': 'x', 'dtype': 'f32', 'shape': [2], 'data': [-Infinity, 1]}"), "$.inputs[0].data[0]",
                  "infinite numbers are not allowed");
-    expect_error(DOC_IN("{'name': 'x', 'dtype': 'f32', 'shape': [2], 'data': ['inf', 1]}"), "$.inputs[0].data[0]",
-                 "expected a number, got a string");
+    expect_error(DOC_IN("{'name': 'x', 'dtype': 'f32', 'shape': [2], 'data': ['nan', 1]}"), "$.inputs[0].data[0]",
+                 "expected a number, \"inf\" or \"-inf\", got \"nan\"");
+    expect_error(DOC_IN("{'name': 'x', 'dtype': 'f16', 'shape': [2], 'data': [1, 'Inf']}"), "$.inputs[0].data[1]",
+                 "expected a number, \"inf\" or \"-inf\", got \"Inf\"");
+    expect_error(DOC_IN("{'name': 'x', 'dtype': 'i32', 'shape': [2], 'data': ['inf', 1]}"), "$.inputs[0].data[0]",
+                 "expected an integer");
     expect_error(DOC_IN("{'name': 'x', 'dtype': 'f32', 'shape': [2], 'init': {'dist': 'const', 'value': NaN}}"),
                  "$.inputs[0].init.value", "NaN is not allowed");
     expect_error(DOC_NODE("{'op': 'clamp', 'inputs': ['x'], 'attrs': {'max': NaN}, 'outputs': ['y']}"),

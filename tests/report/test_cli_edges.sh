@@ -7,6 +7,8 @@
 #     `bench --micro` gives a value and unit per benchmark, or unsupported with the reason; cpu[profile=1] gives
 #     per-node times to bench --nodes;
 #     `list ops` keeps its columns aligned; counts of one are singular;
+#   - `export` to JSON of a case whose constant holds -inf (attention's key-padding mask) writes "-inf" strings, and
+#     the file runs and passes on cpu;
 #   - `run --baseline B` exits with the diff's gate: 0 when the run's failures are all in B;
 #   - the diff of runs with 3 timed runs says latency was not judged, and prints no "0 FAIL";
 #   - `parity reduce FINDING` loads the plugin the finding names;
@@ -36,6 +38,15 @@ done
 [ $n_ids -ge 4 ] && ok || no "found $n_ids example IDs in the help texts and README (expected at least 4)"
 "$PARITY" show 'relu(x=[3])#seed=1' 2>&1 | grep -q '^origin suite:quick$' && ok ||
     no "show of a quick case: $("$PARITY" show 'relu(x=[3])#seed=1' 2>&1 | grep '^origin')"
+
+# --- export of infinite data ----------------------------------------------------------------------------------------
+pad='sdpa(q=[1,2,7,16],k=[1,2,7,16],v=[1,2,7,16],mask=pad)#seed=1'
+if "$PARITY" export "$pad" --out "$T/pad.json" >"$T/pad.log" 2>&1 && grep -q '"-inf"' "$T/pad.json"; then
+    "$PARITY" run "$T/pad.json" -b cpu --out "$T/padrun" >"$T/padrun.log" 2>&1 && ok ||
+        no "the exported -inf mask case does not pass on cpu: $(tail -2 "$T/padrun.log")"
+else
+    no "export of $pad: $(head -2 "$T/pad.log")"
+fi
 
 # --- README's built-in backends -------------------------------------------------------------------------------------
 sed -n '/^Built-in backends:/,/^$/p' README.md >"$T/builtin.txt"
