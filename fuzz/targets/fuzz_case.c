@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     char *t = par_case_to_json(c, 1);
-    if (!t) __builtin_trap(); /* a parsed case holds only finite data: it can always be written */
+    if (!t) __builtin_trap(); /* a parsed case holds no NaN: it can always be written */
     par_case *c2 = par_case_parse(t, strlen(t), "fuzz.json", &msg);
     if (!c2) __builtin_trap();
     char *t2 = par_case_to_json(c2, 1);

@@ -11,7 +11,7 @@
  * holding an index that points nowhere or a shape outside the limits; and, when the graph finalized, its case
  * (inputs drawn by a constant generator, constants inline) must write (par_case_to_json), read back
  * (par_case_parse) and write the very same text again, unless it is one the reader refuses on purpose (more
- * elements than a case may hold, non-finite constant data).
+ * elements than a case may hold, NaN constant data).
  *
  * Build and run: make fuzz-run FUZZ_TARGET=graph (fuzz/Makefile.inc). A crash replays as
  * build/fuzz/fuzz_graph <file>. Must not: write files, or keep state between inputs.
@@ -169,7 +169,7 @@ static void pick_shape(rd *r, int32_t *rank, int64_t *dims, int is_const)
 typedef struct state {
     par_graph *g;
     int finalized;       /* finalize succeeded: every later call that would change the graph must be refused */
-    int nonfinite_const; /* a constant holds NaN or infinity: the writer refuses it (JSON has no such numbers) */
+    int nonfinite_const; /* a constant holds NaN: the writer refuses it (infinities it writes as "inf") */
     unsigned char data[MAX_CONST_ELEMS * 4];
 } state;
 
@@ -215,13 +215,13 @@ static void fill_const(state *s, rd *r, par_dtype dt, size_t bytes)
         for (size_t i = 0; i + 4 <= bytes; i += 4) {
             float f;
             memcpy(&f, s->data + i, 4);
-            if (!isfinite(f)) s->nonfinite_const = 1;
+            if (isnan(f)) s->nonfinite_const = 1;
         }
     } else if (dt == PAR_DTYPE_F16) {
         for (size_t i = 0; i + 2 <= bytes; i += 2) {
             uint16_t h;
             memcpy(&h, s->data + i, 2);
-            if ((h & 0x7c00) == 0x7c00) s->nonfinite_const = 1;
+            if ((h & 0x7fff) > 0x7c00) s->nonfinite_const = 1; /* NaN */
         }
     } else if (dt == PAR_DTYPE_BOOL) {
         for (size_t i = 0; i < bytes; i++) s->data[i] &= 1;
@@ -428,7 +428,7 @@ static void round_trip(state *s)
     }
     char *t = par_case_to_json(c, 0);
     if (!t) {
-        if (!s->nonfinite_const) broken("a finalized graph with finite data does not write", NULL, NULL);
+        if (!s->nonfinite_const) broken("a finalized graph without NaN data does not write", NULL, NULL);
         par_case_destroy(c);
         return;
     }
