@@ -211,15 +211,22 @@ static double coord(int64_t dst, int64_t in, int64_t out, double scale, int ac)
     return fmax(0, (dst + 0.5) * r - 0.5);
 }
 
-static float coord_f(int64_t dst, int64_t in, int64_t out, double scale, int ac)
+/* In float, in one of two forms: PyTorch's and TFLite's (form 0) multiply by the ratio in / out (or 1 / scale);
+ * ONNX's Resize (form 1, half_pixel) divides by the scale out / in (or the scale given), as ONNX Runtime computes it. */
+static float coord_f(int64_t dst, int64_t in, int64_t out, double scale, int ac, int form)
 {
     if (in == out) return (float)dst;
     if (ac) return out > 1 ? (float)dst * ((float)(in - 1) / (float)(out - 1)) : 0.0f;
+    if (form == 1) {
+        float q = scale > 0 ? (float)scale : (float)out / (float)in;
+        return fmaxf(0.0f, ((float)dst + 0.5f) / q - 0.5f);
+    }
     float r = scale > 0 ? (float)(1 / scale) : (float)in / (float)out;
     return fmaxf(0.0f, ((float)dst + 0.5f) * r - 0.5f);
 }
 
-/* Separable interpolation: along W into a temporary of [H, OW], then along H (double, or float lerps). */
+/* Separable interpolation: along W into a temporary of [H, OW], then along H (use_float 0: double; 1: float lerps
+ * and coordinates of form 0; 2: float lerps and coordinates of form 1). */
 static void separable(const double *x, int64_t h, int64_t w, int64_t oh, int64_t ow, const double *sc, int ac,
                       int use_float, int flip_ac, double *y)
 {
@@ -228,7 +235,8 @@ static void separable(const double *x, int64_t h, int64_t w, int64_t oh, int64_t
     for (int pass = 0; pass < 2; pass++) {
         int64_t in = pass ? h : w, out = pass ? oh : ow, other = pass ? ow : h;
         for (int64_t dst = 0; dst < out; dst++) {
-            double s = use_float ? coord_f(dst, in, out, sc[1 - pass], a) : coord(dst, in, out, sc[1 - pass], a);
+            double s = use_float ? coord_f(dst, in, out, sc[1 - pass], a, use_float - 1)
+                                 : coord(dst, in, out, sc[1 - pass], a);
             int64_t i0 = (int64_t)floor(s);
             if (i0 > in - 1) i0 = in - 1;
             int64_t i1 = i0 + 1 < in ? i0 + 1 : in - 1;
@@ -302,7 +310,7 @@ static void test_bilinear_vs_separable(void)
 static void test_bilinear_budget_f32(void)
 {
     uint64_t s = 101;
-    for (int with_e = 0; with_e < 2; with_e++) {
+    for (int with_e = 0; with_e < 4; with_e++) { /* inputs exact / perturbed, x coordinates of form 0 / 1 */
         ratio r = {0, 0, 0};
         int64_t flip_over = 0, flip_diff = 0, off_over = 0, off_n = 0;
         for (int trial = 0; trial < 80; trial++) {
@@ -312,14 +320,14 @@ static void test_bilinear_budget_f32(void)
             double *xh = malloc(sizeof(double) * (size_t)(g.h * g.w));
             for (int64_t i = 0; i < x->numel; i++) {
                 x->v[i] = rng_f(&s, -3, 3);
-                x->e[i] = with_e ? 1e-6 : 0;
+                x->e[i] = with_e % 2 ? 1e-6 : 0;
                 xh[i] = held(&s, x->v[i], x->e[i]);
             }
             par_msg msg;
             CU_ASSERT_EQUAL_FATAL(upsample(1, &g.p, x, &y, &msg), PAR_OK);
             int64_t n = g.oh * g.ow;
             double *got = malloc(sizeof(double) * (size_t)n), *flip = malloc(sizeof(double) * (size_t)n);
-            separable(xh, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 1, 0, got);
+            separable(xh, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 1 + with_e / 2, 0, got);
             separable(x->v, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 0, 1, flip);
             for (int64_t i = 0; i < n; i++) {
                 ratio_add(&r, got[i], y->v[i], y->e[i]);
@@ -329,12 +337,47 @@ static void test_bilinear_budget_f32(void)
             free(xh), free(got), free(flip);
             rt_del(x), rt_del(y);
         }
-        ratio_report(with_e ? "upsample_bilinear2d f32 (perturbed)" : "upsample_bilinear2d f32", &r);
+        static const char *const what[4] = {"upsample_bilinear2d f32", "upsample_bilinear2d f32 (perturbed)",
+                                            "upsample_bilinear2d f32, ONNX coordinates",
+                                            "upsample_bilinear2d f32, ONNX coordinates (perturbed)"};
+        ratio_report(what[with_e], &r);
         CU_ASSERT(flip_diff > 100);
         CU_ASSERT_EQUAL(flip_over, flip_diff);
         CU_ASSERT(off_n > 100);
         CU_ASSERT_EQUAL(off_over, off_n);
     }
+}
+
+/* Integer ratios (13 -> 1, 27 -> 3, every in <= 200 to out <= 3): the ratio in / out is exact in f32 but the scale
+ * out / in that ONNX's Resize divides by is not, so ONNX Runtime's coordinate is off by a few u where PyTorch's is
+ * exact; that is a correct implementation, within the budget (inputs of alternating sign, the neighbours' difference
+ * twice their size). Downsampling by 2^k is exact both ways. */
+static void test_bilinear_onnx_integer_ratio(void)
+{
+    uint64_t s = 131;
+    ratio r = {0, 0, 0};
+    int64_t moved = 0;
+    for (int64_t in = 2; in <= 200; in++)
+        for (int64_t ow = 1; ow <= 3; ow++) {
+            if (in % ow) continue;
+            geom g = {.h = 2, .w = in, .oh = 1, .ow = ow, .sc = {0, 0}, .ac = 0};
+            g.p = by_size(g.oh, g.ow, 0);
+            int64_t d[4] = {1, 1, g.h, g.w};
+            par_rt *x = rt_new(PAR_DTYPE_F32, 4, d), *y;
+            for (int64_t i = 0; i < x->numel; i++) x->v[i] = (i % 2 ? -1 : 1) * rng_f(&s, 2, 3); /* D ~ 2M */
+            par_msg msg;
+            CU_ASSERT_EQUAL_FATAL(upsample(1, &g.p, x, &y, &msg), PAR_OK);
+            double got[3], pt[3];
+            separable(x->v, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 2, 0, got);
+            separable(x->v, g.h, g.w, g.oh, g.ow, g.sc, g.ac, 1, 0, pt);
+            for (int64_t i = 0; i < ow; i++) {
+                ratio_add(&r, got[i], y->v[i], y->e[i]);
+                moved += got[i] != pt[i];
+            }
+            rt_del(x), rt_del(y);
+        }
+    ratio_report("bilinear ONNX coordinates, in/out int", &r);
+    CU_ASSERT(moved > 0); /* the two forms differ somewhere: the check is not vacuous */
 }
 
 /* ---- shape inference errors --------------------------------------------------------------------------------- */
@@ -370,6 +413,7 @@ static const CU_TestInfo tests[] = {
     {"bilinear scale vs size", test_bilinear_scale_vs_size},
     {"bilinear vs separable", test_bilinear_vs_separable},
     {"bilinear budget f32", test_bilinear_budget_f32},
+    {"bilinear ONNX coordinates, integer ratios", test_bilinear_onnx_integer_ratio},
     {"shape inference errors", test_infer_errors},
     CU_TEST_INFO_NULL,
 };
