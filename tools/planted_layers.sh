@@ -18,7 +18,7 @@
 # --sample: the first, middle and last such layer of each model only (`make check`, tests/report/test_planted_layers.sh);
 # the whole matrix is for `make nightly` (tools/nightly.sh).
 #
-# Environment: PARITY (default build/parity), PLANTED (default build/tests/plugins/planted.so), JOBS (parallel cases
+# Environment: PARITY (default build/parity), PLANTED (default build/tests/plugins/planted.so), JOBS (parallel runs
 # and localizations, default 2), PLANTED_OUT (the runs' reports and logs; default a temporary folder, removed),
 # PARITY_CACHE_DIR / PARITY_CACHE_MAX_MB as for parity (the localizations read each model's reference of every node
 # from the cache: about 0.5 GB a reference for MobileNetV2; the cap is raised to 2048 MB unless set).
@@ -62,28 +62,23 @@ print("\n".join(names))
 PY
 }
 
-rc=0
-: >"$out/verdicts.txt"
-for m in $models; do
-    case_file=cases/models/$m.json
-    [ -f "$case_file" ] || { echo "planted_layers: $case_file: no such model case"; exit 2; }
-    layers_of "$case_file" >"$out/$m.layers" || exit 2
-    # 10 layers (30 backend instances) a run: parity run takes 32 instances at most
-    split -l 10 "$out/$m.layers" "$out/$m.chunk."
-    for chunk in "$out/$m".chunk.*; do
-        specs=$(awk '{ s = s (NR > 1 ? "," : "") "planted[layer=" $1 "],planted[layer=" $1 ",mode=trunc12]," \
-                           "planted[layer=" $1 ",declare=f16]" } END { print s }' "$chunk")
-        dir=$out/run-$m-${chunk##*.}
-        "$parity" run "$case_file" --plugin "$plugin" -b "$specs" --no-localize --no-progress --repeat 1 \
-            --warmup 0 -j "$jobs" --out "$dir" >"$dir.log" 2>&1
-        r=$?
-        if [ $r -gt 1 ] || [ ! -s "$dir/report.json" ]; then
-            echo "planted_layers: parity run of $m exited $r (log $dir.log):"
-            tail -n 5 "$dir.log"
-            exit 3
-        fi
-        # model layer way verdict max_ratio stat_z, one line per record
-        python3 - "$dir/report.json" "$m" >>"$out/verdicts.txt" <<'PY' || exit 3
+# one parity run of a model's chunk of layers (three instances a layer): a run runs one case's instances one after
+# the other, so the chunks run JOBS at a time
+run_chunk() { # model chunk-file
+    specs=$(awk '{ s = s (NR > 1 ? "," : "") "planted[layer=" $1 "],planted[layer=" $1 ",mode=trunc12]," \
+                   "planted[layer=" $1 ",declare=f16]" } END { print s }' "$2")
+    dir=$out/run-$1-${2##*.}
+    "$parity" run "cases/models/$1.json" --plugin "$plugin" -b "$specs" --no-localize --no-progress --repeat 1 \
+        --warmup 0 --out "$dir" >"$dir.log" 2>&1
+    r=$?
+    if [ $r -gt 1 ] || [ ! -s "$dir/report.json" ]; then
+        echo "planted_layers: parity run of $1 exited $r (log $dir.log):"
+        tail -n 5 "$dir.log"
+        echo "$1 ${2##*.}" >>"$out/failed_runs.txt"
+        return
+    fi
+    # model layer way verdict max_ratio stat_z judged n, one line per record
+    python3 - "$dir/report.json" "$1" >"$dir.verdicts" <<'PY'
 import json, re, sys
 for r in json.load(open(sys.argv[1]))["results"]:
     spec = re.match(r"planted\[layer=([^,\]]+)(?:,(mode=trunc12|declare=f16))?\]$", r["backend"])
@@ -96,8 +91,34 @@ for r in json.load(open(sys.argv[1]))["results"]:
     print(sys.argv[2], spec.group(1), way, r["verdict"], "-" if ratio is None else "%.3g" % ratio,
           "-" if z is None else "%.3g" % z, judged, m.get("n") or 0)
 PY
-    done
+}
+
+: >"$out/failed_runs.txt"
+for m in $models; do
+    case_file=cases/models/$m.json
+    [ -f "$case_file" ] || { echo "planted_layers: $case_file: no such model case"; exit 2; }
+    layers_of "$case_file" >"$out/$m.layers" || exit 2
+    # 5 layers (15 backend instances) a run (parity run takes 32 instances at most)
+    split -l 5 "$out/$m.layers" "$out/$m.chunk."
 done
+n=0 first=1
+for m in $models; do
+    for chunk in "$out/$m".chunk.*; do
+        if [ $first = 1 ]; then # a model's first chunk alone: it fills the reference cache the others read
+            run_chunk "$m" "$chunk"
+            first=0
+            continue
+        fi
+        run_chunk "$m" "$chunk" &
+        n=$((n + 1))
+        [ $((n % jobs)) -eq 0 ] && wait
+    done
+    wait
+    first=1
+done
+wait
+[ -s "$out/failed_runs.txt" ] && exit 3
+cat "$out"/run-*.verdicts >"$out/verdicts.txt"
 
 # localize every failing record of the two ways that must fail, JOBS at a time
 awk '$3 != "declared_f16" && $4 == "FAIL" { print $1, $2, $3 }' "$out/verdicts.txt" >"$out/to_localize.txt"
