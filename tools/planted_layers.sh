@@ -62,23 +62,33 @@ print("\n".join(names))
 PY
 }
 
-# one parity run of a model's chunk of layers (three instances a layer): a run runs one case's instances one after
-# the other, so the chunks run JOBS at a time
+# One model's chunk of layers: one parity run (three instances a layer; a run takes a case's instances one after
+# the other, so chunks run JOBS at a time), then `parity localize` on each of its failing records. A chunk whose
+# verdicts and localizations are in PLANTED_OUT already is not run again (a matrix cut short resumes there).
+loc_one() { # model layer way
+    spec="planted[layer=$2]"
+    [ "$3" = trunc12 ] && spec="planted[layer=$2,mode=trunc12]"
+    "$parity" localize "cases/models/$1.json" -b "$spec" --plugin "$plugin" >"$out/loc-$1-$2-$3.txt" 2>&1
+    first=$(sed -n "s/^first divergent node: [0-9]* '\([^']*\)'.*/\1/p" "$out/loc-$1-$2-$3.txt")
+    echo "$1 $2 $3 ${first:--}"
+}
 run_chunk() { # model chunk-file
-    specs=$(awk '{ s = s (NR > 1 ? "," : "") "planted[layer=" $1 "],planted[layer=" $1 ",mode=trunc12]," \
-                   "planted[layer=" $1 ",declare=f16]" } END { print s }' "$2")
     dir=$out/run-$1-${2##*.}
-    "$parity" run "cases/models/$1.json" --plugin "$plugin" -b "$specs" --no-localize --no-progress --repeat 1 \
-        --warmup 0 --out "$dir" >"$dir.log" 2>&1
-    r=$?
-    if [ $r -gt 1 ] || [ ! -s "$dir/report.json" ]; then
-        echo "planted_layers: parity run of $1 exited $r (log $dir.log):"
-        tail -n 5 "$dir.log"
-        echo "$1 ${2##*.}" >>"$out/failed_runs.txt"
-        return
-    fi
-    # model layer way verdict max_ratio stat_z judged n, one line per record
-    python3 - "$dir/report.json" "$1" >"$dir.verdicts" <<'PY'
+    [ -s "$dir.verdicts" ] && [ -f "$dir.localized" ] && return
+    if [ ! -s "$dir.verdicts" ]; then
+        specs=$(awk '{ s = s (NR > 1 ? "," : "") "planted[layer=" $1 "],planted[layer=" $1 ",mode=trunc12]," \
+                       "planted[layer=" $1 ",declare=f16]" } END { print s }' "$2")
+        "$parity" run "cases/models/$1.json" --plugin "$plugin" -b "$specs" --no-localize --no-progress --repeat 1 \
+            --warmup 0 --out "$dir" >"$dir.log" 2>&1
+        r=$?
+        if [ $r -gt 1 ] || [ ! -s "$dir/report.json" ]; then
+            echo "planted_layers: parity run of $1 exited $r (log $dir.log):"
+            tail -n 5 "$dir.log"
+            echo "$1 ${2##*.}" >>"$out/failed_runs.txt"
+            return
+        fi
+        # model layer way verdict max_ratio stat_z judged n, one line per record
+        python3 - "$dir/report.json" "$1" >"$dir.verdicts.tmp" <<'PY'
 import json, re, sys
 for r in json.load(open(sys.argv[1]))["results"]:
     spec = re.match(r"planted\[layer=([^,\]]+)(?:,(mode=trunc12|declare=f16))?\]$", r["backend"])
@@ -91,6 +101,13 @@ for r in json.load(open(sys.argv[1]))["results"]:
     print(sys.argv[2], spec.group(1), way, r["verdict"], "-" if ratio is None else "%.3g" % ratio,
           "-" if z is None else "%.3g" % z, judged, m.get("n") or 0)
 PY
+        mv "$dir.verdicts.tmp" "$dir.verdicts"
+    fi
+    # the failing records of the two ways that must fail, localized one after the other
+    awk '$3 != "declared_f16" && $4 == "FAIL" { print $1, $2, $3 }' "$dir.verdicts" | while read -r m l w; do
+        loc_one "$m" "$l" "$w"
+    done >"$dir.localized.tmp"
+    mv "$dir.localized.tmp" "$dir.localized"
 }
 
 : >"$out/failed_runs.txt"
@@ -120,36 +137,16 @@ wait
 [ -s "$out/failed_runs.txt" ] && exit 3
 cat "$out"/run-*.verdicts >"$out/verdicts.txt"
 
-# localize every failing record of the two ways that must fail, JOBS at a time
-awk '$3 != "declared_f16" && $4 == "FAIL" { print $1, $2, $3 }' "$out/verdicts.txt" >"$out/to_localize.txt"
-loc_one() { # model layer way
-    spec="planted[layer=$2]"
-    [ "$3" = trunc12 ] && spec="planted[layer=$2,mode=trunc12]"
-    "$parity" localize "cases/models/$1.json" -b "$spec" --plugin "$plugin" >"$out/loc-$1-$2-$3.txt" 2>&1
-    first=$(sed -n "s/^first divergent node: [0-9]* '\([^']*\)'.*/\1/p" "$out/loc-$1-$2-$3.txt")
-    echo "$1 $2 $3 ${first:--}" >"$out/loc-$1-$2-$3.res"
-}
-n=0 prev=
-while read -r m l w; do
-    if [ "$m" != "$prev" ]; then # a model's first localization alone: it fills the cache the others read
-        wait
-        loc_one "$m" "$l" "$w"
-        prev=$m n=0
-        continue
-    fi
-    loc_one "$m" "$l" "$w" &
-    n=$((n + 1))
-    [ $((n % jobs)) -eq 0 ] && wait
-done <"$out/to_localize.txt"
-wait
-cat "$out"/loc-*.res 2>/dev/null >"$out/localized.txt" || :
+cat "$out"/run-*.localized >"$out/localized.txt"
 
 python3 - "$out/verdicts.txt" "$out/localized.txt" "$models" <<'PY'
 import sys
 rows, loc = {}, {}
+order = sys.argv[3].split()
 for line in open(sys.argv[1]):
     m, l, w, v, ratio, z, judged, n = line.split()
-    rows.setdefault((m, l), {})[w] = (v, ratio, z, int(judged), int(n))
+    if m in order: # (a resumed PLANTED_OUT may hold other models)
+        rows.setdefault((m, l), {})[w] = (v, ratio, z, int(judged), int(n))
 for line in open(sys.argv[2]):
     m, l, w, first = line.split()
     loc[(m, l, w)] = first
@@ -159,7 +156,6 @@ count = {w: 0 for w in want}
 vacuous = n_loc = n_exact = 0
 print("%-20s %-26s %-26s %-26s %-26s %s" % ("model", "layer", "f32 declared, f16", "f32 declared, trunc12",
                                             "f16 declared, f16", "localized (f16 / trunc12)"))
-order = [m for m in sys.argv[3].split()]
 for key in sorted(rows, key=lambda k: order.index(k[0])):
     r = rows[key]
     cells, notes = [], []
