@@ -140,8 +140,11 @@ static par_status l_clamp(temit &e, const par_node *n, par_msg *msg)
 {
     double lo, hi;
     par_clamp_bounds(n, &lo, &hi);
+    /* torch.clamp refuses two None bounds: a clamp without bounds keeps its lower one, -inf, which changes no value
+     * (NaN included) */
+    const bool both = std::isinf(lo) && std::isinf(hi);
     return call(e, n, "clamp", 1,
-                ", " + (std::isinf(lo) ? std::string("None") : par_t_float(lo)) + ", " +
+                ", " + (std::isinf(lo) && !both ? std::string("None") : par_t_float(lo)) + ", " +
                     (std::isinf(hi) ? std::string("None") : par_t_float(hi)));
 }
 
@@ -292,6 +295,8 @@ static par_status l_pad(temit &e, const par_node *n, par_msg *msg)
             break;
         }
     int k = x->rank - first;
+    if (k == 0) mode = "constant"; /* nothing padded: any mode is the copy, which reflect and replicate refuse below
+                                    * rank 2 */
     if (strcmp(mode, "constant") != 0 && k > 0 && (k > 3 || x->rank < k + 1 || x->rank > k + 2))
         return par_msgf(msg, PAR_UNSUPPORTED,
                         "node '%s' (pad): mode %s pads %d trailing dimension(s) of a rank-%d input; PyTorch's %s "
