@@ -149,6 +149,12 @@ LDLIBS  := $(BUILTIN_LIBS) $(LDLIBS)
 # The C repro of `parity reduce` names the libraries a program linking libparity.a needs, and the sanitizer flags of
 # a sanitized build, whose library and plugins need them in the program too (campaign/repro.c).
 $(BUILD)/obj/campaign/repro.o: CPPFLAGS += -DPAR_LINK_LIBS='"$(LDLIBS)"' -DPAR_REPRO_CFLAGS='"$(SANFLAGS)"'
+# The objects that read PAR_GIT_REV are rebuilt when the revision changes (a stamp rewritten only then): a stale
+# revision in runner/refcache.o would key the reference cache with an older clean revision, and a later build's
+# changed reference kernels would read the older build's cached results.
+REV_STAMP := $(BUILD)/git_rev.stamp
+$(shell mkdir -p $(BUILD) && (echo '$(GIT_REV)' | cmp -s - $(REV_STAMP) || echo '$(GIT_REV)' > $(REV_STAMP)))
+$(BUILD)/obj/runner/refcache.o $(BUILD)/obj/reports/report_json.o $(BUILD)/obj/cli/main.o: $(REV_STAMP)
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ := $(BUILD)/obj/cli/main.o
 LIB      := $(BUILD)/libparity.a
