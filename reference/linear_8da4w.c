@@ -26,14 +26,16 @@
  *       weights), each of the 2 nb + 1 terms (nb blocks, split, and the bias) summed in any order: par_gamma(2 nb +
  *       5, u) times the sum of magnitudes s_x s_w[o, b] M_b + |bias|, with M_b = |sum q_k w_k| + |zp sum w_k| >=
  *       |acc_b| (4 roundings per term before the sum of 2 nb + 1 terms), plus the store u_store |y|.
- *   (c) inputs with budgets (x from a float op): a perturbed row may move lo or hi by its largest budget e, so its
- *       scale s_x' <= s_x + 2 e / 255 (or 1 when the whole row may be 0, the empty range's scale); each dequantized
- *       s_x (q_k - zp) is within s_x / 2 of x_k, so every term may move by s_w |w_k| ((s_x + s_x') / 2 + e_k),
- *       summed worst case.
+ *   (c) inputs with budgets (x from a float op): per row, a correct backend quantizes its own x' (within the
+ *       budgets) with its own scale and zero point; dynq.h bounds the output's move (the integer offsets' reach and
+ *       the scale's move; half a step of each dequantized value around its input, through rule 5 with the inputs'
+ *       scales; the two mixed per element) and takes the smallest; a row that may be all 0 may take the empty
+ *       range's scale 1, and only the half-step bound holds there.
  * A row with a NaN, an infinity, or a range whose scale is not finite has no quantization parameters: its outputs
  * are anything. It must not allocate memory that outlives the call.
  */
 #include "reference.h"
+#include "dynq.h"
 #include "core/requant.h"
 #include "core/shape.h"
 
@@ -81,18 +83,18 @@ par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, p
     float *xf = malloc(sizeof *xf * (size_t)(kk + 1));
     double *q = malloc(sizeof *q * (size_t)(kk + 1));
     unsigned char *alt = malloc((size_t)(kk + 1));
-    if (!xf || !q || !alt) {
-        free(xf), free(q), free(alt);
+    par_dynq_elem *el = malloc(sizeof *el * (size_t)(kk + 1));
+    if (!xf || !q || !alt || !el) {
+        free(xf), free(q), free(alt), free(el);
         return par_msgf(msg, PAR_ERROR, "linear_8da4w: out of memory");
     }
+    const double *xsc = par_rt_scales(x);
     for (int64_t r = 0; r < rows; r++) {
         const double *xv = x->v + r * kk, *xe = x->e + r * kk;
-        double emax = 0;
-        int zero_row = 1;
+        double lo = 0;
         for (int64_t k = 0; k < kk; k++) {
             xf[k] = (float)xv[k];
-            emax = fmax(emax, xe[k]);
-            if (!(fabs(xv[k]) <= xe[k])) zero_row = 0;
+            lo = fmin(lo, (double)xf[k]);
         }
         float inv, sx;
         int32_t zp;
@@ -104,16 +106,21 @@ par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, p
             }
             continue;
         }
+        /* (c): the row's quantization as a correct backend may hold it (dynq.h); the zero point's ideal value is
+         * -128 - lo inv (the rule's other form, 127 - hi inv, is the same up to roundings the window covers); an
+         * empty range's scale is 1 */
+        par_dynq dq;
+        par_dynq_row(&dq, xv, xe, kk, (double)sx, zp, -128.0 - lo * (double)inv, -128, 127, 0, 1.0);
         for (int64_t k = 0; k < kk; k++) {
             const double t = (double)(float)((double)xf[k] * (double)inv), f = t - floor(t);
             q[k] = fmin(fmax(nearbyint(t) + zp, -128), 127);
             alt[k] = !c->prec.requant_exact && fabs(f - 0.5) <= Q4_WIN * (fabs(t) + 1);
+            el[k] = par_dynq_elem_of(&dq, xv[k], xe[k], xsc[r * kk + k], t, q[k]);
         }
-        double sxp = (double)sx + 2 * emax / 255;
-        if (zero_row && emax > 0) sxp = fmax(sxp, 1.0);
         for (int64_t o = 0; o < oo; o++) {
             const double *wrow = w->v + o * (kk / 2);
-            double sum = 0, mag = 0, ties = 0, moved = 0, serr = 0;
+            double sum = 0, mag = 0, ties = 0, serr = 0;
+            par_dynq_acc pa = {0};
             for (int64_t bi = 0; bi < nb; bi++) {
                 const double s = sw->v[o * nb + bi];
                 double acc = 0, qw = 0, wsum = 0;
@@ -123,20 +130,21 @@ par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, p
                     qw += q[k] * wk;
                     wsum += wk;
                     if (alt[k]) ties += fabs(s * wk);
-                    if (emax > 0 && wk) moved += fabs(s * wk) * (0.5 * ((double)sx + sxp) + xe[k]);
+                    par_dynq_add(&dq, &pa, s * wk, &el[k]);
                 }
                 sum += acc * s;
                 serr += fabs(acc) * sw->e[o * nb + bi]; /* a scale with a budget (0 for constants) */
                 mag += (fabs(qw) + fabs(zp * wsum)) * fabs(s);
             }
             const double bias = b ? b->v[o] : 0, yv = (double)sx * sum + bias;
-            double e = g * ((double)sx * mag + fabs(bias)) + us * fabs(yv) + (double)sx * (ties + serr) + moved;
+            double e = g * ((double)sx * mag + fabs(bias)) + us * fabs(yv) + (double)sx * (ties + serr), pe, ps;
             if (b) e += b->e[o];
+            par_dynq_finish(&dq, &pa, &pe, &ps);
             y->v[r * oo + o] = yv;
-            y->e[r * oo + o] = e;
-            if (y->s) y->s[r * oo + o] = e;
+            y->e[r * oo + o] = e + pe;
+            if (y->s) y->s[r * oo + o] = e + ps;
         }
     }
-    free(xf), free(q), free(alt);
+    free(xf), free(q), free(alt), free(el);
     return PAR_OK;
 }

@@ -28,15 +28,15 @@
  *   (b) the f32 epilogue: (float)acc (2^-24 relative beyond 2^24), the product sx * sw[o] rounded (u), the
  *       multiplication (u), a scale 1 ulp different from a float-computed qparam (u): 4u |acc sx sw|; the bias
  *       addition and the store: u_store |y|.
- *   (c) inputs with budgets (x from a float op): a perturbed x may move min or max, hence sx and every qx_k.
- *       Each dequantized x_k = sx (qx_k - zx) is within sx / 2 of x_k (inside the range), so two correct
- *       quantizations of x and x' differ per term by at most (sx + sx') / 2 + e(x_k), sx' <= sx + 2 max e / (qmax -
- *       qmin); through the weights: the worst case sum_k c_k b_k, c_k = sw |qw_k - zw|, and the probabilistic bound
- *       6 sqrt(sum (c_k b_k)^2) of docs/oracle.md rule 5 (rounding errors of distinct values as independent, the
- *       assumption named there), the smaller one.
+ *   (c) inputs with budgets (x from a float op): a correct backend quantizes its own x' (within the budgets) with
+ *       its own scale and zero point; dynq.h bounds the output's move three ways (the integer offsets' reach and
+ *       the scale's move; half a step of each dequantized value around its input, through rule 5 with the inputs'
+ *       scales; the two mixed per element) and takes the smallest. When every element may be 0 the range may
+ *       collapse (ChooseQuantizationParams jumps to 0.1 for an empty range, to the 6.1e-5 threshold below it).
  * It must not allocate memory that outlives the call.
  */
 #include "reference.h"
+#include "dynq.h"
 #include "core/requant.h"
 #include "core/shape.h"
 
@@ -62,28 +62,6 @@ static par_status qparams(const float *x, int64_t n, int reduce_range, float *sc
     const double z0 = *z_ideal;
     if (zp_tie) *zp_tie = z0 >= qmin && z0 <= qmax && fabs(z0 - floor(z0) - 0.5) <= LD_WIN * (fabs(z0) + 1);
     return PAR_OK;
-}
-
-/* clamp(rne(z)) of a zero point's ideal value. */
-static double zclamp(double z, double qmin, double qmax) { return z < qmin ? qmin : z > qmax ? qmax : nearbyint(z); }
-
-/* How far (in steps) the offset q - z of an input element can move in a correct backend whose input is within e of
- * x: its scale s' is within ds of sx (>= slo), so t' = x' / s' is within d = (e + |x| ds / slo) / slo of t = x / sx
- * (plus the tie window of part (a)); its zero point within zshift of zx. q' - z' = clamp(z' + rne(t')) - z' is
- * monotone in t' and in z', so the extremes are at the corners. 0 unless a rounding boundary or a clamp is within
- * reach. */
-static double offset_reach(double x, double e, float sx, double slo, double ds, int32_t zx, int32_t zshift,
-                           double qmin, double qmax)
-{
-    const double t = x / (double)sx, d = (e + fabs(x) * ds / slo) / slo + LD_WIN * (fabs(t) + fabs((double)zx) + 1);
-    const double r = nearbyint(t), q = fmin(fmax(r + zx, qmin), qmax) - zx;
-    double m = 0;
-    for (int a = 0; a < 2; a++)
-        for (int b = 0; b < 2; b++) {
-            const double zz = zx + (a ? zshift : -zshift), rr = nearbyint(b ? t + d : t - d);
-            m = fmax(m, fabs(fmin(fmax(rr + zz, qmin), qmax) - zz - q));
-        }
-    return m;
 }
 
 par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
@@ -118,15 +96,12 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
     float *xf = malloc(sizeof *xf * (size_t)(x->numel + 1));
     double *qx = malloc(sizeof *qx * (size_t)(x->numel + 1));
     unsigned char *alt = malloc((size_t)(x->numel + 1));
-    if (!xf || !qx || !alt) {
-        free(xf), free(qx), free(alt);
+    par_dynq_elem *el = malloc(sizeof *el * (size_t)(x->numel + 1));
+    if (!xf || !qx || !alt || !el) {
+        free(xf), free(qx), free(alt), free(el);
         return par_msgf(msg, PAR_ERROR, "linear_dynamic: out of memory");
     }
-    double emax = 0;
-    for (int64_t i = 0; i < x->numel; i++) {
-        xf[i] = (float)x->v[i];
-        emax = fmax(emax, x->e[i]);
-    }
+    for (int64_t i = 0; i < x->numel; i++) xf[i] = (float)x->v[i];
     float sx;
     int32_t zx;
     int zp_tie = 0;
@@ -134,7 +109,7 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
     if (qparams(xf, x->numel, rr, &sx, &zx, &zp_tie, &z0, &mn) != PAR_OK) {
         /* x holds a NaN or an infinity (an element upstream is "anything", docs/oracle.md): no quantization
          * parameters exist, and every output depends on them, so every output is anything too */
-        free(xf), free(qx), free(alt);
+        free(xf), free(qx), free(alt), free(el);
         for (int64_t i = 0; i < y->numel; i++) {
             y->v[i] = NAN;
             y->e[i] = INFINITY;
@@ -142,70 +117,44 @@ par_status par_ref_linear_dynamic(const par_ref_ctx *c, const par_rt *const *in,
         }
         return PAR_OK;
     }
+    /* (c): the quantization of x as a correct backend whose x is within the budgets may hold it (dynq.h). The
+     * threshold below which ChooseQuantizationParams changes shape is 6.1e-5; an empty range's scale is 0.1. */
+    par_dynq dq;
+    par_dynq_row(&dq, x->v, x->e, x->numel, (double)sx, zx, z0, qmin, qmax, (double)LD_SMALL_SCALE, 0.1);
+    const double *xs = par_rt_scales(x);
     for (int64_t i = 0; i < x->numel; i++) {
         double t = (double)xf[i] / (double)sx, r = t - remainder(t, 1.0);
         qx[i] = fmin(fmax(r + zx, qmin), qmax);
         double f = t + zx;
         alt[i] = fabs(f - floor(f) - 0.5) <= LD_WIN * (fabs(t) + fabs((double)zx) + 1) ||
                  (zp_tie && (r + zx + 1 > qmax || r + zx - 1 < qmin));
+        el[i] = par_dynq_elem_of(&dq, x->v[i], x->e[i], xs[i], t, qx[i]);
     }
     const double u = c->prec.u, us = c->prec.u_store;
-    double sxp = (double)sx + 2 * emax / (qmax - qmin);
-    /* (c) per element, when the perturbed scale stays in the regular regime (above the small-scale threshold): the
-     * integer offsets (q - z) a correct backend can reach (dq, below); else every term may move by a step. */
-    const double ds = 2 * emax / (qmax - qmin), slo = (double)sx - ds;
-    int tight = emax > 0 && slo > (double)LD_SMALL_SCALE;
-    /* A range that may collapse: when every element may be 0 in a correct backend (|x| <= e; an all-zero reference
-     * is the common case), its range may be 0 where the reference's is not, or not where the reference's is, and
-     * ChooseQuantizationParams jumps there (scale 0.1 for an empty range, else at least the small-scale threshold):
-     * the scale is not continuous in the data, so the per-element reach (c) does not hold; every term may move by
-     * half of the larger scale, 0.1 included. (A fuzzed instance_norm of an all-equal tensor, exactly 0 in the
-     * reference and -3e-5 in a correct backend, into linear_dynamic failed by 1e39 before.) */
-    int collapsible = emax > 0 && x->numel > 0;
-    for (int64_t i = 0; i < x->numel && collapsible; i++)
-        if (!(fabs(x->v[i]) <= x->e[i])) collapsible = 0;
-    if (collapsible) tight = 0, sxp = fmax(sxp, 0.1);
-    int32_t zshift = 0;
-    if (tight) {
-        double dz = (emax + fabs(mn) * ds / slo) / slo + LD_WIN * (fabs(z0) + 1);
-        zshift = (int32_t)fmax(fabs(zclamp(z0 - dz, qmin, qmax) - zx), fabs(zclamp(z0 + dz, qmin, qmax) - zx));
-    }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t o = 0; o < oo; o++) {
             const double sw = wv->quant_axis == 0 ? (double)wv->channel_scales[o] : (double)wv->scale;
             const double zw = wv->quant_axis == 0 ? 0 : (double)wv->zero_point;
-            double acc = 0, ties = 0, worst = 0, rss = 0, sys = 0;
+            double acc = 0, ties = 0;
+            par_dynq_acc pa = {0};
             for (int64_t k = 0; k < kk; k++) {
                 double cw = w->v[o * kk + k] - zw, xi = qx[r * kk + k] - zx;
                 acc += xi * cw; /* integers below 2^53: exact */
                 if (alt[r * kk + k]) ties += fabs(cw);
-                if (tight) {
-                    double dq = offset_reach(x->v[r * kk + k], x->e[r * kk + k], sx, slo, ds, zx, zshift, qmin, qmax);
-                    double t = (double)sx * sw * fabs(cw) * dq;
-                    worst += t;
-                    rss += t * t;
-                    sys += ds * sw * fabs(cw) * (fabs(xi) + dq);
-                } else if (emax > 0 && cw != 0) { /* (a zero weight moves nothing, even by an infinite budget) */
-                    double t = sw * fabs(cw) * (0.5 * ((double)sx + sxp) + x->e[r * kk + k]);
-                    worst += t;
-                    rss += t * t;
-                }
+                par_dynq_add(&dq, &pa, sw * cw, &el[r * kk + k]);
             }
             double yacc = acc * (double)sx * sw, bias = b ? b->v[o] : 0;
             double yv = yacc + bias;
             double e = (double)sx * sw * ties + 4 * u * fabs(yacc) + us * fabs(yv);
             if (b) e += b->e[o];
-            double s = e;
-            if (emax > 0) {
-                /* a zero point that can move shifts every term together: no independence, worst case */
-                double prob = zshift ? worst : 6 * sqrt(rss);
-                e += (worst < prob ? worst : prob) + sys;
-                s += (zshift ? worst : sqrt(rss)) + sys;
-            }
+            double pe, ps;
+            par_dynq_finish(&dq, &pa, &pe, &ps);
+            double s = e + ps;
+            e += pe;
             y->v[r * oo + o] = yv;
             y->e[r * oo + o] = e;
             if (y->s) y->s[r * oo + o] = s < e ? s : e;
         }
-    free(xf), free(qx), free(alt);
+    free(xf), free(qx), free(alt), free(el);
     return PAR_OK;
 }
