@@ -13,7 +13,7 @@
 
 static const char usage_text[] =
     "usage: parity quantize CASE --dtype qu8|qs8|qs16 [--per-channel] [--seeded-weights|--inline-weights]\n"
-    "                       [--id ID] -o FILE\n"
+    "                       [--int4 [--block B]] [--id ID] -o FILE\n"
     "       parity quantize CASE --dynamic [--per-channel] [--seeded-weights|--inline-weights] [--id ID] -o FILE\n"
     "  Writes the quantized twin of a float case: activations calibrated per tensor from the reference's value\n"
     "  ranges, conv2d/linear weights qs8 (per output channel with --per-channel) with i32 biases, batch_norm folded\n"
@@ -22,7 +22,9 @@ static const char usage_text[] =
     "  written inline, or with --seeded-weights drawn from a seeded qs8 generator scaled like the float weights (a\n"
     "  small file; the default when generated weights exceed 2^20 elements). --dynamic: every linear with constant\n"
     "  f32 weights becomes linear_dynamic (qs8 weights, the input quantized at run time), everything else stays\n"
-    "  float, as torch.ao.quantization.quantize_dynamic. docs/quantization.md.\n";
+    "  float, as torch.ao.quantization.quantize_dynamic. --int4 (with --dtype qs16): every linear whose K the block\n"
+    "  divides becomes linear_16a4w (16a4w: int4 weights, integer multipliers per block of B inputs, default 32, and\n"
+    "  a float scale per output channel; --per-channel: one block of K), written inline. docs/quantization.md.\n";
 
 int par_cmd_quantize(int argc, char **argv, const char *exe)
 {
@@ -33,11 +35,14 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
                                          {"seeded-weights", no_argument, NULL, 's'},
                                          {"inline-weights", no_argument, NULL, 'i'},
                                          {"id", required_argument, NULL, 'I'},
+                                         {"int4", no_argument, NULL, '4'},
+                                         {"block", required_argument, NULL, 'B'},
                                          {"out", required_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     par_quant_opts o = {.act = PAR_DTYPE_INVALID, .per_channel = 0, .seeded = -1, .id = NULL};
     const char *out = NULL, *dtype = NULL;
+    int int4 = 0, block = 32;
     optind = 1;
     int ch;
     while ((ch = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
@@ -48,6 +53,8 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
         case 's': o.seeded = 1; break;
         case 'i': o.seeded = 0; break;
         case 'I': o.id = optarg; break;
+        case '4': int4 = 1; break;
+        case 'B': block = atoi(optarg); break;
         case 'o': out = optarg; break;
         case 'h': fputs(usage_text, stdout); return PAR_EXIT_OK;
         default: fputs(usage_text, stderr); return PAR_EXIT_USAGE;
@@ -70,6 +77,7 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
         fprintf(stderr, "parity quantize: --dtype: '%s' is not qu8, qs8 or qs16\n", dtype);
         return PAR_EXIT_USAGE;
     }
+    if (int4) o.int4_block = block > 0 ? block : -1; /* -1: refused below with the reason (not even) */
     par_msg msg = {{0}};
     par_case *c = par_cli_load_case(argv[optind], &msg);
     if (!c) {

@@ -106,8 +106,8 @@ par_status par_arg_shape(const par_node *n, int32_t xr, const int64_t *xd, int32
 /* linear: x [..., K], weight [O, K], optional bias [O] -> [..., O]. */
 par_status par_linear_shape(int32_t xr, const int64_t *xd, int32_t wr, const int64_t *wd, const int64_t *bd,
                             int32_t br, int32_t *yr, int64_t *yd, par_msg *msg);
-/* linear_8da4w: x [..., K] (K even), weight [O, K / 2] (packed int4), scales [O, K / block], optional bias [O] ->
- * [..., O]; attribute block even and dividing K. */
+/* linear_8da4w and linear_16a4w: x [..., K] (K even), weight [O, K / 2] (packed int4), scales [O, K / block],
+ * optional bias [O] -> [..., O]; attribute block even and dividing K. */
 par_status par_8da4w_shape(const par_graph_desc *g, const par_node *n, int32_t *yr, int64_t *yd, par_msg *msg);
 /* matmul: a [..., M, K], b [..., K, N] -> [broadcast(...), M, N]. */
 par_status par_matmul_shape(int32_t ar, const int64_t *ad, int32_t br, const int64_t *bd, int32_t *yr, int64_t *yd,

@@ -63,6 +63,14 @@ par_status par_infer_linear_8da4w(const par_graph_desc *g, const par_node *n, pa
     return par_8da4w_shape(g, n, &outs[0].rank, outs[0].dims, msg);
 }
 
+/* linear_16a4w: linear_8da4w's operands (its scales are the block multipliers with per-channel scales), qs16 x and
+ * y; a shape function of its own so that the fuzz generator, which picks an op's builder by it, does not take it
+ * for linear_8da4w. */
+par_status par_infer_linear_16a4w(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    return par_8da4w_shape(g, n, &outs[0].rank, outs[0].dims, msg);
+}
+
 /* ---- matmul: a [..., M, K], b [..., K, N] -> [broadcast(...), M, N] ------------------------------------------- */
 
 par_status par_matmul_shape(int32_t ar, const int64_t *ad, int32_t br, const int64_t *bd, int32_t *yr, int64_t *yd,

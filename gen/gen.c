@@ -239,7 +239,7 @@ static int64_t op_tickets(const par_fuzz_opts *o, par_hazard hz, int quant, int6
     int64_t total = 0;
     for (int i = 0; i < PAR_OP_COUNT; i++) {
         const par_op_info *op = par_op_get((par_op_id)i);
-        t[i] = tickets(o->weight[i]);
+        t[i] = gen_op_fn_of(op) ? tickets(o->weight[i]) : 0;
         /* NaN, Inf and overflow flow through the graph: only ops whose rules for them are defined */
         if (hz && nonfinite_hazard(hz) && !(op->flags & PAR_OPF_NONFINITE)) t[i] = 0;
         if (hz == PAR_HAZARD_HUGE && exp_like(op)) t[i] *= 4;

@@ -126,7 +126,7 @@ const int64_t *gen_in_dims(const gen_ctx *g, const gen_in *in, int32_t *rank);
  * Returns the new output value or -1 when this attempt found no valid configuration (nothing added). */
 typedef int32_t (*gen_op_fn)(gen_ctx *g, const par_op_info *op, int32_t room);
 
-/* The constraint function of op, or gen_op_generic when its family has none. */
+/* The constraint function of op, or gen_op_generic when its family has none; NULL for an op never drawn. */
 gen_op_fn gen_op_fn_of(const par_op_info *op);
 int32_t gen_op_generic(gen_ctx *g, const par_op_info *op, int32_t room);
 

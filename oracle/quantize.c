@@ -40,6 +40,8 @@ typedef struct wplan {
     float *ws;           /* scales: oc of them (per-channel) or 1 */
     float *wd;           /* dequantized weights (calibration) */
     par_gen gen;         /* seeded: the generator of wq */
+    int64_t blk;         /* linear_16a4w (par_quant_opts.int4_block): its block; 0 for qs8 weights */
+    int8_t *m4;          /* linear_16a4w: the block multipliers [oc, K / blk] (ws: the channel scales) */
 } wplan;
 
 typedef struct qctx {
@@ -85,6 +87,48 @@ static int64_t chan_of(const wplan *p, int64_t j)
     return p->taps ? (j / p->taps) % p->og : j / p->per;
 }
 
+/* linear_16a4w's weights (docs/quantization.md, "16a4w"), Qualcomm's LPBQ: per output channel o and block b the
+ * int4 scale a = max |w| / 7; the channel scale s[o] = max_b a / 15 (or a itself with one block per channel) and
+ * the multiplier m = ceil(a / s[o]) in [1, 15], so the block's scale s[o] m >= a and no weight of the block clips
+ * past 7.5 steps; w_q = clamp(rne(w / (s[o] m)), -8, 7). wq holds the nibbles, wd their real values. */
+static par_status plan_int4(wplan *p, int64_t k, int64_t blk, par_msg *msg)
+{
+    const int64_t nb = k / blk;
+    p->blk = blk;
+    p->pc = 1;
+    p->m4 = malloc((size_t)(p->oc * nb));
+    double *a = malloc(sizeof *a * (size_t)nb);
+    if (!p->m4 || !a) {
+        free(a);
+        return par_msgf(msg, PAR_ERROR, "out of memory");
+    }
+    for (int64_t o = 0; o < p->oc; o++) {
+        double amax = 0;
+        for (int64_t b = 0; b < nb; b++) {
+            a[b] = 0;
+            for (int64_t i = b * blk; i < (b + 1) * blk; i++) a[b] = fmax(a[b], fabs((double)p->wf[o * k + i]));
+            a[b] /= 7.0;
+            amax = fmax(amax, a[b]);
+        }
+        double sc = nb == 1 ? amax : amax / 15.0;
+        if (!(sc > 0) || !isfinite(sc)) sc = 1e-6;
+        p->ws[o] = (float)sc;
+        for (int64_t b = 0; b < nb; b++) {
+            double mm = ceil(a[b] / (double)p->ws[o]);
+            const int m = nb == 1 ? 1 : (int)(mm < 1 ? 1 : mm > 15 ? 15 : mm);
+            p->m4[o * nb + b] = (int8_t)m;
+            const double bs = (double)p->ws[o] * m;
+            for (int64_t i = b * blk; i < (b + 1) * blk; i++) {
+                double t = nearbyint(p->wf[o * k + i] / bs);
+                p->wq[o * k + i] = (int8_t)(t > 7 ? 7 : t < -8 ? -8 : t);
+                p->wd[o * k + i] = (float)(bs * p->wq[o * k + i]);
+            }
+        }
+    }
+    free(a);
+    return PAR_OK;
+}
+
 static par_status plan_weights(qctx *q, int32_t ni)
 {
     const par_graph_desc *g = q->g;
@@ -122,6 +166,9 @@ static par_status plan_weights(qctx *q, int32_t ni)
             p->bf[c] = (float)(((double)p->bf[c] - mu[c]) * k + be[c]);
         }
     }
+    const int64_t k4 = par_op_of(n)->id == PAR_OP_LINEAR ? wval->dims[1] : 0;
+    const int64_t blk = q->o->per_channel ? k4 : q->o->int4_block;
+    if (q->o->int4_block && k4 > 0 && k4 % 2 == 0 && blk % 2 == 0 && k4 % blk == 0) return plan_int4(p, k4, blk, q->msg);
     /* scales: per channel, or one for the tensor; chan_of gives element j's scale index */
     int64_t groups = p->pc ? p->oc : 1, gsize = p->oc * p->per / groups, numel = wval->numel;
     if (q->seeded) {
@@ -456,6 +503,52 @@ static int32_t emit_weights(qctx *q, const wplan *p, const par_value *wv)
     return w;
 }
 
+/* A planned linear as linear_16a4w: packed nibbles (low first), the multipliers with the channel scales, an i32
+ * bias rne(b / (s_x s[o])), the block attribute; the qs16 output at s_out. */
+static void emit_int4_node(qctx *q, int32_t ni, float s_out)
+{
+    const par_node *n = &q->g->nodes[ni];
+    const wplan *p = &q->wp[ni];
+    const int32_t out = n->outputs[0], x0 = n->inputs[0];
+    const int64_t k = p->per, nb = k / p->blk;
+    uint8_t *wb = malloc((size_t)(p->oc * k / 2) + 1);
+    int32_t *qb = malloc(sizeof *qb * (size_t)p->oc);
+    if (!wb || !qb) {
+        free(wb), free(qb);
+        q->c->status = par_msgf(&q->c->err, PAR_ERROR, "out of memory");
+        return;
+    }
+    for (int64_t i = 0; i < p->oc * k / 2; i++)
+        wb[i] = (uint8_t)((p->wq[2 * i] & 15) | (p->wq[2 * i + 1] & 15) << 4);
+    const float sx = q->qs[x0];
+    for (int64_t c = 0; c < p->oc; c++) {
+        double t = nearbyint((double)p->bf[c] / ((double)sx * p->ws[c]));
+        qb[c] = (int32_t)(t > 2147483647.0 ? 2147483647.0 : t < -2147483647.0 ? -2147483647.0 : t);
+    }
+    char nm[300];
+    const par_value *wv = &q->g->values[n->inputs[1]];
+    int32_t ins[4] = {get_q(q, x0), -1, -1, -1};
+    ins[1] = par_case_const_data(q->c, wv->name, PAR_DTYPE_QU8, 2, (int64_t[]){p->oc, k / 2}, wb);
+    if (ins[1] >= 0) par_case_quant(q->c, ins[1], 1.0f, 0);
+    snprintf(nm, sizeof nm, "%s_block_scales", n->name);
+    ins[2] = par_case_const_data(q->c, nm, PAR_DTYPE_QS8, 2, (int64_t[]){p->oc, nb}, p->m4);
+    par_msg m = {{0}};
+    if (ins[2] >= 0 && par_graph_set_channel_quant(q->c->graph, ins[2], 0, p->ws, p->oc, &m) != PAR_OK &&
+        q->c->status == PAR_OK) {
+        q->c->status = PAR_ERROR;
+        q->c->err = m;
+    }
+    snprintf(nm, sizeof nm, "%s_bias", n->name);
+    ins[3] = par_case_const_data(q->c, nm, PAR_DTYPE_I32, 1, (int64_t[]){p->oc}, qb);
+    if (ins[3] >= 0) par_case_quant(q->c, ins[3], sx * p->ws[0], 0);
+    free(wb), free(qb);
+    par_attr at[1] = {par_a_int("block", p->blk)};
+    par_out_spec os = {q->g->values[out].name, PAR_DTYPE_QS16, s_out, 0};
+    q->qval[out] = par_case_node(q->c, "linear_16a4w", 4, ins, 1, at, &os);
+    q->qs[out] = s_out;
+    q->qz[out] = 0;
+}
+
 static void emit_quant_node(qctx *q, int32_t ni)
 {
     const par_graph_desc *g = q->g;
@@ -484,6 +577,10 @@ static void emit_quant_node(qctx *q, int32_t ni)
     } else if (op_flags(n->op) & PAR_OPF_OUT_PM1) {
         s_out = 1.0f / 128;
         z_out = q->o->act == PAR_DTYPE_QS8 ? 0 : 128;
+    }
+    if (p->active && p->blk) {
+        emit_int4_node(q, ni, s_out);
+        return;
     }
     if (p->active) {
         const par_value *wv = &g->values[n->inputs[1]];
@@ -573,6 +670,13 @@ par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_ms
         par_msgf(msg, PAR_ERROR, "--dtype: %s, expected qu8, qs8 or qs16", par_dtype_name(o->act));
         return NULL;
     }
+    if (o->int4_block && (o->dynamic || o->act != PAR_DTYPE_QS16 || o->seeded == 1 ||
+                          (!o->per_channel && (o->int4_block < 2 || o->int4_block % 2)))) {
+        par_msgf(msg, PAR_ERROR, "--int4: %s", o->act != PAR_DTYPE_QS16 || o->dynamic ? "only with --dtype qs16 (16a4w)"
+                                               : o->seeded == 1 ? "int4 weights are written inline, not seeded"
+                                                                : "--block must be even and at least 2");
+        return NULL;
+    }
     const par_graph_desc *g = par_graph_desc_of(src->graph);
     for (int32_t v = 0; v < g->n_values; v++)
         if (g->values[v].kind == PAR_VALUE_INPUT && par_dtype_is_quant(g->values[v].dtype)) {
@@ -612,9 +716,10 @@ par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_ms
                      "float) of %s (parity quantize --dynamic)", o->per_channel ? "per-channel" : "per-tensor",
                      q.seeded ? ", seeded" : "", src->id ? src->id : "a float case");
         else
-            snprintf(d, sizeof d, "Quantized twin (%s activations, %s qs8 weights%s) of %s, calibrated on the "
+            snprintf(d, sizeof d, "Quantized twin (%s activations, %s qs8 weights%s%s) of %s, calibrated on the "
                      "reference's value ranges (parity quantize)", par_dtype_name(o->act),
                      o->per_channel ? "per-channel" : "per-tensor", q.seeded ? ", seeded" : "",
+                     o->int4_block ? "; linear as linear_16a4w: int4 weights, integer block multipliers" : "",
                      src->id ? src->id : "a float case");
         q.c->description = strdup(d);
         q.c->repeat = src->repeat;
@@ -631,6 +736,7 @@ par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_ms
         free(q.wp[ni].wq);
         free(q.wp[ni].ws);
         free(q.wp[ni].wd);
+        free(q.wp[ni].m4);
     }
     free(q.uses);
     free(q.alias);

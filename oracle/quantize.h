@@ -20,6 +20,10 @@ typedef struct par_quant_opts {
     const char *id;   /* the new case's ID; NULL: "<id>_<act>" ("<id>_dynamic") */
     int dynamic;      /* 1: every linear with constant f32 weights becomes linear_dynamic (qs8 weights, f32 bias),
                        * everything else stays float (torch.ao.quantization.quantize_dynamic); act is ignored */
+    int int4_block;   /* qs16 only: every linear with constant f32 weights and K divisible by the block becomes
+                       * linear_16a4w (16a4w: int4 weights with integer block multipliers and per-channel scales,
+                       * Qualcomm's LPBQ) with blocks of int4_block inputs, or one block of K with per_channel;
+                       * 0: qs8 weights (16a8w). Its weights are always written inline. */
 } par_quant_opts;
 
 /* The quantized twin of src, or NULL with msg set (no float graph, a reference failure, ...). Ops without a quantized

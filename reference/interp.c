@@ -149,7 +149,7 @@ static par_status dequant_rt(const par_value *val, const par_rt *q, par_rt *f, p
  * integer accumulator adds q as is, so this is the only scale under which the ideal and the integers agree. */
 static par_status dequant_bias(const par_graph_desc *g, const par_node *n, const par_rt *q, par_rt *f, par_msg *msg)
 {
-    const par_value *xv = &g->values[n->inputs[0]], *wv = &g->values[n->inputs[1]];
+    const par_value *xv = &g->values[n->inputs[0]], *wv = &g->values[n->inputs[par_qacc_scale_input(n)]];
     if (par_rt_alloc(f, PAR_DTYPE_F32, q->rank, q->dims, msg) != PAR_OK) return PAR_ERROR;
     for (int64_t i = 0; i < q->numel; i++) {
         double ws = (wv->quant_axis >= 0 && wv->channel_scales && i < wv->dims[wv->quant_axis]) ? wv->channel_scales[i]
@@ -596,7 +596,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
             if (n->inputs[i] < 0) continue;
             const par_value *iv = &g->values[n->inputs[i]];
             const int acc = info->qform == PAR_QFORM_ACC_AXIS1 || info->qform == PAR_QFORM_ACC_LAST;
-            if (i == 2 && iv->dtype == PAR_DTYPE_I32 && acc) {
+            if (acc && i == par_qacc_bias_input(n) && iv->dtype == PAR_DTYPE_I32) {
                 st = dequant_bias(g, n, &vals[n->inputs[i]], &tmp_in[i], msg);
                 in[i] = &tmp_in[i];
             } else if (is_quant(iv->dtype) || iv->dtype == PAR_DTYPE_I32) {

@@ -122,7 +122,10 @@ static int acc_fits(double a) { return a >= -2147483648.0 && a <= 2147483647.0; 
 static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
                               double *tie, par_msg *msg)
 {
-    const par_value *xv = val_in(c, 0), *wv = val_in(c, 1), *bv = val_in(c, 2);
+    /* linear_16a4w: input 1 holds packed nibbles (scale 1, zero point 0), input 2 the block multipliers with the
+     * channel scales, input 3 the bias; its kernel forms sum_b m sum_k q_x w + q_b from their integers. */
+    const int a4w = par_op_of(c->n)->id == PAR_OP_LINEAR_16A4W, ib = par_qacc_bias_input(c->n);
+    const par_value *xv = val_in(c, 0), *wv = val_in(c, par_qacc_scale_input(c->n)), *bv = val_in(c, ib);
     if (!xv || !wv || !is_q(xv->dtype) || !is_q(wv->dtype))
         return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s needs qu8/qs8 input and weights", c->n->op);
     if (bv && bv->dtype != PAR_DTYPE_I32)
@@ -136,16 +139,19 @@ static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, con
                                 (transposed && par_attr_int(c->n, "groups", 1) != 1)))
         return par_msgf(msg, PAR_UNSUPPORTED, "quantized %s: per-channel weights on axis %d (only %d%s)", c->n->op,
                         (int)wv->quant_axis, transposed ? 1 : 0, transposed ? ", with groups = 1" : "");
-    par_rt tx, tw, tb, acc;
+    par_rt tx, tw, tm, tb, acc;
+    memset(&tm, 0, sizeof tm);
     memset(&tb, 0, sizeof tb);
     par_status st = int_tensor(in[0], xv->zero_point, 1.0, &tx, msg);
     if (st != PAR_OK) return st;
-    if ((st = int_tensor(in[1], wv->quant_axis >= 0 ? 0 : wv->zero_point, 1.0, &tw, msg)) != PAR_OK) {
+    if ((st = int_tensor(in[1], wv->quant_axis >= 0 || a4w ? 0 : wv->zero_point, 1.0, &tw, msg)) != PAR_OK) {
         par_rt_free(&tx);
         return st;
     }
-    if (bv && (st = int_tensor(in[2], 0, 1.0, &tb, msg)) != PAR_OK) goto out2;
-    const par_rt *tin[3] = {&tx, &tw, bv ? &tb : NULL};
+    if (a4w && (st = int_tensor(in[2], 0, 1.0, &tm, msg)) != PAR_OK) goto out2;
+    if (bv && (st = int_tensor(in[ib], 0, 1.0, &tb, msg)) != PAR_OK) goto out2;
+    const par_rt *tin[4] = {&tx, &tw, bv ? &tb : NULL, NULL};
+    if (a4w) tin[2] = &tm, tin[3] = bv ? &tb : NULL;
     par_rt shape = {.rank = ov->rank};
     memcpy(shape.dims, ov->dims, sizeof shape.dims);
     if ((st = run_kernel(c, tin, &shape, &acc, msg)) != PAR_OK) goto out3;
@@ -179,8 +185,9 @@ static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, con
 out4:
     par_rt_free(&acc);
 out3:
-    par_rt_free(&tb);
 out2:
+    par_rt_free(&tb);
+    par_rt_free(&tm);
     par_rt_free(&tw);
     par_rt_free(&tx);
     return st;

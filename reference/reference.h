@@ -335,6 +335,18 @@ static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s 
 par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const par_rt *ideal, double *const *q,
                          double *win, double *tie, par_msg *msg);
 
+/* The operands of an accumulating op (qform ACC_AXIS1 / ACC_LAST): the input index of its i32 bias, and of the
+ * quantized value whose scales (per tensor, or per output channel) are the weights' in the ratio s_x s_w / s_out:
+ * 2 and 1, except linear_16a4w's 3 and 2 (its block scales carry the channel scales; docs/quantization.md, "16a4w"). */
+static inline int32_t par_qacc_bias_input(const par_node *n)
+{
+    return par_op_of(n)->id == PAR_OP_LINEAR_16A4W ? 3 : 2;
+}
+static inline int32_t par_qacc_scale_input(const par_node *n)
+{
+    return par_op_of(n)->id == PAR_OP_LINEAR_16A4W ? 2 : 1;
+}
+
 /* The precision profile for a backend's declared arithmetic. */
 par_prec par_prec_for(par_arith a);
 /* The exact arithmetic (u = u_store = 0, no flushing): the reference's values with budgets 0 and nothing marked

@@ -612,7 +612,10 @@ static int check_s16(qnn_s16_gemm_fn fn, const char *name, size_t mr, size_t nc,
                                                   : mode == 1 ? rint_in(-64, 63)
                                                               : rint_in(-32768, 32767));
     memset(packed, 0, par_qnn_s16_block_bytes(kc));
-    par_qnn_s16_pack(k, kc, 0, nc, w, bias, scale, packed);
+    int16_t *w16 = malloc(sizeof *w16 * (NR * k + 1));
+    for (size_t i = 0; i < NR * k; i++) w16[i] = w[i];
+    par_qnn_s16_pack(k, kc, 0, nc, w16, bias, scale, packed);
+    free(w16);
     memset(c, 0x5A, sizeof c);
     fn(mr, nc, kc, a + 1, astride, packed, c, CS);
     size_t fails = 0;

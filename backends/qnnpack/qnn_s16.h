@@ -35,9 +35,10 @@ static inline size_t par_qnn_s16_block_bytes(size_t kc)
     return (QNN_S16_NR * 8 + kc / 2 * QNN_S16_NR * 4 + 63) & ~(size_t)63;
 }
 
-/* Pack columns [n0, n0 + nc) of int8 weights w [O][k] (row-major), bias (NULL: 0) and the requantization scales
- * (one per column) into dst (par_qnn_s16_block_bytes(kc), zeroed); k's past k are 0. */
-void par_qnn_s16_pack(size_t k, size_t kc, size_t n0, size_t nc, const int8_t *w, const int32_t *bias,
+/* Pack columns [n0, n0 + nc) of integer weights w [O][k] (row-major, int16: 16a8w's int8 weights widened, or
+ * 16a4w's nibbles times their block multipliers, |w| <= 1024), bias (NULL: 0) and the requantization scales (one
+ * per column) into dst (par_qnn_s16_block_bytes(kc), zeroed); k's past k are 0. */
+void par_qnn_s16_pack(size_t k, size_t kc, size_t n0, size_t nc, const int16_t *w, const int32_t *bias,
                       const float *scale, void *dst);
 
 void par_qnn_s16_gemm_4x16__scalar(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride,

@@ -8,7 +8,7 @@
 
 #include "qnn_s16.h"
 
-void par_qnn_s16_pack(size_t k, size_t kc, size_t n0, size_t nc, const int8_t *w, const int32_t *bias,
+void par_qnn_s16_pack(size_t k, size_t kc, size_t n0, size_t nc, const int16_t *w, const int32_t *bias,
                       const float *scale, void *dst)
 {
     int32_t *b = dst;
@@ -17,10 +17,10 @@ void par_qnn_s16_pack(size_t k, size_t kc, size_t n0, size_t nc, const int8_t *w
     for (size_t j = 0; j < nc; j++) {
         b[j] = bias ? bias[n0 + j] : 0;
         s[j] = scale[n0 + j];
-        const int8_t *row = w + (n0 + j) * k;
+        const int16_t *row = w + (n0 + j) * k;
         for (size_t kk = 0; kk < kc; kk += 2) {
-            uint16_t lo = (uint16_t)(int16_t)(kk < k ? row[kk] : 0);
-            uint16_t hi = (uint16_t)(int16_t)(kk + 1 < k ? row[kk + 1] : 0);
+            uint16_t lo = (uint16_t)(kk < k ? row[kk] : 0);
+            uint16_t hi = (uint16_t)(kk + 1 < k ? row[kk + 1] : 0);
             pw[kk / 2 * QNN_S16_NR + j] = (uint32_t)lo | (uint32_t)hi << 16;
         }
     }

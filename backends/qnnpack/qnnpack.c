@@ -420,8 +420,10 @@ static par_status qnn_prepare(void *ctx, const par_graph_desc *g, void **prepare
                 if (g->nodes[i].inputs[k] >= 0 && p->last_use[g->nodes[i].inputs[k]] < i)
                     p->last_use[g->nodes[i].inputs[k]] = i;
         for (int32_t i = 0; i < g->n_outputs; i++) p->last_use[g->outputs[i]] = INT32_MAX;
-        for (int32_t i = 0; i < g->n_nodes; i++) /* all supported: an f32 op or a row of op_table */
-            p->variant[i] = par_qnn_float_op(g, &g->nodes[i]) ? QNN_V_NONE : op_find(g->nodes[i].op)->variant;
+        for (int32_t i = 0; i < g->n_nodes; i++) { /* all supported: an f32 op, a qs16 op or a row of op_table */
+            const qnn_op *e = par_qnn_float_op(g, &g->nodes[i]) ? NULL : op_find(g->nodes[i].op);
+            p->variant[i] = e ? e->variant : QNN_V_NONE;
+        }
     }
     if (st == PAR_OK && c->threads > 1) {
         p->pool = pthreadpool_create((size_t)c->threads);

@@ -407,3 +407,114 @@ void par_sweep_linear_8da4w(par_sweep *s)
     q4_emit(&gr, (q4_pt){8, 256, 16, 32, 1, 4, 0}, 1);
     grid_free(&gr);
 }
+
+/* ---------------------------------------------------------------------------------------------------------------
+ * linear_16a4w (docs/quantization.md, "16a4w"): x a qs16 graph input [rows, K], packed int4 weights [O, K / 2],
+ * block scales qs8 [O, K / block] (the integer multipliers m, per-channel scales s[o] on axis 0), an i32 bias or
+ * none, the qs16 output the graph's output, judged as integers. Per-channel weights are block = K with m = 1
+ * ("w=pc"). hz: 0 plain (x over the whole int16 range, any nibble, m in [1, 15] as LPBQ's 4-bit block scales, the
+ * output over about 3.5 standard deviations); 1 ties (every s[o] 2^-3, so the ratio s_x s[o] / s_out is exactly 1/2
+ * on small integers: every odd accumulator is an exact tie); 2 saturation (ratio 2^-7 on full-range operands: most
+ * outputs clamp); 3 a big accumulator (every nibble -8, x near -32768, m = 15, K = 512: every product near +2^18 m,
+ * |acc| up to 2^31 - 2^27, where (float)acc rounds); 4 a wrapping partial sum (m = 127 on two blocks of 128 whose
+ * sums are about +4.3e9 and -3.7e9: the first block alone leaves int32, the total 5.3e8 does not, so a kernel must
+ * accumulate in wrapping int32 or wider, docs/quantization.md).
+ * ------------------------------------------------------------------------------------------------------------- */
+typedef struct a4w_pt {
+    int rows, k, o, block, bias, hz;
+} a4w_pt;
+
+/* Channel scales of the block-scale value: base for every channel (exact ratios), or su_channel_quant's spread. */
+static void a4w_channel_scales(par_case *c, int32_t value, int64_t n, float base, int vary)
+{
+    if (vary) {
+        su_channel_quant(c, value, 0, n, base);
+        return;
+    }
+    if (c->status != PAR_OK || value < 0) return;
+    float *sc = malloc(sizeof *sc * (size_t)(n > 0 ? n : 1));
+    if (!sc) {
+        c->status = par_msgf(&c->err, PAR_ERROR, "out of memory");
+        return;
+    }
+    for (int64_t k = 0; k < n; k++) sc[k] = base;
+    if (par_graph_set_channel_quant(c->graph, value, 0, sc, n, &c->err) != PAR_OK) c->status = PAR_ERROR;
+    free(sc);
+}
+
+static void a4w_emit(grid *gr, a4w_pt p, int quick)
+{
+    static const char *const HZ[] = {"", ",x=ties", ",x=sat", ",acc=big", ",acc=wrap"};
+    const int blk = p.block ? p.block : p.k, nb = p.k / blk;
+    int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k / 2}, sd[2] = {p.o, nb}, bd[1] = {p.o};
+    if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), (int64_t)p.o * p.k), (int64_t)p.rows * p.k * p.o))
+        return;
+    par_case *c = par_sweep_case(gr->s, "linear_16a4w", "linear_16a4w(in=[%d,%d],o=%d,block=%d,bias=%d%s%s)", p.rows,
+                                 p.k, p.o, blk, p.bias, p.block ? "" : ",w=pc", HZ[p.hz]);
+    if (!c) return;
+    static const double XLO[] = {-32768, -64, -32768, -32768, -32768}, XHI[] = {32767, 63, 32767, -32700, -32700};
+    static const double MLO[] = {1, 1, 8, 15, 127}, MHI[] = {15, 3, 15, 15, 127};
+    const float sx = p.hz == 1 ? 0x1p-6f : 0x1p-15f;
+    /* plain: E[(m w)^2] = 82.7 x 21.5 for m uniform in [1, 15] and any nibble, so s = 1 / (42 sqrt(K)) gives the
+     * real weights a spread of 1 / sqrt(K) and y about that of x (0.58) */
+    const float s = p.hz == 0   ? (float)(1.0 / ((p.block ? 42.0 : 4.6) * sqrt((double)p.k)))
+                    : p.hz == 1 ? 0x1p-3f
+                    : p.block   ? 0x1p-7f
+                                : 0x1p-3f; /* per channel (m = 1): the same ratio to the sum of x w */
+    const float so = p.hz == 0 ? 2.0f / 32767.0f : p.hz == 1 ? 0x1p-8f : p.hz == 2 ? 0x1p-15f : p.hz == 3 ? 0.0165f
+                                                                                                            : 0.005f;
+    int32_t in[4] = {-1, -1, -1, -1};
+    in[0] = par_case_input(c, "x", PAR_DTYPE_QS16, 2, xd,
+                           (par_gen){.dist = PAR_DIST_UNIFORM, .a = XLO[p.hz], .b = XHI[p.hz]});
+    par_case_quant(c, in[0], sx, 0);
+    if (p.hz == 4) {
+        /* per row: one block of nibbles -8 and one of +7 (their order alternating by row), x near -32768 */
+        uint8_t *wb = malloc((size_t)p.o * (size_t)(p.k / 2) + 1);
+        if (!wb) {
+            c->status = par_msgf(&c->err, PAR_ERROR, "out of memory");
+            par_sweep_done(gr->s, c);
+            return;
+        }
+        for (int o = 0; o < p.o; o++)
+            for (int j = 0; j < p.k / 2; j++) wb[(size_t)o * (size_t)(p.k / 2) + (size_t)j] = ((2 * j / blk + o) % 2) ? 0x77 : 0x88;
+        in[1] = par_case_const_data(c, "w", PAR_DTYPE_QU8, 2, wd, wb);
+        free(wb);
+    } else {
+        par_gen gw = {.dist = PAR_DIST_UNIFORM, .a = 0, .b = 255};
+        if (p.hz == 3) gw = (par_gen){.dist = PAR_DIST_CONST, .a = 0x88, .b = 0};
+        in[1] = par_case_const(c, "w", PAR_DTYPE_QU8, 2, wd, gw);
+    }
+    par_case_quant(c, in[1], 1.0f, 0);
+    par_gen gm = {.dist = PAR_DIST_UNIFORM, .a = MLO[p.hz], .b = MHI[p.hz]};
+    if (!p.block) gm = (par_gen){.dist = PAR_DIST_CONST, .a = 1, .b = 0};
+    in[2] = par_case_const(c, "s", PAR_DTYPE_QS8, 2, sd, gm);
+    a4w_channel_scales(c, in[2], p.o, s, p.hz == 0);
+    if (p.bias) {
+        /* real range +-0.1 at the plain scales (channel 0's); small integers (which keep the ties) elsewhere */
+        double bmax = p.hz == 0 ? 0.1 / ((double)sx * (double)s) : 64;
+        in[3] = par_case_const(c, "b", PAR_DTYPE_I32, 1, bd,
+                               (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bmax, .b = bmax});
+        par_case_quant(c, in[3], sx * s, 0);
+    }
+    par_attr at[1] = {par_a_int("block", blk)};
+    par_out_spec o = {"y", PAR_DTYPE_QS16, so, 0};
+    par_case_output(c, par_case_node(c, "linear_16a4w", p.bias ? 4 : 3, in, 1, at, &o));
+    par_sweep_done(gr->s, c);
+}
+
+void par_sweep_linear_16a4w(par_sweep *s)
+{
+    /* rows, K, O, block (0: per channel), bias, hazard; the first eight are quick */
+    static const int PT[][6] = {{4, 64, 16, 32, 1, 0},     {1, 128, 10, 0, 1, 0},   {3, 256, 17, 64, 0, 0},
+                                {2, 256, 24, 128, 1, 0},   {8, 64, 16, 32, 1, 1},   {4, 256, 16, 64, 1, 2},
+                                {2, 512, 16, 32, 0, 3},    {2, 256, 16, 128, 0, 4}, {16, 1024, 64, 128, 1, 0},
+                                {33, 96, 31, 32, 1, 0},    {5, 2048, 32, 64, 1, 0}, {16, 256, 64, 32, 1, 1},
+                                {8, 512, 33, 0, 1, 2},     {4, 512, 64, 64, 0, 3},  {3, 4096, 8, 0, 1, 0}};
+    grid gr;
+    grid_init(&gr, s, sizeof(a4w_pt));
+    for (size_t i = 0; i < sizeof PT / sizeof PT[0]; i++) {
+        a4w_pt p = {PT[i][0], PT[i][1], PT[i][2], PT[i][3], PT[i][4], PT[i][5]};
+        a4w_emit(&gr, p, i < 8);
+    }
+    grid_free(&gr);
+}
