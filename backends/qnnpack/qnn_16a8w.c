@@ -125,7 +125,7 @@ static void s16_lin_run(const void *opv, qnn_plan *p)
     pthreadpool_parallelize_2d(p->pool, s16_tile, o, o->ncb, o->mtiles, 0);
 }
 
-static qnn_s16_gemm_fn s16_kernel(qnn_isa isa)
+qnn_s16_gemm_fn par_qnn_s16_kernel(qnn_isa isa)
 {
 #if defined(__x86_64__)
     if (isa == QNN_ISA_VNNI) return par_qnn_s16_gemm_4x16c2__avx512vnni;
@@ -179,7 +179,7 @@ static par_status lower_linear(qnn_plan *p, const par_node *n, par_msg *msg)
     o->ncb = (o->o + QNN_S16_NR - 1) / QNN_S16_NR;
     o->mtiles = (o->rows + QNN_S16_MR - 1) / QNN_S16_MR;
     o->bb = par_qnn_s16_block_bytes(o->kc);
-    o->fn = s16_kernel(p->uk->isa);
+    o->fn = par_qnn_s16_kernel(p->uk->isa);
     uint8_t *packed = par_qnn_alloc(p, o->bb * o->ncb);
     float *scale = par_qnn_alloc(p, sizeof(float) * o->o);
     o->y = yt->sbuf = par_qnn_alloc(p, sizeof(int16_t) * ((size_t)yt->numel + 1));

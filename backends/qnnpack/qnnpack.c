@@ -218,6 +218,40 @@ static par_status bench_qb4w(const qnn_ukernels *uk, double *gops, par_msg *msg)
     return PAR_OK;
 }
 
+/* "s16": the selected set's 16a8w / 16a4w GEMM (qnn_s16.h; linear_16a4w runs it on its nibbles times their
+ * multipliers, widened at prepare) on M = 32 rows through 512 columns of K = 4096, one thread, best of 31, GOP/s
+ * (2 ops per multiply-add of an int16 activation and a weight). */
+static par_status bench_s16(qnn_isa isa, double *gops, par_msg *msg)
+{
+    enum { M = 32, N = 512, K = 4096, MR = QNN_S16_MR, NR = QNN_S16_NR };
+    const size_t bb = par_qnn_s16_block_bytes(K);
+    int16_t *a = aligned_alloc(64, sizeof(int16_t) * M * K), *w = malloc(sizeof(int16_t) * N * K);
+    int16_t *c = malloc(sizeof(int16_t) * M * N);
+    uint8_t *packed = aligned_alloc(64, bb * (N / NR));
+    float *sc = malloc(sizeof(float) * N);
+    if (!a || !w || !c || !packed || !sc) {
+        free(a), free(w), free(c), free(packed), free(sc);
+        return par_msgf(msg, PAR_ERROR, "microbench s16: out of memory");
+    }
+    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = (int16_t)(i * 31 + 7);
+    for (size_t i = 0; i < (size_t)N * K; i++) w[i] = (int16_t)((int)((i * 13 + 5) % 16) - 8); /* int4 range */
+    for (size_t i = 0; i < N; i++) sc[i] = 1e-6f;
+    memset(packed, 0, bb * (N / NR));
+    for (size_t j = 0; j < N / NR; j++) par_qnn_s16_pack(K, K, j * NR, NR, w, NULL, sc, packed + j * bb);
+    const qnn_s16_gemm_fn fn = par_qnn_s16_kernel(isa);
+    double best = 1e30;
+    for (int rep = 0; rep < 31; rep++) {
+        double t0 = now_s();
+        for (size_t j = 0; j < N / NR; j++)
+            for (size_t m = 0; m < M; m += MR) fn(MR, NR, K, a + m * K, K, packed + j * bb, c + m * N + j * NR, N);
+        double dt = now_s() - t0;
+        if (dt < best) best = dt;
+    }
+    *gops = 2.0 * M * N * K / best * 1e-9;
+    free(a), free(w), free(c), free(packed), free(sc);
+    return PAR_OK;
+}
+
 static par_status qnn_microbench(void *ctx, const char *name, double *value, char *unit, size_t unit_len,
                                  par_msg *msg)
 {
@@ -232,6 +266,11 @@ static par_status qnn_microbench(void *ctx, const char *name, double *value, cha
         const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
         if (!uk) return par_msgf(msg, PAR_UNSUPPORTED, "microbench qb4w: kernel set unavailable");
         return bench_qb4w(uk, value, msg);
+    }
+    if (strcmp(name, "s16") == 0) {
+        const qnn_ukernels *uk = par_qnn_ukernels(c->isa);
+        if (!uk) return par_msgf(msg, PAR_UNSUPPORTED, "microbench s16: kernel set unavailable");
+        return bench_s16(uk->isa, value, msg);
     }
     if (strcmp(name, "peak") == 0) {
         /* The peak of the selected set's instructions (vpdpbusd for vnni, vpmaddwd + vpaddd for avx2), so that
@@ -254,7 +293,7 @@ static par_status qnn_microbench(void *ctx, const char *name, double *value, cha
         *value = best;
         return PAR_OK;
     }
-    return par_msgf(msg, PAR_UNSUPPORTED, "microbench '%s': qnnpack has 'gemm', 'qb4w' and 'peak'", name);
+    return par_msgf(msg, PAR_UNSUPPORTED, "microbench '%s': qnnpack has 'gemm', 'qb4w', 's16' and 'peak'", name);
 }
 
 static void *qnn_get_proc(void *ctx, const char *name)

@@ -18,6 +18,7 @@
 
 #include "core/parity_backend.h"
 #include "qnn_kernels.h"
+#include "qnn_s16.h"
 
 enum { QNN_LOGICAL = 0, QNN_NHWC = 1 };
 
@@ -162,6 +163,8 @@ par_status par_qnn_lower_float(qnn_plan *p, int32_t node, par_msg *msg);
 int par_qnn_s16_node(const par_graph_desc *g, const par_node *n);
 par_status par_qnn_check_s16(const par_graph_desc *g, const par_node *n, par_msg *msg);
 par_status par_qnn_lower_s16(qnn_plan *p, int32_t node, par_msg *msg);
+/* The 16a8w / 16a4w GEMM of a kernel set (qnn_s16.h): vnni, avx2, else scalar. */
+qnn_s16_gemm_fn par_qnn_s16_kernel(qnn_isa isa);
 /* The 256-entry table of a unary op (its variant: relu, clamp, sigmoid, tanh, hardswish, hardsigmoid, leaky_relu)
  * from the input's to the output's quantization; 0 when the variant is not unary or a tensor is not quantized. */
 int par_qnn_unary_lut(const par_node *n, int variant, const qnn_tensor *x, const qnn_tensor *y, uint8_t lut[256]);
