@@ -336,6 +336,17 @@ static void test_depthwise(void)
     CU_ASSERT(run_conv_case(conv_params(1, 14, 14, 96, 96, 3, 3, 2, 1, 1, 96, 2), 0, 0, 1, pool));
     CU_ASSERT(run_conv_case(conv_params(1, 7, 7, 144, 144, 3, 3, 1, 1, 1, 144, 2), 1, 1, 1, pool));
     CU_ASSERT(run_conv_case(conv_params(1, 9, 9, 72, 72, 5, 5, 2, 1, 2, 72, 0), 2, 2, 1, pool));
+    /* 3x3 stride 1 rows wide enough for the row kernel's unchecked chunks of 8 pixels (AVX-512), with channel
+     * tails, pads 0..2 on either side, padding rows, and two images */
+    static const int64_t rows3x3[][5] = {{19, 16, 1, 1, 1}, {21, 40, 1, 0, 2}, {17, 7, 0, 2, 0}, {26, 33, 2, 1, 1},
+                                         {9, 96, 1, 1, 1}, {8, 17, 0, 0, 0}};
+    for (size_t i = 0; i < sizeof rows3x3 / sizeof rows3x3[0]; i++) {
+        const int64_t wd = rows3x3[i][0], c = rows3x3[i][1], pl = rows3x3[i][2], pr = rows3x3[i][3];
+        cpu_conv_params p = conv_params(1 + (int64_t)(i % 2), 5 + (int64_t)i % 3, wd, c, c, 3, 3, 1, 1, pl, c,
+                                        (int)(i % 4));
+        p.pad_top = rows3x3[i][4];
+        CU_ASSERT(run_conv_case(p, (int64_t)i % 3, pr, (int)(i % 2), (i % 2) ? pool : NULL));
+    }
     pthreadpool_destroy(pool);
     CU_ASSERT(ran > 100);
     CU_ASSERT_EQUAL(nfail, 0);

@@ -33,6 +33,12 @@ typedef void (*cpu_igemm_ukernel)(size_t mr, size_t nc, size_t kc, size_t ks, co
 /* Depthwise: npix output pixels; input holds taps pointers per pixel; output advances by out_stride per pixel. */
 typedef void (*cpu_dwconv_ukernel)(size_t channels, size_t npix, size_t taps, const float **input, const float *w,
                                    float *output, size_t out_stride, const float *zero, const cpu_minmax *p);
+/* Depthwise 3x3, stride 1, dilation 1, multiplier 1, straight on NHWC (no indirection): one output row of out_w pixels from
+ * the three input rows rows[0..2] (NULL: a padding row, read as zeros), each in_w pixels of `channels` floats;
+ * output column ox reads input columns ox - pad_left + (0, 1, 2), those outside [0, in_w) read as zeros.
+ * Weights in the DWCONV layout with 9 taps. */
+typedef void (*cpu_dwconv3x3_ukernel)(size_t channels, size_t out_w, size_t in_w, size_t pad_left,
+                                      const float *const *rows, const float *w, float *out, const cpu_minmax *p);
 
 typedef struct cpu_ukernel_set {
     cpu_isa isa;
@@ -41,6 +47,7 @@ typedef struct cpu_ukernel_set {
     cpu_igemm_ukernel igemm;
     size_t dw_cb;           /* depthwise channel block */
     cpu_dwconv_ukernel dw9, dw25, dw_any;
+    cpu_dwconv3x3_ukernel dw3x3; /* row kernel for 3x3 stride 1; NULL: the ISA has none */
 } cpu_ukernel_set;
 
 const cpu_ukernel_set *cpu_ukernels_for(cpu_isa isa);
@@ -91,6 +98,8 @@ void cpu_f32_igemm_4x4__scalar(size_t, size_t, size_t, size_t, const float **, c
 #define CPU_DW_DECL(name)                                                                                          \
     void name(size_t, size_t, size_t, const float **, const float *, float *, size_t, const float *,                 \
               const cpu_minmax *)
+void cpu_f32_dwconv_3x3s1__avx512(size_t, size_t, size_t, size_t, const float *const *, const float *, float *,
+                                  const cpu_minmax *);
 CPU_DW_DECL(cpu_f32_dwconv_9p__avx512);
 CPU_DW_DECL(cpu_f32_dwconv_25p__avx512);
 CPU_DW_DECL(cpu_f32_dwconv_up__avx512);
