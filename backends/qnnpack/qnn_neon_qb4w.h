@@ -1,8 +1,8 @@
 /*
  * qnn_neon_qb4w.h - what the two aarch64 qb4w kernels (linear_8da4w, qnn_kernels.h's qnn_qb4w_fn) share: the
- * row pointers, the nibble decoding, the block epilogue and the store. qnn_ukernel_neon.c sums a group of 8 k's
- * with smull/smlal and sadalp, qnn_ukernel_neondot.c with sdot; the rest is here, so both give the scalar
- * kernel's bits.
+ * kernel around the inner step (qnn_qb4w_drive: row pointers, nibble decoding, block loop, epilogue, store).
+ * qnn_ukernel_neon.c's step sums a group of 8 k's with smull/smlal and sadalp, qnn_ukernel_neondot.c's with sdot;
+ * the rest is here, so both give the scalar kernel's bits.
  *
  * Operands. Activations arrive as q + 128 (uint8); flipping the top bit gives q itself as int8 (as the igemm's
  * neondot kernel does). Weights: each packed byte holds two int4, k in bits 0-3 and k + 4 in bits 4-7; shifted left
@@ -47,6 +47,44 @@ static inline void qnn_qb4w_store(float *c, size_t nc, const float32x4_t f[4], f
     float out[16];
     for (int q = 0; q < 4; q++) vst1q_f32(out + 4 * q, vaddq_f32(vmulq_n_f32(f[q], sx), vld1q_f32(bias + 4 * q)));
     memcpy(c, out, nc * sizeof(float));
+}
+
+/* One row's inner step: acc[q] (4 columns each, q = 0..3) += the products of a group of 8 k's, lo[q] / hi[q] being
+ * the group's low / high nibbles (k's 0-3 / 4-7 of 4 columns) and x the row's 8 activations as int8. */
+typedef void (*qnn_qb4w_step_fn)(int32x4_t acc[4], const int8x16_t lo[4], const int8x16_t hi[4], int8x8_t x);
+
+/* The kernel around a step (qnn_qb4w_fn, block % 8 == 0): the row pointers, per block the nibble split of each
+ * group of 8 k's (four 16-byte weight vectors) and the step per row, the block epilogue, the store. static inline
+ * with a constant step, so each kernel file compiles it with its own step inlined and its own target flags. */
+static inline void qnn_qb4w_drive(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
+                                  const int32_t *zp, const float *sx, const void *w, float *c, size_t cs,
+                                  qnn_qb4w_step_fn step)
+{
+    qnn_qb4w_view pv;
+    const size_t nb = qnn_qb4w_parts(w, kc, block, &pv);
+    const int8_t *wp = (const int8_t *)pv.w4;
+    const uint8_t *ar[4];
+    for (size_t i = 0; i < 4; i++) ar[i] = a + (i < mr ? i : 0) * a_stride;
+    float32x4_t f[4][4];
+    for (int i = 0; i < 4; i++)
+        for (int q = 0; q < 4; q++) f[i][q] = vdupq_n_f32(0.0f);
+    for (size_t b = 0; b < nb; b++) {
+        int32x4_t acc[4][4];
+        for (int i = 0; i < 4; i++)
+            for (int q = 0; q < 4; q++) acc[i][q] = vdupq_n_s32(0);
+        for (size_t k = b * block; k < (b + 1) * block; k += 8, wp += 64) {
+            int8x16_t lo[4], hi[4];
+            for (int q = 0; q < 4; q++) {
+                const int8x16_t v = vld1q_s8(wp + 16 * q);
+                lo[q] = qnn_qb4w_lo(v), hi[q] = qnn_qb4w_hi(v);
+            }
+            for (int i = 0; i < 4; i++) step(acc[i], lo, hi, qnn_qb4w_x8(ar[i] + k));
+        }
+        for (size_t i = 0; i < 4; i++)
+            qnn_qb4w_block(f[i], acc[i], zp[i < mr ? i : 0] - 128, pv.wsum + b * QNN_QB4W_NR,
+                           pv.scale + b * QNN_QB4W_NR);
+    }
+    for (size_t i = 0; i < mr; i++) qnn_qb4w_store(c + i * cs, nc, f[i], sx[i], pv.bias);
 }
 
 #endif /* QNN_NEON_QB4W_H */

@@ -160,41 +160,21 @@ void par_qnn_quantize__neon(size_t n, const float *x, uint8_t *y, double inv_sca
  * (lane 0 of its 8 bytes, repeated) and smlal adds the high nibbles times k's 4-7, so each int16 lane holds two
  * products (|.| <= 2048); addp pairs the two column pairs (4 products, |.| <= 4096) and sadalp adds adjacent
  * lanes into the quad's 4 int32 column sums: 6 instructions for 32 multiply-adds. */
+/* smull / smlal / addp / sadalp: one row's 4 quads of a group of 8 k's (above). */
+static inline void qb4w_step(int32x4_t acc[4], const int8x16_t lo[4], const int8x16_t hi[4], int8x8_t x8)
+{
+    const int32x2_t x = vreinterpret_s32_s8(x8);
+    const int8x8_t xl = vreinterpret_s8_s32(vdup_lane_s32(x, 0)), xh = vreinterpret_s8_s32(vdup_lane_s32(x, 1));
+    for (int q = 0; q < 4; q++) {
+        int16x8_t p0 = vmull_s8(vget_low_s8(lo[q]), xl), p1 = vmull_s8(vget_high_s8(lo[q]), xl);
+        p0 = vmlal_s8(p0, vget_low_s8(hi[q]), xh);
+        p1 = vmlal_s8(p1, vget_high_s8(hi[q]), xh);
+        acc[q] = vpadalq_s16(acc[q], vpaddq_s16(p0, p1));
+    }
+}
+
 void par_qnn_qb4w_4x16c8__neon(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
                                const int32_t *zp, const float *sx, const void *w, float *c, size_t cs)
 {
-    qnn_qb4w_view pv;
-    const size_t nb = qnn_qb4w_parts(w, kc, block, &pv);
-    const int8_t *wp = (const int8_t *)pv.w4;
-    const uint8_t *ar[4];
-    for (size_t i = 0; i < 4; i++) ar[i] = a + (i < mr ? i : 0) * a_stride;
-    float32x4_t f[4][4];
-    for (int i = 0; i < 4; i++)
-        for (int q = 0; q < 4; q++) f[i][q] = vdupq_n_f32(0.0f);
-    for (size_t b = 0; b < nb; b++) {
-        int32x4_t acc[4][4];
-        for (int i = 0; i < 4; i++)
-            for (int q = 0; q < 4; q++) acc[i][q] = vdupq_n_s32(0);
-        for (size_t k = b * block; k < (b + 1) * block; k += 8, wp += 64) {
-            int8x16_t lo[4], hi[4];
-            for (int q = 0; q < 4; q++) {
-                const int8x16_t v = vld1q_s8(wp + 16 * q);
-                lo[q] = qnn_qb4w_lo(v), hi[q] = qnn_qb4w_hi(v);
-            }
-            for (int i = 0; i < 4; i++) {
-                const int32x2_t x = vreinterpret_s32_s8(qnn_qb4w_x8(ar[i] + k));
-                const int8x8_t xl = vreinterpret_s8_s32(vdup_lane_s32(x, 0)), xh = vreinterpret_s8_s32(vdup_lane_s32(x, 1));
-                for (int q = 0; q < 4; q++) {
-                    int16x8_t p0 = vmull_s8(vget_low_s8(lo[q]), xl), p1 = vmull_s8(vget_high_s8(lo[q]), xl);
-                    p0 = vmlal_s8(p0, vget_low_s8(hi[q]), xh);
-                    p1 = vmlal_s8(p1, vget_high_s8(hi[q]), xh);
-                    acc[i][q] = vpadalq_s16(acc[i][q], vpaddq_s16(p0, p1));
-                }
-            }
-        }
-        for (size_t i = 0; i < 4; i++)
-            qnn_qb4w_block(f[i], acc[i], zp[i < mr ? i : 0] - 128, pv.wsum + b * QNN_QB4W_NR,
-                           pv.scale + b * QNN_QB4W_NR);
-    }
-    for (size_t i = 0; i < mr; i++) qnn_qb4w_store(c + i * cs, nc, f[i], sx[i], pv.bias);
+    qnn_qb4w_drive(mr, nc, kc, block, a, a_stride, zp, sx, w, c, cs, qb4w_step);
 }

@@ -94,38 +94,17 @@ void par_qnn_igemm_4x16c4__neondot(size_t mr, size_t nc, size_t kc, size_t ks, c
  * epilogue). Per group of 8 k's, four 16-byte weight vectors (4 columns x 4 bytes each) split into their low and
  * high nibbles; per row and 4-column quad two sdot by lane: the low nibbles times the row's k's 0-3 (lane 0 of its
  * 8 bytes), the high nibbles times k's 4-7 (lane 1). 16 accumulators, 8 nibble vectors, 4 rows. */
+/* two sdot by lane per quad: one row's 4 quads of a group of 8 k's (above). */
+static inline void qb4w_step(int32x4_t acc[4], const int8x16_t lo[4], const int8x16_t hi[4], int8x8_t x)
+{
+    for (int q = 0; q < 4; q++) {
+        acc[q] = vdotq_lane_s32(acc[q], lo[q], x, 0);
+        acc[q] = vdotq_lane_s32(acc[q], hi[q], x, 1);
+    }
+}
+
 void par_qnn_qb4w_4x16c8__neondot(size_t mr, size_t nc, size_t kc, size_t block, const uint8_t *a, size_t a_stride,
                                   const int32_t *zp, const float *sx, const void *w, float *c, size_t cs)
 {
-    qnn_qb4w_view pv;
-    const size_t nb = qnn_qb4w_parts(w, kc, block, &pv);
-    const int8_t *wp = (const int8_t *)pv.w4;
-    const uint8_t *ar[4];
-    for (size_t i = 0; i < 4; i++) ar[i] = a + (i < mr ? i : 0) * a_stride;
-    float32x4_t f[4][4];
-    for (int i = 0; i < 4; i++)
-        for (int q = 0; q < 4; q++) f[i][q] = vdupq_n_f32(0.0f);
-    for (size_t b = 0; b < nb; b++) {
-        int32x4_t acc[4][4];
-        for (int i = 0; i < 4; i++)
-            for (int q = 0; q < 4; q++) acc[i][q] = vdupq_n_s32(0);
-        for (size_t k = b * block; k < (b + 1) * block; k += 8, wp += 64) {
-            int8x16_t lo[4], hi[4];
-            for (int q = 0; q < 4; q++) {
-                const int8x16_t v = vld1q_s8(wp + 16 * q);
-                lo[q] = qnn_qb4w_lo(v), hi[q] = qnn_qb4w_hi(v);
-            }
-            for (int i = 0; i < 4; i++) {
-                const int8x8_t x = qnn_qb4w_x8(ar[i] + k);
-                for (int q = 0; q < 4; q++) {
-                    acc[i][q] = vdotq_lane_s32(acc[i][q], lo[q], x, 0);
-                    acc[i][q] = vdotq_lane_s32(acc[i][q], hi[q], x, 1);
-                }
-            }
-        }
-        for (size_t i = 0; i < 4; i++)
-            qnn_qb4w_block(f[i], acc[i], zp[i < mr ? i : 0] - 128, pv.wsum + b * QNN_QB4W_NR,
-                           pv.scale + b * QNN_QB4W_NR);
-    }
-    for (size_t i = 0; i < mr; i++) qnn_qb4w_store(c + i * cs, nc, f[i], sx[i], pv.bias);
+    qnn_qb4w_drive(mr, nc, kc, block, a, a_stride, zp, sx, w, c, cs, qb4w_step);
 }
