@@ -21,6 +21,7 @@
 #include "elem_util.h"
 
 #include "core/graph.h"
+#include "core/ops.h"
 
 #include <math.h>
 
@@ -126,32 +127,118 @@ static int pow_elem(double a, double ea, double b, double eb, const par_prec *pr
     return 0;
 }
 
-/* Value and budget of one output element from its two operands (add, sub, mul, div). rss: the statistical
- * companion's scales (par_prec.stat_scale) of two distinct operands, whose errors come from independent roundings:
- * their root-sum-square, where a budget takes the sum (docs/oracle.md, "The statistical companion"). */
-static void bin_elem(bin_op op, double a, double ea, double b, double eb, const par_prec *pr, int rss, double *y,
-                     double *e)
+/* The roots of value v's error through elementwise ops (docs/budgets/elementwise.md, "Two operands"): v itself where
+ * its producer is not elementwise (a convolution, a pool, a normalization) or it is a leaf, else the roots of the
+ * producer's non-constant operands (an op whose output element i depends on input element i alone, by the op table's
+ * shape function, or on a row of it: softmax, counted too). Two operands whose roots meet carry errors of one
+ * source element for element (x and clamp(x + 3) in a decomposed hardswish): their errors add. At most max roots are
+ * collected; *over is set when there were more (the caller then treats the operands as correlated). */
+static void error_roots(const par_graph_desc *g, int32_t v, int depth, int32_t *roots, int *n, int max, int *over)
 {
-    double v, p;
+    int32_t p = v >= 0 ? g->values[v].producer : -1;
+    const par_op_info *info = p >= 0 ? par_op_of(&g->nodes[p]) : NULL;
+    if (depth < 64 && info && (info->infer == par_infer_same || info->infer == par_infer_broadcast)) {
+        const par_node *nd = &g->nodes[p];
+        int any = 0;
+        for (int32_t i = 0; i < nd->n_inputs; i++)
+            if (nd->inputs[i] >= 0 && g->values[nd->inputs[i]].kind != PAR_VALUE_CONST) {
+                error_roots(g, nd->inputs[i], depth + 1, roots, n, max, over);
+                any = 1;
+            }
+        if (any) return;
+    }
+    for (int k = 0; k < *n; k++)
+        if (roots[k] == v) return;
+    if (*n < max) roots[(*n)++] = v;
+    else *over = 1;
+}
+
+/* Whether the two operands of node c->n have errors from disjoint roots (error_roots), so that rule 5 takes them as
+ * independent sources: a residual's branch and skip, a gate and its signal. The same tensor on both sides, or two
+ * elementwise functions of one tensor, are not. */
+static int independent_operands(const par_ref_ctx *c)
+{
+    if (!c->g || !c->n || c->n->n_inputs < 2) return 0;
+    enum { MAXR = 32 };
+    int32_t ra[MAXR], rb[MAXR];
+    int na = 0, nb = 0, over = 0;
+    error_roots(c->g, c->n->inputs[0], 0, ra, &na, MAXR, &over);
+    error_roots(c->g, c->n->inputs[1], 0, rb, &nb, MAXR, &over);
+    if (over) return 0;
+    for (int i = 0; i < na; i++)
+        for (int k = 0; k < nb; k++)
+            if (ra[i] == rb[k]) return 0;
+    return 1;
+}
+
+/* One operand as the binary kernels read it: value, budget, scale and flush part (0 without flushing). */
+typedef struct bin_in {
+    double v, e, s, f;
+} bin_in;
+
+/* Value and budget of one output element from its two operands (add, sub, mul, div), and, where the operands are
+ * independent (ind), its scale *so and flush part *fo (docs/budgets/elementwise.md, "Two operands"). add, sub and
+ * mul are linear in the operands' errors to first order (mul's second-order term ea eb is kept worst case): y's
+ * error is ca da + cb db with (ca, cb) = (1, +-1) or (b, a), a linear combination of two terms, and rule 5 bounds it
+ * by the smaller of the worst case and lambda times the root-sum-square of the terms' scales (par_prop_bound_flush,
+ * the flush parts signed by their terms). Operands with a common root keep the worst case, and their scale comes
+ * from the interpreter's scale pass (the sum of the scales). */
+static void bin_elem(bin_op op, bin_in a, bin_in b, const par_prec *pr, int ind, double *y, double *e, double *so,
+                     double *fo)
+{
+    double v, p, ta = 0, tb = 0, cross = 0, fa = 0, fb = 0, sga = 0, sgb = 0;
     switch (op) {
-    case BIN_ADD: v = a + b; p = rss ? hypot(ea, eb) : ea + eb; break;
-    case BIN_SUB: v = a - b; p = rss ? hypot(ea, eb) : ea + eb; break;
+    case BIN_ADD:
+    case BIN_SUB:
+        v = op == BIN_ADD ? a.v + b.v : a.v - b.v;
+        p = a.e + b.e;
+        ta = a.s, tb = b.s, fa = a.f, fb = b.f;
+        sga = par_flush_sign(a.v), sgb = (op == BIN_ADD ? 1 : -1) * par_flush_sign(b.v);
+        break;
     case BIN_MUL:
-        v = a * b;
-        p = (rss ? hypot(fabs(b) * ea, fabs(a) * eb) : fabs(b) * ea + fabs(a) * eb) + ea * eb;
+        v = a.v * b.v;
+        p = fabs(b.v) * a.e + fabs(a.v) * b.e + a.e * b.e;
+        ta = fabs(b.v) * a.s, tb = fabs(a.v) * b.s, fa = fabs(b.v) * a.f, fb = fabs(a.v) * b.f;
+        sga = sgb = par_flush_sign(a.v) * par_flush_sign(b.v);
+        cross = a.e * b.e;
         break;
     case BIN_DIV:
     default: {
-        v = a / b;
-        double lo = fabs(b) - eb; /* the smallest |b'| a backend may hold */
-        p = lo > 0 ? ea / lo + fabs(a) * eb / (fabs(b) * lo) : INFINITY;
+        v = a.v / b.v;
+        double lo = fabs(b.v) - b.e; /* the smallest |b'| a backend may hold */
+        p = lo > 0 ? a.e / lo + fabs(a.v) * b.e / (fabs(b.v) * lo) : INFINITY;
+        ind = 0;
         break;
     }
+    }
+    double prop2 = ta * ta + tb * tb;
+    par_flush_sum fl = {0};
+    if (ind) {
+        if (fa > 0) par_flush_add(&fl, fa, sga, 0);
+        if (fb > 0) par_flush_add(&fl, fb, sgb, 0);
+        /* the first-order part by rule 5; the second-order term of mul worst case */
+        p = fmin(p, par_prop_bound_flush(p - cross, prop2, &fl) + cross);
     }
     double own = pr->u * (fabs(v) + p);
     double tot = p + own + pr->u_store * (fabs(v) + p + own);
     *y = v;
     *e = (isfinite(v) && tot == tot) ? tot : INFINITY;
+    if (ind) {
+        /* the scale: the one rounding, the terms' root-sum-square (the flush terms' fluctuation included), never
+         * more than their sum (the scale of operands with a common root) nor the propagated bound, and mul's
+         * second-order term on the scales (as the scale pass takes it); the flush part: the part common to the
+         * flush terms' signs, and mul's second-order term on the flush parts (as the flush pass takes it) */
+        double ps = own + fmin(fmin(sqrt(prop2 + fl.sq), ta + tb), p) + (op == BIN_MUL ? a.s * b.s : 0);
+        ps += pr->u_store * (fabs(v) + ps);
+        *so = *e < INFINITY ? fmin(ps, *e) : *e;
+        *fo = fmin(par_flush_common(&fl) + (op == BIN_MUL ? a.f * b.f : 0), *e);
+    }
+}
+
+static bin_in bin_read(const par_rt *t, int64_t i)
+{
+    bin_in r = {t->v[i], t->e[i], par_rt_scales(t)[i], t->f ? t->f[i] : 0};
+    return r;
 }
 
 static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *in, par_rt *const *out, par_msg *msg)
@@ -170,14 +257,20 @@ static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *i
 
     int64_t idx[PAR_MAX_RANK] = {0};
     int64_t oa = 0, ob = 0;
-    const int rss = c->prec.stat_scale && a->v != b->v; /* an operand added to itself has one error, counted twice */
+    /* independent operands: the kernel gives the scales and flush parts itself (every pass but the value pass
+     * leaves them to the interpreter: y->s is then written and not read) */
+    const int ind = (op == BIN_ADD || op == BIN_SUB || op == BIN_MUL) && a->v != b->v && independent_operands(c);
     for (int64_t i = 0; i < y->numel; i++) {
         if (op == BIN_MIN || op == BIN_MAX)
             minmax_elem(op == BIN_MAX, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &y->v[i], &y->e[i]);
         else if (op == BIN_POW) {
             if (pow_elem(a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i])) par_mark_any(c, i);
-        } else
-            bin_elem(op, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, rss, &y->v[i], &y->e[i]);
+        } else {
+            double so = 0, fo = 0;
+            bin_elem(op, bin_read(a, oa), bin_read(b, ob), &c->prec, ind, &y->v[i], &y->e[i], &so, &fo);
+            if (ind && y->s) y->s[i] = so;
+            if (ind && y->f) y->f[i] = fo;
+        }
         /* a / +-0 is an infinity whose sign is the zero's, and the oracle does not pin the sign of a zero (a
          * correct backend may hold -0 where the reference has +0, docs/oracle.md): either infinity is right, so the
          * element is "anything" (0 / 0 and NaN / 0 stay NaN) */

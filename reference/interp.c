@@ -7,6 +7,7 @@
  * a backend and never allocates per element. The reference tensors are rt.c's, the table of kernels kernels.c's.
  */
 #include "reference.h"
+#include "elem_util.h"
 
 #include <math.h>
 
@@ -487,6 +488,36 @@ static par_status flush_pass(const par_op_info *info, const par_ref_ctx *c, int3
     return st;
 }
 
+/* Ops whose output lies in a fixed range whatever the input (the op table's PAR_OPF_OUT_01: [0, 1], sigmoid,
+ * hardsigmoid, softmax; PAR_OPF_OUT_PM1: [-1, 1], tanh, erf, softsign, sin, cos, sign): a correct backend computes
+ * the op on held inputs, whose exact result lies in the range, with its own error on top, which beyond the range is at
+ * most a few roundings of a result of magnitude 1 and the underflow allowance (docs/oracle.md, rule 5, "Ranges").
+ * So however large the propagated budget, the held result is within max(v - lo, hi - v) of that range's far end
+ * plus that allowance: the budget, and with it the scale and the flush part, is capped there. Without the cap a
+ * sigmoid of an input held within 100 had a budget of up to 100 sup|f'|; the error scale of a model then grew
+ * through every gate it multiplied. Elements with an infinite budget keep it (the backend's input may be an
+ * infinity there, and sin or a softmax row of it is NaN: the interpreter's rules decide). */
+static void range_cap(const par_op_info *info, const par_prec *p, par_rt *t)
+{
+    double lo, hi;
+    if (info->flags & PAR_OPF_OUT_01) lo = 0, hi = 1;
+    else if (info->flags & PAR_OPF_OUT_PM1) lo = -1, hi = 1;
+    else return;
+    if (t->dtype != PAR_DTYPE_F32 && t->dtype != PAR_DTYPE_F16 && t->dtype != PAR_DTYPE_F64) return;
+    /* fn ulps of the function, up to 4 roundings of its steps, the storage rounding (twice: f16 storage of an f32
+     * tensor), the underflow of a tiny result (twice) */
+    const double a = (p->fn_ulps + 4) * p->u + 2 * p->u_store + 2 * underflow_abs(p);
+    for (int64_t i = 0; i < t->numel; i++) {
+        double v = t->v[i], e = t->e[i];
+        if (!isfinite(v) || !(e < INFINITY)) continue;
+        double w = fmax(v - lo, hi - v) + a;
+        if (!(e > w)) continue;
+        t->e[i] = w;
+        if (t->s && t->s[i] > w) t->s[i] = w;
+        if (t->f && t->f[i] > w) t->f[i] = w;
+    }
+}
+
 /* The ops each of whose output elements is one of its inputs' elements (or nothing from a float input: an index):
  * where every float input is held >= 0, so is the output (par_rt.nonneg; pad and the clamps set it themselves). */
 static int selects_elements(const char *op)
@@ -567,6 +598,7 @@ static par_status run_node(const par_graph_desc *g, int32_t ni, const par_prec *
         if (st == PAR_OK) carry_nonneg(n, in, out);
         if (st == PAR_OK) st = scale_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
         if (st == PAR_OK && p->flush > 0) st = flush_pass(info, &c, n->n_inputs, in, n->n_outputs, out, msg);
+        for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++) range_cap(info, p, out[i]);
         if (st == PAR_OK && !(p->flush > 0) && !(info->flags & PAR_OPF_EXACT))
             for (int32_t i = 0; i < n->n_outputs; i++) gradual_results(out[i], p);
         for (int32_t i = 0; i < n->n_outputs && st == PAR_OK; i++)

@@ -108,6 +108,23 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
  * errors as independent and mean-zero, by their root-sum-square: sqrt(k) u in place of gamma_k in the mean's and the
  * variance's sums, sqrt(6) u in place of the output's 6u, the inputs' scales without lambda in the held mean and
  * variance, and |y'_j - y_j| as the root-sum-square of its three parts (the element's error, the mean's, r's). */
+/* The smallest value a correct backend's held v' + eps can take (docs/budgets/norm-reduce.md, "A floor under the
+ * variance"): every form it may use holds a variance v' >= 0 (two-pass and rms_norm sum non-negative squares; each
+ * of Welford's increments (x_k - m_{k-1})(x_k - m_k) is a product of two factors of one sign, the rounded m_k lying
+ * between m_{k-1} and x_k; the one-pass form clamps at 0), so by monotone rounding fl(v' + eps') >= eps', with eps'
+ * eps rounded to the arithmetic and the storage formats (relative u each, and the gradual underflow's half
+ * subnormal each where eps lies below their smallest normal). A backend that flushes reads an eps below tau as 0:
+ * no floor then. */
+static double held_eps_floor(double eps, const par_prec *pr)
+{
+    if (!(eps > 0)) return 0;
+    if (pr->flush > 0 && eps < pr->flush) return 0;
+    double lo = eps * (1 - pr->u) * (1 - pr->u_store);
+    if (pr->u > 0 && eps < par_fmt_of(pr->u)->tiny) lo -= par_fmt_of(pr->u)->eta;
+    if (pr->u_store > 0 && eps < par_fmt_of(pr->u_store)->tiny) lo -= par_fmt_of(pr->u_store)->eta;
+    return lo > 0 ? lo : 0;
+}
+
 typedef struct norm_params {
     const par_rt *w, *b; /* NULL when absent: weight 1, bias 0 */
 } norm_params;
@@ -155,7 +172,7 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
     const double gd = stat ? gv : 6 * u;
     const double ev = gv * (vh + mh * mh) + gd * dh * dh + 2 * mh * em + em * em + par_eta(pr, 3);
     const double ve = var + q->eps;
-    const double L = ve - ev - ev_in - u * q->eps - u * (ve + ev + ev_in);
+    const double L = fmax(ve - ev - ev_in - u * q->eps - u * (ve + ev + ev_in), held_eps_floor(q->eps, pr));
     const double r = 1.0 / sqrt(ve);
     const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
     for (int64_t j = 0; j < q->n; j++) {
@@ -260,6 +277,7 @@ par_status par_ref_rms_norm(const par_ref_ctx *c, const par_rt *const *in, par_r
                         (long long)w->numel, (long long)q.n);
     const par_prec *pr = &c->prec;
     const double u = pr->u, n = (double)q.n;
+    const double tau = u > 0 ? par_fmt_of(u)->tiny : pr->flush; /* the arithmetic's smallest normal */
     const double *xs = par_rt_scales(x);
     for (int64_t g = 0; g < q.groups; g++) {
         const int64_t base = g * q.n;
@@ -276,7 +294,7 @@ par_status par_ref_rms_norm(const par_ref_ctx *c, const par_rt *const *in, par_r
         const double eq_in = 2 * par_prop_bound(sxe, sxs2) / n + se2 / n;
         const double eq = par_gamma(q.n + 1, u) * Q / n + par_eta(pr, 3);
         const double ve = qv + q.eps;
-        const double L = ve - eq - eq_in - u * q.eps - u * (ve + eq + eq_in);
+        const double L = fmax(ve - eq - eq_in - u * q.eps - u * (ve + eq + eq_in), held_eps_floor(q.eps, pr));
         const double r = 1.0 / sqrt(ve);
         const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
         for (int64_t j = 0; j < q.n; j++) {
@@ -287,7 +305,13 @@ par_status par_ref_rms_norm(const par_ref_ctx *c, const par_rt *const *in, par_r
             double dev = bmul(e, sh) + bmul(fabs(xv) * wa, r_hi - r) + fabs(xv) * r * ew;
             double own = 2 * u * bmul(sh, fabs(xv) + e) + par_eta(pr, 2);
             y->v[base + j] = v;
-            y->e[base + j] = finish(v, dev, own, pr);
+            /* whatever the statistics' errors, a held x'_j whose square is a normal number is one of the
+             * non-negative terms of the held q', so |x'_j| r' <= sqrt(n / (1 - gamma_{n+1})) (r's and the products'
+             * own errors on top); one below sqrt(tau) of the arithmetic gives at most sqrt(tau) r_hi (norm-reduce.md,
+             * "rms_norm": a direct bound) */
+            const double ymax = bmul(wa * (1 + (pr->fn_ulps + 5) * u),
+                                     fmax(sqrt(n / (1 - par_gamma(q.n + 1, u))), bmul(sqrt(tau), r_hi)));
+            y->e[base + j] = fmin(finish(v, dev, own, pr), finish(v, fabs(v) + ymax, par_eta(pr, 2), pr));
         }
     }
     return PAR_OK;
