@@ -8,9 +8,9 @@
  * that collects the layer's defects for diagnostics), the chosen device's timestamp abilities, and the bookkeeping
  * of VK_CALL (a lost device; the failures tests plant).
  *
- * And the warm start of the drivers (instance_create_pinned, warm_driver below): the libraries the first instance
- * loaded stay mapped and relocated after it is destroyed, and on a CPU device one pipeline is built and thrown away,
- * so that the fork server's warm start leaves a loaded, initialized driver to every job's child.
+ * And the warm start of the drivers (instance_create_pinned below; vk_warm_driver in vk_pipes.c): the libraries the
+ * first instance loaded stay mapped and relocated after it is destroyed, and on a CPU device one pipeline is built and
+ * thrown away, so that the fork server's warm start leaves a loaded, initialized driver to every job's child.
  *
  * It never sets VK_ICD_FILENAMES or any other environment (which drivers and layers the loader finds is the user's
  * business), never replaces the instance once a logical device exists, and never creates more than one logical
@@ -321,7 +321,7 @@ static par_status instance_create(vk_ctx *c, int validate, par_msg *msg)
  * is what any process that creates a second instance after destroying a first one sees: the libraries' one-time
  * initialization (LLVM's targets, CPU detection) already done. It changes no number: the same driver code runs.
  *
- * On a CPU device (lavapipe) the first context also warms the driver (warm_driver below).
+ * On a CPU device (lavapipe) the first context also warms the driver (c->warm_due: vk_warm_driver, vk_pipes.c).
  *
  * PARITY_VULKAN_WARM=0 turns both off (measurements; a driver that should misbehave with them). */
 #define VK_PIN_MAX 256
@@ -397,68 +397,6 @@ int vk_slots(const vk_ctx *c)
     return c->props.limits.maxPerStageDescriptorStorageBuffers < VK_MAX_SLOTS ? 4 : VK_MAX_SLOTS;
 }
 
-/* The driver's warm-up, once per process tree (the fork server's warm start; its children inherit the flag): on a
- * CPU device (lavapipe), a logical device and one compute pipeline (unary, OP 0) are created and destroyed. What
- * that initializes once per process in the driver (measured on lavapipe: a child's first pipeline 8-10 -> 3 ms) is
- * then inherited by every job's child. Only on a CPU device: there it is measured, and vkDestroyDevice joins every
- * thread the device started (the fork server has one thread when it forks; tests/test_vulkan.c checks it); a GPU
- * driver may keep threads or a file descriptor of the device open past its destroy, which a fork would share.
- * Failures are ignored: the case's own prepare creates everything again and reports what fails. */
-static void warm_driver(vk_ctx *c)
-{
-    par_msg ignored;
-    const vk_shader_code *code = vk_shader_find("unary", VK_VAR_F32);
-    if (!code || c->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || vk_ctx_open(c, &ignored) != PAR_OK) return;
-    VkDevice dev = c->device;
-    VkShaderModuleCreateInfo mci = {.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
-                                    .codeSize = code->n_words * 4,
-                                    .pCode = code->words};
-    VkDescriptorSetLayoutBinding bind[VK_MAX_SLOTS];
-    const uint32_t slots = (uint32_t)vk_slots(c);
-    for (uint32_t s = 0; s < slots; s++)
-        bind[s] = (VkDescriptorSetLayoutBinding){s, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT,
-                                                 NULL};
-    VkDescriptorSetLayoutCreateInfo lci = {.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
-                                           .bindingCount = slots,
-                                           .pBindings = bind};
-    VkShaderModule mod = VK_NULL_HANDLE;
-    VkDescriptorSetLayout sl = VK_NULL_HANDLE;
-    VkPipelineLayout pl = VK_NULL_HANDLE;
-    VkPipeline pipe = VK_NULL_HANDLE;
-    if (vkCreateShaderModule(dev, &mci, NULL, &mod) == VK_SUCCESS &&
-        vkCreateDescriptorSetLayout(dev, &lci, NULL, &sl) == VK_SUCCESS) {
-        VkPushConstantRange pcr = {VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(vk_push)};
-        VkPipelineLayoutCreateInfo pci = {.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                          .setLayoutCount = 1,
-                                          .pSetLayouts = &sl,
-                                          .pushConstantRangeCount = 1,
-                                          .pPushConstantRanges = &pcr};
-        uint32_t spec_data[2] = {VK_WG_SIZE, 0};
-        VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
-        VkSpecializationInfo spec = {2, entries, sizeof spec_data, spec_data};
-        VkComputePipelineCreateInfo ci = {
-            .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-            .stage = {.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                      .stage = VK_SHADER_STAGE_COMPUTE_BIT,
-                      .module = mod,
-                      .pName = "main",
-                      .pSpecializationInfo = &spec},
-        };
-        if (vkCreatePipelineLayout(dev, &pci, NULL, &pl) == VK_SUCCESS) {
-            ci.layout = pl;
-            if (vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, NULL, &pipe) != VK_SUCCESS)
-                pipe = VK_NULL_HANDLE;
-        }
-    }
-    if (pipe) vkDestroyPipeline(dev, pipe, NULL);
-    if (pl) vkDestroyPipelineLayout(dev, pl, NULL);
-    if (sl) vkDestroyDescriptorSetLayout(dev, sl, NULL);
-    if (mod) vkDestroyShaderModule(dev, mod, NULL);
-    vkDestroyDevice(dev, NULL);
-    c->device = VK_NULL_HANDLE;
-    c->queue = VK_NULL_HANDLE;
-}
-
 par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
 {
     *out = NULL;
@@ -473,7 +411,7 @@ par_status vk_ctx_create(vk_ctx **out, par_msg *msg)
     int first;
     par_status st = instance_create_pinned(c, &first, msg);
     if (st == PAR_OK && (st = vk_ctx_select(c, NULL, msg)) != PAR_OK) st = PAR_UNSUPPORTED;
-    if (st == PAR_OK && first) warm_driver(c);
+    c->warm_due = st == PAR_OK && first;
     if (st != PAR_OK) {
         vk_ctx_destroy(c);
         return st;

@@ -118,6 +118,7 @@ typedef struct vk_ctx {
     int n_pipes, cap_pipes;
     vk_pipe *pipes;
     int64_t pipes_created;
+    int warm_due;               /* the process's first context: init warms the driver (vk_warm_driver) */
     int prepared_once;          /* knobs are refused after this */
     int direct_kernels;         /* knob kernels=direct: no tiled conv2d / linear / matmul shaders */
 } vk_ctx;
@@ -155,6 +156,9 @@ struct vk_dispatch;
 par_status vk_pipeline(vk_ctx *c, const struct vk_dispatch *d, VkPipeline *out, par_msg *msg);
 /* Destroys every pipeline and the layouts (before the device). */
 void vk_pipes_destroy(vk_ctx *c);
+/* The driver's warm-up at the process's first context (c->warm_due): on a CPU device, one pipeline made by
+ * vk_pipeline on a device of its own, then all of it destroyed; failures are ignored. */
+void vk_warm_driver(vk_ctx *c);
 /* Whether a debug-utils message of this severity and type is a defect (pure; the policy in vk_device.c). */
 int vk_diag_counts(VkDebugUtilsMessageSeverityFlagBitsEXT severity, VkDebugUtilsMessageTypeFlagsEXT type);
 /* The messages counted since the last call, as one line in buf (truncated to len), then forgotten; the length the

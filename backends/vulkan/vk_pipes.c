@@ -122,3 +122,27 @@ void vk_pipes_destroy(vk_ctx *c)
     c->pipe_layout = VK_NULL_HANDLE;
     c->set_layout = VK_NULL_HANDLE;
 }
+
+/* The driver's warm-up, once per process tree (the fork server's warm start; its children inherit the flag): on a
+ * CPU device (lavapipe), a logical device and one compute pipeline (unary, OP 0), made by vk_pipeline as every
+ * case's are, then destroyed with the layouts and the device. What that initializes once per process in the driver
+ * (measured on lavapipe: a child's first pipeline 8-10 -> 3 ms) is then inherited by every job's child. Only on a
+ * CPU device: there it is measured, and vkDestroyDevice joins every thread the device started (the fork server has
+ * one thread when it forks; tests/test_vulkan.c checks it); a GPU driver may keep threads or a file descriptor of
+ * the device open past its destroy, which a fork would share. Failures are ignored: the case's own prepare creates
+ * everything again and reports what fails; the context leaves with no pipeline, no device and nothing counted. */
+void vk_warm_driver(vk_ctx *c)
+{
+    par_msg ignored;
+    c->warm_due = 0;
+    if (c->props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU || vk_ctx_open(c, &ignored) != PAR_OK) return;
+    vk_dispatch d = {.shader = "unary", .variant = VK_VAR_F32, .op = 0};
+    VkPipeline pipe;
+    (void)vk_pipeline(c, &d, &pipe, &ignored);
+    vk_pipes_destroy(c);
+    c->pipes_created = 0;
+    c->lost[0] = '\0';
+    vkDestroyDevice(c->device, NULL);
+    c->device = VK_NULL_HANDLE;
+    c->queue = VK_NULL_HANDLE;
+}

@@ -33,6 +33,7 @@ static par_status vk_init(void **out, par_msg *msg)
 {
     vk_ctx *c = NULL;
     par_status st = vk_ctx_create(&c, msg);
+    if (st == PAR_OK && c->warm_due) vk_warm_driver(c);
     *out = c;
     return st;
 }
