@@ -7,7 +7,8 @@
  * float32 arithmetic) are in example_conv.c, example_eltwise.c, example_norm.c, example_attention.c and
  * example_shape.c.
  *
- * Life cycle, as the harness drives it (every call from one thread, each case in its own child process):
+ * Life cycle, as the harness drives it (every call from one thread; a child process serves cases one after another
+ * while they pass, since this backend declares reuse):
  *
  *   parity_backend_entry(version)  returns the table below, or NULL when it cannot serve that ABI version.
  *   init                           creates the context (here: the knob settings).
@@ -21,6 +22,8 @@
  *   bind(inputs, outputs)          records the caller's buffers (logical NCHW, dense, the values' dtypes).
  *   run                            walks the nodes in graph order (the graph is topologically ordered). Timed, and
  *                                  repeated: it must give the same bits every time.
+ *   reuse (through get_proc)       optional: nonzero when the context may serve the next case in the same process
+ *                                  (then init once, destroy when the process ends; docs/reliability.md).
  *   node_outputs (through get_proc) optional, for localization: after prepare, buffers for chosen node values;
  *                                  run then copies each of them there once its node has run (every node value is
  *                                  held: this backend fuses nothing).
@@ -245,9 +248,19 @@ static par_status ex_node_outputs(void *ctx, void *prepared, int32_t n, const in
     return PAR_OK;
 }
 
+/* PAR_PROC_REUSE: a context serves the next case. It holds the knob (the instance's, the same for every case) and
+ * the prepared flag; each prepare builds a plan of its own that release frees, and nothing is cached or kept that
+ * points into a graph, so no case can change another's results. */
+static int ex_reuse(void *ctx)
+{
+    (void)ctx;
+    return 1;
+}
+
 static void *ex_get_proc(void *ctx, const char *name)
 {
     (void)ctx;
+    if (strcmp(name, PAR_PROC_REUSE) == 0) return (void *)(par_reuse_fn)ex_reuse;
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)ex_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)ex_describe;
     if (strcmp(name, PAR_PROC_NODE_OUTPUTS) == 0) return (void *)(par_node_outputs_fn)ex_node_outputs;
