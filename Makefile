@@ -8,7 +8,8 @@
 #   make ARCH=aarch64                 cross-build for aarch64 into build/aarch64 (docs/aarch64.md)
 #   make check-aarch64                that build's unit tests and quick suite under qemu-user, QEMU_CPU=max and
 #                                     cortex-a53, and the x86-64 / aarch64 reference comparison; ends like check
-#   make run      the default suite on every usable backend; summary on screen, out/report.json and out/report.html (its path printed last)
+#   make run      the default suite on every usable backend; summary on screen, out/report.json and out/report.html (its path printed last);
+#                 builds only what the run needs (run-build: not the tests)
 #   make bench    latency benchmarks
 #   make install  PREFIX=/usr/local DESTDIR=
 #   make fuzz     the libFuzzer targets (clang, ASan + UBSan) in build/fuzz/; make fuzz-run FUZZ_TARGET=graph
@@ -341,8 +342,14 @@ check-aarch64: deps
 	+@$(MAKEQ) $(CHECK_J) all ARCH=aarch64 SANITIZE=
 	@sh tools/check_aarch64.sh build/aarch64 $(JOBS)
 
+# What `make run` needs built (not the unit tests, their plugins and tools, which `all` builds too): the program, the
+# plugins, and the libraries backends open at run time (the simulated NNAPI library, the libtorch bridge).
+RUN_NEEDS := $(EXE) $(PLUGINS) $(NNSIM_LIB) $(TORCH_LIB)
+.PHONY: run-build
+run-build: $(RUN_NEEDS)
+	@:
 run: deps
-	+@$(MAKEQ) $(CHECK_J) all
+	+@$(MAKEQ) $(CHECK_J) run-build
 	@# Exit code 1 means the run completed and found conformance failures: that is the job's result (see the
 	@# summary and out/report.json), not a failure of the command. Usage (2) and internal (3) errors still fail.
 	@$(EXE) run --suite default --plugin $(EXAMPLE_PLUGIN) -j $(JOBS) --max-failures 10 --out out; rc=$$?; \
