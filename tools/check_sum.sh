@@ -6,7 +6,8 @@
 # exited non-zero or printed no count line; a step that failed without counting a failure (a crash, a usage or
 # internal error) adds one failure of its own, so the total never reads 0 failed when something went wrong.
 # Before it, the steps' wall times (LOGDIR/NAME.time) and CPU seconds (LOGDIR/NAME.cpu, user + system): the totals
-# and every step of 5 s or more, slowest first, so that where the time goes is in every log.
+# and every step, slowest first (by CPU seconds, which a loaded machine inflates less than wall time; the steps under
+# 1 s of both named together on the last lines), so that where the time goes is in every log.
 # Exits 1 when any step failed, 0 otherwise. Reads the logs only: it runs nothing. POSIX sh and awk only.
 
 set -u
@@ -63,12 +64,22 @@ if [ "$nsteps" = 0 ]; then
     bad=1
 fi
 if [ -s "$times" ]; then
-    sort -k1,1nr "$times" | awk -v label="$label" -v n="$nsteps" '
-        { total += $1; cpu += $2; if ($1 >= 5) slow[++k] = sprintf("  %6d s  %6d s CPU  %s", $1, $2, $3) }
+    sort -k2,2nr -k1,1nr -k3,3 "$times" | awk -v label="$label" -v n="$nsteps" '
+        { total += $1; cpu += $2
+          if ($1 >= 1 || $2 >= 1) row[++k] = sprintf("  %6d s  %6d s CPU  %s", $1, $2, $3)
+          else quick = quick " " $3 }
         END {
-            printf "%s: %d s summed over %d steps (some run side by side), %d s CPU%s\n", label " time", total, n, cpu,
-                k ? "; 5 s or more:" : ""
-            for (i = 1; i <= k; i++) print slow[i]
+            printf "%s: %d s summed over %d steps (some run side by side), %d s CPU; each step, wall and CPU:\n",
+                label " time", total, n, cpu
+            for (i = 1; i <= k; i++) print row[i]
+            if (quick != "") {
+                m = split(substr(quick, 2), q, " "); line = "  under 1 s each (" m "):"
+                for (i = 1; i <= m; i++) {
+                    if (length(line) + length(q[i]) > 118) { print line; line = "   " }
+                    line = line " " q[i]
+                }
+                print line
+            }
         }'
 fi
 if [ "$ts" != 0 ]; then
