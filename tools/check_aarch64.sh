@@ -7,9 +7,10 @@
 # each through tools/check_step.sh under BUILD/check-logs/aarch64-CPU:
 #   - the unit tests that run under qemu-user (UNIT_SKIP below names the others and why); on cortex-a53 only those
 #     of the backends that choose kernels by CPU feature (UNIT_A53): the others run the same instructions on both;
-#   - the quick suite, on max: cpu, qnnpack, qnnpack[kernels=scalar], xnnpack (when built) and the NEON variants a
-#     probe shows the instance runs (qnnpack's kernels=neon and kernels=neondot; cpu's kernels=neon is probed but
-#     not run again: cpu's automatic choice on aarch64 is that very set), and cpu[kernels=scalar] on the share
+#   - the quick suite, on max: cpu, qnnpack, xnnpack (when built); qnnpack's forced sets, qnnpack[kernels=scalar]
+#     and the NEON variants a probe shows the instance runs (kernels=neon and kernels=neondot), on its quantized
+#     cases only (FORCED_MATCH below; cpu's kernels=neon is probed but not run again: cpu's automatic choice on
+#     aarch64 is that very set), and cpu[kernels=scalar] on the share
 #     $AARCH64_SCALAR_SHARD of it (default 1/4: every op family, a quarter of each one's cases); one the build
 #     does not have or the CPU lacks is a skip with its reason, never a pass. On cortex-a53, on the share
 #     $AARCH64_A53_SHARD (default 1/2: every op family), only the instances whose kernels the CPU chooses (cpu,
@@ -42,6 +43,11 @@ UNIT_SKIP="test_cli test_campaign test_reduce test_ties test_winograd test_ftz t
            test_quant_nodes test_vulkan test_vulkan_precision test_vulkan_tiled"
 # On cortex-a53, the unit tests of the backends whose kernels depend on the CPU's features.
 UNIT_A53="test_cpu test_cpu_kernels test_qnnpack test_qnnpack_kernels test_qnnpack_neon test_xnnpack"
+# The quick cases whose numbers qnnpack's kernel sets compute: a quantized value (dt=q*, quant=q*) or a quantized
+# operator (linear_dynamic, linear_8da4w). The rest of qnnpack's quick cases are the decoder's f32 ops (qnn_float.c,
+# portable C, the same on every set), which the automatic instance runs; the forced sets run these only (full:
+# everything).
+FORCED_MATCH='dt=q|quant=q|^linear_dynamic\(|^linear_8da4w\('
 # What `make check` leaves to the nightly job (AARCH64_CHECK=full) or to a machine with time to spare.
 AARCH64_MODELS_FULL="mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant mobilenet_v2
                      efficientnet_lite0 mobilenet_v2_quant mobilenet_v2_qs8"
@@ -49,6 +55,7 @@ if [ "${AARCH64_CHECK:-}" = full ]; then
     MODELS=${AARCH64_MODELS:-$AARCH64_MODELS_FULL}
     SCALAR_SHARD=${AARCH64_SCALAR_SHARD:-1/1}
     A53_SHARD=${AARCH64_A53_SHARD:-1/1}
+    FORCED_MATCH=.
 else
     MODELS=${AARCH64_MODELS:-mlp}
     SCALAR_SHARD=${AARCH64_SCALAR_SHARD:-1/4}
@@ -107,11 +114,9 @@ phase() {
     done | CS="$here/check_step.sh" D="$d" CPU="$cpu" QEMU_SH="$here/qemu_aarch64.sh" TB="$build/tests" \
         xargs -P "$jobs" -n 1 sh -c 'sh "$CS" "$D" "$1-$CPU" sh "$QEMU_SH" "$TB/$1" | tail -n 1' sh
 
-    if [ "$cpu" = max ]; then
-        specs="cpu,qnnpack,qnnpack[kernels=scalar]"
-    else
-        specs="cpu,qnnpack"
-    fi
+    specs="cpu,qnnpack"
+    forced= # qnnpack's forced kernel sets (max only): the quantized cases alone, a step of their own
+    [ "$cpu" = max ] && forced="qnnpack[kernels=scalar]"
     if $qemu "$exe" list backends 2>/dev/null | awk '$1 == "xnnpack" && $3 == "yes" { f = 1 } END { exit !f }'; then
         specs="$specs,xnnpack"
     fi
@@ -121,7 +126,7 @@ phase() {
     for spec in 'cpu[kernels=neon]' 'qnnpack[kernels=neon]' 'qnnpack[kernels=neondot]'; do
         if why=$(probe "$spec" "$out/probe"); then
             # run on max, but cpu[kernels=neon] (cpu's automatic set there); on cortex-a53 the probe is the check
-            [ "$cpu" = max ] && [ "$spec" != 'cpu[kernels=neon]' ] && specs="$specs,$spec"
+            [ "$cpu" = max ] && [ "$spec" != 'cpu[kernels=neon]' ] && forced="$forced,$spec"
         else
             echo "SKIP $spec on QEMU_CPU=$cpu: $why" | tee -a "$out/variants.log"
             skips=$((skips + 1))
@@ -135,13 +140,16 @@ phase() {
     sh "$here/check_step.sh" "$d" "conformance-quick-$cpu" $qemu "$exe" run --suite quick -b "$specs" \
         $(shard_opt "$share") -j "$jobs" --repeat 2 --no-progress --out "$out/quick" | tail -n 4
     [ "$cpu" = max ] || return 0
+    echo "qnnpack's forced kernel sets on QEMU_CPU=$cpu, the quick suite's quantized cases ($FORCED_MATCH): $forced"
+    sh "$here/check_step.sh" "$d" "conformance-forced-$cpu" $qemu "$exe" run --suite quick -k "$FORCED_MATCH" \
+        -b "$forced" -j "$jobs" --repeat 2 --no-progress --out "$out/forced" | tail -n 4
     # cpu's portable kernels, built by the aarch64 compiler (which contracts a*b+c into fused multiply-adds)
     echo "cpu[kernels=scalar] on QEMU_CPU=$cpu, quick suite share $SCALAR_SHARD"
     sh "$here/check_step.sh" "$d" "conformance-scalar-$cpu" $qemu "$exe" run --suite quick -b 'cpu[kernels=scalar]' \
         $(shard_opt "$SCALAR_SHARD") -j "$jobs" --repeat 2 --no-progress --out "$out/scalar" | tail -n 4
     models=cases/regressions # the fixed findings' cases (small) ride along with the models
     for m in $MODELS; do models="$models cases/models/$m.json"; done
-    mspecs=$(printf '%s\n' "$specs" | tr ',' '\n' | grep -v 'kernels=scalar' | paste -sd, -)
+    mspecs=$(printf '%s\n' "$specs,$forced" | tr ',' '\n' | grep -v 'kernels=scalar' | paste -sd, -)
     echo "models ($MODELS) on: $mspecs"
     sh "$here/check_step.sh" "$d" "conformance-models-$cpu" $qemu "$exe" run $models -b "$mspecs" -j "$jobs" \
         --no-progress --out "$out/models" | tail -n 4
