@@ -19,7 +19,9 @@
 # the whole matrix is for `make nightly` (tools/nightly.sh).
 #
 # Environment: PARITY (default build/parity), PLANTED (default build/tests/plugins/planted.so), JOBS (parallel runs
-# and localizations, default 2), PLANTED_OUT (the runs' reports and logs; default a temporary folder, removed),
+# and localizations, default 2), PLANTED_TIMEOUT (seconds a run of the model on one instance may take, default 600:
+# the planted layer's binary16 arithmetic is emulated, a 1x1 conv2d of MobileNetV2 took over 60 s at load 25),
+# PLANTED_OUT (the runs' reports and logs; default a temporary folder, removed),
 # PARITY_CACHE_DIR / PARITY_CACHE_MAX_MB as for parity (the localizations read each model's reference of every node
 # from the cache: about 0.5 GB a reference for MobileNetV2; the cap is raised to 2048 MB unless set).
 # Exit status: 0 every check as required (or skipped), 1 some check not, 2 bad usage or a missing tool or file, 3 a run failed.
@@ -28,6 +30,7 @@ set -u
 parity=${PARITY:-build/parity}
 plugin=${PLANTED:-build/tests/plugins/planted.so}
 jobs=${JOBS:-2}
+timeout=${PLANTED_TIMEOUT:-600}
 export PARITY_CACHE_MAX_MB="${PARITY_CACHE_MAX_MB:-2048}"
 sample=0
 if [ "${1:-}" = --sample ]; then
@@ -36,6 +39,7 @@ if [ "${1:-}" = --sample ]; then
 fi
 models=${*:-mobilenet_v2 efficientnet_lite0 transformer_encoder}
 case $jobs in '' | *[!0-9]* | 0) echo "planted_layers: JOBS='$jobs' is not a positive number"; exit 2 ;; esac
+case $timeout in '' | *[!0-9]* | 0) echo "planted_layers: PLANTED_TIMEOUT='$timeout' is not a number of seconds"; exit 2 ;; esac
 [ -x "$parity" ] || { echo "planted_layers: $parity is missing (make builds it)"; exit 2; }
 [ -f "$plugin" ] || { echo "planted_layers: $plugin is missing (make builds it)"; exit 2; }
 command -v python3 >/dev/null 2>&1 || { echo "planted_layers: python3 is missing (it reads the reports)"; exit 2; }
@@ -68,7 +72,8 @@ PY
 loc_one() { # model layer way
     spec="planted[layer=$2]"
     [ "$3" = trunc12 ] && spec="planted[layer=$2,mode=trunc12]"
-    "$parity" localize "cases/models/$1.json" -b "$spec" --plugin "$plugin" >"$out/loc-$1-$2-$3.txt" 2>&1
+    "$parity" localize "cases/models/$1.json" -b "$spec" --plugin "$plugin" --timeout "$timeout" \
+        >"$out/loc-$1-$2-$3.txt" 2>&1
     first=$(sed -n "s/^first divergent node: [0-9]* '\([^']*\)'.*/\1/p" "$out/loc-$1-$2-$3.txt")
     echo "$1 $2 $3 ${first:--}"
 }
@@ -79,7 +84,7 @@ run_chunk() { # model chunk-file
         specs=$(awk '{ s = s (NR > 1 ? "," : "") "planted[layer=" $1 "],planted[layer=" $1 ",mode=trunc12]," \
                        "planted[layer=" $1 ",declare=f16]" } END { print s }' "$2")
         "$parity" run "cases/models/$1.json" --plugin "$plugin" -b "$specs" --no-localize --no-progress --repeat 1 \
-            --warmup 0 --out "$dir" >"$dir.log" 2>&1
+            --warmup 0 --timeout "$timeout" --out "$dir" >"$dir.log" 2>&1
         r=$?
         if [ $r -gt 1 ] || [ ! -s "$dir/report.json" ]; then
             echo "planted_layers: parity run of $1 exited $r (log $dir.log):"
