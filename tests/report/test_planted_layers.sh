@@ -2,9 +2,9 @@
 # "The planted-layer matrix"): the first, middle and last dot product of the transformer encoder, each computed in
 # binary16 and with its partial sums' 12 low bits dropped by the test plugin planted.so while it declares f32 (both
 # must FAIL and localize to that layer), and in binary16 declaring f16 (must PASS, or be counted skipped where no
-# element is judged): five checks a layer, the tool's count line. About 1 s of CPU:
-# MobileNetV2 and EfficientNet-Lite0 cost about 20 s of CPU for three layers and a cold reference of every node, so
-# their whole matrix is make nightly's (tools/nightly.sh).
+# element is judged): five checks a layer, the tool's count line. About 1 s of CPU: MobileNetV2 and EfficientNet-Lite0
+# cost about 20 s of CPU for three layers, and as much again for a cold reference of every node, so their whole
+# matrix is make nightly's (tools/nightly.sh).
 . tests/report/lib.sh
 
 PARITY="$PARITY" PLANTED="$BUILD/tests/plugins/planted.so" PLANTED_OUT="$T/pl" JOBS=2 \
