@@ -565,6 +565,7 @@ par_exec_job *par_exec_begin(const par_backend_inst *inst, const par_graph_desc 
         return j;
     }
     if (job_buffers(j, g, inputs) != 0) return j;
+    if (par_exec_server_lost(j->opt.server)) j->opt.server = NULL; /* fork from here (par_exec_server_lose) */
     const par_exec_opts *opt = &j->opt;
     if (opt->isolate && opt->server) {
         s->srv_fd = par_exec_server_fd(opt->server);
@@ -615,6 +616,7 @@ void par_exec_end(par_exec_job *j, par_exec_out *out)
         }
     }
     if (j->started) par_xfinish(s);
+    if (s->srv_lost) par_exec_server_lose(j->opt.server);
     out->t.prepare_ms = j->prepare_ms;
     fill_timing(&out->t, j->ms, j->n_timed);
     out->t.device_n = j->n_dev;

@@ -127,6 +127,11 @@ void par_exec_server_forget(par_exec_server *s);
 /* End the server's backend child kept across jobs (PAR_PROC_REUSE), if any, before its next job: the judge calls it
  * after a verdict other than PASS or UNSUPPORTED, which the job's end alone did not show (the oracle's FAIL). */
 void par_exec_server_drop(par_exec_server *s);
+/* A server that stopped answering or died mid-run is lost to its worker (exec marks it when a job finds it so): that
+ * job is an ERROR naming it, and every later job given it is forked by the worker itself, as without a server
+ * (fresh child, no warm start), instead of an ERROR each. */
+void par_exec_server_lose(par_exec_server *s);
+int par_exec_server_lost(const par_exec_server *s);
 void par_exec_server_stop(par_exec_server *s);
 
 /* Load a plugin, in a sandboxed child only (dlopen, entry function, table checks; a crash is refused with its

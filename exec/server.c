@@ -46,6 +46,7 @@ struct par_exec_server {
     const par_backend_inst *inst;
     char cg[600]; /* its job cgroup (exec/sandbox.h), "" when none */
     int64_t cg_limit; /* the hard limit last set there, 0: none yet */
+    int lost;         /* abandoned or gone (par_exec_server_lose): its jobs are forked by the caller */
 };
 
 /* This process's ends of the servers started so far: a new server closes them, so that no server (and no backend
@@ -500,7 +501,17 @@ static void unlist(int fd)
 
 void par_exec_server_drop(par_exec_server *s)
 {
-    if (s) par_exec_server_drop_fd(s->fd);
+    if (s && !s->lost) par_exec_server_drop_fd(s->fd);
+}
+
+void par_exec_server_lose(par_exec_server *s)
+{
+    if (s) s->lost = 1;
+}
+
+int par_exec_server_lost(const par_exec_server *s)
+{
+    return s && s->lost;
 }
 
 void par_exec_server_forget(par_exec_server *s)

@@ -143,11 +143,12 @@ static int wait_fd(int fd, double t_end)
 
 /* The fork server gave no answer in time (stopped, or hung in its backend's warm start): the worker stops using
  * it, so that a late answer cannot be read as another job's; the server sees the hang-up (main kills it at the end
- * of the run). Every later job of this server is an ERROR naming it. */
+ * of the run). The job is an ERROR naming it; exec forks the later jobs of this worker from the worker itself. */
 static void srv_abandon(par_xsup *s)
 {
     shutdown(s->srv_fd, SHUT_RDWR);
     s->srv_ended = 1;
+    s->srv_lost = 1;
 }
 
 /* Read the fork server's replies until the one saying the child ended, until t_end (< 0: no end): 1 when it came,
@@ -206,6 +207,7 @@ static void child_gone(par_xsup *s)
         }
         if (w == 0) {
             par_xdecide(s, PAR_V_ERROR, "the fork server of '%s' is gone", s->inst->label);
+            s->srv_lost = 1;
             return;
         }
         si.si_pid = s->pid;
@@ -516,8 +518,10 @@ static int start_via_server(par_xsup *s, int child_sock, const int *op)
         if (n == (ssize_t)sizeof rep && rep.kind == PAR_SRV_FAILED)
             par_xdecide(s, PAR_V_ERROR, "the fork server of '%s' cannot start the backend child: %s", s->inst->label,
                    strerror(rep.status));
-        else
+        else {
             par_xdecide(s, PAR_V_ERROR, "the fork server of '%s' is gone", s->inst->label);
+            s->srv_lost = 1;
+        }
         return -1;
     }
     /* The server's pids are its PID namespace's: the pidfds it sent say who they are here. */

@@ -12,7 +12,8 @@
 #include <sys/types.h>
 
 #define RSS_POLL_S 0.010
-#define SRV_GRACE_S 2.0 /* how long a fork server may take to say how a killed child ended */
+#define SRV_GRACE_S 10.0 /* how long a fork server may take to say how a killed child ended (a loaded machine
+                            * reaping a large child took over 2 s) */
 
 typedef struct par_xsup {
     const par_backend_inst *inst;
@@ -27,6 +28,7 @@ typedef struct par_xsup {
     int srv_fd, blob_fd, out_fd, in_fd;
     size_t blob_len, out_len, in_len;
     int srv_ended;
+    int srv_lost;                /* the server was abandoned or found gone: exec stops sending it jobs */
     int32_t srv_code, srv_status;
     pthread_t thread;
     int thread_started;

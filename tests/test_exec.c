@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -698,6 +699,54 @@ static void test_fork_server(void)
     via_server("badstatus", PAR_V_ERROR, "run 1 returned invalid status 77");
 }
 
+/* Kill every direct child of this process (the fork servers it started): the way a server dies mid-run. */
+static int kill_children(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    int n = 0, pid;
+    while (fscanf(f, "%d", &pid) == 1) n += kill(pid, SIGKILL) == 0;
+    fclose(f);
+    return n;
+}
+
+/* A fork server that dies mid-run costs the job that finds it gone (an ERROR naming it), not every later one: the
+ * worker forks those itself, as without a server, and they pass. */
+static void test_server_lost(void)
+{
+    par_backend_inst *inst = load_inst("relu", "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
+    par_msg m = {{0}};
+    par_exec_server *srv = par_exec_server_start(inst, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    par_graph *g = relu_graph();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const void *inputs[1] = {input_x};
+    par_exec_opts o = {.warmup = 1, .repeat = 3, .timeout_s = 10.0, .isolate = 1, .server = srv};
+    par_exec_out out;
+    par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
+    CU_ASSERT_EQUAL(out.verdict, PAR_V_PASS);
+    par_exec_out_free(&out);
+    CU_ASSERT_FATAL(kill_children() >= 1);
+    usleep(100 * 1000);
+    par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
+    CU_ASSERT_EQUAL(out.verdict, PAR_V_ERROR);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out.reason, "fork server"));
+    CU_ASSERT(par_exec_server_lost(srv));
+    par_exec_out_free(&out);
+    for (int rep = 0; rep < 2; rep++) {
+        par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
+        CU_ASSERT_EQUAL(out.verdict, PAR_V_PASS);
+        if (out.verdict != PAR_V_PASS) fprintf(stderr, "\n  after the server died: %s: %s\n", par_verdict_name(out.verdict), out.reason);
+        else check_outputs_equal_expectation(&out);
+        par_exec_out_free(&out);
+    }
+    par_graph_destroy(g);
+    par_exec_server_stop(srv);
+}
+
 /* Two jobs open at once, driven run by run and interleaved (the way parity bench drives them): each keeps its own
  * buffers, checks and timings; a job whose verdict is decided makes no more runs; the end fills the result as
  * par_exec_run does (its timed runs only). */
@@ -755,6 +804,7 @@ static void test_setup(void)
 static const CU_TestInfo tests[] = {
     {"setup", test_setup},
     {"interleaved jobs", test_interleaved_jobs},
+    {"a fork server lost mid-run", test_server_lost},
     {"pass isolated", test_pass_isolated},
     {"pass in process", test_pass_in_process},
     {"bad options", test_bad_options},
