@@ -216,6 +216,13 @@ int32_t par_requant_gemmlowp(int64_t acc, const par_requant_params *p)
     return clamp_out((int64_t)v + p->zero_point, p);
 }
 
+double par_requant_slack(const par_requant_params *p)
+{
+    if (p->scheme != PAR_REQUANT_GEMMLOWP && p->scheme != PAR_REQUANT_GEMMLOWP_ANDROID) return 0;
+    const int32_t right = p->shift > 0 ? 0 : -p->shift;
+    return right > 0 ? ldexp(1.0, -(right > 62 ? 63 : right + 1)) : 0;
+}
+
 int32_t par_requant_apply(int64_t acc, const par_requant_params *p)
 {
     switch (p->scheme) {

@@ -137,6 +137,11 @@ par_tie_rule par_requant_tie_rule(par_requant s, int add);
  * gemmlowp: the SRDHM result over 2^right (its final rounding; the first may itself have rounded). The rule that
  * decides such a tie is par_requant_tie_rule's. */
 int par_requant_tie(int64_t acc, const par_requant_params *p, double *t);
+/* How far, in output steps, a scheme's arithmetic may move a value before its final rounding: gemmlowp's SRDHM
+ * rounds acc * m / 2^31 to an integer in units of 2^-right output steps, so up to 2^-(right + 1) (0.25 for a ratio in
+ * [1/4, 1/2): the value 10.42 can come out as 10.5 and round to 11); the other schemes round once (their multiplier's
+ * own rounding is within the tie window). */
+double par_requant_slack(const par_requant_params *p);
 /* The same for the add formula: acc / 2^shift exactly halfway. */
 int par_requant_add_tie(int64_t acc, const par_requant_add_params *p, double *t);
 

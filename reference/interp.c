@@ -223,10 +223,9 @@ static double systematic_share(const par_rt *q)
     return b < 1 ? b : 1;
 }
 
-/* Added to the tie window where inputs carry budgets: gemmlowp's first rounding (SRDHM) has a unit of 2^-right
- * output steps, which lies within 2r of a requantization ratio r: 2^-4 covers ratios below 2^-5, i.e. the
- * convolutions, linear layers, averages and products of real graphs; ratios near 1 (data movement between equal
- * params) are exact under every scheme. */
+/* Added to the tie window where inputs carry budgets: the schemes' own offsets away from exact ties, at least 2^-4,
+ * and where the declared scheme is gemmlowp the reach of its first rounding (SRDHM, a unit of 2^-right output steps:
+ * par_requant_slack, up to 1/4 step for ratios in [1/4, 1/2), such as a 2x4 average between close scales). */
 #define PAR_QPROP_WIN 0x1p-4
 
 static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, const par_value *ov, const par_rt *y,
@@ -234,12 +233,13 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
 {
     const int64_t n = y->numel;
     double *qs = malloc(sizeof *qs * (size_t)(PAR_REQUANT_N_SCHEMES * n + 1)),
-           *win = malloc(sizeof *win * (size_t)(n + 1)), *tie = malloc(sizeof *tie * (size_t)(n + 1));
-    par_status st = (qs && win && tie) ? PAR_OK : par_msgf(msg, PAR_ERROR, "reference: out of memory");
+           *win = malloc(sizeof *win * (size_t)(n + 1)), *tie = malloc(sizeof *tie * (size_t)(n + 1)),
+           *slack = malloc(sizeof *slack * (size_t)(n + 1));
+    par_status st = (qs && win && tie && slack) ? PAR_OK : par_msgf(msg, PAR_ERROR, "reference: out of memory");
     if (st == PAR_OK) {
         double *qp[PAR_REQUANT_N_SCHEMES];
         for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++) qp[s] = qs + (size_t)s * (size_t)n;
-        st = par_qref_node(c, qin, y, qp, win, tie, msg);
+        st = par_qref_node(c, qin, y, qp, win, tie, slack, msg);
     }
     if (st == PAR_OK) {
         free(q->ql);
@@ -272,7 +272,7 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
          * a rounding boundary: most elements keep e = 0 even when their inputs carry budgets. */
         double d = y->e[i] / ov->scale, p = 0;
         if (d > 0 && isfinite(d)) {
-            double wp = win[i] + PAR_QPROP_WIN;
+            double wp = win[i] + fmax(PAR_QPROP_WIN, slack[i]);
             double rlo = fmin(fmax(ceil(x - d - wp - 0.5), lo_q), hi_q);
             double rhi = fmin(fmax(floor(x + d + wp + 0.5), lo_q), hi_q);
             p = fmax(0, fmax(rhi - h, l - rlo));
@@ -312,6 +312,7 @@ static par_status requant_exact(const par_ref_ctx *c, const par_rt *const *qin, 
     }
     free(qs);
     free(win);
+    free(slack);
     free(tie);
     return st;
 }

@@ -120,7 +120,7 @@ static int acc_fits(double a) { return a >= -2147483648.0 && a <= 2147483647.0; 
 /* conv2d, conv_transpose2d and linear: acc = sum (qx - zx)(qw - zw) + qb, requantized per output channel with the
  * ratio s_x * s_w[c] / s_out. Output channel: axis 1 (NCHW) for the convolutions, the last axis for linear. */
 static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
-                              double *tie, par_msg *msg)
+                              double *tie, double *slack, par_msg *msg)
 {
     /* linear_16a4w: input 1 holds packed nibbles (scale 1, zero point 0), input 2 the block multipliers with the
      * channel scales, input 3 the bias; its kernel forms sum_b m sum_k q_x w + q_b from their integers. */
@@ -180,6 +180,8 @@ static par_status conv_linear(const par_ref_ctx *c, const par_rt *const *in, con
             q[s][i] = par_requant_apply((int64_t)acc.v[i], &pc[(i / inner) % oc]);
         for (int64_t i = 0; tie && s == declared(c) && i < acc.numel && st == PAR_OK; i++)
             if (!par_requant_tie((int64_t)acc.v[i], &pc[(i / inner) % oc], &tie[i])) tie[i] = NAN;
+        for (int64_t i = 0; slack && s == declared(c) && i < acc.numel; i++)
+            slack[i] = par_requant_slack(&pc[(i / inner) % oc]);
     }
     free(pc);
 out4:
@@ -197,7 +199,7 @@ out2:
  * requantized with s_a s_b / s_out; matmul (PAR_QFORM_MUL too): the kernel's exact sum over k of
  * (qa[.., i, k] - za)(qb[.., k, j] - zb), the same ratio. Broadcasting is the kernel's. */
 static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
-                          double *win, double *tie, par_msg *msg)
+                          double *win, double *tie, double *slack, par_msg *msg)
 {
     const par_value *av = val_in(c, 0), *bv = val_in(c, 1);
     if (!av || !bv || !is_q(av->dtype) || !is_q(bv->dtype) || av->quant_axis >= 0 || bv->quant_axis >= 0)
@@ -216,6 +218,8 @@ static par_status add_mul(const par_ref_ctx *c, const par_rt *const *in, const p
                  : par_requant_params_for(&pm[s], (par_requant)s, av->scale, bv->scale, ov->scale, ov->zero_point, lo,
                                           hi, msg);
     if (st != PAR_OK) return st;
+    /* the product's ratio under the declared scheme (the add formula rounds once) */
+    for (int64_t i = 0; slack && !add && i < ov->numel; i++) slack[i] = par_requant_slack(&pm[declared(c)]);
     par_rt shape = {.rank = ov->rank};
     memcpy(shape.dims, ov->dims, sizeof shape.dims);
     /* the add multipliers are rounded to integers: up to 1/2 unit of 2^-shift each, times |q - z| <= 255 (the
@@ -379,7 +383,7 @@ static int64_t avg_divisor(const avg_geom *g, int64_t i)
  * elements of (q - zin), requantized with s_in / (s_out d), d the op's divisor (avg_divisor). The kernel's average
  * times d recovers acc exactly (it is an integer below 2^31 and the average carries 53 bits). */
 static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
-                      double *tie, par_msg *msg)
+                      double *tie, double *slack, par_msg *msg)
 {
     const par_value *xv = val_in(c, 0);
     avg_geom g;
@@ -427,11 +431,12 @@ static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_v
         par_requant_params p;
         if (!acc_fits(a)) st = par_msgf(msg, PAR_ERROR, "quantized %s: accumulator overflows int32", c->n->op);
         for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++)
-            if ((q[s] || (tie && s == declared(c))) &&
+            if ((q[s] || ((tie || slack) && s == declared(c))) &&
                 (st = par_requant_params_init(&p, (par_requant)s, (double)xv->scale / ((double)ov->scale * (double)d),
                                               ov->zero_point, lo, hi, msg)) == PAR_OK) {
                 if (q[s]) q[s][i] = par_requant_apply((int64_t)a, &p);
                 if (tie && s == declared(c) && !par_requant_tie((int64_t)a, &p, &tie[i])) tie[i] = NAN;
+                if (slack && s == declared(c)) slack[i] = par_requant_slack(&p);
             }
     }
     par_rt_free(&acc);
@@ -439,18 +444,32 @@ static par_status avg(const par_ref_ctx *c, const par_rt *const *in, const par_v
     return st;
 }
 
-/* movement per scheme: the requantization to the output's params (when they differ) is the scheme's */
+/* movement per scheme: the requantization to the output's params (when they differ) is the scheme's; the slack is
+ * the largest of the declared scheme's over the inputs whose params differ */
 static par_status movement(const par_ref_ctx *c, const par_rt *const *in, const par_value *ov, double *const *q,
-                           par_msg *msg)
+                           double *slack, par_msg *msg)
 {
     par_status st = PAR_OK;
+    double sl = 0;
+    int32_t lo, hi;
+    qrange(ov->dtype, &lo, &hi);
+    for (int32_t k = 0; slack && k < c->n->n_inputs; k++) {
+        const par_value *iv = val_in(c, k);
+        par_requant_params p;
+        par_msg m;
+        if (iv && is_q(iv->dtype) && iv->quant_axis < 0 && (iv->scale != ov->scale || iv->zero_point != ov->zero_point) &&
+            par_requant_params_for(&p, (par_requant)declared(c), iv->scale, 1.0f, ov->scale, ov->zero_point, lo, hi,
+                                   &m) == PAR_OK)
+            sl = fmax(sl, par_requant_slack(&p));
+    }
+    for (int64_t i = 0; slack && i < ov->numel; i++) slack[i] = sl;
     for (int s = 0; s < PAR_REQUANT_N_SCHEMES && st == PAR_OK; s++)
         if (q[s]) st = movement1(c, in, (par_requant)s, ov, q[s], msg);
     return st;
 }
 
 par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const par_rt *ideal, double *const *q,
-                         double *win, double *tie, par_msg *msg)
+                         double *win, double *tie, double *slack, par_msg *msg)
 {
     const par_value *ov = &c->g->values[c->n->outputs[0]];
     if (!is_q(ov->dtype) || ov->quant_axis >= 0 || !(ov->scale > 0))
@@ -472,18 +491,19 @@ par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const pa
             double x = ideal->v[i] / ov->scale;
             win[i] = wfix + wrel * fabs(x) + WIN_ABS;
         }
-    /* ties are recorded only where an op's integer formula pins them (below); none elsewhere */
+    /* ties are recorded only where an op's integer formula pins them (below); none elsewhere; likewise a slack */
     for (int64_t i = 0; tie && i < ideal->numel; i++) tie[i] = NAN;
+    for (int64_t i = 0; slack && i < ideal->numel; i++) slack[i] = 0;
     switch (form) {
     case PAR_QFORM_ACC_AXIS1:
-    case PAR_QFORM_ACC_LAST: return conv_linear(c, in, ov, q, tie, msg);
+    case PAR_QFORM_ACC_LAST: return conv_linear(c, in, ov, q, tie, slack, msg);
     case PAR_QFORM_ADD:
-    case PAR_QFORM_MUL: return add_mul(c, in, ov, q, win, tie, msg);
+    case PAR_QFORM_MUL: return add_mul(c, in, ov, q, win, tie, slack, msg);
     case PAR_QFORM_MOVE:
     case PAR_QFORM_SELECT:
-    case PAR_QFORM_CLAMP: return movement(c, in, ov, q, msg);
+    case PAR_QFORM_CLAMP: return movement(c, in, ov, q, slack, msg);
     case PAR_QFORM_LUT: return lut(c, in, ov, q, msg);
-    case PAR_QFORM_AVG: return avg(c, in, ov, q, tie, msg);
+    case PAR_QFORM_AVG: return avg(c, in, ov, q, tie, slack, msg);
     case PAR_QFORM_ROUND_INTERP:
     case PAR_QFORM_ROUND_FREE: {
         int32_t lo, hi;

@@ -330,10 +330,12 @@ static inline const double *par_rt_scales(const par_rt *t) { return t->s ? t->s 
  * NULL) the half-width, in output steps, of the window around a rounding tie of the ideal value inside which a
  * correct backend may round either way, and tie (may be NULL) per element the value k + 1/2 (before the zero point)
  * where the declared scheme's (c->prec.requant) own arithmetic lands exactly on a tie, NaN elsewhere and for ops
- * whose formula does not pin ties (docs/quantization.md, "Ties"). The accumulators are computed once for all schemes
- * sharing them. PAR_UNSUPPORTED for an op without an integer form. (quant_ops.c) */
+ * whose formula does not pin ties (docs/quantization.md, "Ties"), and slack (may be NULL) per element how far the
+ * declared scheme's arithmetic may move the value before its final rounding (par_requant_slack: gemmlowp's first
+ * rounding), in output steps. The accumulators are computed once for all schemes sharing them. PAR_UNSUPPORTED for an
+ * op without an integer form. (quant_ops.c) */
 par_status par_qref_node(const par_ref_ctx *c, const par_rt *const *in, const par_rt *ideal, double *const *q,
-                         double *win, double *tie, par_msg *msg);
+                         double *win, double *tie, double *slack, par_msg *msg);
 
 /* The operands of an accumulating op (qform ACC_AXIS1 / ACC_LAST): the input index of its i32 bias, and of the
  * quantized value whose scales (per tensor, or per output channel) are the weights' in the ratio s_x s_w / s_out:

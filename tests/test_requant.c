@@ -553,6 +553,46 @@ static void test_gemmlowp_android(void)
     CU_ASSERT_EQUAL(par_requant_scale_android(sx, 1.0f, so), par_requant_scale_f64(sx, 1.0f, so));
 }
 
+/* par_requant_slack: how far a scheme's arithmetic moves a value before its final rounding. For every scheme and
+ * random ratios in [2^-12, 4) and accumulators, the result lies within 1/2 + slack (+ the multiplier's own rounding)
+ * of acc * r; gemmlowp's bound is reached (an average of 8 requantized by 0.316: -33 gives -38 with zero point -27,
+ * where acc * r + z = -37.42), and its slack is 1/4 there, 0 from ratio 1/2 up, and 0 for the other schemes. */
+static void test_slack(void)
+{
+    par_msg m = {{0}};
+    par_requant_params p;
+    const double r = (double)(0.0271857828f * 0.125f) / (double)0.0107655972f;
+    CU_ASSERT_FATAL(par_requant_params_init(&p, PAR_REQUANT_GEMMLOWP_ANDROID, r, -27, -128, 127, &m) == PAR_OK);
+    CU_ASSERT_EQUAL(par_requant_apply(-33, &p), -38);
+    CU_ASSERT_EQUAL(par_requant_slack(&p), 0.25);
+    CU_ASSERT_FATAL(par_requant_params_init(&p, PAR_REQUANT_GEMMLOWP, 0.75, 0, -128, 127, &m) == PAR_OK);
+    CU_ASSERT_EQUAL(par_requant_slack(&p), 0);
+    CU_ASSERT_FATAL(par_requant_params_init(&p, PAR_REQUANT_RNDNU, r, 0, -128, 127, &m) == PAR_OK);
+    CU_ASSERT_EQUAL(par_requant_slack(&p), 0);
+    uint64_t st = 12345;
+    int64_t n = 0, reached = 0;
+    double worst_over = 0;
+    for (int trial = 0; trial < 20000; trial++) {
+        st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+        double ratio = ldexp(1.0 + (double)(st >> 11) * 0x1p-53, (int)((st >> 3) % 14) - 12);
+        st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+        int64_t acc = (int64_t)((st >> 33) % 20001) - 10000;
+        for (int s = 0; s < PAR_REQUANT_N_SCHEMES; s++) {
+            if (par_requant_params_init(&p, (par_requant)s, ratio, 0, INT32_MIN, INT32_MAX, &m) != PAR_OK) continue;
+            const double exact = (double)acc * ratio, got = par_requant_apply(acc, &p);
+            const double over = fabs(got - exact) - (0.5 + par_requant_slack(&p) + 1e-6 * fabs(exact) + 1e-9);
+            worst_over = fmax(worst_over, over);
+            reached += fabs(got - exact) > 0.5 + 1e-6 * fabs(exact) + 1e-9;
+            n++;
+        }
+    }
+    CU_ASSERT(n > 50000);
+    CU_ASSERT(reached > 0); /* the slack is needed: a single rounding would not explain these */
+    CU_ASSERT(worst_over <= 0);
+    PAR_TEST_NOTE("\n  slack: %lld results, %lld beyond half a step, worst excess %.3g", (long long)n, (long long)reached,
+                  worst_over);
+}
+
 /* par_requant_qd8_qparams against the rule restated as one pass (the first non-finite element ends it): the same
  * parameters, bit for bit, and the same refusals, on rows of 1 to 19 elements holding signed zeros, subnormals,
  * huge values, infinities and NaNs at every position. */
@@ -596,6 +636,7 @@ static void test_qd8_qparams(void)
 }
 
 static const CU_TestInfo tests[] = {
+    {"first-rounding slack", test_slack},
     {"dynamic quantization parameters (PyTorch's rule) by hand", test_dynamic_qparams},
     {"names and params", test_names},
     {"exact power-of-two scales", test_exact_pow2},

@@ -1,6 +1,6 @@
 #!/bin/sh
-# check_nnapi.sh EXE OUTDIR JOBS - the `make check` step of the nnapi backend: the quick suite through the simulated
-# libneuralnetworks.so on each device profile and on the oldest feature level, judged like every backend, then the
+# check_nnapi.sh EXE OUTDIR JOBS - the `make check` step of the nnapi backend: the quick suite and the reduced cases of
+# cases/regressions through the simulated libneuralnetworks.so on each device profile and on the oldest feature level, judged like every backend, then the
 # records that did not pass compared with backends/nnapi/known_findings.txt: the semantic differences of NNAPI
 # itself (Android's kernels, faithfully simulated) that the harness finds and docs/backends/nnapi.md describes.
 # Every record must PASS, be UNSUPPORTED (skipped), or be a listed finding that still reproduces with its listed
@@ -16,7 +16,7 @@ if [ ! -f "$lib" ]; then
     exit 0
 fi
 specs='nnapi,nnapi[profile=npu-int8],nnapi[profile=gpu-fp16],nnapi[level=27]'
-"$exe" run --suite quick -b "$specs" -j "$jobs" --no-progress --out "$out" >"$out.log" 2>&1
+"$exe" run --suite quick cases/regressions -b "$specs" -j "$jobs" --no-progress --out "$out" >"$out.log" 2>&1
 rc=$?
 grep -v "^conformance: " "$out.log" | tail -n 25
 if [ "$rc" -gt 1 ] || [ ! -f "$out/report.json" ]; then
