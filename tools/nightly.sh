@@ -59,6 +59,21 @@ stamp=$(date -u +%Y%m%dT%H%M%S)
 summary=$out/summary.txt
 : >"$summary"
 say() { echo "$*" | tee -a "$summary"; }
+# check_step LOG NAME WHAT COMMAND...: runs one check into LOG and says its count line "NAME: N passed, ..." (or that it
+# printed none) with WHAT; exit 1 is a finding, any other failure a check that did not run through.
+check_step() {
+    log=$1 name=$2 what=$3
+    shift 3
+    "$@" >"$log" 2>&1
+    rc=$?
+    line=$(grep "^$name: [0-9]" "$log" | tail -n 1)
+    say "checks: ${line:-$name: no count line} ($what; log $log)"
+    case $rc in
+    0) ;;
+    1) found=1 ;;
+    *) failed=1 ;;
+    esac
+}
 
 start=$(date +%s)
 found=0
@@ -152,69 +167,28 @@ fi
 
 # 3. The checks make check samples, in full.
 if [ "${NIGHTLY_CHECKS:-1}" != 0 ] && [ -x "$parity" ]; then
-    log=$fuzzdir/logs/nightly-vulkan-$stamp.log
-    VULKAN_VALIDATE=all sh tools/check_vulkan.sh "$parity" "$out/check-vulkan" 2 >"$log" 2>&1
-    rc=$?
-    line=$(grep '^conformance-vulkan: ' "$log" | tail -n 1)
-    say "checks: ${line:-conformance-vulkan: no count line} (validated throughout; log $log)"
-    case $rc in
-    0) ;;
-    1) found=1 ;;
-    *) failed=1 ;;
-    esac
-    log=$fuzzdir/logs/nightly-openvino-$stamp.log
-    sh tools/check_runtimes.sh "$parity" "$out/check-openvino" 2 openvino >"$log" 2>&1
-    rc=$?
-    line=$(grep '^conformance-openvino: ' "$log" | tail -n 1)
-    say "checks: ${line:-conformance-openvino: no count line} (log $log)"
-    case $rc in
-    0) ;;
-    1) found=1 ;;
-    *) failed=1 ;;
-    esac
+    check_step "$fuzzdir/logs/nightly-vulkan-$stamp.log" conformance-vulkan "validated throughout" \
+        env VULKAN_VALIDATE=all sh tools/check_vulkan.sh "$parity" "$out/check-vulkan" 2
+    check_step "$fuzzdir/logs/nightly-openvino-$stamp.log" conformance-openvino "both instances" \
+        sh tools/check_runtimes.sh "$parity" "$out/check-openvino" 2 openvino
     # the planted-layer matrix over every dot product of three models (make check runs a sample of it)
-    log=$fuzzdir/logs/nightly-planted-layers-$stamp.log
-    PARITY="$parity" PLANTED="$(dirname "$parity")/tests/plugins/planted.so" PLANTED_OUT="$out/planted-layers" \
-        sh tools/planted_layers.sh >"$log" 2>&1
-    rc=$?
-    line=$(grep '^planted-layers: [0-9]* passed' "$log" | tail -n 1)
-    say "checks: ${line:-planted-layers: no count line} (every layer; log $log)"
-    case $rc in
-    0) ;;
-    1) found=1 ;;
-    *) failed=1 ;;
-    esac
+    check_step "$fuzzdir/logs/nightly-planted-layers-$stamp.log" planted-layers "every layer" \
+        env PARITY="$parity" PLANTED="$(dirname "$parity")/tests/plugins/planted.so" \
+        PLANTED_OUT="$out/planted-layers" sh tools/planted_layers.sh
     for src in $(grep -l 'PAR_TEST_NIGHTLY()' tests/test_*.c); do
         t=$(basename "$src" .c)
         bin=$(dirname "$parity")/tests/$t
-        log=$fuzzdir/logs/nightly-$t-$stamp.log
         if [ ! -x "$bin" ]; then
             say "checks: $bin is missing (make builds it)"
             failed=1
             continue
         fi
-        PAR_TEST_NIGHTLY=1 "$bin" >"$log" 2>&1
-        rc=$?
-        line=$(grep "^$t: " "$log" | tail -n 1)
-        say "checks: ${line:-$t: no count line} (with its slow tests; log $log)"
-        case $rc in
-        0) ;;
-        1) found=1 ;;
-        *) failed=1 ;;
-        esac
+        check_step "$fuzzdir/logs/nightly-$t-$stamp.log" "$t" "with its slow tests" env PAR_TEST_NIGHTLY=1 "$bin"
     done
     abuild=$(dirname "$parity")/aarch64
     if [ -x "$abuild/parity" ] && command -v qemu-aarch64 >/dev/null 2>&1; then
-        log=$fuzzdir/logs/nightly-aarch64-$stamp.log
-        AARCH64_CHECK=full sh tools/check_aarch64.sh "$abuild" 2 >"$log" 2>&1
-        rc=$?
-        line=$(grep '^check-aarch64: ' "$log" | tail -n 1)
-        say "checks: ${line:-check-aarch64: no count line} (shares whole, all models; log $log)"
-        case $rc in
-        0) ;;
-        1) found=1 ;;
-        *) failed=1 ;;
-        esac
+        check_step "$fuzzdir/logs/nightly-aarch64-$stamp.log" check-aarch64 "shares whole, all models" \
+            env AARCH64_CHECK=full sh tools/check_aarch64.sh "$abuild" 2
     else
         say "checks: check-aarch64 not run: no $abuild/parity or no qemu-aarch64 (make deps; make ARCH=aarch64)"
     fi
