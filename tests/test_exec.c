@@ -665,17 +665,27 @@ static void test_shared_knobs(void)
 
 /* The same checks through a fork server (the way parity run executes): the child is forked by the server and
  * receives the graph and the buffers as memfds. */
+/* A fork server for the test plugin tp_<name>, the relu graph and the options of a job through it (fatal on failure). */
+static par_exec_server *server_setup(const char *name, par_backend_inst **inst, par_graph **g, par_exec_opts *o)
+{
+    *inst = load_inst(name, "tp");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*inst);
+    par_msg m = {{0}};
+    par_exec_server *srv = par_exec_server_start(*inst, &m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
+    *g = relu_graph();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*g);
+    *o = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 10.0, .isolate = 1, .server = srv};
+    return srv;
+}
+
 static void via_server(const char *name, par_verdict v, const char *part)
 {
-    par_backend_inst *inst = load_inst(name, "tp");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
-    par_msg m = {{0}};
-    par_exec_server *srv = par_exec_server_start(inst, &m);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
-    par_graph *g = relu_graph();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    par_backend_inst *inst;
+    par_graph *g;
+    par_exec_opts o;
+    par_exec_server *srv = server_setup(name, &inst, &g, &o);
     const void *inputs[1] = {input_x};
-    par_exec_opts o = {.warmup = 1, .repeat = 3, .timeout_s = 10.0, .isolate = 1, .server = srv};
     for (int rep = 0; rep < 2; rep++) { /* a server serves job after job */
         par_exec_out out;
         par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
@@ -716,15 +726,11 @@ static int kill_children(void)
  * worker forks those itself, as without a server, and they pass. */
 static void test_server_lost(void)
 {
-    par_backend_inst *inst = load_inst("relu", "tp");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(inst);
-    par_msg m = {{0}};
-    par_exec_server *srv = par_exec_server_start(inst, &m);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(srv);
-    par_graph *g = relu_graph();
-    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    par_backend_inst *inst;
+    par_graph *g;
+    par_exec_opts o;
+    par_exec_server *srv = server_setup("relu", &inst, &g, &o);
     const void *inputs[1] = {input_x};
-    par_exec_opts o = {.warmup = 1, .repeat = 3, .timeout_s = 10.0, .isolate = 1, .server = srv};
     par_exec_out out;
     par_exec_run(inst, par_graph_desc_of(g), inputs, &o, &out);
     CU_ASSERT_EQUAL(out.verdict, PAR_V_PASS);
