@@ -421,6 +421,18 @@ static const par_rt *run_case(const par_case *c, par_ref_result **r)
     return &(*r)->values[par_graph_desc_of(c->graph)->outputs[0]];
 }
 
+/* The twin's text round-trips through the case reader. */
+static void expect_text_roundtrip(const par_case *q, const char *origin)
+{
+    par_msg m = {{0}};
+    char *text = par_case_to_json(q, 0);
+    CU_ASSERT_FATAL(text != NULL);
+    par_case *back = par_case_parse(text, strlen(text), origin, &m);
+    CU_ASSERT(back != NULL);
+    par_case_destroy(back);
+    free(text);
+}
+
 static void test_twin(void)
 {
     par_case *f = float_case();
@@ -464,13 +476,7 @@ static void test_twin(void)
             par_ref_result_destroy(rf);
             par_ref_result_destroy(rq);
         }
-        /* the text round-trips through the case reader */
-        char *text = par_case_to_json(q, 0);
-        CU_ASSERT_FATAL(text != NULL);
-        par_case *back = par_case_parse(text, strlen(text), "twin", &m);
-        CU_ASSERT(back != NULL);
-        par_case_destroy(back);
-        free(text);
+        expect_text_roundtrip(q, "twin");
         par_case_destroy(q);
     }
     /* refusals name the reason */
@@ -480,8 +486,6 @@ static void test_twin(void)
     par_case_destroy(f);
 }
 
-/* A small constant added to a wide tensor: calibrated as they are, the constant's scale (1/255 of its width 1) is
- * 1/7.8 of 2^-10 of the sum's (2,000 / 255), which no integer add accepts; the twin widens it and runs. */
 /* --dtype qs16 (16a8w): conv2d and linear on qs16 with qs8 weights, every other op float between a dequantize and
  * a quantize; closer to the float network than the qu8 twin with the same weights (the activations carry 16 bits). */
 static void test_twin_16a8w(void)
@@ -515,12 +519,7 @@ static void test_twin_16a8w(void)
         }
         par_ref_result_destroy(rf);
         par_ref_result_destroy(rq);
-        char *text = par_case_to_json(q, 0);
-        CU_ASSERT_FATAL(text != NULL);
-        par_case *back = par_case_parse(text, strlen(text), "twin16", &m);
-        CU_ASSERT(back != NULL);
-        par_case_destroy(back);
-        free(text);
+        expect_text_roundtrip(q, "twin16");
         par_case_destroy(q);
     }
     CU_ASSERT(mx > 0.05);
@@ -528,6 +527,8 @@ static void test_twin_16a8w(void)
     par_case_destroy(f);
 }
 
+/* A small constant added to a wide tensor: calibrated as they are, the constant's scale (1/255 of its width 1) is
+ * 1/7.8 of 2^-10 of the sum's (2,000 / 255), which no integer add accepts; the twin widens it and runs. */
 static void test_twin_narrow_add(void)
 {
     par_case *f = par_case_create("narrow_add", 1);
