@@ -2,7 +2,7 @@
  * attention.c - the float64 reference kernels of the decoder-block ops (docs/ops.md, "Attention"): rope, sdpa and
  * slice_scatter, with the error budget of every output element (docs/budgets/attention.md). The geometry and its
  * checks are core/shape_attention.c's; the kernels walk it. They see float tensors only; the scratch of sdpa (one
- * row of scores and probabilities) is freed before they return.
+ * row of scores and one of probabilities, each with budgets, scales and flush parts) is freed before they return.
  *
  * rope: pair i of a row at position p is (a, b) = (x[2i], x[2i + 1]) interleaved, else (x[i], x[i + D/2]); with
  * c = cos[p, i], s = sin[p, i]: y_a = a c - b s, y_b = b c + a s. Each output is a two-term sum of products:
@@ -17,9 +17,11 @@
  *   scores       the dot product of D terms (dot.h: gamma_D of the held magnitude, the inputs' budgets propagated,
  *                the overflow mark), then the scaling (u |t| plus the scale's own rounding to the arithmetic when
  *                it is not exact in it, times |q . k|) and the mask's addition (u |t| + the mask's budget);
- *   softmax      softmax.c's row budget on the scores with those budgets (its propagation takes every score's
- *                error in the worst case, so a fused kernel's unstored scores and probabilities are covered, and
- *                its storage term covers a decomposed graph that stores them);
+ *   softmax      softmax.c's row budget on the scores with those budgets, scales and flush parts (its bound holds
+ *                for every held score within its budget, so a fused kernel's unstored scores and probabilities are
+ *                covered, and its storage term covers a decomposed graph that stores them); the probabilities'
+ *                scales and flush parts as the interpreter's scale and flush passes give the softmax node of the
+ *                decomposed form (the row run on the scores' scales, and on their flush parts);
  *   output       the dot product of Skv terms p_j v_j (dot.h again), p carrying the softmax's budgets: a backend
  *                that divides once at the end (sum_j e^(t_j - m) v_j / sum_j e^(t_j - m)) makes the same relative
  *                errors on the same terms. The streaming form of flash attention rescales the running sum and the
@@ -101,9 +103,10 @@ par_status par_ref_rope(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
     return PAR_OK;
 }
 
-/* One query row's scores (S: value and budget per key), their softmax in place, then the Dv outputs. */
+/* One query row's scores (S: value, budget, scale and flush part per key), their softmax (P: the probabilities' value,
+ * budget, scale and flush part), then the Dv outputs. */
 static void sdpa_row(const par_ref_ctx *c, const par_sdpa_geom *q, const par_rt *const *in, int64_t b, int64_t h,
-                     int64_t i, par_rt *S, par_rt *y)
+                     int64_t i, par_rt *S, par_rt *P, par_rt *y)
 {
     const par_prec *pr = &c->prec;
     const par_rt *qt = in[0], *kt = in[1], *vt = in[2], *mt = in[3];
@@ -115,14 +118,18 @@ static void sdpa_row(const par_ref_ctx *c, const par_sdpa_geom *q, const par_rt 
     int ovf = 0;
     for (int64_t j = 0; j < q->Skv; j++) {
         if (q->causal && j > i) {
-            S->v[j] = -INFINITY, S->e[j] = 0;
+            S->v[j] = -INFINITY, S->e[j] = S->s[j] = 0;
+            if (S->f) S->f[j] = 0;
             continue;
         }
         dot_acc a = {0};
         for (int64_t d = 0; d < q->D; d++) dot_add(&a, pr, qt, qrow + d, kt, (kv0 + j) * q->D + d);
         ovf |= dot_finish(&a, NULL, 0, pr, S, j); /* a score's partial sums may overflow: the whole row */
         double t = q->scale * S->v[j];
-        double e = q->scale * S->e[j] + pr->u * fabs(t) + bmul(scale_r, fabs(t));
+        /* the scaling's and the mask's roundings, in the budget and (as the mul and add nodes of the decomposed
+         * form give them) in the scale; the flush part scales with the score */
+        double own = pr->u * fabs(t) + bmul(scale_r, fabs(t));
+        double e = q->scale * S->e[j] + own, s = q->scale * S->s[j] + own, f = S->f ? q->scale * S->f[j] : 0;
         int masked = 0; /* an exact -inf of the mask on a finite score: exactly -inf, budget 0 (softmax.c) */
         if (mt) {
             const int64_t mi = b * q->mask_stride[0] + h * q->mask_stride[1] + i * q->mask_stride[2] +
@@ -130,14 +137,31 @@ static void sdpa_row(const par_ref_ctx *c, const par_sdpa_geom *q, const par_rt 
             masked = isinf(mt->v[mi]) && mt->v[mi] < 0 && mt->e[mi] == 0 && isfinite(t);
             t += mt->v[mi];
             e += mt->e[mi] + pr->u * fabs(t);
+            s += par_rt_scales(mt)[mi] + pr->u * fabs(t);
+            f += mt->f ? mt->f[mi] : 0;
         }
         S->v[j] = t;
         S->e[j] = masked ? 0 : isfinite(t) && e == e ? e : INFINITY;
+        S->s[j] = masked ? 0 : fmin(s, S->e[j]);
+        if (S->f) S->f[j] = masked ? 0 : fmin(f, S->e[j]);
     }
-    par_softmax_row(pr, 0, S->v, S->e, NULL, NULL, q->Skv, 1, S->v, S->e);
+    /* The probabilities as the softmax node of the decomposed form gets them (docs/budgets/attention.md): the budget
+     * from the scores' budgets, scales and flush parts (the first-order bound takes rule 5 over the scales); the
+     * scale from the same row run on the scores' scales, without flushing (the interpreter's scale pass); the flush
+     * part from the row run on the scores' flush parts without rounding (its flush pass). */
+    par_softmax_row(pr, 0, S->v, S->e, S->s, S->f, q->Skv, 1, P->v, P->e);
+    par_prec ps = *pr, pf = *pr;
+    ps.flush = 0;
+    pf.u = pf.u_store = pf.fn_ulps = 0;
+    par_softmax_row(&ps, 0, S->v, S->s, NULL, NULL, q->Skv, 1, P->v, P->s);
+    if (P->f) par_softmax_row(&pf, 0, S->v, S->f, NULL, NULL, q->Skv, 1, P->v, P->f);
+    for (int64_t j = 0; j < q->Skv; j++) {
+        P->s[j] = fmin(P->s[j], P->e[j]);
+        if (P->f) P->f[j] = fmin(P->f[j], P->e[j]);
+    }
     for (int64_t d = 0; d < q->Dv; d++) {
         dot_acc a = {0};
-        for (int64_t j = 0; j < q->Skv; j++) dot_add(&a, pr, S, j, vt, (kv0 + j) * q->Dv + d);
+        for (int64_t j = 0; j < q->Skv; j++) dot_add(&a, pr, P, j, vt, (kv0 + j) * q->Dv + d);
         if (dot_finish(&a, NULL, 0, pr, y, orow + d) || ovf) par_mark_any(c, orow + d);
         y->e[orow + d] += bmul(par_gamma(2 * q->Skv, pr->u), a.mag); /* the streaming form's rescalings */
     }
@@ -149,17 +173,16 @@ par_status par_ref_sdpa(const par_ref_ctx *c, const par_rt *const *in, par_rt *c
     par_status st = par_sdpa_geom_of(c->g, c->n, &q, msg);
     if (st == PAR_OK) st = float_inputs("sdpa", in, 4, msg);
     if (st != PAR_OK) return st;
-    par_rt S = {.dtype = PAR_DTYPE_F64, .rank = 1, .dims = {q.Skv}, .numel = q.Skv};
-    S.v = malloc((size_t)q.Skv * sizeof(double));
-    S.e = malloc((size_t)q.Skv * sizeof(double));
-    if (!S.v || !S.e) {
-        free(S.v), free(S.e);
-        return par_msgf(msg, PAR_ERROR, "sdpa: out of memory for a row of %lld scores", (long long)q.Skv);
-    }
+    par_rt S = {.dtype = PAR_DTYPE_F64, .rank = 1, .dims = {q.Skv}, .numel = q.Skv}, P = S;
+    double *buf = malloc((size_t)q.Skv * 8 * sizeof(double));
+    if (!buf) return par_msgf(msg, PAR_ERROR, "sdpa: out of memory for a row of %lld scores", (long long)q.Skv);
+    S.v = buf, S.e = buf + q.Skv, S.s = buf + 2 * q.Skv, S.f = buf + 3 * q.Skv;
+    P.v = buf + 4 * q.Skv, P.e = buf + 5 * q.Skv, P.s = buf + 6 * q.Skv, P.f = buf + 7 * q.Skv;
+    if (!(c->prec.flush > 0)) S.f = P.f = NULL; /* flush parts are flushing's alone (docs/oracle.md) */
     for (int64_t b = 0; b < q.B; b++)
         for (int64_t h = 0; h < q.Hq; h++)
-            for (int64_t i = 0; i < q.Sq; i++) sdpa_row(c, &q, in, b, h, i, &S, out[0]);
-    free(S.v), free(S.e);
+            for (int64_t i = 0; i < q.Sq; i++) sdpa_row(c, &q, in, b, h, i, &S, &P, out[0]);
+    free(buf);
     return PAR_OK;
 }
 

@@ -159,7 +159,9 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
     /* propagated: the held mean and variance */
     const int stat = pr->stat_scale;
     const double em_in = (stat ? sqrt(ss2) : par_prop_bound(se, ss2)) / n;
-    const double ev_in = 2 * (stat ? sqrt(sds2) : par_prop_bound(sde, sds2)) / n + se2 / n;
+    /* the held variance moves by the first-order part, of either sign, and by the second-order part sum (dx_j -
+     * mean dx)^2 / n, never negative: only the first can lower it (ev_lo, for L below) */
+    const double ev_lo = 2 * (stat ? sqrt(sds2) : par_prop_bound(sde, sds2)) / n, ev_in = ev_lo + se2 / n;
     /* own: mean and variance of the held values */
     /* Flushing (par_eta, zero unless declared): the n - 1 partial sums of the mean and its division flush at most
      * (n - 1) eta / n + eta <= 2 eta; the variance's n differences, n squares and n - 1 sums, divided by n, at most
@@ -168,11 +170,17 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
     const double em = gm * mag / n + 3 * u * M + par_eta(pr, 2), mt = stat ? hypot(em, em_in) : em + em_in;
     const double mh = fabs(m) + em_in, dh = D + emax + em_in, vh = var + ev_in;
     /* the D^2 part is Welford's 3u per step (sum delta_k^2 / n <= 2 (v + D^2)): 6u, not gamma(n + 6) (the budget;
-     * the companion's scale keeps its root-sum-square form) */
-    const double gd = stat ? gv : 6 * u;
-    const double ev = gv * (vh + mh * mh) + gd * dh * dh + 2 * mh * em + em * em + par_eta(pr, 3);
+     * the companion's scale keeps its root-sum-square form); and as the running mean's distance to m is at most
+     * sqrt(n v / (k - 1)) (Cauchy-Schwarz), D^2 is at most H_{n-1} v, H_{n-1} <= 1 + ln(n - 1) */
+    const double gd = stat ? gv : 6 * u, hn = q->n > 1 ? 1 + log(n - 1) : 0;
+    /* the own error of a variance computed from held values of variance vx (any vx in [vlo, vh]) */
+#define VAR_OWN(vx) (gv * ((vx) + mh * mh) + gd * fmin(dh * dh, hn * (vx)) + 2 * mh * em + em * em + par_eta(pr, 3))
+    /* vx - VAR_OWN(vx) grows with vx while gv + gd H < 1: the least computed variance is then at the least held
+     * one (docs/budgets/norm-reduce.md, "r") */
+    const double vlo = fmax(var - ev_lo, 0), ev = VAR_OWN(vh), ev_least = gv + gd * hn < 1 ? VAR_OWN(vlo) : ev;
+#undef VAR_OWN
     const double ve = var + q->eps;
-    const double L = fmax(ve - ev - ev_in - u * q->eps - u * (ve + ev + ev_in), held_eps_floor(q->eps, pr));
+    const double L = fmax(vlo - ev_least + q->eps - u * q->eps - u * (ve + ev + ev_in), held_eps_floor(q->eps, pr));
     const double r = 1.0 / sqrt(ve);
     const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
     for (int64_t j = 0; j < q->n; j++) {
@@ -252,7 +260,8 @@ par_status par_ref_instance_norm(const par_ref_ctx *c, const par_rt *const *in, 
  *   q         E_q = gamma(n + 1) Q   (n squares, n - 1 additions and the scaling, every term >= 0, in any order
  *             and with or without fused multiply-adds; the same with the division by n folded into eps' scaling)
  *   q's inputs: q(x + dx) - q(x) = (2/n) sum x_j dx_j + (1/n) sum dx_j^2: 2 P(|x| e, |x| s) / n + sum e_j^2 / n
- *   r         as layer_norm's: L = q + eps - E_q - (propagated) - u eps - u (q + eps + ...), r_hi = (1 + (fn + 2) u)
+ *   r         as layer_norm's: L = q_lo (1 - gamma(n + 1)) + eps - u eps - u (q + eps + ...), q_lo = q less the
+ *             first-order part of q's move (the second-order part only raises q), r_hi = (1 + (fn + 2) u)
  *             / sqrt(L) (L <= 0: unbounded), |r' - r| <= r_hi - r
  *   y         |y' - y| <= e_j r_hi |w|' + |x_j| (r_hi - r) |w|' + |x_j| r e_w; own: the two products x r and (x r)
  *             w (or x (r w)), 2u r_hi |w|' a_j; storage u_s (|y| + ...).
@@ -291,10 +300,16 @@ par_status par_ref_rms_norm(const par_ref_ctx *c, const par_rt *const *in, par_r
             se2 += bmul(e, e);
         }
         const double qv = sq / n;
-        const double eq_in = 2 * par_prop_bound(sxe, sxs2) / n + se2 / n;
+        /* the held q moves by the first-order part, of either sign, and by sum dx_j^2 / n, never negative: only the
+         * first can lower it (eq_lo, as layer_norm's ev_lo) */
+        const double eq_lo = 2 * par_prop_bound(sxe, sxs2) / n, eq_in = eq_lo + se2 / n;
         const double eq = par_gamma(q.n + 1, u) * Q / n + par_eta(pr, 3);
         const double ve = qv + q.eps;
-        const double L = fmax(ve - eq - eq_in - u * q.eps - u * (ve + eq + eq_in), held_eps_floor(q.eps, pr));
+        /* the least computed q: a sum of non-negative terms of the held squares (at least q - eq_lo) rounds to at
+         * least 1 - gamma(n + 1) of it (norm-reduce.md, "rms_norm") */
+        const double g1 = par_gamma(q.n + 1, u);
+        const double qlo = g1 < 1 ? fmax(qv - eq_lo, 0) * (1 - g1) - par_eta(pr, 3) : -INFINITY;
+        const double L = fmax(qlo + q.eps - u * q.eps - u * (ve + eq + eq_in), held_eps_floor(q.eps, pr));
         const double r = 1.0 / sqrt(ve);
         const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
         for (int64_t j = 0; j < q.n; j++) {

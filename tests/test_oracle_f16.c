@@ -6,13 +6,17 @@
  *     their scales), and two with a common root (x + relu(x)) keep the sum;
  *   - the output of an op with a fixed range (sigmoid) is budgeted no wider than the range allows;
  *   - rms_norm's output is bounded directly, and layer_norm's reciprocal square root by eps (a correct backend's
- *     variance is never negative), where the inputs' budgets let the variance's interval reach 0.
+ *     variance is never negative), where the inputs' budgets let the variance's interval reach 0;
+ *   - layer_norm's held variance is bounded below by its first-order change alone (the second-order part is never
+ *     negative), so inputs with wide budgets but small scales (deep in a model) keep 1 / sqrt bounded near r;
+ *   - sdpa's probabilities take rule 5 over the scores' scales, as the softmax of the decomposed form does.
  *
  * The emulation rounds every operation to binary16 (round to nearest even, gradual underflow), in the order a simple
  * kernel takes; held inputs are drawn anywhere within their budgets.
  */
 #include "core/graph.h"
 #include "reference/reference.h"
+#include "ref_helpers.h"
 #include "tmain.h"
 
 #include <math.h>
@@ -239,7 +243,7 @@ static void wide_free(wide *w)
 }
 
 /* Held inputs: trial 0 the f16 computation itself, the others anywhere within the input's budgets. */
-static void held(const wide *w, int trial, double *xh)
+static void held_wide(const wide *w, int trial, double *xh)
 {
     for (int i = 0; i < N; i++)
         xh[i] = trial == 0 ? f16r(f16r(w->x[i] + (double)K_BIG) - K_BIG) : f16r(w->in->v[i] + w->in->e[i] * urand());
@@ -256,7 +260,7 @@ static void test_sigmoid_range(void)
         CU_ASSERT(w.out->e[i] <= fmax(w.out->v[i], 1 - w.out->v[i]) + 0.01);
     }
     for (int trial = 0; trial < 20; trial++) {
-        held(&w, trial, xh);
+        held_wide(&w, trial, xh);
         for (int i = 0; i < N; i++) { /* 1 / (1 + exp(-x)) in f16 */
             double y = f16r(1.0 / f16r(1.0 + f16r(exp(-xh[i]))));
             worst = fmax(worst, fabs(y - w.out->v[i]) / w.out->e[i]);
@@ -306,14 +310,14 @@ static void test_norms_bounded(void)
         }
         CU_ASSERT_EQUAL(unj, 0);
         for (int trial = 0; trial < 20; trial++) {
-            held(&w, trial, xh);
+            held_wide(&w, trial, xh);
             if (o == 0) rms_f16(xh, y, 1);
             else ln_f16(xh, y);
             for (int i = 0; i < N; i++) worst = fmax(worst, fabs(y[i] - w.out->v[i]) / w.out->e[i]);
         }
         CU_ASSERT(worst <= 1);
         if (o == 0) { /* a planted bug: the mean square divided by n twice */
-            held(&w, 0, xh);
+            held_wide(&w, 0, xh);
             rms_f16(xh, y, 1.0 / N);
             for (int i = 0; i < N; i++)
                 if (fabs(y[i] - w.out->v[i]) > w.out->e[i]) n_bug_fail++;
@@ -327,11 +331,149 @@ static void test_norms_bounded(void)
     }
 }
 
+
+/* layer_norm in f16 on held inputs xh (n of them): two-pass (form 0) or one-pass E[x^2] - m^2 clamped at 0 (form 1);
+ * var_div: the variance's divisor (n; n * n plants a variance divided by n twice) */
+static void ln_f16_n(const double *x, int n, int form, double var_div, double *y)
+{
+    double s = 0, v = 0, s2 = 0;
+    for (int i = 0; i < n; i++) s = f16r(s + x[i]), s2 = f16r(s2 + f16r(x[i] * x[i]));
+    double m = f16r(s / n);
+    for (int i = 0; i < n; i++) v = f16r(v + f16r(f16r(x[i] - m) * f16r(x[i] - m)));
+    v = form == 0 ? f16r(v / var_div) : fmax(0, f16r(f16r(s2 / var_div) - f16r(m * m)));
+    double r = f16r(1.0 / f16r(sqrt(f16r(v + f16r(1e-5)))));
+    for (int i = 0; i < n; i++) y[i] = f16r(f16r(x[i] - m) * r);
+}
+
+/* Inputs deep in an f16 model: budgets e = 1.2 on values of variance about 1 (the worst case of the errors behind
+ * them), scales s = 0.05 (their root-sum-square). The held variance's second-order part, sum e^2 / n = 1.44, alone
+ * passes the variance: before, the interval reached 0 and r was bounded only by 1 / sqrt(eps) = 316. Its first-order
+ * part, at most 2 lambda sqrt(sum (d s)^2) / n = 0.075, keeps it near v. Held inputs: random within the scales, and
+ * the one that shrinks every deviation as far as rule 5 allows (x' = x - t d, t lambda s / sqrt(sum d^2): the first
+ * order at its bound, the variance (1 - t)^2 v). */
+enum { LN_N = 64 };
+
+static void test_layer_norm_held_variance(void)
+{
+    int64_t d[2] = {1, LN_N}, ns[1] = {LN_N};
+    double x[LN_N], sc[LN_N], xh[LN_N], y[LN_N], mean = 0, ss = 0;
+    for (int i = 0; i < LN_N; i++) mean += (x[i] = f16r(1.7 * urand())) / LN_N;
+    for (int i = 0; i < LN_N; i++) ss += (x[i] - mean) * (x[i] - mean);
+    par_rt *xt = rt_of(2, d, x), *out = NULL;
+    for (int i = 0; i < LN_N; i++) xt->e[i] = 1.2, sc[i] = 0.05;
+    xt->s = sc;
+    par_attr a[2] = {par_a_ints("normalized_shape", 1, ns), par_a_float("eps", 1e-5)};
+    par_rt *in[3] = {xt, NULL, NULL};
+    par_prec p = par_prec_for(PAR_ARITH_F16);
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_layer_norm, par_ref_layer_norm, "layer_norm", 3, in, a, 2, &p, NULL, &out,
+                                  &msg), PAR_OK);
+    double emax = 0, worst = 0;
+    for (int i = 0; i < LN_N; i++) emax = fmax(emax, out->e[i]);
+    CU_ASSERT(budgets_ok(out));
+    CU_ASSERT(emax < 4); /* about (e + E_m) r_hi + |x - m| (r_hi - r), r_hi near r = 1.0: not 316 |x - m| */
+    const double t = PAR_PROP_LAMBDA * 0.05 / sqrt(ss);
+    for (int trial = 0; trial < 40; trial++) {
+        for (int i = 0; i < LN_N; i++)
+            xh[i] = f16r(trial == 0 ? x[i] - t * (x[i] - mean) : x[i] + sc[i] * urand());
+        for (int form = 0; form < 2; form++) {
+            ln_f16_n(xh, LN_N, form, LN_N, y);
+            for (int i = 0; i < LN_N; i++) worst = fmax(worst, fabs(y[i] - out->v[i]) / out->e[i]);
+        }
+    }
+    CU_ASSERT(worst <= 1);
+    /* a planted bug: the variance divided by n twice (r 8 times too large), which r <= 316 admitted */
+    int n_bug_fail = 0;
+    ln_f16_n(x, LN_N, 0, (double)LN_N * LN_N, y);
+    for (int i = 0; i < LN_N; i++) n_bug_fail += fabs(y[i] - out->v[i]) > out->e[i];
+    CU_ASSERT(n_bug_fail > LN_N / 2);
+    PAR_TEST_NOTE("layer_norm, inputs held within 1.2 (scales 0.05) on variance %.2f: budgets up to %.3g, the f16 "
+                  "two-pass and one-pass forms at %.3g of them; the variance divided by n twice fails %d of %d\n",
+                  ss / LN_N, emax, worst, n_bug_fail, LN_N);
+    xt->s = NULL;
+    rt_del(xt), rt_del(out);
+}
+
+/* sdpa in f16 on held q, k, v ([1, 1, SQ, D]): scores q.k rounded after each product and sum, scaled, softmax (exp,
+ * sum, division), then the probabilities' dot product with v; scale_bug multiplies the scale (a planted error). */
+enum { SQ = 16, SD = 16 };
+
+static void sdpa_f16(const double *q, const double *k, const double *v, double scale, double *y)
+{
+    for (int i = 0; i < SQ; i++) {
+        double t[SQ], m = -INFINITY, sum = 0;
+        for (int j = 0; j < SQ; j++) {
+            double a = 0;
+            for (int d = 0; d < SD; d++) a = f16r(a + f16r(q[i * SD + d] * k[j * SD + d]));
+            t[j] = f16r(a * scale);
+            m = fmax(m, t[j]);
+        }
+        for (int j = 0; j < SQ; j++) sum = f16r(sum + (t[j] = f16r(exp(f16r(t[j] - m)))));
+        for (int d = 0; d < SD; d++) {
+            double a = 0;
+            for (int j = 0; j < SQ; j++) a = f16r(a + f16r(f16r(t[j] / sum) * v[j * SD + d]));
+            y[i * SD + d] = a;
+        }
+    }
+}
+
+/* q, k, v deep in an f16 model: budgets 0.3 on values in [-2, 2] (the worst case of the errors behind them), scales
+ * 0.03. Before, sdpa's softmax took every score's error in the worst case (its first-order bound had no scales) and
+ * its probabilities' budgets stood in for their scales in the output's dot product: the speech encoder's second
+ * block grew its budget from 5 to 82 there (values at most 2.2), and its last layer_norm's variance interval then
+ * reached 0. Now each stage takes what the decomposed form's nodes take. */
+static void test_sdpa_scales(void)
+{
+    int64_t d[4] = {1, 1, SQ, SD};
+    double qv[SQ * SD], kv[SQ * SD], vv[SQ * SD], sc[3][SQ * SD], qh[SQ * SD], kh[SQ * SD], vh[SQ * SD], y[SQ * SD];
+    for (int i = 0; i < SQ * SD; i++) qv[i] = f16r(2 * urand()), kv[i] = f16r(2 * urand()), vv[i] = f16r(2 * urand());
+    par_rt *in[3] = {rt_of(4, d, qv), rt_of(4, d, kv), rt_of(4, d, vv)}, *out = NULL, *wide_out = NULL;
+    for (int t = 0; t < 3; t++) {
+        for (int i = 0; i < SQ * SD; i++) in[t]->e[i] = 0.3, sc[t][i] = 0.03;
+        in[t]->s = sc[t];
+    }
+    par_attr a[2] = {par_a_int("is_causal", 0), par_a_float("scale", 0.25)};
+    par_prec p = par_prec_for(PAR_ARITH_F16);
+    par_msg msg;
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_sdpa, par_ref_sdpa, "sdpa", 3, in, a, 2, &p, NULL, &out, &msg), PAR_OK);
+    for (int t = 0; t < 3; t++) in[t]->s = NULL; /* scales read as the budgets: what the old propagation assumed */
+    CU_ASSERT_EQUAL_FATAL(run_opq(par_infer_sdpa, par_ref_sdpa, "sdpa", 3, in, a, 2, &p, NULL, &wide_out, &msg),
+                          PAR_OK);
+    double emax = 0, wmax = 0, worst = 0;
+    int n_bug_fail = 0;
+    for (int i = 0; i < SQ * SD; i++) {
+        emax = fmax(emax, out->e[i]), wmax = fmax(wmax, wide_out->e[i]);
+        CU_ASSERT(out->e[i] <= wide_out->e[i]);
+    }
+    CU_ASSERT(budgets_ok(out));
+    CU_ASSERT(emax < wmax / 2);
+    for (int trial = 0; trial < 20; trial++) {
+        for (int i = 0; i < SQ * SD; i++) { /* within the scales: the independent mean-zero errors of rule 5 */
+            qh[i] = f16r(qv[i] + sc[0][i] * urand());
+            kh[i] = f16r(kv[i] + sc[1][i] * urand());
+            vh[i] = f16r(vv[i] + sc[2][i] * urand());
+        }
+        sdpa_f16(qh, kh, vh, 0.25, y);
+        for (int i = 0; i < SQ * SD; i++) worst = fmax(worst, fabs(y[i] - out->v[i]) / out->e[i]);
+    }
+    CU_ASSERT(worst <= 1);
+    sdpa_f16(qv, kv, vv, 1.0, y); /* a planted bug: the scale 1 / sqrt(D) left out */
+    for (int i = 0; i < SQ * SD; i++) n_bug_fail += fabs(y[i] - out->v[i]) > out->e[i];
+    CU_ASSERT(n_bug_fail > 0);
+    PAR_TEST_NOTE("sdpa, inputs held within 0.3 (scales 0.03): budgets up to %.3g (%.3g with the scales read as the "
+                  "budgets), f16 held inputs at %.3g of them; the scale left out fails %d of %d\n", emax, wmax, worst,
+                  n_bug_fail, SQ * SD);
+    for (int t = 0; t < 3; t++) rt_del(in[t]);
+    rt_del(out), rt_del(wide_out);
+}
+
 static const CU_TestInfo tests[] = {
     {"residual chain: rule 5 across a residual add", test_residual_chain},
     {"common root: the sum", test_common_root_keeps_sum},
     {"sigmoid: no wider than its range", test_sigmoid_range},
     {"rms_norm and layer_norm: bounded where the variance may be 0", test_norms_bounded},
+    {"layer_norm: the held variance's lower end is first order", test_layer_norm_held_variance},
+    {"sdpa: the probabilities take rule 5 over the scores' scales", test_sdpa_scales},
     CU_TEST_INFO_NULL,
 };
 
