@@ -183,3 +183,27 @@ const char *par_case_mem_reason(const par_case_mem *m, int64_t limit, char *buf,
              human(m->data, d, sizeof d), human(limit, l, sizeof l));
     return buf;
 }
+
+/* A rough count of a case's work, for ordering cases only: every element each node reads and writes, plus, for each
+ * input of rank 2 or more that is a constant (a weight), its output elements times the weight's elements over its
+ * largest outer dimension (conv2d [Cout, Cin, kh, kw]: Cin kh kw multiply-adds per output; linear [N, K]: min(N, K)).
+ * Shapes only, like the estimate above. */
+double par_case_cost(const par_graph_desc *g)
+{
+    double cost = 0;
+    for (int32_t j = 0; j < g->n_nodes; j++) {
+        const par_node *n = &g->nodes[j];
+        double out = 0;
+        for (int32_t i = 0; i < n->n_outputs; i++) out += (double)g->values[n->outputs[i]].numel;
+        cost += out;
+        for (int32_t i = 0; i < n->n_inputs; i++) {
+            if (n->inputs[i] < 0) continue;
+            const par_value *v = &g->values[n->inputs[i]];
+            cost += (double)v->numel;
+            if (v->kind != PAR_VALUE_CONST || v->rank < 2) continue;
+            int64_t outer = v->dims[0] > v->dims[v->rank - 1] ? v->dims[0] : v->dims[v->rank - 1];
+            cost += out * (double)v->numel / (double)(outer > 0 ? outer : 1);
+        }
+    }
+    return cost;
+}

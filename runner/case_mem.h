@@ -53,6 +53,10 @@ int64_t par_case_mem_estimate(const par_graph_desc *g, int32_t n_backends);
  * else 4 GiB when the physical memory cannot be read. Divide by the number of workers when they run at once. */
 int64_t par_case_mem_limit(void);
 
+/* A rough count of g's work (elements read and written, multiply-adds of its weights): the runner starts the
+ * costliest cases first. Reads shapes only. */
+double par_case_cost(const par_graph_desc *g);
+
 /* Parse "6G", "512M", "1.5G", "1073741824": bytes, or -1 when malformed. */
 int64_t par_case_mem_parse(const char *s);
 

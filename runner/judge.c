@@ -13,11 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include "case_mem.h"
 #include "refcache.h"
 
 #include "backends/expected/expected.h"
 #include "oracle/oracle.h"
+#include "core/clock.h"
 #include "core/ops.h"
 #include "core/requant.h"
 
@@ -380,6 +384,27 @@ static void expected_out(const par_case *c, const par_graph_desc *g, par_exec_ou
     if (!out->outputs) snprintf(out->reason, sizeof out->reason, "out of memory");
 }
 
+/* PARITY_TRACE=FILE: one line per record appended to FILE (one write each, so the workers' lines do not mix): the
+ * worker, the case, the backend, when its job started (seconds of the monotonic clock), the backend's execution and
+ * the judging (reference and oracle) in seconds, and the verdict. For finding where a run's time goes. */
+static void trace_record(int32_t worker, const par_case *c, const par_backend_inst *inst, double t0, double t1,
+                         double t2, par_verdict v)
+{
+    static int fd = -2;
+    if (fd == -2) {
+        const char *path = getenv("PARITY_TRACE");
+        fd = path && *path ? open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644) : -1;
+    }
+    if (fd < 0) return;
+    char line[512];
+    int n = snprintf(line, sizeof line, "%d %.3f %.3f %.3f %s %s %s\n", (int)worker, t0, t1 - t0, t2 - t1,
+                     par_verdict_name(v), inst->label, c->id ? c->id : "?");
+    if (n > 0) {
+        ssize_t w = write(fd, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+        (void)w;
+    }
+}
+
 int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_case *c, par_emit_fn emit, void *user)
 {
     const par_graph_desc *g = par_graph_desc_of(c->graph);
@@ -412,6 +437,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
 
     for (int32_t b = 0; b < cfg->n_backends; b++) {
         const par_backend_inst *inst = &cfg->backends[b];
+        const double t_start = par_now_s();
+        double t_exec = t_start;
         memset(r, 0, sizeof *r);
         par_metrics_init(&r->m);
         snprintf(r->case_dtype, sizeof r->case_dtype, "%s", par_dtype_name(par_graph_compute_dtype(g)));
@@ -437,6 +464,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                  * judge (an UNSUPPORTED or crashed backend needs none). */
                 if (inst->be == par_backend_expected()) expected_out(c, g, out);
                 else par_exec_run(inst, g, (const void *const *)inputs, &o, out);
+                t_exec = par_now_s();
                 r->t = out->t;
                 r->output_bytes = out->output_bytes;
                 snprintf(r->output, sizeof r->output, "%s", out->output);
@@ -484,6 +512,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
             }
         }
         r->done = 1;
+        trace_record(worker, c, inst, t_start, t_exec, par_now_s(), r->verdict);
         emit(user, ci, b, r);
     }
     free(r);

@@ -1,10 +1,13 @@
 /*
- * runner.c - schedules the selected cases on worker processes and collects their records: case i goes to worker
- * i mod J; each worker judges its cases (runner/judge.c: every backend runs isolated in a child of the worker) and
- * sends each finished record to the parent over its own pipe. The parent keeps the records in its own memory (no
- * process it forked can write them), checks every record it reads (par_result_check; the case and backend indices
- * against the range and the worker's share) before storing it, draws the progress bar, and hands the records to
- * the report writer and the summary (reports/), which cli/cli_run.c calls.
+ * runner.c - schedules the selected cases on worker processes and collects their records. The workers take the
+ * cases as they become free: each claims a case in a claim table the parent maps shared before forking them (one
+ * compare-and-swap per case and round), the loaded cases first, most expensive first (par_case_cost: the longest
+ * jobs start first and the short ones fill in behind them), then the suite cases in walk order. Each worker judges
+ * the cases it claimed (runner/judge.c: every backend runs isolated in a child of the worker) and sends each
+ * finished record to the parent over its own pipe. The parent keeps the records in its own memory (no process it
+ * forked can write them), checks every record it reads (par_result_check; the case and backend indices against the
+ * range, and the claim table: the case must be the worker's) before storing it, draws the progress bar, and hands
+ * the records to the report writer and the summary (reports/), which cli/cli_run.c calls.
  *
  * Workers die with the parent (PR_SET_PDEATHSIG, then a getppid check), and their backend children with them. On
  * SIGINT or SIGTERM the parent kills its workers, keeps what finished and marks the run interrupted. A worker that
@@ -22,12 +25,14 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cases/sweep.h"
+#include "case_mem.h"
 #include "judge.h"
 #include "refcache.h"
 #include "core/clock.h"
@@ -42,8 +47,19 @@ typedef struct wire_rec {
     par_result r;
 } wire_rec;
 
+/* Who runs what: claim[round * n + case] is 0 until worker w claims that case for that round (then w + 1); shared
+ * between the parent and its workers (MAP_SHARED), written only by compare-and-swap. order: the loaded cases, most
+ * expensive first. */
+typedef struct sched {
+    int32_t *claim;
+    size_t claim_bytes;
+    int32_t *order;
+    int32_t n_order;
+} sched;
+
 typedef struct run_ctx {
     const par_case_set *set;
+    const sched *sc;
     const par_run_config *cfg;
     int32_t worker, n_workers;
     int fd;                   /* the pipe to the parent; -1: in process (no-isolate), records go to results */
@@ -161,11 +177,23 @@ static int32_t find_slot(walk_ctx *w, int64_t index)
     return -1;
 }
 
+/* Claim case i for this worker and round: 1 when it is now this worker's to run. */
+static int claim(run_ctx *rc, int32_t i)
+{
+    int32_t *slot = &rc->sc->claim[(size_t)rc->round * (size_t)rc->set->n + (size_t)i], free_ = 0;
+    return __atomic_compare_exchange_n(slot, &free_, rc->worker + 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+static int claimed_by(const sched *sc, const par_case_set *set, int32_t round, int32_t i)
+{
+    return __atomic_load_n(&sc->claim[(size_t)round * (size_t)set->n + (size_t)i], __ATOMIC_ACQUIRE) - 1;
+}
+
 static int walk_want(void *user, int64_t index, const char *id, const char *op)
 {
     walk_ctx *w = user;
     int32_t s = find_slot(w, index);
-    return s >= 0 && s % w->rc->n_workers == w->rc->worker;
+    return s >= 0 && claim(w->rc, s);
 }
 
 static void walk_build(void *user, int64_t index, par_case *c)
@@ -181,7 +209,8 @@ static void walk_error(void *user, const char *id, const par_msg *msg)
     walk_ctx *w = user;
     run_ctx *rc = w->rc;
     for (int32_t i = 0; i < rc->set->n; i++)
-        if (i % rc->n_workers == rc->worker && strcmp(rc->set->cases[i].id, id) == 0)
+        if (strcmp(rc->set->cases[i].id, id) == 0 &&
+            (claimed_by(rc->sc, rc->set, rc->round, i) == rc->worker || claim(rc, i)))
             par_judge_unbuilt(rc->cfg, i, msg->text, emit, rc);
     rc->internal = 1;
 }
@@ -203,9 +232,9 @@ static void worker_main(run_ctx *rc)
 static void worker_round(run_ctx *rc)
 {
     const par_case_set *set = rc->set;
-    for (int32_t i = 0; i < set->n && !got_signal; i++) {
-        if (i % rc->n_workers != rc->worker || !set->cases[i].loaded) continue;
-        rc->internal |= par_judge_case(rc->cfg, rc->worker, i, set->cases[i].loaded, emit, rc);
+    for (int32_t k = 0; k < rc->sc->n_order && !got_signal; k++) {
+        int32_t i = rc->sc->order[k];
+        if (claim(rc, i)) rc->internal |= par_judge_case(rc->cfg, rc->worker, i, set->cases[i].loaded, emit, rc);
     }
     /* one walk per distinct suite */
     const char *done_suites[8];
@@ -298,6 +327,7 @@ typedef struct wstate {
 
 typedef struct collect {
     const par_case_set *set;
+    const sched *sc;
     int32_t nb, jobs, rounds;
     par_result *res;
     long done, bad;
@@ -310,7 +340,8 @@ static void store(collect *cl, int32_t w, wire_rec *x)
     char why[128] = "";
     int chk = par_result_check(&x->r, why, sizeof why);
     if (x->magic != RECORD_MAGIC || x->c < 0 || x->c >= cl->set->n || x->b < 0 || x->b >= cl->nb ||
-        x->c % cl->jobs != w || chk < 0 || x->r.done != 1 || x->round < 0 || x->round >= cl->rounds) {
+        chk < 0 || x->r.done != 1 || x->round < 0 || x->round >= cl->rounds ||
+        claimed_by(cl->sc, cl->set, x->round, x->c) != w) {
         fprintf(stderr, "parity: internal error: worker %d sent an invalid record (%s); discarded\n", (int)w,
                 chk < 0 ? why : "magic, case, backend or round out of range, or not its case");
         cl->internal = 1;
@@ -416,7 +447,7 @@ static void kill_workers(wstate *ws, int32_t jobs)
 
 /* One worker process per job, each writing its records to a pipe of its own (ws[w].fd, non-blocking); a worker
  * that cannot be started is an internal error and the ones before it run on. */
-static void start_workers(wstate *ws, wire_rec *bufs, int32_t jobs, const par_case_set *set,
+static void start_workers(wstate *ws, wire_rec *bufs, int32_t jobs, const par_case_set *set, const sched *sc,
                           const par_run_config *cfg, collect *cl)
 {
     const int32_t nb = cfg->n_backends;
@@ -441,7 +472,7 @@ static void start_workers(wstate *ws, wire_rec *bufs, int32_t jobs, const par_ca
             /* a worker talks only to its own fork servers */
             for (int32_t k = 0; cfg->servers && k < cfg->max_workers * nb; k++)
                 if (k / nb != w) par_exec_server_forget(cfg->servers[k]);
-            run_ctx rc = {.set = set, .cfg = cfg, .worker = w, .n_workers = jobs, .fd = p[1]};
+            run_ctx rc = {.set = set, .sc = sc, .cfg = cfg, .worker = w, .n_workers = jobs, .fd = p[1]};
             worker_main(&rc);
             fflush(stdout);
             _exit(rc.internal ? 4 : 0);
@@ -460,6 +491,17 @@ static void start_workers(wstate *ws, wire_rec *bufs, int32_t jobs, const par_ca
     }
 }
 
+/* The worker that claimed case c in some round (the latest), or -1. */
+static int32_t claimed_by_any(const collect *cl, int32_t c)
+{
+    int32_t by = -1;
+    for (int32_t r = 0; r < cl->rounds; r++) {
+        int32_t w = claimed_by(cl->sc, cl->set, r, c);
+        if (w >= 0) by = w;
+    }
+    return by;
+}
+
 /* Waits for every worker; the records of a worker killed here (ws[w].why) or dead say so. */
 static void reap_workers(wstate *ws, int32_t jobs, int32_t nb, par_run_result *out, size_t n_rec, collect *cl)
 {
@@ -468,8 +510,8 @@ static void reap_workers(wstate *ws, int32_t jobs, int32_t nb, par_run_result *o
         int status;
         while (waitpid(ws[w].pid, &status, 0) < 0 && errno == EINTR) {}
         if (got_signal) continue;
-        for (size_t i = 0; ws[w].why[0] && i < n_rec; i++) /* its share: case c goes to worker c mod jobs */
-            if ((int32_t)((i / (size_t)nb) % (size_t)jobs) == w && !out->results[i].done) {
+        for (size_t i = 0; ws[w].why[0] && i < n_rec; i++) /* the cases it claimed, in any round */
+            if (!out->results[i].done && claimed_by_any(cl, (int32_t)(i / (size_t)nb)) == w) {
                 out->results[i].done = 1;
                 out->results[i].verdict = PAR_V_ERROR;
                 snprintf(out->results[i].reason, sizeof out->results[i].reason, "%s", ws[w].why);
@@ -486,6 +528,58 @@ static void reap_workers(wstate *ws, int32_t jobs, int32_t nb, par_run_result *o
         }
         if (ws[w].fd >= 0) close(ws[w].fd);
     }
+    /* the cases no worker claimed: the workers that would have taken them were killed (the first one's reason) */
+    int32_t k = 0;
+    while (k < jobs && !ws[k].why[0]) k++;
+    for (size_t i = 0; !got_signal && k < jobs && i < n_rec; i++)
+        if (!out->results[i].done && claimed_by_any(cl, (int32_t)(i / (size_t)nb)) < 0) {
+            out->results[i].done = 1;
+            out->results[i].verdict = PAR_V_ERROR;
+            snprintf(out->results[i].reason, sizeof out->results[i].reason, "not run: %s", ws[k].why);
+            cl->internal = 1;
+        }
+}
+
+/* The loaded cases' order, most expensive first (ties in selection order). */
+static const double *cost_key;
+static int cmp_cost_desc(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (cost_key[x] != cost_key[y]) return cost_key[x] < cost_key[y] ? 1 : -1;
+    return (x > y) - (x < y);
+}
+
+static int sched_init(sched *sc, const par_case_set *set, int32_t rounds)
+{
+    memset(sc, 0, sizeof *sc);
+    sc->claim_bytes = sizeof(int32_t) * (size_t)(set->n > 0 ? set->n : 1) * (size_t)rounds;
+    void *m = mmap(NULL, sc->claim_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return -1;
+    sc->claim = m; /* zero: nothing claimed */
+    sc->order = malloc(sizeof(int32_t) * (size_t)(set->n > 0 ? set->n : 1));
+    double *cost = malloc(sizeof(double) * (size_t)(set->n > 0 ? set->n : 1));
+    if (!sc->order || !cost) {
+        free(cost);
+        free(sc->order);
+        munmap(sc->claim, sc->claim_bytes);
+        return -1;
+    }
+    for (int32_t i = 0; i < set->n; i++)
+        if (set->cases[i].loaded) {
+            cost[i] = par_case_cost(par_graph_desc_of(set->cases[i].loaded->graph));
+            sc->order[sc->n_order++] = i;
+        }
+    cost_key = cost;
+    qsort(sc->order, (size_t)sc->n_order, sizeof *sc->order, cmp_cost_desc);
+    cost_key = NULL;
+    free(cost);
+    return 0;
+}
+
+static void sched_free(sched *sc)
+{
+    munmap(sc->claim, sc->claim_bytes);
+    free(sc->order);
 }
 
 int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_result *out)
@@ -508,7 +602,14 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     const double line_every = lines ? progress_interval_s() : 0;
     double next_line = lines ? par_now_s() + line_every : 0;
     const int32_t rounds = cfg->rounds > 1 ? cfg->rounds : 1;
-    collect cl = {.set = set, .nb = nb, .jobs = jobs, .rounds = rounds, .res = out->results};
+    sched sc;
+    if (sched_init(&sc, set, rounds) != 0) {
+        fprintf(stderr, "parity: cannot allocate the claim table of %d cases\n", (int)set->n);
+        free(out->results);
+        out->results = NULL;
+        return 3;
+    }
+    collect cl = {.set = set, .sc = &sc, .nb = nb, .jobs = jobs, .rounds = rounds, .res = out->results};
 
     got_signal = 0;
     in_process = !cfg->exec.isolate;
@@ -522,7 +623,8 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
     fflush(stdout);
     fflush(stderr);
     if (!cfg->exec.isolate) {
-        run_ctx rc = {.set = set, .cfg = cfg, .worker = 0, .n_workers = 1, .fd = -1, .results = out->results};
+        run_ctx rc = {.set = set, .sc = &sc, .cfg = cfg, .worker = 0, .n_workers = 1, .fd = -1,
+                      .results = out->results};
         worker_main(&rc);
         alarm(0); /* every backend call returned: the report can be written */
         cl.internal |= rc.internal;
@@ -536,10 +638,11 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
             free(bufs);
             free(out->results);
             out->results = NULL;
+            sched_free(&sc);
             return 3;
         }
         (void)par_refcache_dir(); /* its one warning, if the cache folder is unusable, printed once, before the fork */
-        start_workers(ws, bufs, jobs, set, cfg, &cl);
+        start_workers(ws, bufs, jobs, set, &sc, cfg, &cl);
         /* Only the workers talk to the servers: a server whose worker dies then sees its socket hang up and ends
          * the job's child. */
         for (int32_t k = 0; cfg->servers && !cfg->keep_servers && k < cfg->max_workers * nb; k++)
@@ -609,6 +712,7 @@ int par_run_cases(const par_case_set *set, const par_run_config *cfg, par_run_re
                          "harness worker died before this case ran");
                 cl.internal = 1;
             }
+    sched_free(&sc);
     out->internal = cl.internal;
     int rc_code = 0;
     for (size_t i = 0; i < n_rec; i++) {
