@@ -203,7 +203,7 @@ static void run_usage(FILE *f)
             "their repro commands) and writes DIR/report.json. With no case given, runs --suite default.\n"
             "\n"
             "selection:\n"
-            "  --suite NAME       quick (>= 1,500 generated cases), full (>= 10,000), models, default (quick+models)\n"
+            "  --suite NAME       quick (>= 1,500 generated cases), full (>= 10,000), models, default (quick + small models)\n"
             "  --case ID          one case by ID, e.g. --case 'relu(x=[3])#seed=1' (the ID carries its seed)\n"
             "  -o, --ops LIST     only cases using one of these ops (comma-separated; see 'parity list ops')\n"
             "  -k, --match REGEX  only cases whose ID matches (POSIX extended regex)\n"
@@ -658,7 +658,7 @@ static int list_suites(void)
         printf("%-8s %6lld generated cases\n", suites[i], (long long)cc.n);
     }
     printf("%-8s %6s case files in %s/models\n", "models", "", par_cases_dir());
-    printf("%-8s %6s quick + models (what 'make run' runs)\n", "default", "");
+    printf("%-8s %6s quick + the models that run in seconds (what 'make run' runs; docs/suites.md)\n", "default", "");
     printf("%-8s %6s ONNX's node tests parity can express, from %s\n", "onnx", "", par_onnx_suite_dir());
     return PAR_EXIT_OK;
 }

@@ -12,7 +12,8 @@
 typedef struct par_selection {
     int32_t n_paths;
     char **paths;             /* case files or folders (recursive, *.json) */
-    const char *suite;        /* "quick", "full", "models", "default" (= quick + models), "onnx" (ONNX's node tests), or NULL */
+    const char *suite;        /* "quick", "full", "models", "default" (quick + the models of at most
+                               * PAR_DEFAULT_MODEL_COST), "onnx" (ONNX's node tests), or NULL */
     const char *case_id;      /* --case: one ID (its "#seed=N" sets the seed) */
     const char *ops;          /* -o: comma-separated op names */
     const char *id_regex;     /* -k: POSIX extended regex on IDs */
@@ -22,6 +23,13 @@ typedef struct par_selection {
 } par_selection;
 
 /* One selected case: a loaded file case, or a suite case built on demand from its walk index. */
+/* The default suite (`make run`) takes the models suite's cases whose par_case_cost (runner/case_mem.h) is at most
+ * this: the models that run in seconds on every backend with a cold reference cache (MobileNetV3-Small, PP-OCRv4's
+ * detector, the face detector, the transformer and decoder blocks, ...); the larger ones (MobileNetV2, EfficientNet-
+ * Lite0, DeepLabV3, the segmentation net, 3e8 to 6e8 each) stay in `--suite models` and `--suite full` runs
+ * (docs/suites.md gives the figures). */
+#define PAR_DEFAULT_MODEL_COST 1e8
+
 typedef struct par_sel_case {
     char id[256];
     char origin[256];

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "runner.h"
+
+#include "case_mem.h"
 #include "cases/sweep.h"
 #include "formats/model.h"
 #include "formats/onnx_suite.h"
@@ -257,9 +259,18 @@ static int add_suite(cand_list *l, const char *suite, uint64_t seed, par_msg *ms
         int rc = add_path(l, dir, seed, NULL, 0, msg);
         return rc ? rc : add_external(l, seed, msg);
     }
-    if (strcmp(suite, "default") == 0) {
+    if (strcmp(suite, "default") == 0) { /* quick + the models of the default size (runner.h) */
         int rc = add_suite_ids(l, "quick", seed, NULL, msg);
-        return rc ? rc : add_suite(l, "models", seed, msg);
+        int32_t from = l->n, kept = l->n;
+        if (!rc) rc = add_suite(l, "models", seed, msg);
+        for (int32_t i = from; !rc && i < l->n; i++) {
+            if (par_case_cost(par_graph_desc_of(l->v[i].loaded->graph)) > PAR_DEFAULT_MODEL_COST)
+                par_case_destroy(l->v[i].loaded);
+            else
+                l->v[kept++] = l->v[i];
+        }
+        if (!rc) l->n = kept;
+        return rc;
     }
     if (strcmp(suite, "quick") == 0 || strcmp(suite, "full") == 0) return add_suite_ids(l, suite, seed, NULL, msg);
     if (strcmp(suite, "onnx") == 0) {

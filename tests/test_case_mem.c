@@ -129,7 +129,34 @@ static void test_reason(void)
                            "needs ~4 kB (reference 1 kB, buffers 3 kB, data 1 kB), limit 1 kB");
 }
 
+/* The work estimate that orders the runner's loaded cases: every element read and written, plus a weight's
+ * multiply-adds per output element (its elements over its largest outer dimension). */
+static void test_cost(void)
+{
+    par_graph *g = relu_graph();
+    /* relu [2,3]: reads 6, writes 6 */
+    CU_ASSERT_EQUAL(par_case_cost(par_graph_desc_of(g)), 12.0);
+    par_graph_destroy(g);
+
+    /* x [1,4,5,5] -> conv2d with w [8,4,3,3] (pad 1) -> y [1,8,5,5] */
+    par_msg m;
+    static float w[8 * 4 * 3 * 3];
+    g = par_graph_create("conv");
+    int32_t x = par_graph_add_input(g, "x", PAR_DTYPE_F32, 4, (int64_t[]){1, 4, 5, 5}, &m);
+    int32_t wi = par_graph_add_const(g, "w", PAR_DTYPE_F32, 4, (int64_t[]){8, 4, 3, 3}, w, &m);
+    const int64_t pad[4] = {1, 1, 1, 1};
+    par_attr pads = par_a_ints("padding", 4, pad);
+    par_out_spec o = {.name = "y"};
+    CU_ASSERT_FATAL(par_graph_add_node(g, "conv2d", NULL, 2, (int32_t[]){x, wi}, 1, &pads, &o, &m) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(g, par_graph_find_value(g, "y"), &m) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(g, &m) == PAR_OK);
+    /* writes 200; reads 100 + 288; multiply-adds 200 x 288 / 8 = 7200: 7788 */
+    CU_ASSERT_EQUAL(par_case_cost(par_graph_desc_of(g)), 7788.0);
+    par_graph_destroy(g);
+}
+
 static const CU_TestInfo tests[] = {
+    {"cost", test_cost},
     {"float_graph", test_float_graph},
     {"quant_graph", test_quant_graph},
     {"limit", test_limit},
