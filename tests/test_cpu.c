@@ -369,6 +369,72 @@ static void test_threads_same_bits(void)
     par_graph_destroy(g);
 }
 
+/* ---- row chains ------------------------------------------------------------------------------------------------ */
+/* expand 1x1 (+ relu6) -> depthwise 3x3 (stride s) -> project 1x1 at 64x64 with 64 expanded channels (1 MiB, the
+ * chain's threshold); mid_is_output: the expanded value is also a graph output. */
+static par_graph *build_block(int64_t s, int mid_is_output, float *x, float *w1, float *w2, float *w3)
+{
+    const int64_t C = 8, M = 64, O = 8, H = 64, W = 64;
+    par_graph *g = par_graph_create("block");
+    int32_t xi = par_graph_add_input(g, "x", PAR_DTYPE_F32, 4, (int64_t[]){1, C, H, W}, &m);
+    fill(x, C * H * W, 11);
+    fill(w1, M * C, 12);
+    fill(w2, M * 9, 13);
+    fill(w3, O * M, 14);
+    int32_t a = par_graph_add_const(g, "w1", PAR_DTYPE_F32, 4, (int64_t[]){M, C, 1, 1}, w1, &m);
+    int32_t b = par_graph_add_const(g, "w2", PAR_DTYPE_F32, 4, (int64_t[]){M, 1, 3, 3}, w2, &m);
+    int32_t c = par_graph_add_const(g, "w3", PAR_DTYPE_F32, 4, (int64_t[]){O, M, 1, 1}, w3, &m);
+    const int64_t pad[4] = {1, 1, 1, 1}, st[2] = {s, s};
+    par_attr da[3] = {par_a_ints("padding", 4, pad), par_a_ints("stride", 2, st), par_a_int("groups", M)};
+    int32_t e = out_of(g, par_graph_add_node(g, "conv2d", "expand", 2, (int32_t[]){xi, a}, 0, NULL, NULL, &m));
+    int32_t r = out_of(g, par_graph_add_node(g, "relu6", "act", 1, &e, 0, NULL, NULL, &m));
+    int32_t d = out_of(g, par_graph_add_node(g, "conv2d", "dw", 2, (int32_t[]){r, b}, 3, da, NULL, &m));
+    int32_t y = out_of(g, par_graph_add_node(g, "conv2d", "project", 2, (int32_t[]){d, c}, 0, NULL, NULL, &m));
+    CU_ASSERT_FATAL(y >= 0);
+    par_graph_mark_output(g, y, &m);
+    if (mid_is_output) par_graph_mark_output(g, r, &m);
+    CU_ASSERT_FATAL(par_graph_finalize(g, &m) == PAR_OK);
+    return g;
+}
+
+static void test_conv_row_chain(void)
+{
+    static float x[8 * 64 * 64], w1[64 * 8], w2[64 * 9], w3[8 * 64], y0[8 * 64 * 64], y1[8 * 64 * 64];
+    static float mid0[64 * 64 * 64], mid1[64 * 64 * 64];
+    for (int64_t s = 1; s <= 2; s++) {
+        const size_t ny = (size_t)(8 * (64 / s) * (64 / s));
+        par_graph *g = build_block(s, 0, x, w1, w2, w3);
+        runner r0, r1;
+        CU_ASSERT_FATAL(open_ctx(&r0, "chain", "0") == PAR_OK);
+        CU_ASSERT_FATAL(open_ctx(&r1, NULL, NULL) == PAR_OK);
+        CU_ASSERT_EQUAL_FATAL(prepare_run(&r0, g, (const void *[]){x}, (void *[]){y0}), PAR_OK);
+        CU_ASSERT_EQUAL_FATAL(prepare_run(&r1, g, (const void *[]){x}, (void *[]){y1}), PAR_OK);
+        /* the three convolutions chain (the expanded tensor has 1 MiB; the depthwise output too at stride 1, and
+         * at stride 2 the chain is still one: each link is judged by its own intermediate) */
+        CU_ASSERT_EQUAL(count_label(r0.plan, "conv2d+relu6"), 1);
+        CU_ASSERT_EQUAL(count_label(r1.plan, "conv2d+relu6 [chain 1/3]") + count_label(r1.plan, "conv2d+relu6 [chain 1/2]"),
+                        1);
+        CU_ASSERT_EQUAL(memcmp(y0, y1, sizeof(float) * ny), 0);
+        close_ctx(&r0);
+        close_ctx(&r1);
+        par_graph_destroy(g);
+    }
+    /* the expanded value is a graph output: the expand convolution stays out of any chain, results unchanged */
+    par_graph *g = build_block(1, 1, x, w1, w2, w3);
+    runner r0, r1;
+    CU_ASSERT_FATAL(open_ctx(&r0, "chain", "0") == PAR_OK);
+    CU_ASSERT_FATAL(open_ctx(&r1, NULL, NULL) == PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(prepare_run(&r0, g, (const void *[]){x}, (void *[]){y0, mid0}), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(prepare_run(&r1, g, (const void *[]){x}, (void *[]){y1, mid1}), PAR_OK);
+    CU_ASSERT_EQUAL(count_label(r1.plan, "conv2d+relu6"), 1);
+    CU_ASSERT_EQUAL(count_label(r1.plan, "conv2d [chain 1/2]"), 1);
+    CU_ASSERT_EQUAL(memcmp(y0, y1, sizeof y0), 0);
+    CU_ASSERT_EQUAL(memcmp(mid0, mid1, sizeof mid0), 0);
+    close_ctx(&r0);
+    close_ctx(&r1);
+    par_graph_destroy(g);
+}
+
 /* ---- knobs --------------------------------------------------------------------------------------------------- */
 static void test_knobs(void)
 {
@@ -506,6 +572,7 @@ static const CU_TestInfo tests[] = {
     {"NHWC data movement is bit-exact", test_nhwc_data_movement},
     ISA_TESTS("broadcasting across NHWC and row-major", test_broadcast_mixed_layouts),
     {"1 and 3 threads give the same bits", test_threads_same_bits},
+    {"conv row chains: same bits as step by step", test_conv_row_chain},
     {"knobs and describe", test_knobs},
     {"quantized graphs are unsupported", test_unsupported_dtype},
     ISA_TESTS("vector sigmoid/tanh/exp within 4 ULP", test_vector_functions_accuracy),

@@ -381,6 +381,91 @@ static void test_conv_bad_args(void)
     cpu_conv_destroy(NULL);
 }
 
+/* ---- row chains: convolutions run band by band give the very bits of running each whole ------------------------ */
+
+/* expand 1x1 (cin -> mid), depthwise k x k (stride s, padding k / 2), project 1x1 (mid -> cout), run whole one after
+ * the other, then as a chain with several bands, with and without threads; the intermediates start as NaN, so a band
+ * that read a row before it was computed would show. */
+static void run_chain_case(int64_t batch, int64_t h, int64_t wd, int64_t cin, int64_t mid, int64_t cout, int64_t k,
+                           int64_t s, pthreadpool_t pool)
+{
+    cpu_conv_params pe = conv_params(batch, h, wd, cin, mid, 1, 1, 1, 1, 0, 1, 2);
+    pe.out_h = h, pe.out_w = wd;
+    cpu_conv_params pd = conv_params(batch, h, wd, mid, mid, k, k, s, 1, k / 2, mid, 2);
+    pd.out_h = out_size(h, 2 * (k / 2), k, 1, s), pd.out_w = out_size(wd, 2 * (k / 2), k, 1, s);
+    cpu_conv_params pp = conv_params(batch, pd.out_h, pd.out_w, mid, cout, 1, 1, 1, 1, 0, 1, 0);
+    pp.out_h = pd.out_h, pp.out_w = pd.out_w;
+    CU_ASSERT(cpu_conv_runs_by_rows(&pe) && cpu_conv_runs_by_rows(&pd) && cpu_conv_runs_by_rows(&pp));
+    const cpu_conv_params *ps[3] = {&pe, &pd, &pp};
+    size_t n[4];
+    n[0] = (size_t)(batch * h * wd * cin);
+    for (int l = 0; l < 3; l++) n[l + 1] = (size_t)(ps[l]->batch * ps[l]->out_h * ps[l]->out_w * ps[l]->out_c);
+    float *buf[2][4], *w[3], *b[3];
+    for (int v = 0; v < 2; v++)
+        for (int l = 0; l < 4; l++) buf[v][l] = malloc(sizeof(float) * n[l]);
+    fill(buf[0][0], n[0]);
+    memcpy(buf[1][0], buf[0][0], sizeof(float) * n[0]);
+    cpu_conv *c[2][3];
+    char err[256] = "";
+    for (int l = 0; l < 3; l++) {
+        const size_t nw = (size_t)(ps[l]->out_c * (ps[l]->in_c / ps[l]->groups) * ps[l]->kh * ps[l]->kw);
+        w[l] = malloc(sizeof(float) * nw), b[l] = malloc(sizeof(float) * (size_t)ps[l]->out_c);
+        fill(w[l], nw);
+        fill(b[l], (size_t)ps[l]->out_c);
+        for (int v = 0; v < 2; v++) {
+            c[v][l] = cpu_conv_create(ps[l], w[l], b[l], g_isa, err, sizeof err);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(c[v][l]);
+            CU_ASSERT_EQUAL_FATAL(cpu_conv_setup(c[v][l], buf[v][l], buf[v][l + 1], err, sizeof err), 0);
+        }
+    }
+    for (int l = 0; l < 3; l++) cpu_conv_run(c[0][l], NULL);
+    const size_t rows = (size_t)(batch * pp.out_h);
+    const size_t bands[] = {1, 2, 3, rows, rows + 5, cpu_conv_chain_band(c[1], 3, 4096)};
+    for (size_t i = 0; i < sizeof bands / sizeof bands[0]; i++)
+        for (int threads = 0; threads <= (pool != NULL); threads++) {
+            for (int l = 1; l < 4; l++)
+                for (size_t q = 0; q < n[l]; q++) buf[1][l][q] = NAN;
+            cpu_conv_chain_run(c[1], 3, bands[i], threads ? pool : NULL);
+            for (int l = 1; l < 4; l++)
+                if (memcmp(buf[0][l], buf[1][l], sizeof(float) * n[l]) != 0) {
+                    fprintf(stderr, "\n  chain n%lld %lldx%lldx%lld-%lld-%lld k%lld s%lld band %zu threads %d: "
+                            "output %d differs\n", (long long)batch, (long long)h, (long long)wd, (long long)cin,
+                            (long long)mid, (long long)cout, (long long)k, (long long)s, bands[i], threads, l);
+                    nfail++;
+                }
+        }
+    CU_ASSERT(cpu_conv_chain_band(c[1], 3, 4096) >= 1 && cpu_conv_chain_band(c[1], 3, 4096) <= rows);
+    for (int l = 0; l < 3; l++) {
+        cpu_conv_destroy(c[0][l]);
+        cpu_conv_destroy(c[1][l]);
+        free(w[l]);
+        free(b[l]);
+    }
+    for (int v = 0; v < 2; v++)
+        for (int l = 0; l < 4; l++) free(buf[v][l]);
+}
+
+static void test_conv_chain(void)
+{
+    par_prng_seed(&rng, 8);
+    nfail = 0;
+    pthreadpool_t pool = pthreadpool_create(2);
+    run_chain_case(1, 9, 7, 5, 24, 6, 3, 1, pool);
+    run_chain_case(1, 11, 9, 8, 40, 16, 3, 2, pool);
+    run_chain_case(2, 8, 6, 3, 17, 9, 3, 2, pool);
+    run_chain_case(2, 10, 5, 4, 33, 7, 5, 2, pool);
+    run_chain_case(1, 14, 14, 16, 96, 24, 3, 2, NULL);
+    pthreadpool_destroy(pool);
+    CU_ASSERT_EQUAL(nfail, 0);
+    /* a convolution that needs whole indirection tiles does not run by rows */
+    cpu_conv_params p = conv_params(1, 8, 8, 4, 8, 3, 3, 1, 1, 1, 1, 0);
+    p.out_h = p.out_w = 8;
+    CU_ASSERT(!cpu_conv_runs_by_rows(&p));
+    p = conv_params(1, 8, 8, 4, 8, 1, 1, 2, 1, 0, 1, 0);
+    p.out_h = p.out_w = 4;
+    CU_ASSERT(!cpu_conv_runs_by_rows(&p));
+}
+
 /* ---- ISA names, detection, and the forced-ISA clamp ------------------------------------------------------------ */
 
 static void test_isa(void)
@@ -422,6 +507,7 @@ PER_ISA(test_gemm_strided)
 PER_ISA(test_conv_grid)
 PER_ISA(test_conv_1x1_gemm_and_threads)
 PER_ISA(test_depthwise)
+PER_ISA(test_conv_chain)
 
 static const CU_TestInfo tests[] = {
     {"isa", test_isa},
@@ -432,6 +518,7 @@ static const CU_TestInfo tests[] = {
     ISA_TESTS("conv_grid", test_conv_grid),
     ISA_TESTS("conv_1x1_gemm_and_threads", test_conv_1x1_gemm_and_threads),
     ISA_TESTS("depthwise", test_depthwise),
+    ISA_TESTS("conv_chain", test_conv_chain),
     {"conv_bad_args", test_conv_bad_args},
     CU_TEST_INFO_NULL,
 };

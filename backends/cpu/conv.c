@@ -32,6 +32,7 @@ struct cpu_conv {
     const float **ind;
     const float *x;
     float *y;
+    size_t m_base; /* cpu_conv_run_rows: the first output pixel of the range being run */
 };
 
 static int check_params(const cpu_conv_params *p, const float *w, char *err, size_t err_len)
@@ -66,6 +67,23 @@ static int check_params(const cpu_conv_params *p, const float *w, char *err, siz
     return 0;
 }
 
+static int is_depthwise(const cpu_conv_params *p)
+{
+    return p->groups == p->in_c && p->groups > 1;
+}
+
+/* A 1x1, stride 1, unpadded convolution: a GEMM straight on the input pixels. */
+static int is_pointwise(const cpu_conv_params *p)
+{
+    return p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
+           p->out_h == p->in_h && p->out_w == p->in_w;
+}
+
+int cpu_conv_runs_by_rows(const cpu_conv_params *p)
+{
+    return p && (is_depthwise(p) || is_pointwise(p));
+}
+
 cpu_conv *cpu_conv_create(const cpu_conv_params *p, const float *w, const float *bias, cpu_isa isa, char *err,
                           size_t err_len)
 {
@@ -80,7 +98,7 @@ cpu_conv *cpu_conv_create(const cpu_conv_params *p, const float *w, const float 
     c->uk = cpu_ukernels_for(isa);
     c->mm.min = p->out_min;
     c->mm.max = p->out_max;
-    if (p->groups == p->in_c && p->groups > 1) {
+    if (is_depthwise(p)) {
         c->mode = MODE_DW;
         c->dw = cpu_dwconv_create(p, w, bias, isa, err, err_len);
         if (!c->dw) {
@@ -94,9 +112,7 @@ cpu_conv *cpu_conv_create(const cpu_conv_params *p, const float *w, const float 
     c->ks = (size_t)(p->kh * p->kw);
     c->m = (size_t)(p->batch * p->out_h * p->out_w);
     c->mtiles = (c->m + c->uk->mr - 1) / c->uk->mr;
-    const int one = p->kh == 1 && p->kw == 1 && p->sh == 1 && p->sw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
-                    p->out_h == p->in_h && p->out_w == p->in_w;
-    c->mode = one ? MODE_GEMM : MODE_IGEMM;
+    c->mode = is_pointwise(p) ? MODE_GEMM : MODE_IGEMM;
     c->nc_block = cpu_gemm_nc_block(c->cout_g, c->ks * c->cin_g, c->uk->nr);
     c->group_stride = cpu_pack_conv_size(c->cout_g, c->ks, c->cin_g, c->uk->nr);
     c->packed = cpu_alloc_floats(c->group_stride * (size_t)p->groups);
@@ -153,6 +169,7 @@ int cpu_conv_setup(cpu_conv *c, const float *x, float *y, char *err, size_t err_
 static void conv_tile(void *ctx, size_t g, size_t n0, size_t m0, size_t nb, size_t mb)
 {
     const cpu_conv *c = ctx;
+    m0 += c->m_base;
     const size_t oc = (size_t)c->p.out_c, kc = c->cin_g;
     const float *w = c->packed + g * c->group_stride + n0 * (c->ks * kc + 1);
     float *y = c->y + m0 * oc + g * c->cout_g + n0;
@@ -165,6 +182,23 @@ static void conv_tile(void *ctx, size_t g, size_t n0, size_t m0, size_t nb, size
     }
 }
 
+/* Output pixels [m0, m1): every output channel of each. */
+static void conv_run_pixels(cpu_conv *c, size_t m0, size_t m1, pthreadpool_t pool)
+{
+    if (!c->y || m1 <= m0) return;
+    size_t nb = c->nc_block;
+    const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
+    if (threads > 1) {
+        /* Enough tiles for every thread when the pixels alone do not provide them. */
+        const size_t groups = (size_t)c->p.groups, nr = c->uk->nr, mtiles = (m1 - m0 + c->uk->mr - 1) / c->uk->mr;
+        while (nb > nr && groups * mtiles * ((c->cout_g + nb - 1) / nb) < 4 * threads)
+            nb = (nb / 2 + nr - 1) / nr * nr;
+    }
+    c->m_base = m0;
+    pthreadpool_parallelize_3d_tile_2d(pool, conv_tile, c, (size_t)c->p.groups, c->cout_g, m1 - m0, nb, c->uk->mr,
+                                       0);
+}
+
 void cpu_conv_run(cpu_conv *c, pthreadpool_t pool)
 {
     if (!c) return;
@@ -172,16 +206,68 @@ void cpu_conv_run(cpu_conv *c, pthreadpool_t pool)
         cpu_dwconv_run(c->dw, pool);
         return;
     }
-    if (!c->y) return;
-    size_t nb = c->nc_block;
-    const size_t threads = pool ? pthreadpool_get_threads_count(pool) : 1;
-    if (threads > 1) {
-        /* Enough tiles for every thread when the pixels alone do not provide them. */
-        const size_t groups = (size_t)c->p.groups, nr = c->uk->nr;
-        while (nb > nr && groups * c->mtiles * ((c->cout_g + nb - 1) / nb) < 4 * threads)
-            nb = (nb / 2 + nr - 1) / nr * nr;
+    conv_run_pixels(c, 0, c->m, pool);
+}
+
+/* Output rows [r0, r1) (rows of all images, image-major) of a convolution that runs by rows. */
+static void conv_run_rows(cpu_conv *c, size_t r0, size_t r1, pthreadpool_t pool)
+{
+    if (c->mode == MODE_DW) {
+        cpu_dwconv_run_rows(c->dw, r0, r1, pool);
+        return;
     }
-    pthreadpool_parallelize_3d_tile_2d(pool, conv_tile, c, (size_t)c->p.groups, c->cout_g, c->m, nb, c->uk->mr, 0);
+    const size_t ow = (size_t)c->p.out_w;
+    conv_run_pixels(c, r0 * ow, r1 * ow, pool);
+}
+
+/* How many input rows (image-major) must be complete before output rows [0, r) can be computed. */
+static size_t rows_needed(const cpu_conv *c, size_t r)
+{
+    if (r == 0) return 0;
+    const cpu_conv_params *p = &c->p;
+    const int64_t n = (int64_t)(r - 1) / p->out_h, oy = (int64_t)(r - 1) % p->out_h;
+    int64_t iy = oy * p->sh - p->pad_top + (p->kh - 1) * p->dh + 1; /* one past the lowest tap row */
+    if (iy < 0) iy = 0;
+    if (iy > p->in_h) iy = p->in_h;
+    return (size_t)(n * p->in_h + iy);
+}
+
+static size_t conv_rows(const cpu_conv *c)
+{
+    return (size_t)(c->p.batch * c->p.out_h);
+}
+
+size_t cpu_conv_chain_band(cpu_conv *const *convs, size_t n, size_t band_bytes)
+{
+    if (!convs || n == 0) return 1;
+    const size_t last = conv_rows(convs[n - 1]);
+    size_t widest = 1; /* bytes of the intermediates per output row of the last convolution */
+    for (size_t l = 0; l + 1 < n; l++) {
+        const cpu_conv_params *p = &convs[l]->p;
+        const size_t per = (size_t)(p->out_w * p->out_c) * sizeof(float) * (conv_rows(convs[l]) + last - 1) / last;
+        if (per > widest) widest = per;
+    }
+    const size_t band = band_bytes / widest;
+    return band < 1 ? 1 : band < last ? band : last;
+}
+
+void cpu_conv_chain_run(cpu_conv *const *convs, size_t n, size_t band, pthreadpool_t pool)
+{
+    enum { MAX_CHAIN = 8 };
+    if (!convs || n == 0 || n > MAX_CHAIN) return;
+    size_t done[MAX_CHAIN] = {0}, need[MAX_CHAIN];
+    const size_t last = conv_rows(convs[n - 1]);
+    if (band < 1) band = 1;
+    for (size_t end = 0; end < last;) {
+        end = end + band < last ? end + band : last;
+        need[n - 1] = end;
+        for (size_t l = n - 1; l > 0; l--) need[l - 1] = rows_needed(convs[l], need[l]);
+        for (size_t l = 0; l < n; l++)
+            if (need[l] > done[l]) {
+                conv_run_rows(convs[l], done[l], need[l], pool);
+                done[l] = need[l];
+            }
+    }
 }
 
 void cpu_conv_destroy(cpu_conv *c)

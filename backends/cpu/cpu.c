@@ -10,6 +10,8 @@
  *   profile=0|1                    1: each step of a run is timed (two clock reads per step), and the times per node
  *                                  are the device time of PAR_PROC_DEVICE_TIME (the CPU is this backend's device),
  *                                  so that `parity bench --nodes` shows where a model's time goes (default 0)
+ *   chain=0|1                      1 (default): consecutive convolutions run interleaved by bands of rows (row chains,
+ *                                  plan.h); 0: each runs whole, so one bench run can compare the two
  *
  * It must not keep any state but the knobs and the pool, and never touches a graph outside prepare.
  */
@@ -22,6 +24,7 @@ static par_status cpu_init(void **out, par_msg *msg)
     cpu_ctx *c = calloc(1, sizeof *c);
     if (!c) return par_msgf(msg, PAR_ERROR, "init: out of memory");
     c->threads = 1;
+    c->chain = 1;
     c->detected = cpu_isa_detect();
     c->isa = c->detected;
     *out = c;
@@ -42,6 +45,7 @@ static par_status cpu_set_knob(void *ctx, const char *key, const char *value, pa
     if (c->prepared) return par_knob_too_late(key, NULL, msg);
     if (strcmp(key, "threads") == 0) return par_knob_threads(value, &c->threads, msg);
     if (strcmp(key, "profile") == 0) return par_knob_bool(key, value, &c->profile, msg);
+    if (strcmp(key, "chain") == 0) return par_knob_bool(key, value, &c->chain, msg);
     if (strcmp(key, "kernels") == 0) {
         if (strcmp(value, "auto") == 0) {
             c->isa = c->detected;
@@ -58,13 +62,14 @@ static par_status cpu_set_knob(void *ctx, const char *key, const char *value, pa
         return PAR_OK;
     }
     return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the cpu backend has threads=N, "
-                    "kernels=auto|avx512|avx2|neon|scalar and profile=0|1)", key);
+                    "kernels=auto|avx512|avx2|neon|scalar, profile=0|1 and chain=0|1)", key);
 }
 
 static size_t cpu_describe(void *ctx, char *buf, size_t len)
 {
     const cpu_ctx *c = ctx;
-    int need = snprintf(buf, len, "threads=%d;kernels=%s", c->threads, cpu_isa_name(c->isa));
+    int need = snprintf(buf, len, "threads=%d;kernels=%s%s", c->threads, cpu_isa_name(c->isa),
+                        c->chain ? "" : ";chain=0");
     return need < 0 ? 0 : (size_t)need;
 }
 

@@ -50,6 +50,17 @@ int cpu_conv_setup(cpu_conv *c, const float *x, float *y, char *err, size_t err_
 void cpu_conv_run(cpu_conv *c, pthreadpool_t pool);
 void cpu_conv_destroy(cpu_conv *c);
 
+/* Row chains: a convolution whose output row depends only on a band of input rows at most a few rows tall, and
+ * whose kernel computes any range of output rows by itself (depthwise, or 1x1 stride 1 unpadded), can run interleaved
+ * with the convolutions before and after it. cpu_conv_chain_run runs convs[0..n) (n <= 8; convs[l]'s output bound as
+ * convs[l + 1]'s input) band by band: each band of `band` output rows of the last one, after the rows of every earlier
+ * one it needs, so an intermediate is read back while its rows are still in cache. Every output element is computed
+ * by the same kernel with the same arithmetic as by cpu_conv_run: results are bit-identical. cpu_conv_chain_band:
+ * the band (in rows of the last output) that keeps each intermediate's rows of one band within band_bytes. */
+int cpu_conv_runs_by_rows(const cpu_conv_params *p);
+size_t cpu_conv_chain_band(cpu_conv *const *convs, size_t n, size_t band_bytes);
+void cpu_conv_chain_run(cpu_conv *const *convs, size_t n, size_t band, pthreadpool_t pool);
+
 /* ---- fully connected: y[m, n] = clamp(b[n] + sum_k x[m, k] w[n, k]) ----------------------------------------- */
 typedef struct cpu_fc cpu_fc;
 /* w: [n, k] (PyTorch linear layout), bias [n] or NULL. */

@@ -75,6 +75,8 @@ cpu_dwconv *cpu_dwconv_create(const cpu_conv_params *p, const float *w, const fl
                               size_t err_len);
 int cpu_dwconv_setup(cpu_dwconv *d, const float *x, float *y, char *err, size_t err_len);
 void cpu_dwconv_run(cpu_dwconv *d, pthreadpool_t pool);
+/* Output rows [row0, row1) only (rows of all images, image-major). */
+void cpu_dwconv_run_rows(cpu_dwconv *d, size_t row0, size_t row1, pthreadpool_t pool);
 void cpu_dwconv_destroy(cpu_dwconv *d);
 
 /* The micro-kernels. */

@@ -29,6 +29,7 @@ struct cpu_dwconv {
     float *zero;
     const float **ind;
     float *y;
+    size_t row_base; /* cpu_dwconv_run_rows: the first output row of the range being run */
 };
 
 cpu_dwconv *cpu_dwconv_create(const cpu_conv_params *p, const float *w, const float *bias, cpu_isa isa, char *err,
@@ -103,9 +104,10 @@ int cpu_dwconv_setup(cpu_dwconv *d, const float *x, float *y, char *err, size_t 
     return 0;
 }
 
-static void dw_row(void *ctx, size_t row)
+static void dw_row(void *ctx, size_t task)
 {
     const cpu_dwconv *d = ctx;
+    const size_t row = d->row_base + task;
     const size_t ow = (size_t)d->p.out_w, oc = (size_t)d->p.out_c, taps = d->taps;
     if (d->row_kernel) {
         const cpu_conv_params *p = &d->p;
@@ -139,10 +141,16 @@ static void dw_row(void *ctx, size_t row)
             }
 }
 
+void cpu_dwconv_run_rows(cpu_dwconv *d, size_t row0, size_t row1, pthreadpool_t pool)
+{
+    if (!d || !d->y || row1 <= row0) return;
+    d->row_base = row0;
+    pthreadpool_parallelize_1d(pool, dw_row, d, row1 - row0, 0);
+}
+
 void cpu_dwconv_run(cpu_dwconv *d, pthreadpool_t pool)
 {
-    if (!d || !d->y) return;
-    pthreadpool_parallelize_1d(pool, dw_row, d, (size_t)(d->p.batch * d->p.out_h), 0);
+    if (d) cpu_dwconv_run_rows(d, 0, (size_t)(d->p.batch * d->p.out_h), pool);
 }
 
 void cpu_dwconv_destroy(cpu_dwconv *d)

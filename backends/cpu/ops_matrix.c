@@ -47,33 +47,61 @@ static void run_conv(const cpu_plan *p, const cpu_step *s)
     cpu_conv_run(s->state, p->pool);
 }
 
+par_status cpu_conv2d_params(const cpu_plan *p, const cpu_step *s, cpu_conv_params *cp, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = s->node;
+    const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];
+    const par_value *wv = par_node_input(g, n, 1);
+    if (x->rank != 4 || !wv || wv->rank != 4 || y->rank != 4)
+        return par_msgf(msg, PAR_ERROR, "conv2d: input, weight and output must be rank 4");
+    memset(cp, 0, sizeof *cp);
+    cp->batch = x->dims[0], cp->in_c = x->dims[1], cp->in_h = x->dims[2], cp->in_w = x->dims[3];
+    cp->out_c = y->dims[1], cp->out_h = y->dims[2], cp->out_w = y->dims[3];
+    cp->kh = wv->dims[2], cp->kw = wv->dims[3];
+    cp->sh = par_attr_ints_at(n, "stride", 0, 1), cp->sw = par_attr_ints_at(n, "stride", 1, 1);
+    cp->dh = par_attr_ints_at(n, "dilation", 0, 1), cp->dw = par_attr_ints_at(n, "dilation", 1, 1);
+    cp->groups = par_attr_int(n, "groups", 1);
+    const char *mode = par_attr_str(n, "pad_mode", "explicit");
+    if (strcmp(mode, "same") == 0) {
+        cp->pad_top = same_pad_begin(cp->in_h, cp->kh, cp->sh, cp->dh);
+        cp->pad_left = same_pad_begin(cp->in_w, cp->kw, cp->sw, cp->dw);
+    } else if (strcmp(mode, "valid") == 0) {
+        cp->pad_top = cp->pad_left = 0;
+    } else {
+        cp->pad_top = par_attr_ints_at(n, "padding", 0, 0), cp->pad_left = par_attr_ints_at(n, "padding", 1, 0);
+    }
+    cp->out_min = s->out_min;
+    cp->out_max = s->out_max;
+    return PAR_OK;
+}
+
+/* The head of a row chain runs the chain's convolutions band by band (cpu_conv_chain_run); the steps after it in
+ * the chain have run by then and do nothing of their own. */
+static void run_conv_chain(const cpu_plan *p, const cpu_step *s)
+{
+    cpu_conv *convs[CPU_CHAIN_MAX];
+    const int32_t head = (int32_t)(s - p->steps);
+    for (int32_t j = 0; j < s->chain; j++) convs[j] = p->steps[head + j].state;
+    cpu_conv_chain_run(convs, (size_t)s->chain, cpu_conv_chain_band(convs, (size_t)s->chain, CPU_CHAIN_BAND_BYTES),
+                       p->pool);
+}
+
+static void run_chained(const cpu_plan *p, const cpu_step *s)
+{
+    (void)p;
+    (void)s;
+}
+
 par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, par_msg *msg)
 {
     const par_node *bn = s->bn;
     const par_graph_desc *g = p->g;
     const par_node *n = s->node;
-    const cpu_tensor *x = &p->t[s->in[0]], *y = &p->t[s->out];
     const par_value *wv = par_node_input(g, n, 1), *bv = par_node_input(g, n, 2);
-    if (x->rank != 4 || wv->rank != 4) return par_msgf(msg, PAR_ERROR, "conv2d: input and weight must be rank 4");
     cpu_conv_params cp;
-    memset(&cp, 0, sizeof cp);
-    cp.batch = x->dims[0], cp.in_c = x->dims[1], cp.in_h = x->dims[2], cp.in_w = x->dims[3];
-    cp.out_c = y->dims[1], cp.out_h = y->dims[2], cp.out_w = y->dims[3];
-    cp.kh = wv->dims[2], cp.kw = wv->dims[3];
-    cp.sh = par_attr_ints_at(n, "stride", 0, 1), cp.sw = par_attr_ints_at(n, "stride", 1, 1);
-    cp.dh = par_attr_ints_at(n, "dilation", 0, 1), cp.dw = par_attr_ints_at(n, "dilation", 1, 1);
-    cp.groups = par_attr_int(n, "groups", 1);
-    const char *mode = par_attr_str(n, "pad_mode", "explicit");
-    if (strcmp(mode, "same") == 0) {
-        cp.pad_top = same_pad_begin(cp.in_h, cp.kh, cp.sh, cp.dh);
-        cp.pad_left = same_pad_begin(cp.in_w, cp.kw, cp.sw, cp.dw);
-    } else if (strcmp(mode, "valid") == 0) {
-        cp.pad_top = cp.pad_left = 0;
-    } else {
-        cp.pad_top = par_attr_ints_at(n, "padding", 0, 0), cp.pad_left = par_attr_ints_at(n, "padding", 1, 0);
-    }
-    cp.out_min = s->out_min;
-    cp.out_max = s->out_max;
+    par_status st = cpu_conv2d_params(p, s, &cp, msg);
+    if (st != PAR_OK) return st;
 
     const float *w = wv->data, *b = bv ? bv->data : NULL;
     float *wf = NULL, *bf = NULL;
@@ -106,7 +134,7 @@ par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, par_msg *msg)
     s->state = c;
     s->destroy = conv_destroy;
     s->bind = conv_bind;
-    s->run = run_conv;
+    s->run = s->chain > 1 ? run_conv_chain : s->chain < 0 ? run_chained : run_conv;
     return PAR_OK;
 }
 

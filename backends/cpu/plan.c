@@ -458,6 +458,60 @@ static par_status set_lifetimes(cpu_plan *p, par_msg *msg)
     return PAR_OK;
 }
 
+/* Row chains of conv2d steps (plan.h, cpu_conv_chain_run): marks each chain's steps and labels them. */
+static par_status find_chains(cpu_plan *p, const value_use *use, int32_t from, int32_t to, par_msg *msg)
+{
+    for (int32_t si = from; si < to;) {
+        int32_t len = 0;
+        for (cpu_conv_params cp; si + len < to && len < CPU_CHAIN_MAX; len++) {
+            const cpu_step *s = &p->steps[si + len];
+            if (strcmp(s->node->op, "conv2d") != 0) break;
+            if (cpu_conv2d_params(p, s, &cp, msg) != PAR_OK || !cpu_conv_runs_by_rows(&cp)) break;
+            if (len > 0) {
+                const cpu_step *prev = s - 1;
+                const int32_t v = prev->out;
+                if (s->in[0] != v || use[v].is_output || use[v].uses != 1 ||
+                    (size_t)p->t[v].numel * sizeof(float) < CPU_CHAIN_MIN_BYTES)
+                    break;
+            }
+        }
+        if (len < 2) {
+            si++;
+            continue;
+        }
+        for (int32_t j = 0; j < len; j++) {
+            cpu_step *s = &p->steps[si + j];
+            s->chain = j == 0 ? len : -1;
+            char tag[24];
+            snprintf(tag, sizeof tag, " [chain %d/%d]", (int)(j + 1), (int)len);
+            strncat(s->label, tag, sizeof s->label - strlen(s->label) - 1);
+        }
+        si += len;
+    }
+    msg->text[0] = 0;
+    return PAR_OK;
+}
+
+/* A chain's steps run interleaved by its first one: every tensor they read or write lives across the whole chain,
+ * so no two of them share arena memory. */
+static void extend_chain_lifetimes(cpu_plan *p)
+{
+    for (int32_t a = 0; a < p->n_steps; a++) {
+        const int32_t len = p->steps[a].chain;
+        if (len < 2) continue;
+        for (int32_t j = a; j < a + len; j++) {
+            const cpu_step *s = &p->steps[j];
+            const int32_t vs[2] = {s->in[0], s->out};
+            for (int k = 0; k < 2; k++) {
+                cpu_tensor *t = vs[k] >= 0 ? &p->t[vs[k]] : NULL;
+                if (!t || t->kind != CPU_T_ARENA) continue;
+                if (t->first > a) t->first = a;
+                if (t->last < a + len - 1) t->last = a + len - 1;
+            }
+        }
+    }
+}
+
 #define FAIL(st_, ...)                                                                                             \
     do {                                                                                                           \
         st = par_msgf(msg, st_, __VA_ARGS__);                                                                      \
@@ -574,8 +628,10 @@ par_status cpu_plan_prepare(const cpu_ctx *ctx, const par_graph_desc *g, cpu_pla
         s->in[s->n_in++] = v;
     }
 
-    /* 4. kinds and lifetimes */
+    /* 4. row chains, kinds and lifetimes */
+    if (ctx->chain && (st = find_chains(p, use, first_node_step, end_node_step, msg)) != PAR_OK) goto fail;
     if ((st = set_lifetimes(p, msg)) != PAR_OK) goto fail;
+    extend_chain_lifetimes(p);
     if ((st = place_arena(p, msg)) != PAR_OK) goto fail;
 
     /* 5. lower every node step (tensor layouts and arena places are final now) */

@@ -33,6 +33,7 @@ typedef struct cpu_ctx {
     cpu_isa detected;     /* the best this machine supports */
     int prepared;         /* knobs are refused once a graph was prepared */
     int profile;          /* knob profile=1: each step of a run timed, reported as PAR_PROC_DEVICE_TIME */
+    int chain;            /* knob chain=1 (default): conv2d row chains (find_chains in plan.c) */
     pthreadpool_t pool;   /* NULL when threads = 1 */
 } cpu_ctx;
 
@@ -82,6 +83,8 @@ struct cpu_step {
     int32_t out;                /* tensor written */
     int32_t port;               /* boundary steps: the graph input / output position they convert */
     float out_min, out_max;     /* fused clamp (conv2d, linear); -inf/inf when none */
+    int32_t chain;              /* conv2d row chain: n > 1 in its first step (which runs all n), -1 in the others,
+                                 * 0 outside a chain */
     float *scratch;             /* prepare-time scratch, owned */
     size_t scratch_len;         /* floats */
     char label[CPU_LABEL_LEN];  /* "conv2d+batch_norm+relu6", "nchw_to_nhwc", ... */
@@ -213,6 +216,14 @@ void cpu_step_to_nhwc(const cpu_plan *p, const cpu_step *s);   /* boundary: boun
 void cpu_step_out_copy(const cpu_plan *p, const cpu_step *s);  /* boundary: tensor -> bound NCHW output */
 /* ops_matrix.c: conv2d (with the batch_norm s->bn folded in when not NULL), linear, matmul, conv_transpose2d */
 par_status cpu_lower_conv2d(cpu_plan *p, cpu_step *s, par_msg *msg);
+/* conv2d step s's kernel parameters (from its node's attributes and its tensors' dims, before lowering). */
+par_status cpu_conv2d_params(const cpu_plan *p, const cpu_step *s, cpu_conv_params *cp, par_msg *msg);
+/* Row chains (cpu_conv_chain_run): consecutive conv2d steps that run by rows are chained when each one's output,
+ * read only by the next, has at least CPU_CHAIN_MIN_BYTES (smaller ones stay in L2 anyway); at most CPU_CHAIN_MAX
+ * steps; bands sized so an intermediate's rows of one band take at most CPU_CHAIN_BAND_BYTES. */
+#define CPU_CHAIN_MAX 3
+#define CPU_CHAIN_MIN_BYTES (1024u * 1024u)
+#define CPU_CHAIN_BAND_BYTES (64u * 1024u)
 par_status cpu_lower_linear(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_matmul(cpu_plan *p, cpu_step *s, par_msg *msg);
 par_status cpu_lower_conv_transpose2d(cpu_plan *p, cpu_step *s, par_msg *msg);
