@@ -3,8 +3,11 @@
  * output element (docs/budgets/conv-pool.md). Their geometry and shape inference are core's (core/shape_conv.c).
  *
  * The kernels are plain loops over the definition: no im2col, no blocking, no reordering of the sum beyond what the
- * definition says. They see float tensors only (the interpreter dequantizes quantized operands around them), and
- * they must not allocate memory that outlives the call nor read anything but their inputs and the node's attributes.
+ * definition says. conv2d computes the interior of a row (outputs whose every tap is inside the image) DOT_LANES
+ * outputs at a time on dot.h's fast path, each output's terms still in the definition's order and its bits those of
+ * the definition (conv2d_at), which every other output takes. They see float tensors only (the interpreter
+ * dequantizes quantized operands around them), and they must not allocate memory that outlives the call nor read
+ * anything but their inputs and the node's attributes.
  *
  * Budget of one output y = b + sum_{i<k} w_i x_i (k = products whose input position is inside the image; padding
  * contributes exact zeros, and adding an exact zero never rounds):
@@ -23,6 +26,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef par_status (*geom_fn)(const par_node *, const int64_t *, int32_t, const int64_t *, int32_t, const int64_t *,
                               int32_t, par_conv_geom *, par_msg *);
@@ -54,6 +58,59 @@ static par_status kernel_geom(const par_ref_ctx *c, const par_rt *const *in, par
     return PAR_OK;
 }
 
+/* Output (n, o, oh, ow) of conv2d by the definition: dot_add over its terms in order. */
+static void conv2d_at(const par_ref_ctx *c, const par_conv_geom *q, const par_rt *x, const par_rt *w, const par_rt *b,
+                      par_rt *y, int64_t n, int64_t o, int64_t oh, int64_t ow)
+{
+    int64_t cg = q->c / q->groups, og = q->o / q->groups;
+    int64_t g0 = (o / og) * cg; /* first input channel of o's group */
+    dot_acc a = {0};
+    for (int64_t ci = 0; ci < cg; ci++)
+        for (int64_t kh = 0; kh < q->kh; kh++) {
+            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
+            if (ih < 0 || ih >= q->h) continue; /* zero padding */
+            for (int64_t kw = 0; kw < q->kw; kw++) {
+                int64_t iw = ow * q->sw - q->pl + kw * q->dw;
+                if (iw < 0 || iw >= q->w) continue;
+                int64_t xi = ((n * q->c + g0 + ci) * q->h + ih) * q->w + iw;
+                int64_t wi = ((o * cg + ci) * q->kh + kh) * q->kw + kw;
+                dot_add(&a, &c->prec, w, wi, x, xi);
+            }
+        }
+    int64_t yi = ((n * q->o + o) * q->oh + oh) * q->ow + ow;
+    if (dot_finish(&a, b, o, &c->prec, y, yi)) par_mark_any(c, yi);
+}
+
+/* Outputs (n, o, oh, ow0 .. ow0 + nl - 1) of conv2d on the fast path (dot.h): every one of them has all its kw taps
+ * inside the row (the caller's interior), so each lane's terms are conv2d_at's, in its order: the same (ci, kh) rows
+ * are skipped for all of them, and lane j reads x at ow0 + j's column, sw further along the row than lane j - 1's. */
+static void conv2d_lanes(const par_ref_ctx *c, const par_conv_geom *q, const par_rt *x, const par_rt *w,
+                         const par_rt *b, par_rt *y, int64_t n, int64_t o, int64_t oh, int64_t ow0, int nl)
+{
+    int64_t cg = q->c / q->groups, og = q->o / q->groups;
+    int64_t g0 = (o / og) * cg;
+    const double *sw = par_rt_scales(w), *sx = par_rt_scales(x);
+    double buf[6 * DOT_LANES];
+    dot_lanes a;
+    memset(&a, 0, sizeof a);
+    for (int64_t ci = 0; ci < cg; ci++)
+        for (int64_t kh = 0; kh < q->kh; kh++) {
+            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
+            if (ih < 0 || ih >= q->h) continue; /* zero padding, the same row for every lane */
+            int64_t xrow = ((n * q->c + g0 + ci) * q->h + ih) * q->w, wrow = ((o * cg + ci) * q->kh + kh) * q->kw;
+            for (int64_t kw = 0; kw < q->kw; kw++) {
+                dot_terms t = dot_terms_at(w, sw, wrow + kw, 0, x, sx, xrow + ow0 * q->sw - q->pl + kw * q->dw, q->sw);
+                if (nl < DOT_LANES) dot_lanes_add(&a, dot_terms_pad(t, nl, buf));
+                else if (q->sw == 1) dot_lanes_add(&a, dot_terms_at(w, sw, t.w - w->v, 0, x, sx, t.x - x->v, 1));
+                else dot_lanes_add(&a, t);
+            }
+        }
+    for (int j = 0; j < nl; j++) {
+        int64_t yi = ((n * q->o + o) * q->oh + oh) * q->ow + ow0 + j;
+        if (dot_lanes_finish(&a, j, b, o, &c->prec, y, yi)) par_mark_any(c, yi);
+    }
+}
+
 par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
 {
     par_conv_geom q;
@@ -64,29 +121,26 @@ par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt 
     /* A backend that declared a Winograd algorithm for this node is judged with its budget (conv_winograd.c). */
     int32_t algo = par_algo_of(&c->prec, c->g, (int32_t)(c->n - c->g->nodes));
     if (algo != PAR_ALGO_DIRECT) return par_ref_conv2d_winograd(c, algo, &q, x, w, b, y, msg);
-    int64_t cg = q.c / q.groups, og = q.o / q.groups;
+    /* The interior of a row: the outputs ow whose every tap iw = ow sw - pl + kw dw lies in [0, W), the fast path's
+     * lanes (when dot_fast allows it); the others take the definition. */
+    int64_t lo = 0, hi = 0;
+    if (dot_fast(&c->prec, w, x)) {
+        int64_t last = q.w - 1 + q.pl - (q.kw - 1) * q.dw; /* ow sw <= last */
+        lo = (q.pl + q.sw - 1) / q.sw;
+        hi = last < 0 ? 0 : last / q.sw + 1;
+        if (hi > q.ow) hi = q.ow;
+        if (hi < lo) hi = lo;
+    }
     for (int64_t n = 0; n < q.n; n++)
-        for (int64_t o = 0; o < q.o; o++) {
-            int64_t g0 = (o / og) * cg; /* first input channel of o's group */
-            for (int64_t oh = 0; oh < q.oh; oh++)
-                for (int64_t ow = 0; ow < q.ow; ow++) {
-                    dot_acc a = {0};
-                    for (int64_t ci = 0; ci < cg; ci++)
-                        for (int64_t kh = 0; kh < q.kh; kh++) {
-                            int64_t ih = oh * q.sh - q.pt + kh * q.dh;
-                            if (ih < 0 || ih >= q.h) continue; /* zero padding */
-                            for (int64_t kw = 0; kw < q.kw; kw++) {
-                                int64_t iw = ow * q.sw - q.pl + kw * q.dw;
-                                if (iw < 0 || iw >= q.w) continue;
-                                int64_t xi = ((n * q.c + g0 + ci) * q.h + ih) * q.w + iw;
-                                int64_t wi = ((o * cg + ci) * q.kh + kh) * q.kw + kw;
-                                dot_add(&a, &c->prec, w, wi, x, xi);
-                            }
-                        }
-                    int64_t yi = ((n * q.o + o) * q.oh + oh) * q.ow + ow;
-                    if (dot_finish(&a, b, o, &c->prec, y, yi)) par_mark_any(c, yi);
+        for (int64_t o = 0; o < q.o; o++)
+            for (int64_t oh = 0; oh < q.oh; oh++) {
+                for (int64_t ow = 0; ow < q.ow && ow < lo; ow++) conv2d_at(c, &q, x, w, b, y, n, o, oh, ow);
+                for (int64_t ow = lo; ow < hi; ow += DOT_LANES) {
+                    int64_t ow0 = dot_block(ow, lo, hi);
+                    conv2d_lanes(c, &q, x, w, b, y, n, o, oh, ow0, hi - ow0 < DOT_LANES ? (int)(hi - ow0) : DOT_LANES);
                 }
-        }
+                for (int64_t ow = hi > lo ? hi : lo; ow < q.ow; ow++) conv2d_at(c, &q, x, w, b, y, n, o, oh, ow);
+            }
     return PAR_OK;
 }
 

@@ -154,4 +154,143 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     return !(reach * grow * (1 + gk) < par_ovf_arith(p));
 }
 
+/*
+ * The fast path: several dot products at once, each bit for bit what dot_add and dot_finish give it.
+ *
+ * dot_add is the definition; the common case spends most of its time on what does not change from term to term. When
+ * the arithmetic does not flush (p->flush <= 0), neither operand has flush parts (f NULL) and every value, budget and
+ * scale of both operands is below DOT_PLAIN_MAX in magnitude (dot_plain: finite, not NaN), dot_add's per-term tests
+ * all go one way:
+ * - the flush block and the f block never run;
+ * - isfinite(w) && isfinite(x) always holds, so magf and magf0 receive exactly the additions of mag and mag0, in the
+ *   same order from the same 0: they equal them bit for bit;
+ * - |w| + e(w) and |x| + e(x) are finite (below 2^1001), >= +0 and never -0 (fabs gives +0 or more, and a sum is -0
+ *   only when both addends are), so fmax of them (and of opmax, one of them or +0) is a > b ? a : b exactly;
+ * - bmul(a, b) is a * b wherever a and b are never NaN nor infinite: every product of operands, budgets and scales
+ *   (below 2^1001 each: the product is finite or +-Inf, never NaN), the square of the product w x (+-Inf squared is
+ *   +Inf) and of ts (a sum of non-negative terms, finite or +Inf). Only the square of the running sum v keeps bmul:
+ *   two products that overflow with opposite signs make it NaN.
+ * What remains per term is the same arithmetic on the same operands in the same order (one output's terms are added
+ * in dot_add's order; the lanes are other outputs), so each lane's v, mag, mag0, prop, prop2, ps1, ps2, pp2 and opmax
+ * are dot_add's bits, and dot_lanes_finish hands dot_finish the dot_acc that dot_add would have built (fl, flp, ofl
+ * and sg stay 0 without flushing). tests/test_ref_dot.c compares the two paths bit for bit.
+ *
+ * DOT_LANES outputs share a term index: the kernels take consecutive outputs (consecutive ow of a conv row, output
+ * columns of linear and matmul) whose terms' operands lie at a fixed stride from each other, so the lane loops are
+ * straight-line code over fixed-size arrays that the compiler vectorizes.
+ */
+#define DOT_PLAIN_MAX 0x1p1000
+#define DOT_LANES 8
+
+/* The partial dot products of DOT_LANES outputs: dot_acc's fields that the fast path's case can move. */
+typedef struct dot_lanes {
+    double v[DOT_LANES], mag[DOT_LANES], mag0[DOT_LANES], prop[DOT_LANES], prop2[DOT_LANES];
+    double opmax[DOT_LANES], ps1[DOT_LANES], ps2[DOT_LANES], pp2[DOT_LANES];
+    int64_t k;
+} dot_lanes;
+
+/* Whether t's values, budgets and scales are all below DOT_PLAIN_MAX in magnitude (NaN is not), without flush
+ * parts: what the fast path asks of each operand (one pass per kernel call, not one test per term). */
+static inline int dot_plain(const par_rt *t)
+{
+    if (t->f) return 0;
+    const double *s = par_rt_scales(t);
+    int ok = 1;
+    for (int64_t i = 0; i < t->numel; i++)
+        ok &= fabs(t->v[i]) < DOT_PLAIN_MAX && fabs(t->e[i]) < DOT_PLAIN_MAX && fabs(s[i]) < DOT_PLAIN_MAX;
+    return ok;
+}
+
+/* Whether a kernel of operands w and x may take the fast path under p. */
+static inline int dot_fast(const par_prec *p, const par_rt *w, const par_rt *x)
+{
+    return !p->dot_general && !(p->flush > 0) && dot_plain(w) && dot_plain(x);
+}
+
+/* The operands of one term for every lane: lane j's value, budget and scale of w at w[j ws], ew[j ws], sw[j ws], and
+ * of x at x[j xs], ex[j xs], sx[j xs] (a stride of 0: the operand every lane shares). */
+typedef struct dot_terms {
+    const double *w, *ew, *sw, *x, *ex, *sx;
+    int64_t ws, xs;
+} dot_terms;
+
+/* The operands of term (wi, xi) for lanes at strides ws, xs in tensors wt and xt (sw, sx their par_rt_scales). */
+static inline dot_terms dot_terms_at(const par_rt *wt, const double *sw, int64_t wi, int64_t ws, const par_rt *xt,
+                                     const double *sx, int64_t xi, int64_t xs)
+{
+    dot_terms t = {wt->v + wi, wt->e + wi, sw + wi, xt->v + xi, xt->e + xi, sx + xi, ws, xs};
+    return t;
+}
+
+/* The operands of t's first nl lanes copied into buf (6 DOT_LANES doubles), the lanes past nl repeating lane
+ * nl - 1's (their results are dropped): for the last outputs of a row or a column, so that nothing outside the
+ * operands is read. */
+static inline dot_terms dot_terms_pad(dot_terms t, int nl, double *buf)
+{
+    double *d[6] = {buf, buf + DOT_LANES, buf + 2 * DOT_LANES, buf + 3 * DOT_LANES, buf + 4 * DOT_LANES,
+                    buf + 5 * DOT_LANES};
+    for (int j = 0; j < DOT_LANES; j++) {
+        int64_t l = j < nl ? j : nl - 1;
+        d[0][j] = t.w[l * t.ws], d[1][j] = t.ew[l * t.ws], d[2][j] = t.sw[l * t.ws];
+        d[3][j] = t.x[l * t.xs], d[4][j] = t.ex[l * t.xs], d[5][j] = t.sx[l * t.xs];
+    }
+    dot_terms p = {d[0], d[1], d[2], d[3], d[4], d[5], 1, 1};
+    return p;
+}
+
+#if defined(__GNUC__)
+#define DOT_INLINE static inline __attribute__((always_inline))
+#else
+#define DOT_INLINE static inline
+#endif
+
+/* One term of every lane: dot_add's lines, less what the fast path's case never runs. The kernels call it with
+ * constant strides where they can, so that the compiler vectorizes the loads too. */
+DOT_INLINE void dot_lanes_add(dot_lanes *a, dot_terms t)
+{
+    for (int j = 0; j < DOT_LANES; j++) {
+        double w = t.w[j * t.ws], ew = t.ew[j * t.ws], sw = t.sw[j * t.ws];
+        double x = t.x[j * t.xs], ex = t.ex[j * t.xs], sx = t.sx[j * t.xs];
+        double wx = w * x, aw = fabs(w), ax = fabs(x), mw = aw + ew, mx = ax + ex;
+        a->v[j] += wx;
+        a->ps1[j] += fabs(a->v[j]);
+        a->ps2[j] += bmul(a->v[j], a->v[j]);
+        a->pp2[j] += wx * wx;
+        a->mag[j] += mw * mx;
+        a->mag0[j] += aw * ax;
+        double m = mw > mx ? mw : mx; /* fmax, as above */
+        a->opmax[j] = a->opmax[j] > m ? a->opmax[j] : m;
+        a->prop[j] += aw * ex + ax * ew + ew * ex;
+        double ts = aw * sx + ax * sw + sw * sx;
+        a->prop2[j] += ts * ts;
+    }
+    a->k++;
+}
+
+/* The first output of the block of lanes that covers outputs [i, i + DOT_LANES) of a run [lo, hi) (i from lo in
+ * steps of DOT_LANES): the last block overlaps the one before where the run is long enough (the outputs it computes
+ * again get the same bits) rather than take fewer lanes; its lanes are min(DOT_LANES, hi - start). */
+static inline int64_t dot_block(int64_t i, int64_t lo, int64_t hi)
+{
+    return hi - i >= DOT_LANES || hi - lo < DOT_LANES ? i : hi - DOT_LANES;
+}
+
+/* dot_finish of lane j (output o's bias, element yi of y): the dot_acc dot_add would have built. */
+static inline int dot_lanes_finish(const dot_lanes *a, int j, const par_rt *b, int64_t o, const par_prec *p,
+                                   par_rt *y, int64_t yi)
+{
+    dot_acc d = {0};
+    d.v = a->v[j];
+    d.mag = d.magf = a->mag[j];
+    d.mag0 = d.magf0 = a->mag0[j];
+    d.prop = a->prop[j];
+    d.prop2 = a->prop2[j];
+    d.opmax = a->opmax[j];
+    d.ps1 = a->ps1[j];
+    d.ps2 = a->ps2[j];
+    d.pp2 = a->pp2[j];
+    d.k = a->k;
+    return dot_finish(&d, b, o, p, y, yi);
+}
+
 #endif

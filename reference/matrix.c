@@ -2,8 +2,10 @@
  * matrix.c - float64 reference kernels of linear and matmul (docs/ops.md), with the error
  * budget of every output element (docs/budgets/conv-pool.md).
  *
- * Plain loops over the definition; no blocking, no reordering. The kernels see float tensors only (quantized operands
- * are dequantized around them by the interpreter) and must not allocate memory that outlives the call.
+ * Plain loops over the definition; no blocking, no reordering: dot.h's fast path computes DOT_LANES output columns at
+ * a time where it applies, each with the definition's terms in its order and its bits. The kernels see float tensors
+ * only (quantized operands are dequantized around them by the interpreter) and must not allocate memory that
+ * outlives the call.
  *
  * Budget of one output y = [b +] sum_{i<K} a_i w_i, the same rule as the convolutions:
  *   rounding   par_gamma(K + [bias], u) * (sum (|a_i| + e(a_i)) (|w_i| + e(w_i)) + |b| + e(b))
@@ -16,6 +18,7 @@
 #include "kernel_util.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ---- linear: x [..., K], w [O, K], b [O] -> [..., O] ---------------------------------------------------------- */
 
@@ -37,6 +40,28 @@ par_status par_ref_linear(const par_ref_ctx *c, const par_rt *const *in, par_rt 
     if (!par_shape_equal(y->rank, y->dims, yr, yd))
         return par_msgf(msg, PAR_ERROR, "output 0: allocated shape does not match the inferred");
     int64_t kk = w->dims[1], oo = w->dims[0], rows = x->numel / kk;
+    if (dot_fast(&c->prec, w, x)) {
+        /* The fast path (dot.h): lanes across the output columns o, whose terms k are w's rows at stride kk and the
+         * same x. */
+        const double *sw = par_rt_scales(w), *sx = par_rt_scales(x);
+        double buf[6 * DOT_LANES];
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t o = 0; o < oo; o += DOT_LANES) {
+                int64_t o0 = dot_block(o, 0, oo);
+                int nl = oo - o0 < DOT_LANES ? (int)(oo - o0) : DOT_LANES;
+                dot_lanes a;
+                memset(&a, 0, sizeof a);
+                for (int64_t k = 0; k < kk; k++) {
+                    dot_terms t = dot_terms_at(w, sw, o0 * kk + k, kk, x, sx, r * kk + k, 0);
+                    dot_lanes_add(&a, nl < DOT_LANES ? dot_terms_pad(t, nl, buf) : t);
+                }
+                for (int j = 0; j < nl; j++) {
+                    int64_t yi = r * oo + o0 + j;
+                    if (dot_lanes_finish(&a, j, b, o0 + j, &c->prec, y, yi)) par_mark_any(c, yi);
+                }
+            }
+        return PAR_OK;
+    }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t o = 0; o < oo; o++) {
             dot_acc a = {0};
@@ -82,6 +107,31 @@ par_status par_ref_matmul(const par_ref_ctx *c, const par_rt *const *in, par_rt 
     int64_t m = yd[r - 2], nn = yd[r - 1], kk = a->dims[a->rank - 1];
     int64_t batches = 1;
     for (int32_t i = 0; i < r - 2; i++) batches *= yd[i];
+    if (dot_fast(&c->prec, a, b)) {
+        /* The fast path (dot.h): lanes across the output columns j, whose terms k are the same a and b's row k at
+         * unit stride. */
+        const double *sa = par_rt_scales(a), *sb = par_rt_scales(b);
+        double buf[6 * DOT_LANES];
+        for (int64_t bi = 0; bi < batches; bi++) {
+            int64_t ao = batch_offset(bi, r, yd, a->rank, a->dims), bo = batch_offset(bi, r, yd, b->rank, b->dims);
+            for (int64_t i = 0; i < m; i++)
+                for (int64_t j = 0; j < nn; j += DOT_LANES) {
+                    int64_t j0 = dot_block(j, 0, nn);
+                    int nl = nn - j0 < DOT_LANES ? (int)(nn - j0) : DOT_LANES;
+                    dot_lanes acc;
+                    memset(&acc, 0, sizeof acc);
+                    for (int64_t k = 0; k < kk; k++) {
+                        dot_terms t = dot_terms_at(a, sa, ao + i * kk + k, 0, b, sb, bo + k * nn + j0, 1);
+                        dot_lanes_add(&acc, nl < DOT_LANES ? dot_terms_pad(t, nl, buf) : t);
+                    }
+                    for (int l = 0; l < nl; l++) {
+                        int64_t yi = (bi * m + i) * nn + j0 + l;
+                        if (dot_lanes_finish(&acc, l, NULL, 0, &c->prec, y, yi)) par_mark_any(c, yi);
+                    }
+                }
+        }
+        return PAR_OK;
+    }
     for (int64_t bi = 0; bi < batches; bi++) {
         int64_t ao = batch_offset(bi, r, yd, a->rank, a->dims), bo = batch_offset(bi, r, yd, b->rank, b->dims);
         for (int64_t i = 0; i < m; i++)

@@ -97,6 +97,9 @@ typedef struct par_prec {
      * downstream follows. Only the scales of such a run are used (by the oracle's companion), never its budgets.
      * 0 everywhere else. */
     int stat_scale;
+    /* 1: the dot products (reference/dot.h) take dot_add's general path everywhere, never the fast path, which gives
+     * the same bits; tests/test_ref_dot.c compares the two. 0 everywhere else. */
+    int dot_general;
 } par_prec;
 
 typedef struct par_ref_ctx {

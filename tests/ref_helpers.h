@@ -58,6 +58,7 @@ static inline void rt_del(par_rt *t)
     if (!t) return;
     free(t->v);
     free(t->e);
+    free(t->s);
     free(t);
 }
 
@@ -71,10 +72,12 @@ typedef struct qspec {
 } qspec;
 
 /* Infer the output of one node, then (when ref is set) run its kernel; *y gets the output (caller frees) when the
- * run succeeded. in[i] may be NULL for an absent optional input (not in[0]); q NULL: float values (scale 1). */
-static inline par_status run_opq(infer_fn infer, ref_fn ref, const char *op, int32_t n_in, par_rt *const *in,
-                                 const par_attr *attrs, int32_t n_attrs, const par_prec *prec, const qspec *q,
-                                 par_rt **y, par_msg *msg)
+ * run succeeded. in[i] may be NULL for an absent optional input (not in[0]); q NULL: float values (scale 1).
+ * any: NULL, or where the output's marks (par_ref_ctx.any, one byte per element, caller frees) go; scales: the
+ * output gets scales s for the kernel to fill (those that compute them: the linear combinations). */
+static inline par_status run_opq_ex(infer_fn infer, ref_fn ref, const char *op, int32_t n_in, par_rt *const *in,
+                                    const par_attr *attrs, int32_t n_attrs, const par_prec *prec, const qspec *q,
+                                    par_rt **y, par_msg *msg, uint8_t **any, int scales)
 {
     par_value vals[9];
     int32_t ins[8], outs[1] = {n_in};
@@ -106,13 +109,22 @@ static inline par_status run_opq(infer_fn infer, ref_fn ref, const char *op, int
     if (y) *y = NULL;
     if (st != PAR_OK || !ref) return st;
     par_rt *out = rt_new(o->dtype, o->rank, o->dims);
+    if (scales) out->s = calloc((size_t)out->numel, sizeof(double));
     par_ref_ctx c = {.g = &g, .n = &node, .prec = *prec};
+    if (any) *any = c.any = calloc((size_t)out->numel + 1, 1);
     const par_rt *cin[8] = {0};
     for (int32_t i = 0; i < n_in; i++) cin[i] = in[i];
     st = ref(&c, cin, &out, msg);
     if (st == PAR_OK && y) *y = out;
     else rt_del(out);
     return st;
+}
+
+static inline par_status run_opq(infer_fn infer, ref_fn ref, const char *op, int32_t n_in, par_rt *const *in,
+                                 const par_attr *attrs, int32_t n_attrs, const par_prec *prec, const qspec *q,
+                                 par_rt **y, par_msg *msg)
+{
+    return run_opq_ex(infer, ref, op, n_in, in, attrs, n_attrs, prec, q, y, msg, NULL, 0);
 }
 
 /* run_opq in float32 with float values. */

@@ -6,7 +6,13 @@
  * `ID<TAB>case-digest<TAB>reference-digest`, in selection order. tests/report/aarch64_reference.sh runs it natively
  * and under qemu-aarch64 and compares the lines: any difference between two architectures is a finding.
  *
- * usage: refdigest [--suite S] [-o OPS] [--seed N] [CASE-FILES...]   (exit 0, or 2 for bad input, 3 internal)
+ * The options choose another profile and a wider digest, to compare two builds' references (a change that must not
+ * move any number): --arith KIND (par_arith_name: f32, f16_storage, f16, bf16, bf16_storage), --flush (subnormals
+ * flushed, par_prec_set_flush), --stat (the statistical companion's scales, par_prec.stat_scale), and --all: every
+ * value of the graph, not only its outputs, with its scales s and flush parts f beside v and e.
+ *
+ * usage: refdigest [--suite S] [-o OPS] [--seed N] [--arith KIND] [--flush] [--stat] [--all] [CASE-FILES...]
+ *        (exit 0, or 2 for bad input, 3 internal)
  * A test tool: it judges nothing and runs no backend.
  */
 #include "core/case.h"
@@ -37,15 +43,33 @@ int main(int argc, char **argv)
 {
     static const struct option opts[] = {{"suite", required_argument, NULL, 's'},
                                          {"seed", required_argument, NULL, 'S'},
+                                         {"arith", required_argument, NULL, 'a'},
+                                         {"flush", no_argument, NULL, 'f'},
+                                         {"stat", no_argument, NULL, 't'},
+                                         {"all", no_argument, NULL, 'A'},
                                          {NULL, 0, NULL, 0}};
     par_selection sel = {0};
-    int ch;
+    par_arith arith = PAR_ARITH_F32;
+    int ch, flush = 0, stat = 0, all = 0;
     while ((ch = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         if (ch == 'o') sel.ops = optarg;
         else if (ch == 's') sel.suite = optarg;
         else if (ch == 'S') sel.seed = strtoull(optarg, NULL, 10);
+        else if (ch == 'a') {
+            int k = 0;
+            while (k < PAR_ARITH_N_KINDS && strcmp(optarg, par_arith_name((par_arith)k)) != 0) k++;
+            if (k == PAR_ARITH_N_KINDS) {
+                fprintf(stderr, "refdigest: --arith: unknown arithmetic '%s' (f32, f16_storage, f16, bf16, "
+                                "bf16_storage)\n", optarg);
+                return 2;
+            }
+            arith = (par_arith)k;
+        } else if (ch == 'f') flush = 1;
+        else if (ch == 't') stat = 1;
+        else if (ch == 'A') all = 1;
         else {
-            fprintf(stderr, "usage: refdigest [--suite S] [-o OPS] [--seed N] [CASE-FILES...]\n");
+            fprintf(stderr, "usage: refdigest [--suite S] [-o OPS] [--seed N] [--arith KIND] [--flush] [--stat] "
+                            "[--all] [CASE-FILES...]\n");
             return 2;
         }
     }
@@ -58,7 +82,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "refdigest: %s\n", msg.text);
         return rc;
     }
-    const par_prec prec = par_prec_for(PAR_ARITH_F32);
+    par_prec prec = par_prec_for(arith);
+    par_prec_set_flush(&prec, flush);
+    prec.stat_scale = stat;
     for (int32_t i = 0; i < set.n && rc == 0; i++) {
         int owned = 0;
         par_case *c = par_case_set_get(&set, i, &owned, &msg);
@@ -83,11 +109,15 @@ int main(int argc, char **argv)
             par_sha256_update(&s, text, strlen(text));
             par_sha256_final(&s, d1);
             par_sha256_init(&s);
-            for (int32_t o = 0; o < g->n_outputs; o++) {
-                const par_rt *t = &ref->values[g->outputs[o]];
+            for (int32_t o = 0; o < (all ? ref->n_values : g->n_outputs); o++) {
+                const par_rt *t = &ref->values[all ? o : g->outputs[o]];
                 par_sha256_update(&s, &t->numel, sizeof t->numel);
+                if (!t->v) continue; /* a value the graph leaves empty */
                 hash_doubles(&s, t->v, t->numel);
                 hash_doubles(&s, t->e, t->numel);
+                if (!all) continue;
+                if (t->s) hash_doubles(&s, t->s, t->numel);
+                if (t->f) hash_doubles(&s, t->f, t->numel);
             }
             par_sha256_final(&s, d2);
             hex(d1, h1);
