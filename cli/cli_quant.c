@@ -13,7 +13,8 @@
 
 static const char usage_text[] =
     "usage: parity quantize CASE --dtype qu8|qs8|qs16 [--per-channel] [--seeded-weights|--inline-weights]\n"
-    "                       [--int4 [--block B]] [--id ID] -o FILE\n"
+    "                       [--int4 [--block B] [--w4 s4|u4] [--nibbles lo|hi] [--scale-dtype f32|bf16]]\n"
+    "                       [--id ID] -o FILE\n"
     "       parity quantize CASE --dynamic [--per-channel] [--seeded-weights|--inline-weights] [--id ID] -o FILE\n"
     "  Writes the quantized twin of a float case: activations calibrated per tensor from the reference's value\n"
     "  ranges, conv2d/linear weights qs8 (per output channel with --per-channel) with i32 biases, batch_norm folded\n"
@@ -24,7 +25,10 @@ static const char usage_text[] =
     "  f32 weights becomes linear_dynamic (qs8 weights, the input quantized at run time), everything else stays\n"
     "  float, as torch.ao.quantization.quantize_dynamic. --int4 (with --dtype qs16): every linear whose K the block\n"
     "  divides becomes linear_16a4w (16a4w: int4 weights, integer multipliers per block of B inputs, default 32, and\n"
-    "  a float scale per output channel; --per-channel: one block of K), written inline. docs/quantization.md.\n";
+    "  a float scale per output channel; --per-channel: one block of K), written inline: the nibbles two's\n"
+    "  complement (--w4 s4, the default) or unsigned with zero point 8 (--w4 u4), weight 2j in the low (--nibbles lo,\n"
+    "  the default) or high half of byte j, the channel scales f32 or rounded to bfloat16 (--scale-dtype bf16).\n"
+    "  docs/quantization.md.\n";
 
 int par_cmd_quantize(int argc, char **argv, const char *exe)
 {
@@ -37,6 +41,9 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
                                          {"id", required_argument, NULL, 'I'},
                                          {"int4", no_argument, NULL, '4'},
                                          {"block", required_argument, NULL, 'B'},
+                                         {"w4", required_argument, NULL, 'W'},
+                                         {"nibbles", required_argument, NULL, 'N'},
+                                         {"scale-dtype", required_argument, NULL, 'S'},
                                          {"out", required_argument, NULL, 'o'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
@@ -55,6 +62,21 @@ int par_cmd_quantize(int argc, char **argv, const char *exe)
         case 'I': o.id = optarg; break;
         case '4': int4 = 1; break;
         case 'B': block = atoi(optarg); break;
+        case 'W':
+        case 'N':
+        case 'S': {
+            /* the two spellings of each option: the default first */
+            static const char *const V[3][2] = {{"s4", "u4"}, {"lo", "hi"}, {"f32", "bf16"}};
+            const int w = ch == 'W' ? 0 : ch == 'N' ? 1 : 2;
+            int *dst = w == 0 ? &o.w4_unsigned : w == 1 ? &o.w4_hi_first : &o.w4_bf16;
+            if (strcmp(optarg, V[w][0]) && strcmp(optarg, V[w][1])) {
+                fprintf(stderr, "parity quantize: --%s: '%s' is not %s or %s\n",
+                        w == 0 ? "w4" : w == 1 ? "nibbles" : "scale-dtype", optarg, V[w][0], V[w][1]);
+                return PAR_EXIT_USAGE;
+            }
+            *dst = strcmp(optarg, V[w][1]) == 0;
+            break;
+        }
         case 'o': out = optarg; break;
         case 'h': fputs(usage_text, stdout); return PAR_EXIT_OK;
         default: fputs(usage_text, stderr); return PAR_EXIT_USAGE;

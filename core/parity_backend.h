@@ -632,6 +632,58 @@ static inline int par_clamp_bounds_f32(const par_node *n, float *lo, float *hi)
     return is;
 }
 
+/* 4-bit weights (linear_8da4w, linear_16a4w; docs/quantization.md, "4-bit weights"): a qu8 [O, K / 2] constant of
+ * bytes holding two weights each, read as the node's attributes declare. w4: a nibble's code, "s4" two's complement
+ * in [-8, 7] or "u4" unsigned in [0, 15]; w4_zp: the zero point subtracted from the code, within the code's range
+ * (XNNPACK's qc4w and ggml's q4_0 are u4 with 8); nibbles: "lo", weight 2j in bits 0-3 of byte j and 2j + 1 in bits
+ * 4-7 (XNNPACK's and ggml's order), or "hi", the other way round. The weight is code - w4_zp, in
+ * [lo - w4_zp, lo + 15 - w4_zp]. One table of codes; par_int4_form reads a node's form (0 when an attribute is out of
+ * its range: the shape check refuses such a node, naming the attribute). */
+typedef struct par_int4 {
+    int code_lo;  /* the smallest code: -8 (s4) or 0 (u4); a code spans 16 values */
+    int zp;       /* w4_zp */
+    int hi_first; /* nibbles = "hi" */
+} par_int4;
+
+static inline int par_int4_form(const par_node *n, par_int4 *f)
+{
+    static const struct {
+        const char *name;
+        int lo;
+    } codes[] = {{"s4", -8}, {"u4", 0}};
+    const char *w4 = par_attr_str(n, "w4", "s4"), *order = par_attr_str(n, "nibbles", "lo");
+    f->code_lo = 1; /* no code */
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        if (strcmp(w4, codes[i].name) == 0) f->code_lo = codes[i].lo;
+    f->zp = (int)par_attr_int(n, "w4_zp", 0);
+    f->hi_first = strcmp(order, "hi") == 0;
+    return f->code_lo <= 0 && f->zp >= f->code_lo && f->zp <= f->code_lo + 15 &&
+           (f->hi_first || strcmp(order, "lo") == 0);
+}
+
+/* Weight k of a row whose byte k / 2 is `byte`. */
+static inline int par_int4_of(const par_int4 *f, int byte, int64_t k)
+{
+    const int c = (byte >> (4 * ((int)(k & 1) ^ f->hi_first))) & 15;
+    return (f->code_lo < 0 && c >= 8 ? c - 16 : c) - f->zp;
+}
+
+/* Whether the form's weights are the signed nibbles [-8, 7] (s4 with zero point 0, u4 with 8): what a kernel
+ * multiplying sign-extended nibbles takes after swapping the halves of a byte and flipping the codes' top bit. */
+static inline int par_int4_signed_range(const par_int4 *f)
+{
+    return f->code_lo - f->zp == -8;
+}
+
+/* Block scales declared bfloat16 (attribute scales = "bf16"): carried as f32 values, each exactly a bfloat16 (the
+ * low 16 bits of its binary32 zero), which widens to f32 and f64 exactly. */
+static inline int par_f32_is_bf16(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, sizeof b);
+    return (b & 0xffffu) == 0;
+}
+
 /* The entry point of a plugin. harness_api_version is the harness's PAR_BACKEND_API_VERSION; a plugin may return
  * NULL when it cannot serve that version. */
 typedef const par_backend *(*par_backend_entry_fn)(uint32_t harness_api_version);

@@ -31,7 +31,8 @@ par_status par_infer_linear(const par_graph_desc *g, const par_node *n, par_valu
                         outs[0].dims, msg);
 }
 
-/* ---- linear_8da4w: x [..., K], packed int4 weight [O, K / 2] (qu8 bytes), block scales [O, K / block] ------- */
+/* ---- linear_8da4w: x [..., K], packed int4 weight [O, K / 2] (qu8 bytes, read as the attributes w4, w4_zp and
+ * nibbles declare: par_int4_form), block scales [O, K / block] ------------------------------------------------- */
 
 par_status par_8da4w_shape(const par_graph_desc *g, const par_node *n, int32_t *yr, int64_t *yd, par_msg *msg)
 {
@@ -44,6 +45,11 @@ par_status par_8da4w_shape(const par_graph_desc *g, const par_node *n, int32_t *
     if (blk < 2 || blk % 2 || k % blk)
         return par_msgf(msg, PAR_ERROR, "attribute block: %lld must be even, at least 2 and divide K = %lld",
                         (long long)blk, (long long)k);
+    par_int4 f;
+    if (!par_int4_form(n, &f))
+        return par_msgf(msg, PAR_ERROR, "attribute w4_zp: %lld is outside the codes of w4 = %s ([%d, %d])",
+                        (long long)par_attr_int(n, "w4_zp", 0), par_attr_str(n, "w4", "s4"), f.code_lo,
+                        f.code_lo + 15);
     if (w->rank != 2 || w->dims[1] != k / 2)
         return par_msgf(msg, PAR_ERROR, "input 1 (weight): shape must be [O, %lld] (K / 2 bytes per output channel)",
                         (long long)(k / 2));

@@ -32,6 +32,16 @@ float par_f16_to_f32(uint16_t h)
     return f;
 }
 
+float par_f32_round_bf16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    if ((x & 0x7fffffffu) > 0x7f800000u) return f; /* NaN */
+    x = (x + 0x7fffu + ((x >> 16) & 1u)) & 0xffff0000u; /* carries into the exponent: to inf past the largest */
+    memcpy(&f, &x, sizeof f);
+    return f;
+}
+
 uint16_t par_f32_to_f16(float f)
 {
     uint32_t x;

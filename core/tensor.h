@@ -9,6 +9,9 @@
 
 float par_f16_to_f32(uint16_t h);
 uint16_t par_f32_to_f16(float f); /* round to nearest even, overflow to inf, NaN kept */
+/* f rounded to the nearest bfloat16 (8 significant bits, f32's exponent range), ties to even, as an f32 (exact);
+ * overflow to inf, NaN kept. */
+float par_f32_round_bf16(float f);
 
 /* Element i of a buffer of dtype dt, as a double: the stored number (the integer q for qu8/qs8/i32, not the real). */
 double par_elem_get(par_dtype dt, const void *buf, int64_t i);

@@ -3,9 +3,9 @@
  * is recognised by its shape function (the op table's infer column), so every op of the table is covered and a new
  * op that reuses a shape function is fuzzed at once; an op with a new shape function falls back to the generic path
  * (inputs from the pool, attributes from its schema, checked by gen_emit and retried a bounded number of times)
- * until its family gets a constraint function: one line below. A family listed with no function is never drawn
- * (gen_op_fn_of returns NULL): the generator builds float graphs and quantizes some, and such an op has no float
- * form.
+ * until its family gets a constraint function: one line below. A family listed with no function would never be
+ * drawn (gen_op_fn_of returns NULL); ops with quantized operands only are built between a quantize and a dequantize
+ * (linear_16a4w).
  */
 #include "gen/gen_int.h"
 
@@ -17,7 +17,7 @@ static const struct {
     {par_infer_conv_transpose2d, gen_op_conv_transpose2d},
     {par_infer_linear, gen_op_linear},
     {par_infer_linear_8da4w, gen_op_linear_8da4w},
-    {par_infer_linear_16a4w, NULL}, /* quantized operands only (qs16 x, packed int4): no float graph holds it */
+    {par_infer_linear_16a4w, gen_op_linear_16a4w}, /* between a quantize to qs16 and a dequantize */
     {par_infer_matmul, gen_op_matmul},
     {par_infer_broadcast, gen_op_binary},
     {par_infer_same, gen_op_unary},

@@ -156,8 +156,26 @@ int32_t gen_op_linear(gen_ctx *g, const par_op_info *op, int32_t room)
     return -1;
 }
 
+/* A 4-bit weight form drawn for linear_8da4w / linear_16a4w (docs/quantization.md, "4-bit weights"): s4 or u4 (its
+ * zero point 8 half the time, else any code; s4's 0 mostly), the nibble order, and with bf16 the scales' value
+ * rounded to a bfloat16 (*s; the caller keeps its scales exact in bf16). */
+static int w4_form(gen_ctx *g, gen_attrs *at, double *s)
+{
+    const int u4 = gen_chance(g->src, 0.5);
+    int64_t zp = u4 ? (gen_chance(g->src, 0.5) ? 8 : gen_range(g->src, 0, 15))
+                    : (gen_chance(g->src, 0.8) ? 0 : gen_range(g->src, -8, 7));
+    gen_attr_set_str(at, "w4", u4 ? "u4" : "s4");
+    gen_attr_set_int(at, "w4_zp", zp);
+    gen_attr_set_str(at, "nibbles", gen_chance(g->src, 0.5) ? "hi" : "lo");
+    const int bf16 = gen_chance(g->src, 0.3);
+    gen_attr_set_str(at, "scales", bf16 ? "bf16" : "f32");
+    if (bf16) *s = ldexp(1.0, (int)lround(log2(*s))); /* a power of two: every multiple the caller forms is bf16 */
+    return bf16;
+}
+
 /* linear_8da4w: K even (else another draw), the largest block of 32, 16, ..., 2 that divides K, packed int4 bytes
- * (qu8, scale 1, zero point 0: every nibble), block scales about 1 / (8 sqrt(K)) as the sweep's. */
+ * (qu8, scale 1, zero point 0: every nibble) in a drawn form (w4_form), block scales about 1 / (8 sqrt(K)) as the
+ * sweep's (bf16: one power of two for every block). */
 int32_t gen_op_linear_8da4w(gen_ctx *g, const par_op_info *op, int32_t room)
 {
     if (room < 1) return -1;
@@ -176,12 +194,70 @@ int32_t gen_op_linear_8da4w(gen_ctx *g, const par_op_info *op, int32_t room)
         ins[1] = gen_in_uniform(1, PAR_DTYPE_QU8, 2, wd, 0, 255);
         ins[1].scale = 1.0f;
         ins[1].zp = 0;
-        const double s = 1.0 / (8.0 * sqrt((double)k));
+        double s = 1.0 / (8.0 * sqrt((double)k));
+        const int bf16 = w4_form(g, &at, &s);
         ins[2] = gen_in_uniform(1, PAR_DTYPE_F32, 2, sd, 0.25 * s, 2 * s);
+        if (bf16) ins[2].gen = (par_gen){.dist = PAR_DIST_CONST, .a = s};
         ins[3] = maybe_bias(g, o);
         int32_t n_in = ins[3].absent && gen_chance(g->src, 0.5) ? 3 : 4;
         int32_t v = gen_emit(g, op, n_in, ins, &at, 0, 0, 0, 0, mag_of(g, &ins[0]) * 2.0 + 0.5);
         if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
+/* linear_16a4w (docs/quantization.md, "16a4w"): three nodes, quantize -> linear_16a4w -> dequantize, so the float
+ * graph goes on from its output. x quantized to qs16 at scale |x| / 32767; K even, blocks as linear_8da4w's or one
+ * block of K (per channel, multipliers 1); a drawn weight form (w4_form); multipliers in [1, m] with m <= 15 small
+ * enough that no accumulator can leave int32 (K 32768 15 m + |bias| < 2^31, which the reference would refuse);
+ * channel scales about 1 / (42 sqrt(K)) (the sweep's: real weights of spread 1 / sqrt(K)), per channel; an i32 bias
+ * or none; the qs16 output at twice the input's scale (some saturate). Not in graphs the generator quantizes
+ * afterwards: their quantizer takes float ops. */
+int32_t gen_op_linear_16a4w(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 3 || g->quant) return -1;
+    const par_op_info *qop = par_op_get(PAR_OP_QUANTIZE), *deq = par_op_get(PAR_OP_DEQUANTIZE);
+    for (int t = 0; t < TRIES; t++) {
+        gen_in x = gen_act(g, 1, GEN_RANK, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &x, &r);
+        int64_t k = xd[r - 1], o = gen_range(g->src, 1, 16), blk = 32;
+        if (k % 2) continue;
+        while (k % blk) blk /= 2;
+        const int pc = gen_chance(g->src, 0.2);
+        if (pc) blk = k;
+        const double mmax = floor((2147483647.0 - 32768.0) / ((double)k * 32768.0 * 15.0));
+        if (mmax < 1) continue;
+        const double mx = mag_of(g, &x) > 0 ? mag_of(g, &x) : 1.0;
+        const float sx = (float)(mx / 32767.0), so = 2.0f * sx;
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        gen_attr_set_int(&at, "block", blk);
+        double s = 1.0 / ((pc ? 4.6 : 42.0) * sqrt((double)k));
+        w4_form(g, &at, &s);
+        int32_t q = gen_emit(g, qop, 1, &x, NULL, PAR_DTYPE_QS16, sx, 0, 0, mx);
+        if (q < 0) {
+            if (g->failed) return -1;
+            continue;
+        }
+        gen_in ins[4];
+        int64_t wd[2] = {o, k / 2}, sd[2] = {o, k / blk};
+        ins[0] = gen_in_val(g, q);
+        ins[1] = gen_in_uniform(1, PAR_DTYPE_QU8, 2, wd, 0, 255);
+        ins[1].scale = 1.0f;
+        ins[1].zp = 0;
+        ins[2] = gen_in_uniform(1, PAR_DTYPE_QS8, 2, sd, 1, pc ? 1 : (mmax < 15 ? mmax : 15));
+        ins[2].scale = (float)s;
+        ins[2].zp = 0;
+        ins[2].ch_axis = 0;
+        ins[3] = gen_chance(g->src, 0.3) ? gen_in_absent() : gen_in_uniform(1, PAR_DTYPE_I32, 1, &o, -32768, 32768);
+        ins[3].scale = sx * (float)s;
+        ins[3].zp = 0;
+        int32_t n_in = ins[3].absent && gen_chance(g->src, 0.5) ? 3 : 4;
+        int32_t v = gen_emit(g, op, n_in, ins, &at, PAR_DTYPE_QS16, so, 0, 0, mx * 2.0);
+        if (v < 0) return -1; /* its quantize stays, as an unconsumed value */
+        gen_in vi = gen_in_val(g, v);
+        return gen_emit(g, deq, 1, &vi, NULL, 0, 0, 0, 0, so * 32768.0);
     }
     return -1;
 }

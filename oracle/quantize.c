@@ -18,6 +18,7 @@
 
 #include "reference/reference.h"
 #include "core/prng.h"
+#include "core/tensor.h"
 
 #define SIGMA_Q 31.75 /* std of seeded qs8 weights: 127 / 4, so the +-127 clamp only cuts 4-sigma tails */
 
@@ -91,7 +92,7 @@ static int64_t chan_of(const wplan *p, int64_t j)
  * int4 scale a = max |w| / 7; the channel scale s[o] = max_b a / 15 (or a itself with one block per channel) and
  * the multiplier m = ceil(a / s[o]) in [1, 15], so the block's scale s[o] m >= a and no weight of the block clips
  * past 7.5 steps; w_q = clamp(rne(w / (s[o] m)), -8, 7). wq holds the nibbles, wd their real values. */
-static par_status plan_int4(wplan *p, int64_t k, int64_t blk, par_msg *msg)
+static par_status plan_int4(wplan *p, int64_t k, int64_t blk, int bf16, par_msg *msg)
 {
     const int64_t nb = k / blk;
     p->blk = blk;
@@ -112,7 +113,7 @@ static par_status plan_int4(wplan *p, int64_t k, int64_t blk, par_msg *msg)
         }
         double sc = nb == 1 ? amax : amax / 15.0;
         if (!(sc > 0) || !isfinite(sc)) sc = 1e-6;
-        p->ws[o] = (float)sc;
+        p->ws[o] = bf16 ? par_f32_round_bf16((float)sc) : (float)sc;
         for (int64_t b = 0; b < nb; b++) {
             double mm = ceil(a[b] / (double)p->ws[o]);
             const int m = nb == 1 ? 1 : (int)(mm < 1 ? 1 : mm > 15 ? 15 : mm);
@@ -168,7 +169,7 @@ static par_status plan_weights(qctx *q, int32_t ni)
     }
     const int64_t k4 = par_op_of(n)->id == PAR_OP_LINEAR ? wval->dims[1] : 0;
     const int64_t blk = q->o->per_channel ? k4 : q->o->int4_block;
-    if (q->o->int4_block && k4 > 0 && k4 % 2 == 0 && blk % 2 == 0 && k4 % blk == 0) return plan_int4(p, k4, blk, q->msg);
+    if (q->o->int4_block && k4 > 0 && k4 % 2 == 0 && blk % 2 == 0 && k4 % blk == 0) return plan_int4(p, k4, blk, q->o->w4_bf16, q->msg);
     /* scales: per channel, or one for the tensor; chan_of gives element j's scale index */
     int64_t groups = p->pc ? p->oc : 1, gsize = p->oc * p->per / groups, numel = wval->numel;
     if (q->seeded) {
@@ -503,7 +504,7 @@ static int32_t emit_weights(qctx *q, const wplan *p, const par_value *wv)
     return w;
 }
 
-/* A planned linear as linear_16a4w: packed nibbles (low first), the multipliers with the channel scales, an i32
+/* A planned linear as linear_16a4w: packed nibbles in the form the options declare, the multipliers with the channel scales, an i32
  * bias rne(b / (s_x s[o])), the block attribute; the qs16 output at s_out. */
 static void emit_int4_node(qctx *q, int32_t ni, float s_out)
 {
@@ -518,8 +519,10 @@ static void emit_int4_node(qctx *q, int32_t ni, float s_out)
         q->c->status = par_msgf(&q->c->err, PAR_ERROR, "out of memory");
         return;
     }
+    /* the declared form (par_int4_form): code = w (s4) or w + 8 (u4, zero point 8), weight 2j low or high */
+    const int add = q->o->w4_unsigned ? 8 : 0, lo = q->o->w4_hi_first ? 4 : 0;
     for (int64_t i = 0; i < p->oc * k / 2; i++)
-        wb[i] = (uint8_t)((p->wq[2 * i] & 15) | (p->wq[2 * i + 1] & 15) << 4);
+        wb[i] = (uint8_t)(((p->wq[2 * i] + add) & 15) << lo | ((p->wq[2 * i + 1] + add) & 15) << (4 - lo));
     const float sx = q->qs[x0];
     for (int64_t c = 0; c < p->oc; c++) {
         double t = nearbyint((double)p->bf[c] / ((double)sx * p->ws[c]));
@@ -542,9 +545,10 @@ static void emit_int4_node(qctx *q, int32_t ni, float s_out)
     ins[3] = par_case_const_data(q->c, nm, PAR_DTYPE_I32, 1, (int64_t[]){p->oc}, qb);
     if (ins[3] >= 0) par_case_quant(q->c, ins[3], sx * p->ws[0], 0);
     free(wb), free(qb);
-    par_attr at[1] = {par_a_int("block", p->blk)};
+    par_attr at[5] = {par_a_int("block", p->blk), par_a_str("w4", add ? "u4" : "s4"), par_a_int("w4_zp", add),
+                      par_a_str("nibbles", lo ? "hi" : "lo"), par_a_str("scales", q->o->w4_bf16 ? "bf16" : "f32")};
     par_out_spec os = {q->g->values[out].name, PAR_DTYPE_QS16, s_out, 0};
-    q->qval[out] = par_case_node(q->c, "linear_16a4w", 4, ins, 1, at, &os);
+    q->qval[out] = par_case_node(q->c, "linear_16a4w", 4, ins, 5, at, &os);
     q->qs[out] = s_out;
     q->qz[out] = 0;
 }
@@ -675,6 +679,11 @@ par_case *par_case_quantize(const par_case *src, const par_quant_opts *o, par_ms
         par_msgf(msg, PAR_ERROR, "--int4: %s", o->act != PAR_DTYPE_QS16 || o->dynamic ? "only with --dtype qs16 (16a4w)"
                                                : o->seeded == 1 ? "int4 weights are written inline, not seeded"
                                                                 : "--block must be even and at least 2");
+        return NULL;
+    }
+    if (!o->int4_block && (o->w4_unsigned || o->w4_hi_first || o->w4_bf16)) {
+        par_msgf(msg, PAR_ERROR, "%s: only with --int4 (the forms of 4-bit weights)",
+                 o->w4_unsigned ? "--w4 u4" : o->w4_hi_first ? "--nibbles hi" : "--scale-dtype bf16");
         return NULL;
     }
     const par_graph_desc *g = par_graph_desc_of(src->graph);

@@ -24,6 +24,10 @@ typedef struct par_quant_opts {
                        * linear_16a4w (16a4w: int4 weights with integer block multipliers and per-channel scales,
                        * Qualcomm's LPBQ) with blocks of int4_block inputs, or one block of K with per_channel;
                        * 0: qs8 weights (16a8w). Its weights are always written inline. */
+    int w4_unsigned;  /* int4 only: the nibbles as u4 with zero point 8 (code = w + 8, XNNPACK's qc4w); 0 s4 */
+    int w4_hi_first;  /* int4 only: weight 2j in bits 4-7 of byte j (nibbles = hi); 0 low nibble first */
+    int w4_bf16;      /* int4 only: the channel scales rounded to bfloat16 (half to even) before the multipliers and
+                       * the nibbles are computed from them (scales = bf16) */
 } par_quant_opts;
 
 /* The quantized twin of src, or NULL with msg set (no float graph, a reference failure, ...). Ops without a quantized

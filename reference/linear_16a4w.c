@@ -4,10 +4,12 @@
  * integer multiplier per output channel and block of `block` inputs (Qualcomm's low-power blockwise quantization,
  * LPBQ: the block scale is s[o] m[o, b], so the whole sum stays one integer), an i32 bias, a qs16 output.
  *
- * Inputs: x qs16 [..., K]; weight qu8 [O, K / 2], the packed nibbles exactly as linear_8da4w's (byte j of row o:
- * weight k = 2j in bits 0-3, k = 2j + 1 in bits 4-7, two's complement int4 in [-8, 7]; scale 1, zero point 0);
+ * Inputs: x qs16 [..., K]; weight qu8 [O, K / 2], the packed nibbles exactly as linear_8da4w's (read as the
+ * attributes w4, w4_zp and nibbles declare, par_int4_form: by default byte j of row o holds weight k = 2j in bits
+ * 0-3, k = 2j + 1 in bits 4-7, two's complement int4 in [-8, 7]; scale 1, zero point 0);
  * block scales qs8 [O, K / block] with per-channel scales on axis 0: the integers are the multipliers m[o, b], the
- * channel scales s[o], so the value's real numbers s[o] m[o, b] are the block scales; optional bias i32 [O] whose
+ * channel scales s[o] (each exactly a bfloat16 when the attribute scales is bf16), so the value's real numbers
+ * s[o] m[o, b] are the block scales; optional bias i32 [O] whose
  * real value is q s_x s[o]. Per-channel weights are the case block = K, one multiplier (1) per channel.
  *
  * Integer form (ACC_LAST, reference/quant_ops.c): acc[o] = sum_b m[o, b] sum_{k in b} q_x[k] w[o, k] + q_b[o], then
@@ -22,13 +24,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-/* The signed int4 weight k of a row of packed bytes (low nibble first). */
-static int nibble(const double *row, int64_t k)
-{
-    const int byte = (int)row[k / 2], n = k % 2 ? byte >> 4 : byte & 15;
-    return n >= 8 ? n - 16 : n;
-}
 
 static par_status check_values(const par_ref_ctx *c, par_msg *msg)
 {
@@ -49,7 +44,7 @@ static par_status check_values(const par_ref_ctx *c, par_msg *msg)
     if (bv && bv->dtype != PAR_DTYPE_I32)
         return par_msgf(msg, PAR_ERROR, "linear_16a4w: input 3 (bias): dtype %s, expected i32",
                         par_dtype_name(bv->dtype));
-    return PAR_OK;
+    return par_ref_w4_scales(c, NULL, 2, msg);
 }
 
 par_status par_ref_linear_16a4w(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
@@ -66,12 +61,14 @@ par_status par_ref_linear_16a4w(const par_ref_ctx *c, const par_rt *const *in, p
     const int64_t wd[2] = {oo, kk};
     par_rt wx;
     if (par_rt_alloc(&wx, PAR_DTYPE_F64, 2, wd, msg) != PAR_OK) return PAR_ERROR;
+    par_int4 f;
+    par_int4_form(c->n, &f); /* checked by par_8da4w_shape */
     for (int64_t o = 0; o < oo; o++)
         for (int64_t k = 0; k < kk; k++) {
             const int64_t i = o * kk + k, s = o * nb + k / blk;
-            wx.v[i] = nibble(w->v + o * (kk / 2), k) * sw->v[s];
-            wx.e[i] = 8 * sw->e[s]; /* 0 for the constants the op takes */
-            wx.s[i] = 8 * par_rt_scales(sw)[s];
+            wx.v[i] = par_int4_of(&f, (int)w->v[o * (kk / 2) + k / 2], k) * sw->v[s];
+            wx.e[i] = 15 * sw->e[s]; /* 0 for the constants the op takes */
+            wx.s[i] = 15 * par_rt_scales(sw)[s];
         }
     /* linear's kernel reads its bias at input 2 */
     par_node ln = *c->n;

@@ -4,9 +4,10 @@
  * XNNPACK's qd8 conversion does) and signed 4-bit weights packed two per byte with one f32 scale per output channel
  * and block of `block` inputs; f32 output.
  *
- * Inputs: x f32 [..., K]; weight qu8 [O, K / 2] whose bytes are the packed nibbles (byte j of row o: weight k = 2j in
- * bits 0-3, k = 2j + 1 in bits 4-7, each a two's complement int4 in [-8, 7]; the value's own quantization parameters
- * must be scale 1, zero point 0); scales f32 [O, K / block]; optional bias f32 [O].
+ * Inputs: x f32 [..., K]; weight qu8 [O, K / 2] whose bytes are the packed nibbles, read as the attributes w4, w4_zp
+ * and nibbles declare (par_int4_form; by default byte j of row o holds weight k = 2j in bits 0-3, k = 2j + 1 in bits
+ * 4-7, each a two's complement int4 in [-8, 7]; the value's own quantization parameters must be scale 1, zero point
+ * 0); scales f32 [O, K / block], each exactly a bfloat16 when the attribute scales is bf16; optional bias f32 [O].
  *
  * Per row r of x (all in f32, as XNNPACK's xnn_f32_qd8_asymmetric_quantization_params; par_requant_qd8_qparams):
  *   lo = min(0, min x), hi = max(0, max x); inv = lo == hi ? 1 : 255 / (hi - lo)
@@ -41,14 +42,26 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define Q4_WIN 0x1p-20
 
-/* The signed int4 weight k of a row of packed bytes (low nibble first). */
-static int nibble(const double *row, int64_t k)
+/* With the attribute scales = "bf16", every float scale of input idx must be exactly a bfloat16 (par_f32_is_bf16):
+ * linear_8da4w's block scales s (f32), linear_16a4w's channel scales of its block-scale value (qs8). */
+par_status par_ref_w4_scales(const par_ref_ctx *c, const par_rt *s, int32_t idx, par_msg *msg)
 {
-    const int byte = (int)row[k / 2], n = k % 2 ? byte >> 4 : byte & 15;
-    return n >= 8 ? n - 16 : n;
+    if (strcmp(par_attr_str(c->n, "scales", "f32"), "bf16") != 0) return PAR_OK;
+    const par_value *v = &c->g->values[c->n->inputs[idx]];
+    const int chan = v->dtype != PAR_DTYPE_F32;
+    const int64_t n = !chan ? s->numel : v->channel_scales ? v->dims[v->quant_axis] : 1;
+    for (int64_t i = 0; i < n; i++) {
+        const float f = !chan ? (float)s->v[i] : v->channel_scales ? v->channel_scales[i] : v->scale;
+        if (!par_f32_is_bf16(f))
+            return par_msgf(msg, PAR_ERROR, "%s: input %d (%s): %s %lld is %.9g, not a bfloat16 (attribute scales is "
+                            "bf16)", c->n->op, (int)idx, v->name, chan ? "channel scale" : "scale", (long long)i,
+                            (double)f);
+    }
+    return PAR_OK;
 }
 
 static par_status check_inputs(const par_ref_ctx *c, const par_rt *const *in, par_msg *msg)
@@ -60,7 +73,7 @@ static par_status check_inputs(const par_ref_ctx *c, const par_rt *const *in, pa
         return par_msgf(msg, PAR_ERROR, "linear_8da4w: input 1 (weight): packed int4 bytes must be qu8 with scale 1 "
                         "and zero point 0 (got %s, scale %g, zero point %d)", par_dtype_name(wv->dtype),
                         (double)wv->scale, (int)wv->zero_point);
-    return PAR_OK;
+    return par_ref_w4_scales(c, in[2], 2, msg);
 }
 
 par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, par_rt *const *out, par_msg *msg)
@@ -89,6 +102,8 @@ par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, p
         return par_msgf(msg, PAR_ERROR, "linear_8da4w: out of memory");
     }
     const double *xsc = par_rt_scales(x);
+    par_int4 form;
+    par_int4_form(c->n, &form); /* checked by par_8da4w_shape */
     for (int64_t r = 0; r < rows; r++) {
         const double *xv = x->v + r * kk, *xe = x->e + r * kk;
         double lo = 0;
@@ -125,7 +140,7 @@ par_status par_ref_linear_8da4w(const par_ref_ctx *c, const par_rt *const *in, p
                 const double s = sw->v[o * nb + bi];
                 double acc = 0, qw = 0, wsum = 0;
                 for (int64_t k = bi * blk; k < (bi + 1) * blk; k++) {
-                    const int wk = nibble(wrow, k);
+                    const int wk = par_int4_of(&form, (int)wrow[k / 2], k);
                     acc += (q[k] - zp) * wk; /* integers below 2^53: exact */
                     qw += q[k] * wk;
                     wsum += wk;

@@ -352,6 +352,11 @@ static inline int32_t par_qacc_scale_input(const par_node *n)
     return par_op_of(n)->id == PAR_OP_LINEAR_16A4W ? 2 : 1;
 }
 
+/* linear_8da4w / linear_16a4w with the attribute scales = "bf16": every float scale of input idx (8da4w: s, the
+ * block scales; 16a4w: the channel scales of the block-scale value, s unused) is exactly a bfloat16, else an ERROR
+ * naming the input, the element and its value (linear_8da4w.c). */
+par_status par_ref_w4_scales(const par_ref_ctx *c, const par_rt *s, int32_t idx, par_msg *msg);
+
 /* The precision profile for a backend's declared arithmetic. */
 par_prec par_prec_for(par_arith a);
 /* The exact arithmetic (u = u_store = 0, no flushing): the reference's values with budgets 0 and nothing marked

@@ -60,8 +60,8 @@ static void test_seeds_valid_and_cover(void)
         par_case_destroy(c);
     }
     CU_ASSERT_EQUAL(bad, 0);
-    /* every op the generator can build is drawn; the families gen_ops.c lists without a builder (quantized operands
-     * only, no float form) never are, and they are few */
+    /* every op the generator can build is drawn (linear_16a4w between a quantize to qs16 and a dequantize); a family
+     * gen_ops.c would list without a builder is never drawn, and there are few */
     int unbuilt = 0;
     for (int i = 0; i < PAR_OP_COUNT; i++) {
         const int drawable = gen_op_fn_of(par_op_get(i)) != NULL;

@@ -197,7 +197,7 @@ static void q4_row(void *ctx, size_t r)
         const int8_t *w = st->c.w + o * K;
         float sum = 0.0f;
         for (int64_t b = 0; b < st->nb; b++) {
-            int32_t acc = 0; /* |acc| <= 255 * 8 * block: exact */
+            int32_t acc = 0; /* |acc| <= 255 * 15 * block: exact */
             for (int64_t k = b * B; k < (b + 1) * B; k++) acc += ((int32_t)q[k] - zp) * (int32_t)w[k];
             sum += (float)acc * st->c.scale[o * st->nb + b];
         }
@@ -233,12 +233,11 @@ par_status cpu_lower_linear_8da4w(cpu_plan *p, cpu_step *s, par_msg *msg)
     st->rows = x->numel / st->K;
     par_status r = lin_prepare(p, s, &st->c, st->O * st->K, sv->numel, st->O, bv, &st->x_direct, &st->y_direct, msg);
     if (r != PAR_OK) return r;
-    /* byte j of a row: weight 2j in its low nibble, 2j + 1 in its high one, each a two's complement int4 */
+    /* the weights as the node declares them (par_int4_form: s4 or u4, a zero point, the nibble order), in [-15, 15] */
     const uint8_t *packed = wv->data;
-    for (int64_t i = 0; i < st->O * st->K; i++) {
-        const int nib = (packed[i / 2] >> (4 * (i % 2))) & 15;
-        st->c.w[i] = (int8_t)(nib >= 8 ? nib - 16 : nib);
-    }
+    par_int4 f;
+    if (!par_int4_form(n, &f)) return par_msgf(msg, PAR_ERROR, "linear_8da4w: attribute w4_zp out of range");
+    for (int64_t i = 0; i < st->O * st->K; i++) st->c.w[i] = (int8_t)par_int4_of(&f, packed[i / 2], i);
     memcpy(st->c.scale, sv->data, (size_t)sv->numel * sizeof(float));
     s->run = run_linear_8da4w;
     return PAR_OK;

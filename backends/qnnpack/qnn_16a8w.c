@@ -136,7 +136,8 @@ qnn_s16_gemm_fn par_qnn_s16_kernel(qnn_isa isa)
 }
 
 /* The int16 weights [O][K] the GEMM packs (malloc'ed; NULL when out of memory): 16a8w's int8 weights, or 16a4w's
- * nibbles (low first, two's complement) times their block's multiplier. */
+ * weights (the nibbles read as the node declares, par_int4_form: any code, zero point and order) times their block's
+ * multiplier. */
 static int16_t *s16_weights(const par_graph_desc *g, const par_node *n, int a4w, size_t o, size_t k)
 {
     int16_t *w16 = malloc(sizeof *w16 * (o * k + 1));
@@ -150,11 +151,11 @@ static int16_t *s16_weights(const par_graph_desc *g, const par_node *n, int a4w,
     const uint8_t *w = wv->data;
     const int8_t *m = par_node_input(g, n, 2)->data;
     const size_t blk = (size_t)par_attr_int(n, "block", 32), nb = k / blk;
+    par_int4 f;
+    par_int4_form(n, &f); /* any form: |w m| <= 15 x 128 */
     for (size_t j = 0; j < o; j++)
-        for (size_t kk = 0; kk < k; kk++) {
-            const int byte = w[j * (k / 2) + kk / 2], nib = kk % 2 ? byte >> 4 : byte & 15;
-            w16[j * k + kk] = (int16_t)((nib >= 8 ? nib - 16 : nib) * m[j * nb + kk / blk]);
-        }
+        for (size_t kk = 0; kk < k; kk++)
+            w16[j * k + kk] = (int16_t)(par_int4_of(&f, w[j * (k / 2) + kk / 2], (int64_t)kk) * m[j * nb + kk / blk]);
     return w16;
 }
 

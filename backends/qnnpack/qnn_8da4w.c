@@ -11,6 +11,10 @@
  * gives ties no window. The GEMM's integers are exact; the f32 epilogue is budgeted by the reference. Every kernel
  * set computes the same f32 operations in the same order, so the sets agree bit for bit (tested).
  *
+ * The weights' declared form (par_int4_form: s4 or u4, a zero point, the nibble order) is read at prepare; the forms
+ * whose weights are the signed nibbles [-8, 7] (s4 with zero point 0, u4 with 8: XNNPACK's qc4w) run, as two's
+ * complement nibbles low first, and the others are UNSUPPORTED (their weights span 16 values elsewhere, which the
+ * kernels' sign-extended nibbles cannot hold). Block scales declared bf16 are f32 values already (exact).
  * Weights are repacked at prepare into the kernels' layout (par_qnn_pack_qb4w: per group of 8 k's and 16 columns,
  * 4 bytes a column, still 4 bits a weight), with each block's weight sum for the zero point. Memory is taken at
  * prepare; run allocates nothing. Column blocks and row tiles are spread over the thread pool. Linears of the same
@@ -50,6 +54,11 @@ par_status par_qnn_check_8da4w(const par_graph_desc *g, const par_node *n, par_m
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: scales '%s' must be an f32 constant", n->op, s->name);
     if (b && (b->kind != PAR_VALUE_CONST || b->dtype != PAR_DTYPE_F32))
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: bias '%s' must be an f32 constant", n->op, b->name);
+    par_int4 f;
+    if (!par_int4_form(n, &f) || !par_int4_signed_range(&f))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: weights w4 = %s minus w4_zp = %d span [%d, %d]; the qb4w kernels "
+                        "multiply signed nibbles in [-8, 7]", n->op, par_attr_str(n, "w4", "s4"), f.zp,
+                        f.code_lo - f.zp, f.code_lo + 15 - f.zp);
     const int64_t blk = par_attr_int(n, "block", 32);
     if (blk > 32768) /* 16 * 255 * 8 * block (the VNNI kernel's scaled sums) must fit int32 */
         return par_msgf(msg, PAR_UNSUPPORTED, "%s: block %lld could overflow the int32 block sum", n->op,
@@ -144,10 +153,19 @@ par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *
     }
     o->y = yt->fbuf = par_qnn_alloc(p, sizeof(float) * ((size_t)yt->numel + 1));
     if (!o->packed || !o->qa || !o->zp || !o->sx || !o->y) return par_msgf(msg, PAR_ERROR, "out of memory");
+    /* the declared form as the packer's (two's complement, low nibble first): weights in [-8, 7] (checked) */
+    const size_t nbytes = o->o * (o->k / 2);
+    uint8_t *wb = malloc(nbytes + 1);
+    if (!wb) return par_msgf(msg, PAR_ERROR, "out of memory");
+    par_int4 f;
+    par_int4_form(n, &f);
+    const uint8_t *src = wv->data;
+    for (size_t i = 0; i < nbytes; i++)
+        wb[i] = (uint8_t)((par_int4_of(&f, src[i], 0) & 15) | (par_int4_of(&f, src[i], 1) & 15) << 4);
     for (size_t j = 0; j < o->ncb; j++) {
         const size_t n0 = j * QNN_QB4W_NR, nc = o->o - n0 < QNN_QB4W_NR ? o->o - n0 : QNN_QB4W_NR;
-        par_qnn_pack_qb4w(o->k, o->kc, o->block, n0, nc, wv->data, sv->data, bv ? bv->data : NULL,
-                          o->packed + j * o->bb);
+        par_qnn_pack_qb4w(o->k, o->kc, o->block, n0, nc, wb, sv->data, bv ? bv->data : NULL, o->packed + j * o->bb);
     }
+    free(wb);
     return par_qnn_add_step(p, q4_run, o, msg);
 }

@@ -7,6 +7,8 @@
  * It must not encode expected results; it only describes cases.
  */
 #include "sweep_util.h"
+#include "core/prng.h"
+#include "core/tensor.h"
 
 /* A linear point: x [d0.., K] of rank `rank` (leading dims from lead[]), w [O, K]. */
 typedef struct lin_pt {
@@ -349,19 +351,73 @@ void par_sweep_linear_dynamic(par_sweep *s)
  * to even fails where it promises the rule (strict: qnnpack).
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct q4_pt {
-    int rows, k, o, block, bias, xr, wr; /* xr: 0 [-1, 1], 1 all equal, 2 zero, 3 cancel, 4 ties; wr: 0 any, 1 0x88,
-                                          * 2 0 */
+    int rows, k, o, block, bias, xr, wr; /* xr: 0 [-1, 1], 1 all equal, 2 zero, 3 cancel, 4 ties; wr: 0 any, 1 the
+                                          * smallest weight (s4: 0x88), 2 0, 3 the largest (s4: 0x77) */
+    int form;                            /* W4F */
 } q4_pt;
+
+/* The 4-bit weight forms the sweeps of linear_8da4w and linear_16a4w cover (par_int4_form; docs/quantization.md,
+ * "4-bit weights"): the default (s4, low nibble first, f32 scales) keeps its IDs; the others add their attributes to
+ * the ID. u4 with zero point 8 is XNNPACK's qc4w; u4 with 0 has only weights >= 0 (up to 15: the largest products)
+ * and u4 with 11 a zero point off the middle (weights in [-11, 4]), neither of which signed nibbles hold. */
+static const struct w4_form {
+    const char *id, *w4, *nibbles, *scales;
+    int zp;
+} W4F[] = {{"", "s4", "lo", "f32", 0},
+           {",w4=u4/8", "u4", "lo", "f32", 8},
+           {",nibbles=hi", "s4", "hi", "f32", 0},
+           {",w4=u4/8,nibbles=hi,scales=bf16", "u4", "hi", "bf16", 8},
+           {",scales=bf16", "s4", "lo", "bf16", 0},
+           {",w4=u4/0", "u4", "lo", "f32", 0},
+           {",w4=u4/11,nibbles=hi", "u4", "hi", "f32", 11}};
+enum { W4F_N = (int)(sizeof W4F / sizeof W4F[0]) };
+
+/* The node's attributes of a form: block and the four of W4F (at holds 5). */
+static int w4_attrs(par_attr *at, int block, int form)
+{
+    const struct w4_form *f = &W4F[form];
+    at[0] = par_a_int("block", block);
+    at[1] = par_a_str("w4", f->w4);
+    at[2] = par_a_int("w4_zp", f->zp);
+    at[3] = par_a_str("nibbles", f->nibbles);
+    at[4] = par_a_str("scales", f->scales);
+    return 5;
+}
+
+/* A byte of two equal codes whose weight (code - zero point) is w: the hazards' all-equal weights. */
+static double w4_byte(int form, int w)
+{
+    return (double)(((w + W4F[form].zp) & 15) * 0x11);
+}
+
+/* n f32 scales uniform in [lo, hi), each rounded to a bfloat16 (scales = bf16), seeded by the case. */
+static int32_t w4_bf16_scales(par_case *c, const char *name, int32_t rank, const int64_t *dims, double lo, double hi)
+{
+    int64_t n = 1;
+    for (int32_t i = 0; i < rank; i++) n *= dims[i];
+    float *v = malloc(sizeof *v * (size_t)(n > 0 ? n : 1));
+    if (!v) {
+        c->status = par_msgf(&c->err, PAR_ERROR, "out of memory");
+        return -1;
+    }
+    par_prng r;
+    par_prng_seed(&r, par_hash_str(name, c->seed));
+    for (int64_t i = 0; i < n; i++) v[i] = par_f32_round_bf16((float)(lo + (hi - lo) * par_prng_uniform(&r)));
+    int32_t id = par_case_const_data(c, name, PAR_DTYPE_F32, rank, dims, v);
+    free(v);
+    return id;
+}
 
 static void q4_emit(grid *gr, q4_pt p, int quick)
 {
     int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k / 2}, sd[2] = {p.o, p.k / p.block}, bd[1] = {p.o};
     if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), (int64_t)p.o * p.k), (int64_t)p.rows * p.k * p.o)) return;
-    static const char *const XR[5] = {"[-1,1]", "all_equal", "zero", "cancel", "ties"}, *const WR[3] = {"any", "-8", "zero"};
+    static const char *const XR[5] = {"[-1,1]", "all_equal", "zero", "cancel", "ties"},
+                            *const WR[4] = {"any", "-8", "zero", "7"}, *const WRF[4] = {"any", "min", "zero", "max"};
     char xs[64];
     su_shape(xs, sizeof xs, 2, xd);
-    par_case *c = par_sweep_case(gr->s, "linear_8da4w", "linear_8da4w(in=%s,o=%d,block=%d,bias=%d,x=%s,w=%s)", xs,
-                                 p.o, p.block, p.bias, XR[p.xr], WR[p.wr]);
+    par_case *c = par_sweep_case(gr->s, "linear_8da4w", "linear_8da4w(in=%s,o=%d,block=%d,bias=%d,x=%s,w=%s%s)", xs,
+                                 p.o, p.block, p.bias, XR[p.xr], (p.form ? WRF : WR)[p.wr], W4F[p.form].id);
     if (!c) return;
     par_gen gx = su_uniform(-1.0, 1.0);
     if (p.xr == 1) gx = (par_gen){.dist = PAR_DIST_HAZARD, .a = -2, .b = 2, .hazard = PAR_HAZARD_ALL_EQUAL};
@@ -369,18 +425,21 @@ static void q4_emit(grid *gr, q4_pt p, int quick)
     if (p.xr == 3) gx = (par_gen){.dist = PAR_DIST_HAZARD, .a = -1, .b = 1, .hazard = PAR_HAZARD_CANCEL};
     if (p.xr == 4) gx = (par_gen){.dist = PAR_DIST_EDGE, .a = 0, .b = 127.5};
     par_gen gw = {.dist = PAR_DIST_UNIFORM, .a = 0, .b = 255};
-    if (p.wr) gw = (par_gen){.dist = PAR_DIST_CONST, .a = p.wr == 1 ? 0x88 : 0, .b = 0};
+    const int wlo = -8 + (W4F[p.form].w4[0] == 'u' ? 8 : 0) - W4F[p.form].zp; /* the form's smallest weight */
+    if (p.wr) gw = (par_gen){.dist = PAR_DIST_CONST, .a = w4_byte(p.form, p.wr == 1 ? wlo : p.wr == 2 ? 0 : wlo + 15)};
     int32_t in[4] = {-1, -1, -1, -1};
     in[0] = par_case_input(c, "x", PAR_DTYPE_F32, 2, xd, gx);
     in[1] = par_case_const(c, "w", PAR_DTYPE_QU8, 2, wd, gw);
     par_case_quant(c, in[1], 1.0f, 0);
     /* block scales around 1 / (8 sqrt(K)): a unit-range row times int4 weights stays near unit range */
     const double s = 1.0 / (8.0 * sqrt((double)p.k));
-    in[2] = par_case_const(c, "s", PAR_DTYPE_F32, 2, sd, su_uniform(0.25 * s, 2 * s));
+    in[2] = W4F[p.form].scales[0] == 'b' ? w4_bf16_scales(c, "s", 2, sd, 0.25 * s, 2 * s)
+                                          : par_case_const(c, "s", PAR_DTYPE_F32, 2, sd, su_uniform(0.25 * s, 2 * s));
     if (p.bias) in[3] = par_case_const(c, "b", PAR_DTYPE_F32, 1, bd, su_uniform(-0.5, 0.5));
-    par_attr at[1] = {par_a_int("block", p.block)};
+    par_attr at[5];
+    const int na = p.form ? w4_attrs(at, p.block, p.form) : (at[0] = par_a_int("block", p.block), 1);
     par_out_spec o = {"y", 0, 0.0f, 0};
-    par_case_output(c, par_case_node(c, "linear_8da4w", p.bias ? 4 : 3, in, 1, at, &o));
+    par_case_output(c, par_case_node(c, "linear_8da4w", p.bias ? 4 : 3, in, na, at, &o));
     par_sweep_done(gr->s, c);
 }
 
@@ -395,16 +454,26 @@ void par_sweep_linear_8da4w(par_sweep *s)
         for (int bl = 32; bl <= 128; bl *= 2)
             for (int bias = 0; bias < 2; bias++) {
                 if (SH[sh][1] % bl) continue;
-                q4_pt p = {SH[sh][0], SH[sh][1], SH[sh][2], bl, bias, 0, 0};
+                q4_pt p = {SH[sh][0], SH[sh][1], SH[sh][2], bl, bias, 0, 0, 0};
                 q4_emit(&gr, p, sh < SQ && bl == 32);
             }
     for (int xr = 0; xr < 4; xr++)
         for (int wr = 0; wr < 3; wr++) {
             if (!xr && !wr) continue;
-            q4_pt p = {4, 64, 8, 32, 1, xr, wr};
+            q4_pt p = {4, 64, 8, 32, 1, xr, wr, 0};
             q4_emit(&gr, p, 1);
         }
-    q4_emit(&gr, (q4_pt){8, 256, 16, 32, 1, 4, 0}, 1);
+    q4_emit(&gr, (q4_pt){8, 256, 16, 32, 1, 4, 0, 0}, 1);
+    /* every other weight form: plain, the ties, the smallest and largest weights everywhere (quick); a long K and a
+     * wide block (full) */
+    for (int f = 1; f < W4F_N; f++) {
+        q4_emit(&gr, (q4_pt){4, 64, 16, 32, 1, 0, 0, f}, 1);
+        q4_emit(&gr, (q4_pt){8, 256, 16, 32, 1, 4, 0, f}, 1);
+        q4_emit(&gr, (q4_pt){4, 64, 8, 32, 0, 0, 1, f}, 1);
+        q4_emit(&gr, (q4_pt){4, 64, 8, 32, 1, 0, 3, f}, 1);
+        q4_emit(&gr, (q4_pt){16, 2048, 32, 128, 1, 0, 0, f}, 0);
+        q4_emit(&gr, (q4_pt){3, 128, 10, 64, 0, 3, 0, f}, 0);
+    }
     grid_free(&gr);
 }
 
@@ -421,13 +490,14 @@ void par_sweep_linear_8da4w(par_sweep *s)
  * accumulate in wrapping int32 or wider, docs/quantization.md).
  * ------------------------------------------------------------------------------------------------------------- */
 typedef struct a4w_pt {
-    int rows, k, o, block, bias, hz;
+    int rows, k, o, block, bias, hz, form; /* form: W4F */
 } a4w_pt;
 
-/* Channel scales of the block-scale value: base for every channel (exact ratios), or su_channel_quant's spread. */
-static void a4w_channel_scales(par_case *c, int32_t value, int64_t n, float base, int vary)
+/* Channel scales of the block-scale value: base for every channel (exact ratios), or su_channel_quant's spread;
+ * rounded to bfloat16 when the form declares bf16 scales. */
+static void a4w_channel_scales(par_case *c, int32_t value, int64_t n, float base, int vary, int bf16)
 {
-    if (vary) {
+    if (vary && !bf16) {
         su_channel_quant(c, value, 0, n, base);
         return;
     }
@@ -437,7 +507,8 @@ static void a4w_channel_scales(par_case *c, int32_t value, int64_t n, float base
         c->status = par_msgf(&c->err, PAR_ERROR, "out of memory");
         return;
     }
-    for (int64_t k = 0; k < n; k++) sc[k] = base;
+    for (int64_t k = 0; k < n; k++)
+        sc[k] = bf16 ? par_f32_round_bf16(vary ? base * (float)(0.5 + 0.25 * (double)(k % 4)) : base) : base;
     if (par_graph_set_channel_quant(c->graph, value, 0, sc, n, &c->err) != PAR_OK) c->status = PAR_ERROR;
     free(sc);
 }
@@ -449,8 +520,8 @@ static void a4w_emit(grid *gr, a4w_pt p, int quick)
     int64_t xd[2] = {p.rows, p.k}, wd[2] = {p.o, p.k / 2}, sd[2] = {p.o, nb}, bd[1] = {p.o};
     if (!grid_take(gr, &p, quick, su_max64(su_numel(2, xd), (int64_t)p.o * p.k), (int64_t)p.rows * p.k * p.o))
         return;
-    par_case *c = par_sweep_case(gr->s, "linear_16a4w", "linear_16a4w(in=[%d,%d],o=%d,block=%d,bias=%d%s%s)", p.rows,
-                                 p.k, p.o, blk, p.bias, p.block ? "" : ",w=pc", HZ[p.hz]);
+    par_case *c = par_sweep_case(gr->s, "linear_16a4w", "linear_16a4w(in=[%d,%d],o=%d,block=%d,bias=%d%s%s%s)",
+                                 p.rows, p.k, p.o, blk, p.bias, p.block ? "" : ",w=pc", HZ[p.hz], W4F[p.form].id);
     if (!c) return;
     static const double XLO[] = {-32768, -64, -32768, -32768, -32768}, XHI[] = {32767, 63, 32767, -32700, -32700};
     static const double MLO[] = {1, 1, 8, 15, 127}, MHI[] = {15, 3, 15, 15, 127};
@@ -488,7 +559,7 @@ static void a4w_emit(grid *gr, a4w_pt p, int quick)
     par_gen gm = {.dist = PAR_DIST_UNIFORM, .a = MLO[p.hz], .b = MHI[p.hz]};
     if (!p.block) gm = (par_gen){.dist = PAR_DIST_CONST, .a = 1, .b = 0};
     in[2] = par_case_const(c, "s", PAR_DTYPE_QS8, 2, sd, gm);
-    a4w_channel_scales(c, in[2], p.o, s, p.hz == 0);
+    a4w_channel_scales(c, in[2], p.o, s, p.hz == 0, W4F[p.form].scales[0] == 'b');
     if (p.bias) {
         /* real range +-0.1 at the plain scales (channel 0's); small integers (which keep the ties) elsewhere */
         double bmax = p.hz == 0 ? 0.1 / ((double)sx * (double)s) : 64;
@@ -496,9 +567,10 @@ static void a4w_emit(grid *gr, a4w_pt p, int quick)
                                (par_gen){.dist = PAR_DIST_UNIFORM, .a = -bmax, .b = bmax});
         par_case_quant(c, in[3], sx * s, 0);
     }
-    par_attr at[1] = {par_a_int("block", blk)};
+    par_attr at[5];
+    const int na = p.form ? w4_attrs(at, blk, p.form) : (at[0] = par_a_int("block", blk), 1);
     par_out_spec o = {"y", PAR_DTYPE_QS16, so, 0};
-    par_case_output(c, par_case_node(c, "linear_16a4w", p.bias ? 4 : 3, in, 1, at, &o));
+    par_case_output(c, par_case_node(c, "linear_16a4w", p.bias ? 4 : 3, in, na, at, &o));
     par_sweep_done(gr->s, c);
 }
 
@@ -513,8 +585,16 @@ void par_sweep_linear_16a4w(par_sweep *s)
     grid gr;
     grid_init(&gr, s, sizeof(a4w_pt));
     for (size_t i = 0; i < sizeof PT / sizeof PT[0]; i++) {
-        a4w_pt p = {PT[i][0], PT[i][1], PT[i][2], PT[i][3], PT[i][4], PT[i][5]};
+        a4w_pt p = {PT[i][0], PT[i][1], PT[i][2], PT[i][3], PT[i][4], PT[i][5], 0};
         a4w_emit(&gr, p, i < 8);
+    }
+    /* every other weight form: plain, ties, saturation (quick); per channel and a long K (full) */
+    for (int f = 1; f < W4F_N; f++) {
+        a4w_emit(&gr, (a4w_pt){4, 64, 16, 32, 1, 0, f}, 1);
+        a4w_emit(&gr, (a4w_pt){8, 64, 16, 32, 1, 1, f}, 1);
+        a4w_emit(&gr, (a4w_pt){4, 256, 16, 64, 1, 2, f}, 1);
+        a4w_emit(&gr, (a4w_pt){1, 128, 10, 0, 1, 0, f}, 0);
+        a4w_emit(&gr, (a4w_pt){16, 1024, 64, 128, 1, 0, f}, 0);
     }
     grid_free(&gr);
 }

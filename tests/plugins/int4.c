@@ -7,7 +7,11 @@
  *   block    the scale of block b + 1 (the first block's for the last) applied to block b;
  *   sign     negative nibbles not sign-extended: 8..15 taken as 8..15, not -8..-1;
  *   tieaway  the activations' exact ties rounded half away from zero (roundf), not half to even;
+ *   zp       the zero point of unsigned nibbles (w4 = u4, w4_zp) ignored: the code taken as the weight;
+ *   order    the declared nibble order ignored: weight 2j always read from bits 0-3 (as if nibbles = lo);
  *   off      no bug (the default).
+ * The weights are read as the node's attributes declare (docs/quantization.md, "4-bit weights"): w4 = s4 (two's
+ * complement) or u4 (unsigned), minus w4_zp; nibbles = lo (weight 2j in bits 0-3) or hi (in bits 4-7).
  * and a plain C 16a8w linear (qs16 x and output, zero point 0; symmetric qs8 weights per tensor or per channel; an
  * i32 bias; the fp32 requantization to [-32768, 32767]: docs/quantization.md, "16a8w") with its own bugs:
  *   tie16    the requantization's exact ties rounded half away from zero (roundf), not half to even;
@@ -24,8 +28,10 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { BUG_OFF, BUG_NIBBLE, BUG_BLOCK, BUG_SIGN, BUG_TIEAWAY, BUG_TIE16, BUG_WRAP16, BUG_CHAN16, N_BUGS };
-static const char *const BUG_NAMES[N_BUGS] = {"off", "nibble", "block", "sign", "tieaway", "tie16", "wrap16", "chan16"};
+enum { BUG_OFF, BUG_NIBBLE, BUG_BLOCK, BUG_SIGN, BUG_TIEAWAY, BUG_TIE16, BUG_WRAP16, BUG_CHAN16, BUG_ZP, BUG_ORDER,
+       N_BUGS };
+static const char *const BUG_NAMES[N_BUGS] = {"off",    "nibble", "block", "sign", "tieaway",
+                                              "tie16",  "wrap16", "chan16", "zp",  "order"};
 
 typedef struct i4_ctx {
     void *inner; /* the example backend's context */
@@ -60,6 +66,8 @@ static void i4_linear(const ex_plan *p, const par_node *n, int bug)
     float *y = ex_out(p, n);
     const int64_t k = xv->dims[xv->rank - 1], o = wv->dims[0], blk = par_attr_int(n, "block", 32), nb = k / blk;
     const int64_t rows = xv->numel / k;
+    const int u4 = strcmp(par_attr_str(n, "w4", "s4"), "u4") == 0, hi_first = strcmp(par_attr_str(n, "nibbles", "lo"), "hi") == 0;
+    const int wzp = bug == BUG_ZP ? 0 : (int)par_attr_int(n, "w4_zp", 0);
     for (int64_t r = 0; r < rows; r++) {
         const float *xr = x + r * k;
         float inv;
@@ -78,9 +86,9 @@ static void i4_linear(const ex_plan *p, const par_node *n, int bug)
                     const float t = xr[i] * inv, rt = bug == BUG_TIEAWAY ? roundf(t) : rintf(t);
                     float q = rt + (float)zp;
                     q = q < -128.0f ? -128.0f : q > 127.0f ? 127.0f : q;
-                    const int hi = (i % 2 == 1) != (bug == BUG_NIBBLE);
+                    const int hi = ((i % 2 == 1) != (bug == BUG_NIBBLE)) != (hi_first && bug != BUG_ORDER);
                     const int nib = hi ? wr[i / 2] >> 4 : wr[i / 2] & 15;
-                    const int wk = bug == BUG_SIGN ? nib : nib >= 8 ? nib - 16 : nib;
+                    const int wk = (u4 || bug == BUG_SIGN ? nib : nib >= 8 ? nib - 16 : nib) - wzp;
                     acc += ((int32_t)q - zp) * wk;
                 }
                 const int64_t sb = bug == BUG_BLOCK ? (b + 1) % nb : b;
@@ -128,8 +136,12 @@ static void s16_tie(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG_
 static void s16_wrap(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG_WRAP16); }
 static void s16_chan(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG_CHAN16); }
 /* Per bug: the linear_8da4w kernel and the 16a8w one (each bug is planted in one of them). */
-static const ex_kernel_fn KERNELS[N_BUGS] = {i4_off, i4_nibble, i4_block, i4_sign, i4_tieaway, i4_off, i4_off, i4_off};
-static const ex_kernel_fn KERNELS16[N_BUGS] = {s16_off, s16_off, s16_off, s16_off, s16_off, s16_tie, s16_wrap, s16_chan};
+static void i4_zp(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_ZP); }
+static void i4_order(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_ORDER); }
+static const ex_kernel_fn KERNELS[N_BUGS] = {i4_off, i4_nibble, i4_block, i4_sign, i4_tieaway,
+                                             i4_off, i4_off,    i4_off,   i4_zp,   i4_order};
+static const ex_kernel_fn KERNELS16[N_BUGS] = {s16_off, s16_off, s16_off,  s16_off, s16_off,
+                                               s16_tie, s16_wrap, s16_chan, s16_off, s16_off};
 
 static int is_q4(const par_node *n)
 {
@@ -157,8 +169,8 @@ static par_status i4_set_knob(void *ctx, const char *key, const char *value, par
                 c->bug = i;
                 return PAR_OK;
             }
-        return par_msgf(msg, PAR_ERROR, "knob 'bug': '%s' is not off, nibble, block, sign, tieaway, tie16, wrap16 or "
-                        "chan16", value);
+        return par_msgf(msg, PAR_ERROR, "knob 'bug': '%s' is not off, nibble, block, sign, tieaway, tie16, wrap16, "
+                        "chan16, zp or order", value);
     }
     if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
     return exw_knob(ctx, key, value, msg);
