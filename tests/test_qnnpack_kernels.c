@@ -643,11 +643,18 @@ static int check_s16(qnn_s16_gemm_fn fn, const char *name, size_t mr, size_t nc,
 static void s16_all(qnn_isa isa)
 {
     qnn_s16_gemm_fn fn = par_qnn_s16_gemm_4x16__scalar;
+#if !defined(__aarch64__)
+    if (isa == QNN_ISA_NEON) PAR_TEST_SKIP("an aarch64 set");
+#endif
 #if defined(__x86_64__)
     if (isa != QNN_ISA_SCALAR && !par_qnn_ukernels(isa))
         PAR_TEST_SKIP(isa == QNN_ISA_VNNI ? "no AVX-512 VNNI on this CPU" : "no AVX2 on this CPU");
     if (isa == QNN_ISA_AVX2) fn = par_qnn_s16_gemm_4x16c2__avx2;
     if (isa == QNN_ISA_VNNI) fn = par_qnn_s16_gemm_4x16c2__avx512vnni;
+#elif defined(__aarch64__)
+    if (isa == QNN_ISA_AVX2 || isa == QNN_ISA_VNNI) PAR_TEST_SKIP("an x86 set");
+    if (isa != QNN_ISA_SCALAR && !par_qnn_ukernels(isa)) PAR_TEST_SKIP("no NEON on this CPU");
+    if (isa == QNN_ISA_NEON) fn = par_qnn_s16_gemm_4x16__neon;
 #else
     if (isa != QNN_ISA_SCALAR) PAR_TEST_SKIP("an x86 set");
 #endif
@@ -658,7 +665,8 @@ static void s16_all(qnn_isa isa)
         for (size_t ki = 0; ki < sizeof KS / sizeof KS[0]; ki++)
             for (size_t mr = 1; mr <= QNN_S16_MR; mr++)
                 for (size_t nc = 1; nc <= QNN_S16_NR; nc += (nc < 3 ? 1 : 6))
-                    fails += !check_s16(fn, isa == QNN_ISA_SCALAR ? "scalar" : isa == QNN_ISA_AVX2 ? "avx2" : "vnni",
+                    fails += !check_s16(fn, isa == QNN_ISA_SCALAR ? "scalar" : isa == QNN_ISA_AVX2 ? "avx2"
+                                                            : isa == QNN_ISA_VNNI ? "vnni" : "neon",
                                         mr, nc, KS[ki], mode, &checked);
     CU_ASSERT_EQUAL(fails, 0);
     CU_ASSERT(checked > 5000);
@@ -667,6 +675,7 @@ static void s16_all(qnn_isa isa)
 static void test_s16_scalar(void) { s16_all(QNN_ISA_SCALAR); }
 static void test_s16_avx2(void) { s16_all(QNN_ISA_AVX2); }
 static void test_s16_vnni(void) { s16_all(QNN_ISA_VNNI); }
+static void test_s16_neon(void) { s16_all(QNN_ISA_NEON); }
 
 static const CU_TestInfo tests[] = {
     {"igemm scalar vs model, all remainders", test_igemm_scalar},
@@ -687,6 +696,7 @@ static const CU_TestInfo tests[] = {
     {"16a8w gemm scalar vs int64 sum and fp32 requantization", test_s16_scalar},
     {"16a8w gemm avx2 vs int64 sum and fp32 requantization", test_s16_avx2},
     {"16a8w gemm vnni vs int64 sum and fp32 requantization", test_s16_vnni},
+    {"16a8w gemm neon vs int64 sum and fp32 requantization", test_s16_neon},
     CU_TEST_INFO_NULL,
 };
 

@@ -131,6 +131,9 @@ qnn_s16_gemm_fn par_qnn_s16_kernel(qnn_isa isa)
     if (isa == QNN_ISA_VNNI) return par_qnn_s16_gemm_4x16c2__avx512vnni;
     if (isa == QNN_ISA_AVX2) return par_qnn_s16_gemm_4x16c2__avx2;
 #endif
+#if defined(__aarch64__)
+    if (isa == QNN_ISA_NEON || isa == QNN_ISA_NEONDOT) return par_qnn_s16_gemm_4x16__neon;
+#endif
     (void)isa;
     return par_qnn_s16_gemm_4x16__scalar;
 }

@@ -1,7 +1,8 @@
 /*
  * qnn_s16.h - the 16a8w GEMM of the qnnpack backend (docs/quantization.md, "16a8w"): int16 activations (qs16,
  * zero point 0) times int8 weights, an int32 accumulator, fp32 requantization to int16. One kernel per x86 set
- * (scalar, AVX2 vpmaddwd, AVX-512 VNNI vpdpwssd) in qnn_ukernel_s16.c, the lowering in qnn_16a8w.c.
+ * (scalar, AVX2 vpmaddwd, AVX-512 VNNI vpdpwssd) in qnn_ukernel_s16.c and one for the NEON sets (vmlal_n_s16) in
+ * qnn_ukernel_s16_neon.c, the lowering in qnn_16a8w.c.
  *
  * It must not know about graphs, nodes or the harness: kernels see pointers, sizes and scales.
  *
@@ -36,8 +37,8 @@ static inline size_t par_qnn_s16_block_bytes(size_t kc)
 }
 
 /* Pack columns [n0, n0 + nc) of integer weights w [O][k] (row-major, int16: 16a8w's int8 weights widened, or
- * 16a4w's nibbles times their block multipliers, |w| <= 1024), bias (NULL: 0) and the requantization scales (one
- * per column) into dst (par_qnn_s16_block_bytes(kc), zeroed); k's past k are 0. */
+ * 16a4w's 4-bit weights times their block multipliers, |w| <= 15 x 128), bias (NULL: 0) and the requantization
+ * scales (one per column) into dst (par_qnn_s16_block_bytes(kc), zeroed); k's past k are 0. */
 void par_qnn_s16_pack(size_t k, size_t kc, size_t n0, size_t nc, const int16_t *w, const int32_t *bias,
                       const float *scale, void *dst);
 
@@ -48,6 +49,10 @@ void par_qnn_s16_gemm_4x16c2__avx2(size_t mr, size_t nc, size_t kc, const int16_
                                    const void *w, int16_t *c, size_t cs);
 void par_qnn_s16_gemm_4x16c2__avx512vnni(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride,
                                          const void *w, int16_t *c, size_t cs);
+#endif
+#if defined(__aarch64__)
+void par_qnn_s16_gemm_4x16__neon(size_t mr, size_t nc, size_t kc, const int16_t *a, size_t a_stride, const void *w,
+                                 int16_t *c, size_t cs);
 #endif
 
 #endif /* QNN_S16_H */
