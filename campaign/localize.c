@@ -10,6 +10,8 @@
 #include "localize_run.h"
 #include "case_edit.h"
 
+#include "core/clock.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,11 @@ int par_loc_run(const par_case *c, const par_run_config *cfg, par_divergence *ou
         }
         par_loc_plan_free(&plan);
         par_case_set_free(&set);
+        if (ret == 0 && cfg->loc_deadline > 0 && out->node < 0 && k0 + chunk < n && par_now_s() > cfg->loc_deadline &&
+            out->rec.verdict != PAR_V_PASS && out->rec.verdict != PAR_V_UNSUPPORTED) {
+            out->stopped = k0 + chunk;
+            break;
+        }
     }
     return ret;
 }

@@ -16,6 +16,8 @@ typedef struct par_divergence {
     char node_name[64];
     char op[64];             /* its op, "" when node is -1 */
     par_result rec;          /* the record of that prefix (or of the whole graph when node is -1) */
+    int32_t stopped;         /* >0: the walk reached cfg->loc_deadline with this many prefixes judged, none of them
+                              * failing (node is then -1); 0: it ran to its end */
 } par_divergence;
 
 /* The case made of node `node` of c and the nodes before it that its output depends on, with node's outputs as the

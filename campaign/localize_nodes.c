@@ -124,6 +124,13 @@ static int by_prefixes(const par_case *c, const par_run_config *cfg, par_node_st
     s->by_prefix = 1;
     if (par_loc_run(c, cfg, &dv, &whole, msg) != 0) return -1;
     s->verdict = whole.verdict;
+    if (dv.stopped > 0) {
+        size_t n = strlen(s->why);
+        s->stopped = dv.stopped;
+        snprintf(s->why + n, sizeof s->why - n, "%sthe walk reached its time budget after %d of %d prefixes, none "
+                 "failing ('parity localize' walks them all)", n ? "; " : "", (int)dv.stopped,
+                 (int)par_graph_desc_of(c->graph)->n_nodes);
+    }
     if (dv.node >= 0) {
         s->first = dv.node;
         snprintf(s->first_name, sizeof s->first_name, "%s", dv.node_name);
@@ -286,6 +293,10 @@ void par_localize_failures(const par_case_set *set, const par_run_config *cfg, p
                 snprintf(r->reason + n, sizeof r->reason - n, "; first divergent node: '%s' (%s), error/budget %.3g, "
                          "companion %.3g%s", s.first_name, s.first_op, s.first_ratio, s.first_z,
                          s.by_prefix ? " (by prefixes)" : "");
+            else if (s.stopped > 0)
+                snprintf(r->reason + n, sizeof r->reason - n, "; localization by prefixes stopped at its time budget "
+                         "after %d of %d nodes ('parity localize' finishes it)", (int)s.stopped,
+                         (int)par_graph_desc_of(c->graph)->n_nodes);
             if (strips) strips[at] = s; /* the report carries it; the caller frees it */
             else par_node_strip_free(&s);
         }

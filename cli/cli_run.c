@@ -17,6 +17,7 @@
 #include "reports/report.h"
 #include "reports/report_read.h"
 #include "reports/summary.h"
+#include "core/clock.h"
 #include "core/files.h"
 
 /* Returns 0, or -1 with the message printed (a plugin named like a backend already available). */
@@ -161,7 +162,7 @@ int par_cli_backends(par_backends *bs, int32_t n_plugins, char **plugins, const 
 enum {
     OPT_SUITE = 1000, OPT_CASE, OPT_SEED, OPT_REPEAT, OPT_WARMUP, OPT_TIMEOUT, OPT_SHARD, OPT_OUT, OPT_PLUGIN,
     OPT_NO_ISOLATE, OPT_NO_PROGRESS, OPT_MAX_FAIL, OPT_MEM_LIMIT, OPT_JUNIT, OPT_ROUNDS, OPT_BASELINE, OPT_HELP,
-    OPT_HTML, OPT_SHAPE, OPT_LOCALIZE, OPT_NO_LOCALIZE
+    OPT_HTML, OPT_SHAPE, OPT_LOCALIZE, OPT_NO_LOCALIZE, OPT_LOCALIZE_BUDGET
 };
 
 static const struct option run_opts[] = {
@@ -189,9 +190,13 @@ static const struct option run_opts[] = {
     {"baseline", required_argument, NULL, OPT_BASELINE},
     {"localize", no_argument, NULL, OPT_LOCALIZE},
     {"no-localize", no_argument, NULL, OPT_NO_LOCALIZE},
+    {"localize-budget", required_argument, NULL, OPT_LOCALIZE_BUDGET},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
+
+/* Seconds all the localizations by prefixes of one run may take (past it, a walk stops between chunks of prefixes). */
+#define LOCALIZE_BUDGET_S 30
 
 static void run_usage(FILE *f)
 {
@@ -236,10 +241,15 @@ static void run_usage(FILE *f)
             "                     case of several nodes names its first divergent node, as 'parity localize' finds\n"
             "                     it, at the end of its reason, and the report carries every node's error/budget\n"
             "                     (report.json \"localization\", the HTML's strip); --no-localize: none\n"
+            "  --localize-budget S  seconds the localization by prefixes may take in all (default %d; 0: no limit):\n"
+            "                     a backend that gives no per-node outputs is localized one prefix of the graph after\n"
+            "                     another, and a model of hundreds of nodes takes minutes; past the budget a record\n"
+            "                     says how far the walk got ('parity localize' walks every prefix)\n"
             "  --no-progress      no progress bar (on a terminal), no progress line every 10 s (elsewhere: CI, pipes)\n"
             "\n"
             "Exit codes: 0 all passed or unsupported, 1 a conformance failure, 2 usage or input error, 3 internal,\n"
-            "130 / 143 interrupted by SIGINT / SIGTERM (the partial report is written, marked \"interrupted\").\n");
+            "130 / 143 interrupted by SIGINT / SIGTERM (the partial report is written, marked \"interrupted\").\n",
+            LOCALIZE_BUDGET_S);
 }
 
 /* --shape NAME=D0,D1,... appended to buf ("a=...;b=..."): the shapes of model inputs their file leaves symbolic. */
@@ -334,6 +344,7 @@ typedef struct run_args {
     int32_t n_plugins;
     const char *blist, *out_dir, *junit, *html, *baseline;
     int localize;      /* failing model records to localize at most (default LOCALIZE_DEFAULT) */
+    int32_t localize_budget; /* seconds for the prefix walks of all of them (default LOCALIZE_BUDGET_S; 0: none) */
     int32_t max_failures;
     int64_t mem_limit;
 } run_args;
@@ -349,6 +360,7 @@ static int run_parse(int argc, char **argv, run_args *a)
     a->max_failures = 20;
     a->mem_limit = -1;
     a->localize = LOCALIZE_DEFAULT;
+    a->localize_budget = LOCALIZE_BUDGET_S;
     a->cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
     a->cfg.jobs = 1;
     a->cfg.progress = 1;
@@ -407,6 +419,9 @@ static int run_parse(int argc, char **argv, run_args *a)
         case OPT_BASELINE: a->baseline = optarg; break;
         case OPT_LOCALIZE: a->localize = 16; break;
         case OPT_NO_LOCALIZE: a->localize = 0; break;
+        case OPT_LOCALIZE_BUDGET:
+            if (parse_int("--localize-budget", optarg, 0, 86400, &a->localize_budget) < 0) return PAR_EXIT_USAGE;
+            break;
         case OPT_ROUNDS:
             if (parse_int("--rounds", optarg, 1, 64, &a->cfg.rounds) < 0) return PAR_EXIT_USAGE;
             break;
@@ -591,6 +606,7 @@ int par_cmd_run(int argc, char **argv, const char *exe)
     if (res.results && a.localize > 0 && !res.interrupted_by && any_model_failure(&set, bs->n, res.results)) {
         par_run_servers_stop(&a.cfg); /* the localizer forks its own backend children */
         strips = calloc(n_records ? n_records : 1, sizeof *strips);
+        if (a.localize_budget > 0) a.cfg.loc_deadline = par_now_s() + a.localize_budget;
         par_localize_failures(&set, &a.cfg, res.results, strips, a.localize);
     }
     if (res.results) rc = run_report(&a, &set, bs, &res, strips, cmdline, exe, base, color, rc);

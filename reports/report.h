@@ -115,7 +115,9 @@ typedef struct par_node_strip {
                               * (PAR_PROC_NODE_OUTPUTS; a node it did not hold, n 0); 0: a run with every node's
                               * output made a graph output */
     par_verdict verdict;     /* the whole case's verdict on the backend (per-node outputs: the graph outputs') */
-    char why[PAR_REASON_LEN];/* by_prefix: why the per-node outputs were not available */
+    char why[PAR_REASON_LEN];/* by_prefix: why the per-node outputs were not available (and where the walk stopped) */
+    int32_t stopped;         /* by_prefix: >0 when the walk reached its deadline after this many prefixes, none
+                              * failing (par_run_config.loc_deadline): first is then -1 */
 } par_node_strip;
 
 /* A report: what the runner produced, or what reports/report_read.h read back from a file (then every pointer is

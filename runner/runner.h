@@ -82,6 +82,10 @@ typedef struct par_run_config {
      * runs (up to PAR_TIMING_SAMPLES) and the worst verdict of its rounds, so that its latency samples come from R
      * processes spread over the run's time rather than one burst in one process (docs/reports-diff.md). */
     int32_t rounds;
+    /* The time (par_now_s, core/clock.h) after which a localization by prefixes (campaign/localize.c) starts no
+     * further chunk of prefixes and says where it stopped; 0: none. `parity run` bounds its localization of failing
+     * records so; `parity localize` walks every prefix. */
+    double loc_deadline;
 } par_run_config;
 
 /* Start the fork servers of cfg (jobs x backends) from this process: call it after the backends are probed and
