@@ -194,8 +194,10 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
                           : bmul(e + mt, sh) + bmul(fabs(d) * wa, r_hi - r) + fabs(d) * r * ew + eb;
         double own = (stat ? sqrt(6.0) : 6) * u * bmul(sh, fabs(xv) + e + fabs(m) + mt) + u * (fabs(bv) + eb + bmul(fabs(m) + mt, sh)) +
                      u * (fabs(v) + dev) + bmul(par_eta(pr, 1), sh) + par_eta(pr, 3);
-        if (q->n == 1) { /* one element: its mean is itself in every form (a sum of one term, divided by 1), so x -
-                          * mean is exactly 0 whatever the input's error, and the direct output is b exactly. The
+        if (q->n == 1 && isfinite(xv)) {
+                         /* one finite element: its mean is itself in every form (a sum of one term, divided by 1), so
+                          * x - mean is exactly 0 whatever the input's error, and the direct output is b exactly (an
+                          * infinite x gives inf - inf = NaN, as the general form above computes). The
                           * folded output x s + (b - m s) computes the same product P = x s twice (equal bits, or
                           * exact in an FMA) and rounds b - P and the sum: |y - b| <= 2 u (|b| + |P|) */
             /* and the variance of one element is exactly 0 in every form (x - m = 0, x^2 - m^2 = 0), so s is
