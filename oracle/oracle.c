@@ -319,6 +319,11 @@ int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got,
     return m->stat_over;
 }
 
+double par_stat_bound_of(int32_t k)
+{
+    return k <= 1 ? PAR_STAT_BOUND : sqrt(4 * log(sqrt(2) * (double)k / 3e-8));
+}
+
 par_stat_skip par_stat_applies(const par_case *c, int quant)
 {
     if (quant) return PAR_STAT_SKIP_QUANT;

@@ -28,6 +28,12 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
  * element, stat_z NaN and stat_skip PAR_STAT_SKIP_NONE. Nothing else of m changes. Returns m->stat_over. */
 int par_oracle_companion(const par_rt *ref, const par_rt *stat, const void *got, par_metrics *m);
 
+/* The bound on the largest stat_z of k outputs or node values of one case that holds the probability that a correct
+ * backend exceeds it at any of them to PAR_STAT_BOUND's 3e-8 (docs/oracle.md, "The companion on every node"): by the
+ * union bound over Markov's inequality for each, k sqrt(2) exp(-q / 4) = 3e-8, sqrt(q) = sqrt(4 ln(sqrt(2) k /
+ * 3e-8)); PAR_STAT_BOUND for k <= 1. */
+double par_stat_bound_of(int32_t k);
+
 /* Whether the statistical companion applies to case c (quant: its graph has quantized values): PAR_STAT_APPLIED, or
  * why it stands down. It assumes independent mean-zero roundings, which quantized graphs (integer roundings and
  * their labels) and data from a constant, edge or hazard generator (all-equal values, ties, cancellation,

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "case_mem.h"
+#include "node_stat.h"
 #include "refcache.h"
 
 #include "backends/expected/expected.h"
@@ -260,6 +261,26 @@ static const par_ref_result *stat_reference(const par_run_config *cfg, const par
     return *slot;
 }
 
+/* A PASS judged once more by the companion on every node's value (runner/node_stat.c): a value over the bound of
+ * the case's node values makes it a FAIL that names the node. Returns 1 when a reference failed. */
+static int judge_node_values(const par_run_config *cfg, const par_backend_inst *inst, const par_case *c,
+                             const par_graph_desc *g, int quant, void **inputs, const par_exec_opts *o,
+                             const par_exec_out *out, par_node_refs *nr, par_result *r)
+{
+    par_node_stat ns;
+    int ret = par_node_companion(cfg, inst, c, g, inputs, o, record_prec(inst, quant, out), nr, &ns);
+    if (!ns.over) return ret;
+    r->verdict = PAR_V_FAIL;
+    snprintf(r->reason, sizeof r->reason,
+             "statistical companion at node '%s' (%s): the root-mean-square of error / scale of its value is %.3g "
+             "over %lld elements, above %.3g, the bound over the case's %d node values (a correct backend exceeds "
+             "it at any of them with probability below 3e-8; the largest, %.3g, at '%s'); every output element "
+             "within its budget (worst %.3g x budget), the outputs' companion %.3g",
+             ns.name, ns.op, ns.z, (long long)ns.n, ns.bound, (int)ns.n_values, ns.z_max, ns.name_max,
+             r->m.max_ratio, r->m.stat_z);
+    return ret;
+}
+
 /* A PASS that left elements unjudged says where they come from (par_unjudged_origin): the reference runs once more
  * with every node's values (the cache keeps the outputs only), under the record's profile. */
 static void note_unjudged(const par_backend_inst *inst, const par_graph_desc *g, int quant, void **inputs,
@@ -413,6 +434,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
     int internal = 0;
     par_ref_result *refs[PAR_ARITH_N_KINDS][PAR_REQUANT_N_SCHEMES][4] = {{{NULL}}};
     par_ref_result *stats[PAR_ARITH_N_KINDS][2] = {{NULL}};
+    par_node_refs node_refs;
+    memset(&node_refs, 0, sizeof node_refs);
     ideal_ref ideal = {NULL, 0};
     const int quant = has_quant(g);
     const par_stat_skip stat_skip = par_stat_applies(c, quant);
@@ -491,6 +514,8 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                                                        : NULL;
                         judge(g, ref, id, sr, out, schemes, r);
                         if (stat_skip != PAR_STAT_APPLIED) r->m.stat_skip = stat_skip;
+                        if (r->verdict == PAR_V_PASS && sr && inst->be != par_backend_expected())
+                            internal |= judge_node_values(cfg, inst, c, g, quant, inputs, &o, out, &node_refs, r);
                         par_ref_result_destroy(stat_own);
                         note_unjudged(inst, g, quant, inputs, out, r);
                     } else {
@@ -516,6 +541,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
         emit(user, ci, b, r);
     }
     free(r);
+    par_node_refs_free(&node_refs);
     par_ref_result_destroy(ideal.res);
     for (int k = 0; k < PAR_ARITH_N_KINDS; k++)
         for (int f = 0; f < 2; f++) par_ref_result_destroy(stats[k][f]);

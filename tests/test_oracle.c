@@ -297,6 +297,22 @@ static void test_companion_values(void)
 
 /* The companion on the conv + relu6 fixture: correct f32 backends (two summation orders) sit far under its bound,
  * while one that rounds every product and partial sum to binary16 is far over it. */
+/* The bound on the largest of k companion statistics (the companion on every node): k sqrt(2) exp(-q / 4) = 3e-8,
+ * computed here from Markov's inequality as docs/oracle.md states it, not from the function under test. */
+static void test_companion_bound_of(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(par_stat_bound_of(1), PAR_STAT_BOUND, 0);
+    CU_ASSERT_DOUBLE_EQUAL(par_stat_bound_of(0), PAR_STAT_BOUND, 0);
+    const int32_t ks[] = {2, 50, 152, 100000};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+        double b = par_stat_bound_of(ks[i]);
+        /* the false-alarm probability of k values at that bound is 3e-8 */
+        CU_ASSERT_DOUBLE_EQUAL(ks[i] * sqrt(2) * exp(-b * b / 4), 3e-8, 3e-8 * 1e-9);
+        CU_ASSERT(b > par_stat_bound_of(ks[i] - 1));
+    }
+    CU_ASSERT_DOUBLE_EQUAL(par_stat_bound_of(152), 9.5273, 1e-4); /* MobileNetV2's node values */
+}
+
 static void test_companion_backends(void)
 {
     fixture f;
@@ -344,6 +360,7 @@ static const CU_TestInfo tests[] = {
     {"metrics values", test_metrics_values},
     {"statistical companion: values", test_companion_values},
     {"statistical companion: correct and f16 backends", test_companion_backends},
+    {"statistical companion: the bound of k values", test_companion_bound_of},
     CU_TEST_INFO_NULL,
 };
 

@@ -11,7 +11,9 @@
 #   planted[layer=L,declare=f16]      declares f16, computes L in binary16: a correct backend     must PASS
 # and every failing record is localized (`parity localize`, through the reference cache) to its first divergent
 # node, which must be L. Prints one line per layer (verdict, worst error/budget and companion z of each way, the
-# node each failure was localized to) and the count line
+# node each failure was localized to; z=A/B: A the outputs' companion, B that of the first node value over the
+# bound of the case's node values where that failed the record, docs/oracle.md "The companion on every node") and
+# the count line
 #   planted-layers: P passed, F failed, S skipped
 # over five checks a layer (the three verdicts, the two localizations; a PASS with no element judged, every budget
 # infinite, is skipped: it proves nothing), then a summary.
@@ -92,7 +94,8 @@ run_chunk() { # model chunk-file
             echo "$1 ${2##*.}" >>"$out/failed_runs.txt"
             return
         fi
-        # model layer way verdict max_ratio stat_z judged n, one line per record
+        # model layer way verdict max_ratio stat_z judged n node_z, one line per record (node_z: the companion on
+        # every node's value where it failed the record, else -)
         python3 - "$dir/report.json" "$1" >"$dir.verdicts.tmp" <<'PY'
 import json, re, sys
 for r in json.load(open(sys.argv[1]))["results"]:
@@ -103,8 +106,9 @@ for r in json.load(open(sys.argv[1]))["results"]:
     m = r.get("metrics") or {}
     ratio, z = m.get("max_ratio"), m.get("stat_z")
     judged = (m.get("n") or 0) - (m.get("n_unbounded") or 0)
+    node = re.match(r"statistical companion at node '[^']*' \([^)]*\): .*? is ([0-9.e+-]+) over", r.get("reason", ""))
     print(sys.argv[2], spec.group(1), way, r["verdict"], "-" if ratio is None else "%.3g" % ratio,
-          "-" if z is None else "%.3g" % z, judged, m.get("n") or 0)
+          "-" if z is None else "%.3g" % z, judged, m.get("n") or 0, node.group(1) if node else "-")
 PY
         mv "$dir.verdicts.tmp" "$dir.verdicts"
     fi
@@ -149,9 +153,10 @@ import sys
 rows, loc = {}, {}
 order = sys.argv[3].split()
 for line in open(sys.argv[1]):
-    m, l, w, v, ratio, z, judged, n = line.split()
+    m, l, w, v, ratio, z, judged, n, *node_z = line.split() # (node_z absent in a folder from before it)
     if m in order: # (a resumed PLANTED_OUT may hold other models)
-        rows.setdefault((m, l), {})[w] = (v, ratio, z, int(judged), int(n))
+        rows.setdefault((m, l), {})[w] = (v, ratio, z + ("/" + node_z[0] if node_z and node_z[0] != "-" else ""),
+                                          int(judged), int(n))
 for line in open(sys.argv[2]):
     m, l, w, first = line.split()
     loc[(m, l, w)] = first

@@ -8,7 +8,8 @@
 # name the planted layer of the MLP as the first divergent node, and a correct backend has none. The transformer
 # encoder (softmax and layer_norm on the path: their companion scales, reference/softmax.c and norm.c) with its first
 # query projection planted keeps every element within its budget, yet FAILs on the companion alone, and passes
-# without. About 40 s.
+# without. A linear layer whose error the next add's own rounding hides at the output (tests/data/cases/
+# planted_diluted.json) FAILs on the companion on every node (runner/node_stat.c) and localizes to it. About 40 s.
 . tests/report/lib.sh
 
 PL="$BUILD/tests/plugins/planted.so"
@@ -115,4 +116,34 @@ check "a correct backend: no node diverges (exit $rc)" sh -c "[ $rc -eq 0 ] && g
 "$PARITY" run cases/models/mlp.json -b 'planted[layer=fc2]' --plugin "$PL" --localize --no-progress --out "$T/rl" \
     >"$T/rl.log" 2>&1
 check "run --localize: the reason names the node" grep -q "first divergent node: 'fc2' (linear)" "$T/rl/report.json"
+# the companion on every node (runner/node_stat.c): a linear layer whose output is added to values near 1e6, whose
+# own rounding hides the planted linear's error at the output; its own value, read through the node outputs, shows it
+D=tests/data/cases/planted_diluted.json
+"$PARITY" run "$D" --plugin "$PL" --plugin "$BUILD/plugins/libparity_example.so" --no-progress --no-localize \
+    --out "$T/dl" -b 'planted[layer=fc],planted[layer=fc,mode=trunc12],planted[layer=fc,node_outputs=0],cpu,example' \
+    >"$T/dl.log" 2>&1
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$T/dl/report.json" >"$T/dl.txt" 2>&1 <<'PY'
+import json, sys
+rec = {x["backend"]: x for x in json.load(open(sys.argv[1]))["results"]}
+for b in ("planted[layer=fc]", "planted[layer=fc,mode=trunc12]"):
+    r = rec[b]
+    m = r["metrics"]
+    print(("ok" if r["verdict"] == "FAIL" and r["reason"].startswith("statistical companion at node 'fc' (linear)")
+           and m["n_over"] == 0 and m["stat_z"] < 8.4066 else "no"),
+          "%s diluted: FAIL at node fc with the outputs within budget and companion (%s; output stat_z %s)" %
+          (b, r["reason"][:70], m["stat_z"]))
+r = rec["planted[layer=fc,node_outputs=0]"]
+print(("ok" if r["verdict"] == "PASS" else "no"), "without node outputs the diluted layer passes (%s)" % r["verdict"])
+for b in ("cpu", "example"):
+    print(("ok" if rec[b]["verdict"] == "PASS" else "no"), "%s on the diluted case: %s %s" %
+          (b, rec[b]["verdict"], rec[b]["reason"][:80]))
+PY
+    while read -r res what; do
+        if [ "$res" = ok ]; then ok; else no "$what"; fi
+    done <"$T/dl.txt"
+    [ -s "$T/dl.txt" ] || no "the diluted case's report could not be read"
+fi
+"$PARITY" localize "$D" -b 'planted[layer=fc]' --plugin "$PL" >"$T/dloc.out" 2>&1
+check "diluted: localize names fc first" grep -q "^first divergent node: 0 'fc' (linear)" "$T/dloc.out"
 finish
