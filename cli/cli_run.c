@@ -361,6 +361,7 @@ static int run_parse(int argc, char **argv, run_args *a)
     a->mem_limit = -1;
     a->localize = LOCALIZE_DEFAULT;
     a->localize_budget = LOCALIZE_BUDGET_S;
+    a->cfg.node_companion = 1;
     a->cfg.exec = (par_exec_opts){.warmup = 1, .repeat = 3, .timeout_s = 60, .isolate = 1};
     a->cfg.jobs = 1;
     a->cfg.progress = 1;

@@ -514,7 +514,7 @@ int par_judge_case(const par_run_config *cfg, int32_t worker, int32_t ci, par_ca
                                                        : NULL;
                         judge(g, ref, id, sr, out, schemes, r);
                         if (stat_skip != PAR_STAT_APPLIED) r->m.stat_skip = stat_skip;
-                        if (r->verdict == PAR_V_PASS && sr && inst->be != par_backend_expected())
+                        if (cfg->node_companion && r->verdict == PAR_V_PASS && sr && inst->be != par_backend_expected())
                             internal |= judge_node_values(cfg, inst, c, g, quant, inputs, &o, out, &node_refs, r);
                         par_ref_result_destroy(stat_own);
                         note_unjudged(inst, g, quant, inputs, out, r);

@@ -86,6 +86,10 @@ typedef struct par_run_config {
      * further chunk of prefixes and says where it stopped; 0: none. `parity run` bounds its localization of failing
      * records so; `parity localize` walks every prefix. */
     double loc_deadline;
+    /* 1: a passing case of several nodes is judged once more on every node's value where the backend gives per-node
+     * outputs (runner/node_stat.c): `parity run` sets it. A fuzzing campaign does not: its graphs are a few nodes
+     * deep, so the outputs' companion sees what a node adds, and the second run cost a fifth of its graphs/s. */
+    int node_companion;
 } par_run_config;
 
 /* Start the fork servers of cfg (jobs x backends) from this process: call it after the backends are probed and
