@@ -40,23 +40,34 @@ expect() {
     [ "$(echo "$3 < $4" | bc)" = 1 ] && ok || no "$1: took $3 s (at most $4 s)"
 }
 
-# 1. a stopped worker: the quick suite on cpu at -j 2; worker 1 stopped after 0.3 s
+# 1. a stopped worker: the quick suite on cpu at -j 2; a worker stopped after 0.3 s. Workers claim their cases as
+# they become free (runner/runner.c), so one stopped while it walks the suite between two cases holds none: the other
+# takes the rest, nothing is lost, and the run may end 0 without waiting on it. That outcome is not the one this
+# checks, so the run is tried again (at most 3 times); a stop inside a case must end as below.
 out="$T/stop"
-t0=$(date +%s.%N)
-timeout 60 "$PARITY" run --suite quick -b cpu -j 2 --timeout 5 --no-progress --out "$out" >"$out.log" 2>&1 &
-bg=$! # timeout's pid: the main process is its child
-sleep 0.3
-w=$(workers "$(ps -o pid= --ppid $bg | head -1 | tr -d " ")" | tail -1)
-if [ -z "$w" ] || grep -q "^parity: sandbox: .*as this user" "$out.log"; then
+for attempt in 1 2 3; do
+    rm -rf "$out" "$out.log"
+    t0=$(date +%s.%N)
+    timeout 60 "$PARITY" run --suite quick -b cpu -j 2 --timeout 5 --no-progress --out "$out" >"$out.log" 2>&1 &
+    bg=$! # timeout's pid: the main process is its child
+    sleep 0.3
+    w=$(workers "$(ps -o pid= --ppid $bg | head -1 | tr -d " ")" | tail -1)
+    if [ -z "$w" ] || grep -q "^parity: sandbox: .*as this user" "$out.log"; then
+        wait $bg
+        skip "no worker to stop found (the run took under 0.3 s, or no sandbox tells servers from workers)"
+        finish
+    fi
+    kill -STOP "$w"
     wait $bg
-    skip "no worker to stop found (the run took under 0.3 s, or no sandbox tells servers from workers)"
-    finish
-fi
-kill -STOP "$w"
-wait $bg
-rc=$?
-t1=$(date +%s.%N)
-expect "stopped worker" $rc "$(echo "$t1 - $t0" | bc)" 20 "harness worker 1 was stopped (SIGSTOP) for 2 s; killed" \
+    rc=$?
+    t1=$(date +%s.%N)
+    [ $rc -eq 0 ] && ! grep -q "was stopped (SIGSTOP)" "$out.log" && [ $attempt -lt 3 ] && {
+        kill -9 "$w" 2>/dev/null
+        continue
+    }
+    break
+done
+expect "stopped worker" $rc "$(echo "$t1 - $t0" | bc)" 20 "harness worker [01] was stopped (SIGSTOP) for 2 s; killed" \
     "was stopped (SIGSTOP)" 10
 kill -0 "$w" 2>/dev/null && { no "the stopped worker is still there"; kill -9 "$w"; } || ok
 
