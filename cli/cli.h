@@ -42,6 +42,7 @@ int par_cmd_report(int argc, char **argv, const char *exe);
 int par_cmd_merge(int argc, char **argv, const char *exe);
 int par_cmd_coverage(int argc, char **argv, const char *exe);
 int par_cmd_diff(int argc, char **argv, const char *exe);
+int par_cmd_budgets(int argc, char **argv, const char *exe);
 
 /* What `parity run --junit FILE --html FILE --baseline BASE` does once DIR/report.json (path) is written
  * (cli/cli_after_run.c): the JUnit XML, the HTML page and the diff against BASE, all rendered from the file through
@@ -52,6 +53,10 @@ int par_cmd_diff(int argc, char **argv, const char *exe);
 struct par_report_doc;
 int par_cli_after_run(const char *path, const char *junit, const char *html, const struct par_report_doc *base,
                       const par_case_set *set, const par_run_config *cfg, int color, int *gate_ok);
+
+/* The arithmetic named by --arith (f32, f16-storage, f16, bf16, bf16-storage) into *a: 0, or -1 with the message
+ * printed, prefixed by cmd. */
+int par_cli_arith(const char *cmd, const char *name, par_arith *a);
 
 /* Resolve a case argument: an existing file, or a case ID (suites, then models). */
 par_case *par_cli_load_case(const char *arg, par_msg *msg);

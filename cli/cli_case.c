@@ -38,6 +38,22 @@ par_case *par_cli_load_case(const char *arg, par_msg *msg)
     return c;
 }
 
+int par_cli_arith(const char *cmd, const char *name, par_arith *a)
+{
+    static const struct {
+        const char *name;
+        par_arith a;
+    } t[] = {{"f32", PAR_ARITH_F32}, {"f16-storage", PAR_ARITH_F16_STORAGE}, {"f16", PAR_ARITH_F16},
+             {"bf16", PAR_ARITH_BF16}, {"bf16-storage", PAR_ARITH_BF16_STORAGE}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(name, t[i].name)) {
+            *a = t[i].a;
+            return 0;
+        }
+    fprintf(stderr, "%s: --arith: '%s' is not f32, f16-storage, f16, bf16 or bf16-storage\n", cmd, name);
+    return -1;
+}
+
 static void gen_text(const par_tensor_src *s, char *buf, size_t len)
 {
     switch (s->kind) {
@@ -226,15 +242,7 @@ int par_cmd_export(int argc, char **argv, const char *exe)
         return PAR_EXIT_OK;
     }
     par_arith a;
-    if (!strcmp(arith, "f32")) a = PAR_ARITH_F32;
-    else if (!strcmp(arith, "f16-storage")) a = PAR_ARITH_F16_STORAGE;
-    else if (!strcmp(arith, "f16")) a = PAR_ARITH_F16;
-    else if (!strcmp(arith, "bf16")) a = PAR_ARITH_BF16;
-    else if (!strcmp(arith, "bf16-storage")) a = PAR_ARITH_BF16_STORAGE;
-    else {
-        fprintf(stderr, "parity export: --arith: '%s' is not f32, f16-storage, f16, bf16 or bf16-storage\n", arith);
-        return PAR_EXIT_USAGE;
-    }
+    if (par_cli_arith("parity export", arith, &a) != 0) return PAR_EXIT_USAGE;
     par_msg msg = {{0}};
     par_case *c = par_cli_load_case(argv[optind], &msg);
     if (!c) {

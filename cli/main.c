@@ -30,6 +30,8 @@ static void usage(FILE *f)
             "  merge SHARDS -o F  merge the reports of 'run --shard K/N' from several machines into one\n"
             "  coverage [REPORT]  per backend: the ops and dtypes it claims, which have cases, which pass\n"
             "  diff BASE NEW      compare two reports: new failures, drift, latency regressions; a CI gate\n"
+            "  budgets CASES      the reference alone under one arithmetic: unjudged elements and the largest\n"
+            "                     budgets, per case and per node; compares every budget with a saved run's\n"
             "\n"
             "'parity <command> --help' explains a command. Exit codes: 0 all passed or unsupported, 1 a conformance\n"
             "failure, 2 usage or input error, 3 internal error, 130/143 run interrupted by SIGINT/SIGTERM (partial\n"
@@ -66,6 +68,7 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "merge")) return par_cmd_merge(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "coverage")) return par_cmd_coverage(argc - 1, argv + 1, exe);
     if (!strcmp(cmd, "diff")) return par_cmd_diff(argc - 1, argv + 1, exe);
+    if (!strcmp(cmd, "budgets")) return par_cmd_budgets(argc - 1, argv + 1, exe);
     fprintf(stderr, "parity: unknown command '%s'\n\n", cmd);
     usage(stderr);
     return PAR_EXIT_USAGE;

@@ -136,6 +136,42 @@ static void test_passing_run_and_report(void)
     json_object_put(root);
 }
 
+/* parity budgets: x = 255.9 everywhere, y = x * x = 65485: finite, but its interval under f16 arithmetic (the
+ * input's storage rounding, 0.125, times 2x, plus the product's half ULP, 32) reaches binary16's overflow threshold
+ * 65520, so every output element is unjudged and the node is named; under f32 none is. The saved budgets of
+ * one profile compare with another's: f32's are all smaller than f16's (exit 0), f16's larger than f32's (exit 1). */
+static void test_budgets(void)
+{
+    char path[PATH_MAX + 32], bin[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/square.json", tmp_dir);
+    snprintf(bin, sizeof bin, "%s/square.bud", tmp_dir);
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("{\"schema\": \"parity.case\", \"version\": 1, \"id\": \"square\",\n"
+          " \"inputs\": [{\"name\": \"x\", \"dtype\": \"f32\", \"shape\": [2, 3], \"init\": {\"dist\": \"const\", "
+          "\"value\": 255.9}}],\n"
+          " \"nodes\": [{\"name\": \"sq\", \"op\": \"mul\", \"inputs\": [\"x\", \"x\"], \"outputs\": [\"y\"]}],\n"
+          " \"outputs\": [\"y\"]}\n", f);
+    fclose(f);
+    CU_ASSERT_EQUAL(sh("%s budgets %s --arith f16 --nodes --save %s", exe, path, bin), 0);
+    expect_in_output("square f16: 6 output elements, 6 unjudged");
+    expect_in_output("unjudged from node 'sq' (mul): 6 of 6 elements");
+    expect_in_output("sq                               n=6        unjudged=6 ");
+    CU_ASSERT_EQUAL(sh("%s budgets %s --arith f32", exe, path), 0);
+    expect_in_output("square f32: 6 output elements, 0 unjudged, largest budget ");
+    expect_in_output("on values up to 6.548e+04");
+    CU_ASSERT_PTR_NULL(strstr(out, "unjudged from"));
+    CU_ASSERT_EQUAL(sh("%s budgets %s --arith f32 --against %s", exe, path, bin), 0);
+    expect_in_output("6 elements, 0 larger, 6 smaller");
+    CU_ASSERT_EQUAL(sh("%s budgets %s --arith f32 --save %s", exe, path, bin), 0);
+    CU_ASSERT_EQUAL(sh("%s budgets %s --arith f16 --against %s", exe, path, bin), 1);
+    expect_in_output("6 elements, 6 larger (up to xinf at 'sq'), 0 smaller");
+    CU_ASSERT_EQUAL(sh("%s budgets %s --arith f12", exe, path), 2);
+    expect_in_output("--arith: 'f12' is not");
+    CU_ASSERT_EQUAL(sh("%s budgets tests/data/cli/relu.json --against %s", exe, bin), 2);
+    expect_in_output("short file");
+}
+
 static void test_unknown_backend_and_case(void)
 {
     CU_ASSERT_EQUAL(sh("%s run tests/data/cli/relu.json -b nosuch", exe), 2);
@@ -321,6 +357,7 @@ static const CU_TestInfo tests[] = {
     {"malformed case files: exit 2 naming file and field", test_malformed_files_exit_2},
     {"crash and hang become verdicts, the run completes", test_crash_and_hang_become_verdicts},
     {"a passing run, its report, show and export", test_passing_run_and_report},
+    {"budgets: unjudged elements per node, saved budgets compared", test_budgets},
     {"unknown backend, case ID, bad plugin", test_unknown_backend_and_case},
     {"a scribbling backend cannot touch the records", test_scribbler_cannot_touch_records},
     {"SIGTERM: exit 143, partial report, nothing left running", test_sigterm_partial_report},
