@@ -106,6 +106,11 @@ par_status par_arg_shape(const par_node *n, int32_t xr, const int64_t *xd, int32
 /* linear: x [..., K], weight [O, K], optional bias [O] -> [..., O]. */
 par_status par_linear_shape(int32_t xr, const int64_t *xd, int32_t wr, const int64_t *wd, const int64_t *bd,
                             int32_t br, int32_t *yr, int64_t *yd, par_msg *msg);
+/* linear_qd8 (matmul 0: w qs8 [O, K]) and matmul_qd8 (matmul 1: b qs8 [K, N], rank 2): the output's shape, the
+ * weight's dtype and quantization (per channel on the output channels' axis, or per tensor with zero point 0) and
+ * K's int32 bound checked; the errors name the input. */
+par_status par_qd8_shape(const par_graph_desc *g, const par_node *n, int matmul, int32_t *yr, int64_t *yd,
+                         par_msg *msg);
 /* linear_8da4w and linear_16a4w: x [..., K] (K even), weight [O, K / 2] (packed int4), scales [O, K / block],
  * optional bias [O] -> [..., O]; attribute block even and dividing K. */
 par_status par_8da4w_shape(const par_graph_desc *g, const par_node *n, int32_t *yr, int64_t *yd, par_msg *msg);

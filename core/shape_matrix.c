@@ -77,6 +77,48 @@ par_status par_infer_linear_16a4w(const par_graph_desc *g, const par_node *n, pa
     return par_8da4w_shape(g, n, &outs[0].rank, outs[0].dims, msg);
 }
 
+/* ---- linear_qd8: x [..., K], w qs8 [O, K] per channel on axis 0, b f32 [O]? -> [..., O]; matmul_qd8: a [..., M, K],
+ * b qs8 [K, N] per channel on axis 1 -> [..., M, N]. Either weight may be per tensor with zero point 0 (symmetric:
+ * XNNPACK's qc8w). --------------------------------------------------------------------------------------------- */
+
+par_status par_qd8_shape(const par_graph_desc *g, const par_node *n, int matmul, int32_t *yr, int64_t *yd,
+                         par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
+    if (!x || !w) return par_msgf(msg, PAR_ERROR, "inputs 0 and 1 are required");
+    if (w->dtype != PAR_DTYPE_QS8)
+        return par_msgf(msg, PAR_ERROR, "input 1 (%s): dtype %s, expected qs8", w->name, par_dtype_name(w->dtype));
+    const int32_t axis = matmul ? 1 : 0;
+    if (w->quant_axis >= 0 ? w->quant_axis != axis || !w->channel_scales : w->zero_point != 0)
+        return par_msgf(msg, PAR_ERROR, "input 1 (%s): quantized %s; expected per channel on axis %d (the output "
+                        "channels) or per tensor with zero point 0", w->name,
+                        w->quant_axis >= 0 ? "per channel on another axis" : "with a non-zero zero point", (int)axis);
+    par_status st;
+    if (matmul) {
+        if (w->rank != 2) return par_msgf(msg, PAR_ERROR, "input 1 (%s): rank %d, expected 2 ([K, N])", w->name,
+                                          (int)w->rank);
+        st = par_matmul_shape(x->rank, x->dims, w->rank, w->dims, yr, yd, msg);
+    } else {
+        st = par_linear_shape(x->rank, x->dims, w->rank, w->dims, b ? b->dims : NULL, b ? b->rank : 0, yr, yd, msg);
+    }
+    if (st != PAR_OK) return st;
+    const int64_t k = x->dims[x->rank - 1];
+    if (k > 65793) /* |q - zp| <= 255 times |w| <= 128, summed K times, must stay below 2^31 */
+        return par_msgf(msg, PAR_ERROR, "input 0 (%s): K = %lld could overflow the int32 accumulator (at most 65793)",
+                        x->name, (long long)k);
+    return PAR_OK;
+}
+
+par_status par_infer_linear_qd8(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    return par_qd8_shape(g, n, 0, &outs[0].rank, outs[0].dims, msg);
+}
+
+par_status par_infer_matmul_qd8(const par_graph_desc *g, const par_node *n, par_value *outs, par_msg *msg)
+{
+    return par_qd8_shape(g, n, 1, &outs[0].rank, outs[0].dims, msg);
+}
+
 /* ---- matmul: a [..., M, K], b [..., K, N] -> [broadcast(...), M, N] ------------------------------------------- */
 
 par_status par_matmul_shape(int32_t ar, const int64_t *ad, int32_t br, const int64_t *bd, int32_t *yr, int64_t *yd,

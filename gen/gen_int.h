@@ -135,6 +135,7 @@ int32_t gen_op_conv2d(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_conv_transpose2d(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_linear(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_linear_8da4w(gen_ctx *g, const par_op_info *op, int32_t room);
+int32_t gen_op_qd8(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_linear_16a4w(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_matmul(gen_ctx *g, const par_op_info *op, int32_t room);
 int32_t gen_op_binary(gen_ctx *g, const par_op_info *op, int32_t room);

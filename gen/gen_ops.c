@@ -17,6 +17,8 @@ static const struct {
     {par_infer_conv_transpose2d, gen_op_conv_transpose2d},
     {par_infer_linear, gen_op_linear},
     {par_infer_linear_8da4w, gen_op_linear_8da4w},
+    {par_infer_linear_qd8, gen_op_qd8},
+    {par_infer_matmul_qd8, gen_op_qd8},
     {par_infer_linear_16a4w, gen_op_linear_16a4w}, /* between a quantize to qs16 and a dequantize */
     {par_infer_matmul, gen_op_matmul},
     {par_infer_broadcast, gen_op_binary},

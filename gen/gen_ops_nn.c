@@ -206,6 +206,39 @@ int32_t gen_op_linear_8da4w(gen_ctx *g, const par_op_info *op, int32_t room)
     return -1;
 }
 
+/* linear_qd8 / matmul_qd8 (docs/quantization.md, "Dynamic int8 activations (qd8)"): x f32 (matmul: rank >= 2), qs8
+ * weights [O, K] (matmul: [K, N]) in [-127, 127] at about 1 / (127 sqrt(K)) (the sweep's), per channel on the output
+ * channels' axis most of the time, else per tensor with zero point 0; per token or per tensor; linear's f32 bias or
+ * none. K is at most the activation's, far below the int32 bound. */
+int32_t gen_op_qd8(gen_ctx *g, const par_op_info *op, int32_t room)
+{
+    if (room < 1) return -1;
+    const int mm = op->id == PAR_OP_MATMUL_QD8;
+    for (int t = 0; t < TRIES; t++) {
+        gen_in ins[3];
+        ins[0] = gen_act(g, mm ? 2 : 1, GEN_RANK, 0);
+        int32_t r;
+        const int64_t *xd = gen_in_dims(g, &ins[0], &r);
+        int64_t k = xd[r - 1], o = gen_range(g->src, 1, 16);
+        int64_t wd[2] = {mm ? k : o, mm ? o : k};
+        gen_attrs at;
+        gen_attrs_schema(g, op, r, &at);
+        gen_attr_set_str(&at, "per", gen_chance(g->src, 0.3) ? "tensor" : "token");
+        ins[1] = gen_in_uniform(1, PAR_DTYPE_QS8, 2, wd, -127, 127);
+        ins[1].scale = (float)(1.0 / (127.0 * sqrt((double)k)));
+        ins[1].zp = 0;
+        if (gen_chance(g->src, 0.7)) ins[1].ch_axis = mm ? 1 : 0;
+        int32_t n_in = 2;
+        if (!mm) {
+            ins[2] = maybe_bias(g, o);
+            n_in = ins[2].absent && gen_chance(g->src, 0.5) ? 2 : 3;
+        }
+        int32_t v = gen_emit(g, op, n_in, ins, &at, 0, 0, 0, 0, mag_of(g, &ins[0]) * 2.0 + 0.5);
+        if (v >= 0 || g->failed) return v;
+    }
+    return -1;
+}
+
 /* linear_16a4w (docs/quantization.md, "16a4w"): three nodes, quantize -> linear_16a4w -> dequantize, so the float
  * graph goes on from its output. x quantized to qs16 at scale |x| / 32767; K even, blocks as linear_8da4w's or one
  * block of K (per channel, multipliers 1); a drawn weight form (w4_form); multipliers in [1, m] with m <= 15 small

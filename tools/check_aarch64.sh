@@ -44,10 +44,11 @@ UNIT_SKIP="test_cli test_campaign test_reduce test_ties test_winograd test_ftz t
 # On cortex-a53, the unit tests of the backends whose kernels depend on the CPU's features.
 UNIT_A53="test_cpu test_cpu_kernels test_qnnpack test_qnnpack_kernels test_qnnpack_neon test_xnnpack"
 # The quick cases whose numbers qnnpack's kernel sets compute: a quantized value (dt=q*, quant=q*) or a quantized
-# operator whose IDs name no dtype (linear_dynamic, linear_8da4w, linear_16a4w; a new one belongs here). The rest of
+# operator whose IDs name no dtype (linear_dynamic, linear_8da4w, linear_16a4w, linear_qd8, matmul_qd8; a new one
+# belongs here). The rest of
 # qnnpack's quick cases are the decoder's f32 ops (qnn_float.c, portable C, the same on every set), which the
 # automatic instance runs; the forced sets run these only (full: everything).
-FORCED_MATCH='dt=q|quant=q|^linear_(dynamic|8da4w|16a4w)\('
+FORCED_MATCH='dt=q|quant=q|^(linear|matmul)_(dynamic|8da4w|16a4w|qd8)\('
 # What `make check` leaves to the nightly job (AARCH64_CHECK=full) or to a machine with time to spare.
 AARCH64_MODELS_FULL="mlp audio_denoiser transformer_encoder mobilenet_v3_small mobilenet_v3_small_quant mobilenet_v2
                      efficientnet_lite0 mobilenet_v2_quant mobilenet_v2_qs8"

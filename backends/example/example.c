@@ -1,6 +1,7 @@
 /*
  * example.c - the example backend: a naive float32 backend, built as a plugin, that implements every op of parity
- * for f32 graphs but linear_dynamic and linear_8da4w (whose arithmetic is a dynamic-quantization backend's integer one);
+ * for f32 graphs but linear_dynamic, linear_8da4w, linear_qd8 and matmul_qd8 (whose arithmetic is a dynamic-quantization
+ * backend's integer one);
  * tests/report/test_coverage.sh fails when an op that takes f32 has no kernel here. It is the template to copy when writing a backend; docs/writing-a-backend.md explains the ABI.
  *
  * This file holds the backend table and its life cycle; the kernels (one short function per op, plain NCHW loops in

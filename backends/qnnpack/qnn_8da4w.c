@@ -20,6 +20,9 @@
  * prepare; run allocates nothing. Column blocks and row tiles are spread over the thread pool. Linears of the same
  * input (a decoder's q, k and v projections; w1 and w3 of its MLP) share one quantization of it: the first one's
  * step quantizes, the others read its integers (the same bits: the same function of the same values).
+ *
+ * The file's end holds linear_qd8 and matmul_qd8 (int8 activations per row or per tensor by the same code, qs8
+ * weights per channel): see its own comment there.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -168,4 +171,105 @@ par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *
     }
     free(wb);
     return par_qnn_add_step(p, q4_run, o, msg);
+}
+
+/* ---- linear_qd8 and matmul_qd8 (XNNPACK's qd8-f32-qc8w GEMM and batch matmul): x quantized per row (token) or once
+ * per tensor with the same rule and the same integers as linear_8da4w's (par_requant_qd8_qparams, qd8_row), the
+ * weights qs8 [O, K] (matmul's [K, N] transposed at prepare) with one f32 scale per output channel;
+ * acc = sum (q - zp) w exactly in int32 (K is bounded at load), then y = (float)acc * s_x * s_w[o] + b[o] in f32,
+ * left to right. Scalar; rows spread over the thread pool. ---- */
+typedef struct qd8_op {
+    int32_t input_index; /* x is a graph input: read the bound buffer; else xf */
+    const float *xf, *bias;
+    float *y;
+    size_t rows, k, o, group; /* group: rows per set of parameters (1 per token, rows per tensor) */
+    int8_t *w;                /* [o][k] */
+    float *ws;                /* [o] */
+    uint8_t *qa;              /* [rows][k]: q + 128 */
+    int32_t *zp;              /* [rows / group]: zero point + 128 */
+    float *sx;                /* [rows / group] */
+} qd8_op;
+
+par_status par_qnn_check_qd8(const par_graph_desc *g, const par_node *n, par_msg *msg)
+{
+    const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *y = par_node_output(g, n, 0);
+    const par_value *b = n->n_inputs > 2 ? par_node_input(g, n, 2) : NULL;
+    if (!x || !w || !y) return par_msgf(msg, PAR_ERROR, "%s: missing input or output", n->op);
+    if (x->dtype != PAR_DTYPE_F32 || y->dtype != PAR_DTYPE_F32)
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: input '%s' and output '%s' must be f32", n->op, x->name, y->name);
+    if (w->kind != PAR_VALUE_CONST || w->dtype != PAR_DTYPE_QS8 || w->rank != 2)
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: weights '%s' must be a qs8 constant of rank 2", n->op, w->name);
+    if (b && (b->kind != PAR_VALUE_CONST || b->dtype != PAR_DTYPE_F32))
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s: bias '%s' must be an f32 constant", n->op, b->name);
+    return PAR_OK;
+}
+
+static void qd8_rows(void *opv, size_t r)
+{
+    const qd8_op *o = opv;
+    const size_t gi = r / o->group;
+    const uint8_t *a = o->qa + r * o->k;
+    const int32_t z = o->zp[gi];
+    const float sx = o->sx[gi];
+    for (size_t j = 0; j < o->o; j++) {
+        const int8_t *w = o->w + j * o->k;
+        int32_t acc = 0;
+        for (size_t kk = 0; kk < o->k; kk++) acc += ((int32_t)a[kk] - z) * (int32_t)w[kk];
+        const float v = (float)acc * sx * o->ws[j];
+        o->y[r * o->o + j] = o->bias ? v + o->bias[j] : v;
+    }
+}
+
+static void qd8_run(const void *opv, qnn_plan *p)
+{
+    qd8_op *o = (qd8_op *)opv;
+    const float *x = o->input_index >= 0 ? p->inputs[o->input_index] : o->xf;
+    const size_t n = o->group * o->k;
+    for (size_t gi = 0; o->group && gi < o->rows / o->group; gi++) {
+        float inv;
+        int32_t zp;
+        if (!par_requant_qd8_qparams(x + gi * n, (int64_t)n, &inv, &o->sx[gi], &zp)) {
+            /* no parameters (a non-finite element): the outputs are NaN, as the reference's "anything" allows */
+            memset(o->qa + gi * n, 128, n);
+            o->zp[gi] = 128;
+            o->sx[gi] = NAN;
+            continue;
+        }
+        o->zp[gi] = zp + 128;
+        qd8_row(n, x + gi * n, inv, (float)zp, o->qa + gi * n);
+    }
+    pthreadpool_parallelize_1d(p->pool, qd8_rows, o, o->rows, 0);
+}
+
+par_status par_qnn_lower_qd8(qnn_plan *p, int32_t node, int variant, par_msg *msg)
+{
+    const par_graph_desc *g = p->g;
+    const par_node *n = &g->nodes[node];
+    const int mm = variant == QNN_V_QD8_MATMUL;
+    const par_value *wv = par_node_input(g, n, 1), *bv = mm ? NULL : par_node_input(g, n, 2);
+    qnn_tensor *xt = &p->t[n->inputs[0]], *yt = &p->t[n->outputs[0]];
+    qd8_op *o = par_qnn_alloc(p, sizeof *o);
+    if (!o) return par_msgf(msg, PAR_ERROR, "out of memory");
+    o->input_index = xt->input_index;
+    o->xf = xt->fbuf;
+    if (o->input_index < 0 && !o->xf)
+        return par_msgf(msg, PAR_UNSUPPORTED, "%s of an f32 value qnnpack does not produce", n->op);
+    o->k = (size_t)wv->dims[mm ? 0 : 1], o->o = (size_t)wv->dims[mm ? 1 : 0];
+    o->rows = o->k ? (size_t)xt->numel / o->k : 0;
+    o->group = strcmp(par_attr_str(n, "per", "token"), "tensor") == 0 ? o->rows : 1;
+    o->bias = bv ? bv->data : NULL;
+    const size_t ng = o->group ? o->rows / o->group : 0;
+    o->w = par_qnn_alloc(p, o->o * o->k + 1);
+    o->ws = par_qnn_alloc(p, sizeof(float) * (o->o + 1));
+    o->qa = par_qnn_alloc(p, o->rows * o->k + 1);
+    o->zp = par_qnn_alloc(p, sizeof(int32_t) * (ng + 1));
+    o->sx = par_qnn_alloc(p, sizeof(float) * (ng + 1));
+    o->y = yt->fbuf = par_qnn_alloc(p, sizeof(float) * ((size_t)yt->numel + 1));
+    if (!o->w || !o->ws || !o->qa || !o->zp || !o->sx || !o->y) return par_msgf(msg, PAR_ERROR, "out of memory");
+    const int8_t *src = wv->data;
+    for (size_t j = 0; j < o->o; j++) {
+        o->ws[j] = wv->quant_axis >= 0 ? wv->channel_scales[j] : wv->scale;
+        for (size_t kk = 0; kk < o->k; kk++) o->w[j * o->k + kk] = mm ? src[kk * o->o + j] : src[j * o->k + kk];
+    }
+    return par_qnn_add_step(p, qd8_run, o, msg);
 }

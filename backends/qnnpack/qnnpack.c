@@ -326,6 +326,8 @@ static const qnn_op op_table[] = {
     {"matmul", 0, par_qnn_lower_matmul, QNN_V_NONE},
     {"linear_dynamic", QNN_OP_DYNAMIC, par_qnn_lower_dynamic, QNN_V_NONE},
     {"linear_8da4w", QNN_OP_Q4, par_qnn_lower_8da4w, QNN_V_NONE},
+    {"linear_qd8", QNN_OP_QD8, par_qnn_lower_qd8, QNN_V_QD8_LINEAR},
+    {"matmul_qd8", QNN_OP_QD8, par_qnn_lower_qd8, QNN_V_QD8_MATMUL},
     {"quantize", QNN_OP_F32_IN, par_qnn_lower_quantize, QNN_V_NONE},
     {"dequantize", QNN_OP_F32_OUT, par_qnn_lower_dequantize, QNN_V_NONE},
     {"relu", 0, par_qnn_lower_unary, QNN_V_RELU},
@@ -374,6 +376,7 @@ static par_status qnn_supports(void *ctx, const par_graph_desc *g, int32_t node,
     if (e->flags & QNN_OP_WEIGHTS) return par_qnn_check_conv(g, n, e->variant, msg);
     if (e->flags & QNN_OP_DYNAMIC) return par_qnn_check_dynamic(g, n, msg);
     if (e->flags & QNN_OP_Q4) return par_qnn_check_8da4w(g, n, msg);
+    if (e->flags & QNN_OP_QD8) return par_qnn_check_qd8(g, n, msg);
     return par_qnn_check_op(g, n, e->flags, msg);
 }
 

@@ -110,6 +110,7 @@ typedef enum qnn_variant {
     QNN_V_MAX_POOL, QNN_V_AVG_POOL, QNN_V_GLOBAL_AVG_POOL,  /* par_qnn_lower_pool */
     QNN_V_ADAPTIVE_AVG, QNN_V_MEAN,                         /* par_qnn_lower_avg */
     QNN_V_NEAREST, QNN_V_BILINEAR,                          /* par_qnn_lower_resize */
+    QNN_V_QD8_LINEAR, QNN_V_QD8_MATMUL,                     /* par_qnn_lower_qd8 */
 } qnn_variant;
 
 /* Lowering of one node into steps (qnn_conv.c, qnn_ops.c), named by the op table in qnnpack.c with the row's
@@ -126,6 +127,7 @@ enum {
     QNN_OP_RANK4 = 8,   /* input 0 must be rank 4 (pooling, resize) */
     QNN_OP_DYNAMIC = 16, /* linear_dynamic: checked by par_qnn_check_dynamic (f32 in and out, qs8 weights) */
     QNN_OP_Q4 = 32,      /* linear_8da4w: checked by par_qnn_check_8da4w (f32 in and out, packed int4 weights) */
+    QNN_OP_QD8 = 64,     /* linear_qd8, matmul_qd8: checked by par_qnn_check_qd8 (f32 in and out, qs8 weights) */
 };
 par_status par_qnn_check_conv(const par_graph_desc *g, const par_node *n, int variant, par_msg *msg);
 par_status par_qnn_check_op(const par_graph_desc *g, const par_node *n, unsigned flags, par_msg *msg);
@@ -152,6 +154,10 @@ par_status par_qnn_lower_dynamic(qnn_plan *p, int32_t node, int variant, par_msg
 /* qnn_8da4w.c: linear_8da4w (f32 in and out, signed int4 weights with block scales, int8 activations per row) */
 par_status par_qnn_check_8da4w(const par_graph_desc *g, const par_node *n, par_msg *msg);
 par_status par_qnn_lower_8da4w(qnn_plan *p, int32_t node, int variant, par_msg *msg);
+/* qnn_8da4w.c: linear_qd8 and matmul_qd8 (f32 in and out, constant qs8 weights per channel, int8 activations per
+ * row or per tensor) */
+par_status par_qnn_check_qd8(const par_graph_desc *g, const par_node *n, par_msg *msg);
+par_status par_qnn_lower_qd8(qnn_plan *p, int32_t node, int variant, par_msg *msg);
 /* qnn_float.c: the f32 ops between the linear_8da4w of a decoder (add, mul, silu, masked_fill, embedding, rms_norm,
  * rope, sdpa, slice_scatter, reshape, flatten, permute): a node is one when its output is f32 and its op is in that
  * file's table; checked and lowered there instead of by the op table of qnnpack.c. */

@@ -17,6 +17,12 @@
  *   tie16    the requantization's exact ties rounded half away from zero (roundf), not half to even;
  *   wrap16   the requantized value not clamped to int16 but wrapped (its low 16 bits stored);
  *   chan16   per-channel weights all requantized with channel 0's scale.
+ * and a plain C linear_qd8 / matmul_qd8 (docs/quantization.md, "Dynamic int8 activations (qd8)": the same qd8
+ * parameters per row or per tensor, symmetric qs8 weights per channel or per tensor, f32 out) with its own bugs:
+ *   qd8tie   the activations' exact ties rounded half away from zero (roundf), not half to even;
+ *   qd8per   the declared granularity swapped: per = token quantized per tensor, per = tensor per row;
+ *   qd8zp    the activations' zero point not subtracted: acc = sum q w;
+ *   qd8trans matmul_qd8's b [K, N] read as if it were [N, K] (its bytes in linear's order).
  * The knob strict=1 declares PAR_PROC_REQUANT_EXACT (the scheme's integers exactly), as qnnpack does: the reference
  * then gives the activations' ties no window, which is how the tie rule is measured (test_int4.sh). Every other op
  * and knob is the example's. Like every plugin it sees only the public header, so the qd8 parameters are written
@@ -29,9 +35,9 @@
 #include <string.h>
 
 enum { BUG_OFF, BUG_NIBBLE, BUG_BLOCK, BUG_SIGN, BUG_TIEAWAY, BUG_TIE16, BUG_WRAP16, BUG_CHAN16, BUG_ZP, BUG_ORDER,
-       N_BUGS };
-static const char *const BUG_NAMES[N_BUGS] = {"off",    "nibble", "block", "sign", "tieaway",
-                                              "tie16",  "wrap16", "chan16", "zp",  "order"};
+       BUG_QD8TIE, BUG_QD8PER, BUG_QD8ZP, BUG_QD8TRANS, N_BUGS };
+static const char *const BUG_NAMES[N_BUGS] = {"off",    "nibble", "block",  "sign",  "tieaway", "tie16",  "wrap16",
+                                              "chan16", "zp",     "order",  "qd8tie", "qd8per", "qd8zp", "qd8trans"};
 
 typedef struct i4_ctx {
     void *inner; /* the example backend's context */
@@ -126,6 +132,43 @@ static void s16_linear(const ex_plan *p, const par_node *n, int bug)
         }
 }
 
+/* linear_qd8 (w [O, K], bias) and matmul_qd8 (b [K, N]): x quantized per row or per tensor with the qd8 parameters,
+ * acc = sum (q - zp) w in int32, y = (float)acc * s_x * s_w[o] + bias in f32. */
+static void qd8_linear(const ex_plan *p, const par_node *n, int bug)
+{
+    const int mm = strcmp(n->op, "matmul_qd8") == 0;
+    const par_value *xv = ex_in_value(p, n, 0), *wv = ex_in_value(p, n, 1);
+    const float *x = ex_in(p, n, 0), *bias = mm ? NULL : ex_in(p, n, 2);
+    const int8_t *w = ex_in_raw(p, n, 1);
+    float *y = ex_out(p, n);
+    const int64_t k = xv->dims[xv->rank - 1], o = mm ? wv->dims[1] : wv->dims[0], rows = xv->numel / k;
+    const int per_tensor = (strcmp(par_attr_str(n, "per", "token"), "tensor") == 0) != (bug == BUG_QD8PER);
+    const int64_t group = per_tensor ? rows : 1;
+    for (int64_t r0 = 0; r0 < rows; r0 += group) {
+        float inv;
+        int32_t zp;
+        if (!qd8_params(x + r0 * k, group * k, &inv, &zp)) {
+            for (int64_t i = r0 * o; i < (r0 + group) * o; i++) y[i] = NAN;
+            continue;
+        }
+        const float sx = 1.0f / inv;
+        for (int64_t r = r0; r < r0 + group; r++)
+            for (int64_t j = 0; j < o; j++) {
+                int32_t acc = 0;
+                for (int64_t i = 0; i < k; i++) {
+                    const float t = x[r * k + i] * inv, rt = bug == BUG_QD8TIE ? roundf(t) : rintf(t);
+                    float q = rt + (float)zp;
+                    q = q < -128.0f ? -128.0f : q > 127.0f ? 127.0f : q;
+                    const int wk = !mm || bug == BUG_QD8TRANS ? w[j * k + i] : w[i * o + j];
+                    acc += ((int32_t)q - (bug == BUG_QD8ZP ? 0 : zp)) * wk;
+                }
+                const float sw = wv->quant_axis >= 0 ? wv->channel_scales[j] : wv->scale;
+                const float v = (float)acc * sx * sw;
+                y[r * o + j] = bias ? v + bias[j] : v;
+            }
+    }
+}
+
 static void i4_off(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_OFF); }
 static void i4_nibble(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_NIBBLE); }
 static void i4_block(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_BLOCK); }
@@ -138,14 +181,27 @@ static void s16_chan(const ex_plan *p, const par_node *n) { s16_linear(p, n, BUG
 /* Per bug: the linear_8da4w kernel and the 16a8w one (each bug is planted in one of them). */
 static void i4_zp(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_ZP); }
 static void i4_order(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_ORDER); }
-static const ex_kernel_fn KERNELS[N_BUGS] = {i4_off, i4_nibble, i4_block, i4_sign, i4_tieaway,
-                                             i4_off, i4_off,    i4_off,   i4_zp,   i4_order};
-static const ex_kernel_fn KERNELS16[N_BUGS] = {s16_off, s16_off, s16_off,  s16_off, s16_off,
-                                               s16_tie, s16_wrap, s16_chan, s16_off, s16_off};
+static void qd8_off(const ex_plan *p, const par_node *n) { qd8_linear(p, n, BUG_OFF); }
+static void qd8_tie(const ex_plan *p, const par_node *n) { qd8_linear(p, n, BUG_QD8TIE); }
+static void qd8_per(const ex_plan *p, const par_node *n) { qd8_linear(p, n, BUG_QD8PER); }
+static void qd8_zp(const ex_plan *p, const par_node *n) { qd8_linear(p, n, BUG_QD8ZP); }
+static void qd8_trans(const ex_plan *p, const par_node *n) { qd8_linear(p, n, BUG_QD8TRANS); }
+static const ex_kernel_fn KERNELS[N_BUGS] = {i4_off, i4_nibble, i4_block, i4_sign, i4_tieaway, i4_off, i4_off,
+                                             i4_off, i4_zp,     i4_order, i4_off,  i4_off,      i4_off, i4_off};
+static const ex_kernel_fn KERNELS16[N_BUGS] = {s16_off, s16_off,  s16_off, s16_off, s16_off, s16_tie, s16_wrap,
+                                               s16_chan, s16_off, s16_off, s16_off, s16_off, s16_off, s16_off};
+static const ex_kernel_fn KERNELS_QD8[N_BUGS] = {qd8_off, qd8_off, qd8_off, qd8_off, qd8_off, qd8_off, qd8_off,
+                                                 qd8_off, qd8_off, qd8_off, qd8_tie, qd8_per, qd8_zp,  qd8_trans};
 
 static int is_q4(const par_node *n)
 {
     return strcmp(n->op, "linear_8da4w") == 0;
+}
+
+/* 1: linear_qd8, 2: matmul_qd8, 0: neither. */
+static int is_qd8(const par_node *n)
+{
+    return strcmp(n->op, "linear_qd8") == 0 ? 1 : strcmp(n->op, "matmul_qd8") == 0 ? 2 : 0;
 }
 
 /* A 16a8w linear: qs16 x and output. */
@@ -170,7 +226,7 @@ static par_status i4_set_knob(void *ctx, const char *key, const char *value, par
                 return PAR_OK;
             }
         return par_msgf(msg, PAR_ERROR, "knob 'bug': '%s' is not off, nibble, block, sign, tieaway, tie16, wrap16, "
-                        "chan16, zp or order", value);
+                        "chan16, zp, order, qd8tie, qd8per, qd8zp or qd8trans", value);
     }
     if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
     return exw_knob(ctx, key, value, msg);
@@ -208,6 +264,13 @@ static par_status i4_supports(void *ctx, const par_graph_desc *g, int32_t node, 
             return par_msgf(msg, PAR_UNSUPPORTED, "linear_8da4w: f32 x, scales and bias and qu8 packed weights only");
         return PAR_OK;
     }
+    if (node >= 0 && node < g->n_nodes && is_qd8(&g->nodes[node])) {
+        const par_node *n = &g->nodes[node];
+        const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
+        if (!x || !w || x->dtype != PAR_DTYPE_F32 || w->dtype != PAR_DTYPE_QS8 || (b && b->dtype != PAR_DTYPE_F32))
+            return par_msgf(msg, PAR_UNSUPPORTED, "%s: f32 x and bias and qs8 weights only", n->op);
+        return PAR_OK;
+    }
     if (node >= 0 && node < g->n_nodes && is_s16(g, &g->nodes[node])) {
         const par_node *n = &g->nodes[node];
         const par_value *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
@@ -219,8 +282,9 @@ static par_status i4_supports(void *ctx, const par_graph_desc *g, int32_t node, 
     return exw_supports(ctx, g, node, msg);
 }
 
-/* The example plans the graph with every linear_8da4w node seen as a linear (its buffers are the same: one f32
- * output), then those nodes get this file's kernel and the plan the real graph back. */
+/* The example plans the graph with every linear_8da4w and linear_qd8 node seen as a linear, matmul_qd8 as a matmul
+ * (their buffers are the same: one f32 output), then those nodes get this file's kernel and the plan the real graph
+ * back. */
 static par_status i4_prepare(void *ctx, const par_graph_desc *g, void **prepared, par_msg *msg)
 {
     i4_ctx *c = ctx;
@@ -228,7 +292,8 @@ static par_status i4_prepare(void *ctx, const par_graph_desc *g, void **prepared
     if (!nodes) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     memcpy(nodes, g->nodes, sizeof *nodes * (size_t)g->n_nodes);
     for (int32_t k = 0; k < g->n_nodes; k++)
-        if (is_q4(&nodes[k])) nodes[k].op = "linear";
+        if (is_q4(&nodes[k]) || is_qd8(&nodes[k]) == 1) nodes[k].op = "linear";
+        else if (is_qd8(&nodes[k]) == 2) nodes[k].op = "matmul";
     par_graph_desc seen = *g;
     seen.nodes = nodes;
     par_status st = inner_table->prepare(c->inner, &seen, prepared, msg);
@@ -239,6 +304,7 @@ static par_status i4_prepare(void *ctx, const par_graph_desc *g, void **prepared
     for (int32_t k = 0; k < g->n_nodes; k++) {
         if (is_q4(&g->nodes[k])) p->kernels[k] = KERNELS[c->bug];
         if (is_s16(g, &g->nodes[k])) p->kernels[k] = KERNELS16[c->bug];
+        if (is_qd8(&g->nodes[k])) p->kernels[k] = KERNELS_QD8[c->bug];
     }
     return PAR_OK;
 }
@@ -249,6 +315,7 @@ __attribute__((visibility("default")))
 const par_backend *parity_backend_entry(uint32_t harness_api_version)
 {
     return exw_entry(harness_api_version, "int4",
-                     "the example backend with a linear_8da4w and a 16a8w linear carrying one planted bug (a test)", i4_init,
+                     "the example backend with a linear_8da4w, a 16a8w linear and linear_qd8 / matmul_qd8 carrying one "
+                     "planted bug (a test)", i4_init,
                      i4_supports, i4_prepare, i4_get_proc);
 }

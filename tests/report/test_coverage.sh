@@ -2,7 +2,8 @@
 #   - the example plugin claims exactly the ops of its kernel table (read from backends/example/example.c by python,
 #     not through parity), in f32 only but for quantize (f32 in, qu8/qs8 out), and refuses every other op of the op
 #     table (core/ops.def), each with its UNSUPPORTED reason kept; and that table holds every op that takes f32 but
-#     linear_dynamic and linear_8da4w, as its header says (a new f32 op without an example kernel fails here);
+#     linear_dynamic, linear_8da4w, linear_qd8 and matmul_qd8, as its header says (a new f32 op without an example
+#     kernel fails here);
 #   - on the fixture report, per backend, the unreached ops are exactly the op table's ops that no record of that
 #     backend reaches (computed from the report's JSON by python), an op of the report is not among them, and the
 #     cases and passes of a reached (op, dtype) are the report's;
@@ -59,8 +60,9 @@ if odd:
 if any(r["claimed"] is False and not r["unsupported_reason"] for r in rows):
     sys.exit("a refused combination without its reason")
 # the header's promise (backends/example/example.c): every op of the table that takes f32 has a kernel, but
-# linear_dynamic and linear_8da4w (their arithmetic is the integer one of a dynamic-quantization backend)
-not_f32 = {"linear_dynamic", "linear_8da4w"}
+# linear_dynamic, linear_8da4w, linear_qd8 and matmul_qd8 (their arithmetic is the integer one of a
+# dynamic-quantization backend)
+not_f32 = {"linear_dynamic", "linear_8da4w", "linear_qd8", "matmul_qd8"}
 missing = sorted({r["op"] for r in rows if r["dtype"] == "f32"} - kernels - not_f32)
 if missing:
     sys.exit("ops of the table that take f32 but have no kernel in the example plugin: %s" % missing)

@@ -23,6 +23,12 @@
 #     strict or not; bug=tie16 (requantization ties half away from zero) FAILs the two x=ties cases on the tie rule
 #     even where nothing is promised; bug=wrap16 (int16 wrap instead of saturation) FAILs x=sat; bug=chan16 (channel
 #     0's scale for every channel) FAILs the per-channel cases; qnnpack passes every 16a8w case on each x86 set.
+#   - in the quick suite's linear_qd8 and matmul_qd8 cases (dynamic int8 activations x qs8 weights per channel), the
+#     plugin's qd8 kernel without a bug passes every case, strict or not; bug=qd8tie (ties half away from zero) passes
+#     every case without the promise and, with strict=1, FAILs exactly the x=ties cases; bug=qd8per (per token and
+#     per tensor swapped), bug=qd8zp (the activations' zero point not subtracted) and bug=qd8trans (matmul_qd8's
+#     [K, N] read as [N, K]) each FAIL cases (qd8trans: matmul_qd8's only); qnnpack passes every case on each x86
+#     set; `parity fuzz` with both ops weighted 20 finds qd8per, qd8zp and qd8trans within its first 100 graphs.
 # Verdicts are read from report.json and findings/index.json with Python's json (skipped without python3). About
 # 10 s.
 . tests/report/lib.sh
@@ -161,6 +167,43 @@ for ks in scalar avx2 vnni; do
 import json, sys
 v = [x["verdict"] for x in json.load(open(sys.argv[1]))["results"]]
 sys.exit(0 if len(v) >= 10 and set(v) == {"PASS"} else "verdicts %s" % sorted(set(v)))
+PY
+done
+
+"$PARITY" run --suite quick -o linear_qd8,matmul_qd8 --plugin "$PL" --no-progress --out "$T/d" --repeat 1 \
+    -b 'int4,int4[strict=1],int4[bug=qd8tie],int4[bug=qd8tie,strict=1],int4[bug=qd8per],int4[bug=qd8zp],int4[bug=qd8trans],qnnpack[kernels=scalar],qnnpack[kernels=avx2],qnnpack' \
+    >"$T/d.log" 2>&1
+check "qd8: the planted bugs fail where they should, the rest passes (exit $?)" python3 - "$T/d/report.json" <<'PY'
+import json, sys
+res = json.load(open(sys.argv[1]))["results"]
+def v(b):
+    out = {}
+    for x in res:
+        if x["backend"] == b:
+            out.setdefault(x["verdict"], []).append(x["case"])
+    return out
+bad = []
+for b in ("int4", "int4[strict=1]", "int4[bug=qd8tie]", "qnnpack[kernels=scalar]", "qnnpack[kernels=avx2]", "qnnpack"):
+    if set(v(b)) != {"PASS"} or len(v(b)["PASS"]) < 40:
+        bad.append("%s: %s" % (b, {k: len(c) for k, c in v(b).items()}))
+t = v("int4[bug=qd8tie,strict=1]")
+ties = sorted(x["case"] for x in res if x["backend"] == "int4[bug=qd8tie,strict=1]" and "x=ties" in x["case"])
+if not ties or sorted(t.get("FAIL", [])) != ties:
+    bad.append("qd8tie strict: FAIL %s, the ties cases %s" % (t.get("FAIL"), ties))
+for bug in ("qd8per", "qd8zp", "qd8trans"):
+    f = v("int4[bug=%s]" % bug).get("FAIL", [])
+    if len(f) < 5 or (bug == "qd8trans" and any(not c.startswith("matmul_qd8(") for c in f)):
+        bad.append("bug=%s: FAIL %s" % (bug, f))
+sys.exit("; ".join(bad) if bad else 0)
+PY
+
+for bug in qd8per qd8zp qd8trans; do
+    "$PARITY" fuzz --plugin "$PL" -b "int4[bug=$bug]" --weights 'linear_qd8=20,matmul_qd8=20' --count 100 --no-reduce \
+        --out "$T/f_$bug" >"$T/f_$bug.log" 2>&1
+    check "fuzz bug=$bug: a finding at linear_qd8 or matmul_qd8 (exit $?)" python3 - "$T/f_$bug/findings/index.json" <<'PY'
+import json, sys
+ops = [x["signature"]["op"] for x in json.load(open(sys.argv[1]))["findings"]]
+sys.exit(0 if any(o in ("linear_qd8", "matmul_qd8") for o in ops) else "findings at %s" % ops)
 PY
 done
 
