@@ -5,8 +5,9 @@
  * knobs, and the UNSUPPORTED reasons for parameters XNNPACK lacks. Quantized graphs: a qs8 convolution with
  * per-channel weights and a fused relu6 against the fp32 requantization computed here, a relu6 with its own scale
  * (XNNPACK's add with a zero) against requant.h's add formula, 1-byte layout conversion, the requantization scheme
- * declared, and the reasons for what XNNPACK's quantized operators lack. Built without XNNPACK, it checks only that
- * the backend is absent. No timing here.
+ * declared, and the reasons for what XNNPACK's quantized operators lack. The knob profile=1: which node each step's
+ * time is reported on (only that times are reported, never their values). Built without XNNPACK, it checks only
+ * that the backend is absent.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -490,6 +491,60 @@ static void test_knobs(void)
     be->destroy(NULL);
 }
 
+/* profile=1: conv2d -> relu (fused: one operator) -> flatten (a conversion to NCHW and a copy, both flatten's). The
+ * device time is reported per node as the sum of the steps its lowering made: the conv and the flatten are timed,
+ * the fused relu is not (-1), and the total covers them; without the knob there is no device time. */
+static void test_profile(void)
+{
+    enum { C = 3, H = 4, W = 4, O = 5 };
+    par_msg msg = {{0}};
+    par_graph *gr = par_graph_create("profile");
+    int64_t xd[4] = {1, C, H, W}, wd[4] = {O, C, 1, 1};
+    float w[O * C], x[C * H * W], y[O * H * W];
+    for (int i = 0; i < O * C; i++) w[i] = val(i, 9);
+    for (int i = 0; i < C * H * W; i++) x[i] = val(i, 10);
+    int32_t ins[3] = {par_graph_add_input(gr, "x", PAR_DTYPE_F32, 4, xd, &msg),
+                      par_graph_add_const(gr, "w", PAR_DTYPE_F32, 4, wd, w, &msg), -1};
+    par_out_spec oc = {.name = "c"}, orl = {.name = "r"}, of = {.name = "f"};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "conv2d", "conv", 3, ins, 0, NULL, &oc, &msg) >= 0);
+    int32_t r_in[1] = {par_graph_find_value(gr, "c")};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "relu", "act", 1, r_in, 0, NULL, &orl, &msg) >= 0);
+    int32_t f_in[1] = {par_graph_find_value(gr, "r")};
+    CU_ASSERT_FATAL(par_graph_add_node(gr, "flatten", "flat", 1, f_in, 0, NULL, &of, &msg) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(gr, par_graph_find_value(gr, "f"), &msg) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(gr, &msg) == PAR_OK);
+    const par_graph_desc *g = par_graph_desc_of(gr);
+    const par_backend *be = par_backend_xnnpack();
+    for (int profile = 0; profile <= 1; profile++) {
+        void *ctx = NULL, *prep = NULL;
+        CU_ASSERT_EQUAL_FATAL(be->init(&ctx, &msg), PAR_OK);
+        par_set_knob_fn knob = (par_set_knob_fn)be->get_proc(ctx, PAR_PROC_SET_KNOB);
+        CU_ASSERT_EQUAL(knob(ctx, "profile", "2", &msg), PAR_ERROR);
+        CU_ASSERT_EQUAL(knob(ctx, "profile", profile ? "1" : "0", &msg), PAR_OK);
+        par_device_time_fn dt = (par_device_time_fn)be->get_proc(ctx, PAR_PROC_DEVICE_TIME);
+        CU_ASSERT_EQUAL(dt != NULL, profile);
+        const void *in[1] = {x};
+        void *out[1] = {y};
+        CU_ASSERT_EQUAL_FATAL(be->prepare(ctx, g, &prep, &msg), PAR_OK);
+        CU_ASSERT_EQUAL_FATAL(be->bind(ctx, prep, in, out, &msg), PAR_OK);
+        CU_ASSERT_EQUAL_FATAL(be->run(ctx, prep, &msg), PAR_OK);
+        if (dt) {
+            double total = -1, node_ms[3] = {-2, -2, -2};
+            CU_ASSERT_EQUAL(dt(ctx, prep, &total, node_ms, 3), 1);
+            CU_ASSERT(node_ms[0] >= 0);
+            CU_ASSERT_EQUAL(node_ms[1], -1);
+            CU_ASSERT(node_ms[2] >= 0);
+            CU_ASSERT(total >= node_ms[0] + node_ms[2]);
+            char buf[256];
+            ((par_describe_fn)be->get_proc(ctx, PAR_PROC_DESCRIBE))(ctx, buf, sizeof buf);
+            CU_ASSERT_PTR_NOT_NULL(strstr(buf, ";profile=1"));
+        }
+        be->release(ctx, prep);
+        be->destroy(ctx);
+    }
+    par_graph_destroy(gr);
+}
+
 static const CU_TestInfo tests[] = {
     {"layout conversion and physical views", test_layout},
     {"conv2d with asymmetric padding against double", test_conv_values},
@@ -500,6 +555,7 @@ static const CU_TestInfo tests[] = {
     {"relu6 with its own scale: XNNPACK's add with a zero", test_q8_requantizing_relu6},
     {"quantized UNSUPPORTED reasons and the requantization scheme", test_q8_unsupported_reasons},
     {"knobs and describe", test_knobs},
+    {"profile=1: device time per node", test_profile},
     CU_TEST_INFO_NULL,
 };
 #else

@@ -4,8 +4,9 @@
  *
  * This file holds the backend table: context (xnn_initialize once per process, the pthreadpool of the `threads`
  * knob), supports, prepare (fusion planning, then one or more XNNPACK operators per node, xnnpack_lower*.c), bind,
- * run (graph inputs NCHW -> NHWC into padded buffers, the steps, graph outputs back to NCHW), release, and a
- * micro-benchmark of XNNPACK's own GEMM for `parity bench --micro gemm`.
+ * run (graph inputs NCHW -> NHWC into padded buffers, the steps, graph outputs back to NCHW), release, a
+ * micro-benchmark of XNNPACK's own GEMM for `parity bench --micro gemm`, and with the knob profile=1 each step of a
+ * run timed and reported per node as the device time (PAR_PROC_DEVICE_TIME), as the cpu backend's profile=1.
  *
  * It must not judge results (the oracle does) nor work around XNNPACK: whatever the library lacks is UNSUPPORTED
  * with the reason, and whatever it computes differently is reported as it is (docs/findings.md).
@@ -25,6 +26,7 @@
 
 typedef struct xa_ctx {
     int threads;
+    int profile;        /* knob profile=1: every step of a run timed, reported per node (PAR_PROC_DEVICE_TIME) */
     int strict;         /* knob strict=1: PAR_PROC_REQUANT_EXACT (a measurement tool, docs/backends/xnnpack.md) */
     char decl_op[32];   /* knob declare=OP:SCHEME: the scheme declared for OP's quantized nodes instead of the measured */
     par_requant decl;   /* one (what-if measurements: docs/findings.md, finding 5); decl_op "" when not set */
@@ -59,6 +61,7 @@ static par_status xa_set_knob(void *ctx, const char *key, const char *value, par
     xa_ctx *c = ctx;
     if (c->prepared) return par_knob_too_late(key, NULL, msg);
     if (strcmp(key, "strict") == 0) return par_knob_bool(key, value, &c->strict, msg);
+    if (strcmp(key, "profile") == 0) return par_knob_bool(key, value, &c->profile, msg);
     if (strcmp(key, "declare") == 0) {
         const char *colon = strchr(value, ':');
         par_requant r;
@@ -72,7 +75,7 @@ static par_status xa_set_knob(void *ctx, const char *key, const char *value, par
     }
     if (strcmp(key, "threads") != 0)
         return par_msgf(msg, PAR_ERROR, "unknown knob '%s' (the xnnpack backend has threads=1..%d, strict=0|1, "
-                        "declare=OP:SCHEME)", key, PAR_MAX_THREADS);
+                        "declare=OP:SCHEME, profile=0|1)", key, PAR_MAX_THREADS);
     return par_knob_threads(value, &c->threads, msg);
 }
 
@@ -80,9 +83,9 @@ static size_t xa_describe(void *ctx, char *buf, size_t len)
 {
     const xa_ctx *c = ctx;
     const char *decl = c->decl_op[0] ? par_requant_name(c->decl) : NULL;
-    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator;requant=fp32%s%s%s%s%s", c->threads,
+    int need = snprintf(buf, len, "threads=%d;library=libxnnpack %s;api=operator;requant=fp32%s%s%s%s%s%s", c->threads,
                         PAR_XNN_VERSION, c->strict ? ";strict=1" : "", decl ? ";declare=" : "", decl ? c->decl_op : "",
-                        decl ? ":" : "", decl ? decl : "");
+                        decl ? ":" : "", decl ? decl : "", c->profile ? ";profile=1" : "");
     return need < 0 ? 0 : (size_t)need;
 }
 
@@ -189,9 +192,28 @@ static uint32_t xa_arith_flags(void *ctx)
     return PAR_ARITH_FLUSH_SUBNORMALS;
 }
 
-static void *xa_get_proc(void *ctx, const char *name)
+/* profile=1: the last run's time per node, the sum of the steps its lowering made (the operators of a fused
+ * batch_norm or clamp count on the conv2d or producer that absorbed them; a conversion step made for a consumer counts
+ * on that consumer); the graph inputs' and outputs' conversions count in the total only. */
+static int xa_device_time(void *ctx, void *prepared, double *total_ms, double *node_ms, int32_t n_nodes)
 {
     (void)ctx;
+    const xa_plan *p = prepared;
+    if (!p || !p->step_ms) return 0;
+    double total = p->in_ms + p->out_ms;
+    for (int32_t i = 0; i < n_nodes; i++) node_ms[i] = -1;
+    for (int32_t si = 0; si < p->n_steps; si++) {
+        int32_t k = p->steps[si].node;
+        total += p->step_ms[si];
+        if (k >= 0 && k < n_nodes) node_ms[k] = (node_ms[k] < 0 ? 0 : node_ms[k]) + p->step_ms[si];
+    }
+    *total_ms = total;
+    return 1;
+}
+
+static void *xa_get_proc(void *ctx, const char *name)
+{
+    const xa_ctx *c = ctx;
     if (strcmp(name, PAR_PROC_ARITH_FLAGS) == 0) return (void *)(par_arith_flags_fn)xa_arith_flags;
     if (strcmp(name, PAR_PROC_REQUANT) == 0) return (void *)(par_requant_fn)xa_requant;
     if (strcmp(name, PAR_PROC_NODE_REQUANT) == 0) return (void *)(par_node_requant_fn)xa_node_requant;
@@ -199,6 +221,7 @@ static void *xa_get_proc(void *ctx, const char *name)
     if (strcmp(name, PAR_PROC_SET_KNOB) == 0) return (void *)(par_set_knob_fn)xa_set_knob;
     if (strcmp(name, PAR_PROC_DESCRIBE) == 0) return (void *)(par_describe_fn)xa_describe;
     if (strcmp(name, PAR_PROC_MICROBENCH) == 0) return (void *)(par_microbench_fn)xa_microbench;
+    if (strcmp(name, PAR_PROC_DEVICE_TIME) == 0 && c && c->profile) return (void *)(par_device_time_fn)xa_device_time;
     return NULL;
 }
 
@@ -235,6 +258,7 @@ static void xa_release(void *ctx, void *prepared)
     free(p->last_use);
     free(p->free_buf);
     free(p->free_cap);
+    free(p->step_ms);
     free(p);
 }
 
@@ -247,6 +271,7 @@ static par_status xa_prepare(void *ctx, const par_graph_desc *g, void **prepared
     if (!p) return par_msgf(msg, PAR_ERROR, "prepare: out of memory");
     p->g = g;
     p->pool = c->pool;
+    p->cur_node = -1;
     size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
     p->buf = calloc(nv, sizeof *p->buf);
     p->lay = calloc(nv, sizeof *p->lay);
@@ -292,6 +317,7 @@ static par_status xa_prepare(void *ctx, const par_graph_desc *g, void **prepared
     for (int32_t i = 0; i < g->n_nodes; i++) {
         if (p->skip[i]) continue;
         par_msg m = {{0}};
+        p->cur_node = i;
         par_status st = par_xnn_lower(p, i, &m);
         if (st != PAR_OK) {
             par_msgf(msg, st, "node '%s' (%s): %s", g->nodes[i].name, g->nodes[i].op, m.text);
@@ -299,6 +325,11 @@ static par_status xa_prepare(void *ctx, const par_graph_desc *g, void **prepared
             return st;
         }
         par_xnn_release_inputs(p, i);
+    }
+    p->cur_node = -1;
+    if (c->profile && !(p->step_ms = calloc((size_t)p->n_steps + 1, sizeof *p->step_ms))) {
+        xa_release(ctx, p);
+        return par_msgf(msg, PAR_ERROR, "prepare: out of memory for the profile of %d steps", (int)p->n_steps);
     }
     for (int32_t k = 0; k < g->n_outputs; k++) {
         const par_value *v = &g->values[g->outputs[k]];
@@ -327,6 +358,7 @@ static par_status xa_run(void *ctx, void *prepared, par_msg *msg)
     xa_plan *p = prepared;
     const par_graph_desc *g = p->g;
     if (!p->inputs || !p->outputs) return par_msgf(msg, PAR_ERROR, "run: bind was not called");
+    double t = p->step_ms ? now_s() : 0, t1;
     for (int32_t k = 0; k < g->n_inputs; k++) {
         const par_value *v = &g->values[g->inputs[k]];
         void *dst = p->buf[g->inputs[k]];
@@ -335,6 +367,11 @@ static par_status xa_run(void *ctx, void *prepared, par_msg *msg)
                               par_dtype_size(v->dtype), 1);
         else memcpy(dst, p->inputs[k], (size_t)par_xnn_value_bytes(v));
     }
+    if (p->step_ms) {
+        t1 = now_s();
+        p->in_ms = (t1 - t) * 1e3;
+        t = t1;
+    }
     for (int32_t i = 0; i < p->n_steps; i++) {
         const xa_step *s = &p->steps[i];
         if (s->kind == XA_STEP_OP) {
@@ -342,6 +379,11 @@ static par_status xa_run(void *ctx, void *prepared, par_msg *msg)
             if (st != xnn_status_success)
                 return par_msgf(msg, PAR_ERROR, "xnn_run_operator (step %d): %s", i, par_xnn_status_name(st));
         } else par_xnn_transpose(s->src, s->dst, s->n, s->c, s->hw, s->esize, s->kind == XA_STEP_TO_NHWC);
+        if (p->step_ms) {
+            t1 = now_s();
+            p->step_ms[i] = (t1 - t) * 1e3;
+            t = t1;
+        }
     }
     for (int32_t k = 0; k < g->n_outputs; k++) {
         int32_t vi = g->outputs[k];
@@ -352,6 +394,7 @@ static par_status xa_run(void *ctx, void *prepared, par_msg *msg)
                               par_dtype_size(v->dtype), 0);
         else memcpy(p->outputs[k], src, (size_t)par_xnn_value_bytes(v));
     }
+    if (p->step_ms) p->out_ms = (now_s() - t) * 1e3;
     return PAR_OK;
 }
 

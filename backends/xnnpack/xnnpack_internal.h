@@ -38,6 +38,7 @@ typedef struct xa_step {
     void *dst;
     int64_t n, c, hw;
     size_t esize; /* conversion steps: bytes per element (4 for f32, 1 for qu8/qs8) */
+    int32_t node; /* the node whose lowering made this step (-1: a graph input's conversion) */
 } xa_step;
 
 typedef struct xa_plan {
@@ -59,6 +60,9 @@ typedef struct xa_plan {
     int32_t n_free;
     xa_step *steps;
     int32_t n_steps, cap_steps;
+    int32_t cur_node;         /* the node being lowered at prepare (-1: none), recorded in each step added */
+    double *step_ms;          /* knob profile=1: each step's time in the last run; in_ms / out_ms the boundary */
+    double in_ms, out_ms;     /* conversions of graph inputs and outputs */
     void **mem;
     int32_t n_mem, cap_mem;
     const void *const *inputs; /* bound */

@@ -66,7 +66,8 @@ par_status par_xnn_add_step(xa_plan *p, const xa_step *s, par_msg *msg)
         p->steps = st;
         p->cap_steps = cap;
     }
-    p->steps[p->n_steps++] = *s;
+    p->steps[p->n_steps] = *s;
+    p->steps[p->n_steps++].node = p->cur_node;
     return PAR_OK;
 }
 
