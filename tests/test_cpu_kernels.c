@@ -142,6 +142,38 @@ static void test_fc_bad_args(void)
     cpu_fc_destroy(NULL);
 }
 
+/* A GEMM micro-kernel called for one row gives the bits of that row in a call for two (the AVX-512 and AVX2 kernels
+ * run a single row through a loop of their own: a classifier at batch 1), over N around the panel widths, K around
+ * the unrolling and every clamp, and writes nothing past its nc columns. */
+static void test_gemm_one_row(void)
+{
+    par_prng_seed(&rng, 7);
+    const cpu_ukernel_set *uk = cpu_ukernels_for(g_isa);
+    static const size_t ks[] = {1, 2, 3, 4, 5, 9, 64};
+    int bad = 0;
+    for (size_t n = 1; n <= 70; n++)
+        for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
+            for (int ci = 0; ci < 4; ci++) {
+                const size_t k = ks[ki];
+                float *a = malloc(sizeof(float) * 2 * k), *w = malloc(sizeof(float) * n * k);
+                float *b = malloc(sizeof(float) * n), *c1 = malloc(sizeof(float) * (n + GUARD));
+                float *c2 = malloc(sizeof(float) * 2 * n), *packed = cpu_alloc_floats(cpu_pack_gemm_size(n, k, uk->nr));
+                CU_ASSERT_FATAL(a && w && b && c1 && c2 && packed);
+                fill(a, 2 * k);
+                fill(w, n * k);
+                fill(b, n);
+                cpu_pack_gemm_nk(n, k, uk->nr, w, k, b, packed);
+                for (size_t j = 0; j < n + GUARD; j++) c1[j] = SENTINEL;
+                const cpu_minmax mm = {clamps[ci][0], clamps[ci][1]};
+                uk->gemm(1, n, k, a, k, packed, c1, n, &mm);
+                uk->gemm(2, n, k, a, k, packed, c2, n, &mm);
+                if (memcmp(c1, c2, sizeof(float) * n) != 0) bad++;
+                for (size_t j = n; j < n + GUARD; j++) bad += c1[j] != SENTINEL;
+                free(a), free(w), free(b), free(c1), free(c2), free(packed);
+            }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 /* ---- activation x activation GEMM with strides ---------------------------------------------------------------- */
 
 static void test_gemm_strided(void)
@@ -504,6 +536,7 @@ static void test_isa(void)
 PER_ISA(test_fc_remainders)
 PER_ISA(test_fc_large_threads)
 PER_ISA(test_gemm_strided)
+PER_ISA(test_gemm_one_row)
 PER_ISA(test_conv_grid)
 PER_ISA(test_conv_1x1_gemm_and_threads)
 PER_ISA(test_depthwise)
@@ -515,6 +548,7 @@ static const CU_TestInfo tests[] = {
     ISA_TESTS("fc_large_threads", test_fc_large_threads),
     {"fc_bad_args", test_fc_bad_args},
     ISA_TESTS("gemm_strided", test_gemm_strided),
+    ISA_TESTS("gemm_one_row", test_gemm_one_row),
     ISA_TESTS("conv_grid", test_conv_grid),
     ISA_TESTS("conv_1x1_gemm_and_threads", test_conv_1x1_gemm_and_threads),
     ISA_TESTS("depthwise", test_depthwise),
