@@ -68,7 +68,7 @@ static void fuzz_usage(FILE *f)
             "  --shard K/N        the graphs i with i mod N = K - 1 (N machines share one seed range)\n"
             "  --max-nodes N      op nodes per graph, 1..64 (default 8)\n"
             "  --max-elems N      elements per tensor, 1..16777216 (default 4096)\n"
-            "  --weights SPEC     op weights, e.g. 'conv2d=4,softmax=0,*=1' (later entries win)\n"
+            "  --weights SPEC     op weights, e.g. '*=1,conv2d=4,softmax|relu=0' (later entries win; '|' joins names)\n"
             "  --hazard-share F   share of graphs with hazard inputs, 0..1 (default 0.25)\n"
             "  --quant-share F    share of graphs made quantized, 0..1 (default 0.2)\n"
             "backends:\n"
@@ -300,7 +300,7 @@ static void print_stats(const par_campaign_stats *st, const par_backends *bs, co
                (long long)ran, ran == 1 ? "" : "s", (long long)vb[PAR_V_PASS], (long long)failing, (long long)unsup);
         if (all > 0 && unsup * 2 > all)
             printf("parity fuzz: warning: %lld of %lld graphs (%.0f%%) were UNSUPPORTED on %s, which tested nothing "
-                   "there; aim the generator at the ops it runs, e.g. --weights 'conv2d=1,add=1,*=0' ('parity "
+                   "there; aim the generator at the ops it runs, e.g. --weights '*=0,conv2d=1,add=1' ('parity "
                    "coverage -b %s' lists what it claims)\n",
                    (long long)unsup, (long long)all, 100.0 * (double)unsup / (double)all, bs->inst[b].label,
                    bs->inst[b].label);

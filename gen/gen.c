@@ -36,6 +36,36 @@ static int parse_num(const char *s, size_t len, double *out)
     return 1;
 }
 
+/* One name of a weight entry: an op's table index, or -1. */
+static int op_named(const char *p, size_t n)
+{
+    for (int i = 0; i < PAR_OP_COUNT; i++) {
+        const char *nm = par_op_get((par_op_id)i)->name;
+        if (strlen(nm) == n && memcmp(nm, p, n) == 0) return i;
+    }
+    return -1;
+}
+
+/* "@HEX": the ops whose bits are set, bit i of the number being op i of the table (a case ID's compact form, written
+ * when the names do not fit). 1 on success. */
+static int op_mask(const char *p, size_t n, unsigned char *sel)
+{
+    if (n < 2 || p[0] != '@') return 0;
+    memset(sel, 0, PAR_OP_COUNT);
+    for (size_t k = 1; k < n; k++) {
+        const char c = p[n - k];
+        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (d < 0) return 0;
+        for (int b = 0; b < 4; b++) {
+            if (!(d >> b & 1)) continue;
+            size_t i = (k - 1) * 4 + (size_t)b;
+            if (i >= PAR_OP_COUNT) return 0;
+            sel[i] = 1;
+        }
+    }
+    return 1;
+}
+
 par_status par_fuzz_weights_parse(par_fuzz_opts *o, const char *spec, par_msg *msg)
 {
     if (!o || !spec) return par_msgf(msg, PAR_ERROR, "weights: no list");
@@ -52,19 +82,30 @@ par_status par_fuzz_weights_parse(par_fuzz_opts *o, const char *spec, par_msg *m
         if (!parse_num(eq + 1, len - nlen - 1, &v))
             return par_msgf(msg, PAR_ERROR, "weights: '%.*s': the weight is not a number >= 0",
                             (int)(len > 80 ? 80 : len), p);
+        unsigned char sel[PAR_OP_COUNT];
         if (nlen == 1 && p[0] == '*') {
-            for (int i = 0; i < PAR_OP_COUNT; i++) w[i] = v;
+            memset(sel, 1, sizeof sel);
+        } else if (nlen > 0 && p[0] == '@') {
+            if (!op_mask(p, nlen, sel))
+                return par_msgf(msg, PAR_ERROR, "weights: '%.*s': not a mask of the op table (@ and hex digits)",
+                                (int)(nlen > 80 ? 80 : nlen), p);
         } else {
-            int found = -1;
-            for (int i = 0; i < PAR_OP_COUNT; i++) {
-                const char *nm = par_op_get((par_op_id)i)->name;
-                if (strlen(nm) == nlen && memcmp(nm, p, nlen) == 0) found = i;
+            /* one name, or several joined by '|' */
+            memset(sel, 0, sizeof sel);
+            for (const char *q = p;;) {
+                size_t n = strcspn(q, "|=");
+                int i = op_named(q, n);
+                if (i < 0)
+                    return par_msgf(msg, PAR_ERROR, "weights: '%.*s': no op named '%.*s'", (int)(len > 80 ? 80 : len),
+                                    p, (int)(n > 60 ? 60 : n), q);
+                sel[i] = 1;
+                q += n;
+                if (*q != '|') break;
+                q++;
             }
-            if (found < 0)
-                return par_msgf(msg, PAR_ERROR, "weights: '%.*s': no op named '%.*s'", (int)(len > 80 ? 80 : len), p,
-                                (int)(nlen > 60 ? 60 : nlen), p);
-            w[found] = v;
         }
+        for (int i = 0; i < PAR_OP_COUNT; i++)
+            if (sel[i]) w[i] = v;
         p += len;
         if (*p == ',') p++;
     }
@@ -91,60 +132,95 @@ static int append(char *id, size_t cap, size_t *pos, const char *fmt, const char
     return 1;
 }
 
+/* The ops of weight v other than the base as one ID option: "w[a|b|c]=v" by name, or "w[@HEX]=v" (bit i = op i of
+ * the table) when `mask`. 0 when it does not fit. */
+static int weight_group(char *opts, size_t cap, size_t *pos, int *first, const par_fuzz_opts *o, double v, int mask)
+{
+    char num[64];
+    if (!append(opts, cap, pos, "%s%s", *first ? "" : ",", "w[")) return 0;
+    *first = 0;
+    if (mask) {
+        char hex[PAR_OP_COUNT / 4 + 2];
+        int nd = (PAR_OP_COUNT + 3) / 4, top = 0;
+        for (int k = 0; k < nd; k++) {
+            int d = 0;
+            for (int b = 0; b < 4; b++) {
+                int i = k * 4 + b;
+                if (i < PAR_OP_COUNT && o->weight[i] == v) d |= 1 << b;
+            }
+            hex[nd - 1 - k] = "0123456789abcdef"[d];
+            if (d) top = k;
+        }
+        hex[nd] = 0;
+        if (!append(opts, cap, pos, "@%s%s", hex + (nd - 1 - top), "")) return 0;
+    } else {
+        int n = 0;
+        for (int i = 0; i < PAR_OP_COUNT; i++)
+            if (o->weight[i] == v && !append(opts, cap, pos, "%s%s", n++ ? "|" : "", par_op_get((par_op_id)i)->name))
+                return 0;
+    }
+    fmt_num(num, sizeof num, v);
+    return append(opts, cap, pos, "]=%s%s", num, "");
+}
+
 /* "fuzz(<options that differ from the defaults>)#seed=N" or "fuzz#seed=N"; 0 when it does not fit cap. Weights:
- * "w[*]=x" when most ops share a weight x other than 1, then "w[op]=y" for each op that differs, in table order. */
+ * "w[*]=x" when most ops share a weight x other than 1, then one option per other weight y naming the ops that have
+ * it, "w[op|op|...]=y" in table order of their first op; when the names do not fit, the ops as a mask of the op
+ * table, "w[@HEX]=y" (the same parity version reads it back: the table's order is the binary's). */
 static int make_id(char *id, size_t cap, uint64_t seed, const par_fuzz_opts *o)
 {
     par_fuzz_opts d;
     par_fuzz_opts_default(&d);
-    char opts[1024] = "", num[64], key[96];
-    size_t pos = 0;
-    int first = 1;
+    for (int mask = 0; mask < 2; mask++) {
+        char opts[2048] = "", num[64];
+        size_t pos = 0;
+        int first = 1;
 #define OPT(name, val)                                                                                                \
     do {                                                                                                              \
         if (!append(opts, sizeof opts, &pos, "%s%s", first ? "" : ",", name)) return 0;                              \
         if (!append(opts, sizeof opts, &pos, "=%s%s", val, "")) return 0;                                            \
         first = 0;                                                                                                    \
     } while (0)
-    if (o->max_nodes != d.max_nodes) {
-        snprintf(num, sizeof num, "%d", (int)o->max_nodes);
-        OPT("max_nodes", num);
-    }
-    if (o->max_elems != d.max_elems) {
-        snprintf(num, sizeof num, "%lld", (long long)o->max_elems);
-        OPT("max_elems", num);
-    }
-    if (o->hazard_share != d.hazard_share) {
-        fmt_num(num, sizeof num, o->hazard_share);
-        OPT("hazard_share", num);
-    }
-    if (o->quant_share != d.quant_share) {
-        fmt_num(num, sizeof num, o->quant_share);
-        OPT("quant_share", num);
-    }
-    /* the most common weight (the first of equals in table order) */
-    double base = 1.0;
-    int best = 0;
-    for (int i = 0; i < PAR_OP_COUNT; i++) {
-        int n = 0;
-        for (int j = 0; j < PAR_OP_COUNT; j++) n += o->weight[j] == o->weight[i];
-        if (n > best) best = n, base = o->weight[i];
-    }
-    if (best * 2 <= PAR_OP_COUNT) base = 1.0;
-    if (base != 1.0) {
-        fmt_num(num, sizeof num, base);
-        OPT("w[*]", num);
-    }
-    for (int i = 0; i < PAR_OP_COUNT; i++) {
-        if (o->weight[i] == base) continue;
-        snprintf(key, sizeof key, "w[%s]", par_op_get((par_op_id)i)->name);
-        fmt_num(num, sizeof num, o->weight[i]);
-        OPT(key, num);
-    }
+        if (o->max_nodes != d.max_nodes) {
+            snprintf(num, sizeof num, "%d", (int)o->max_nodes);
+            OPT("max_nodes", num);
+        }
+        if (o->max_elems != d.max_elems) {
+            snprintf(num, sizeof num, "%lld", (long long)o->max_elems);
+            OPT("max_elems", num);
+        }
+        if (o->hazard_share != d.hazard_share) {
+            fmt_num(num, sizeof num, o->hazard_share);
+            OPT("hazard_share", num);
+        }
+        if (o->quant_share != d.quant_share) {
+            fmt_num(num, sizeof num, o->quant_share);
+            OPT("quant_share", num);
+        }
+        /* the most common weight (the first of equals in table order) */
+        double base = 1.0;
+        int best = 0;
+        for (int i = 0; i < PAR_OP_COUNT; i++) {
+            int n = 0;
+            for (int j = 0; j < PAR_OP_COUNT; j++) n += o->weight[j] == o->weight[i];
+            if (n > best) best = n, base = o->weight[i];
+        }
+        if (best * 2 <= PAR_OP_COUNT) base = 1.0;
+        if (base != 1.0) {
+            fmt_num(num, sizeof num, base);
+            OPT("w[*]", num);
+        }
 #undef OPT
-    int n = first ? snprintf(id, cap, "fuzz#seed=%llu", (unsigned long long)seed)
-                  : snprintf(id, cap, "fuzz(%s)#seed=%llu", opts, (unsigned long long)seed);
-    return n > 0 && (size_t)n < cap;
+        for (int i = 0; i < PAR_OP_COUNT; i++) {
+            int seen = o->weight[i] == base;
+            for (int j = 0; j < i && !seen; j++) seen = o->weight[j] == o->weight[i];
+            if (!seen && !weight_group(opts, sizeof opts, &pos, &first, o, o->weight[i], mask)) return 0;
+        }
+        int n = first ? snprintf(id, cap, "fuzz#seed=%llu", (unsigned long long)seed)
+                      : snprintf(id, cap, "fuzz(%s)#seed=%llu", opts, (unsigned long long)seed);
+        if (n > 0 && (size_t)n < cap) return 1;
+    }
+    return 0;
 }
 
 int par_fuzz_is_id(const char *id)
@@ -168,7 +244,7 @@ static par_status parse_id(const char *id, uint64_t *seed, par_fuzz_opts *o, par
             const char *eq = memchr(p, '=', len);
             if (!eq) return par_msgf(msg, PAR_ERROR, "fuzz ID '%.200s': '%.*s' is not name=value", id, (int)len, p);
             size_t klen = (size_t)(eq - p), vlen = len - klen - 1;
-            char key[96], val[64];
+            char key[PAR_ID_LEN], val[64];
             if (klen >= sizeof key || vlen >= sizeof val || vlen == 0)
                 return par_msgf(msg, PAR_ERROR, "fuzz ID '%.200s': bad option '%.*s'", id, (int)len, p);
             memcpy(key, p, klen), key[klen] = 0;
@@ -190,7 +266,7 @@ static par_status parse_id(const char *id, uint64_t *seed, par_fuzz_opts *o, par
                 if (key[0] == 'h') o->hazard_share = v;
                 else o->quant_share = v;
             } else if (klen > 3 && strncmp(key, "w[", 2) == 0 && key[klen - 1] == ']') {
-                char spec[128];
+                char spec[PAR_ID_LEN + 64];
                 snprintf(spec, sizeof spec, "%.*s=%s", (int)(klen - 3), key + 2, val);
                 par_msg wm;
                 if (par_fuzz_weights_parse(o, spec, &wm) != PAR_OK)

@@ -24,7 +24,7 @@ typedef struct par_fuzz_opts {
 
 void par_fuzz_opts_default(par_fuzz_opts *o);
 
-/* Apply a weight list "conv2d=4,softmax=0,*=1" ("*" sets every op; later entries win) to o. PAR_ERROR with msg
+/* Apply a weight list "*=1,conv2d=4,softmax|relu=0" ("*" sets every op, '|' joins names; later entries win) to o. PAR_ERROR with msg
  * naming the entry (unknown op, bad number) and o unchanged. */
 par_status par_fuzz_weights_parse(par_fuzz_opts *o, const char *spec, par_msg *msg);
 

@@ -184,6 +184,39 @@ static void test_id_roundtrip(void)
     par_case_destroy(c);
     for (uint64_t s = 1000; s < 1100; s++) roundtrip(s, &o, NULL);
 
+    /* ops of one weight are one option, named in table order; '|' joins names in a weight list too */
+    par_fuzz_opts_default(&o);
+    CU_ASSERT_EQUAL(par_fuzz_weights_parse(&o, "softmax=2,conv2d=2,relu=0", &m), PAR_OK);
+    roundtrip(3, &o, "fuzz(w[conv2d|softmax]=2,w[relu]=0)#seed=3");
+    par_fuzz_opts g;
+    par_fuzz_opts_default(&g);
+    CU_ASSERT_EQUAL(par_fuzz_weights_parse(&g, "softmax|conv2d=2,relu=0", &m), PAR_OK);
+    CU_ASSERT_EQUAL(memcmp(g.weight, o.weight, sizeof o.weight), 0);
+    /* every third op at weight 1 and the rest 0, as 'parity coverage' suggests for a backend: the names do not fit a
+     * case ID, so the ID holds the ops as a mask of the op table, and reads back to the same weights and case */
+    par_fuzz_opts_default(&o);
+    CU_ASSERT_EQUAL(par_fuzz_weights_parse(&o, "*=0", &m), PAR_OK);
+    for (int i = 0; i < PAR_OP_COUNT; i += 3) o.weight[i] = 1;
+    o.weight[1] = 3;
+    par_case *mc = par_fuzz_case(8, &o, &m);
+    CU_ASSERT_PTR_NOT_NULL(mc);
+    if (mc) {
+        CU_ASSERT_PTR_NOT_NULL(strstr(mc->id, "w[@"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(mc->id, "w[*]=0"));
+        roundtrip(8, &o, mc->id);
+    }
+    par_case_destroy(mc);
+    /* a mask with a bit past the table, or no hex digit: refused with a message */
+    char big[64];
+    snprintf(big, sizeof big, "@1%0*d=1", (PAR_OP_COUNT + 3) / 4, 0);
+    par_fuzz_opts_default(&g);
+    m.text[0] = 0;
+    CU_ASSERT_EQUAL(par_fuzz_weights_parse(&g, big, &m), PAR_ERROR);
+    CU_ASSERT(m.text[0] != 0);
+    CU_ASSERT_EQUAL(par_fuzz_weights_parse(&g, "@=1", &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_fuzz_weights_parse(&g, "@xyz=1", &m), PAR_ERROR);
+    CU_ASSERT_EQUAL(par_fuzz_weights_parse(&g, "relu|=1", &m), PAR_ERROR);
+
     /* bad IDs: a clear message */
     static const char *const bad[] = {"conv2d#seed=1", "fuzz(max_nodes=4#seed=1", "fuzz(nosuch=1)#seed=1",
                                       "fuzz(w[nosuch]=1)#seed=1", "fuzz(max_nodes=x)#seed=1", "fuzz#seed=",
