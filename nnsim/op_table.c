@@ -42,6 +42,10 @@ static const nn_op_def op_table[] = {
     {ANEURALNETWORKS_SLICE, "SLICE", 29, nn_check_slice, nn_eval_slice},
     {ANEURALNETWORKS_TRANSPOSE_CONV_2D, "TRANSPOSE_CONV_2D", 29, nn_check_tconv, nn_eval_tconv},
     {ANEURALNETWORKS_RESIZE_NEAREST_NEIGHBOR, "RESIZE_NEAREST_NEIGHBOR", 29, nn_check_resize, nn_eval_resize},
+    {ANEURALNETWORKS_GATHER, "GATHER", 29, nn_check_gather, nn_eval_gather},
+    {ANEURALNETWORKS_MAXIMUM, "MAXIMUM", 29, nn_check_minmax, nn_eval_minmax},
+    {ANEURALNETWORKS_MINIMUM, "MINIMUM", 29, nn_check_minmax, nn_eval_minmax},
+    {ANEURALNETWORKS_RSQRT, "RSQRT", 29, nn_check_unary, nn_eval_unary},
     {ANEURALNETWORKS_HARD_SWISH, "HARD_SWISH", 30, nn_check_unary, nn_eval_unary},
 };
 

@@ -82,6 +82,32 @@ int nn_check_binary(nn_ctx *c)
     return rc ? rc : nn_check_fuse(c, 2);
 }
 
+/* The strides of a and b over the output's coordinates (0 where broadcast), for bcast_next. */
+static void bcast_strides(const nn_tensor *a, const nn_tensor *b, uint32_t r, size_t *sa, size_t *sb)
+{
+    size_t stride_a = 1, stride_b = 1;
+    for (int i = (int)r - 1; i >= 0; i--) {
+        int ia = i - (int)(r - a->rank), ib = i - (int)(r - b->rank);
+        uint32_t da = ia < 0 ? 1 : a->dims[ia], db = ib < 0 ? 1 : b->dims[ib];
+        sa[i] = da == 1 ? 0 : stride_a;
+        sb[i] = db == 1 ? 0 : stride_b;
+        stride_a *= da;
+        stride_b *= db;
+    }
+}
+
+/* The next output coordinate, and the elements of a and b it reads. */
+static void bcast_next(uint32_t r, const uint32_t *dims, const size_t *sa, const size_t *sb, uint32_t *coord,
+                       size_t *ia, size_t *ib)
+{
+    for (int i = (int)r - 1; i >= 0; i--) {
+        *ia += sa[i], *ib += sb[i];
+        if (++coord[i] < dims[i]) break;
+        *ia -= sa[i] * dims[i], *ib -= sb[i] * dims[i];
+        coord[i] = 0;
+    }
+}
+
 int nn_eval_binary(nn_ctx *c)
 {
     const nn_tensor *a = c->in[0], *b = c->in[1];
@@ -91,16 +117,8 @@ int nn_eval_binary(nn_ctx *c)
     int rc = broadcast_shape(c, a, b, &r, dims);
     if (rc || (rc = c->alloc(c, 0, r, dims))) return rc;
     nn_tensor *y = c->out[0];
-    /* strides of a and b over the output's coordinates (0 where broadcast) */
-    size_t sa[NN_MAX_RANK], sb[NN_MAX_RANK], stride_a = 1, stride_b = 1;
-    for (int i = (int)r - 1; i >= 0; i--) {
-        int ia = i - (int)(r - a->rank), ib = i - (int)(r - b->rank);
-        uint32_t da = ia < 0 ? 1 : a->dims[ia], db = ib < 0 ? 1 : b->dims[ib];
-        sa[i] = da == 1 ? 0 : stride_a;
-        sb[i] = db == 1 ? 0 : stride_b;
-        stride_a *= da;
-        stride_b *= db;
-    }
+    size_t sa[NN_MAX_RANK], sb[NN_MAX_RANK];
+    bcast_strides(a, b, r, sa, sb);
     int quant = nn_type_is_quant8(a->type);
     int32_t m1 = 0, m2 = 0, mo = 0, qmin = 0, qmax = 0;
     int s1 = 0, s2 = 0, so = 0;
@@ -140,12 +158,43 @@ int nn_eval_binary(nn_ctx *c)
                                             : va / vb;
             ((float *)y->data)[k] = v < lo ? lo : v > hi ? hi : v;
         }
-        for (int i = (int)r - 1; i >= 0; i--) { /* next coordinate */
-            ia += sa[i], ib += sb[i];
-            if (++coord[i] < dims[i]) break;
-            ia -= sa[i] * dims[i], ib -= sb[i] * dims[i];
-            coord[i] = 0;
-        }
+        bcast_next(r, dims, sa, sb, coord, &ia, &ib);
+    }
+    return OK;
+}
+
+/* ---- MAXIMUM, MINIMUM (level 29) ----
+ * Two inputs, no fused activation, broadcasting as ADD. Float only here (NNAPI also defines quantized forms, which
+ * the simulator does not implement). Android's maximum.cpp takes std::max(a, b), which is (a < b) ? b : a. */
+int nn_check_minmax(nn_ctx *c)
+{
+    NN_CHECK(c, c->n_in == 2 && c->n_out == 1, "%u inputs, %u outputs (takes 2 and 1)", c->n_in, c->n_out);
+    const nn_tensor *a = c->in[0], *b = c->in[1], *y = c->out[0];
+    int32_t t = a->type;
+    NN_CHECK(c, t == ANEURALNETWORKS_TENSOR_FLOAT32 || t == ANEURALNETWORKS_TENSOR_FLOAT16,
+             "input type %s is not simulated (float only)", nn_type_name(t));
+    NN_CHECK(c, b->type == t && y->type == t, "inputs and output must all be %s", nn_type_name(t));
+    NN_CHECK(c, a->rank <= 4 && b->rank <= 4, "rank above 4");
+    uint32_t r, dims[NN_MAX_RANK * 2];
+    return broadcast_shape(c, a, b, &r, dims);
+}
+
+int nn_eval_minmax(nn_ctx *c)
+{
+    const nn_tensor *a = c->in[0], *b = c->in[1];
+    const int mx = c->op->type == ANEURALNETWORKS_MAXIMUM;
+    uint32_t r, dims[NN_MAX_RANK];
+    int rc = broadcast_shape(c, a, b, &r, dims);
+    if (rc || (rc = c->alloc(c, 0, r, dims))) return rc;
+    nn_tensor *y = c->out[0];
+    size_t sa[NN_MAX_RANK], sb[NN_MAX_RANK];
+    bcast_strides(a, b, r, sa, sb);
+    size_t n = nn_numel(y), ia = 0, ib = 0;
+    uint32_t coord[NN_MAX_RANK] = {0};
+    for (size_t k = 0; k < n; k++) {
+        float va = ((const float *)a->data)[ia], vb = ((const float *)b->data)[ib];
+        ((float *)y->data)[k] = mx ? (va < vb ? vb : va) : (vb < va ? vb : va);
+        bcast_next(r, dims, sa, sb, coord, &ia, &ib);
     }
     return OK;
 }
@@ -174,6 +223,7 @@ int nn_check_unary(nn_ctx *c)
              "input type %s is not supported", nn_type_name(t));
     NN_CHECK(c, y->type == t, "output type %s differs from the input's %s", nn_type_name(y->type), nn_type_name(t));
     NN_CHECK(c, x->rank <= 4, "rank %u above 4", x->rank);
+    NN_CHECK(c, !quant || op != ANEURALNETWORKS_RSQRT, "quantized RSQRT is not simulated");
     if (!quant) return OK;
     if (op == ANEURALNETWORKS_LOGISTIC) return fixed_out_quant(c, x, y, 1.0 / 256, 0);
     if (op == ANEURALNETWORKS_TANH) {
@@ -253,6 +303,7 @@ int nn_eval_unary(nn_ctx *c)
             case ANEURALNETWORKS_RELU6: yf[k] = v < 0 ? 0 : v > 6 ? 6 : v; break;
             case ANEURALNETWORKS_LOGISTIC: yf[k] = 1.0f / (1.0f + expf(-v)); break;
             case ANEURALNETWORKS_TANH: yf[k] = tanhf(v); break;
+            case ANEURALNETWORKS_RSQRT: yf[k] = 1.0f / sqrtf(v); break;
             default: yf[k] = (float)act(op, v);
             }
         }

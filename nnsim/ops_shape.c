@@ -2,8 +2,8 @@
  * ops_shape.c - data movement with NNAPI's semantics: RESHAPE (one -1 inferred), TRANSPOSE (perm omitted: reversed),
  * CONCATENATION (level 27: every input with the output's scale and zero point; from 29 they may differ and are
  * requantized as TFLite's ConcatenationWithScaling, in float), PAD (zeros, the zero point for quantized tensors),
- * PAD_V2 (a pad value in the input's type), SLICE (size -1: to the end) and STRIDED_SLICE (masks as Android's
- * stridedSlicePrepare). Quantized outputs of RESHAPE, TRANSPOSE, PAD, PAD_V2, SLICE and STRIDED_SLICE keep the
+ * PAD_V2 (a pad value in the input's type), SLICE (size -1: to the end), STRIDED_SLICE (masks as Android's
+ * stridedSlicePrepare) and GATHER (level 29: an index outside the axis fails the execution, as Android's gather). Quantized outputs of RESHAPE, TRANSPOSE, PAD, PAD_V2, SLICE and STRIDED_SLICE keep the
  * input's quantization.
  * Must not know where the operation runs.
  */
@@ -370,5 +370,54 @@ int nn_eval_strided_slice(nn_ctx *c)
     view.rank = r;
     memcpy(view.dims, full, sizeof full);
     gather_copy(x, &view, NULL, begin, step, NULL);
+    return OK;
+}
+
+/* ---- GATHER (level 29) ----
+ * Inputs: the tensor (rank 1..4), the axis (INT32, negative counts from the end), the indices (TENSOR_INT32 of any
+ * rank); output = input.dims[:axis] + indices.dims + input.dims[axis + 1:] (rank <= 4 here), the input's type and
+ * quantization. Android's gather checks every index against the axis and fails the execution otherwise. */
+static int gather_axis(nn_ctx *c, int32_t *axis)
+{
+    const nn_tensor *x = c->in[0];
+    NN_CHECK(c, nn_param_i32(c, 1, axis), "input 1 (axis) must be a constant INT32");
+    if (*axis < 0) *axis += (int32_t)x->rank;
+    NN_CHECK(c, *axis >= 0 && (uint32_t)*axis < x->rank, "axis outside the input's rank %u", x->rank);
+    return OK;
+}
+
+int nn_check_gather(nn_ctx *c)
+{
+    NN_CHECK(c, c->n_in == 3 && c->n_out == 1, "%u inputs, %u outputs (takes 3 and 1)", c->n_in, c->n_out);
+    NN_CHECK(c, nn_is_type(c, 2, ANEURALNETWORKS_TENSOR_INT32), "input 2 (indices) must be TENSOR_INT32");
+    NN_CHECK(c, c->in[0]->rank >= 1 && c->in[0]->rank <= 4, "input rank %u (takes 1 to 4)", c->in[0]->rank);
+    int32_t axis;
+    int rc = gather_axis(c, &axis);
+    return rc ? rc : check_passthrough(c);
+}
+
+int nn_eval_gather(nn_ctx *c)
+{
+    const nn_tensor *x = c->in[0], *ix = c->in[2];
+    int32_t axis;
+    int rc = gather_axis(c, &axis);
+    if (rc) return rc;
+    uint32_t r = 0, dims[NN_MAX_RANK * 2];
+    for (int32_t i = 0; i < axis; i++) dims[r++] = x->dims[i];
+    for (uint32_t i = 0; i < ix->rank; i++) dims[r++] = ix->dims[i];
+    for (uint32_t i = (uint32_t)axis + 1; i < x->rank; i++) dims[r++] = x->dims[i];
+    NN_CHECK(c, r <= 4, "output rank %u above 4", r);
+    size_t outer = 1, inner = nn_type_size(x->type), n_ix = nn_numel(ix);
+    for (int32_t i = 0; i < axis; i++) outer *= x->dims[i];
+    for (uint32_t i = (uint32_t)axis + 1; i < x->rank; i++) inner *= x->dims[i];
+    const int32_t *id = ix->data;
+    const uint32_t len = x->dims[axis];
+    for (size_t k = 0; k < n_ix; k++)
+        NN_CHECK(c, id[k] >= 0 && (uint32_t)id[k] < len, "index %d outside [0, %u)", (int)id[k], len);
+    if ((rc = c->alloc(c, 0, r, dims))) return rc;
+    const char *src = x->data;
+    char *dst = c->out[0]->data;
+    for (size_t o = 0; o < outer; o++)
+        for (size_t k = 0; k < n_ix; k++, dst += inner) memcpy(dst, src + (o * len + (size_t)id[k]) * inner, inner);
     return OK;
 }

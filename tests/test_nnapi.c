@@ -75,6 +75,9 @@ static void test_levels(void)
     CU_ASSERT_EQUAL(par_nn_op_level(ANEURALNETWORKS_QUANTIZE), 29);
     CU_ASSERT_EQUAL(par_nn_op_level(ANEURALNETWORKS_GROUPED_CONV_2D), 29);
     CU_ASSERT_EQUAL(par_nn_op_level(ANEURALNETWORKS_HARD_SWISH), 30);
+    CU_ASSERT_EQUAL(par_nn_op_level(ANEURALNETWORKS_GATHER), 29);
+    CU_ASSERT_EQUAL(par_nn_op_level(ANEURALNETWORKS_RSQRT), 29);
+    CU_ASSERT_EQUAL(par_nn_op_level(ANEURALNETWORKS_MAXIMUM), 29);
     CU_ASSERT_EQUAL(par_nn_op_level(ANEURALNETWORKS_SVDF), 0);
 }
 
@@ -515,6 +518,87 @@ static void test_resize_gates(void)
     par_nn_model_free(&m);
 }
 
+/* ---- sequence models' ops as NNAPI graphs (nn_ops_seq.c) ---- */
+
+static int count_ops(const nn_model *m, int32_t type)
+{
+    int k = 0;
+    for (int32_t i = 0; i < m->n_oper; i++) k += m->oper[i].type == type;
+    return k;
+}
+
+/* rms_norm(x [1,2,8], w [8]): MUL (square), MEAN kept, ADD eps, RSQRT, MUL, MUL by w; refused below level 29 and under
+ * relaxed f16, whose squares overflow above |x| = 256. sdpa with 2 query heads on 1 kv head, causal: one key matrix
+ * and one transposed value matrix for both heads, two FULLY_CONNECTED and one SOFTMAX per head, the causal mask a
+ * constant added per head, heads stacked by CONCATENATION. */
+static void test_seq_ops(void)
+{
+    par_msg m0 = {{0}};
+    par_graph *g = par_graph_create("t");
+    int64_t xd[3] = {1, 2, 8}, wd[1] = {8}, ns[1] = {8};
+    float wv[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    int32_t in[2] = {par_graph_add_input(g, "x", PAR_DTYPE_F32, 3, xd, &m0),
+                     par_graph_add_const(g, "w", PAR_DTYPE_F32, 1, wd, wv, &m0)};
+    par_attr at[2] = {par_a_ints("normalized_shape", 1, ns), par_a_float("eps", 1e-6)};
+    par_out_spec o = {"y", PAR_DTYPE_F32, 0, 0};
+    int32_t n = par_graph_add_node(g, "rms_norm", "norm", 2, in, 2, at, &o, &m0);
+    CU_ASSERT_FATAL(n >= 0);
+    par_graph_mark_output(g, par_graph_desc_of(g)->nodes[n].outputs[0], &m0);
+    CU_ASSERT_EQUAL_FATAL(par_graph_finalize(g, &m0), PAR_OK);
+    for (int v = 0; v < 3; v++) {
+        nn_settings set = {v == 0 ? 28 : 29, v == 2 ? NN_PROFILE_GPU_FP16 : NN_PROFILE_REFERENCE, v == 2};
+        nn_model m;
+        par_msg em = {{0}};
+        CU_ASSERT_EQUAL_FATAL(par_nn_convert(&m, par_graph_desc_of(g), &set, &em), PAR_OK);
+        if (v == 1) {
+            CU_ASSERT_EQUAL(m.node_st[n], PAR_OK);
+            CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_MEAN), 1);
+            CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_RSQRT), 1);
+            CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_MUL), 3);
+            CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_ADD), 1);
+        } else {
+            CU_ASSERT_EQUAL(m.node_st[n], PAR_UNSUPPORTED);
+            CU_ASSERT_PTR_NOT_NULL(strstr(m.node_msg[n].text, v == 0 ? "level 29" : "overflow f16"));
+        }
+        par_nn_model_free(&m);
+    }
+    par_graph_destroy(g);
+
+    g = par_graph_create("t");
+    int64_t qd[4] = {1, 2, 3, 4}, kd[4] = {1, 1, 5, 4};
+    int32_t qkv[3] = {par_graph_add_input(g, "q", PAR_DTYPE_F32, 4, qd, &m0),
+                      par_graph_add_input(g, "k", PAR_DTYPE_F32, 4, kd, &m0),
+                      par_graph_add_input(g, "v", PAR_DTYPE_F32, 4, kd, &m0)};
+    par_attr sa[2] = {par_a_int("is_causal", 1), par_a_float("scale", 0)};
+    par_out_spec so = {"o", PAR_DTYPE_F32, 0, 0};
+    n = par_graph_add_node(g, "sdpa", "attn", 3, qkv, 2, sa, &so, &m0);
+    CU_ASSERT_FATAL(n >= 0);
+    par_graph_mark_output(g, par_graph_desc_of(g)->nodes[n].outputs[0], &m0);
+    CU_ASSERT_EQUAL_FATAL(par_graph_finalize(g, &m0), PAR_OK);
+    nn_settings set = {29, NN_PROFILE_REFERENCE, 0};
+    nn_model m;
+    par_msg em = {{0}};
+    CU_ASSERT_EQUAL_FATAL(par_nn_convert(&m, par_graph_desc_of(g), &set, &em), PAR_OK);
+    CU_ASSERT_EQUAL(m.node_st[n], PAR_OK);
+    CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_FULLY_CONNECTED), 4);
+    CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_SOFTMAX), 2);
+    /* rank-4 graph inputs are held NHWC: q (2 channels) comes back to the logical order by a TRANSPOSE, k and v (1
+     * channel) by a RESHAPE; then the one kv head's value matrix is transposed once for both query heads */
+    CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_TRANSPOSE), 2);
+    CU_ASSERT_EQUAL(count_ops(&m, ANEURALNETWORKS_CONCATENATION), 1);
+    /* the causal mask: [3, 5], row i open to keys j <= i */
+    const nn_operation *add = find_op(&m, ANEURALNETWORKS_ADD);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(add);
+    const nn_operand *mk = &m.opnd[add->in[1]];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mk->data);
+    CU_ASSERT(mk->rank == 2 && mk->dims[0] == 3 && mk->dims[1] == 5);
+    const float *mv = mk->data;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++) CU_ASSERT(j > i ? isinf(mv[i * 5 + j]) && mv[i * 5 + j] < 0 : mv[i * 5 + j] == 0);
+    par_nn_model_free(&m);
+    par_graph_destroy(g);
+}
+
 static void test_avg_pool_pad(void)
 {
     /* count_include_pad = 1 with padding [1, 1, 1, 1]: PAD to [1, 7, 7, 2] (NHWC), then a pool without padding */
@@ -652,6 +736,7 @@ static const CU_TestInfo tests[] = {
     {"linear with per-channel weights as a 1x1 CONV_2D", test_linear_per_channel},
     {"resampling: ratio agreement and level gates", test_resize_gates},
     {"avg_pool2d counting its padding: PAD, then a pool without padding", test_avg_pool_pad},
+    {"sequence ops as NNAPI graphs: rms_norm's gates, sdpa per head", test_seq_ops},
     {"the backend through the library, when present", test_backend},
     CU_TEST_INFO_NULL,
 };

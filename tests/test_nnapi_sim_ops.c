@@ -1,7 +1,8 @@
 /*
  * test_nnapi_sim_ops.c - the float operations of the simulated libneuralnetworks.so, each on small cases whose
  * expected values are worked out by hand in the comments (or by an independent libm formula, named where used):
- * broadcasting, padding, strides, dilation, NCHW, resizing, quantize and dequantize. The quantized operations and
+ * broadcasting, padding, strides, dilation, NCHW, resizing, quantize and dequantize, and the level-29 operations
+ * sequence models decompose into (GATHER, MAXIMUM, MINIMUM, RSQRT). The quantized operations and
  * float16 are test_nnapi_sim_quant.c's.
  */
 #include "nnapi_sim_helpers.h"
@@ -414,7 +415,73 @@ static void test_quantize_dequantize(void)
     ANeuralNetworksModel_free(b.m);
 }
 
+/* MAXIMUM / MINIMUM of a [2,3] tensor and a [3] constant {0, -1, 5}: std::max / std::min elementwise, broadcast over
+ * rows; Android's std::max(a, b) is (a < b) ? b : a, so a NaN first operand comes through and a NaN second one
+ * (the constant's) is lost. RSQRT of {4, 0.25, 16} is {0.5, 2, 0.25} exactly. */
+static void test_minmax_rsqrt(void)
+{
+    const float a[6] = {1, -2, 7, NAN, 3, -9}, c[3] = {0, -1, 5};
+    const int32_t codes[2] = {ANEURALNETWORKS_MAXIMUM, ANEURALNETWORKS_MINIMUM};
+    const float want[2][6] = {{1, -1, 7, NAN, 3, 5}, {0, -2, 5, NAN, -1, -9}};
+    for (int k = 0; k < 2; k++) {
+        mb b = mb_new();
+        uint32_t x = f32t(&b, D(2, 3)), cc = f32c(&b, D(3), c), y = f32t(&b, D(2, 3));
+        op(&b, codes[k], IDX(x, cc), y);
+        finish(&b, IDX(x), IDX(y));
+        CU_ASSERT_FALSE(b.bad);
+        float got[6] = {0};
+        CU_ASSERT_EQUAL(run1(b.m, a, sizeof a, got, sizeof got), ANEURALNETWORKS_NO_ERROR);
+        for (int i = 0; i < 6; i++)
+            CU_ASSERT(isnan(want[k][i]) ? isnan(got[i]) : got[i] == want[k][i]);
+        ANeuralNetworksModel_free(b.m);
+    }
+    /* the constant NaN as the second operand: lost */
+    mb b = mb_new();
+    uint32_t x = f32t(&b, D(2)), cc = f32c(&b, D(1), (const float[]){NAN}), y = f32t(&b, D(2));
+    op(&b, ANEURALNETWORKS_MAXIMUM, IDX(x, cc), y);
+    finish(&b, IDX(x), IDX(y));
+    float got[2] = {0};
+    CU_ASSERT_EQUAL(run1(b.m, (const float[]){-3, 4}, 8, got, 8), ANEURALNETWORKS_NO_ERROR);
+    CU_ASSERT(got[0] == -3 && got[1] == 4);
+    ANeuralNetworksModel_free(b.m);
+    unary_case(ANEURALNETWORKS_RSQRT, (const float[]){4, 0.25f, 16}, 3, (const double[]){0.5, 2, 0.25}, 0);
+}
+
+/* GATHER of a [3,2] table {10,11, 20,21, 30,31}: on axis 0 by indices [2,2] {2,0,0,1} -> [2,2,2]
+ * {30,31, 10,11, 10,11, 20,21}; on axis 1 (-1) by {1,0,1} -> [3,3] {11,10,11, 21,20,21, 31,30,31}; an index of 3 on
+ * axis 0 fails the execution (OP_FAILED), as Android's gather checks its indices. */
+static void test_gather(void)
+{
+    const float t[6] = {10, 11, 20, 21, 30, 31};
+    struct {
+        int32_t axis;
+        uint32_t ir, id[2], yr, yd[3];
+        int32_t ix[4];
+        float want[9];
+        size_t n;
+        int32_t rc;
+    } cases[] = {
+        {0, 2, {2, 2}, 3, {2, 2, 2}, {2, 0, 0, 1}, {30, 31, 10, 11, 10, 11, 20, 21}, 8, ANEURALNETWORKS_NO_ERROR},
+        {-1, 1, {3}, 2, {3, 3}, {1, 0, 1}, {11, 10, 11, 21, 20, 21, 31, 30, 31}, 9, ANEURALNETWORKS_NO_ERROR},
+        {0, 1, {1}, 2, {1, 2}, {3}, {0}, 2, ANEURALNETWORKS_OP_FAILED},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        mb b = mb_new();
+        uint32_t x = f32t(&b, D(3, 2)), ix = i32c(&b, cases[k].id, cases[k].ir, cases[k].ix),
+                 y = f32t(&b, cases[k].yd, cases[k].yr);
+        op(&b, ANEURALNETWORKS_GATHER, IDX(x, i32(&b, cases[k].axis), ix), y);
+        finish(&b, IDX(x), IDX(y));
+        CU_ASSERT_FALSE(b.bad);
+        float got[9] = {0};
+        CU_ASSERT_EQUAL(run1(b.m, t, sizeof t, got, cases[k].n * 4), cases[k].rc);
+        if (cases[k].rc == ANEURALNETWORKS_NO_ERROR) CU_ASSERT_TRUE(close_all(got, cases[k].want, cases[k].n, 0));
+        ANeuralNetworksModel_free(b.m);
+    }
+}
+
 static const CU_TestInfo tests[] = {
+    {"minmax_rsqrt", test_minmax_rsqrt},
+    {"gather", test_gather},
     {"binary_float", test_binary_float},
     {"conv_float", test_conv_float},
     {"depthwise_float", test_depthwise_float},

@@ -1,6 +1,7 @@
 /*
  * nn_ops.h - the nnapi converter's lowering functions, each appending the NNAPI operations of one parity op to an
- * nn_model (nn_ops.c: the ops without weights; nn_ops_conv.c: convolution, fully connected, pooling, resampling);
+ * nn_model (nn_ops.c: the ops without weights; nn_ops_conv.c: convolution, fully connected, pooling, resampling;
+ * nn_ops_seq.c: the ops of sequence models as graphs of NNAPI operations);
  * nn_walk.c's table names them. A lowering either succeeds, or returns PAR_UNSUPPORTED with the reason (an op, parameter, dtype or
  * feature level NNAPI cannot express exactly); it must not call the NNAPI library.
  */
@@ -50,5 +51,16 @@ par_status par_nn_lower_linear(nn_model *m, int32_t node, int32_t code, par_msg 
 par_status par_nn_lower_matmul(nn_model *m, int32_t node, int32_t code, par_msg *msg);
 par_status par_nn_lower_pool(nn_model *m, int32_t node, int32_t code, par_msg *msg);
 par_status par_nn_lower_resize(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+
+/* nn_ops_seq.c */
+par_status par_nn_lower_embedding(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_masked_fill(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_layer_norm(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_matmul_computed(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_rms_norm(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_rope(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_sdpa(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_silu(nn_model *m, int32_t node, int32_t code, par_msg *msg);
+par_status par_nn_lower_slice_scatter(nn_model *m, int32_t node, int32_t code, par_msg *msg);
 
 #endif /* PAR_NN_OPS_H */

@@ -340,9 +340,8 @@ par_status par_nn_lower_matmul(nn_model *m, int32_t node, int32_t code, par_msg 
     const par_node *n = &m->g->nodes[node];
     const par_value *a = par_node_input(m->g, n, 0), *bm = par_node_input(m->g, n, 1);
     const par_value *y = &m->g->values[n->outputs[0]];
-    if (bm->kind != PAR_VALUE_CONST || bm->rank != 2)
-        return par_msgf(msg, PAR_UNSUPPORTED,
-                        "matmul by a computed or batched right operand needs BATCH_MATMUL (level 31)");
+    if (bm->kind != PAR_VALUE_CONST || bm->rank != 2) /* one FULLY_CONNECTED per batch item (nn_ops_seq.c) */
+        return par_nn_lower_matmul_computed(m, node, code, msg);
     if (bm->quant_axis >= 0) return par_msgf(msg, PAR_UNSUPPORTED, "matmul by per-channel weights");
     par_status st = check_wdt(m, n, a, bm, NULL, y, msg);
     if (st != PAR_OK) return st;

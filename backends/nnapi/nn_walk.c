@@ -52,6 +52,14 @@ static const nn_lower_entry TABLE[] = {
     {"quantize", par_nn_lower_quantize, ANEURALNETWORKS_QUANTIZE},
     {"dequantize", par_nn_lower_quantize, ANEURALNETWORKS_DEQUANTIZE},
     {"batch_norm", par_nn_lower_batch_norm, 0},
+    {"embedding", par_nn_lower_embedding, 0},
+    {"rms_norm", par_nn_lower_rms_norm, 0},
+    {"layer_norm", par_nn_lower_layer_norm, 0},
+    {"silu", par_nn_lower_silu, 0},
+    {"rope", par_nn_lower_rope, 0},
+    {"sdpa", par_nn_lower_sdpa, 0},
+    {"slice_scatter", par_nn_lower_slice_scatter, 0},
+    {"masked_fill", par_nn_lower_masked_fill, 0},
 };
 
 static const nn_lower_entry *lower_find(const char *op)
