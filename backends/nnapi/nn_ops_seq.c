@@ -16,8 +16,9 @@
 
 #define OOM(msg) par_msgf(msg, PAR_ERROR, "out of memory")
 
-/* The most operations one node may become (sdpa and batched matmul grow with the heads or batch items). */
-#define SEQ_MAX_ITEMS 64
+/* The most heads or batch items sdpa and a batched matmul stack: one CONCATENATION takes at most 64 inputs, the axis
+ * among them (the simulator's limit, as Android's operation validation). */
+#define SEQ_MAX_ITEMS 63
 
 typedef struct seq {
     nn_model *m;
