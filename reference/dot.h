@@ -28,6 +28,8 @@ typedef struct dot_acc {
     double flp;    /* with flushing: the products' own flushes, par_flush_term of each (0 without flushing), and */
     par_flush_sum ofl; /* the same signed by the products' reference signs (par_flush_own_bound) */
     int sg;        /* the held terms' signs, or'ed (par_held_sign): whether the additions may flush */
+    int zinf;      /* a term of an infinite factor and a factor whose budget reaches 0: the held product may be
+                    * 0 x Inf = NaN where the ideal one is +-Inf, or the other way round */
     int64_t k;     /* number of terms */
 } dot_acc;
 
@@ -45,6 +47,8 @@ static inline void dot_add(dot_acc *a, const par_prec *p, const par_rt *wt, int6
         a->magf += bmul(fabs(w) + ew, fabs(x) + ex);
         a->magf0 += bmul(fabs(w), fabs(x));
         a->opmax = fmax(a->opmax, fmax(fabs(w) + ew, fabs(x) + ex));
+    } else if ((isinf(w) && ex > 0 && fabs(x) <= ex) || (isinf(x) && ew > 0 && fabs(w) <= ew)) {
+        a->zinf = 1;
     }
     a->prop += bmul(fabs(w), ex) + bmul(fabs(x), ew) + bmul(ew, ex);
     double ts = bmul(fabs(w), sx) + bmul(fabs(x), sw) + bmul(sw, sx);
@@ -73,7 +77,8 @@ static inline void dot_add(dot_acc *a, const par_prec *p, const par_rt *wt, int6
  * the arithmetic's largest finite value, so that some order of summation may hold an infinite partial sum (and an
  * opposite one later makes it NaN) although the ideal sum is finite; the caller marks the element (par_mark_any).
  * Below that no partial sum of finite terms overflows in any order, and the infinite terms (an Inf input) give the
- * backend the same Inf or NaN as the float64 sum. */
+ * backend the same Inf or NaN as the float64 sum, unless an infinite factor meets a factor whose budget reaches 0
+ * (zinf: sdpa's probability underflowing to 0 in f16 against a value that overflowed f16), which returns 1 too. */
 static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const par_prec *p, par_rt *y, int64_t yi)
 {
     double val = a->v, mag = a->mag, mag0 = a->mag0, prop = a->prop, prop2 = a->prop2;
@@ -148,6 +153,7 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     if (y->f) y->f[yi] = fmin(par_flush_common(&fl) + par_flush_own_common(a->flp, &a->ofl) + flush_adds, *e);
     /* A factor rounded to bfloat16 overflows to Inf from the midpoint between its largest finite value and 2^128. */
     if (uin > 0 && !(opmax < 0x1.ff8p127)) return 1;
+    if (a->zinf) return 1;
     /* The partial sums of the finite terms: at most their reference magnitude plus B (as for the rounding), grown
      * by the sum's rounding; where B is not finite (an infinite input term), the worst case magf. */
     double reach = bprop < INFINITY ? fmin(magf, magf0 + bprop + bmul(p->u, prop)) : magf;
