@@ -454,6 +454,18 @@ static par_case *build(gen_src *src, uint64_t seed, const par_fuzz_opts *o, cons
         memset(&qo, 0, sizeof qo);
         qo.act = gen_chance(src, 0.5) ? PAR_DTYPE_QS8 : PAR_DTYPE_QU8;
         qo.per_channel = gen_chance(src, 0.5);
+        /* a quarter on 16-bit activations (16a8w: conv2d and linear on qs16, the rest float), half of those with
+         * int4 weights (16a4w: every linear whose K the block divides, or one block of K per channel, in a drawn
+         * form); the integer forms' own rules are then judged inside whole graphs */
+        if (gen_chance(src, 0.25)) {
+            qo.act = PAR_DTYPE_QS16;
+            if (gen_chance(src, 0.5)) {
+                qo.int4_block = 2 << gen_range(src, 0, 4); /* 2 to 32 */
+                qo.w4_unsigned = gen_chance(src, 0.5);
+                qo.w4_hi_first = gen_chance(src, 0.5);
+                qo.w4_bf16 = gen_chance(src, 0.3);
+            }
+        }
         qo.seeded = 0;
         qo.id = id;
         par_msg qm;

@@ -23,7 +23,8 @@
  *   qd8per   the declared granularity swapped: per = token quantized per tensor, per = tensor per row;
  *   qd8zp    the activations' zero point not subtracted: acc = sum q w;
  *   qd8trans matmul_qd8's b [K, N] read as if it were [N, K] (its bytes in linear's order).
- * The knob strict=1 declares PAR_PROC_REQUANT_EXACT (the scheme's integers exactly), as qnnpack does: the reference
+ * quantize to qs16 and dequantize from it (the boundary of a 16a8w graph, which the fuzzer's quantized graphs have)
+ * are plain float code here. The knob strict=1 declares PAR_PROC_REQUANT_EXACT (the scheme's integers exactly), as qnnpack does: the reference
  * then gives the activations' ties no window, which is how the tie rule is measured (test_int4.sh). Every other op
  * and knob is the example's. Like every plugin it sees only the public header, so the qd8 parameters are written
  * out here again from docs/quantization.md.
@@ -169,6 +170,28 @@ static void qd8_linear(const ex_plan *p, const par_node *n, int bug)
     }
 }
 
+/* quantize f32 -> qs16 and dequantize qs16 -> f32 (the boundary of a 16a8w graph, which the example takes only for
+ * qu8 / qs8): q = clamp(round_half_even(x / scale) + zero_point, -32768, 32767), x = scale (q - zero_point). */
+static void q16_quantize(const ex_plan *p, const par_node *n)
+{
+    const par_value *yv = ex_out_value(p, n);
+    const float *x = ex_in(p, n, 0);
+    int16_t *y = (int16_t *)ex_out(p, n);
+    for (int64_t i = 0; i < yv->numel; i++) {
+        float q = nearbyintf(x[i] / yv->scale) + (float)yv->zero_point;
+        q = q < -32768.0f ? -32768.0f : q > 32767.0f ? 32767.0f : q;
+        y[i] = (int16_t)q;
+    }
+}
+
+static void q16_dequantize(const ex_plan *p, const par_node *n)
+{
+    const par_value *xv = ex_in_value(p, n, 0);
+    const int16_t *x = ex_in_raw(p, n, 0);
+    float *y = ex_out(p, n);
+    for (int64_t i = 0; i < xv->numel; i++) y[i] = xv->scale * (float)((int32_t)x[i] - xv->zero_point);
+}
+
 static void i4_off(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_OFF); }
 static void i4_nibble(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_NIBBLE); }
 static void i4_block(const ex_plan *p, const par_node *n) { i4_linear(p, n, BUG_BLOCK); }
@@ -196,6 +219,16 @@ static const ex_kernel_fn KERNELS_QD8[N_BUGS] = {qd8_off, qd8_off, qd8_off, qd8_
 static int is_q4(const par_node *n)
 {
     return strcmp(n->op, "linear_8da4w") == 0;
+}
+
+/* 1: quantize to qs16, 2: dequantize from qs16, 0: neither. */
+static int is_q16io(const par_graph_desc *g, const par_node *n)
+{
+    const par_value *x = par_node_input(g, n, 0), *y = par_node_output(g, n, 0);
+    if (!x || !y) return 0;
+    if (strcmp(n->op, "quantize") == 0 && x->dtype == PAR_DTYPE_F32 && y->dtype == PAR_DTYPE_QS16) return 1;
+    if (strcmp(n->op, "dequantize") == 0 && x->dtype == PAR_DTYPE_QS16 && y->dtype == PAR_DTYPE_F32) return 2;
+    return 0;
 }
 
 /* 1: linear_qd8, 2: matmul_qd8, 0: neither. */
@@ -264,6 +297,12 @@ static par_status i4_supports(void *ctx, const par_graph_desc *g, int32_t node, 
             return par_msgf(msg, PAR_UNSUPPORTED, "linear_8da4w: f32 x, scales and bias and qu8 packed weights only");
         return PAR_OK;
     }
+    if (node >= 0 && node < g->n_nodes && is_q16io(g, &g->nodes[node])) {
+        const par_value *v = is_q16io(g, &g->nodes[node]) == 1 ? par_node_output(g, &g->nodes[node], 0)
+                                                                : par_node_input(g, &g->nodes[node], 0);
+        if (v->quant_axis >= 0) return par_msgf(msg, PAR_UNSUPPORTED, "qs16 per channel");
+        return PAR_OK;
+    }
     if (node >= 0 && node < g->n_nodes && is_qd8(&g->nodes[node])) {
         const par_node *n = &g->nodes[node];
         const par_value *x = par_node_input(g, n, 0), *w = par_node_input(g, n, 1), *b = par_node_input(g, n, 2);
@@ -305,6 +344,7 @@ static par_status i4_prepare(void *ctx, const par_graph_desc *g, void **prepared
         if (is_q4(&g->nodes[k])) p->kernels[k] = KERNELS[c->bug];
         if (is_s16(g, &g->nodes[k])) p->kernels[k] = KERNELS16[c->bug];
         if (is_qd8(&g->nodes[k])) p->kernels[k] = KERNELS_QD8[c->bug];
+        if (is_q16io(g, &g->nodes[k])) p->kernels[k] = is_q16io(g, &g->nodes[k]) == 1 ? q16_quantize : q16_dequantize;
     }
     return PAR_OK;
 }
