@@ -38,6 +38,13 @@ typedef struct act_params {
     double a, b; /* clamp: lo, hi; leaky: negative slope; elu: alpha */
 } act_params;
 
+/* What an element's budget needs of the profile alone, computed once a kernel call (unary): the absolute error of
+ * one underflowing operation (par_eta), and clamp's bounds rounded to the backend's formats (const_rounding). */
+typedef struct act_const {
+    double eta;
+    double lo_r, hi_r;
+} act_const;
+
 /* sup of |f'| for f = sigmoid (g(t) = s(t)(1 - s(t))) or tanh (1 - tanh^2) over [x - e, x + e]: both derivatives
  * are even and decreasing in |t|, so the sup is at the point of the interval closest to 0. */
 static double closest_to_zero(double x, double e)
@@ -136,17 +143,17 @@ static double mish_own(double x, double e, double ya, const par_prec *pr)
 /* clamp(x, a, b): exact selection. A backend holds some x' in [x - e, x + e], so its result lies in
  * [clamp(x - e), clamp(x + e)]: the budget is the larger distance from y to those ends, e where the interval is
  * inside the bounds and 0 where it saturates entirely (errors do not pass a saturated clamp). A bound the backend
- * may select contributes its own rounding. */
-static void clamp_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
+ * may select contributes its own rounding (k->lo_r, k->hi_r). */
+static void clamp_elem(const act_params *ap, const act_const *k, double x, double e, double *yo, double *eo)
 {
     double lo = ap->a, hi = ap->b;
     double y = x < lo ? lo : x;
     y = y > hi ? hi : y;
     double r = 0;
-    if (x - e <= lo + const_rounding(lo, pr)) r = fmax(r, const_rounding(lo, pr));
-    if (x + e >= hi - const_rounding(hi, pr)) r = fmax(r, const_rounding(hi, pr));
-    double y_lo = fmin(fmax(x - e, lo), hi), y_hi = fmin(fmax(x + e, lo), hi);
-    double spread = fmax(y - y_lo, y_hi - y);
+    if (x - e <= lo + k->lo_r) r = par_fmax(r, k->lo_r);
+    if (x + e >= hi - k->hi_r) r = par_fmax(r, k->hi_r);
+    double y_lo = par_fmin(par_fmax(x - e, lo), hi), y_hi = par_fmin(par_fmax(x + e, lo), hi);
+    double spread = par_fmax(y - y_lo, y_hi - y);
     *yo = y;
     *eo = spread + r == spread + r ? spread + r : INFINITY;
 }
@@ -200,12 +207,13 @@ static void gelu_err(const act_params *ap, double x, double e, const par_prec *p
     }
 }
 
-static void act_elem(const act_params *ap, double x, double e, const par_prec *pr, double *yo, double *eo)
+static void act_elem(const act_params *ap, const act_const *k, double x, double e, const par_prec *pr, double *yo,
+                     double *eo)
 {
     const double u = pr->u, fn = pr->fn_ulps * pr->u;
     /* Flushing: each intermediate operation that may flush a subnormal adds eta times its gain into y (the flush of
      * the input and of y itself is the interpreter's). Sigmoid and silu count theirs in underflow_abs. */
-    const double eta = par_eta(pr, 1);
+    const double eta = k->eta;
     double y = 0, p = 0, own = 0;
     if (isnan(x)) { /* every activation propagates NaN (PyTorch; docs/ops.md, "NaN and Inf") */
         *yo = x;
@@ -216,7 +224,7 @@ static void act_elem(const act_params *ap, double x, double e, const par_prec *p
      * roundings of x + 3 or x / 6 + 1/2 (a few u relative, 16 u is generous). */
     const double flat_margin = 16 * u * (fabs(x) + 3);
     switch (ap->op) {
-    case ACT_CLAMP: clamp_elem(ap, x, e, pr, yo, eo); return;
+    case ACT_CLAMP: clamp_elem(ap, k, x, e, yo, eo); return;
     case ACT_LEAKY: {
         double s = ap->a;
         y = x >= 0 ? x : s * x;
@@ -341,8 +349,10 @@ static par_status unary(const par_ref_ctx *c, const act_params *ap, const par_rt
     if (io != PAR_OK) return io;
     const par_rt *x = in[0];
     par_rt *y = out[0];
+    act_const k = {par_eta(&c->prec, 1), 0, 0};
+    if (ap->op == ACT_CLAMP) k.lo_r = const_rounding(ap->a, &c->prec), k.hi_r = const_rounding(ap->b, &c->prec);
     for (int64_t i = 0; i < x->numel; i++) {
-        act_elem(ap, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
+        act_elem(ap, &k, x->v[i], x->e[i], &c->prec, &y->v[i], &y->e[i]);
         /* hardswish's x * relu6(x + 3) reaches 6 |x| before its division by 6 (PyTorch's order): beyond the
          * arithmetic's largest finite value / 6 a correct backend may hold Inf where the ideal is finite */
         if (ap->op == ACT_HARDSWISH && isfinite(x->v[i]) && x->v[i] + x->e[i] > -3 &&

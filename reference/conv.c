@@ -83,9 +83,11 @@ static void conv2d_at(const par_ref_ctx *c, const par_conv_geom *q, const par_rt
 
 /* Outputs (n, o, oh, ow0 .. ow0 + nl - 1) of conv2d on the fast path (dot.h): every one of them has all its kw taps
  * inside the row (the caller's interior), so each lane's terms are conv2d_at's, in its order: the same (ci, kh) rows
- * are skipped for all of them, and lane j reads x at ow0 + j's column, sw further along the row than lane j - 1's. */
-static void conv2d_lanes(const par_ref_ctx *c, const par_conv_geom *q, const par_rt *x, const par_rt *w,
-                         const par_rt *b, par_rt *y, int64_t n, int64_t o, int64_t oh, int64_t ow0, int nl)
+ * are skipped for all of them, and lane j reads x at ow0 + j's column, sw further along the row than lane j - 1's.
+ * stat and opm: dot_lanes_add_k's sums (constants in each of conv2d_lanes's calls). */
+DOT_INLINE void conv2d_lanes_k(const par_ref_ctx *c, const par_conv_geom *q, const par_rt *x, const par_rt *w,
+                               const par_rt *b, par_rt *y, int64_t n, int64_t o, int64_t oh, int64_t ow0, int nl,
+                               const int stat, const int opm)
 {
     int64_t cg = q->c / q->groups, og = q->o / q->groups;
     int64_t g0 = (o / og) * cg;
@@ -100,14 +102,27 @@ static void conv2d_lanes(const par_ref_ctx *c, const par_conv_geom *q, const par
             int64_t xrow = ((n * q->c + g0 + ci) * q->h + ih) * q->w, wrow = ((o * cg + ci) * q->kh + kh) * q->kw;
             for (int64_t kw = 0; kw < q->kw; kw++) {
                 dot_terms t = dot_terms_at(w, sw, wrow + kw, 0, x, sx, xrow + ow0 * q->sw - q->pl + kw * q->dw, q->sw);
-                if (nl < DOT_LANES) dot_lanes_add(&a, dot_terms_pad(t, nl, buf));
-                else if (q->sw == 1) dot_lanes_add(&a, dot_terms_at(w, sw, t.w - w->v, 0, x, sx, t.x - x->v, 1));
-                else dot_lanes_add(&a, t);
+                if (nl < DOT_LANES) dot_lanes_add_k(&a, dot_terms_pad(t, nl, buf), stat, opm);
+                else if (q->sw == 1)
+                    dot_lanes_add_k(&a, dot_terms_at(w, sw, t.w - w->v, 0, x, sx, t.x - x->v, 1), stat, opm);
+                else dot_lanes_add_k(&a, t, stat, opm);
             }
         }
     for (int j = 0; j < nl; j++) {
         int64_t yi = ((n * q->o + o) * q->oh + oh) * q->ow + ow0 + j;
         if (dot_lanes_finish(&a, j, b, o, &c->prec, y, yi)) par_mark_any(c, yi);
+    }
+}
+
+/* conv2d_lanes_k with the profile's sums (dot_lanes_kind), built for the wider vector units too (DOT_CLONES). */
+DOT_CLONES static void conv2d_lanes(const par_ref_ctx *c, const par_conv_geom *q, const par_rt *x, const par_rt *w,
+                                    const par_rt *b, par_rt *y, int64_t n, int64_t o, int64_t oh, int64_t ow0, int nl)
+{
+    switch (dot_lanes_kind(&c->prec)) {
+    case 0: conv2d_lanes_k(c, q, x, w, b, y, n, o, oh, ow0, nl, 0, 0); break;
+    case 1: conv2d_lanes_k(c, q, x, w, b, y, n, o, oh, ow0, nl, 1, 0); break;
+    case 2: conv2d_lanes_k(c, q, x, w, b, y, n, o, oh, ow0, nl, 0, 1); break;
+    default: conv2d_lanes_k(c, q, x, w, b, y, n, o, oh, ow0, nl, 1, 1); break;
     }
 }
 
@@ -131,16 +146,21 @@ par_status par_ref_conv2d(const par_ref_ctx *c, const par_rt *const *in, par_rt 
         if (hi > q.ow) hi = q.ow;
         if (hi < lo) hi = lo;
     }
+    /* Every output's terms are its own and in its own order, so the order in which the outputs are computed changes
+     * no bit: a block of lanes is computed for every output channel before the next block, so that the block's
+     * input columns stay in cache while the channels' weights go by. */
     for (int64_t n = 0; n < q.n; n++)
-        for (int64_t o = 0; o < q.o; o++)
-            for (int64_t oh = 0; oh < q.oh; oh++) {
+        for (int64_t oh = 0; oh < q.oh; oh++) {
+            for (int64_t o = 0; o < q.o; o++) {
                 for (int64_t ow = 0; ow < q.ow && ow < lo; ow++) conv2d_at(c, &q, x, w, b, y, n, o, oh, ow);
-                for (int64_t ow = lo; ow < hi; ow += DOT_LANES) {
-                    int64_t ow0 = dot_block(ow, lo, hi);
-                    conv2d_lanes(c, &q, x, w, b, y, n, o, oh, ow0, hi - ow0 < DOT_LANES ? (int)(hi - ow0) : DOT_LANES);
-                }
                 for (int64_t ow = hi > lo ? hi : lo; ow < q.ow; ow++) conv2d_at(c, &q, x, w, b, y, n, o, oh, ow);
             }
+            for (int64_t ow = lo; ow < hi; ow += DOT_LANES) {
+                int64_t ow0 = dot_block(ow, lo, hi);
+                for (int64_t o = 0; o < q.o; o++)
+                    conv2d_lanes(c, &q, x, w, b, y, n, o, oh, ow0, hi - ow0 < DOT_LANES ? (int)(hi - ow0) : DOT_LANES);
+            }
+        }
     return PAR_OK;
 }
 

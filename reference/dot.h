@@ -94,7 +94,7 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
         if (isfinite(b->v[o])) {
             magf += fabs(b->v[o]) + b->e[o];
             magf0 += fabs(b->v[o]);
-            opmax = fmax(opmax, fabs(b->v[o]) + b->e[o]);
+            opmax = par_fmax(opmax, fabs(b->v[o]) + b->e[o]);
         }
         prop += b->e[o];
         prop2 += bmul(sb, sb);
@@ -139,7 +139,7 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
             own = bmul(p->u * grow, sqrt(a->ps2 + bmul(2 * sh, a->ps1) + bmul((double)k, sh * sh)) + sqrt(a->pp2) + prop);
         }
         /* the propagated scales, and the flush terms' fluctuation (par_flush_sum), within the propagated bound */
-        double ps = own + bmul(gin, mag) + fmin(sqrt(prop2 + fl.sq), bprop) + fmin(sqrt(a->ofl.sq), a->flp);
+        double ps = own + bmul(gin, mag) + par_fmin(sqrt(prop2 + fl.sq), bprop) + par_fmin(sqrt(a->ofl.sq), a->flp);
         /* Gradual underflow's roundings (eta each, mean-zero like any rounding) belong to the scale too: without
          * them a linear combination of subnormal data propagated a scale far below its budget, and the next
          * linear combination's probabilistic bound lost them (flushing's are not mean-zero: the flush parts) */
@@ -150,13 +150,13 @@ static inline int dot_finish(const dot_acc *a, const par_rt *b, int64_t o, const
     double pre = round + bprop;
     *v = val;
     *e = pre + bmul(p->u_store, fabs(val) + pre);
-    if (y->f) y->f[yi] = fmin(par_flush_common(&fl) + par_flush_own_common(a->flp, &a->ofl) + flush_adds, *e);
+    if (y->f) y->f[yi] = par_fmin(par_flush_common(&fl) + par_flush_own_common(a->flp, &a->ofl) + flush_adds, *e);
     /* A factor rounded to bfloat16 overflows to Inf from the midpoint between its largest finite value and 2^128. */
     if (uin > 0 && !(opmax < 0x1.ff8p127)) return 1;
     if (a->zinf) return 1;
     /* The partial sums of the finite terms: at most their reference magnitude plus B (as for the rounding), grown
      * by the sum's rounding; where B is not finite (an infinite input term), the worst case magf. */
-    double reach = bprop < INFINITY ? fmin(magf, magf0 + bprop + bmul(p->u, prop)) : magf;
+    double reach = bprop < INFINITY ? par_fmin(magf, magf0 + bprop + bmul(p->u, prop)) : magf;
     return !(reach * grow * (1 + gk) < par_ovf_arith(p));
 }
 
@@ -249,29 +249,47 @@ static inline dot_terms dot_terms_pad(dot_terms t, int nl, double *buf)
 #else
 #define DOT_INLINE static inline
 #endif
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define DOT_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define DOT_CLONES
+#endif
 
-/* One term of every lane: dot_add's lines, less what the fast path's case never runs. The kernels call it with
- * constant strides where they can, so that the compiler vectorizes the loads too. */
-DOT_INLINE void dot_lanes_add(dot_lanes *a, dot_terms t)
+/* One term of every lane: dot_add's lines, less what the fast path's case never runs, and less what dot_finish does
+ * not read under the profile: the companion's sums ps1, ps2 and pp2 only with stat (par_prec.stat_scale), opmax only
+ * with opm (par_prec.u_in > 0); the fields not added stay 0 and are never read (dot_lanes_kind). The kernels call it
+ * with constant strides and kinds where they can, so that the compiler vectorizes the loads too and drops the sums
+ * not wanted. */
+DOT_INLINE void dot_lanes_add_k(dot_lanes *a, dot_terms t, const int stat, const int opm)
 {
     for (int j = 0; j < DOT_LANES; j++) {
         double w = t.w[j * t.ws], ew = t.ew[j * t.ws], sw = t.sw[j * t.ws];
         double x = t.x[j * t.xs], ex = t.ex[j * t.xs], sx = t.sx[j * t.xs];
         double wx = w * x, aw = fabs(w), ax = fabs(x), mw = aw + ew, mx = ax + ex;
         a->v[j] += wx;
-        a->ps1[j] += fabs(a->v[j]);
-        a->ps2[j] += bmul(a->v[j], a->v[j]);
-        a->pp2[j] += wx * wx;
+        if (stat) {
+            a->ps1[j] += fabs(a->v[j]);
+            a->ps2[j] += bmul(a->v[j], a->v[j]);
+            a->pp2[j] += wx * wx;
+        }
         a->mag[j] += mw * mx;
         a->mag0[j] += aw * ax;
-        double m = mw > mx ? mw : mx; /* fmax, as above */
-        a->opmax[j] = a->opmax[j] > m ? a->opmax[j] : m;
+        if (opm) {
+            double m = mw > mx ? mw : mx; /* fmax, as above */
+            a->opmax[j] = a->opmax[j] > m ? a->opmax[j] : m;
+        }
         a->prop[j] += aw * ex + ax * ew + ew * ex;
         double ts = aw * sx + ax * sw + sw * sx;
         a->prop2[j] += ts * ts;
     }
     a->k++;
 }
+
+/* Every sum of dot_add. */
+DOT_INLINE void dot_lanes_add(dot_lanes *a, dot_terms t) { dot_lanes_add_k(a, t, 1, 1); }
+
+/* Which of dot_lanes_add_k's optional sums dot_finish reads under p: bit 0 the companion's (stat), bit 1 opmax. */
+static inline int dot_lanes_kind(const par_prec *p) { return (p->stat_scale ? 1 : 0) | (p->u_in > 0 ? 2 : 0); }
 
 /* The first output of the block of lanes that covers outputs [i, i + DOT_LANES) of a run [lo, hi) (i from lo in
  * steps of DOT_LANES): the last block overlaps the one before where the run is long enough (the outputs it computes

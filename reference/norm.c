@@ -52,25 +52,32 @@ par_status par_ref_batch_norm(const par_ref_ctx *c, const par_rt *const *in, par
                             (long long)k, var->v[k]);
     int64_t inner = 1;
     for (int32_t i = 2; i < x->rank; i++) inner *= x->dims[i];
-    const double u = c->prec.u, us = c->prec.u_store;
-    for (int64_t i = 0; i < x->numel; i++) {
-        int64_t k = (i / inner) % ch;
+    const double u = c->prec.u, us = c->prec.u_store, eta3 = par_eta(&c->prec, 3);
+    /* One channel's run of inner elements at a time: what depends on the channel alone is computed once for the
+     * run, by the same expressions as an element's, so every element gets the same bits. */
+    for (int64_t i0 = 0; i0 < x->numel; i0 += inner) {
+        int64_t k = (i0 / inner) % ch;
         double ve = var->v[k] + eps, sq = sqrt(ve);
         double s = w->v[k] / sq;
-        double d = x->v[i] - mean->v[k];
-        double v = d / sq * w->v[k] + b->v[k];
-        double ex = x->e[i], em = mean->e[k], ew = w->e[k], eb = b->e[k], ev = var->e[k];
-        double da = fabs(d) + ex + em; /* |x' - mean'| */
-        double p = fabs(s) * (ex + em) + eb + da / sq * ew;
-        if (ev > 0) p += ve - ev > 0 ? da * (fabs(w->v[k]) + ew) * ev / (2 * pow(ve - ev, 1.5)) : INFINITY;
+        double em = mean->e[k], ew = w->e[k], eb = b->e[k], ev = var->e[k];
+        double wa = fabs(w->v[k]) + ew, pw = ev > 0 && ve - ev > 0 ? 2 * pow(ve - ev, 1.5) : 0;
         /* |s'| over the held parameters */
-        double sa = (ew > 0 || ev > 0) ? (ve - ev > 0 ? (fabs(w->v[k]) + ew) / sqrt(ve - ev) : INFINITY) : fabs(s);
+        double sa = (ew > 0 || ev > 0) ? (ve - ev > 0 ? wa / sqrt(ve - ev) : INFINITY) : fabs(s);
         double t = b->v[k] - mean->v[k] * s;
-        double own = 6 * u * sa * (fabs(x->v[i]) + ex + fabs(mean->v[k]) + em) + u * (fabs(t) + eb + sa * em) +
-                     u * (fabs(v) + p) + par_eta(&c->prec, 3) * (1 + sa); /* flushing: x - mean, the product, s */
-        double tot = p + own + us * (fabs(v) + p + own);
-        y->v[i] = v;
-        y->e[i] = (isfinite(v) && tot == tot) ? tot : INFINITY;
+        double own_x = 6 * u * sa, own_t = u * (fabs(t) + eb + sa * em), own_eta = eta3 * (1 + sa);
+        for (int64_t i = i0; i < i0 + inner; i++) {
+            double d = x->v[i] - mean->v[k];
+            double v = d / sq * w->v[k] + b->v[k];
+            double ex = x->e[i];
+            double da = fabs(d) + ex + em; /* |x' - mean'| */
+            double p = fabs(s) * (ex + em) + eb + da / sq * ew;
+            if (ev > 0) p += ve - ev > 0 ? da * wa * ev / pw : INFINITY;
+            double own = own_x * (fabs(x->v[i]) + ex + fabs(mean->v[k]) + em) + own_t + u * (fabs(v) + p) +
+                         own_eta; /* flushing: x - mean, the product, s */
+            double tot = p + own + us * (fabs(v) + p + own);
+            y->v[i] = v;
+            y->e[i] = (isfinite(v) && tot == tot) ? tot : INFINITY;
+        }
     }
     return PAR_OK;
 }

@@ -127,6 +127,12 @@ typedef struct par_fmt {
     double ovf;         /* the smallest magnitude that rounds to infinity (to nearest, ties to even) */
 } par_fmt;
 
+/* fmax and fmin bit for bit, inline: the comparison where it decides, the C library's function where it does not
+ * (equal operands, whose zeros' signs the library chooses, and NaN operands). The hot kernels call them per element,
+ * where a call through the library's entry point cost more than the arithmetic. */
+static inline double par_fmax(double a, double b) { return a > b ? a : b > a ? b : fmax(a, b); }
+static inline double par_fmin(double a, double b) { return a < b ? a : b < a ? b : fmin(a, b); }
+
 /* The format of unit roundoff u: one row per format a par_arith names (f32, f16, bfloat16). The profiles name their
  * formats by u alone, which is unique per row. A u of no row (0: the exact profile, whose callers test it first)
  * reads as the narrowest row that is at least as coarse, f16 beyond f32's: its tiny, eta and ovf are the widest
@@ -248,7 +254,7 @@ static inline double par_prop_bound_flush(double sum_t, double sum_s2, const par
 static inline double par_eta_gradual(const par_prec *p)
 {
     if (p->u == 0 && p->u_store == 0) return 0.0;
-    return fmax(par_fmt_of(p->u)->eta, par_fmt_of(p->u_store)->eta);
+    return par_fmax(par_fmt_of(p->u)->eta, par_fmt_of(p->u_store)->eta);
 }
 
 /* The absolute error of n operations of a kernel whose results may underflow (a product or a partial sum inside the
@@ -274,7 +280,7 @@ static inline double par_eta_ops(const par_prec *p, double n_mul, double n_add)
  * below tau, and then loses at most min(tau, hi); elsewhere it is a normal number and nothing is flushed. */
 static inline double par_flush_term(double tau, double lo, double hi)
 {
-    return tau > 0 && lo < tau ? fmin(tau, hi) : 0.0;
+    return tau > 0 && lo < tau ? par_fmin(tau, hi) : 0.0;
 }
 
 /* The own flushes of a sum's terms (par_flush_term each, added to o by par_flush_add with the sign of the term's
