@@ -43,7 +43,7 @@ static double sum_ratio(const bud_sum *s) { return s->vmax > 0 ? s->emax / s->vm
 typedef struct bud_cmp {
     int64_t n, larger, smaller;
     double worst;
-    char worst_node[128];
+    char worst_node[128], first_node[128]; /* the node of the largest factor; the first node with a larger one */
 } bud_cmp;
 
 /* The file holds binary32 budgets rounded up (half the size of binary64; a growth below 2^-23 relative is not
@@ -67,7 +67,7 @@ static int cmp_tensor(FILE *f, const par_rt *t, const char *node, bud_cmp *c)
         double old = saved, now = t->e[i];
         c->n++;
         if (now > old || (isnan(now) && !isnan(old))) {
-            c->larger++;
+            if (!c->larger++) snprintf(c->first_node, sizeof c->first_node, "%s", node);
             double k = old > 0 ? now / old : INFINITY;
             if (!(k <= c->worst)) {
                 c->worst = k;
@@ -92,7 +92,7 @@ static void usage(FILE *f)
                "  unjudged elements come from. --nodes: the same per node (its float outputs), with the op.\n"
                "  --save FILE: every node's budgets, in order, to FILE; --against FILE: compare every node's budgets\n"
                "  with FILE's (the same selection and profile, e.g. an older build's): per case the elements larger and\n"
-               "  smaller and the largest factor; exit 1 when any budget is larger.\n"
+               "  smaller, the largest factor and the first node with a larger one; exit 1 when any budget is larger.\n"
                "  Exit 0, 1 (--against found a larger budget), 2 usage or input error, 3 internal error.\n");
 }
 
@@ -216,7 +216,8 @@ int par_cmd_budgets(int argc, char **argv, const char *exe)
                        g->nodes[nworst].op ? g->nodes[nworst].op : "?", rworst);
             if (against && !stop) {
                 printf("  against %s: %lld elements, %lld larger", against, (long long)cmp.n, (long long)cmp.larger);
-                if (cmp.larger) printf(" (up to x%.4g at '%s')", cmp.worst, cmp.worst_node);
+                if (cmp.larger)
+                    printf(" (up to x%.7g at '%s', the first at '%s')", cmp.worst, cmp.worst_node, cmp.first_node);
                 printf(", %lld smaller\n", (long long)cmp.smaller);
                 if (cmp.larger && rc == PAR_EXIT_OK) rc = PAR_EXIT_FAIL;
             }

@@ -21,9 +21,11 @@
 #include "elem_util.h"
 
 #include "core/graph.h"
+#include "core/tensor.h"
 #include "core/ops.h"
 
 #include <math.h>
+#include <string.h>
 
 typedef enum bin_op { BIN_ADD, BIN_SUB, BIN_MUL, BIN_DIV, BIN_MIN, BIN_MAX, BIN_POW } bin_op;
 
@@ -171,6 +173,71 @@ static int independent_operands(const par_ref_ctx *c)
     return 1;
 }
 
+/* A product of a tensor and a clamp of itself plus a constant, y = x * clamp(x + c, lo, hi): the decomposed
+ * hardswish x * clip(x + 3, 0, 6) (/ 6 after it), or with relu6 / relu / hardtanh as the clamp (docs/budgets/
+ * elementwise.md, "A product through a clamp of its own operand"). xi: which operand (0 or 1) is x; c a scalar
+ * constant; the three tensors of the output's shape. */
+typedef struct clamp_prod {
+    int xi;
+    double c, lo, hi;
+} clamp_prod;
+
+static const par_node *producer_of(const par_graph_desc *g, int32_t v)
+{
+    return v >= 0 && g->values[v].producer >= 0 ? &g->nodes[g->values[v].producer] : NULL;
+}
+
+static int find_clamp_prod(const par_ref_ctx *c, const par_rt *y, clamp_prod *q)
+{
+    if (!c->g || !c->n || c->n->n_inputs != 2) return 0;
+    const par_graph_desc *g = c->g;
+    for (int xi = 0; xi < 2; xi++) {
+        int32_t x = c->n->inputs[xi], b = c->n->inputs[1 - xi];
+        const par_node *cl = producer_of(g, b), *ad = cl && cl->n_inputs == 1 ? producer_of(g, cl->inputs[0]) : NULL;
+        if (!ad || strcmp(ad->op, "add") != 0 || ad->n_inputs != 2 || x < 0 || g->values[x].numel != y->numel ||
+            g->values[b].numel != y->numel || g->values[cl->inputs[0]].numel != y->numel)
+            continue;
+        int32_t k = ad->inputs[0] == x ? ad->inputs[1] : ad->inputs[1] == x ? ad->inputs[0] : -1;
+        if (k < 0 || g->values[k].kind != PAR_VALUE_CONST || g->values[k].numel != 1 || !g->values[k].data ||
+            !(g->values[k].dtype == PAR_DTYPE_F32 || g->values[k].dtype == PAR_DTYPE_F16 ||
+              g->values[k].dtype == PAR_DTYPE_F64))
+            continue;
+        if (!strcmp(cl->op, "clamp")) q->lo = par_attr_float(cl, "min", -INFINITY), q->hi = par_attr_float(cl, "max", INFINITY);
+        else if (!strcmp(cl->op, "relu6")) q->lo = 0, q->hi = 6;
+        else if (!strcmp(cl->op, "relu")) q->lo = 0, q->hi = INFINITY;
+        else if (!strcmp(cl->op, "hardtanh")) q->lo = par_attr_float(cl, "min_val", -1), q->hi = par_attr_float(cl, "max_val", 1);
+        else continue;
+        q->xi = xi;
+        q->c = par_elem_get(g->values[k].dtype, g->values[k].data, 0);
+        if (isfinite(q->c) && q->lo <= q->hi) return 1;
+    }
+    return 0;
+}
+
+static double clamp_prod_h(const clamp_prod *q, double z) { return z * fmin(fmax(z + q->c, q->lo), q->hi); }
+
+/* The propagated error of y = x clamp(x + c) when the backend holds x' within ex of x: the held product is x'_2
+ * clamp(x'_1 + c' + d) with x'_1, x'_2 the two reads of x (equal but for a storage rounding of one of them), c' the
+ * held constant and d the add's rounding; clamp being 1-Lipschitz, |y' - y| <= max |h(x') - h(x)| over [x - ex,
+ * x + ex] (h(z) = z clamp(z + c): linear below lo - c and above hi - c, a parabola of vertex -c/2 between, so the
+ * maximum is at the interval's ends, the kinks or the vertex) + (|x| + ex) dl, dl the bound of everything that
+ * moves clamp's argument off x'_2 + c. */
+static double clamp_prod_prop(const clamp_prod *q, double x, double ex, const par_prec *pr)
+{
+    if (!isfinite(x) || !(ex < INFINITY)) return INFINITY;
+    const double hx = clamp_prod_h(q, x), lo = x - ex, hi = x + ex;
+    const double pts[5] = {lo, hi, q->lo - q->c, q->hi - q->c, -q->c / 2};
+    double hmax = 0;
+    for (int i = 0; i < 5; i++)
+        if (pts[i] >= lo && pts[i] <= hi) hmax = fmax(hmax, fabs(clamp_prod_h(q, pts[i]) - hx));
+    const double xa = fabs(x) + ex, ec = const_rounding(q->c, pr);
+    const double dl = ec + (pr->u + pr->u_store * (1 + pr->u)) * (fabs(x + q->c) + ex + ec) + pr->u_store * xa +
+                      (isfinite(q->lo) ? const_rounding(q->lo, pr) : 0) + (isfinite(q->hi) ? const_rounding(q->hi, pr) : 0) +
+                      par_eta(pr, 3);
+    double p = hmax + xa * dl;
+    return p == p ? p : INFINITY;
+}
+
 /* One operand as the binary kernels read it: value, budget, scale and flush part (0 without flushing). */
 typedef struct bin_in {
     double v, e, s, f;
@@ -183,8 +250,8 @@ typedef struct bin_in {
  * by the smaller of the worst case and lambda times the root-sum-square of the terms' scales (par_prop_bound_flush,
  * the flush parts signed by their terms). Operands with a common root keep the worst case, and their scale comes
  * from the interpreter's scale pass (the sum of the scales). */
-static void bin_elem(bin_op op, bin_in a, bin_in b, const par_prec *pr, int ind, double *y, double *e, double *so,
-                     double *fo)
+static void bin_elem(bin_op op, bin_in a, bin_in b, const par_prec *pr, int ind, double p_cap, double *y, double *e,
+                     double *so, double *fo)
 {
     double v, p, ta = 0, tb = 0, cross = 0, fa = 0, fb = 0, sga = 0, sgb = 0;
     switch (op) {
@@ -219,6 +286,7 @@ static void bin_elem(bin_op op, bin_in a, bin_in b, const par_prec *pr, int ind,
         /* the first-order part by rule 5; the second-order term of mul worst case */
         p = fmin(p, par_prop_bound_flush(p - cross, prop2, &fl) + cross);
     }
+    p = fmin(p, p_cap); /* a product through a clamp of its own operand (clamp_prod_prop) */
     double own = pr->u * (fabs(v) + p);
     double tot = p + own + pr->u_store * (fabs(v) + p + own);
     *y = v;
@@ -260,6 +328,13 @@ static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *i
     /* independent operands: the kernel gives the scales and flush parts itself (every pass but the value pass
      * leaves them to the interpreter: y->s is then written and not read) */
     const int ind = (op == BIN_ADD || op == BIN_SUB || op == BIN_MUL) && a->v != b->v && independent_operands(c);
+    clamp_prod cp = {0};
+    /* not in the flush pass (u = 0, flushing on): a flush part smaller than the worst case's can make a later linear
+     * combination's flush part common to the signs larger (par_flush_common is not monotone in its terms), and the
+     * bound is there to shrink budgets, never to grow one */
+    const int flush_pass = c->prec.u == 0 && c->prec.flush > 0;
+    const int cprod = op == BIN_MUL && !ind && !flush_pass && find_clamp_prod(c, y, &cp);
+    const par_rt *xt = cprod ? in[cp.xi] : NULL;
     for (int64_t i = 0; i < y->numel; i++) {
         if (op == BIN_MIN || op == BIN_MAX)
             minmax_elem(op == BIN_MAX, a->v[oa], a->e[oa], b->v[ob], b->e[ob], &y->v[i], &y->e[i]);
@@ -267,7 +342,8 @@ static par_status binary(const par_ref_ctx *c, bin_op op, const par_rt *const *i
             if (pow_elem(a->v[oa], a->e[oa], b->v[ob], b->e[ob], &c->prec, &y->v[i], &y->e[i])) par_mark_any(c, i);
         } else {
             double so = 0, fo = 0;
-            bin_elem(op, bin_read(a, oa), bin_read(b, ob), &c->prec, ind, &y->v[i], &y->e[i], &so, &fo);
+            double cap = cprod ? clamp_prod_prop(&cp, xt->v[i], xt->e[i], &c->prec) : INFINITY;
+            bin_elem(op, bin_read(a, oa), bin_read(b, ob), &c->prec, ind, cap, &y->v[i], &y->e[i], &so, &fo);
             if (ind && y->s) y->s[i] = so;
             if (ind && y->f) y->f[i] = fo;
         }

@@ -9,7 +9,9 @@
  *     variance is never negative), where the inputs' budgets let the variance's interval reach 0;
  *   - layer_norm's held variance is bounded below by its first-order change alone (the second-order part is never
  *     negative), so inputs with wide budgets but small scales (deep in a model) keep 1 / sqrt bounded near r;
- *   - sdpa's probabilities take rule 5 over the scores' scales, as the softmax of the decomposed form does.
+ *   - sdpa's probabilities take rule 5 over the scores' scales, as the softmax of the decomposed form does;
+ *   - a product of x and clamp(x + c) (a decomposed hardswish) is bounded by the exact range of x clamp(x + c) over
+ *     the held interval, not by the worst case of its two operands' budgets.
  *
  * The emulation rounds every operation to binary16 (round to nearest even, gradual underflow), in the order a simple
  * kernel takes; held inputs are drawn anywhere within their budgets.
@@ -276,6 +278,88 @@ static void test_sigmoid_range(void)
     wide_free(&w);
 }
 
+/* ---- a product through a clamp of its own operand (the decomposed hardswish) ----------------------------------
+ * x in [-12, 12) -> add(x, 8192) -> sub(., 8192): h, held to a multiple of 8 in f16, budget about 8 (the values
+ * straddle hardswish's kinks -3 and 3 within their budgets); then t = add(h, 3), c = clamp(t, 0, 6), y = mul(h, c). */
+enum { K_HSW = 8192 };
+
+static double hsw_h(double z) { return z * fmin(fmax(z + 3, 0), 6); }
+
+static void test_clamp_product(void)
+{
+    par_msg m = {{0}};
+    float x[N], k = K_HSW, three = 3;
+    for (int i = 0; i < N; i++) x[i] = (float)(12 * urand());
+    par_graph *g = par_graph_create("hardswish_decomposed");
+    int64_t xd[2] = {1, N}, kd[1] = {1};
+    int32_t xin = par_graph_add_input(g, "x", PAR_DTYPE_F32, 2, xd, &m);
+    int32_t ab[2] = {xin, par_graph_add_const(g, "k", PAR_DTYPE_F32, 1, kd, &k, &m)};
+    par_out_spec os = {.name = "t0"};
+    CU_ASSERT_FATAL(par_graph_add_node(g, "add", "t0", 2, ab, 0, NULL, &os, &m) >= 0);
+    ab[0] = par_graph_find_value(g, "t0");
+    os.name = "h";
+    CU_ASSERT_FATAL(par_graph_add_node(g, "sub", "h", 2, ab, 0, NULL, &os, &m) >= 0);
+    const int32_t h = par_graph_find_value(g, "h");
+    int32_t ac[2] = {h, par_graph_add_const(g, "three", PAR_DTYPE_F32, 1, kd, &three, &m)};
+    os.name = "t";
+    CU_ASSERT_FATAL(par_graph_add_node(g, "add", "t", 2, ac, 0, NULL, &os, &m) >= 0);
+    int32_t t = par_graph_find_value(g, "t");
+    par_attr at[2] = {{.name = "min", .type = PAR_ATTR_FLOAT, .f = 0}, {.name = "max", .type = PAR_ATTR_FLOAT, .f = 6}};
+    os.name = "c";
+    CU_ASSERT_FATAL(par_graph_add_node(g, "clamp", "c", 1, &t, 2, at, &os, &m) >= 0);
+    int32_t hc[2] = {h, par_graph_find_value(g, "c")};
+    os.name = "y";
+    CU_ASSERT_FATAL(par_graph_add_node(g, "mul", "y", 2, hc, 0, NULL, &os, &m) >= 0);
+    CU_ASSERT_FATAL(par_graph_mark_output(g, par_graph_find_value(g, "y"), &m) == PAR_OK);
+    CU_ASSERT_FATAL(par_graph_finalize(g, &m) == PAR_OK);
+    par_prec p = par_prec_for(PAR_ARITH_F16);
+    const void *inputs[1] = {x};
+    par_ref_result *ref = NULL;
+    CU_ASSERT_FATAL(par_ref_run(par_graph_desc_of(g), &p, inputs, &ref, &m) == PAR_OK);
+    const par_rt *hv = &ref->values[h], *cv = &ref->values[hc[1]], *y = &ref->values[par_graph_find_value(g, "y")];
+    double worst = 0, tight = 0, gain = 1;
+    int n_bug_fail = 0, n_straddle = 0;
+    for (int i = 0; i < N; i++) {
+        const double xv = hv->v[i], e = hv->e[i];
+        CU_ASSERT(e > 7.9 && e < 8.1);
+        /* the exact range of h over the held interval, by dense sampling; the budget within it plus roundings */
+        double sup = 0;
+        for (int j = 0; j <= 4000; j++) sup = fmax(sup, fabs(hsw_h(xv - e + 2 * e * j / 4000.0) - hsw_h(xv)));
+        CU_ASSERT(y->e[i] >= sup);
+        CU_ASSERT(y->e[i] <= 1.01 * sup + 0.5);
+        if (sup > 1) tight = fmax(tight, y->e[i] / sup);
+        /* the product's worst case over its operands' budgets, what a common root kept before */
+        const double old = fabs(cv->v[i]) * e + fabs(xv) * cv->e[i] + e * cv->e[i];
+        CU_ASSERT(y->e[i] <= old + 3 * 0x1p-11 * (fabs(y->v[i]) + old) + 1e-7); /* + the product's roundings */
+        if (xv - e < 3 && xv + e > 3) {
+            n_straddle++;
+            gain = fmin(gain, y->e[i] / old);
+        }
+        /* correct f16 computations: trial 0 the chain itself, the others held h anywhere within its budget, and at
+         * the interval's ends and the kinks */
+        for (int trial = 0; trial < 40; trial++) {
+            double hh = trial == 0 ? f16r(f16r(x[i] + (double)K_HSW) - K_HSW)
+                        : trial == 1 ? f16r(xv - e) : trial == 2 ? f16r(xv + e)
+                        : trial == 3 ? fmin(fmax(3, xv - e), xv + e) : trial == 4 ? fmin(fmax(-3, xv - e), xv + e)
+                        : f16r(xv + e * urand());
+            double yy = f16r(hh * fmin(fmax(f16r(hh + 3), 0), 6));
+            worst = fmax(worst, fabs(yy - y->v[i]) / y->e[i]);
+        }
+        /* planted: the clamp's upper bound left out (relu(x + 3)), above the kink the output grows as x^2 */
+        double hh = f16r(f16r(x[i] + (double)K_HSW) - K_HSW);
+        if (fabs(f16r(hh * fmax(f16r(hh + 3), 0)) - y->v[i]) > y->e[i]) n_bug_fail++;
+    }
+    CU_ASSERT(worst <= 1);
+    CU_ASSERT(n_straddle > 0 && gain < 0.8);
+    CU_ASSERT(n_bug_fail > 0);
+    PAR_TEST_NOTE("x * clamp(x + 3, 0, 6) after budgets of ~8: correct f16 at %.3g of the budget, the budget at most "
+                  "%.4g x the exact range; where the interval straddles the kink 3 (%d elements) down to %.3g of the "
+                  "operands' worst case; relu in place of the clamp fails %d of %d", worst, tight, n_straddle, gain,
+                  n_bug_fail, N);
+    par_ref_result_destroy(ref);
+    par_graph_destroy(g);
+}
+
 /* rms_norm (no weight) in f16: squares and a running sum rounded, / n, + eps, 1 / sqrt, the product */
 static void rms_f16(const double *x, double *y, double scale_bug)
 {
@@ -474,6 +558,7 @@ static const CU_TestInfo tests[] = {
     {"rms_norm and layer_norm: bounded where the variance may be 0", test_norms_bounded},
     {"layer_norm: the held variance's lower end is first order", test_layer_norm_held_variance},
     {"sdpa: the probabilities take rule 5 over the scores' scales", test_sdpa_scales},
+    {"x * clamp(x + 3, 0, 6): the exact range of the product over the held interval", test_clamp_product},
     CU_TEST_INFO_NULL,
 };
 
