@@ -346,10 +346,12 @@ int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char
     for (int32_t ni = 0; ni < g->n_nodes; ni++) {
         const par_node *nd = &g->nodes[ni];
         int64_t n_any = 0, n_unb = 0, numel = 0;
+        const char *own = NULL; /* the op's own reason, where its kernel gave one */
         for (int32_t k = 0; k < nd->n_outputs; k++) {
             const par_rt *t = nd->outputs[k] >= 0 ? &ref->values[nd->outputs[k]] : NULL;
             if (!is_float_rt(t)) continue;
             numel += t->numel;
+            if (t->why_unbounded && !own) own = t->why_unbounded;
             for (int64_t i = 0; i < t->numel; i++) {
                 if (t->e[i] < INFINITY || isinf(t->v[i])) continue;
                 if (isnan(t->v[i])) n_any++;
@@ -369,11 +371,12 @@ int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char
                 }
         }
         const char *why = n_any >= n_unb ? "anything: an intermediate may overflow the arithmetic's range"
-                                         : "unbounded: the budget's interval reaches the storage's overflow threshold "
-                                           "or a point where the op is unbounded";
-        snprintf(buf, n, "from node '%s' (%s): %lld of %lld elements %s; its inputs' budgets reach %.3g on values up "
-                 "to %.3g", nd->name ? nd->name : "?", nd->op ? nd->op : "?", (long long)(n_any + n_unb),
-                 (long long)numel, why, emax, vmax);
+                          : own ? own
+                                : "the budget's interval reaches the storage's overflow threshold or a point where the "
+                                  "op is unbounded";
+        snprintf(buf, n, "from node '%s' (%s): %lld of %lld elements %s%s; its inputs' budgets reach %.3g on values "
+                 "up to %.3g", nd->name ? nd->name : "?", nd->op ? nd->op : "?", (long long)(n_any + n_unb),
+                 (long long)numel, n_any >= n_unb ? "" : "unbounded: ", why, emax, vmax);
         /* Declared flushing's share, when it is most of it: its worst case compounds by each layer's l1 gain
          * (docs/oracle.md, "Flushed subnormals", item 6). */
         size_t used = strlen(buf);

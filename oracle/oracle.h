@@ -44,7 +44,7 @@ par_stat_skip par_stat_applies(const par_case *c, int quant);
  * graph order, with an output element whose budget is infinite at a value that is not a certain Inf: its name, op,
  * how many of its elements are "anything" (value NaN: an intermediate may overflow the arithmetic's range) or
  * unbounded (finite value: the budget's interval reaches the storage's overflow threshold or a point where the op
- * is unbounded), and the largest finite budget and value among its float inputs, which show how the budget grew
+ * is unbounded; the kernel's own reason instead where it gave one, par_rt.why_unbounded), and the largest finite budget and value among its float inputs, which show how the budget grew
  * before it. Written into buf (n bytes) as a clause; returns 0 and writes "" when no node has one. */
 int par_unjudged_origin(const par_graph_desc *g, const par_ref_result *ref, char *buf, size_t n);
 

@@ -132,6 +132,17 @@ static double held_eps_floor(double eps, const par_prec *pr)
     return lo > 0 ? lo : 0;
 }
 
+/* Why a normalization's r is unbounded where its eps gives no floor (held_eps_floor under flushing), for the record
+ * (par_rt.why_unbounded). */
+static const char eps_flushed[] = "eps lies below the arithmetic's smallest normal, so a backend that flushes "
+                                  "subnormals may read it as 0, and where the variance's (the mean square's) interval "
+                                  "reaches 0, 1 / sqrt is unbounded";
+
+static void note_eps_flushed(par_rt *y, double L, double eps, const par_prec *pr)
+{
+    if (!(L > 0) && pr->flush > 0 && eps > 0 && eps < pr->flush) y->why_unbounded = eps_flushed;
+}
+
 typedef struct norm_params {
     const par_rt *w, *b; /* NULL when absent: weight 1, bias 0 */
 } norm_params;
@@ -190,6 +201,7 @@ static void norm_group(const par_norm_geom *q, int64_t g, const par_rt *x, const
     const double L = fmax(vlo - ev_least + q->eps - u * q->eps - u * (ve + ev + ev_in), held_eps_floor(q->eps, pr));
     const double r = 1.0 / sqrt(ve);
     const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
+    note_eps_flushed(y, L, q->eps, pr);
     for (int64_t j = 0; j < q->n; j++) {
         int64_t k = (g % q->per_sample) * q->cpg + j / q->inner;
         double wv = np->w ? np->w->v[k] : 1, ew = np->w ? np->w->e[k] : 0;
@@ -321,6 +333,7 @@ par_status par_ref_rms_norm(const par_ref_ctx *c, const par_rt *const *in, par_r
         const double L = fmax(qlo + q.eps - u * q.eps - u * (ve + eq + eq_in), held_eps_floor(q.eps, pr));
         const double r = 1.0 / sqrt(ve);
         const double r_hi = L > 0 ? (1 + (pr->fn_ulps + 2) * u) / sqrt(L) : INFINITY;
+        note_eps_flushed(y, L, q.eps, pr);
         for (int64_t j = 0; j < q.n; j++) {
             double wv = w ? w->v[j] : 1, ew = w ? w->e[j] : 0;
             double xv = x->v[base + j], e = x->e[base + j];

@@ -64,6 +64,10 @@ typedef struct par_rt {
      * (interp.c). Only flushing's sign rule reads it (par_held_sign): [v - e, v + e] may reach below 0 where the
      * held value cannot. */
     int nonneg;
+    /* NULL, or a static sentence a kernel sets where it makes elements of this tensor unbounded for a reason of the
+     * op's own that a record should name (par_unjudged_origin), rather than an interval reaching the storage's
+     * overflow threshold: e.g. an eps that a flushing backend may read as 0. */
+    const char *why_unbounded;
 } par_rt;
 
 /* The arithmetic the budgets are derived for (from the backend's par_arith). */

@@ -122,6 +122,39 @@ static void test_anything_metrics(void)
     par_graph_destroy(g);
 }
 
+/* rms_norm of values 1e-3 with eps 1e-5 in f16: the squares (1e-6) and eps lie below f16's smallest normal
+ * (6.1e-5), so a backend that flushes subnormals may compute 1 / sqrt(0): every element is unbounded, and the record
+ * says that eps may read as 0; without flushing eps gives r a floor and every element is judged. */
+static void test_unbounded_eps_flushed(void)
+{
+    par_attr at[2] = {{.name = "normalized_shape", .type = PAR_ATTR_INTS, .count = 1, .ints = (const int64_t[]){4}},
+                      {.name = "eps", .type = PAR_ATTR_FLOAT, .f = 1e-5}};
+    par_graph *g = one_node("rms_norm", 1, D1, R1, 2, at);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    const float x[4] = {1e-3f, -1e-3f, 1e-3f, 1e-3f};
+    const void *in[1] = {x};
+    par_msg msg = {{0}};
+    const par_graph_desc *d = par_graph_desc_of(g);
+    par_prec fl = par_prec_for(PAR_ARITH_F16), gr = par_prec_for(PAR_ARITH_F16);
+    par_prec_set_flush(&fl, 1);
+    par_ref_result *r = NULL, *rg = NULL;
+    CU_ASSERT_EQUAL_FATAL(par_ref_run(d, &fl, in, &r, &msg), PAR_OK);
+    CU_ASSERT_EQUAL_FATAL(par_ref_run(d, &gr, in, &rg, &msg), PAR_OK);
+    const par_rt *y = &r->values[d->outputs[0]], *yg = &rg->values[d->outputs[0]];
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT(isfinite(y->v[i]) && isinf(y->e[i]));
+        CU_ASSERT(isfinite(yg->e[i]));
+    }
+    char why[1024];
+    CU_ASSERT_EQUAL(par_unjudged_origin(d, r, why, sizeof why), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "4 of 4 elements unbounded: eps lies below the arithmetic's smallest normal, so "
+                                       "a backend that flushes subnormals may read it as 0"));
+    CU_ASSERT_EQUAL(par_unjudged_origin(d, rg, why, sizeof why), 0);
+    par_ref_result_destroy(r);
+    par_ref_result_destroy(rg);
+    par_graph_destroy(g);
+}
+
 /* NaN and Inf through elementwise ops, clamps and max pooling (PyTorch's rules, docs/ops.md). */
 static void test_nan_inf_elementwise(void)
 {
@@ -325,6 +358,7 @@ static void test_all_equal_and_cancel(void)
 
 static const CU_TestInfo tests[] = {
     {"anything_metrics", test_anything_metrics},
+    {"unbounded: eps that a flushing backend may read as 0", test_unbounded_eps_flushed},
     {"signed zero", test_signed_zero},
     {"NaN and Inf: elementwise, clamps, max pooling", test_nan_inf_elementwise},
     {"overflow of the stored result", test_result_overflow},
