@@ -71,14 +71,27 @@ static par_status ref_of(const par_case *pc, const par_run_config *cfg, const pa
                             : par_refcache_run(pc, g, p, (const void *const *)inputs, out, msg);
 }
 
+/* Whether value v is one of graph d's outputs. */
+static int is_output(const par_graph_desc *d, int32_t v)
+{
+    for (int32_t i = 0; i < d->n_outputs; i++)
+        if (d->outputs[i] == v) return 1;
+    return 0;
+}
+
 /* Judge every output of the run (out) of the all-outputs case g, node by node: the node values from output k0 on
- * (k0 0, or c's own outputs before them when they are taps); a tap the backend did not give is not compared. */
-static int judge_nodes(const par_graph_desc *g, int32_t k0, const par_ref_result *ref, const par_ref_result *stat,
-                       const par_exec_out *out, par_node_strip *s)
+ * (k0 0, or c's own outputs before them when they are taps); a tap the backend did not give is not compared. d is
+ * c's graph (its nodes are g's, in the same order). A node diverges as the record's verdict would have it: a value
+ * out of its budget, a value of c's own outputs over the outputs' companion bound (the oracle's), or any value's
+ * companion over the bound of the case's K node values (par_stat_bound_of, docs/oracle.md "The companion on every
+ * node"), which s->stat_bound and s->stat_k keep. */
+static int judge_nodes(const par_graph_desc *g, const par_graph_desc *d, int32_t k0, const par_ref_result *ref,
+                       const par_ref_result *stat, const par_exec_out *out, par_node_strip *s)
 {
     s->nodes = calloc((size_t)(g->n_nodes ? g->n_nodes : 1), sizeof *s->nodes);
     if (!s->nodes) return -1;
     s->n = g->n_nodes;
+    int32_t k_values = 0;
     for (int32_t i = 0; i < g->n_nodes; i++) {
         const par_node *nd = &g->nodes[i];
         par_node_verdict *v = &s->nodes[i];
@@ -96,8 +109,12 @@ static int judge_nodes(const par_graph_desc *g, int32_t k0, const par_ref_result
             held++;
             par_metrics m;
             bad += par_oracle_compare(&ref->values[g->outputs[k]], out->outputs[k], &m);
-            if (stat) bad += par_oracle_companion(&ref->values[g->outputs[k]], &stat->values[g->outputs[k]],
-                                                  out->outputs[k], &m);
+            if (stat) {
+                int64_t over = par_oracle_companion(&ref->values[g->outputs[k]], &stat->values[g->outputs[k]],
+                                                    out->outputs[k], &m);
+                if (j < d->nodes[i].n_outputs && is_output(d, d->nodes[i].outputs[j])) bad += over;
+                k_values += m.stat_n > 0 && isfinite(m.stat_z);
+            }
             par_metrics_merge(&acc, &m, j);
         }
         v->max_ratio = held ? acc.max_ratio : NAN; /* a value the backend's run never held: nothing compared */
@@ -105,6 +122,12 @@ static int judge_nodes(const par_graph_desc *g, int32_t k0, const par_ref_result
         v->n = acc.n;
         v->n_over = acc.n_over + acc.n_nonfinite;
         v->diverges = bad > 0;
+    }
+    s->stat_k = k_values;
+    s->stat_bound = k_values > 0 ? par_stat_bound_of(k_values) : NAN;
+    for (int32_t i = 0; i < s->n; i++) {
+        par_node_verdict *v = &s->nodes[i];
+        v->diverges |= k_values > 0 && v->stat_z > s->stat_bound;
         if (v->diverges && s->first < 0) {
             s->first = i;
             snprintf(s->first_name, sizeof s->first_name, "%s", v->name);
@@ -198,7 +221,7 @@ static int strip_run(const par_case *c, const par_run_config *cfg, int taps, par
             p.stat_scale = 1;
             if (ref_of(pc, cfg, &p, inputs, &stat, &rm) != PAR_OK) stat = NULL;
         }
-        if (ret == 0 && judge_nodes(g, k0, ref, stat, &out, s) != 0) {
+        if (ret == 0 && judge_nodes(g, d, k0, ref, stat, &out, s) != 0) {
             par_msgf(msg, PAR_ERROR, "out of memory");
             ret = -1;
         }
@@ -227,7 +250,7 @@ int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_st
 {
     memset(s, 0, sizeof *s);
     s->first = -1;
-    s->first_ratio = s->first_z = NAN;
+    s->first_ratio = s->first_z = s->stat_bound = NAN;
     if (!c || !c->graph || c->status != PAR_OK) return par_msgf(msg, PAR_ERROR, "localize: not a valid case"), -1;
     if (par_loc_check_cfg(cfg, msg) != 0) return -1;
     /* the backend's own node values from the case's run as it is; else every node's output made a graph output */
@@ -237,7 +260,7 @@ int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_st
         snprintf(why, sizeof why, "%s", s->why);
         memset(s, 0, sizeof *s);
         s->first = -1;
-        s->first_ratio = s->first_z = NAN;
+        s->first_ratio = s->first_z = s->stat_bound = NAN;
         ret = strip_run(c, cfg, 0, s, msg);
         if (ret == 0 && s->n == 0) snprintf(s->why + strlen(s->why), sizeof s->why - strlen(s->why), "; %s", why);
     }
@@ -249,7 +272,7 @@ int par_localize_strip(const par_case *c, const par_run_config *cfg, par_node_st
         par_node_strip whole;
         memset(&whole, 0, sizeof whole);
         whole.first = -1;
-        whole.first_ratio = whole.first_z = NAN;
+        whole.first_ratio = whole.first_z = whole.stat_bound = NAN;
         if (by_prefixes(c, cfg, &whole, msg) != 0) {
             ret = -1;
         } else if (whole.verdict != PAR_V_PASS && whole.verdict != PAR_V_UNSUPPORTED) {

@@ -30,8 +30,10 @@ static void loc_usage(FILE *f)
             "Runs CASE once on BACKEND with every node's output made a graph output and judges each against the\n"
             "reference (its budget, docs/oracle.md) and the statistical companion (rule 5): the first node that\n"
             "diverges is where the error enters. Prints one line per node up to a few after it (--all: every node):\n"
-            "its error / budget and companion (the root-mean-square of error / scale; over 8.41 fails). A backend that\n"
-            "cannot give every node's output at once is localized by prefixes (each node's prefix run alone).\n"
+            "its error / budget and companion (the root-mean-square of error / scale), which fails over the bound of\n"
+            "the case's K node values, as the verdict of 'parity run' holds them (9.53 for 152; over 8.41 at the case's\n"
+            "outputs). A backend that cannot give every node's output at once is localized by prefixes (each node's\n"
+            "prefix run alone).\n"
             "\n"
             "  CASE               a case file or a case ID\n"
             "  -b, --backend SPEC the backend instance, NAME or NAME[knob=value,...]\n"
@@ -140,6 +142,9 @@ int par_cmd_localize(int argc, char **argv, const char *exe)
                    : s.node_outputs ? "every node's output from the backend's run of the case (node outputs)"
                                     : "every node's output in one run");
             if (s.by_prefix) printf("  (not by per-node outputs: %s)\n", s.why);
+            if (s.stat_k > 0)
+                printf("  companion bound %.3g: the case's %d node values judged (docs/oracle.md, \"The companion on "
+                       "every node\")\n", s.stat_bound, (int)s.stat_k);
             print_strip(&s, all);
             if (s.first >= 0)
                 printf("first divergent node: %d '%s' (%s): error/budget %.3g, companion %.3g (%.1f s)\n",

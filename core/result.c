@@ -154,7 +154,7 @@ int par_result_check(par_result *r, char *why, size_t why_len)
              r->t.device_n_samples > PAR_TIMING_SAMPLES || r->t.device_n_samples > r->t.device_n ||
              r->m.tie_n < 0 || r->m.tie_other < 0 || r->m.tie_declared < -1 || r->m.tie_declared >= PAR_TIE_RULES ||
              r->m.stat_n < 0 || r->m.stat_n > r->m.n || (r->m.stat_over != 0 && r->m.stat_over != 1) ||
-             r->m.stat_skip < 0 || r->m.stat_skip >= PAR_STAT_SKIP_N)
+             r->m.stat_skip < 0 || r->m.stat_skip >= PAR_STAT_SKIP_N || r->m.node_k < 0)
         bad = "a count or index out of range";
     for (int k = 0; !bad && k < PAR_TIE_RULES; k++)
         if (r->m.tie_rule_n[k] < 0 || r->m.tie_rule_n[k] > r->m.tie_n) bad = "a tie count out of range";
@@ -180,6 +180,8 @@ int par_result_check(par_result *r, char *why, size_t why_len)
     fixed |= clean_field(r->output, sizeof r->output, 0);
     fixed |= clean_field(r->case_dtype, sizeof r->case_dtype, 1);
     fixed |= clean_field(r->note, sizeof r->note, 1);
+    fixed |= clean_field(r->m.node_at, sizeof r->m.node_at, 1);
+    fixed |= clean_field(r->m.node_first, sizeof r->m.node_first, 1);
     for (int32_t i = 0; i < r->n_algos && i < PAR_RESULT_ALGOS; i++)
         fixed |= clean_field(r->algos[i].node_name, sizeof r->algos[i].node_name, 1);
     for (int32_t i = 0; i < r->n_requants && i < PAR_RESULT_ALGOS; i++)

@@ -82,6 +82,14 @@ typedef struct par_metrics {
     int64_t stat_n;
     int32_t stat_over;
     int32_t stat_skip;
+    /* The companion on every node's value (docs/oracle.md, "The companion on every node"; runner/node_stat.c), set
+     * once for the record, never merged over outputs: node_k values judged (0: it did not apply, the rest unset),
+     * node_bound the bound of node_k values (par_stat_bound_of), node_z the largest z, at node node_at, and node_first
+     * the first node in graph order with a value over the bound, its z node_first_z ("" and NaN when none: the
+     * record passed it). */
+    int32_t node_k;
+    double node_bound, node_z, node_first_z;
+    char node_at[64], node_first[64];
     double bias;             /* mean signed error d */
     double max_ratio;        /* max |d| / budget (inf when budget is 0 and d is not) */
     /* the worst element: largest ratio (non-finite failures first) */

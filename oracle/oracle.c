@@ -20,6 +20,7 @@ void par_metrics_init(par_metrics *m)
     m->sqnr_db = m->sqnr_pred_db = NAN; /* integer outputs, and no output compared yet */
     m->stat_z = NAN;                    /* the companion has not judged */
     m->stat_skip = PAR_STAT_SKIP_NONE;
+    m->node_bound = m->node_z = m->node_first_z = NAN; /* the companion on every node has not judged */
     m->worst_index = -1;
     m->tie_declared = -1;
 }

@@ -91,6 +91,18 @@ static void metrics(FILE *f, const par_metrics *m)
     cell_d(f, m->bias);
     cell_d(f, m->max_ratio);
     fputs("</table>", f);
+    if (m->node_k > 0) { /* the companion on every node's value (docs/oracle.md) */
+        fprintf(f, "<p>Companion on every node: %d node values judged, each held to %.3g; the largest z %.3g at <code>",
+                (int)m->node_k, m->node_bound, m->node_z);
+        par_html_text(f, m->node_at);
+        fputs("</code>", f);
+        if (m->node_first[0]) {
+            fprintf(f, "; the first over the bound, where the error enters: <code>");
+            par_html_text(f, m->node_first);
+            fprintf(f, "</code> (z %.3g)", m->node_first_z);
+        }
+        fputs("</p>", f);
+    }
     if (m->quant) {
         fprintf(f, "<table class=\"m\"><tr><th>exact<th>labelled<th>&#8804;-3<th>-2<th>-1<th>0<th>+1<th>+2"
                    "<th>&#8805;+3<th>bias bound<th>bias over<tr><td>%lld<td>%lld",

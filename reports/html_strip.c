@@ -3,8 +3,11 @@
  * model, in graph order, its height the node's error/budget on a log scale from 1e-6 to 1e3 (a line at 1, the
  * budget), blue while the node passes and in the FAIL colour where it diverges (over budget, non-finite, or the
  * statistical companion fails), the first divergent node outlined. Each bar's title names the node, its op, its
- * error/budget and the companion's z. So the page shows where the error enters and how it grows without opening
- * the report file.
+ * error/budget and the companion's z. Below it, where the companion judged the node values, a second strip of the
+ * companion's z per node on a log scale from 1e-2 to 1e4 with a line at the bound every node value is held to
+ * (that of the case's K node values, docs/oracle.md "The companion on every node"): a layer computed below its
+ * declared precision shows there where its error enters, even where the error/budget stays below 1 at every node.
+ * So the page shows where the error enters and how it grows without opening the report file.
  *
  * It must not judge anything: it draws what the strip says (campaign/localize.h computed it with the oracle).
  */
@@ -23,6 +26,15 @@ static double bar_h(double ratio)
     if (isinf(ratio) || ratio >= 1e3) return STRIP_H;
     if (ratio <= 1e-6) return 1;
     return 1 + (STRIP_H - 1) * (log10(ratio) + 6.0) / 9.0;
+}
+
+/* The height of a companion bar: log10(z) from -2 (1 px) to 4 (STRIP_H); non-finite and over 1e4 at the top. */
+static double z_h(double z)
+{
+    if (isnan(z)) return 0;
+    if (isinf(z) || z >= 1e4) return STRIP_H;
+    if (z <= 1e-2) return 1;
+    return 1 + (STRIP_H - 1) * (log10(z) + 2.0) / 6.0;
 }
 
 static void num(FILE *f, double v)
@@ -80,4 +92,24 @@ void par_html_strip(FILE *f, const par_node_strip *s)
         fprintf(f, ", %lld of %lld elements over</title></rect>", (long long)v->n_over, (long long)v->n);
     }
     fprintf(f, "<line x1=\"0\" x2=\"%.1f\" y1=\"%.2f\" y2=\"%.2f\"/></svg>", W, one + 1, one + 1);
+    if (s->stat_k <= 0) return;
+    const double zb = STRIP_H - z_h(s->stat_bound);
+    fprintf(f, "<p>Companion z per node, held to %.3g, the bound over the case's %d node values:</p>", s->stat_bound,
+            (int)s->stat_k);
+    fprintf(f, "<svg class=\"strip\" width=\"%.0f\" height=\"%d\" viewBox=\"0 0 %.1f %d\" role=\"img\" "
+               "aria-label=\"companion z per node\"><title>the statistical companion's z of each of the %d nodes, "
+               "graph order, log scale 1e-2 to 1e4; the line is the bound %.3g</title>",
+            W, STRIP_H + 2, W, STRIP_H + 2, (int)s->n, s->stat_bound);
+    for (int32_t i = 0; i < s->n; i++) {
+        const par_node_verdict *v = &s->nodes[i];
+        const double h = z_h(v->stat_z);
+        fprintf(f, "<rect class=\"%s%s\" x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\"><title>node %d ",
+                v->stat_z > s->stat_bound ? "d" : "p", v->node == s->first ? " first" : "", i * w, STRIP_H - h + 1,
+                w > 2 ? w - 0.5 : w, h, (int)v->node);
+        par_html_text(f, v->name);
+        fputs(": companion z ", f);
+        num(f, v->stat_z);
+        fputs("</title></rect>", f);
+    }
+    fprintf(f, "<line x1=\"0\" x2=\"%.1f\" y1=\"%.2f\" y2=\"%.2f\"/></svg>", W, zb + 1, zb + 1);
 }

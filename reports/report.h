@@ -110,6 +110,11 @@ typedef struct par_node_strip {
     int32_t first;           /* the first divergent node (a node index), -1 when none */
     char first_name[64], first_op[32];
     double first_ratio, first_z;
+    /* The bound each node value's companion is held to: that of the case's stat_k node values judged
+     * (par_stat_bound_of, docs/oracle.md "The companion on every node"), as the record's verdict holds them; stat_k
+     * 0 (bound NaN) where the companion did not judge or the strip came by prefixes. */
+    double stat_bound;
+    int32_t stat_k;
     int by_prefix;           /* 1: the backend could not give every node's output at once; prefixes localized */
     int node_outputs;        /* 1: the nodes' values are the backend's own, read from the case's run as it is
                               * (PAR_PROC_NODE_OUTPUTS; a node it did not hold, n 0); 0: a run with every node's

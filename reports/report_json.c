@@ -299,6 +299,20 @@ static json_object *ties_json(const par_metrics *m)
     return t;
 }
 
+/* The companion on every node's value (docs/oracle.md, "The companion on every node"): K, the bound, the largest z
+ * and its node, the first node over the bound. */
+static json_object *node_companion_json(const par_metrics *m)
+{
+    json_object *o = json_object_new_object();
+    put(o, "k", json_object_new_int(m->node_k));
+    put(o, "bound", par_json_num(m->node_bound));
+    put(o, "z_max", par_json_num(m->node_z));
+    put(o, "node_max", par_json_str(m->node_at));
+    put(o, "first_over", m->node_first[0] ? par_json_str(m->node_first) : NULL);
+    put(o, "z_first", m->node_first[0] ? par_json_num(m->node_first_z) : NULL);
+    return o;
+}
+
 static json_object *metrics_json(const par_metrics *m)
 {
     json_object *o = json_object_new_object();
@@ -321,6 +335,7 @@ static json_object *metrics_json(const par_metrics *m)
     put(o, "max_ratio_infinite", json_object_new_boolean(isinf(m->max_ratio) != 0));
     if (m->quant) put(o, "quant", quant_json(m));
     if (m->tie_n > 0) put(o, "ties", ties_json(m));
+    if (m->node_k > 0) put(o, "node_companion", node_companion_json(m));
     return o;
 }
 

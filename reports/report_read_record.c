@@ -56,6 +56,17 @@ static const rr_spec ties_fields[] = {
     F_BOOL(par_metrics, tie_over, "contradicts", 1),
 };
 
+/* metrics.node_companion (the companion on every node's value); first_over and z_first null when no value is over
+ * the bound. */
+static const rr_spec node_companion_fields[] = {
+    F_I32(par_metrics, node_k, "k", 0, 1, INT32_MAX),
+    F_NUM(par_metrics, node_bound, "bound", 0, RR_NUM),
+    F_NUM(par_metrics, node_z, "z_max", 0, RR_NUM),
+    F_LINE(par_metrics, node_at, "node_max", 0),
+    F_LINE(par_metrics, node_first, "first_over", 1),
+    F_NUM(par_metrics, node_first_z, "z_first", 1, RR_NUM),
+};
+
 /* The worst element's scalars (its coordinates, shape and error map are read by hand after them). */
 static const rr_spec worst_fields[] = {
     F_I32(par_metrics, worst_output, "output", 0, 0, INT32_MAX),
@@ -95,10 +106,18 @@ static void read_metrics(rd *x, json_object *o, const char *w, par_metrics *m)
     if (isnan(m->max_ratio) && rr_bool(x, o, w, "max_ratio_infinite", 1, 0)) m->max_ratio = INFINITY;
     char ws[96];
     json_object *q = rr_obj(x, o, w, "quant", 1), *t = rr_obj(x, o, w, "ties", 1);
+    json_object *nc = rr_obj(x, o, w, "node_companion", 1);
     snprintf(ws, sizeof ws, "%s.quant", w);
     if (q) read_quant(x, q, ws, m);
     snprintf(ws, sizeof ws, "%s.ties", w);
     if (t) read_ties(x, t, ws, m);
+    snprintf(ws, sizeof ws, "%s.node_companion", w);
+    if (nc && !x->bad) {
+        RR_FIELDS(x, nc, ws, node_companion_fields, m);
+        if (!x->bad && !(m->node_bound > 0)) rr_fail(x, ws, "bound", "is %g, expected a positive number", m->node_bound);
+        if (!x->bad && m->node_first[0] && isnan(m->node_first_z))
+            rr_fail(x, ws, "z_first", "is null while first_over names node '%s'", m->node_first);
+    }
 }
 
 /* An array of at most max integers in [0, RR_COUNT_MAX] (coordinates, dimensions) into out; returns its length. */

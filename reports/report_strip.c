@@ -8,6 +8,8 @@
  *                    "first": {"node": 57, "name": "features7_project", "op": "conv2d",
  *                              "error_budget": 3.2, "companion": 51.1} | null,
  *                    "why": "..." (by prefixes: why the per-node outputs were not available),
+ *                    "companion_bound": 9.53, "companion_k": 152 (the bound every node value's companion is held
+ *                                       to, that of the case's K node values; absent where none was judged),
  *                    "nodes": [{"node": 0, "name": "features0", "op": "conv2d", "error_budget": 0.01,
  *                               "infinite": false, "companion": 0.2, "n": 401408, "over": 0,
  *                               "diverges": false}, ...]}
@@ -48,6 +50,10 @@ json_object *par_strip_json(const par_node_strip *s)
         put(o, "first", NULL);
     }
     if (s->why[0]) put(o, "why", par_json_str(s->why));
+    if (s->stat_k > 0) {
+        put(o, "companion_bound", par_json_num(s->stat_bound));
+        put(o, "companion_k", json_object_new_int(s->stat_k));
+    }
     for (int32_t i = 0; i < s->n; i++) {
         const par_node_verdict *v = &s->nodes[i];
         json_object *e = json_object_new_object();
@@ -72,6 +78,11 @@ static const rr_spec first_fields[] = {
     F_LINE(par_node_strip, first_op, "op", 0),
     F_NUM(par_node_strip, first_ratio, "error_budget", 1, RR_NUM),
     F_NUM(par_node_strip, first_z, "companion", 1, RR_NUM),
+};
+
+static const rr_spec bound_fields[] = {
+    F_NUM(par_node_strip, stat_bound, "companion_bound", 1, RR_NUM),
+    F_I32(par_node_strip, stat_k, "companion_k", 1, 1, INT32_MAX),
 };
 
 static const rr_spec node_fields[] = {
@@ -114,12 +125,17 @@ void rr_read_strip(rd *x, json_object *o, const char *w, par_node_strip *s)
 {
     memset(s, 0, sizeof *s);
     s->first = -1;
-    s->first_ratio = s->first_z = NAN;
+    s->first_ratio = s->first_z = s->stat_bound = NAN;
     s->by_prefix = rr_bool(x, o, w, "by_prefixes", 0, 0);
     s->node_outputs = rr_bool(x, o, w, "node_outputs", 1, 0);
     if (!x->bad && s->by_prefix && s->node_outputs)
         rr_fail(x, w, "node_outputs", "true for a strip localized by prefixes (which has no node outputs)");
     rr_buf(x, o, w, "why", 1, s->why, sizeof s->why, 1);
+    RR_FIELDS(x, o, w, bound_fields, s);
+    if (!x->bad && (s->stat_k > 0) != !isnan(s->stat_bound))
+        rr_fail(x, w, "companion_bound", "and companion_k go together (both present, or both absent)");
+    if (!x->bad && s->stat_k > 0 && !(s->stat_bound > 0))
+        rr_fail(x, w, "companion_bound", "is %g, expected a positive number", s->stat_bound);
     char wf[128];
     snprintf(wf, sizeof wf, "%s.first", w);
     json_object *f = rr_obj(x, o, w, "first", 1);

@@ -176,14 +176,20 @@ static void print_decls(FILE *f, const par_report *r, int algos, int32_t n_value
     if (any) fprintf(f, "\n");
 }
 
-/* "; SQNR X dB (predicted Y dB)", and the statistical companion's root-mean-square where it judged, for a record with a float output compared, else "" (docs/oracle.md, "Metrics"). */
+/* "; SQNR X dB (predicted Y dB)", the statistical companion's root-mean-square where it judged, and the companion on
+ * every node's value where it judged (the largest z, the first node over the bound), for a record with a float
+ * output compared, else "" (docs/oracle.md, "Metrics"). */
 static void sqnr_words(const par_metrics *m, char *buf, size_t n)
 {
     buf[0] = 0;
     if (m->quant || m->n <= 0 || (isnan(m->sqnr_db) && isnan(m->sqnr_pred_db))) return;
     int w = snprintf(buf, n, "; SQNR %.1f dB (predicted %.1f dB)", m->sqnr_db, m->sqnr_pred_db);
     if (w > 0 && (size_t)w < n && m->stat_skip == PAR_STAT_APPLIED && m->stat_n > 0)
-        snprintf(buf + w, n - (size_t)w, "; companion %.3g (bound %.3g)", m->stat_z, PAR_STAT_BOUND);
+        w += snprintf(buf + w, n - (size_t)w, "; companion %.3g (bound %.3g)", m->stat_z, PAR_STAT_BOUND);
+    if (w > 0 && (size_t)w < n && m->node_k > 0) /* the companion on every node's value */
+        snprintf(buf + w, n - (size_t)w, "; node values' companion: largest %.3g at '%s'%s%s%s (bound %.3g over %d)",
+                 m->node_z, m->node_at, m->node_first[0] ? ", first over the bound at '" : "", m->node_first,
+                 m->node_first[0] ? "'" : "", m->node_bound, (int)m->node_k);
 }
 
 /* One line when some passing records have output elements with an infinite budget (not judged): per backend, the
@@ -215,7 +221,7 @@ static void print_unbounded(FILE *f, const par_report *r, int32_t max_shown)
             const par_result *x = rec(r, c, b);
             if (!x->done || x->verdict != PAR_V_PASS || x->m.n_unbounded <= 0) continue;
             if (shown++ >= max_shown) continue;
-            char id[PAR_ID_LEN * 4], reason[PAR_REASON_LEN * 2], label[160], sq[160];
+            char id[PAR_ID_LEN * 4], reason[PAR_REASON_LEN * 2], label[160], sq[400];
             par_text_clean(id, sizeof id, r->cases[c].id, sizeof r->cases[c].id, 1);
             par_text_clean(reason, sizeof reason, x->reason, sizeof x->reason, 1);
             par_text_clean(label, sizeof label, r->backends[b].label, sizeof r->backends[b].label, 1);
@@ -304,7 +310,7 @@ void par_summary_print(FILE *f, const par_report *r, int color, int32_t max_fail
             par_text_clean(id, sizeof id, r->cases[fails[i].c].id, sizeof r->cases[fails[i].c].id, 1);
             par_text_clean(reason, sizeof reason, x->reason, sizeof x->reason, 1);
             par_text_clean(label, sizeof label, r->backends[fails[i].b].label, sizeof r->backends[0].label, 1);
-            char sq[160];
+            char sq[400];
             sqnr_words(&x->m, sq, sizeof sq);
             fprintf(f, "%s%-7s%s %s %s: %s%s -- repro: %s\n", vcolor(x->verdict, color), par_verdict_name(x->verdict),
                     reset, label, id, reason, sq, repro);

@@ -261,14 +261,25 @@ static const par_ref_result *stat_reference(const par_run_config *cfg, const par
     return *slot;
 }
 
-/* A PASS judged once more by the companion on every node's value (runner/node_stat.c): a value over the bound of
- * the case's node values makes it a FAIL that names the node. Returns 1 when a reference failed. */
+/* A PASS judged once more by the companion on every node's value (runner/node_stat.c), into the record's metrics
+ * (node_k and the rest): a value over the bound of the case's node values makes it a FAIL that names the node.
+ * Returns 1 when a reference failed. */
 static int judge_node_values(const par_run_config *cfg, const par_backend_inst *inst, const par_case *c,
                              const par_graph_desc *g, int quant, void **inputs, const par_exec_opts *o,
                              const par_exec_out *out, par_node_refs *nr, par_result *r)
 {
     par_node_stat ns;
     int ret = par_node_companion(cfg, inst, c, g, inputs, o, record_prec(inst, quant, out), nr, &ns);
+    if (ns.applied) {
+        r->m.node_k = ns.n_values;
+        r->m.node_bound = ns.bound;
+        r->m.node_z = ns.z_max;
+        snprintf(r->m.node_at, sizeof r->m.node_at, "%s", ns.name_max);
+        if (ns.over) {
+            r->m.node_first_z = ns.z;
+            snprintf(r->m.node_first, sizeof r->m.node_first, "%s", ns.name);
+        }
+    }
     if (!ns.over) return ret;
     r->verdict = PAR_V_FAIL;
     snprintf(r->reason, sizeof r->reason,

@@ -124,8 +124,18 @@ D=tests/data/cases/planted_diluted.json
     >"$T/dl.log" 2>&1
 if command -v python3 >/dev/null 2>&1; then
     python3 - "$T/dl/report.json" >"$T/dl.txt" 2>&1 <<'PY'
-import json, sys
+import json, math, sys
 rec = {x["backend"]: x for x in json.load(open(sys.argv[1]))["results"]}
+bound2 = math.sqrt(4 * math.log(math.sqrt(2) * 2 / 3e-8)) # the bound of the case's 2 node values, derived here
+for b in ("planted[layer=fc]", "planted[layer=fc,mode=trunc12]", "example", "cpu"):
+    nc = rec[b]["metrics"].get("node_companion") or {}
+    fails = b.startswith("planted")
+    good = (nc.get("k") == 2 and abs(nc.get("bound", 0) - bound2) < 1e-6 * bound2 and nc.get("node_max") in ("fc", "add")
+            and (nc.get("first_over") == "fc" and nc.get("z_first") > bound2 if fails else
+                 nc.get("first_over") is None and nc.get("z_max") <= bound2))
+    print("ok" if good else "no", "%s: metrics.node_companion %s (bound of 2 values %.4f)" % (b, nc, bound2))
+print("ok" if "node_companion" not in rec["planted[layer=fc,node_outputs=0]"]["metrics"] else "no",
+      "without node outputs no metrics.node_companion")
 for b in ("planted[layer=fc]", "planted[layer=fc,mode=trunc12]"):
     r = rec[b]
     m = r["metrics"]
@@ -146,4 +156,11 @@ PY
 fi
 "$PARITY" localize "$D" -b 'planted[layer=fc]' --plugin "$PL" >"$T/dloc.out" 2>&1
 check "diluted: localize names fc first" grep -q "^first divergent node: 0 'fc' (linear)" "$T/dloc.out"
+check "diluted: localize holds the nodes to the bound of the case's 2 values" \
+    grep -q "^  companion bound 8.57: the case's 2 node values judged" "$T/dloc.out"
+"$PARITY" report "$T/dl/report.json" --html "$T/dl.html" --summary >"$T/dl.sum" 2>&1
+check "diluted: the summary names the node values' companion" \
+    grep -q "node values' companion: largest .* at 'fc', first over the bound at 'fc' (bound 8.57 over 2)" "$T/dl.sum"
+check "diluted: the HTML names the node values' companion" grep -q "Companion on every node: 2 node values judged" \
+    "$T/dl.html"
 finish
