@@ -229,18 +229,27 @@ include nnsim/sim.mk
 # first, and in PART_SERIAL those that measure time (a timing gate), run one at a time afterwards, alone. A new unit
 # test or report test lands in its part by its file name; a new conformance step is one line in CONFORMANCE_STEPS.
 # CHECK_NOSUM=1 leaves the sum to the caller.
+# The steps run $(CHECK_SLOTS) at a time, one more than $(JOBS): several steps mostly wait (test_sandbox and
+# test_runners on the deadlines they test, test_html on a browser, test_formats on the runtimes' imports), and with
+# only $(JOBS) slots a core sat idle beside each of them (`make check` on a built tree: 350 s of steps for 373 s of
+# their CPU on 2 cores; docs/suites.md, "The time of make run and make check"). A make given -j keeps its own count
+# for everything.
+# CHECK_SUM's third argument is the folder of the phase marks (t-start, t-built, t-steps) for the closing wall time.
 CHECK_LOGS := $(BUILD)/check-logs
-CHECK_SUM   = $(if $(CHECK_NOSUM),,sh tools/check_sum.sh $(1) $(2))
+CHECK_SUM   = $(if $(CHECK_NOSUM),,sh tools/check_sum.sh $(if $(3),--wall $(3)) $(1) $(2))
 CHECK_J     = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(JOBS))
+CHECK_SLOTS ?= $(shell echo $$(($(JOBS) + 1)))
+CHECK_STEP_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(CHECK_SLOTS))
 CHECK_PARTS := unit conformance fuzz report $(if $(filter 1,$(LAYERS_CHECK)),layers)
 # PART-check: that part alone, its own closing line (the prerequisites are what its steps run).
 define check_part
 .PHONY: $(1)-check $$($(1)_STEPS) $$($(1)_SERIAL)
 $(1)-check: $(2)
-	@rm -rf $$(CHECK_LOGS)/$(1)
-	+$$(Q)$$(MAKEQ) $$(CHECK_J) $$($(1)_STEPS)
+	@rm -rf $$(CHECK_LOGS)/$(1) && mkdir -p $$(CHECK_LOGS)/$(1) && date +%s >$$(CHECK_LOGS)/$(1)/t-built
+	+$$(Q)$$(MAKEQ) $$(CHECK_STEP_J) $$($(1)_STEPS)
+	@date +%s >$$(CHECK_LOGS)/$(1)/t-steps
 	$$(if $$($(1)_SERIAL),+$$(Q)$$(MAKEQ) -j1 $$($(1)_SERIAL))
-	$$(Q)$$(call CHECK_SUM,$(1)-check,$$(CHECK_LOGS)/$(1))
+	$$(Q)$$(call CHECK_SUM,$(1)-check,$$(CHECK_LOGS)/$(1),$$(CHECK_LOGS)/$(1))
 endef
 
 # The unit tests, the slowest first; test_diff, whose timing gate measures time, alone afterwards. A test too slow
@@ -321,18 +330,24 @@ layers-step-layers:
 	  'sh tools/check_layers.sh $(BUILD)/obj $(BUILD)/nnsim $(BUILD)/torchlib && rc=0 || rc=$$?; \
 	   if [ $$rc = 0 ]; then echo "layers: 1 passed, 0 failed"; else echo "layers: 0 passed, 1 failed"; fi; exit $$rc' || :
 
-# Builds with $(JOBS) jobs unless make was given -j, then runs the steps of every part $(JOBS) at a time, the
-# slowest first (CHECK_FIRST), and the serial ones alone; every step runs even when an earlier one failed, and the
-# sum over all of them is the last line (its exit status is the check's).
-CHECK_FIRST := conformance-step-vulkan fuzz-step-smoke conformance-step-ort report-step-test_planted conformance-step-quick \
-               conformance-step-litert conformance-step-nnapi
+# Builds with $(JOBS) jobs unless make was given -j, then runs the steps of every part $(CHECK_SLOTS) at a time,
+# the longest first (CHECK_FIRST: by wall time, longest processing time first, so that no long step starts last), and
+# the serial ones alone; every step runs even when an earlier one failed, and the sum over all of them is the last
+# line (its exit status is the check's), after the wall time of the whole check and of each phase.
+CHECK_FIRST := report-step-test_formats report-step-test_planted fuzz-step-smoke report-step-test_sandbox \
+               report-step-test_runners report-step-test_ncnn_export conformance-step-litert conformance-step-ort \
+               report-step-test_html report-step-test_cli_edges conformance-step-nnapi report-step-test_coverage \
+               report-step-test_merge conformance-step-onednn report-step-test_diff conformance-step-quick \
+               conformance-step-vulkan
 CHECK_STEPS := $(foreach p,$(CHECK_PARTS),$($(p)_STEPS))
 check: deps
+	@rm -rf $(CHECK_LOGS) && mkdir -p $(CHECK_LOGS) && date +%s >$(CHECK_LOGS)/t-start
 	+@$(MAKEQ) $(CHECK_J) all
-	@rm -rf $(CHECK_LOGS)
-	+@$(MAKEQ) $(CHECK_J) $(filter $(CHECK_STEPS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST),$(CHECK_STEPS))
+	@date +%s >$(CHECK_LOGS)/t-built
+	+@$(MAKEQ) $(CHECK_STEP_J) $(filter $(CHECK_STEPS),$(CHECK_FIRST)) $(filter-out $(CHECK_FIRST),$(CHECK_STEPS))
+	@date +%s >$(CHECK_LOGS)/t-steps
 	$(if $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)),+@$(MAKEQ) -j1 $(foreach p,$(CHECK_PARTS),$($(p)_SERIAL)))
-	@sh tools/check_sum.sh check $(CHECK_PARTS:%=$(CHECK_LOGS)/%)
+	@sh tools/check_sum.sh --wall $(CHECK_LOGS) check $(CHECK_PARTS:%=$(CHECK_LOGS)/%)
 
 # The aarch64 cross-build under qemu-user (tools/check_aarch64.sh; docs/aarch64.md): also builds the native tree,
 # whose parity and refdigest the reference comparison runs beside the aarch64 ones.

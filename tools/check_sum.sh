@@ -8,11 +8,20 @@
 # Before it, the steps' wall times (LOGDIR/NAME.time) and CPU seconds (LOGDIR/NAME.cpu, user + system): the totals
 # and every step, slowest first (by CPU seconds, which a loaded machine inflates less than wall time; the steps under
 # 1 s of both named together on the last lines), so that where the time goes is in every log.
+# With --wall DIR, the line before the last says the wall time from the marks the Makefile's check targets leave in
+# DIR (each holds a `date +%s`): t-start (before the build; absent for a part's check), t-built (after it),
+# t-steps (after the steps run side by side); the serial steps are the rest, up to now:
+#     LABEL wall: 300 s from start to end: build 10 s, steps 280 s (side by side), serial steps 10 s
 # Exits 1 when any step failed, 0 otherwise. Reads the logs only: it runs nothing. POSIX sh and awk only.
 
 set -u
+wall=
+if [ "${1:-}" = --wall ] && [ $# -ge 2 ]; then
+    wall=$2
+    shift 2
+fi
 if [ $# -lt 2 ]; then
-    echo "usage: check_sum.sh LABEL LOGDIR..." >&2
+    echo "usage: check_sum.sh [--wall DIR] LABEL LOGDIR..." >&2
     exit 2
 fi
 label=$1
@@ -81,6 +90,13 @@ if [ -s "$times" ]; then
                 print line
             }
         }'
+fi
+if [ -n "$wall" ] && [ -f "$wall/t-built" ]; then
+    now=$(date +%s) built=$(cat "$wall/t-built")
+    start=$(cat "$wall/t-start" 2>/dev/null || echo "$built")
+    steps=$(cat "$wall/t-steps" 2>/dev/null || echo "$now")
+    echo "$label wall: $((now - start)) s from start to end: build $((built - start)) s, steps $((steps - built)) s" \
+        "(side by side), serial steps $((now - steps)) s"
 fi
 if [ "$ts" != 0 ]; then
     echo "$label: $tp passed, $tf failed, $ts skipped"
