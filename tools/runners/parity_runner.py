@@ -7,7 +7,7 @@ says "unsupported" (the case, or the backend at hello, is UNSUPPORTED); any othe
 with its type and message (its lines joined, the first 600 characters: OpenVINO's first line names only where the
 exception passed), and its traceback on stderr.
 """
-import json, os, sys, time, traceback
+import collections, hashlib, json, os, sys, time, traceback
 
 try:
     import numpy as np
@@ -33,6 +33,31 @@ def int_option(options, key, default, lo):
     if n < lo:
         raise Unsupported(f"option {key}={value!r}: an integer >= {lo}")
     return n
+
+
+class ModelMemo:
+    """What a runner made of a model file (a compiled model, a session), kept for a later case whose file has the same
+    bytes: one graph, other data (the inputs come with each run). Keyed by the SHA-256 of the bytes and the options the
+    runner made it with; the `size` most recently used are kept. Only for what the runtime computes the same way
+    whatever ran before on it (a compiled model that holds no state between runs)."""
+
+    def __init__(self, size):
+        self.size, self.items = size, collections.OrderedDict()
+
+    @staticmethod
+    def key(model, *options):
+        return hashlib.sha256(repr(options).encode() + b"\0" + bytes(model)).hexdigest()
+
+    def get(self, key):
+        if key in self.items:
+            self.items.move_to_end(key)
+        return self.items.get(key)
+
+    def put(self, key, value):
+        self.items[key] = value
+        self.items.move_to_end(key)
+        while len(self.items) > self.size:
+            self.items.popitem(last=False)
 
 
 class Malformed(Exception):
