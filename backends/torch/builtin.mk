@@ -10,7 +10,11 @@ TORCH_VERSION := $(shell dpkg-query -W -f='$${Version}' libtorch-dev 2>/dev/null
 TORCH_LIB := $(BUILD)/lib/libparity_torch.so
 TORCH_CXX_SRC := $(wildcard backends/torch/*.cpp)
 TORCH_CXX_OBJ := $(TORCH_CXX_SRC:%.cpp=$(BUILD)/torchlib/%.o)
-TORCH_CXXFLAGS := -std=c++17 $(OPT) -Wall -Wextra -Wno-unused-parameter -fPIC -fvisibility=hidden $(SANFLAGS) \
+# Line tables only (-g1 for OPT's -g): full debug information over libtorch's headers made these four files 111 of
+# the 178 CPU seconds a fresh clone's `make run` builds (docs/suites.md, "The time of make run and make check");
+# -g1 costs a third of it and keeps the lines of a backtrace.
+TORCH_CXXFLAGS := -std=c++17 $(patsubst -g,-g1,$(OPT)) -Wall -Wextra -Wno-unused-parameter -fPIC \
+                  -fvisibility=hidden $(SANFLAGS) \
                   -I. -Ibackends/torch -I/usr/include/torch/csrc/api/include -MMD -MP \
                   -DPAR_TORCH_VERSION='"$(or $(TORCH_VERSION),unknown)"'
 BUILTIN_SRC += backends/torch/torch.c
