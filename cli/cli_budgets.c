@@ -5,6 +5,7 @@
  * --save / --against keep every node's budgets in a file and compare a later build's with them element by element,
  * so a change to the reference can show that no budget grew (docs/oracle.md, "Looking at the budgets").
  */
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
@@ -39,7 +40,8 @@ static void sum_add(bud_sum *s, const par_rt *t)
 static double sum_ratio(const bud_sum *s) { return s->vmax > 0 ? s->emax / s->vmax : (s->emax > 0 ? INFINITY : 0); }
 
 /* The comparison with a saved file: elements larger than the saved budget, smaller (by more than 1e-6 relative, the
- * saved one's rounding), the largest factor. */
+ * saved one's rounding, and only where the saved one is a normal binary32: a subnormal one is coarser), the largest
+ * factor. */
 typedef struct bud_cmp {
     int64_t n, larger, smaller;
     double worst;
@@ -73,7 +75,7 @@ static int cmp_tensor(FILE *f, const par_rt *t, const char *node, bud_cmp *c)
                 c->worst = k;
                 snprintf(c->worst_node, sizeof c->worst_node, "%s", node);
             }
-        } else if (now < old * (1 - 1e-6)) {
+        } else if (now < old * (1 - 1e-6) && old >= FLT_MIN) { /* below, the saved one is coarser than that */
             c->smaller++;
         }
     }
