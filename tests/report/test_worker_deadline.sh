@@ -40,15 +40,20 @@ expect() {
     [ "$(echo "$3 < $4" | bc)" = 1 ] && ok || no "$1: took $3 s (at most $4 s)"
 }
 
-# 1. a stopped worker: the quick suite on cpu at -j 2; a worker stopped after 0.3 s. Workers claim their cases as
-# they become free (runner/runner.c), so one stopped while it walks the suite between two cases holds none: the other
-# takes the rest, nothing is lost, and the run may end 0 without waiting on it. That outcome is not the one this
-# checks, so the run is tried again (at most 3 times); a stop inside a case must end as below.
+# 1. a stopped worker: the quick suite's relu and matmul cases on the test plugin tp_slow (each run busy-waits 100
+# times its compute, 300 runs a case: about 50 ms a case, 3 s in all) at -j 2; a worker stopped after 0.3 s. Workers
+# claim their cases as they become free (runner/runner.c), so one stopped between two cases would hold none: the
+# other would take the rest, nothing would be lost, and the run could end 0 without waiting on it. With cases that
+# long a worker is inside one almost all the time (on the quick suite on cpu, 0.4 ms a case, a stop fell between
+# two cases 3 times in a row under load); that outcome is not the one this checks, so the run is still tried again
+# (at most 3 times); a stop inside a case must end as below.
 out="$T/stop"
+SLOW="$BUILD/tests/plugins/slow.so"
 for attempt in 1 2 3; do
     rm -rf "$out" "$out.log"
     t0=$(date +%s.%N)
-    timeout 60 "$PARITY" run --suite quick -b cpu -j 2 --timeout 5 --no-progress --out "$out" >"$out.log" 2>&1 &
+    PARITY_TP_SLOW_EXTRA=100 timeout 60 "$PARITY" run --suite quick -o relu,matmul -b tp_slow --plugin "$SLOW" \
+        --repeat 300 -j 2 --timeout 5 --no-progress --out "$out" >"$out.log" 2>&1 &
     bg=$! # timeout's pid: the main process is its child
     sleep 0.3
     w=$(workers "$(ps -o pid= --ppid $bg | head -1 | tr -d " ")" | tail -1)
