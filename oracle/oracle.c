@@ -224,7 +224,18 @@ int64_t par_oracle_compare_ideal(const par_rt *ref, const par_rt *ideal, const v
              * here, so any value, NaN included, passes unjudged and is counted */
             ratio = 0;
             m->n_unbounded++;
-            if (ideal && isfinite(ideal->v[i]) && isfinite(x)) add_pair(ref->dtype, ideal->v[i], x, m, &ps);
+            if (ideal && isfinite(ideal->v[i])) {
+                if (isfinite(x)) {
+                    add_pair(ref->dtype, ideal->v[i], x, m, &ps);
+                } else {
+                    /* a NaN or Inf where the ideal value is finite: an infinite difference, which the metrics show
+                     * (nmse and max_abs infinite, SQNR -inf dB) rather than leave out; the verdict stays a PASS */
+                    m->max_abs = m->max_rel = m->max_ulp = INFINITY;
+                    ps.d2 = INFINITY;
+                    ps.r2 += ideal->v[i] * ideal->v[i];
+                    ps.n++;
+                }
+            }
         } else if (isnan(r)) {
             bad_nonfinite = !isnan(x);
             ratio = bad_nonfinite ? INFINITY : 0;

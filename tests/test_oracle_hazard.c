@@ -112,6 +112,16 @@ static void test_anything_metrics(void)
     CU_ASSERT_EQUAL(m.n_unbounded, 1);
     CU_ASSERT_DOUBLE_EQUAL(m.max_abs, (double)1e38f - (double)5e37f, 1e25);
     CU_ASSERT(m.nmse > 0.2 && m.nmse < 0.3); /* (5e37)^2 / (1e38^2 + ...) = 0.25 */
+    /* a backend that writes NaN (or Inf) there still passes, but its metrics say so: nmse, max_abs infinite, SQNR
+     * -inf dB, where leaving the element out read nmse 0 */
+    const float nan_got[4] = {2.0f / 3, 5.0f / 3, NAN, 3}, inf_got[4] = {2.0f / 3, 5.0f / 3, -INFINITY, 3};
+    const float *bad_got[2] = {nan_got, inf_got};
+    for (int k = 0; k < 2; k++) {
+        CU_ASSERT_EQUAL(par_oracle_compare_ideal(y, yi, bad_got[k], &m), 0);
+        CU_ASSERT_EQUAL(m.n_unbounded, 1);
+        CU_ASSERT(isinf(m.max_abs) && isinf(m.nmse) && m.nmse > 0);
+        CU_ASSERT(isinf(m.sqnr_db) && m.sqnr_db < 0);
+    }
     char why[256];
     CU_ASSERT_EQUAL(par_unjudged_origin(d, r, why, sizeof why), 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "node 'n0' (hardswish): 1 of 4 elements anything"));
