@@ -74,8 +74,12 @@ static int32_t i32(seq *s, int32_t v)
     return o;
 }
 
-/* One operation of in[] into operand `out` (a new temporary, or -1 for the node's own output value, in the logical
- * order). Returns the output operand, or -1 with s->st set. Once s->st is not PAR_OK, nothing more is emitted. */
+/* Where an operation's result goes, besides an operand made for it: the node's own output value (in the logical
+ * order), or (reshape only) a new temporary of the target shape. Both differ from -1, a failed operand. */
+enum { SEQ_NODE_OUT = -3, SEQ_TEMP = -2 };
+
+/* One operation of in[] into operand `out` (an operand, or SEQ_NODE_OUT). Returns the output operand, or -1 with
+ * s->st set. Once s->st is not PAR_OK, nothing more is emitted. */
 static int32_t op(seq *s, int32_t type, uint32_t n_in, const int32_t *in, int32_t out)
 {
     if (s->st != PAR_OK) return -1;
@@ -87,9 +91,12 @@ static int32_t op(seq *s, int32_t type, uint32_t n_in, const int32_t *in, int32_
         }
         ii[i] = (uint32_t)in[i];
     }
-    if (out < 0) {
+    if (out == SEQ_NODE_OUT) {
         out = par_nn_out(s->m, s->m->g->nodes[s->node].outputs[0], 0, &s->st, s->msg);
         if (out < 0) return -1;
+    } else if (out < 0) {
+        s->st = OOM(s->msg);
+        return -1;
     }
     uint32_t oo[1] = {(uint32_t)out};
     s->st = par_nn_op(s->m, type, s->node, n_in, ii, 1, oo, s->msg);
@@ -114,7 +121,7 @@ static int32_t reshape(seq *s, int32_t x, uint32_t rank, const uint32_t *dims, i
     int32_t shape[PAR_MAX_RANK];
     for (uint32_t i = 0; i < rank; i++) shape[i] = (int32_t)dims[i];
     int32_t in[2] = {x, i32s(s, rank, shape)};
-    return op(s, ANEURALNETWORKS_RESHAPE, 2, in, out < 0 && out != -1 ? tmp(s, rank, dims) : out);
+    return op(s, ANEURALNETWORKS_RESHAPE, 2, in, out == SEQ_TEMP ? tmp(s, rank, dims) : out);
 }
 
 /* SLICE of x (rank r, logical) from begin with size; a new temporary. */
@@ -169,7 +176,7 @@ par_status par_nn_lower_embedding(nn_model *m, int32_t node, int32_t code, par_m
     if (y->rank > 4)
         return par_msgf(msg, PAR_UNSUPPORTED, "embedding: output rank %d (NNAPI's GATHER: at most 4)", y->rank);
     int32_t in[3] = {input(&s, 1), i32(&s, 0), input(&s, 0)};
-    op(&s, ANEURALNETWORKS_GATHER, 3, in, -1);
+    op(&s, ANEURALNETWORKS_GATHER, 3, in, SEQ_NODE_OUT);
     return s.st;
 }
 
@@ -200,9 +207,10 @@ static void norm_finish(seq *s, const par_value *x, int32_t xo, int32_t stat, co
     int32_t r = op(s, ANEURALNETWORKS_RSQRT, 1, in1, tmp(s, (uint32_t)x->rank, sd));
     int has_w = w_in < n->n_inputs && par_node_input(s->m->g, n, w_in);
     int has_b = b_in < n->n_inputs && par_node_input(s->m->g, n, b_in);
-    int32_t t = binary(s, ANEURALNETWORKS_MUL, xo, r, has_w || has_b ? tmp(s, (uint32_t)x->rank, xd) : -1);
-    if (has_w) t = binary(s, ANEURALNETWORKS_MUL, t, input(s, w_in), has_b ? tmp(s, (uint32_t)x->rank, xd) : -1);
-    if (has_b) binary(s, ANEURALNETWORKS_ADD, t, input(s, b_in), -1);
+    const uint32_t r0 = (uint32_t)x->rank;
+    int32_t t = binary(s, ANEURALNETWORKS_MUL, xo, r, has_w || has_b ? tmp(s, r0, xd) : SEQ_NODE_OUT);
+    if (has_w) t = binary(s, ANEURALNETWORKS_MUL, t, input(s, w_in), has_b ? tmp(s, r0, xd) : SEQ_NODE_OUT);
+    if (has_b) binary(s, ANEURALNETWORKS_ADD, t, input(s, b_in), SEQ_NODE_OUT);
 }
 
 /* Relaxed f16 (profile gpu-fp16) computes MUL in f16's range: a square (x - mean)^2 or x^2 above 65504, that is
@@ -280,7 +288,7 @@ par_status par_nn_lower_silu(nn_model *m, int32_t node, int32_t code, par_msg *m
     int32_t c = op(&s, ANEURALNETWORKS_MAXIMUM, 2, in, tmp(&s, (uint32_t)x->rank, xd));
     int32_t in1[1] = {c};
     int32_t sg = op(&s, ANEURALNETWORKS_LOGISTIC, 1, in1, tmp(&s, (uint32_t)x->rank, xd));
-    binary(&s, ANEURALNETWORKS_MUL, c, sg, -1);
+    binary(&s, ANEURALNETWORKS_MUL, c, sg, SEQ_NODE_OUT);
     return s.st;
 }
 
@@ -328,7 +336,7 @@ par_status par_nn_lower_rope(nn_model *m, int32_t node, int32_t code, par_msg *m
     int32_t yb = binary(&s, ANEURALNETWORKS_ADD, bc, as, tmp(&s, r, hd));
     int32_t in[3] = {ya, yb, i32(&s, (int32_t)r - 1)};
     if (!inter) {
-        op(&s, ANEURALNETWORKS_CONCATENATION, 3, in, -1);
+        op(&s, ANEURALNETWORKS_CONCATENATION, 3, in, SEQ_NODE_OUT);
         return s.st;
     }
     /* [ya_0 .. ya_{H-1}, yb_0 .. yb_{H-1}] -> the pairs in place: GATHER on the last axis */
@@ -337,7 +345,7 @@ par_status par_nn_lower_rope(nn_model *m, int32_t node, int32_t code, par_msg *m
     if (!perm) return OOM(msg);
     for (int32_t i = 0; i < H; i++) perm[2 * i] = i, perm[2 * i + 1] = H + i;
     int32_t ing[3] = {cat, i32(&s, (int32_t)r - 1), i32s(&s, (uint32_t)D, perm)};
-    op(&s, ANEURALNETWORKS_GATHER, 3, ing, -1);
+    op(&s, ANEURALNETWORKS_GATHER, 3, ing, SEQ_NODE_OUT);
     return s.st;
 }
 
@@ -352,7 +360,7 @@ static int32_t matrix_at(seq *s, int32_t x, uint32_t r, const uint32_t *xd, cons
     for (uint32_t i = 0; i + 2 < r; i++) begin[i] = (int32_t)idx[i], size[i] = 1;
     int32_t sl = r > 2 ? slice(s, x, r, begin, size) : x;
     uint32_t md[2] = {xd[r - 2], xd[r - 1]};
-    return r > 2 ? reshape(s, sl, 2, md, -2) : sl;
+    return r > 2 ? reshape(s, sl, 2, md, SEQ_TEMP) : sl;
 }
 
 /* TRANSPOSE of a [rows, cols] operand. */
@@ -385,15 +393,15 @@ static void stack_out(seq *s, int32_t *items, uint32_t n_items, uint32_t M, uint
     uint32_t yd[PAR_MAX_RANK];
     dims_of(y, yd);
     if (n_items == 1) {
-        reshape(s, items[0], (uint32_t)y->rank, yd, -1);
+        reshape(s, items[0], (uint32_t)y->rank, yd, SEQ_NODE_OUT);
         return;
     }
     uint32_t d3[3] = {1, M, N};
-    for (uint32_t i = 0; i < n_items; i++) items[i] = reshape(s, items[i], 3, d3, -2);
+    for (uint32_t i = 0; i < n_items; i++) items[i] = reshape(s, items[i], 3, d3, SEQ_TEMP);
     items[n_items] = i32(s, 0);
     d3[0] = n_items;
     int32_t cat = op(s, ANEURALNETWORKS_CONCATENATION, n_items + 1, items, tmp(s, 3, d3));
-    reshape(s, cat, (uint32_t)y->rank, yd, -1);
+    reshape(s, cat, (uint32_t)y->rank, yd, SEQ_NODE_OUT);
 }
 
 /* The leading (batch) index of item `i` of the output's batch dims, and of an operand of rank r broadcast to it. */
@@ -471,7 +479,7 @@ par_status par_nn_lower_sdpa(nn_model *m, int32_t node, int32_t code, par_msg *m
         for (int32_t i = 0; i < mk->rank; i++) md[4 - mk->rank + i] = (uint32_t)mk->dims[i];
         mo = input(&s, 3);
         if (mk->rank != 4) {
-            int32_t r4 = reshape(&s, mo, 4, md, -2);
+            int32_t r4 = reshape(&s, mo, 4, md, SEQ_TEMP);
             mo = r4;
         }
     }
@@ -543,11 +551,11 @@ par_status par_nn_lower_slice_scatter(nn_model *m, int32_t node, int32_t code, p
         parts[np++] = slice(&s, xo, r, begin, size);
     }
     if (np == 1) {
-        reshape(&s, parts[0], r, xd, -1);
+        reshape(&s, parts[0], r, xd, SEQ_NODE_OUT);
         return s.st;
     }
     parts[np] = i32(&s, dim);
-    op(&s, ANEURALNETWORKS_CONCATENATION, (uint32_t)np + 1, parts, -1);
+    op(&s, ANEURALNETWORKS_CONCATENATION, (uint32_t)np + 1, parts, SEQ_NODE_OUT);
     return s.st;
 }
 
